@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// brainstem CLI entry: parses argv and hands over to one command module.
+import { Command } from 'commander';
+import { registrars } from './cli/index.js';
+import { CliError } from './cli/exit.js';
+
+const program = new Command();
+program
+  .name('brainstem')
+  .description('Serves MoE models from local SSD and drives robot arms from tool calls')
+  .version('0.1.0')
+  .showHelpAfterError();
+for (const register of registrars) register(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof CliError) {
+    process.stderr.write(`brainstem: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  process.stderr.write(`brainstem: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});
