@@ -1,0 +1,293 @@
+// Inverse kinematics by damped least squares (Levenberg–Marquardt) with joint limits.
+// Error e = [Δp; L·Δθ] (rotation rows scaled by a characteristic length L so all rows are metres);
+// step Δq = Jᵀ(JJᵀ + λI)⁻¹e, λ = ½|e|² + μ (Sugihara's damping: large far from the goal and at
+// singular poses, vanishing near a solution), μ adapted by step acceptance. Joints at a limit that
+// the step would push further out are frozen and the step re-solved; steps are clamped; every
+// iterate is projected into the limits, so no answer is ever out of limits. Cold starts retry from
+// random seeds within a time budget (injected rng and clock). Result codes, no exceptions.
+import type { Transform } from '../math/transform.js';
+import type { IkTolerances } from '../description/types.js';
+import type { KinematicChain } from './chain.js';
+import { choleskySolve } from './cholesky.js';
+import { forwardKinematics, geometricJacobian } from './forward.js';
+import { poseErrorVector } from './pose-error.js';
+
+export type IkCode = 'ok' | 'not-converged' | 'out-of-reach' | 'invalid-input';
+
+export interface IkResult {
+  code: IkCode;
+  /** Best joint vector found, always within the joint limits (the clamped seed on invalid input). */
+  q: Float64Array;
+  /** Residuals of q (m, rad). */
+  positionError: number;
+  rotationError: number;
+  iterations: number;
+  attempts: number;
+  /** Why, for invalid-input and out-of-reach. */
+  message?: string;
+}
+
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+}
+
+export interface ColdStart {
+  rng: Rng;
+  /** Monotonic clock in seconds. */
+  clock: () => number;
+  /** Seconds for all attempts; the tolerances' coldStartBudget when omitted. */
+  budget?: number;
+  maxAttempts?: number;
+}
+
+const MU_START = 1e-3;
+const MU_MIN = 1e-7;
+const MU_GIVE_UP = 1e4;
+/** An attempt that has not halved its error within this many iterations is in a local minimum. */
+const PROGRESS_WINDOW = 12;
+
+export class IkSolver {
+  readonly chain: KinematicChain;
+  readonly tolerances: IkTolerances;
+  private readonly n: number;
+  private readonly m: number;
+  private frames: Float64Array;
+  private trialFrames: Float64Array;
+  private tcp: Float64Array = new Float64Array(12);
+  private trialTcp: Float64Array = new Float64Array(12);
+  private e: Float64Array = new Float64Array(6);
+  private trialE: Float64Array = new Float64Array(6);
+  private readonly jac: Float64Array;
+  private readonly a: Float64Array;
+  private readonly rhs: Float64Array;
+  private readonly dq: Float64Array;
+  private readonly frozen: Uint8Array;
+  private q: Float64Array;
+  private trialQ: Float64Array;
+  private readonly best: Float64Array;
+  private target!: Transform;
+  private energy = 0;
+  private posErr = 0;
+  private rotErr = 0;
+
+  constructor(chain: KinematicChain, tolerances: IkTolerances) {
+    this.chain = chain;
+    this.tolerances = tolerances;
+    const n = chain.dof;
+    this.n = n;
+    // Solve in the smaller space: 6×6 (JJᵀ) for n ≥ 6, n×n (JᵀJ) below.
+    this.m = Math.min(n, 6);
+    this.frames = new Float64Array((n + 1) * 12);
+    this.trialFrames = new Float64Array((n + 1) * 12);
+    this.jac = new Float64Array(6 * n);
+    this.a = new Float64Array(this.m * this.m);
+    this.rhs = new Float64Array(Math.max(6, n));
+    this.dq = new Float64Array(n);
+    this.frozen = new Uint8Array(n);
+    this.q = new Float64Array(n);
+    this.trialQ = new Float64Array(n);
+    this.best = new Float64Array(n);
+  }
+
+  /** Solves for the TCP pose `target` (in the chain's base/world frame) starting from `seed`. */
+  solve(target: Transform, seed: ArrayLike<number>, coldStart?: ColdStart): IkResult {
+    const n = this.n;
+    const chain = this.chain;
+    const tol = this.tolerances;
+    const fail = (code: IkCode, message: string): IkResult => {
+      const q = chain.midRange();
+      for (let i = 0; i < n; i++) if (Number.isFinite(seed[i])) q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+      return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
+    };
+    if (target.length < 12 || !allFinite(target, 12)) return fail('invalid-input', 'target pose has a non-finite entry');
+    if (seed.length !== n || !allFinite(seed, n)) return fail('invalid-input', `seed must be ${n} finite joint values`);
+    const f = chain.fixed;
+    const dist = Math.hypot(target[3] - f[3], target[7] - f[7], target[11] - f[11]);
+    if (dist > chain.reach + tol.acceptPosition) {
+      return fail('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`);
+    }
+    this.target = target;
+    for (let i = 0; i < n; i++) this.q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+
+    let iterations = 0;
+    let attempts = 0;
+    let bestEnergy = Infinity;
+    let bestPos = Infinity;
+    let bestRot = Infinity;
+    const deadline = coldStart ? coldStart.clock() + (coldStart.budget ?? tol.coldStartBudget) : 0;
+    const maxAttempts = coldStart ? coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER : 1;
+    for (;;) {
+      attempts++;
+      iterations += this.descend();
+      if (this.energy < bestEnergy) {
+        bestEnergy = this.energy;
+        bestPos = this.posErr;
+        bestRot = this.rotErr;
+        this.best.set(this.q);
+      }
+      if (bestPos <= tol.acceptPosition && bestRot <= tol.acceptRotation) break;
+      if (!coldStart || attempts >= maxAttempts || coldStart.clock() >= deadline) break;
+      this.randomSeed(coldStart.rng);
+    }
+    const ok = bestPos <= tol.acceptPosition && bestRot <= tol.acceptRotation;
+    return {
+      code: ok ? 'ok' : 'not-converged',
+      q: Float64Array.from(this.best),
+      positionError: bestPos,
+      rotationError: bestRot,
+      iterations,
+      attempts,
+    };
+  }
+
+  /** One damped least-squares descent from this.q; leaves the final iterate there. Returns iterations. */
+  private descend(): number {
+    const n = this.n;
+    const tol = this.tolerances;
+    const chain = this.chain;
+    const maxStep = tol.maxStep;
+    this.evaluate(this.q, this.frames, this.tcp, this.e);
+    this.energy = this.weightedEnergy(this.e);
+    this.posErr = Math.hypot(this.e[0], this.e[1], this.e[2]);
+    this.rotErr = Math.hypot(this.e[3], this.e[4], this.e[5]);
+    let mu = MU_START;
+    let checkpoint = this.energy;
+    let it = 0;
+    let needJacobian = true;
+    while (it < tol.maxIterations) {
+      if (this.posErr <= tol.stopPosition && this.rotErr <= tol.stopRotation) break;
+      it++;
+      if (needJacobian) {
+        geometricJacobian(chain, this.frames, this.tcp, this.jac);
+        this.frozen.fill(0);
+      }
+      const lambda = this.energy + mu;
+      if (!this.step(lambda)) return it;
+      // Freeze joints at a limit that the step pushes further out, and re-solve once.
+      let froze = false;
+      for (let i = 0; i < n; i++) {
+        const qi = this.q[i];
+        if ((qi <= chain.lower[i] && this.dq[i] < 0) || (qi >= chain.upper[i] && this.dq[i] > 0)) {
+          this.frozen[i] = 1;
+          froze = true;
+        }
+      }
+      if (froze && !this.step(lambda)) return it;
+      let largest = 0;
+      for (let i = 0; i < n; i++) largest = Math.max(largest, Math.abs(this.dq[i]));
+      const scale = largest > maxStep ? maxStep / largest : 1;
+      for (let i = 0; i < n; i++) this.trialQ[i] = clamp(this.q[i] + scale * this.dq[i], chain.lower[i], chain.upper[i]);
+      this.evaluate(this.trialQ, this.trialFrames, this.trialTcp, this.trialE);
+      const trialEnergy = this.weightedEnergy(this.trialE);
+      if (trialEnergy < this.energy) {
+        this.accept(trialEnergy);
+        mu = Math.max(MU_MIN, mu * 0.1);
+        needJacobian = true;
+      } else {
+        mu *= 10;
+        needJacobian = false;
+        if (mu > MU_GIVE_UP) break;
+      }
+      if (it % PROGRESS_WINDOW === 0) {
+        if (this.energy > 0.5 * checkpoint) break;
+        checkpoint = this.energy;
+      }
+    }
+    return it;
+  }
+
+  /** Solves the damped normal equations for this.dq with frozen columns removed. */
+  private step(lambda: number): boolean {
+    const n = this.n;
+    const J = this.jac;
+    const a = this.a;
+    const rhs = this.rhs;
+    const frozen = this.frozen;
+    const L = this.tolerances.characteristicLength;
+    const e = this.e;
+    if (n >= 6) {
+      // (J W)(J W)ᵀ with W = diag(1,1,1,L,L,L) row scaling, frozen columns dropped.
+      for (let r = 0; r < 6; r++) {
+        const wr = r < 3 ? 1 : L;
+        for (let c = 0; c <= r; c++) {
+          const wc = c < 3 ? 1 : L;
+          let s = 0;
+          for (let i = 0; i < n; i++) if (!frozen[i]) s += J[r * n + i] * J[c * n + i];
+          a[r * 6 + c] = s * wr * wc;
+        }
+        a[r * 6 + r] += lambda;
+        rhs[r] = e[r] * wr;
+      }
+      if (!choleskySolve(a, rhs, 6)) return false;
+      for (let i = 0; i < n; i++) {
+        if (frozen[i]) {
+          this.dq[i] = 0;
+          continue;
+        }
+        let s = 0;
+        for (let r = 0; r < 6; r++) s += J[r * n + i] * rhs[r] * (r < 3 ? 1 : L);
+        this.dq[i] = s;
+      }
+      return true;
+    }
+    // n < 6: (JᵀW²J + λI)Δq = JᵀW²e.
+    for (let i = 0; i < n; i++) {
+      for (let k = 0; k <= i; k++) {
+        let s = 0;
+        if (!frozen[i] && !frozen[k]) for (let r = 0; r < 6; r++) s += J[r * n + i] * J[r * n + k] * (r < 3 ? 1 : L * L);
+        a[i * n + k] = s;
+      }
+      a[i * n + i] += lambda;
+      let g = 0;
+      if (!frozen[i]) for (let r = 0; r < 6; r++) g += J[r * n + i] * e[r] * (r < 3 ? 1 : L * L);
+      rhs[i] = g;
+    }
+    if (!choleskySolve(a, rhs, n)) return false;
+    for (let i = 0; i < n; i++) this.dq[i] = rhs[i];
+    return true;
+  }
+
+  private evaluate(q: Float64Array, frames: Float64Array, tcp: Float64Array, e: Float64Array): void {
+    forwardKinematics(this.chain, q, tcp, frames);
+    poseErrorVector(this.target, tcp, e);
+  }
+
+  private weightedEnergy(e: Float64Array): number {
+    const L = this.tolerances.characteristicLength;
+    return 0.5 * (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + L * L * (e[3] * e[3] + e[4] * e[4] + e[5] * e[5]));
+  }
+
+  private accept(energy: number): void {
+    let t: Float64Array = this.q; this.q = this.trialQ; this.trialQ = t;
+    t = this.frames; this.frames = this.trialFrames; this.trialFrames = t;
+    t = this.tcp; this.tcp = this.trialTcp; this.trialTcp = t;
+    t = this.e; this.e = this.trialE; this.trialE = t;
+    this.energy = energy;
+    this.posErr = Math.hypot(this.e[0], this.e[1], this.e[2]);
+    this.rotErr = Math.hypot(this.e[3], this.e[4], this.e[5]);
+  }
+
+  /** Uniform within limits; a revolute range wider than 2π is sampled over one turn inside it. */
+  private randomSeed(rng: Rng): void {
+    const c = this.chain;
+    for (let i = 0; i < this.n; i++) {
+      let lo = c.lower[i], hi = c.upper[i];
+      if (!c.prismatic[i] && !(hi - lo <= 2 * Math.PI)) {
+        const centre = clamp(0, lo + Math.PI, hi - Math.PI);
+        lo = centre - Math.PI;
+        hi = centre + Math.PI;
+      }
+      this.q[i] = lo + (hi - lo) * rng.next();
+    }
+  }
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+function allFinite(a: ArrayLike<number>, count: number): boolean {
+  for (let i = 0; i < count; i++) if (!Number.isFinite(a[i])) return false;
+  return true;
+}
