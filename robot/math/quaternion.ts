@@ -6,8 +6,8 @@ import type { Vec3Like } from './vec3.js';
 export type Quat = Float64Array;
 export type QuatLike = ArrayLike<number>;
 
-/** Above this |dot| SLERP's sin(θ) is too small to divide by; nlerp is exact to ~1e-13 there. */
-const NLERP_DOT = 0.9995;
+/** Below this 4D angle sin(θ) is too small to divide by; nlerp differs from slerp by ~θ³ < 1e-18. */
+const NLERP_ANGLE = 1e-6;
 
 export function quat(x = 0, y = 0, z = 0, w = 1): Quat {
   const q = new Float64Array(4);
@@ -64,17 +64,18 @@ export function quatAngle(a: QuatLike, b: QuatLike): number {
  */
 export function slerp(out: Quat, a: QuatLike, b: QuatLike, t: number): Quat {
   let bx = b[0], by = b[1], bz = b[2], bw = b[3];
-  let d = a[0] * bx + a[1] * by + a[2] * bz + a[3] * bw;
-  if (d < 0) {
+  if (a[0] * bx + a[1] * by + a[2] * bz + a[3] * bw < 0) {
     bx = -bx; by = -by; bz = -bz; bw = -bw;
-    d = -d;
   }
+  // Angle between the 4-vectors from |a − b| and |a + b|: accurate at every angle, unlike acos(dot).
+  const dx = a[0] - bx, dy = a[1] - by, dz = a[2] - bz, dw = a[3] - bw;
+  const sx = a[0] + bx, sy = a[1] + by, sz = a[2] + bz, sw = a[3] + bw;
+  const theta = 2 * Math.atan2(Math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw), Math.sqrt(sx * sx + sy * sy + sz * sz + sw * sw));
   let ka: number, kb: number;
-  if (d > NLERP_DOT) {
+  if (theta < NLERP_ANGLE) {
     ka = 1 - t;
     kb = t;
   } else {
-    const theta = Math.acos(d);
     const s = Math.sin(theta);
     ka = Math.sin((1 - t) * theta) / s;
     kb = Math.sin(t * theta) / s;
