@@ -95,17 +95,12 @@ export class IkSolver {
     const n = this.n;
     const chain = this.chain;
     const tol = this.tolerances;
-    const fail = (code: IkCode, message: string): IkResult => {
-      const q = chain.midRange();
-      for (let i = 0; i < n; i++) if (Number.isFinite(seed[i])) q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
-      return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
-    };
-    if (target.length < 12 || !allFinite(target, 12)) return fail('invalid-input', 'target pose has a non-finite entry');
-    if (seed.length !== n || !allFinite(seed, n)) return fail('invalid-input', `seed must be ${n} finite joint values`);
+    if (target.length < 12 || !allFinite(target, 12)) return this.refuse('invalid-input', 'target pose has a non-finite entry', seed);
+    if (seed.length !== n || !allFinite(seed, n)) return this.refuse('invalid-input', `seed must be ${n} finite joint values`, seed);
     const f = chain.fixed;
     const dist = Math.hypot(target[3] - f[3], target[7] - f[7], target[11] - f[11]);
     if (dist > chain.reach + tol.acceptPosition) {
-      return fail('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`);
+      return this.refuse('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`, seed);
     }
     this.target = target;
     for (let i = 0; i < n; i++) this.q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
@@ -139,6 +134,14 @@ export class IkSolver {
       iterations,
       attempts,
     };
+  }
+
+  /** A result without a search: the seed clamped into the limits (mid-range where it is not finite). */
+  private refuse(code: IkCode, message: string, seed: ArrayLike<number>): IkResult {
+    const chain = this.chain;
+    const q = chain.midRange();
+    for (let i = 0; i < this.n; i++) if (Number.isFinite(seed[i])) q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+    return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
   }
 
   /** One damped least-squares descent from this.q; leaves the final iterate there. Returns iterations. */
