@@ -62,7 +62,6 @@ export class IkSolver {
   private readonly a: Float64Array;
   private readonly rhs: Float64Array;
   private readonly dq: Float64Array;
-  private readonly frozen: Uint8Array;
   private q: Float64Array;
   private trialQ: Float64Array;
   private readonly best: Float64Array;
@@ -84,7 +83,6 @@ export class IkSolver {
     this.a = new Float64Array(this.m * this.m);
     this.rhs = new Float64Array(Math.max(6, n));
     this.dq = new Float64Array(n);
-    this.frozen = new Uint8Array(n);
     this.q = new Float64Array(n);
     this.trialQ = new Float64Array(n);
     this.best = new Float64Array(n);
@@ -98,7 +96,8 @@ export class IkSolver {
     if (target.length < 12 || !allFinite(target, 12)) return this.refuse('invalid-input', 'target pose has a non-finite entry', seed);
     if (seed.length !== n || !allFinite(seed, n)) return this.refuse('invalid-input', `seed must be ${n} finite joint values`, seed);
     const f = chain.fixed;
-    const dist = Math.hypot(target[3] - f[3], target[7] - f[7], target[11] - f[11]);
+    const dx = target[3] - f[3], dy = target[7] - f[7], dz = target[11] - f[11];
+    const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
     if (dist > chain.reach + tol.acceptPosition) {
       return this.refuse('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`, seed);
     }
@@ -128,7 +127,7 @@ export class IkSolver {
     const ok = bestPos <= tol.acceptPosition && bestRot <= tol.acceptRotation;
     return {
       code: ok ? 'ok' : 'not-converged',
-      q: Float64Array.from(this.best),
+      q: this.best.slice(),
       positionError: bestPos,
       rotationError: bestRot,
       iterations,
@@ -152,8 +151,7 @@ export class IkSolver {
     const maxStep = tol.maxStep;
     this.evaluate(this.q, this.frames, this.tcp, this.e);
     this.energy = this.weightedEnergy(this.e);
-    this.posErr = Math.hypot(this.e[0], this.e[1], this.e[2]);
-    this.rotErr = Math.hypot(this.e[3], this.e[4], this.e[5]);
+    this.measure();
     let mu = MU_START;
     let checkpoint = this.energy;
     let it = 0;
@@ -161,18 +159,16 @@ export class IkSolver {
     while (it < tol.maxIterations) {
       if (this.posErr <= tol.stopPosition && this.rotErr <= tol.stopRotation) break;
       it++;
-      if (needJacobian) {
-        geometricJacobian(chain, this.frames, this.tcp, this.jac);
-        this.frozen.fill(0);
-      }
+      if (needJacobian) this.weightedJacobian();
       const lambda = this.energy + mu;
       if (!this.step(lambda)) return it;
-      // Freeze joints at a limit that the step pushes further out, and re-solve once.
+      // Freeze joints at a limit that the step pushes further out (zero their columns), re-solve once.
       let froze = false;
+      const J = this.jac;
       for (let i = 0; i < n; i++) {
         const qi = this.q[i];
         if ((qi <= chain.lower[i] && this.dq[i] < 0) || (qi >= chain.upper[i] && this.dq[i] > 0)) {
-          this.frozen[i] = 1;
+          for (let r = 0; r < 6; r++) J[r * n + i] = 0;
           froze = true;
         }
       }
@@ -200,50 +196,52 @@ export class IkSolver {
     return it;
   }
 
-  /** Solves the damped normal equations for this.dq with frozen columns removed. */
+  /** Jacobian at the current iterate with the rotation rows scaled by L. */
+  private weightedJacobian(): void {
+    const n = this.n;
+    const J = this.jac;
+    const L = this.tolerances.characteristicLength;
+    geometricJacobian(this.chain, this.frames, this.tcp, J);
+    for (let i = 3 * n; i < 6 * n; i++) J[i] *= L;
+  }
+
+  /** Solves the damped normal equations of the weighted system for this.dq (frozen columns are zero). */
   private step(lambda: number): boolean {
     const n = this.n;
     const J = this.jac;
     const a = this.a;
     const rhs = this.rhs;
-    const frozen = this.frozen;
-    const L = this.tolerances.characteristicLength;
     const e = this.e;
+    const L = this.tolerances.characteristicLength;
     if (n >= 6) {
-      // (J W)(J W)ᵀ with W = diag(1,1,1,L,L,L) row scaling, frozen columns dropped.
+      // Δq = Jᵀ(JJᵀ + λI)⁻¹e: a 6×6 system whatever the joint count.
       for (let r = 0; r < 6; r++) {
-        const wr = r < 3 ? 1 : L;
         for (let c = 0; c <= r; c++) {
-          const wc = c < 3 ? 1 : L;
           let s = 0;
-          for (let i = 0; i < n; i++) if (!frozen[i]) s += J[r * n + i] * J[c * n + i];
-          a[r * 6 + c] = s * wr * wc;
+          for (let i = 0; i < n; i++) s += J[r * n + i] * J[c * n + i];
+          a[r * 6 + c] = s;
         }
         a[r * 6 + r] += lambda;
-        rhs[r] = e[r] * wr;
+        rhs[r] = r < 3 ? e[r] : L * e[r];
       }
       if (!choleskySolve(a, rhs, 6)) return false;
       for (let i = 0; i < n; i++) {
-        if (frozen[i]) {
-          this.dq[i] = 0;
-          continue;
-        }
         let s = 0;
-        for (let r = 0; r < 6; r++) s += J[r * n + i] * rhs[r] * (r < 3 ? 1 : L);
+        for (let r = 0; r < 6; r++) s += J[r * n + i] * rhs[r];
         this.dq[i] = s;
       }
       return true;
     }
-    // n < 6: (JᵀW²J + λI)Δq = JᵀW²e.
+    // n < 6: (JᵀJ + λI)Δq = Jᵀe.
     for (let i = 0; i < n; i++) {
       for (let k = 0; k <= i; k++) {
         let s = 0;
-        if (!frozen[i] && !frozen[k]) for (let r = 0; r < 6; r++) s += J[r * n + i] * J[r * n + k] * (r < 3 ? 1 : L * L);
+        for (let r = 0; r < 6; r++) s += J[r * n + i] * J[r * n + k];
         a[i * n + k] = s;
       }
       a[i * n + i] += lambda;
       let g = 0;
-      if (!frozen[i]) for (let r = 0; r < 6; r++) g += J[r * n + i] * e[r] * (r < 3 ? 1 : L * L);
+      for (let r = 0; r < 6; r++) g += J[r * n + i] * (r < 3 ? e[r] : L * e[r]);
       rhs[i] = g;
     }
     if (!choleskySolve(a, rhs, n)) return false;
@@ -267,8 +265,14 @@ export class IkSolver {
     t = this.tcp; this.tcp = this.trialTcp; this.trialTcp = t;
     t = this.e; this.e = this.trialE; this.trialE = t;
     this.energy = energy;
-    this.posErr = Math.hypot(this.e[0], this.e[1], this.e[2]);
-    this.rotErr = Math.hypot(this.e[3], this.e[4], this.e[5]);
+    this.measure();
+  }
+
+  /** Unweighted position and rotation residuals of the current iterate. */
+  private measure(): void {
+    const e = this.e;
+    this.posErr = Math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    this.rotErr = Math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]);
   }
 
   /** Uniform within limits; a revolute range wider than 2π is sampled over one turn inside it. */
