@@ -1,7 +1,8 @@
 // Inverse kinematics by damped least squares (Levenberg–Marquardt) with joint limits.
 // Error e = [Δp; L·Δθ] (rotation rows scaled by a characteristic length L so all rows are metres);
-// step Δq = Jᵀ(JJᵀ + λI)⁻¹e, λ = ½|e|² + μ (Sugihara's damping: large far from the goal and at
-// singular poses, vanishing near a solution), μ adapted by step acceptance. Joints at a limit that
+// step Δq = Jᵀ(JJᵀ + λI)⁻¹e, λ = ½|e|² + μ (Sugihara's damping: large far from the goal, vanishing
+// near a solution); μ adapts to step acceptance, growing where the Gauss–Newton step overshoots, as
+// near singular poses, and shrinking again once steps succeed. Joints at a limit that
 // the step would push further out are frozen and the step re-solved; steps are clamped; every
 // iterate is projected into the limits, so no answer is ever out of limits. Cold starts retry from
 // random seeds within a time budget (injected rng and clock). Result codes, no exceptions.
@@ -109,24 +110,25 @@ export class IkSolver {
     let bestEnergy = Infinity;
     let bestPos = Infinity;
     let bestRot = Infinity;
+    let accepted = false;
     const deadline = coldStart ? coldStart.clock() + (coldStart.budget ?? tol.coldStartBudget) : 0;
     const maxAttempts = coldStart ? coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER : 1;
     for (;;) {
       attempts++;
       iterations += this.descend();
-      if (this.energy < bestEnergy) {
+      accepted = this.posErr <= tol.acceptPosition && this.rotErr <= tol.acceptRotation;
+      if (accepted || this.energy < bestEnergy) {
         bestEnergy = this.energy;
         bestPos = this.posErr;
         bestRot = this.rotErr;
         this.best.set(this.q);
       }
-      if (bestPos <= tol.acceptPosition && bestRot <= tol.acceptRotation) break;
+      if (accepted) break;
       if (!coldStart || attempts >= maxAttempts || coldStart.clock() >= deadline) break;
       this.randomSeed(coldStart.rng);
     }
-    const ok = bestPos <= tol.acceptPosition && bestRot <= tol.acceptRotation;
     return {
-      code: ok ? 'ok' : 'not-converged',
+      code: accepted ? 'ok' : 'not-converged',
       q: this.best.slice(),
       positionError: bestPos,
       rotationError: bestRot,

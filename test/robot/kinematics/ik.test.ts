@@ -144,3 +144,19 @@ test('a planar 2R arm (n < 6 branch): in-plane targets solve, off-plane ones end
   assert.ok(bad.attempts > 1 && bad.attempts <= 11, `attempts ${bad.attempts} within a 1 ms budget at 0.1 ms per clock reading`);
   assert.ok(chain.withinLimits(bad.q));
 });
+
+test('UR5e targets at singular poses (wrist q5 = 0, elbow straight q3 = 0, both) converge from ±0.3 rad seeds without restarts (seed 5)', () => {
+  const s = solverFor('ur5e');
+  const r = new Prng(5);
+  const target = new Float64Array(12);
+  for (let k = 0; k < 300; k++) {
+    const q = Array.from({ length: 6 }, () => r.uniform(-3, 3));
+    if (k % 3 !== 1) q[4] = 0;
+    if (k % 3 !== 0) q[2] = 0;
+    forwardKinematics(s.chain, q, target);
+    const seed = q.map((x) => x + r.uniform(-0.3, 0.3));
+    const res = s.solve(target, seed);
+    assert.equal(res.code, 'ok', `case ${k}: q [${q}] seed [${seed}]: ${res.positionError} m, ${res.rotationError} rad`);
+    assert.ok(accepted(s, target, res.q), `case ${k}`);
+  }
+});
