@@ -12,11 +12,6 @@ export function identity(out: Transform = new Float64Array(12)): Transform {
   return out;
 }
 
-export function copyTransform(out: Transform, a: Transform): Transform {
-  out.set(a);
-  return out;
-}
-
 /** out = a · b (out may alias a or b). */
 export function compose(out: Transform, a: Transform, b: Transform): Transform {
   const a00 = a[0], a01 = a[1], a02 = a[2], a03 = a[3];
@@ -63,27 +58,11 @@ export function transformPoint(out: Vec3, t: Transform, p: Vec3Like): Vec3 {
   return out;
 }
 
-/** out = R · v (a direction). */
-export function rotateVector(out: Vec3, t: Transform, v: Vec3Like): Vec3 {
-  const x = v[0], y = v[1], z = v[2];
-  out[0] = t[0] * x + t[1] * y + t[2] * z;
-  out[1] = t[4] * x + t[5] * y + t[6] * z;
-  out[2] = t[8] * x + t[9] * y + t[10] * z;
-  return out;
-}
-
 export function translation(out: Transform, x: number, y: number, z: number): Transform {
   identity(out);
   out[3] = x;
   out[7] = y;
   out[11] = z;
-  return out;
-}
-
-export function getTranslation(out: Vec3, t: Transform): Vec3 {
-  out[0] = t[3];
-  out[1] = t[7];
-  out[2] = t[11];
   return out;
 }
 

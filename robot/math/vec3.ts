@@ -11,31 +11,6 @@ export function vec3(x = 0, y = 0, z = 0): Vec3 {
   return v;
 }
 
-export function sub3(out: Vec3, a: Vec3Like, b: Vec3Like): Vec3 {
-  out[0] = a[0] - b[0];
-  out[1] = a[1] - b[1];
-  out[2] = a[2] - b[2];
-  return out;
-}
-
-export function dot3(a: Vec3Like, b: Vec3Like): number {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-export function cross3(out: Vec3, a: Vec3Like, b: Vec3Like): Vec3 {
-  const x = a[1] * b[2] - a[2] * b[1];
-  const y = a[2] * b[0] - a[0] * b[2];
-  const z = a[0] * b[1] - a[1] * b[0];
-  out[0] = x;
-  out[1] = y;
-  out[2] = z;
-  return out;
-}
-
-export function norm3(a: Vec3Like): number {
-  return Math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-}
-
 export function distance3(a: Vec3Like, b: Vec3Like): number {
   const x = a[0] - b[0];
   const y = a[1] - b[1];
