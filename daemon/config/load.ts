@@ -25,8 +25,8 @@ export interface LoadOptions {
   file?: string;
   /** Environment to read BRAINSTEM_* overrides from (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Highest-priority values, e.g. from tests: a partial config tree. */
-  overrides?: Record<string, unknown>;
+  /** Highest-priority values, e.g. from tests: partial config trees, later ones win. */
+  overrides?: Record<string, unknown> | Record<string, unknown>[];
   defaultsFile?: string;
   /** Base for a relative data_dir (default process.cwd()). */
   cwd?: string;
@@ -113,7 +113,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     setPath(tree, o.path, o.value);
     origins.set(o.path, o.name);
   }
-  if (opts.overrides) mergeInto(tree, opts.overrides, 'overrides', origins);
+  for (const layer of [opts.overrides ?? []].flat()) mergeInto(tree, layer, 'overrides', origins);
 
   const issues: Issue[] = [...env.issues];
   const config = daemonSchema.check(tree, '', issues);
