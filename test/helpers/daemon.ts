@@ -86,7 +86,12 @@ export interface CliRun {
   stderr: string;
 }
 
-const mainJs = () => join(repoRoot, 'dist', 'daemon', 'main.js');
+/** The CLI entry that child processes run; `main` points at another build (e.g. one without the addon). */
+export interface SpawnOptions {
+  main?: string;
+}
+
+const mainJs = (o: SpawnOptions) => o.main ?? join(repoRoot, 'dist', 'daemon', 'main.js');
 
 /** The environment without the caller's BRAINSTEM_* config (keeps BRAINSTEM_TEST_*). */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -95,24 +100,24 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** Runs the CLI to completion (e.g. `config check FILE`). */
-export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliRun> {
-  const child = spawn(process.execPath, [mainJs(), ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(args: string[], env: Record<string, string> = {}, opts: SpawnOptions & { timeoutMs?: number } = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, [mainJs(opts), ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await within(
     new Promise<number | string>((resolve) => child.once('close', (c, s) => resolve(c ?? s ?? 'unknown'))),
-    timeoutMs,
+    opts.timeoutMs ?? 30_000,
     `brainstem ${args.join(' ')}`,
   ).finally(() => child.exitCode === null && child.kill('SIGKILL'));
   return { code, stdout, stderr };
 }
 
 /** Starts `brainstem start` as a child on free ports; waits for its runtime file. `env` adds BRAINSTEM_* settings. */
-export async function spawnTestDaemon(env: Record<string, string> = {}, args: string[] = []): Promise<ChildDaemon> {
+export async function spawnTestDaemon(env: Record<string, string> = {}, opts: SpawnOptions & { args?: string[] } = {}): Promise<ChildDaemon> {
   const dir: TempDir = tempDir('brainstem-child-');
-  const child = spawn(process.execPath, [mainJs(), 'start', ...args], {
+  const child = spawn(process.execPath, [mainJs(opts), 'start', ...(opts.args ?? [])], {
     env: cleanEnv({
       BRAINSTEM_DATA_DIR: dir.path,
       BRAINSTEM_SERVER_PORT: '0',
