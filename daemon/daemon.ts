@@ -46,6 +46,7 @@ export class Daemon {
         throw new Error(`${s.name}: ${(err as Error).message}`, { cause: err });
       }
     }
+    if (this.stopping) return;
     this.state = 'running';
     this.log.info({ services: this.services.map((s) => s.name) }, 'daemon ready');
   }

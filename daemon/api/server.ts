@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger, Logs } from '../log.js';
 import { Service } from '../service.js';
@@ -29,6 +29,9 @@ export class ApiServer extends Service {
   readonly name = 'api';
   private server?: Server;
   private wss?: WebSocketServer;
+  private heartbeat?: NodeJS.Timeout;
+  /** Clients that answered the last ping (or connected since). */
+  private readonly alive = new WeakSet<WebSocket>();
   private nextConn = 1;
   private readonly log: Logger;
 
@@ -57,6 +60,8 @@ export class ApiServer extends Service {
   protected async onStart(): Promise<void> {
     const { config } = this.deps;
     this.wss = new WebSocketServer({ noServer: true, maxPayload: config.max_message_bytes, perMessageDeflate: false });
+    this.heartbeat = setInterval(() => this.pingAll(), config.ws_heartbeat_ms);
+    this.heartbeat.unref();
     const server = createServer((req, res) => void this.onRequest(req, res));
     server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     server.on('clientError', (_err, socket) => socket.destroy());
@@ -71,6 +76,7 @@ export class ApiServer extends Service {
   }
 
   protected async onStop(): Promise<void> {
+    clearInterval(this.heartbeat);
     for (const ws of this.wss?.clients ?? []) ws.close(1001, 'daemon stopping');
     this.wss?.close();
     const server = this.server;
@@ -81,6 +87,18 @@ export class ApiServer extends Service {
     const grace = setTimeout(() => this.wss?.clients.forEach((ws) => ws.terminate()), 1000);
     await closed;
     clearTimeout(grace);
+  }
+
+  private pingAll(): void {
+    for (const ws of this.wss?.clients ?? []) {
+      if (!this.alive.has(ws)) {
+        this.log.info('WebSocket client missed a heartbeat: disconnecting');
+        ws.terminate();
+        continue;
+      }
+      this.alive.delete(ws);
+      ws.ping();
+    }
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -126,6 +144,8 @@ export class ApiServer extends Service {
     this.wss!.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextConn++}`;
       this.log.debug({ conn: id }, 'WebSocket connected');
+      this.alive.add(ws);
+      ws.on('pong', () => this.alive.add(ws));
       new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'));
     });
   }

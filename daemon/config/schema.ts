@@ -41,6 +41,7 @@ export const daemonSchema = obj({
       default: 4 << 20,
       doc: 'largest WebSocket message or HTTP body accepted, in bytes',
     }),
+    ws_heartbeat_ms: int({ min: 100, max: 3_600_000, default: 30_000, doc: 'WebSocket ping interval; a client that misses a pong is disconnected' }),
   }),
   mqtt: obj(
     {

@@ -105,6 +105,22 @@ test('a signal during start stops the started services and skips the rest', asyn
   await starting;
   await stopping;
   assert.deepEqual(events, ['start a', 'stop a']);
+  assert.equal(daemon.currentState, 'stopped');
+});
+
+test('a signal while the last service starts never reports the daemon running', async () => {
+  const { services, daemon } = trio();
+  let open!: () => void;
+  services[2]!.gate = new Promise((r) => (open = r));
+  const starting = daemon.start();
+  await new Promise((r) => setImmediate(r));
+  const stopping = daemon.stop();
+  const states: string[] = [];
+  open();
+  await starting.then(() => states.push(daemon.currentState));
+  await stopping;
+  assert.deepEqual(states, ['stopping']);
+  assert.equal(daemon.currentState, 'stopped');
 });
 
 class FakeProcess extends EventEmitter implements SignalSource {

@@ -1,5 +1,5 @@
 // A JSON-RPC 2.0 WebSocket test client: calls by id, raw frames, and notification waiting.
-import { WebSocket } from 'ws';
+import { WebSocket, type ClientOptions } from 'ws';
 import { within } from './wait.js';
 
 export interface RpcReply {
@@ -29,10 +29,11 @@ export class RpcTestClient {
     this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   }
 
-  /** Opens ws://.../ws with `?token=` (or a Bearer header when `header` is true). */
-  static async connect(wsUrl: string, token?: string, header = false): Promise<RpcTestClient> {
-    const url = token && !header ? `${wsUrl}?token=${encodeURIComponent(token)}` : wsUrl;
-    const ws = new WebSocket(url, token && header ? { headers: { authorization: `Bearer ${token}` } } : {});
+  /** Opens ws://.../ws with `?token=` (or a Bearer header with `header: true`); `ws` passes client options. */
+  static async connect(wsUrl: string, token?: string, opts: { header?: boolean; ws?: ClientOptions } = {}): Promise<RpcTestClient> {
+    const url = token && !opts.header ? `${wsUrl}?token=${encodeURIComponent(token)}` : wsUrl;
+    const headers = token && opts.header ? { authorization: `Bearer ${token}` } : undefined;
+    const ws = new WebSocket(url, { ...opts.ws, ...(headers ? { headers } : {}) });
     await within(
       new Promise<void>((resolve, reject) => {
         ws.once('open', () => resolve());

@@ -105,7 +105,7 @@ test('later parts can add routes: params, JSON bodies, and 413 for a body over t
 
 test('WebSocket system.info works with the token (query or header)', async () => {
   for (const header of [false, true]) {
-    const c = await RpcTestClient.connect(d.ws, TEST_TOKEN, header);
+    const c = await RpcTestClient.connect(d.ws, TEST_TOKEN, { header });
     const r = await c.call('system.info');
     assert.equal(r.result.name, 'brainstem');
     assert.match(r.result.version, /^\d+\.\d+\.\d+/);
