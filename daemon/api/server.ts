@@ -7,6 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger, Logs } from '../log.js';
 import { Service } from '../service.js';
+import { dialHost } from '../util/net.js';
 import { presentedToken, tokenMatches } from './auth.js';
 import { HttpError, sendError } from './http.js';
 import type { Metrics } from './metrics.js';
@@ -49,8 +50,7 @@ export class ApiServer extends Service {
 
   url(scheme: 'http' | 'ws' = 'http'): string {
     const { host, port } = this.address();
-    const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    return `${scheme}://${h}:${port}`;
+    return `${scheme}://${dialHost(host)}:${port}`;
   }
 
   protected override describe() {

@@ -5,6 +5,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { Aedes, type AuthenticateError } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
+import { dialHost } from '../util/net.js';
 
 export interface BrokerDeps {
   host: string;
@@ -35,8 +36,7 @@ export class EmbeddedBroker extends Service {
   /** URL a local client uses to reach this broker (no credentials). */
   url(): string {
     const { host, port } = this.address();
-    const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    return `mqtt://${h}:${port}`;
+    return `mqtt://${dialHost(host)}:${port}`;
   }
 
   protected override describe() {

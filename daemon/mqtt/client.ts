@@ -8,6 +8,7 @@ import type { MqttConfig } from '../config/schema.js';
 import { redactUrl } from '../config/secrets.js';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
+import { withTimeout } from '../util/net.js';
 import { backoffDelay } from './backoff.js';
 import { AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, availabilityTopic } from './topics.js';
 
@@ -123,21 +124,11 @@ export class DaemonMqttClient extends Service {
     this.client = undefined;
     if (client.connected) {
       const topic = availabilityTopic(this.deps.config.base);
-      await withTimeout(client.publishAsync(topic, AVAILABILITY_OFFLINE, { qos: 1, retain: true }), OFFLINE_PUBLISH_WAIT_MS).catch((err: Error) =>
+      await withTimeout(client.publishAsync(topic, AVAILABILITY_OFFLINE, { qos: 1, retain: true }), OFFLINE_PUBLISH_WAIT_MS, 'the offline publish').catch((err: Error) =>
         this.deps.log.warn({ err: err.message }, 'could not publish offline availability'),
       );
     }
-    await withTimeout(client.endAsync(!client.connected), OFFLINE_PUBLISH_WAIT_MS).catch(() => client.end(true));
+    await withTimeout(client.endAsync(!client.connected), OFFLINE_PUBLISH_WAIT_MS, 'the MQTT disconnect').catch(() => client.end(true));
     this.deps.log.debug('MQTT client stopped');
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
 }

@@ -2,16 +2,8 @@
 // assert how fast something was).
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Rejects with `what` in the message when `p` does not settle within `ms`. */
-export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
-}
+/** Rejects naming `what` when the promise does not settle in time. */
+export { withTimeout as within } from '../../daemon/util/net.js';
 
 /** Polls `probe` until it returns a value other than undefined. */
 export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
