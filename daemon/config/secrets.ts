@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { leaves } from '../util/schema.js';
+import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
 
 export interface Secret {
@@ -22,17 +23,27 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
   if (configured !== '') return { value: configured, generated: false };
   const file = join(dataDir, name);
   try {
-    const stored = readFileSync(file, 'utf8').trim();
-    if (stored !== '') return { value: stored, file, generated: false };
+    const stored = readStored(file);
+    if (stored) return { value: stored, file, generated: false };
+    ensureDataDir(dataDir);
+    // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
+    const value = randomBytes(24).toString('base64url');
+    writeFileSync(file, value + '\n', { mode: 0o600 });
+    chmodSync(file, 0o600);
+    return { value, file, generated: true };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(`cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`);
   }
-  ensureDataDir(dataDir);
-  // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
-  const value = randomBytes(24).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return { value, file, generated: true };
+}
+
+function readStored(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** mqtt://user:secret@host → mqtt://user:***@host (for logs and printed configs). */

@@ -58,6 +58,14 @@ test('start with a bad config or a bad environment variable exits 2 before liste
   assert.match(env.stderr, /server\.port: .*got "http" \(from BRAINSTEM_SERVER_PORT\)/);
 });
 
+test('start with an unusable data_dir exits 2 naming it', async (t) => {
+  const notADir = file(t, 'I am a file\n');
+  const r = await runCli(['start'], { BRAINSTEM_DATA_DIR: join(notADir, 'state') });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /cannot keep the generated token in data_dir .*brainstem\.yaml\/state: ENOTDIR .*set data_dir \(BRAINSTEM_DATA_DIR\)/);
+  noStack(r.stderr);
+});
+
 test('start on a port in use exits 1 naming the key to change', async (t) => {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
