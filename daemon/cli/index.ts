@@ -2,6 +2,9 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 import type { Command } from 'commander';
 import { registerBenchIk } from './bench-ik.js';
+import { registerConfigCheck } from './config-check.js';
+import { registerDoctor } from './doctor.js';
+import { registerStart } from './start.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -11,4 +14,9 @@ export function group(program: Command, name: string, description: string): Comm
   return existing ?? program.command(name).description(description);
 }
 
-export const registrars: CommandRegistrar[] = [registerBenchIk];
+export const registrars: CommandRegistrar[] = [
+  registerStart,
+  registerDoctor,
+  registerConfigCheck,
+  registerBenchIk,
+];
