@@ -1,5 +1,5 @@
 // Without the native addon, doctor and start say what to run instead of crashing.
-// The compiled daemon is copied next to configs and node_modules but without build/.
+// The compiled tree (without tests) is copied next to configs and node_modules but without build/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, symlinkSync } from 'node:fs';
@@ -13,7 +13,10 @@ import { within } from '../../helpers/wait.js';
 function treeWithoutAddon(t: { after(fn: () => void): void }): string {
   const dir = tempDir('brainstem-noaddon-');
   t.after(() => dir.remove());
-  cpSync(join(repoRoot, 'dist', 'daemon'), join(dir.path, 'dist', 'daemon'), { recursive: true });
+  cpSync(join(repoRoot, 'dist'), join(dir.path, 'dist'), {
+    recursive: true,
+    filter: (src) => !src.includes(`${join('dist', 'test')}`),
+  });
   cpSync(join(repoRoot, 'configs'), join(dir.path, 'configs'), { recursive: true });
   cpSync(join(repoRoot, 'package.json'), join(dir.path, 'package.json'));
   symlinkSync(join(repoRoot, 'node_modules'), join(dir.path, 'node_modules'));
