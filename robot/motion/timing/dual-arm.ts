@@ -12,7 +12,9 @@ export function stretchSegment(seg: TimedSegment, duration: number): TimedSegmen
     return { ...seg, t, duration };
   }
   const f = duration / seg.duration;
-  return { ...seg, t: seg.t.map((x) => x * f), duration, scale: seg.scale * f };
+  const t = seg.t.map((x) => x * f);
+  t[t.length - 1] = duration; // exactly, so synchronised arms share their segment ends
+  return { ...seg, t, duration, scale: seg.scale * f };
 }
 
 export type SyncResult =

@@ -111,7 +111,7 @@ export function sampleJointMove(
   for (let j = 0; j < move.profiles.length; j++) {
     sampleProfile(move.profiles[j], t, scratch);
     q[j] = done ? move.q1[j] : move.q0[j] + scratch.p;
-    if (qd) qd[j] = scratch.v;
-    if (qdd) qdd[j] = scratch.a;
+    if (qd) qd[j] = done ? 0 : scratch.v;
+    if (qdd) qdd[j] = done ? 0 : scratch.a;
   }
 }

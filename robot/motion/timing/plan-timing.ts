@@ -37,6 +37,10 @@ export type TimingPlanResult =
 
 /** Largest number of re-stretches of the resampled references before giving up. */
 const MAX_RESTRETCH = 4;
+/** Longest trajectory planned, in ticks (about 2.8 h at 100 Hz): beyond it something is wrong. */
+const MAX_TICKS = 1_000_000;
+/** Consecutive segments must join: last sample of one = first of the next (rad or m). */
+const JOIN_TOLERANCE = 1e-9;
 
 export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOptions): TimingPlanResult {
   if (!(opts.rate > 0 && opts.rate < Infinity) || !(opts.hold >= 0 && opts.hold < Infinity)) {
@@ -51,6 +55,12 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
     for (let i = 0; i < arm.segments.length; i++) {
       const r = timePath(arm.segments[i], arm.limits, arm.tcp);
       if (!r.ok) return fail(r.code, a, i, `arm ${a} segment ${i}: ${r.message}`);
+      if (i > 0) {
+        const gap = joinGap(arm.segments[i - 1], arm.segments[i]);
+        if (gap > JOIN_TOLERANCE) {
+          return fail('invalid_path', a, i, `arm ${a} segment ${i} must start where segment ${i - 1} ends (within ${JOIN_TOLERANCE}), off by ${gap}`);
+        }
+      }
       segs.push(r.segment);
     }
     timed.push(segs);
@@ -62,6 +72,10 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
   }
   let extra = 1;
   for (let round = 0; ; round++) {
+    const ticks = timed[0].reduce((sum, seg) => sum + seg.duration, 0) * opts.rate;
+    if (!(ticks <= MAX_TICKS)) {
+      return fail('limits_exceeded', -1, -1, `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`);
+    }
     const trajectories = timed.map((segs) => resampleSegments(segs, opts.rate, opts.hold));
     let worst = 1, worstArm = 0;
     for (let a = 0; a < trajectories.length; a++) {
@@ -89,6 +103,15 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
     extra *= worst;
     timed = timed.map((segs) => segs.map((seg) => stretchSegment(seg, seg.duration * worst)));
   }
+}
+
+/** Largest joint difference between the end of one segment and the start of the next. */
+function joinGap(prev: JointPath, next: JointPath): number {
+  if (prev.joints !== next.joints) return Infinity;
+  const m = prev.joints, last = (prev.samples - 1) * m;
+  let gap = 0;
+  for (let j = 0; j < m; j++) gap = Math.max(gap, Math.abs(prev.q[last + j] - next.q[j]));
+  return gap;
 }
 
 function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
