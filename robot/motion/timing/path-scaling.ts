@@ -109,14 +109,19 @@ export function timePath(path: JointPath, limits: readonly RateLimits[], tcp: Tc
 export function timeAtProgress(profile: JerkProfile, x: number, tFrom: number): number {
   let i = 0;
   while (i < profile.count - 1 && profile.p[i + 1] < x) i++;
-  // Bisection on segment i's cubic (monotone there), to ~1 ulp of the duration.
+  // Newton on segment i's cubic (monotone there), kept inside a shrinking bracket [lo, hi].
   let lo = Math.max(profile.t[i], tFrom), hi = profile.t[i + 1];
   const p = profile.p[i], v = profile.v[i], a = profile.a[i], j = profile.jerk[i], t0 = profile.t[i];
-  while (hi - lo > 2.5e-16 * hi) {
-    const mid = 0.5 * (lo + hi);
-    const d = mid - t0;
-    if (p + d * (v + d * (0.5 * a + (d * j) / 6)) >= x) hi = mid;
-    else lo = mid;
+  let t = 0.5 * (lo + hi);
+  for (let it = 0; it < 100 && hi - lo > 2.5e-16 * hi; it++) {
+    const d = t - t0;
+    const f = p + d * (v + d * (0.5 * a + (d * j) / 6)) - x;
+    if (f >= 0) hi = t;
+    else lo = t;
+    const slope = v + d * (a + 0.5 * d * j);
+    const next = t - f / slope;
+    if (Math.abs(next - t) <= 2.5e-16 * hi) return Math.min(hi, Math.max(lo, next)); // converged
+    t = next > lo && next < hi ? next : 0.5 * (lo + hi);
   }
   return hi;
 }

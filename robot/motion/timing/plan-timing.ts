@@ -115,7 +115,8 @@ function joinGap(prev: JointPath, next: JointPath): number {
 }
 
 function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
-  const t = Float64Array.from({ length: traj.count }, (_, i) => i / traj.rate);
+  const t = new Float64Array(traj.count);
+  for (let i = 0; i < traj.count; i++) t[i] = i / traj.rate;
   return limitRatios(t, traj.q, traj.count, traj.joints, limits);
 }
 
