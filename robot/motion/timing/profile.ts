@@ -112,24 +112,6 @@ export function sampleProfile(prof: JerkProfile, t: number, out: KinState): KinS
   return out;
 }
 
-/** Copies a profile (e.g. to keep a solve's result while reusing the scratch struct). */
-export function copyProfile(src: JerkProfile, dst: JerkProfile): JerkProfile {
-  const n = src.count;
-  dst.count = n;
-  dst.dur.set(src.dur);
-  dst.jerk.set(src.jerk);
-  dst.t.set(src.t);
-  dst.p.set(src.p);
-  dst.v.set(src.v);
-  dst.a.set(src.a);
-  dst.duration = src.duration;
-  dst.limits = src.limits;
-  dst.direction = src.direction;
-  dst.brakeSegments = src.brakeSegments;
-  dst.endError = src.endError;
-  return dst;
-}
-
 /** True when x is a finite number > 0 (limits must be). */
 export function isPositiveFinite(x: number): boolean {
   return x > 0 && x < Infinity;

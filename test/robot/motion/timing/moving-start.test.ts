@@ -82,6 +82,42 @@ test('Bellman check on Ruckig profiles: from any state of an optimal profile the
   }
 });
 
+test('dynamic-programming check (seed 23, 4000 trials): no admissible detour reaches the target sooner', () => {
+  // For the minimum time T(x): T(x0) ≤ τ + T(x(τ)) for every admissible control on [0, τ]
+  // (verification theorem). Random jerk prefixes (arbitrary values in [−J, J], not just the
+  // bang-bang shapes the solver builds) within the limits must never beat the solver's time.
+  const r = new Prng(23);
+  const direct = new JerkProfile(), rest = new JerkProfile();
+  let trials = 0;
+  while (trials < 4000) {
+    const V = 10 ** r.uniform(-1, 1), A = 10 ** r.uniform(-1, 1), J = 10 ** r.uniform(-0.5, 2);
+    let p = 0, v = r.uniform(-1, 1) * V, a = r.uniform(-1, 1) * A;
+    if (needsBrake(v, a, V, A, J)) continue;
+    const d = r.uniform(-3, 3) * V;
+    movingToRest(d, v, a, V, A, J, direct);
+    let tau = 0, ok = true;
+    for (let k = 0, arcs = 1 + r.int(3); k < arcs && ok; k++) {
+      const j = r.next() < 0.5 ? (r.next() < 0.5 ? -J : J) : r.uniform(-J, J);
+      const dt = r.next() * 0.3 * direct.duration;
+      for (let i = 1; i <= 20 && ok; i++) {
+        const h = dt / 20;
+        p += h * (v + h * (0.5 * a + (h * j) / 6));
+        v += h * (a + 0.5 * h * j);
+        a += h * j;
+        ok = Math.abs(a) <= A && Math.abs(v) <= V && !needsBrake(v, a, V, A, J);
+      }
+      tau += dt;
+    }
+    if (!ok) continue;
+    trials++;
+    movingToRest(d - p, v, a, V, A, J, rest);
+    assert.ok(
+      direct.duration <= tau + rest.duration + 1e-9 * direct.duration,
+      `seed 23 trial ${trials}: d ${d}, V ${V}, A ${A}, J ${J}: direct ${direct.duration} > detour ${tau} + ${rest.duration}`,
+    );
+  }
+});
+
 test('property (seed 21, 3000 cases): limits after the brake, continuity, ends at rest at d', () => {
   const r = new Prng(21);
   const prof = new JerkProfile();
