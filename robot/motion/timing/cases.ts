@@ -41,22 +41,28 @@ export function parseTimingCases(text: string): ParseResult {
     while (col(`d${joints}`) >= 0) joints++;
   } else if (col('v0') >= 0 && col('a0') >= 0) format = 'moving-start';
   else format = 'ruckig-1dof';
-  const names = format === 'multi-joint' ? [] : ['d', 'vmax', 'amax', 'jmax'];
-  if (format === 'multi-joint') for (const k of ['d', 'vmax', 'amax', 'jmax']) for (let j = 0; j < joints; j++) names.push(`${k}${j}`);
-  if (format === 'moving-start') names.push('v0', 'a0');
-  names.push('duration');
   const hasPhases = format === 'ruckig-1dof' && col('t0') >= 0 && col('limits') >= 0;
-  if (hasPhases) for (let i = 0; i < 7; i++) names.push(`t${i}`);
+  const names = columnNames(format, joints, hasPhases);
   const idx = names.map(col);
   const missing = names.filter((_, i) => idx[i] < 0);
   if (col('case') !== 0 || missing.length > 0) {
-    return { ok: false, message: `header must start with "case" and name ${missing.join(', ') || 'its columns'} (${format} format), got "${lines[0]}"` };
+    const need = missing.join(', ') || 'its columns';
+    return { ok: false, message: `header must start with "case" and name ${need} (${format} format), got "${lines[0]}"` };
   }
   const n = lines.length - 1;
+  const perJoint = (): Float64Array => new Float64Array(n * joints);
   const cases: TimingCases = {
-    format, count: n, joints, ids: [],
-    d: new Float64Array(n * joints), vmax: new Float64Array(n * joints), amax: new Float64Array(n * joints),
-    jmax: new Float64Array(n * joints), v0: new Float64Array(n), a0: new Float64Array(n), duration: new Float64Array(n),
+    format,
+    count: n,
+    joints,
+    ids: [],
+    d: perJoint(),
+    vmax: perJoint(),
+    amax: perJoint(),
+    jmax: perJoint(),
+    v0: new Float64Array(n),
+    a0: new Float64Array(n),
+    duration: new Float64Array(n),
   };
   if (hasPhases) {
     cases.phases = new Float64Array(n * 7);
@@ -87,6 +93,19 @@ export function parseTimingCases(text: string): ParseResult {
     }
   }
   return { ok: true, cases };
+}
+
+/** Numeric columns in the order they are stored: limits (per joint), start state, duration, phases. */
+function columnNames(format: CaseFormat, joints: number, phases: boolean): string[] {
+  const names: string[] = [];
+  for (const k of ['d', 'vmax', 'amax', 'jmax']) {
+    if (format === 'multi-joint') for (let j = 0; j < joints; j++) names.push(`${k}${j}`);
+    else names.push(k);
+  }
+  if (format === 'moving-start') names.push('v0', 'a0');
+  names.push('duration');
+  if (phases) for (let i = 0; i < 7; i++) names.push(`t${i}`);
+  return names;
 }
 
 /** Reusable buffers for solving cases without allocation. */
