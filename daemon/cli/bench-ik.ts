@@ -9,7 +9,7 @@ import { IkSolver } from '../../robot/kinematics/ik.js';
 import { parseIkCases } from '../../robot/kinematics/ik-cases.js';
 import { runIkBenchmark } from '../../robot/kinematics/ik-benchmark.js';
 import { CliError } from './exit.js';
-import { group, type CommandRegistrar } from './index.js';
+import { group, type CommandRegistrar } from './group.js';
 
 interface Options {
   robot: string;

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { loadConfig } from '../config/load.js';
 import { redactConfig } from '../config/secrets.js';
-import { group } from './index.js';
+import { group } from './group.js';
 
 export function registerConfigCheck(program: Command): void {
   group(program, 'config', 'inspect and validate configuration')
