@@ -80,8 +80,9 @@ export function typeName(v: unknown): string {
 
 function walk(s: Schema, v: unknown, path: string, out: SchemaError[]): void {
   if (out.length >= MAX_ERRORS) return;
-  const push = (rule: string, value: unknown = v, at = path) => {
-    if (out.length < MAX_ERRORS) out.push({ path: at, rule, value });
+  // `value` is explicit because a missing field's value is undefined.
+  const push = (rule: string, ...rest: [] | [value: unknown, at: string]) => {
+    if (out.length < MAX_ERRORS) out.push({ path: rest.length ? rest[1] : path, rule, value: rest.length ? rest[0] : v });
   };
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? s.type : [s.type];
@@ -119,7 +120,7 @@ function checkNumber(s: Schema, v: number, push: (rule: string) => void): void {
 function checkString(s: Schema, v: string, push: (rule: string) => void): void {
   const n = [...v].length;
   if (s.minLength !== undefined && n < s.minLength) push(s.minLength === 1 ? 'must not be empty' : `must have at least ${s.minLength} characters`);
-  if (s.maxLength !== undefined && n > s.maxLength) push(`must have at most ${s.maxLength} characters`);
+  if (s.maxLength !== undefined && n > s.maxLength) push(`must have at most ${s.maxLength} character${s.maxLength === 1 ? '' : 's'}`);
   if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) push(`must match ${s.pattern}`);
 }
 
@@ -128,7 +129,7 @@ function checkObject(
   o: Record<string, unknown>,
   path: string,
   out: SchemaError[],
-  push: (rule: string, value?: unknown, at?: string) => void,
+  push: (rule: string, ...rest: [] | [value: unknown, at: string]) => void,
 ): void {
   const keys = Object.keys(o);
   if (s.minProperties !== undefined && keys.length < s.minProperties) push(`must have at least ${s.minProperties} field${s.minProperties === 1 ? '' : 's'}`);
