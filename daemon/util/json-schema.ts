@@ -55,6 +55,11 @@ export function formatError(e: SchemaError, root = ''): string {
   return `${where}: ${e.rule} (got ${describeValue(e.value)})`;
 }
 
+/** `path.key`, or `path["key"]` when the key is not a plain name (empty, spaces, dots…). */
+export function keyPath(path: string, key: string): string {
+  return /^[\p{L}_$][\p{L}\p{N}_$-]*$/u.test(key) ? joinPath(path, key) : `${path}[${JSON.stringify(key)}]`;
+}
+
 export function joinPath(root: string, path: string): string {
   if (!root) return path;
   if (!path) return root;
@@ -134,16 +139,16 @@ function checkObject(
   const keys = Object.keys(o);
   if (s.minProperties !== undefined && keys.length < s.minProperties) push(`must have at least ${s.minProperties} field${s.minProperties === 1 ? '' : 's'}`);
   for (const r of s.required ?? []) {
-    if (!Object.hasOwn(o, r)) push('is required', undefined, joinPath(path, r));
+    if (!Object.hasOwn(o, r)) push('is required', undefined, keyPath(path, r));
   }
   for (const k of keys) {
-    const at = joinPath(path, k);
+    const at = keyPath(path, k);
     if (s.propertyNames) {
       const keyErrors: SchemaError[] = [];
       walk(s.propertyNames, k, at, keyErrors);
       for (const e of keyErrors) push(`field name ${e.rule}`, k, at);
     }
-    const known = s.properties?.[k];
+    const known = s.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined;
     if (known) {
       walk(known, o[k], at, out);
       continue;

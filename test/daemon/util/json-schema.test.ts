@@ -43,3 +43,14 @@ test('at most 10 errors; values are described briefly', () => {
   assert.equal(describeValue('y'.repeat(100)).length, 60);
   assert.equal(describeValue({ a: 1 }), '{"a":1}');
 });
+
+test('inherited names are not schema properties: __proto__, constructor, toString are unknown fields', () => {
+  const s: Schema = { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false };
+  const v = JSON.parse('{"__proto__": 1, "constructor": 2, "toString": 3}');
+  assert.deepEqual(msg(s, v), [
+    'x.__proto__: is not a known field (allowed: a) (got 1)',
+    'x.constructor: is not a known field (allowed: a) (got 2)',
+    'x.toString: is not a known field (allowed: a) (got 3)',
+  ]);
+  assert.deepEqual(msg(s, { '': 1, 'a b': 2 }), ['x[""]: is not a known field (allowed: a) (got 1)', 'x["a b"]: is not a known field (allowed: a) (got 2)']);
+});

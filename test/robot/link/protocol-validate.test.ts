@@ -72,7 +72,7 @@ const cases: Case[] = [
   ['state', 'seq fractional', (m) => ({ ...m, seq: 1.5 }), 'state.seq', /must be an integer, not a number/],
   ['state', 'time as string', (m) => ({ ...m, time: '12.6' }), 'state.time', /must be a finite number, not a string/],
   ['state', 'no arms', (m) => ({ ...m, arms: {} }), 'state.arms', /must have at least 1 field/],
-  ['state', 'bad arm name', (m) => ({ ...m, arms: { 'a b': m.arms.main } }), 'state.arms.a b', /field name must match/],
+  ['state', 'bad arm name', (m) => ({ ...m, arms: { 'a b': m.arms.main } }), 'state.arms["a b"]', /field name must match/],
   ['state', 'q entry not a number', (m) => ((m.arms.main.q[1] = null), m), 'state.arms.main.q[1]', /must be a finite number, not null/],
   ['state', 'dq length', (m) => ((m.arms.main.dq = [0]), m), 'state.arms.main.dq', /must have as many entries as q \(2\)/],
   ['state', 'gripper above 1', (m) => ((m.arms.main.gripper = 1.2), m), 'state.arms.main.gripper', /must be ≤ 1 \(got 1\.2\)/],
