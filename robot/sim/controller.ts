@@ -169,6 +169,7 @@ export class SimController {
     if (!v.ok) return this.event(now, null, null, null, 'fault', 'invalid', v.message);
     const m = v.value;
     if (this.hb && this.hb.session !== m.session && this.live(now)) this.loseDaemon(now, 'daemon_restarted');
+    this.daemonOffline = false;
     this.hb = { lastRx: now, timeout: Math.min(this.options.heartbeatTimeout, m.timeout), session: m.session, echo: { seq: m.seq, daemon_time: m.time, rx_time: now } };
     this.wasLive = this.live(now);
   }
