@@ -129,13 +129,6 @@ export interface HeartbeatMsg {
   timeout: number;
 }
 
-/** Reason codes the daemon and the simulated controller use (the set is open: lower_snake). */
-export const REASONS = {
-  rejected: ['invalid', 'expired', 'unknown_arm', 'joint_mismatch', 'joint_limit', 'start_mismatch', 'no_heartbeat', 'fault', 'stopping', 'no_gripper'],
-  aborted: ['stop', 'superseded', 'heartbeat_lost', 'daemon_offline', 'daemon_restarted', 'tracking_error', 'goal_tolerance', 'fault'],
-  fault: ['heartbeat_lost', 'tracking_error', 'stall', 'estop', 'driver'],
-} as const;
-
 /** Topic suffixes under `<base>/robots/<id>/`. */
 export type RobotTopic = 'availability' | 'description' | 'state' | 'trajectory' | 'gripper' | 'stop' | 'events';
 export const CONTROLLER_TOPICS: readonly RobotTopic[] = ['availability', 'description', 'state', 'events'];
