@@ -80,42 +80,78 @@ async function followOneTrajectory(seen: Seen, send: (m: TrajectoryMsg) => void,
   assert.deepEqual(seen.eventsOf('late-1'), ['rejected:expired']);
 }
 
+interface MqttRun {
+  seen: Seen;
+  send(suffix: 'trajectory' | 'stop', m: object): void;
+  heartbeat(on: boolean): void;
+  sim: ReturnType<typeof spawnSim>;
+}
+
+/** Mosquitto + the sim as a child + the test as the daemon (heartbeat every 50 ms). */
+async function withMosquittoSim(t: { skip(m: string): void }, args: string[], body: (r: MqttRun) => Promise<void>): Promise<void> {
+  const broker = await startMosquitto();
+  if (typeof broker === 'string') return t.skip(broker);
+  const base = `bs-test-${randomBytes(4).toString('hex')}`;
+  const id = 'simbot';
+  const seen = new Seen();
+  const client = await mqtt.connectAsync(broker.url, { protocolVersion: 5, clientId: `test-daemon-${base}` });
+  const sim = spawnSim(['--robot', 'sim-arm', '--id', id, '--broker', broker.url, '--base', base, '--rate', '100', ...args]);
+  let seq = 0;
+  let beating = true;
+  const beat = setInterval(() => beating && client.publish(daemonTopics(base).heartbeat, JSON.stringify(heartbeat(seq++)), { qos: 0 }), 50);
+  try {
+    await client.subscribeAsync(`${base}/robots/${id}/#`, { qos: 1 });
+    client.on('message', (topic, payload, packet: IPublishPacket) => {
+      const suffix = topic.split('/').pop()!;
+      // An empty retained payload is the test clearing the broker afterwards.
+      if (payload.length && ['availability', 'description', 'state', 'events'].includes(suffix)) seen.take(suffix, payload, packet.properties?.correlationData);
+    });
+    await body({
+      seen,
+      sim,
+      send: (suffix, m) => client.publish(robotTopic(base, id, suffix), JSON.stringify(m), { qos: 1 }),
+      heartbeat: (on) => (beating = on),
+    });
+  } finally {
+    clearInterval(beat);
+    await stopChild(sim.child, 'SIGKILL');
+    await client.publishAsync(robotTopic(base, id, 'availability'), '', { retain: true, qos: 1 });
+    await client.publishAsync(robotTopic(base, id, 'description'), '', { retain: true, qos: 1 });
+    await client.endAsync();
+    await broker.stop();
+  }
+}
+
 for (const version of ['auto', '3.1.1'] as const) {
-  test(`sim over Mosquitto (--mqtt ${version}): availability, description, state, a trajectory followed, expiry, last will`, async (t) => {
-    const broker = await startMosquitto();
-    if (typeof broker === 'string') return t.skip(broker);
-    const base = `bs-test-${randomBytes(4).toString('hex')}`;
-    const id = 'simbot';
-    const seen = new Seen();
-    const client = await mqtt.connectAsync(broker.url, { protocolVersion: 5, clientId: `test-daemon-${base}` });
-    const sim = spawnSim(['--robot', 'sim-arm', '--id', id, '--broker', broker.url, '--base', base, '--rate', '100', '--mqtt', version]);
-    let seq = 0;
-    const beat = setInterval(() => client.publish(daemonTopics(base).heartbeat, JSON.stringify(heartbeat(seq++)), { qos: 0 }), 50);
-    try {
-      await client.subscribeAsync(`${base}/robots/${id}/#`, { qos: 1 });
-      client.on('message', (topic, payload, packet: IPublishPacket) => {
-        const suffix = topic.split('/').pop()!;
-        // An empty retained payload is the test clearing the broker afterwards.
-        if (payload.length && ['availability', 'description', 'state', 'events'].includes(suffix)) seen.take(suffix, payload, packet.properties?.correlationData);
-      });
-      const send = (m: TrajectoryMsg) => client.publish(robotTopic(base, id, 'trajectory'), JSON.stringify(m), { qos: 1 });
-      await followOneTrajectory(seen, send, sim.stderr);
+  test(`sim over Mosquitto (--mqtt ${version}): availability, description, state, a trajectory followed, expiry, last will`, (t) =>
+    withMosquittoSim(t, ['--mqtt', version], async ({ seen, send, sim }) => {
+      await followOneTrajectory(seen, (m) => send('trajectory', m), sim.stderr);
       const finished = seen.events.find((e) => e.id === 'move-1' && e.event === 'finished')!;
       // MQTT 5 carries the command id as correlation data; 3.1.1 has only the payload's id.
       assert.equal(finished.correlation, version === 'auto' ? 'move-1' : undefined);
-
       await stopChild(sim.child, 'SIGKILL');
       await waitFor(() => seen.availability.at(-1) === 'offline', 5000, 'the last will (offline)');
-    } finally {
-      clearInterval(beat);
-      await stopChild(sim.child, 'SIGKILL');
-      await client.publishAsync(robotTopic(base, id, 'availability'), '', { retain: true, qos: 1 });
-      await client.publishAsync(robotTopic(base, id, 'description'), '', { retain: true, qos: 1 });
-      await client.endAsync();
-      await broker.stop();
-    }
-  });
+    }));
 }
+
+test('sim over Mosquitto: heartbeat loss aborts a move and stops the arm; a disconnect fault fires the last will, then reconnects', (t) =>
+  withMosquittoSim(t, ['--heartbeat-timeout', '0.3', '--fault', 'disconnect,at=4.5,for=1'], async ({ seen, send, heartbeat: beat, sim }) => {
+    await waitFor(() => seen.description !== null && seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5, 10_000, 'live states', sim.stderr);
+    const long = seen.trajectory('long-1');
+    long.points[1]!.t = 5;
+    send('trajectory', long);
+    await waitFor(() => seen.eventsOf('long-1').includes('started'), 5000, 'the long move to start');
+    beat(false);
+    await waitFor(() => seen.eventsOf('long-1').includes('aborted:heartbeat_lost'), 5000, 'abort on heartbeat loss', () => JSON.stringify(seen.events));
+    assert.ok(seen.events.some((e) => e.event === 'fault' && e.reason === 'heartbeat_lost' && e.id === null));
+    await waitFor(() => seen.states.at(-1)!.arms.arm!.mode === 'hold', 5000, 'the arm at rest');
+    assert.deepEqual(seen.states.at(-1)!.faults, ['no_heartbeat']);
+    beat(true);
+    await waitFor(() => seen.availability.includes('offline'), 10_000, 'the last will from the disconnect fault', sim.stderr);
+    await waitFor(() => seen.availability.at(-1) === 'online', 10_000, 'availability online after reconnecting', sim.stderr);
+    assert.deepEqual(seen.availability.slice(-3), ['online', 'offline', 'online']);
+    assert.match(sim.stderr(), /fault: disconnect[\s\S]*fault over: reconnecting[\s\S]*connected/);
+  }));
 
 test('sim over WebSocket /controller with a token: envelopes, a trajectory followed, refused without the token', async () => {
   const server = createServer();
