@@ -2,12 +2,12 @@
 // The transport calls receive() for each inbound message, tick() often, and publishes what
 // drain() returns. It behaves as the protocol asks of a real controller (README, "Robot
 // controller protocol"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
-import type { ArmMode, CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
+import type { CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
 import { validateAvailability, validateGripper, validateHeartbeat, validateStop, validateTrajectory, type Checked } from '../link/protocol-validate.js';
 import { checkJoints, checkLimits, checkStart, type Rejection } from './admit.js';
-import { ArmDynamics } from './arm-dynamics.js';
+import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
-import { homeOf, type SimArm, type SimRobot } from './robot.js';
+import type { SimRobot } from './robot.js';
 
 export interface SimOptions {
   robotId: string;
@@ -53,16 +53,8 @@ export const SIM_DEFAULTS: Omit<SimOptions, 'robotId' | 'session' | 'version'> =
 export type Outbound = { type: 'state'; payload: StateMsg } | { type: 'events'; payload: EventMsg };
 export type InboundType = 'trajectory' | 'gripper' | 'stop' | 'heartbeat' | 'daemon_availability';
 
-interface ArmSlot {
-  spec: SimArm;
-  dyn: ArmDynamics;
-  mode: ArmMode;
-  traj: { id: string; start: number; end: number; goal: number[]; started: boolean } | null;
-  grip: string | null;
-  latched: Set<string>;
-}
-
 const MAX_STEP = 0.001;
+const MAX_GAP = 1;
 const REMEMBERED_IDS = 1000;
 
 export class SimController {
@@ -89,9 +81,7 @@ export class SimController {
     this.t = t0;
     this.nextStateAt = t0;
     for (const spec of robot.arms) {
-      const rate = spec.gripper ? spec.gripper.speed / (spec.gripper.max - spec.gripper.min) : null;
-      const dyn = new ArmDynamics(homeOf(spec), t0, this.options.lag, this.options.latency, rate);
-      this.arms.set(spec.name, { spec, dyn, mode: 'hold', traj: null, grip: null, latched: new Set() });
+      this.arms.set(spec.name, new ArmSlot(spec, t0, this.options, (now, id, command, event, reason, detail) => this.event(now, id, spec.name, command, event, reason, detail)));
     }
     const joints = new Map(robot.arms.map((a) => [a.name, a.joints.map((j) => j.name)]));
     this.faults = new FaultSchedule(this.options.faults, joints, t0, this.options.seed);
@@ -132,10 +122,11 @@ export class SimController {
   /** Advances the simulation to time now in steps of at most 1 ms. */
   tick(now: number): void {
     while (this.t < now) {
-      const ts = Math.min(now, this.t + MAX_STEP);
+      // After a stall of the process (> 1 s behind), catch up in one coarse step first.
+      const ts = now - this.t > MAX_GAP ? now - MAX_GAP : Math.min(now, this.t + MAX_STEP);
       for (const slot of this.arms.values()) {
         slot.dyn.step(ts, this.faults.jointFaults(slot.spec.name, ts));
-        this.watchArm(slot, ts);
+        slot.watch(ts);
       }
       this.watchHeartbeat(ts);
       this.finishStops(ts);
@@ -183,7 +174,7 @@ export class SimController {
 
   private loseDaemon(now: number, reason: string): void {
     this.event(now, null, null, null, 'fault', reason, 'bringing every arm to rest');
-    for (const slot of this.arms.values()) this.halt(slot, now, reason);
+    for (const slot of this.arms.values()) slot.halt(now, reason);
   }
 
   private onTrajectory(now: number, payload: unknown): void {
@@ -200,12 +191,7 @@ export class SimController {
           checkStart(m, slot.dyn.reference.at(start).q, this.options.startTolerance));
     if (problem || 'reason' in slot) return this.event(now, m.id, m.arm, 'trajectory', 'rejected', problem!.reason, problem!.detail);
     this.event(now, m.id, m.arm, 'trajectory', 'accepted');
-    if (slot.traj) this.event(now, slot.traj.id, m.arm, 'trajectory', 'aborted', 'superseded', `replaced by ${m.id}`);
-    const last = m.points[m.points.length - 1]!;
-    slot.dyn.reference.follow(start, m.points);
-    slot.traj = { id: m.id, start, end: start + last.t, goal: [...last.q], started: false };
-    slot.mode = 'follow';
-    this.watchArm(slot, now);
+    slot.follow(now, m, start);
   }
 
   private onGripper(now: number, payload: unknown): void {
@@ -219,11 +205,7 @@ export class SimController {
           ? { reason: 'no_gripper', detail: `arm ${m.arm} has no gripper` }
           : this.admissible(slot, now);
     if (problem || 'reason' in slot) return this.event(now, m.id, m.arm, 'gripper', 'rejected', problem!.reason, problem!.detail);
-    if (slot.grip) this.event(now, slot.grip, m.arm, 'gripper', 'aborted', 'superseded', `replaced by ${m.id}`);
-    this.event(now, m.id, m.arm, 'gripper', 'accepted');
-    this.event(now, m.id, m.arm, 'gripper', 'started');
-    slot.grip = m.id;
-    slot.dyn.gripperTarget = m.position;
+    slot.moveGripper(now, m.id, m.position);
   }
 
   private onStop(now: number, payload: unknown): void {
@@ -234,7 +216,7 @@ export class SimController {
     }
     const names = m.arm === null ? [...this.arms.keys()] : [m.arm];
     this.event(now, m.id, m.arm, 'stop', 'accepted');
-    for (const name of names) this.halt(this.arms.get(name)!, now, 'stop');
+    for (const name of names) this.arms.get(name)!.halt(now, 'stop');
     this.stops.push({ id: m.id, arm: m.arm, arms: names });
     this.finishStops(now);
   }
@@ -247,58 +229,7 @@ export class SimController {
 
   /** Commands are refused without a live daemon, while braking, or with a latched fault. */
   private admissible(slot: ArmSlot, now: number): Rejection | null {
-    if (!this.live(now)) return { reason: 'no_heartbeat', detail: 'no daemon heartbeat within the timeout' };
-    if (slot.mode === 'stop') return { reason: 'stopping', detail: 'the arm is stopping; wait for it to rest' };
-    if (slot.mode === 'fault') return { reason: 'fault', detail: `latched fault ${[...slot.latched].join(', ')}; send stop to clear it` };
-    return null;
-  }
-
-  /** Aborts the arm's commands and brakes it to rest. */
-  private halt(slot: ArmSlot, now: number, reason: string): void {
-    const arm = slot.spec.name;
-    if (slot.traj) this.event(now, slot.traj.id, arm, 'trajectory', 'aborted', reason);
-    if (slot.grip) this.event(now, slot.grip, arm, 'gripper', 'aborted', reason);
-    slot.traj = null;
-    slot.grip = null;
-    slot.dyn.gripperTarget = slot.dyn.gripper;
-    slot.dyn.reference.brake(now, this.options.decel);
-    slot.mode = 'stop';
-  }
-
-  /** Trajectory start/finish/goal tolerance, tracking limit, gripper arrival, rest after braking. */
-  private watchArm(slot: ArmSlot, now: number): void {
-    const arm = slot.spec.name;
-    const tr = slot.traj;
-    if (tr && !tr.started && now >= tr.start) {
-      tr.started = true;
-      this.event(now, tr.id, arm, 'trajectory', 'started');
-    }
-    if (tr && tr.started && this.options.trackingLimit !== null) {
-      const ref = slot.dyn.reference.at(now - this.options.latency).q;
-      const err = Math.max(...ref.map((r, j) => Math.abs(r - slot.dyn.q[j]!)));
-      if (err > this.options.trackingLimit) {
-        slot.latched.add('tracking_error');
-        this.event(now, tr.id, arm, 'trajectory', 'fault', 'tracking_error', `tracking error ${err.toFixed(4)} rad > ${this.options.trackingLimit}`);
-        return this.halt(slot, now, 'tracking_error');
-      }
-    }
-    if (tr && now >= tr.end + this.options.latency) {
-      const err = Math.max(...tr.goal.map((g, j) => Math.abs(g - slot.dyn.q[j]!)));
-      const late = now >= tr.end + this.options.latency + this.options.goalTime;
-      if (err <= this.options.goalTolerance) this.event(now, tr.id, arm, 'trajectory', 'finished');
-      else if (late) this.event(now, tr.id, arm, 'trajectory', 'aborted', 'goal_tolerance', `final error ${err.toFixed(4)} rad > ${this.options.goalTolerance}`);
-      if (err <= this.options.goalTolerance || late) {
-        slot.traj = null;
-        slot.mode = 'hold';
-      }
-    }
-    if (slot.grip && slot.dyn.gripper === slot.dyn.gripperTarget) {
-      this.event(now, slot.grip, arm, 'gripper', 'finished');
-      slot.grip = null;
-    }
-    if (slot.mode === 'stop' && slot.dyn.reference.restsAt(now) && slot.dyn.speed() <= this.options.restSpeed) {
-      slot.mode = slot.latched.size ? 'fault' : 'hold';
-    }
+    return this.live(now) ? slot.busy() : { reason: 'no_heartbeat', detail: 'no daemon heartbeat within the timeout' };
   }
 
   /** A stop finishes when all its arms rest; finishing acknowledges their latched faults. */
@@ -306,10 +237,7 @@ export class SimController {
     this.stops = this.stops.filter((s) => {
       const slots = s.arms.map((a) => this.arms.get(a)!);
       if (slots.some((x) => x.mode === 'stop')) return true;
-      for (const x of slots) {
-        x.latched.clear();
-        if (x.mode === 'fault') x.mode = 'hold';
-      }
+      for (const x of slots) x.clearFaults();
       this.event(now, s.id, s.arm, 'stop', 'finished');
       return false;
     });
@@ -350,9 +278,7 @@ export class SimController {
 
   private emitState(now: number): void {
     const arms: StateMsg['arms'] = {};
-    for (const [name, s] of this.arms) {
-      arms[name] = { q: [...s.dyn.q], dq: [...s.dyn.dq], gripper: s.dyn.gripper, mode: s.mode, trajectory: s.traj?.id ?? null, faults: [...s.latched] };
-    }
+    for (const [name, slot] of this.arms) arms[name] = slot.state();
     const payload: StateMsg = { v: 1, seq: this.stateSeq++, time: now, arms, faults: this.live(now) ? [] : ['no_heartbeat'], hb: this.hb?.echo ?? null };
     this.emit(now, { type: 'state', payload }, now + this.faults.stateDelay(now));
   }

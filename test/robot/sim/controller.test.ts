@@ -286,3 +286,21 @@ test('state echoes the last heartbeat for clock estimation', () => {
   assert.deepEqual(s.hb, { seq: 3, daemon_time: 1000 + h.lastHb, rx_time: h.lastHb });
   assert.deepEqual(s.faults, []);
 });
+
+test('a 1000 s clock jump is caught up in one coarse step, then 1 s of fine steps', () => {
+  const h = new Harness({ rate: 100 });
+  h.run(0.2);
+  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 1, q: [0.5] }]));
+  h.run(0.5);
+  const before = h.states().length;
+  h.hbPeriod = null;
+  h.run(1000.5, 1000);
+  // One state for the coarse step, 100 for the last second at 100 Hz.
+  const added = h.states().length - before;
+  assert.ok(added >= 100 && added <= 102, `${added} states`);
+  // Events inside the jump are resolved at its end, in the order the checks run.
+  assert.deepEqual(h.eventNames('t0'), ['accepted', 'started', 'finished']);
+  assert.ok(h.events().some((e) => e.event === 'fault' && e.reason === 'heartbeat_lost'));
+  assert.equal(h.lastState().arms.right!.mode, 'hold');
+  assert.ok(Math.abs(h.lastState().arms.right!.q[0]! - 0.5) < 1e-9);
+});
