@@ -6,6 +6,7 @@ import { registerBenchIk } from './bench-ik.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
 export type { CommandRegistrar } from './group.js';
@@ -16,4 +17,5 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerSim,
 ];
