@@ -50,7 +50,8 @@ const fr = Math.fround;
  * Quantises row-major float values [rows, cols] with MLX's affine algorithm, in float32
  * arithmetic like MLX on float32 weights: per group, edge = the value of largest magnitude,
  * scale = ±(max - min) / (2^bits - 1) snapped so that edge is a whole number of steps,
- * bias = edge, q = clip(round((w - bias) / scale), 0, 2^bits - 1).
+ * bias = edge, q = clip(round((w - bias) / scale), 0, 2^bits - 1). The snap can leave the far
+ * end of a group up to one step outside the grid (clipped), exactly as MLX does.
  */
 export function quantizeAffine(
   values: ArrayLike<number>,
@@ -66,7 +67,7 @@ export function quantizeAffine(
     throw new RangeError(`quantizeAffine: ${values.length} values for a [${rows}, ${cols}] matrix`);
   }
   const q = allocQuantized(rows, cols, bits, groupSize);
-  quantizeRowsInto(q, values, 0, rows, options);
+  quantizeRowsInto(q, Float32Array.from(values), 0, rows, options);
   return q;
 }
 
@@ -86,7 +87,7 @@ export function allocQuantized(rows: number, cols: number, bits: QuantBits, grou
 /** Quantises `values` (rows [row0, row0 + n) of q, row-major) into q; lets callers stream rows. */
 export function quantizeRowsInto(
   q: QuantizedMatrix,
-  values: ArrayLike<number>,
+  values: Float32Array,
   row0: number,
   n: number,
   options: QuantizeOptions = {},
@@ -94,37 +95,40 @@ export function quantizeRowsInto(
   const { cols, bits, groupSize } = q;
   const nBins = (1 << bits) - 1;
   const perWord = 32 / bits;
-  const wordsPerRow = cols / perWord;
   const groupsPerRow = cols / groupSize;
   const round = options.roundParam ?? ((x: number) => x);
-  for (let r = 0; r < n; r++) {
-    const base = r * cols;
-    for (let g = 0; g < groupsPerRow; g++) {
-      const start = base + g * groupSize;
-      let wMin = Infinity;
-      let wMax = -Infinity;
-      for (let i = 0; i < groupSize; i++) {
-        const v = fr(values[start + i]);
-        if (v < wMin) wMin = v;
-        if (v > wMax) wMax = v;
+  let wi = (row0 * cols) / perWord;
+  let gi = row0 * groupsPerRow;
+  for (let start = 0; start < n * cols; start += groupSize, gi++) {
+    let wMin = Infinity;
+    let wMax = -Infinity;
+    for (let i = start; i < start + groupSize; i++) {
+      const v = values[i];
+      if (v < wMin) wMin = v;
+      if (v > wMax) wMax = v;
+    }
+    const mask = Math.abs(wMin) > Math.abs(wMax);
+    let scale = Math.max(fr((wMax - wMin) / nBins), fr(1e-7));
+    if (!mask) scale = -scale;
+    const edge = mask ? wMin : wMax;
+    const q0 = roundHalfEven(fr(edge / scale));
+    if (q0 !== 0) scale = fr(edge / q0);
+    const bias = round(q0 === 0 ? 0 : edge);
+    scale = round(scale);
+    q.scales[gi] = scale;
+    q.biases[gi] = bias;
+    // Groups hold whole words (group sizes are multiples of 32 / bits), so pack word by word.
+    for (let i = start; i < start + groupSize; i += perWord) {
+      let word = 0;
+      for (let p = 0; p < perWord; p++) {
+        // |x| <= 2^bits here (bias is the group's edge), so int32 rounding is safe; ties to even.
+        const x = fr(fr(values[i + p] - bias) / scale);
+        let c = (x + 0.5) | 0;
+        if (c - x === 0.5 && (c & 1) !== 0) c--;
+        c = c < 0 ? 0 : c > nBins ? nBins : c;
+        word |= c << (p * bits);
       }
-      const mask = Math.abs(wMin) > Math.abs(wMax);
-      let scale = Math.max(fr((wMax - wMin) / nBins), fr(1e-7));
-      if (!mask) scale = -scale;
-      const edge = mask ? wMin : wMax;
-      const q0 = roundHalfEven(fr(edge / scale));
-      if (q0 !== 0) scale = fr(edge / q0);
-      const bias = round(q0 === 0 ? 0 : edge);
-      scale = round(scale);
-      const gi = (row0 + r) * groupsPerRow + g;
-      q.scales[gi] = scale;
-      q.biases[gi] = bias;
-      for (let i = 0; i < groupSize; i++) {
-        const code = Math.min(nBins, Math.max(0, roundHalfEven(fr(fr(fr(values[start + i]) - bias) / scale))));
-        const col = g * groupSize + i;
-        const wi = (row0 + r) * wordsPerRow + Math.floor(col / perWord);
-        q.weight[wi] = (q.weight[wi] | (code << ((col % perWord) * bits))) >>> 0;
-      }
+      q.weight[wi++] = word >>> 0;
     }
   }
 }

@@ -2,13 +2,14 @@
 // safetensors + model.safetensors.index.json, tokenizer.json, tokenizer_config.json,
 // generation_config.json. Weights are random (see synth-weights.ts for the scheme); shards
 // are written as streams, so moe-30b (~17 GB) never sits in memory.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endianness } from 'node:os';
 import { configJson, isMoeLayer, synthSpec, type Arch, type ShapeName, type SpecOverrides, type SynthSpec } from './shapes.js';
 import { synthTokenizer } from './tokenizer-synth.js';
 import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
 import { tensorByteLength, writeSafetensors, type TensorSource } from './safetensors-writer.js';
+import { exportGguf, type GgufFileType } from './gguf-export.js';
 
 export interface SynthOptions extends SpecOverrides {
   arch: Arch;
@@ -116,15 +117,22 @@ function writeJson(dir: string, name: string, value: unknown, indent: number, fi
   files.push({ name, bytes: Buffer.byteLength(text) });
 }
 
+/** Refuses a non-empty folder unless forced; when forced, removes earlier shards and GGUF
+ *  files so no stale weights survive next to the new index. */
+function prepareOut(dir: string, force = false): void {
+  if (!existsSync(dir)) return;
+  const names = readdirSync(dir);
+  if (names.length > 0 && !force) throw new Error(`--out ${dir} is not empty (pass --force to write into it)`);
+  for (const n of names) if (/^model.*\.safetensors$|\.gguf$/.test(n)) rmSync(join(dir, n));
+}
+
 /** Writes a complete synthetic model folder (MLX format). */
 export function synthModel(opts: SynthOptions): SynthResult {
   if (endianness() !== 'LE') throw new Error('synthetic models are written from little-endian memory only');
   const spec = synthSpec(opts.arch, opts.shape, opts);
   const seed = opts.seed ?? 0;
   const dir = opts.out;
-  if (existsSync(dir) && readdirSync(dir).length > 0 && !opts.force) {
-    throw new Error(`--out ${dir} is not empty (pass --force to write into it)`);
-  }
+  prepareOut(dir, opts.force);
   mkdirSync(dir, { recursive: true });
   const files: SynthResult['files'] = [];
   writeJson(dir, 'config.json', configJson(spec), 4, files);
@@ -150,4 +158,20 @@ export function synthModel(opts: SynthOptions): SynthResult {
   const sortedMap = Object.fromEntries(Object.keys(weightMap).sort().map((k) => [k, weightMap[k]]));
   writeJson(dir, 'model.safetensors.index.json', { metadata: { total_size: tensorBytes }, weight_map: sortedMap }, 4, files);
   return { dir, spec, files, tensorCount: tensors.length, tensorBytes };
+}
+
+/** The same model as one GGUF file `<out>/model-<type>.gguf`: synthesised as MLX into a
+ *  temporary sub-folder, converted by exportGguf, then the MLX copy is removed. */
+export function synthGguf(opts: SynthOptions, type: GgufFileType): SynthResult {
+  const dir = opts.out;
+  prepareOut(dir, opts.force);
+  const tmp = join(dir, '.mlx-tmp');
+  try {
+    const mlx = synthModel({ ...opts, out: tmp, force: true });
+    const name = `model-${type}.gguf`;
+    const bytes = exportGguf(tmp, join(dir, name), type, `brainstem synthetic ${opts.arch} ${opts.shape} seed ${opts.seed ?? 0}`);
+    return { ...mlx, dir, files: [{ name, bytes }] };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
