@@ -1,7 +1,6 @@
 // Weights of an MLX folder for the float64 reference: each matrix row is dequantised on the fly
 // (w = scale * q + bias, exact in float64), so memory stays at the size of the raw tensors.
 import { bf16ToNumber, f16ToNumber } from '../float16.js';
-import { codeAt } from '../mlx-quant.js';
 import { SafetensorsModel, type TensorInfo } from '../safetensors-reader.js';
 import type { QuantParams, RefConfig } from './model-config.js';
 
@@ -115,11 +114,18 @@ export class RefWeights {
       rows,
       cols,
       row: (r, out = new Float64Array(cols)) => {
-        const wo = (e * rows + r) * wordsPerRow;
-        const go = (e * rows + r) * groupsPerRow;
-        for (let c = 0; c < cols; c++) {
-          const g = go + Math.floor(c / groupSize);
-          out[c] = scales[g] * codeAt(w, wo, c, bits) + biases[g];
+        // Codes LSB-first: element p of a word is bits [p*bits, (p+1)*bits).
+        const perWord = 32 / bits;
+        const mask = (1 << bits) - 1;
+        let wi = (e * rows + r) * wordsPerRow;
+        let c = 0;
+        for (let g = (e * rows + r) * groupsPerRow, end = g + groupsPerRow; g < end; g++) {
+          const s = scales[g];
+          const b = biases[g];
+          for (let k = 0; k < groupSize; k += perWord) {
+            const word = w[wi++];
+            for (let p = 0; p < perWord; p++) out[c++] = s * ((word >>> (p * bits)) & mask) + b;
+          }
         }
         return out;
       },
