@@ -2,7 +2,7 @@
 // Layout: "GGUF", u32 version 3, u64 tensor count, u64 kv count, kv pairs, tensor infos
 // (name, n_dims, dims innermost first, ggml type, offset), padding to `general.alignment`
 // (32), then each tensor's data aligned to 32. Strings are u64 length + UTF-8 bytes.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { writeStreamed } from './stream-file.js';
 
 export const GGUF_ALIGNMENT = 32;
 
@@ -108,25 +108,8 @@ export function writeGguf(path: string, kv: ReadonlyMap<string, GgufValue>, tens
     offset += sizes[i] + pad(sizes[i]);
   });
   head.push(Buffer.alloc(pad(head.length)));
-  const fd = openSync(path, 'w');
-  try {
-    let written = write(fd, head.concat());
-    tensors.forEach((t, i) => {
-      let got = 0;
-      for (const c of t.chunks()) got += write(fd, c);
-      if (got !== sizes[i]) throw new Error(`gguf: tensor ${t.name} produced ${got} bytes, expected ${sizes[i]}`);
-      written += got + write(fd, Buffer.alloc(pad(got)));
-    });
-    return written;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function write(fd: number, b: Uint8Array): number {
-  let off = 0;
-  while (off < b.length) off += writeSync(fd, b, off, b.length - off);
-  return b.length;
+  const parts = tensors.map((t, i) => ({ name: t.name, bytes: sizes[i], chunks: () => t.chunks(), padding: pad(sizes[i]) }));
+  return writeStreamed(path, head.concat(), parts, 'gguf');
 }
 
 /** ggml's reference Q4_0 quantiser for one row (length a multiple of 32): per block of 32,

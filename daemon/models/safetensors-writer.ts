@@ -1,7 +1,7 @@
 // Streaming safetensors writer: the header is computed from shapes alone, then each tensor's
 // bytes are pulled chunk by chunk, so multi-GB shards never sit in memory.
 // Format: u64 LE header length, JSON header padded with spaces to 8 bytes, raw data.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { writeStreamed } from './stream-file.js';
 import { DTYPE_BYTES, type SafetensorsDtype } from './safetensors-reader.js';
 
 export interface TensorSource {
@@ -44,27 +44,6 @@ export function writeSafetensors(
   tensors: readonly TensorSource[],
   metadata: Record<string, string> = {},
 ): number {
-  const fd = openSync(path, 'w');
-  try {
-    const header = safetensorsHeader(tensors, metadata);
-    let written = writeAll(fd, header);
-    for (const t of tensors) {
-      const expected = tensorByteLength(t.dtype, t.shape);
-      let got = 0;
-      for (const chunk of t.chunks()) got += writeAll(fd, chunk);
-      if (got !== expected) {
-        throw new Error(`safetensors: tensor ${t.name} produced ${got} bytes, its shape needs ${expected}`);
-      }
-      written += got;
-    }
-    return written;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function writeAll(fd: number, bytes: Uint8Array): number {
-  let off = 0;
-  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-  return bytes.length;
+  const parts = tensors.map((t) => ({ name: t.name, bytes: tensorByteLength(t.dtype, t.shape), chunks: () => t.chunks() }));
+  return writeStreamed(path, safetensorsHeader(tensors, metadata), parts, 'safetensors');
 }
