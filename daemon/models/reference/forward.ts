@@ -1,6 +1,6 @@
 // Float64 reference forward pass of qwen3_moe and glm4_moe MLX folders (the test oracle for the
 // C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
-// time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, ~1 s/token).
+// time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
 import { readRefConfig, type RefConfig } from './model-config.js';
 import { matvec, RefWeights, type RefMatrix } from './weights.js';
 import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
