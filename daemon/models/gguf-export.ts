@@ -50,7 +50,7 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufV
     ['general.file_type', u32(FILE_TYPE[type].fileType)],
     ['general.quantization_version', u32(2)],
     [`${a}.block_count`, u32(c.layers)],
-    [`${a}.context_length`, u32(40960)],
+    [`${a}.context_length`, u32(c.maxPositions)],
     [`${a}.embedding_length`, u32(c.hidden)],
     [`${a}.feed_forward_length`, u32(c.intermediate)],
     [`${a}.attention.head_count`, u32(c.heads)],

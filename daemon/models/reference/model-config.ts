@@ -11,6 +11,8 @@ export interface QuantParams {
 export interface RefConfig {
   arch: 'qwen3_moe' | 'glm4_moe';
   vocabSize: number;
+  /** Trained context length (max_position_embeddings). */
+  maxPositions: number;
   hidden: number;
   layers: number;
   heads: number;
@@ -87,7 +89,7 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
   }
   const { quant, overrides } = parseQuantization(c.quantization, where);
   return {
-    arch, vocabSize: int('vocab_size'), hidden, layers, heads, kvHeads: int('num_key_value_heads'), headDim,
+    arch, vocabSize: int('vocab_size'), maxPositions: int('max_position_embeddings', 4096), hidden, layers, heads, kvHeads: int('num_key_value_heads'), headDim,
     rotaryDims: Math.trunc(headDim * (glm ? num('partial_rotary_factor', 0.5) : 1)),
     ropeTheta: num('rope_theta'), rmsEps: num('rms_norm_eps'),
     experts: int(glm ? 'n_routed_experts' : 'num_experts'), topK: int('num_experts_per_tok'),

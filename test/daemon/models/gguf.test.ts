@@ -97,7 +97,7 @@ test('qwen3moe GGUF (f32): llama.cpp keys, tensor names and shapes, tokenizer, e
   assert.equal(size, buf.length);
   const g = parseGguf(buf);
   const expectKv: [string, unknown][] = [
-    ['general.architecture', 'qwen3moe'], ['general.file_type', 0], ['qwen3moe.block_count', 4], ['qwen3moe.embedding_length', 128],
+    ['general.architecture', 'qwen3moe'], ['general.file_type', 0], ['qwen3moe.context_length', 40960], ['qwen3moe.block_count', 4], ['qwen3moe.embedding_length', 128],
     ['qwen3moe.attention.head_count', 4], ['qwen3moe.attention.head_count_kv', 2], ['qwen3moe.attention.key_length', 32],
     ['qwen3moe.expert_count', 16], ['qwen3moe.expert_used_count', 4], ['qwen3moe.expert_feed_forward_length', 128],
     ['qwen3moe.rope.dimension_count', 32], ['qwen3moe.rope.freq_base', 1e6], ['tokenizer.ggml.model', 'gpt2'],
@@ -138,7 +138,7 @@ test('glm4moe GGUF (q4_0): group, shared-expert and dense-layer keys, F32 router
   exportGguf(dir, file, 'q4_0');
   const g = parseGguf(readFileSync(file));
   const expectKv: [string, unknown][] = [
-    ['general.architecture', 'glm4moe'], ['general.file_type', 2], ['glm4moe.rope.dimension_count', 16],
+    ['general.architecture', 'glm4moe'], ['general.file_type', 2], ['glm4moe.context_length', 131072], ['glm4moe.rope.dimension_count', 16],
     ['glm4moe.expert_shared_count', 1], ['glm4moe.leading_dense_block_count', 1], ['glm4moe.expert_gating_func', 2],
     ['glm4moe.expert_weights_scale', 2.5], ['glm4moe.expert_weights_norm', true], ['glm4moe.expert_group_count', 4],
     ['glm4moe.expert_group_used_count', 2], ['glm4moe.nextn_predict_layers', 0], ['glm4moe.feed_forward_length', 256],
