@@ -30,7 +30,7 @@ export function exportGguf(mlxDir: string, outFile: string, type: GgufFileType, 
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(`llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`);
   }
-  const w = RefWeights.open(mlxDir, c);
+  const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
     const kv = new Map<string, GgufValue>([...modelKv(c, name, type), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
@@ -122,9 +122,9 @@ function tokenizerKv(dir: string, c: RefConfig): [string, GgufValue][] {
 /** GGUF tensors in llama.cpp's names, each streaming dequantised rows of its MLX module. */
 function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[] {
   const out: GgufTensor[] = [];
-  const vec = (name: string, src: string) => out.push({ name, dims: [w.floats(src).length], type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
+  const vec = (name: string, src: string) => out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
   const mat = (name: string, path: string, experts = 0, type = matType) => {
-    const m = w.matrix(path, experts > 0 ? 0 : undefined);
+    const m = w.dims(path, experts > 0);
     const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
     out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type) });
   };

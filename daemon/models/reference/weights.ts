@@ -43,13 +43,16 @@ export function toFloat64(info: TensorInfo, bytes: Buffer): Float64Array {
 export class RefWeights {
   private readonly cache = new Map<string, Float64Array | Uint32Array>();
 
+  /** With `caching` off (streaming exports of big models) nothing is kept: each matrix() call
+   *  reads just its tensor, or just one expert's slice of a stacked tensor. */
   constructor(
     readonly st: SafetensorsModel,
     private readonly config: RefConfig,
+    private readonly caching = true,
   ) {}
 
-  static open(dir: string, config: RefConfig): RefWeights {
-    return new RefWeights(SafetensorsModel.open(dir), config);
+  static open(dir: string, config: RefConfig, caching = true): RefWeights {
+    return new RefWeights(SafetensorsModel.open(dir), config, caching);
   }
 
   close(): void {
@@ -62,22 +65,27 @@ export class RefWeights {
 
   /** A float tensor (norm weights, biases, plain matrices) as float64. */
   floats(name: string): Float64Array {
-    const hit = this.cache.get(name);
-    if (hit) return hit as Float64Array;
-    const v = toFloat64(this.st.info(name), this.st.read(name));
-    this.cache.set(name, v);
-    return v;
+    return this.part(name, undefined, toFloat64);
   }
 
-  private words(name: string): Uint32Array {
-    const hit = this.cache.get(name);
-    if (hit) return hit as Uint32Array;
+  /** Decoded tensor data, or the slice of one expert (leading dimension) of a stacked tensor. */
+  private part<T extends Float64Array | Uint32Array>(name: string, expert: number | undefined, decode: (info: TensorInfo, b: Buffer) => T): T {
     const info = this.st.info(name);
-    if (info.dtype !== 'U32') throw new Error(`${name}: packed weights must be U32, found ${info.dtype}`);
-    const b = this.st.read(name);
-    const v = new Uint32Array(b.buffer, b.byteOffset, b.length / 4).slice();
-    this.cache.set(name, v);
-    return v;
+    const perExpert = expert === undefined ? 0 : (info.end - info.begin) / info.shape[0];
+    if (!this.caching) return decode(info, expert === undefined ? this.st.read(name) : this.st.read(name, expert * perExpert, perExpert));
+    let whole = this.cache.get(name) as T | undefined;
+    if (!whole) {
+      whole = decode(info, this.st.read(name));
+      this.cache.set(name, whole);
+    }
+    if (expert === undefined) return whole;
+    const n = whole.length / info.shape[0];
+    return whole.subarray(expert * n, (expert + 1) * n) as T;
+  }
+
+  private static words(info: TensorInfo, b: Buffer): Uint32Array {
+    if (info.dtype !== 'U32') throw new Error(`${info.name}: packed weights must be U32, found ${info.dtype}`);
+    return new Uint32Array(b.buffer, b.byteOffset, b.length / 4).slice();
   }
 
   quantFor(path: string): QuantParams {
@@ -86,30 +94,35 @@ export class RefWeights {
     return q;
   }
 
+  /** Rows and columns of module `path` (one expert's when `stacked`), from the headers alone. */
+  dims(path: string, stacked = false): { rows: number; cols: number } {
+    const wInfo = this.st.info(`${path}.weight`);
+    const [rows, inner] = stacked ? wInfo.shape.slice(1) : wInfo.shape;
+    if (!this.st.has(`${path}.scales`)) return { rows, cols: inner };
+    const { bits, groupSize } = this.quantFor(path);
+    const sInfo = this.st.info(`${path}.scales`);
+    const groups = sInfo.shape[sInfo.shape.length - 1];
+    const cols = (inner * 32) / bits;
+    if (cols !== groups * groupSize) {
+      throw new Error(`${path}: weight gives ${cols} inputs at ${bits} bits, scales give ${groups} groups of ${groupSize}`);
+    }
+    return { rows, cols };
+  }
+
   /** Module `path` as a matrix: quantised when `<path>.scales` exists, else `<path>.weight`.
    *  With `expert`, selects one expert of a stacked [E, out, in] tensor. */
   matrix(path: string, expert?: number): RefMatrix {
+    const { rows, cols } = this.dims(path, expert !== undefined);
     if (!this.st.has(`${path}.scales`)) {
-      const info = this.st.info(`${path}.weight`);
-      const [rows, cols] = expert === undefined ? info.shape : info.shape.slice(1);
-      const all = this.floats(`${path}.weight`);
-      const base = (expert ?? 0) * rows * cols;
-      return { rows, cols, row: (r, out = new Float64Array(cols)) => (out.set(all.subarray(base + r * cols, base + (r + 1) * cols)), out) };
+      const all = this.part(`${path}.weight`, expert, toFloat64);
+      return { rows, cols, row: (r, out = new Float64Array(cols)) => (out.set(all.subarray(r * cols, (r + 1) * cols)), out) };
     }
     const { bits, groupSize } = this.quantFor(path);
-    const wInfo = this.st.info(`${path}.weight`);
-    const sInfo = this.st.info(`${path}.scales`);
-    const stacked = expert !== undefined;
-    const [rows, wordsPerRow] = stacked ? wInfo.shape.slice(1) : wInfo.shape;
-    const groupsPerRow = sInfo.shape[sInfo.shape.length - 1];
-    const cols = (wordsPerRow * 32) / bits;
-    if (cols !== groupsPerRow * groupSize) {
-      throw new Error(`${path}: weight gives ${cols} inputs at ${bits} bits, scales give ${groupsPerRow} groups of ${groupSize}`);
-    }
-    const w = this.words(`${path}.weight`);
-    const scales = this.floats(`${path}.scales`);
-    const biases = this.floats(`${path}.biases`);
-    const e = expert ?? 0;
+    const wordsPerRow = (cols * bits) / 32;
+    const groupsPerRow = cols / groupSize;
+    const w = this.part(`${path}.weight`, expert, RefWeights.words);
+    const scales = this.part(`${path}.scales`, expert, toFloat64);
+    const biases = this.part(`${path}.biases`, expert, toFloat64);
     return {
       rows,
       cols,
@@ -117,9 +130,9 @@ export class RefWeights {
         // Codes LSB-first: element p of a word is bits [p*bits, (p+1)*bits).
         const perWord = 32 / bits;
         const mask = (1 << bits) - 1;
-        let wi = (e * rows + r) * wordsPerRow;
+        let wi = r * wordsPerRow;
         let c = 0;
-        for (let g = (e * rows + r) * groupsPerRow, end = g + groupsPerRow; g < end; g++) {
+        for (let g = r * groupsPerRow, end = g + groupsPerRow; g < end; g++) {
           const s = scales[g];
           const b = biases[g];
           for (let k = 0; k < groupSize; k += perWord) {
