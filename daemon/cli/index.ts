@@ -6,6 +6,7 @@ import { registerBenchIk } from './bench-ik.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerModelsSynth } from './models-synth.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -18,4 +19,5 @@ export const registrars: CommandRegistrar[] = [
   registerBenchIk,
   registerBenchTiming,
   registerSim,
+  registerModelsSynth,
 ];
