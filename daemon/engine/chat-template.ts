@@ -64,7 +64,6 @@ export class ChatTemplate {
         add_generation_prompt: opts.addGenerationPrompt ?? true,
         bos_token: this.specials.bos_token ?? '',
         eos_token: this.specials.eos_token ?? '',
-        strftime_now: (format: string) => strftime(new Date(), format),
       });
     } catch (e) {
       throw new RequestError('messages', 'template', `the chat template rejected the conversation: ${(e as Error).message}`);
@@ -130,15 +129,4 @@ function toolCall(c: unknown, at: string): ChatToolCall {
   const out: ChatToolCall = { type: 'function', function: { name: f.name, arguments: args } };
   if (typeof c.id === 'string') out.id = c.id;
   return out;
-}
-
-// The few strftime codes chat templates use (dates in system prompts).
-function strftime(d: Date, format: string): string {
-  const months = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-  const pad = (n: number): string => String(n).padStart(2, '0');
-  const codes: Record<string, string> = {
-    Y: String(d.getFullYear()), m: pad(d.getMonth() + 1), d: pad(d.getDate()), B: months[d.getMonth()],
-    b: months[d.getMonth()].slice(0, 3), H: pad(d.getHours()), M: pad(d.getMinutes()), S: pad(d.getSeconds()), '%': '%',
-  };
-  return format.replace(/%([YmdBbHMS%])/g, (_, c: string) => codes[c]);
 }

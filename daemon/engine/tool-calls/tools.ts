@@ -47,12 +47,9 @@ export function parseTools(raw: unknown): ToolDef[] {
       throw new RequestError(`${at}.function.parameters.type`, 'type', `must be "object", got ${show(schema.types)}`);
     }
     schema.types = ['object'];
-    return {
-      name: f.name,
-      description: f.description as string | undefined,
-      schema,
-      openai: { type: 'function', function: { name: f.name, description: f.description as string | undefined, parameters } },
-    };
+    const description = f.description as string | undefined;
+    const fn = description === undefined ? { name: f.name, parameters } : { name: f.name, description, parameters };
+    return { name: f.name, description, schema, openai: { type: 'function', function: fn } };
   });
 }
 
