@@ -1,6 +1,7 @@
 // Every CLI command registers itself here: one file per command under daemon/cli/.
 // Add a command by importing its registrar and appending it to `registrars`.
 import type { Command } from 'commander';
+import { registerBenchConstrained } from './bench-constrained.js';
 
 export type CommandRegistrar = (program: Command) => void;
 
@@ -10,4 +11,4 @@ export function group(program: Command, name: string, description: string): Comm
   return existing ?? program.command(name).description(description);
 }
 
-export const registrars: CommandRegistrar[] = [];
+export const registrars: CommandRegistrar[] = [registerBenchConstrained];

@@ -12,40 +12,10 @@ import { DEFAULT_SAMPLING, Sampler } from '../../../../daemon/engine/sampler.js'
 import { ToolCallStreamParser } from '../../../../daemon/engine/tool-calls/stream-parser.js';
 import { type ToolDef, parseTools } from '../../../../daemon/engine/tool-calls/tools.js';
 import { Prng } from '../../../../daemon/util/prng.js';
+import { syntheticByteVocab } from '../../../../daemon/engine/constrained/synthetic-vocab.js';
 import { RandomLogitsSource } from '../fake-sources.js';
 
 const enc = new TextEncoder();
-
-/** Byte-level vocabulary: every single byte, seeded random multi-byte tokens (ASCII, UTF-8
- * fragments, JSON punctuation runs), the tool tags, and one end token (id = last). */
-function byteVocab(seed: number, extra: number): { bytes: Array<Uint8Array | null>; end: number } {
-  const r = new Prng(seed);
-  const bytes: Array<Uint8Array | null> = [];
-  const seen = new Set<string>();
-  const add = (b: Uint8Array): void => {
-    const k = b.join(',');
-    if (!seen.has(k)) {
-      seen.add(k);
-      bytes.push(b);
-    }
-  };
-  for (let b = 0; b < 256; b++) add(Uint8Array.of(b));
-  for (const s of ['<tool_call>', '</tool_call>', '{"', '": ', '", "', '"}', '}}', '}\n', '\n</', ', "', '": "', '": [', '], "', 'true', 'false', 'null', '12', '0.', '-1', '"name', 'é', '中', '😀', '\\n', '\\"']) add(enc.encode(s));
-  const pieces = ['"', ',', ' ', ':', '{', '}', '[', ']', '\\', '.', '-', '0', '5', '9', 'a', 'e', 'n', 'x', 'Z', '<', '>', '\n'];
-  while (bytes.length < 256 + extra) {
-    const len = 2 + r.int(7);
-    const parts: number[] = [];
-    for (let i = 0; i < len; i++) {
-      const u = r.next();
-      if (u < 0.5) parts.push(...enc.encode(pieces[r.int(pieces.length)]));
-      else if (u < 0.9) parts.push(0x20 + r.int(95));
-      else parts.push(0x80 + r.int(128));
-    }
-    add(Uint8Array.from(parts));
-  }
-  bytes.push(null);
-  return { bytes, end: bytes.length - 1 };
-}
 
 const TOOL_POOL = parseTools([
   { type: 'function', function: { name: 'move_to', parameters: { type: 'object', properties: {
@@ -114,7 +84,7 @@ test('mask for a tiny vocabulary is exactly the tokens that keep a valid prefix 
 });
 
 test('near the end of the budget only tokens that can still finish stay allowed', () => {
-  const { bytes, end } = byteVocab(1, 500);
+  const { bytes, end } = syntheticByteVocab(1, 800);
   const schema = parseSchema({ type: 'object', properties: { s: { type: 'string' } }, required: ['s'] });
   const masker = new GrammarMasker(new TokenTrie({ bytes, endTokens: [end] }), new GrammarBuilder().schema(schema));
   for (let seed = 0; seed < 20; seed++) {
@@ -137,7 +107,7 @@ test('near the end of the budget only tokens that can still finish stay allowed'
 });
 
 test('200 seeded requests with random logits: every output is one valid call of a requested tool', async () => {
-  const { bytes, end } = byteVocab(7, 1200);
+  const { bytes, end } = syntheticByteVocab(7, 1500);
   const trie = new TokenTrie({ bytes, endTokens: [end] });
   const maskers = new Map<string, GrammarMasker>();
   const stops = new Set([end]);
@@ -183,7 +153,7 @@ test('200 seeded requests with random logits: every output is one valid call of 
 });
 
 test('JSON response schemas: 40 seeded random-logit outputs all parse and validate', async () => {
-  const { bytes, end } = byteVocab(3, 1500);
+  const { bytes, end } = syntheticByteVocab(3, 1800);
   const trie = new TokenTrie({ bytes, endTokens: [end] });
   const schemas = [
     parseSchema({ type: 'object', properties: { answer: { type: 'string', maxLength: 20 }, confidence: { type: 'number', minimum: 0, maximum: 1 } }, required: ['answer', 'confidence'], additionalProperties: false }),
