@@ -100,8 +100,11 @@ export interface ChatRunOptions {
 export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
   const clock = o.clock ?? (() => performance.now());
   const startedAt = clock();
-  const forced = req.toolChoice.kind === 'required' || req.toolChoice.kind === 'function';
-  const parseTools = req.tools.length > 0 && req.toolChoice.kind !== 'none' && req.responseFormat.kind === 'text';
+  const choice = req.toolChoice;
+  const forced = choice.kind === 'required' || choice.kind === 'function';
+  // A named tool_choice narrows what may be called; the template still lists every tool.
+  const callable = choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools;
+  const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
   const prompt = model.tokenizer.encode(model.template.render({
     messages: req.messages,
     tools: req.tools.map((t) => t.openai),
@@ -111,11 +114,11 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
   const context = o.contextLength ?? model.maxContext ?? Infinity;
   if (prompt.length >= context) throw new RequestError('messages', 'context', `the prompt has ${prompt.length} tokens; the context holds ${context}`);
   const maxTokens = Math.min(req.maxTokens ?? Infinity, context - prompt.length, 1 << 20);
-  const constraint = buildConstraint(req, o.constraints, forced);
+  const constraint = buildConstraint(req, callable, o.constraints, forced);
   // A malformed tool call stops generation at once: nothing after it can make it valid.
   const stopper = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
-  const parser = parseTools ? new ToolCallStreamParser(forced && req.toolChoice.kind === 'function' ? req.tools.filter((t) => t.name === (req.toolChoice as { name: string }).name) : req.tools) : undefined;
+  const parser = parseCalls ? new ToolCallStreamParser(callable) : undefined;
   const toolCalls: ToolCall[] = [];
   let content = '';
   let error: ToolCallError | undefined;
@@ -166,12 +169,9 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
   return { content, toolCalls, finishReason, error, usage: result.usage, timings: result.timings };
 }
 
-function buildConstraint(req: ChatRequest, factory: ConstraintFactory, forced: boolean): TokenConstraint | undefined {
+function buildConstraint(req: ChatRequest, callable: ToolDef[], factory: ConstraintFactory, forced: boolean): TokenConstraint | undefined {
   try {
-    if (forced) {
-      const choice = req.toolChoice;
-      return factory.toolCall(choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools);
-    }
+    if (forced) return factory.toolCall(callable);
     if (req.responseFormat.kind === 'json') return factory.json(req.responseFormat.schema, req.responseFormat.raw);
   } catch (e) {
     if (e instanceof GrammarError) throw new RequestError(forced ? 'tools' : 'response_format', 'grammar', e.message);

@@ -206,16 +206,14 @@ export class Matcher {
   }
 
   /**
-   * `advance` for mask walks: inside a string far from its length limits a plain ASCII byte
-   * leaves the key (and so the allowed tokens) unchanged, so the state is reused instead of
-   * copied. Such a state's count may lag by up to one token; never feed it to `advance`.
+   * Whether the state is inside a string with at least 2 × window characters of room and its
+   * minimum length met: then plain ASCII text (no '"', '\\' or control bytes) of up to one token
+   * leaves its key, and so the allowed tokens, unchanged.
    */
-  walkStep(state: State, b: number): State {
-    if (state.length === 1 && b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) {
-      const f = state[0].f;
-      if (f.t === 'str' && f.phase === BODY && f.count >= f.node.minLength && f.node.maxLength - f.count > 2 * this.window) return state;
-    }
-    return this.advance(state, b);
+  inFreeString(state: State): boolean {
+    if (state.length !== 1) return false;
+    const f = state[0].f;
+    return f.t === 'str' && f.phase === BODY && f.count >= f.node.minLength && f.node.maxLength - f.count > 2 * this.window;
   }
 
   /** Fewest bytes that complete the output from this state (Infinity for an empty state). */

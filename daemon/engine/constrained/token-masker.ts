@@ -78,12 +78,33 @@ export class GrammarMasker {
     const tokens: number[] = [];
     const rest: number[] = [];
     let visited = 0;
-    // walkStep often hands back the same state; remember its completion length.
+    // The same parent state recurs at many nodes; remember what it implies.
     let lastState: State | undefined;
     let lastRest = 0;
+    let lastFree = false;
+    const note = (s: State): void => {
+      if (s === lastState) return;
+      lastState = s;
+      lastRest = Math.min(65535, m.minRemaining(s));
+      lastFree = m.inFreeString(s);
+    };
     for (let i = 0; i < t.size; ) {
       visited++;
-      const next = m.walkStep(states[t.depth[i] - 1], t.byte[i]);
+      const parent = states[t.depth[i] - 1];
+      note(parent);
+      if (lastFree && t.plain[i]) {
+        // Plain text inside a free string: the whole subtree is allowed and stays in this state.
+        for (let k = t.tokBefore[i]; k < t.tokBefore[t.end[i]]; k++) {
+          tokens.push(t.ids[k]);
+          rest.push(lastRest);
+        }
+        i = t.end[i];
+        continue;
+      }
+      // A plain byte in a free string keeps the key: reuse the state instead of copying it (its
+      // character count may lag by up to one token, which the 2 × window margin absorbs).
+      const b = t.byte[i];
+      const next = lastFree && b >= 0x20 && b <= 0x7e && b !== 0x22 && b !== 0x5c ? parent : m.advance(parent, b);
       if (next.length === 0) {
         i = t.end[i];
         continue;
@@ -91,14 +112,10 @@ export class GrammarMasker {
       states[t.depth[i]] = next;
       const count = t.tokCount[i];
       if (count > 0) {
-        if (next !== lastState) {
-          lastState = next;
-          lastRest = Math.min(65535, m.minRemaining(next));
-        }
-        const r = lastRest;
+        note(next);
         for (let k = t.tokFirst[i]; k < t.tokFirst[i] + count; k++) {
           tokens.push(t.ids[k]);
-          rest.push(r);
+          rest.push(lastRest);
         }
       }
       i++;

@@ -16,6 +16,10 @@ export class TokenTrie {
   readonly tokFirst: Int32Array;
   readonly tokCount: Uint16Array;
   readonly ids: Int32Array;
+  /** Tokens at nodes before i (ids are in depth-first order: subtree i holds ids[tokBefore[i] .. tokBefore[end[i]])). */
+  readonly tokBefore: Int32Array;
+  /** 1 where every byte of subtree i is printable ASCII other than '"' and '\\' (plain JSON string text). */
+  readonly plain: Uint8Array;
   readonly maxDepth: number;
   readonly size: number;
 
@@ -65,6 +69,17 @@ export class TokenTrie {
     this.tokFirst = tokFirst.slice(0, n);
     this.tokCount = tokCount.slice(0, n);
     this.ids = Int32Array.from(order);
+    this.tokBefore = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) this.tokBefore[i + 1] = this.tokBefore[i] + this.tokCount[i];
+    // firstBad = the first node at or after i whose byte is not plain; subtree i is plain when
+    // that lies at or beyond its end.
+    this.plain = new Uint8Array(n);
+    let firstBad = n;
+    for (let i = n - 1; i >= 0; i--) {
+      const b = this.byte[i];
+      if (b < 0x20 || b > 0x7e || b === 0x22 || b === 0x5c) firstBad = i;
+      this.plain[i] = firstBad >= this.end[i] ? 1 : 0;
+    }
     let maxDepth = 0;
     for (const id of order) maxDepth = Math.max(maxDepth, vocab.bytes[id]!.length);
     this.maxDepth = maxDepth;

@@ -152,6 +152,41 @@ test('200 seeded requests with random logits: every output is one valid call of 
   assert.equal(used.size, TOOL_POOL.length, `every tool was called at least once: ${[...used].join(', ')}`);
 });
 
+test('every mask (cached or walked) equals a brute-force check of each token from the exact state', () => {
+  const { bytes, end } = syntheticByteVocab(5, 900);
+  const trie = new TokenTrie({ bytes, endTokens: [end] });
+  const root = toolGrammar(new GrammarBuilder(), TOOL_POOL);
+  const masker = new GrammarMasker(trie, root);
+  const m = masker.matcher;
+  for (let seed = 1; seed <= 25; seed++) {
+    const r = new Prng(seed);
+    const c = masker.start();
+    let state = m.start(root);
+    const budget = c.minTokens + r.int(120);
+    for (let left = budget; !c.complete; left--) {
+      const l = Float32Array.from(bytes, () => r.next());
+      c.mask(l, left);
+      const want: number[] = [];
+      bytes.forEach((b, id) => {
+        if (id === end) {
+          if (m.accepting(state)) want.push(id);
+          return;
+        }
+        let s = state;
+        for (const x of b ?? []) s = m.advance(s, x);
+        if (b && s.length > 0 && m.minRemaining(s) <= left - 2) want.push(id);
+      });
+      const got = [...l.keys()].filter((i) => l[i] > -Infinity);
+      assert.deepEqual(got, want, `seed ${seed}, ${left} tokens left`);
+      let best = got[0];
+      for (const i of got) if (l[i] > l[best]) best = i;
+      c.accept(best);
+      if (best !== end) for (const x of bytes[best]!) state = m.advance(state, x);
+    }
+  }
+  assert.ok(masker.stats.hits > 0 && masker.stats.misses > 0, JSON.stringify(masker.stats));
+});
+
 test('JSON response schemas: 40 seeded random-logit outputs all parse and validate', async () => {
   const { bytes, end } = syntheticByteVocab(3, 1800);
   const trie = new TokenTrie({ bytes, endTokens: [end] });
