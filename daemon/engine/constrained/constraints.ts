@@ -4,7 +4,7 @@
 import type { Schema } from '../json-schema/schema.js';
 import type { TextTokenizer } from '../tokenizer.js';
 import type { ToolDef } from '../tool-calls/tools.js';
-import { GrammarBuilder, type Node } from './grammar.js';
+import { GrammarBuilder, GrammarError, type Node } from './grammar.js';
 import { type GrammarConstraint, GrammarMasker } from './token-masker.js';
 import { TokenTrie } from './token-trie.js';
 
@@ -48,7 +48,7 @@ export class ConstraintFactory {
 
   private vocabTrie(): TokenTrie {
     if (this.trie) return this.trie;
-    if (!this.tokenizer.byteLevel) throw new Error('constrained decoding needs a byte-level BPE tokenizer');
+    if (!this.tokenizer.byteLevel) throw new GrammarError('$', "constrained decoding needs a byte-level BPE tokenizer (this model's tokenizer.json has no ByteLevel decoder)");
     const bytes = this.tokenizer.allBytes().map((b, id) => (this.tokenizer.isSpecial(id) ? null : b));
     this.trie = new TokenTrie({ bytes, endTokens: [...this.endTokens] });
     return this.trie;

@@ -3,7 +3,7 @@
 // allowed token also records the fewest bytes still needed after it, so near the end of the token
 // budget only tokens that can still be closed in time stay allowed (every grammar terminates).
 import type { TokenConstraint } from '../generate.js';
-import type { Node } from './grammar.js';
+import { GrammarError, type Node } from './grammar.js';
 import { Matcher, type State } from './matcher.js';
 import type { TokenTrie } from './token-trie.js';
 
@@ -40,9 +40,9 @@ export class GrammarMasker {
     });
     const missing = NEEDED_BYTES.filter((b) => !single.has(b));
     if (missing.length > 0) {
-      throw new Error(`constrained decoding needs a one-byte token for every printable ASCII byte; missing ${missing.map((b) => `0x${b.toString(16)}`).join(', ')}`);
+      throw new GrammarError('$', `constrained decoding needs a one-byte token for every printable ASCII byte; the vocabulary lacks ${missing.map((b) => `0x${b.toString(16)}`).join(', ')}`);
     }
-    if (trie.vocab.endTokens.length === 0) throw new Error('constrained decoding needs at least one end token');
+    if (trie.vocab.endTokens.length === 0) throw new GrammarError('$', 'constrained decoding needs at least one end (eos) token');
   }
 
   /** A fresh constraint for one request. */
