@@ -60,7 +60,8 @@ export class ChatTemplate {
       return template.render({
         ...opts.kwargs,
         messages: opts.messages,
-        tools: hasTools ? opts.tools : undefined,
+        // Python's None, as transformers passes it: templates test both `if tools` and `tools is not none`.
+        tools: hasTools ? opts.tools : null,
         add_generation_prompt: opts.addGenerationPrompt ?? true,
         bos_token: this.specials.bos_token ?? '',
         eos_token: this.specials.eos_token ?? '',

@@ -3,7 +3,7 @@
 // bounds are enforced without rounding surprises.
 // Layout produced: -?(0|[1-9][0-9]*)(\.[0-9]+)?, at most 15 significant digits (doubles keep 15
 // decimal digits exactly, so the parsed value compares with the bounds as the decimal does).
-export const MAX_DIGITS = 15;
+const MAX_DIGITS = 15;
 
 export interface NumberSpec {
   integer: boolean;

@@ -77,6 +77,11 @@ test('without tools and without the generation prompt', async () => {
   assert.equal(text, '<|im_start|>user\na\nb<|im_end|>\n');
 });
 
+test('without tools the template sees None, as transformers passes it', () => {
+  const t = new ChatTemplate(new Map([['default', '{{ tools is none }}/{{ tools is not none }}']]));
+  assert.equal(t.render({ messages: [] }), 'true/false');
+});
+
 test('tokenizer_config.json chat_template list: the tool_use template serves requests with tools', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'brainstem-template-'));
   try {
