@@ -4,7 +4,7 @@
 import { type ChatMessage, normalizeMessages } from './chat-template.js';
 import type { ConstraintFactory } from './constrained/constraints.js';
 import { GrammarError } from './constrained/grammar.js';
-import { type FinishReason as TokenFinish, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
+import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
 import { type Schema, SchemaError, isRecord, parseSchema, show } from './json-schema/schema.js';
 import { formatIssues, validateJson } from './json-schema/validate.js';
 import type { PrefixSession } from './prefix-cache.js';
@@ -149,14 +149,20 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
     clock,
     startedAt,
   });
-  let step = await gen.next();
-  while (!step.done) {
-    if (parser) yield* handle(parser.push(step.value));
-    else {
-      content += step.value;
-      yield { type: 'content', text: step.value };
-    }
+  let step: IteratorResult<string, GenerationResult>;
+  try {
     step = await gen.next();
+    while (!step.done) {
+      if (parser) yield* handle(parser.push(step.value));
+      else {
+        content += step.value;
+        yield { type: 'content', text: step.value };
+      }
+      step = await gen.next();
+    }
+  } finally {
+    // The consumer stopped early (e.g. the client went away): close the token loop too.
+    await gen.return(undefined as never);
   }
   const result = step.value;
   if (parser && !error && !o.signal?.aborted) yield* handle(parser.end());

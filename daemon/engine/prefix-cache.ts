@@ -29,6 +29,7 @@ export interface PrefillResult {
   prefilled: number;
 }
 
+/** One request at a time: the caller (the model's queue) serialises use of a session. */
 export class PrefixSession {
   readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0 };
   /** Mirror of the tokens in the source's KV cache. */

@@ -135,6 +135,21 @@ test('cancelling mid-stream returns "cancelled" and stops the engine calls', asy
   assert.ok(result.usage.completionTokens < script('one two three four five six seven eight nine ten').length);
 });
 
+test('a consumer that stops iterating (client gone) ends generation with a consistent cache', async () => {
+  const text = 'one two three four five six seven eight nine ten';
+  const source = new ScriptedLogitsSource(V, script(text));
+  const session = new PrefixSession(source);
+  let events = 0;
+  for await (const _ of runChat(model, session, parseChatRequest({ messages: ASK, temperature: 0 }, model), { constraints })) {
+    if (++events === 2) break;
+  }
+  const decodes = source.calls.decode;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(source.calls.decode, decodes, 'no engine call after the consumer left');
+  assert.ok(decodes < script(text).length - 1);
+  assert.equal(source.length, session.tokens.length);
+});
+
 test('a prompt longer than the context is a request error', async () => {
   const session = new PrefixSession(new ScriptedLogitsSource(V, []));
   const req = parseChatRequest({ messages: ASK }, model);
