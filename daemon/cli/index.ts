@@ -2,6 +2,7 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
+import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
@@ -20,4 +21,5 @@ export const registrars: CommandRegistrar[] = [
   registerBenchTiming,
   registerSim,
   registerModelsSynth,
+  registerBenchConstrained,
 ];
