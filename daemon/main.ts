@@ -3,17 +3,19 @@
 import { Command } from 'commander';
 import { registrars } from './cli/index.js';
 import { CliError } from './cli/exit.js';
+import { ConfigError } from './config/load.js';
+import { VERSION } from './version.js';
 
 const program = new Command();
 program
   .name('brainstem')
   .description('Serves MoE models from local SSD and drives robot arms from tool calls')
-  .version('0.1.0')
+  .version(VERSION)
   .showHelpAfterError();
 for (const register of registrars) register(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof CliError) {
+  if (err instanceof CliError || err instanceof ConfigError) {
     process.stderr.write(`brainstem: ${err.message}\n`);
     process.exit(err.exitCode);
   }

@@ -1,13 +1,21 @@
 // Every CLI command registers itself here: one file per command under daemon/cli/.
 // Add a command by importing its registrar and appending it to `registrars`.
-import type { Command } from 'commander';
+// Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
+import type { CommandRegistrar } from './group.js';
+import { registerBenchIk } from './bench-ik.js';
+import { registerBenchTiming } from './bench-timing.js';
+import { registerConfigCheck } from './config-check.js';
+import { registerDoctor } from './doctor.js';
+import { registerSim } from './sim.js';
+import { registerStart } from './start.js';
 
-export type CommandRegistrar = (program: Command) => void;
+export type { CommandRegistrar } from './group.js';
 
-/** Returns the parent command `name` (e.g. `bench`, `models`), creating it once. */
-export function group(program: Command, name: string, description: string): Command {
-  const existing = program.commands.find((c) => c.name() === name);
-  return existing ?? program.command(name).description(description);
-}
-
-export const registrars: CommandRegistrar[] = [];
+export const registrars: CommandRegistrar[] = [
+  registerStart,
+  registerDoctor,
+  registerConfigCheck,
+  registerBenchIk,
+  registerBenchTiming,
+  registerSim,
+];

@@ -1,0 +1,71 @@
+// HTTP helpers shared by every route: JSON replies, errors in one (OpenAI-compatible) shape,
+// and bounded body reading that rejects an oversized body instead of buffering it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** An error that becomes an HTTP reply: `{"error": {"message", "type", "param"?}}`. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type = 'invalid_request_error',
+    readonly param?: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: HttpError, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const error: Record<string, unknown> = { message: err.message, type: err.type };
+  if (err.param) error.param = err.param;
+  sendJson(res, err.status, { error }, headers);
+}
+
+/** Reads the body up to `limit` bytes; a larger one is refused with 413 without reading the rest. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > limit) {
+    return Promise.reject(new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes (server.max_message_bytes)`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.pause();
+        reject(new HttpError(413, `request body exceeds the limit of ${limit} bytes (server.max_message_bytes)`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', (err) => reject(new HttpError(400, `could not read the request body: ${err.message}`)));
+  });
+}
+
+/** Reads and parses a JSON body (content-type is not enforced: curl sends form types by default). */
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const body = await readBody(req, limit);
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

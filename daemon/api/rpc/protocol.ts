@@ -1,0 +1,108 @@
+// JSON-RPC 2.0 message handling (transport-free): parse, validate the request shape, check
+// params against the method's schema, run the handler, build the response(s). Batches supported.
+import type { Logger } from '../../log.js';
+import { formatIssue, type Issue } from '../../util/schema.js';
+import { RpcCode, RpcError, type RpcContext, type RpcRegistry } from './registry.js';
+
+export type RpcId = string | number | null;
+
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type RpcResponse =
+  | { jsonrpc: '2.0'; id: RpcId; result: unknown }
+  | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
+
+export interface DispatchHooks {
+  log: Logger;
+  /** Called once per request with `ok` or the error code. */
+  onOutcome?(method: string, known: boolean, outcome: string): void;
+}
+
+const fail = (id: RpcId, code: number, message: string, data?: unknown): RpcResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: data === undefined ? { code, message } : { code, message, data },
+});
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function validId(v: unknown): v is RpcId {
+  return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** Handles one text message; returns what to send back (nothing for notifications). */
+export async function handleMessage(text: string, registry: RpcRegistry, ctx: RpcContext, hooks: DispatchHooks): Promise<RpcResponse | RpcResponse[] | undefined> {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch (err) {
+    hooks.onOutcome?.('(parse)', false, String(RpcCode.PARSE_ERROR));
+    return fail(null, RpcCode.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(msg)) return handleRequest(msg, registry, ctx, hooks);
+  if (msg.length === 0) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: an empty batch');
+  const replies = await Promise.all(msg.map((m) => handleRequest(m, registry, ctx, hooks)));
+  const sent = replies.filter((r): r is RpcResponse => r !== undefined);
+  return sent.length > 0 ? sent : undefined;
+}
+
+/** Checks the request envelope; returns an error response or the parts. */
+function envelope(req: unknown): RpcResponse | { id: RpcId | undefined; method: string; params: unknown } {
+  if (!isObject(req)) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: a request must be a JSON object', { field: '(request)' });
+  const id = 'id' in req ? req.id : undefined;
+  if (id !== undefined && !validId(id)) {
+    return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null', { field: 'id' });
+  }
+  const replyId = id ?? null;
+  if (req.jsonrpc !== '2.0') return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"', { field: 'jsonrpc' });
+  if (typeof req.method !== 'string' || req.method === '') {
+    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "method" must be a non-empty string', { field: 'method' });
+  }
+  if (req.params !== undefined && typeof req.params !== 'object') {
+    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array', { field: 'params' });
+  }
+  return { id, method: req.method, params: req.params ?? undefined };
+}
+
+function paramsError(id: RpcId, issues: Issue[]): RpcResponse {
+  const first = issues[0]!;
+  return fail(id, RpcCode.INVALID_PARAMS, `Invalid params: ${issues.map((i) => formatIssue(i)).join('; ')}`, {
+    field: first.path || '(params)',
+    rule: first.rule,
+    issues: issues.map((i) => ({ field: i.path || '(params)', rule: i.rule })),
+  });
+}
+
+async function handleRequest(req: unknown, registry: RpcRegistry, ctx: RpcContext, hooks: DispatchHooks): Promise<RpcResponse | undefined> {
+  const env = envelope(req);
+  if ('jsonrpc' in env) {
+    hooks.onOutcome?.('(invalid)', false, String(RpcCode.INVALID_REQUEST));
+    return env;
+  }
+  const { id, method: name } = env;
+  const notification = id === undefined;
+  const method = registry.get(name);
+  const reply = (r: RpcResponse): RpcResponse | undefined => {
+    hooks.onOutcome?.(name, method !== undefined, 'error' in r ? String(r.error.code) : 'ok');
+    return notification ? undefined : r;
+  };
+  if (!method) return reply(fail(id ?? null, RpcCode.METHOD_NOT_FOUND, `Method not found: ${name}`, { method: name }));
+  if (Array.isArray(env.params)) {
+    return reply(fail(id ?? null, RpcCode.INVALID_PARAMS, 'Invalid params: params must be an object of named parameters, not an array', { field: '(params)', rule: 'must be an object' }));
+  }
+  const issues: Issue[] = [];
+  const params = method.params.check(env.params, '', issues);
+  if (issues.length > 0) return reply(paramsError(id ?? null, issues));
+  try {
+    const result = await method.handler(params, ctx);
+    return reply({ jsonrpc: '2.0', id: id ?? null, result: result ?? null });
+  } catch (err) {
+    if (err instanceof RpcError) return reply(fail(id ?? null, err.code, err.message, err.data));
+    hooks.log.error({ method: name, err }, 'JSON-RPC handler failed');
+    return reply(fail(id ?? null, RpcCode.INTERNAL_ERROR, `Internal error in ${name}: ${(err as Error)?.message ?? String(err)}`));
+  }
+}

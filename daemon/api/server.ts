@@ -1,0 +1,152 @@
+// The one HTTP server: registered routes (token-protected unless marked public) and the
+// JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ServerConfig } from '../config/schema.js';
+import type { Logger, Logs } from '../log.js';
+import { Service } from '../service.js';
+import { dialHost } from '../util/net.js';
+import { presentedToken, tokenMatches } from './auth.js';
+import { HttpError, sendError } from './http.js';
+import type { Metrics } from './metrics.js';
+import type { HttpRoutes } from './routes.js';
+import { RpcConnection } from './rpc/connection.js';
+import type { RpcRegistry } from './rpc/registry.js';
+
+export const WS_PATH = '/ws';
+
+export interface ApiServerDeps {
+  config: ServerConfig;
+  token: string;
+  logs: Logs;
+  routes: HttpRoutes;
+  rpc: RpcRegistry;
+  metrics: Metrics;
+}
+
+export class ApiServer extends Service {
+  readonly name = 'api';
+  private server?: Server;
+  private wss?: WebSocketServer;
+  private heartbeat?: NodeJS.Timeout;
+  /** Clients that answered the last ping (or connected since). */
+  private readonly alive = new WeakSet<WebSocket>();
+  private nextConn = 1;
+  private readonly log: Logger;
+
+  constructor(private readonly deps: ApiServerDeps) {
+    super();
+    this.log = deps.logs.get('api.http');
+  }
+
+  /** Bound address once started (port resolved when config asked for 0). */
+  address(): { host: string; port: number } {
+    const a = this.server?.address() as AddressInfo | null | undefined;
+    if (!a) throw new Error('api server is not listening');
+    return { host: this.deps.config.host, port: a.port };
+  }
+
+  url(scheme: 'http' | 'ws' = 'http'): string {
+    const { host, port } = this.address();
+    return `${scheme}://${dialHost(host)}:${port}`;
+  }
+
+  protected override describe() {
+    return { detail: { url: this.url(), ws_clients: this.wss?.clients.size ?? 0 } };
+  }
+
+  protected async onStart(): Promise<void> {
+    const { config } = this.deps;
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: config.max_message_bytes, perMessageDeflate: false });
+    this.heartbeat = setInterval(() => this.pingAll(), config.ws_heartbeat_ms);
+    this.heartbeat.unref();
+    const server = createServer((req, res) => void this.onRequest(req, res));
+    server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    server.on('clientError', (_err, socket) => socket.destroy());
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(new Error(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}; choose another server.port (BRAINSTEM_SERVER_PORT)`)),
+      );
+      server.listen(config.port, config.host, () => resolve());
+    });
+    this.log.info({ url: this.url(), ws: this.url('ws') + WS_PATH }, 'API listening');
+  }
+
+  protected async onStop(): Promise<void> {
+    clearInterval(this.heartbeat);
+    for (const ws of this.wss?.clients ?? []) ws.close(1001, 'daemon stopping');
+    this.wss?.close();
+    const server = this.server;
+    if (!server?.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    // Clients that ignore the close frame are cut off after a grace period.
+    const grace = setTimeout(() => this.wss?.clients.forEach((ws) => ws.terminate()), 1000);
+    await closed;
+    clearTimeout(grace);
+  }
+
+  private pingAll(): void {
+    for (const ws of this.wss?.clients ?? []) {
+      if (!this.alive.has(ws)) {
+        this.log.info('WebSocket client missed a heartbeat: disconnecting');
+        ws.terminate();
+        continue;
+      }
+      this.alive.delete(ws);
+      ws.ping();
+    }
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const match = this.deps.routes.match(req.method ?? 'GET', url.pathname);
+    const label = 'route' in match ? match.route.path : url.pathname === WS_PATH ? WS_PATH : '(unmatched)';
+    res.on('finish', () => this.deps.metrics.httpRequests.inc({ route: label, method: req.method ?? '', status: res.statusCode }));
+    try {
+      if ('status' in match) {
+        if (match.status === 405) throw new HttpError(405, `method ${req.method} is not allowed on ${url.pathname} (allowed: ${match.allow.join(', ')})`);
+        throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
+      }
+      if (match.route.auth !== false) this.authorize(req, url);
+      await match.route.handler(req, res, { url, params: match.params, log: this.log, maxBodyBytes: this.deps.config.max_message_bytes });
+    } catch (err) {
+      const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`, 'server_error');
+      if (e.status >= 500) this.log.error({ err, path: url.pathname }, 'route failed');
+      const headers: Record<string, string> = e.status === 401 ? { 'www-authenticate': 'Bearer realm="brainstem"' } : {};
+      if (e.status === 413) headers.connection = 'close';
+      if (e.status === 405 && 'allow' in match) headers.allow = match.allow.join(', ');
+      sendError(res, e, headers);
+    }
+  }
+
+  private authorize(req: IncomingMessage, url: URL): void {
+    if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
+      throw new HttpError(401, 'missing or wrong API token: send "Authorization: Bearer <token>" or ?token=<token> (see server.token)', 'authentication_error');
+    }
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const refuse = (status: number, reason: string) => {
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
+    };
+    socket.on('error', () => socket.destroy());
+    if (url.pathname !== WS_PATH) return refuse(404, 'Not Found');
+    if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
+      this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
+      return refuse(401, 'Unauthorized');
+    }
+    this.wss!.handleUpgrade(req, socket, head, (ws) => {
+      const id = `c${this.nextConn++}`;
+      this.log.debug({ conn: id }, 'WebSocket connected');
+      this.alive.add(ws);
+      ws.on('pong', () => this.alive.add(ws));
+      new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'));
+    });
+  }
+}

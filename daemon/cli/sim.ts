@@ -1,0 +1,110 @@
+// `brainstem sim`: a simulated robot controller process that connects to the daemon over MQTT
+// (a broker) or the daemon's WebSocket, and behaves like a real controller (robot/sim/).
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import type { CommandRegistrar } from './group.js';
+import { CliError } from './exit.js';
+import { loadSimRobot } from '../../robot/sim/robot.js';
+import { parseFault, type Fault } from '../../robot/sim/faults.js';
+import { startSim } from '../../robot/sim/process.js';
+import { ControllerMqtt, type MqttVersion } from '../../robot/link/controller-mqtt.js';
+import { ControllerWs } from '../../robot/link/controller-ws.js';
+import { DEFAULT_BASE, ROBOT_ID_PATTERN, checkBase } from '../../robot/link/protocol.js';
+
+const VERSION = '0.1.0';
+
+interface SimFlags {
+  robot: string;
+  id?: string;
+  broker?: string;
+  ws?: string;
+  token?: string;
+  base: string;
+  mqtt: string;
+  rate: string;
+  lag: string;
+  latency: string;
+  decel: string;
+  heartbeatTimeout: string;
+  trackingLimit?: string;
+  fault: string[];
+  seed: string;
+}
+
+function num(flag: string, value: string, lo: number, hi: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < lo || n > hi) throw new CliError(`${flag} must be a number in [${lo}, ${hi}] (got "${value}")`, 2);
+  return n;
+}
+
+export const registerSim: CommandRegistrar = (program: Command) => {
+  program
+    .command('sim')
+    .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
+    .requiredOption('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file')
+    .option('--id <id>', 'robot id on the link (default: the robot name)')
+    .option('--broker <url>', 'MQTT broker URL (default mqtt://127.0.0.1:1883)')
+    .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
+    .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
+    .option('--base <topic>', 'MQTT topic base', DEFAULT_BASE)
+    .option('--mqtt <version>', 'MQTT protocol: auto (5, else 3.1.1), 3.1.1 or 5', 'auto')
+    .option('--rate <hz>', 'state messages per second (1–1000)', '100')
+    .option('--lag <s>', 'first-order lag time constant of the joints (0–5)', '0.05')
+    .option('--latency <s>', 'actuation latency (0–5)', '0.01')
+    .option('--decel <rad/s2>', 'largest joint deceleration when stopping', '3')
+    .option('--heartbeat-timeout <s>', 'longest daemon heartbeat silence before stopping', '0.5')
+    .option('--tracking-limit <rad>', 'abort and latch a fault above this tracking error (default: off)')
+    .option('--fault <spec>', 'inject a fault, repeatable: disconnect|stall|tracking|drop|delay[,key=value...]', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--seed <n>', 'seed for random faults', '1')
+    .action(async (flags: SimFlags) => {
+      if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
+      let robot;
+      let faults: Fault[];
+      try {
+        robot = loadSimRobot(flags.robot);
+        faults = flags.fault.map(parseFault);
+      } catch (err) {
+        throw new CliError((err as Error).message, 2);
+      }
+      const id = flags.id ?? robot.name;
+      if (!new RegExp(ROBOT_ID_PATTERN).test(id)) throw new CliError(`--id must match ${ROBOT_ID_PATTERN} (got "${id}")`, 2);
+      const baseProblem = checkBase(flags.base);
+      if (baseProblem) throw new CliError(`--base: ${baseProblem}`, 2);
+      if (!['auto', '3.1.1', '5'].includes(flags.mqtt)) throw new CliError(`--mqtt must be auto, 3.1.1 or 5 (got "${flags.mqtt}")`, 2);
+      const sim = {
+        robotId: id,
+        version: VERSION,
+        rate: num('--rate', flags.rate, 1, 1000),
+        lag: num('--lag', flags.lag, 0, 5),
+        latency: num('--latency', flags.latency, 0, 5),
+        decel: num('--decel', flags.decel, 0.01, 1000),
+        heartbeatTimeout: num('--heartbeat-timeout', flags.heartbeatTimeout, 0.01, 60),
+        trackingLimit: flags.trackingLimit === undefined ? null : num('--tracking-limit', flags.trackingLimit, 0, 10),
+        seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
+        faults,
+      };
+      const where = flags.ws ?? flags.broker ?? 'mqtt://127.0.0.1:1883';
+      const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
+      let proc;
+      try {
+        proc = startSim({
+          robot,
+          sim,
+          log,
+          link: (on) =>
+            flags.ws
+              ? new ControllerWs({ url: flags.ws, robot: id, token: flags.token ?? process.env.BRAINSTEM_TOKEN ?? null }, on)
+              : new ControllerMqtt({ url: where, base: flags.base, robot: id, version: flags.mqtt as MqttVersion, clientId: `brainstem-sim-${id}-${randomBytes(3).toString('hex')}` }, on),
+        });
+      } catch (err) {
+        throw new CliError(`cannot start: ${(err as Error).message}`, 2);
+      }
+      log(`robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${where}; state ${sim.rate} Hz`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      log('stopping');
+      await proc.close();
+    });
+};

@@ -1,0 +1,61 @@
+// `brainstem start [--config FILE]`: runs the daemon in the foreground until SIGINT/SIGTERM.
+import type { Command } from 'commander';
+import { createDaemon } from '../compose.js';
+import { loadConfig } from '../config/load.js';
+import { stopOnSignals } from '../daemon.js';
+import { WS_PATH } from '../api/server.js';
+import { Logs } from '../log.js';
+import { tryLoadNative } from '../native/binding.js';
+import { removeRuntimeInfo, writeRuntimeInfo } from '../runtime-file.js';
+import { redactUrl } from '../config/secrets.js';
+import { VERSION } from '../version.js';
+import { CliError } from './exit.js';
+
+/** Runs until a signal stops the daemon; resolves with the process exit code. */
+export async function runDaemon(configFile?: string): Promise<number> {
+  const config = loadConfig({ file: configFile });
+  const logs = new Logs(config.logging);
+  const log = logs.get('daemon');
+  const parts = createDaemon(config, { logs });
+  const { daemon, api, broker, token } = parts;
+  if (token.file) log.info({ token_file: token.file }, `${token.generated ? 'generated an API token' : 'API token'} in ${token.file}`);
+  const native = tryLoadNative();
+  if (native.error) log.warn(`${native.error}; the API and MQTT run without the inference engine`);
+
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception: stopping');
+    void daemon.stop().finally(() => process.exit(1));
+  });
+  const stopped = stopOnSignals(daemon, log, process, (code) => process.exit(code));
+  try {
+    await daemon.start();
+  } catch (err) {
+    throw new CliError(`could not start: ${(err as Error).message}`, 1);
+  }
+  if (daemon.currentState === 'running') {
+    writeRuntimeInfo(config.data_dir, {
+      pid: process.pid,
+      version: VERSION,
+      started_at: new Date().toISOString(),
+      http: api.url(),
+      ws: api.url('ws') + WS_PATH,
+      mqtt: broker ? broker.url() : config.mqtt.url ? redactUrl(config.mqtt.url) : null,
+      mqtt_embedded: broker !== undefined,
+      ...(token.file ? { token_file: token.file } : {}),
+    });
+  }
+  const code = await stopped;
+  removeRuntimeInfo(config.data_dir);
+  return code;
+}
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('run the daemon in the foreground until SIGINT or SIGTERM')
+    .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml')
+    .action(async (opts: { config?: string }) => {
+      process.exit(await runDaemon(opts.config));
+    });
+}

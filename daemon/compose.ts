@@ -1,0 +1,82 @@
+// The composition root: builds every service from one validated config, in start order.
+// The API starts first so /health answers 503 while the rest start; stop runs in reverse.
+// Later parts (engine, robots) add their services, RPC methods and routes here.
+import { arch, platform } from 'node:os';
+import { ApiServer, WS_PATH } from './api/server.js';
+import { Metrics } from './api/metrics.js';
+import { HttpRoutes } from './api/routes.js';
+import { RpcRegistry } from './api/rpc/registry.js';
+import { registerSystemMethods } from './api/rpc/system.js';
+import { registerStatusRoutes } from './api/status-routes.js';
+import type { Config } from './config/schema.js';
+import { redactUrl, resolveSecret, type Secret } from './config/secrets.js';
+import { Daemon } from './daemon.js';
+import { Logs } from './log.js';
+import { EmbeddedBroker } from './mqtt/broker.js';
+import { DaemonMqttClient } from './mqtt/client.js';
+import { tryLoadNative } from './native/binding.js';
+import type { Service } from './service.js';
+import { VERSION } from './version.js';
+
+export interface DaemonParts {
+  config: Config;
+  logs: Logs;
+  metrics: Metrics;
+  rpc: RpcRegistry;
+  routes: HttpRoutes;
+  token: Secret;
+  mqttPassword: Secret;
+  api: ApiServer;
+  broker?: EmbeddedBroker;
+  mqtt: DaemonMqttClient;
+  daemon: Daemon;
+}
+
+/** Builds (does not start) a daemon. Creates data_dir secrets when the config leaves them empty. */
+export function createDaemon(config: Config, opts: { logs?: Logs } = {}): DaemonParts {
+  const logs = opts.logs ?? new Logs(config.logging);
+  const metrics = new Metrics();
+  const rpc = new RpcRegistry();
+  const routes = new HttpRoutes();
+  const token = resolveSecret(config.server.token, config.data_dir, 'token');
+  const embedded = config.mqtt.url === '';
+  const mqttPassword = embedded ? resolveSecret(config.mqtt.password, config.data_dir, 'mqtt-password') : { value: config.mqtt.password, generated: false };
+
+  const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics });
+  const broker = embedded
+    ? new EmbeddedBroker({ ...config.mqtt.embedded, username: config.mqtt.username, password: mqttPassword.value, log: logs.get('mqtt.broker') })
+    : undefined;
+  const mqtt = new DaemonMqttClient({
+    config: config.mqtt,
+    brokerUrl: () => broker?.url() ?? config.mqtt.url,
+    password: mqttPassword.value,
+    embedded,
+    log: logs.get('mqtt.client'),
+  });
+  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt];
+  const daemon = new Daemon(services, logs.get('daemon'));
+  const health = () => daemon.health();
+
+  registerStatusRoutes(routes, metrics, health);
+  const startedAt = new Date().toISOString();
+  registerSystemMethods({
+    rpc,
+    health,
+    info: () => {
+      const native = tryLoadNative();
+      return {
+        name: 'brainstem',
+        version: VERSION,
+        pid: process.pid,
+        started_at: startedAt,
+        node: process.version,
+        platform: platform(),
+        arch: arch(),
+        api: { url: api.url(), ws: api.url('ws') + WS_PATH },
+        mqtt: { url: redactUrl(broker?.url() ?? config.mqtt.url), embedded, base: config.mqtt.base, protocol: mqtt.protocol, connected: mqtt.connected },
+        native: native.addon ? native.addon.info() : { error: native.error },
+      };
+    },
+  });
+  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, daemon };
+}

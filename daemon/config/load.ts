@@ -1,0 +1,131 @@
+// Loads the daemon config: documented defaults (configs/brainstem.yaml) < user file <
+// BRAINSTEM_* environment < programmatic overrides, then validates the merge once.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { repoRoot } from '../native/binding.js';
+import { formatIssue, type Issue } from '../util/schema.js';
+import { envOverrides } from './env.js';
+import { daemonSchema, type Config } from './schema.js';
+
+export const defaultConfigFile = join(repoRoot, 'configs', 'brainstem.yaml');
+
+/** A bad config: the message lists every problem; the CLI exits with code 2. */
+export class ConfigError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** User config file merged over the defaults. */
+  file?: string;
+  /** Environment to read BRAINSTEM_* overrides from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Highest-priority values, e.g. from tests: partial config trees, later ones win. */
+  overrides?: Record<string, unknown> | Record<string, unknown>[];
+  defaultsFile?: string;
+  /** Base for a relative data_dir (default process.cwd()). */
+  cwd?: string;
+}
+
+type Tree = Record<string, unknown>;
+
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads one YAML file into a mapping; every failure is a ConfigError naming the file. */
+export function readYamlFile(file: string): Tree {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'file not found' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    throw new ConfigError(`cannot read config file ${file}: ${why}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (!isTree(doc)) throw new ConfigError(`config file ${file} must contain a mapping of keys at the top level, not ${Array.isArray(doc) ? 'a list' : typeof doc}`);
+  return doc;
+}
+
+/** Deep-merges `src` into `dst`; null means "not set". Records where each value came from. */
+function mergeInto(dst: Tree, src: Tree, source: string, origins: Map<string, string>, prefix = ''): void {
+  for (const [k, v] of Object.entries(src)) {
+    if (v === null || v === undefined) continue;
+    const path = prefix ? `${prefix}.${k}` : k;
+    origins.set(path, source);
+    if (!isTree(v)) dst[k] = v;
+    else {
+      if (!isTree(dst[k])) dst[k] = {};
+      mergeInto(dst[k] as Tree, v, source, origins, path);
+    }
+  }
+}
+
+function setPath(tree: Tree, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = tree;
+  for (const p of parts.slice(0, -1)) {
+    if (!isTree(node[p])) node[p] = {};
+    node = node[p] as Tree;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+function originOf(path: string, origins: Map<string, string>): string | undefined {
+  for (let p = path; p; p = p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '') {
+    const o = origins.get(p);
+    if (o) return o;
+  }
+  return undefined;
+}
+
+export function formatConfigIssues(issues: Issue[], origins: Map<string, string> = new Map()): string {
+  const lines = issues.map((i) => {
+    const from = originOf(i.path, origins);
+    return `  - ${formatIssue(i)}${from ? ` (from ${from})` : ''}`;
+  });
+  const n = issues.length;
+  return `invalid configuration (${n} problem${n === 1 ? '' : 's'}):\n${lines.join('\n')}`;
+}
+
+export function expandHome(p: string): string {
+  return p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const origins = new Map<string, string>();
+  const tree: Tree = {};
+  const defaultsFile = opts.defaultsFile ?? defaultConfigFile;
+  mergeInto(tree, readYamlFile(defaultsFile), defaultsFile, origins);
+  if (opts.file) mergeInto(tree, readYamlFile(opts.file), opts.file, origins);
+  const env = envOverrides(daemonSchema, opts.env ?? process.env);
+  for (const o of env.overrides) {
+    setPath(tree, o.path, o.value);
+    origins.set(o.path, o.name);
+  }
+  for (const layer of [opts.overrides ?? []].flat()) mergeInto(tree, layer, 'overrides', origins);
+
+  const issues: Issue[] = [...env.issues];
+  const config = daemonSchema.check(tree, '', issues);
+  if (issues.length > 0 || !config) throw new ConfigError(formatConfigIssues(issues, origins));
+  config.data_dir = resolve(opts.cwd ?? process.cwd(), expandHome(config.data_dir));
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}

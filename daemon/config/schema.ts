@@ -1,0 +1,93 @@
+// The one schema for the whole daemon. configs/brainstem.yaml documents every key; a test
+// keeps that file, the README and this schema in agreement.
+import { int, obj, oneOf, record, str, type Infer, type Issue } from '../util/schema.js';
+import { sections } from './sections.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const port = (def: number, doc: string) => int({ min: 0, max: 65535, default: def, doc });
+
+const MQTT_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ws:', 'wss:'];
+
+function brokerUrlRule(s: string): string | undefined {
+  if (s === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return 'must be empty or a URL like mqtt://host:1883';
+  }
+  if (!MQTT_SCHEMES.includes(u.protocol)) return `must use one of the schemes ${MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`;
+  if (!u.hostname) return 'must name a host';
+  return undefined;
+}
+
+function topicBaseRule(s: string): string | undefined {
+  if (/[+#\u0000]/.test(s)) return 'must not contain MQTT wildcards (+, #) or NUL';
+  if (s.startsWith('$')) return 'must not start with "$" (reserved for broker topics)';
+  if (s.split('/').some((level) => level === '')) return 'must not have empty levels (no leading, trailing or double "/")';
+  return undefined;
+}
+
+export const daemonSchema = obj({
+  data_dir: str({ nonEmpty: true, default: '~/.brainstem', doc: 'state directory: generated secrets, runtime file, models' }),
+  server: obj({
+    host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'HTTP/WebSocket bind address' }),
+    port: port(7777, 'HTTP/WebSocket port (0 picks a free port)'),
+    token: str({ default: '', secret: true, doc: 'API token; empty = generated once and stored in <data_dir>/token' }),
+    max_message_bytes: int({
+      min: 1024,
+      max: 1 << 30,
+      default: 4 << 20,
+      doc: 'largest WebSocket message or HTTP body accepted, in bytes',
+    }),
+    ws_heartbeat_ms: int({ min: 100, max: 3_600_000, default: 30_000, doc: 'WebSocket ping interval; a client that misses a pong is disconnected' }),
+  }),
+  mqtt: obj(
+    {
+      url: str({ default: '', rule: brokerUrlRule, doc: 'external broker URL; empty = run the embedded broker' }),
+      embedded: obj({
+        host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'embedded broker bind address' }),
+        port: port(1883, 'embedded broker port (0 picks a free port)'),
+      }),
+      username: str({ default: 'brainstem', doc: 'MQTT username (embedded broker and the daemon client)' }),
+      password: str({
+        default: '',
+        secret: true,
+        doc: 'MQTT password; empty with the embedded broker = generated once and stored in <data_dir>/mqtt-password',
+      }),
+      base: str({ nonEmpty: true, default: 'brainstem', rule: topicBaseRule, doc: 'topic prefix' }),
+      protocol: oneOf(['auto', '5', '3.1.1'], { default: 'auto', doc: 'MQTT version of the daemon client; auto tries 5 then 3.1.1' }),
+      reconnect: obj(
+        {
+          min_ms: int({ min: 10, max: 600_000, default: 500, doc: 'first reconnect delay' }),
+          max_ms: int({ min: 10, max: 600_000, default: 30_000, doc: 'longest reconnect delay (doubling backoff with jitter)' }),
+        },
+        {
+          refine: (v, path, issues: Issue[]) => {
+            if (v.min_ms > v.max_ms) issues.push({ path: `${path}.min_ms`, rule: `must be <= ${path}.max_ms (${v.max_ms})`, value: v.min_ms });
+          },
+        },
+      ),
+    },
+    {
+      refine: (v, path, issues) => {
+        if (v.url !== '') return;
+        if (v.username === '') issues.push({ path: `${path}.username`, rule: 'must be non-empty when the embedded broker runs (mqtt.url is empty)', value: v.username });
+        if (v.protocol === '5') issues.push({ path: `${path}.protocol`, rule: 'must be "auto" or "3.1.1" with the embedded broker (it speaks MQTT 3.1.1)', value: v.protocol });
+      },
+    },
+  ),
+  logging: obj({
+    level: oneOf(LOG_LEVELS, { default: 'info', doc: 'default log level' }),
+    format: oneOf(['auto', 'json', 'pretty'], { default: 'auto', doc: 'auto = pretty on a TTY, JSON otherwise' }),
+    levels: record(oneOf(LOG_LEVELS), { doc: 'level per namespace, e.g. {mqtt: debug, api.rpc: trace}' }),
+  }),
+  ...sections,
+});
+
+export type Config = Infer<typeof daemonSchema>;
+export type ServerConfig = Config['server'];
+export type MqttConfig = Config['mqtt'];
+export type LoggingConfig = Config['logging'];
+export type LogLevel = (typeof LOG_LEVELS)[number];

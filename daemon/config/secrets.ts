@@ -1,0 +1,73 @@
+// Secrets the daemon generates when the config leaves them empty (API token, embedded broker
+// password): created once, stored in data_dir with mode 0600, reused on later starts.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { leaves } from '../util/schema.js';
+import { ConfigError } from './load.js';
+import { daemonSchema, type Config } from './schema.js';
+
+export interface Secret {
+  value: string;
+  /** Where the generated value lives; undefined when it came from the config. */
+  file?: string;
+  generated: boolean;
+}
+
+export function ensureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+}
+
+/** Returns `configured` when set, else the value stored in data_dir/name (creating it once). */
+export function resolveSecret(configured: string, dataDir: string, name: string): Secret {
+  if (configured !== '') return { value: configured, generated: false };
+  const file = join(dataDir, name);
+  try {
+    const stored = readStored(file);
+    if (stored) return { value: stored, file, generated: false };
+    ensureDataDir(dataDir);
+    // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
+    const value = randomBytes(24).toString('base64url');
+    writeFileSync(file, value + '\n', { mode: 0o600 });
+    chmodSync(file, 0o600);
+    return { value, file, generated: true };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(`cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`);
+  }
+}
+
+function readStored(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** mqtt://user:secret@host → mqtt://user:***@host (for logs and printed configs). */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** A copy of the config with every secret key and URL password masked. */
+export function redactConfig(config: Config): Config {
+  const copy = structuredClone(config) as Record<string, any>;
+  for (const { path, node } of leaves(daemonSchema)) {
+    const parts = path.split('.');
+    const parent = parts.slice(0, -1).reduce((o, p) => o?.[p], copy);
+    const key = parts[parts.length - 1]!;
+    if (!parent || typeof parent[key] !== 'string' || parent[key] === '') continue;
+    if (node.info.secret) parent[key] = '***';
+    else if (key === 'url') parent[key] = redactUrl(parent[key]);
+  }
+  return copy as Config;
+}

@@ -1,0 +1,121 @@
+// The daemon: starts its services in order, stops them in reverse (every one of them, even
+// when some fail), reports aggregate health, and turns SIGINT/SIGTERM into a clean stop.
+import type { Logger } from './log.js';
+import type { Service, ServiceHealth } from './service.js';
+
+export type DaemonState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+export interface DaemonHealth {
+  /** `ready` when running and every service is ready; `degraded` when running with a degraded service. */
+  status: 'starting' | 'ready' | 'degraded' | 'stopping' | 'stopped' | 'failed';
+  ready: boolean;
+  services: Record<string, ServiceHealth>;
+}
+
+export interface StopResult {
+  ok: boolean;
+  errors: { service: string; message: string }[];
+}
+
+export class Daemon {
+  private state: DaemonState = 'idle';
+  private stopping?: Promise<StopResult>;
+
+  constructor(
+    readonly services: readonly Service[],
+    private readonly log: Logger,
+  ) {}
+
+  get currentState(): DaemonState {
+    return this.state;
+  }
+
+  /** Starts services in order; on the first failure stops the ones already started and rethrows. */
+  async start(): Promise<void> {
+    if (this.state !== 'idle') throw new Error(`daemon cannot start from state ${this.state}`);
+    this.state = 'starting';
+    for (const s of this.services) {
+      if (this.stopping) return; // a signal arrived while starting: stop() owns the rest
+      try {
+        this.log.debug({ service: s.name }, 'starting service');
+        await s.start();
+      } catch (err) {
+        this.log.error({ service: s.name, err: (err as Error).message }, 'service failed to start');
+        await this.stop();
+        this.state = 'failed';
+        throw new Error(`${s.name}: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    if (this.stopping) return;
+    this.state = 'running';
+    this.log.info({ services: this.services.map((s) => s.name) }, 'daemon ready');
+  }
+
+  /** Stops every service in reverse order, collecting failures instead of giving up. */
+  stop(): Promise<StopResult> {
+    this.stopping ??= this.stopAll();
+    return this.stopping;
+  }
+
+  private async stopAll(): Promise<StopResult> {
+    this.state = 'stopping';
+    const errors: StopResult['errors'] = [];
+    for (const s of [...this.services].reverse()) {
+      try {
+        await s.stop();
+      } catch (err) {
+        errors.push({ service: s.name, message: (err as Error).message });
+        this.log.error({ service: s.name, err: (err as Error).message }, 'service failed to stop');
+      }
+    }
+    this.state = 'stopped';
+    this.log.info({ ok: errors.length === 0 }, 'daemon stopped');
+    return { ok: errors.length === 0, errors };
+  }
+
+  health(): DaemonHealth {
+    const services = Object.fromEntries(this.services.map((s) => [s.name, s.health()]));
+    const statuses = Object.values(services).map((h) => h.status);
+    let status: DaemonHealth['status'];
+    if (this.state === 'running') {
+      if (statuses.some((s) => s !== 'ready' && s !== 'degraded')) status = 'failed';
+      else status = statuses.includes('degraded') ? 'degraded' : 'ready';
+    } else status = this.state === 'idle' ? 'starting' : this.state;
+    return { status, ready: status === 'ready' || status === 'degraded', services };
+  }
+}
+
+export interface SignalSource {
+  on(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
+  off(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
+}
+
+/**
+ * Resolves with the exit code once a SIGINT/SIGTERM stop finishes: 0 when every service
+ * stopped cleanly, 1 otherwise. A second SIGINT calls `forceExit(130)` without waiting.
+ */
+export function stopOnSignals(daemon: Daemon, log: Logger, proc: SignalSource, forceExit: (code: number) => void): Promise<number> {
+  return new Promise((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: 'SIGINT' | 'SIGTERM') => () => {
+      if (signalled) {
+        if (signal === 'SIGINT') {
+          log.warn('second SIGINT: exiting without waiting for services');
+          forceExit(130);
+        }
+        return;
+      }
+      signalled = true;
+      log.info({ signal }, 'stopping (press Ctrl-C again to force)');
+      void daemon.stop().then((r) => {
+        proc.off('SIGINT', onInt);
+        proc.off('SIGTERM', onTerm);
+        resolve(r.ok ? 0 : 1);
+      });
+    };
+    const onInt = onSignal('SIGINT');
+    const onTerm = onSignal('SIGTERM');
+    proc.on('SIGINT', onInt);
+    proc.on('SIGTERM', onTerm);
+  });
+}

@@ -1,0 +1,134 @@
+// The daemon's own MQTT client: retained `<base>/daemon/availability` = online, with an
+// `offline` last will (and an explicit offline on a clean stop); reconnects with doubling
+// backoff. protocol auto: MQTT 5 first, 3.1.1 when the broker refuses 5 (e.g. aedes).
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import type { MqttConfig } from '../config/schema.js';
+import { redactUrl } from '../config/secrets.js';
+import type { Logger } from '../log.js';
+import { Service } from '../service.js';
+import { withTimeout } from '../util/net.js';
+import { backoffDelay } from './backoff.js';
+import { AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, availabilityTopic } from './topics.js';
+
+export interface MqttClientDeps {
+  config: MqttConfig;
+  /** Broker URL, read at start (the embedded broker's port is known only once it listens). */
+  brokerUrl: () => string;
+  /** Password for the configured username (generated one for the embedded broker). */
+  password: string;
+  /** The embedded broker speaks 3.1.1 only: skip the MQTT 5 attempt. */
+  embedded: boolean;
+  log: Logger;
+  random?: () => number;
+}
+
+// CONNACK codes meaning "protocol version not supported": 3.1.1 returnCode 1, MQTT 5 reason 0x84.
+const UNSUPPORTED_PROTOCOL = new Set([1, 132]);
+const FIRST_CONNECT_WAIT_MS = 10_000;
+const OFFLINE_PUBLISH_WAIT_MS = 2_000;
+
+export class DaemonMqttClient extends Service {
+  readonly name = 'mqtt-client';
+  private client?: MqttClient;
+  private version: 4 | 5 = 5;
+  private attempt = 0;
+  private lastError?: string;
+
+  constructor(private readonly deps: MqttClientDeps) {
+    super();
+  }
+
+  get connected(): boolean {
+    return this.client?.connected === true;
+  }
+
+  /** MQTT protocol in use: "5" or "3.1.1". */
+  get protocol(): '5' | '3.1.1' {
+    return this.version === 5 ? '5' : '3.1.1';
+  }
+
+  /** For later parts (robot link): publishes through the daemon's connection. */
+  async publish(topic: string, payload: string | Buffer, opts: IClientPublishOptions = {}): Promise<void> {
+    if (!this.client) throw new Error('MQTT client is not started');
+    await this.client.publishAsync(topic, payload, opts);
+  }
+
+  protected override describe() {
+    const detail = { url: redactUrl(this.deps.brokerUrl()), protocol: this.protocol, connected: this.connected, ...(this.lastError ? { last_error: this.lastError } : {}) };
+    return this.connected ? { detail } : { degraded: 'not connected to the MQTT broker (reconnecting)', detail };
+  }
+
+  protected async onStart(): Promise<void> {
+    const { config, log } = this.deps;
+    const url = this.deps.brokerUrl();
+    const topic = availabilityTopic(config.base);
+    this.version = this.deps.embedded || config.protocol === '3.1.1' ? 4 : 5;
+    const fromUrl = new URL(url);
+    const opts: IClientOptions = {
+      protocolVersion: this.version,
+      clientId: `brainstem-daemon-${hostname().slice(0, 20)}-${randomBytes(3).toString('hex')}`,
+      clean: true,
+      keepalive: 30,
+      connectTimeout: FIRST_CONNECT_WAIT_MS,
+      reconnectPeriod: config.reconnect.min_ms,
+      reconnectOnConnackError: true,
+      will: { topic, payload: Buffer.from(AVAILABILITY_OFFLINE), qos: 1, retain: true },
+      // Credentials inside mqtt.url win over mqtt.username/password.
+      ...(fromUrl.username ? {} : { username: config.username || undefined, password: this.deps.password || undefined }),
+    };
+    const client = connect(url, opts);
+    this.client = client;
+    let settle: () => void = () => undefined;
+    const firstOutcome = new Promise<void>((resolve) => (settle = resolve));
+    const timer = setTimeout(settle, FIRST_CONNECT_WAIT_MS);
+
+    client.on('connect', () => {
+      this.attempt = 0;
+      this.lastError = undefined;
+      client.options.reconnectPeriod = config.reconnect.min_ms;
+      log.info({ url: redactUrl(url), protocol: this.protocol }, 'MQTT connected');
+      client.publish(topic, AVAILABILITY_ONLINE, { qos: 1, retain: true }, (err) => {
+        if (err) log.warn({ err: err.message }, 'could not publish availability');
+        settle();
+      });
+    });
+    client.on('reconnect', () => {
+      this.attempt++;
+      client.options.reconnectPeriod = backoffDelay(this.attempt + 1, config.reconnect.min_ms, config.reconnect.max_ms, this.deps.random ?? Math.random);
+      log.debug({ attempt: this.attempt, next_ms: client.options.reconnectPeriod }, 'MQTT reconnecting');
+    });
+    client.on('error', (err: Error & { code?: number | string }) => {
+      this.lastError = err.message;
+      if (config.protocol === 'auto' && this.version === 5 && typeof err.code === 'number' && UNSUPPORTED_PROTOCOL.has(err.code)) {
+        this.version = 4;
+        client.options.protocolVersion = 4;
+        log.info('broker does not support MQTT 5: using 3.1.1');
+        return;
+      }
+      log.warn({ url: redactUrl(url), err: err.message }, 'MQTT error');
+      settle();
+    });
+    client.on('offline', () => {
+      log.warn({ url: redactUrl(url) }, 'MQTT connection lost');
+      settle();
+    });
+    await firstOutcome;
+    clearTimeout(timer);
+  }
+
+  protected async onStop(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.client = undefined;
+    if (client.connected) {
+      const topic = availabilityTopic(this.deps.config.base);
+      await withTimeout(client.publishAsync(topic, AVAILABILITY_OFFLINE, { qos: 1, retain: true }), OFFLINE_PUBLISH_WAIT_MS, 'the offline publish').catch((err: Error) =>
+        this.deps.log.warn({ err: err.message }, 'could not publish offline availability'),
+      );
+    }
+    await withTimeout(client.endAsync(!client.connected), OFFLINE_PUBLISH_WAIT_MS, 'the MQTT disconnect').catch(() => client.end(true));
+    this.deps.log.debug('MQTT client stopped');
+  }
+}

@@ -1,0 +1,91 @@
+// Reads untyped config data (parsed YAML) field by field, collecting every broken rule as a
+// ValidationIssue naming robot, joint, quantity, value and rule instead of stopping at the first.
+import type { Triple, ValidationIssue } from './types.js';
+
+export type Obj = Record<string, unknown>;
+
+export interface NumberRule {
+  /** Strictly greater than. */
+  gt?: number;
+  integer?: boolean;
+  min?: number;
+}
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export class Checker {
+  readonly issues: ValidationIssue[] = [];
+
+  constructor(readonly robot: string) {}
+
+  issue(quantity: string, value: unknown, rule: string, joint?: string): void {
+    this.issues.push(joint === undefined ? { robot: this.robot, quantity, value, rule } : { robot: this.robot, joint, quantity, value, rule });
+  }
+
+  /** Reports keys of `obj` outside `allowed` (typos would otherwise be silently ignored). */
+  knownKeys(obj: Obj, allowed: readonly string[], prefix: string, joint?: string): void {
+    for (const k of Object.keys(obj)) {
+      if (!allowed.includes(k)) this.issue(`${prefix}${k}`, obj[k], `unknown key (allowed: ${allowed.join(', ')})`, joint);
+    }
+  }
+
+  /** A section object; undefined (with an issue when `required`) if absent or not a mapping. */
+  section(obj: Obj, key: string, prefix: string, required: boolean): Obj | undefined {
+    const v = obj[key];
+    if (v === undefined && !required) return undefined;
+    if (!isObj(v)) {
+      this.issue(`${prefix}${key}`, v, 'must be a mapping');
+      return undefined;
+    }
+    return v;
+  }
+
+  number(obj: Obj, key: string, quantity: string, rule: NumberRule, fallback?: number, joint?: string): number {
+    const v = obj[key];
+    if (v === undefined && fallback !== undefined) return fallback;
+    return this.checkNumber(v, quantity, rule, joint);
+  }
+
+  checkNumber(v: unknown, quantity: string, rule: NumberRule, joint?: string): number {
+    if (typeof v !== 'number' || !Number.isFinite(v)) {
+      this.issue(quantity, v, 'must be a finite number', joint);
+      return NaN;
+    }
+    if (rule.integer && !Number.isInteger(v)) this.issue(quantity, v, 'must be an integer', joint);
+    else if (rule.gt !== undefined && !(v > rule.gt)) this.issue(quantity, v, `must be > ${rule.gt}`, joint);
+    else if (rule.min !== undefined && !(v >= rule.min)) this.issue(quantity, v, `must be ≥ ${rule.min}`, joint);
+    return v;
+  }
+
+  triple(obj: Obj, key: string, quantity: string, fallback?: Triple): Triple {
+    const v = obj[key];
+    if (v === undefined && fallback) return fallback;
+    if (!Array.isArray(v) || v.length !== 3 || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      this.issue(quantity, v, 'must be a list of three finite numbers');
+      return [NaN, NaN, NaN];
+    }
+    return [v[0], v[1], v[2]];
+  }
+
+  string(obj: Obj, key: string, quantity: string, pattern?: RegExp, joint?: string): string {
+    const v = obj[key];
+    if (typeof v !== 'string' || v.length === 0) {
+      this.issue(quantity, v, 'must be a non-empty string', joint);
+      return '';
+    }
+    if (pattern && !pattern.test(v)) this.issue(quantity, v, `must match ${pattern}`, joint);
+    return v;
+  }
+
+  oneOf<T extends string>(obj: Obj, key: string, quantity: string, options: readonly T[], fallback?: T, joint?: string): T {
+    const v = obj[key];
+    if (v === undefined && fallback !== undefined) return fallback;
+    if (typeof v !== 'string' || !options.includes(v as T)) {
+      this.issue(quantity, v, `must be one of ${options.join(', ')}`, joint);
+      return options[0];
+    }
+    return v as T;
+  }
+}

@@ -1,0 +1,55 @@
+// Multi-arm setup config (parsed YAML) → SetupDescription: named arms, each a robot config
+// placed by a base pose in one world frame, plus the world workspace, table and arm-arm clearance.
+import { fromXyzRpy } from '../math/transform.js';
+import { Checker, isObj } from './checker.js';
+import { readBox, readPlane } from './robot-config.js';
+import { formatIssue, type ArmPlacement, type RobotDescription, type SetupDescription, type Validated } from './types.js';
+
+export function isSetupConfig(raw: unknown): boolean {
+  return isObj(raw) && 'arms' in raw;
+}
+
+export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Validated<RobotDescription>): Validated<SetupDescription> {
+  const name = isObj(raw) && typeof raw.name === 'string' ? raw.name : '?';
+  const c = new Checker(name);
+  if (!isObj(raw)) {
+    c.issue('config', raw, 'must be a mapping');
+    return { ok: false, issues: c.issues };
+  }
+  c.string(raw, 'name', 'name', /^[a-z0-9][a-z0-9_-]*$/);
+  c.knownKeys(raw, ['name', 'description', 'arms', 'min_clearance_m', 'workspace', 'table'], '');
+  const arms: ArmPlacement[] = [];
+  const list = raw.arms;
+  if (!Array.isArray(list) || list.length < 1) c.issue('arms', list, 'must be a non-empty list of {name, robot, base}');
+  const names = new Set<string>();
+  (Array.isArray(list) ? list : []).forEach((item, i) => {
+    const q = `arms[${i}]`;
+    if (!isObj(item)) {
+      c.issue(q, item, 'must be a mapping');
+      return;
+    }
+    c.knownKeys(item, ['name', 'robot', 'base'], `${q}.`);
+    const arm = c.string(item, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/);
+    if (names.has(arm)) c.issue(`${q}.name`, arm, 'must be unique');
+    names.add(arm);
+    const robotName = c.string(item, 'robot', `${q}.robot`);
+    const baseSec = c.section(item, 'base', `${q}.`, true) ?? {};
+    c.knownKeys(baseSec, ['xyz', 'rpy'], `${q}.base.`);
+    const base = fromXyzRpy(c.triple(baseSec, 'xyz', `${q}.base.xyz`), c.triple(baseSec, 'rpy', `${q}.base.rpy`, [0, 0, 0]));
+    if (!robotName) return;
+    const r = loadRobot(robotName);
+    if (!r.ok) {
+      for (const issue of r.issues) c.issue(`${q}.robot`, robotName, `invalid robot config: ${formatIssue(issue)}`);
+      return;
+    }
+    arms.push({ name: arm, robot: r.value, base });
+  });
+  const setup: SetupDescription = {
+    name,
+    arms,
+    minClearance: c.number(raw, 'min_clearance_m', 'min_clearance_m', { min: 0 }),
+    workspace: readBox(c, raw, 'workspace') ?? { min: [0, 0, 0], max: [0, 0, 0] },
+    table: readPlane(c, raw, 'table') ?? { normal: [0, 0, 1], offset: 0 },
+  };
+  return c.issues.length ? { ok: false, issues: c.issues } : { ok: true, value: setup };
+}

@@ -1,0 +1,128 @@
+// JSON Schemas of the protocol's JSON messages (version 1). Unknown fields are rejected except
+// `x_`-prefixed vendor extensions, so a misspelt optional field is an error, not a silent default.
+import type { Schema } from '../../daemon/util/json-schema.js';
+import { ROBOT_ID_PATTERN } from './protocol.js';
+
+const MAX_JOINTS = 64;
+export const MAX_POINTS = 100_000;
+
+const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };
+const time: Schema = { type: 'number', description: 'Seconds on the named clock' };
+const id: Schema = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII without spaces' };
+const name: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' };
+const code: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_]*$' };
+const seq: Schema = { type: 'integer', minimum: 0 };
+const vector: Schema = { type: 'array', minItems: 1, maxItems: MAX_JOINTS, items: { type: 'number' } };
+const unit: Schema = { type: 'number', minimum: 0, maximum: 1 };
+const extensions = { '^x_': {} };
+
+function message(properties: Record<string, Schema>, optional: string[] = []): Schema {
+  return {
+    type: 'object',
+    properties,
+    required: Object.keys(properties).filter((k) => !optional.includes(k)),
+    additionalProperties: false,
+    patternProperties: extensions,
+  };
+}
+
+export const descriptionSchema: Schema = message({
+  v: version,
+  robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
+  session: id,
+  time,
+  controller: message({ name: { type: 'string', minLength: 1, maxLength: 128 }, version: { type: 'string', minLength: 1, maxLength: 64 } }),
+  arms: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 16,
+    items: message({
+      name,
+      joints: { type: 'array', minItems: 1, maxItems: MAX_JOINTS, uniqueItems: true, items: name },
+      gripper: { type: 'boolean' },
+    }),
+  },
+  state_rate: { type: 'number', minimum: 1, maximum: 10_000, description: 'Hz' },
+  heartbeat_timeout: { type: 'number', exclusiveMinimum: 0, maximum: 60 },
+});
+
+export const stateSchema: Schema = message({
+  v: version,
+  seq,
+  time,
+  arms: {
+    type: 'object',
+    minProperties: 1,
+    propertyNames: name,
+    additionalProperties: message({
+      q: vector,
+      dq: vector,
+      gripper: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+      mode: { type: 'string', enum: ['hold', 'follow', 'stop', 'fault'] },
+      trajectory: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
+      faults: { type: 'array', maxItems: 32, items: code },
+    }),
+  },
+  faults: { type: 'array', maxItems: 32, items: code },
+  hb: {
+    type: ['object', 'null'],
+    properties: { seq, daemon_time: time, rx_time: time },
+    required: ['seq', 'daemon_time', 'rx_time'],
+    additionalProperties: false,
+  },
+});
+
+const point: Schema = message({ t: { type: 'number', minimum: 0, maximum: 86_400 }, q: vector, dq: vector, ddq: vector }, ['dq', 'ddq']);
+
+export const trajectorySchema: Schema = message({
+  v: version,
+  id,
+  arm: name,
+  joints: { type: 'array', minItems: 1, maxItems: MAX_JOINTS, uniqueItems: true, items: name },
+  time,
+  start_time: time,
+  expires_at: time,
+  points: { type: 'array', minItems: 2, maxItems: MAX_POINTS, items: point },
+});
+
+export const gripperSchema: Schema = message({ v: version, id, arm: name, position: unit, time, expires_at: time });
+
+export const stopSchema: Schema = message(
+  { v: version, id, arm: { type: ['string', 'null'], minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' }, time, reason: { type: 'string', maxLength: 256 } },
+  ['reason'],
+);
+
+export const eventSchema: Schema = message(
+  {
+    v: version,
+    seq,
+    time,
+    id: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
+    arm: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
+    command: { type: ['string', 'null'], enum: ['trajectory', 'gripper', 'stop', null] },
+    event: { type: 'string', enum: ['accepted', 'rejected', 'started', 'finished', 'aborted', 'fault'] },
+    reason: code,
+    detail: { type: 'string', maxLength: 2048 },
+  },
+  ['reason', 'detail'],
+);
+
+export const heartbeatSchema: Schema = message({
+  v: version,
+  session: id,
+  seq,
+  time,
+  period: { type: 'number', exclusiveMinimum: 0, maximum: 10 },
+  timeout: { type: 'number', exclusiveMinimum: 0, maximum: 60 },
+});
+
+export const envelopeSchema: Schema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string', enum: ['availability', 'description', 'state', 'events', 'trajectory', 'gripper', 'stop', 'heartbeat'] },
+    robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
+    payload: {},
+  },
+  required: ['type', 'payload'],
+  additionalProperties: false,
+};

@@ -1,0 +1,130 @@
+// Timing of a whole request for one or two arms: every segment time-scaled, dual-arm segments
+// synchronised, everything resampled to the controller rate with a final hold. What is sent is
+// what is checked: the resampled references are differenced again and, if a joint rate still
+// exceeds its limit (sparse samples), all segments of all arms are stretched together.
+import type { RateLimits } from './joint-move.js';
+import { limitRatios, stretchFactor } from './limit-ratios.js';
+import { type JointPath, type TcpLimits, type TimedSegment, timePath } from './path-scaling.js';
+import { type SampledTrajectory, resampleSegments } from './resample.js';
+import { stretchSegment, synchroniseArms } from './dual-arm.js';
+
+export interface ArmTimingRequest {
+  segments: JointPath[];
+  limits: RateLimits[];
+  tcp: TcpLimits;
+}
+
+export interface TimingOptions {
+  /** Controller reference rate (Hz) and hold at the final position (s). */
+  rate: number;
+  hold: number;
+}
+
+export interface ArmTiming {
+  segments: TimedSegment[];
+  trajectory: SampledTrajectory;
+}
+
+export type TimingPlanResult =
+  | { ok: true; arms: ArmTiming[]; duration: number; extraStretch: number }
+  | {
+      ok: false;
+      code: 'invalid_path' | 'invalid_limits' | 'invalid_options' | 'segment_count_mismatch' | 'limits_exceeded';
+      arm: number;
+      segment: number;
+      message: string;
+    };
+
+/** Largest number of re-stretches of the resampled references before giving up. */
+const MAX_RESTRETCH = 4;
+/** Longest trajectory planned, in ticks (about 2.8 h at 100 Hz): beyond it something is wrong. */
+const MAX_TICKS = 1_000_000;
+/** Consecutive segments must join: last sample of one = first of the next (rad or m). */
+const JOIN_TOLERANCE = 1e-9;
+
+export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOptions): TimingPlanResult {
+  if (!(opts.rate > 0 && opts.rate < Infinity) || !(opts.hold >= 0 && opts.hold < Infinity)) {
+    return fail('invalid_options', -1, -1, `rate must be finite and > 0 and hold finite and ≥ 0, got rate ${opts.rate}, hold ${opts.hold}`);
+  }
+  if (request.length < 1 || request.length > 2) return fail('invalid_options', -1, -1, `need 1 or 2 arms, got ${request.length}`);
+  let timed: TimedSegment[][] = [];
+  for (let a = 0; a < request.length; a++) {
+    const arm = request[a];
+    if (arm.segments.length === 0) return fail('invalid_path', a, -1, `arm ${a} has no segments`);
+    const segs: TimedSegment[] = [];
+    for (let i = 0; i < arm.segments.length; i++) {
+      const r = timePath(arm.segments[i], arm.limits, arm.tcp);
+      if (!r.ok) return fail(r.code, a, i, `arm ${a} segment ${i}: ${r.message}`);
+      if (i > 0) {
+        const gap = joinGap(arm.segments[i - 1], arm.segments[i]);
+        if (gap > JOIN_TOLERANCE) {
+          return fail('invalid_path', a, i, `arm ${a} segment ${i} must start where segment ${i - 1} ends (within ${JOIN_TOLERANCE}), off by ${gap}`);
+        }
+      }
+      segs.push(r.segment);
+    }
+    timed.push(segs);
+  }
+  if (timed.length === 2) {
+    const sync = synchroniseArms(timed[0], timed[1]);
+    if (!sync.ok) return fail(sync.code, -1, -1, sync.message);
+    timed = [sync.left, sync.right];
+  }
+  let extra = 1;
+  for (let round = 0; ; round++) {
+    const ticks = timed[0].reduce((sum, seg) => sum + seg.duration, 0) * opts.rate;
+    if (!(ticks <= MAX_TICKS)) {
+      return fail('limits_exceeded', -1, -1, `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`);
+    }
+    const trajectories = timed.map((segs) => resampleSegments(segs, opts.rate, opts.hold));
+    let worst = 1, worstArm = 0;
+    for (let a = 0; a < trajectories.length; a++) {
+      const f = stretchFactor(tickRatios(trajectories[a], request[a].limits));
+      if (f > worst) {
+        worst = f;
+        worstArm = a;
+      }
+    }
+    if (worst === 1) {
+      const arms = timed.map((segments, a) => ({ segments, trajectory: trajectories[a] }));
+      return { ok: true, arms, duration: trajectories[0].motionEnd, extraStretch: extra };
+    }
+    if (round === MAX_RESTRETCH) {
+      const r = tickRatios(trajectories[worstArm], request[worstArm].limits);
+      return fail(
+        'limits_exceeded',
+        worstArm,
+        -1,
+        `arm ${worstArm} joint ${r.joint} at tick ${r.sample}: finite-difference rates exceed limits ` +
+          `(velocity ×${r.velocity.toPrecision(4)}, acceleration ×${r.acceleration.toPrecision(4)}, ` +
+          `jerk ×${r.jerk.toPrecision(4)}) after ${MAX_RESTRETCH} stretches`,
+      );
+    }
+    extra *= worst;
+    timed = timed.map((segs) => segs.map((seg) => stretchSegment(seg, seg.duration * worst)));
+  }
+}
+
+/** Largest joint difference between the end of one segment and the start of the next. */
+function joinGap(prev: JointPath, next: JointPath): number {
+  if (prev.joints !== next.joints) return Infinity;
+  const m = prev.joints, last = (prev.samples - 1) * m;
+  let gap = 0;
+  for (let j = 0; j < m; j++) gap = Math.max(gap, Math.abs(prev.q[last + j] - next.q[j]));
+  return gap;
+}
+
+function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
+  const t = new Float64Array(traj.count);
+  for (let i = 0; i < traj.count; i++) t[i] = i / traj.rate;
+  return limitRatios(t, traj.q, traj.count, traj.joints, limits);
+}
+
+function fail(
+  code: Exclude<TimingPlanResult, { ok: true }>['code'],
+  arm: number,
+  segment: number,
+  message: string,
+): TimingPlanResult {
+  return { ok: false, code, arm, segment, message };
+}

@@ -1,0 +1,214 @@
+// Safety checks on the final sampled joint trajectories (what is sent is what is checked), for
+// one arm or several synchronised arms: joint position limits; velocity, acceleration and jerk
+// from divided differences of the timed samples; workspace box and table plane for the TCP and
+// every link capsule; self-collision of non-adjacent link capsules; arm-against-arm capsule
+// distance with a minimum clearance. Independent of any model; returns the earliest violation.
+import type { Box, JointLimits, Plane, RobotDescription, SetupDescription } from '../description/types.js';
+import type { Transform } from '../math/transform.js';
+import { KinematicChain } from '../kinematics/chain.js';
+import { forwardKinematics } from '../kinematics/forward.js';
+import { LinkCapsules } from './link-capsules.js';
+import { segmentDistance } from './segment-distance.js';
+
+/** count samples at strictly increasing times (s); q is count × dof, row-major. */
+export interface JointTrajectory {
+  times: ArrayLike<number>;
+  q: ArrayLike<number>;
+}
+
+/** Workspace and table in the arms' common output frame, and the arm–arm clearance (m). */
+export interface SafetyEnvelope {
+  workspace: Box;
+  table: Plane;
+  minClearance: number;
+}
+
+export type SafetyViolation =
+  | { code: 'invalid-trajectory'; arm: string; message: string }
+  | { code: 'joint-position' | 'joint-velocity' | 'joint-acceleration' | 'joint-jerk'; arm: string; joint: string; sample: number; value: number; limit: number }
+  /** distance: how far the TCP or capsule reaches past the boundary (m). */
+  | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number }
+  /** distance: capsule surface distance, ≤ 0 when they overlap (m). */
+  | { code: 'self-collision'; arm: string; links: [string, string]; sample: number; distance: number }
+  | { code: 'arm-collision'; arms: [string, string]; links: [string, string]; sample: number; distance: number; clearance: number };
+
+export type SafetyResult =
+  | { ok: true; minSelfDistance: number; minArmDistance: number }
+  | { ok: false; violation: SafetyViolation; message: string };
+
+/** What the checks need of one arm, compiled once. */
+export class ArmSafetyModel {
+  readonly chain: KinematicChain;
+  readonly limits: JointLimits[];
+  readonly capsules: LinkCapsules;
+  /** Capsule index pairs checked for self-collision (different, non-adjacent frames, not ignored). */
+  readonly selfPairs: [number, number][];
+
+  constructor(readonly name: string, robot: RobotDescription, base?: Transform) {
+    this.chain = new KinematicChain(robot, { base });
+    this.limits = robot.joints.map((j) => j.limits);
+    this.capsules = new LinkCapsules(this.chain, robot.capsules);
+    const ignored = new Set(robot.selfCollisionIgnore.flatMap(([a, b]) => [`${a}\0${b}`, `${b}\0${a}`]));
+    const c = this.capsules;
+    this.selfPairs = [];
+    for (let i = 0; i < c.count; i++) {
+      for (let j = i + 1; j < c.count; j++) {
+        if (Math.abs(c.frame[i] - c.frame[j]) > 1 && !ignored.has(`${c.links[i]}\0${c.links[j]}`)) this.selfPairs.push([i, j]);
+      }
+    }
+  }
+}
+
+/** Slack for floating-point noise when comparing against a limit. */
+const LIMIT_SLACK = 1e-9;
+
+export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTrajectory[], env: SafetyEnvelope): SafetyResult {
+  if (arms.length !== trajectories.length || arms.length === 0) {
+    return fail({ code: 'invalid-trajectory', arm: '', message: `${arms.length} arms but ${trajectories.length} trajectories` });
+  }
+  const count = trajectories[0].times.length;
+  for (let a = 0; a < arms.length; a++) {
+    const bad = validate(arms[a], trajectories[a], trajectories[0].times);
+    if (bad) return fail({ code: 'invalid-trajectory', arm: arms[a].name, message: bad });
+  }
+  const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
+  const tcp = new Float64Array(12);
+  let minSelf = Infinity, minArm = Infinity;
+  for (let k = 0; k < count; k++) {
+    for (let a = 0; a < arms.length; a++) {
+      const arm = arms[a];
+      const q = trajectories[a].q;
+      const n = arm.chain.dof;
+      const v = jointLimitViolation(arm, trajectories[a], k);
+      if (v) return fail(v);
+      forwardKinematics(arm.chain, subarray(q, k * n, n), tcp, frames[a]);
+      arm.capsules.place(frames[a]);
+      const outside = pointOutside(env, tcp[3], tcp[7], tcp[11], 0);
+      if (outside) return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
+      const c = arm.capsules;
+      for (let i = 0; i < c.count; i++) {
+        for (let e = i * 6; e < i * 6 + 6; e += 3) {
+          const o = pointOutside(env, c.world[e], c.world[e + 1], c.world[e + 2], c.radius[i]);
+          if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
+        }
+      }
+      for (const [i, j] of arm.selfPairs) {
+        const d = segmentDistance(c.world, i * 6, i * 6 + 3, c.world, j * 6, j * 6 + 3) - c.radius[i] - c.radius[j];
+        minSelf = Math.min(minSelf, d);
+        if (d <= 0) return fail({ code: 'self-collision', arm: arm.name, links: [c.links[i], c.links[j]], sample: k, distance: d });
+      }
+    }
+    for (let a = 0; a < arms.length; a++) {
+      for (let b = a + 1; b < arms.length; b++) {
+        const ca = arms[a].capsules, cb = arms[b].capsules;
+        for (let i = 0; i < ca.count; i++) {
+          for (let j = 0; j < cb.count; j++) {
+            const d = segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
+            minArm = Math.min(minArm, d);
+            if (d < env.minClearance) {
+              return fail({ code: 'arm-collision', arms: [arms[a].name, arms[b].name], links: [ca.links[i], cb.links[j]], sample: k, distance: d, clearance: env.minClearance });
+            }
+          }
+        }
+      }
+    }
+  }
+  return { ok: true, minSelfDistance: minSelf, minArmDistance: minArm };
+}
+
+function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<number>): string | undefined {
+  const count = t.times.length;
+  if (count === 0) return 'no samples';
+  if (t.q.length !== count * arm.chain.dof) return `q has ${t.q.length} values, expected ${count} samples × ${arm.chain.dof} joints`;
+  for (let k = 0; k < count; k++) {
+    if (!Number.isFinite(t.times[k]) || (k > 0 && !(t.times[k] > t.times[k - 1]))) return `times must be finite and strictly increasing (sample ${k})`;
+    if (t.times[k] !== reference[k]) return `sample ${k} is at ${t.times[k]} s, the first arm's at ${reference[k]} s: arms must be synchronised`;
+  }
+  for (let i = 0; i < t.q.length; i++) if (!Number.isFinite(t.q[i])) return `q has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
+  return undefined;
+}
+
+/** Position limit at sample k, and velocity/acceleration/jerk from the divided differences ending at k. */
+function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory, k: number): SafetyViolation | undefined {
+  const n = arm.chain.dof;
+  const q = t.q, ts = t.times;
+  for (let j = 0; j < n; j++) {
+    const lim = arm.limits[j];
+    const joint = arm.chain.jointNames[j];
+    const x = q[k * n + j];
+    if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK) {
+      return { code: 'joint-position', arm: arm.name, joint, sample: k, value: x, limit: x < lim.lower ? lim.lower : lim.upper };
+    }
+    if (k < 1) continue;
+    // v over [t_{k−1}, t_k]; a = 2·f[t_{k−2..k}]; jerk = 6·f[t_{k−3..k}]: averages of the derivatives.
+    const v1 = slope(q, ts, n, j, k);
+    if (Math.abs(v1) > lim.velocity * (1 + LIMIT_SLACK)) return { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: v1, limit: lim.velocity };
+    if (k < 2) continue;
+    const v0 = slope(q, ts, n, j, k - 1);
+    const a1 = (v1 - v0) / ((ts[k] - ts[k - 2]) / 2);
+    if (Math.abs(a1) > lim.acceleration * (1 + LIMIT_SLACK)) return { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: a1, limit: lim.acceleration };
+    if (k < 3) continue;
+    const a0 = (v0 - slope(q, ts, n, j, k - 2)) / ((ts[k - 1] - ts[k - 3]) / 2);
+    const jerk = (a1 - a0) / ((ts[k] - ts[k - 3]) / 3);
+    if (Math.abs(jerk) > lim.jerk * (1 + LIMIT_SLACK)) return { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk, limit: lim.jerk };
+  }
+  return undefined;
+}
+
+/** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
+function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
+  const { min, max } = env.workspace;
+  const out = Math.max(min[0] + r - x, x + r - max[0], min[1] + r - y, y + r - max[1], min[2] + r - z, z + r - max[2]);
+  if (out > 0) return { code: 'workspace', distance: out };
+  const n = env.table.normal;
+  const below = env.table.offset + r - (n[0] * x + n[1] * y + n[2] * z);
+  if (below > 0) return { code: 'table', distance: below };
+  return undefined;
+}
+
+/** Velocity of joint j over [t_{i−1}, t_i]. */
+function slope(q: ArrayLike<number>, ts: ArrayLike<number>, n: number, j: number, i: number): number {
+  return (q[i * n + j] - q[(i - 1) * n + j]) / (ts[i] - ts[i - 1]);
+}
+
+function subarray(q: ArrayLike<number>, start: number, length: number): ArrayLike<number> {
+  return q instanceof Float64Array ? q.subarray(start, start + length) : Array.prototype.slice.call(q, start, start + length);
+}
+
+function fail(violation: SafetyViolation): SafetyResult {
+  return { ok: false, violation, message: describeViolation(violation) };
+}
+
+export function describeViolation(v: SafetyViolation): string {
+  const mm = (d: number): string => `${(d * 1000).toFixed(1)} mm`;
+  switch (v.code) {
+    case 'invalid-trajectory':
+      return `arm "${v.arm}": invalid trajectory: ${v.message}`;
+    case 'joint-position':
+    case 'joint-velocity':
+    case 'joint-acceleration':
+    case 'joint-jerk':
+      return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
+    case 'workspace':
+      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
+    case 'table':
+      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+    case 'self-collision':
+      return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
+    case 'arm-collision':
+      return `arm "${v.arms[0]}" link "${v.links[0]}" and arm "${v.arms[1]}" link "${v.links[1]}" are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
+  }
+}
+
+/** Safety model of one robot in its own base frame, with its own workspace and table. */
+export function robotSafety(robot: RobotDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
+  return { arms: [new ArmSafetyModel(robot.name, robot)], envelope: { workspace: robot.workspace, table: robot.table, minClearance: 0 } };
+}
+
+/** Safety model of a multi-arm setup in the world frame, with the setup's workspace, table and clearance. */
+export function setupSafety(setup: SetupDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
+  return {
+    arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base)),
+    envelope: { workspace: setup.workspace, table: setup.table, minClearance: setup.minClearance },
+  };
+}

@@ -1,0 +1,81 @@
+// The simulator as a process: wires a SimController to a controller link (MQTT or WebSocket)
+// on the real clock. On every (re)connection it publishes availability `online` and its
+// description; it ticks at the state rate and publishes what the controller emits; a
+// `disconnect` fault cuts the link without a goodbye and restores it when the fault ends.
+import { randomUUID } from 'node:crypto';
+import { SimController, type SimOptions } from './controller.js';
+import type { SimRobot } from './robot.js';
+import type { ControllerLink, ControllerLinkHandlers } from '../link/controller-link.js';
+
+export interface SimProcessOptions {
+  robot: SimRobot;
+  sim: Partial<SimOptions> & Pick<SimOptions, 'version'>;
+  /** Builds the link with the handlers the simulator needs. */
+  link: (on: ControllerLinkHandlers) => ControllerLink;
+  /** Controller clock in seconds (monotonic). */
+  clock?: () => number;
+  log?: (line: string) => void;
+}
+
+export interface SimProcess {
+  readonly controller: SimController;
+  readonly link: ControllerLink;
+  close(): Promise<void>;
+}
+
+/** Monotonic seconds on an epoch-like scale. */
+export function monotonicSeconds(): number {
+  return (performance.timeOrigin + performance.now()) / 1000;
+}
+
+export function startSim(opts: SimProcessOptions): SimProcess {
+  const clock = opts.clock ?? monotonicSeconds;
+  const log = opts.log ?? (() => undefined);
+  const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock());
+  let lastDown = '';
+  const flush = (now: number) => {
+    for (const m of controller.drain(now)) link.send(m.type, m.payload);
+  };
+  const link: ControllerLink = opts.link({
+    up() {
+      lastDown = '';
+      log('connected');
+      link.send('availability', 'online');
+      link.send('description', controller.description(clock()));
+    },
+    message(type, payload) {
+      const now = clock();
+      controller.receive(now, type, payload);
+      flush(now);
+    },
+    down(reason) {
+      if (reason !== lastDown) log(`link down: ${reason}`);
+      lastDown = reason;
+    },
+  });
+  let dropped = false;
+  const period = Math.max(1, 1000 / controller.options.rate);
+  const timer = setInterval(() => {
+    const now = clock();
+    const up = controller.linkUp(now);
+    if (!up && !dropped) {
+      log('fault: disconnect');
+      link.drop();
+      dropped = true;
+    } else if (up && dropped) {
+      log('fault over: reconnecting');
+      link.reconnect();
+      dropped = false;
+    }
+    controller.tick(now);
+    flush(now);
+  }, period);
+  return {
+    controller,
+    link,
+    async close() {
+      clearInterval(timer);
+      await link.close();
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../../../daemon/config/load.js';
+import { tempDir } from '../../helpers/temp.js';
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${(err as Error).stack}`);
+    assert.equal(err.exitCode, 2);
+    return err.message;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+function withFile(text: string, fn: (file: string) => void): void {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, 'user.yaml');
+    writeFileSync(file, text);
+    fn(file);
+  } finally {
+    dir.remove();
+  }
+}
+
+test('defaults come from configs/brainstem.yaml', () => {
+  const c = loadConfig({ env: {} });
+  assert.equal(c.server.host, '127.0.0.1');
+  assert.equal(c.server.port, 7777);
+  assert.equal(c.server.token, '');
+  assert.equal(c.server.max_message_bytes, 4 * 1024 * 1024);
+  assert.equal(c.mqtt.url, '');
+  assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+  assert.equal(c.mqtt.username, 'brainstem');
+  assert.equal(c.mqtt.base, 'brainstem');
+  assert.equal(c.mqtt.protocol, 'auto');
+  assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
+  assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
+  assert.deepEqual([c.engine, c.models, c.robots], [{}, {}, {}]);
+  assert.equal(c.data_dir, join(homedir(), '.brainstem'));
+  assert.ok(Object.isFrozen(c.server), 'config is frozen');
+});
+
+test('a user file overrides only the keys it names; null means default', () => {
+  withFile('server:\n  port: 9000\n  host:\nmqtt:\n  embedded: { port: 11883 }\n', (file) => {
+    const c = loadConfig({ file, env: {} });
+    assert.equal(c.server.port, 9000);
+    assert.equal(c.server.host, '127.0.0.1');
+    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 11883 });
+  });
+});
+
+test('an empty user file is the defaults', () => {
+  withFile('', (file) => assert.equal(loadConfig({ file, env: {} }).server.port, 7777));
+});
+
+test('BRAINSTEM_* environment overrides typed keys and wins over the file', () => {
+  withFile('server: { port: 9000 }\n', (file) => {
+    const c = loadConfig({
+      file,
+      cwd: '/srv',
+      env: {
+        BRAINSTEM_SERVER_PORT: '8080',
+        BRAINSTEM_SERVER_TOKEN: 'abc',
+        BRAINSTEM_MQTT_URL: 'mqtt://u:p@broker:1883',
+        BRAINSTEM_MQTT_EMBEDDED_PORT: '0',
+        BRAINSTEM_MQTT_USERNAME: 'robot',
+        BRAINSTEM_MQTT_PASSWORD: 'pw',
+        BRAINSTEM_MQTT_BASE: 'lab/cell1',
+        BRAINSTEM_MQTT_RECONNECT_MAX_MS: '1000',
+        BRAINSTEM_LOGGING_LEVEL: 'debug',
+        BRAINSTEM_DATA_DIR: 'state',
+        BRAINSTEM_TEST_MOSQUITTO_URL: 'ignored: not a config key',
+        BRAINSTEM_ENGINE_THREADS: 'ignored: open section',
+      },
+    });
+    assert.equal(c.server.port, 8080);
+    assert.equal(c.server.token, 'abc');
+    assert.equal(c.mqtt.url, 'mqtt://u:p@broker:1883');
+    assert.equal(c.mqtt.embedded.port, 0);
+    assert.equal(c.mqtt.username, 'robot');
+    assert.equal(c.mqtt.password, 'pw');
+    assert.equal(c.mqtt.base, 'lab/cell1');
+    assert.equal(c.mqtt.reconnect.max_ms, 1000);
+    assert.equal(c.logging.level, 'debug');
+    assert.equal(c.data_dir, '/srv/state');
+  });
+});
+
+test('programmatic overrides win over the environment, later layers over earlier', () => {
+  const c = loadConfig({ env: { BRAINSTEM_SERVER_PORT: '8080' }, overrides: [{ server: { port: 1 } }, { server: { port: 2 } }] });
+  assert.equal(c.server.port, 2);
+});
+
+test('a bad environment value names the variable, the key, the rule and the value', () => {
+  const msg = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_PORT: 'eighty' } }));
+  assert.match(msg, /server\.port: must be an integer in 0\.\.65535, got "eighty" \(from BRAINSTEM_SERVER_PORT\)/);
+});
+
+test('a misspelt BRAINSTEM_ variable in a known section is reported with the known names', () => {
+  const msg = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_PROT: '1' } }));
+  assert.match(msg, /BRAINSTEM_SERVER_PROT: is not a known configuration variable \(known: .*BRAINSTEM_SERVER_PORT/);
+});
+
+test('boolean-looking and numeric text reaches string keys unchanged', () => {
+  const c = loadConfig({ env: { BRAINSTEM_SERVER_TOKEN: '1234', BRAINSTEM_MQTT_PASSWORD: 'true' } });
+  assert.equal(c.server.token, '1234');
+  assert.equal(c.mqtt.password, 'true');
+});
+
+// Each rule of the schema, with the message it must produce.
+const RULES: [string, Record<string, unknown>, RegExp][] = [
+  ['port below range', { server: { port: -1 } }, /server\.port: must be an integer in 0\.\.65535, got -1/],
+  ['port above range', { server: { port: 65536 } }, /server\.port: must be an integer in 0\.\.65535, got 65536/],
+  ['port fractional', { server: { port: 80.5 } }, /server\.port: must be an integer in 0\.\.65535, got 80\.5/],
+  ['port as text', { server: { port: '80' } }, /server\.port: must be an integer in 0\.\.65535, got "80"/],
+  ['empty host', { server: { host: '' } }, /server\.host: must be a non-empty string, got ""/],
+  ['token not a string', { server: { token: 42 } }, /server\.token: must be a string, got 42/],
+  ['message limit too small', { server: { max_message_bytes: 10 } }, /server\.max_message_bytes: must be an integer in 1024\.\.1073741824, got 10/],
+  ['broker url unparsable', { mqtt: { url: 'not a url' } }, /mqtt\.url: must be empty or a URL like mqtt:\/\/host:1883, got "not a url"/],
+  ['broker url scheme', { mqtt: { url: 'http://x:1883' } }, /mqtt\.url: must use one of the schemes mqtt, mqtts, tcp, tls, ws, wss, got "http:\/\/x:1883"/],
+  ['embedded port', { mqtt: { embedded: { port: 70000 } } }, /mqtt\.embedded\.port: must be an integer in 0\.\.65535, got 70000/],
+  ['embedded host empty', { mqtt: { embedded: { host: '' } } }, /mqtt\.embedded\.host: must be a non-empty string/],
+  ['base wildcard #', { mqtt: { base: 'a/#' } }, /mqtt\.base: must not contain MQTT wildcards \(\+, #\) or NUL, got "a\/#"/],
+  ['base wildcard +', { mqtt: { base: 'a/+/b' } }, /mqtt\.base: must not contain MQTT wildcards/],
+  ['base leading slash', { mqtt: { base: '/a' } }, /mqtt\.base: must not have empty levels/],
+  ['base trailing slash', { mqtt: { base: 'a/' } }, /mqtt\.base: must not have empty levels/],
+  ['base $', { mqtt: { base: '$SYS' } }, /mqtt\.base: must not start with "\$"/],
+  ['base empty', { mqtt: { base: '' } }, /mqtt\.base: must be a non-empty string/],
+  ['protocol', { mqtt: { protocol: '4' } }, /mqtt\.protocol: must be one of "auto", "5", "3\.1\.1", got "4"/],
+  ['protocol 5 with embedded broker', { mqtt: { protocol: '5' } }, /mqtt\.protocol: must be "auto" or "3\.1\.1" with the embedded broker/],
+  ['username empty with embedded broker', { mqtt: { username: '' } }, /mqtt\.username: must be non-empty when the embedded broker runs/],
+  ['reconnect min > max', { mqtt: { reconnect: { min_ms: 5000, max_ms: 1000 } } }, /mqtt\.reconnect\.min_ms: must be <= mqtt\.reconnect\.max_ms \(1000\), got 5000/],
+  ['reconnect below 10 ms', { mqtt: { reconnect: { min_ms: 1 } } }, /mqtt\.reconnect\.min_ms: must be an integer in 10\.\.600000, got 1/],
+  ['log level', { logging: { level: 'verbose' } }, /logging\.level: must be one of "fatal", .*"silent", got "verbose"/],
+  ['log format', { logging: { format: 'xml' } }, /logging\.format: must be one of "auto", "json", "pretty", got "xml"/],
+  ['namespace level', { logging: { levels: { mqtt: 'loud' } } }, /logging\.levels\.mqtt: must be one of "fatal"/],
+  ['unknown key with suggestion', { server: { prot: 1 } }, /server\.prot: is not a known key \(did you mean "port"\?\), got 1/],
+  ['unknown top-level key', { databse: {} }, /databse: is not a known key \(known: data_dir, server, mqtt, logging, engine, models, robots\)/],
+  ['section not a mapping', { server: 5 }, /server: must be a mapping, not a number, got 5/],
+  ['section is a list', { mqtt: [1] }, /mqtt: must be a mapping, not a list/],
+  ['data_dir empty', { data_dir: '' }, /data_dir: must be a non-empty string/],
+  ['engine not a mapping', { engine: ['x'] }, /engine: must be a mapping, not a list/],
+  ['model entry not a mapping', { models: { qwen: 'path' } }, /models\.qwen: must be a mapping, not a string, got "path"/],
+  ['model name', { models: { 'bad name': {} } }, /models\.bad name: must be a name of letters, digits/],
+  ['robot entry not a mapping', { robots: { left: 3 } }, /robots\.left: must be a mapping, not a number/],
+];
+
+for (const [name, layer, expected] of RULES) {
+  test(`rule: ${name}`, () => {
+    const msg = configError(() => loadConfig({ env: {}, overrides: layer }));
+    assert.match(msg, expected, `layer ${JSON.stringify(layer)} gave:\n${msg}`);
+    assert.match(msg, /\(from overrides\)/);
+  });
+}
+
+test('open sections accept any mapping content until their owners add a schema', () => {
+  const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, executor: 'hot' }, models: { 'qwen3-30b': { path: '/m' } }, robots: { left: { dof: 6 } } } });
+  assert.deepEqual(c.engine, { threads: 4, executor: 'hot' });
+  assert.deepEqual(c.models, { 'qwen3-30b': { path: '/m' } });
+});
+
+test('protocol 5 and an empty username are fine with an external broker', () => {
+  const c = loadConfig({ env: {}, overrides: { mqtt: { url: 'mqtts://broker.example:8883', protocol: '5', username: '' } } });
+  assert.equal(c.mqtt.protocol, '5');
+});
+
+test('every problem is listed at once, each with where it came from', () => {
+  withFile('server:\n  port: 99999\nmqtt:\n  base: "a/#"\n', (file) => {
+    const msg = configError(() => loadConfig({ file, env: { BRAINSTEM_LOGGING_LEVEL: 'chatty' } }));
+    assert.match(msg, /^invalid configuration \(3 problems\):/);
+    assert.match(msg, new RegExp(`server\\.port: .*got 99999 \\(from ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`));
+    assert.match(msg, /mqtt\.base: .*\(from .*user\.yaml\)/);
+    assert.match(msg, /logging\.level: .*got "chatty" \(from BRAINSTEM_LOGGING_LEVEL\)/);
+    assert.doesNotMatch(msg, /\n\s+at /, 'no stack trace');
+  });
+});
+
+test('YAML syntax errors name the file and the line', () => {
+  withFile('server:\n  port: 1\n   host: x\n', (file) => {
+    const msg = configError(() => loadConfig({ file, env: {} }));
+    assert.match(msg, /user\.yaml is not valid YAML: .* at line \d+, column \d+/);
+  });
+});
+
+test('duplicate keys are a YAML error', () => {
+  withFile('server:\n  port: 1\n  port: 2\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /not valid YAML: .*[Uu]nique/));
+});
+
+test('a missing file and a non-mapping document are reported', () => {
+  assert.match(configError(() => loadConfig({ file: '/nonexistent/brainstem.yaml', env: {} })), /cannot read config file \/nonexistent\/brainstem\.yaml: file not found/);
+  withFile('- a\n- b\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /must contain a mapping of keys at the top level, not a list/));
+  withFile('just text\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /must contain a mapping of keys at the top level, not string/));
+});

@@ -1,0 +1,67 @@
+// Integration: the embedded broker's auth and retained availability; a second daemon using it
+// as an external broker (MQTT 5 refused → 3.1.1); reconnect after the broker restarts.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { EmbeddedBroker } from '../../../daemon/mqtt/broker.js';
+import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let d: TestDaemon;
+before(async () => {
+  d = await startTestDaemon();
+});
+after(() => d.stop());
+
+test('a client with the configured credentials sees the retained availability', async (t) => {
+  assert.match(d.mqttEndpoint.password, /^[A-Za-z0-9_-]{32}$/, 'generated broker password');
+  const c = await connectMqtt(d.mqttEndpoint);
+  t.after(() => c.endAsync());
+  const m = await nextMessage(c, 'brainstem/daemon/availability');
+  assert.deepEqual(m, { topic: 'brainstem/daemon/availability', payload: 'online', retain: true });
+});
+
+test('wrong or missing credentials are refused', async () => {
+  await assert.rejects(connectMqtt({ ...d.mqttEndpoint, password: 'wrong' }), /Bad username or password/);
+  await assert.rejects(connectMqtt({ ...d.mqttEndpoint, username: '', password: '' }), /Bad username or password/);
+});
+
+test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds none', async (t) => {
+  const { url, username, password } = d.mqttEndpoint;
+  const withCreds = url.replace('mqtt://', `mqtt://${username}:${password}@`);
+  const second = await startTestDaemon({ mqtt: { url: withCreds, base: 'second' } });
+  t.after(() => second.stop());
+  assert.equal(second.broker, undefined);
+  const health = second.daemon.health();
+  assert.deepEqual(Object.keys(health.services), ['api', 'mqtt-client']);
+  assert.equal(health.services['mqtt-client']!.detail!.protocol, '3.1.1');
+  assert.equal(health.services['mqtt-client']!.detail!.url, url.replace('mqtt://', `mqtt://${username}:***@`));
+  const c = await connectMqtt(d.mqttEndpoint);
+  t.after(() => c.endAsync());
+  assert.equal((await nextMessage(c, 'second/daemon/availability')).payload, 'online');
+  const offline = nextMessage(c, 'second/daemon/availability', (m) => m.payload === 'offline');
+  await second.daemon.stop();
+  assert.equal((await offline).payload, 'offline', 'a clean stop publishes offline');
+});
+
+test('the client reconnects with backoff when its broker comes back, and republishes online', async (t) => {
+  const log = pino({ level: 'silent' });
+  const creds = { username: 'u', password: 'p' };
+  const first = new EmbeddedBroker({ host: '127.0.0.1', port: 0, ...creds, log });
+  await first.start();
+  const port = first.address().port;
+  const client = await startTestDaemon({ mqtt: { url: `mqtt://u:p@127.0.0.1:${port}`, protocol: '3.1.1', reconnect: { min_ms: 20, max_ms: 100 } } });
+  t.after(() => client.stop());
+  assert.equal(client.daemon.health().status, 'ready');
+  await first.stop();
+  await waitFor(() => (client.daemon.health().status === 'degraded' ? true : undefined), 'the client to notice the broker is gone');
+  assert.equal(client.daemon.health().ready, true, 'degraded still counts as ready');
+  const second = new EmbeddedBroker({ host: '127.0.0.1', port, ...creds, log });
+  await second.start();
+  t.after(() => second.stop());
+  await waitFor(() => (client.daemon.health().status === 'ready' ? true : undefined), 'the client to reconnect');
+  const observer = await connectMqtt({ url: `mqtt://127.0.0.1:${port}`, ...creds });
+  t.after(() => observer.endAsync());
+  assert.equal((await nextMessage(observer, 'brainstem/daemon/availability')).payload, 'online');
+});

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listConfigs, loadRobot, loadSetup } from '../../../robot/description/loader.js';
+import { formatIssue } from '../../../robot/description/types.js';
+
+test('every shipped config loads and validates', () => {
+  const names = listConfigs();
+  assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'yam']);
+  for (const name of names) {
+    const r = name.startsWith('dual-') ? loadSetup(name) : loadRobot(name);
+    assert.ok(r.ok, r.ok ? '' : r.issues.map(formatIssue).join('\n'));
+  }
+  const panda = loadRobot('panda');
+  assert.ok(panda.ok);
+  assert.equal(panda.value.joints.length, 7);
+  assert.deepEqual(panda.value.joints[3].limits, { lower: -3.0718, upper: -0.0698, velocity: 2.175, acceleration: 12.5, jerk: 6250 });
+  const yam = loadRobot('yam');
+  assert.ok(yam.ok);
+  // Position and velocity limits come from the URDF, acceleration and jerk from the YAML.
+  assert.deepEqual(yam.value.joints[1].limits, { lower: 0, upper: 3.65, velocity: 0.6, acceleration: 2, jerk: 12 });
+  assert.ok(yam.value.links.some((l) => l.name === 'gripper' && l.frame === 6));
+  const dual = loadSetup('dual-yam');
+  assert.ok(dual.ok);
+  assert.deepEqual(dual.value.arms.map((a) => [a.name, a.robot.name, a.base[7]]), [['left', 'yam', 0.3], ['right', 'yam', -0.3]]);
+});
+
+test('loader errors: missing file, name mismatch, bad YAML, wrong kind, setup with a bad arm', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-robots-'));
+  try {
+    writeFileSync(join(dir, 'a.yaml'), 'name: b\n');
+    writeFileSync(join(dir, 'bad.yaml'), 'name: [unclosed\n');
+    writeFileSync(join(dir, 'pair.yaml'), 'name: pair\narms: []\nmin_clearance_m: -1\nworkspace: {min: [0,0,0], max: [1,1,1]}\ntable: {normal: [0,0,1]}\n');
+    writeFileSync(join(dir, 'twin.yaml'), [
+      'name: twin',
+      'arms:',
+      '  - {name: left, robot: nothere, base: {xyz: [0, 0, 0]}}',
+      '  - {name: left, robot: a, base: {xyz: [0, 1]}}',
+      'min_clearance_m: 0.01',
+      'workspace: {min: [0,0,0], max: [1,1,1]}',
+      'table: {normal: [0,0,1]}',
+    ].join('\n'));
+    const msg = (r: { ok: boolean; issues?: unknown[] }): string[] => (r.ok ? [] : (r as any).issues.map(formatIssue));
+    assert.match(msg(loadRobot('nope', dir))[0], /^robot "nope": config file = ".*nope\.yaml": cannot be read$/);
+    assert.deepEqual(msg(loadRobot('a', dir)), ['robot "a": name = "b": must equal the file name "a"']);
+    assert.match(msg(loadRobot('bad', dir))[0], /robot "bad": config file = .*: is not valid YAML/);
+    assert.deepEqual(msg(loadRobot('pair', dir)), ['robot "pair": arms = "pair": this is a multi-arm setup; load it with loadSetup']);
+    assert.deepEqual(msg(loadSetup('pair', dir)), [
+      'robot "pair": arms = []: must be a non-empty list of {name, robot, base}',
+      'robot "pair": min_clearance_m = -1: must be ≥ 0',
+    ]);
+    const twin = msg(loadSetup('twin', dir));
+    assert.ok(twin.some((m) => /^robot "twin": arms\[0\]\.robot = "nothere": invalid robot config: robot "nothere": config file = .* cannot be read$/.test(m)), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].name = "left": must be unique'), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].base.xyz = [0,1]: must be a list of three finite numbers'), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].robot = "a": invalid robot config: robot "a": name = "b": must equal the file name "a"'), twin.join('\n'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

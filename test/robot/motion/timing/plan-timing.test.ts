@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Prng } from '../../../../daemon/util/prng.js';
+import { type ArmTimingRequest, planTiming } from '../../../../robot/motion/timing/plan-timing.js';
+import { type JointPath, timePath } from '../../../../robot/motion/timing/path-scaling.js';
+import { resampleSegments } from '../../../../robot/motion/timing/resample.js';
+import { synchroniseArms } from '../../../../robot/motion/timing/dual-arm.js';
+import { limitRatios } from '../../../../robot/motion/timing/limit-ratios.js';
+import { evalSpline, splineCurvatures } from '../../../../robot/motion/timing/spline.js';
+import { randomLimits, randomPath } from './paths.js';
+
+const tcp = { linear: 0.08, angular: 0.5 };
+const opts = { rate: 100, hold: 0.12 };
+
+function row(q: Float64Array, i: number, joints: number): number[] {
+  return Array.from(q.subarray(i * joints, (i + 1) * joints));
+}
+
+/** Random segments, each starting where the previous one ends. */
+function chain(r: Prng, joints: number, count: number, maxSamples: number): JointPath[] {
+  const segments: JointPath[] = [];
+  let start = Array.from({ length: joints }, () => r.uniform(-1, 1));
+  for (let k = 0; k < count; k++) {
+    const p = randomPath(r, joints, 2 + r.int(maxSamples), r.next() < 0.5);
+    const off = start.map((x, j) => x - p.q[j]);
+    for (let s = 0; s < p.samples; s++) for (let j = 0; j < joints; j++) p.q[s * joints + j] += off[j];
+    start = row(p.q, p.samples - 1, joints);
+    segments.push(p);
+  }
+  return segments;
+}
+
+test('spline interpolates the samples, reproduces straight lines and has natural ends', () => {
+  const s = new Float64Array([0, 0.1, 0.35, 0.6, 1]);
+  const q = new Float64Array([0, 2, 0.1, 1.8, 0.35, 1.3, 0.6, 0.8, 1, 0]); // joint 0 = s, joint 1 = 2 − 2s
+  const m2 = splineCurvatures(s, q, 5, 2);
+  assert.ok(m2.every((x) => Math.abs(x) < 1e-12), `a straight line has no curvature: ${m2}`);
+  const out = new Float64Array(2);
+  evalSpline(s, q, m2, 2, 2, 0.5, out);
+  assert.ok(Math.abs(out[0] - 0.5) < 1e-12 && Math.abs(out[1] - 1) < 1e-12, `${out}`);
+  const bent = new Float64Array([0, 1, 0.5, 0.2, 0]);
+  const c = splineCurvatures(s, bent, 5, 1);
+  assert.equal(c[0], 0);
+  assert.equal(c[4], 0);
+  for (let k = 0; k < 4; k++) {
+    evalSpline(s, bent, c, 1, k, s[k], out);
+    assert.ok(Math.abs(out[0] - bent[k]) < 1e-12, `sample ${k}`);
+  }
+});
+
+test('resampling at 100 Hz with a 0.12 s hold: tick count, start, exact final pose, hold', () => {
+  const path = randomPath(new Prng(3), 3, 60);
+  const res = timePath(path, randomLimits(new Prng(4), 3), tcp);
+  assert.ok(res.ok);
+  const traj = resampleSegments([res.segment], 100, 0.12);
+  const T = res.segment.duration;
+  const end = Math.ceil(T * 100 - 1e-9);
+  assert.equal(traj.count, end + 1 + 12);
+  assert.equal(traj.motionEnd, T);
+  assert.deepEqual(row(traj.q, 0, 3), row(path.q, 0, 3));
+  const last = row(path.q, path.samples - 1, 3);
+  for (let i = end; i < traj.count; i++) assert.deepEqual(row(traj.q, i, 3), last, `tick ${i} holds the final pose`);
+  assert.notDeepEqual(row(traj.q, end - 1, 3), last, 'the tick before the end is still moving');
+});
+
+test('property (seed 51, 100 requests): one arm, several segments; what is sent keeps every joint limit', () => {
+  const r = new Prng(51);
+  for (let i = 0; i < 100; i++) {
+    const joints = 6;
+    const limits = randomLimits(r, joints);
+    const segments = chain(r, joints, 1 + r.int(4), 120);
+    const end = row(segments[segments.length - 1].q, segments[segments.length - 1].samples - 1, joints);
+    const what = `seed 51 request ${i} (${segments.map((s) => s.samples).join('+')} samples)`;
+    const plan = planTiming([{ segments, limits, tcp }], opts);
+    assert.ok(plan.ok, `${what}: ${JSON.stringify(plan)}`);
+    const traj = plan.arms[0].trajectory;
+    const t = Float64Array.from({ length: traj.count }, (_, k) => k / traj.rate);
+    const rt = limitRatios(t, traj.q, traj.count, joints, limits);
+    assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, `${what}: sent references exceed limits ${JSON.stringify(rt)}`);
+    const total = plan.arms[0].segments.reduce((a, s) => a + s.duration, 0);
+    assert.ok(Math.abs(plan.duration - total) < 1e-12 * total, `${what}: duration`);
+    assert.deepEqual(row(traj.q, traj.count - 1, joints), end, `${what}: ends at the last pose`);
+  }
+});
+
+test('dual arm (seed 52, 60 requests): every segment ends at the same time for both arms, limits hold', () => {
+  const r = new Prng(52);
+  let stretchedLeft = 0, stretchedRight = 0;
+  for (let i = 0; i < 60; i++) {
+    const nseg = 1 + r.int(3);
+    const arm = (): ArmTimingRequest => ({ segments: chain(r, 6, nseg, 80), limits: randomLimits(r, 6), tcp });
+    const request = [arm(), arm()];
+    const what = `seed 52 request ${i}`;
+    const plan = planTiming(request, opts);
+    assert.ok(plan.ok, `${what}: ${JSON.stringify(plan)}`);
+    const [left, right] = plan.arms;
+    for (let k = 0; k < nseg; k++) {
+      const L = left.segments[k], R = right.segments[k];
+      assert.equal(L.duration, R.duration, `${what}: segment ${k} durations differ`);
+      assert.equal(L.t[L.t.length - 1], R.t[R.t.length - 1], `${what}: segment ${k} last timestamps differ`);
+      const own = [timePath(request[0].segments[k], request[0].limits, tcp), timePath(request[1].segments[k], request[1].limits, tcp)];
+      assert.ok(own[0].ok && own[1].ok);
+      const slower = Math.max(own[0].segment.duration, own[1].segment.duration) * plan.extraStretch;
+      assert.ok(Math.abs(L.duration - slower) <= 1e-12 * slower, `${what}: segment ${k} lasts ${L.duration}, slower arm ${slower}`);
+      if (own[0].segment.duration < own[1].segment.duration) stretchedLeft++;
+      else stretchedRight++;
+    }
+    assert.equal(left.trajectory.count, right.trajectory.count, what);
+    for (const [a, arm] of plan.arms.entries()) {
+      const traj = arm.trajectory;
+      const t = Float64Array.from({ length: traj.count }, (_, k) => k / traj.rate);
+      const rt = limitRatios(t, traj.q, traj.count, 6, request[a].limits);
+      assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, `${what}: arm ${a} exceeds limits ${JSON.stringify(rt)}`);
+    }
+  }
+  assert.ok(stretchedLeft > 0 && stretchedRight > 0, 'both arms should sometimes be the faster one');
+});
+
+test('dual arm by hand: the faster arm is slowed uniformly to the slower arm', () => {
+  const r = new Prng(6);
+  const limits = randomLimits(r, 2);
+  const fast = timePath({ joints: 2, samples: 2, q: new Float64Array([0, 0, 0.1, 0.1]), length: 0, rotation: 0 }, limits, tcp);
+  const slow = timePath({ joints: 2, samples: 2, q: new Float64Array([0, 0, 1, -1]), length: 0, rotation: 0 }, limits, tcp);
+  assert.ok(fast.ok && slow.ok);
+  const sync = synchroniseArms([fast.segment], [slow.segment]);
+  assert.ok(sync.ok);
+  const f = slow.segment.duration / fast.segment.duration;
+  assert.equal(sync.left[0].duration, slow.segment.duration);
+  assert.ok(Math.abs(sync.left[0].scale - fast.segment.alpha * f) < 1e-12 * f);
+  assert.equal(sync.right[0], slow.segment);
+  const bad = synchroniseArms([fast.segment], []);
+  assert.ok(!bad.ok && bad.code === 'segment_count_mismatch' && /left has 1, right 0/.test(bad.message));
+});
+
+test('sparse samples around a sharp bend: the resampled references are stretched until they keep the limits', () => {
+  // Three samples with a reversal: the spline through them bends harder than the sample
+  // differences show, so the 100 Hz references need more time than α alone gives.
+  const path: JointPath = { joints: 1, samples: 3, q: new Float64Array([0, 1, 0]), length: 0, rotation: 0 };
+  const limits = [{ velocity: 1, acceleration: 1, jerk: 1 }];
+  const plan = planTiming([{ segments: [path], limits, tcp }], opts);
+  assert.ok(plan.ok, JSON.stringify(plan));
+  assert.ok(plan.extraStretch > 1, `expected an extra stretch, got ${plan.extraStretch}`);
+  const traj = plan.arms[0].trajectory;
+  const rt = limitRatios(Float64Array.from({ length: traj.count }, (_, k) => k / 100), traj.q, traj.count, 1, limits);
+  assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, JSON.stringify(rt));
+});
+
+test('bad requests return codes with the arm and segment', () => {
+  const limits = randomLimits(new Prng(7), 2);
+  const good: JointPath = { joints: 2, samples: 2, q: new Float64Array([0, 0, 1, 1]), length: 0.1, rotation: 0 };
+  const bad: JointPath = { ...good, q: new Float64Array([0, 0, 1, NaN]) };
+  const a = planTiming([{ segments: [good, bad], limits, tcp }], opts);
+  assert.ok(!a.ok && a.code === 'invalid_path' && a.arm === 0 && a.segment === 1 && /arm 0 segment 1: path.q\[1\]\[1\]/.test(a.message), JSON.stringify(a));
+  const b = planTiming([{ segments: [good], limits, tcp }], { rate: 0, hold: 0.1 });
+  assert.ok(!b.ok && b.code === 'invalid_options' && /rate must be finite and > 0/.test(b.message));
+  const back: JointPath = { ...good, q: new Float64Array([1, 1, 0, 0]) };
+  const c = planTiming([{ segments: [good], limits, tcp }, { segments: [good, back], limits, tcp }], opts);
+  assert.ok(!c.ok && c.code === 'segment_count_mismatch');
+  const e = planTiming([{ segments: [good, { ...good, q: new Float64Array([0.5, 1, 2, 2]) }], limits, tcp }], opts);
+  assert.ok(!e.ok && e.code === 'invalid_path' && e.segment === 1 && /must start where segment 0 ends.*off by 0.5/.test(e.message), JSON.stringify(e));
+  const d = planTiming([], opts);
+  assert.ok(!d.ok && /need 1 or 2 arms, got 0/.test(d.message));
+});
