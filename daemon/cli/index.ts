@@ -2,7 +2,9 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
+import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -17,5 +19,7 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerBenchDecode,
+  registerBenchMembw,
   registerSim,
 ];

@@ -2,10 +2,10 @@
 // clear message (file, tensor or field named), and the process survives every one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeModel, EngineError } from '../../daemon/engine/native-model.js';
+import { tempDir } from '../helpers/temp.js';
 import { safetensorsBytes, tinyModel, writeTinyModel, type TinyModel } from './helpers/tiny-model.js';
 
 type Edit = (dir: string, model: TinyModel) => void;
@@ -80,8 +80,9 @@ const corpus: [string, Edit, RegExp][] = [
 ];
 
 test('every malformed model folder is rejected with its own clear error', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'bs-malformed-'));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const tmp = tempDir('bs-malformed-');
+  t.after(() => tmp.remove());
+  const root = tmp.path;
   const seen = new Set<string>();
   for (const [i, [name, edit, want]] of corpus.entries()) {
     const dir = join(root, String(i));
@@ -109,8 +110,9 @@ test('every malformed model folder is rejected with its own clear error', async 
 });
 
 test('a missing glm4_moe correction bias is named', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'bs-malformed-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDir('bs-malformed-');
+  t.after(() => tmp.remove());
+  const dir = tmp.path;
   const model = tinyModel({ arch: 'glm4_moe' });
   model.tensors = model.tensors.filter((x) => x.name !== 'model.layers.2.mlp.gate.e_score_correction_bias');
   writeTinyModel(dir, { arch: 'glm4_moe' }, model);

@@ -3,26 +3,19 @@
 // override works, and every misuse is a rejected promise with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
 import { loadNative } from '../../../daemon/native/binding.js';
+import { tempDir } from '../../helpers/temp.js';
 import { writeTinyModel, type TinyArch, type TinyModelOptions } from '../../native/helpers/tiny-model.js';
 
 const ARCHS: TinyArch[] = ['qwen3_moe', 'glm4_moe'];
 const PROMPT = [1, 5, 9, 20, 33, 40, 2, 7, 64, 11];
 
-function tempDir(t: { after: (fn: () => void) => void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bs-engine-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 function modelDir(t: { after: (fn: () => void) => void }, opts: TinyModelOptions): string {
-  const dir = tempDir(t);
-  writeTinyModel(dir, opts);
-  return dir;
+  const dir = tempDir('bs-engine-');
+  t.after(() => dir.remove());
+  writeTinyModel(dir.path, opts);
+  return dir.path;
 }
 
 function maxAbsDiff(a: Float32Array, b: Float32Array): number {
