@@ -2,12 +2,14 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
+import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerModelsSynth } from './models-synth.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -22,4 +24,6 @@ export const registrars: CommandRegistrar[] = [
   registerBenchDecode,
   registerBenchMembw,
   registerSim,
+  registerModelsSynth,
+  registerBenchConstrained,
 ];

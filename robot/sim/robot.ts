@@ -94,9 +94,9 @@ export function homeOf(arm: SimArm): number[] {
   return arm.home ? [...arm.home] : arm.joints.map((j) => Math.min(Math.max(0, j.lower), j.upper));
 }
 
-export const ROBOTS_DIR = fileURLToPath(new URL('../../../configs/robots/', import.meta.url));
+export const ROBOTS_DIR = fileURLToPath(new URL('../../../configs/sim/', import.meta.url));
 
-/** Loads `configs/robots/<name>.yaml`, or a YAML/JSON file when given a path. */
+/** Loads `configs/sim/<name>.yaml`, or a YAML/JSON file when given a path. */
 export function loadSimRobot(nameOrPath: string, dir = ROBOTS_DIR): SimRobot {
   const path = /[\\/]|\.(ya?ml|json)$/.test(nameOrPath) ? nameOrPath : join(dir, `${nameOrPath}.yaml`);
   let text: string;
