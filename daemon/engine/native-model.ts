@@ -9,6 +9,7 @@ import {
   type SessionHandle,
   type SessionInfo,
 } from '../native/binding.js';
+import type { LogitsSource } from './prefix-cache.js';
 
 export class EngineError extends Error {
   constructor(message: string) {
@@ -70,7 +71,7 @@ export interface GreedyResult {
   logits: Float32Array[];
 }
 
-export class NativeSession {
+export class NativeSession implements LogitsSource {
   constructor(
     private readonly addon: NativeAddon,
     private readonly handle: SessionHandle,
@@ -94,6 +95,11 @@ export class NativeSession {
 
   info(): SessionInfo {
     return this.addon.sessionInfo(this.handle);
+  }
+
+  /** Tokens in the KV cache (as of the last completed call). */
+  get length(): number {
+    return this.info().nPast;
   }
 
   /** Prefills `prompt`, then decodes `steps` tokens greedily. */

@@ -4,8 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runDecodeBench } from '../../../daemon/engine/decode-bench.js';
 import { runCli } from '../../helpers/daemon.js';
-import { tempDir } from '../../helpers/temp.js';
-import { writeTinyModel } from '../../native/helpers/tiny-model.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
 
 /** Advances 10 ms per reading. */
 function fakeClock(): () => bigint {
@@ -14,10 +13,8 @@ function fakeClock(): () => bigint {
 }
 
 test('decode bench derives throughput from its clock and bytes from the weights read', async (t) => {
-  const dir = tempDir('bs-bench-');
-  t.after(() => dir.remove());
-  writeTinyModel(dir.path, { arch: 'qwen3_moe', tieWordEmbeddings: false });
-  const r = await runDecodeBench({ model: dir.path, threads: 2, prompt: 12, gen: 5, seed: 3, topK: 3 }, fakeClock());
+  const dir = synthTemp(t, { arch: 'qwen3_moe' });
+  const r = await runDecodeBench({ model: dir, threads: 2, prompt: 12, gen: 5, seed: 3, topK: 3 }, fakeClock());
   assert.equal(r.arch, 'qwen3_moe');
   assert.equal(r.threads, 2);
   assert.equal(r.top_k, 3);
@@ -33,20 +30,18 @@ test('decode bench derives throughput from its clock and bytes from the weights 
 });
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {
-  const dir = tempDir('bs-bench-');
-  t.after(() => dir.remove());
-  writeTinyModel(dir.path, { arch: 'glm4_moe', shards: 2 });
-  const r = await runCli(['bench', 'decode', '--model', dir.path, '--prompt', '8', '--gen', '3', '--json'], {}, { timeoutMs: 60_000 });
+  const dir = synthTemp(t, { arch: 'glm4_moe' });
+  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '3', '--json'], {}, { timeoutMs: 60_000 });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, unknown>;
   for (const key of ['decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes',
     'disk_read_bytes', 'active_bytes_per_token', 'threads']) {
     assert.ok(key in out, `missing ${key} in ${r.stdout}`);
   }
-  const bad = await runCli(['bench', 'decode', '--model', `${dir.path}/missing`, '--json']);
+  const bad = await runCli(['bench', 'decode', '--model', `${dir}/missing`, '--json']);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^brainstem: model folder .*missing does not exist or is not a directory/);
-  const badOpt = await runCli(['bench', 'decode', '--model', dir.path, '--gen', '-1']);
+  const badOpt = await runCli(['bench', 'decode', '--model', dir, '--gen', '-1']);
   assert.equal(badOpt.code, 2);
   assert.match(badOpt.stderr, /--gen must be an integer ≥ 0, got "-1"/);
 

@@ -1,22 +1,17 @@
-// The engine through its TS classes on tiny model folders: prefill/decode/truncate agree
+// The engine through its TS classes on synthetic tiny models: prefill/decode/truncate agree
 // with each other, results do not depend on thread count or sharding, the routing width
 // override works, and every misuse is a rejected promise with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
+import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { loadNative } from '../../../daemon/native/binding.js';
-import { tempDir } from '../../helpers/temp.js';
-import { writeTinyModel, type TinyArch, type TinyModelOptions } from '../../native/helpers/tiny-model.js';
+import type { Arch } from '../../../daemon/models/shapes.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
 
-const ARCHS: TinyArch[] = ['qwen3_moe', 'glm4_moe'];
-const PROMPT = [1, 5, 9, 20, 33, 40, 2, 7, 64, 11];
-
-function modelDir(t: { after: (fn: () => void) => void }, opts: TinyModelOptions): string {
-  const dir = tempDir('bs-engine-');
-  t.after(() => dir.remove());
-  writeTinyModel(dir.path, opts);
-  return dir.path;
-}
+const ARCHS: Arch[] = ['qwen3_moe', 'glm4_moe'];
+const PROMPT = [1, 5, 9, 20, 33, 40, 2, 7, 64, 11, 300, 599];
+const VOCAB = 640; // tiny
 
 function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   assert.equal(a.length, b.length);
@@ -25,13 +20,11 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-function maxAbs(a: Float32Array): number {
-  return a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-}
+const maxAbs = (a: Float32Array) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
 
 for (const arch of ARCHS) {
   test(`${arch}: one prefill equals prefill + token-by-token decode`, async (t) => {
-    const model = await NativeModel.load(modelDir(t, { arch, tieWordEmbeddings: false }));
+    const model = await NativeModel.load(synthTemp(t, { arch, seed: 1 }));
     t.after(() => model.dispose());
     const whole = await model.createSession();
     const full = await whole.prefill(PROMPT);
@@ -45,15 +38,14 @@ for (const arch of ARCHS) {
   });
 
   test(`${arch}: truncate reuses a prefix and reproduces the same logits`, async (t) => {
-    const model = await NativeModel.load(modelDir(t, { arch, seed: 3 }));
+    const model = await NativeModel.load(synthTemp(t, { arch, seed: 3 }));
     t.after(() => model.dispose());
     const s = await model.createSession({ contextLength: 64 });
     await s.prefill(PROMPT.slice(0, 6));
     const first = await s.prefill(PROMPT.slice(6));
     await s.truncate(6);
     assert.equal(s.info().nPast, 6);
-    const again = await s.prefill(PROMPT.slice(6));
-    assert.deepEqual(again, first);
+    assert.deepEqual(await s.prefill(PROMPT.slice(6)), first);
     await s.truncate(2);
     const other = await s.decode(50);
     const fresh = await model.createSession();
@@ -63,13 +55,14 @@ for (const arch of ARCHS) {
   });
 
   test(`${arch}: thread count and sharding do not change the logits`, async (t) => {
-    const single = await NativeModel.load(modelDir(t, { arch, seed: 5 }), { threads: 1 });
-    const sharded = await NativeModel.load(modelDir(t, { arch, seed: 5, shards: 3 }), { threads: 3 });
+    const single = await NativeModel.load(synthTemp(t, { arch, seed: 5, maxShardBytes: 2 ** 30 }), { threads: 1 });
+    const sharded = await NativeModel.load(synthTemp(t, { arch, seed: 5, maxShardBytes: 256 * 1024 }), { threads: 3 });
     t.after(() => {
       single.dispose();
       sharded.dispose();
     });
-    assert.equal(sharded.summary.files, 3);
+    assert.equal(single.summary.files, 1);
+    assert.ok(sharded.summary.files > 3, `${sharded.summary.files} shards`);
     assert.equal(sharded.summary.threads, 3);
     const a = await (await single.createSession()).greedy(PROMPT, 6);
     const b = await (await sharded.createSession()).greedy(PROMPT, 6);
@@ -78,32 +71,49 @@ for (const arch of ARCHS) {
   });
 
   test(`${arch}: routing width override changes routing and is bounded`, async (t) => {
-    const dir = modelDir(t, { arch, seed: 7 });
+    const dir = synthTemp(t, { arch, seed: 7 });
     const base = await NativeModel.load(dir);
-    const wide = await NativeModel.load(dir, { topK: 4 });
+    const wide = await NativeModel.load(dir, { topK: 6 });
     t.after(() => {
       base.dispose();
       wide.dispose();
     });
-    assert.equal(base.summary.topK, 2);
-    assert.equal(wide.summary.topK, 4);
-    assert.equal(wide.summary.configTopK, 2);
-    const sb = await base.createSession();
+    assert.equal(base.summary.topK, 4);
+    assert.equal(wide.summary.topK, 6);
+    assert.equal(wide.summary.configTopK, 4);
+    const lb = await (await base.createSession()).prefill(PROMPT);
     const sw = await wide.createSession();
-    const lb = await sb.prefill(PROMPT);
     const lw = await sw.prefill(PROMPT);
-    assert.ok(maxAbsDiff(lb, lw) > 1e-3, 'four experts per token give other logits than two');
-    // Decode touches exactly K experts per MoE layer.
+    assert.ok(maxAbsDiff(lb, lw) > 1e-3, 'six experts per token give other logits than four');
+    // Decode computes exactly K experts per MoE layer.
     const before = sw.info().expertsComputed;
     await sw.decode(3);
-    assert.equal(sw.info().expertsComputed - before, 4 * wide.summary.moeLayers);
-    const max = arch === 'glm4_moe' ? 4 : 8; // glm: topk_group 1 of 2 groups of 4 experts
+    assert.equal(sw.info().expertsComputed - before, 6 * wide.summary.moeLayers);
+    const max = arch === 'glm4_moe' ? 8 : 16; // glm tiny: topk_group 2 of 4 groups of 4 experts
     await assert.rejects(NativeModel.load(dir, { topK: max + 1 }), new RegExp(`topK \\(routing width\\) must be between 1 and ${max} for this model, got ${max + 1}`));
   });
 }
 
+test('a native session serves prompt-prefix reuse (PrefixSession)', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'glm4_moe', seed: 9 }));
+  t.after(() => model.dispose());
+  const reuse = new PrefixSession(await model.createSession());
+  await reuse.start(PROMPT.slice(0, 8));
+  await reuse.decode(17);
+  const turn2 = [...PROMPT.slice(0, 8), 17, 4, 5];
+  const r = await reuse.start(turn2);
+  assert.equal(r?.reused, 9);
+  assert.equal(r?.prefilled, 2);
+  assert.equal(reuse.source.length, 11);
+  const cold = await (await model.createSession()).prefill(turn2);
+  assert.ok(maxAbsDiff(r!.logits, cold) <= 1e-5 * maxAbs(cold));
+  const branch = await reuse.start([...PROMPT.slice(0, 4), 99]);
+  assert.equal(branch?.reused, 4, 'a diverging prompt truncates to the common prefix');
+  assert.ok(maxAbsDiff(branch!.logits, await (await model.createSession()).prefill([...PROMPT.slice(0, 4), 99])) <= 1e-5 * maxAbs(cold));
+});
+
 test('active bytes per decoded token are counted from the weights actually read', async (t) => {
-  const model = await NativeModel.load(modelDir(t, { arch: 'qwen3_moe', tieWordEmbeddings: false }));
+  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', seed: 2 }));
   t.after(() => model.dispose());
   const s = await model.createSession();
   await s.prefill(PROMPT);
@@ -118,19 +128,19 @@ test('active bytes per decoded token are counted from the weights actually read'
 });
 
 test('tied embeddings serve as the output projection', async (t) => {
-  const model = await NativeModel.load(modelDir(t, { arch: 'qwen3_moe', tieWordEmbeddings: true }));
+  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', tieWordEmbeddings: true }));
   t.after(() => model.dispose());
   assert.equal(model.summary.tieEmbeddings, true);
   const logits = await (await model.createSession()).prefill(PROMPT);
-  assert.equal(logits.length, 96);
+  assert.equal(logits.length, VOCAB);
   assert.ok(argmax(logits) >= 0);
 });
 
 test('misuse is a rejected promise with a message naming the problem', async (t) => {
-  const model = await NativeModel.load(modelDir(t, { arch: 'glm4_moe' }), { contextLength: 12 });
+  const model = await NativeModel.load(synthTemp(t, { arch: 'glm4_moe' }), { contextLength: 12 });
   const s = await model.createSession();
   await s.prefill([1, 2, 3]);
-  await assert.rejects(s.decode(96), /token id 96 at index 0 is outside the vocabulary \[0, 96\)/);
+  await assert.rejects(s.decode(VOCAB), /token id 640 at index 0 is outside the vocabulary \[0, 640\)/);
   await assert.rejects(s.prefill([4, -1]), /token id -1 at index 1/);
   assert.equal(s.info().nPast, 3, 'a rejected call leaves the cache unchanged');
   await assert.rejects(s.prefill([]), /no tokens given/);
@@ -154,6 +164,6 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   const kept = await model.createSession();
   model.dispose();
   await assert.rejects(model.createSession(), /the model was disposed; load it again/);
-  assert.equal((await kept.prefill([1, 2])).length, 96, 'a session keeps its model alive after dispose');
+  assert.equal((await kept.prefill([1, 2])).length, VOCAB, 'a session keeps its model alive after dispose');
   kept.dispose();
 });
