@@ -3,7 +3,9 @@
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
 import { registerBenchConstrained } from './bench-constrained.js';
+import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -19,6 +21,8 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerBenchDecode,
+  registerBenchMembw,
   registerSim,
   registerModelsSynth,
   registerBenchConstrained,
