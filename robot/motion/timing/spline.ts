@@ -31,7 +31,7 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   return m2;
 }
 
-/** Joint positions at progress x on interval [s[k], s[k+1]] into out. */
+/** Joint positions at progress x on interval [s[k], s[k+1]] into out; dq/ds and d²q/ds² into d1, d2 if given. */
 export function evalSpline(
   s: Float64Array,
   q: Float64Array,
@@ -40,6 +40,8 @@ export function evalSpline(
   k: number,
   x: number,
   out: Float64Array,
+  d1?: Float64Array,
+  d2?: Float64Array,
 ): void {
   const h = s[k + 1] - s[k];
   const u = (x - s[k]) / h, w = 1 - u;
@@ -47,5 +49,7 @@ export function evalSpline(
   for (let j = 0; j < joints; j++) {
     const i0 = k * joints + j, i1 = i0 + joints;
     out[j] = w * q[i0] + u * q[i1] + c * ((w * w * w - w) * m2[i0] + (u * u * u - u) * m2[i1]);
+    if (d1) d1[j] = (q[i1] - q[i0]) / h + (h / 6) * ((1 - 3 * w * w) * m2[i0] + (3 * u * u - 1) * m2[i1]);
+    if (d2) d2[j] = w * m2[i0] + u * m2[i1];
   }
 }

@@ -63,6 +63,32 @@ test('resampling at 100 Hz with a 0.12 s hold: tick count, start, exact final po
   assert.notDeepEqual(row(traj.q, end - 1, 3), last, 'the tick before the end is still moving');
 });
 
+test('resampled velocities and accelerations are the derivatives of the positions (seed 53, 20 paths)', () => {
+  const r = new Prng(53);
+  for (let c = 0; c < 20; c++) {
+    const path = randomPath(r, 3, 5 + r.int(60), r.next() < 0.5);
+    const res = timePath(path, randomLimits(r, 3), tcp);
+    assert.ok(res.ok);
+    // At 10 kHz, central differences of q and qd approximate qd and qdd to O(dt²).
+    const traj = resampleSegments([res.segment], 10000, 0.01);
+    const what = `seed 53 path ${c}`;
+    let scale = 0;
+    for (let i = 0; i < traj.qdd.length; i++) scale = Math.max(scale, Math.abs(traj.qdd[i]));
+    for (let i = 1; i + 1 < traj.count; i++) {
+      if ((i + 1) / traj.rate >= traj.motionEnd) break;
+      for (let j = 0; j < 3; j++) {
+        const v = (traj.q[(i + 1) * 3 + j] - traj.q[(i - 1) * 3 + j]) * (traj.rate / 2);
+        const a = (traj.qd[(i + 1) * 3 + j] - traj.qd[(i - 1) * 3 + j]) * (traj.rate / 2);
+        assert.ok(Math.abs(v - traj.qd[i * 3 + j]) < 1e-3 * (1 + scale), `${what} tick ${i} joint ${j}: qd ${traj.qd[i * 3 + j]} vs ${v}`);
+        assert.ok(Math.abs(a - traj.qdd[i * 3 + j]) < 2e-2 * (1 + scale), `${what} tick ${i} joint ${j}: qdd ${traj.qdd[i * 3 + j]} vs ${a}`);
+      }
+    }
+    for (let i = Math.ceil(traj.motionEnd * traj.rate); i < traj.count; i++) {
+      for (let j = 0; j < 3; j++) assert.ok(traj.qd[i * 3 + j] === 0 && traj.qdd[i * 3 + j] === 0, `${what}: at rest from tick ${i}`);
+    }
+  }
+});
+
 test('property (seed 51, 100 requests): one arm, several segments; what is sent keeps every joint limit', () => {
   const r = new Prng(51);
   for (let i = 0; i < 100; i++) {
