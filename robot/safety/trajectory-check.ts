@@ -154,7 +154,7 @@ function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory, k: number)
 }
 
 /** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
-function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
+export function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
   const { min, max } = env.workspace;
   const out = Math.max(min[0] + r - x, x + r - max[0], min[1] + r - y, y + r - max[1], min[2] + r - z, z + r - max[2]);
   if (out > 0) return { code: 'workspace', distance: out };
