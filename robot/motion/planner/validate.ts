@@ -135,6 +135,7 @@ export function cartesianTargets(setup: CompiledSetup, targets: CartesianTargets
     }
     perArm.push(checked);
   }
+  if (perArm.every((list) => list.every((t) => t === null))) return failure('invalid-request', 'targets: no target given for any arm (every entry is null)');
   return { steps, perArm };
 }
 
