@@ -3,8 +3,8 @@
 // moving state (each joint on its own time-optimal moving-start profile, so each stops as fast
 // as it can; the arms' references then hold). Both are sampled at the controller rate and
 // safety-checked like Cartesian moves.
-import { JerkProfile, type KinState, type TimingCode, newKinState, sampleProfile } from '../timing/profile.js';
-import { planJointMove } from '../timing/joint-move.js';
+import { JerkProfile, type TimingCode } from '../timing/profile.js';
+import { type JointMove, planJointMove, sampleJointMove } from '../timing/joint-move.js';
 import { movingToRest, stopFrom } from '../timing/moving-start.js';
 import type { CompiledSetup } from './compiled.js';
 import { type ArmSamples, finish, tickCount } from './references.js';
@@ -22,7 +22,7 @@ export function planJoint(setup: CompiledSetup, request: JointRequest): PlanResu
   const limits = setup.arms.flatMap((a) => a.rateLimits);
   const move = planJointMove(start, end, limits);
   if (!move.ok) return failure('timing', `joint move: ${move.message}`);
-  return finish(setup, sampleProfiles(setup, start, end, move.move.profiles, move.move.duration), move.move.duration, summary('joint'));
+  return finish(setup, sampleMove(setup, move.move), move.move.duration, summary('joint'));
 }
 
 export function planStop(setup: CompiledSetup, request: StopRequest): PlanResult {
@@ -58,7 +58,7 @@ export function planStop(setup: CompiledSetup, request: StopRequest): PlanResult
       duration = Math.max(duration, prof.duration);
     }
   }
-  return finish(setup, sampleProfiles(setup, start, end, profiles, duration), duration, summary('stop'));
+  return finish(setup, sampleMove(setup, { duration, q0: start, q1: end, profiles }), duration, summary('stop'));
 }
 
 function summary(kind: PlanSummary['kind']): Omit<PlanSummary, 'samples' | 'minSelfDistance' | 'minArmDistance'> {
@@ -75,33 +75,21 @@ function concat(parts: readonly Float64Array[]): Float64Array {
   return out;
 }
 
-const state: KinState = newKinState();
-
-/**
- * q_j(t) = start_j + profile_j(t) at ticks i / rate, split per arm; once a joint's profile has
- * ended it sits exactly at end_j at rest, and the last round(hold·rate) ticks hold every joint.
- */
-function sampleProfiles(setup: CompiledSetup, start: Float64Array, end: Float64Array, profiles: JerkProfile[], duration: number): ArmSamples[] {
-  const count = tickCount(duration, setup.rate, setup.hold);
-  const out = setup.arms.map((arm) => ({ count, q: new Float64Array(count * arm.dof), qd: new Float64Array(count * arm.dof), qdd: new Float64Array(count * arm.dof) }));
-  for (let i = 0; i < count; i++) {
-    const t = i / setup.rate;
-    let off = 0;
-    for (const [a, arm] of setup.arms.entries()) {
-      const o = out[a];
-      for (let j = 0; j < arm.dof; j++, off++) {
-        const prof = profiles[off];
-        const k = i * arm.dof + j;
-        if (t >= prof.duration) {
-          o.q[k] = end[off];
-          continue;
-        }
-        sampleProfile(prof, t, state);
-        o.q[k] = start[off] + state.p;
-        o.qd[k] = state.v;
-        o.qdd[k] = state.a;
-      }
-    }
-  }
-  return out;
+/** All joints of all arms (concatenated) at ticks i / rate, split per arm; the last round(hold·rate) ticks hold. */
+function sampleMove(setup: CompiledSetup, move: JointMove): ArmSamples[] {
+  const count = tickCount(move.duration, setup.rate, setup.hold);
+  const m = move.profiles.length;
+  const q = new Float64Array(count * m), qd = new Float64Array(count * m), qdd = new Float64Array(count * m);
+  for (let i = 0; i < count; i++) sampleJointMove(move, i / setup.rate, q, qd, qdd, i * m);
+  let off = 0;
+  return setup.arms.map((arm) => {
+    const pick = (all: Float64Array): Float64Array => {
+      const out = new Float64Array(count * arm.dof);
+      for (let i = 0; i < count; i++) out.set(all.subarray(i * m + off, i * m + off + arm.dof), i * arm.dof);
+      return out;
+    };
+    const samples = { count, q: pick(q), qd: pick(qd), qdd: pick(qdd) };
+    off += arm.dof;
+    return samples;
+  });
 }
