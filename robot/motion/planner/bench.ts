@@ -71,13 +71,17 @@ export interface PlanBenchResult {
   codes: Record<string, number>;
   median_us: number;
   p99_us: number;
+  /** Process CPU time per plan over the timed pass (less sensitive to a busy machine than wall time). */
+  mean_cpu_us: number;
   mean_motion_s: number;
   mean_path_samples: number;
   mean_reference_samples: number;
 }
 
-export function runPlanBench(planner: Planner, cases: CartesianRequest[], clock: () => number, warmup: number): PlanBenchResult {
+/** clock: wall time (s); cpuClock: this process's CPU time (s). */
+export function runPlanBench(planner: Planner, cases: CartesianRequest[], clock: () => number, cpuClock: () => number, warmup: number): PlanBenchResult {
   for (let i = 0; i < warmup; i++) planner.planCartesian(cases[i % cases.length]);
+  const cpu0 = cpuClock();
   const times = new Float64Array(cases.length);
   const codes: Record<string, number> = {};
   let planned = 0, motion = 0, pathSamples = 0, refSamples = 0;
@@ -94,6 +98,7 @@ export function runPlanBench(planner: Planner, cases: CartesianRequest[], clock:
     pathSamples += r.summary.pathSamples;
     refSamples += r.summary.samples;
   });
+  const cpu = cpuClock() - cpu0;
   times.sort();
   const per = (x: number): number => (planned ? x / planned : 0);
   return {
@@ -102,6 +107,7 @@ export function runPlanBench(planner: Planner, cases: CartesianRequest[], clock:
     codes,
     median_us: percentile(times, 50),
     p99_us: percentile(times, 99),
+    mean_cpu_us: cases.length ? (cpu * 1e6) / cases.length : 0,
     mean_motion_s: per(motion),
     mean_path_samples: per(pathSamples),
     mean_reference_samples: per(refSamples),
