@@ -6,6 +6,7 @@ import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchMembw } from './bench-membw.js';
+import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -23,6 +24,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchTiming,
   registerBenchDecode,
   registerBenchMembw,
+  registerBenchPlan,
   registerSim,
   registerModelsSynth,
   registerBenchConstrained,
