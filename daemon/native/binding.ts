@@ -42,8 +42,11 @@ export interface LoadModelOptions {
   contextLength?: number;
   /** Routing width K: experts per token (default: the config's num_experts_per_tok). */
   topK?: number;
-  /** Kernel set by name, see NativeInfo.kernelSets (default: "cpu-ref"). */
+  /** Kernel set by name, see NativeInfo.kernelSets, or "auto" (the default): the fastest
+   *  usable one (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon on arm64, else cpu-ref). */
   backend?: string;
+  /** KV cache element type: "f32" (default) or "f16" (half the memory). */
+  kvCache?: 'f32' | 'f16';
 }
 
 export interface ModelSummary {
@@ -75,6 +78,7 @@ export interface ModelSummary {
   expertBytes: number;
   backend: string;
   threads: number;
+  kvCache: 'f32' | 'f16';
 }
 
 export interface LoadedModel {

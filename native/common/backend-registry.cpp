@@ -4,12 +4,19 @@
 
 #include "cpu/ops-ref.h"
 #include "cpu/thread-pool.h"
+#if defined(BRAINSTEM_X86)
+#include "cpu/ops-x86.h"
+#elif defined(BRAINSTEM_ARM64)
+#include "cpu/ops-neon.h"
+#endif
 
 namespace bs {
 
-void ExecCtx::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const {
+int ExecCtx::threads() const { return pool ? pool->size() : 1; }
+
+void ExecCtx::parallel_for(int64_t n, RangeFn fn, int64_t grain) const {
   if (pool) {
-    pool->parallel_for(n, fn);
+    pool->parallel_for(n, fn, grain);
   } else if (n > 0) {
     fn(0, n);
   }
@@ -24,8 +31,25 @@ const char* op_name(Op op) {
 }
 
 const std::vector<const Backend*>& compiled_backends() {
-  static const std::vector<const Backend*> all = {&cpu_reference_backend()};
+  static const std::vector<const Backend*> all = {
+      &cpu_reference_backend(),
+#if defined(BRAINSTEM_X86)
+      &cpu_avx2_backend(),
+      &cpu_avx512_backend(),
+#elif defined(BRAINSTEM_ARM64)
+      &cpu_neon_backend(),
+      &cpu_neon_dotprod_backend(),
+#endif
+  };
   return all;
+}
+
+const Backend& best_backend() {
+  const Backend* best = &reference_backend();
+  for (const Backend* b : compiled_backends()) {
+    if (b->usable()) best = b;
+  }
+  return *best;
 }
 
 const Backend& reference_backend() { return cpu_reference_backend(); }

@@ -5,10 +5,10 @@
 // Activations are float32; weights are read in place from the mmapped file.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <vector>
 
+#include "common/function-ref.h"
 #include "common/quant.h"
 
 namespace bs {
@@ -18,7 +18,10 @@ class ThreadPool;
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
   ThreadPool* pool = nullptr;
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const;
+  int threads() const;
+  // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:
+  // one range per thread); see ThreadPool::parallel_for.
+  void parallel_for(int64_t n, RangeFn fn, int64_t grain = 0) const;
 };
 
 enum class Op : uint8_t {
@@ -47,6 +50,7 @@ struct RopeParams {
 struct AttentionParams {
   int n_q_heads = 0, n_kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (n_q / n_kv)
   float scale = 1.0f;
+  bool kv_f16 = false;  // the k and v caches hold IEEE half floats instead of float32
 };
 
 struct SoftmaxTopKParams {
@@ -81,8 +85,8 @@ struct Kernels {
   // positions[t] * theta^(-2i/rot).
   void (*rope)(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p);
   // out[n_tok, n_q, hd]: query t sits at position pos0 + t and attends causally to cache rows
-  // 0..pos0+t of k, v [*, n_kv, hd].
-  void (*attention)(const ExecCtx&, const float* q, const float* k, const float* v, int64_t pos0, int64_t n_tok,
+  // 0..pos0+t of k, v [*, n_kv, hd] (float32, or F16 when p.kv_f16).
+  void (*attention)(const ExecCtx&, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                     const AttentionParams& p, float* out);
   // logits[n_tok, E] → ids/weights[n_tok, top_k], by descending score, ties to the lower id.
   void (*route_softmax_topk)(const ExecCtx&, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p,
@@ -96,7 +100,7 @@ struct Kernels {
 };
 
 struct Backend {
-  const char* name;    // "cpu-ref", later "cpu-avx2", "metal", "cuda"
+  const char* name;    // "cpu-ref", "cpu-avx2", "cpu-avx512", "cpu-neon", later "metal", "cuda"
   const char* detail;  // one line for `info()`
   bool (*usable)();    // the CPU features / device it needs are present
   // Whether this backend runs `op` on weight `w` (nullptr for ops without weights).
@@ -104,11 +108,13 @@ struct Backend {
   Kernels k;
 };
 
-// Every backend compiled into this binary, the reference first.
+// Every backend compiled into this binary, the reference first, then by preference.
 const std::vector<const Backend*>& compiled_backends();
 const Backend& reference_backend();
 // nullptr when no compiled backend has that name.
 const Backend* find_backend(std::string_view name);
+// The preferred usable backend ("auto"): the last usable one of compiled_backends().
+const Backend& best_backend();
 
 // The kernels the engine calls: each op from the chosen backend when it supports the call,
 // else from the reference, so a backend may implement any subset.

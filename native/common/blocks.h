@@ -22,9 +22,10 @@ struct Scratch {
 void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s);
 
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
-// into the caches [≥ pos0 + n, n_kv, head_dim] before attending.
+// into the caches [≥ pos0 + n, n_kv, head_dim] (float32, or F16 when m.kv_f16()) before
+// attending.
 void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0,
-                     float* k_cache, float* v_cache, Scratch& s, float* out);
+                     void* k_cache, void* v_cache, Scratch& s, float* out);
 
 // out[n, hidden] = down(silu(gate(xn)) * up(xn)).
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out);

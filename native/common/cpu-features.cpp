@@ -28,6 +28,7 @@ static CpuFeatures detect() {
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
       f.avx2 = ymm && (b & (1u << 5));
       f.avx512f = zmm && (b & (1u << 16));
+      f.avx512dq = zmm && (b & (1u << 17));
       f.avx512bw = zmm && (b & (1u << 30));
       f.avx512vl = zmm && (b & (1u << 31));
       f.avx512vnni = zmm && (c & (1u << 11));
@@ -63,6 +64,7 @@ std::string cpu_features_string() {
   add(f.fma, "fma");
   add(f.f16c, "f16c");
   add(f.avx512f, "avx512f");
+  add(f.avx512dq, "avx512dq");
   add(f.avx512bw, "avx512bw");
   add(f.avx512vl, "avx512vl");
   add(f.avx512vnni, "avx512vnni");

@@ -6,7 +6,7 @@ namespace bs {
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512vnni = false;
   bool neon = false, dotprod = false;
 };
 

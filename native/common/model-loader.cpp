@@ -22,11 +22,11 @@ const ArchDef& find_arch(const ConfigReader& r) {
 }
 
 const Backend& pick_backend(const std::string& name) {
-  if (name.empty()) return reference_backend();
+  if (name.empty() || name == "auto") return best_backend();
   const Backend* b = find_backend(name);
   if (!b) {
-    std::string names;
-    for (const Backend* c : compiled_backends()) names += std::string(names.empty() ? "" : ", ") + c->name;
+    std::string names = "auto";
+    for (const Backend* c : compiled_backends()) names += std::string(", ") + c->name;
     fail("backend \"", name, "\" is not compiled into this build (available: ", names, ")");
   }
   if (!b->usable()) fail("backend \"", name, "\" is compiled but this machine lacks what it needs (", b->detail, ")");
@@ -119,7 +119,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   const ArchDef& arch = find_arch(ConfigReader(config, config_path, "the engine"));
   const ConfigReader r(config, config_path, arch.model_type);
 
-  auto m = std::make_shared<Model>(backend, opts.threads);
+  auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16);
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

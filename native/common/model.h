@@ -62,12 +62,13 @@ struct LayerWeights {
 struct LoadOptions {
   int threads = 1;
   int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
-  std::string backend;     // empty = the reference
+  std::string backend;     // kernel set by name; empty or "auto" = the fastest usable one
+  bool kv_f16 = false;     // KV caches in IEEE half (half the memory) instead of float32
 };
 
 class Model {
  public:
-  Model(const Backend& backend, int threads);
+  Model(const Backend& backend, int threads, bool kv_f16 = false);
   ~Model();
 
   ModelConfig cfg;
@@ -83,10 +84,12 @@ class Model {
   const Dispatch& dispatch() const { return dispatch_; }
   ExecCtx ctx() const { return ExecCtx{pool_.get()}; }
   int threads() const { return threads_; }
+  bool kv_f16() const { return kv_f16_; }
 
  private:
   Dispatch dispatch_;
   int threads_;
+  bool kv_f16_;
   std::unique_ptr<ThreadPool> pool_;
 };
 

@@ -1,4 +1,4 @@
-// One conversation's state: the KV cache (float32, grown on demand up to the context
+// One conversation's state: the KV cache (float32 or F16, grown on demand up to the context
 // length) and the forward pass that appends tokens to it.
 #pragma once
 #include <cstdint>
@@ -41,7 +41,8 @@ class Session {
 
   std::shared_ptr<const Model> model_;
   int64_t ctx_len_ = 0, n_past_ = 0, capacity_ = 0;
-  std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [capacity, n_kv, head_dim]
+  // Per layer [capacity, n_kv, head_dim] elements of the model's KV type, as raw bytes.
+  std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
   std::vector<float> x_, xn_, y_;
   Scratch scratch_;
   SessionStats stats_;

@@ -8,8 +8,11 @@
 
 namespace bs {
 
-Model::Model(const Backend& backend, int threads)
-    : dispatch_(backend), threads_(threads), pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
+Model::Model(const Backend& backend, int threads, bool kv_f16)
+    : dispatch_(backend),
+      threads_(threads),
+      kv_f16_(kv_f16),
+      pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;
 
@@ -21,8 +24,8 @@ Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : m
 
 uint64_t Session::state_bytes() const {
   uint64_t b = 0;
-  for (const auto& c : k_cache_) b += c.capacity() * sizeof(float);
-  for (const auto& c : v_cache_) b += c.capacity() * sizeof(float);
+  for (const auto& c : k_cache_) b += c.capacity();
+  for (const auto& c : v_cache_) b += c.capacity();
   return b;
 }
 
@@ -31,10 +34,10 @@ void Session::reserve(int64_t tokens) {
   int64_t cap = std::max<int64_t>(capacity_, 64);
   while (cap < tokens) cap *= 2;
   cap = std::min(cap, ctx_len_);
-  const int64_t kv_dim = model_->cfg.n_kv_heads * model_->cfg.head_dim;
+  const int64_t row_bytes = model_->cfg.n_kv_heads * model_->cfg.head_dim * (model_->kv_f16() ? 2 : 4);
   for (size_t l = 0; l < k_cache_.size(); ++l) {
-    k_cache_[l].resize(cap * kv_dim);
-    v_cache_[l].resize(cap * kv_dim);
+    k_cache_[l].resize(cap * row_bytes);
+    v_cache_[l].resize(cap * row_bytes);
   }
   capacity_ = cap;
 }

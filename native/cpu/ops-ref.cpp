@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 namespace bs {
@@ -84,10 +83,13 @@ void rope(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, con
   }
 }
 
-void attention(const ExecCtx& ctx, const float* q, const float* k, const float* v, int64_t pos0, int64_t n_tok,
+void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                const AttentionParams& p, float* out) {
   const int group = p.n_q_heads / p.n_kv_heads;
   const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * p.head_dim;
+  const DType dt = p.kv_f16 ? DType::F16 : DType::F32;
+  const auto* kb = static_cast<const uint8_t*>(k);
+  const auto* vb = static_cast<const uint8_t*>(v);
   ctx.parallel_for(n_tok * p.n_q_heads, [&](int64_t i0, int64_t i1) {
     std::vector<double> score, acc(static_cast<size_t>(p.head_dim));
     for (int64_t i = i0; i < i1; ++i) {
@@ -98,9 +100,9 @@ void attention(const ExecCtx& ctx, const float* q, const float* k, const float* 
       score.assign(static_cast<size_t>(n_keys), 0.0);
       double mx = -INFINITY;
       for (int64_t j = 0; j < n_keys; ++j) {
-        const float* kv = k + j * kv_stride + g * p.head_dim;
+        const size_t base = static_cast<size_t>(j * kv_stride + g * p.head_dim);
         double d = 0;
-        for (int c = 0; c < p.head_dim; ++c) d += static_cast<double>(qv[c]) * kv[c];
+        for (int c = 0; c < p.head_dim; ++c) d += static_cast<double>(qv[c]) * load_float(kb, dt, base + c);
         score[j] = d * p.scale;
         mx = std::max(mx, score[j]);
       }
@@ -108,8 +110,8 @@ void attention(const ExecCtx& ctx, const float* q, const float* k, const float* 
       for (double& s : score) sum += (s = std::exp(s - mx));
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < n_keys; ++j) {
-        const float* vv = v + j * kv_stride + g * p.head_dim;
-        for (int c = 0; c < p.head_dim; ++c) acc[c] += score[j] * vv[c];
+        const size_t base = static_cast<size_t>(j * kv_stride + g * p.head_dim);
+        for (int c = 0; c < p.head_dim; ++c) acc[c] += score[j] * load_float(vb, dt, base + c);
       }
       float* o = out + i * p.head_dim;
       for (int c = 0; c < p.head_dim; ++c) o[c] = static_cast<float>(acc[c] / sum);
@@ -117,26 +119,42 @@ void attention(const ExecCtx& ctx, const float* q, const float* k, const float* 
   });
 }
 
-// Indices of the k largest scores, by descending score, ties to the lower index.
-void top_k(const std::vector<double>& score, int k, int32_t* out) {
-  std::vector<int32_t> idx(score.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), [&](int32_t a, int32_t b) { return score[a] > score[b]; });
-  std::copy(idx.begin(), idx.begin() + k, out);
+// A per-thread buffer of at least n elements: routing runs once per layer per decode step,
+// and the decode path allocates nothing once warm.
+template <class T>
+T* grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Indices of the k largest of score[0..n), by descending score, ties to the lower index:
+// each index is inserted after every kept index with a score ≥ its own.
+void top_k(const double* score, int n, int k, int32_t* out) {
+  int filled = 0;
+  for (int e = 0; e < n; ++e) {
+    if (filled == k && !(score[e] > score[out[k - 1]])) continue;
+    int pos = filled < k ? filled++ : k - 1;
+    while (pos > 0 && score[e] > score[out[pos - 1]]) {
+      out[pos] = out[pos - 1];
+      --pos;
+    }
+    out[pos] = e;
+  }
 }
 
 void route_softmax_topk(const ExecCtx&, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p, int32_t* ids,
                         float* weights) {
-  std::vector<double> prob(static_cast<size_t>(p.n_experts));
+  thread_local std::vector<double> buf;
+  double* prob = grow(buf, static_cast<size_t>(p.n_experts));
   for (int64_t t = 0; t < n_tok; ++t) {
     const float* l = logits + t * p.n_experts;
     const double mx = *std::max_element(l, l + p.n_experts);
     double sum = 0;
     for (int e = 0; e < p.n_experts; ++e) sum += (prob[e] = std::exp(l[e] - mx));
-    for (double& v : prob) v /= sum;
+    for (int e = 0; e < p.n_experts; ++e) prob[e] /= sum;
     int32_t* id = ids + t * p.top_k;
     float* w = weights + t * p.top_k;
-    top_k(prob, p.top_k, id);
+    top_k(prob, p.n_experts, p.top_k, id);
     double wsum = 0;
     for (int j = 0; j < p.top_k; ++j) wsum += prob[id[j]];
     for (int j = 0; j < p.top_k; ++j) w[j] = static_cast<float>(p.norm_topk_prob ? prob[id[j]] / wsum : prob[id[j]]);
@@ -146,8 +164,13 @@ void route_softmax_topk(const ExecCtx&, const float* logits, int64_t n_tok, cons
 void route_sigmoid_group(const ExecCtx&, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
                          int32_t* ids, float* weights) {
   const int E = p.n_experts, group_size = E / p.n_group;
-  std::vector<double> s(E), sel(E), gscore(p.n_group);
-  std::vector<int32_t> keep(p.n_group);
+  thread_local std::vector<double> buf;
+  thread_local std::vector<int32_t> ibuf;
+  double* s = grow(buf, static_cast<size_t>(2 * E + p.n_group));
+  double* sel = s + E;
+  double* gscore = sel + E;
+  int32_t* keep = grow(ibuf, static_cast<size_t>(p.n_group + 2));
+  int32_t* best2 = keep + p.n_group;
   for (int64_t t = 0; t < n_tok; ++t) {
     const float* l = logits + t * E;
     for (int e = 0; e < E; ++e) {
@@ -158,19 +181,18 @@ void route_sigmoid_group(const ExecCtx&, const float* logits, int64_t n_tok, con
       // Group score = sum of its two best selection scores; groups outside the best
       // topk_group get selection score 0.0 (mlx-lm's choice).
       for (int g = 0; g < p.n_group; ++g) {
-        std::vector<double> members(sel.begin() + g * group_size, sel.begin() + (g + 1) * group_size);
-        std::partial_sort(members.begin(), members.begin() + 2, members.end(), std::greater<double>());
-        gscore[g] = members[0] + members[1];
+        top_k(sel + g * group_size, group_size, 2, best2);
+        gscore[g] = sel[g * group_size + best2[0]] + sel[g * group_size + best2[1]];
       }
-      top_k(gscore, p.topk_group, keep.data());
+      top_k(gscore, p.n_group, p.topk_group, keep);
       for (int g = 0; g < p.n_group; ++g) {
-        if (std::find(keep.begin(), keep.begin() + p.topk_group, g) != keep.begin() + p.topk_group) continue;
-        std::fill(sel.begin() + g * group_size, sel.begin() + (g + 1) * group_size, 0.0);
+        if (std::find(keep, keep + p.topk_group, g) != keep + p.topk_group) continue;
+        std::fill(sel + g * group_size, sel + (g + 1) * group_size, 0.0);
       }
     }
     int32_t* id = ids + t * p.top_k;
     float* w = weights + t * p.top_k;
-    top_k(sel, p.top_k, id);
+    top_k(sel, E, p.top_k, id);
     double wsum = 0;
     for (int j = 0; j < p.top_k; ++j) wsum += s[id[j]];
     // mlx-lm renormalises only when top_k > 1.

@@ -1,63 +1,105 @@
 #include "cpu/thread-pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define BS_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define BS_PAUSE() asm volatile("yield")
+#else
+#define BS_PAUSE() ((void)0)
+#endif
 
 namespace bs {
 
+namespace {
+
+// How long an idle worker spins before it sleeps: longer than the serial gaps between the
+// loops of one decode step (norms, routing: µs), short enough not to burn a core when idle.
+constexpr auto kSpin = std::chrono::microseconds(300);
+
+constexpr uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
+constexpr int64_t index_of(uint64_t s) { return static_cast<int64_t>(s & 0xffffffffu); }
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  start_cv_.notify_all();
+  stop_.store(true, std::memory_order_relaxed);
+  wake_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::run_share(int index) {
-  const int64_t parts = size();
-  const int64_t chunk = (n_ + parts - 1) / parts;
-  const int64_t begin = std::min(n_, chunk * index), end = std::min(n_, begin + chunk);
-  if (begin < end) (*job_)(begin, end);
-}
-
-void ThreadPool::worker_loop(int index) {
-  uint64_t seen = 0;
+void ThreadPool::help(uint32_t gen) {
+  uint64_t s = state_.load(std::memory_order_acquire);
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      start_cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-    }
-    run_share(index);
-    std::lock_guard<std::mutex> lk(mu_);
-    if (--pending_ == 0) done_cv_.notify_one();
+    if (gen_of(s) != gen) return;
+    const RangeFn* fn = fn_.load(std::memory_order_relaxed);
+    const int64_t n = n_.load(std::memory_order_relaxed), grain = grain_.load(std::memory_order_relaxed);
+    const int64_t b = index_of(s);
+    if (b >= n) return;
+    const int64_t e = std::min(n, b + grain);
+    // Succeeds only while loop `gen` is current and [b, e) unclaimed, so fn and n were its own.
+    if (!state_.compare_exchange_weak(s, (uint64_t(gen) << 32) | uint64_t(e), std::memory_order_acquire)) continue;
+    (*fn)(b, e);
+    done_.fetch_add(e - b, std::memory_order_release);
+    s = state_.load(std::memory_order_acquire);
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::worker_loop() {
+  uint32_t seen = 0;  // wake_ starts at 0: a loop announced before this thread ran still counts
+  for (;;) {
+    uint32_t w = wake_.load(std::memory_order_acquire);
+    if (w == seen) {
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      for (int i = 0; w == seen; ++i) {
+        BS_PAUSE();
+        w = wake_.load(std::memory_order_acquire);
+        if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) break;
+      }
+      while (w == seen) {
+        wake_.wait(seen, std::memory_order_acquire);
+        w = wake_.load(std::memory_order_acquire);
+      }
+    }
+    seen = w;
+    if (stop_.load(std::memory_order_relaxed)) return;
+    help(gen_of(state_.load(std::memory_order_acquire)));
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, RangeFn fn, int64_t grain) {
   if (n <= 0) return;
-  if (workers_.empty() || n == 1) {
-    fn(0, n);
+  const int64_t threads = size();
+  if (grain <= 0) grain = (n + threads - 1) / threads;
+  bool expected = false;
+  if (workers_.empty() || grain >= n || n > 0xffffffffll ||
+      !owned_.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+    fn(0, n);  // one range, or the pool is busy with another caller's loop
     return;
   }
-  std::lock_guard<std::mutex> call(call_mu_);
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    job_ = &fn;
-    n_ = n;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+  fn_.store(&fn, std::memory_order_relaxed);
+  n_.store(n, std::memory_order_relaxed);
+  grain_.store(grain, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
+  state_.store(uint64_t(gen) << 32, std::memory_order_release);
+  wake_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
+  help(gen);
+  // Only ranges another thread has already claimed are outstanding.
+  for (int i = 0; done_.load(std::memory_order_acquire) != n; ++i) {
+    BS_PAUSE();
+    if ((i & 1023) == 1023) std::this_thread::yield();
   }
-  start_cv_.notify_all();
-  run_share(0);
-  std::unique_lock<std::mutex> lk(mu_);
-  done_cv_.wait(lk, [&] { return pending_ == 0; });
-  job_ = nullptr;
+  owned_.store(false, std::memory_order_release);
 }
 
 }  // namespace bs

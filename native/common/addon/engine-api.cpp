@@ -73,6 +73,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("expertBytes", static_cast<double>(m.expert_bytes));
   o.Set("backend", m.dispatch().backend().name);
   o.Set("threads", m.threads());
+  o.Set("kvCache", m.kv_f16() ? "f16" : "f32");
   return o;
 }
 
@@ -86,7 +87,13 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty()) err = int_option(info[1], "loadModel", "topK", 1, 1 << 20, 0, top_k);
   if (err.empty()) err = int_option(info[1], "loadModel", "contextLength", 1, 1ll << 31, 0, ctx);
   if (err.empty()) err = string_option(info[1], "loadModel", "backend", opts.backend);
+  std::string kv_cache = "f32";
+  if (err.empty()) err = string_option(info[1], "loadModel", "kvCache", kv_cache);
+  if (err.empty() && kv_cache != "f32" && kv_cache != "f16") {
+    err = "loadModel: kvCache must be \"f32\" or \"f16\", got \"" + kv_cache + "\"";
+  }
   if (!err.empty()) return rejected(env, err);
+  opts.kv_f16 = kv_cache == "f16";
   opts.threads = static_cast<int>(threads);
   opts.top_k = static_cast<int>(top_k);
   auto result = std::make_shared<std::shared_ptr<Model>>();

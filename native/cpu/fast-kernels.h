@@ -1,0 +1,633 @@
+// The fast CPU kernels, written once over a SIMD traits type V (ops-avx2.cpp, ops-avx512.cpp,
+// ops-neon.cpp each define V with their intrinsics and include this file, so every ISA runs
+// the same algorithm compiled with its own flags).
+//
+// Quantised matmul reads the MLX codes in place. A 32-bit word holds 32/bits codes; a vector
+// of L words (one "chunk" of C = L·32/bits elements) is split into phases by masking:
+// phase p of lane j is element (32/bits)·j + p, still shifted left by bits·p. The activation
+// is laid out once per call to match: xs[p·L + j] = x[(32/bits)·j + p] · 2^(-bits·p), so
+// (q·2^(bits·p)) · (x·2^(-bits·p)) = q·x exactly and each phase costs an AND, an int→float
+// convert and an FMA; the top phase is shifted down instead (it would set the sign bit).
+// Per row y = Σ_g scale_g · Σ_{i∈g} q_i x_i + Σ_g bias_g · Σ_{i∈g} x_i (Σ x exact in float).
+//
+// One token and 4-bit codes (decode) take an integer path instead when V has one
+// (kIntDot): each block of 32 activations becomes Q = round(x / d), |Q| < 2^20, split into
+// three int8 limbs Q = Q2·2^14 + Q1·2^7 + Q0, and u8 nibble × s8 limb dot products
+// (maddubs / VNNI / sdot) give Σ q·Q exactly in int32 per chunk; one convert and one FMA per
+// chunk follow. A single int8 (or int16) activation would err by ~1e-2 (~2e-5) of the
+// output, beyond the op test's 1e-4 of Σ|w·x| or the model test's 1e-5 of the logits; 21 bits
+// err by ~3e-7. Several tokens (prefill) share the unpacked codes in the float path, where
+// that is cheaper than three limbs per token.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/backend.h"
+#include "cpu/fast-common.h"
+
+namespace bs {
+namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
+
+template <class V>
+struct FastKernels {
+  using F = typename V::F;
+  using I = typename V::I;
+  static constexpr int L = V::L;
+  static constexpr int kTile = 4;        // tokens per register tile
+  static constexpr int kRowBlock = 8;    // rows sharing one token tile (kept in L1)
+  static constexpr int64_t kMaxCols = 65536;
+
+  // ---------------------------------------------------------------- activation layout
+  // Laid-out activations of n tokens for one weight format.
+  struct Act {
+    bool ints = false;            // integer limbs (xq, dl) instead of floats (xs)
+    const float* xs = nullptr;    // [n][nch·C] float layout
+    const int8_t* xq = nullptr;   // [n][nch][3 limbs][lo 4L bytes, hi 4L bytes]
+    const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
+    const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
+    int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
+  };
+  static constexpr int kLimbs = 3;
+  static constexpr float kQMax = 1048575.0f;  // 2^20 - 1: three 7-bit limbs, signed top
+
+  static int64_t chunk_elems(int bits) { return int64_t(32 / bits) * L; }
+  static int64_t n_chunks(const WeightMatrix& w) { return (w.cols + chunk_elems(w.bits) - 1) / chunk_elems(w.bits); }
+
+  static void layout_token(const WeightMatrix& w, const float* x, float* xs, float* gsum) {
+    const int ph = 32 / w.bits;
+    const int64_t C = chunk_elems(w.bits), nch = n_chunks(w);
+    float mul[8];
+    for (int p = 0; p < ph; ++p) mul[p] = p == ph - 1 ? 1.0f : std::ldexp(1.0f, -w.bits * p);
+    for (int64_t c = 0; c < nch; ++c) {
+      const int64_t base = c * C;
+      if (base + C <= w.cols) {
+        for (int j = 0; j < L; ++j) {
+          const float* src = x + base + ph * j;
+          for (int p = 0; p < ph; ++p) xs[base + p * L + j] = src[p] * mul[p];
+        }
+      } else {
+        for (int p = 0; p < ph; ++p) {
+          for (int j = 0; j < L; ++j) {
+            const int64_t e = base + ph * j + p;
+            xs[base + p * L + j] = e < w.cols ? x[e] * mul[p] : 0.0f;
+          }
+        }
+      }
+    }
+    for (int64_t g = 0; g < w.groups_per_row(); ++g) gsum[g] = sum(x + g * w.group, w.group);
+  }
+
+  // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
+  // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
+  // nibbles w & 15 and w >> 4 of the code bytes.
+  static void quant_token(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, float* gsum) {
+    const int64_t C = 8 * L, nch = n_chunks(w), blocks = w.cols / 32;
+    float d[kMaxCols / 32], inv[kMaxCols / 32];
+    for (int64_t b = 0; b < blocks; ++b) {
+      float m = 0.0f;
+      for (int i = 0; i < 32; ++i) {
+        const float v = x[b * 32 + i] < 0 ? -x[b * 32 + i] : x[b * 32 + i];
+        m = v > m ? v : m;
+      }
+      d[b] = m / kQMax;
+      inv[b] = m > 0.0f ? kQMax / m : 0.0f;
+    }
+    for (int64_t c = 0; c < nch; ++c) {
+      int8_t* q = xq + c * kLimbs * 8 * L;
+      for (int64_t t = 0; t < C; ++t) {
+        const int64_t e = c * C + t;
+        int32_t Q = 0;
+        if (e < w.cols) {
+          // Round to nearest (even) through the float mantissa: |x·inv| ≤ 2^20 < 2^22.
+          const float r = (x[e] * inv[e / 32] + 12582912.0f) - 12582912.0f;
+          Q = static_cast<int32_t>(r);
+        }
+        const int64_t at = (t & 1) * 4 * L + (t >> 1);
+        q[at] = static_cast<int8_t>(Q & 127);
+        q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
+        q[16 * L + at] = static_cast<int8_t>(Q >> 14);
+      }
+      for (int j = 0; j < L; ++j) {
+        const int64_t e = c * C + 8 * j;
+        dl[c * L + j] = e < w.cols ? d[e / 32] : 0.0f;
+      }
+    }
+    for (int64_t g = 0; g < w.groups_per_row(); ++g) gsum[g] = sum(x + g * w.group, w.group);
+  }
+
+  // Whether n tokens of x against w take the integer path: 4-bit codes, one token per
+  // matrix (decode; `max_run` is the longest run of tokens sharing a matrix).
+  static bool use_ints(const WeightMatrix& w, int64_t max_run) {
+    if constexpr (V::kIntDot) {
+      return w.bits == 4 && max_run == 1;
+    } else {
+      return false;
+    }
+  }
+
+  // Lays out n tokens into the calling thread's scratch (valid until its next call). Rows
+  // equal to the previous one (the MoE block's copies of one token) are copied, not redone.
+  static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints) {
+    Act a;
+    a.ints = ints;
+    a.g_stride = w.groups_per_row();
+    const int64_t nch = n_chunks(w);
+    // Per token: float layout nch·C floats, or nch·3·8L limb bytes + nch·L scale floats.
+    a.xs_stride = ints ? nch * L : nch * chunk_elems(w.bits);
+    const int64_t qbytes = ints ? nch * kLimbs * 8 * L : 0;
+    uint8_t* base = static_cast<uint8_t*>(
+        fast::scratch(fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride)))));
+    int8_t* xq = reinterpret_cast<int8_t*>(base);
+    float* xs = reinterpret_cast<float*>(base + n * qbytes);
+    float* gs = xs + n * a.xs_stride;
+    a.xq = xq;
+    a.xs = ints ? nullptr : xs;
+    a.dl = ints ? xs : nullptr;
+    a.gsum = gs;
+    auto run = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const float* xt = x + t * w.cols;
+        if (t > t0 && std::memcmp(xt, xt - w.cols, static_cast<size_t>(w.cols) * 4) == 0) {
+          std::memcpy(xq + t * qbytes, xq + (t - 1) * qbytes, static_cast<size_t>(qbytes));
+          std::memcpy(xs + t * a.xs_stride, xs + (t - 1) * a.xs_stride, static_cast<size_t>(a.xs_stride) * 4);
+          std::memcpy(gs + t * a.g_stride, gs + (t - 1) * a.g_stride, static_cast<size_t>(a.g_stride) * 4);
+        } else if (ints) {
+          quant_token(w, xt, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride);
+        } else {
+          layout_token(w, xt, xs + t * a.xs_stride, gs + t * a.g_stride);
+        }
+      }
+    };
+    if (n >= 16) {
+      ctx.parallel_for(n, run, 4);
+    } else {
+      run(0, n);
+    }
+    return a;
+  }
+
+  // ---------------------------------------------------------------- small vector helpers
+  static float sum(const float* x, int64_t n) {
+    F a = V::zero(), b = V::zero();
+    int64_t i = 0;
+    for (; i + 2 * L <= n; i += 2 * L) {
+      a = V::add(a, V::load(x + i));
+      b = V::add(b, V::load(x + i + L));
+    }
+    for (; i + L <= n; i += L) a = V::add(a, V::load(x + i));
+    float s = V::hsum(V::add(a, b));
+    for (; i < n; ++i) s += x[i];
+    return s;
+  }
+
+  static float dot(const float* a, const float* b, int64_t n) {
+    F s0 = V::zero(), s1 = V::zero();
+    int64_t i = 0;
+    for (; i + 2 * L <= n; i += 2 * L) {
+      s0 = V::fma(V::load(a + i), V::load(b + i), s0);
+      s1 = V::fma(V::load(a + i + L), V::load(b + i + L), s1);
+    }
+    for (; i + L <= n; i += L) s0 = V::fma(V::load(a + i), V::load(b + i), s0);
+    float s = V::hsum(V::add(s0, s1));
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+  }
+
+  // n floats of type dt (F32, F16 or BF16) at p into out.
+  static void to_float(const uint8_t* p, DType dt, int64_t n, float* out) {
+    int64_t i = 0;
+    if (dt == DType::F32) {
+      std::memcpy(out, p, static_cast<size_t>(n) * 4);
+      return;
+    }
+    for (; i + L <= n; i += L) V::store(out + i, dt == DType::BF16 ? V::load_bf16(p + 2 * i) : V::load_f16(p + 2 * i));
+    for (; i < n; ++i) out[i] = load_float(p, dt, static_cast<size_t>(i));
+  }
+
+  // e^x, |relative error| < 3e-7 on [-87, 88] (clamped outside): the Cephes expf polynomial
+  // on x - n·ln2, scaled by 2^n built in the exponent bits.
+  static F exp(F x) {
+    x = V::min(V::max(x, V::set1(-87.0f)), V::set1(88.0f));
+    const F n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
+    F r = V::fma(n, V::set1(-0.693359375f), x);
+    r = V::fma(n, V::set1(2.12194440e-4f), r);
+    F p = V::set1(1.9875691500e-4f);
+    p = V::fma(p, r, V::set1(1.3981999507e-3f));
+    p = V::fma(p, r, V::set1(8.3334519073e-3f));
+    p = V::fma(p, r, V::set1(4.1665795894e-2f));
+    p = V::fma(p, r, V::set1(1.6666665459e-1f));
+    p = V::fma(p, r, V::set1(5.0000001201e-1f));
+    p = V::fma(p, V::mul(r, r), V::add(r, V::set1(1.0f)));
+    return V::mul(p, V::pow2i(n));
+  }
+
+  // ---------------------------------------------------------------- quantised rows
+  // Phase p of a code word vector as float (q · 2^(bits·p), or q for the top phase).
+  template <int BITS, int P>
+  static F phase(I w) {
+    if constexpr (P == 32 / BITS - 1) {
+      return V::template top<32 - BITS>(w);
+    } else {
+      return V::template masked<((1u << BITS) - 1u) << (BITS * P)>(w);
+    }
+  }
+
+  struct RowView {
+    const uint8_t* w;   // the row's codes
+    int64_t nch;        // chunks, the last possibly partial
+    int tail_bytes;     // bytes of the last chunk when partial, else 0
+    const float* s;     // group scales (float)
+    int64_t C;          // elements per chunk
+    int gshift;         // log2(group): the group of element e is e >> gshift
+    int lanes_per_group;
+  };
+
+  // The lane scales of chunk c: lane j holds the scale of element c·C + (32/bits)·j.
+  template <bool BCAST>
+  static F lane_scales(const RowView& r, int64_t c) {
+    const int64_t g = (c * r.C) >> r.gshift;
+    if constexpr (BCAST) {
+      return V::set1(r.s[g]);
+    } else {
+      return V::expand(r.s + g, r.lanes_per_group);
+    }
+  }
+
+  static I load_chunk(const RowView& r, int64_t c) {
+    if (r.tail_bytes && c == r.nch - 1) return V::load_codes_part(r.w + c * L * 4, r.tail_bytes);
+    return V::load_codes(r.w + c * L * 4);
+  }
+
+  // One token: Σ_c lane_scales · Σ_p phase_p · xs_p. Pairs of phases go into four
+  // accumulators, so the dependency chain per chunk is short (cvt, mul, fma, fma) and several
+  // chunks overlap in flight.
+  template <int BITS, bool BCAST>
+  static float qdot1(const RowView& r, const float* xs) {
+    constexpr int PH = 32 / BITS;
+    F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
+    for (int64_t c = 0; c < r.nch; ++c) {
+      const I w = load_chunk(r, c);
+      const float* xc = xs + c * r.C;
+      const F sc = lane_scales<BCAST>(r, c);
+      F a0 = V::mul(phase<BITS, 0>(w), V::load(xc));
+      F a1 = V::mul(phase<BITS, 2>(w), V::load(xc + 2 * L));
+      a0 = V::fma(phase<BITS, 1>(w), V::load(xc + L), a0);
+      a1 = V::fma(phase<BITS, 3>(w), V::load(xc + 3 * L), a1);
+      acc0 = V::fma(a0, sc, acc0);
+      acc1 = V::fma(a1, sc, acc1);
+      if constexpr (PH == 8) {
+        F a2 = V::mul(phase<BITS, 4>(w), V::load(xc + 4 * L));
+        F a3 = V::mul(phase<BITS, 6>(w), V::load(xc + 6 * L));
+        a2 = V::fma(phase<BITS, 5>(w), V::load(xc + 5 * L), a2);
+        a3 = V::fma(phase<BITS, 7>(w), V::load(xc + 7 * L), a3);
+        acc2 = V::fma(a2, sc, acc2);
+        acc3 = V::fma(a3, sc, acc3);
+      }
+    }
+    return V::hsum(V::add(V::add(acc0, acc1), V::add(acc2, acc3)));
+  }
+
+  // T tokens (2..4) share each unpacked chunk: the phases are scaled once, then FMA'd into
+  // two accumulators per token (eight independent chains keep both FMA pipes busy).
+  template <int BITS, bool BCAST, int T>
+  static void qdotT(const RowView& r, const float* const* xs, float* out) {
+    constexpr int PH = 32 / BITS;
+    F acc[T][2];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = V::zero();
+    for (int64_t c = 0; c < r.nch; ++c) {
+      const I w = load_chunk(r, c);
+      const F sc = lane_scales<BCAST>(r, c);
+      const int64_t off = c * r.C;
+      auto step = [&](auto pc) {
+        constexpr int P = decltype(pc)::value;
+        const F f = V::mul(phase<BITS, P>(w), sc);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) acc[t][P & 1] = V::fma(f, V::load(xs[t] + off + P * L), acc[t][P & 1]);
+      };
+      step(std::integral_constant<int, 0>{});
+      step(std::integral_constant<int, 1>{});
+      step(std::integral_constant<int, 2>{});
+      step(std::integral_constant<int, 3>{});
+      if constexpr (PH == 8) {
+        step(std::integral_constant<int, 4>{});
+        step(std::integral_constant<int, 5>{});
+        step(std::integral_constant<int, 6>{});
+        step(std::integral_constant<int, 7>{});
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) out[t] = V::hsum(V::add(acc[t][0], acc[t][1]));
+  }
+
+  // One token on the integer path: Σ_c cvt(Σ q·Q) · scale · d, exact integer sums per chunk.
+  template <bool BCAST>
+  static inline __attribute__((always_inline)) float qdot_int(const RowView& r, const int8_t* xq, const float* dl) {
+    const uint8_t* wp = r.w;
+    const float* s = r.s;
+    const int64_t C = r.C, full = r.tail_bytes ? r.nch - 1 : r.nch;
+    const int gshift = r.gshift, lpg = r.lanes_per_group;
+    auto scales = [&](int64_t c) {
+      if constexpr (BCAST) {
+        return V::set1(s[(c * C) >> gshift]);
+      } else {
+        return V::expand(s + ((c * C) >> gshift), lpg);
+      }
+    };
+    constexpr int64_t QB = kLimbs * 8 * L;  // limb bytes per chunk
+    F acc0 = V::zero(), acc1 = V::zero();
+    int64_t c = 0;
+    for (; c + 1 < full; c += 2) {
+      const I s0 = V::chunk_isum(V::load_codes(wp + c * 4 * L), xq + c * QB);
+      const I s1 = V::chunk_isum(V::load_codes(wp + (c + 1) * 4 * L), xq + (c + 1) * QB);
+      acc0 = V::fma(V::cvt(s0), V::mul(scales(c), V::load(dl + c * L)), acc0);
+      acc1 = V::fma(V::cvt(s1), V::mul(scales(c + 1), V::load(dl + (c + 1) * L)), acc1);
+    }
+    for (; c < r.nch; ++c) {
+      const I w = c < full ? V::load_codes(wp + c * 4 * L) : V::load_codes_part(wp + c * 4 * L, r.tail_bytes);
+      acc0 = V::fma(V::cvt(V::chunk_isum(w, xq + c * QB)), V::mul(scales(c), V::load(dl + c * L)), acc0);
+    }
+    return V::hsum(V::add(acc0, acc1));
+  }
+
+  template <int BITS, bool BCAST>
+  static void qdot(const RowView& r, const float* const* xs, int T, float* out) {
+    switch (T) {
+      case 1: out[0] = qdot1<BITS, BCAST>(r, xs[0]); break;
+      case 2: qdotT<BITS, BCAST, 2>(r, xs, out); break;
+      case 3: qdotT<BITS, BCAST, 3>(r, xs, out); break;
+      default: qdotT<BITS, BCAST, 4>(r, xs, out); break;
+    }
+  }
+
+  // y[(t0 + t)·ldy + r] for rows [r0, r1) of W[mat] and tokens [t0, t0 + nt) of a; rows in
+  // blocks of kRowBlock so a tile of kTile tokens is reused from L1 by each row of the block.
+  static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
+                    float* y, int64_t ldy) {
+    const int64_t G = w.groups_per_row(), C = chunk_elems(w.bits), nch = n_chunks(w);
+    const int64_t rem = w.cols - (nch - 1) * C;
+    const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
+    // A group spans whole chunks: one scale per chunk, broadcast; else expanded per lane.
+    const bool bcast = w.group >= C;
+    float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];  // + L: expand() may read past the last group
+    for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+      const int64_t re = std::min(r1, rb + kRowBlock);
+      for (int64_t tt = 0; tt < nt; tt += kTile) {
+        const int T = static_cast<int>(std::min<int64_t>(kTile, nt - tt));
+        const float* xs[kTile];
+        for (int t = 0; t < T; ++t) xs[t] = a.ints ? nullptr : a.xs + (t0 + tt + t) * a.xs_stride;
+        for (int64_t r = rb; r < re; ++r) {
+          const size_t sb = w.sb_index(mat, r);
+          const size_t esz = dtype_size(w.dtype);
+          to_float(w.scales + sb * esz, w.dtype, G, s);
+          to_float(w.biases + sb * esz, w.dtype, G, b);
+          const RowView rv{w.w_row(mat, r), nch, tail, s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
+                           static_cast<int>(w.group / (32 / w.bits))};
+          float out[kTile];
+          if (a.ints) {
+            if constexpr (V::kIntDot) {
+              const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
+              for (int t = 0; t < T; ++t) {
+                const int64_t tok = t0 + tt + t;
+                out[t] = bcast ? qdot_int<true>(rv, a.xq + tok * qb, a.dl + tok * a.xs_stride)
+                               : qdot_int<false>(rv, a.xq + tok * qb, a.dl + tok * a.xs_stride);
+              }
+            }
+          } else if (w.bits == 4) {
+            bcast ? qdot<4, true>(rv, xs, T, out) : qdot<4, false>(rv, xs, T, out);
+          } else {
+            bcast ? qdot<8, true>(rv, xs, T, out) : qdot<8, false>(rv, xs, T, out);
+          }
+          for (int t = 0; t < T; ++t) {
+            y[(t0 + tt + t) * ldy + r] = out[t] + dot(b, a.gsum + (t0 + tt + t) * a.g_stride, G);
+          }
+        }
+      }
+    }
+  }
+
+  // Rows per parallel range: several ranges per thread (the VM's cores are shared, so
+  // dynamic hand-out evens out a stalled thread), multiples of the row block.
+  static int64_t row_grain(const ExecCtx& ctx, int64_t rows) {
+    const int64_t g = rows / (4 * ctx.threads());
+    return std::clamp<int64_t>((g + kRowBlock - 1) / kRowBlock * kRowBlock, kRowBlock, 256);
+  }
+
+  static void qmatmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
+    const Act a = prepare(ctx, w, x, n, use_ints(w, n));
+    ctx.parallel_for(
+        w.rows, [&](int64_t r0, int64_t r1) { qrows(w, mat, r0, r1, a, 0, n, y, w.rows); }, row_grain(ctx, w.rows));
+  }
+
+  static void qmatvec(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, float* y) {
+    qmatmul(ctx, w, mat, x, 1, y);
+  }
+
+  // Expert by expert: each run of equal ids is one matmul of that expert's rows over the
+  // run's tokens; work items are (run, block of rows), handed out dynamically.
+  static void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
+                            float* y) {
+    int64_t* starts = fast::scratch_of<int64_t>(fast::Slot::Runs, static_cast<size_t>(2 * m + 1));
+    int32_t* run_ids = reinterpret_cast<int32_t*>(starts + m + 1);
+    const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
+    int64_t max_run = 0;
+    for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
+    const Act a = prepare(ctx, w, x, m, use_ints(w, max_run));
+    const int64_t rb = std::clamp<int64_t>(w.rows * runs / (8 * ctx.threads()) / kRowBlock * kRowBlock, kRowBlock, 128);
+    const int64_t blocks = (w.rows + rb - 1) / rb;
+    ctx.parallel_for(
+        runs * blocks,
+        [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t run = i / blocks, r0 = (i % blocks) * rb;
+            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb), a, starts[run], starts[run + 1] - starts[run], y,
+                  w.rows);
+          }
+        },
+        1);
+  }
+
+  // ---------------------------------------------------------------- plain float weights
+  template <int T>
+  static void ddotT(const uint8_t* row, DType dt, int64_t cols, const float* const* x, float* out) {
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero();
+    int64_t c = 0;
+    for (; c + L <= cols; c += L) {
+      const F wv = dt == DType::F32 ? V::load(reinterpret_cast<const float*>(row) + c)
+                   : dt == DType::BF16 ? V::load_bf16(row + 2 * c)
+                                       : V::load_f16(row + 2 * c);
+      for (int t = 0; t < T; ++t) acc[t] = V::fma(wv, V::load(x[t] + c), acc[t]);
+    }
+    for (int t = 0; t < T; ++t) {
+      out[t] = V::hsum(acc[t]);
+      for (int64_t i = c; i < cols; ++i) out[t] += load_float(row, dt, static_cast<size_t>(i)) * x[t][i];
+    }
+  }
+
+  static void dense_matmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n,
+                           float* y) {
+    ctx.parallel_for(
+        w.rows,
+        [&](int64_t r0, int64_t r1) {
+          for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+            const int64_t re = std::min(r1, rb + kRowBlock);
+            for (int64_t tt = 0; tt < n; tt += kTile) {
+              const int T = static_cast<int>(std::min<int64_t>(kTile, n - tt));
+              const float* xs[kTile];
+              for (int t = 0; t < T; ++t) xs[t] = x + (tt + t) * w.cols;
+              for (int64_t r = rb; r < re; ++r) {
+                float out[kTile];
+                const uint8_t* row = w.w_row(mat, r);
+                switch (T) {
+                  case 1: ddotT<1>(row, w.dtype, w.cols, xs, out); break;
+                  case 2: ddotT<2>(row, w.dtype, w.cols, xs, out); break;
+                  case 3: ddotT<3>(row, w.dtype, w.cols, xs, out); break;
+                  default: ddotT<4>(row, w.dtype, w.cols, xs, out); break;
+                }
+                for (int t = 0; t < T; ++t) y[(tt + t) * w.rows + r] = out[t];
+              }
+            }
+          }
+        },
+        row_grain(ctx, w.rows));
+  }
+
+  // ---------------------------------------------------------------- elementwise and norms
+  static void rmsnorm(const ExecCtx&, const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const float* xr = x + r * d;
+      const double ss = dot(xr, xr, d);
+      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
+      const F iv = V::set1(inv);
+      float* yr = y + r * d;
+      int64_t i = 0;
+      for (; i + L <= d; i += L) V::store(yr + i, V::mul(V::mul(V::load(xr + i), iv), V::load(w + i)));
+      for (; i < d; ++i) yr[i] = xr[i] * inv * w[i];
+    }
+  }
+
+  static void rope(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p) {
+    const int half = p.rot_dims / 2;
+    float* cs = fast::scratch_of<float>(fast::Slot::Rope, static_cast<size_t>(2 * half));
+    float* sn = cs + half;
+    for (int64_t t = 0; t < n_tok; ++t) {
+      fast::rope_table(positions[t], p, cs, sn);
+      for (int h = 0; h < p.n_heads; ++h) {
+        float* v = x + (t * p.n_heads + h) * p.head_dim;
+        int i = 0;
+        for (; i + L <= half; i += L) {
+          const F a = V::load(v + i), b = V::load(v + i + half), c = V::load(cs + i), s = V::load(sn + i);
+          V::store(v + i, V::fma(a, c, V::mul(V::neg(b), s)));
+          V::store(v + i + half, V::fma(b, c, V::mul(a, s)));
+        }
+        for (; i < half; ++i) {
+          const float a = v[i], b = v[i + half];
+          v[i] = a * cs[i] - b * sn[i];
+          v[i + half] = b * cs[i] + a * sn[i];
+        }
+      }
+    }
+  }
+
+  static void silu_mul(const ExecCtx&, const float* gate, const float* up, int64_t n, float* out) {
+    int64_t i = 0;
+    const F one = V::set1(1.0f);
+    for (; i + L <= n; i += L) {
+      const F g = V::load(gate + i);
+      V::store(out + i, V::mul(V::div(g, V::add(one, exp(V::neg(g)))), V::load(up + i)));
+    }
+    for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  }
+
+  static void add(const ExecCtx&, const float* x, float s, int64_t n, float* y) {
+    int64_t i = 0;
+    const F sv = V::set1(s);
+    for (; i + L <= n; i += L) V::store(y + i, V::fma(sv, V::load(x + i), V::load(y + i)));
+    for (; i < n; ++i) y[i] += s * x[i];
+  }
+
+  // ---------------------------------------------------------------- attention
+  // Cache row j of kv head g as float (converted from half when the cache is F16).
+  static const float* kv_row(const void* cache, bool f16, int64_t idx, int hd, float* tmp) {
+    if (!f16) return static_cast<const float*>(cache) + idx;
+    to_float(static_cast<const uint8_t*>(cache) + 2 * idx, DType::F16, hd, tmp);
+    return tmp;
+  }
+
+  static void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
+                        const AttentionParams& p, float* out) {
+    const int group = p.n_q_heads / p.n_kv_heads, hd = p.head_dim;
+    const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * hd;
+    const int64_t items = n_tok * p.n_q_heads;
+    ctx.parallel_for(
+        items,
+        [&](int64_t i0, int64_t i1) {
+          const int64_t max_keys = pos0 + n_tok;
+          float* score = fast::scratch_of<float>(fast::Slot::Attention, static_cast<size_t>(max_keys + 2 * hd));
+          float* acc = score + max_keys;
+          float* tmp = acc + hd;
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t t = i / p.n_q_heads;
+            const int h = static_cast<int>(i % p.n_q_heads), g = h / group;
+            const float* qv = q + i * hd;
+            const int64_t n_keys = pos0 + t + 1;
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < n_keys; ++j) {
+              score[j] = dot(qv, kv_row(k, p.kv_f16, j * kv_stride + g * hd, hd, tmp), hd) * p.scale;
+              mx = score[j] > mx ? score[j] : mx;
+            }
+            const F mv = V::set1(mx);
+            F sv = V::zero();
+            int64_t j = 0;
+            for (; j + L <= n_keys; j += L) {
+              const F e = exp(V::sub(V::load(score + j), mv));
+              V::store(score + j, e);
+              sv = V::add(sv, e);
+            }
+            float sum = V::hsum(sv);
+            for (; j < n_keys; ++j) sum += (score[j] = std::exp(score[j] - mx));
+            for (int c = 0; c < hd; ++c) acc[c] = 0.0f;
+            for (j = 0; j < n_keys; ++j) {
+              add(ctx, kv_row(v, p.kv_f16, j * kv_stride + g * hd, hd, tmp), score[j], hd, acc);
+            }
+            const float inv = 1.0f / sum;
+            float* o = out + i * hd;
+            for (int c = 0; c < hd; ++c) o[c] = acc[c] * inv;
+          }
+        },
+        std::max<int64_t>(1, items / (2 * ctx.threads())));
+  }
+
+  // ---------------------------------------------------------------- the table
+  static bool supports(Op op, const WeightMatrix* w) {
+    switch (op) {
+      case Op::QMatVec:
+      case Op::QMatMul:
+      case Op::GatherMatMul:
+        return w && w->quantised() && (w->bits == 4 || w->bits == 8) && w->cols % 32 == 0 &&
+               w->cols <= kMaxCols && (w->group == 32 || w->group == 64 || w->group == 128);
+      case Op::DenseMatMul:
+        return w && !w->quantised() && is_float_weight(w->dtype);
+      case Op::Embed:  // one row per token: the reference's dequant_row is the fast path
+      case Op::RouteSoftmaxTopK:  // the reference's routing is allocation-free and O(E·k) per
+      case Op::RouteSigmoidGroup:  // token: a copy would add nothing
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  static Backend make(const char* name, const char* detail, bool (*usable)()) {
+    return Backend{name,
+                   detail,
+                   usable,
+                   supports,
+                   Kernels{qmatvec, qmatmul, dense_matmul, gather_matmul, nullptr, rmsnorm, rope, attention, nullptr,
+                           nullptr, silu_mul, add}};
+  }
+};
+
+}  // namespace
+}  // namespace bs

@@ -1,0 +1,94 @@
+// cpu-avx2: the fast kernels over 8-lane AVX2 vectors (a 4-bit chunk is 64 codes in 32 bytes).
+#include "cpu/ops-x86.h"
+
+#include <immintrin.h>
+
+#include "common/cpu-features.h"
+#include "cpu/fast-kernels.h"
+
+namespace bs {
+
+namespace {
+
+struct Avx2 {
+  static constexpr int L = 8;
+  static constexpr bool kIntDot = true;
+  using F = __m256;
+  using I = __m256i;
+
+  static F zero() { return _mm256_setzero_ps(); }
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F div(F a, F b) { return _mm256_div_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+  static F min(F a, F b) { return _mm256_min_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static F round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // 2^n for integral n in [-126, 127], built in the exponent field.
+  static F pow2i(F n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+  }
+  static float hsum(F v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+
+  static I load_codes(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  // The last, partial chunk of a row: `bytes` (< 32) bytes, the rest zero; never reads past them.
+  static I load_codes_part(const uint8_t* p, int bytes) {
+    alignas(32) uint8_t tmp[32] = {};
+    __builtin_memcpy(tmp, p, bytes);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+  }
+  template <uint32_t M>
+  static F masked(I w) {
+    return _mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(M))));
+  }
+  template <int S>
+  static F top(I w) {
+    return _mm256_cvtepi32_ps(_mm256_srli_epi32(w, S));
+  }
+  // Lanes j → s[j / lanes_per_group] (lanes_per_group < 8: only 4 here, 4-bit group 32).
+  static F expand(const float* s, int) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(s)), _mm_broadcast_ss(s + 1), 1);
+  }
+  static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs,
+  // ≤ 4·15·127 per 16-bit lane), then pairs of 16-bit lanes weighted by 2^(7k) (madd).
+  static I chunk_isum(I w, const int8_t* q) {
+    const I m = _mm256_set1_epi8(0x0F);
+    const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+    auto limb = [&](const int8_t* p, short scale) {
+      const I a = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      const I b = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
+      return _mm256_madd_epi16(_mm256_add_epi16(a, b), _mm256_set1_epi16(scale));
+    };
+    return _mm256_add_epi32(_mm256_add_epi32(limb(q, 1), limb(q + 64, 128)), limb(q + 128, 16384));
+  }
+  static F load_bf16(const uint8_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  static F load_f16(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+};
+
+bool usable() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.fma && f.f16c;
+}
+
+}  // namespace
+
+const Backend& cpu_avx2_backend() {
+  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable);
+  return b;
+}
+
+}  // namespace bs

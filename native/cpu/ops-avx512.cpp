@@ -1,0 +1,93 @@
+// cpu-avx512: the fast kernels over 16-lane AVX-512 vectors (a 4-bit chunk is 128 codes in 64
+// bytes; partial chunks use masked loads), with VNNI (vpdpbusd) for the integer decode path.
+// Chosen at run time when AVX-512F/BW/VL/DQ and VNNI exist.
+// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_*()
+// (GCC bug 105593); the warning says nothing about this file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include "common/cpu-features.h"
+#include "cpu/fast-kernels.h"
+#include "cpu/ops-x86.h"
+
+namespace bs {
+
+namespace {
+
+struct Avx512 {
+  static constexpr int L = 16;
+  static constexpr bool kIntDot = true;
+  using F = __m512;
+  using I = __m512i;
+
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F div(F a, F b) { return _mm512_div_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F neg(F a) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }
+  static F min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static F pow2i(F n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+  }
+  static float hsum(F v) { return _mm512_reduce_add_ps(v); }
+
+  static I load_codes(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  static I load_codes_part(const uint8_t* p, int bytes) {
+    return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (bytes / 4)) - 1u), p);
+  }
+  template <uint32_t M>
+  static F masked(I w) {
+    return _mm512_cvtepi32_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(M))));
+  }
+  template <int S>
+  static F top(I w) {
+    return _mm512_cvtepi32_ps(_mm512_srli_epi32(w, S));
+  }
+  // Lanes j → s[j / lanes_per_group] for lanes_per_group 4 or 8 (reads ≤ 4 scales).
+  static F expand(const float* s, int lanes_per_group) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i idx = _mm512_srl_epi32(lane, _mm_cvtsi32_si128(lanes_per_group == 4 ? 2 : 3));
+    return _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps(lanes_per_group == 4 ? 0xF : 0x3, s));
+  }
+  static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
+  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane: vpdpbusd accumulates four u8 × s8
+  // products per lane, the limbs are then weighted by shifts.
+  static I chunk_isum(I w, const int8_t* q) {
+    const I m = _mm512_set1_epi8(0x0F);
+    const I lo = _mm512_and_si512(w, m), hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
+    auto limb = [&](const int8_t* p) {
+      const I a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(p));
+      return _mm512_dpbusd_epi32(a, hi, _mm512_loadu_si512(p + 64));
+    };
+    const I s0 = limb(q), s1 = limb(q + 128), s2 = limb(q + 256);
+    return _mm512_add_epi32(_mm512_add_epi32(s0, _mm512_slli_epi32(s1, 7)), _mm512_slli_epi32(s2, 14));
+  }
+  static F load_bf16(const uint8_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static F load_f16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+};
+
+bool usable() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.fma && f.f16c;
+}
+
+}  // namespace
+
+const Backend& cpu_avx512_backend() {
+  static const Backend b =
+      FastKernels<Avx512>::make("cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable);
+  return b;
+}
+
+}  // namespace bs

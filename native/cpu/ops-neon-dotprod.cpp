@@ -1,0 +1,39 @@
+// cpu-neon-dotprod: the NEON kernels plus the integer decode path on the dot-product
+// extension (sdot: four s8 × s8 products per 32-bit lane; the nibbles 0..15 fit s8). Compiled
+// with +dotprod and chosen at run time when the core has it (Apple M*, Cortex-A76+, Orin).
+#include "common/cpu-features.h"
+#include "cpu/fast-kernels.h"
+#include "cpu/neon-traits.h"
+#include "cpu/ops-neon.h"
+
+namespace bs {
+
+namespace {
+
+struct NeonDot : Neon {
+  static constexpr bool kIntDot = true;
+  static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
+  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each).
+  static I chunk_isum(I w, const int8_t* q) {
+    const uint8x16_t b = vreinterpretq_u8_u32(w);
+    const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
+    const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
+    auto limb = [&](const int8_t* p) {
+      return vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo, vld1q_s8(p)), hi, vld1q_s8(p + 16));
+    };
+    const int32x4_t s = vaddq_s32(vaddq_s32(limb(q), vshlq_n_s32(limb(q + 32), 7)), vshlq_n_s32(limb(q + 64), 14));
+    return vreinterpretq_u32_s32(s);
+  }
+};
+
+bool usable() { return cpu_features().neon && cpu_features().dotprod; }
+
+}  // namespace
+
+const Backend& cpu_neon_dotprod_backend() {
+  static const Backend b = FastKernels<NeonDot>::make(
+      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable);
+  return b;
+}
+
+}  // namespace bs
