@@ -2,6 +2,7 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
+import { registerBenchCompare } from './bench-compare.js';
 import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
@@ -28,4 +29,5 @@ export const registrars: CommandRegistrar[] = [
   registerSim,
   registerModelsSynth,
   registerBenchConstrained,
+  registerBenchCompare,
 ];

@@ -13,7 +13,7 @@ namespace bs {
 struct Scratch {
   std::vector<float> q, k, v, attn, gate, up, act, rows, logits, weights, out;
   std::vector<int32_t> ids, positions, order_ids;
-  std::vector<int64_t> order;
+  std::vector<int64_t> order, expert_start;
   uint64_t bytes_touched = 0;
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <numeric>
 
 #include "common/blocks.h"
 
@@ -29,10 +28,13 @@ void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, 
   route(d, ctx, w.spec, s.logits.data(), n, k, s.ids.data(), s.weights.data());
 
   // Exact path: order the (token, slot) rows by expert so each routed expert is read once
-  // and applied to every token routed to it.
+  // and applied to every token routed to it (a stable counting sort: no allocation once the
+  // scratch has grown).
   s.order.resize(rows);
-  std::iota(s.order.begin(), s.order.end(), 0);
-  std::stable_sort(s.order.begin(), s.order.end(), [&](int64_t a, int64_t b) { return s.ids[a] < s.ids[b]; });
+  s.expert_start.assign(E + 1, 0);
+  for (int64_t r = 0; r < rows; ++r) ++s.expert_start[s.ids[r] + 1];
+  for (int64_t e = 0; e < E; ++e) s.expert_start[e + 1] += s.expert_start[e];
+  for (int64_t r = 0; r < rows; ++r) s.order[s.expert_start[s.ids[r]]++] = r;
   s.order_ids.resize(rows);
   s.rows.resize(rows * hidden);
   for (int64_t r = 0; r < rows; ++r) {

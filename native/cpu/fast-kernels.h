@@ -37,6 +37,9 @@ struct FastKernels {
   static constexpr int kTile = 4;        // tokens per register tile
   static constexpr int kRowBlock = 8;    // rows sharing one token tile (kept in L1)
   static constexpr int64_t kMaxCols = 65536;
+  static constexpr int64_t kPrefetchBytes = 2048;
+  static constexpr int kKeyBlock = 128;     // attention keys scored per block
+  static constexpr int kMaxHeadDim = 1024;  // larger heads go to the reference
 
   // ---------------------------------------------------------------- activation layout
   // Laid-out activations of n tokens for one weight format.
@@ -339,6 +342,10 @@ struct FastKernels {
     F acc0 = V::zero(), acc1 = V::zero();
     int64_t c = 0;
     for (; c + 1 < full; c += 2) {
+      // Codes stream from DRAM once per token: fetch a few rows ahead of the hardware
+      // prefetcher, which restarts at every expert's block (rows are contiguous, so this
+      // runs on into the next rows).
+      __builtin_prefetch(wp + c * 4 * L + kPrefetchBytes);
       const I s0 = V::chunk_isum(V::load_codes(wp + c * 4 * L), xq + c * QB);
       const I s1 = V::chunk_isum(V::load_codes(wp + (c + 1) * 4 * L), xq + (c + 1) * QB);
       acc0 = V::fma(V::cvt(s0), V::mul(scales(c), V::load(dl + c * L)), acc0);
@@ -556,45 +563,63 @@ struct FastKernels {
     return tmp;
   }
 
+  // One query against keys in blocks of kKeyBlock with a running max and sum (online
+  // softmax), so the scratch is a fixed stack block whatever the context length.
+  static void attend(const float* qv, const void* k, const void* v, bool f16, int64_t stride, int64_t off,
+                     int64_t n_keys, int hd, float scale, float* o) {
+    float score[kKeyBlock], acc[kMaxHeadDim], tmp[kMaxHeadDim];
+    for (int c = 0; c < hd; ++c) acc[c] = 0.0f;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyBlock) {
+      const int nb = static_cast<int>(n_keys - j0 < kKeyBlock ? n_keys - j0 : kKeyBlock);
+      float bmx = mx;
+      for (int j = 0; j < nb; ++j) {
+        score[j] = dot(qv, kv_row(k, f16, (j0 + j) * stride + off, hd, tmp), hd) * scale;
+        bmx = score[j] > bmx ? score[j] : bmx;
+      }
+      // Rescale what was accumulated under the old maximum (e^-inf = 0 on the first block).
+      const float shrink = std::exp(mx - bmx);
+      mx = bmx;
+      sum *= shrink;
+      if (shrink != 1.0f) scale_in_place(acc, shrink, hd);
+      int j = 0;
+      F sv = V::zero();
+      for (; j + L <= nb; j += L) {
+        const F e = exp(V::sub(V::load(score + j), V::set1(mx)));
+        V::store(score + j, e);
+        sv = V::add(sv, e);
+      }
+      sum += V::hsum(sv);
+      for (; j < nb; ++j) sum += (score[j] = std::exp(score[j] - mx));
+      for (j = 0; j < nb; ++j) add(ExecCtx{}, kv_row(v, f16, (j0 + j) * stride + off, hd, tmp), score[j], hd, acc);
+    }
+    const float inv = 1.0f / sum;
+    for (int c = 0; c < hd; ++c) o[c] = acc[c] * inv;
+  }
+
+  static void scale_in_place(float* x, float s, int64_t n) {
+    int64_t i = 0;
+    for (; i + L <= n; i += L) V::store(x + i, V::mul(V::load(x + i), V::set1(s)));
+    for (; i < n; ++i) x[i] *= s;
+  }
+
   static void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                         const AttentionParams& p, float* out) {
+    if (p.head_dim > kMaxHeadDim) {
+      reference_backend().k.attention(ctx, q, k, v, pos0, n_tok, p, out);
+      return;
+    }
     const int group = p.n_q_heads / p.n_kv_heads, hd = p.head_dim;
     const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * hd;
     const int64_t items = n_tok * p.n_q_heads;
     ctx.parallel_for(
         items,
         [&](int64_t i0, int64_t i1) {
-          const int64_t max_keys = pos0 + n_tok;
-          float* score = fast::scratch_of<float>(fast::Slot::Attention, static_cast<size_t>(max_keys + 2 * hd));
-          float* acc = score + max_keys;
-          float* tmp = acc + hd;
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t t = i / p.n_q_heads;
-            const int h = static_cast<int>(i % p.n_q_heads), g = h / group;
-            const float* qv = q + i * hd;
-            const int64_t n_keys = pos0 + t + 1;
-            float mx = -INFINITY;
-            for (int64_t j = 0; j < n_keys; ++j) {
-              score[j] = dot(qv, kv_row(k, p.kv_f16, j * kv_stride + g * hd, hd, tmp), hd) * p.scale;
-              mx = score[j] > mx ? score[j] : mx;
-            }
-            const F mv = V::set1(mx);
-            F sv = V::zero();
-            int64_t j = 0;
-            for (; j + L <= n_keys; j += L) {
-              const F e = exp(V::sub(V::load(score + j), mv));
-              V::store(score + j, e);
-              sv = V::add(sv, e);
-            }
-            float sum = V::hsum(sv);
-            for (; j < n_keys; ++j) sum += (score[j] = std::exp(score[j] - mx));
-            for (int c = 0; c < hd; ++c) acc[c] = 0.0f;
-            for (j = 0; j < n_keys; ++j) {
-              add(ctx, kv_row(v, p.kv_f16, j * kv_stride + g * hd, hd, tmp), score[j], hd, acc);
-            }
-            const float inv = 1.0f / sum;
-            float* o = out + i * hd;
-            for (int c = 0; c < hd; ++c) o[c] = acc[c] * inv;
+            const int h = static_cast<int>(i % p.n_q_heads);
+            attend(q + i * hd, k, v, p.kv_f16, kv_stride, int64_t(h / group) * hd, pos0 + t + 1, hd, p.scale,
+                   out + i * hd);
           }
         },
         std::max<int64_t>(1, items / (2 * ctx.threads())));

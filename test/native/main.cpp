@@ -1,5 +1,6 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
-// argument); `--bench` instead times every op of every compiled kernel set and prints JSON.
+// argument); `--bench` instead times every op of every compiled kernel set and prints JSON;
+// `--decode-probe DIR BACKEND THREADS TOKENS` measures allocations of warm decode steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +8,8 @@
 #include <exception>
 #include <string>
 
+#include "common/error.h"
+#include "decode-probe.h"
 #include "harness.h"
 
 namespace bt {
@@ -46,6 +49,14 @@ int run_bench() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> filters;
+  if (argc == 6 && std::strcmp(argv[1], "--decode-probe") == 0) {
+    try {
+      return bt::decode_probe(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]));
+    } catch (const bs::Error& e) {
+      std::fprintf(stderr, "decode probe: %s\n", e.what());
+      return 1;
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--bench") == 0) return run_bench();
     filters.push_back(argv[i]);

@@ -47,12 +47,18 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
   EXPECT(e_ref <= 1.0) << bs::op_name(op) << " cpu-ref vs float64 oracle, " << desc << ": element " << i_ref << " got "
                        << ref[i_ref] << " want " << o.value[i_ref] << " (" << e_ref << "× tolerance)";
   const std::vector<double> ref_d(ref.begin(), ref.end());
+  std::vector<float> one(n);
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
     run(b->k, bs::ExecCtx{&pool}, got.data());
     const auto [e, i] = worst(got, ref_d);
     EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " vs cpu-ref, " << desc << ": element " << i << " got "
                      << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
+    // Thread-count invariance: every output element is computed by one call, whichever
+    // thread runs it, so 1 and 3 threads give the same bits.
+    run(b->k, bs::ExecCtx{}, one.data());
+    EXPECT(std::equal(one.begin(), one.end(), got.begin()))
+        << bs::op_name(op) << " " << b->name << " differs between 1 and 3 threads, " << desc;
   }
 }
 
@@ -146,6 +152,35 @@ TEST(op_gather_matmul) {
   }
 }
 
+// Decode- and prefill-sized shapes: many rows split over threads, rows long enough for the
+// prefetch and several chunks, a tail chunk (cols % 64 == 32), every group and both widths;
+// gathers with one token per expert (the integer decode path) and with runs of tokens.
+TEST(op_matmul_large_shapes) {
+  int c = 0;
+  for (int bits : {4, 8}) {
+    for (int group : {32, 64, 128}) {
+      bt::Rng r(11000 + c++);
+      const int64_t cols = group == 32 ? 1056 : 1024, rows = 300 + r.below(40);
+      const auto w = bt::random_affine(r, 6, rows, cols, bits, group, bs::DType::BF16);
+      for (int64_t n : {1, 5}) {
+        const auto x = bt::random_vec(r, n * cols);
+        const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " n " + std::to_string(n);
+        check_op(t, Op::QMatMul, &w.m, desc, matmul_oracle(w.m, std::vector<int32_t>(n, 3), x), 1e-4,
+                 [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatmul(ctx, w.m, 3, x.data(), n, y); });
+      }
+      for (const std::vector<int32_t>& ids : {std::vector<int32_t>{0, 2, 3, 5}, std::vector<int32_t>{1, 1, 1, 4, 4, 5, 5, 5, 5}}) {
+        const auto x = bt::random_vec(r, static_cast<int64_t>(ids.size()) * cols);
+        const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " +
+                                 std::to_string(ids.size());
+        check_op(t, Op::GatherMatMul, &w.m, desc, matmul_oracle(w.m, ids, x), 1e-4,
+                 [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+                   k.gather_matmul(ctx, w.m, ids.data(), x.data(), static_cast<int64_t>(ids.size()), y);
+                 });
+      }
+    }
+  }
+}
+
 TEST(op_embed) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(4000 + c);
@@ -228,11 +263,19 @@ TEST(op_attention_decode_and_prefill) {
     bt::Rng r(7000 + c);
     const int kv = 1 + static_cast<int>(r.below(3)), group = 1 << r.below(3);
     const int hd = 1 + static_cast<int>(r.below(70));
-    const bs::AttentionParams p{kv * group, kv, hd, static_cast<float>(1 / std::sqrt(double(hd)))};
-    const int64_t pos0 = r.below(40), n = r.below(2) ? 1 : 1 + r.below(9);
+    const bs::AttentionParams p{kv * group, kv, hd, static_cast<float>(1 / std::sqrt(double(hd))), c % 2 == 1};
+    // Some contexts run past one block of 128 keys (the fast kernels' online softmax).
+    const int64_t pos0 = c % 3 == 2 ? 120 + r.below(200) : r.below(40), n = r.below(2) ? 1 : 1 + r.below(9);
     const int64_t keys = pos0 + n;
     const auto q = bt::random_vec(r, n * p.n_q_heads * hd, 2.0);
-    const auto kc = bt::random_vec(r, keys * kv * hd, 2.0), vc = bt::random_vec(r, keys * kv * hd);
+    auto kc = bt::random_vec(r, keys * kv * hd, 2.0), vc = bt::random_vec(r, keys * kv * hd);
+    // Every other case keeps the caches in half precision: the oracle sees the rounded values.
+    const bool f16 = c % 2 == 1;
+    std::vector<uint16_t> kh(kc.size()), vh(vc.size());
+    if (f16) {
+      for (size_t i = 0; i < kc.size(); ++i) kc[i] = bs::f16_to_f32(kh[i] = bs::f32_to_f16(kc[i]));
+      for (size_t i = 0; i < vc.size(); ++i) vc[i] = bs::f16_to_f32(vh[i] = bs::f32_to_f16(vc[i]));
+    }
     Oracle o;
     for (int64_t t2 = 0; t2 < n; ++t2) {
       for (int h = 0; h < p.n_q_heads; ++h) {
@@ -259,9 +302,13 @@ TEST(op_attention_decode_and_prefill) {
     }
     std::ostringstream desc;
     desc << "seed " << 7000 + c << " q_heads " << p.n_q_heads << " kv_heads " << kv << " head_dim " << hd << " pos0 "
-         << pos0 << " n " << n;
+         << pos0 << " n " << n << (f16 ? " f16 cache" : " f32 cache");
     check_op(t, Op::Attention, nullptr, desc.str(), o, 1e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-      k.attention(ctx, q.data(), kc.data(), vc.data(), pos0, n, p, y);
+      if (f16) {
+        k.attention(ctx, q.data(), kh.data(), vh.data(), pos0, n, p, y);
+      } else {
+        k.attention(ctx, q.data(), kc.data(), vc.data(), pos0, n, p, y);
+      }
     });
   }
 }

@@ -50,7 +50,10 @@ for (const arch of ARCHS) {
     const other = await s.decode(50);
     const fresh = await model.createSession();
     await fresh.prefill(PROMPT.slice(0, 2));
-    assert.deepEqual(other, await fresh.decode(50));
+    // The cached rows 0-1 came from a 6-token prefill here and a 2-token one there: the fast
+    // kernels round differently for different batch shapes (float32 level, never by thread count).
+    const want = await fresh.decode(50);
+    assert.ok(maxAbsDiff(other, want) <= 1e-5 * maxAbs(want), `diff ${maxAbsDiff(other, want)}`);
     await assert.rejects(s.truncate(99), (e: Error) => e instanceof EngineError && /outside the session's 3 cached tokens/.test(e.message));
   });
 
@@ -156,7 +159,8 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   await assert.rejects(addon.loadModel(42 as never), /loadModel: dir must be a string/);
   await assert.rejects(NativeModel.load('/x', { threads: 0 }), /loadModel: option threads must be an integer between 1 and 256, got 0/);
   await assert.rejects(NativeModel.load('/x', { contextLength: 'long' as never }), /option contextLength must be an integer .* got a string/);
-  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: cpu-ref\)/);
+  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: auto, cpu-ref[,)]/);
+  await assert.rejects(NativeModel.load('/x', { kvCache: 'f8' as never }), /loadModel: kvCache must be "f32" or "f16", got "f8"/);
   await assert.rejects(model.createSession({ contextLength: 0 }), /createSession: option contextLength must be an integer between 1/);
 
   s.dispose();

@@ -11,7 +11,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generate, type GenerationResult } from '../../../daemon/engine/generate.js';
-import { NativeModel } from '../../../daemon/engine/native-model.js';
+import { NativeModel, type GreedyResult } from '../../../daemon/engine/native-model.js';
+import { loadNative } from '../../../daemon/native/binding.js';
 import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { DEFAULT_SAMPLING, Sampler } from '../../../daemon/engine/sampler.js';
 import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
@@ -29,8 +30,11 @@ const CASES: [Arch, SpecOverrides, string][] = [
   ['glm4_moe', { nGroup: 1, topkGroup: 1 }, 'glm4_moe n_group 1 (GLM-4.5-Air routing)'],
 ];
 
+// Every kernel set this machine can run (cpu-ref and the fast ones), each against the reference.
+const KERNEL_SETS = loadNative().info().kernelSets.filter((k) => k.usable).map((k) => k.name);
+
 for (const [arch, over, name] of CASES) {
-  test(`${name}: logits and greedy tokens match the float64 reference`, async (t) => {
+  test(`${name}: logits and greedy tokens match the float64 reference with every kernel set (${KERNEL_SETS.join(', ')})`, async (t) => {
     for (const seed of [1, 2]) {
       const dir = synthTemp(t, { arch, seed, ...over });
       const rng = new Prng(100 + seed);
@@ -38,25 +42,31 @@ for (const [arch, over, name] of CASES) {
       const ref = referenceForward(dir);
       const want = referenceGreedy(ref, prompt, 24);
       ref.close();
-      const model = await NativeModel.load(dir, { threads: 2 });
-      const got = await (await model.createSession()).greedy(prompt, 24);
-      model.dispose();
-      assert.deepEqual(got.tokens, want.tokens, `${name} seed ${seed}: greedy tokens`);
-      for (let step = 0; step < 24; step++) {
-        const r = want.logits[step]!;
-        const g = got.logits[step]!;
-        let scale = 1;
-        for (const v of r) scale = Math.max(scale, Math.abs(v));
-        let worst = 0;
-        let at = 0;
-        for (let v = 0; v < r.length; v++) {
-          const d = Math.abs(g[v]! - r[v]!);
-          if (d > worst) [worst, at] = [d, v];
-        }
-        assert.ok(worst <= 1e-5 * scale, `${name} seed ${seed} step ${step}: token ${at} engine ${g[at]} vs reference ${r[at]} (|Δ| ${worst}, bound ${1e-5 * scale})`);
+      for (const backend of KERNEL_SETS) {
+        const model = await NativeModel.load(dir, { threads: 2, backend });
+        const got = await (await model.createSession()).greedy(prompt, 24);
+        model.dispose();
+        checkAgainstReference(`${name} seed ${seed} ${backend}`, got, want);
       }
     }
   });
+}
+
+function checkAgainstReference(name: string, got: GreedyResult, want: { tokens: number[]; logits: ArrayLike<number>[] }): void {
+  assert.deepEqual(got.tokens, want.tokens, `${name}: greedy tokens`);
+  for (let step = 0; step < 24; step++) {
+    const r = want.logits[step]!;
+    const g = got.logits[step]!;
+    let scale = 1;
+    for (let v = 0; v < r.length; v++) scale = Math.max(scale, Math.abs(r[v]!));
+    let worst = 0;
+    let at = 0;
+    for (let v = 0; v < r.length; v++) {
+      const d = Math.abs(g[v]! - r[v]!);
+      if (d > worst) [worst, at] = [d, v];
+    }
+    assert.ok(worst <= 1e-5 * scale, `${name} step ${step}: token ${at} engine ${g[at]} vs reference ${r[at]} (|Δ| ${worst}, bound ${1e-5 * scale})`);
+  }
 }
 
 test('synth → load → generate: the CLI-written folder runs through tokenizer, engine and generate()', async (t) => {

@@ -1,0 +1,59 @@
+// `brainstem bench compare --model DIR`: our engine and llama.cpp on the same synthetic model
+// (MLX folder vs its GGUF Q4_0 export), alternating arms for several rounds; medians of
+// prefill and decode tok/s, ratios and roofline fractions. JSON with --json (or when piped).
+import type { Command } from 'commander';
+import { type CommandRegistrar, group } from './group.js';
+import { CliError } from './exit.js';
+import { intOption, printBench } from './bench-common.js';
+import { runMembw } from './bench-membw.js';
+import { LlamaCppMissingError, runCompareBench } from '../engine/compare-bench.js';
+import { EngineError } from '../engine/native-model.js';
+import { NativeLoadError } from '../native/binding.js';
+
+interface RawOptions {
+  model: string; gguf?: string; threads: string; prompt: string; gen: string; rounds: string; seed: string;
+  backend: string; kvCache: string; json?: boolean;
+}
+
+export const registerBenchCompare: CommandRegistrar = (program: Command) => {
+  group(program, 'bench', 'Benchmarks that print JSON')
+    .command('compare')
+    .description('Our engine vs llama.cpp (node-llama-cpp) on the same model: prefill/decode medians, ratios, roofline fractions')
+    .requiredOption('--model <dir>', 'model folder (MLX safetensors)')
+    .option('--gguf <file>', 'GGUF for llama.cpp (default: <dir>/model-q4_0.gguf, exported from the folder when missing)')
+    .option('--threads <n>', 'CPU threads for both engines', '2')
+    .option('--prompt <n>', 'prompt tokens (seeded random ids)', '128')
+    .option('--gen <n>', 'greedy decode steps', '64')
+    .option('--rounds <n>', 'rounds; each runs both arms, alternating which goes first', '3')
+    .option('--seed <n>', 'prompt seed', '1')
+    .option('--backend <name>', 'our kernel set (auto = fastest usable)', 'auto')
+    .option('--kv-cache <type>', 'KV cache type of both engines: f16 | f32', 'f16')
+    .option('--json', 'print JSON')
+    .action(async (raw: RawOptions) => {
+      if (raw.kvCache !== 'f16' && raw.kvCache !== 'f32') {
+        throw new CliError(`--kv-cache must be f16 or f32, got "${raw.kvCache}"`, 2);
+      }
+      const threads = intOption('threads', raw.threads, 1, 256);
+      const options = {
+        model: raw.model,
+        ...(raw.gguf !== undefined ? { gguf: raw.gguf } : {}),
+        threads,
+        prompt: intOption('prompt', raw.prompt, 1),
+        gen: intOption('gen', raw.gen, 1),
+        rounds: intOption('rounds', raw.rounds, 1, 1000),
+        seed: intOption('seed', raw.seed, 0),
+        backend: raw.backend,
+        kvCache: raw.kvCache,
+        log: (line: string) => process.stderr.write(`${line}\n`),
+      } as const;
+      try {
+        const membw = async (t: number) => (await runMembw(t, 256, 2)).read_gb_s[String(t)]!;
+        printBench(await runCompareBench(options, membw), raw.json);
+      } catch (err) {
+        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof LlamaCppMissingError) {
+          throw new CliError(err.message, 1);
+        }
+        throw err;
+      }
+    });
+};

@@ -1,0 +1,45 @@
+// A warm decode step allocates nothing and grows no anonymous memory, with every fast kernel
+// set and 1 or 2 threads: brainstem-native-tests --decode-probe counts operator new calls
+// (all threads) and reads RssAnon around 48 greedy decode steps of a synthetic model, after a
+// prefill and 4 warm-up steps. The KV cache stays within its first reservation, so any
+// allocation per token shows exactly; RssAnon may move by a couple of pages (a thread's
+// stack reaching a new page once), far below one buffer per token (48 × ≥ 4 KiB).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { loadNative, repoRoot } from '../../daemon/native/binding.js';
+import { synthTemp } from './helpers/model-files.js';
+
+const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
+const FAST = loadNative().info().kernelSets.filter((k) => k.usable && k.name !== 'cpu-ref').map((k) => k.name);
+
+interface Probe { backend: string; allocations: number; rss_anon_before: number; rss_anon_after: number; last_token: number }
+
+function probe(dir: string, backend: string, threads: number, tokens: number): Probe {
+  const r = spawnSync(binary, ['--decode-probe', dir, backend, String(threads), String(tokens)], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, `decode probe ${backend} × ${threads} failed:\n${r.stdout}\n${r.stderr}`);
+  return JSON.parse(r.stdout) as Probe;
+}
+
+test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets, 1 and 2 threads)', { skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false }, (t) => {
+  for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
+    const dir = synthTemp(t, { arch, seed: 5 });
+    for (const backend of FAST) {
+      for (const threads of [1, 2]) {
+        const p = probe(dir, backend, threads, 48);
+        const what = `${arch} ${backend} × ${threads} threads`;
+        assert.equal(p.backend, backend);
+        assert.equal(p.allocations, 0, `${what}: ${p.allocations} heap allocations in 48 decode steps`);
+        const grew = p.rss_anon_after - p.rss_anon_before;
+        assert.ok(p.rss_anon_before > 0 && grew <= 8192, `${what}: RssAnon grew by ${grew} bytes over 48 decode steps`);
+      }
+    }
+  }
+});
+
+test('the probe sees allocations where they happen: the reference kernels allocate per call', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 5 });
+  const p = probe(dir, 'cpu-ref', 1, 4);
+  assert.ok(p.allocations > 0, `cpu-ref decode allocated ${p.allocations} times; the counter is not counting`);
+});
