@@ -35,7 +35,7 @@ class Session {
   void truncate(int64_t n);
 
  private:
-  static constexpr int64_t kChunk = 32;  // tokens per forward step of a prefill
+  static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
   void reserve(int64_t tokens);
 

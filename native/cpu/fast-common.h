@@ -10,11 +10,11 @@
 
 namespace bs::fast {
 
-// Per-thread scratch buffers of the calling thread (kernels running on pool workers use the
-// stack, so what a worker allocates never depends on which ranges it happened to claim), one
-// per slot: at least `bytes` bytes, 16-byte aligned, valid until the same thread asks for the
-// same slot again; allocates only when a slot grows.
-enum class Slot : int { Act, Runs, Rope, Count };
+// Per-thread scratch buffers, one per slot: at least `bytes` bytes, 16-byte aligned, valid
+// until the same thread asks for the same slot again; allocates only when a slot grows.
+// Decode kernels on pool workers use only the stack (what a worker would allocate must not
+// depend on which ranges it happened to claim); Gemm is the prefill's per-thread tile.
+enum class Slot : int { Act, Runs, Rope, Gemm, Count };
 void* scratch(Slot slot, size_t bytes);
 template <class T>
 T* scratch_of(Slot slot, size_t n) {

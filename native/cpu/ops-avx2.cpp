@@ -13,6 +13,7 @@ namespace {
 struct Avx2 {
   static constexpr int L = 8;
   static constexpr bool kIntDot = true;
+  static constexpr int kGemmT = 3, kGemmR = 4;  // prefill register tile: tokens × rows
   using F = __m256;
   using I = __m256i;
 
