@@ -18,16 +18,24 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--gen <n>', 'greedy decode steps', '64')
     .option('--top-k <k>', 'routing width override (experts per token)')
     .option('--seed <n>', 'prompt seed', '1')
+    .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
+    .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
     .option('--json', 'print JSON')
-    .action(async (opts: { model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; json?: boolean }) => {
+    .action(async (opts: {
+      model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; backend: string; kvCache: string;
+      json?: boolean;
+    }) => {
+      if (opts.kvCache !== 'f32' && opts.kvCache !== 'f16') throw new CliError(`--kv-cache must be f32 or f16, got "${opts.kvCache}"`, 2);
       const options = {
         model: opts.model,
         threads: intOption('threads', opts.threads, 1, 256),
         prompt: intOption('prompt', opts.prompt, 1),
         gen: intOption('gen', opts.gen, 0),
         seed: intOption('seed', opts.seed, 0),
+        backend: opts.backend,
+        kvCache: opts.kvCache,
         ...(opts.topK !== undefined ? { topK: intOption('top-k', opts.topK, 1) } : {}),
-      };
+      } as const;
       try {
         printBench(await runDecodeBench(options), opts.json);
       } catch (err) {

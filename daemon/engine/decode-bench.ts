@@ -13,11 +13,16 @@ export interface DecodeBenchOptions {
   /** Routing width override (experts per token). */
   topK?: number;
   seed: number;
+  /** Kernel set (default "auto"). */
+  backend?: string;
+  kvCache?: 'f32' | 'f16';
 }
 
 export interface DecodeBenchResult {
   model: string;
   arch: string;
+  backend: string;
+  kv_cache: string;
   threads: number;
   top_k: number;
   prompt_tokens: number;
@@ -50,6 +55,8 @@ export async function runDecodeBench(
     threads: opts.threads,
     contextLength: opts.prompt + opts.gen,
     ...(opts.topK ? { topK: opts.topK } : {}),
+    ...(opts.backend ? { backend: opts.backend } : {}),
+    ...(opts.kvCache ? { kvCache: opts.kvCache } : {}),
   });
   try {
     const t1 = clock();
@@ -71,6 +78,8 @@ export async function runDecodeBench(
     return {
       model: opts.model,
       arch: model.summary.arch,
+      backend: model.summary.backend,
+      kv_cache: model.summary.kvCache,
       threads: model.summary.threads,
       top_k: model.summary.topK,
       prompt_tokens: opts.prompt,

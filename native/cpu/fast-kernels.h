@@ -358,6 +358,40 @@ struct FastKernels {
     return V::hsum(V::add(acc0, acc1));
   }
 
+  // Two rows (same shape) against one token on the integer path: the activation limbs are
+  // loaded once for both.
+  template <bool BCAST>
+  static inline __attribute__((always_inline)) void qdot_int2(const RowView& r0, const RowView& r1,
+                                                             const int8_t* xq, const float* dl, float* out) {
+    const int64_t C = r0.C, full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
+    const int gshift = r0.gshift, lpg = r0.lanes_per_group;
+    auto scales = [&](const float* s, int64_t c) {
+      if constexpr (BCAST) {
+        return V::set1(s[(c * C) >> gshift]);
+      } else {
+        return V::expand(s + ((c * C) >> gshift), lpg);
+      }
+    };
+    constexpr int64_t QB = kLimbs * 8 * L;
+    F acc0 = V::zero(), acc1 = V::zero();
+    for (int64_t c = 0; c < r0.nch; ++c) {
+      const bool part = c >= full;
+      if ((c & 1) == 0) {
+        __builtin_prefetch(r0.w + c * 4 * L + kPrefetchBytes);
+        __builtin_prefetch(r1.w + c * 4 * L + kPrefetchBytes);
+      }
+      const I w0 = part ? V::load_codes_part(r0.w + c * 4 * L, r0.tail_bytes) : V::load_codes(r0.w + c * 4 * L);
+      const I w1 = part ? V::load_codes_part(r1.w + c * 4 * L, r1.tail_bytes) : V::load_codes(r1.w + c * 4 * L);
+      I s0, s1;
+      V::chunk_isum2(w0, w1, xq + c * QB, s0, s1);
+      const F d = V::load(dl + c * L);
+      acc0 = V::fma(V::cvt(s0), V::mul(scales(r0.s, c), d), acc0);
+      acc1 = V::fma(V::cvt(s1), V::mul(scales(r1.s, c), d), acc1);
+    }
+    out[0] = V::hsum(acc0);
+    out[1] = V::hsum(acc1);
+  }
+
   template <int BITS, bool BCAST>
   static void qdot(const RowView& r, const float* const* xs, int T, float* out) {
     switch (T) {
@@ -382,6 +416,12 @@ struct FastKernels {
     // A group spans whole chunks: one scale per chunk, broadcast; else expanded per lane.
     const bool bcast = w.group >= C;
     float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];  // + L: expand() may read past the last group
+    if constexpr (V::kIntDot) {
+      if (a.ints) {
+        qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
+        return;
+      }
+    }
     for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
       const int64_t re = std::min(r1, rb + kRowBlock);
       for (int64_t tt = 0; tt < nt; tt += kTile) {
@@ -396,16 +436,7 @@ struct FastKernels {
           const RowView rv{w.w_row(mat, r), nch, tail, s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
                            static_cast<int>(w.group / (32 / w.bits))};
           float out[kTile];
-          if (a.ints) {
-            if constexpr (V::kIntDot) {
-              const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
-              for (int t = 0; t < T; ++t) {
-                const int64_t tok = t0 + tt + t;
-                out[t] = bcast ? qdot_int<true>(rv, a.xq + tok * qb, a.dl + tok * a.xs_stride)
-                               : qdot_int<false>(rv, a.xq + tok * qb, a.dl + tok * a.xs_stride);
-              }
-            }
-          } else if (w.bits == 4) {
+          if (w.bits == 4) {
             bcast ? qdot<4, true>(rv, xs, T, out) : qdot<4, false>(rv, xs, T, out);
           } else {
             bcast ? qdot<8, true>(rv, xs, T, out) : qdot<8, false>(rv, xs, T, out);
@@ -414,6 +445,41 @@ struct FastKernels {
             y[(t0 + tt + t) * ldy + r] = out[t] + dot(b, a.gsum + (t0 + tt + t) * a.g_stride, G);
           }
         }
+      }
+    }
+  }
+
+  // The integer path (one token per matrix, 4-bit): rows in pairs sharing the limb loads.
+  static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
+                        int64_t nt, float* y, int64_t ldy) {
+    const int64_t G = w.groups_per_row(), C = chunk_elems(w.bits), nch = n_chunks(w);
+    const int64_t rem = w.cols - (nch - 1) * C;
+    const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
+    const bool bcast = w.group >= C;
+    const size_t esz = dtype_size(w.dtype);
+    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
+    const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
+    float s[2][kMaxCols / 32 + L], b[2][kMaxCols / 32 + L];
+    for (int64_t tok = t0; tok < t0 + nt; ++tok) {
+      const int8_t* xq = a.xq + tok * qb;
+      const float* dl = a.dl + tok * a.xs_stride;
+      const float* gs = a.gsum + tok * a.g_stride;
+      for (int64_t r = r0; r < r1; r += 2) {
+        const int pair = r + 1 < r1 ? 2 : 1;
+        RowView rv[2];
+        for (int i = 0; i < pair; ++i) {
+          const size_t sb = w.sb_index(mat, r + i);
+          to_float(w.scales + sb * esz, w.dtype, G, s[i]);
+          to_float(w.biases + sb * esz, w.dtype, G, b[i]);
+          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, s[i], C, gshift, lpg};
+        }
+        float out[2];
+        if (pair == 2) {
+          bcast ? qdot_int2<true>(rv[0], rv[1], xq, dl, out) : qdot_int2<false>(rv[0], rv[1], xq, dl, out);
+        } else {
+          out[0] = bcast ? qdot_int<true>(rv[0], xq, dl) : qdot_int<false>(rv[0], xq, dl);
+        }
+        for (int i = 0; i < pair; ++i) y[tok * ldy + r + i] = out[i] + dot(b[i], gs, G);
       }
     }
   }

@@ -73,6 +73,22 @@ struct Avx2 {
     };
     return _mm256_add_epi32(_mm256_add_epi32(limb(q, 1), limb(q + 64, 128)), limb(q + 128, 16384));
   }
+  // The same for two rows' codes against one activation: each limb vector is loaded once.
+  static void chunk_isum2(I w0, I w1, const int8_t* q, I& s0, I& s1) {
+    const I m = _mm256_set1_epi8(0x0F);
+    const I lo0 = _mm256_and_si256(w0, m), hi0 = _mm256_and_si256(_mm256_srli_epi16(w0, 4), m);
+    const I lo1 = _mm256_and_si256(w1, m), hi1 = _mm256_and_si256(_mm256_srli_epi16(w1, 4), m);
+    I a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    for (int k = 0; k < 3; ++k) {
+      const I xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
+      const I xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k + 32));
+      const I sc = _mm256_set1_epi16(static_cast<short>(1 << (7 * k)));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo0, xl), _mm256_maddubs_epi16(hi0, xh)), sc));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo1, xl), _mm256_maddubs_epi16(hi1, xh)), sc));
+    }
+    s0 = a0;
+    s1 = a1;
+  }
   static F load_bf16(const uint8_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));

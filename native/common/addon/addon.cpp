@@ -26,7 +26,10 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
     o.Set("usable", b->usable());
     o.Set("detail", b->detail);
     sets.Set(i++, o);
-    if (std::string(b->name).rfind("cpu", 0) == 0) cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name);
+    if (std::string(b->name).rfind("cpu", 0) == 0) {
+      cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name) +
+                  (b == &bs::best_backend() ? " (auto)" : b->usable() ? "" : " (not usable on this CPU)");
+    }
   }
   out.Set("kernelSets", sets);
   Napi::Array backends = Napi::Array::New(env);

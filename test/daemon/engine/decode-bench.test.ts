@@ -31,13 +31,18 @@ test('decode bench derives throughput from its clock and bytes from the weights 
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe' });
-  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '3', '--json'], {}, { timeoutMs: 60_000 });
+  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '3', '--backend', 'cpu-ref', '--kv-cache', 'f16', '--json'], {}, { timeoutMs: 60_000 });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, unknown>;
   for (const key of ['decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes',
     'disk_read_bytes', 'active_bytes_per_token', 'threads']) {
     assert.ok(key in out, `missing ${key} in ${r.stdout}`);
   }
+  assert.equal(out['backend'], 'cpu-ref');
+  assert.equal(out['kv_cache'], 'f16');
+  const badKv = await runCli(['bench', 'decode', '--model', dir, '--kv-cache', 'bf16']);
+  assert.equal(badKv.code, 2);
+  assert.match(badKv.stderr, /--kv-cache must be f32 or f16, got "bf16"/);
   const bad = await runCli(['bench', 'decode', '--model', `${dir}/missing`, '--json']);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^brainstem: model folder .*missing does not exist or is not a directory/);
