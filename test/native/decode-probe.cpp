@@ -4,6 +4,8 @@
 // change over those steps. test/native/decode-memory.test.ts runs it on synthetic models.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -76,16 +78,23 @@ int decode_probe(const char* dir, const char* backend, int threads, int tokens) 
   }
   const int64_t rss0 = rss_anon_bytes();
   const uint64_t a0 = g_allocations.load();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
   for (int i = 0; i < tokens; ++i) {
     const int32_t t = argmax(logits);
     s.append(&t, 1, logits.data());
   }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const uint64_t a1 = g_allocations.load();
   const int64_t rss1 = rss_anon_bytes();
+  // Times are informational (the tests assert none): wall and process CPU per decoded token.
   std::printf("{\"backend\": \"%s\", \"threads\": %d, \"tokens\": %d, \"allocations\": %llu, "
-              "\"rss_anon_before\": %lld, \"rss_anon_after\": %lld, \"last_token\": %d}\n",
+              "\"rss_anon_before\": %lld, \"rss_anon_after\": %lld, \"last_token\": %d, \"wall_ms_per_token\": %.3f, "
+              "\"cpu_ms_per_token\": %.3f}\n",
               model->dispatch().backend().name, threads, tokens, static_cast<unsigned long long>(a1 - a0),
-              static_cast<long long>(rss0), static_cast<long long>(rss1), argmax(logits));
+              static_cast<long long>(rss0), static_cast<long long>(rss1), argmax(logits), 1e3 * wall / tokens,
+              1e3 * cpu / tokens);
   return 0;
 }
 
