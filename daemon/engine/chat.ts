@@ -7,7 +7,7 @@ import { GrammarError } from './constrained/grammar.js';
 import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
 import { type Schema, SchemaError, isRecord, parseSchema, show } from './json-schema/schema.js';
 import { formatIssues, validateJson } from './json-schema/validate.js';
-import type { PrefixSession } from './prefix-cache.js';
+import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, Sampler, resolveSampling } from './sampler.js';
 import type { TextModel } from './text-config.js';
@@ -95,6 +95,8 @@ export interface ChatRunOptions {
   clock?: () => number;
   /** Tokens the session may hold (prompt + output); defaults to the model's declared context. */
   contextLength?: number;
+  /** LoRA adapter the request runs with (default: the base model). */
+  adapter?: AdapterRef | null;
 }
 
 export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
@@ -145,6 +147,7 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
     stopStrings: req.stop,
     vocabSize: model.tokenizer.vocabSize,
     constraint,
+    adapter: o.adapter ?? null,
     signal,
     clock,
     startedAt,
