@@ -10,7 +10,9 @@ import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
+import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -27,5 +29,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchPlan,
   registerSim,
   registerModelsSynth,
+  registerModelsSynthAdapter,
+  registerLoraMergeCheck,
   registerBenchConstrained,
 ];
