@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { intOption } from './bench-common.js';
+import { oneOf } from './models-synth.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from '../engine/adapters/plan.js';
 import { TARGET_NAMES } from '../models/lora-targets.js';
 import { synthAdapter, type AdapterDtype } from '../models/synth-adapter.js';
@@ -17,11 +18,6 @@ function positive(flag: string, value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new CliError(`${flag} must be a positive number, got "${value}"`, 2);
   return n;
-}
-
-function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
-  return value as T;
 }
 
 export const registerModelsSynthAdapter: CommandRegistrar = (program: Command) => {

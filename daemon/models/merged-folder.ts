@@ -4,20 +4,12 @@
 // The original folder is only read.
 import { copyFileSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { numberToBf16, numberToF16 } from './float16.js';
+import { encodeFloats } from './float16.js';
 import type { QuantizedMatrix } from './mlx-quant.js';
-import { SafetensorsFile, SafetensorsModel, type SafetensorsDtype } from './safetensors-reader.js';
+import { SafetensorsFile, SafetensorsModel } from './safetensors-reader.js';
 import { writeSafetensors, type TensorSource } from './safetensors-writer.js';
 
 const CHUNK = 16 << 20;
-
-/** Scales/biases in their stored float dtype. */
-function floatBytes(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
-  if (dtype === 'F32') return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-  if (dtype !== 'BF16' && dtype !== 'F16') throw new Error(`scales of dtype ${dtype} cannot be rewritten`);
-  const enc = dtype === 'BF16' ? numberToBf16 : numberToF16;
-  return new Uint8Array(Uint16Array.from(values, enc).buffer);
-}
 
 /** Writes `dir` = `src` with each module in `replace` (path → quantised matrix) swapped in. */
 export function writeMergedFolder(src: string, dir: string, replace: Map<string, QuantizedMatrix>): void {
@@ -26,9 +18,10 @@ export function writeMergedFolder(src: string, dir: string, replace: Map<string,
   const replaced = new Map<string, Uint8Array>();
   for (const [path, q] of replace) {
     const dtype = model.info(`${path}.scales`).dtype;
+    if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') throw new Error(`${path}.scales has dtype ${dtype}; only float scales can be rewritten`);
     replaced.set(`${path}.weight`, new Uint8Array(q.weight.buffer, q.weight.byteOffset, q.weight.byteLength));
-    replaced.set(`${path}.scales`, floatBytes(q.scales, dtype));
-    replaced.set(`${path}.biases`, floatBytes(q.biases, dtype));
+    replaced.set(`${path}.scales`, encodeFloats(q.scales, dtype));
+    replaced.set(`${path}.biases`, encodeFloats(q.biases, dtype));
   }
   model.close();
   for (const name of readdirSync(src)) {

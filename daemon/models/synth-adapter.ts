@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Prng } from '../util/prng.js';
 import { patternKey } from '../engine/adapters/peft.js';
 import type { AdapterFormat } from '../engine/adapters/plan.js';
-import { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from './float16.js';
+import { transpose } from '../engine/adapters/adapter-weights.js';
+import { encodeFloats, roundTo } from './float16.js';
 import { expandTargets, targetModules, type TargetModule } from './lora-targets.js';
 import { readRefConfig } from './reference/model-config.js';
 import { writeSafetensors, type TensorSource } from './safetensors-writer.js';
@@ -44,25 +45,6 @@ export interface SynthAdapterResult {
 
 const DEFAULT_DTYPE: Record<AdapterFormat, AdapterDtype> = { peft: 'F32', mlx: 'F32', edge0: 'F16' };
 
-function rounder(dtype: AdapterDtype): (x: number) => number {
-  if (dtype === 'F16') return (x) => f16ToNumber(numberToF16(x));
-  if (dtype === 'BF16') return (x) => bf16ToNumber(numberToBf16(x));
-  return Math.fround;
-}
-
-function bytes(values: Float64Array, dtype: AdapterDtype): Uint8Array {
-  if (dtype === 'F32') return new Uint8Array(Float32Array.from(values).buffer);
-  const enc = dtype === 'F16' ? numberToF16 : numberToBf16;
-  return new Uint8Array(Uint16Array.from(values, enc).buffer);
-}
-
-/** Row-major [rows, cols] → [cols, rows]. */
-function transpose(m: Float64Array, rows: number, cols: number): Float64Array {
-  const t = new Float64Array(m.length);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = m[r * cols + c]!;
-  return t;
-}
-
 /** ‖B·A‖_F for A [r, in], B [out, r] via the r×r Gram matrices. */
 export function productNorm(a: Float64Array, b: Float64Array, r: number, inDim: number, out: number): number {
   const ga = new Float64Array(r * r);
@@ -96,7 +78,7 @@ export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
   if (existsSync(o.out) && readdirSync(o.out).length > 0 && !o.force) throw new Error(`--out ${o.out} is not empty (pass --force to write into it)`);
   const cfg = readRefConfig(o.model);
   const dtype = o.dtype ?? DEFAULT_DTYPE[o.format];
-  const round = rounder(dtype);
+  const round = roundTo(dtype);
   const n = o.numLayers ?? cfg.layers;
   if (!Number.isInteger(n) || n < 1 || n > cfg.layers) throw new RangeError(`numLayers must be in [1, ${cfg.layers}], got ${n}`);
   const targets = expandTargets(o.targets ?? ['attention']);
@@ -107,7 +89,7 @@ export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
   const tensors: TensorSource[] = [];
   const summary: SynthAdapterResult['modules'] = [];
   const put = (name: string, shape: number[], values: Float64Array) => {
-    const data = bytes(values, dtype);
+    const data = encodeFloats(values, dtype);
     tensors.push({ name, dtype, shape, chunks: () => [data] });
   };
   for (const t of mods) {

@@ -19,7 +19,8 @@ export interface FloatLora {
 /** Module path → its LoRA. */
 export type FloatAdapter = Map<string, FloatLora>;
 
-function transpose(m: Float64Array, rows: number, cols: number): Float64Array {
+/** Row-major [rows, cols] → [cols, rows]. */
+export function transpose(m: Float64Array, rows: number, cols: number): Float64Array {
   const t = new Float64Array(m.length);
   for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = m[r * cols + c]!;
   return t;

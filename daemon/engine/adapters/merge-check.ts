@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from '../../models/float16.js';
+import { roundTo } from '../../models/float16.js';
 import { writeMergedFolder } from '../../models/merged-folder.js';
 import { dequantizeAffine, quantizeAffine, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../../models/mlx-quant.js';
 import { readRefConfig } from '../../models/reference/model-config.js';
@@ -69,12 +69,6 @@ export interface MergeCheckOptions {
   seed: number;
   /** Skip the logits comparison (weights only). */
   weightsOnly?: boolean;
-}
-
-function rounder(dtype: string): (x: number) => number {
-  if (dtype === 'BF16') return (x) => bf16ToNumber(numberToBf16(x));
-  if (dtype === 'F16') return (x) => f16ToNumber(numberToF16(x));
-  return Math.fround;
 }
 
 /** s·B·A as a row-major [out, in] matrix. */
@@ -144,7 +138,7 @@ export async function mergeCheck(o: MergeCheckOptions): Promise<MergeCheckResult
       const w = new Float64Array(mat.rows * mat.cols);
       for (let r = 0; r < mat.rows; r++) w.set(mat.row(r), r * mat.cols);
       const { bits, groupSize } = weights.quantFor(m.module);
-      const round = rounder(weights.st.info(`${m.module}.scales`).dtype);
+      const round = roundTo(weights.st.info(`${m.module}.scales`).dtype as 'F32' | 'F16' | 'BF16');
       const x = moduleRetention(w, deltaWeight(loras.get(m.module)!), mat.rows, mat.cols, bits as QuantBits, groupSize as QuantGroup, round);
       merged.set(m.module, x.merged);
       requantised.set(m.module, x.base);
