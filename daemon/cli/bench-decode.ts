@@ -5,6 +5,7 @@ import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
 import { intOption, printBench } from './bench-common.js';
 import { runDecodeBench } from '../engine/decode-bench.js';
+import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 
@@ -18,8 +19,9 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--gen <n>', 'greedy decode steps', '64')
     .option('--top-k <k>', 'routing width override (experts per token)')
     .option('--seed <n>', 'prompt seed', '1')
+    .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
-    .action(async (opts: { model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; json?: boolean }) => {
+    .action(async (opts: { model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; adapter?: string; json?: boolean }) => {
       const options = {
         model: opts.model,
         threads: intOption('threads', opts.threads, 1, 256),
@@ -27,11 +29,12 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         gen: intOption('gen', opts.gen, 0),
         seed: intOption('seed', opts.seed, 0),
         ...(opts.topK !== undefined ? { topK: intOption('top-k', opts.topK, 1) } : {}),
+        ...(opts.adapter !== undefined ? { adapter: opts.adapter } : {}),
       };
       try {
         printBench(await runDecodeBench(options), opts.json);
       } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError) throw new CliError(err.message, 1);
+        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
         throw err;
       }
     });

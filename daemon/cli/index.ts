@@ -5,6 +5,7 @@ import type { CommandRegistrar } from './group.js';
 import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
@@ -31,5 +32,6 @@ export const registrars: CommandRegistrar[] = [
   registerModelsSynth,
   registerModelsSynthAdapter,
   registerLoraMergeCheck,
+  registerBenchLora,
   registerBenchConstrained,
 ];
