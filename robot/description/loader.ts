@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parseRobotConfig } from './robot-config.js';
-import { isSetupConfig, parseSetupConfig } from './setup-config.js';
+import { isSetupConfig, parseSetupConfig, singleArmSetup } from './setup-config.js';
 import type { RobotDescription, SetupDescription, Validated, ValidationIssue } from './types.js';
 
 /** configs/robots/ of this package (from dist/robot/description/). */
@@ -51,6 +51,18 @@ export function loadSetup(name: string, dir: string = ROBOTS_DIR): Validated<Set
   if (!r.ok) return r;
   if (!isSetupConfig(r.raw)) return { ok: false, issues: [{ robot: name, quantity: 'arms', value: undefined, rule: 'a setup config needs a list of arms' }] };
   return parseSetupConfig(r.raw, (robot) => loadRobot(robot, dir));
+}
+
+/** A robot or a setup by name; a single robot becomes a one-arm setup (arm `arm`). */
+export function loadArms(name: string, dir: string = ROBOTS_DIR): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
+  const r = readConfig(name, dir);
+  if (!r.ok) return r;
+  if (isSetupConfig(r.raw)) {
+    const s = loadSetup(name, dir);
+    return s.ok ? { ok: true, value: { kind: 'setup', setup: s.value } } : s;
+  }
+  const robot = loadRobot(name, dir);
+  return robot.ok ? { ok: true, value: { kind: 'robot', setup: singleArmSetup(robot.value) } } : robot;
 }
 
 /** Config names in `dir` (robots and setups). */
