@@ -44,15 +44,14 @@ interface Sample {
 }
 
 /**
- * Settling at a goal: the arm has settled at time t when every sample of the last
- * `minWindow` seconds (at least `samples` of them, the run of good samples reaching back at
- * least that far) is within `positionTolerance` of the goal with speed ≤ `velocityTolerance`,
- * and no joint moved more than `span` within that window.
+ * Settling at a goal ("10 samples over ≥ 0.3 s"): the arm has settled at time t when its last
+ * samples — at least `samples` of them, reaching back at least `minWindow` seconds — are all
+ * within `positionTolerance` of the goal with speed ≤ `velocityTolerance`, and no joint moved
+ * more than `span` across them. A sample outside the tolerances starts the window afresh.
  */
 export class SettleDetector {
+  /** The current run of good samples, trimmed to the shortest window that qualifies. */
   private window: Sample[] = [];
-  /** Time of the first sample of the current run of good samples. */
-  private runStart: number | null = null;
 
   constructor(
     private readonly criteria: SettleCriteria,
@@ -65,19 +64,15 @@ export class SettleDetector {
     const good = q.every((x, j) => Math.abs(x - this.goal[j]!) <= c.positionTolerance) && dq.every((v) => Math.abs(v) <= c.velocityTolerance);
     if (!good) {
       this.window = [];
-      this.runStart = null;
       return false;
     }
-    this.runStart ??= t;
     this.window.push({ t, q: [...q] });
-    // Keep the newest samples covering minWindow, plus the one just before it.
-    while (this.window.length > 1 && this.window[1]!.t <= t - c.minWindow) this.window.shift();
-    if (t - this.runStart < c.minWindow) return false;
-    const inWindow = this.window.filter((s) => s.t >= t - c.minWindow);
-    if (inWindow.length < c.samples) return false;
+    const w = this.window;
+    while (w.length > c.samples && w[1]!.t <= t - c.minWindow) w.shift();
+    if (w.length < c.samples || t - w[0]!.t < c.minWindow) return false;
     for (let j = 0; j < q.length; j++) {
       let lo = Infinity, hi = -Infinity;
-      for (const s of inWindow) {
+      for (const s of w) {
         lo = Math.min(lo, s.q[j]!);
         hi = Math.max(hi, s.q[j]!);
       }
