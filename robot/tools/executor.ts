@@ -37,6 +37,12 @@ export interface ExecutorDeps {
   idPrefix: string;
 }
 
+/** A call's id and the daemon time it arrived. */
+export interface Received {
+  id: string;
+  at: number;
+}
+
 interface Waiter {
   ids: Map<string, string>;
   pending: Set<string>;
@@ -82,33 +88,33 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   /** One model reply (native tool call or text) → its outcome; rejected replies send nothing. */
-  execute(reply: unknown, progress: Progress = () => undefined): Promise<ToolOutcome> {
-    const receivedAt = this.now();
+  execute(reply: unknown, progress: Progress = () => undefined, callId = this.newId('call')): Promise<ToolOutcome> {
+    const rx: Received = { id: callId, at: this.now() };
     const v = this.validator.validate(reply);
-    if (!v.ok) return Promise.resolve(this.outcome(null, receivedAt, 'rejected', v.code, v.message));
+    if (!v.ok) return Promise.resolve(this.outcome(null, rx, 'rejected', v.code, v.message));
     progress('validated', { tool: v.call.tool });
-    return this.run(v.call, progress, receivedAt);
+    return this.run(v.call, progress, rx);
   }
 
-  run(call: ToolCall, progress: Progress = () => undefined, receivedAt = this.now()): Promise<ToolOutcome> {
+  run(call: ToolCall, progress: Progress = () => undefined, rx: Received = { id: this.newId('call'), at: this.now() }): Promise<ToolOutcome> {
     switch (call.tool) {
       case 'stop':
-        return this.stop('tool', receivedAt);
+        return this.stop('tool', rx);
       case 'get_state':
-        return Promise.resolve(this.stateOutcome('get_state', receivedAt));
+        return Promise.resolve(this.stateOutcome('get_state', rx));
       case 'done':
-        return Promise.resolve({ ...this.stateOutcome('done', receivedAt), summary: call.summary, message: 'Done noted; the reported state is what the robot measures now (the outcome is not assumed).' });
+        return Promise.resolve({ ...this.stateOutcome('done', rx), summary: call.summary, message: 'Done noted; the reported state is what the robot measures now (the outcome is not assumed).' });
       case 'set_gripper':
-        return this.setGripper(call.gripper, receivedAt, progress);
+        return this.setGripper(call.gripper, rx, progress);
       case 'check_path':
-        return Promise.resolve(this.checkPath(call.targets, receivedAt));
+        return Promise.resolve(this.checkPath(call.targets, rx));
       default:
-        return this.move(call.tool, call.tool === 'move_to' ? [call.target] : call.targets, receivedAt, progress);
+        return this.move(call.tool, call.tool === 'move_to' ? [call.target] : call.targets, rx, progress);
     }
   }
 
   /** Publishes a stop of every arm at once (never queued), takes over every motion, reports when at rest. */
-  stop(reason = 'user', receivedAt = this.now(), arm: string | null = null): Promise<ToolOutcome> {
+  stop(reason = 'user', rx: Received = { id: this.newId('call'), at: this.now() }, arm: string | null = null): Promise<ToolOutcome> {
     const now = this.now();
     const arms = arm === null ? this.model.armNames : [arm];
     const id = this.sendStop(arms, reason, now);
@@ -118,7 +124,7 @@ export class Executor implements SessionListener, MotionHost {
     return new Promise((resolve) => {
       const finish = (status: OutcomeStatus, why: string | undefined, message: string) => {
         this.waiters.delete(`*${id}`);
-        resolve({ ...this.stateOutcome('stop', receivedAt), ok: status === 'ok', status, ...(why ? { reason: why } : {}), message });
+        resolve({ ...this.stateOutcome('stop', rx), ok: status === 'ok', status, ...(why ? { reason: why } : {}), message });
       };
       this.waiters.set(`*${id}`, { ids: new Map([[id, '*']]), pending: new Set([id]), until: now + this.options.stopTimeout, timeout: this.options.stopTimeout, finish });
       if (problem && problem.code !== 'stale_state') finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
@@ -173,40 +179,40 @@ export class Executor implements SessionListener, MotionHost {
     for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
   }
 
-  private move(tool: ToolName, targets: ArmTargets[], receivedAt: number, progress: Progress): Promise<ToolOutcome> {
+  private move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
     const now = this.now();
-    const refused = this.refuseMotion(tool, targets, receivedAt, now);
+    const refused = this.refuseMotion(tool, targets, rx, now);
     if (refused) return Promise.resolve(refused);
     const planned = planCartesianMotion(this.model, this.measured(), targets);
-    const planMs = round6((this.now() - receivedAt) * 1000);
-    if (!planned.ok) return Promise.resolve({ ...this.outcome(tool, receivedAt, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } });
+    const planMs = round6((this.now() - rx.at) * 1000);
+    if (!planned.ok) return Promise.resolve({ ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } });
     progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
-    const motion = new Motion(this, { id: this.newId('call'), tool, receivedAt, planMs }, planned.plan, progress);
+    const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
     this.motions.add(motion);
     void motion.done.then(() => this.motions.delete(motion));
     motion.start(this.now());
     return motion.done;
   }
 
-  private checkPath(targets: ArmTargets[], receivedAt: number): ToolOutcome {
+  private checkPath(targets: ArmTargets[], rx: Received): ToolOutcome {
     const problem = this.session.problem(this.now());
-    if (problem) return this.outcome('check_path', receivedAt, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
+    if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
     const planned = planCartesianMotion(this.model, this.measured(), targets);
-    if (!planned.ok) return this.outcome('check_path', receivedAt, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
+    if (!planned.ok) return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
     const p = planned.plan;
     return {
-      ...this.outcome('check_path', receivedAt, 'ok', undefined, `Feasible: the path takes ${p.duration.toFixed(2)} s; nothing moved.`),
+      ...this.outcome('check_path', rx, 'ok', undefined, `Feasible: the path takes ${p.duration.toFixed(2)} s; nothing moved.`),
       plan: { duration_s: round6(p.duration), points: p.arms[0]!.count },
     };
   }
 
-  private setGripper(positions: Record<string, number | null>, receivedAt: number, progress: Progress): Promise<ToolOutcome> {
+  private setGripper(positions: Record<string, number | null>, rx: Received, progress: Progress): Promise<ToolOutcome> {
     const now = this.now();
     const arms = Object.entries(positions).filter((e): e is [string, number] => e[1] !== null);
     const problem = this.session.problem(now);
     const noGripper = arms.find(([a]) => !this.model.arm(a).hasGripper);
     const busy = arms.find(([a]) => this.waiters.get(a)?.pending.size);
-    const refuse = (status: OutcomeStatus, reason: string, message: string) => Promise.resolve({ ...this.outcome('set_gripper', receivedAt, status, reason, message), gripper: positions });
+    const refuse = (status: OutcomeStatus, reason: string, message: string) => Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
     if (noGripper) return refuse('infeasible', 'no_gripper', `Not done: arm ${noGripper[0]} has no gripper.`);
     if (problem) return refuse('unavailable', problem.code, `Not done: ${problem.message}.`);
     if (busy) return refuse('busy', 'busy', `Not done: the gripper of arm ${busy[0]} is still moving; wait for it or call stop.`);
@@ -228,7 +234,7 @@ export class Executor implements SessionListener, MotionHost {
         finish: (status, reason, message) => {
           for (const [arm] of arms) if (this.waiters.get(arm) === w) this.waiters.delete(arm);
           const ok = status === 'ok';
-          const state = this.stateOutcome('set_gripper', receivedAt);
+          const state = this.stateOutcome('set_gripper', rx);
           resolve({ ...state, ok, status, ...(reason ? { reason } : {}), gripper: positions, message: ok ? 'Gripper set.' : `Gripper not set: ${message}.` });
         },
       };
@@ -237,11 +243,11 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   /** Why a motion cannot start now, or null. Busy arms are claimed by the caller right after. */
-  private refuseMotion(tool: ToolName, targets: ArmTargets[], receivedAt: number, now: number): ToolOutcome | null {
+  private refuseMotion(tool: ToolName, targets: ArmTargets[], rx: Received, now: number): ToolOutcome | null {
     const moving = this.model.armNames.filter((a) => targets.some((t) => t[a]));
     const busy = this.busyMotionArms();
     const problem = this.session.problem(now);
-    const notMoved = (status: OutcomeStatus, reason: string, message: string) => ({ ...this.outcome(tool, receivedAt, status, reason, `Not moved: ${message}.`), reached: false });
+    const notMoved = (status: OutcomeStatus, reason: string, message: string) => ({ ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`), reached: false });
     if (busy.length) {
       const which = busy.filter((a) => moving.includes(a));
       const why = which.length ? `arm ${which.join(', ')} is still moving` : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
@@ -266,17 +272,17 @@ export class Executor implements SessionListener, MotionHost {
     return Object.fromEntries(this.model.armNames.map((a) => [a, s.arms[a]!.q]));
   }
 
-  private stateOutcome(tool: ToolName, receivedAt: number): ToolOutcome {
+  private stateOutcome(tool: ToolName, rx: Received): ToolOutcome {
     const now = this.now();
     const s = this.session.latest;
-    if (!s) return this.outcome(tool, receivedAt, 'unavailable', 'no_state', `No state: ${this.session.problem(now)?.message ?? 'no state yet'}.`);
+    if (!s) return this.outcome(tool, rx, 'unavailable', 'no_state', `No state: ${this.session.problem(now)?.message ?? 'no state yet'}.`);
     const problem = this.session.problem(now);
     const arms = armReports(this.model, s);
     const stale = problem ? ` (${problem.message})` : '';
-    return { ...this.outcome(tool, receivedAt, 'ok', undefined, `State as measured${stale}.`), ...(arms ? { arms } : {}) };
+    return { ...this.outcome(tool, rx, 'ok', undefined, `State as measured${stale}.`), ...(arms ? { arms } : {}) };
   }
 
-  private outcome(tool: ToolName | null, receivedAt: number, status: OutcomeStatus, reason: string | undefined, message: string): ToolOutcome {
-    return { call_id: this.newId('call'), tool, ok: status === 'ok', status, ...(reason ? { reason } : {}), message, duration_s: round6(this.now() - receivedAt) };
+  private outcome(tool: ToolName | null, rx: Received, status: OutcomeStatus, reason: string | undefined, message: string): ToolOutcome {
+    return { call_id: rx.id, tool, ok: status === 'ok', status, ...(reason ? { reason } : {}), message, duration_s: round6(this.now() - rx.at) };
   }
 }
