@@ -43,7 +43,7 @@ export class ControllerSession {
   constructor(
     readonly id: string,
     readonly expected: ExpectedArms,
-    private readonly staleAfter: number,
+    readonly staleAfter: number,
   ) {}
 
   onAvailability(v: Availability, now: number): void {

@@ -62,6 +62,7 @@ export class Executor implements SessionListener, MotionHost {
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
   private next = 1;
+  private lastPoll = -Infinity;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.model = deps.model;
@@ -170,8 +171,12 @@ export class Executor implements SessionListener, MotionHost {
   /** Deadlines and staleness; call every few tens of milliseconds. */
   poll(now: number): void {
     // Offline, restarts and a lost link arrive as lost(); a state that stops coming shows up here.
+    // After a gap in polling the daemon itself was busy (a long plan): states may wait unread
+    // behind this timer, so staleness is judged at the next poll, not now.
+    const busyDaemon = now - this.lastPoll > this.session.staleAfter / 2;
+    this.lastPoll = now;
     const problem = this.session.problem(now);
-    if (problem?.code === 'stale_state') {
+    if (problem?.code === 'stale_state' && !busyDaemon) {
       for (const m of this.motions) m.lost(problem.code, problem.message, now);
       for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
     }
