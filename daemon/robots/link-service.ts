@@ -9,6 +9,7 @@ import { ROBOTS_DIR } from '../../robot/description/loader.js';
 import { daemonTopics, mqtt5Properties, parseRobotTopic, robotFilter, robotTopic, DELIVERY, type HeartbeatMsg } from '../../robot/link/protocol.js';
 import { decodeMessage } from '../../robot/link/protocol-validate.js';
 import type { Command, CommandSink } from '../../robot/tools/executor.js';
+import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient } from '../mqtt/client.js';
 import { Service } from '../service.js';
@@ -36,6 +37,8 @@ export class RobotLink extends Service {
   readonly session = `d-${randomBytes(4).toString('hex')}`;
   readonly now: () => number;
   private readonly ws: WsControllers;
+  private readonly plans = new PlanThread();
+  private readonly dir: string;
   private timers: NodeJS.Timeout[] = [];
   private hbSeq = 0;
   private readonly invalidLogged = new Set<string>();
@@ -43,10 +46,11 @@ export class RobotLink extends Service {
   constructor(private readonly deps: RobotLinkDeps) {
     super();
     this.now = deps.now ?? (() => performance.now() / 1000);
-    const dir = deps.config.configs_dir || ROBOTS_DIR;
+    const dir = (this.dir = deps.config.configs_dir || ROBOTS_DIR);
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
-      this.robots.set(entry.id, new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink));
+      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) => this.plans.plan(entry.robot, dir, start, targets);
+      this.robots.set(entry.id, new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner));
     }
     this.ws = new WsControllers(
       {
@@ -83,6 +87,8 @@ export class RobotLink extends Service {
       });
       if (!mqtt.connected) for (const r of mqttRobots) r.session.setTransportUp(false, this.now());
     }
+    // Compiling the planner takes a while on first use: done in the background, ahead of calls.
+    for (const name of new Set(config.serve.map((r) => r.robot))) void this.plans.warmUp(name, this.dir);
     this.timers = [setInterval(() => this.heartbeat(), config.heartbeat.period_ms), setInterval(() => this.poll(), POLL_MS)];
     this.heartbeat();
     this.deps.log.info({ robots: [...this.robots.values()].map((r) => `${r.id} (${r.entry.robot}, ${r.entry.transport})`), session: this.session }, 'robot link ready');
@@ -92,6 +98,7 @@ export class RobotLink extends Service {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.ws.close();
+    await this.plans.close();
   }
 
   private heartbeat(): void {

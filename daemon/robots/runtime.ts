@@ -5,7 +5,7 @@ import { loadArms } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
-import { Executor, type CommandSink } from '../../robot/tools/executor.js';
+import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
 import type { RobotsConfig, ServedRobot } from './config.js';
 
@@ -25,6 +25,7 @@ export class RobotRuntime {
     now: () => number,
     idPrefix: string,
     sink: CommandSink,
+    planner: Planner,
   ) {
     this.id = entry.id;
     const loaded = loadArms(entry.robot, dir);
@@ -46,7 +47,8 @@ export class RobotRuntime {
       session: this.session,
       sink,
       now,
-      idPrefix: `${idPrefix}`,
+      idPrefix,
+      planner,
       options: { trackingLimit: entry.tracking_error_rad, expiry: config.command_expiry_ms / 1000 },
     });
   }

@@ -44,8 +44,8 @@ export class SimChildren extends Service {
   }
 
   protected override describe() {
-    const running = this.children.filter((c) => c.proc && c.proc.exitCode === null).map((c) => c.robot.id);
-    return { detail: { running, restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])) } };
+    const running = Object.fromEntries(this.children.filter((c) => c.proc && c.proc.exitCode === null).map((c) => [c.robot.id, c.proc!.pid]));
+    return { detail: { pids: running, restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])) } };
   }
 
   protected async onStart(): Promise<void> {

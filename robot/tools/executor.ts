@@ -8,7 +8,7 @@ import type { ControllerSession, SessionListener } from '../link/controller-sess
 import type { EventMsg, GripperMsg, StateMsg, StopMsg, TrajectoryMsg } from '../link/protocol.js';
 import { Motion, type MotionHost, type MotionOptions, type Progress } from './motion.js';
 import { armReports, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
-import { planCartesianMotion } from './plan.js';
+import { planCartesianMotion, type PlanResult } from './plan.js';
 import type { RobotModel } from './robot-model.js';
 import type { ToolName } from './schemas.js';
 import { ToolValidator, type ArmTargets, type ToolCall } from './validate.js';
@@ -35,7 +35,11 @@ export interface ExecutorDeps {
   options?: Partial<ExecutorOptions>;
   /** Prefix of command ids, unique per daemon run (the controller ignores repeated ids). */
   idPrefix: string;
+  /** Plans a motion (default: in this thread; the daemon plans in a worker thread). */
+  planner?: Planner;
 }
+
+export type Planner = (start: Record<string, readonly number[]>, targets: ArmTargets[]) => PlanResult | Promise<PlanResult>;
 
 /** A call's id and the daemon time it arrived. */
 export interface Received {
@@ -59,16 +63,22 @@ export class Executor implements SessionListener, MotionHost {
   readonly model: RobotModel;
   readonly session: ControllerSession;
   private readonly motions = new Set<Motion>();
+  /** Motions being planned: their arms are taken. */
+  private readonly planning = new Set<{ arms: string[]; stopped: boolean }>();
+  private readonly planner: Planner;
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
   private next = 1;
   private lastPoll = -Infinity;
+  /** Until then staleness is not judged: the daemon was busy and states are still queued. */
+  private graceUntil = -Infinity;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.model = deps.model;
     this.session = deps.session;
     this.options = { ...DEFAULT_EXECUTOR_OPTIONS, ...deps.options };
     this.validator = new ToolValidator(deps.model.armNames);
+    this.planner = deps.planner ?? ((start, targets) => planCartesianMotion(deps.model, start, targets));
     deps.session.listener = this;
   }
 
@@ -83,7 +93,7 @@ export class Executor implements SessionListener, MotionHost {
   /** Arms with a motion or a gripper command in flight. */
   busyArms(): string[] {
     const arms = new Set<string>();
-    for (const m of this.motions) for (const a of m.arms) arms.add(a);
+    for (const a of this.busyMotionArms()) arms.add(a);
     for (const [key, w] of this.waiters) if (!key.startsWith('*') && w.pending.size) arms.add(key);
     return [...arms];
   }
@@ -108,7 +118,7 @@ export class Executor implements SessionListener, MotionHost {
       case 'set_gripper':
         return this.setGripper(call.gripper, rx, progress);
       case 'check_path':
-        return Promise.resolve(this.checkPath(call.targets, rx));
+        return this.checkPath(call.targets, rx);
       default:
         return this.move(call.tool, call.tool === 'move_to' ? [call.target] : call.targets, rx, progress);
     }
@@ -120,6 +130,7 @@ export class Executor implements SessionListener, MotionHost {
     const arms = arm === null ? this.model.armNames : [arm];
     const id = this.sendStop(arms, reason, now);
     for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
+    for (const c of this.planning) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
     for (const a of arms) this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
     const problem = this.session.problem(now);
     return new Promise((resolve) => {
@@ -171,12 +182,13 @@ export class Executor implements SessionListener, MotionHost {
   /** Deadlines and staleness; call every few tens of milliseconds. */
   poll(now: number): void {
     // Offline, restarts and a lost link arrive as lost(); a state that stops coming shows up here.
-    // After a gap in polling the daemon itself was busy (a long plan): states may wait unread
-    // behind this timer, so staleness is judged at the next poll, not now.
-    const busyDaemon = now - this.lastPoll > this.session.staleAfter / 2;
+    // After a gap in polling the daemon itself was busy (a long plan): the states sent meanwhile
+    // still wait in sockets and in the embedded broker, so the controller gets stale_after to
+    // catch up before its state counts as stale.
+    if (now - this.lastPoll > this.session.staleAfter / 2) this.graceUntil = now + this.session.staleAfter;
     this.lastPoll = now;
     const problem = this.session.problem(now);
-    if (problem?.code === 'stale_state' && !busyDaemon) {
+    if (problem?.code === 'stale_state' && now >= this.graceUntil) {
       for (const m of this.motions) m.lost(problem.code, problem.message, now);
       for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
     }
@@ -184,13 +196,23 @@ export class Executor implements SessionListener, MotionHost {
     for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
   }
 
-  private move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
-    const now = this.now();
-    const refused = this.refuseMotion(tool, targets, rx, now);
-    if (refused) return Promise.resolve(refused);
-    const planned = planCartesianMotion(this.model, this.measured(), targets);
+  private async move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
+    const refused = this.refuseMotion(tool, targets, rx, this.now());
+    if (refused) return refused;
+    // The arms are claimed while the plan is computed; a stop meanwhile cancels the motion.
+    const claim = { arms: this.model.armNames.filter((a) => targets.some((t) => t[a])), stopped: false };
+    this.planning.add(claim);
+    let planned: PlanResult;
+    try {
+      planned = await this.planner(this.measured(), targets);
+    } finally {
+      this.planning.delete(claim);
+    }
     const planMs = round6((this.now() - rx.at) * 1000);
-    if (!planned.ok) return Promise.resolve({ ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } });
+    if (claim.stopped) return { ...this.outcome(tool, rx, 'stopped', 'stop', 'Not moved: a stop call came while the motion was being planned.'), reached: false };
+    if (!planned.ok) return { ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } };
+    const problem = this.session.problem(this.now());
+    if (problem) return { ...this.outcome(tool, rx, 'unavailable', problem.code, `Not moved: ${problem.message}.`), reached: false, timing_ms: { plan: planMs } };
     progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
     const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
     this.motions.add(motion);
@@ -199,10 +221,10 @@ export class Executor implements SessionListener, MotionHost {
     return motion.done;
   }
 
-  private checkPath(targets: ArmTargets[], rx: Received): ToolOutcome {
+  private async checkPath(targets: ArmTargets[], rx: Received): Promise<ToolOutcome> {
     const problem = this.session.problem(this.now());
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
-    const planned = planCartesianMotion(this.model, this.measured(), targets);
+    const planned = await this.planner(this.measured(), targets);
     if (!planned.ok) return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
     const p = planned.plan;
     return {
@@ -269,7 +291,7 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   private busyMotionArms(): string[] {
-    return [...this.motions].flatMap((m) => m.arms);
+    return [...[...this.motions].flatMap((m) => m.arms), ...[...this.planning].flatMap((c) => c.arms)];
   }
 
   private measured(): Record<string, readonly number[]> {

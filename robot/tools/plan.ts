@@ -32,7 +32,7 @@ export interface MotionPlan {
   arms: PlannedArm[];
 }
 
-export type PlanCode = 'unreachable' | 'joint_jump' | 'invalid_target' | 'invalid_start' | 'timing' | 'safety';
+export type PlanCode = 'unreachable' | 'joint_jump' | 'invalid_target' | 'invalid_start' | 'timing' | 'safety' | 'planner_error';
 
 export type PlanResult = { ok: true; plan: MotionPlan } | { ok: false; code: PlanCode; arm: string | null; message: string };
 
@@ -88,6 +88,15 @@ export function planCartesianMotion(model: RobotModel, start: Record<string, rea
       arms: moving.map((a, i) => ({ arm: a.name, joints: a.joints, count, q: timing.arms[i]!.trajectory.q, goal: goals[i]! })),
     },
   };
+}
+
+/** A 5 mm move of the first arm from every arm's home pose: planned once or twice so that the planner is compiled before the first call. */
+export function warmUpRequest(model: RobotModel): { start: Record<string, readonly number[]>; targets: ArmTargets[] } {
+  const start = Object.fromEntries(model.setup.arms.map((a) => [a.name, a.robot.home]));
+  const arm = model.armNames[0]!;
+  const p = poseOf(model, arm, start[arm]!);
+  const target: Pose = { xyz: [p.xyz[0] + 0.005, p.xyz[1], p.xyz[2]], quat: p.quat };
+  return { start, targets: [Object.fromEntries(model.armNames.map((a) => [a, a === arm ? target : null]))] };
 }
 
 /** Position and rotation error of an arm's TCP at joints q from a pose (m, rad). */
