@@ -3,6 +3,7 @@
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchLink } from './bench-link.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -17,5 +18,6 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerBenchLink,
   registerSim,
 ];
