@@ -24,8 +24,8 @@ function baseLayer(dataDir: string): Record<string, unknown> {
     server: { port: 0, token: TEST_TOKEN },
     mqtt: { embedded: { port: 0 } },
     logging: { level: testLogLevel(), format: 'json' },
-    // Simulated controllers only where a test asks for them.
-    robots: { simulate: false },
+    // No robots (nor their simulated controllers) unless a test serves some.
+    robots: { simulate: false, serve: [] },
   };
 }
 
