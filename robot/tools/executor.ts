@@ -4,7 +4,7 @@
 // since plans are checked against the other arms standing still); `stop` is never queued: it
 // is published at once and takes over whatever runs. Pure: the daemon feeds it the session,
 // a command sink and the clock, and calls poll() often.
-import type { ControllerSession, SessionListener } from '../link/controller-session.js';
+import type { ControllerSession, LinkProblem, SessionListener } from '../link/controller-session.js';
 import type { EventMsg, GripperMsg, StateMsg, StopMsg, TrajectoryMsg } from '../link/protocol.js';
 import { Motion, type MotionHost, type MotionOptions, type Progress } from './motion.js';
 import { armReports, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
@@ -63,6 +63,8 @@ export class Executor implements SessionListener, MotionHost {
   readonly model: RobotModel;
   readonly session: ControllerSession;
   private readonly motions = new Set<Motion>();
+  /** Calls waiting for a fresh state: resolved by the next fresh state or at `until`. */
+  private freshWaiters: { until: number; resolve: () => void }[] = [];
   /** Motions being planned: their arms are taken. */
   private readonly planning = new Set<{ arms: string[]; stopped: boolean }>();
   private readonly planner: Planner;
@@ -155,6 +157,7 @@ export class Executor implements SessionListener, MotionHost {
 
   // SessionListener: what the controller says reaches the motions and waiters.
   state(s: StateMsg, now: number): void {
+    if (this.freshWaiters.length && !this.session.problem(now)) for (const w of this.freshWaiters.splice(0)) w.resolve();
     for (const m of this.motions) m.state(s, now);
     for (const w of [...this.waiters.values()]) if (w.doneAt !== undefined && s.time >= w.doneAt) w.finish('ok', undefined, '');
   }
@@ -175,6 +178,7 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   lost(code: string, message: string, now: number): void {
+    for (const w of this.freshWaiters.splice(0)) w.resolve();
     for (const m of this.motions) m.lost(code, message, now);
     for (const w of [...this.waiters.values()]) w.finish('failed', code, message);
   }
@@ -193,36 +197,62 @@ export class Executor implements SessionListener, MotionHost {
       for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
     }
     for (const m of this.motions) m.poll(now);
+    this.freshWaiters = this.freshWaiters.filter((w) => (now >= w.until ? (w.resolve(), false) : true));
     for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
   }
 
   private async move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
-    const refused = this.refuseMotion(tool, targets, rx, this.now());
-    if (refused) return refused;
-    // The arms are claimed while the plan is computed; a stop meanwhile cancels the motion.
-    const claim = { arms: this.model.armNames.filter((a) => targets.some((t) => t[a])), stopped: false };
+    const notMoved = (status: OutcomeStatus, reason: string, message: string, extra: Partial<ToolOutcome> = {}) => ({ ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`), reached: false, ...extra });
+    const moving = this.model.armNames.filter((a) => targets.some((t) => t[a]));
+    const busy = this.busyMotionArms();
+    if (busy.length) {
+      const which = busy.filter((a) => moving.includes(a));
+      const why = which.length ? `arm ${which.join(', ')} is still moving` : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
+      return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
+    }
+    // The arms are claimed from here until the motion runs; a stop meanwhile cancels it.
+    const claim = { arms: moving, stopped: false };
     this.planning.add(claim);
-    let planned: PlanResult;
     try {
-      planned = await this.planner(this.measured(), targets);
+      let problem = await this.usable();
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came first');
+      if (problem) return notMoved('unavailable', problem.code, problem.message);
+      for (const a of moving) {
+        const s = this.session.latest!.arms[a]!;
+        if (s.mode === 'fault') return notMoved('unavailable', 'fault', `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`);
+        if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
+      }
+      const planned = await this.planner(this.measured(), targets);
+      const planMs = round6((this.now() - rx.at) * 1000);
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      if (!planned.ok) return { ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } };
+      problem = await this.usable();
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      if (problem) return notMoved('unavailable', problem.code, problem.message, { timing_ms: { plan: planMs } });
+      progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
+      const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
+      this.motions.add(motion);
+      void motion.done.then(() => this.motions.delete(motion));
+      motion.start(this.now());
+      return await motion.done;
     } finally {
       this.planning.delete(claim);
     }
-    const planMs = round6((this.now() - rx.at) * 1000);
-    if (claim.stopped) return { ...this.outcome(tool, rx, 'stopped', 'stop', 'Not moved: a stop call came while the motion was being planned.'), reached: false };
-    if (!planned.ok) return { ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } };
+  }
+
+  /**
+   * Why no command may be sent now, or null. A state that is just over the staleness limit
+   * (a hiccup) gets up to that limit again to be fresh before the call is refused.
+   */
+  private async usable(): Promise<LinkProblem | null> {
     const problem = this.session.problem(this.now());
-    if (problem) return { ...this.outcome(tool, rx, 'unavailable', problem.code, `Not moved: ${problem.message}.`), reached: false, timing_ms: { plan: planMs } };
-    progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
-    const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
-    this.motions.add(motion);
-    void motion.done.then(() => this.motions.delete(motion));
-    motion.start(this.now());
-    return motion.done;
+    if (problem?.code !== 'stale_state') return problem;
+    await new Promise<void>((resolve) => this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }));
+    return this.session.problem(this.now());
   }
 
   private async checkPath(targets: ArmTargets[], rx: Received): Promise<ToolOutcome> {
-    const problem = this.session.problem(this.now());
+    const problem = await this.usable();
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
     const planned = await this.planner(this.measured(), targets);
     if (!planned.ok) return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
@@ -233,10 +263,10 @@ export class Executor implements SessionListener, MotionHost {
     };
   }
 
-  private setGripper(positions: Record<string, number | null>, rx: Received, progress: Progress): Promise<ToolOutcome> {
-    const now = this.now();
+  private async setGripper(positions: Record<string, number | null>, rx: Received, progress: Progress): Promise<ToolOutcome> {
     const arms = Object.entries(positions).filter((e): e is [string, number] => e[1] !== null);
-    const problem = this.session.problem(now);
+    const problem = await this.usable();
+    const now = this.now();
     const noGripper = arms.find(([a]) => !this.model.arm(a).hasGripper);
     const busy = arms.find(([a]) => this.waiters.get(a)?.pending.size);
     const refuse = (status: OutcomeStatus, reason: string, message: string) => Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
@@ -269,29 +299,8 @@ export class Executor implements SessionListener, MotionHost {
     });
   }
 
-  /** Why a motion cannot start now, or null. Busy arms are claimed by the caller right after. */
-  private refuseMotion(tool: ToolName, targets: ArmTargets[], rx: Received, now: number): ToolOutcome | null {
-    const moving = this.model.armNames.filter((a) => targets.some((t) => t[a]));
-    const busy = this.busyMotionArms();
-    const problem = this.session.problem(now);
-    const notMoved = (status: OutcomeStatus, reason: string, message: string) => ({ ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`), reached: false });
-    if (busy.length) {
-      const which = busy.filter((a) => moving.includes(a));
-      const why = which.length ? `arm ${which.join(', ')} is still moving` : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
-      return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
-    }
-    if (problem) return notMoved('unavailable', problem.code, problem.message);
-    const latest = this.session.latest!;
-    for (const a of moving) {
-      const s = latest.arms[a]!;
-      if (s.mode === 'fault') return notMoved('unavailable', 'fault', `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`);
-      if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
-    }
-    return null;
-  }
-
   private busyMotionArms(): string[] {
-    return [...[...this.motions].flatMap((m) => m.arms), ...[...this.planning].flatMap((c) => c.arms)];
+    return [...new Set([...[...this.motions].flatMap((m) => m.arms), ...[...this.planning].flatMap((c) => c.arms)])];
   }
 
   private measured(): Record<string, readonly number[]> {

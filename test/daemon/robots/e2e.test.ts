@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, poseFromHere, startRig, waitReady, type Transport } from './harness.js';
+import type { IPublishPacket } from 'mqtt';
+import { connectMqtt } from '../../helpers/mqtt.js';
 import { waitFor } from '../../helpers/wait.js';
 
 for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
@@ -93,4 +95,26 @@ test('robots.tools, robots.state streaming, robots.list problems and bad params'
   assert.match(unknown.error!.message, /robot: is not a served robot \(served: arm1\), got "nope"/);
   const rate = await rig.rpc.call('robots.state', { robot: 'arm1', rate_hz: 5000 });
   assert.equal(rate.error!.code, -32602);
+});
+
+test('over Mosquitto (MQTT 5) commands carry correlation data = their id and a message expiry', async (t) => {
+  const rig = await startRig(t, 'mosquitto', { robots: [{ id: 'arm1', robot: 'yam' }] });
+  if (!rig) return;
+  await waitReady(rig, 'arm1');
+  const sniffer = await connectMqtt(rig.broker!, { protocolVersion: 5 });
+  t.after(() => sniffer.endAsync());
+  const seen: { topic: string; id: string; correlation?: string; expiry?: number }[] = [];
+  sniffer.on('message', (topic, payload, packet: IPublishPacket) => {
+    seen.push({ topic, id: JSON.parse(payload.toString()).id, correlation: packet.properties?.correlationData?.toString(), expiry: packet.properties?.messageExpiryInterval });
+  });
+  await sniffer.subscribeAsync([`${rig.base}/robots/arm1/gripper`, `${rig.base}/robots/arm1/stop`], { qos: 1 });
+  const grip = await callTool(rig, 'arm1', 'set_gripper', { gripper: 0.4 });
+  assert.equal(grip.status, 'ok', grip.message);
+  const stop = (await rig.rpc.call('robots.stop', { robot: 'arm1' })).result.stopped[0];
+  assert.equal(stop.status, 'ok', stop.message);
+  await waitFor(() => (seen.length === 2 ? true : undefined), 'both commands on the wire');
+  assert.deepEqual(seen.map((m) => [m.topic.split('/').pop(), m.correlation === m.id, m.expiry]), [
+    ['gripper', true, 1],
+    ['stop', true, undefined],
+  ]);
 });

@@ -25,7 +25,7 @@ async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
 }
 
 test('the controller dies mid-move: failed within 500 ms, no motion until it is back, then motion again', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
+  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], staleMs: 200 });
   if (!rig) return;
   await waitReady(rig, 'arm1');
   const { outcome: moving } = await startLongMove(rig);
@@ -47,7 +47,7 @@ test('the controller dies mid-move: failed within 500 ms, no motion until it is 
 });
 
 test('a frozen controller (SIGSTOP) mid-move: stale state → failed within 500 ms; fresh again after SIGCONT', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
+  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], staleMs: 200 });
   if (!rig) return;
   await waitReady(rig, 'arm1');
   const { outcome: moving } = await startLongMove(rig);
@@ -72,7 +72,7 @@ test('a frozen controller (SIGSTOP) mid-move: stale state → failed within 500 
 });
 
 test('delayed state (sent 0.6 s after sampling; a delay present from the start is seen at half its size): stale, nothing moves', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], simExtra: { arm1: ['--fault', 'delay,s=0.6'] } });
+  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], simExtra: { arm1: ['--fault', 'delay,s=0.6'] }, staleMs: 200 });
   if (!rig) return;
   await waitFor(async () => ((await rig.rpc.call('robots.list')).result.robots[0].problem?.code === 'stale_state' ? true : undefined), 'the robot to be stale');
   const o = await callTool(rig, 'arm1', 'move_to', { target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] } });

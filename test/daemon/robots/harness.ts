@@ -28,6 +28,9 @@ export interface RigOptions {
   /** Extra sim arguments per robot id. */
   simExtra?: Record<string, string[]>;
   config?: Record<string, unknown>;
+  /** robots.stale_ms: 400 by default here, since a loaded test machine can pause a process for
+   * 200 ms; the tests of staleness itself use the real default of 200. */
+  staleMs?: number;
 }
 
 const DEFAULT_ROBOTS = [
@@ -42,7 +45,7 @@ export async function startRig(t: TestContext, transport: Transport, o: RigOptio
   const base = `bs-e2e-${randomBytes(3).toString('hex')}`;
   const robots = o.robots ?? DEFAULT_ROBOTS;
   const serve = robots.map((r) => ({ ...r, transport: transport === 'ws' ? 'ws' : 'mqtt' }));
-  const d = await startTestDaemon({ mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) }, robots: { serve } }, o.config ?? {});
+  const d = await startTestDaemon({ mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) }, robots: { serve, stale_ms: o.staleMs ?? 400 } }, o.config ?? {});
   const broker = transport === 'ws' ? null : mosquitto ? { url: mosquitto.url, username: mosquitto.username, password: mosquitto.password } : d.mqttEndpoint;
   const withCreds = (b: NonNullable<typeof broker>) => b.url.replace('mqtt://', `mqtt://${encodeURIComponent(b.username)}:${encodeURIComponent(b.password)}@`);
   const simArgs = (id: string, robot: string) => [

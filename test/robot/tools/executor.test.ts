@@ -124,9 +124,11 @@ test('stale state mid-move: failed within 500 ms of the last state, a stop is se
   const lastState = lb.session.latestAt;
   assert.ok(lb.t - lastState <= 0.5 && lb.t - lastState >= 0.19, `reported ${lb.t - lastState} s after the last state`);
   assert.equal(lb.sent.at(-1)!.type, 'stop');
-  const refused = await lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) }));
+  const asked = lb.t;
+  const refused = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) })));
   assert.equal(refused.status, 'unavailable');
   assert.equal(refused.reason, 'stale_state');
+  assert.ok(Math.abs(lb.t - asked - 0.2) < 0.015, `refused ${lb.t - asked} s after the call: it waits up to the staleness limit for a fresh state`);
   await lb.run(1.2);
   const after = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) })));
   assert.equal(after.status, 'ok', after.message);
