@@ -186,7 +186,7 @@ export class Executor implements SessionListener, MotionHost {
   /** Deadlines and staleness; call every few tens of milliseconds. */
   poll(now: number): void {
     // Offline, restarts and a lost link arrive as lost(); a state that stops coming shows up here.
-    // After a gap in polling the daemon itself was busy (a long plan): the states sent meanwhile
+    // After a gap in polling the daemon itself was busy (load, a long collection): the states sent meanwhile
     // still wait in sockets and in the embedded broker, so the controller gets stale_after to
     // catch up before its state counts as stale.
     if (now - this.lastPoll > this.session.staleAfter / 2) this.graceUntil = now + this.session.staleAfter;
