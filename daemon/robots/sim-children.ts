@@ -1,8 +1,9 @@
 // Simulated controllers the daemon runs itself (`brainstem sim` children), so a fresh install
 // shows motion end to end: one per served robot marked `sim: true`, connected over that
 // robot's transport (the daemon's broker with its credentials, or /controller with the token).
-// A child that exits is restarted after a second; each stops when the daemon does, and by
-// itself when the daemon dies (its stdin closes).
+// A child that exits is restarted, after 1 s and twice as long after each exit within 10 s of
+// its start (up to 30 s); each stops when the daemon does, and by itself when the daemon dies
+// (its stdin closes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../native/binding.js';
@@ -11,6 +12,9 @@ import { Service } from '../service.js';
 import type { ServedRobot } from './config.js';
 
 const RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
+/** A child that ran this long was healthy: its next restart waits RESTART_MS again. */
+const HEALTHY_MS = 10_000;
 const STOP_WAIT_MS = 3000;
 
 export interface SimChildrenDeps {
@@ -32,6 +36,9 @@ interface Child {
   proc: ChildProcess | null;
   restart: NodeJS.Timeout | null;
   starts: number;
+  startedAt: number;
+  delay: number;
+  lastLine: string;
 }
 
 export class SimChildren extends Service {
@@ -45,12 +52,15 @@ export class SimChildren extends Service {
 
   protected override describe() {
     const running = Object.fromEntries(this.children.filter((c) => c.proc && c.proc.exitCode === null).map((c) => [c.robot.id, c.proc!.pid]));
-    return { detail: { pids: running, restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])) } };
+    const down = this.children.filter((c) => !(c.robot.id in running));
+    const detail = { pids: running, restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])) };
+    if (!down.length) return { detail };
+    return { degraded: `simulated controller ${down.map((c) => `${c.robot.id} exited (${c.lastLine || 'no output'})`).join('; ')}; restarting`, detail };
   }
 
   protected async onStart(): Promise<void> {
     this.stopping = false;
-    this.children = this.deps.robots.map((robot) => ({ robot, proc: null, restart: null, starts: 0 }));
+    this.children = this.deps.robots.map((robot) => ({ robot, proc: null, restart: null, starts: 0, startedAt: 0, delay: RESTART_MS, lastLine: '' }));
     for (const c of this.children) this.launch(c);
   }
 
@@ -74,20 +84,28 @@ export class SimChildren extends Service {
     const proc = spawn(process.execPath, [this.deps.main ?? join(repoRoot, 'dist', 'daemon', 'main.js'), ...args], { env, stdio: ['pipe', 'ignore', 'pipe'] });
     c.proc = proc;
     c.starts++;
+    c.startedAt = Date.now();
     const log = this.deps.log.child({ robot: robot.id, pid: proc.pid });
     let buffered = '';
     proc.stderr!.on('data', (d: Buffer) => {
       buffered += d.toString();
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
-      for (const line of lines) if (line.trim()) log.info(line.replace(/^brainstem sim \[[^\]]*\] /, ''));
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        c.lastLine = line.replace(/^brainstem sim \[[^\]]*\] /, '');
+        log.info(c.lastLine);
+      }
     });
     proc.on('error', (err) => log.error({ err: err.message }, 'could not start the simulated controller'));
     proc.once('exit', (code, signal) => {
       if (c.proc === proc) c.proc = null;
       if (this.stopping) return;
-      log.warn({ code, signal }, `simulated controller exited; restarting in ${RESTART_MS} ms`);
-      c.restart = setTimeout(() => ((c.restart = null), this.launch(c)), RESTART_MS);
+      if (Date.now() - c.startedAt >= HEALTHY_MS) c.delay = RESTART_MS;
+      const wait = c.delay;
+      c.delay = Math.min(c.delay * 2, MAX_RESTART_MS);
+      log.warn({ code, signal, last: c.lastLine }, `simulated controller exited; restarting in ${wait} ms`);
+      c.restart = setTimeout(() => ((c.restart = null), this.launch(c)), wait);
     });
     log.info({ robot: robot.robot, transport: robot.transport }, 'simulated controller started');
   }

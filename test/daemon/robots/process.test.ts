@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EventMsg, StateMsg } from '../../../robot/link/protocol.js';
-import { spawnTestDaemon } from '../../helpers/daemon.js';
+import { spawnTestDaemon, startTestDaemon } from '../../helpers/daemon.js';
 import { getMosquitto } from '../../helpers/mosquitto.js';
 import { connectMqtt } from '../../helpers/mqtt.js';
 import { RpcTestClient } from '../../helpers/rpc.js';
@@ -87,4 +87,16 @@ test('the daemon dies mid-move (SIGKILL, external Mosquitto): the controller sto
   assert.ok(events.some((e) => e.event === 'aborted' && e.reason === fault.reason), 'the running trajectory was aborted');
   await waitFor(() => (states.at(-1)!.arms.arm!.mode === 'hold' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) < 0.01 ? true : undefined), 'the arm at rest', 10_000);
   assert.deepEqual(states.at(-1)!.faults, ['no_heartbeat']);
+});
+
+test('a simulated controller that cannot start: health degraded with its last line, and it is restarted', async (t) => {
+  const d = await startTestDaemon({ robots: { simulate: true, serve: [{ id: 'bad', robot: 'yam', sim: true, sim_args: ['--rate', '0'] }] } });
+  t.after(() => d.stop());
+  const health = await waitFor(() => {
+    const h = d.daemon.health();
+    return h.services['robot-sims']!.status === 'degraded' ? h : undefined;
+  }, 'the sims service to be degraded', 20_000);
+  assert.match(String(health.services['robot-sims']!.detail!.reason), /simulated controller bad exited \(brainstem: --rate must be a number in \[1, 1000\] \(got "0"\)\); restarting/);
+  assert.equal(health.status, 'degraded');
+  await waitFor(() => ((d.daemon.health().services['robot-sims']!.detail!.restarts as Record<string, number>).bad! >= 1 ? true : undefined), 'a restart', 20_000);
 });
