@@ -2,11 +2,16 @@
 // Add a command by importing its registrar and appending it to `registrars`.
 // Command files import `group`/`CommandRegistrar` from ./group.js, never from this file.
 import type { CommandRegistrar } from './group.js';
+import { registerBenchConstrained } from './bench-constrained.js';
+import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchLink } from './bench-link.js';
+import { registerBenchMembw } from './bench-membw.js';
+import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerModelsSynth } from './models-synth.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -19,5 +24,10 @@ export const registrars: CommandRegistrar[] = [
   registerBenchIk,
   registerBenchTiming,
   registerBenchLink,
+  registerBenchDecode,
+  registerBenchMembw,
+  registerBenchPlan,
   registerSim,
+  registerModelsSynth,
+  registerBenchConstrained,
 ];

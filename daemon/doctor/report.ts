@@ -1,7 +1,7 @@
 // `brainstem doctor`: what a user needs to know before running models on this box.
 import { arch, cpus, platform } from 'node:os';
 import si, { type Systeminformation } from 'systeminformation';
-import { tryLoadNative, type BackendInfo } from '../native/binding.js';
+import { tryLoadNative, type BackendInfo, type NativeAddon } from '../native/binding.js';
 import { describeDisks, type DiskReport } from './disks.js';
 import { detectJetson, type JetsonInfo, type ReadText, readText } from './jetson.js';
 import { recommendProfile, type EngineProfile } from './profile.js';
@@ -37,7 +37,8 @@ export interface DoctorProbe {
   diskLayout(): Promise<Systeminformation.DiskLayoutData[]>;
   blockDevices(): Promise<Systeminformation.BlockDevicesData[]>;
   readText: ReadText;
-  native: typeof tryLoadNative;
+  // Doctor reads only info(), so a probe needs no engine functions.
+  native: () => { addon?: Pick<NativeAddon, 'info'>; error?: string };
 }
 
 export const systemProbe: DoctorProbe = {

@@ -12,14 +12,125 @@ export interface BackendInfo {
   detail: string;
 }
 
+/** A compiled table of kernels (e.g. "cpu-ref"); loadModel's `backend` option picks one. */
+export interface KernelSetInfo {
+  name: string;
+  usable: boolean;
+  detail: string;
+}
+
 export interface NativeInfo {
   version: string;
   cpuFeatures: string;
+  /** Devices: cpu always, metal / cuda when compiled. */
   backends: BackendInfo[];
+  kernelSets: KernelSetInfo[];
+  /** config.json `model_type` values the engine loads. */
+  architectures: string[];
+}
+
+/** Opaque handles: tagged externals, checked natively on every call. */
+declare const modelHandleBrand: unique symbol;
+declare const sessionHandleBrand: unique symbol;
+export type ModelHandle = { readonly [modelHandleBrand]: true };
+export type SessionHandle = { readonly [sessionHandleBrand]: true };
+
+export interface LoadModelOptions {
+  /** CPU threads for the kernels (1..256, default 1). */
+  threads?: number;
+  /** Default context length of new sessions (default: max_position_embeddings). */
+  contextLength?: number;
+  /** Routing width K: experts per token (default: the config's num_experts_per_tok). */
+  topK?: number;
+  /** Kernel set by name, see NativeInfo.kernelSets (default: "cpu-ref"). */
+  backend?: string;
+}
+
+export interface ModelSummary {
+  arch: string;
+  vocabSize: number;
+  hiddenSize: number;
+  layers: number;
+  moeLayers: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  experts: number;
+  /** Routing width in use. */
+  topK: number;
+  /** num_experts_per_tok from config.json. */
+  configTopK: number;
+  routing: 'softmax_topk' | 'sigmoid_group';
+  maxPositions: number;
+  contextLength: number;
+  tieEmbeddings: boolean;
+  eosTokenIds: number[];
+  bosTokenId: number | null;
+  files: number;
+  /** Bytes of all tensors in the safetensors files. */
+  fileBytes: number;
+  /** Bytes of the weight matrices the engine uses (codes + scales + biases). */
+  matrixBytes: number;
+  /** Bytes of one routed expert (gate + up + down) of one layer. */
+  expertBytes: number;
+  backend: string;
+  threads: number;
+}
+
+export interface LoadedModel {
+  handle: ModelHandle;
+  summary: ModelSummary;
+}
+
+export interface SessionInfo {
+  disposed: boolean;
+  busy: boolean;
+  /** Tokens in the KV cache. */
+  nPast: number;
+  contextLength: number;
+  /** Tokens run through the model since creation. */
+  tokens: number;
+  /** Weight bytes read since creation (each matrix / routed expert once per forward step). */
+  weightBytes: number;
+  /** Distinct experts computed, summed over layers and forward steps. */
+  expertsComputed: number;
+  /** Bytes of the KV cache (0 while busy). */
+  stateBytes: number;
+}
+
+export interface MembwOptions {
+  threads?: number;
+  /** Buffer size in MiB (default 256). */
+  mib?: number;
+  /** Passes; the best is reported (default 3). */
+  passes?: number;
+}
+
+export interface MembwResult {
+  threads: number;
+  bytes: number;
+  seconds: number;
+  readGbS: number;
 }
 
 export interface NativeAddon {
   info(): NativeInfo;
+  /** Maps the folder's safetensors read-only and checks every tensor against config.json. */
+  loadModel(dir: string, opts?: LoadModelOptions): Promise<LoadedModel>;
+  /** Sessions created earlier keep the mappings alive until they are disposed. */
+  disposeModel(model: ModelHandle): void;
+  createSession(model: ModelHandle, opts?: { contextLength?: number }): Promise<SessionHandle>;
+  /** Appends tokens to the session; resolves to the last token's logits [vocabSize]. */
+  prefill(session: SessionHandle, tokens: Int32Array): Promise<Float32Array>;
+  /** Appends one token; resolves to its logits [vocabSize]. */
+  decode(session: SessionHandle, token: number): Promise<Float32Array>;
+  /** Keeps the first nTokens of the KV cache. */
+  truncate(session: SessionHandle, nTokens: number): Promise<void>;
+  /** A snapshot taken after the last completed call. */
+  sessionInfo(session: SessionHandle): SessionInfo;
+  disposeSession(session: SessionHandle): void;
+  /** Memory read bandwidth with a native multi-threaded read loop. */
+  membw(opts?: MembwOptions): Promise<MembwResult>;
 }
 
 export class NativeLoadError extends Error {

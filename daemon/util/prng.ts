@@ -40,6 +40,28 @@ export class Prng {
     return result;
   }
 
+  /** Fills `out` with uniform 32-bit words: the same stream as repeated nextU32(), with the
+   *  state kept in locals so multi-GB synthetic tensors fill at memory speed. */
+  fillU32(out: Uint32Array): void {
+    let s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3;
+    for (let i = 0; i < out.length; i++) {
+      const m = Math.imul(s1, 5);
+      const r = (m << 7) | (m >>> 25);
+      out[i] = Math.imul(r, 9);
+      const t = s1 << 9;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = (s3 << 11) | (s3 >>> 21);
+    }
+    this.s0 = s0 >>> 0;
+    this.s1 = s1 >>> 0;
+    this.s2 = s2 >>> 0;
+    this.s3 = s3 >>> 0;
+  }
+
   /** Uniform in [0, 1) with 53 bits of precision. */
   next(): number {
     const hi = this.nextU32() >>> 5;

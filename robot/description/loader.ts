@@ -72,3 +72,10 @@ export function listConfigs(dir: string = ROBOTS_DIR): string[] {
     .map((f) => f.slice(0, -5))
     .sort();
 }
+
+/** A robot or a multi-arm setup, whichever `name` is. */
+export function loadDescription(name: string, dir: string = ROBOTS_DIR): Validated<RobotDescription | SetupDescription> {
+  const r = readConfig(name, dir);
+  if (!r.ok) return r;
+  return isSetupConfig(r.raw) ? loadSetup(name, dir) : loadRobot(name, dir);
+}

@@ -4,6 +4,7 @@ import type { ColdStart, IkSolver } from './ik.js';
 import type { IkCase } from './ik-cases.js';
 import { forwardKinematics } from './forward.js';
 import { poseDistance } from './pose-error.js';
+import { percentile } from '../../daemon/util/percentile.js';
 
 export interface IkBenchmarkOptions {
   /** csv: each case's seed; mid: the middle of every joint range (all zero for ±2π joints). */
@@ -54,8 +55,8 @@ export function runIkBenchmark(solver: IkSolver, cases: IkCase[], options: IkBen
     cases: n,
     solved,
     solve_rate: n ? solved / n : 0,
-    median_us: n ? times[Math.floor((n - 1) / 2)] : 0,
-    p99_us: n ? times[Math.min(n - 1, Math.ceil(0.99 * n) - 1)] : 0,
+    median_us: percentile(times, 50),
+    p99_us: percentile(times, 99),
     mean_iterations: n ? iterations / n : 0,
     mean_attempts: n ? attempts / n : 0,
     unsolved,

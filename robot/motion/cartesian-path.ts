@@ -59,6 +59,21 @@ export function segmentSamples(length: number, angle: number, o: PathOptions): {
   return { count, nominalDuration };
 }
 
+export type PoseTargetCheck =
+  | { code: 'ok'; orientation: Quat }
+  | { code: 'non-finite' | 'invalid-quaternion'; message: string };
+
+/** Finite position and quaternion with norm in [0.99, 1.01]; gives the normalised quaternion. */
+export function checkPoseTarget(t: PoseTarget): PoseTargetCheck {
+  if (t.position.length !== 3 || !isFiniteVec(t.position)) return { code: 'non-finite', message: 'position must be three finite numbers' };
+  if (t.orientation.length !== 4 || !isFiniteVec(t.orientation)) return { code: 'non-finite', message: 'quaternion must be four finite numbers' };
+  const norm = quatNorm(t.orientation);
+  if (!(norm >= QUAT_NORM_MIN && norm <= QUAT_NORM_MAX)) {
+    return { code: 'invalid-quaternion', message: `quaternion norm ${norm} is outside [${QUAT_NORM_MIN}, ${QUAT_NORM_MAX}]` };
+  }
+  return { code: 'ok', orientation: quat(t.orientation[0] / norm, t.orientation[1] / norm, t.orientation[2] / norm, t.orientation[3] / norm) };
+}
+
 export function sampleCartesianPath(solver: IkSolver, measured: ArrayLike<number>, targets: PoseTarget[], options: PathOptions): PathResult {
   const chain = solver.chain;
   const n = chain.dof;
@@ -66,14 +81,9 @@ export function sampleCartesianPath(solver: IkSolver, measured: ArrayLike<number
   if (targets.length === 0) return { code: 'invalid-target', target: 0, message: 'no targets' };
   const orientations: Quat[] = [];
   for (let k = 0; k < targets.length; k++) {
-    const t = targets[k];
-    if (t.position.length !== 3 || !isFiniteVec(t.position)) return { code: 'invalid-target', target: k, message: 'position must be three finite numbers' };
-    if (t.orientation.length !== 4 || !isFiniteVec(t.orientation)) return { code: 'invalid-target', target: k, message: 'quaternion must be four finite numbers' };
-    const norm = quatNorm(t.orientation);
-    if (!(norm >= QUAT_NORM_MIN && norm <= QUAT_NORM_MAX)) {
-      return { code: 'invalid-target', target: k, message: `quaternion norm ${norm} is outside [${QUAT_NORM_MIN}, ${QUAT_NORM_MAX}]` };
-    }
-    orientations.push(quat(t.orientation[0] / norm, t.orientation[1] / norm, t.orientation[2] / norm, t.orientation[3] / norm));
+    const v = checkPoseTarget(targets[k]);
+    if (v.code !== 'ok') return { code: 'invalid-target', target: k, message: v.message };
+    orientations.push(v.orientation);
   }
   const maxJointStep = options.maxJointStep ?? DEFAULT_MAX_JOINT_STEP;
   const startPose = forwardKinematics(chain, measured, new Float64Array(12));

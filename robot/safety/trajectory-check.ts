@@ -1,12 +1,14 @@
 // Safety checks on the final sampled joint trajectories (what is sent is what is checked), for
 // one arm or several synchronised arms: joint position limits; velocity, acceleration and jerk
-// from divided differences of the timed samples; workspace box and table plane for the TCP and
-// every link capsule; self-collision of non-adjacent link capsules; arm-against-arm capsule
-// distance with a minimum clearance. Independent of any model; returns the earliest violation.
+// from the divided differences of the timed samples (robot/math/divided-differences.ts, the same
+// definition time scaling uses); workspace box and table plane for the TCP and every link capsule;
+// self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
+// clearance. Independent of any model; returns the earliest violation.
 import type { Box, JointLimits, Plane, RobotDescription, SetupDescription } from '../description/types.js';
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
+import { newSampleRates, ratesAt } from '../math/divided-differences.js';
 import { LinkCapsules } from './link-capsules.js';
 import { segmentDistance } from './segment-distance.js';
 
@@ -128,35 +130,31 @@ function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<
   return undefined;
 }
 
+const rates = newSampleRates();
+
 /** Position limit at sample k, and velocity/acceleration/jerk from the divided differences ending at k. */
 function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory, k: number): SafetyViolation | undefined {
   const n = arm.chain.dof;
-  const q = t.q, ts = t.times;
   for (let j = 0; j < n; j++) {
     const lim = arm.limits[j];
     const joint = arm.chain.jointNames[j];
-    const x = q[k * n + j];
+    const x = t.q[k * n + j];
     if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK) {
       return { code: 'joint-position', arm: arm.name, joint, sample: k, value: x, limit: x < lim.lower ? lim.lower : lim.upper };
     }
-    if (k < 1) continue;
-    // v over [t_{k−1}, t_k]; a = 2·f[t_{k−2..k}]; jerk = 6·f[t_{k−3..k}]: averages of the derivatives.
-    const v1 = slope(q, ts, n, j, k);
-    if (Math.abs(v1) > lim.velocity * (1 + LIMIT_SLACK)) return { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: v1, limit: lim.velocity };
-    if (k < 2) continue;
-    const v0 = slope(q, ts, n, j, k - 1);
-    const a1 = (v1 - v0) / ((ts[k] - ts[k - 2]) / 2);
-    if (Math.abs(a1) > lim.acceleration * (1 + LIMIT_SLACK)) return { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: a1, limit: lim.acceleration };
-    if (k < 3) continue;
-    const a0 = (v0 - slope(q, ts, n, j, k - 2)) / ((ts[k - 1] - ts[k - 3]) / 2);
-    const jerk = (a1 - a0) / ((ts[k] - ts[k - 3]) / 3);
-    if (Math.abs(jerk) > lim.jerk * (1 + LIMIT_SLACK)) return { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk, limit: lim.jerk };
+    // NaN (too few samples before k) compares false.
+    ratesAt(t.times, t.q, n, j, k, rates);
+    if (Math.abs(rates.velocity) > lim.velocity * (1 + LIMIT_SLACK)) return { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: rates.velocity, limit: lim.velocity };
+    if (Math.abs(rates.acceleration) > lim.acceleration * (1 + LIMIT_SLACK)) {
+      return { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: rates.acceleration, limit: lim.acceleration };
+    }
+    if (Math.abs(rates.jerk) > lim.jerk * (1 + LIMIT_SLACK)) return { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: rates.jerk, limit: lim.jerk };
   }
   return undefined;
 }
 
 /** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
-function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
+export function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
   const { min, max } = env.workspace;
   const out = Math.max(min[0] + r - x, x + r - max[0], min[1] + r - y, y + r - max[1], min[2] + r - z, z + r - max[2]);
   if (out > 0) return { code: 'workspace', distance: out };
@@ -164,11 +162,6 @@ function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: n
   const below = env.table.offset + r - (n[0] * x + n[1] * y + n[2] * z);
   if (below > 0) return { code: 'table', distance: below };
   return undefined;
-}
-
-/** Velocity of joint j over [t_{i−1}, t_i]. */
-function slope(q: ArrayLike<number>, ts: ArrayLike<number>, n: number, j: number, i: number): number {
-  return (q[i * n + j] - q[(i - 1) * n + j]) / (ts[i] - ts[i - 1]);
 }
 
 function subarray(q: ArrayLike<number>, start: number, length: number): ArrayLike<number> {

@@ -29,3 +29,15 @@ test('uniform and normal moments are plausible over 100k draws (seed 7)', () => 
   assert.ok(Math.abs(sn / n) < 0.02, `normal mean ${sn / n}`);
   assert.ok(Math.abs(sn2 / n - 1) < 0.02, `normal variance ${sn2 / n}`);
 });
+
+test('fillU32 yields exactly the nextU32 stream and leaves the state in step (seeds 0..20)', () => {
+  for (let seed = 0; seed <= 20; seed++) {
+    const a = new Prng(seed);
+    const b = new Prng(seed);
+    const filled = new Uint32Array(37 + seed);
+    a.fillU32(filled);
+    const expected = Array.from({ length: filled.length }, () => b.nextU32());
+    assert.deepEqual(Array.from(filled), expected, `seed ${seed}`);
+    assert.equal(a.nextU32(), b.nextU32(), `state after fill, seed ${seed}`);
+  }
+});

@@ -10,3 +10,10 @@ test('native addon loads and reports the CPU backend', () => {
   assert.equal(cpu.compiled, true);
   assert.equal(cpu.usable, true);
 });
+
+test('native info lists the reference kernel set and the supported architectures', () => {
+  const info = loadNative().info();
+  const ref = info.kernelSets.find((k) => k.name === 'cpu-ref');
+  assert.ok(ref?.usable, JSON.stringify(info.kernelSets));
+  assert.deepEqual([...info.architectures].sort(), ['glm4_moe', 'qwen3_moe']);
+});

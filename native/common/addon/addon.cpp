@@ -2,7 +2,12 @@
 // Every export catches C++ exceptions and turns them into JS errors or rejections.
 #include <napi.h>
 
+#include <string>
+
+#include "common/addon/exports.h"
+#include "common/backend.h"
 #include "common/cpu-features.h"
+#include "common/model.h"
 
 namespace {
 
@@ -11,19 +16,38 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("version", "0.1.0");
   out.Set("cpuFeatures", bs::cpu_features_string());
+  // Devices (cpu, later metal / cuda) and the kernel tables compiled for them.
+  Napi::Array sets = Napi::Array::New(env);
+  std::string cpu_sets;
+  uint32_t i = 0;
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", b->name);
+    o.Set("usable", b->usable());
+    o.Set("detail", b->detail);
+    sets.Set(i++, o);
+    if (std::string(b->name).rfind("cpu", 0) == 0) cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name);
+  }
+  out.Set("kernelSets", sets);
   Napi::Array backends = Napi::Array::New(env);
   Napi::Object cpu = Napi::Object::New(env);
   cpu.Set("name", "cpu");
   cpu.Set("compiled", true);
   cpu.Set("usable", true);
-  cpu.Set("detail", "scalar reference kernels");
+  cpu.Set("detail", "kernel sets: " + cpu_sets);
   backends.Set(0u, cpu);
   out.Set("backends", backends);
+  Napi::Array archs = Napi::Array::New(env);
+  i = 0;
+  for (const std::string& a : bs::supported_architectures()) archs.Set(i++, a);
+  out.Set("architectures", archs);
   return out;
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
+  bs::addon::register_engine(env, exports);
+  bs::addon::register_bench(env, exports);
   return exports;
 }
 

@@ -12,10 +12,12 @@ export interface RateLimits {
 }
 
 export interface JointMove {
+  /** Until every joint is at rest (the longest profile). */
   duration: number;
   q0: Float64Array;
+  /** Where each joint ends (q0 + its profile's displacement, exactly). */
   q1: Float64Array;
-  /** Profile of q[j] − q0[j], one per joint. */
+  /** Profile of q[j] − q0[j], one per joint; a stop's joints may end at different times. */
   profiles: JerkProfile[];
 }
 
@@ -99,19 +101,24 @@ function describeFailure(code: TimingCode, j: number, q0: number, q1: number, l:
 
 const scratch: KinState = newKinState();
 
-/** Joint positions (and optionally velocities, accelerations) at time t into q, qd, qdd. */
+/**
+ * Joint positions (and optionally velocities, accelerations) at time t into q, qd, qdd from
+ * offset on. A joint whose profile has ended (or the move) sits exactly at q1, not q0 + (q1 − q0).
+ */
 export function sampleJointMove(
   move: JointMove,
   t: number,
   q: Float64Array,
   qd?: Float64Array,
   qdd?: Float64Array,
+  offset = 0,
 ): void {
-  const done = t >= move.duration; // the goal exactly, not q0 + (q1 − q0)
   for (let j = 0; j < move.profiles.length; j++) {
+    const done = t >= Math.min(move.duration, move.profiles[j].duration);
     sampleProfile(move.profiles[j], t, scratch);
-    q[j] = done ? move.q1[j] : move.q0[j] + scratch.p;
-    if (qd) qd[j] = done ? 0 : scratch.v;
-    if (qdd) qdd[j] = done ? 0 : scratch.a;
+    const k = offset + j;
+    q[k] = done ? move.q1[j] : move.q0[j] + scratch.p;
+    if (qd) qd[k] = done ? 0 : scratch.v;
+    if (qdd) qdd[k] = done ? 0 : scratch.a;
   }
 }

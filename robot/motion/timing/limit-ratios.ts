@@ -1,22 +1,21 @@
-// Finite-difference rates of timed joint samples against joint limits: the ratios r_v, r_a,
-// r_j (largest |rate| / limit over joints and samples) that decide the uniform time stretch.
+// Rates of timed joint samples against joint limits: the ratios r_v, r_a, r_j (largest
+// |rate| / limit over joints and samples) that decide the uniform time stretch. The rates are
+// the shared divided differences of robot/math/divided-differences.ts (also used by safety).
+import { newSampleRates, ratesAt } from '../../math/divided-differences.js';
 import type { RateLimits } from './joint-move.js';
 
 export interface LimitRatios {
   velocity: number;
   acceleration: number;
   jerk: number;
-  /** Joint and first sample index of the largest of the three ratios after α-weighting. */
+  /** Joint and sample index (where the differences end) of the largest ratio after α-weighting. */
   joint: number;
   sample: number;
 }
 
-/**
- * Ratios for samples q (count × joints, row-major) at strictly increasing times t.
- * Velocity on each interval, acceleration at each inner sample
- * ((v_k − v_{k−1}) / half the span), jerk between inner samples; for a uniform step these are
- * the usual first, second and third differences divided by dt, dt², dt³.
- */
+const rates = newSampleRates();
+
+/** Ratios for samples q (count × joints, row-major) at strictly increasing times t. */
 export function limitRatios(
   t: ArrayLike<number>,
   q: ArrayLike<number>,
@@ -26,36 +25,24 @@ export function limitRatios(
 ): LimitRatios {
   const r: LimitRatios = { velocity: 0, acceleration: 0, jerk: 0, joint: -1, sample: -1 };
   let worst = 0;
-  const note = (weighted: number, j: number, k: number): void => {
-    if (weighted > worst) {
-      worst = weighted;
-      r.joint = j;
-      r.sample = k;
-    }
-  };
   for (let j = 0; j < joints; j++) {
     const lim = limits[j];
-    let vPrev = 0, aPrev = 0;
-    for (let k = 0; k + 1 < count; k++) {
-      const dt = t[k + 1] - t[k];
-      const v = (q[(k + 1) * joints + j] - q[k * joints + j]) / dt;
-      const rv = Math.abs(v) / lim.velocity;
+    for (let k = 1; k < count; k++) {
+      ratesAt(t, q, joints, j, k, rates);
+      // NaN (too few samples before k) compares false and is skipped.
+      const rv = Math.abs(rates.velocity) / lim.velocity;
+      const ra = Math.abs(rates.acceleration) / lim.acceleration;
+      const rj = Math.abs(rates.jerk) / lim.jerk;
       if (rv > r.velocity) r.velocity = rv;
-      note(rv, j, k);
-      if (k > 0) {
-        const a = (v - vPrev) / (0.5 * (t[k + 1] - t[k - 1]));
-        const ra = Math.abs(a) / lim.acceleration;
-        if (ra > r.acceleration) r.acceleration = ra;
-        note(Math.sqrt(ra), j, k);
-        if (k > 1) {
-          const jk = (a - aPrev) / (t[k] - t[k - 1]);
-          const rj = Math.abs(jk) / lim.jerk;
-          if (rj > r.jerk) r.jerk = rj;
-          note(Math.cbrt(rj), j, k - 1);
-        }
-        aPrev = a;
+      if (ra > r.acceleration) r.acceleration = ra;
+      if (rj > r.jerk) r.jerk = rj;
+      // α-weighted: the stretch each ratio needs on its own.
+      const weighted = Math.max(rv, ra >= 0 ? Math.sqrt(ra) : 0, rj >= 0 ? Math.cbrt(rj) : 0);
+      if (weighted > worst) {
+        worst = weighted;
+        r.joint = j;
+        r.sample = k;
       }
-      vPrev = v;
     }
   }
   return r;

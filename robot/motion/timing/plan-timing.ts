@@ -100,8 +100,11 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
           `jerk ×${r.jerk.toPrecision(4)}) after ${MAX_RESTRETCH} stretches`,
       );
     }
-    extra *= worst;
-    timed = timed.map((segs) => segs.map((seg) => stretchSegment(seg, seg.duration * worst)));
+    // Differences at ticks see a sharp peak only where a tick falls near it, so a re-stretch by
+    // exactly the seen ratio can uncover the next one; from the second round on stretch ≥ 1% more each round.
+    const f = Math.max(worst, 1 + 0.01 * round);
+    extra *= f;
+    timed = timed.map((segs) => segs.map((seg) => stretchSegment(seg, seg.duration * f)));
   }
 }
 

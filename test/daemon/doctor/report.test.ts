@@ -67,7 +67,7 @@ function probe(over: Partial<DoctorProbe>): DoctorProbe {
     diskLayout: async () => [],
     blockDevices: async () => [],
     readText: () => undefined,
-    native: () => ({ addon: { info: () => ({ version: '0.1.0', cpuFeatures: 'avx2', backends: [{ name: 'cpu', compiled: true, usable: true, detail: '' }] }) } }),
+    native: () => ({ addon: { info: () => ({ version: '0.1.0', cpuFeatures: 'avx2', backends: [{ name: 'cpu', compiled: true, usable: true, detail: '' }], kernelSets: [], architectures: [] }) } }),
     ...over,
   };
 }

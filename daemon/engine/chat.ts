@@ -1,0 +1,199 @@
+// One chat completion, engine-independent: OpenAI-style request → template → tokens → generate
+// (constrained when tool_choice or response_format asks) → content deltas and tool calls.
+// The HTTP and WebSocket layers drive this and only translate its events and result.
+import { type ChatMessage, normalizeMessages } from './chat-template.js';
+import type { ConstraintFactory } from './constrained/constraints.js';
+import { GrammarError } from './constrained/grammar.js';
+import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
+import { type Schema, SchemaError, isRecord, parseSchema, show } from './json-schema/schema.js';
+import { formatIssues, validateJson } from './json-schema/validate.js';
+import type { PrefixSession } from './prefix-cache.js';
+import { RequestError, numberField } from './request-error.js';
+import { type SamplingParams, Sampler, resolveSampling } from './sampler.js';
+import type { TextModel } from './text-config.js';
+import { ToolCallError } from './tool-calls/errors.js';
+import type { ToolCall } from './tool-calls/resolve.js';
+import { ToolCallStreamParser } from './tool-calls/stream-parser.js';
+import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
+
+export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools: ToolDef[];
+  toolChoice: ToolChoice;
+  responseFormat: ResponseFormat;
+  sampling: SamplingParams;
+  maxTokens?: number;
+  stop: string[];
+  templateKwargs: Record<string, unknown>;
+}
+
+export type ChatEvent = { type: 'content'; text: string } | { type: 'tool_call'; call: ToolCall; index: number };
+
+export type ChatFinish = TokenFinish | 'tool_calls' | 'error';
+
+export interface ChatResult {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: ChatFinish;
+  /** Why the output was rejected (finishReason 'error'). */
+  error?: ToolCallError;
+  usage: Usage;
+  timings: Timings;
+}
+
+/** Reads an OpenAI chat-completions body (stream handling is the caller's). */
+export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
+  if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${show(body)}`);
+  if (body.n !== undefined && body.n !== null && body.n !== 1) throw new RequestError('n', 'enum', `only n = 1 is supported, got ${show(body.n)}`);
+  const tools = parseTools(body.tools);
+  const stopRaw = body.stop ?? [];
+  const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
+  if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
+    throw new RequestError('stop', 'type', `must be a non-empty string or an array of at most 16 of them, got ${show(stopRaw)}`);
+  }
+  const kwargs = body.chat_template_kwargs ?? {};
+  if (!isRecord(kwargs)) throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${show(kwargs)}`);
+  const req: ChatRequest = {
+    messages: normalizeMessages(body.messages),
+    tools,
+    toolChoice: parseToolChoice(body.tool_choice, tools),
+    responseFormat: parseResponseFormat(body.response_format),
+    sampling: resolveSampling(body, model.samplingDefaults),
+    maxTokens: numberField(body.max_completion_tokens ?? body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
+    stop: stop as string[],
+    templateKwargs: kwargs,
+  };
+  const forced = req.toolChoice.kind === 'required' || req.toolChoice.kind === 'function';
+  if (forced && req.responseFormat.kind === 'json') {
+    throw new RequestError('response_format', 'conflict', 'a JSON response format cannot be combined with a required tool call');
+  }
+  return req;
+}
+
+function parseResponseFormat(raw: unknown): ResponseFormat {
+  if (raw === undefined || raw === null) return { kind: 'text' };
+  if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${show(raw)}`);
+  if (raw.type === 'text') return { kind: 'text' };
+  if (raw.type === 'json_object') return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
+  if (raw.type === 'json_schema' && isRecord(raw.json_schema)) {
+    const schemaRaw = raw.json_schema.schema;
+    try {
+      return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
+    } catch (e) {
+      if (e instanceof SchemaError) throw new RequestError(e.path, e.rule, e.message.slice(e.path.length + 2));
+      throw e;
+    }
+  }
+  throw new RequestError('response_format.type', 'enum', `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${show(raw.type)}`);
+}
+
+export interface ChatRunOptions {
+  constraints: ConstraintFactory;
+  signal?: AbortSignal;
+  clock?: () => number;
+  /** Tokens the session may hold (prompt + output); defaults to the model's declared context. */
+  contextLength?: number;
+}
+
+export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
+  const clock = o.clock ?? (() => performance.now());
+  const startedAt = clock();
+  const choice = req.toolChoice;
+  const forced = choice.kind === 'required' || choice.kind === 'function';
+  // A named tool_choice narrows what may be called; the template still lists every tool.
+  const callable = choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools;
+  const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
+  const prompt = model.tokenizer.encode(model.template.render({
+    messages: req.messages,
+    tools: req.tools.map((t) => t.openai),
+    addGenerationPrompt: true,
+    kwargs: req.templateKwargs,
+  }));
+  const context = o.contextLength ?? model.maxContext ?? Infinity;
+  if (prompt.length >= context) throw new RequestError('messages', 'context', `the prompt has ${prompt.length} tokens; the context holds ${context}`);
+  const maxTokens = Math.min(req.maxTokens ?? Infinity, context - prompt.length, 1 << 20);
+  const constraint = buildConstraint(req, callable, o.constraints, forced);
+  // A malformed tool call stops generation at once: nothing after it can make it valid.
+  const stopper = new AbortController();
+  const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
+  const parser = parseCalls ? new ToolCallStreamParser(callable) : undefined;
+  const toolCalls: ToolCall[] = [];
+  let content = '';
+  let error: ToolCallError | undefined;
+  const handle = function* (events: ReturnType<ToolCallStreamParser['push']>): Generator<ChatEvent> {
+    for (const ev of events) {
+      if (ev.type === 'content') {
+        content += ev.text;
+        yield ev;
+      } else if (ev.type === 'tool_call') {
+        toolCalls.push(ev.call);
+        yield { type: 'tool_call', call: ev.call, index: toolCalls.length - 1 };
+      } else {
+        error = ev.error;
+        stopper.abort();
+      }
+    }
+  };
+  const gen = generate(session, {
+    prompt,
+    maxTokens,
+    sampler: new Sampler(req.sampling, model.stopTokens),
+    detokenizer: model.tokenizer.streamDecoder(),
+    stopTokens: model.stopTokens,
+    stopStrings: req.stop,
+    vocabSize: model.tokenizer.vocabSize,
+    constraint,
+    signal,
+    clock,
+    startedAt,
+  });
+  let step: IteratorResult<string, GenerationResult>;
+  try {
+    step = await gen.next();
+    while (!step.done) {
+      if (parser) yield* handle(parser.push(step.value));
+      else {
+        content += step.value;
+        yield { type: 'content', text: step.value };
+      }
+      step = await gen.next();
+    }
+  } finally {
+    // The consumer stopped early (e.g. the client went away): close the token loop too.
+    await gen.return(undefined as never);
+  }
+  const result = step.value;
+  if (parser && !error && !o.signal?.aborted) yield* handle(parser.end());
+  let finishReason: ChatFinish = result.finishReason;
+  if (error) finishReason = 'error';
+  else if (o.signal?.aborted) finishReason = 'cancelled';
+  else if (toolCalls.length > 0 && result.finishReason === 'stop') finishReason = 'tool_calls';
+  else if (req.responseFormat.kind === 'json' && result.finishReason === 'stop') error = checkJson(content, req.responseFormat.schema);
+  if (error) finishReason = 'error';
+  return { content, toolCalls, finishReason, error, usage: result.usage, timings: result.timings };
+}
+
+function buildConstraint(req: ChatRequest, callable: ToolDef[], factory: ConstraintFactory, forced: boolean): TokenConstraint | undefined {
+  try {
+    if (forced) return factory.toolCall(callable);
+    if (req.responseFormat.kind === 'json') return factory.json(req.responseFormat.schema, req.responseFormat.raw);
+  } catch (e) {
+    if (e instanceof GrammarError) throw new RequestError(forced ? 'tools' : 'response_format', 'grammar', e.message);
+    throw e;
+  }
+  return undefined;
+}
+
+// The constrained output should always pass; this guards the guarantee rather than trusting it.
+function checkJson(text: string, schema: Schema): ToolCallError | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return new ToolCallError('invalid_json', `the response is not valid JSON: ${(e as Error).message}`, text);
+  }
+  const issues = validateJson(value, schema);
+  return issues.length > 0 ? new ToolCallError('invalid_arguments', `the response does not match the schema: ${formatIssues(issues)}`, text, undefined, issues) : undefined;
+}

@@ -1,0 +1,147 @@
+// The token loop: prefill (reusing the session's cached prefix), then sample → detokenise →
+// stop checks → decode, streaming text deltas as an async iterator. Cancellation via AbortSignal
+// is checked around every engine call; timings use an injected clock.
+import type { StreamDecoder } from './detokenizer.js';
+import type { PrefixSession } from './prefix-cache.js';
+import { RequestError } from './request-error.js';
+import type { Sampler } from './sampler.js';
+import { StopStringMatcher } from './stop-strings.js';
+
+/** Restricts which tokens may come next (constrained decoding). */
+export interface TokenConstraint {
+  /** Sets forbidden logits to -Infinity; `remaining` = tokens left including this one. */
+  mask(logits: Float32Array, remaining: number): void;
+  accept(token: number): void;
+  /** Fewest tokens that complete the output. */
+  readonly minTokens: number;
+}
+
+export interface GenerateOptions {
+  prompt: readonly number[];
+  maxTokens: number;
+  sampler: Sampler;
+  detokenizer: StreamDecoder;
+  /** Sampling one of these ends the output; the token adds no text. */
+  stopTokens: ReadonlySet<number>;
+  stopStrings?: readonly string[];
+  /** Logits entries at or beyond this id are never sampled (model vocab padding). */
+  vocabSize: number;
+  constraint?: TokenConstraint;
+  signal?: AbortSignal;
+  /** Milliseconds; inject a fake in tests. */
+  clock?: () => number;
+  /** When the request arrived (clock ms), so time to first token includes templating. */
+  startedAt?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'cancelled';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the session's cache. */
+  cachedTokens: number;
+}
+
+export interface Timings {
+  prefillTokens: number;
+  prefillMs: number;
+  prefillTokensPerSecond: number;
+  decodeTokens: number;
+  decodeMs: number;
+  decodeTokensPerSecond: number;
+  timeToFirstTokenMs: number;
+  totalMs: number;
+}
+
+export interface GenerationResult {
+  text: string;
+  tokens: number[];
+  finishReason: FinishReason;
+  /** The stop string that ended the output, if one did. */
+  stopString?: string;
+  usage: Usage;
+  timings: Timings;
+}
+
+export async function* generate(session: PrefixSession, o: GenerateOptions): AsyncGenerator<string, GenerationResult> {
+  const clock = o.clock ?? (() => performance.now());
+  const t0 = o.startedAt ?? clock();
+  if (!Number.isInteger(o.maxTokens) || o.maxTokens < 1) throw new RequestError('max_tokens', 'range', `must be a positive integer, got ${o.maxTokens}`);
+  if (o.constraint && o.maxTokens < o.constraint.minTokens) {
+    throw new RequestError('max_tokens', 'range', `the constrained output needs at least ${o.constraint.minTokens} tokens, got ${o.maxTokens}`);
+  }
+  const stops = new StopStringMatcher(o.constraint ? [] : (o.stopStrings ?? []));
+  const tokens: number[] = [];
+  let text = '';
+  let finishReason: FinishReason = 'length';
+  let stopString: string | undefined;
+  let firstTokenAt: number | undefined;
+  let decodeTokens = 0;
+
+  const tPrefill = clock();
+  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal);
+  const tPrefillEnd = clock();
+  o.sampler.prime(o.prompt);
+  let logits = first?.logits;
+  while (logits) {
+    if (o.signal?.aborted) break;
+    const work = logits.slice(0, Math.min(logits.length, o.vocabSize));
+    o.constraint?.mask(work, o.maxTokens - tokens.length);
+    const token = o.sampler.sample(work, o.vocabSize);
+    tokens.push(token);
+    firstTokenAt ??= clock();
+    o.constraint?.accept(token);
+    if (o.stopTokens.has(token)) {
+      finishReason = 'stop';
+      break;
+    }
+    o.sampler.accept(token);
+    const out = stops.push(o.detokenizer.push(token));
+    if (out.text) {
+      text += out.text;
+      yield out.text;
+    }
+    if (out.stop !== undefined) {
+      finishReason = 'stop';
+      stopString = out.stop;
+      break;
+    }
+    if (tokens.length >= o.maxTokens || o.signal?.aborted) break;
+    logits = await session.decode(token);
+    decodeTokens++;
+  }
+  if (o.signal?.aborted && finishReason !== 'stop') finishReason = 'cancelled';
+  if (stopString === undefined) {
+    const tail = stops.push(o.detokenizer.flush()).text + stops.flush();
+    if (tail) {
+      text += tail;
+      yield tail;
+    }
+  }
+  const end = clock();
+  const prefillMs = tPrefillEnd - tPrefill;
+  const decodeMs = firstTokenAt === undefined ? 0 : end - firstTokenAt;
+  const prefilled = first?.prefilled ?? 0;
+  return {
+    text,
+    tokens,
+    finishReason,
+    stopString,
+    usage: { promptTokens: o.prompt.length, completionTokens: tokens.length, cachedTokens: first?.reused ?? 0 },
+    timings: {
+      prefillTokens: prefilled,
+      prefillMs,
+      prefillTokensPerSecond: rate(prefilled, prefillMs),
+      decodeTokens,
+      decodeMs,
+      decodeTokensPerSecond: rate(decodeTokens, decodeMs),
+      timeToFirstTokenMs: firstTokenAt === undefined ? 0 : firstTokenAt - t0,
+      totalMs: end - t0,
+    },
+  };
+}
+
+function rate(n: number, ms: number): number {
+  return ms > 0 ? (n * 1000) / ms : 0;
+}

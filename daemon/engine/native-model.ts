@@ -1,0 +1,121 @@
+// The native engine behind small classes: a loaded model and its sessions (KV caches).
+// Every native rejection becomes an EngineError carrying the engine's message.
+import {
+  loadNative,
+  type LoadModelOptions,
+  type ModelHandle,
+  type ModelSummary,
+  type NativeAddon,
+  type SessionHandle,
+  type SessionInfo,
+} from '../native/binding.js';
+import type { LogitsSource } from './prefix-cache.js';
+
+export class EngineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EngineError';
+  }
+}
+
+async function call<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw new EngineError((err as Error).message);
+  }
+}
+
+/** Index of the largest logit (the lowest index among equal maxima). */
+export function argmax(logits: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
+  return best;
+}
+
+export class NativeModel {
+  private disposed = false;
+
+  private constructor(
+    private readonly addon: NativeAddon,
+    private readonly handle: ModelHandle,
+    readonly summary: ModelSummary,
+    readonly dir: string,
+  ) {}
+
+  /** Loads a model folder (config.json + safetensors, mmapped read-only). */
+  static async load(dir: string, opts: LoadModelOptions = {}): Promise<NativeModel> {
+    const addon = loadNative();
+    const { handle, summary } = await call(addon.loadModel(dir, opts));
+    return new NativeModel(addon, handle, summary, dir);
+  }
+
+  async createSession(opts: { contextLength?: number } = {}): Promise<NativeSession> {
+    if (this.disposed) throw new EngineError('createSession: the model was disposed; load it again');
+    const handle = await call(this.addon.createSession(this.handle, opts));
+    return new NativeSession(this.addon, handle, this.summary.vocabSize);
+  }
+
+  /** Releases the model; sessions already created keep it alive until they are disposed. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.addon.disposeModel(this.handle);
+  }
+}
+
+export interface GreedyResult {
+  /** Generated token ids (the argmax of each step's logits). */
+  tokens: number[];
+  /** Logits that chose each generated token. */
+  logits: Float32Array[];
+}
+
+export class NativeSession implements LogitsSource {
+  constructor(
+    private readonly addon: NativeAddon,
+    private readonly handle: SessionHandle,
+    readonly vocabSize: number,
+  ) {}
+
+  /** Appends tokens; resolves to the last token's logits. */
+  prefill(tokens: ArrayLike<number>): Promise<Float32Array> {
+    const ids = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
+    return call(this.addon.prefill(this.handle, ids));
+  }
+
+  decode(token: number): Promise<Float32Array> {
+    return call(this.addon.decode(this.handle, token));
+  }
+
+  /** Keeps the first nTokens of the cache so a shared prompt prefix is not recomputed. */
+  truncate(nTokens: number): Promise<void> {
+    return call(this.addon.truncate(this.handle, nTokens));
+  }
+
+  info(): SessionInfo {
+    return this.addon.sessionInfo(this.handle);
+  }
+
+  /** Tokens in the KV cache (as of the last completed call). */
+  get length(): number {
+    return this.info().nPast;
+  }
+
+  /** Prefills `prompt`, then decodes `steps` tokens greedily. */
+  async greedy(prompt: ArrayLike<number>, steps: number): Promise<GreedyResult> {
+    const out: GreedyResult = { tokens: [], logits: [] };
+    let logits = await this.prefill(prompt);
+    for (let i = 0; i < steps; i++) {
+      const next = argmax(logits);
+      out.tokens.push(next);
+      out.logits.push(logits);
+      if (i + 1 < steps) logits = await this.decode(next);
+    }
+    return out;
+  }
+
+  dispose(): void {
+    this.addon.disposeSession(this.handle);
+  }
+}

@@ -1,0 +1,93 @@
+// Prompt-prefix reuse over an engine session: a prompt that extends the tokens already in the
+// session's KV cache only prefills the new tokens; otherwise the cache is truncated to the common
+// prefix first. Agent loops resend a growing context every step, so this turns O(n²) into O(n).
+
+/** What the engine's session offers (the native engine implements it). */
+export interface LogitsSource {
+  /** Appends tokens to the KV cache; returns the logits after the last one. */
+  prefill(tokens: Int32Array): Promise<Float32Array>;
+  /** Appends one token; returns the logits after it. */
+  decode(token: number): Promise<Float32Array>;
+  /** Keeps the first n tokens of the KV cache. */
+  truncate(n: number): Promise<void>;
+  /** Tokens in the KV cache. */
+  readonly length: number;
+}
+
+export interface PrefixStats {
+  /** Prompt tokens run through prefill, over the session's life. */
+  prefilledTokens: number;
+  /** Prompt tokens served from the cache instead. */
+  reusedTokens: number;
+  /** Generated tokens run through decode. */
+  decodedTokens: number;
+}
+
+export interface PrefillResult {
+  logits: Float32Array;
+  reused: number;
+  prefilled: number;
+}
+
+/** One request at a time: the caller (the model's queue) serialises use of a session. */
+export class PrefixSession {
+  readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0 };
+  /** Mirror of the tokens in the source's KV cache. */
+  private cached: number[] = [];
+
+  /** `prefillChunk`: tokens per prefill call, so cancellation can land between chunks (0 = all at once). */
+  constructor(readonly source: LogitsSource, private readonly prefillChunk = 0) {}
+
+  get tokens(): readonly number[] {
+    return this.cached;
+  }
+
+  /**
+   * Brings the cache to `prompt` and returns the logits after its last token. At least the last
+   * prompt token is always prefilled (the cache keeps no logits). Returns undefined when `signal`
+   * aborted between chunks; the cache then holds the prefix prefilled so far.
+   */
+  async start(prompt: readonly number[], signal?: AbortSignal): Promise<PrefillResult | undefined> {
+    if (prompt.length === 0) throw new RangeError('the prompt has no tokens');
+    // Someone else moved the source (or a call failed): trust nothing in it.
+    if (this.source.length !== this.cached.length) this.cached = [];
+    let keep = 0;
+    const limit = Math.min(this.cached.length, prompt.length - 1);
+    while (keep < limit && this.cached[keep] === prompt[keep]) keep++;
+    if (this.source.length !== keep) await this.guard(() => this.source.truncate(keep));
+    this.cached.length = keep;
+    this.stats.reusedTokens += keep;
+    const chunk = this.prefillChunk > 0 ? this.prefillChunk : prompt.length;
+    let logits: Float32Array | undefined;
+    for (let at = keep; at < prompt.length; at += chunk) {
+      if (signal?.aborted) return undefined;
+      const part = prompt.slice(at, Math.min(prompt.length, at + chunk));
+      logits = await this.guard(() => this.source.prefill(Int32Array.from(part)));
+      this.cached.push(...part);
+      this.stats.prefilledTokens += part.length;
+    }
+    return { logits: logits!, reused: keep, prefilled: prompt.length - keep };
+  }
+
+  async decode(token: number): Promise<Float32Array> {
+    const logits = await this.guard(() => this.source.decode(token));
+    this.cached.push(token);
+    this.stats.decodedTokens++;
+    return logits;
+  }
+
+  /** Forgets the cache (the next start prefills everything). */
+  async reset(): Promise<void> {
+    await this.guard(() => this.source.truncate(0));
+    this.cached = [];
+  }
+
+  private async guard<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (e) {
+      this.cached = [];
+      throw e;
+    }
+  }
+}

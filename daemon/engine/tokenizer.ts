@@ -1,0 +1,143 @@
+// Text ↔ token ids over a Hugging Face tokenizer.json (@huggingface/tokenizers), plus the raw
+// bytes of each token (byte-level BPE) for streaming detokenisation and constrained decoding.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { isRecord } from './json-schema/schema.js';
+import { ByteStreamDecoder, type StreamDecoder, TextDiffStreamDecoder } from './detokenizer.js';
+
+const utf8 = new TextEncoder();
+
+/** GPT-2's byte ↔ printable character table used by byte-level BPE vocabularies. */
+function byteDecoderTable(): Map<string, number> {
+  const printable: number[] = [];
+  for (let b = 0x21; b <= 0x7e; b++) printable.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) printable.push(b);
+  for (let b = 0xae; b <= 0xff; b++) printable.push(b);
+  const table = new Map<string, number>();
+  for (const b of printable) table.set(String.fromCodePoint(b), b);
+  let next = 256;
+  for (let b = 0; b < 256; b++) if (!printable.includes(b)) table.set(String.fromCodePoint(next++), b);
+  return table;
+}
+
+const BYTE_DECODER = byteDecoderTable();
+
+export class TokenizerLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenizerLoadError';
+  }
+}
+
+export class TextTokenizer {
+  /** One past the highest token id. */
+  readonly vocabSize: number;
+  /** Whether tokens map to raw bytes (byte-level BPE, as Qwen, Llama 3, GPT-2). */
+  readonly byteLevel: boolean;
+  private readonly tok: Tokenizer;
+  /** Added tokens by id, and which of them are control tokens (special: true). */
+  private readonly added = new Map<number, string>();
+  private readonly special = new Set<number>();
+  private bytes: Array<Uint8Array | null> | undefined;
+
+  constructor(tokenizerJson: unknown, tokenizerConfig: Record<string, unknown> = {}) {
+    if (!isRecord(tokenizerJson) || !isRecord(tokenizerJson.model)) throw new TokenizerLoadError('tokenizer.json has no "model" object');
+    try {
+      this.tok = new Tokenizer(tokenizerJson, tokenizerConfig);
+    } catch (e) {
+      throw new TokenizerLoadError(`tokenizer.json could not be loaded: ${(e as Error).message}`);
+    }
+    for (const [id, t] of this.tok.get_added_tokens_decoder()) {
+      this.added.set(id, t.content);
+      if (t.special) this.special.add(id);
+    }
+    let max = -1;
+    for (const id of this.tok.get_vocab(true).values()) max = Math.max(max, id);
+    this.vocabSize = max + 1;
+    const decoder = tokenizerJson.decoder;
+    const kinds = isRecord(decoder) ? [decoder, ...(Array.isArray(decoder.decoders) ? decoder.decoders : [])] : [];
+    this.byteLevel = kinds.some((d) => isRecord(d) && d.type === 'ByteLevel');
+  }
+
+  /** Loads tokenizer.json (and tokenizer_config.json when present) from a model folder. */
+  static async fromDir(dir: string): Promise<TextTokenizer> {
+    const json = await readJson(join(dir, 'tokenizer.json'));
+    if (json === undefined) throw new TokenizerLoadError(`${join(dir, 'tokenizer.json')} not found`);
+    const config = (await readJson(join(dir, 'tokenizer_config.json'))) ?? {};
+    return new TextTokenizer(json, isRecord(config) ? config : {});
+  }
+
+  /** Token ids of `text`; special-token strings in it (e.g. `<|im_start|>`) become their ids. */
+  encode(text: string): number[] {
+    return this.tok.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  decode(ids: readonly number[], skipSpecial = true): string {
+    return this.tok.decode([...ids], { skip_special_tokens: skipSpecial });
+  }
+
+  /** Id of a token string (vocabulary entry or added token). */
+  idOf(token: string): number | undefined {
+    return this.tok.token_to_id(token);
+  }
+
+  /** Whether `id` is a control token (an added token marked special, like `<|im_end|>`). */
+  isSpecial(id: number): boolean {
+    return this.special.has(id);
+  }
+
+  /** The bytes a token stands for; null for unknown ids. Exact for byte-level vocabularies. */
+  tokenBytes(id: number): Uint8Array | null {
+    return this.allBytes()[id] ?? null;
+  }
+
+  /** Bytes of every id (index = id). */
+  allBytes(): ReadonlyArray<Uint8Array | null> {
+    if (this.bytes) return this.bytes;
+    const out: Array<Uint8Array | null> = new Array(this.vocabSize).fill(null);
+    for (let id = 0; id < this.vocabSize; id++) {
+      const added = this.added.get(id);
+      if (added !== undefined) out[id] = utf8.encode(added);
+      else {
+        const piece = this.tok.id_to_token(id);
+        if (piece !== undefined) out[id] = this.byteLevel ? pieceBytes(piece) : utf8.encode(this.tok.decode([id]));
+      }
+    }
+    this.bytes = out;
+    return out;
+  }
+
+  /** Incremental detokeniser for streaming; multi-byte characters split across tokens wait for their last byte. */
+  streamDecoder(skipSpecial = true): StreamDecoder {
+    if (this.byteLevel) {
+      return new ByteStreamDecoder((id) => (skipSpecial && this.special.has(id) ? null : this.tokenBytes(id)));
+    }
+    return new TextDiffStreamDecoder((ids) => this.decode(ids, skipSpecial));
+  }
+}
+
+function pieceBytes(piece: string): Uint8Array {
+  const out: number[] = [];
+  for (const ch of piece) {
+    const b = BYTE_DECODER.get(ch);
+    if (b !== undefined) out.push(b);
+    else out.push(...utf8.encode(ch));
+  }
+  return Uint8Array.from(out);
+}
+
+export async function readJson(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new TokenizerLoadError(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}

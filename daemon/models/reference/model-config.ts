@@ -1,0 +1,122 @@
+// config.json of a qwen3_moe or glm4_moe MLX folder, read into one typed shape for the
+// float64 reference. Missing or wrong keys are reported by name.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface QuantParams {
+  bits: number;
+  groupSize: number;
+}
+
+export interface RefConfig {
+  arch: 'qwen3_moe' | 'glm4_moe';
+  vocabSize: number;
+  /** Trained context length (max_position_embeddings). */
+  maxPositions: number;
+  hidden: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  /** RoPE applies to the first `rotaryDims` of each head (pairs i, i + rotaryDims/2). */
+  rotaryDims: number;
+  ropeTheta: number;
+  rmsEps: number;
+  experts: number;
+  topK: number;
+  normTopK: boolean;
+  /** Layers with a dense MLP of `intermediate` instead of routed experts. */
+  denseLayers: Set<number>;
+  intermediate: number;
+  moeIntermediate: number;
+  sharedExperts: number;
+  nGroup: number;
+  topkGroup: number;
+  routedScaling: number;
+  attentionBias: boolean;
+  qkNorm: boolean;
+  tied: boolean;
+  /** Global quantisation and per-module overrides (module path → params). */
+  quant?: QuantParams;
+  quantOverrides: Map<string, QuantParams>;
+}
+
+export function readRefConfig(dir: string): RefConfig {
+  const path = join(dir, 'config.json');
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`${path}: cannot read (${(e as Error).message})`);
+  }
+  return parseRefConfig(raw, path);
+}
+
+export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'): RefConfig {
+  const num = (key: string, fallback?: number): number => {
+    const v = c[key] ?? fallback;
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${where}: ${key} must be a number, got ${JSON.stringify(c[key])}`);
+    return v;
+  };
+  const int = (key: string, fallback?: number): number => {
+    const v = num(key, fallback);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`${where}: ${key} must be a non-negative integer, got ${v}`);
+    return v;
+  };
+  const bool = (key: string, fallback: boolean): boolean => {
+    const v = c[key] ?? fallback;
+    if (typeof v !== 'boolean') throw new Error(`${where}: ${key} must be true or false, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const arch = c.model_type;
+  if (arch !== 'qwen3_moe' && arch !== 'glm4_moe') {
+    throw new Error(`${where}: model_type must be qwen3_moe or glm4_moe, got ${JSON.stringify(arch)}`);
+  }
+  const glm = arch === 'glm4_moe';
+  const layers = int('num_hidden_layers');
+  const heads = int('num_attention_heads');
+  const hidden = int('hidden_size');
+  const headDim = int('head_dim', hidden / heads);
+  const denseLayers = new Set<number>();
+  if (glm) {
+    const k = int('first_k_dense_replace', 0);
+    for (let l = 0; l < Math.min(k, layers); l++) denseLayers.add(l);
+  } else {
+    const step = int('decoder_sparse_step', 1);
+    const only = c.mlp_only_layers ?? [];
+    if (!Array.isArray(only)) throw new Error(`${where}: mlp_only_layers must be a list, got ${JSON.stringify(only)}`);
+    for (let l = 0; l < layers; l++) if (only.includes(l) || step < 1 || (l + 1) % step !== 0) denseLayers.add(l);
+  }
+  const { quant, overrides } = parseQuantization(c.quantization, where);
+  return {
+    arch, vocabSize: int('vocab_size'), maxPositions: int('max_position_embeddings', 4096), hidden, layers, heads, kvHeads: int('num_key_value_heads'), headDim,
+    rotaryDims: Math.trunc(headDim * (glm ? num('partial_rotary_factor', 0.5) : 1)),
+    ropeTheta: num('rope_theta'), rmsEps: num('rms_norm_eps'),
+    experts: int(glm ? 'n_routed_experts' : 'num_experts'), topK: int('num_experts_per_tok'),
+    normTopK: bool('norm_topk_prob', glm), denseLayers,
+    intermediate: int('intermediate_size'), moeIntermediate: int('moe_intermediate_size'),
+    sharedExperts: glm ? int('n_shared_experts', 0) : 0,
+    nGroup: glm ? int('n_group', 1) : 1, topkGroup: glm ? int('topk_group', 1) : 1,
+    routedScaling: glm ? num('routed_scaling_factor', 1) : 1,
+    attentionBias: bool('attention_bias', false), qkNorm: glm ? bool('use_qk_norm', false) : true,
+    tied: bool('tie_word_embeddings', false), quant, quantOverrides: overrides,
+  };
+}
+
+function parseQuantization(q: unknown, where: string): { quant?: QuantParams; overrides: Map<string, QuantParams> } {
+  const overrides = new Map<string, QuantParams>();
+  if (q === undefined || q === null) return { overrides };
+  if (typeof q !== 'object') throw new Error(`${where}: quantization must be an object, got ${JSON.stringify(q)}`);
+  const params = (v: unknown, key: string): QuantParams => {
+    const o = v as { bits?: unknown; group_size?: unknown };
+    if (typeof o?.bits !== 'number' || typeof o?.group_size !== 'number') {
+      throw new Error(`${where}: quantization${key} needs numeric bits and group_size, got ${JSON.stringify(v)}`);
+    }
+    return { bits: o.bits, groupSize: o.group_size };
+  };
+  const quant = params(q, '');
+  for (const [k, v] of Object.entries(q)) {
+    if (typeof v === 'object' && v !== null) overrides.set(k, params(v, `["${k}"]`));
+  }
+  return { quant, overrides };
+}

@@ -1,0 +1,19 @@
+// Argument checks for the N-API surface: each returns an error message naming the function,
+// the argument and the rule, or an empty string when the value is acceptable.
+#pragma once
+#include <napi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace bs::addon {
+
+// Reads option `key` of `opts` (undefined → def) as an integer in [lo, hi].
+std::string int_option(const Napi::Value& opts, const char* fn, const char* key, int64_t lo, int64_t hi,
+                       int64_t def, int64_t& out);
+// `v` as an integer in [lo, hi]; `what` names it ("decode: token").
+std::string int_arg(const Napi::Value& v, const std::string& what, int64_t lo, int64_t hi, int64_t& out);
+// Reads string option `key` of `opts` (undefined → def).
+std::string string_option(const Napi::Value& opts, const char* fn, const char* key, std::string& out);
+
+}  // namespace bs::addon

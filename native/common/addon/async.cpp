@@ -1,0 +1,70 @@
+#include "common/addon/async.h"
+
+#include <new>
+
+namespace bs::addon {
+
+namespace {
+
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  PromiseWorker(Napi::Env env, Work work, Done done, Finally finally)
+      : Napi::AsyncWorker(env, "brainstem"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        work_(std::move(work)),
+        done_(std::move(done)),
+        finally_(std::move(finally)) {}
+
+  Napi::Promise promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      work_();
+    } catch (const std::bad_alloc&) {
+      SetError("out of memory; use a smaller contextLength or model");
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    } catch (...) {
+      SetError("internal error in the native engine");
+    }
+  }
+
+  void OnOK() override {
+    if (finally_) finally_();
+    try {
+      deferred_.Resolve(done_(Env()));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    } catch (const std::exception& e) {
+      deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override {
+    if (finally_) finally_();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Work work_;
+  Done done_;
+  Finally finally_;
+};
+
+}  // namespace
+
+Napi::Promise run_async(Napi::Env env, Work work, Done done, Finally finally) {
+  auto* w = new PromiseWorker(env, std::move(work), std::move(done), std::move(finally));
+  Napi::Promise p = w->promise();
+  w->Queue();  // the worker deletes itself after OnOK / OnError
+  return p;
+}
+
+Napi::Promise rejected(Napi::Env env, const std::string& message) {
+  auto d = Napi::Promise::Deferred::New(env);
+  d.Reject(Napi::Error::New(env, message).Value());
+  return d.Promise();
+}
+
+}  // namespace bs::addon

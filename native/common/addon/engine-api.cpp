@@ -1,0 +1,237 @@
+// The engine's N-API surface (typed in daemon/native/binding.ts): model and session handles
+// are tagged externals; every slow call returns a promise; bad input rejects with a message.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/addon/args.h"
+#include "common/addon/async.h"
+#include "common/addon/exports.h"
+#include "common/model.h"
+#include "common/session.h"
+
+namespace bs::addon {
+
+namespace {
+
+constexpr napi_type_tag kModelTag = {0x6272616e5374656dull, 0x4d6f64656c000001ull};
+constexpr napi_type_tag kSessionTag = {0x6272616e5374656dull, 0x53657373696f6e01ull};
+
+struct ModelBox {
+  std::shared_ptr<Model> model;  // null once disposed
+  int64_t context_length = 0;    // default for new sessions
+};
+
+struct SessionBox {
+  std::shared_ptr<Session> session;  // null once disposed
+  bool busy = false;                 // a prefill/decode/truncate is in flight (JS thread only)
+  SessionStats stats;                // snapshot after the last completed call
+  int64_t n_past = 0;
+};
+
+template <class Box>
+Box* unwrap(const Napi::Value& v, const napi_type_tag& tag) {
+  if (!v.IsExternal()) return nullptr;
+  auto ext = v.As<Napi::External<Box>>();
+  return ext.CheckTypeTag(&tag) ? ext.Data() : nullptr;
+}
+
+template <class Box>
+Napi::Value wrap(Napi::Env env, Box* box, const napi_type_tag& tag) {
+  auto ext = Napi::External<Box>::New(env, box, [](Napi::Env, Box* b) { delete b; });
+  ext.TypeTag(&tag);
+  return ext;
+}
+
+Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
+  const ModelConfig& c = m.cfg;
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("arch", c.arch);
+  o.Set("vocabSize", static_cast<double>(c.vocab));
+  o.Set("hiddenSize", static_cast<double>(c.hidden));
+  o.Set("layers", static_cast<double>(c.n_layers));
+  int64_t moe = 0;
+  for (bool b : c.moe_layer) moe += b;
+  o.Set("moeLayers", static_cast<double>(moe));
+  o.Set("heads", static_cast<double>(c.n_heads));
+  o.Set("kvHeads", static_cast<double>(c.n_kv_heads));
+  o.Set("headDim", static_cast<double>(c.head_dim));
+  o.Set("experts", c.router.n_experts);
+  o.Set("topK", m.top_k);
+  o.Set("configTopK", c.router.top_k);
+  o.Set("routing", c.router.family == RoutingFamily::SoftmaxTopK ? "softmax_topk" : "sigmoid_group");
+  o.Set("maxPositions", static_cast<double>(c.max_positions));
+  o.Set("contextLength", static_cast<double>(context_length));
+  o.Set("tieEmbeddings", c.tie_embeddings);
+  Napi::Array eos = Napi::Array::New(env, c.eos_token_ids.size());
+  for (size_t i = 0; i < c.eos_token_ids.size(); ++i) eos.Set(i, static_cast<double>(c.eos_token_ids[i]));
+  o.Set("eosTokenIds", eos);
+  o.Set("bosTokenId", c.bos_token_id < 0 ? env.Null() : Napi::Number::New(env, static_cast<double>(c.bos_token_id)));
+  o.Set("files", static_cast<double>(m.store->files().size()));
+  o.Set("fileBytes", static_cast<double>(m.store->total_bytes()));
+  o.Set("matrixBytes", static_cast<double>(m.matrix_bytes));
+  o.Set("expertBytes", static_cast<double>(m.expert_bytes));
+  o.Set("backend", m.dispatch().backend().name);
+  o.Set("threads", m.threads());
+  return o;
+}
+
+Napi::Value LoadModel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return rejected(env, "loadModel: dir must be a string (a model folder path)");
+  const std::string dir = info[0].As<Napi::String>().Utf8Value();
+  LoadOptions opts;
+  int64_t threads = 1, top_k = 0, ctx = 0;
+  std::string err = int_option(info[1], "loadModel", "threads", 1, 256, 1, threads);
+  if (err.empty()) err = int_option(info[1], "loadModel", "topK", 1, 1 << 20, 0, top_k);
+  if (err.empty()) err = int_option(info[1], "loadModel", "contextLength", 1, 1ll << 31, 0, ctx);
+  if (err.empty()) err = string_option(info[1], "loadModel", "backend", opts.backend);
+  if (!err.empty()) return rejected(env, err);
+  opts.threads = static_cast<int>(threads);
+  opts.top_k = static_cast<int>(top_k);
+  auto result = std::make_shared<std::shared_ptr<Model>>();
+  return run_async(
+      env, [=] { *result = load_model(dir, opts); },
+      [=](Napi::Env e) -> Napi::Value {
+        const Model& m = **result;
+        const int64_t context = ctx > 0 ? ctx : m.cfg.max_positions;
+        Napi::Object o = Napi::Object::New(e);
+        o.Set("handle", wrap(e, new ModelBox{*result, context}, kModelTag));
+        o.Set("summary", summary(e, m, context));
+        return o;
+      });
+}
+
+Napi::Value DisposeModel(const Napi::CallbackInfo& info) {
+  ModelBox* box = unwrap<ModelBox>(info[0], kModelTag);
+  if (!box) throw Napi::TypeError::New(info.Env(), "disposeModel: argument is not a model handle");
+  box->model.reset();  // sessions still holding the model keep its mappings until they go
+  return info.Env().Undefined();
+}
+
+Napi::Value CreateSession(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ModelBox* box = unwrap<ModelBox>(info[0], kModelTag);
+  if (!box) return rejected(env, "createSession: first argument is not a model handle");
+  if (!box->model) return rejected(env, "createSession: the model was disposed; load it again");
+  int64_t ctx = 0;
+  const std::string err = int_option(info[1], "createSession", "contextLength", 1, 1ll << 31, box->context_length, ctx);
+  if (!err.empty()) return rejected(env, err);
+  auto model = box->model;
+  auto session = std::make_shared<std::shared_ptr<Session>>();
+  return run_async(
+      env, [=] { *session = std::make_shared<Session>(model, ctx); },
+      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0}, kSessionTag); });
+}
+
+// Shared path of prefill / decode / truncate: checks the handle and the busy flag, runs
+// `work` on a worker thread, snapshots stats and builds the result on the JS thread.
+Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn,
+                         std::function<std::string(Session&)> check, std::function<void(Session&)> work,
+                         Done done) {
+  Napi::Env env = info.Env();
+  SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
+  if (!box) return rejected(env, std::string(fn) + ": first argument is not a session handle");
+  if (!box->session) return rejected(env, std::string(fn) + ": the session was disposed");
+  if (box->busy) {
+    return rejected(env, std::string(fn) + ": the session is busy with another call; await it before the next");
+  }
+  const std::string err = check(*box->session);
+  if (!err.empty()) return rejected(env, err);
+  auto session = box->session;
+  box->busy = true;
+  // The box outlives the call: the external holding it is referenced by the caller's handle
+  // object, and the finalizer runs only after every pending call has settled.
+  Napi::Reference<Napi::Value> keep = Napi::Persistent(info[0]);
+  auto keep_ptr = std::make_shared<Napi::Reference<Napi::Value>>(std::move(keep));
+  return run_async(
+      env, [=] { work(*session); }, std::move(done),
+      [=] {
+        box->busy = false;
+        box->stats = session->stats();
+        box->n_past = session->n_past();
+        keep_ptr->Reset();
+      });
+}
+
+Napi::Value logits_value(Napi::Env env, const std::vector<float>& logits) {
+  Napi::Float32Array out = Napi::Float32Array::New(env, logits.size());
+  std::copy(logits.begin(), logits.end(), out.Data());
+  return out;
+}
+
+Napi::Value Prefill(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+    return rejected(env, "prefill: tokens must be an Int32Array of token ids");
+  }
+  Napi::Int32Array arr = info[1].As<Napi::Int32Array>();
+  auto tokens = std::make_shared<std::vector<int32_t>>(arr.Data(), arr.Data() + arr.ElementLength());
+  auto logits = std::make_shared<std::vector<float>>();
+  return session_call(
+      info, "prefill", [](Session&) { return std::string(); },
+      [=](Session& s) {
+        logits->resize(s.model().cfg.vocab);
+        s.append(tokens->data(), static_cast<int64_t>(tokens->size()), logits->data());
+      },
+      [=](Napi::Env e) { return logits_value(e, *logits); });
+}
+
+Napi::Value Decode(const Napi::CallbackInfo& info) {
+  int64_t token = 0;
+  const std::string err = int_arg(info[1], "decode: token", 0, INT32_MAX, token);
+  auto logits = std::make_shared<std::vector<float>>();
+  return session_call(
+      info, "decode", [=](Session&) { return err; },
+      [=](Session& s) {
+        const int32_t t = static_cast<int32_t>(token);
+        logits->resize(s.model().cfg.vocab);
+        s.append(&t, 1, logits->data());
+      },
+      [=](Napi::Env e) { return logits_value(e, *logits); });
+}
+
+Napi::Value Truncate(const Napi::CallbackInfo& info) {
+  int64_t n = 0;
+  const std::string err = int_arg(info[1], "truncate: nTokens", 0, INT32_MAX, n);
+  return session_call(
+      info, "truncate", [=](Session&) { return err; }, [=](Session& s) { s.truncate(n); },
+      [](Napi::Env e) { return e.Undefined(); });
+}
+
+Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
+  SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
+  if (!box) throw Napi::TypeError::New(info.Env(), "sessionInfo: argument is not a session handle");
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("disposed", !box->session);
+  o.Set("busy", box->busy);
+  o.Set("nPast", static_cast<double>(box->n_past));
+  o.Set("contextLength", box->session ? static_cast<double>(box->session->context_length()) : 0.0);
+  o.Set("tokens", static_cast<double>(box->stats.tokens));
+  o.Set("weightBytes", static_cast<double>(box->stats.weight_bytes));
+  o.Set("expertsComputed", static_cast<double>(box->stats.experts_computed));
+  o.Set("stateBytes", box->session && !box->busy ? static_cast<double>(box->session->state_bytes()) : 0.0);
+  return o;
+}
+
+Napi::Value DisposeSession(const Napi::CallbackInfo& info) {
+  SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
+  if (!box) throw Napi::TypeError::New(info.Env(), "disposeSession: argument is not a session handle");
+  box->session.reset();  // an in-flight call keeps its own reference until it settles
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void register_engine(Napi::Env env, Napi::Object exports) {
+  exports.Set("loadModel", Napi::Function::New(env, LoadModel, "loadModel"));
+  exports.Set("disposeModel", Napi::Function::New(env, DisposeModel, "disposeModel"));
+  exports.Set("createSession", Napi::Function::New(env, CreateSession, "createSession"));
+  exports.Set("prefill", Napi::Function::New(env, Prefill, "prefill"));
+  exports.Set("decode", Napi::Function::New(env, Decode, "decode"));
+  exports.Set("truncate", Napi::Function::New(env, Truncate, "truncate"));
+  exports.Set("sessionInfo", Napi::Function::New(env, SessionInfo, "sessionInfo"));
+  exports.Set("disposeSession", Napi::Function::New(env, DisposeSession, "disposeSession"));
+}
+
+}  // namespace bs::addon

@@ -1,0 +1,128 @@
+// A backend is a table of kernel functions plus supports(op, weight), ggml-style. The scalar
+// CPU reference (native/cpu/ops-ref.cpp) is the spec; fast CPU kernels, Metal and CUDA fill
+// the same table and are compared with it op by op (test/native). Pointers are host memory:
+// both target machines (Apple silicon, Jetson) share memory between CPU and GPU.
+// Activations are float32; weights are read in place from the mmapped file.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "common/quant.h"
+
+namespace bs {
+
+class ThreadPool;
+
+// Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
+struct ExecCtx {
+  ThreadPool* pool = nullptr;
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const;
+};
+
+enum class Op : uint8_t {
+  QMatVec,
+  QMatMul,
+  DenseMatMul,
+  GatherMatMul,
+  Embed,
+  RmsNorm,
+  Rope,
+  Attention,
+  RouteSoftmaxTopK,
+  RouteSigmoidGroup,
+  SiluMul,
+  Add,
+  Count
+};
+const char* op_name(Op op);
+
+struct RopeParams {
+  int n_heads = 0, head_dim = 0;
+  int rot_dims = 0;  // rotated leading dims of each head (even, ≤ head_dim); the rest pass through
+  double theta = 10000.0;
+};
+
+struct AttentionParams {
+  int n_q_heads = 0, n_kv_heads = 0, head_dim = 0;  // q head h reads kv head h / (n_q / n_kv)
+  float scale = 1.0f;
+};
+
+struct SoftmaxTopKParams {
+  int n_experts = 0, top_k = 0;
+  bool norm_topk_prob = true;
+};
+
+struct SigmoidGroupParams {
+  int n_experts = 0, top_k = 0;
+  int n_group = 1, topk_group = 1;
+  bool norm_topk_prob = true;
+  float routed_scaling_factor = 1.0f;
+  const float* correction_bias = nullptr;  // [n_experts], selection only
+};
+
+struct Kernels {
+  // y[rows] = W[mat] · x[cols]; W affine 4/8-bit.
+  void (*qmatvec)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, float* y);
+  // y[n, rows] = x[n, cols] · W[mat]ᵀ for a small batch n; W affine 4/8-bit.
+  void (*qmatmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y);
+  // The same for plain F16/BF16/F32 weights.
+  void (*dense_matmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y);
+  // y[i, rows] = W[ids[i]] · x[i, cols] for i < m over a stacked [E, rows, cols] tensor: the
+  // gathered expert matmul. Callers group equal ids together so a kernel can batch them.
+  void (*gather_matmul)(const ExecCtx&, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
+                        float* y);
+  // out[i, cols] = row ids[i] of the table (the embedding lookup; any format).
+  void (*embed)(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out);
+  // y = x * rsqrt(mean(x²) + eps) * w per row of length d; y may alias x.
+  void (*rmsnorm)(const ExecCtx&, const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y);
+  // In place on x[n_tok, n_heads, head_dim]: non-traditional (NeoX) pairs (i, i + rot/2), angle
+  // positions[t] * theta^(-2i/rot).
+  void (*rope)(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p);
+  // out[n_tok, n_q, hd]: query t sits at position pos0 + t and attends causally to cache rows
+  // 0..pos0+t of k, v [*, n_kv, hd].
+  void (*attention)(const ExecCtx&, const float* q, const float* k, const float* v, int64_t pos0, int64_t n_tok,
+                    const AttentionParams& p, float* out);
+  // logits[n_tok, E] → ids/weights[n_tok, top_k], by descending score, ties to the lower id.
+  void (*route_softmax_topk)(const ExecCtx&, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p,
+                             int32_t* ids, float* weights);
+  void (*route_sigmoid_group)(const ExecCtx&, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
+                              int32_t* ids, float* weights);
+  // out = silu(gate) * up, elementwise over n.
+  void (*silu_mul)(const ExecCtx&, const float* gate, const float* up, int64_t n, float* out);
+  // y += s * x over n.
+  void (*add)(const ExecCtx&, const float* x, float s, int64_t n, float* y);
+};
+
+struct Backend {
+  const char* name;    // "cpu-ref", later "cpu-avx2", "metal", "cuda"
+  const char* detail;  // one line for `info()`
+  bool (*usable)();    // the CPU features / device it needs are present
+  // Whether this backend runs `op` on weight `w` (nullptr for ops without weights).
+  bool (*supports)(Op op, const WeightMatrix* w);
+  Kernels k;
+};
+
+// Every backend compiled into this binary, the reference first.
+const std::vector<const Backend*>& compiled_backends();
+const Backend& reference_backend();
+// nullptr when no compiled backend has that name.
+const Backend* find_backend(std::string_view name);
+
+// The kernels the engine calls: each op from the chosen backend when it supports the call,
+// else from the reference, so a backend may implement any subset.
+class Dispatch {
+ public:
+  explicit Dispatch(const Backend& b) : b_(&b), ref_(&reference_backend()) {}
+  const Backend& backend() const { return *b_; }
+  const Kernels& pick(Op op, const WeightMatrix* w = nullptr) const {
+    return b_->supports(op, w) ? b_->k : ref_->k;
+  }
+
+ private:
+  const Backend* b_;
+  const Backend* ref_;
+};
+
+}  // namespace bs

@@ -1,0 +1,19 @@
+// A linear layer y = W x (+ bias) over an mmapped weight, quantised or plain: the one
+// place that picks qmatvec / qmatmul / dense_matmul for a call.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/backend.h"
+
+namespace bs {
+
+struct Linear {
+  WeightMatrix w;           // [out, in]
+  std::vector<float> bias;  // [out] or empty
+};
+
+// y[n, out] = x[n, in] · Wᵀ (+ bias).
+void linear_forward(const Dispatch& d, const ExecCtx& ctx, const Linear& l, const float* x, int64_t n, float* y);
+
+}  // namespace bs

@@ -1,0 +1,30 @@
+// A file mapped read-only into memory. Its pages are file-backed (they count as RssFile
+// and the OS may drop them), so weights are never copied into anonymous memory.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace bs {
+
+class MappedFile {
+ public:
+  // Throws bs::Error naming the path and the OS error.
+  static std::unique_ptr<MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace bs

@@ -1,0 +1,153 @@
+// load_model: config.json → architecture → tensors checked against the config, plus the
+// loaders every architecture shares.
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/models/arch.h"
+
+namespace bs {
+
+namespace {
+
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch()};
+
+const ArchDef& find_arch(const ConfigReader& r) {
+  const std::string type = r.string("model_type");
+  for (const ArchDef* a : kArchs) {
+    if (type == a->model_type) return *a;
+  }
+  std::string names;
+  for (const std::string& a : supported_architectures()) names += (names.empty() ? "" : ", ") + a;
+  fail(r.what(), ": model_type \"", type, "\" is not supported (supported: ", names, ")");
+}
+
+const Backend& pick_backend(const std::string& name) {
+  if (name.empty()) return reference_backend();
+  const Backend* b = find_backend(name);
+  if (!b) {
+    std::string names;
+    for (const Backend* c : compiled_backends()) names += std::string(names.empty() ? "" : ", ") + c->name;
+    fail("backend \"", name, "\" is not compiled into this build (available: ", names, ")");
+  }
+  if (!b->usable()) fail("backend \"", name, "\" is compiled but this machine lacks what it needs (", b->detail, ")");
+  return *b;
+}
+
+}  // namespace
+
+std::vector<std::string> supported_architectures() {
+  std::vector<std::string> out;
+  for (const ArchDef* a : kArchs) out.push_back(a->model_type);
+  return out;
+}
+
+std::string layer_prefix(int64_t l) { return "model.layers." + std::to_string(l); }
+
+void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
+  c.vocab = r.integer("vocab_size", 1);
+  if (c.vocab > INT32_MAX) r.error("vocab_size", "must fit a 32-bit token id");
+  c.hidden = r.integer("hidden_size", 1);
+  c.n_layers = r.integer("num_hidden_layers", 1);
+  c.n_heads = r.integer("num_attention_heads", 1);
+  c.n_kv_heads = r.integer("num_key_value_heads", 1, c.n_heads);
+  if (c.n_heads % c.n_kv_heads != 0) r.error("num_key_value_heads", "must divide num_attention_heads");
+  c.head_dim = r.integer("head_dim", 2, c.hidden / c.n_heads);
+  if (c.head_dim % 2 != 0 || c.head_dim < 2) r.error("head_dim", "must be even and ≥ 2 (RoPE pairs dims)");
+  c.rms_eps = static_cast<float>(r.number("rms_norm_eps", 0.0));
+  c.rope_theta = r.number("rope_theta", 0.0);
+  if (r.has("rope_scaling")) r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  c.max_positions = r.integer("max_position_embeddings", 1);
+  c.tie_embeddings = r.boolean("tie_word_embeddings", false);
+  c.eos_token_ids = r.int_list("eos_token_id");
+  c.bos_token_id = r.has("bos_token_id") ? r.integer("bos_token_id", 0) : -1;
+}
+
+void check_router_config(const ConfigReader& r, const ModelConfig& cfg) {
+  const RouterSpec& s = cfg.router;
+  const char* experts_key = s.family == RoutingFamily::SoftmaxTopK ? "num_experts" : "n_routed_experts";
+  if (s.n_experts < 1) r.error(experts_key, "must be ≥ 1 for a model with MoE layers");
+  if (s.top_k > s.n_experts) r.error("num_experts_per_tok", "must not exceed the number of experts");
+  if (s.family != RoutingFamily::SigmoidGroup) return;
+  if (s.n_experts % s.n_group != 0) r.error("n_group", "must divide n_routed_experts");
+  if (s.n_group > 1 && s.n_experts / s.n_group < 2) r.error("n_group", "must leave ≥ 2 experts per group");
+  if (s.topk_group > s.n_group) r.error("topk_group", "must not exceed n_group");
+  if (s.top_k > s.max_k()) r.error("num_experts_per_tok", "must not exceed topk_group × experts per group");
+}
+
+bool load_layer_base(const ModelConfig& c, TensorLoader& t, int64_t l, LayerWeights& out) {
+  const std::string p = layer_prefix(l);
+  out.input_norm = t.vector(p + ".input_layernorm.weight", c.hidden);
+  out.post_norm = t.vector(p + ".post_attention_layernorm.weight", c.hidden);
+  const std::string a = p + ".self_attn";
+  AttentionWeights& w = out.attn;
+  w.q = t.linear(a + ".q_proj", c.n_heads * c.head_dim, c.hidden, c.attention_bias);
+  w.k = t.linear(a + ".k_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
+  w.v = t.linear(a + ".v_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
+  w.o = t.linear(a + ".o_proj", c.hidden, c.n_heads * c.head_dim);
+  if (c.qk_norm) {
+    w.q_norm = t.vector(a + ".q_norm.weight", c.head_dim);
+    w.k_norm = t.vector(a + ".k_norm.weight", c.head_dim);
+  }
+  out.is_moe = c.moe_layer[l];
+  if (!out.is_moe) out.mlp = load_mlp(t, p + ".mlp", c.hidden, c.intermediate);
+  return out.is_moe;
+}
+
+MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter) {
+  return MlpWeights{t.linear(prefix + ".gate_proj", inter, hidden), t.linear(prefix + ".up_proj", inter, hidden),
+                    t.linear(prefix + ".down_proj", hidden, inter)};
+}
+
+void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
+  const int64_t E = c.router.n_experts;
+  out.router = t.linear(mlp_prefix + ".gate", E, c.hidden);
+  out.spec = c.router;
+  const std::string p = mlp_prefix + ".switch_mlp";
+  out.gate = t.stacked(p + ".gate_proj", E, c.moe_intermediate, c.hidden);
+  out.up = t.stacked(p + ".up_proj", E, c.moe_intermediate, c.hidden);
+  out.down = t.stacked(p + ".down_proj", E, c.hidden, c.moe_intermediate);
+}
+
+std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
+  if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
+  const Backend& backend = pick_backend(opts.backend);
+  const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) fail("model folder ", dir, " does not exist or is not a directory");
+  if (!std::filesystem::exists(config_path, ec)) fail("model folder ", dir, " has no config.json");
+  const Json config = Json::parse(read_text_file(config_path), config_path);
+  const ArchDef& arch = find_arch(ConfigReader(config, config_path, "the engine"));
+  const ConfigReader r(config, config_path, arch.model_type);
+
+  auto m = std::make_shared<Model>(backend, opts.threads);
+  ModelConfig& c = m->cfg;
+  c.arch = arch.model_type;
+  arch.read_config(r, c);
+  const QuantConfig quant = QuantConfig::from_config(config, config_path);
+  m->store = WeightStore::open(dir);
+  TensorLoader t(*m->store, quant, arch.model_type);
+
+  m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
+  m->final_norm = t.vector("model.norm.weight", c.hidden);
+  m->lm_head = c.tie_embeddings ? Linear{m->embed, {}} : t.linear("lm_head", c.vocab, c.hidden);
+  m->layers.resize(c.n_layers);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    arch.load_layer(c, t, l, m->layers[l]);
+    const MoeWeights& moe = m->layers[l].moe;
+    if (m->layers[l].is_moe && m->expert_bytes == 0) {
+      m->expert_bytes = moe.gate.mat_bytes() + moe.up.mat_bytes() + moe.down.mat_bytes();
+    }
+  }
+  m->matrix_bytes = t.matrix_bytes();
+
+  m->top_k = c.router.top_k;
+  if (opts.top_k != 0) {
+    if (opts.top_k < 1 || opts.top_k > c.router.max_k()) {
+      fail("topK (routing width) must be between 1 and ", c.router.max_k(), " for this model, got ", opts.top_k);
+    }
+    m->top_k = opts.top_k;
+  }
+  return m;
+}
+
+}  // namespace bs

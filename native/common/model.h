@@ -1,0 +1,99 @@
+// A loaded decoder-only MoE transformer: config, weight views into the mmapped files and
+// the kernels it runs with. Architectures (models/*.cpp) fill it; the forward pass
+// (transformer.cpp) and the shared blocks are written once.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/backend.h"
+#include "common/linear.h"
+#include "common/routing.h"
+#include "common/weight-store.h"
+
+namespace bs {
+
+class ThreadPool;
+
+struct ModelConfig {
+  std::string arch;  // config.json model_type
+  int64_t vocab = 0, hidden = 0, n_layers = 0;
+  int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  int64_t rot_dims = 0;  // RoPE over the first rot_dims of each head
+  double rope_theta = 10000.0;
+  float rms_eps = 1e-6f;
+  int64_t max_positions = 0;
+  int64_t intermediate = 0;      // dense MLP layers
+  int64_t moe_intermediate = 0;  // one routed expert
+  int64_t shared_intermediate = 0;  // shared experts (0: none)
+  RouterSpec router;
+  std::vector<bool> moe_layer;  // per layer: MoE (true) or dense MLP
+  bool tie_embeddings = false, qk_norm = false, attention_bias = false;
+  std::vector<int64_t> eos_token_ids;
+  int64_t bos_token_id = -1;
+};
+
+struct AttentionWeights {
+  Linear q, k, v, o;
+  std::vector<float> q_norm, k_norm;  // [head_dim] each, empty without qk norm
+};
+
+struct MlpWeights {
+  Linear gate, up, down;
+};
+
+struct MoeWeights {
+  Linear router;                    // [E, hidden]
+  RouterSpec spec;                  // the model's router with this layer's correction bias
+  WeightMatrix gate, up, down;      // stacked [E, moe_inter, hidden] / [E, hidden, moe_inter]
+  bool has_shared = false;
+  MlpWeights shared;
+};
+
+struct LayerWeights {
+  std::vector<float> input_norm, post_norm;  // [hidden]
+  AttentionWeights attn;
+  bool is_moe = false;
+  MlpWeights mlp;  // dense layers
+  MoeWeights moe;  // MoE layers
+};
+
+struct LoadOptions {
+  int threads = 1;
+  int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
+  std::string backend;     // empty = the reference
+};
+
+class Model {
+ public:
+  Model(const Backend& backend, int threads);
+  ~Model();
+
+  ModelConfig cfg;
+  std::unique_ptr<WeightStore> store;
+  WeightMatrix embed;  // [vocab, hidden]
+  std::vector<float> final_norm;
+  Linear lm_head;      // tied: a view of embed
+  std::vector<LayerWeights> layers;
+  int top_k = 0;       // routing width in use
+  uint64_t matrix_bytes = 0;
+  uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
+
+  const Dispatch& dispatch() const { return dispatch_; }
+  ExecCtx ctx() const { return ExecCtx{pool_.get()}; }
+  int threads() const { return threads_; }
+
+ private:
+  Dispatch dispatch_;
+  int threads_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+// Loads the model folder `dir` (config.json + safetensors); throws bs::Error with a message
+// naming the file, tensor or field that is wrong.
+std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts);
+// config.json model_type values load_model accepts.
+std::vector<std::string> supported_architectures();
+
+}  // namespace bs

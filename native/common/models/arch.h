@@ -1,0 +1,41 @@
+// An architecture = how to read its config.json and which tensors make up a layer. The
+// loaders below are the shared building blocks every architecture composes.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "common/config-reader.h"
+#include "common/model.h"
+#include "common/tensor-loader.h"
+
+namespace bs {
+
+struct ArchDef {
+  const char* model_type;
+  // Fills cfg from config.json; throws bs::Error naming the field that is wrong.
+  void (*read_config)(const ConfigReader& r, ModelConfig& cfg);
+  // Loads layer `l` (prefix "model.layers.<l>"), checking every tensor against cfg.
+  void (*load_layer)(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out);
+};
+
+const ArchDef& qwen3_moe_arch();
+const ArchDef& glm4_moe_arch();
+
+// Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
+// with the cross-field checks (GQA divisibility, even head_dim ...).
+void read_decoder_config(const ConfigReader& r, ModelConfig& cfg);
+// Checks the router fields once the family and widths are known.
+void check_router_config(const ConfigReader& r, const ModelConfig& cfg);
+
+std::string layer_prefix(int64_t l);
+// The parts of layer l every architecture shares: the two norms, self_attn.{q,k,v,o}_proj
+// (+ .bias when cfg.attention_bias, q_norm/k_norm when cfg.qk_norm) and, for a dense layer,
+// mlp.{gate,up,down}_proj. Returns whether the layer is MoE (its FFN is left to the caller).
+bool load_layer_base(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out);
+// mlp.{gate,up,down}_proj (or any prefix) with the given intermediate width.
+MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter);
+// The router mlp.gate [E, hidden] (quantised or plain) and mlp.switch_mlp.{gate,up,down}_proj
+// stacked over the experts; out.spec starts as cfg.router.
+void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out);
+
+}  // namespace bs

@@ -1,0 +1,50 @@
+// One conversation's state: the KV cache (float32, grown on demand up to the context
+// length) and the forward pass that appends tokens to it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/blocks.h"
+
+namespace bs {
+
+struct SessionStats {
+  uint64_t tokens = 0;           // tokens run through the model
+  uint64_t weight_bytes = 0;     // weight bytes read (each matrix / expert once per forward chunk)
+  uint64_t experts_computed = 0;  // distinct experts computed, summed over layers and chunks
+};
+
+class Session {
+ public:
+  // context_length ≤ 0: the model's max_position_embeddings.
+  Session(std::shared_ptr<const Model> model, int64_t context_length);
+
+  const Model& model() const { return *model_; }
+  int64_t n_past() const { return n_past_; }
+  int64_t context_length() const { return ctx_len_; }
+  const SessionStats& stats() const { return stats_; }
+  // Bytes held by the KV cache and scratch buffers.
+  uint64_t state_bytes() const;
+
+  // Appends tokens (n ≥ 1) and writes the last token's logits to logits[vocab]. Throws
+  // bs::Error before changing anything when an id is outside the vocabulary or the context
+  // would overflow.
+  void append(const int32_t* tokens, int64_t n, float* logits);
+  // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
+  void truncate(int64_t n);
+
+ private:
+  static constexpr int64_t kChunk = 32;  // tokens per forward step of a prefill
+  void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
+  void reserve(int64_t tokens);
+
+  std::shared_ptr<const Model> model_;
+  int64_t ctx_len_ = 0, n_past_ = 0, capacity_ = 0;
+  std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [capacity, n_kv, head_dim]
+  std::vector<float> x_, xn_, y_;
+  Scratch scratch_;
+  SessionStats stats_;
+};
+
+}  // namespace bs

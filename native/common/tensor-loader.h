@@ -1,0 +1,40 @@
+// Looks up the tensors an architecture needs and checks each one's presence, dtype and
+// shape against config.json, naming the tensor and what was expected when one is wrong.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/linear.h"
+#include "common/quant.h"
+#include "common/weight-store.h"
+
+namespace bs {
+
+class TensorLoader {
+ public:
+  TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch);
+
+  bool has(const std::string& name) const { return store_.find(name) != nullptr; }
+  // The module at `path` as a [out, in] matrix: `path.weight` plus `.scales`/`.biases` when
+  // quantised (MLX: quantised exactly when `path.scales` exists); with_bias adds `path.bias`.
+  Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);
+  // A stacked [n, out, in] module (switch_mlp projections), quantised or plain.
+  WeightMatrix stacked(const std::string& path, int64_t n, int64_t out, int64_t in);
+  // A float vector (norm weights, biases, correction bias) of any float dtype, as float32.
+  std::vector<float> vector(const std::string& name, int64_t n);
+  // Bytes of all matrices loaded so far (codes + scales + biases).
+  uint64_t matrix_bytes() const { return matrix_bytes_; }
+
+ private:
+  const TensorInfo& require(const std::string& name) const;
+  void check_shape(const TensorInfo& t, const std::vector<int64_t>& want, const std::string& why) const;
+  WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked);
+
+  const WeightStore& store_;
+  const QuantConfig& quant_;
+  std::string arch_;
+  uint64_t matrix_bytes_ = 0;
+};
+
+}  // namespace bs

@@ -1,0 +1,107 @@
+// The decoder forward pass shared by every architecture:
+// h = x + attn(rmsnorm(x)); x' = h + ffn(rmsnorm(h)); logits = lm_head(rmsnorm(x_last)).
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/session.h"
+#include "cpu/thread-pool.h"
+
+namespace bs {
+
+Model::Model(const Backend& backend, int threads)
+    : dispatch_(backend), threads_(threads), pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
+
+Model::~Model() = default;
+
+Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : model_(std::move(model)) {
+  ctx_len_ = context_length > 0 ? context_length : model_->cfg.max_positions;
+  k_cache_.resize(model_->cfg.n_layers);
+  v_cache_.resize(model_->cfg.n_layers);
+}
+
+uint64_t Session::state_bytes() const {
+  uint64_t b = 0;
+  for (const auto& c : k_cache_) b += c.capacity() * sizeof(float);
+  for (const auto& c : v_cache_) b += c.capacity() * sizeof(float);
+  return b;
+}
+
+void Session::reserve(int64_t tokens) {
+  if (tokens <= capacity_) return;
+  int64_t cap = std::max<int64_t>(capacity_, 64);
+  while (cap < tokens) cap *= 2;
+  cap = std::min(cap, ctx_len_);
+  const int64_t kv_dim = model_->cfg.n_kv_heads * model_->cfg.head_dim;
+  for (size_t l = 0; l < k_cache_.size(); ++l) {
+    k_cache_[l].resize(cap * kv_dim);
+    v_cache_[l].resize(cap * kv_dim);
+  }
+  capacity_ = cap;
+}
+
+void Session::truncate(int64_t n) {
+  if (n < 0 || n > n_past_) fail("truncate(", n, ") is outside the session's ", n_past_, " cached tokens");
+  n_past_ = n;  // rows past n are overwritten by the next append
+}
+
+void Session::append(const int32_t* tokens, int64_t n, float* logits) {
+  const int64_t vocab = model_->cfg.vocab;
+  if (n < 1) fail("no tokens given; pass at least one token id");
+  for (int64_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= vocab) {
+      fail("token id ", tokens[i], " at index ", i, " is outside the vocabulary [0, ", vocab, ")");
+    }
+  }
+  if (n_past_ + n > ctx_len_) {
+    fail("context is full: ", n_past_, " cached + ", n, " new tokens exceed the session's contextLength ", ctx_len_,
+         "; truncate the session or create one with a larger contextLength");
+  }
+  reserve(n_past_ + n);
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
+  }
+}
+
+void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
+  const Model& m = *model_;
+  const ModelConfig& c = m.cfg;
+  const Dispatch& d = m.dispatch();
+  const ExecCtx ctx = m.ctx();
+  const int64_t H = c.hidden;
+  Scratch& s = scratch_;
+  s.bytes_touched = 0;
+  s.experts_touched = 0;
+  x_.resize(n * H);
+  xn_.resize(n * H);
+  y_.resize(n * H);
+
+  d.pick(Op::Embed, &m.embed).embed(ctx, m.embed, tokens, n, x_.data());
+  s.bytes_touched += static_cast<uint64_t>(n) * m.embed.mat_bytes() / m.embed.rows;
+  const Kernels& norm = d.pick(Op::RmsNorm);
+  const Kernels& add = d.pick(Op::Add);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& lw = m.layers[l];
+    norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
+    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data());
+    add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+    norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
+    if (lw.is_moe) {
+      moe_block(m, lw.moe, xn_.data(), n, s, y_.data());
+    } else {
+      mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data());
+    }
+    add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+  }
+  if (logits) {
+    const float* last = x_.data() + (n - 1) * H;
+    norm.rmsnorm(ctx, last, m.final_norm.data(), 1, H, c.rms_eps, xn_.data());
+    run_linear(m, m.lm_head, xn_.data(), 1, logits, s);
+  }
+  n_past_ += n;
+  stats_.tokens += n;
+  stats_.weight_bytes += s.bytes_touched;
+  stats_.experts_computed += s.experts_touched;
+}
+
+}  // namespace bs

@@ -1,0 +1,74 @@
+// The last step of every plan: per-arm references on one time grid, then the safety check on
+// exactly those samples (what is sent is what is checked). A violation becomes the plan's code.
+import { type SafetyViolation, checkTrajectories } from '../../safety/trajectory-check.js';
+import type { CompiledSetup } from './compiled.js';
+import { failure } from './validate.js';
+import type { ArmReferences, PlanFailure, PlanResult, PlanSummary } from './types.js';
+
+/** Positions, velocities, accelerations of one arm at ticks i / rate (count × dof). */
+export interface ArmSamples {
+  count: number;
+  q: Float64Array;
+  qd: Float64Array;
+  qdd: Float64Array;
+}
+
+/** Ticks for a motion ending at `motionEnd` (the first at or past it carries the goal) plus the hold. */
+export function tickCount(motionEnd: number, rate: number, hold: number): number {
+  // 1e-9 absorbs rounding of motionEnd·rate (as resampleSegments).
+  return Math.ceil(motionEnd * rate - 1e-9) + 1 + Math.round(hold * rate);
+}
+
+export function finish(
+  setup: CompiledSetup,
+  samples: ArmSamples[],
+  duration: number,
+  summary: Omit<PlanSummary, 'samples' | 'minSelfDistance' | 'minArmDistance'>,
+): PlanResult {
+  const count = samples[0].count;
+  const t = new Float64Array(count);
+  for (let i = 0; i < count; i++) t[i] = i / setup.rate;
+  const arms: ArmReferences[] = setup.arms.map((arm, a) => ({
+    arm: arm.name,
+    joints: arm.safety.chain.jointNames.slice(),
+    rate: setup.rate,
+    count,
+    t,
+    q: samples[a].q,
+    dq: samples[a].qd,
+    ddq: samples[a].qdd,
+  }));
+  const check = checkTrajectories(
+    setup.arms.map((a) => a.safety),
+    arms.map((r) => ({ times: t, q: r.q })),
+    setup.envelope,
+  );
+  if (!check.ok) return fromViolation(check.violation, check.message);
+  return {
+    ok: true,
+    code: 'ok',
+    duration,
+    arms,
+    summary: { ...summary, samples: count, minSelfDistance: check.minSelfDistance, minArmDistance: check.minArmDistance },
+  };
+}
+
+function fromViolation(v: SafetyViolation, message: string): PlanFailure {
+  const msg = `safety check of the references refused the plan: ${message}`;
+  switch (v.code) {
+    case 'invalid-trajectory':
+      return failure(v.code, msg, { arm: v.arm });
+    case 'joint-position':
+    case 'joint-velocity':
+    case 'joint-acceleration':
+    case 'joint-jerk':
+      return failure(v.code, msg, { arm: v.arm, joint: v.joint, sample: v.sample, value: v.value, limit: v.limit });
+    case 'workspace':
+    case 'table':
+      return failure(v.code, msg, { arm: v.arm, link: v.link, sample: v.sample, distance: v.distance });
+    case 'self-collision':
+      return failure(v.code, msg, { arm: v.arm, links: v.links, sample: v.sample, distance: v.distance });
+    case 'arm-collision':
+      return failure(v.code, msg, { arm: v.arms[0], arms: v.arms, links: v.links, sample: v.sample, distance: v.distance, limit: v.clearance });
+  }
+}

@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SchemaError, parseSchema } from '../../../../daemon/engine/json-schema/schema.js';
+import { formatIssues, validateJson } from '../../../../daemon/engine/json-schema/validate.js';
+import { canonicalJson } from '../../../../daemon/engine/json-schema/canonical-json.js';
+
+const MOVE = parseSchema({
+  type: 'object',
+  properties: {
+    arm: { enum: ['left', 'right'] },
+    pose: { type: 'array', items: { type: 'number' }, minItems: 7, maxItems: 7 },
+    speed: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+    steps: { type: 'integer', minimum: 1, maximum: 10 },
+    note: { type: 'string', minLength: 1, maxLength: 5 },
+    gripper: { anyOf: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'null' }] },
+    mode: { oneOf: [{ const: 'fast' }, { type: 'integer' }] },
+    nested: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false },
+  },
+  required: ['arm', 'pose'],
+  additionalProperties: false,
+});
+
+test('a valid value has no issues', () => {
+  const v = { arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], speed: 0.5, steps: 3, note: 'hé', gripper: null, mode: 'fast', nested: { ok: true } };
+  assert.deepEqual(validateJson(v, MOVE), []);
+});
+
+test('each rule reports its path, rule and value', () => {
+  const cases: Array<[Record<string, unknown>, string, string, RegExp]> = [
+    [{ pose: [0, 0, 0, 0, 0, 0, 1] }, '$', 'required', /missing required property "arm"/],
+    [{ arm: 'up', pose: [0, 0, 0, 0, 0, 0, 1] }, '$.arm', 'enum', /expected one of \["left","right"\], got "up"/],
+    [{ arm: 'left', pose: [0, 0, 0] }, '$.pose', 'minItems', /at least 7 items, got 3/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1, 2] }, '$.pose', 'maxItems', /at most 7 items, got 8/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, '0', 1] }, '$.pose[5]', 'type', /expected number, got string "0"/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], speed: 1 }, '$.speed', 'exclusiveMaximum', /must be < 1, got 1/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], speed: -0.1 }, '$.speed', 'minimum', /must be >= 0, got -0.1/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], steps: 2.5 }, '$.steps', 'type', /expected integer, got number 2.5/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], steps: 11 }, '$.steps', 'maximum', /must be <= 10, got 11/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], note: '' }, '$.note', 'minLength', /shorter than 1/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], note: '😀😀😀😀😀😀' }, '$.note', 'maxLength', /longer than 5/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], gripper: 2 }, '$.gripper', 'anyOf', /matches none of the 2 anyOf alternatives: 2/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], mode: 'slow' }, '$.mode', 'oneOf', /exactly one oneOf alternative, matches 0/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], nested: {} }, '$.nested', 'required', /missing required property "ok"/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], nested: { ok: 1 } }, '$.nested.ok', 'type', /expected boolean, got integer 1/],
+    [{ arm: 'left', pose: [0, 0, 0, 0, 0, 0, 1], 'odd key': 1 }, '$["odd key"]', 'additionalProperties', /unexpected property "odd key" = 1/],
+  ];
+  for (const [value, path, rule, re] of cases) {
+    const issues = validateJson(value, MOVE);
+    assert.equal(issues.length, 1, `${JSON.stringify(value)} → ${formatIssues(issues)}`);
+    assert.equal(issues[0].path, path);
+    assert.equal(issues[0].rule, rule);
+    assert.match(issues[0].message, re);
+  }
+});
+
+test('maxLength counts code points; six emoji are six characters', () => {
+  const s = parseSchema({ type: 'string', maxLength: 6 });
+  assert.deepEqual(validateJson('😀😀😀😀😀😀', s), []);
+});
+
+test('additionalProperties as a schema validates the extra values', () => {
+  const s = parseSchema({ type: 'object', additionalProperties: { type: 'integer' } });
+  assert.deepEqual(validateJson({ a: 1, b: 2 }, s), []);
+  assert.deepEqual(validateJson({ a: 'x' }, s).map((i) => [i.path, i.rule]), [['$.a', 'type']]);
+});
+
+test('schema parsing: malformed parts are errors naming the path; unsupported keywords are recorded', () => {
+  const bad: Array<[unknown, RegExp]> = [
+    [{ type: 'text' }, /^\$\.type: unknown type "text"/],
+    [{ enum: [] }, /^\$\.enum: enum must be a non-empty array/],
+    [{ properties: { a: { minLength: -1 } } }, /^\$\.properties\.a\.minLength: minLength must be a non-negative integer, got -1/],
+    [{ items: [{}, {}] }, /tuple-form items/],
+    [{ pattern: '(' }, /^\$\.pattern: invalid regular expression/],
+    [{ exclusiveMinimum: true }, /exclusiveMinimum: true needs minimum/],
+    [5, /^\$: a schema must be an object or boolean, got 5/],
+  ];
+  for (const [raw, re] of bad) assert.throws(() => parseSchema(raw), (e: unknown) => e instanceof SchemaError && re.test(e.message), JSON.stringify(raw));
+  const s = parseSchema({ type: 'object', description: 'x', properties: { a: { $ref: '#/x', format: 'uri' } }, allOf: [] });
+  assert.deepEqual(s.unsupported, ['$.allOf', '$.properties.a.$ref']);
+});
+
+test('draft-4 boolean exclusiveMinimum and OpenAPI nullable are understood', () => {
+  const s = parseSchema({ type: 'number', minimum: 0, exclusiveMinimum: true, nullable: true });
+  assert.deepEqual(validateJson(0, s).map((i) => i.rule), ['exclusiveMinimum']);
+  assert.deepEqual(validateJson(null, s), []);
+});
+
+test('canonical JSON matches Python json.dumps layout', () => {
+  assert.equal(canonicalJson({ a: 1, b: [1, 'é', null], c: {} }), '{"a": 1, "b": [1, "é", null], "c": {}}');
+  assert.equal(canonicalJson('a"b\n'), '"a\\"b\\n"');
+});

@@ -1,0 +1,169 @@
+// The engine through its TS classes on synthetic tiny models: prefill/decode/truncate agree
+// with each other, results do not depend on thread count or sharding, the routing width
+// override works, and every misuse is a rejected promise with a clear message.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
+import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
+import { loadNative } from '../../../daemon/native/binding.js';
+import type { Arch } from '../../../daemon/models/shapes.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
+
+const ARCHS: Arch[] = ['qwen3_moe', 'glm4_moe'];
+const PROMPT = [1, 5, 9, 20, 33, 40, 2, 7, 64, 11, 300, 599];
+const VOCAB = 640; // tiny
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+const maxAbs = (a: Float32Array) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+
+for (const arch of ARCHS) {
+  test(`${arch}: one prefill equals prefill + token-by-token decode`, async (t) => {
+    const model = await NativeModel.load(synthTemp(t, { arch, seed: 1 }));
+    t.after(() => model.dispose());
+    const whole = await model.createSession();
+    const full = await whole.prefill(PROMPT);
+    const steps = await model.createSession();
+    let last = await steps.prefill(PROMPT.slice(0, 3));
+    for (const tok of PROMPT.slice(3)) last = await steps.decode(tok);
+    assert.ok(maxAbsDiff(full, last) <= 1e-5 * maxAbs(full), `${arch}: diff ${maxAbsDiff(full, last)}`);
+    assert.equal(whole.info().nPast, PROMPT.length);
+    assert.equal(steps.info().nPast, PROMPT.length);
+    assert.ok(Number.isFinite(maxAbs(full)) && maxAbs(full) > 0.1, 'logits are finite and not degenerate');
+  });
+
+  test(`${arch}: truncate reuses a prefix and reproduces the same logits`, async (t) => {
+    const model = await NativeModel.load(synthTemp(t, { arch, seed: 3 }));
+    t.after(() => model.dispose());
+    const s = await model.createSession({ contextLength: 64 });
+    await s.prefill(PROMPT.slice(0, 6));
+    const first = await s.prefill(PROMPT.slice(6));
+    await s.truncate(6);
+    assert.equal(s.info().nPast, 6);
+    assert.deepEqual(await s.prefill(PROMPT.slice(6)), first);
+    await s.truncate(2);
+    const other = await s.decode(50);
+    const fresh = await model.createSession();
+    await fresh.prefill(PROMPT.slice(0, 2));
+    assert.deepEqual(other, await fresh.decode(50));
+    await assert.rejects(s.truncate(99), (e: Error) => e instanceof EngineError && /outside the session's 3 cached tokens/.test(e.message));
+  });
+
+  test(`${arch}: thread count and sharding do not change the logits`, async (t) => {
+    const single = await NativeModel.load(synthTemp(t, { arch, seed: 5, maxShardBytes: 2 ** 30 }), { threads: 1 });
+    const sharded = await NativeModel.load(synthTemp(t, { arch, seed: 5, maxShardBytes: 256 * 1024 }), { threads: 3 });
+    t.after(() => {
+      single.dispose();
+      sharded.dispose();
+    });
+    assert.equal(single.summary.files, 1);
+    assert.ok(sharded.summary.files > 3, `${sharded.summary.files} shards`);
+    assert.equal(sharded.summary.threads, 3);
+    const a = await (await single.createSession()).greedy(PROMPT, 6);
+    const b = await (await sharded.createSession()).greedy(PROMPT, 6);
+    assert.deepEqual(b.tokens, a.tokens);
+    for (let i = 0; i < a.logits.length; i++) assert.deepEqual(b.logits[i], a.logits[i], `step ${i}`);
+  });
+
+  test(`${arch}: routing width override changes routing and is bounded`, async (t) => {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    const base = await NativeModel.load(dir);
+    const wide = await NativeModel.load(dir, { topK: 6 });
+    t.after(() => {
+      base.dispose();
+      wide.dispose();
+    });
+    assert.equal(base.summary.topK, 4);
+    assert.equal(wide.summary.topK, 6);
+    assert.equal(wide.summary.configTopK, 4);
+    const lb = await (await base.createSession()).prefill(PROMPT);
+    const sw = await wide.createSession();
+    const lw = await sw.prefill(PROMPT);
+    assert.ok(maxAbsDiff(lb, lw) > 1e-3, 'six experts per token give other logits than four');
+    // Decode computes exactly K experts per MoE layer.
+    const before = sw.info().expertsComputed;
+    await sw.decode(3);
+    assert.equal(sw.info().expertsComputed - before, 6 * wide.summary.moeLayers);
+    const max = arch === 'glm4_moe' ? 8 : 16; // glm tiny: topk_group 2 of 4 groups of 4 experts
+    await assert.rejects(NativeModel.load(dir, { topK: max + 1 }), new RegExp(`topK \\(routing width\\) must be between 1 and ${max} for this model, got ${max + 1}`));
+  });
+}
+
+test('a native session serves prompt-prefix reuse (PrefixSession)', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'glm4_moe', seed: 9 }));
+  t.after(() => model.dispose());
+  const reuse = new PrefixSession(await model.createSession());
+  await reuse.start(PROMPT.slice(0, 8));
+  await reuse.decode(17);
+  const turn2 = [...PROMPT.slice(0, 8), 17, 4, 5];
+  const r = await reuse.start(turn2);
+  assert.equal(r?.reused, 9);
+  assert.equal(r?.prefilled, 2);
+  assert.equal(reuse.source.length, 11);
+  const cold = await (await model.createSession()).prefill(turn2);
+  assert.ok(maxAbsDiff(r!.logits, cold) <= 1e-5 * maxAbs(cold));
+  const branch = await reuse.start([...PROMPT.slice(0, 4), 99]);
+  assert.equal(branch?.reused, 4, 'a diverging prompt truncates to the common prefix');
+  assert.ok(maxAbsDiff(branch!.logits, await (await model.createSession()).prefill([...PROMPT.slice(0, 4), 99])) <= 1e-5 * maxAbs(cold));
+});
+
+test('active bytes per decoded token are counted from the weights actually read', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', seed: 2 }));
+  t.after(() => model.dispose());
+  const s = await model.createSession();
+  await s.prefill(PROMPT);
+  const before = s.info().weightBytes;
+  await s.decode(4);
+  const perToken = s.info().weightBytes - before;
+  const { matrixBytes, expertBytes, moeLayers, topK, experts } = model.summary;
+  // Everything except the experts not routed to, and all but one embedding row.
+  const unusedExperts = (experts - topK) * expertBytes * moeLayers;
+  assert.ok(perToken < matrixBytes - unusedExperts, `${perToken} < ${matrixBytes - unusedExperts}`);
+  assert.ok(perToken > topK * expertBytes * moeLayers, `${perToken} counts the routed experts`);
+});
+
+test('tied embeddings serve as the output projection', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', tieWordEmbeddings: true }));
+  t.after(() => model.dispose());
+  assert.equal(model.summary.tieEmbeddings, true);
+  const logits = await (await model.createSession()).prefill(PROMPT);
+  assert.equal(logits.length, VOCAB);
+  assert.ok(argmax(logits) >= 0);
+});
+
+test('misuse is a rejected promise with a message naming the problem', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'glm4_moe' }), { contextLength: 12 });
+  const s = await model.createSession();
+  await s.prefill([1, 2, 3]);
+  await assert.rejects(s.decode(VOCAB), /token id 640 at index 0 is outside the vocabulary \[0, 640\)/);
+  await assert.rejects(s.prefill([4, -1]), /token id -1 at index 1/);
+  assert.equal(s.info().nPast, 3, 'a rejected call leaves the cache unchanged');
+  await assert.rejects(s.prefill([]), /no tokens given/);
+  await assert.rejects(s.decode(1.5), /decode: token must be an integer between 0 and 2147483647, got 1.5/);
+  await assert.rejects(s.prefill(Array.from({ length: 10 }, () => 4)), /context is full: 3 cached \+ 10 new tokens exceed the session's contextLength 12/);
+  const pending = s.decode(5);
+  await assert.rejects(s.decode(6), /the session is busy with another call; await it before the next/);
+  await pending;
+  assert.equal(s.info().nPast, 4);
+
+  const addon = loadNative();
+  await assert.rejects(addon.prefill(s as never, new Int32Array([1])), /prefill: first argument is not a session handle/);
+  await assert.rejects(addon.loadModel(42 as never), /loadModel: dir must be a string/);
+  await assert.rejects(NativeModel.load('/x', { threads: 0 }), /loadModel: option threads must be an integer between 1 and 256, got 0/);
+  await assert.rejects(NativeModel.load('/x', { contextLength: 'long' as never }), /option contextLength must be an integer .* got a string/);
+  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: cpu-ref\)/);
+  await assert.rejects(model.createSession({ contextLength: 0 }), /createSession: option contextLength must be an integer between 1/);
+
+  s.dispose();
+  await assert.rejects(s.decode(1), /decode: the session was disposed/);
+  const kept = await model.createSession();
+  model.dispose();
+  await assert.rejects(model.createSession(), /the model was disposed; load it again/);
+  assert.equal((await kept.prefill([1, 2])).length, VOCAB, 'a session keeps its model alive after dispose');
+  kept.dispose();
+});

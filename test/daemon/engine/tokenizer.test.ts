@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
+import { TextDiffStreamDecoder } from '../../../daemon/engine/detokenizer.js';
+import { Prng } from '../../../daemon/util/prng.js';
+import { FIXTURE } from './fake-sources.js';
+
+
+test('encodes with the hand-chosen merges and byte-level ids', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  // Byte ids follow GPT-2's table: '!'..'~' are 0..93, so 'o' = 111 - 33 = 78; merges start at 256
+  // ('Ġt' 256, 'he' 257, 'Ġthe' 258, ..., 'Ġw' 263, 'll' 265, 'hell' 266, 'hello' 267).
+  assert.deepEqual(tok.encode('hello the world'), [267, 258, 263, 78, 81, 75, 67]);
+  assert.equal(tok.decode([267, 258, 263, 78, 81, 75, 67]), 'hello the world');
+  assert.equal(tok.vocabSize, 295);
+  assert.equal(tok.byteLevel, true);
+});
+
+test('special tokens in text become their ids; control tokens are skipped when decoding', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  const ids = tok.encode('<|im_start|>user\nhi<|im_end|>\n<tool_call>');
+  assert.deepEqual(ids, [291, 278, 198, 71, 72, 292, 198, 293]);
+  assert.equal(tok.isSpecial(292), true);
+  assert.equal(tok.isSpecial(293), false, '<tool_call> is an added token but not a control token');
+  assert.equal(tok.decode(ids), 'user\nhi\n<tool_call>');
+  assert.equal(tok.decode(ids, false), '<|im_start|>user\nhi<|im_end|>\n<tool_call>');
+  assert.equal(tok.idOf('<|im_end|>'), 292);
+});
+
+test('token bytes: byte tokens map through the byte-level table, added tokens are their text', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  // 'Ġ' stands for the space byte; the two tokens of 'é' (0xC3 0xA9) are single bytes.
+  assert.deepEqual([...tok.tokenBytes(258)!], [...Buffer.from(' the')]);
+  const e = tok.encode('é');
+  assert.deepEqual(e.map((id) => [...tok.tokenBytes(id)!]), [[0xc3], [0xa9]]);
+  assert.deepEqual([...tok.tokenBytes(293)!], [...Buffer.from('<tool_call>')]);
+  assert.equal(tok.tokenBytes(10_000), null);
+});
+
+test('streaming decode holds a character split across tokens until its last byte', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  const ids = tok.encode('a😀b');
+  assert.equal(ids.length, 6, 'the emoji is four byte tokens');
+  const d = tok.streamDecoder();
+  const parts = ids.map((id) => d.push(id));
+  assert.deepEqual(parts, ['a', '', '', '', '😀', 'b']);
+  assert.equal(d.flush(), '');
+});
+
+test('streamed text equals the full decode for random strings (seeded property)', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  const alphabet = ['a', 'b', ' ', 'é', '😀', '中', '\n', '"', 'hello', ' the', '<|im_end|>', '<tool_call>'];
+  for (let seed = 1; seed <= 60; seed++) {
+    const r = new Prng(seed);
+    let text = '';
+    for (let i = 0; i < 1 + r.int(30); i++) text += alphabet[r.int(alphabet.length)];
+    const ids = tok.encode(text);
+    const d = tok.streamDecoder();
+    const streamed = ids.map((id) => d.push(id)).join('') + d.flush();
+    assert.equal(streamed, tok.decode(ids), `seed ${seed}: ${JSON.stringify(text)}`);
+  }
+});
+
+test('an incomplete character at the end of the stream becomes U+FFFD', async () => {
+  const tok = await TextTokenizer.fromDir(FIXTURE);
+  const ids = tok.encode('😀').slice(0, 2);
+  const d = tok.streamDecoder();
+  assert.equal(ids.map((id) => d.push(id)).join(''), '');
+  assert.equal(d.flush(), '\uFFFD');
+});
+
+test('diff decoder (non-byte-level vocabularies) waits while the text ends in U+FFFD', () => {
+  // A toy decoder: id 1 = 'x', ids 2 and 3 together = 'é', 2 alone is incomplete.
+  const decode = (ids: number[]): string => ids.map((id, i) => (id === 1 ? 'x' : id === 2 ? (ids[i + 1] === 3 ? 'é' : '\uFFFD') : '')).join('');
+  const d = new TextDiffStreamDecoder(decode);
+  assert.deepEqual([1, 2, 3, 1].map((id) => d.push(id)), ['x', '', 'é', 'x']);
+  assert.equal(d.flush(), '');
+});
+
+test('a tokenizer.json without a model is a clear load error', () => {
+  assert.throws(() => new TextTokenizer({ version: '1.0' }), /tokenizer\.json has no "model" object/);
+});

@@ -1,0 +1,71 @@
+// --bench: times every op of every compiled kernel set at decode-sized shapes of a
+// Qwen3-30B-A3B layer (hidden 2048, expert 768, 32 q / 4 kv heads of 128).
+#include <memory>
+
+#include "common/backend.h"
+#include "fixtures.h"
+
+namespace bt {
+
+std::vector<BenchCase> bench_cases() {
+  std::vector<BenchCase> out;
+  Rng r(1);
+  // Shared inputs live as long as the cases (captured by shared_ptr).
+  auto q4 = std::make_shared<OwnedMatrix>(random_affine(r, 1, 2048, 2048, 4, 64, bs::DType::BF16));
+  auto q8 = std::make_shared<OwnedMatrix>(random_affine(r, 1, 128, 2048, 8, 64, bs::DType::BF16));
+  auto dense = std::make_shared<OwnedMatrix>(random_dense(r, 1, 128, 2048, bs::DType::BF16));
+  auto experts = std::make_shared<OwnedMatrix>(random_affine(r, 16, 768, 2048, 4, 64, bs::DType::BF16));
+  auto x = std::make_shared<std::vector<float>>(random_vec(r, 8 * 2048));
+  auto y = std::make_shared<std::vector<float>>(8 * 2048 * 8);
+  auto ids = std::make_shared<std::vector<int32_t>>(std::vector<int32_t>{0, 2, 3, 5, 8, 9, 12, 15});
+  auto kv = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 4 * 128));
+  auto q = std::make_shared<std::vector<float>>(random_vec(r, 32 * 128));
+  auto logits = std::make_shared<std::vector<float>>(random_vec(r, 128));
+  auto bias = std::make_shared<std::vector<float>>(128, 0.0f);
+  auto pos = std::make_shared<std::vector<int32_t>>(1, 1000);
+  auto sel = std::make_shared<std::vector<int32_t>>(8);
+  auto wts = std::make_shared<std::vector<float>>(8);
+  const bs::ExecCtx ctx{};
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (!b->usable()) continue;
+    const bs::Kernels& k = b->k;
+    const std::string n = b->name;
+    auto add = [&](bs::Op op, const bs::WeightMatrix* w, std::string shape, double bytes, std::function<void()> fn) {
+      if (b->supports(op, w)) out.push_back({bs::op_name(op), n, std::move(shape), bytes, std::move(fn)});
+    };
+    add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048", double(q4->m.mat_bytes()),
+        [=, &k] { k.qmatvec(ctx, q4->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
+        [=, &k] { k.qmatmul(ctx, q4->m, 0, x->data(), 8, y->data()); });
+    add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
+        [=, &k] { k.qmatvec(ctx, q8->m, 0, x->data(), y->data()); });
+    add(bs::Op::DenseMatMul, &dense->m, "bf16 128x2048 (router)", double(dense->m.mat_bytes()),
+        [=, &k] { k.dense_matmul(ctx, dense->m, 0, x->data(), 1, y->data()); });
+    add(bs::Op::GatherMatMul, &experts->m, "4-bit 8 of 16 experts 768x2048", 8.0 * experts->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(ctx, experts->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::Embed, &q4->m, "4-bit row of 2048", double(q4->m.mat_bytes()) / 2048,
+        [=, &k] { k.embed(ctx, q4->m, ids->data(), 1, y->data()); });
+    add(bs::Op::RmsNorm, nullptr, "2048", 2 * 2048 * 4.0,
+        [=, &k] { k.rmsnorm(ctx, x->data(), x->data() + 2048, 1, 2048, 1e-6f, y->data()); });
+    add(bs::Op::Rope, nullptr, "32 heads x 128", 32 * 128 * 4.0, [=, &k] {
+      k.rope(ctx, q->data(), pos->data(), 1, bs::RopeParams{32, 128, 128, 1e6});
+    });
+    add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys", 2.0 * kv->size() * 4, [=, &k] {
+      k.attention(ctx, q->data(), kv->data(), kv->data(), 1023, 1, bs::AttentionParams{32, 4, 128, 0.088f},
+                  y->data());
+    });
+    add(bs::Op::RouteSoftmaxTopK, nullptr, "128 experts top-8", 128 * 4.0, [=, &k] {
+      k.route_softmax_topk(ctx, logits->data(), 1, bs::SoftmaxTopKParams{128, 8, true}, sel->data(), wts->data());
+    });
+    add(bs::Op::RouteSigmoidGroup, nullptr, "128 experts 8 groups keep 4 top-8", 128 * 4.0, [=, &k] {
+      k.route_sigmoid_group(ctx, logits->data(), 1, bs::SigmoidGroupParams{128, 8, 8, 4, true, 2.5f, bias->data()},
+                            sel->data(), wts->data());
+    });
+    add(bs::Op::SiluMul, nullptr, "768 x 8", 2 * 768 * 8 * 4.0,
+        [=, &k] { k.silu_mul(ctx, x->data(), x->data() + 6144, 6144, y->data()); });
+    add(bs::Op::Add, nullptr, "2048", 2 * 2048 * 4.0, [=, &k] { k.add(ctx, x->data(), 1.0f, 2048, y->data()); });
+  }
+  return out;
+}
+
+}  // namespace bt

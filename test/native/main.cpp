@@ -1,0 +1,81 @@
+// brainstem-native-tests: runs every registered case (or those whose name contains an
+// argument); `--bench` instead times every op of every compiled kernel set and prints JSON.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "harness.h"
+
+namespace bt {
+std::vector<Case>& cases() {
+  static std::vector<Case> all;
+  return all;
+}
+}  // namespace bt
+
+namespace {
+
+int run_bench() {
+  std::printf("[\n");
+  const auto all = bt::bench_cases();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const bt::BenchCase& c = all[i];
+    c.run();  // warm up: page in weights
+    std::vector<double> times;
+    const auto start = std::chrono::steady_clock::now();
+    while (times.size() < 5 || (times.size() < 200 && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300))) {
+      const auto t0 = std::chrono::steady_clock::now();
+      c.run();
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2];
+    std::printf("  {\"op\": \"%s\", \"backend\": \"%s\", \"shape\": \"%s\", \"calls\": %zu, \"median_us\": %.3f, "
+                "\"gb_s\": %.3f}%s\n",
+                c.op.c_str(), c.backend.c_str(), c.shape.c_str(), times.size(), median * 1e6,
+                c.bytes / median / 1e9, i + 1 < all.size() ? "," : "");
+  }
+  std::printf("]\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> filters;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--bench") == 0) return run_bench();
+    filters.push_back(argv[i]);
+  }
+  int failed = 0, ran = 0;
+  for (const bt::Case& c : bt::cases()) {
+    if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
+          return std::string(c.name).find(f) != std::string::npos;
+        })) {
+      continue;
+    }
+    ++ran;
+    bt::T t;
+    try {
+      c.fn(t);
+    } catch (const std::exception& e) {
+      t.record(std::string("uncaught exception: ") + e.what());
+    }
+    if (t.count() == 0) {
+      std::printf("ok %s\n", c.name);
+    } else {
+      ++failed;
+      std::printf("FAIL %s (%d failures)\n", c.name, t.count());
+      for (const std::string& f : t.failures()) std::printf("  %s\n", f.c_str());
+    }
+  }
+  std::printf("# cases %d, failed %d\n", ran, failed);
+  if (ran == 0) {
+    std::printf("no case matched\n");
+    return 2;
+  }
+  return failed == 0 ? 0 : 1;
+}

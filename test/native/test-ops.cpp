@@ -1,0 +1,402 @@
+// The op test: every op of every compiled kernel set against the reference kernels on
+// seeded random shapes (odd ones included), and the reference itself against a float64
+// oracle written from the spec (dequant(), plain double loops, brute-force routing).
+// Tolerances are per op and relative to the natural error scale of the result, e.g.
+// Σ|w·x| for a dot product. Each failure prints op, backend, seed and shape.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "common/backend.h"
+#include "cpu/thread-pool.h"
+#include "fixtures.h"
+
+namespace {
+
+using bs::Kernels;
+using bs::Op;
+
+constexpr int kCases = 24;
+
+// |got - value| ≤ rel · bound elementwise.
+struct Oracle {
+  std::vector<double> value, bound;
+};
+
+using Runner = std::function<void(const Kernels&, const bs::ExecCtx&, float* out)>;
+
+void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& desc, const Oracle& o, double rel,
+              const Runner& run) {
+  const size_t n = o.value.size();
+  std::vector<float> ref(n), threaded(n), got(n);
+  run(bs::reference_backend().k, bs::ExecCtx{}, ref.data());
+  bs::ThreadPool pool(3);
+  run(bs::reference_backend().k, bs::ExecCtx{&pool}, threaded.data());
+  EXPECT(std::equal(ref.begin(), ref.end(), threaded.begin()))
+      << bs::op_name(op) << " cpu-ref differs with 3 threads, " << desc;
+  auto worst = [&](const std::vector<float>& a, const std::vector<double>& b) {
+    std::pair<double, size_t> wst{0.0, 0};
+    for (size_t i = 0; i < n; ++i) {
+      const double e = std::fabs(a[i] - b[i]) / (rel * o.bound[i] + 1e-30);
+      if (!(e <= wst.first)) wst = {std::isnan(e) ? INFINITY : e, i};
+    }
+    return wst;
+  };
+  const auto [e_ref, i_ref] = worst(ref, o.value);
+  EXPECT(e_ref <= 1.0) << bs::op_name(op) << " cpu-ref vs float64 oracle, " << desc << ": element " << i_ref << " got "
+                       << ref[i_ref] << " want " << o.value[i_ref] << " (" << e_ref << "× tolerance)";
+  const std::vector<double> ref_d(ref.begin(), ref.end());
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
+    run(b->k, bs::ExecCtx{&pool}, got.data());
+    const auto [e, i] = worst(got, ref_d);
+    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " vs cpu-ref, " << desc << ": element " << i << " got "
+                     << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
+  }
+}
+
+std::string describe(const bs::WeightMatrix& w) {
+  std::ostringstream os;
+  os << (w.quantised() ? "affine " + std::to_string(w.bits) + "-bit g" + std::to_string(w.group) + " "
+                       : std::string("dense "))
+     << bs::dtype_name(w.dtype) << " [" << w.n_mats << ", " << w.rows << ", " << w.cols << "]";
+  return os.str();
+}
+
+bt::OwnedMatrix random_weight(bt::Rng& r, int64_t n_mats, bool quantised, bool odd_cols = true) {
+  const bs::DType dts[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
+  const bs::DType dt = dts[r.below(3)];
+  const int64_t rows_opts[] = {1, 3, 7, 16, 33, 65};
+  const int64_t rows = rows_opts[r.below(6)];
+  if (quantised) {
+    const int group = 32 << r.below(3);
+    return bt::random_affine(r, n_mats, rows, group * (1 + r.below(3)), r.below(2) ? 8 : 4, group, dt);
+  }
+  const int64_t cols_opts[] = {1, 7, 64, 100};
+  return bt::random_dense(r, n_mats, rows, odd_cols ? cols_opts[r.below(4)] : 64, dt);
+}
+
+// y[i, r] = Σ_c W[mats[i]][r, c] x[i, c] in double, bound Σ|w x|.
+Oracle matmul_oracle(const bs::WeightMatrix& w, const std::vector<int32_t>& mats, const std::vector<float>& x) {
+  Oracle o;
+  for (size_t i = 0; i < mats.size(); ++i) {
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double v = 0, b = 0;
+      for (int64_t c = 0; c < w.cols; ++c) {
+        const double p = static_cast<double>(bs::dequant(w, mats[i], r, c)) * x[i * w.cols + c];
+        v += p;
+        b += std::fabs(p);
+      }
+      o.value.push_back(v);
+      o.bound.push_back(b + 1e-6);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST(op_qmatvec_and_qmatmul) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1000 + c);
+    const auto w = random_weight(r, 2, true);
+    const int64_t n = std::vector<int64_t>{1, 2, 3, 5, 8}[r.below(5)];
+    const int64_t mat = r.below(2);
+    const auto x = bt::random_vec(r, n * w.m.cols);
+    const std::string desc = "seed " + std::to_string(1000 + c) + " " + describe(w.m) + " n " + std::to_string(n);
+    const Oracle o = matmul_oracle(w.m, std::vector<int32_t>(n, static_cast<int32_t>(mat)), x);
+    check_op(t, Op::QMatMul, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      k.qmatmul(ctx, w.m, mat, x.data(), n, y);
+    });
+    const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
+    check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      k.qmatvec(ctx, w.m, mat, x.data(), y);
+    });
+  }
+}
+
+TEST(op_dense_matmul) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(2000 + c);
+    const auto w = random_weight(r, 1, false);
+    const int64_t n = 1 + r.below(6);
+    const auto x = bt::random_vec(r, n * w.m.cols);
+    const Oracle o = matmul_oracle(w.m, std::vector<int32_t>(n, 0), x);
+    check_op(t, Op::DenseMatMul, &w.m, "seed " + std::to_string(2000 + c) + " " + describe(w.m), o, 1e-4,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.dense_matmul(ctx, w.m, 0, x.data(), n, y); });
+  }
+}
+
+TEST(op_gather_matmul) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(3000 + c);
+    const int64_t E = 1 + r.below(9);
+    const auto w = random_weight(r, E, r.below(4) != 0);
+    const int64_t m = 1 + r.below(12);
+    std::vector<int32_t> ids(m);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    if (r.below(2)) std::sort(ids.begin(), ids.end());  // grouped, as the MoE block passes them
+    const auto x = bt::random_vec(r, m * w.m.cols);
+    const Oracle o = matmul_oracle(w.m, ids, x);
+    check_op(t, Op::GatherMatMul, &w.m, "seed " + std::to_string(3000 + c) + " " + describe(w.m) + " m " + std::to_string(m),
+             o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+               k.gather_matmul(ctx, w.m, ids.data(), x.data(), m, y);
+             });
+  }
+}
+
+TEST(op_embed) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(4000 + c);
+    const auto w = random_weight(r, 1, r.below(3) != 0);
+    const int64_t n = 1 + r.below(5);
+    std::vector<int32_t> ids(n);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(w.m.rows));
+    Oracle o;
+    for (int32_t id : ids) {
+      for (int64_t col = 0; col < w.m.cols; ++col) {
+        o.value.push_back(bs::dequant(w.m, 0, id, col));
+        o.bound.push_back(std::fabs(o.value.back()) + 1e-6);
+      }
+    }
+    check_op(t, Op::Embed, &w.m, "seed " + std::to_string(4000 + c) + " " + describe(w.m), o, 1e-6,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.embed(ctx, w.m, ids.data(), n, y); });
+  }
+}
+
+TEST(op_rmsnorm) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(5000 + c);
+    const int64_t rows = 1 + r.below(6), d = 1 + r.below(200);
+    const float eps = static_cast<float>(std::pow(10.0, -r.uniform(1, 7)));
+    const auto x = bt::random_vec(r, rows * d, r.uniform(0.01, 100)), w = bt::random_vec(r, d);
+    Oracle o;
+    for (int64_t i = 0; i < rows; ++i) {
+      double ss = 0;
+      for (int64_t j = 0; j < d; ++j) ss += static_cast<double>(x[i * d + j]) * x[i * d + j];
+      const double inv = 1 / std::sqrt(ss / d + eps);
+      for (int64_t j = 0; j < d; ++j) {
+        o.value.push_back(x[i * d + j] * inv * w[j]);
+        o.bound.push_back(std::fabs(o.value.back()) + 1e-6);
+      }
+    }
+    check_op(t, Op::RmsNorm, nullptr, "seed " + std::to_string(5000 + c) + " rows " + std::to_string(rows) + " d " + std::to_string(d),
+             o, 1e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+               k.rmsnorm(ctx, x.data(), w.data(), rows, d, eps, y);
+             });
+  }
+}
+
+TEST(op_rope) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(6000 + c);
+    const int heads = 1 + static_cast<int>(r.below(5)), hd = 2 * (1 + static_cast<int>(r.below(40)));
+    const int rot = r.below(2) ? hd : 2 * (1 + static_cast<int>(r.below(hd / 2)));
+    const bs::RopeParams p{heads, hd, rot, r.uniform(1e3, 1e6)};
+    const int64_t n = 1 + r.below(6);
+    std::vector<int32_t> pos(n);
+    for (int32_t& q : pos) q = static_cast<int32_t>(r.below(40000));
+    const auto x = bt::random_vec(r, n * heads * hd);
+    Oracle o;
+    o.value.assign(x.begin(), x.end());
+    o.bound.assign(x.size(), 0.0);
+    for (int64_t t2 = 0; t2 < n; ++t2) {
+      for (int h = 0; h < heads; ++h) {
+        const int64_t base = (t2 * heads + h) * hd;
+        for (int i = 0; i < hd; ++i) o.bound[base + i] = std::fabs(x[base + i]) + 1e-6;
+        for (int i = 0; i < rot / 2; ++i) {
+          const double a = pos[t2] * std::pow(p.theta, -2.0 * i / rot);
+          const double x1 = x[base + i], x2 = x[base + i + rot / 2];
+          o.value[base + i] = x1 * std::cos(a) - x2 * std::sin(a);
+          o.value[base + i + rot / 2] = x2 * std::cos(a) + x1 * std::sin(a);
+          o.bound[base + i] = o.bound[base + i + rot / 2] = std::hypot(x1, x2) + 1e-6;
+        }
+      }
+    }
+    std::ostringstream desc;
+    desc << "seed " << 6000 + c << " heads " << heads << " head_dim " << hd << " rot " << rot << " n " << n;
+    check_op(t, Op::Rope, nullptr, desc.str(), o, 1e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      std::copy(x.begin(), x.end(), y);
+      k.rope(ctx, y, pos.data(), n, p);
+    });
+  }
+}
+
+TEST(op_attention_decode_and_prefill) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(7000 + c);
+    const int kv = 1 + static_cast<int>(r.below(3)), group = 1 << r.below(3);
+    const int hd = 1 + static_cast<int>(r.below(70));
+    const bs::AttentionParams p{kv * group, kv, hd, static_cast<float>(1 / std::sqrt(double(hd)))};
+    const int64_t pos0 = r.below(40), n = r.below(2) ? 1 : 1 + r.below(9);
+    const int64_t keys = pos0 + n;
+    const auto q = bt::random_vec(r, n * p.n_q_heads * hd, 2.0);
+    const auto kc = bt::random_vec(r, keys * kv * hd, 2.0), vc = bt::random_vec(r, keys * kv * hd);
+    Oracle o;
+    for (int64_t t2 = 0; t2 < n; ++t2) {
+      for (int h = 0; h < p.n_q_heads; ++h) {
+        const int g = h / group;
+        std::vector<double> s(pos0 + t2 + 1);
+        double mx = -INFINITY, sum = 0, vmax = 0;
+        for (size_t j = 0; j < s.size(); ++j) {
+          double d = 0;
+          for (int i = 0; i < hd; ++i) d += double(q[(t2 * p.n_q_heads + h) * hd + i]) * kc[(j * kv + g) * hd + i];
+          s[j] = d * p.scale;
+          mx = std::max(mx, s[j]);
+        }
+        for (double& v : s) sum += (v = std::exp(v - mx));
+        for (int i = 0; i < hd; ++i) {
+          double acc = 0;
+          for (size_t j = 0; j < s.size(); ++j) {
+            acc += s[j] / sum * vc[(j * kv + g) * hd + i];
+            vmax = std::max(vmax, std::fabs(double(vc[(j * kv + g) * hd + i])));
+          }
+          o.value.push_back(acc);
+        }
+        for (int i = 0; i < hd; ++i) o.bound.push_back(vmax + 1e-6);
+      }
+    }
+    std::ostringstream desc;
+    desc << "seed " << 7000 + c << " q_heads " << p.n_q_heads << " kv_heads " << kv << " head_dim " << hd << " pos0 "
+         << pos0 << " n " << n;
+    check_op(t, Op::Attention, nullptr, desc.str(), o, 1e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      k.attention(ctx, q.data(), kc.data(), vc.data(), pos0, n, p, y);
+    });
+  }
+}
+
+namespace {
+
+// Brute-force top-k: repeatedly take the first maximum among the unchosen.
+std::vector<int32_t> brute_top_k(const std::vector<double>& s, int k) {
+  std::vector<int32_t> out;
+  std::vector<bool> used(s.size());
+  for (int j = 0; j < k; ++j) {
+    int best = -1;
+    for (size_t e = 0; e < s.size(); ++e) {
+      if (!used[e] && (best < 0 || s[e] > s[best])) best = static_cast<int>(e);
+    }
+    used[best] = true;
+    out.push_back(best);
+  }
+  return out;
+}
+
+void check_routing(bt::T& t, Op op, const std::string& desc, const std::vector<int32_t>& want_ids,
+                   const std::vector<double>& want_w, const std::function<void(const Kernels&, int32_t*, float*)>& run) {
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (!b->usable() || !b->supports(op, nullptr)) continue;
+    std::vector<int32_t> ids(want_ids.size());
+    std::vector<float> w(want_ids.size());
+    run(b->k, ids.data(), w.data());
+    EXPECT(ids == want_ids) << bs::op_name(op) << " " << b->name << " picks other experts, " << desc;
+    for (size_t i = 0; i < w.size(); ++i) {
+      EXPECT(std::fabs(w[i] - want_w[i]) <= 1e-6 * (1 + std::fabs(want_w[i])))
+          << bs::op_name(op) << " " << b->name << " weight " << i << " got " << w[i] << " want " << want_w[i] << ", "
+          << desc;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(op_route_softmax_topk) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(8000 + c);
+    const int E = 1 + static_cast<int>(r.below(70)), k = 1 + static_cast<int>(r.below(std::min(E, 9)));
+    const bool norm = r.below(2);
+    const int64_t n = 1 + r.below(4);
+    const auto logits = bt::random_vec(r, n * E, 3.0);
+    std::vector<int32_t> ids;
+    std::vector<double> ws;
+    for (int64_t t2 = 0; t2 < n; ++t2) {
+      std::vector<double> p(E);
+      double sum = 0;
+      for (int e = 0; e < E; ++e) sum += (p[e] = std::exp(double(logits[t2 * E + e])));
+      for (double& v : p) v /= sum;
+      const auto sel = brute_top_k(p, k);
+      double s = 0;
+      for (int32_t e : sel) s += p[e];
+      for (int32_t e : sel) {
+        ids.push_back(e);
+        ws.push_back(norm ? p[e] / s : p[e]);
+      }
+    }
+    const bs::SoftmaxTopKParams p{E, k, norm};
+    check_routing(t, Op::RouteSoftmaxTopK, "seed " + std::to_string(8000 + c), ids, ws,
+                  [&](const Kernels& kk, int32_t* i, float* w) {
+                    kk.route_softmax_topk(bs::ExecCtx{}, logits.data(), n, p, i, w);
+                  });
+  }
+}
+
+TEST(op_route_sigmoid_group) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(9000 + c);
+    const int n_group = 1 << r.below(3), per = 2 + static_cast<int>(r.below(6)), E = n_group * per;
+    const int topk_group = 1 + static_cast<int>(r.below(n_group));
+    const int k = 1 + static_cast<int>(r.below(std::min(topk_group * per, 8)));
+    const bool norm = r.below(2);
+    const float scaling = static_cast<float>(r.uniform(0.5, 3));
+    const int64_t n = 1 + r.below(4);
+    const auto logits = bt::random_vec(r, n * E, 2.0), bias = bt::random_vec(r, E, 0.3);
+    std::vector<int32_t> ids;
+    std::vector<double> ws;
+    for (int64_t t2 = 0; t2 < n; ++t2) {
+      std::vector<double> s(E), sel(E), gs(n_group);
+      for (int e = 0; e < E; ++e) {
+        s[e] = 1 / (1 + std::exp(-double(logits[t2 * E + e])));
+        sel[e] = s[e] + bias[e];
+      }
+      for (int g = 0; g < n_group; ++g) {
+        std::vector<double> m(sel.begin() + g * per, sel.begin() + (g + 1) * per);
+        const auto top = brute_top_k(m, 2);
+        gs[g] = m[top[0]] + m[top[1]];
+      }
+      // A group is kept when fewer than topk_group groups beat it (ties: lower index wins).
+      for (int g = 0; g < n_group && n_group > 1; ++g) {
+        int better = 0;
+        for (int h = 0; h < n_group; ++h) better += gs[h] > gs[g] || (gs[h] == gs[g] && h < g);
+        if (better >= topk_group) std::fill(sel.begin() + g * per, sel.begin() + (g + 1) * per, 0.0);
+      }
+      const auto chosen = brute_top_k(sel, k);
+      double sum = 0;
+      for (int32_t e : chosen) sum += s[e];
+      for (int32_t e : chosen) {
+        ids.push_back(e);
+        ws.push_back((norm && k > 1 ? s[e] / sum : s[e]) * scaling);
+      }
+    }
+    const bs::SigmoidGroupParams p{E, k, n_group, topk_group, norm, scaling, bias.data()};
+    std::ostringstream desc;
+    desc << "seed " << 9000 + c << " E " << E << " groups " << n_group << " keep " << topk_group << " k " << k;
+    check_routing(t, Op::RouteSigmoidGroup, desc.str(), ids, ws, [&](const Kernels& kk, int32_t* i, float* w) {
+      kk.route_sigmoid_group(bs::ExecCtx{}, logits.data(), n, p, i, w);
+    });
+  }
+}
+
+TEST(op_silu_mul_and_add) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(10000 + c);
+    const int64_t n = 1 + r.below(300);
+    const auto g = bt::random_vec(r, n, 4.0), u = bt::random_vec(r, n), y0 = bt::random_vec(r, n);
+    const float s = static_cast<float>(r.uniform(-2, 2));
+    Oracle silu, add;
+    for (int64_t i = 0; i < n; ++i) {
+      silu.value.push_back(g[i] / (1 + std::exp(-double(g[i]))) * u[i]);
+      silu.bound.push_back(std::fabs(silu.value.back()) + 1e-7);
+      add.value.push_back(y0[i] + double(s) * u[i]);
+      add.bound.push_back(std::fabs(y0[i]) + std::fabs(s * u[i]) + 1e-7);
+    }
+    const std::string desc = "seed " + std::to_string(10000 + c) + " n " + std::to_string(n);
+    check_op(t, Op::SiluMul, nullptr, desc, silu, 1e-6, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      k.silu_mul(ctx, g.data(), u.data(), n, y);
+    });
+    check_op(t, Op::Add, nullptr, desc, add, 1e-6, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      std::copy(y0.begin(), y0.end(), y);
+      k.add(ctx, u.data(), s, n, y);
+    });
+  }
+}

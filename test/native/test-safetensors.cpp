@@ -1,0 +1,110 @@
+// Safetensors header validation on in-memory images: the valid layout and each malformed one.
+#include <cstring>
+
+#include "common/error.h"
+#include "common/safetensors.h"
+#include "fixtures.h"
+
+using bs::SafetensorsFile;
+
+namespace {
+std::unique_ptr<SafetensorsFile> parse(const std::vector<uint8_t>& img) {
+  return SafetensorsFile::parse(img.data(), img.size(), "m.safetensors");
+}
+}  // namespace
+
+TEST(safetensors_reads_tensors_in_place) {
+  std::vector<uint8_t> data(24);
+  const float f[2] = {1.5f, -2.0f};
+  std::memcpy(data.data(), f, 8);
+  const uint32_t u[4] = {1, 2, 3, 0xffffffffu};
+  std::memcpy(data.data() + 8, u, 16);
+  const auto img = bt::safetensors_image(
+      R"({"__metadata__": {"format": "mlx"}, "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+      R"( "b": {"dtype": "U32", "shape": [2, 2], "data_offsets": [8, 24]}, "e": {"dtype": "BF16", "shape": [0, 3], "data_offsets": [24, 24]}})",
+      data);
+  auto f1 = parse(img);
+  EXPECT(f1->tensors().size() == 3u);
+  EXPECT(f1->metadata().size() == 1u && f1->metadata()[0].second == "mlx");
+  const bs::TensorInfo& a = f1->tensors()[0];
+  EXPECT(a.name == "a" && a.dtype == bs::DType::F32 && a.numel() == 2 && a.nbytes == 8u);
+  EXPECT(bs::load_float(a.data, a.dtype, 1) == -2.0f);
+  EXPECT(a.data == img.data() + 8 + (img.size() - 8 - 24)) << "points into the image, not a copy";
+  EXPECT(f1->tensors()[1].shape_str() == "[2, 2]");
+  EXPECT(f1->tensors()[2].nbytes == 0u);
+}
+
+TEST(safetensors_rejects_each_malformation) {
+  const std::vector<uint8_t> d16(16);
+  const auto img = [&](const std::string& h) { return bt::safetensors_image(h, d16); };
+  const std::string ok = R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})";
+
+  auto truncated = img(ok);
+  truncated.resize(truncated.size() - 4);
+  EXPECT_ERROR(parse(truncated), "tensor t: data_offsets [0, 16] run past the data section (12 bytes)");
+  EXPECT_ERROR(parse(std::vector<uint8_t>(5)), "file is 5 bytes, too short");
+  std::vector<uint8_t> long_header = img(ok);
+  long_header[0] = 0xff;
+  long_header[1] = 0xff;
+  EXPECT_ERROR(parse(long_header), "header length 65535 runs past the end of the file");
+  EXPECT_ERROR(parse(img("  {}")), "header does not start with a JSON object");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},})")), "invalid JSON");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "Q4", "shape": [4], "data_offsets": [0, 16]}})")), "unknown dtype \"Q4\"");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [5], "data_offsets": [0, 16]}})")),
+               "shape [5] of F32 needs 20 bytes but data_offsets [0, 16] hold 16");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}})")),
+               "shape[0] must be a non-negative integer");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})")),
+               "run past the data section");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [16, 0]}})")), "end before begin");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0]}})")), "data_offsets must be [begin, end]");
+  EXPECT_ERROR(parse(img(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})")),
+               "tensors a and b overlap");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4]}})")), "needs dtype, shape and data_offsets");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16], "x": 1}})")),
+               "unexpected field \"x\"");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 16]}})")),
+               "hold 16");
+  EXPECT_ERROR(parse(img(R"({"__metadata__": {"a": 1}})")), "__metadata__.a must be a string");
+}
+
+TEST(safetensors_random_corruption_never_crashes) {
+  // Flip bytes of a valid image at seeded positions: every outcome is a parse or a bs::Error.
+  const auto base = bt::safetensors_image(
+      R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "U8", "shape": [8], "data_offsets": [8, 16]}})",
+      std::vector<uint8_t>(16, 7));
+  bt::Rng r(42);
+  for (int c = 0; c < 2000; ++c) {
+    auto img = base;
+    const int flips = 1 + static_cast<int>(r.below(4));
+    for (int i = 0; i < flips; ++i) img[r.below(static_cast<int64_t>(img.size()))] = static_cast<uint8_t>(r.next());
+    if (r.below(4) == 0) img.resize(r.below(static_cast<int64_t>(img.size())));
+    try {
+      auto f = parse(img);
+      for (const bs::TensorInfo& ti : f->tensors()) {
+        EXPECT(ti.data + ti.nbytes <= img.data() + img.size()) << "case " << c << " tensor " << ti.name;
+      }
+    } catch (const bs::Error&) {
+    }
+  }
+}
+
+TEST(float_conversions_round_trip) {
+  const float vals[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.1f, 3.14159f};
+  for (float v : vals) {
+    const float h = bs::f16_to_f32(bs::f32_to_f16(v));
+    EXPECT(std::fabs(h - v) <= std::fabs(v) * 0x1p-11) << v << " -> " << h;
+    const float b = bs::bf16_to_f32(bs::f32_to_bf16(v));
+    EXPECT(std::fabs(b - v) <= std::fabs(v) * 0x1p-8) << v << " -> " << b;
+  }
+  EXPECT(bs::f32_to_f16(1.0f) == 0x3c00);
+  EXPECT(bs::f32_to_f16(-2.0f) == 0xc000);
+  EXPECT(bs::f32_to_bf16(1.0f) == 0x3f80);
+  EXPECT(bs::f16_to_f32(0x0001) == 5.9604645e-08f);
+  EXPECT(std::isinf(bs::f16_to_f32(bs::f32_to_f16(1e6f))));
+  // Every finite f16 survives f16 → f32 → f16 exactly.
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if (((h >> 10) & 0x1f) == 0x1f) continue;
+    EXPECT(bs::f32_to_f16(bs::f16_to_f32(static_cast<uint16_t>(h))) == h) << "f16 bits " << h;
+  }
+}
