@@ -53,18 +53,6 @@ export function loadSetup(name: string, dir: string = ROBOTS_DIR): Validated<Set
   return parseSetupConfig(r.raw, (robot) => loadRobot(robot, dir));
 }
 
-/** A robot or a setup by name; a single robot becomes a one-arm setup (arm `arm`). */
-export function loadArms(name: string, dir: string = ROBOTS_DIR): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
-  const r = readConfig(name, dir);
-  if (!r.ok) return r;
-  if (isSetupConfig(r.raw)) {
-    const s = loadSetup(name, dir);
-    return s.ok ? { ok: true, value: { kind: 'setup', setup: s.value } } : s;
-  }
-  const robot = loadRobot(name, dir);
-  return robot.ok ? { ok: true, value: { kind: 'robot', setup: singleArmSetup(robot.value) } } : robot;
-}
-
 /** Config names in `dir` (robots and setups). */
 export function listConfigs(dir: string = ROBOTS_DIR): string[] {
   return readdirSync(dir)
@@ -78,4 +66,11 @@ export function loadDescription(name: string, dir: string = ROBOTS_DIR): Validat
   const r = readConfig(name, dir);
   if (!r.ok) return r;
   return isSetupConfig(r.raw) ? loadSetup(name, dir) : loadRobot(name, dir);
+}
+
+/** A robot or a setup by name, as arms: a single robot becomes a one-arm setup (arm `arm`). */
+export function loadArms(name: string, dir: string = ROBOTS_DIR): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
+  const d = loadDescription(name, dir);
+  if (!d.ok) return d;
+  return { ok: true, value: 'arms' in d.value ? { kind: 'setup', setup: d.value } : { kind: 'robot', setup: singleArmSetup(d.value) } };
 }

@@ -1,13 +1,14 @@
 // One motion in flight: the planned trajectories are published (one per moving arm, same start
 // time), then the controller's events and the measured state decide the outcome: tracking
-// error above the limit → stop, settle at the goal after the controller's `finished` → reached,
-// a refusal, an abort, a lost or stale link, or no settling in time → failed. Whatever ends a
-// motion while an arm may still move publishes a stop first. Pure: time comes from the host.
-import type { EventMsg, StateMsg, TrajectoryMsg } from '../link/protocol.js';
+// error above the limit → a jerk-limited stop, settle at the goal after the controller's
+// `finished` → reached, a refusal, an abort, a lost or stale link, or no settling in time →
+// failed. Whatever ends a motion while an arm may still move stops it first. Pure: time comes
+// from the host.
+import type { EventMsg, StateMsg, TrajectoryMsg, TrajectoryPoint } from '../link/protocol.js';
 import { SettleDetector, trackingError, type SentReference } from '../link/monitor.js';
 import type { ControllerSession } from '../link/controller-session.js';
 import { armReports, degText, mmText, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
-import { poseErrorTo, type MotionPlan, type PlannedArm } from './plan.js';
+import { planStopFrom, poseErrorTo, type MotionPlan, type PlannedArm } from './plan.js';
 import type { RobotModel } from './robot-model.js';
 import type { ToolName } from './schemas.js';
 
@@ -60,17 +61,24 @@ interface ArmRun {
 
 type Ending = { status: OutcomeStatus; reason?: string; message: string };
 
+/** Trajectory points from a plan's rows; positions to 0.1 µrad, rates to 1e-6 (shorter JSON, far below any tolerance). */
+export function trajectoryPoints(p: PlannedArm, rate: number): TrajectoryPoint[] {
+  const n = p.joints.length;
+  const row = (a: Float64Array, i: number, scale: number) => Array.from(a.subarray(i * n, (i + 1) * n), (x) => Math.round(x * scale) / scale);
+  return Array.from({ length: p.count }, (_, i) => ({ t: round6(i / rate), q: row(p.q, i, 1e7), dq: row(p.dq, i, 1e6), ddq: row(p.ddq, i, 1e5) }));
+}
+
 export class Motion {
   readonly done: Promise<ToolOutcome>;
   private resolve!: (o: ToolOutcome) => void;
   private readonly runs: ArmRun[];
-  /** Planned start on the controller clock and the daemon-time deadline for settling. */
+  /** Planned start on the controller clock and the daemon-time deadlines. */
   private startC = 0;
   private answerBy = 0;
   private settleBy = 0;
   private publishMs: number | undefined;
-  /** Set while waiting for a stop to finish before reporting `ending`. */
-  private stopping: { id: string; until: number; ending: Ending } | null = null;
+  /** Set while stop commands (a stop, or stop trajectories) bring the arms to rest before reporting `ending`. */
+  private stopping: { ids: Set<string>; smooth: boolean; until: number; ending: Ending; resting?: boolean } | null = null;
   private finishedAt: number | null = null;
 
   constructor(
@@ -106,7 +114,7 @@ export class Motion {
 
   /** Command ids whose events belong to this motion. */
   owns(id: string): boolean {
-    return this.runs.some((r) => r.id === id) || this.stopping?.id === id;
+    return this.runs.some((r) => r.id === id) || this.stopping?.ids.has(id) === true;
   }
 
   /** Publishes every arm's trajectory with one common start time. */
@@ -119,9 +127,7 @@ export class Motion {
     this.settleBy = now + startLead + this.motionSpan();
     for (const r of this.runs) {
       const p = r.planned;
-      const n = p.joints.length;
-      const points = Array.from({ length: p.count }, (_, i) => ({ t: round6(i / this.plan.rate), q: Array.from(p.q.subarray(i * n, (i + 1) * n)) }));
-      const problem = this.host.sendTrajectory({ v: 1, id: r.id, arm: p.arm, joints: p.joints, time: now, start_time: this.startC, expires_at: tc + expiry, points });
+      const problem = this.host.sendTrajectory({ v: 1, id: r.id, arm: p.arm, joints: p.joints, time: now, start_time: this.startC, expires_at: tc + expiry, points: trajectoryPoints(p, this.plan.rate) });
       if (problem) return this.halt({ status: 'failed', reason: 'link_down', message: `could not send the trajectory: ${problem}` }, now);
     }
     this.publishMs = round6((this.host.now() - this.call.receivedAt) * 1000);
@@ -130,8 +136,14 @@ export class Motion {
 
   event(e: EventMsg, now: number): void {
     if (this.finished) return;
-    if (this.stopping && e.id === this.stopping.id) {
-      if (e.event === 'finished' || e.event === 'rejected') this.end(this.stopping.ending, now);
+    const s = this.stopping;
+    if (s && e.id !== null && s.ids.has(e.id)) {
+      if (e.event === 'finished' || (!s.smooth && e.event === 'rejected')) {
+        s.ids.delete(e.id);
+        // A stop trajectory is finished near its end point; the report waits for the arms to rest.
+        if (s.ids.size === 0 && s.smooth) s.resting = true;
+        else if (s.ids.size === 0) this.end(s.ending, now);
+      } else if (s.smooth && ['rejected', 'aborted', 'fault'].includes(e.event)) this.hardStop(s.ending, now);
       return;
     }
     const r = this.runs.find((x) => x.id === e.id);
@@ -148,10 +160,9 @@ export class Motion {
     } else if (e.event === 'finished') {
       r.finished = true;
       this.progress('finished', { arm });
-    } else if (this.stopping) return; // aborts caused by our own stop
+    } else if (s) return; // aborts caused by our own stop
     else if (e.event === 'rejected') {
-      const why = `the controller refused the trajectory of arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`;
-      this.halt({ status: 'failed', reason: e.reason ?? 'rejected', message: why }, now);
+      this.halt({ status: 'failed', reason: e.reason ?? 'rejected', message: `the controller refused the trajectory of arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})` }, now);
     } else if (e.event === 'aborted' || e.event === 'fault') {
       const stopped = e.reason === 'stop';
       this.halt({ status: stopped ? 'stopped' : 'failed', reason: e.reason ?? e.event, message: `the controller ${e.event === 'fault' ? 'reported a fault on' : 'aborted the motion of'} arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})` }, now);
@@ -159,6 +170,7 @@ export class Motion {
   }
 
   state(s: StateMsg, now: number): void {
+    if (this.stopping?.resting && this.runs.every((r) => this.atRest(s, r.planned.arm))) return this.end(this.stopping.ending, now);
     if (this.finished || this.stopping) return;
     for (const r of this.runs) {
       const a = s.arms[r.planned.arm];
@@ -168,7 +180,9 @@ export class Motion {
       if (te.error > this.host.options.trackingLimit) {
         const joint = r.planned.joints[te.joint];
         const message = `arm ${r.planned.arm} joint ${joint} was ${te.error.toFixed(3)} rad off its reference (limit ${this.host.options.trackingLimit} rad): motion stopped`;
-        return this.halt({ status: 'failed', reason: 'tracking_error', message }, now);
+        const ending: Ending = { status: 'failed', reason: 'tracking_error', message };
+        if (!this.smoothStop(ending, now)) this.halt(ending, now);
+        return;
       }
       if (tau >= this.plan.duration && !r.settled && r.settle.push(s.time, a.q, a.dq)) {
         r.settled = true;
@@ -206,15 +220,54 @@ export class Motion {
   /** A stop call took over: report once its stop has brought the arms to rest. */
   interrupt(stopId: string, now: number): void {
     if (this.finished) return;
-    const ending: Ending = { status: 'stopped', reason: 'stop', message: 'stopped by a stop call' };
-    if (this.stopping) this.stopping = { ...this.stopping, id: stopId, ending };
-    else this.stopping = { id: stopId, until: now + this.host.options.stopTimeout, ending };
+    this.stopping = { ids: new Set([stopId]), smooth: false, until: now + this.host.options.stopTimeout, ending: { status: 'stopped', reason: 'stop', message: 'stopped by a stop call' } };
   }
 
-  /** Stops the arms, then reports `ending` when they rest. */
+  /** Stops the arms with the controller's stop, then reports `ending` when they rest. */
   private halt(ending: Ending, now: number): void {
     this.progress('stopping', { reason: ending.reason });
-    this.stopping = { id: this.host.sendStop(this.arms, ending.reason ?? 'daemon', now), until: now + this.host.options.stopTimeout, ending };
+    this.hardStop(ending, now);
+  }
+
+  private hardStop(ending: Ending, now: number): void {
+    this.stopping = { ids: new Set([this.host.sendStop(this.arms, ending.reason ?? 'daemon', now)]), smooth: false, until: now + this.host.options.stopTimeout, ending };
+  }
+
+  /**
+   * Replaces the running trajectories with jerk-limited stops planned from the reference state
+   * at the first tick the controller can still start from (so the controller's start check
+   * holds). False when there is no such tick or the stop cannot be planned: then the
+   * controller's own stop is used.
+   */
+  private smoothStop(ending: Ending, now: number): boolean {
+    const tc = this.host.session.controllerTime(now);
+    const measured = this.host.session.latest;
+    if (tc === null || !measured) return false;
+    const { rate } = this.plan;
+    const from: Record<string, { q: Float64Array; dq: Float64Array; ddq: Float64Array }> = {};
+    const startAt: Record<string, number> = {};
+    for (const r of this.runs) {
+      const t0 = r.startedAt ?? this.startC;
+      const k = Math.max(0, Math.ceil((tc + this.host.options.startLead - t0) * rate));
+      if (k >= r.planned.count - 1) return false;
+      const n = r.planned.joints.length;
+      const row = (a: Float64Array) => a.slice(k * n, (k + 1) * n);
+      from[r.planned.arm] = { q: row(r.planned.q), dq: row(r.planned.dq), ddq: row(r.planned.ddq) };
+      startAt[r.planned.arm] = t0 + k / rate;
+    }
+    const still = Object.fromEntries(this.host.model.armNames.map((a) => [a, measured.arms[a]!.q]));
+    const stop = planStopFrom(this.host.model, from, still);
+    if (!stop.ok) return false;
+    const ids = new Set<string>();
+    for (const p of stop.plan.arms) {
+      const id = this.host.newId('t');
+      const problem = this.host.sendTrajectory({ v: 1, id, arm: p.arm, joints: p.joints, time: now, start_time: startAt[p.arm]!, expires_at: tc + this.host.options.expiry, points: trajectoryPoints(p, rate) });
+      if (problem) return false;
+      ids.add(id);
+    }
+    this.progress('stopping', { reason: ending.reason, smooth: true });
+    this.stopping = { ids, smooth: true, until: now + this.host.options.stopTimeout, ending };
+    return true;
   }
 
   private end(ending: Ending, now: number): void {
@@ -226,7 +279,7 @@ export class Motion {
     let worst = { position: 0, rotation: 0 };
     for (const r of this.runs) {
       const rep = arms?.[r.planned.arm];
-      if (!rep) continue;
+      if (!rep || !r.planned.goal) continue;
       const err = poseErrorTo(model, r.planned.arm, rep.q, r.planned.goal);
       worst = { position: Math.max(worst.position, err.position), rotation: Math.max(worst.rotation, err.rotation) };
       rep.pose_error = { position_m: round6(err.position), rotation_deg: round6((err.rotation * 180) / Math.PI) };
@@ -250,6 +303,11 @@ export class Motion {
       ...(arms ? { arms } : {}),
       timing_ms: { plan: this.call.planMs, ...(this.publishMs !== undefined ? { publish: this.publishMs } : {}) },
     });
+  }
+
+  private atRest(s: StateMsg, arm: string): boolean {
+    const tol = this.host.model.arm(arm).settle.velocityTolerance;
+    return s.arms[arm]?.dq.every((v) => Math.abs(v) <= tol) ?? false;
   }
 
   /** Trajectory length with its final hold, plus the longest settle timeout (s). */

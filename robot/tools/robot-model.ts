@@ -1,25 +1,23 @@
-// Everything the tool layer needs of one served robot, compiled once: per arm its kinematic
-// chain (placed in the setup's world frame), IK solver, limits and settle criteria, plus the
-// safety model of all arms together. A single robot is a one-arm setup (arm `arm`).
+// Everything the tool layer needs of one served robot, compiled once: the motion planner, and
+// per arm its kinematic chain (placed in the setup's world frame) for FK of measured joints,
+// its joint names and settle criteria. A single robot is a one-arm setup (arm `arm`).
 import type { SettleCriteria, SetupDescription } from '../description/types.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
-import { IkSolver } from '../kinematics/ik.js';
 import { quat, quatFromTransform } from '../math/quaternion.js';
-import { setupSafety, type ArmSafetyModel, type SafetyEnvelope } from '../safety/trajectory-check.js';
+import { createPlanner, type Planner } from '../motion/planner/planner.js';
 
 export interface ArmModel {
   name: string;
   joints: string[];
   chain: KinematicChain;
-  solver: IkSolver;
   settle: SettleCriteria;
   hasGripper: boolean;
 }
 
 export class RobotModel {
   readonly arms: ArmModel[];
-  readonly safety: { arms: ArmSafetyModel[]; envelope: SafetyEnvelope };
+  readonly planner: Planner;
   private readonly scratch = new Float64Array(12);
 
   /** settle: per-field overrides of every arm's settle criteria (from the daemon config). */
@@ -29,9 +27,9 @@ export class RobotModel {
   ) {
     this.arms = setup.arms.map(({ name, robot, base }) => {
       const chain = new KinematicChain(robot, { base });
-      return { name, joints: chain.jointNames, chain, solver: new IkSolver(chain, robot.ik), settle: { ...robot.settle, ...settle }, hasGripper: robot.gripper !== undefined };
+      return { name, joints: chain.jointNames, chain, settle: { ...robot.settle, ...settle }, hasGripper: robot.gripper !== undefined };
     });
-    this.safety = setupSafety(setup);
+    this.planner = createPlanner(setup);
   }
 
   get armNames(): string[] {

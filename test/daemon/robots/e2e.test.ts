@@ -54,8 +54,10 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
     // check_path plans only.
     const check = await callTool(rig, 'arm1', 'check_path', { poses: [await poseFromHere(rig, 'arm1', 'arm', 0.05, 0, 0)] });
     assert.equal(check.status, 'ok', check.message);
-    const far = await callTool(rig, 'arm1', 'check_path', { poses: [{ pose_xyzquat: [1.5, 0, 0.3, 0, 0, 0, 1] }] });
-    assert.equal(far.reason, 'unreachable');
+    const far = await callTool(rig, 'arm1', 'check_path', { poses: [{ pose_xyzquat: [0.65, 0, 0.6, 0, 0.7071068, 0, 0.7071068] }] });
+    assert.equal(far.reason, 'unreachable', far.message);
+    const outside = await callTool(rig, 'arm1', 'check_path', { poses: [{ pose_xyzquat: [1.5, 0, 0.3, 0, 0, 0, 1] }] });
+    assert.equal(outside.reason, 'outside_workspace', outside.message);
 
     // Stop mid-move: robots.stop wins, the move reports stopped, the arm is at rest.
     const farther = await poseFromHere(rig, 'arm1', 'arm', 0.08, 0, 0);

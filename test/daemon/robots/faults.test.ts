@@ -24,6 +24,19 @@ async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
   return { outcome };
 }
 
+/**
+ * A small move once the controller is back. With the real 200 ms staleness limit a loaded test
+ * machine can itself pause the sim that long, so a stale_state failure is retried (twice).
+ */
+async function moveAgain(rig: Rig): Promise<any> {
+  for (let attempt = 0; ; attempt++) {
+    await waitReady(rig, 'arm1');
+    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
+    const o = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0.02, 0, 0) });
+    if (o.reason !== 'stale_state' || attempt === 2) return o;
+  }
+}
+
 test('the controller dies mid-move: failed within 500 ms, no motion until it is back, then motion again', async (t) => {
   const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], staleMs: 200 });
   if (!rig) return;
@@ -41,8 +54,7 @@ test('the controller dies mid-move: failed within 500 ms, no motion until it is 
   assert.equal(refused.status, 'unavailable');
   assert.match(refused.message, /^Not moved: controller arm1 is offline\.$/);
   rig.startSim('arm1', 'yam');
-  await waitReady(rig, 'arm1');
-  const again = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0.02, 0, 0) });
+  const again = await moveAgain(rig);
   assert.equal(again.status, 'ok', again.message);
 });
 
@@ -65,9 +77,7 @@ test('a frozen controller (SIGSTOP) mid-move: stale state → failed within 500 
   } finally {
     sim.kill('SIGCONT');
   }
-  await waitReady(rig, 'arm1');
-  await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
-  const again = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0.02, 0, 0) });
+  const again = await moveAgain(rig);
   assert.equal(again.status, 'ok', again.message);
 });
 
