@@ -64,8 +64,18 @@ type Ending = { status: OutcomeStatus; reason?: string; message: string };
 /** Trajectory points from a plan's rows; positions to 0.1 µrad, rates to 1e-6 (shorter JSON, far below any tolerance). */
 export function trajectoryPoints(p: PlannedArm, rate: number): TrajectoryPoint[] {
   const n = p.joints.length;
-  const row = (a: Float64Array, i: number, scale: number) => Array.from(a.subarray(i * n, (i + 1) * n), (x) => Math.round(x * scale) / scale);
-  return Array.from({ length: p.count }, (_, i) => ({ t: round6(i / rate), q: row(p.q, i, 1e7), dq: row(p.dq, i, 1e6), ddq: row(p.ddq, i, 1e5) }));
+  const points: TrajectoryPoint[] = new Array(p.count);
+  // Plain loops: this runs between planning and publishing, on the path the latency target covers.
+  for (let i = 0; i < p.count; i++) {
+    const q: number[] = new Array(n), dq: number[] = new Array(n), ddq: number[] = new Array(n);
+    for (let j = 0, k = i * n; j < n; j++, k++) {
+      q[j] = Math.round(p.q[k]! * 1e7) / 1e7;
+      dq[j] = Math.round(p.dq[k]! * 1e6) / 1e6;
+      ddq[j] = Math.round(p.ddq[k]! * 1e5) / 1e5;
+    }
+    points[i] = { t: round6(i / rate), q, dq, ddq };
+  }
+  return points;
 }
 
 export class Motion {
