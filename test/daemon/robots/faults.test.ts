@@ -9,19 +9,27 @@ import { waitFor } from '../../helpers/wait.js';
 import { stopChild } from '../../robot/sim/brokers.js';
 import { generate } from '../../robot/tools/corpus.js';
 
-/** Starts a few seconds of motion of arm1 (a 4 cm square) and resolves once the controller reports it started. */
+/**
+ * Starts a few seconds of motion of arm1 (a 4 cm square) and resolves once the controller
+ * reports it started. A start spoiled by a stale_state hiccup of the loaded test machine is retried.
+ */
 async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
-  const corner = (dx: number, dy: number) => poseFromHere(rig, 'arm1', 'arm', dx, dy, 0);
-  const poses = [await corner(0.04, 0), await corner(0.04, 0.04), await corner(0, 0.04), await corner(0, 0)];
-  const mark = rig.rpc.notifications.length;
-  let done: any;
-  const outcome = callTool(rig, 'arm1', 'move_eef_chunk', { poses }).then((o) => (done = o));
-  await waitFor(() => {
-    if (done) throw new Error(`the move ended before it could be interrupted: ${done.message}`);
-    return rig.rpc.notifications.slice(mark).some((n) => n.params?.phase === 'started') ? true : undefined;
-  }, 'the move to start');
-  // Wrapped: an async function returning a promise would wait for it.
-  return { outcome };
+  for (let attempt = 0; ; attempt++) {
+    await waitReady(rig, 'arm1');
+    const corner = (dx: number, dy: number) => poseFromHere(rig, 'arm1', 'arm', dx, dy, 0);
+    const poses = [await corner(0.04, 0), await corner(0.04, 0.04), await corner(0, 0.04), await corner(0, 0)];
+    const mark = rig.rpc.notifications.length;
+    let done: any;
+    const outcome = callTool(rig, 'arm1', 'move_eef_chunk', { poses }).then((o) => (done = o));
+    const started = await waitFor(() => {
+      if (done) return false;
+      return rig.rpc.notifications.slice(mark).some((n) => n.params?.phase === 'started') ? true : undefined;
+    }, 'the move to start');
+    // Wrapped: an async function returning a promise would wait for it.
+    if (started) return { outcome };
+    if (done.reason !== 'stale_state' || attempt === 2) throw new Error(`the move ended before it could be interrupted: ${done.message}`);
+    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
+  }
 }
 
 /**
@@ -38,7 +46,7 @@ async function moveAgain(rig: Rig): Promise<any> {
 }
 
 test('the controller dies mid-move: failed within 500 ms, no motion until it is back, then motion again', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], staleMs: 200 });
+  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
   if (!rig) return;
   await waitReady(rig, 'arm1');
   const { outcome: moving } = await startLongMove(rig);
@@ -48,7 +56,8 @@ test('the controller dies mid-move: failed within 500 ms, no motion until it is 
   const o = await moving;
   const after = rig.d.robots.now() - killedAt;
   assert.equal(o.status, 'failed');
-  assert.ok(['offline', 'stale_state'].includes(o.reason), o.reason);
+  // The broker publishes the controller's last will as soon as its connection drops.
+  assert.equal(o.reason, 'offline', o.message);
   assert.ok(after <= 0.5, `failure reported ${after.toFixed(3)} s after the controller died`);
   const refused = await callTool(rig, 'arm1', 'move_to', { target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] } });
   assert.equal(refused.status, 'unavailable');

@@ -28,10 +28,16 @@ export interface RigOptions {
   /** Extra sim arguments per robot id. */
   simExtra?: Record<string, string[]>;
   config?: Record<string, unknown>;
-  /** robots.stale_ms: 400 by default here, since a loaded test machine can pause a process for
-   * 200 ms; the tests of staleness itself use the real default of 200. */
+  /** robots.stale_ms: 1000 by default here, since a test machine loaded by other jobs can pause a
+   * process for several hundred ms; the tests of staleness itself use the real default of 200. */
   staleMs?: number;
 }
+
+/**
+ * The heartbeat timeout of the rig's daemon and sims (s): 1.5 rather than 0.5, for the same
+ * reason; the test of heartbeat loss runs the real defaults (process.test.ts).
+ */
+const RIG_HEARTBEAT_TIMEOUT = 1.5;
 
 const DEFAULT_ROBOTS = [
   { id: 'arm1', robot: 'yam' },
@@ -45,11 +51,11 @@ export async function startRig(t: TestContext, transport: Transport, o: RigOptio
   const base = `bs-e2e-${randomBytes(3).toString('hex')}`;
   const robots = o.robots ?? DEFAULT_ROBOTS;
   const serve = robots.map((r) => ({ ...r, transport: transport === 'ws' ? 'ws' : 'mqtt' }));
-  const d = await startTestDaemon({ mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) }, robots: { serve, stale_ms: o.staleMs ?? 400 } }, o.config ?? {});
+  const d = await startTestDaemon({ mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) }, robots: { serve, stale_ms: o.staleMs ?? 1000, heartbeat: { timeout_ms: RIG_HEARTBEAT_TIMEOUT * 1000 } } }, o.config ?? {});
   const broker = transport === 'ws' ? null : mosquitto ? { url: mosquitto.url, username: mosquitto.username, password: mosquitto.password } : d.mqttEndpoint;
   const withCreds = (b: NonNullable<typeof broker>) => b.url.replace('mqtt://', `mqtt://${encodeURIComponent(b.username)}:${encodeURIComponent(b.password)}@`);
   const simArgs = (id: string, robot: string) => [
-    '--robot', robot, '--id', id, '--rate', '100',
+    '--robot', robot, '--id', id, '--rate', '100', '--heartbeat-timeout', String(RIG_HEARTBEAT_TIMEOUT),
     ...(broker ? ['--broker', withCreds(broker), '--base', base] : ['--ws', d.api.url('ws') + '/controller', '--token', TEST_TOKEN]),
   ];
   const sims = new Map<string, SimChild>();
