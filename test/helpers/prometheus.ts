@@ -15,7 +15,9 @@ const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 function parseValue(s: string, line: number): number {
   if (s === '+Inf') return Infinity;
   if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  // Prometheus parses values with Go's ParseFloat, which takes NaN in any case; prom-client
+  // writes `Nan` (e.g. event-loop lag before its first sample).
+  if (s.toLowerCase() === 'nan') return NaN;
   const v = Number(s);
   if (Number.isNaN(v)) throw new Error(`line ${line}: bad value ${JSON.stringify(s)}`);
   return v;
