@@ -12,4 +12,10 @@ bool lora_delta_avx2_usable();
 void lora_delta_avx2(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y);
 #endif
 
+#if defined(BRAINSTEM_ARM64)
+// NEON (armv8.2-a, fp16 conversions).
+bool lora_delta_neon_usable();
+void lora_delta_neon(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y);
+#endif
+
 }  // namespace bs

@@ -86,6 +86,12 @@ std::vector<BenchCase> bench_cases() {
                    [=] { bs::lora_delta_avx2(ctx, lora->w, x->data(), 1, y->data()); }});
   }
 #endif
+#if defined(BRAINSTEM_ARM64)
+  if (bs::lora_delta_neon_usable()) {
+    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-neon", lora_shape, lora_bytes,
+                   [=] { bs::lora_delta_neon(ctx, lora->w, x->data(), 1, y->data()); }});
+  }
+#endif
   return out;
 }
 

@@ -24,24 +24,27 @@ TEST(lora_delta_hand_computed) {
   }
 }
 
-#if defined(BRAINSTEM_X86)
-TEST(lora_delta_avx2_matches_reference) {
-  if (!bs::lora_delta_avx2_usable()) return;
+namespace {
+
+using FastKernel = void (*)(const bs::ExecCtx&, const bs::LoraWeights&, const float*, int64_t, float*);
+
+// A fast kernel against the reference on random shapes (large ones too, so the pool path with
+// ≥ 2^18 multiply-adds runs), with and without threads.
+void check_fast(bt::T& t, const char* name, FastKernel fast) {
   bs::ThreadPool pool(3);
   for (int c = 0; c < 48; ++c) {
     bt::Rng r(12000 + c);
     const bs::DType dts[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
     const bs::DType dt = dts[r.below(3)];
     const int64_t rank = std::vector<int64_t>{1, 3, 8, 16, 17, 64}[r.below(6)];
-    // Large shapes too, so the pool path (≥ 2^18 multiply-adds) runs.
     const int64_t in = c % 8 == 7 ? 2048 : 1 + r.below(300), out = c % 8 == 7 ? 4096 : 1 + r.below(100);
     const int64_t n = c % 5 == 4 ? 32 : 1 + r.below(3);
     const auto a = bt::random_dense(r, 1, rank, in, dt), b = bt::random_dense(r, 1, out, rank, dt);
     const bs::LoraWeights l{a.m, b.m, static_cast<float>(r.uniform(-4, 4))};
     const auto x = bt::random_vec(r, n * in), y0 = bt::random_vec(r, n * out);
-    std::vector<float> ref = y0, got = y0, bound(y0.size());
+    std::vector<float> ref = y0, got = y0;
     bs::reference_backend().k.lora_delta(bs::ExecCtx{}, l, x.data(), n, ref.data());
-    bs::lora_delta_avx2(bs::ExecCtx{c % 2 ? &pool : nullptr}, l, x.data(), n, got.data());
+    fast(bs::ExecCtx{c % 2 ? &pool : nullptr}, l, x.data(), n, got.data());
     // Error scale per output: |y0| + |s|·Σ_k |B[o,k]|·Σ_c |A[k,c] x[c]|; float32 sums of ≤ 2048
     // terms stay within ~1e-5 of it (random-walk rounding ~√n·6e-8).
     double worst = 0;
@@ -58,9 +61,22 @@ TEST(lora_delta_avx2_matches_reference) {
         if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e, at = i * out + o;
       }
     }
-    EXPECT(worst <= 1.0) << "seed " << 12000 + c << " " << bs::dtype_name(dt) << " rank " << rank << " in " << in
-                         << " out " << out << " n " << n << ": element " << at << " got " << got[at] << " want "
+    EXPECT(worst <= 1.0) << name << " seed " << 12000 + c << " " << bs::dtype_name(dt) << " rank " << rank << " in "
+                         << in << " out " << out << " n " << n << ": element " << at << " got " << got[at] << " want "
                          << ref[at] << " (" << worst << "× tolerance)";
   }
+}
+
+}  // namespace
+
+#if defined(BRAINSTEM_X86)
+TEST(lora_delta_avx2_matches_reference) {
+  if (bs::lora_delta_avx2_usable()) check_fast(t, "lora-avx2", bs::lora_delta_avx2);
+}
+#endif
+
+#if defined(BRAINSTEM_ARM64)
+TEST(lora_delta_neon_matches_reference) {
+  if (bs::lora_delta_neon_usable()) check_fast(t, "lora-neon", bs::lora_delta_neon);
 }
 #endif
