@@ -79,7 +79,7 @@ test('/metrics is valid Prometheus text with process, event-loop and daemon metr
 test('unknown routes are 404 and wrong methods 405, as JSON errors', async () => {
   const nf = await fetch(`${d.http}/nope`, { headers: auth });
   assert.equal(nf.status, 404);
-  assert.deepEqual(await nf.json(), { error: { message: 'no route GET /nope', type: 'invalid_request_error' } });
+  assert.deepEqual(await nf.json(), { error: { message: 'no route GET /nope', type: 'invalid_request_error', param: null, code: null } });
   const na = await fetch(`${d.http}/health`, { method: 'POST' });
   assert.equal(na.status, 405);
   assert.equal(na.headers.get('allow'), 'GET');
