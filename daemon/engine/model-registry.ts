@@ -204,9 +204,9 @@ export class ModelRegistry extends Service {
   }
 
   protected async onStop(): Promise<void> {
-    this.stopping.abort();
     const stopped = new CancelledError('the daemon is stopping');
     for (const slot of this.slots.values()) slot.queue.rejectAll(stopped);
+    this.stopping.abort();
     // Running requests see the abort between tokens and release their turn.
     await Promise.all([...this.slots.values()].map((slot) => new Promise<void>((resolve) => slot.queue.whenIdle(resolve))));
     for (const slot of this.slots.values()) {
