@@ -1,6 +1,6 @@
 // The model registry service: configured models by name, each loaded on first use (or by
 // models.load), served one request at a time through a bounded FIFO queue, and unloaded after
-// an idle keep-alive (the last request's keep_alive, Ollama-like). Load progress is emitted as
+// an idle keep-alive (the last request's keep_alive, else the model's; Ollama-like). Progress is emitted as
 // events; /health reports a loading model as not ready for that model only.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
@@ -38,7 +38,7 @@ export interface Lease {
   /** Time spent waiting in the queue and loading, in ms. */
   queuedMs: number;
   loadMs: number;
-  /** Ends this request's turn; `keepAliveMs` (the request's keep_alive) replaces the model's. */
+  /** Ends this request's turn; `keepAliveMs` (the request's keep_alive) applies to the idle time after it, else the model's. */
   release(keepAliveMs?: number): void;
 }
 
@@ -146,7 +146,7 @@ export class ModelRegistry extends Service {
       release: (keepAliveMs) => {
         if (done) return;
         done = true;
-        if (keepAliveMs !== undefined) slot.keepAliveMs = keepAliveMs;
+        slot.keepAliveMs = keepAliveMs ?? slot.profile.keepAliveMs;
         release();
         this.afterUse(slot);
       },
@@ -156,7 +156,7 @@ export class ModelRegistry extends Service {
   /** Loads a model now (no queue slot needed); `keepAliveMs` sets its keep-alive. */
   async load(name: string, o: { keepAliveMs?: number; onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<ModelStatus> {
     const slot = this.slot(name);
-    if (o.keepAliveMs !== undefined) slot.keepAliveMs = o.keepAliveMs;
+    slot.keepAliveMs = o.keepAliveMs ?? slot.profile.keepAliveMs;
     this.holdLoaded(slot);
     try {
       await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);

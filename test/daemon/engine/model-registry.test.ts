@@ -135,7 +135,10 @@ test('keep-alive: unload after the idle time; a request inside it keeps the mode
 
   (await reg.lease('a')).release(0);
   assert.equal(reg.statusOf('a').state, 'unloaded', 'keep_alive 0 unloads right after the request');
-  assert.equal(reg.statusOf('a').keep_alive, 'now', 'and becomes the model\'s keep-alive');
+  assert.equal(reg.statusOf('a').keep_alive, 'now');
+  (await reg.lease('a')).release();
+  assert.equal(reg.statusOf('a').keep_alive, '5m', 'a request without keep_alive gets the configured one again');
+  assert.equal(reg.statusOf('a').state, 'loaded');
   (await reg.lease('a')).release(-1);
   assert.equal(reg.statusOf('a').state, 'loaded');
   assert.equal(reg.statusOf('a').keep_alive, 'never');
@@ -207,8 +210,8 @@ test('a failed load is reported with its reason and the next request tries again
 test('explicit load and unload: unload waits for the running request; concurrent loads share one', async () => {
   const { reg, loader, timers } = await setup();
   loader.gated = true;
-  const l1 = reg.load('a', { keepAliveMs: 60_000 });
-  const l2 = reg.load('a');
+  const l1 = reg.load('a');
+  const l2 = reg.load('a', { keepAliveMs: 60_000 });
   await tick();
   loader.open();
   const [s1, s2] = await Promise.all([l1, l2]);
