@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
 import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
 import { show } from './json-schema/schema.js';
+import { CancelledError } from './request-queue.js';
 import { RequestError } from './request-error.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
 import type { ServingMetrics } from './serving-metrics.js';
@@ -92,7 +93,7 @@ export class ChatService {
       try {
         result = yield* runChat(lease.model.text, session.session, req, {
           constraints: lease.model.constraints,
-          signal: call.signal,
+          signal: lease.signal,
           clock: this.clock,
           contextLength: lease.model.contextLength,
           prompt,
@@ -102,6 +103,8 @@ export class ChatService {
         session.release();
       }
       outcome = result.finishReason;
+      // Cut off by the daemon stopping, not by the client: an error, not a short answer.
+      if (result.finishReason === 'cancelled' && !call.signal?.aborted) throw new CancelledError('the daemon is stopping');
       this.metrics.recordGeneration(ref.name, result.usage, result.timings, result.usage.completionTokens > 0);
       return { id, created, model: this.modelName(body.model), result, queuedMs: lease.queuedMs, loadMs: lease.loadMs };
     } catch (err) {

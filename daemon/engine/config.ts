@@ -4,8 +4,9 @@
 import { parseDuration } from '../util/duration.js';
 import { bool, int, obj, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
 
-/** A keep-alive: the config takes seconds or "5m"-style strings and yields ms (-1 = never). */
-export function duration(o: { default?: string; doc?: string } = {}): Node<number> {
+/** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
+ *  the same); durationMs converts a checked value. */
+export function duration(o: { default?: string; doc?: string } = {}): Node<string | number> {
   const type = 'duration ("30s", "5m", "1h"; seconds as a number; 0 = now; negative = never)';
   return {
     info: { kind: 'string', type, doc: o.doc, default: o.default },
@@ -20,9 +21,16 @@ export function duration(o: { default?: string; doc?: string } = {}): Node<numbe
         issues.push({ path, rule: d.rule, value });
         return undefined;
       }
-      return d.ms;
+      return v as string | number;
     },
   };
+}
+
+/** Milliseconds of a duration the schema accepted (-1 = never). */
+export function durationMs(v: string | number): number {
+  const d = parseDuration(v);
+  if ('rule' in d) throw new RangeError(`${JSON.stringify(v)}: ${d.rule}`);
+  return d.ms;
 }
 
 // Ranges shared by the engine defaults and the per-model overrides.
@@ -81,7 +89,7 @@ export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: s
     contextLength: m.context_length ?? e.context_length,
     topK: m.top_k,
     backend: m.backend,
-    keepAliveMs: m.keep_alive ?? e.keep_alive,
+    keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
   };

@@ -35,6 +35,8 @@ export interface Lease {
   name: string;
   model: ServedModel;
   sessions: SessionPool;
+  /** Aborts when the caller's signal does or the daemon stops: generation must watch this one. */
+  signal: AbortSignal;
   /** Time spent waiting in the queue and loading, in ms. */
   queuedMs: number;
   loadMs: number;
@@ -141,6 +143,7 @@ export class ModelRegistry extends Service {
       name,
       model: served,
       sessions: slot.pool!,
+      signal,
       queuedMs: t1 - t0,
       loadMs: t2 - t1,
       release: (keepAliveMs) => {

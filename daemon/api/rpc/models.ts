@@ -1,6 +1,6 @@
 // The models.* JSON-RPC methods: list, status (with memory), load (with progress notifications)
 // and unload.
-import { duration } from '../../engine/config.js';
+import { duration, durationMs } from '../../engine/config.js';
 import type { LoadProgress, ModelRegistry } from '../../engine/model-registry.js';
 import { memoryStats } from '../../util/proc-stats.js';
 import { obj, optional, str } from '../../util/schema.js';
@@ -49,7 +49,7 @@ export function registerModelMethods(rpc: RpcRegistry, registry: ModelRegistry):
   rpc.register(
     'models.load',
     obj({ model, keep_alive: optional(duration({ doc: 'keep-alive after this load' })) }),
-    (p, ctx) => rpcCall(() => registry.load(p.model, { keepAliveMs: p.keep_alive, onProgress: progressNotifier(ctx), signal: ctx.signal })),
+    (p, ctx) => rpcCall(() => registry.load(p.model, { keepAliveMs: p.keep_alive === undefined ? undefined : durationMs(p.keep_alive), onProgress: progressNotifier(ctx), signal: ctx.signal })),
     `loads a model now, sending ${PROGRESS_NOTIFICATION} notifications; resolves with its status`,
   );
   rpc.register(

@@ -180,7 +180,7 @@ test('an HTTP client that disconnects mid-stream stops generation and frees the 
 
 test('a WebSocket client that goes away mid-stream frees the model too', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
-  void c.call('chat', { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops }, 60_000).catch(() => undefined);
+  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'chat', params: { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops } }));
   await c.nextNotification('chat.delta');
   c.ws.terminate();
   await idle('solo');
@@ -221,4 +221,26 @@ test('/metrics: loaded models, queue depth, token counters, time to first token 
   assert.ok(get('brainstem_chat_requests_total', { model: 'solo', outcome: 'cancelled' })! >= 1);
   assert.equal(types.get('brainstem_time_to_first_token_seconds'), 'histogram');
   assert.equal(types.get('brainstem_decode_tokens_total'), 'counter');
+});
+
+test('stopping the daemon mid-stream ends generation promptly with an error, not a short answer', async () => {
+  const profile = { path: model.path, threads: 1, context_length: 2048 };
+  const own = await startTestDaemon({ models: { tiny: profile, other: profile } });
+  const c = await RpcTestClient.connect(own.ws, TEST_TOKEN);
+  const long = { messages: ASK, max_tokens: 2000, logit_bias: model.banStops };
+  const chat = c.call('chat', { model: 'tiny', ...long }, 60_000);
+  const queued = c.call('chat', { model: 'tiny', ...long }, 60_000);
+  const res = await fetch(`${own.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'other', stream: true, ...long }) });
+  assert.equal(res.status, 200);
+  await c.nextNotification('chat.delta');
+  const text = res.text();
+  await own.stop();
+  for (const reply of [await chat, await queued]) {
+    assert.equal(reply.error?.code, -32003, JSON.stringify(reply).slice(0, 300));
+    assert.match(reply.error!.message, /the daemon is stopping/);
+  }
+  const events = (await text).split('\n\n').filter((e) => e.startsWith('data: '));
+  assert.equal(events.at(-1), 'data: [DONE]');
+  assert.match(events.at(-2)!, /"code":"unavailable"/);
+  await c.close();
 });

@@ -41,7 +41,7 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.mqtt.protocol, 'auto');
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
-  assert.deepEqual(c.engine, { keep_alive: 300_000, queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true });
+  assert.deepEqual(c.engine, { keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true });
   assert.deepEqual([c.models, c.robots], [{}, {}]);
   assert.equal(c.data_dir, join(homedir(), '.brainstem'));
   assert.ok(Object.isFrozen(c.server), 'config is frozen');
@@ -93,7 +93,7 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
     assert.equal(c.logging.level, 'debug');
     assert.equal(c.data_dir, '/srv/state');
     assert.equal(c.engine.threads, 3);
-    assert.equal(c.engine.keep_alive, 90_000);
+    assert.equal(c.engine.keep_alive, '90s');
     assert.deepEqual(c.models, {});
   });
 });
@@ -174,11 +174,11 @@ for (const [name, layer, expected] of RULES) {
   });
 }
 
-test('models: a path and optional profile keys; keep_alive durations become milliseconds', () => {
+test('models: a path and optional profile keys; keep_alive stays as written (durations are checked)', () => {
   const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, keep_alive: -1 }, models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } } } });
   assert.equal(c.engine.threads, 4);
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
-  assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: 5_400_000, queue_size: undefined, sessions: undefined });
+  assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined });
   assert.equal(c.models.b!.keep_alive, 0);
 });
 
