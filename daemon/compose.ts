@@ -22,6 +22,10 @@ import { loadNativeModel } from './engine/served-model.js';
 import { ServingMetrics } from './engine/serving-metrics.js';
 import { Logs } from './log.js';
 import { EmbeddedBroker } from './mqtt/broker.js';
+import { RobotLink } from './robots/link-service.js';
+import { registerRobotMethods } from './robots/rpc.js';
+import { SimChildren } from './robots/sim-children.js';
+import { CONTROLLER_PATH } from '../robot/link/ws-envelope.js';
 import { DaemonMqttClient } from './mqtt/client.js';
 import { tryLoadNative } from './native/binding.js';
 import type { Service } from './service.js';
@@ -40,6 +44,8 @@ export interface DaemonParts {
   mqtt: DaemonMqttClient;
   models: ModelRegistry;
   chat: ChatService;
+  robots: RobotLink;
+  sims?: SimChildren;
   daemon: Daemon;
 }
 
@@ -82,7 +88,22 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   registerChatMethods(rpc, chat);
   registerModelMethods(rpc, models);
 
-  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt, models];
+  const robots = new RobotLink({ config: config.robots, base: config.mqtt.base, mqtt, log: logs.get('robots') });
+  api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController);
+  registerRobotMethods(rpc, robots);
+  const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
+  const sims = simulated.length
+    ? new SimChildren({
+        robots: simulated,
+        base: config.mqtt.base,
+        configsDir: config.robots.configs_dir,
+        brokerUrl: () => withCredentials(broker?.url() ?? config.mqtt.url, config.mqtt.username, mqttPassword.value),
+        controllerUrl: () => api.url('ws') + CONTROLLER_PATH,
+        token: token.value,
+        log: logs.get('robots.sim'),
+      })
+    : undefined;
+  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt, models, robots, ...(sims ? [sims] : [])];
   const daemon = new Daemon(services, logs.get('daemon'));
   const health = () => daemon.health();
 
@@ -107,5 +128,15 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
       };
     },
   });
-  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, models, chat, daemon };
+  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, models, chat, robots, sims, daemon };
+}
+
+/** The broker URL with the daemon's credentials unless it carries its own. */
+function withCredentials(url: string, username: string, password: string): string {
+  const u = new URL(url);
+  if (!u.username && username) {
+    u.username = username;
+    u.password = password;
+  }
+  return u.toString();
 }

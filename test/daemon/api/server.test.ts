@@ -44,7 +44,7 @@ test('GET /health needs no token and reports every service', async () => {
   assert.equal(r.status, 200);
   const body = (await r.json()) as any;
   assert.equal(body.status, 'ready');
-  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models']);
+  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models', 'robots']);
   assert.deepEqual(body.services.models.detail.models, { demo: { state: 'unloaded', ready: false } }, 'the demo model, not loaded until first use');
   assert.equal(body.services['mqtt-client'].detail.protocol, '3.1.1');
   assert.equal(body.services['mqtt-client'].detail.connected, true);

@@ -42,7 +42,9 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
   assert.deepEqual(c.engine, { keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true });
-  assert.deepEqual([c.models, c.robots], [{}, {}]);
+  assert.deepEqual(c.models, {});
+  assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [{ id: 'yam', robot: 'yam', transport: 'mqtt', tracking_error_rad: 0.12, settle: {}, sim: true, sim_args: [] }]);
+  assert.deepEqual([c.robots.stale_ms, c.robots.heartbeat, c.robots.simulate], [200, { period_ms: 100, timeout_ms: 500 }, true]);
   assert.equal(c.data_dir, join(homedir(), '.brainstem'));
   assert.ok(Object.isFrozen(c.server), 'config is frozen');
 });
@@ -163,7 +165,13 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   ['engine queue_size', { engine: { queue_size: -1 } }, /engine\.queue_size: must be an integer in 0\.\.10000, got -1/],
   ['engine sessions', { engine: { sessions: 0 } }, /engine\.sessions: must be an integer in 1\.\.64, got 0/],
   ['engine unknown key', { engine: { executor: 'hot' } }, /engine\.executor: is not a known key/],
-  ['robot entry not a mapping', { robots: { left: 3 } }, /robots\.left: must be a mapping, not a number/],
+  ['robot entry not a mapping', { robots: { serve: [3] } }, /robots\.serve\[0\]: must be a mapping, not a number/],
+  ['robot id not a topic level', { robots: { serve: [{ id: 'a/b', robot: 'yam' }] } }, /robots\.serve\[0\]\.id: must match .* \(it is an MQTT topic level\), got "a\/b"/],
+  ['robot config unknown', { robots: { serve: [{ id: 'x', robot: 'nope' }] } }, /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .*robot "nope": config file = .*nope\.yaml": cannot be read, got "nope"/],
+  ['robot ids repeated', { robots: { serve: [{ id: 'x', robot: 'yam' }, { id: 'x', robot: 'ur5e' }] } }, /robots\.serve\[1\]\.id: must be unique among robots\.serve, got "x"/],
+  ['robot transport', { robots: { serve: [{ id: 'x', robot: 'yam', transport: 'can' }] } }, /robots\.serve\[0\]\.transport: must be one of "mqtt", "ws", got "can"/],
+  ['heartbeat timeout not above the period', { robots: { heartbeat: { period_ms: 500, timeout_ms: 400 } } }, /robots\.heartbeat\.timeout_ms: must be greater than robots\.heartbeat\.period_ms \(500\), got 400/],
+  ['settle override typo', { robots: { serve: [{ id: 'x', robot: 'yam', settle: { position_tol: 0.01 } }] } }, /robots\.serve\[0\]\.settle\.position_tol: is not a known key \(did you mean "position_tol_rad"\?\)/],
 ];
 
 for (const [name, layer, expected] of RULES) {
@@ -180,11 +188,6 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
   assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined });
   assert.equal(c.models.b!.keep_alive, 0);
-});
-
-test('open sections accept any mapping content until their owners add a schema', () => {
-  const c = loadConfig({ env: {}, overrides: { robots: { left: { dof: 6 } } } });
-  assert.deepEqual(c.robots, { left: { dof: 6 } });
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {
