@@ -106,10 +106,6 @@ export class ModelRegistry extends Service {
     return [...this.slots.keys()];
   }
 
-  profile(name: string): ModelProfile {
-    return this.slot(name).profile;
-  }
-
   /** Waits for this model's turn, loads it if needed, and hands it over until release(). */
   async lease(name: string, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<Lease> {
     const slot = this.slot(name);
