@@ -18,7 +18,7 @@ const ASK = [{ role: 'user' as const, content: 'What is the weather in Paris?' }
 before(async () => {
   model = await synthTiny(3);
   const profile = { path: model.path, threads: 1, context_length: 4096 };
-  d = await startTestDaemon({ models: { tiny: { ...profile, keep_alive: -1 }, narrow: { ...profile, queue_size: 0 } } });
+  d = await startTestDaemon({ models: { tiny: { ...profile, keep_alive: -1 }, narrow: { ...profile, queue_size: 0 }, gone: { path: `${model.path}-missing` } } });
   client = new OpenAI({ baseURL: `${d.http}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
 });
 
@@ -118,8 +118,9 @@ test('response_format json_schema: the content is JSON valid against the schema'
 
 test('models: list and retrieve', async () => {
   const list = await client.models.list();
-  assert.deepEqual(list.data.map((m) => m.id), ['tiny', 'narrow']);
-  assert.ok(list.data.every((m) => m.object === 'model' && m.owned_by === 'brainstem' && m.created > 0));
+  assert.deepEqual(list.data.map((m) => m.id), ['tiny', 'narrow', 'gone']);
+  assert.ok(list.data.every((m) => m.object === 'model' && m.owned_by === 'brainstem'));
+  assert.ok(list.data[0]!.created > 0, 'created = the folder\'s mtime');
   const m = await client.models.retrieve('tiny');
   assert.equal((m as any).state, 'loaded');
   await assert.rejects(client.models.retrieve('nope'), (e: unknown) => e instanceof OpenAI.NotFoundError && (e.error as any).code === 'model_not_found');
@@ -145,8 +146,15 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
   await bad({ model: 'tiny:my-adapter' }, OpenAI.BadRequestError, (e) => assert.match(e.message, /adapter "my-adapter" of model "tiny" is not available/));
   await bad({ model: 'gpt-4o' }, OpenAI.NotFoundError, (e) => {
     assert.equal(e.code, 'model_not_found');
-    assert.match(e.message, /model "gpt-4o" is not configured \(configured: tiny, narrow\)/);
+    assert.match(e.message, /model "gpt-4o" is not configured \(configured: tiny, narrow, gone\)/);
   });
+  await bad({ model: 'gone' }, OpenAI.InternalServerError, (e) => {
+    assert.equal(e.code, 'model_load_failed');
+    assert.match(e.message, /model "gone" \(.*-missing\) failed to load: folder .*-missing does not exist/);
+  });
+  const health = await fetch(`${d.http}/health?model=gone`);
+  assert.deepEqual([health.status, ((await health.json()) as any).state], [503, 'failed']);
+  assert.equal((await fetch(`${d.http}/health`)).status, 200, 'one broken model does not make the daemon unready');
   const stranger = new OpenAI({ baseURL: `${d.http}/v1`, apiKey: 'wrong', maxRetries: 0 });
   await assert.rejects(stranger.chat.completions.create({ model: 'tiny', messages: ASK }), (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401);
 

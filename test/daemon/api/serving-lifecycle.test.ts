@@ -65,6 +65,11 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   assert.equal(r.timings.decode_tokens, r.usage.completion_tokens - 1);
   assert.ok(r.timings.time_to_first_token_ms >= 0 && r.timings.prefill_tokens > 0);
 
+  const quiet = c.notifications.length;
+  const silent = (await c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 4, stream: false, request_id: 'quiet' }, 60_000)).result;
+  assert.equal(c.notifications.slice(quiet).filter((n) => n.method === 'chat.delta').length, 0, 'stream: false sends no deltas');
+  assert.equal(typeof silent.message.content, 'string');
+
   const status = (await c.call('models.status', { model: 'tiny' })).result;
   const m = status.models[0];
   assert.equal(m.state, 'loaded');
