@@ -98,10 +98,11 @@ test('agent loop: a tool call and its result extend the same session', async (t)
   assert.equal(second.engineTokens, u.promptTokens - u.cachedTokens + second.result.timings.decodeTokens);
 });
 
-// 200 requests take about two minutes with the reference kernels on a shared 2-core VM (~11k
-// tokens), so the default run is 40; BRAINSTEM_TEST_CONSTRAINED_REQUESTS=200 runs the full set.
-// test/daemon/engine/constrained/token-masker.test.ts runs 200 with random logits every time.
-const REQUESTS = Number(process.env.BRAINSTEM_TEST_CONSTRAINED_REQUESTS ?? 40);
+// The issue's full set is 200 requests (~11k tokens, about two minutes with the reference kernels
+// on a 2-core VM): CI (CI=true) runs it; a local run defaults to 40 unless
+// BRAINSTEM_TEST_CONSTRAINED_REQUESTS says otherwise. token-masker.test.ts runs 200 with random
+// logits every time.
+const REQUESTS = Number(process.env.BRAINSTEM_TEST_CONSTRAINED_REQUESTS ?? (process.env.CI === 'true' ? 200 : 40));
 
 test(`constrained decoding on the real engine: ${REQUESTS} seeded requests, each exactly one valid call of a requested tool`, async (t) => {
   const s = await serve(t);
