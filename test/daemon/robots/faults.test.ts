@@ -16,6 +16,7 @@ import { generate } from '../../robot/tools/corpus.js';
 async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
   for (let attempt = 0; ; attempt++) {
     await waitReady(rig, 'arm1');
+    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
     const corner = (dx: number, dy: number) => poseFromHere(rig, 'arm1', 'arm', dx, dy, 0);
     const poses = [await corner(0.04, 0), await corner(0.04, 0.04), await corner(0, 0.04), await corner(0, 0)];
     const mark = rig.rpc.notifications.length;
@@ -28,7 +29,6 @@ async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
     // Wrapped: an async function returning a promise would wait for it.
     if (started) return { outcome };
     if (done.reason !== 'stale_state' || attempt === 2) throw new Error(`the move ended before it could be interrupted: ${done.message}`);
-    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
   }
 }
 
