@@ -1,8 +1,10 @@
 // The `engine` and `models` config sections: serving defaults, and models by name → folder plus
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
-// Adapters and prerouter heads add their keys to `modelFields` when they land.
+// Prerouter heads add their keys to `modelFields` when they land.
 import { parseDuration } from '../util/duration.js';
-import { bool, int, obj, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { bool, int, obj, oneOf, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { ADAPTER_NAME } from './adapters/adapter-manager.js';
+import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
 
 /** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
  *  the same); durationMs converts a checked value. */
@@ -58,6 +60,15 @@ export const modelFields = {
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
+  adapters: optional(
+    record(
+      obj({
+        path: str({ nonEmpty: true, doc: 'adapter folder or file (PEFT, mlx-lm or Edge0); "~" = home, relative = working directory' }),
+        format: optional(oneOf(ADAPTER_FORMATS, { doc: 'force a format instead of detecting it' })),
+      }),
+      { doc: 'LoRA adapters loaded with the model, by name', keyRule: (k) => (ADAPTER_NAME.test(k) ? undefined : 'must be an adapter name of 1-64 letters, digits, "_", "." or "-"') },
+    ),
+  ),
 };
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -80,9 +91,17 @@ export interface ModelProfile {
   keepAliveMs: number;
   queueSize: number;
   sessions: number;
+  /** LoRA adapters loaded with the model, by name (paths resolved). */
+  adapters?: Record<string, AdapterSource>;
 }
 
-export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string): ModelProfile {
+export interface AdapterSource {
+  path: string;
+  format?: AdapterFormat;
+}
+
+/** `resolvePath` resolves adapter paths as `path` was resolved (home, working directory). */
+export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string, resolvePath: (p: string) => string = (p) => p): ModelProfile {
   return {
     path,
     threads: m.threads ?? e.threads,
@@ -92,5 +111,6 @@ export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: s
     keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
+    adapters: Object.fromEntries(Object.entries(m.adapters ?? {}).map(([name, a]) => [name, { path: resolvePath(a.path), ...(a.format ? { format: a.format } : {}) }])),
   };
 }

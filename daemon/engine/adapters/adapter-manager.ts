@@ -2,7 +2,7 @@
 // native copy of A/B), unload, list, memory. The model stays loaded throughout; requests pick an
 // adapter by name and sessions switch without a reload. Unloading drops the manager's reference:
 // a session still running with the adapter keeps it alive until it switches away.
-import type { NativeAdapter, NativeModel } from '../native-model.js';
+import { EngineError, type NativeAdapter, type NativeModel } from '../native-model.js';
 import type { AdapterFormat, AdapterPlan } from './plan.js';
 import { AdapterError } from './plan.js';
 import { readAdapter } from './read-adapter.js';
@@ -30,7 +30,7 @@ export interface AdapterInfo {
 /** An unknown adapter name (the API layers map it to a not-found error). */
 export class AdapterNotFoundError extends AdapterError {
   constructor(readonly adapter: string, known: string[]) {
-    super(`adapter "${adapter}" is not loaded (loaded: ${known.length > 0 ? known.join(', ') : 'none'})`);
+    super(`adapter "${adapter}" is not loaded (loaded: ${known.length > 0 ? known.join(', ') : 'none'})`, 'name');
     this.name = 'AdapterNotFoundError';
   }
 }
@@ -53,16 +53,19 @@ export class AdapterManager {
   /** Reads the adapter at `path` (PEFT, mlx-lm or Edge0) and loads it as `name`. */
   async load(name: string, path: string, format?: AdapterFormat): Promise<AdapterInfo> {
     if (!ADAPTER_NAME.test(name)) {
-      throw new AdapterError(`adapter name must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(name)}`);
+      throw new AdapterError(`adapter name must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(name)}`, 'name');
     }
-    if (this.entries.has(name) || this.pending.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`);
+    if (this.entries.has(name) || this.pending.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
     if (this.entries.size + this.pending.size >= this.maxAdapters) {
-      throw new AdapterError(`${this.maxAdapters} adapters are already resident (the limit); unload one first`);
+      throw new AdapterError(`${this.maxAdapters} adapters are already resident (the limit); unload one first`, 'name');
     }
     this.pending.add(name);
     try {
       const plan = readAdapter(path, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
-      const adapter = await this.host.loadAdapter(plan);
+      // The engine's checks against the model (modules, shapes, dtypes) make it a bad adapter too.
+      const adapter = await this.host.loadAdapter(plan).catch((e: Error) => {
+        throw e instanceof EngineError ? new AdapterError(e.message) : e;
+      });
       this.entries.set(name, { adapter, plan });
       return info(adapter, plan);
     } finally {

@@ -20,9 +20,10 @@ export interface AdapterPlan extends AdapterSpec {
   modules: PlannedModule[];
 }
 
-/** A bad adapter: the message names the file, tensor or config field, the rule and the value. */
+/** A bad adapter: the message names the file, tensor or config field, the rule and the value;
+ *  `field` is the request field at fault (the adapter's `path`, or its `name`). */
 export class AdapterError extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly field: 'path' | 'name' = 'path') {
     super(message);
     this.name = 'AdapterError';
   }

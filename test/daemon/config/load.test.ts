@@ -186,8 +186,16 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
   const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, keep_alive: -1 }, models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } } } });
   assert.equal(c.engine.threads, 4);
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
-  assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined });
+  assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined, adapters: undefined });
   assert.equal(c.models.b!.keep_alive, 0);
+});
+
+test('models.<name>.adapters: LoRA adapters by name with a path and an optional format', () => {
+  const c = loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { tuned: { path: '/a' }, edge: { path: '/e.safetensors', format: 'edge0' } } } } } });
+  assert.deepEqual(c.models.q!.adapters, { tuned: { path: '/a', format: undefined }, edge: { path: '/e.safetensors', format: 'edge0' } });
+  const msg = configError(() => loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { 'a:b': { path: '/a' }, ok: { path: '/a', format: 'lycoris' } } } } } }));
+  assert.match(msg, /models\.q\.adapters\.a:b: must be an adapter name of 1-64 letters, digits, "_", "\." or "-"/);
+  assert.match(msg, /models\.q\.adapters\.ok\.format: must be one of "peft", "mlx", "edge0", got "lycoris"/);
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {
