@@ -441,7 +441,10 @@ TEST(op_lora_delta) {
     // Fast kernels accumulate ≤ 333 products in float32: ≤ ~2e-5 of the bound in the worst case.
     check_op(t, Op::LoraDelta, &a.m, desc.str(), o, 2e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
       std::copy(y0.begin(), y0.end(), y);
-      k.lora_delta(ctx, l, x.data(), n, y);
+      // A table written before the op existed leaves it null: name it instead of crashing.
+      EXPECT(k.lora_delta != nullptr) << "a kernel set supports lora_delta but its table has none (set it, e.g. to "
+                                         "lora_delta_avx2 / lora_delta_neon, or return false from supports)";
+      if (k.lora_delta) k.lora_delta(ctx, l, x.data(), n, y);
     });
   }
 }
