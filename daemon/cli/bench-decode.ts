@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
 import { intOption, printBench } from './bench-common.js';
-import { runDecodeBench } from '../engine/decode-bench.js';
+import { type DecodeBenchOptions, runDecodeBench } from '../engine/decode-bench.js';
+import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 
@@ -20,13 +21,14 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
+    .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (opts: {
       model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; backend: string; kvCache: string;
-      json?: boolean;
+      adapter?: string; json?: boolean;
     }) => {
       if (opts.kvCache !== 'f32' && opts.kvCache !== 'f16') throw new CliError(`--kv-cache must be f32 or f16, got "${opts.kvCache}"`, 2);
-      const options = {
+      const options: DecodeBenchOptions = {
         model: opts.model,
         threads: intOption('threads', opts.threads, 1, 256),
         prompt: intOption('prompt', opts.prompt, 1),
@@ -35,11 +37,12 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         backend: opts.backend,
         kvCache: opts.kvCache,
         ...(opts.topK !== undefined ? { topK: intOption('top-k', opts.topK, 1) } : {}),
-      } as const;
+        ...(opts.adapter !== undefined ? { adapter: opts.adapter } : {}),
+      };
       try {
         printBench(await runDecodeBench(options), opts.json);
       } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError) throw new CliError(err.message, 1);
+        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
         throw err;
       }
     });

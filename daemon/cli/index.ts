@@ -6,12 +6,16 @@ import { registerBenchCompare } from './bench-compare.js';
 import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchLink } from './bench-link.js';
+import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
+import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -23,11 +27,15 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerBenchLink,
   registerBenchDecode,
   registerBenchMembw,
   registerBenchPlan,
   registerSim,
   registerModelsSynth,
+  registerModelsSynthAdapter,
+  registerLoraMergeCheck,
+  registerBenchLora,
   registerBenchConstrained,
   registerBenchCompare,
 ];

@@ -3,6 +3,7 @@
 // token read, so speed can be compared with the machine's bandwidth roofline.
 import { Prng } from '../util/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
+import { readAdapter } from './adapters/read-adapter.js';
 import { NativeModel, argmax } from './native-model.js';
 
 export interface DecodeBenchOptions {
@@ -16,6 +17,8 @@ export interface DecodeBenchOptions {
   /** Kernel set (default "auto"). */
   backend?: string;
   kvCache?: 'f32' | 'f16';
+  /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
+  adapter?: string;
 }
 
 export interface DecodeBenchResult {
@@ -40,6 +43,8 @@ export interface DecodeBenchResult {
   rss_file_bytes: number | null;
   peak_rss_bytes: number | null;
   disk_read_bytes: number | null;
+  /** The adapter decode ran with, or null for the base model. */
+  adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
 }
 
 /** Seconds between two clock readings (nanoseconds). */
@@ -59,8 +64,16 @@ export async function runDecodeBench(
     ...(opts.kvCache ? { kvCache: opts.kvCache } : {}),
   });
   try {
-    const t1 = clock();
+    let adapter: DecodeBenchResult['adapter'] = null;
     const session = await model.createSession();
+    if (opts.adapter) {
+      const plan = readAdapter(opts.adapter, { layers: model.summary.layers });
+      const loaded = await model.loadAdapter(plan);
+      session.setAdapter(loaded);
+      const ranks = [...new Set(loaded.summary.modules.map((m) => m.rank))].sort((a, b) => a - b);
+      adapter = { format: plan.format, modules: plan.modules.length, ranks, bytes: loaded.summary.bytes };
+    }
+    const t1 = clock();
     const rng = new Prng(opts.seed);
     const prompt = Int32Array.from({ length: opts.prompt }, () => rng.int(model.summary.vocabSize));
     const t2 = clock();
@@ -96,6 +109,7 @@ export async function runDecodeBench(
       rss_file_bytes: mem.rssFileBytes,
       peak_rss_bytes: mem.peakRssBytes,
       disk_read_bytes: read0 === null || read1 === null ? null : read1 - read0,
+      adapter,
     };
   } finally {
     model.dispose();

@@ -32,8 +32,10 @@ export interface NativeInfo {
 /** Opaque handles: tagged externals, checked natively on every call. */
 declare const modelHandleBrand: unique symbol;
 declare const sessionHandleBrand: unique symbol;
+declare const adapterHandleBrand: unique symbol;
 export type ModelHandle = { readonly [modelHandleBrand]: true };
 export type SessionHandle = { readonly [sessionHandleBrand]: true };
+export type AdapterHandle = { readonly [adapterHandleBrand]: true };
 
 export interface LoadModelOptions {
   /** CPU threads for the kernels (1..256, default 1). */
@@ -42,8 +44,9 @@ export interface LoadModelOptions {
   contextLength?: number;
   /** Routing width K: experts per token (default: the config's num_experts_per_tok). */
   topK?: number;
-  /** Kernel set by name, see NativeInfo.kernelSets, or "auto" (the default): the fastest
-   *  usable one (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon on arm64, else cpu-ref). */
+  /** Kernel set by name, see NativeInfo.kernelSets, or "auto" (the default): the fastest usable
+   *  CPU set (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon-dotprod > cpu-neon on arm64, else
+   *  cpu-ref); accelerator sets (cuda) are used only when named. */
   backend?: string;
   /** KV cache element type: "f32" (default) or "f16" (half the memory). */
   kvCache?: 'f32' | 'f16';
@@ -100,6 +103,40 @@ export interface SessionInfo {
   expertsComputed: number;
   /** Bytes of the KV cache (0 while busy). */
   stateBytes: number;
+  /** Name of the LoRA adapter the session runs with, null for the base model. */
+  adapter: string | null;
+}
+
+/** One module of a LoRA load request: the normalised form every adapter format maps to. */
+export interface AdapterModuleSpec {
+  /** MLX module path of the base projection, e.g. model.layers.3.self_attn.q_proj. */
+  module: string;
+  /** Tensor names of A and B in the adapter file. */
+  a: string;
+  b: string;
+  /** mlx-lm layout lora_a [in, r], lora_b [r, out]; otherwise A [r, in], B [out, r] (PEFT, Edge0). */
+  transposed: boolean;
+  /** y += scale · B(A x). */
+  scale: number;
+}
+
+export interface AdapterSpec {
+  name: string;
+  /** The adapter's safetensors file. */
+  file: string;
+  modules: AdapterModuleSpec[];
+}
+
+export interface AdapterSummary {
+  name: string;
+  /** Bytes of A and B held in memory. */
+  bytes: number;
+  modules: { module: string; rank: number; scale: number; dtype: 'F16' | 'BF16' | 'F32' }[];
+}
+
+export interface LoadedAdapter {
+  handle: AdapterHandle;
+  summary: AdapterSummary;
 }
 
 export interface MembwOptions {
@@ -133,6 +170,12 @@ export interface NativeAddon {
   /** A snapshot taken after the last completed call. */
   sessionInfo(session: SessionHandle): SessionInfo;
   disposeSession(session: SessionHandle): void;
+  /** Checks the spec against the model (modules, shapes, dtypes) and copies A and B into memory. */
+  loadAdapter(model: ModelHandle, spec: AdapterSpec): Promise<LoadedAdapter>;
+  /** Drops the handle; sessions that run with the adapter keep it until they switch. */
+  disposeAdapter(adapter: AdapterHandle): void;
+  /** The adapter the session's next calls run with (null: the base model). Throws while busy. */
+  setAdapter(session: SessionHandle, adapter: AdapterHandle | null): void;
   /** Memory read bandwidth with a native multi-threaded read loop. */
   membw(opts?: MembwOptions): Promise<MembwResult>;
 }

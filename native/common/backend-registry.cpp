@@ -9,6 +9,9 @@
 #elif defined(BRAINSTEM_ARM64)
 #include "cpu/ops-neon.h"
 #endif
+#ifdef BRAINSTEM_WITH_CUDA
+#include "cuda/cuda-backend.h"
+#endif
 
 namespace bs {
 
@@ -25,13 +28,16 @@ void ExecCtx::parallel_for(int64_t n, RangeFn fn, int64_t grain) const {
 const char* op_name(Op op) {
   static const char* names[] = {"qmatvec", "qmatmul", "dense_matmul", "gather_matmul", "embed", "rmsnorm",
                                 "rope", "attention", "route_softmax_topk", "route_sigmoid_group", "silu_mul",
-                                "add"};
+                                "add", "lora_delta"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::Count));
   return names[static_cast<int>(op)];
 }
 
-const std::vector<const Backend*>& compiled_backends() {
-  static const std::vector<const Backend*> all = {
+namespace {
+
+// The CPU kernel sets, reference first, then by preference: the only candidates for "auto".
+const std::vector<const Backend*>& cpu_backends() {
+  static const std::vector<const Backend*> cpu = {
       &cpu_reference_backend(),
 #if defined(BRAINSTEM_X86)
       &cpu_avx2_backend(),
@@ -41,12 +47,25 @@ const std::vector<const Backend*>& compiled_backends() {
       &cpu_neon_dotprod_backend(),
 #endif
   };
+  return cpu;
+}
+
+}  // namespace
+
+const std::vector<const Backend*>& compiled_backends() {
+  static const std::vector<const Backend*> all = [] {
+    std::vector<const Backend*> v = cpu_backends();
+#ifdef BRAINSTEM_WITH_CUDA
+    v.push_back(&cuda_backend());  // chosen by name only, never by "auto"
+#endif
+    return v;
+  }();
   return all;
 }
 
 const Backend& best_backend() {
   const Backend* best = &reference_backend();
-  for (const Backend* b : compiled_backends()) {
+  for (const Backend* b : cpu_backends()) {
     if (b->usable()) best = b;
   }
   return *best;

@@ -4,17 +4,20 @@
 
 namespace bs {
 
-void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out) {
+void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora) {
   const int64_t inter = w.gate.w.rows;
+  auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   s.gate.resize(n * inter);
   s.up.resize(n * inter);
-  run_linear(m, w.gate, xn, n, s.gate.data(), s);
-  run_linear(m, w.up, xn, n, s.up.data(), s);
+  run_linear(m, w.gate, xn, n, s.gate.data(), s, delta(LoraSlot::Gate));
+  run_linear(m, w.up, xn, n, s.up.data(), s, delta(LoraSlot::Up));
   m.dispatch().pick(Op::SiluMul).silu_mul(m.ctx(), s.gate.data(), s.up.data(), n * inter, s.gate.data());
-  run_linear(m, w.down, s.gate.data(), n, out, s);
+  run_linear(m, w.down, s.gate.data(), n, out, s, delta(LoraSlot::Down));
 }
 
-void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out) {
+void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora) {
   const Dispatch& d = m.dispatch();
   const ExecCtx ctx = m.ctx();
   const int64_t hidden = m.cfg.hidden, inter = w.gate.rows, E = w.spec.n_experts;
@@ -57,7 +60,7 @@ void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, 
       .gather_matmul(ctx, w.down, s.order_ids.data(), s.gate.data(), rows, s.act.data());
 
   if (w.has_shared) {
-    mlp_block(m, w.shared, xn, n, s, out);
+    mlp_block(m, w.shared, xn, n, s, out, lora);
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }

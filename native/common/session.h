@@ -33,6 +33,11 @@ class Session {
   void append(const int32_t* tokens, int64_t n, float* logits);
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
   void truncate(int64_t n);
+  // The LoRA adapter later calls run with (nullptr: the base model). Cached keys and values
+  // stay as they were computed, so outputs change from the next token on; callers that
+  // reuse a cached prefix must key it by adapter. Throws bs::Error for another model's adapter.
+  void set_adapter(std::shared_ptr<const LoraAdapter> adapter);
+  const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
 
  private:
   static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
@@ -40,6 +45,7 @@ class Session {
   void reserve(int64_t tokens);
 
   std::shared_ptr<const Model> model_;
+  std::shared_ptr<const LoraAdapter> adapter_;
   int64_t ctx_len_ = 0, n_past_ = 0, capacity_ = 0;
   // Per layer [capacity, n_kv, head_dim] elements of the model's KV type, as raw bytes.
   std::vector<std::vector<uint8_t>> k_cache_, v_cache_;

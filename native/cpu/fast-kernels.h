@@ -843,13 +843,14 @@ struct FastKernels {
     }
   }
 
-  static Backend make(const char* name, const char* detail, bool (*usable)()) {
+  // `lora_delta`: the ISA's LoRA kernel from lora-fast.h (written separately, shared by sets).
+  static Backend make(const char* name, const char* detail, bool (*usable)(), decltype(Kernels::lora_delta) lora_delta) {
     return Backend{name,
                    detail,
                    usable,
                    supports,
                    Kernels{qmatvec, qmatmul, dense_matmul, gather_matmul, nullptr, rmsnorm, rope, attention, nullptr,
-                           nullptr, silu_mul, add}};
+                           nullptr, silu_mul, add, lora_delta}};
   }
 };
 

@@ -5,6 +5,7 @@
 
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
+#include "cpu/lora-fast.h"
 
 namespace bs {
 
@@ -104,7 +105,7 @@ bool usable() {
 }  // namespace
 
 const Backend& cpu_avx2_backend() {
-  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable);
+  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable, lora_delta_avx2);
   return b;
 }
 

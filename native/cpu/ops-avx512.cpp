@@ -9,6 +9,7 @@
 
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
+#include "cpu/lora-fast.h"
 #include "cpu/ops-x86.h"
 
 namespace bs {
@@ -96,14 +97,14 @@ struct Avx512 {
 
 bool usable() {
   const CpuFeatures& f = cpu_features();
-  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.fma && f.f16c;
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && f.avx2 && f.fma && f.f16c;
 }
 
 }  // namespace
 
 const Backend& cpu_avx512_backend() {
   static const Backend b =
-      FastKernels<Avx512>::make("cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable);
+      FastKernels<Avx512>::make("cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable, lora_delta_avx2);
   return b;
 }
 

@@ -3,6 +3,7 @@
 // with +dotprod and chosen at run time when the core has it (Apple M*, Cortex-A76+, Orin).
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
+#include "cpu/lora-fast.h"
 #include "cpu/neon-traits.h"
 #include "cpu/ops-neon.h"
 
@@ -48,7 +49,7 @@ bool usable() { return cpu_features().neon && cpu_features().dotprod; }
 
 const Backend& cpu_neon_dotprod_backend() {
   static const Backend b = FastKernels<NeonDot>::make(
-      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable);
+      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable, lora_delta_neon);
   return b;
 }
 

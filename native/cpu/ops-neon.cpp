@@ -4,6 +4,7 @@
 
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
+#include "cpu/lora-fast.h"
 #include "cpu/neon-traits.h"
 
 namespace bs {
@@ -15,7 +16,7 @@ bool usable() { return cpu_features().neon; }
 }  // namespace
 
 const Backend& cpu_neon_backend() {
-  static const Backend b = FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable);
+  static const Backend b = FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable, lora_delta_neon);
   return b;
 }
 

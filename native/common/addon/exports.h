@@ -6,5 +6,6 @@ namespace bs::addon {
 
 void register_engine(Napi::Env env, Napi::Object exports);
 void register_bench(Napi::Env env, Napi::Object exports);
+void register_adapters(Napi::Env env, Napi::Object exports);
 
 }  // namespace bs::addon
