@@ -208,6 +208,18 @@ struct FastKernels {
     for (; i < n; ++i) out[i] = load_float(p, dt, static_cast<size_t>(i));
   }
 
+  // Row r's group scales and biases as float into s, b [G + L]. The L entries past the last
+  // group are zeroed: expand() reads them for a partial last chunk, where they meet zero
+  // activations, and stack garbage there could be NaN (NaN · 0 = NaN).
+  static void row_scales(const WeightMatrix& w, int64_t mat, int64_t r, float* s, float* b) {
+    const int64_t G = w.groups_per_row();
+    const size_t sb = w.sb_index(mat, r), esz = dtype_size(w.dtype);
+    to_float(w.scales + sb * esz, w.dtype, G, s);
+    to_float(w.biases + sb * esz, w.dtype, G, b);
+    std::fill_n(s + G, L, 0.0f);
+    std::fill_n(b + G, L, 0.0f);
+  }
+
   // e^x, |relative error| < 3e-7 on [-87, 88] (clamped outside): the Cephes expf polynomial
   // on x - n·ln2, scaled by 2^n built in the exponent bits.
   static F exp(F x) {
@@ -429,10 +441,7 @@ struct FastKernels {
         const float* xs[kTile];
         for (int t = 0; t < T; ++t) xs[t] = a.ints ? nullptr : a.xs + (t0 + tt + t) * a.xs_stride;
         for (int64_t r = rb; r < re; ++r) {
-          const size_t sb = w.sb_index(mat, r);
-          const size_t esz = dtype_size(w.dtype);
-          to_float(w.scales + sb * esz, w.dtype, G, s);
-          to_float(w.biases + sb * esz, w.dtype, G, b);
+          row_scales(w, mat, r, s, b);
           const RowView rv{w.w_row(mat, r), nch, tail, s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
                            static_cast<int>(w.group / (32 / w.bits))};
           float out[kTile];
@@ -456,7 +465,6 @@ struct FastKernels {
     const int64_t rem = w.cols - (nch - 1) * C;
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     const bool bcast = w.group >= C;
-    const size_t esz = dtype_size(w.dtype);
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
     const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
     float s[2][kMaxCols / 32 + L], b[2][kMaxCols / 32 + L];
@@ -468,9 +476,7 @@ struct FastKernels {
         const int pair = r + 1 < r1 ? 2 : 1;
         RowView rv[2];
         for (int i = 0; i < pair; ++i) {
-          const size_t sb = w.sb_index(mat, r + i);
-          to_float(w.scales + sb * esz, w.dtype, G, s[i]);
-          to_float(w.biases + sb * esz, w.dtype, G, b[i]);
+          row_scales(w, mat, r + i, s[i], b[i]);
           rv[i] = RowView{w.w_row(mat, r + i), nch, tail, s[i], C, gshift, lpg};
         }
         float out[2];
@@ -579,16 +585,13 @@ struct FastKernels {
 
   static void qrows_gemm(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                          int64_t nt, float* y, int64_t ldy) {
-    const int64_t K = a.xs_stride, G = w.groups_per_row();
+    const int64_t K = a.xs_stride;
     float* wbuf = fast::scratch_of<float>(fast::Slot::Gemm, static_cast<size_t>(kGemmRows * K));
     float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];
-    const size_t esz = dtype_size(w.dtype);
     for (int64_t rb = r0; rb < r1; rb += kGemmRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kGemmRows, r1 - rb));
       for (int i = 0; i < nr; ++i) {
-        const size_t sb = w.sb_index(mat, rb + i);
-        to_float(w.scales + sb * esz, w.dtype, G, s);
-        to_float(w.biases + sb * esz, w.dtype, G, b);
+        row_scales(w, mat, rb + i, s, b);
         if (w.bits == 4) {
           dequant_scaled<4>(w, mat, rb + i, s, b, wbuf + i * K);
         } else {

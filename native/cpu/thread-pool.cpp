@@ -23,6 +23,14 @@ constexpr auto kSpin = std::chrono::microseconds(300);
 constexpr uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 constexpr int64_t index_of(uint64_t s) { return static_cast<int64_t>(s & 0xffffffffu); }
 
+// Touches the top 256 KiB of a new worker's stack once, so the kernels' stack scratch (tens of
+// KiB: scales of two rows, attention blocks) is resident before the first loop and a decode
+// step never faults in a stack page (RssAnon stays flat whichever ranges a worker gets).
+__attribute__((noinline)) void prefault_stack() {
+  volatile unsigned char buf[256 * 1024];
+  for (size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
@@ -54,6 +62,7 @@ void ThreadPool::help(uint32_t gen) {
 }
 
 void ThreadPool::worker_loop() {
+  prefault_stack();
   uint32_t seen = 0;  // wake_ starts at 0: a loop announced before this thread ran still counts
   for (;;) {
     uint32_t w = wake_.load(std::memory_order_acquire);

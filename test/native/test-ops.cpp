@@ -5,6 +5,7 @@
 // Σ|w·x| for a dot product. Each failure prints op, backend, seed and shape.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <sstream>
 
@@ -25,6 +26,14 @@ struct Oracle {
 };
 
 using Runner = std::function<void(const Kernels&, const bs::ExecCtx&, float* out)>;
+
+// Fills the stack below the caller with all-ones bytes (NaN as a float), so a kernel that
+// reads an uninitialised stack slot sees NaN there rather than whatever an earlier call left.
+__attribute__((noinline)) void poison_stack() {
+  unsigned char buf[256 * 1024];
+  std::memset(buf, 0xff, sizeof buf);
+  asm volatile("" : : "r"(buf) : "memory");
+}
 
 void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& desc, const Oracle& o, double rel,
               const Runner& run) {
@@ -50,12 +59,14 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
   std::vector<float> one(n);
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
+    poison_stack();
     run(b->k, bs::ExecCtx{&pool}, got.data());
     const auto [e, i] = worst(got, ref_d);
     EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " vs cpu-ref, " << desc << ": element " << i << " got "
                      << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
     // Thread-count invariance: every output element is computed by one call, whichever
     // thread runs it, so 1 and 3 threads give the same bits.
+    poison_stack();
     run(b->k, bs::ExecCtx{}, one.data());
     EXPECT(std::equal(one.begin(), one.end(), got.begin()))
         << bs::op_name(op) << " " << b->name << " differs between 1 and 3 threads, " << desc;

@@ -99,9 +99,11 @@ test('prefix reuse is keyed by adapter: another adapter re-prefills, coming back
   adapters.unload('a');
   await adapters.load('a', dirA);
   assert.notEqual(adapters.get('a').id, a.id);
-  const reloaded = await p.start([...turn2, 12, 5], undefined, adapters.get('a'));
+  // Same tokens in the same batch as backToA (fast kernel sets round a prefill batch and a
+  // one-token decode differently, so the comparison keeps the batching).
+  const reloaded = await p.start([...turn2, 12], undefined, adapters.get('a'));
   assert.equal(reloaded?.reused, 0);
-  assert.deepEqual(reloaded?.logits, same?.logits, 'same weights, same logits');
+  assert.deepEqual(reloaded?.logits, backToA?.logits, 'same weights, same logits');
 });
 
 test('unload while a session runs with the adapter: the session keeps it until it switches', async (t) => {
