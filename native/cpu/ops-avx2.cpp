@@ -80,6 +80,8 @@ struct Avx2 {
     const I lo0 = _mm256_and_si256(w0, m), hi0 = _mm256_and_si256(_mm256_srli_epi16(w0, 4), m);
     const I lo1 = _mm256_and_si256(w1, m), hi1 = _mm256_and_si256(_mm256_srli_epi16(w1, 4), m);
     I a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    // Unrolled: -O2 keeps the loop and rebuilds the limb weight 2^(7k) by shift + broadcast.
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k) {
       const I xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
       const I xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k + 32));

@@ -78,6 +78,8 @@ struct Avx512 {
     const I lo0 = _mm512_and_si512(w0, m), hi0 = _mm512_and_si512(_mm512_srli_epi16(w0, 4), m);
     const I lo1 = _mm512_and_si512(w1, m), hi1 = _mm512_and_si512(_mm512_srli_epi16(w1, 4), m);
     I a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    // Unrolled: -O2 keeps the loop and rebuilds the limb weight 2^(7k) by shift + broadcast.
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k) {
       const I xl = _mm512_loadu_si512(q + 128 * k), xh = _mm512_loadu_si512(q + 128 * k + 64);
       const I p0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo0, xl), hi0, xh);

@@ -33,6 +33,8 @@ struct NeonDot : Neon {
     const int8x16_t lo1 = vreinterpretq_s8_u8(vandq_u8(b1, vdupq_n_u8(0x0F)));
     const int8x16_t hi1 = vreinterpretq_s8_u8(vshrq_n_u8(b1, 4));
     int32x4_t a0[3], a1[3];
+    // Unrolled: -O2 keeps this loop, so the per-limb sums would go through the stack.
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k) {
       const int8x16_t xl = vld1q_s8(q + 32 * k), xh = vld1q_s8(q + 32 * k + 16);
       a0[k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo0, xl), hi0, xh);
