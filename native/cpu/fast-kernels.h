@@ -208,17 +208,25 @@ struct FastKernels {
     for (; i < n; ++i) out[i] = load_float(p, dt, static_cast<size_t>(i));
   }
 
-  // Row r's group scales and biases as float into s, b [G + L]. The L entries past the last
-  // group are zeroed: expand() reads them for a partial last chunk, where they meet zero
-  // activations, and stack garbage there could be NaN (NaN · 0 = NaN).
-  static void row_scales(const WeightMatrix& w, int64_t mat, int64_t r, float* s, float* b) {
-    const int64_t G = w.groups_per_row();
-    const size_t sb = w.sb_index(mat, r), esz = dtype_size(w.dtype);
-    to_float(w.scales + sb * esz, w.dtype, G, s);
-    to_float(w.biases + sb * esz, w.dtype, G, b);
-    std::fill_n(s + G, L, 0.0f);
-    std::fill_n(b + G, L, 0.0f);
-  }
+  // One row's group scales and biases as float, [G + L] each. The L entries past the last
+  // group are zeroed once: expand() reads them for a partial last chunk, where they meet zero
+  // activations, and stack garbage there could be NaN (NaN · 0 = NaN). Per row, load() only
+  // converts (no division, no dtype lookup: a decode row is a few hundred cycles of work).
+  struct RowScales {
+    float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];
+    const WeightMatrix& w;
+    int64_t G;
+    size_t esz;
+    explicit RowScales(const WeightMatrix& m) : w(m), G(m.groups_per_row()), esz(dtype_size(m.dtype)) {
+      std::fill_n(s + G, L, 0.0f);
+      std::fill_n(b + G, L, 0.0f);
+    }
+    void load(int64_t mat, int64_t r) {
+      const size_t at = static_cast<size_t>((mat * w.rows + r) * G) * esz;
+      to_float(w.scales + at, w.dtype, G, s);
+      to_float(w.biases + at, w.dtype, G, b);
+    }
+  };
 
   // e^x, |relative error| < 3e-7 on [-87, 88] (clamped outside): the Cephes expf polynomial
   // on x - n·ln2, scaled by 2^n built in the exponent bits.
@@ -427,7 +435,7 @@ struct FastKernels {
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     // A group spans whole chunks: one scale per chunk, broadcast; else expanded per lane.
     const bool bcast = w.group >= C;
-    float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];  // + L: expand() may read past the last group
+    RowScales sc(w);
     if constexpr (V::kIntDot) {
       if (a.ints) {
         qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
@@ -441,8 +449,8 @@ struct FastKernels {
         const float* xs[kTile];
         for (int t = 0; t < T; ++t) xs[t] = a.ints ? nullptr : a.xs + (t0 + tt + t) * a.xs_stride;
         for (int64_t r = rb; r < re; ++r) {
-          row_scales(w, mat, r, s, b);
-          const RowView rv{w.w_row(mat, r), nch, tail, s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
+          sc.load(mat, r);
+          const RowView rv{w.w_row(mat, r), nch, tail, sc.s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
                            static_cast<int>(w.group / (32 / w.bits))};
           float out[kTile];
           if (w.bits == 4) {
@@ -451,7 +459,7 @@ struct FastKernels {
             bcast ? qdot<8, true>(rv, xs, T, out) : qdot<8, false>(rv, xs, T, out);
           }
           for (int t = 0; t < T; ++t) {
-            y[(t0 + tt + t) * ldy + r] = out[t] + dot(b, a.gsum + (t0 + tt + t) * a.g_stride, G);
+            y[(t0 + tt + t) * ldy + r] = out[t] + dot(sc.b, a.gsum + (t0 + tt + t) * a.g_stride, G);
           }
         }
       }
@@ -467,7 +475,8 @@ struct FastKernels {
     const bool bcast = w.group >= C;
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
     const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
-    float s[2][kMaxCols / 32 + L], b[2][kMaxCols / 32 + L];
+    RowScales sc0(w), sc1(w);
+    RowScales* sc[2] = {&sc0, &sc1};
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
       const float* dl = a.dl + tok * a.xs_stride;
@@ -476,8 +485,8 @@ struct FastKernels {
         const int pair = r + 1 < r1 ? 2 : 1;
         RowView rv[2];
         for (int i = 0; i < pair; ++i) {
-          row_scales(w, mat, r + i, s[i], b[i]);
-          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, s[i], C, gshift, lpg};
+          sc[i]->load(mat, r + i);
+          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, sc[i]->s, C, gshift, lpg};
         }
         float out[2];
         if (pair == 2) {
@@ -485,7 +494,7 @@ struct FastKernels {
         } else {
           out[0] = bcast ? qdot_int<true>(rv[0], xq, dl) : qdot_int<false>(rv[0], xq, dl);
         }
-        for (int i = 0; i < pair; ++i) y[tok * ldy + r + i] = out[i] + dot(b[i], gs, G);
+        for (int i = 0; i < pair; ++i) y[tok * ldy + r + i] = out[i] + dot(sc[i]->b, gs, G);
       }
     }
   }
@@ -587,15 +596,15 @@ struct FastKernels {
                          int64_t nt, float* y, int64_t ldy) {
     const int64_t K = a.xs_stride;
     float* wbuf = fast::scratch_of<float>(fast::Slot::Gemm, static_cast<size_t>(kGemmRows * K));
-    float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];
+    RowScales sc(w);
     for (int64_t rb = r0; rb < r1; rb += kGemmRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kGemmRows, r1 - rb));
       for (int i = 0; i < nr; ++i) {
-        row_scales(w, mat, rb + i, s, b);
+        sc.load(mat, rb + i);
         if (w.bits == 4) {
-          dequant_scaled<4>(w, mat, rb + i, s, b, wbuf + i * K);
+          dequant_scaled<4>(w, mat, rb + i, sc.s, sc.b, wbuf + i * K);
         } else {
-          dequant_scaled<8>(w, mat, rb + i, s, b, wbuf + i * K);
+          dequant_scaled<8>(w, mat, rb + i, sc.s, sc.b, wbuf + i * K);
         }
       }
       for (int64_t tt = 0; tt < nt; tt += kGT) {
