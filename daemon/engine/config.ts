@@ -56,7 +56,7 @@ export const modelFields = {
   threads: optional(int({ ...THREADS, doc: 'CPU threads for this model' })),
   context_length: optional(int({ ...CONTEXT, doc: 'tokens per session' })),
   top_k: optional(int({ min: 1, max: 1024, doc: 'routing width K: experts per token (default: num_experts_per_tok)' })),
-  backend: optional(str({ nonEmpty: true, doc: 'kernel set, e.g. "cpu-ref" (see `brainstem doctor`)' })),
+  backend: optional(str({ nonEmpty: true, doc: 'kernel set: "auto" (default: the fastest usable CPU set) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda" (see `brainstem doctor`)' })),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
