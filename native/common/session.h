@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "common/blocks.h"
+#include "common/experts/streamer.h"
+#include "common/prerouter/heads.h"
 
 namespace bs {
 
@@ -13,6 +15,10 @@ struct SessionStats {
   uint64_t tokens = 0;           // tokens run through the model
   uint64_t weight_bytes = 0;     // weight bytes read (each matrix / expert once per forward chunk)
   uint64_t experts_computed = 0;  // distinct experts computed, summed over layers and chunks
+  StreamCounters stream;          // the expert executor's work during this session's forward passes
+  uint64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction
+  uint64_t recall_hits = 0;       // predicted experts the true router also chose (measureRecall)
+  uint64_t recall_total = 0;      // experts predicted where the true router was also run
 };
 
 class Session {
@@ -32,11 +38,18 @@ class Session {
   // would overflow.
   void append(const int32_t* tokens, int64_t n, float* logits);
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
+  // The prerouter's state (last routing, pending predictions) is dropped.
   void truncate(int64_t n);
 
  private:
   static constexpr int64_t kChunk = 32;  // tokens per forward step of a prefill
+  // Routing of one MoE layer for one token: ids and weights [K].
+  struct Routing {
+    std::vector<int32_t> ids;
+    std::vector<float> weights;
+  };
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
+  void moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>& consume);
   void reserve(int64_t tokens);
 
   std::shared_ptr<const Model> model_;
@@ -45,6 +58,12 @@ class Session {
   std::vector<float> x_, xn_, y_;
   Scratch scratch_;
   SessionStats stats_;
+  // Prerouter: per layer, the executed top-k of the last token (t−1 for the next step; empty
+  // when unknown) and the routing predicted for the next token (empty when none).
+  std::vector<std::vector<int32_t>> last_ids_;
+  std::vector<Routing> predicted_;
+  HeadScratch head_scratch_;
+  std::vector<float> head_logits_;
 };
 
 }  // namespace bs
