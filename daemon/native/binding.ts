@@ -44,6 +44,71 @@ export interface LoadModelOptions {
   topK?: number;
   /** Kernel set by name, see NativeInfo.kernelSets (default: "cpu-ref"). */
   backend?: string;
+  /** Expert path of multi-token steps (prefill); default "exact". */
+  prefillPath?: ExpertPath;
+  /** Expert path of single-token steps (decode); default "exact". */
+  decodePath?: ExpertPath;
+  /** Staged slots per MoE layer (default: the routing width K). */
+  slots?: number;
+  /** Bytes of the hot path's resident experts over all MoE layers (default: 2·K experts per layer). */
+  cacheBytes?: number;
+  /** I/O threads that read experts (1..64, default 4). */
+  ioThreads?: number;
+  /** "page-cache" (default: buffered reads, readahead off) or "direct" (O_DIRECT / F_NOCACHE). */
+  ioMode?: IoMode;
+  /** "off" (default), "on" (zero-training heads built at load) or a heads .safetensors path. */
+  prerouter?: string;
+  /** Also run the true router where a prediction routes, to count prediction recall. */
+  measureRecall?: boolean;
+}
+
+export const EXPERT_PATHS = ['exact', 'staged', 'hot', 'whole-layer'] as const;
+export type ExpertPath = (typeof EXPERT_PATHS)[number];
+export const IO_MODES = ['page-cache', 'direct'] as const;
+export type IoMode = (typeof IO_MODES)[number];
+
+/** The expert executor as loaded. */
+export interface StreamSummary {
+  prefillPath: ExpertPath;
+  decodePath: ExpertPath;
+  slots: number;
+  /** Resident experts per layer of the hot path. */
+  hotSlots: number;
+  ioThreads: number;
+  ioMode: IoMode;
+  measureRecall: boolean;
+  /** "zero-training", the heads file, or null when the prerouter is off. */
+  prerouter: string | null;
+  /** Layers owning a head (head N predicts layer N+1). */
+  prerouterOwners: number[];
+}
+
+/** What the expert executor did during a session's forward passes (monotonic). */
+export interface StreamStats {
+  /** Time compute waited on expert loads and layer reads. */
+  blockedNs: number;
+  /** Bytes the I/O threads read. */
+  ioBytes: number;
+  loads: number;
+  prefetchLoads: number;
+  prefetchBytes: number;
+  /** Prefetched expert bytes replaced before any use. */
+  prefetchUnusedBytes: number;
+  slotHits: number;
+  slotMisses: number;
+  /** Routed experts computed by the exact path instead of the chosen one. */
+  fallbacks: number;
+  /** Routed rows that hit the zero slot (0 by design). */
+  drops: number;
+  layerReads: number;
+  /** Staged experts of a predicted routing that had not been prefetched (0 by design). */
+  prefetchMisses: number;
+  /** MoE layer-steps routed by a prerouter prediction. */
+  predictedLayers: number;
+  recallHits: number;
+  recallTotal: number;
+  /** The model's slot and layer buffers (anonymous memory). */
+  bufferBytes: number;
 }
 
 export interface ModelSummary {
@@ -75,6 +140,7 @@ export interface ModelSummary {
   expertBytes: number;
   backend: string;
   threads: number;
+  stream: StreamSummary;
 }
 
 export interface LoadedModel {
@@ -96,6 +162,7 @@ export interface SessionInfo {
   expertsComputed: number;
   /** Bytes of the KV cache (0 while busy). */
   stateBytes: number;
+  stream: StreamStats;
 }
 
 export interface MembwOptions {

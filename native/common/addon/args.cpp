@@ -51,4 +51,21 @@ std::string string_option(const Napi::Value& opts, const char* fn, const char* k
   return "";
 }
 
+std::string bool_option(const Napi::Value& opts, const char* fn, const char* key, bool& out) {
+  if (opts.IsUndefined() || opts.IsNull()) return "";
+  if (!opts.IsObject()) return std::string(fn) + ": options must be an object";
+  const Napi::Value v = opts.As<Napi::Object>().Get(key);
+  if (v.IsUndefined()) return "";
+  if (!v.IsBoolean()) return std::string(fn) + ": option " + key + " must be true or false, got a " + type_name(v);
+  out = v.As<Napi::Boolean>().Value();
+  return "";
+}
+
+std::string bytes_option(const Napi::Value& opts, const char* fn, const char* key, uint64_t& out) {
+  int64_t v = static_cast<int64_t>(out);
+  const std::string err = int_option(opts, fn, key, 0, 1ll << 53, v, v);
+  if (err.empty()) out = static_cast<uint64_t>(v);
+  return err;
+}
+
 }  // namespace bs::addon

@@ -7,6 +7,7 @@
 #include "common/addon/args.h"
 #include "common/addon/async.h"
 #include "common/addon/exports.h"
+#include "common/addon/stream-api.h"
 #include "common/model.h"
 #include "common/session.h"
 
@@ -27,6 +28,7 @@ struct SessionBox {
   bool busy = false;                 // a prefill/decode/truncate is in flight (JS thread only)
   SessionStats stats;                // snapshot after the last completed call
   int64_t n_past = 0;
+  uint64_t buffer_bytes = 0;         // the model's slot and layer buffers at that time
 };
 
 template <class Box>
@@ -73,6 +75,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("expertBytes", static_cast<double>(m.expert_bytes));
   o.Set("backend", m.dispatch().backend().name);
   o.Set("threads", m.threads());
+  o.Set("stream", stream_summary(env, m));
   return o;
 }
 
@@ -86,6 +89,7 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty()) err = int_option(info[1], "loadModel", "topK", 1, 1 << 20, 0, top_k);
   if (err.empty()) err = int_option(info[1], "loadModel", "contextLength", 1, 1ll << 31, 0, ctx);
   if (err.empty()) err = string_option(info[1], "loadModel", "backend", opts.backend);
+  if (err.empty()) err = stream_options(info[1], opts.stream);
   if (!err.empty()) return rejected(env, err);
   opts.threads = static_cast<int>(threads);
   opts.top_k = static_cast<int>(top_k);
@@ -121,7 +125,7 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
   auto session = std::make_shared<std::shared_ptr<Session>>();
   return run_async(
       env, [=] { *session = std::make_shared<Session>(model, ctx); },
-      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0}, kSessionTag); });
+      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0, 0}, kSessionTag); });
 }
 
 // Shared path of prefill / decode / truncate: checks the handle and the busy flag, runs
@@ -150,6 +154,8 @@ Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn,
         box->busy = false;
         box->stats = session->stats();
         box->n_past = session->n_past();
+        const Model& m = session->model();
+        box->buffer_bytes = m.streamer ? m.streamer->buffer_bytes() : 0;
         keep_ptr->Reset();
       });
 }
@@ -211,6 +217,7 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("weightBytes", static_cast<double>(box->stats.weight_bytes));
   o.Set("expertsComputed", static_cast<double>(box->stats.experts_computed));
   o.Set("stateBytes", box->session && !box->busy ? static_cast<double>(box->session->state_bytes()) : 0.0);
+  o.Set("stream", stream_stats(info.Env(), box->stats, box->buffer_bytes));
   return o;
 }
 

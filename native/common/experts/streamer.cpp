@@ -45,6 +45,7 @@ StreamCounters& StreamCounters::operator+=(const StreamCounters& o) {
   fallbacks += o.fallbacks;
   drops += o.drops;
   layer_reads += o.layer_reads;
+  prefetch_misses += o.prefetch_misses;
   return *this;
 }
 
@@ -61,6 +62,7 @@ StreamCounters StreamCounters::operator-(const StreamCounters& o) const {
   d.fallbacks = fallbacks - o.fallbacks;
   d.drops = drops - o.drops;
   d.layer_reads = layer_reads - o.layer_reads;
+  d.prefetch_misses = prefetch_misses - o.prefetch_misses;
   return d;
 }
 
@@ -298,6 +300,7 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
       }
       const int v = c.victim(L.keep);
       ++c_.slot_misses;
+      if (L.reserved) ++c_.prefetch_misses;  // routed by a prediction, yet not prefetched
       if (v < 0) {  // every slot is held for this step: compute this one from the file
         fallback.push_back(g);
         fallback_ids.push_back(e);
@@ -472,7 +475,9 @@ void ExpertStreamer::run_whole(const Model& m, Layer& L, Scratch& s) {
 void ExpertStreamer::flush_deferred(Layer& L) {
   if (L.deferred.empty() || !L.staged) return;
   SlotCache& c = *L.staged;
+  // Keep the whole predicted set, not only what waits: some of it is already in slots.
   std::fill(L.keep.begin(), L.keep.end(), 0);
+  for (int32_t e : L.predicted) L.keep[e] = 1;
   for (int32_t e : L.deferred) L.keep[e] = 1;
   for (int32_t e : L.deferred) {
     if (c.find(e) >= 0) continue;

@@ -31,6 +31,7 @@ struct StreamCounters {
   uint64_t fallbacks = 0;              // routed experts computed by the exact path instead
   uint64_t drops = 0;                  // routed rows mapped to the zero slot (never, by design)
   uint64_t layer_reads = 0;            // whole-layer reads
+  uint64_t prefetch_misses = 0;        // staged experts of a predicted routing that were not prefetched
 
   StreamCounters& operator+=(const StreamCounters& o);
   StreamCounters operator-(const StreamCounters& o) const;
