@@ -62,14 +62,20 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
   }
   reserve(n_past_ + n);
   std::lock_guard<std::mutex> lock(model_->forward_mu);
+  // A failed call leaves the session as it was (n_past is advanced per completed chunk), so
+  // a retry gives what the call would have given.
+  const int64_t n_past = n_past_;
+  std::vector<std::vector<int32_t>> last_ids = last_ids_;
+  std::vector<Routing> predicted = predicted_;
   try {
     for (int64_t i = 0; i < n; i += kChunk) {
       const int64_t m = std::min(kChunk, n - i);
       forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
     }
   } catch (...) {
-    for (auto& v : last_ids_) v.clear();
-    for (Routing& r : predicted_) r = {};
+    n_past_ = n_past;
+    last_ids_ = std::move(last_ids);
+    predicted_ = std::move(predicted);
     throw;
   }
 }
