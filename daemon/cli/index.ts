@@ -11,6 +11,7 @@ import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
 import { registerModelsSynth } from './models-synth.js';
+import { registerPrerouter } from './prerouter.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -28,4 +29,5 @@ export const registrars: CommandRegistrar[] = [
   registerSim,
   registerModelsSynth,
   registerBenchConstrained,
+  registerPrerouter,
 ];

@@ -2,6 +2,10 @@
 // Every native rejection becomes an EngineError carrying the engine's message.
 import {
   loadNative,
+  type CalibrateOptions,
+  type CalibrationProgress,
+  type CalibrationResult,
+  type HeadEval,
   type LoadModelOptions,
   type ModelHandle,
   type ModelSummary,
@@ -54,6 +58,16 @@ export class NativeModel {
     if (this.disposed) throw new EngineError('createSession: the model was disposed; load it again');
     const handle = await call(this.addon.createSession(this.handle, opts));
     return new NativeSession(this.addon, handle, this.summary.vocabSize);
+  }
+
+  /** Trains prerouter heads on the routing this model executes over `tokens`. */
+  calibratePrerouter(tokens: ArrayLike<number>, opts: CalibrateOptions = {}, onProgress?: (p: CalibrationProgress) => void): Promise<CalibrationResult> {
+    return call(this.addon.prerouterCalibrate(this.handle, Int32Array.from(tokens), opts, onProgress));
+  }
+
+  /** Recall of the heads file `heads` (and of the zero-training heads) over `tokens`. */
+  evalPrerouter(tokens: ArrayLike<number>, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]> {
+    return call(this.addon.prerouterEval(this.handle, Int32Array.from(tokens), heads, onProgress));
   }
 
   /** Releases the model; sessions already created keep it alive until they are disposed. */

@@ -165,6 +165,67 @@ export interface SessionInfo {
   stream: StreamStats;
 }
 
+export interface CalibrateOptions {
+  /** Owner layers to calibrate (head N predicts layer N+1); default every owner. */
+  firstLayer?: number;
+  lastLayer?: number;
+  /** fc1 outputs per head (default 512, as Edge0's heads). */
+  units?: number;
+  /** Adam minibatch steps per head (default 300). */
+  steps?: number;
+  batch?: number;
+  lr?: number;
+  /** Optimiser threads. */
+  threads?: number;
+  seed?: number;
+  /** Fraction of the tokens (the tail) kept out of training for the held-out recall (default 0.1). */
+  heldOut?: number;
+}
+
+export interface CalibrationProgress {
+  phase: 'record' | 'train';
+  /** Tokens recorded, or steps trained over all heads. */
+  done: number;
+  total: number;
+  owner: number | null;
+  /** Cross-entropy of the last minibatch (train). */
+  loss: number;
+}
+
+export interface HeadReport {
+  owner: number;
+  trainSamples: number;
+  heldOutSamples: number;
+  lossBefore: number;
+  lossAfter: number;
+  recallBefore: number;
+  recallAfter: number;
+  heldOutRecallBefore: number;
+  heldOutRecallAfter: number;
+}
+
+/** Trained head weights in float32, rounded to fp16 values. */
+export interface HeadTensors {
+  owner: number;
+  units: number;
+  fc1: Float32Array;
+  fc2: Float32Array;
+  linear: Float32Array;
+}
+
+export interface CalibrationResult {
+  tokens: number;
+  reports: HeadReport[];
+  heads: HeadTensors[];
+}
+
+export interface HeadEval {
+  owner: number;
+  samples: number;
+  recall: number;
+  zeroTrainingRecall: number;
+}
+
 export interface MembwOptions {
   threads?: number;
   /** Buffer size in MiB (default 256). */
@@ -196,6 +257,15 @@ export interface NativeAddon {
   /** A snapshot taken after the last completed call. */
   sessionInfo(session: SessionHandle): SessionInfo;
   disposeSession(session: SessionHandle): void;
+  /** Records the model's routing over `tokens` and trains prerouter heads from the zero-training head. */
+  prerouterCalibrate(
+    model: ModelHandle,
+    tokens: Int32Array,
+    opts?: CalibrateOptions,
+    onProgress?: (p: CalibrationProgress) => void,
+  ): Promise<CalibrationResult>;
+  /** Top-k recall of a heads file (and of the zero-training heads) over `tokens`. */
+  prerouterEval(model: ModelHandle, tokens: Int32Array, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]>;
   /** Memory read bandwidth with a native multi-threaded read loop. */
   membw(opts?: MembwOptions): Promise<MembwResult>;
 }

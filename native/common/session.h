@@ -21,6 +21,13 @@ struct SessionStats {
   uint64_t recall_total = 0;      // experts predicted where the true router was also run
 };
 
+// Observes the routing each MoE layer executes (calibration records the teacher's routing).
+struct RoutingRecorder {
+  virtual ~RoutingRecorder() = default;
+  // xn [n, hidden] (the layer's MoE input) and ids [n, k] of n consecutive tokens.
+  virtual void on_route(int64_t layer, const float* xn, int64_t n, const int32_t* ids, int k) = 0;
+};
+
 class Session {
  public:
   // context_length ≤ 0: the model's max_position_embeddings.
@@ -37,6 +44,8 @@ class Session {
   // bs::Error before changing anything when an id is outside the vocabulary or the context
   // would overflow.
   void append(const int32_t* tokens, int64_t n, float* logits);
+  // Routing decisions are reported to `r` (nullptr: none) until replaced.
+  void set_recorder(RoutingRecorder* r) { recorder_ = r; }
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
   // The prerouter's state (last routing, pending predictions) is dropped.
   void truncate(int64_t n);
@@ -63,6 +72,7 @@ class Session {
   std::vector<std::vector<int32_t>> last_ids_;
   std::vector<Routing> predicted_;
   HeadScratch head_scratch_;
+  RoutingRecorder* recorder_ = nullptr;
   std::vector<float> head_logits_;
 };
 

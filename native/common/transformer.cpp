@@ -103,6 +103,7 @@ void Session::moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>
     ids = s.ids.data();
     weights = s.weights.data();
   }
+  if (recorder_) recorder_->on_route(l, xn_.data(), n, ids, k);
   moe_experts(m, l, lw.moe, xn_.data(), n, phase, ids, weights, s, y_.data());
   const PrerouterHead* head = predict && m.prerouter ? m.prerouter->head(l) : nullptr;
   if (head) {

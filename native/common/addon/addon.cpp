@@ -48,6 +48,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   bs::addon::register_engine(env, exports);
   bs::addon::register_bench(env, exports);
+  bs::addon::register_prerouter(env, exports);
   return exports;
 }
 

@@ -230,6 +230,16 @@ Napi::Value DisposeSession(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+std::shared_ptr<Model> model_of(const Napi::Value& handle, const char* fn, std::string& err) {
+  ModelBox* box = unwrap<ModelBox>(handle, kModelTag);
+  if (!box) {
+    err = std::string(fn) + ": first argument is not a model handle";
+  } else if (!box->model) {
+    err = std::string(fn) + ": the model was disposed; load it again";
+  }
+  return box ? box->model : nullptr;
+}
+
 void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("loadModel", Napi::Function::New(env, LoadModel, "loadModel"));
   exports.Set("disposeModel", Napi::Function::New(env, DisposeModel, "disposeModel"));
