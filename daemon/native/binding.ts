@@ -266,6 +266,8 @@ export interface NativeAddon {
   ): Promise<CalibrationResult>;
   /** Top-k recall of a heads file (and of the zero-training heads) over `tokens`. */
   prerouterEval(model: ModelHandle, tokens: Int32Array, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]>;
+  /** Drops the page-cache pages of whole files (POSIX_FADV_DONTNEED; cold-cache benchmarks). */
+  dropPageCache(paths: string[]): Promise<void>;
   /** Memory read bandwidth with a native multi-threaded read loop. */
   membw(opts?: MembwOptions): Promise<MembwResult>;
 }

@@ -138,6 +138,18 @@ void ModelFiles::willneed(int fi, uint64_t offset, uint64_t len) const {
 #endif
 }
 
+void drop_page_cache(const std::string& path) {
+#if defined(POSIX_FADV_DONTNEED)
+  const int fd = open_or_fail(path, O_RDONLY, "");
+  ::fdatasync(fd);
+  const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  if (rc != 0) fail("cannot drop the cached pages of ", path, ": ", std::strerror(rc));
+#else
+  fail("dropping a file's cached pages is not supported on this OS (", path, ")");
+#endif
+}
+
 void ModelFiles::check_sizes() const {
   for (const File& f : files_) {
     struct stat st;

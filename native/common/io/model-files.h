@@ -58,4 +58,8 @@ class ModelFiles {
   IoMode mode_;
 };
 
+// Drops the clean page-cache pages of a whole file (POSIX_FADV_DONTNEED), so the next reads
+// come from the disk (benchmarks with a cold cache). Throws bs::Error where the OS has no way.
+void drop_page_cache(const std::string& path);
+
 }  // namespace bs
