@@ -4,22 +4,11 @@
 // on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
 import { Prng } from '../util/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
-import type { ExpertPath, IoMode, StreamStats } from '../native/binding.js';
+import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { NativeModel, argmax } from './native-model.js';
 
-/** What differs between the arms of a comparison. */
-export interface BenchProfile {
-  /** Routing width override (experts per token). */
-  topK?: number;
-  prefillPath?: ExpertPath;
-  decodePath?: ExpertPath;
-  slots?: number;
-  cacheBytes?: number;
-  ioThreads?: number;
-  ioMode?: IoMode;
-  /** "off", "on" (zero-training heads) or a heads file. */
-  prerouter?: string;
-}
+/** What differs between the arms of a comparison: the streaming profile. */
+export type BenchProfile = Pick<LoadModelOptions, 'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'>;
 
 export interface DecodeBenchOptions extends BenchProfile {
   model: string;
@@ -86,17 +75,12 @@ export async function runDecodeBench(
 ): Promise<DecodeBenchResult> {
   const read0 = diskReadBytes();
   const t0 = clock();
-  const prerouter = opts.prerouter ?? 'off';
-  const model = await NativeModel.load(opts.model, {
-    threads: opts.threads,
-    contextLength: opts.prompt + opts.gen,
-    ...(opts.topK ? { topK: opts.topK } : {}),
-    ...(opts.prefillPath ? { prefillPath: opts.prefillPath } : {}),
-    ...(opts.decodePath ? { decodePath: opts.decodePath } : {}),
-    ...(opts.slots ? { slots: opts.slots } : {}),
-    ...(opts.cacheBytes ? { cacheBytes: opts.cacheBytes } : {}),
-    ...(opts.ioThreads ? { ioThreads: opts.ioThreads } : {}),
-    ...(opts.ioMode ? { ioMode: opts.ioMode } : {}),
+  const { model: dir, threads, prompt: promptLen, gen: genLen, seed, ...profile } = opts;
+  const prerouter = profile.prerouter ?? 'off';
+  const model = await NativeModel.load(dir, {
+    ...profile,
+    threads,
+    contextLength: promptLen + genLen,
     prerouter,
     measureRecall: prerouter !== 'off',
   });

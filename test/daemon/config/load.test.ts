@@ -41,7 +41,8 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.mqtt.protocol, 'auto');
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
-  assert.deepEqual([c.engine, c.models, c.robots], [{}, {}, {}]);
+  assert.deepEqual([c.models, c.robots], [{}, {}]);
+  assert.equal(c.engine.profile.decode_path, 'staged');
   assert.equal(c.data_dir, join(homedir(), '.brainstem'));
   assert.ok(Object.isFrozen(c.server), 'config is frozen');
 });
@@ -76,7 +77,7 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
         BRAINSTEM_LOGGING_LEVEL: 'debug',
         BRAINSTEM_DATA_DIR: 'state',
         BRAINSTEM_TEST_MOSQUITTO_URL: 'ignored: not a config key',
-        BRAINSTEM_ENGINE_THREADS: 'ignored: open section',
+        BRAINSTEM_ROBOTS_LEFT: 'ignored: open section',
       },
     });
     assert.equal(c.server.port, 8080);
@@ -160,9 +161,10 @@ for (const [name, layer, expected] of RULES) {
 }
 
 test('open sections accept any mapping content until their owners add a schema', () => {
-  const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, executor: 'hot' }, models: { 'qwen3-30b': { path: '/m' } }, robots: { left: { dof: 6 } } } });
-  assert.deepEqual(c.engine, { threads: 4, executor: 'hot' });
+  const c = loadConfig({ env: {}, overrides: { models: { 'qwen3-30b': { path: '/m' } }, robots: { left: { dof: 6 } } } });
   assert.deepEqual(c.models, { 'qwen3-30b': { path: '/m' } });
+  // engine has its schema now: unknown keys are errors.
+  assert.match(configError(() => loadConfig({ env: {}, overrides: { engine: { threads: 4 } } })), /engine\.threads: is not a known key \(known: profile\)/);
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {
