@@ -6,13 +6,26 @@ import { ApiServer, WS_PATH } from './api/server.js';
 import { Metrics } from './api/metrics.js';
 import { HttpRoutes } from './api/routes.js';
 import { RpcRegistry } from './api/rpc/registry.js';
+import { registerChatRoute } from './api/openai/chat-route.js';
+import { registerModelRoutes } from './api/openai/models-route.js';
+import { registerChatMethods } from './api/rpc/chat.js';
+import { registerModelMethods } from './api/rpc/models.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
 import type { Config } from './config/schema.js';
 import { redactUrl, resolveSecret, type Secret } from './config/secrets.js';
 import { Daemon } from './daemon.js';
+import { ChatService } from './engine/chat-service.js';
+import { servedModels } from './engine/demo-model.js';
+import { ModelRegistry } from './engine/model-registry.js';
+import { loadNativeModel } from './engine/served-model.js';
+import { ServingMetrics } from './engine/serving-metrics.js';
 import { Logs } from './log.js';
 import { EmbeddedBroker } from './mqtt/broker.js';
+import { RobotLink } from './robots/link-service.js';
+import { registerRobotMethods } from './robots/rpc.js';
+import { SimChildren } from './robots/sim-children.js';
+import { CONTROLLER_PATH } from '../robot/link/ws-envelope.js';
 import { DaemonMqttClient } from './mqtt/client.js';
 import { tryLoadNative } from './native/binding.js';
 import type { Service } from './service.js';
@@ -29,6 +42,10 @@ export interface DaemonParts {
   api: ApiServer;
   broker?: EmbeddedBroker;
   mqtt: DaemonMqttClient;
+  models: ModelRegistry;
+  chat: ChatService;
+  robots: RobotLink;
+  sims?: SimChildren;
   daemon: Daemon;
 }
 
@@ -53,11 +70,44 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     embedded,
     log: logs.get('mqtt.client'),
   });
-  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt];
+  const serving = new ServingMetrics(metrics.registry);
+  const served = servedModels(config);
+  const modelsLog = logs.get('models');
+  const models = new ModelRegistry({
+    models: served.models,
+    loader: loadNativeModel,
+    metrics: serving,
+    log: modelsLog,
+    prepare: (name) => {
+      if (name === served.demo?.name && served.demo.prepare()) modelsLog.info({ dir: served.demo.dir }, 'generated the demo model (random weights: its output is gibberish)');
+    },
+  });
+  const chat = new ChatService(models, serving);
+  registerChatRoute(routes, chat);
+  registerModelRoutes(routes, models);
+  registerChatMethods(rpc, chat);
+  registerModelMethods(rpc, models);
+
+  const robots = new RobotLink({ config: config.robots, base: config.mqtt.base, mqtt, log: logs.get('robots') });
+  api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController);
+  registerRobotMethods(rpc, robots);
+  const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
+  const sims = simulated.length
+    ? new SimChildren({
+        robots: simulated,
+        base: config.mqtt.base,
+        configsDir: config.robots.configs_dir,
+        brokerUrl: () => withCredentials(broker?.url() ?? config.mqtt.url, config.mqtt.username, mqttPassword.value),
+        controllerUrl: () => api.url('ws') + CONTROLLER_PATH,
+        token: token.value,
+        log: logs.get('robots.sim'),
+      })
+    : undefined;
+  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt, models, robots, ...(sims ? [sims] : [])];
   const daemon = new Daemon(services, logs.get('daemon'));
   const health = () => daemon.health();
 
-  registerStatusRoutes(routes, metrics, health);
+  registerStatusRoutes(routes, metrics, health, (name) => models.modelHealth(name));
   const startedAt = new Date().toISOString();
   registerSystemMethods({
     rpc,
@@ -78,5 +128,15 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
       };
     },
   });
-  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, daemon };
+  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, models, chat, robots, sims, daemon };
+}
+
+/** The broker URL with the daemon's credentials unless it carries its own. */
+function withCredentials(url: string, username: string, password: string): string {
+  const u = new URL(url);
+  if (!u.username && username) {
+    u.username = username;
+    u.password = password;
+  }
+  return u.toString();
 }

@@ -2,16 +2,22 @@
 // and bounded body reading that rejects an oversized body instead of buffering it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** An error that becomes an HTTP reply: `{"error": {"message", "type", "param"?}}`. */
+/** An error that becomes an HTTP reply: `{"error": {"message", "type", "param"?, "code"?, ...extra}}`. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly type = 'invalid_request_error',
     readonly param?: string,
+    readonly more: { code?: string; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
   ) {
     super(message);
     this.name = 'HttpError';
+  }
+
+  /** The `error` object of the reply (also sent as an SSE event when a stream fails). */
+  body(): Record<string, unknown> {
+    return { message: this.message, type: this.type, param: this.param ?? null, code: this.more.code ?? null, ...this.more.extra };
   }
 }
 
@@ -31,9 +37,7 @@ export function sendError(res: ServerResponse, err: HttpError, headers: Record<s
     res.destroy();
     return;
   }
-  const error: Record<string, unknown> = { message: err.message, type: err.type };
-  if (err.param) error.param = err.param;
-  sendJson(res, err.status, { error }, headers);
+  sendJson(res, err.status, { error: err.body() }, { ...err.more.headers, ...headers });
 }
 
 /** Reads the body up to `limit` bytes; a larger one is refused with 413 without reading the rest. */

@@ -26,8 +26,12 @@ export interface ApiServerDeps {
   metrics: Metrics;
 }
 
+/** A further WebSocket endpoint (e.g. robot controllers on /controller): same token, same pings. */
+export type WebSocketEndpoint = (ws: WebSocket, req: IncomingMessage) => void;
+
 export class ApiServer extends Service {
   readonly name = 'api';
+  private readonly endpoints = new Map<string, WebSocketEndpoint>();
   private server?: Server;
   private wss?: WebSocketServer;
   private heartbeat?: NodeJS.Timeout;
@@ -51,6 +55,12 @@ export class ApiServer extends Service {
   url(scheme: 'http' | 'ws' = 'http'): string {
     const { host, port } = this.address();
     return `${scheme}://${dialHost(host)}:${port}`;
+  }
+
+  /** For later parts: accepts authenticated WebSocket upgrades on `path` (register before start). */
+  addWebSocketPath(path: string, onConnection: WebSocketEndpoint): void {
+    if (path === WS_PATH || this.endpoints.has(path)) throw new Error(`WebSocket path ${path} is already served`);
+    this.endpoints.set(path, onConnection);
   }
 
   protected override describe() {
@@ -136,16 +146,18 @@ export class ApiServer extends Service {
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };
     socket.on('error', () => socket.destroy());
-    if (url.pathname !== WS_PATH) return refuse(404, 'Not Found');
+    const endpoint = this.endpoints.get(url.pathname);
+    if (url.pathname !== WS_PATH && !endpoint) return refuse(404, 'Not Found');
     if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
       this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
       return refuse(401, 'Unauthorized');
     }
     this.wss!.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextConn++}`;
-      this.log.debug({ conn: id }, 'WebSocket connected');
+      this.log.debug({ conn: id, path: url.pathname }, 'WebSocket connected');
       this.alive.add(ws);
       ws.on('pong', () => this.alive.add(ws));
+      if (endpoint) return endpoint(ws, req);
       new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'));
     });
   }

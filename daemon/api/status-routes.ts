@@ -1,18 +1,25 @@
-// GET /health (public: 200 when ready, 503 while starting, stopping or failed; JSON per service)
+// GET /health (public: 200 when ready, 503 while starting, stopping or failed; JSON per service;
+// ?model=NAME: 200 when that model is loaded, 503 while it loads or is not loaded, 404 unknown)
 // and GET /metrics (Prometheus text, token required).
 import type { DaemonHealth } from '../daemon.js';
-import { sendJson } from './http.js';
+import { HttpError, sendJson } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
 
-export function registerStatusRoutes(routes: HttpRoutes, metrics: Metrics, health: () => DaemonHealth): void {
+export type ModelHealthLookup = (name: string) => { ready: boolean } | undefined;
+
+export function registerStatusRoutes(routes: HttpRoutes, metrics: Metrics, health: () => DaemonHealth, modelHealth?: ModelHealthLookup): void {
   routes.add({
     method: 'GET',
     path: '/health',
     auth: false,
-    handler: (_req, res) => {
+    handler: (_req, res, ctx) => {
       const h = health();
-      sendJson(res, h.ready ? 200 : 503, h);
+      const name = ctx.url.searchParams.get('model');
+      if (name === null || !modelHealth) return sendJson(res, h.ready ? 200 : 503, h);
+      const m = modelHealth(name);
+      if (!m) throw new HttpError(404, `model "${name}" is not configured`, 'invalid_request_error', 'model', { code: 'model_not_found' });
+      sendJson(res, h.ready && m.ready ? 200 : 503, { status: h.status, model: name, ...m });
     },
   });
   routes.add({

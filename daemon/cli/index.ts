@@ -5,6 +5,7 @@ import type { CommandRegistrar } from './group.js';
 import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
+import { registerBenchLink } from './bench-link.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
@@ -23,6 +24,7 @@ export const registrars: CommandRegistrar[] = [
   registerConfigCheck,
   registerBenchIk,
   registerBenchTiming,
+  registerBenchLink,
   registerBenchDecode,
   registerBenchMembw,
   registerBenchPlan,

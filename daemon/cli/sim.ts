@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
+import { redactUrl } from '../config/secrets.js';
 import { loadSimRobot } from '../../robot/sim/robot.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
@@ -29,6 +30,7 @@ interface SimFlags {
   trackingLimit?: string;
   fault: string[];
   seed: string;
+  exitOnStdinClose?: boolean;
 }
 
 function num(flag: string, value: string, lo: number, hi: number): number {
@@ -43,7 +45,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
     .requiredOption('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file')
     .option('--id <id>', 'robot id on the link (default: the robot name)')
-    .option('--broker <url>', 'MQTT broker URL (default mqtt://127.0.0.1:1883)')
+    .option('--broker <url>', 'MQTT broker URL, credentials in the URL (default $BRAINSTEM_SIM_BROKER, else mqtt://127.0.0.1:1883)')
     .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
     .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
     .option('--base <topic>', 'MQTT topic base', DEFAULT_BASE)
@@ -54,8 +56,9 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--decel <rad/s2>', 'largest joint deceleration when stopping', '3')
     .option('--heartbeat-timeout <s>', 'longest daemon heartbeat silence before stopping', '0.5')
     .option('--tracking-limit <rad>', 'abort and latch a fault above this tracking error (default: off)')
-    .option('--fault <spec>', 'inject a fault, repeatable: disconnect|stall|tracking|drop|delay[,key=value...]', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--fault <spec>', 'inject a fault, repeatable: disconnect|stall|tracking|drop|delay|late[,key=value...]', (v: string, acc: string[]) => [...acc, v], [])
     .option('--seed <n>', 'seed for random faults', '1')
+    .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
       let robot;
@@ -83,7 +86,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
         faults,
       };
-      const where = flags.ws ?? flags.broker ?? 'mqtt://127.0.0.1:1883';
+      const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
       let proc;
       try {
@@ -99,10 +102,15 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       } catch (err) {
         throw new CliError(`cannot start: ${(err as Error).message}`, 2);
       }
-      log(`robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${where}; state ${sim.rate} Hz`);
+      log(`robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
+        if (flags.exitOnStdinClose) {
+          process.stdin.once('end', resolve);
+          process.stdin.once('close', resolve);
+          process.stdin.resume();
+        }
       });
       log('stopping');
       await proc.close();

@@ -1,17 +1,14 @@
 // Config sections owned by later parts of the daemon (engine, models, robots).
-// Each is an open mapping validated minimally until its owner replaces the node here with
-// its own schema (import it and assign it below); types then flow into `Config` automatically.
-import { anything, obj, record } from '../util/schema.js';
-import { engineProfileSchema } from './engine-profile.js';
-
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const nameRule = (k: string) => (NAME.test(k) ? undefined : `must be a name of letters, digits, "_", "." or "-"`);
+// Each owner defines its schema in its own module and assigns it here; types then flow into
+// `Config` automatically.
+import { engineSchema, modelsSchema } from '../engine/config.js';
+import { robotsSchema } from '../robots/config.js';
 
 export const sections = {
-  /** Inference engine settings: the streaming profile every model starts from. */
-  engine: obj({ profile: engineProfileSchema }, { doc: 'inference engine settings' }),
-  /** Models by name: each a mapping (path, profile, adapters...). */
-  models: record(record(anything()), { doc: 'models by name, each a mapping', keyRule: nameRule }),
-  /** Robots by name: each a mapping (description, transport, limits...). */
-  robots: record(record(anything()), { doc: 'robots by name, each a mapping', keyRule: nameRule }),
+  /** Serving defaults: keep-alive, queue, threads, context, sessions, demo model (daemon/engine/config.ts). */
+  engine: engineSchema,
+  /** Models by name → folder and profile (daemon/engine/config.ts). */
+  models: modelsSchema,
+  /** Robots served over the controller link (daemon/robots/config.ts). */
+  robots: robotsSchema,
 };

@@ -1,8 +1,12 @@
-// Recommended engine profile for this box's memory: the values of the config's
-// `engine.profile` (see daemon/config/engine-profile.ts). The budget is for non-reclaimable
+// Recommended engine profile for this box's memory: values for the config's engine.* streaming
+// keys and a routing width for models.<name>.top_k (daemon/engine/stream-config.ts). The budget is for non-reclaimable
 // engine memory (attention weights, KV cache, expert slots); the rest stays for the OS and for
 // the page cache that keeps hot experts of the mmapped weights resident.
-import type { EngineProfileConfig } from '../config/engine-profile.js';
+import type { EngineConfig } from '../engine/config.js';
+import type { streamEngineFields } from '../engine/stream-config.js';
+
+/** engine.* streaming keys plus the routing width (null: the model's own). */
+export type RecommendedSettings = Pick<EngineConfig, keyof typeof streamEngineFields> & { top_k: number | null };
 
 const GiB = 1024 ** 3;
 
@@ -10,8 +14,8 @@ export interface EngineProfile {
   name: 'minimal' | 'compact' | 'standard' | 'roomy' | 'resident';
   /** Bytes the engine may pin (half of total memory, at least 1 GiB). */
   engine_budget_bytes: number;
-  /** Values for engine.profile (or models.<name>.profile) in the config. */
-  profile: EngineProfileConfig;
+  /** Values for engine.* (or models.<name>.*) in the config; top_k goes in models.<name>.top_k. */
+  profile: RecommendedSettings;
   note: string;
 }
 
@@ -19,10 +23,10 @@ export interface EngineProfile {
 export function recommendProfile(totalBytes: number): EngineProfile {
   const budget = Math.max(GiB, Math.floor(totalBytes / 2));
   const gib = totalBytes / GiB;
-  const base: EngineProfileConfig = {
-    routing_k: 4, prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'on',
+  const base: RecommendedSettings = {
+    top_k: 4, prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'on',
   };
-  const p = (name: EngineProfile['name'], over: Partial<EngineProfileConfig>, note: string): EngineProfile => ({
+  const p = (name: EngineProfile['name'], over: Partial<RecommendedSettings>, note: string): EngineProfile => ({
     name, engine_budget_bytes: budget, profile: { ...base, ...over }, note,
   });
   if (gib < 6) {
@@ -33,7 +37,7 @@ export function recommendProfile(totalBytes: number): EngineProfile {
     return p('standard', { slots: 8 }, '30-35B-A3B streamed; K=4 with the prerouter (Edge0: +82% decode on a 16 GB Mac vs on-demand loads); 2·K slots start loads earlier');
   }
   if (gib < 40) {
-    return p('roomy', { routing_k: 0, prefill_path: 'whole-layer', decode_path: 'hot', cache_bytes: Math.floor(budget / 2) }, '30-35B-A3B at full routing width with a large hot-expert set; whole-layer prefill');
+    return p('roomy', { top_k: null, prefill_path: 'whole-layer', decode_path: 'hot', cache_bytes: Math.floor(budget / 2) }, '30-35B-A3B at full routing width with a large hot-expert set; whole-layer prefill');
   }
-  return p('resident', { routing_k: 0, prefill_path: 'whole-layer', decode_path: 'exact', prerouter: 'off' }, 'a 30B-A3B int4 model fits in memory; experts stay in the page cache');
+  return p('resident', { top_k: null, prefill_path: 'whole-layer', decode_path: 'exact', prerouter: 'off' }, 'a 30B-A3B int4 model fits in memory; experts stay in the page cache');
 }

@@ -60,7 +60,7 @@ export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
     tools,
     toolChoice: parseToolChoice(body.tool_choice, tools),
     responseFormat: parseResponseFormat(body.response_format),
-    sampling: resolveSampling(body, model.samplingDefaults),
+    sampling: resolveSampling(body, model.samplingDefaults, model.tokenizer.vocabSize),
     maxTokens: numberField(body.max_completion_tokens ?? body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
     stop: stop as string[],
     templateKwargs: kwargs,
@@ -95,22 +95,31 @@ export interface ChatRunOptions {
   clock?: () => number;
   /** Tokens the session may hold (prompt + output); defaults to the model's declared context. */
   contextLength?: number;
+  /** The prompt, when the caller already rendered it (chatPrompt) to pick a cached session. */
+  prompt?: readonly number[];
+  /** When the request arrived (clock ms): time to first token then includes queueing and loading. */
+  startedAt?: number;
 }
 
-export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
-  const clock = o.clock ?? (() => performance.now());
-  const startedAt = clock();
-  const choice = req.toolChoice;
-  const forced = choice.kind === 'required' || choice.kind === 'function';
-  // A named tool_choice narrows what may be called; the template still lists every tool.
-  const callable = choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools;
-  const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
-  const prompt = model.tokenizer.encode(model.template.render({
+/** The request's prompt tokens: the chat template with its tools and the generation prompt. */
+export function chatPrompt(model: TextModel, req: ChatRequest): number[] {
+  return model.tokenizer.encode(model.template.render({
     messages: req.messages,
     tools: req.tools.map((t) => t.openai),
     addGenerationPrompt: true,
     kwargs: req.templateKwargs,
   }));
+}
+
+export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
+  const clock = o.clock ?? (() => performance.now());
+  const startedAt = o.startedAt ?? clock();
+  const choice = req.toolChoice;
+  const forced = choice.kind === 'required' || choice.kind === 'function';
+  // A named tool_choice narrows what may be called; the template still lists every tool.
+  const callable = choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools;
+  const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
+  const prompt = o.prompt ?? chatPrompt(model, req);
   const context = o.contextLength ?? model.maxContext ?? Infinity;
   if (prompt.length >= context) throw new RequestError('messages', 'context', `the prompt has ${prompt.length} tokens; the context holds ${context}`);
   const maxTokens = Math.min(req.maxTokens ?? Infinity, context - prompt.length, 1 << 20);

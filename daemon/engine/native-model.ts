@@ -111,6 +111,11 @@ export class NativeSession implements LogitsSource {
     return this.addon.sessionInfo(this.handle);
   }
 
+  /** Bytes of the KV cache (as of the last completed call). */
+  stateBytes(): number {
+    return this.info().stateBytes;
+  }
+
   /** Tokens in the KV cache (as of the last completed call). */
   get length(): number {
     return this.info().nPast;

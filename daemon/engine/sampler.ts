@@ -23,6 +23,8 @@ export interface SamplingParams {
   /** OpenAI: logit -= presencePenalty if the token occurs in the output so far. */
   presencePenalty: number;
   seed: number;
+  /** OpenAI logit_bias: token id → value added to its logit (-100 bans it, 100 all but forces it). */
+  logitBias?: ReadonlyMap<number, number>;
 }
 
 export const DEFAULT_SAMPLING: Omit<SamplingParams, 'seed'> = {
@@ -30,10 +32,12 @@ export const DEFAULT_SAMPLING: Omit<SamplingParams, 'seed'> = {
 };
 
 /** Request fields (OpenAI / llama.cpp names) over defaults; throws RequestError naming a bad field. */
-export function resolveSampling(req: Record<string, unknown>, defaults: Partial<SamplingParams> = {}): SamplingParams {
+export function resolveSampling(req: Record<string, unknown>, defaults: Partial<SamplingParams> = {}, vocabSize = Number.MAX_SAFE_INTEGER): SamplingParams {
   const d = { ...DEFAULT_SAMPLING, ...defaults };
   const seed = numberField(req.seed, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { integer: true });
+  const logitBias = parseLogitBias(req.logit_bias, vocabSize);
   return {
+    ...(logitBias ? { logitBias } : {}),
     temperature: numberField(req.temperature, 'temperature', 0, 100) ?? d.temperature,
     topK: numberField(req.top_k, 'top_k', 0, 1e9, { integer: true }) ?? d.topK,
     topP: numberField(req.top_p, 'top_p', 0, 1) ?? d.topP,
@@ -44,6 +48,20 @@ export function resolveSampling(req: Record<string, unknown>, defaults: Partial<
     presencePenalty: numberField(req.presence_penalty, 'presence_penalty', -2, 2) ?? d.presencePenalty,
     seed: seed ?? defaults.seed ?? randomInt(0, 2 ** 32),
   };
+}
+
+function parseLogitBias(raw: unknown, vocabSize: number): Map<number, number> | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new RequestError('logit_bias', 'type', `must be an object of token id → bias, got ${JSON.stringify(raw)}`);
+  const out = new Map<number, number>();
+  for (const [k, v] of Object.entries(raw)) {
+    const id = /^\d+$/.test(k) ? Number(k) : NaN;
+    if (!(id < vocabSize)) throw new RequestError(`logit_bias.${k}`, 'token', `keys must be token ids below ${vocabSize}`);
+    const bias = numberField(v, `logit_bias.${k}`, -100, 100);
+    if (bias === undefined) throw new RequestError(`logit_bias.${k}`, 'type', 'must be a number in [-100, 100], got null');
+    out.set(id, bias);
+  }
+  return out;
 }
 
 /** A sparse distribution: ids with their probabilities (sum 1), most likely first unless unfiltered. */
@@ -143,6 +161,7 @@ export class Sampler {
 
   private applyPenalties(l: Float32Array): void {
     const p = this.params;
+    for (const [t, bias] of p.logitBias ?? []) if (t < l.length) l[t] += bias;
     if (p.repetitionPenalty !== 1) {
       for (const t of this.recentCounts.keys()) {
         if (t >= l.length || this.exempt.has(t)) continue;

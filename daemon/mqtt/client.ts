@@ -3,7 +3,7 @@
 // backoff. protocol auto: MQTT 5 first, 3.1.1 when the broker refuses 5 (e.g. aedes).
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../config/schema.js';
 import { redactUrl } from '../config/secrets.js';
 import type { Logger } from '../log.js';
@@ -29,12 +29,18 @@ const UNSUPPORTED_PROTOCOL = new Set([1, 132]);
 const FIRST_CONNECT_WAIT_MS = 10_000;
 const OFFLINE_PUBLISH_WAIT_MS = 2_000;
 
+export type MqttMessageHandler = (topic: string, payload: Buffer, packet: IPublishPacket) => void;
+
 export class DaemonMqttClient extends Service {
   readonly name = 'mqtt-client';
   private client?: MqttClient;
   private version: 4 | 5 = 5;
   private attempt = 0;
   private lastError?: string;
+  /** Subscriptions of later parts, renewed on every connection (sessions are clean). */
+  private readonly subscriptions = new Map<string, 0 | 1>();
+  private readonly messageHandlers = new Set<MqttMessageHandler>();
+  private readonly connectionHandlers = new Set<(connected: boolean) => void>();
 
   constructor(private readonly deps: MqttClientDeps) {
     super();
@@ -53,6 +59,18 @@ export class DaemonMqttClient extends Service {
   async publish(topic: string, payload: string | Buffer, opts: IClientPublishOptions = {}): Promise<void> {
     if (!this.client) throw new Error('MQTT client is not started');
     await this.client.publishAsync(topic, payload, opts);
+  }
+
+  /** For later parts (robot link): subscribes now and after every reconnection; `handler` sees every message. */
+  subscribe(filters: Record<string, 0 | 1>, handler: MqttMessageHandler): void {
+    for (const [filter, qos] of Object.entries(filters)) this.subscriptions.set(filter, qos);
+    this.messageHandlers.add(handler);
+    if (this.client?.connected) this.renewSubscriptions(this.client, filters);
+  }
+
+  /** Called with true on every (re)connection and false when the connection is lost. */
+  onConnection(handler: (connected: boolean) => void): void {
+    this.connectionHandlers.add(handler);
   }
 
   protected override describe() {
@@ -89,6 +107,8 @@ export class DaemonMqttClient extends Service {
       this.lastError = undefined;
       client.options.reconnectPeriod = config.reconnect.min_ms;
       log.info({ url: redactUrl(url), protocol: this.protocol }, 'MQTT connected');
+      this.renewSubscriptions(client, Object.fromEntries(this.subscriptions));
+      for (const h of this.connectionHandlers) h(true);
       client.publish(topic, AVAILABILITY_ONLINE, { qos: 1, retain: true }, (err) => {
         if (err) log.warn({ err: err.message }, 'could not publish availability');
         settle();
@@ -112,10 +132,22 @@ export class DaemonMqttClient extends Service {
     });
     client.on('offline', () => {
       log.warn({ url: redactUrl(url) }, 'MQTT connection lost');
+      for (const h of this.connectionHandlers) h(false);
       settle();
+    });
+    client.on('message', (topic, payload, packet) => {
+      for (const h of this.messageHandlers) h(topic, payload, packet);
     });
     await firstOutcome;
     clearTimeout(timer);
+  }
+
+  private renewSubscriptions(client: MqttClient, filters: Record<string, 0 | 1>): void {
+    if (Object.keys(filters).length === 0) return;
+    const request = Object.fromEntries(Object.entries(filters).map(([f, qos]) => [f, { qos }]));
+    client.subscribe(request, (err) => {
+      if (err) this.deps.log.warn({ err: err.message, filters: Object.keys(filters) }, 'MQTT subscribe failed');
+    });
   }
 
   protected async onStop(): Promise<void> {

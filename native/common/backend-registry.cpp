@@ -4,6 +4,9 @@
 
 #include "cpu/ops-ref.h"
 #include "cpu/thread-pool.h"
+#ifdef BRAINSTEM_WITH_CUDA
+#include "cuda/cuda-backend.h"
+#endif
 
 namespace bs {
 
@@ -24,7 +27,12 @@ const char* op_name(Op op) {
 }
 
 const std::vector<const Backend*>& compiled_backends() {
-  static const std::vector<const Backend*> all = {&cpu_reference_backend()};
+  static const std::vector<const Backend*> all = {
+      &cpu_reference_backend(),
+#ifdef BRAINSTEM_WITH_CUDA
+      &cuda_backend(),
+#endif
+  };
   return all;
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parseRobotConfig } from './robot-config.js';
-import { isSetupConfig, parseSetupConfig } from './setup-config.js';
+import { isSetupConfig, parseSetupConfig, singleArmSetup } from './setup-config.js';
 import type { RobotDescription, SetupDescription, Validated, ValidationIssue } from './types.js';
 
 /** configs/robots/ of this package (from dist/robot/description/). */
@@ -66,4 +66,11 @@ export function loadDescription(name: string, dir: string = ROBOTS_DIR): Validat
   const r = readConfig(name, dir);
   if (!r.ok) return r;
   return isSetupConfig(r.raw) ? loadSetup(name, dir) : loadRobot(name, dir);
+}
+
+/** A robot or a setup by name, as arms: a single robot becomes a one-arm setup (arm `arm`). */
+export function loadArms(name: string, dir: string = ROBOTS_DIR): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
+  const d = loadDescription(name, dir);
+  if (!d.ok) return d;
+  return { ok: true, value: 'arms' in d.value ? { kind: 'setup', setup: d.value } : { kind: 'robot', setup: singleArmSetup(d.value) } };
 }

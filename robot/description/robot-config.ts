@@ -27,7 +27,7 @@ export const DEFAULT_SETTLE: SettleCriteria = {
 };
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
-const TOP_KEYS = ['name', 'description', 'kinematics', 'limits', 'tcp', 'ik', 'path', 'tcp_speed', 'settle', 'gripper', 'capsules', 'self_collision_ignore', 'workspace', 'table'];
+const TOP_KEYS = ['name', 'description', 'kinematics', 'limits', 'tcp', 'home', 'ik', 'path', 'tcp_speed', 'settle', 'gripper', 'capsules', 'self_collision_ignore', 'workspace', 'table'];
 
 export interface ConfigSource {
   /** Text of a file next to the config (a URDF), undefined when it cannot be read. */
@@ -57,6 +57,7 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
     links: built?.chain.links ?? [],
     flange: built?.chain.flange ?? identity(),
     tcp,
+    home: readHome(c, raw, joints),
     ik: readIk(c, raw),
     path: readPath(c, raw),
     tcpSpeed: readTcpSpeed(c, raw),
@@ -230,6 +231,22 @@ function readSettle(c: Checker, raw: Obj): SettleCriteria {
     span: c.number(s, 'span_rad', 'settle.span_rad', { gt: 0 }, d.span),
     timeout: c.number(s, 'timeout_s', 'settle.timeout_s', { gt: 0 }, d.timeout),
   };
+}
+
+/** `home: [q...]` within the limits; default: 0 clamped into each joint's range. */
+function readHome(c: Checker, raw: Obj, joints: JointDescription[]): number[] {
+  const clamp = (j: JointDescription) => Math.min(Math.max(0, j.limits.lower), j.limits.upper);
+  const v = raw.home;
+  if (v === undefined) return joints.map(clamp);
+  if (!Array.isArray(v) || v.length !== joints.length) {
+    c.issue('home', v, `must be a list of ${joints.length} joint positions (one per joint)`);
+    return joints.map(clamp);
+  }
+  return joints.map((j, i) => {
+    const q = c.checkNumber(v[i], `home[${i}]`, {}, j.name);
+    if (q < j.limits.lower || q > j.limits.upper) c.issue(`home[${i}]`, q, `must be within the joint limits [${j.limits.lower}, ${j.limits.upper}]`, j.name);
+    return q;
+  });
 }
 
 function readGripper(c: Checker, raw: Obj): GripperRange | undefined {

@@ -1,9 +1,17 @@
 // Multi-arm setup config (parsed YAML) → SetupDescription: named arms, each a robot config
 // placed by a base pose in one world frame, plus the world workspace, table and arm-arm clearance.
-import { fromXyzRpy } from '../math/transform.js';
+import { fromXyzRpy, identity } from '../math/transform.js';
 import { Checker, isObj } from './checker.js';
 import { readBox, readPlane } from './robot-config.js';
 import { formatIssue, type ArmPlacement, type RobotDescription, type SetupDescription, type Validated } from './types.js';
+
+/** The arm name of a single robot seen as a one-arm setup (the tools' arm name too). */
+export const SINGLE_ARM = 'arm';
+
+/** A single robot as a one-arm setup in its own base frame, with its own workspace and table. */
+export function singleArmSetup(robot: RobotDescription): SetupDescription {
+  return { name: robot.name, arms: [{ name: SINGLE_ARM, robot, base: identity() }], minClearance: 0, workspace: robot.workspace, table: robot.table };
+}
 
 export function isSetupConfig(raw: unknown): boolean {
   return isObj(raw) && 'arms' in raw;

@@ -116,6 +116,8 @@ export interface RobotDescription {
   flange: Transform;
   /** Flange → tool centre point. */
   tcp: Transform;
+  /** Rest pose, one entry per joint: where a simulated arm starts (default 0 clamped into the limits). */
+  home: number[];
   ik: IkTolerances;
   path: PathSampling;
   tcpSpeed: TcpSpeedLimits;

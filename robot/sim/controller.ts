@@ -62,6 +62,8 @@ export class SimController {
   private readonly arms = new Map<string, ArmSlot>();
   private t: number;
   private outbox: { at: number; msg: Outbound }[] = [];
+  /** Commands held back by a `late` fault until `at`. */
+  private inbox: { at: number; type: 'trajectory' | 'gripper'; payload: unknown }[] = [];
   private stateSeq = 0;
   private eventSeq = 0;
   private nextStateAt: number;
@@ -115,7 +117,15 @@ export class SimController {
       if (v.ok) this.daemonOffline = v.value === 'offline';
       this.watchHeartbeat(now);
     } else if (type === 'stop') this.onStop(now, payload);
-    else if (type === 'gripper') this.onGripper(now, payload);
+    else {
+      const late = this.faults.commandDelay(now);
+      if (late > 0) this.inbox.push({ at: now + late, type, payload });
+      else this.handleCommand(now, type, payload);
+    }
+  }
+
+  private handleCommand(now: number, type: 'trajectory' | 'gripper', payload: unknown): void {
+    if (type === 'gripper') this.onGripper(now, payload);
     else this.onTrajectory(now, payload);
   }
 
@@ -124,6 +134,10 @@ export class SimController {
     while (this.t < now) {
       // After a stall of the process (> 1 s behind), catch up in one coarse step first.
       const ts = now - this.t > MAX_GAP ? now - MAX_GAP : Math.min(now, this.t + MAX_STEP);
+      while (this.inbox.length && this.inbox[0]!.at <= ts) {
+        const m = this.inbox.shift()!;
+        this.handleCommand(ts, m.type, m.payload);
+      }
       for (const slot of this.arms.values()) {
         slot.dyn.step(ts, this.faults.jointFaults(slot.spec.name, ts));
         slot.watch(ts);

@@ -5,10 +5,11 @@
 //   tracking         one joint follows its reference off by `offset` rad (default 0.2)
 //   drop             each message in or out (state, events, commands) is lost with probability p
 //   delay            state messages leave `s` seconds late (default 0.3)
+//   late             trajectory and gripper commands are handled `s` seconds after they arrive
 
 import { Prng } from '../../daemon/util/prng.js';
 
-export type FaultKind = 'disconnect' | 'stall' | 'tracking' | 'drop' | 'delay';
+export type FaultKind = 'disconnect' | 'stall' | 'tracking' | 'drop' | 'delay' | 'late';
 
 export interface Fault {
   kind: FaultKind;
@@ -21,13 +22,14 @@ export interface Fault {
   s: number;
 }
 
-const KINDS: readonly FaultKind[] = ['disconnect', 'stall', 'tracking', 'drop', 'delay'];
+const KINDS: readonly FaultKind[] = ['disconnect', 'stall', 'tracking', 'drop', 'delay', 'late'];
 const KEYS: Record<FaultKind, readonly string[]> = {
   disconnect: ['at', 'for'],
   stall: ['at', 'for', 'arm', 'joint'],
   tracking: ['at', 'for', 'arm', 'joint', 'offset'],
   drop: ['at', 'for', 'p'],
   delay: ['at', 'for', 's'],
+  late: ['at', 'for', 's'],
 };
 
 /** Parses one fault spec; throws an Error naming the key, the rule and the value. */
@@ -106,6 +108,11 @@ export class FaultSchedule {
   /** Seconds by which a state message sampled now leaves late. */
   stateDelay(now: number): number {
     return this.active(now).find((f) => f.kind === 'delay')?.s ?? 0;
+  }
+
+  /** Seconds by which a trajectory or gripper command arriving now is handled late. */
+  commandDelay(now: number): number {
+    return this.active(now).find((f) => f.kind === 'late')?.s ?? 0;
   }
 
   jointFaults(arm: string, now: number): JointFaults {

@@ -16,7 +16,7 @@ const note: Schema = { type: 'string', maxLength: 500, description: 'Optional sh
 
 export const poseSchema: Schema = {
   type: 'object',
-  description: 'A tool-centre-point pose in the robot base frame.',
+  description: 'A tool-centre-point pose in the robot base frame (for several arms: the shared world frame of the setup).',
   properties: {
     pose_xyzquat: {
       type: 'array',

@@ -4,7 +4,7 @@ import { checkSchema, formatError, type Schema } from '../../daemon/util/json-sc
 import { extractCall, type CallSource, type RejectCode } from './extract.js';
 import { MAX_REACH_M, QUAT_NORM_RANGE, TOOL_NAMES, toolDefinitions, type ToolDefinition, type ToolName } from './schemas.js';
 
-/** Position in metres (robot base frame), unit quaternion [qx, qy, qz, qw]. */
+/** Position in metres (robot base frame, or a setup's world frame), unit quaternion [qx, qy, qz, qw]. */
 export interface Pose {
   xyz: [number, number, number];
   quat: [number, number, number, number];

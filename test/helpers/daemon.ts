@@ -24,6 +24,8 @@ function baseLayer(dataDir: string): Record<string, unknown> {
     server: { port: 0, token: TEST_TOKEN },
     mqtt: { embedded: { port: 0 } },
     logging: { level: testLogLevel(), format: 'json' },
+    // No robots (nor their simulated controllers) unless a test serves some.
+    robots: { simulate: false, serve: [] },
   };
 }
 
@@ -124,6 +126,7 @@ export async function spawnTestDaemon(env: Record<string, string> = {}, opts: Sp
       BRAINSTEM_MQTT_EMBEDDED_PORT: '0',
       BRAINSTEM_LOGGING_LEVEL: process.env.BRAINSTEM_TEST_LOG_LEVEL ?? 'info',
       BRAINSTEM_LOGGING_FORMAT: 'json',
+      BRAINSTEM_ROBOTS_SIMULATE: 'false',
       ...env,
     }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,3 +17,15 @@ test('native info lists the reference kernel set and the supported architectures
   assert.ok(ref?.usable, JSON.stringify(info.kernelSets));
   assert.deepEqual([...info.architectures].sort(), ['glm4_moe', 'qwen3_moe']);
 });
+
+test('GPU devices are always listed: compiled or not, usable only with a device', () => {
+  const info = loadNative().info();
+  for (const name of ['cuda', 'metal']) {
+    const dev = info.backends.find((b) => b.name === name);
+    assert.ok(dev, `${name} listed in ${JSON.stringify(info.backends)}`);
+    const set = info.kernelSets.find((k) => k.name === name);
+    assert.equal(dev.compiled, set !== undefined, `${name}: compiled iff its kernel set is in the build`);
+    if (!dev.compiled) assert.equal(dev.usable, false);
+    if (set) assert.equal(dev.usable, set.usable);
+  }
+});

@@ -46,14 +46,14 @@ export interface RpcMethod<P = unknown> {
   description: string;
 }
 
-const NAME = /^[a-z][a-zA-Z0-9_]*(\.[a-z][a-zA-Z0-9_]*)+$/;
+const NAME = /^[a-z][a-zA-Z0-9_]*(\.[a-z][a-zA-Z0-9_]*)*$/;
 
 export class RpcRegistry {
   private readonly methods = new Map<string, RpcMethod<any>>();
 
-  /** Names are dotted (`area.verb`); `rpc.*` is reserved by JSON-RPC. */
+  /** Names are dotted (`area.verb`, or one word such as `chat`); `rpc.*` is reserved by JSON-RPC. */
   register<P>(name: string, params: Node<P>, handler: RpcHandler<P>, description = ''): void {
-    if (!NAME.test(name) || name.startsWith('rpc.')) throw new Error(`invalid JSON-RPC method name ${JSON.stringify(name)}: use area.verb, not rpc.*`);
+    if (!NAME.test(name) || name.startsWith('rpc.')) throw new Error(`invalid JSON-RPC method name ${JSON.stringify(name)}: use area.verb or a lower-case word, not rpc.*`);
     if (this.methods.has(name)) throw new Error(`JSON-RPC method ${name} is already registered`);
     this.methods.set(name, { name, params, handler, description });
   }

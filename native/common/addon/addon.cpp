@@ -29,13 +29,26 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
     if (std::string(b->name).rfind("cpu", 0) == 0) cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name);
   }
   out.Set("kernelSets", sets);
+  // One entry per device: cpu (all cpu-* kernel sets), and cuda / metal whether compiled or not,
+  // so `doctor` can say what this build lacks.
   Napi::Array backends = Napi::Array::New(env);
-  Napi::Object cpu = Napi::Object::New(env);
-  cpu.Set("name", "cpu");
-  cpu.Set("compiled", true);
-  cpu.Set("usable", true);
-  cpu.Set("detail", "kernel sets: " + cpu_sets);
-  backends.Set(0u, cpu);
+  auto device = [&](const char* name, bool compiled, bool usable, const std::string& detail) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", name);
+    o.Set("compiled", compiled);
+    o.Set("usable", usable);
+    o.Set("detail", detail);
+    backends.Set(backends.Length(), o);
+  };
+  device("cpu", true, true, "kernel sets: " + cpu_sets);
+  for (const char* gpu : {"cuda", "metal"}) {
+    const bs::Backend* b = bs::find_backend(gpu);
+    if (b) {
+      device(gpu, true, b->usable(), std::string(b->detail) + (b->usable() ? "" : " (no usable device found)"));
+    } else {
+      device(gpu, false, false, "not compiled into this build");
+    }
+  }
   out.Set("backends", backends);
   Napi::Array archs = Napi::Array::New(env);
   i = 0;

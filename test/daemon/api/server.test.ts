@@ -44,7 +44,8 @@ test('GET /health needs no token and reports every service', async () => {
   assert.equal(r.status, 200);
   const body = (await r.json()) as any;
   assert.equal(body.status, 'ready');
-  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client']);
+  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models', 'robots']);
+  assert.deepEqual(body.services.models.detail.models, { demo: { state: 'unloaded', ready: false } }, 'the demo model, not loaded until first use');
   assert.equal(body.services['mqtt-client'].detail.protocol, '3.1.1');
   assert.equal(body.services['mqtt-client'].detail.connected, true);
 });
@@ -79,7 +80,7 @@ test('/metrics is valid Prometheus text with process, event-loop and daemon metr
 test('unknown routes are 404 and wrong methods 405, as JSON errors', async () => {
   const nf = await fetch(`${d.http}/nope`, { headers: auth });
   assert.equal(nf.status, 404);
-  assert.deepEqual(await nf.json(), { error: { message: 'no route GET /nope', type: 'invalid_request_error' } });
+  assert.deepEqual(await nf.json(), { error: { message: 'no route GET /nope', type: 'invalid_request_error', param: null, code: null } });
   const na = await fetch(`${d.http}/health`, { method: 'POST' });
   assert.equal(na.status, 405);
   assert.equal(na.headers.get('allow'), 'GET');

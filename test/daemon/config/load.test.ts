@@ -41,8 +41,13 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.mqtt.protocol, 'auto');
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
-  assert.deepEqual([c.models, c.robots], [{}, {}]);
-  assert.equal(c.engine.profile.decode_path, 'staged');
+  assert.deepEqual(c.engine, {
+    keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true,
+    prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'off',
+  });
+  assert.deepEqual(c.models, {});
+  assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [{ id: 'yam', robot: 'yam', transport: 'mqtt', tracking_error_rad: 0.12, settle: {}, sim: true, sim_args: [] }]);
+  assert.deepEqual([c.robots.stale_ms, c.robots.heartbeat, c.robots.simulate], [200, { period_ms: 100, timeout_ms: 500 }, true]);
   assert.equal(c.data_dir, join(homedir(), '.brainstem'));
   assert.ok(Object.isFrozen(c.server), 'config is frozen');
 });
@@ -77,7 +82,9 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
         BRAINSTEM_LOGGING_LEVEL: 'debug',
         BRAINSTEM_DATA_DIR: 'state',
         BRAINSTEM_TEST_MOSQUITTO_URL: 'ignored: not a config key',
-        BRAINSTEM_ROBOTS_LEFT: 'ignored: open section',
+        BRAINSTEM_ENGINE_THREADS: '3',
+        BRAINSTEM_ENGINE_KEEP_ALIVE: '90s',
+        BRAINSTEM_MODELS_QWEN_PATH: 'ignored: models are a mapping of names',
       },
     });
     assert.equal(c.server.port, 8080);
@@ -90,6 +97,9 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
     assert.equal(c.mqtt.reconnect.max_ms, 1000);
     assert.equal(c.logging.level, 'debug');
     assert.equal(c.data_dir, '/srv/state');
+    assert.equal(c.engine.threads, 3);
+    assert.equal(c.engine.keep_alive, '90s');
+    assert.deepEqual(c.models, {});
   });
 });
 
@@ -148,8 +158,23 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   ['data_dir empty', { data_dir: '' }, /data_dir: must be a non-empty string/],
   ['engine not a mapping', { engine: ['x'] }, /engine: must be a mapping, not a list/],
   ['model entry not a mapping', { models: { qwen: 'path' } }, /models\.qwen: must be a mapping, not a string, got "path"/],
-  ['model name', { models: { 'bad name': {} } }, /models\.bad name: must be a name of letters, digits/],
-  ['robot entry not a mapping', { robots: { left: 3 } }, /robots\.left: must be a mapping, not a number/],
+  ['model name', { models: { 'bad name': { path: '/m' } } }, /models\.bad name: must be a model name of letters, digits, "_", "\." or "-" \(":" separates an adapter in requests\), got "bad name"/],
+  ['model without a path', { models: { qwen: {} } }, /models\.qwen\.path: is required \(non-empty string\), got nothing/],
+  ['model key misspelt', { models: { qwen: { path: '/m', thread: 2 } } }, /models\.qwen\.thread: is not a known key \(did you mean "threads"\?\), got 2/],
+  ['model threads', { models: { qwen: { path: '/m', threads: 1000 } } }, /models\.qwen\.threads: must be an integer in 0\.\.256, got 1000/],
+  ['model routing width', { models: { qwen: { path: '/m', top_k: 0 } } }, /models\.qwen\.top_k: must be an integer in 1\.\.1024, got 0/],
+  ['model keep_alive', { models: { qwen: { path: '/m', keep_alive: '5 minutes' } } }, /models\.qwen\.keep_alive: must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" \(0 = now, negative = never\), got "5 minutes"/],
+  ['engine keep_alive', { engine: { keep_alive: true } }, /engine\.keep_alive: must be a duration/],
+  ['engine queue_size', { engine: { queue_size: -1 } }, /engine\.queue_size: must be an integer in 0\.\.10000, got -1/],
+  ['engine sessions', { engine: { sessions: 0 } }, /engine\.sessions: must be an integer in 1\.\.64, got 0/],
+  ['engine unknown key', { engine: { executor: 'hot' } }, /engine\.executor: is not a known key/],
+  ['robot entry not a mapping', { robots: { serve: [3] } }, /robots\.serve\[0\]: must be a mapping, not a number/],
+  ['robot id not a topic level', { robots: { serve: [{ id: 'a/b', robot: 'yam' }] } }, /robots\.serve\[0\]\.id: must match .* \(it is an MQTT topic level\), got "a\/b"/],
+  ['robot config unknown', { robots: { serve: [{ id: 'x', robot: 'nope' }] } }, /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .*robot "nope": config file = .*nope\.yaml": cannot be read, got "nope"/],
+  ['robot ids repeated', { robots: { serve: [{ id: 'x', robot: 'yam' }, { id: 'x', robot: 'ur5e' }] } }, /robots\.serve\[1\]\.id: must be unique among robots\.serve, got "x"/],
+  ['robot transport', { robots: { serve: [{ id: 'x', robot: 'yam', transport: 'can' }] } }, /robots\.serve\[0\]\.transport: must be one of "mqtt", "ws", got "can"/],
+  ['heartbeat timeout not above the period', { robots: { heartbeat: { period_ms: 500, timeout_ms: 400 } } }, /robots\.heartbeat\.timeout_ms: must be greater than robots\.heartbeat\.period_ms \(500\), got 400/],
+  ['settle override typo', { robots: { serve: [{ id: 'x', robot: 'yam', settle: { position_tol: 0.01 } }] } }, /robots\.serve\[0\]\.settle\.position_tol: is not a known key \(did you mean "position_tol_rad"\?\)/],
 ];
 
 for (const [name, layer, expected] of RULES) {
@@ -160,11 +185,15 @@ for (const [name, layer, expected] of RULES) {
   });
 }
 
-test('open sections accept any mapping content until their owners add a schema', () => {
-  const c = loadConfig({ env: {}, overrides: { models: { 'qwen3-30b': { path: '/m' } }, robots: { left: { dof: 6 } } } });
-  assert.deepEqual(c.models, { 'qwen3-30b': { path: '/m' } });
-  // engine has its schema now: unknown keys are errors.
-  assert.match(configError(() => loadConfig({ env: {}, overrides: { engine: { threads: 4 } } })), /engine\.threads: is not a known key \(known: profile\)/);
+test('models: a path and optional profile keys; keep_alive stays as written (durations are checked)', () => {
+  const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, keep_alive: -1 }, models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } } } });
+  assert.equal(c.engine.threads, 4);
+  assert.equal(c.engine.keep_alive, -1, 'negative = never');
+  assert.deepEqual({ ...c.models['qwen3-30b'] }, {
+    path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined,
+    prefill_path: undefined, decode_path: undefined, slots: undefined, cache_bytes: undefined, io_threads: undefined, io_mode: undefined, prerouter: undefined,
+  });
+  assert.equal(c.models.b!.keep_alive, 0);
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {

@@ -156,7 +156,7 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   await assert.rejects(addon.loadModel(42 as never), /loadModel: dir must be a string/);
   await assert.rejects(NativeModel.load('/x', { threads: 0 }), /loadModel: option threads must be an integer between 1 and 256, got 0/);
   await assert.rejects(NativeModel.load('/x', { contextLength: 'long' as never }), /option contextLength must be an integer .* got a string/);
-  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: cpu-ref\)/);
+  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: cpu-ref[^)]*\)/);
   await assert.rejects(model.createSession({ contextLength: 0 }), /createSession: option contextLength must be an integer between 1/);
 
   s.dispose();

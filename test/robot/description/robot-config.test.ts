@@ -48,12 +48,15 @@ test('a valid config parses, with defaults for the optional sections', () => {
   assert.deepEqual(d.tcpSpeed, { linear: 0.08, angular: 0.5 });
   assert.deepEqual(d.settle, { positionTolerance: 0.03, velocityTolerance: 0.05, samples: 10, minWindow: 0.3, span: 0.002, timeout: 3 });
   assert.equal(d.baseLink, 'base');
+  assert.deepEqual(d.home, [0, 0], 'home defaults to 0 clamped into the limits');
 });
 
 test('every validation rule reports robot, joint, quantity, value and rule', () => {
   const cases: [string, (c: Record<string, any>) => void, string][] = [
     ['name pattern', (c) => { c.name = 'My Arm'; }, 'robot "My Arm": name = "My Arm": must match /^[a-z0-9][a-z0-9_-]*$/'],
-    ['unknown top-level key', (c) => { c.limts = {}; }, 'robot "arm": limts = {}: unknown key (allowed: name, description, kinematics, limits, tcp, ik, path, tcp_speed, settle, gripper, capsules, self_collision_ignore, workspace, table)'],
+    ['unknown top-level key', (c) => { c.limts = {}; }, 'robot "arm": limts = {}: unknown key (allowed: name, description, kinematics, limits, tcp, home, ik, path, tcp_speed, settle, gripper, capsules, self_collision_ignore, workspace, table)'],
+    ['home length', (c) => { c.home = [0]; }, 'robot "arm": home = [0]: must be a list of 2 joint positions (one per joint)'],
+    ['home outside the limits', (c) => { c.home = [0, 3.5]; }, 'robot "arm": joint "j2": home[1] = 3.5: must be within the joint limits [-3, 3]'],
     ['kinematics missing', (c) => { delete c.kinematics; }, 'robot "arm": kinematics = (missing): must be a mapping'],
     ['kinematics type', (c) => { c.kinematics.type = 'dh'; }, 'robot "arm": kinematics.type = "dh": must be one of dh-standard, dh-modified, urdf'],
     ['no DH rows', (c) => { c.kinematics.joints = []; }, 'robot "arm": kinematics.joints = []: must be a non-empty list of DH rows'],

@@ -304,3 +304,21 @@ test('a 1000 s clock jump is caught up in one coarse step, then 1 s of fine step
   assert.equal(h.lastState().arms.right!.mode, 'hold');
   assert.ok(Math.abs(h.lastState().arms.right!.q[0]! - 0.5) < 1e-9);
 });
+
+test('fault late: a trajectory is handled s seconds after it arrives, so a short expiry rejects it', () => {
+  const h = new Harness({ rate: 100, faults: [{ kind: 'late', at: 0, for: Infinity, offset: 0, p: 0, s: 0.2 }] });
+  h.run(0.2);
+  const ok = h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 0.5, q: [0.2] }], { expires_at: 0.2 + 0.3 });
+  h.send('trajectory', ok);
+  assert.deepEqual(h.eventNames(ok.id), [], 'nothing before the delay has passed');
+  h.run(0.395);
+  assert.deepEqual(h.eventNames(ok.id), []);
+  h.run(0.41);
+  assert.deepEqual(h.eventNames(ok.id), ['accepted', 'started'], 'handled at 0.4 s, inside its expiry');
+  h.run(1.5);
+  const late = h.trajectory('right', ['r1'], [{ t: 0, q: [0.2] }, { t: 0.5, q: [0] }], { expires_at: 1.5 + 0.1 });
+  h.send('trajectory', late);
+  h.run(1.8);
+  assert.deepEqual(h.eventNames(late.id), ['rejected:expired']);
+  assert.match(h.events(late.id)[0]!.detail!, /after expires_at 1\.6/);
+});

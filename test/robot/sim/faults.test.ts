@@ -12,7 +12,7 @@ test('fault specs parse with defaults and keys', () => {
 
 test('bad fault specs name the key, the rule and the value', () => {
   const cases: [string, RegExp][] = [
-    ['explode', /kind must be one of disconnect, stall, tracking, drop, delay \(got "explode"\)/],
+    ['explode', /kind must be one of disconnect, stall, tracking, drop, delay, late \(got "explode"\)/],
     ['drop,p=2', /p must be a probability in \[0, 1\] \(got "2"\)/],
     ['drop,p=', /p must be a probability/],
     ['delay,s=-1', /s must be a number ≥ 0 \(s\) \(got "-1"\)/],

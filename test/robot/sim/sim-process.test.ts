@@ -59,7 +59,7 @@ function heartbeat(seq: number) {
 
 async function followOneTrajectory(seen: Seen, send: (m: TrajectoryMsg) => void, detail: () => string): Promise<void> {
   await waitFor(() => seen.description !== null && seen.availability.includes('online'), 10_000, 'availability and description', detail);
-  const robot = loadSimRobot('sim-arm');
+  const robot = loadSimRobot('yam');
   assert.deepEqual(seen.description!.arms, [{ name: 'arm', joints: robot.arms[0]!.joints.map((j) => j.name), gripper: true }]);
   await waitFor(() => seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5, 10_000, 'states echoing the heartbeat', detail);
   assert.ok(seen.states.every((s, i, a) => i === 0 || s.seq > a[i - 1]!.seq), 'state seq must increase');
@@ -97,7 +97,7 @@ async function withMosquittoSim(t: { skip(m: string): void }, args: string[], bo
   const id = 'simbot';
   const seen = new Seen();
   const client = await mqtt.connectAsync(broker.url, { protocolVersion: 5, clientId: `test-daemon-${base}` });
-  const sim = spawnSim(['--robot', 'sim-arm', '--id', id, '--broker', broker.url, '--base', base, '--rate', '100', ...args]);
+  const sim = spawnSim(['--robot', 'yam', '--id', id, '--broker', broker.url, '--base', base, '--rate', '100', ...args]);
   let seq = 0;
   let beating = true;
   const beat = setInterval(() => beating && client.publish(daemonTopics(base).heartbeat, JSON.stringify(heartbeat(seq++)), { qos: 0 }), 50);
@@ -178,8 +178,8 @@ test('sim over WebSocket /controller with a token: envelopes, a trajectory follo
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  const refused = spawnSim(['--robot', 'sim-arm', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 'wrong']);
-  const sim = spawnSim(['--robot', 'sim-arm', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 's3cret', '--rate', '100']);
+  const refused = spawnSim(['--robot', 'yam', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 'wrong']);
+  const sim = spawnSim(['--robot', 'yam', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 's3cret', '--rate', '100']);
   let seq = 0;
   const beat = setInterval(() => socket?.send(encodeEnvelope('heartbeat', null, heartbeat(seq++))), 50);
   try {

@@ -121,9 +121,9 @@ test('a batch answers each request in order and skips notifications', async () =
   assert.equal(await send([{ jsonrpc: '2.0', method: 'test.void' }]), undefined);
 });
 
-test('method names are area.verb, unique, and rpc.* is reserved', () => {
+test('method names are area.verb or one word, unique, and rpc.* is reserved', () => {
   const { rpc } = setup();
   assert.throws(() => rpc.register('test.echo', obj({}), () => 1), /already registered/);
-  for (const bad of ['rpc.discover', 'single', 'Test.x', 'a..b', 'a.b-c']) assert.throws(() => rpc.register(bad, obj({}), () => 1), /invalid JSON-RPC method name/, bad);
+  for (const bad of ['rpc.discover', 'Single', '1x', 'Test.x', 'a..b', 'a.b-c', 'a.']) assert.throws(() => rpc.register(bad, obj({}), () => 1), /invalid JSON-RPC method name/, bad);
   assert.deepEqual(rpc.names(), ['test.app_error', 'test.crash', 'test.echo', 'test.void']);
 });

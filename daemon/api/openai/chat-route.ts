@@ -1,0 +1,87 @@
+// POST /v1/chat/completions: OpenAI-compatible, streamed as SSE (ending in `data: [DONE]`) or
+// in one body. Failures before the first token get their own HTTP status (400, 404, 429, 5xx);
+// a failure mid-stream becomes an `error` event. A client that goes away aborts generation,
+// which frees the model's turn and session.
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { ChatEvent } from '../../engine/chat.js';
+import { type ChatOutcome, type ChatService, newId } from '../../engine/chat-service.js';
+import { isRecord, show } from '../../engine/json-schema/schema.js';
+import { HttpError, readJson, sendJson } from '../http.js';
+import type { HttpRoutes } from '../routes.js';
+import { outputFailure, toHttpError } from '../serving-errors.js';
+import { type ChunkHead, chunkJson, completionJson, eventDelta, finishJson, timingsJson, usageJson } from './format.js';
+
+function streamFlags(body: Record<string, unknown>): { stream: boolean; includeUsage: boolean } {
+  const { stream = false, stream_options: opts } = body;
+  if (typeof stream !== 'boolean') throw new HttpError(400, `stream: must be true or false, got ${show(stream)}`, 'invalid_request_error', 'stream');
+  if (opts !== undefined && opts !== null && (!isRecord(opts) || (opts.include_usage !== undefined && typeof opts.include_usage !== 'boolean'))) {
+    throw new HttpError(400, `stream_options: must be {"include_usage": true|false}, got ${show(opts)}`, 'invalid_request_error', 'stream_options');
+  }
+  return { stream, includeUsage: isRecord(opts) && opts.include_usage === true };
+}
+
+/** Writes one SSE event; waits for the socket to drain (a slow reader slows generation, not memory). */
+async function send(res: ServerResponse, data: unknown, signal: AbortSignal): Promise<void> {
+  if (res.destroyed || res.writableEnded) return;
+  if (res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) || signal.aborted) return;
+  await Promise.race([once(res, 'drain'), once(signal, 'abort')]);
+}
+
+async function streamCompletion(res: ServerResponse, gen: AsyncGenerator<ChatEvent, ChatOutcome>, head: ChunkHead, includeUsage: boolean, signal: AbortSignal): Promise<void> {
+  // The first step runs queueing, loading and prefill: errors there still get a status code.
+  let step = await gen.next();
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+  await send(res, chunkJson(head, { role: 'assistant', content: '' }), signal);
+  try {
+    while (!step.done) {
+      await send(res, chunkJson(head, eventDelta(step.value)), signal);
+      step = await gen.next();
+    }
+    const o = step.value;
+    if (o.result.finishReason === 'error' && o.result.error) await send(res, { error: outputFailure(o.result.error).body() }, signal);
+    else {
+      const totals = { usage: usageJson(o), timings: timingsJson(o) };
+      await send(res, chunkJson(head, {}, finishJson(o.result.finishReason), totals), signal);
+      if (includeUsage) await send(res, { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [], ...totals }, signal);
+    }
+  } catch (err) {
+    await send(res, { error: toHttpError(err).body() }, signal);
+  }
+  await send(res, '[DONE]', signal);
+  res.end();
+}
+
+export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
+  routes.add({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    handler: async (req, res, ctx) => {
+      const body = await readJson(req, ctx.maxBodyBytes);
+      if (!isRecord(body)) throw new HttpError(400, `the request body must be a JSON object, got ${show(body)}`);
+      const { stream, includeUsage } = streamFlags(body);
+      const aborter = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) aborter.abort();
+      };
+      res.on('close', onClose);
+      const head: ChunkHead = { id: newId('chatcmpl-'), created: Math.floor(Date.now() / 1000), model: chat.modelName(body.model) };
+      const gen = chat.run({ body, signal: aborter.signal, id: head.id });
+      try {
+        if (stream) return await streamCompletion(res, gen, head, includeUsage, aborter.signal);
+        let step = await gen.next();
+        while (!step.done) step = await gen.next();
+        const o = step.value;
+        if (o.result.finishReason === 'error' && o.result.error) throw outputFailure(o.result.error);
+        sendJson(res, 200, completionJson(o));
+      } catch (err) {
+        throw toHttpError(err);
+      } finally {
+        res.off('close', onClose);
+        // Ends the generator (and releases the model) if we left it early.
+        await gen.return(undefined as never).catch(() => undefined);
+      }
+    },
+  });
+}

@@ -1,0 +1,120 @@
+// One chat completion end to end, for both APIs: pick the model ("name" or "name:adapter"), wait
+// for its turn (loading it if needed), parse the body against it, pick the session whose cache
+// the prompt extends, run the chat, record metrics, release (applying the request's keep_alive).
+// HTTP and WebSocket only translate its events and outcome.
+import { randomBytes } from 'node:crypto';
+import { parseDuration } from '../util/duration.js';
+import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
+import { show } from './json-schema/schema.js';
+import { CancelledError } from './request-queue.js';
+import { RequestError } from './request-error.js';
+import type { LoadProgress, ModelRegistry } from './model-registry.js';
+import type { ServingMetrics } from './serving-metrics.js';
+
+/** A model as requests name it: `name`, or `name:adapter` for a LoRA adapter of that model. */
+export interface ModelRef {
+  name: string;
+  adapter?: string;
+}
+
+export function parseModelRef(raw: unknown, names: readonly string[]): ModelRef {
+  if ((raw === undefined || raw === null || raw === '') && names.length === 1) return { name: names[0]! };
+  if (typeof raw !== 'string' || raw === '') throw new RequestError('model', 'required', `must name a model (one of ${names.join(', ') || 'none configured'}), got ${show(raw)}`);
+  const at = raw.indexOf(':');
+  if (at < 0) return { name: raw };
+  const adapter = raw.slice(at + 1);
+  if (adapter === '') throw new RequestError('model', 'adapter', `"name:adapter" needs an adapter name after ":", got ${show(raw)}`);
+  return { name: raw.slice(0, at), adapter };
+}
+
+/** The request's keep_alive in ms (-1 = never), or undefined to keep the model's. */
+export function parseKeepAlive(raw: unknown): number | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const d = parseDuration(raw);
+  if ('rule' in d) throw new RequestError('keep_alive', 'duration', `${d.rule}, got ${show(raw)}`);
+  return d.ms;
+}
+
+export interface ChatCall {
+  /** The OpenAI chat-completions body (plus keep_alive, prompt_cache_key). */
+  body: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** Load progress while this request waits for its model. */
+  onProgress?: (p: LoadProgress) => void;
+  /** The completion id (streams send it before the outcome exists); default a fresh one. */
+  id?: string;
+}
+
+export interface ChatOutcome {
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  /** The model as the request named it. */
+  model: string;
+  result: ChatResult;
+  queuedMs: number;
+  loadMs: number;
+}
+
+export const newId = (prefix: string): string => `${prefix}${randomBytes(12).toString('base64url')}`;
+
+export class ChatService {
+  constructor(
+    private readonly registry: ModelRegistry,
+    private readonly metrics: ServingMetrics,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** The model name replies carry: as the request gave it, or the only configured model. */
+  modelName(raw: unknown): string {
+    if (typeof raw === 'string' && raw !== '') return raw;
+    const names = this.registry.names();
+    return names.length === 1 ? names[0]! : '';
+  }
+
+  async *run(call: ChatCall): AsyncGenerator<ChatEvent, ChatOutcome> {
+    const arrivedAt = this.clock();
+    const created = Math.floor(Date.now() / 1000);
+    const id = call.id ?? newId('chatcmpl-');
+    const { body } = call;
+    const ref = parseModelRef(body.model, this.registry.names());
+    // Adapters arrive with the LoRA work; until then naming one is a clear error, not ignored.
+    if (ref.adapter !== undefined) throw new RequestError('model', 'adapter', `adapter "${ref.adapter}" of model "${ref.name}" is not available: this daemon serves no adapters yet`);
+    const keepAlive = parseKeepAlive(body.keep_alive);
+    const key = body.prompt_cache_key;
+    if (key !== undefined && key !== null && typeof key !== 'string') throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${show(key)}`);
+    const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
+    let outcome = 'failed';
+    try {
+      const req = parseChatRequest(body, lease.model.text);
+      const prompt = chatPrompt(lease.model.text, req);
+      const session = await lease.sessions.take(prompt, key ?? undefined);
+      let result: ChatResult;
+      try {
+        result = yield* runChat(lease.model.text, session.session, req, {
+          constraints: lease.model.constraints,
+          signal: lease.signal,
+          clock: this.clock,
+          contextLength: lease.model.contextLength,
+          prompt,
+          startedAt: arrivedAt,
+        });
+      } finally {
+        session.release();
+      }
+      outcome = result.finishReason;
+      // Cut off by the daemon stopping, not by the client: an error, not a short answer.
+      if (result.finishReason === 'cancelled' && !call.signal?.aborted) throw new CancelledError('the daemon is stopping');
+      this.metrics.recordGeneration(ref.name, result.usage, result.timings, result.usage.completionTokens > 0);
+      return { id, created, model: this.modelName(body.model), result, queuedMs: lease.queuedMs, loadMs: lease.loadMs };
+    } catch (err) {
+      if (err instanceof RequestError) outcome = 'invalid';
+      throw err;
+    } finally {
+      // Also reached when the consumer stops iterating (client gone).
+      if (outcome === 'failed' && call.signal?.aborted) outcome = 'cancelled';
+      this.metrics.requests.inc({ model: ref.name, outcome });
+      lease.release(keepAlive);
+    }
+  }
+}

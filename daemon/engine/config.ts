@@ -1,0 +1,103 @@
+// The `engine` and `models` config sections: serving defaults, and models by name → folder plus
+// a profile (threads, context, routing width K). A model's profile keys override the engine's.
+// Expert streaming adds its keys (daemon/engine/stream-config.ts) to both; adapters add theirs
+// to `modelFields` when they land.
+import { parseDuration } from '../util/duration.js';
+import { bool, int, obj, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { resolveStream, streamEngineFields, streamModelFields, type StreamProfile } from './stream-config.js';
+
+/** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
+ *  the same); durationMs converts a checked value. */
+export function duration(o: { default?: string; doc?: string } = {}): Node<string | number> {
+  const type = 'duration ("30s", "5m", "1h"; seconds as a number; 0 = now; negative = never)';
+  return {
+    info: { kind: 'string', type, doc: o.doc, default: o.default },
+    check(value: unknown, path: string, issues: Issue[]) {
+      const v = value === undefined ? o.default : value;
+      if (v === undefined) {
+        issues.push({ path, rule: `is required (${type})`, value });
+        return undefined;
+      }
+      const d = parseDuration(v);
+      if ('rule' in d) {
+        issues.push({ path, rule: d.rule, value });
+        return undefined;
+      }
+      return v as string | number;
+    },
+  };
+}
+
+/** Milliseconds of a duration the schema accepted (-1 = never). */
+export function durationMs(v: string | number): number {
+  const d = parseDuration(v);
+  if ('rule' in d) throw new RangeError(`${JSON.stringify(v)}: ${d.rule}`);
+  return d.ms;
+}
+
+// Ranges shared by the engine defaults and the per-model overrides.
+const THREADS = { min: 0, max: 256 };
+const CONTEXT = { min: 0, max: 1 << 24 };
+const QUEUE = { min: 0, max: 10_000 };
+const SESSIONS = { min: 1, max: 64 };
+
+export const engineSchema = obj({
+  keep_alive: duration({ default: '5m', doc: 'how long a model stays loaded after its last request (0 = unload at once, negative = never)' }),
+  queue_size: int({ ...QUEUE, default: 8, doc: 'requests that may wait per model while one runs; more get "busy" (HTTP 429)' }),
+  threads: int({ ...THREADS, default: 0, doc: 'CPU threads per model for the kernels (0 = one per core)' }),
+  context_length: int({ ...CONTEXT, default: 0, doc: "tokens per session (0 = the model's max_position_embeddings)" }),
+  sessions: int({ ...SESSIONS, default: 4, doc: 'KV-cache sessions kept per model for prompt-prefix reuse' }),
+  demo_model: bool({ default: true, doc: 'with no models configured, generate (once) and serve a tiny random-weight demo model' }),
+  ...streamEngineFields,
+});
+
+/** A model: its folder and its profile; unset profile keys fall back to `engine`. */
+export const modelFields = {
+  path: str({ nonEmpty: true, doc: 'model folder (config.json, safetensors, tokenizer.json); "~" = home, relative = working directory' }),
+  threads: optional(int({ ...THREADS, doc: 'CPU threads for this model' })),
+  context_length: optional(int({ ...CONTEXT, doc: 'tokens per session' })),
+  top_k: optional(int({ min: 1, max: 1024, doc: 'routing width K: experts per token (default: num_experts_per_tok)' })),
+  backend: optional(str({ nonEmpty: true, doc: 'kernel set, e.g. "cpu-ref" (see `brainstem doctor`)' })),
+  keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
+  queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
+  sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
+  ...streamModelFields,
+};
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export const modelsSchema = record(obj(modelFields), {
+  doc: 'models by name',
+  keyRule: (k) => (NAME.test(k) ? undefined : 'must be a model name of letters, digits, "_", "." or "-" (":" separates an adapter in requests)'),
+});
+
+export type EngineConfig = Infer<typeof engineSchema>;
+export type ModelConfig = Infer<typeof modelsSchema>[string];
+
+/** A model's effective profile: its own keys over the engine's defaults. */
+export interface ModelProfile {
+  path: string;
+  threads: number;
+  contextLength: number;
+  topK?: number;
+  backend?: string;
+  keepAliveMs: number;
+  queueSize: number;
+  sessions: number;
+  /** Expert streaming: paths per phase, slots, hot cache, I/O, prerouter (absent: the engine's plain exact path). */
+  stream?: StreamProfile;
+}
+
+export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string): ModelProfile {
+  return {
+    path,
+    threads: m.threads ?? e.threads,
+    contextLength: m.context_length ?? e.context_length,
+    topK: m.top_k,
+    backend: m.backend,
+    keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
+    queueSize: m.queue_size ?? e.queue_size,
+    sessions: m.sessions ?? e.sessions,
+    stream: resolveStream(m, e),
+  };
+}

@@ -1,0 +1,390 @@
+// The model registry service: configured models by name, each loaded on first use (or by
+// models.load), served one request at a time through a bounded FIFO queue, and unloaded after
+// an idle keep-alive (the last request's keep_alive, else the model's; Ollama-like). Progress is emitted as
+// events; /health reports a loading model as not ready for that model only.
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../log.js';
+import { Service } from '../service.js';
+import { formatDuration } from '../util/duration.js';
+import type { ModelProfile } from './config.js';
+import { BusyError, CancelledError, RequestQueue } from './request-queue.js';
+import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type ServedModel } from './served-model.js';
+import type { ServingMetrics } from './serving-metrics.js';
+import { SessionPool } from './session-pool.js';
+
+export type ModelState = 'unloaded' | 'loading' | 'loaded' | 'failed';
+
+export interface LoadProgress {
+  model: string;
+  state: ModelState;
+  stage?: LoadStage;
+  /** 0..1 by stage (see LOAD_STAGES). */
+  progress: number;
+  error?: string;
+}
+
+/** No model of that name is configured (HTTP 404 model_not_found). */
+export class ModelNotFoundError extends Error {
+  constructor(readonly model: string, known: string[]) {
+    super(`model "${model}" is not configured (configured: ${known.join(', ') || 'none'}); see models.<name>.path`);
+    this.name = 'ModelNotFoundError';
+  }
+}
+
+export interface Lease {
+  name: string;
+  model: ServedModel;
+  sessions: SessionPool;
+  /** Aborts when the caller's signal does or the daemon stops: generation must watch this one. */
+  signal: AbortSignal;
+  /** Time spent waiting in the queue and loading, in ms. */
+  queuedMs: number;
+  loadMs: number;
+  /** Ends this request's turn; `keepAliveMs` (the request's keep_alive) applies to the idle time after it, else the model's. */
+  release(keepAliveMs?: number): void;
+}
+
+export interface Timers {
+  now(): number;
+  /** Returns a function that cancels the timer. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+const realTimers: Timers = {
+  now: () => performance.now(),
+  after: (ms, fn) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return () => clearTimeout(t);
+  },
+};
+
+class Slot {
+  state: ModelState = 'unloaded';
+  served?: ServedModel;
+  pool?: SessionPool;
+  loading?: Promise<ServedModel>;
+  stage?: LoadStage;
+  error?: string;
+  keepAliveMs: number;
+  cancelUnload?: () => void;
+  unloadAt?: number;
+  loadedAt?: number;
+  loadMs?: number;
+  readonly queue: RequestQueue;
+
+  constructor(readonly name: string, readonly profile: ModelProfile) {
+    this.keepAliveMs = profile.keepAliveMs;
+    this.queue = new RequestQueue(name, profile.queueSize);
+  }
+}
+
+export interface RegistryDeps {
+  models: Record<string, ModelProfile>;
+  loader: ModelLoader;
+  metrics: ServingMetrics;
+  log: Logger;
+  timers?: Timers;
+  /** Runs before the first load (the demo model is generated here). */
+  prepare?: (name: string) => Promise<void> | void;
+}
+
+export class ModelRegistry extends Service {
+  readonly name = 'models';
+  readonly events = new EventEmitter<{ progress: [LoadProgress] }>();
+  private readonly slots = new Map<string, Slot>();
+  private readonly timers: Timers;
+  private stopping = new AbortController();
+
+  constructor(private readonly deps: RegistryDeps) {
+    super();
+    this.timers = deps.timers ?? realTimers;
+    for (const [name, profile] of Object.entries(deps.models)) this.slots.set(name, new Slot(name, profile));
+  }
+
+  names(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  /** Waits for this model's turn, loads it if needed, and hands it over until release(). */
+  async lease(name: string, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<Lease> {
+    const slot = this.slot(name);
+    if (this.status !== 'ready') throw new CancelledError('the daemon is not serving models (starting or stopping)');
+    const signal = o.signal ? AbortSignal.any([o.signal, this.stopping.signal]) : this.stopping.signal;
+    const t0 = this.timers.now();
+    this.holdLoaded(slot);
+    const turn = slot.queue.acquire(signal);
+    this.updateQueueMetrics(slot);
+    let release: () => void;
+    try {
+      release = await turn;
+    } catch (err) {
+      this.afterUse(slot);
+      if (err instanceof BusyError) this.deps.metrics.requests.inc({ model: name, outcome: 'busy' });
+      throw err;
+    }
+    this.updateQueueMetrics(slot);
+    const t1 = this.timers.now();
+    let served: ServedModel;
+    try {
+      served = await abortable(this.ensureLoaded(slot, o.onProgress), signal);
+    } catch (err) {
+      release();
+      this.afterUse(slot);
+      throw err;
+    }
+    const t2 = this.timers.now();
+    let done = false;
+    return {
+      name,
+      model: served,
+      sessions: slot.pool!,
+      signal,
+      queuedMs: t1 - t0,
+      loadMs: t2 - t1,
+      release: (keepAliveMs) => {
+        if (done) return;
+        done = true;
+        slot.keepAliveMs = keepAliveMs ?? slot.profile.keepAliveMs;
+        release();
+        this.afterUse(slot);
+      },
+    };
+  }
+
+  /** Loads a model now (no queue slot needed); `keepAliveMs` sets its keep-alive. */
+  async load(name: string, o: { keepAliveMs?: number; onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<ModelStatus> {
+    const slot = this.slot(name);
+    slot.keepAliveMs = o.keepAliveMs ?? slot.profile.keepAliveMs;
+    this.holdLoaded(slot);
+    try {
+      await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
+    } finally {
+      this.afterUse(slot);
+    }
+    return this.modelStatus(slot);
+  }
+
+  /** Unloads after the requests already queued for it; a request arriving later loads it again. */
+  async unload(name: string): Promise<ModelStatus> {
+    const slot = this.slot(name);
+    this.holdLoaded(slot);
+    const release = await slot.queue.acquire(undefined, { force: true });
+    try {
+      if (slot.loading) await slot.loading.catch(() => undefined);
+      this.dispose(slot, 'unloaded on request');
+    } finally {
+      release();
+    }
+    return this.modelStatus(slot);
+  }
+
+  statusOf(name: string): ModelStatus {
+    return this.modelStatus(this.slot(name));
+  }
+
+  statuses(): ModelStatus[] {
+    return [...this.slots.values()].map((s) => this.modelStatus(s));
+  }
+
+  protected override describe() {
+    const models = Object.fromEntries([...this.slots.values()].map((s) => [s.name, modelHealth(s)]));
+    return { detail: { models } };
+  }
+
+  /** For GET /health?model=NAME: undefined when no such model is configured. */
+  modelHealth(name: string): ModelHealth | undefined {
+    const slot = this.slots.get(name);
+    return slot && modelHealth(slot);
+  }
+
+  protected async onStart(): Promise<void> {
+    this.stopping = new AbortController();
+  }
+
+  protected async onStop(): Promise<void> {
+    const stopped = new CancelledError('the daemon is stopping');
+    for (const slot of this.slots.values()) slot.queue.rejectAll(stopped);
+    this.stopping.abort();
+    // Running requests see the abort between tokens and release their turn.
+    await Promise.all([...this.slots.values()].map((slot) => new Promise<void>((resolve) => slot.queue.whenIdle(resolve))));
+    for (const slot of this.slots.values()) {
+      if (slot.loading) await slot.loading.catch(() => undefined);
+      this.dispose(slot, 'daemon stopping');
+    }
+  }
+
+  private slot(name: string): Slot {
+    const slot = this.slots.get(name);
+    if (!slot) throw new ModelNotFoundError(name, this.names());
+    return slot;
+  }
+
+  private ensureLoaded(slot: Slot, onProgress?: (p: LoadProgress) => void): Promise<ServedModel> {
+    if (slot.served) return Promise.resolve(slot.served);
+    const listener = onProgress && ((p: LoadProgress) => p.model === slot.name && onProgress(p));
+    if (listener) this.events.on('progress', listener);
+    slot.loading ??= this.startLoad(slot);
+    const loading = slot.loading;
+    return listener ? loading.finally(() => this.events.off('progress', listener)) : loading;
+  }
+
+  private async startLoad(slot: Slot): Promise<ServedModel> {
+    const t0 = this.timers.now();
+    slot.state = 'loading';
+    slot.error = undefined;
+    const stage = (s: LoadStage) => {
+      slot.stage = s;
+      this.emit(slot);
+    };
+    this.deps.log.info({ model: slot.name, path: slot.profile.path }, 'loading model');
+    try {
+      stage('prepare');
+      await this.deps.prepare?.(slot.name);
+      const served = await this.deps.loader(slot.profile, stage);
+      const pool = new SessionPool(() => served.createSession(), slot.profile.sessions);
+      try {
+        await pool.open();
+      } catch (err) {
+        pool.clear();
+        served.dispose();
+        throw err;
+      }
+      Object.assign(slot, { served, pool, state: 'loaded', stage: undefined, loadedAt: Date.now(), loadMs: this.timers.now() - t0 });
+      this.deps.metrics.loaded.set({ model: slot.name }, 1);
+      this.deps.metrics.loadSeconds.observe({ model: slot.name }, slot.loadMs! / 1000);
+      this.deps.log.info({ model: slot.name, ms: Math.round(slot.loadMs!), arch: served.summary?.arch, context: served.contextLength }, 'model loaded');
+      this.emit(slot);
+      return served;
+    } catch (err) {
+      const message = `model "${slot.name}" (${slot.profile.path}) failed to load: ${(err as Error).message}`;
+      Object.assign(slot, { state: 'failed', stage: undefined, error: message });
+      this.deps.log.error({ model: slot.name, err: (err as Error).message }, 'model failed to load');
+      this.emit(slot);
+      throw new ModelLoadError(message);
+    } finally {
+      slot.loading = undefined;
+    }
+  }
+
+  private emit(slot: Slot): void {
+    this.events.emit('progress', progressOf(slot));
+  }
+
+  /** A request or load arrived: the model must not unload under it. */
+  private holdLoaded(slot: Slot): void {
+    slot.cancelUnload?.();
+    slot.cancelUnload = undefined;
+    slot.unloadAt = undefined;
+  }
+
+  /** After a turn: once the queue is idle, start the keep-alive (0 = unload now, negative = never). */
+  private afterUse(slot: Slot): void {
+    this.updateQueueMetrics(slot);
+    if (!slot.queue.idle || !slot.served || slot.loading) return;
+    this.holdLoaded(slot);
+    const ms = slot.keepAliveMs;
+    if (ms === 0) this.dispose(slot, 'keep_alive 0');
+    else if (ms > 0) {
+      slot.unloadAt = Date.now() + ms;
+      slot.cancelUnload = this.timers.after(ms, () => {
+        slot.cancelUnload = undefined;
+        slot.unloadAt = undefined;
+        if (slot.queue.idle && !slot.loading) this.dispose(slot, `idle for keep_alive ${formatDuration(ms)}`);
+      });
+    }
+  }
+
+  private dispose(slot: Slot, why: string): void {
+    this.holdLoaded(slot);
+    if (!slot.served) return;
+    slot.pool?.clear();
+    slot.served.dispose();
+    Object.assign(slot, { served: undefined, pool: undefined, state: 'unloaded', loadedAt: undefined });
+    this.deps.metrics.loaded.set({ model: slot.name }, 0);
+    this.deps.log.info({ model: slot.name, why }, 'model unloaded');
+    this.emit(slot);
+  }
+
+  private updateQueueMetrics(slot: Slot): void {
+    this.deps.metrics.queueDepth.set({ model: slot.name }, slot.queue.waiting);
+    this.deps.metrics.active.set({ model: slot.name }, slot.queue.active);
+  }
+
+  private modelStatus(slot: Slot): ModelStatus {
+    const s = slot.served;
+    const pool = slot.pool?.stats();
+    return {
+      name: slot.name,
+      path: slot.profile.path,
+      state: slot.state,
+      ...(slot.state === 'loading' ? { progress: progressOf(slot).progress, stage: slot.stage } : {}),
+      ...(slot.error ? { error: slot.error } : {}),
+      profile: {
+        threads: slot.profile.threads,
+        context_length: s?.contextLength ?? slot.profile.contextLength,
+        top_k: s?.summary?.topK ?? slot.profile.topK ?? null,
+        backend: s?.summary?.backend ?? slot.profile.backend ?? null,
+      },
+      keep_alive: formatDuration(slot.keepAliveMs),
+      unload_at: slot.unloadAt === undefined ? null : new Date(slot.unloadAt).toISOString(),
+      loaded_at: slot.loadedAt === undefined ? null : new Date(slot.loadedAt).toISOString(),
+      load_ms: slot.loadMs === undefined ? null : Math.round(slot.loadMs),
+      queue: { active: slot.queue.active, waiting: slot.queue.waiting, capacity: slot.queue.capacity },
+      sessions: pool ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens } : { count: 0, in_use: 0, cached_tokens: [] },
+      memory: {
+        kv_cache_bytes: pool?.stateBytes ?? 0,
+        weight_file_bytes: s?.summary?.fileBytes ?? null,
+        weight_matrix_bytes: s?.summary?.matrixBytes ?? null,
+      },
+      ...(s?.summary ? { engine: { arch: s.summary.arch, layers: s.summary.layers, experts: s.summary.experts, vocab_size: s.summary.vocabSize, config_top_k: s.summary.configTopK } } : {}),
+    };
+  }
+}
+
+export interface ModelStatus {
+  name: string;
+  path: string;
+  state: ModelState;
+  progress?: number;
+  stage?: LoadStage;
+  error?: string;
+  profile: { threads: number; context_length: number; top_k: number | null; backend: string | null };
+  keep_alive: string;
+  unload_at: string | null;
+  loaded_at: string | null;
+  load_ms: number | null;
+  queue: { active: number; waiting: number; capacity: number };
+  sessions: { count: number; in_use: number; cached_tokens: number[] };
+  memory: { kv_cache_bytes: number; weight_file_bytes: number | null; weight_matrix_bytes: number | null };
+  engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
+}
+
+export interface ModelHealth {
+  state: ModelState;
+  ready: boolean;
+  progress?: number;
+  error?: string;
+}
+
+function progressOf(slot: Slot): LoadProgress {
+  const at = LOAD_STAGES.findIndex((s) => s.stage === slot.stage);
+  const progress = slot.state === 'loaded' ? 1 : slot.state === 'loading' && at > 0 ? LOAD_STAGES[at - 1]!.upTo : 0;
+  return { model: slot.name, state: slot.state, ...(slot.stage ? { stage: slot.stage } : {}), progress, ...(slot.error ? { error: slot.error } : {}) };
+}
+
+function modelHealth(slot: Slot): ModelHealth {
+  const p = progressOf(slot);
+  return { state: slot.state, ready: slot.state === 'loaded', ...(slot.state === 'loading' ? { progress: p.progress } : {}), ...(slot.error ? { error: slot.error } : {}) };
+}
+
+/** Waits for `p` unless `signal` aborts first (then rejects CancelledError; `p` carries on). */
+function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(new CancelledError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new CancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,0 +1,71 @@
+// A model ready to serve: its text side (tokenizer, template, stop tokens), its constraint factory
+// and a way to open engine sessions. The native loader builds one from a folder and a profile;
+// tests may hand the registry another loader.
+import { existsSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { ModelSummary } from '../native/binding.js';
+import type { ModelProfile } from './config.js';
+import { ConstraintFactory } from './constrained/constraints.js';
+import { NativeModel } from './native-model.js';
+import { streamLoadOptions } from './stream-config.js';
+import type { EngineSession } from './session-pool.js';
+import { loadTextModel, type TextModel } from './text-config.js';
+
+export interface ServedModel {
+  readonly text: TextModel;
+  readonly constraints: ConstraintFactory;
+  /** Tokens a session holds (prompt + output). */
+  readonly contextLength: number;
+  /** Engine facts (architecture, sizes, routing width) when the engine reports them. */
+  readonly summary?: ModelSummary;
+  createSession(): Promise<EngineSession>;
+  dispose(): void;
+}
+
+/** Load stages in order, with the share of the load they end at (for progress notifications). */
+export const LOAD_STAGES = [
+  { stage: 'prepare', upTo: 0.05 },
+  { stage: 'tokenizer', upTo: 0.15 },
+  { stage: 'weights', upTo: 0.95 },
+  { stage: 'session', upTo: 1 },
+] as const;
+export type LoadStage = (typeof LOAD_STAGES)[number]['stage'];
+
+export type ModelLoader = (profile: ModelProfile, stage: (s: LoadStage) => void) => Promise<ServedModel>;
+
+/** A model folder that cannot be served (missing, not a folder, tokenizer/weights mismatch). */
+export class ModelLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelLoadError';
+  }
+}
+
+export const loadNativeModel: ModelLoader = async (p, stage) => {
+  if (!existsSync(p.path)) throw new ModelLoadError(`folder ${p.path} does not exist`);
+  if (!statSync(p.path).isDirectory()) throw new ModelLoadError(`${p.path} is not a folder`);
+  stage('tokenizer');
+  const text = await loadTextModel(p.path);
+  stage('weights');
+  const native = await NativeModel.load(p.path, {
+    threads: p.threads > 0 ? p.threads : availableParallelism(),
+    ...(p.contextLength > 0 ? { contextLength: p.contextLength } : {}),
+    ...(p.topK !== undefined ? { topK: p.topK } : {}),
+    ...(p.backend !== undefined ? { backend: p.backend } : {}),
+    ...(p.stream ? streamLoadOptions(p.stream) : {}),
+  });
+  const vocab = native.summary.vocabSize;
+  if (text.tokenizer.vocabSize > vocab) {
+    native.dispose();
+    throw new ModelLoadError(`tokenizer.json has ${text.tokenizer.vocabSize} tokens but the weights only ${vocab} rows (config.json vocab_size)`);
+  }
+  stage('session');
+  return {
+    text,
+    constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
+    contextLength: native.summary.contextLength,
+    summary: native.summary,
+    createSession: () => native.createSession(),
+    dispose: () => native.dispose(),
+  };
+};

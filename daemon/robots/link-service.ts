@@ -1,0 +1,150 @@
+// The robot link: serves the configured robots to their controllers over MQTT (the daemon's
+// client: embedded broker or an external one) and over the /controller WebSocket, publishes the
+// daemon heartbeat, validates what controllers send and hands it to each robot's session and
+// executor, and polls the executors (staleness, deadlines) every POLL_MS.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { WebSocket } from 'ws';
+import { ROBOTS_DIR } from '../../robot/description/loader.js';
+import { daemonTopics, mqtt5Properties, parseRobotTopic, robotFilter, robotTopic, DELIVERY, type HeartbeatMsg } from '../../robot/link/protocol.js';
+import { decodeMessage } from '../../robot/link/protocol-validate.js';
+import type { Command, CommandSink } from '../../robot/tools/executor.js';
+import { PlanThread } from '../../robot/tools/plan-thread.js';
+import type { Logger } from '../log.js';
+import type { DaemonMqttClient } from '../mqtt/client.js';
+import { Service } from '../service.js';
+import type { RobotsConfig } from './config.js';
+import { RobotRuntime, type ControllerMessage } from './runtime.js';
+import { WsControllers } from './ws-controllers.js';
+
+/** Executor poll period: staleness is noticed within stale_ms + this. */
+const POLL_MS = 20;
+const CONTROLLER_TOPICS: ControllerMessage[] = ['availability', 'description', 'state', 'events'];
+
+export interface RobotLinkDeps {
+  config: RobotsConfig;
+  base: string;
+  mqtt: DaemonMqttClient;
+  log: Logger;
+  /** Daemon clock in seconds (monotonic). */
+  now?: () => number;
+}
+
+export class RobotLink extends Service {
+  readonly name = 'robots';
+  readonly robots = new Map<string, RobotRuntime>();
+  /** A new session per daemon run: controllers tell a restarted daemon by it. */
+  readonly session = `d-${randomBytes(4).toString('hex')}`;
+  readonly now: () => number;
+  private readonly ws: WsControllers;
+  private readonly plans = new PlanThread();
+  private readonly dir: string;
+  private timers: NodeJS.Timeout[] = [];
+  private hbSeq = 0;
+  private readonly invalidLogged = new Set<string>();
+
+  constructor(private readonly deps: RobotLinkDeps) {
+    super();
+    this.now = deps.now ?? (() => performance.now() / 1000);
+    const dir = (this.dir = deps.config.configs_dir || ROBOTS_DIR);
+    for (const entry of deps.config.serve) {
+      const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
+      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) => this.plans.plan(entry.robot, dir, start, targets);
+      this.robots.set(entry.id, new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner));
+    }
+    this.ws = new WsControllers(
+      {
+        accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
+        message: (robot, type, payload) => this.robots.get(robot)!.receive(type, payload, this.now()),
+        closed: (robot) => this.robots.get(robot)!.session.onAvailability('offline', this.now()),
+      },
+      deps.log,
+    );
+  }
+
+  /** The API server's handler for `/controller` sockets. */
+  acceptController = (ws: WebSocket, req: IncomingMessage): void => this.ws.attach(ws, req.socket.remoteAddress);
+
+  robot(id: string): RobotRuntime | undefined {
+    return this.robots.get(id);
+  }
+
+  protected override describe() {
+    const now = this.now();
+    const detail = Object.fromEntries([...this.robots].map(([id, r]) => [id, r.session.problem(now)?.code ?? 'ready']));
+    return { detail: { robots: detail } };
+  }
+
+  protected async onStart(): Promise<void> {
+    const { mqtt, base, config } = this.deps;
+    const mqttRobots = [...this.robots.values()].filter((r) => r.entry.transport === 'mqtt');
+    if (mqttRobots.length) {
+      const filters = Object.fromEntries(CONTROLLER_TOPICS.map((t) => [robotFilter(base, t), DELIVERY[t].qos]));
+      mqtt.subscribe(filters, (topic, payload) => this.onMqtt(topic, payload));
+      mqtt.onConnection((up) => {
+        const now = this.now();
+        for (const r of mqttRobots) r.session.setTransportUp(up, now);
+      });
+      if (!mqtt.connected) for (const r of mqttRobots) r.session.setTransportUp(false, this.now());
+    }
+    // Compiling the planner takes a while on first use: done in the background, ahead of calls.
+    for (const name of new Set(config.serve.map((r) => r.robot))) void this.plans.warmUp(name, this.dir);
+    this.timers = [setInterval(() => this.heartbeat(), config.heartbeat.period_ms), setInterval(() => this.poll(), POLL_MS)];
+    this.heartbeat();
+    this.deps.log.info({ robots: [...this.robots.values()].map((r) => `${r.id} (${r.entry.robot}, ${r.entry.transport})`), session: this.session }, 'robot link ready');
+  }
+
+  protected async onStop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.ws.close();
+    await this.plans.close();
+  }
+
+  private heartbeat(): void {
+    const { config, mqtt, base } = this.deps;
+    const msg: HeartbeatMsg = { v: 1, session: this.session, seq: this.hbSeq++, time: this.now(), period: config.heartbeat.period_ms / 1000, timeout: config.heartbeat.timeout_ms / 1000 };
+    if (mqtt.connected) mqtt.publish(daemonTopics(base).heartbeat, JSON.stringify(msg), { qos: 0, retain: false }).catch(() => undefined);
+    this.ws.heartbeat(msg);
+  }
+
+  private poll(): void {
+    const now = this.now();
+    for (const r of this.robots.values()) r.executor.poll(now);
+  }
+
+  private onMqtt(topic: string, payload: Buffer): void {
+    const at = parseRobotTopic(this.deps.base, topic);
+    if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
+    const r = this.robots.get(at.robot);
+    if (!r || r.entry.transport !== 'mqtt') return;
+    const m = decodeMessage(at.suffix as ControllerMessage, payload);
+    if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
+    if (at.suffix === 'description' && (m.value as { robot: string }).robot !== at.robot) {
+      return this.invalid(at.robot, at.suffix, `description.robot is "${(m.value as { robot: string }).robot}" but it came on the topic of robot ${at.robot}`);
+    }
+    r.receive(at.suffix as ControllerMessage, m.value as never, this.now());
+  }
+
+  /** Invalid controller messages are counted and logged once per robot and topic. */
+  private invalid(robot: string, suffix: string, message: string): void {
+    const r = this.robots.get(robot)!;
+    r.session.invalid++;
+    r.session.lastInvalid = message;
+    const key = `${robot}/${suffix}`;
+    if (this.invalidLogged.has(key)) return;
+    this.invalidLogged.add(key);
+    this.deps.log.warn({ robot, topic: suffix, err: message }, 'invalid message from a controller: ignored');
+  }
+
+  private send(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
+    if (transport === 'ws') return this.ws.send(robot, c.type, c.msg);
+    const { mqtt, base } = this.deps;
+    if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';
+    const v5 = mqtt.protocol === '5' ? { properties: mqtt5Properties(c.msg.id, expiresIn ?? undefined) } : {};
+    mqtt.publish(robotTopic(base, robot, c.type), JSON.stringify(c.msg), { ...DELIVERY[c.type], ...v5 }).catch((err: Error) =>
+      this.deps.log.warn({ robot, command: c.type, id: c.msg.id, err: err.message }, 'could not publish a command'),
+    );
+    return null;
+  }
+}

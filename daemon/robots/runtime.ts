@@ -1,0 +1,89 @@
+// One served robot: its compiled model, the controller session and the executor, joined to a
+// command transport by the link service. Messages arrive validated; the transport decides
+// which topic or socket a command leaves on.
+import { loadArms } from '../../robot/description/loader.js';
+import { formatIssue } from '../../robot/description/types.js';
+import { ControllerSession } from '../../robot/link/controller-session.js';
+import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
+import { RobotModel } from '../../robot/tools/robot-model.js';
+import type { RobotsConfig, ServedRobot } from './config.js';
+
+export type ControllerMessage = 'availability' | 'description' | 'state' | 'events';
+
+export class RobotRuntime {
+  readonly id: string;
+  readonly kind: 'robot' | 'setup';
+  readonly model: RobotModel;
+  readonly session: ControllerSession;
+  readonly executor: Executor;
+
+  constructor(
+    readonly entry: ServedRobot,
+    config: RobotsConfig,
+    dir: string,
+    now: () => number,
+    idPrefix: string,
+    sink: CommandSink,
+    planner: Planner,
+  ) {
+    this.id = entry.id;
+    const loaded = loadArms(entry.robot, dir);
+    if (!loaded.ok) throw new Error(`robot ${entry.id}: ${loaded.issues.map(formatIssue).join('; ')}`);
+    this.kind = loaded.value.kind;
+    const s = entry.settle;
+    this.model = new RobotModel(loaded.value.setup, {
+      ...(s.position_tol_rad !== undefined ? { positionTolerance: s.position_tol_rad } : {}),
+      ...(s.velocity_tol_rad_s !== undefined ? { velocityTolerance: s.velocity_tol_rad_s } : {}),
+      ...(s.samples !== undefined ? { samples: s.samples } : {}),
+      ...(s.min_window_s !== undefined ? { minWindow: s.min_window_s } : {}),
+      ...(s.span_rad !== undefined ? { span: s.span_rad } : {}),
+      ...(s.timeout_s !== undefined ? { timeout: s.timeout_s } : {}),
+    });
+    this.session = new ControllerSession(entry.id, { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) }, config.stale_ms / 1000);
+    this.executor = new Executor({
+      robot: entry.id,
+      model: this.model,
+      session: this.session,
+      sink,
+      now,
+      idPrefix,
+      planner,
+      options: { trackingLimit: entry.tracking_error_rad, expiry: config.command_expiry_ms / 1000 },
+    });
+  }
+
+  /** A validated controller message for this robot. */
+  receive<K extends ControllerMessage>(type: K, payload: MessageBySuffix[K], now: number): void {
+    const s = this.session;
+    if (type === 'availability') s.onAvailability(payload as MessageBySuffix['availability'], now);
+    else if (type === 'description') s.onDescription(payload as MessageBySuffix['description'], now);
+    else if (type === 'state') s.onState(payload as MessageBySuffix['state'], now);
+    else s.onEvent(payload as MessageBySuffix['events'], now);
+  }
+
+  /** What robots.list shows about this robot now. */
+  summary(now: number): Record<string, unknown> {
+    const s = this.session;
+    const problem = s.problem(now);
+    const clock = s.clockEstimate(now);
+    const age = s.stateAge(now);
+    return {
+      id: this.id,
+      robot: this.entry.robot,
+      kind: this.kind,
+      transport: this.entry.transport,
+      arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints, gripper: a.hasGripper })),
+      ready: problem === null,
+      problem,
+      controller: s.description
+        ? { session: s.description.session, name: s.description.controller.name, version: s.description.controller.version, state_rate: s.description.state_rate }
+        : null,
+      availability: s.availability,
+      state_age_ms: Number.isFinite(age) ? Math.round(age * 1000) : null,
+      clock: clock ? { offset_s: clock.offset, uncertainty_s: clock.uncertainty, source: clock.source } : null,
+      busy: this.executor.busyArms(),
+      invalid_messages: s.invalid,
+    };
+  }
+}

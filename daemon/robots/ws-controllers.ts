@@ -1,0 +1,77 @@
+// Controllers connected over the WebSocket `/controller` (token checked by the API server).
+// Each frame is one envelope; a socket serves the robots it announced, and its closing is their
+// last will: each of them is offline for the daemon.
+import type { WebSocket } from 'ws';
+import type { Logger } from '../log.js';
+import { decodeEnvelope, encodeEnvelope, type EnvelopeType } from '../../robot/link/ws-envelope.js';
+import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import type { ControllerMessage } from './runtime.js';
+
+export interface WsControllerHandlers {
+  /** Whether `robot` is served over WebSocket (others are refused). */
+  accepts(robot: string): boolean;
+  message(robot: string, type: ControllerMessage, payload: MessageBySuffix[ControllerMessage]): void;
+  /** The socket that served `robot` closed. */
+  closed(robot: string): void;
+}
+
+export class WsControllers {
+  /** Robot id → the socket that announced it last. */
+  private readonly byRobot = new Map<string, WebSocket>();
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(
+    private readonly on: WsControllerHandlers,
+    private readonly log: Logger,
+  ) {}
+
+  attach(ws: WebSocket, remote: string | undefined): void {
+    this.sockets.add(ws);
+    const warned = new Set<string>();
+    const warn = (key: string, msg: string, extra: Record<string, unknown>) => {
+      if (warned.has(key)) return;
+      warned.add(key);
+      this.log.warn({ remote, ...extra }, msg);
+    };
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return warn('binary', 'controller sent a binary frame: ignored (send JSON text envelopes)', {});
+      const env = decodeEnvelope(data.toString(), 'controller');
+      if (!env.ok) return warn(`invalid:${env.message.slice(0, 60)}`, 'invalid envelope from a controller: ignored', { err: env.message });
+      const robot = env.value.robot!;
+      if (!this.on.accepts(robot)) return warn(`robot:${robot}`, 'controller announced a robot that is not served over WebSocket: ignored', { robot });
+      if (this.byRobot.get(robot) !== ws) {
+        this.byRobot.set(robot, ws);
+        this.log.info({ robot, remote }, 'controller connected over WebSocket');
+      }
+      this.on.message(robot, env.value.type as ControllerMessage, env.value.payload as MessageBySuffix[ControllerMessage]);
+    });
+    ws.once('close', () => {
+      this.sockets.delete(ws);
+      for (const [robot, s] of this.byRobot) {
+        if (s !== ws) continue;
+        this.byRobot.delete(robot);
+        this.log.info({ robot }, 'controller WebSocket closed');
+        this.on.closed(robot);
+      }
+    });
+    ws.on('error', (err) => this.log.debug({ err: err.message }, 'controller WebSocket error'));
+  }
+
+  /** Sends one command envelope to the socket serving `robot`; returns why not, or null. */
+  send<K extends EnvelopeType>(robot: string, type: K, payload: MessageBySuffix[K]): string | null {
+    const ws = this.byRobot.get(robot);
+    if (!ws || ws.readyState !== ws.OPEN) return `controller ${robot} is not connected over WebSocket`;
+    ws.send(encodeEnvelope(type, robot, payload));
+    return null;
+  }
+
+  /** The heartbeat goes to every controller socket. */
+  heartbeat(payload: MessageBySuffix['heartbeat']): void {
+    const text = encodeEnvelope('heartbeat', null, payload);
+    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.send(text);
+  }
+
+  close(): void {
+    for (const ws of this.sockets) ws.close(1001, 'daemon stopping');
+  }
+}

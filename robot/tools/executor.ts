@@ -1,0 +1,324 @@
+// Runs a robot's tool calls: a model reply is validated (robot/tools/validate), a motion is
+// planned from the measured joints and followed to its outcome (motion.ts), grippers are set,
+// state is reported. One motion per arm at a time (in a multi-arm setup: while any arm moves,
+// since plans are checked against the other arms standing still); `stop` is never queued: it
+// is published at once and takes over whatever runs. Pure: the daemon feeds it the session,
+// a command sink and the clock, and calls poll() often.
+import type { ControllerSession, LinkProblem, SessionListener } from '../link/controller-session.js';
+import type { EventMsg, GripperMsg, StateMsg, StopMsg, TrajectoryMsg } from '../link/protocol.js';
+import { Motion, type MotionHost, type MotionOptions, type Progress } from './motion.js';
+import { armReports, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
+import { planCartesianMotion, type PlanResult } from './plan.js';
+import type { RobotModel } from './robot-model.js';
+import type { ToolName } from './schemas.js';
+import { ToolValidator, type ArmTargets, type ToolCall } from './validate.js';
+
+export interface ExecutorOptions extends MotionOptions {
+  /** Longest wait for a gripper to arrive (s). */
+  gripperTimeout: number;
+}
+
+export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = { trackingLimit: 0.12, startLead: 0.05, expiry: 0.5, stopTimeout: 5, gripperTimeout: 5 };
+
+export type Command = { type: 'trajectory'; msg: TrajectoryMsg } | { type: 'gripper'; msg: GripperMsg } | { type: 'stop'; msg: StopMsg };
+
+/** Publishes a command to the controller; returns why it could not, or null. `expiresIn` (s) for MQTT 5 expiry. */
+export type CommandSink = (c: Command, expiresIn: number | null) => string | null;
+
+export interface ExecutorDeps {
+  robot: string;
+  model: RobotModel;
+  session: ControllerSession;
+  sink: CommandSink;
+  /** Daemon clock (s, monotonic). */
+  now: () => number;
+  options?: Partial<ExecutorOptions>;
+  /** Prefix of command ids, unique per daemon run (the controller ignores repeated ids). */
+  idPrefix: string;
+  /** Plans a motion (default: in this thread; the daemon plans in a worker thread). */
+  planner?: Planner;
+}
+
+export type Planner = (start: Record<string, readonly number[]>, targets: ArmTargets[]) => PlanResult | Promise<PlanResult>;
+
+/** A call's id and the daemon time it arrived. */
+export interface Received {
+  id: string;
+  at: number;
+}
+
+interface Waiter {
+  ids: Map<string, string>;
+  pending: Set<string>;
+  until: number;
+  timeout: number;
+  /** Controller time everything finished: the outcome waits for a state sampled after it. */
+  doneAt?: number;
+  finish: (status: OutcomeStatus, reason: string | undefined, message: string) => void;
+}
+
+export class Executor implements SessionListener, MotionHost {
+  readonly validator: ToolValidator;
+  readonly options: ExecutorOptions;
+  readonly model: RobotModel;
+  readonly session: ControllerSession;
+  private readonly motions = new Set<Motion>();
+  /** Calls waiting for a fresh state: resolved by the next fresh state or at `until`. */
+  private freshWaiters: { until: number; resolve: () => void }[] = [];
+  /** Motions being planned: their arms are taken. */
+  private readonly planning = new Set<{ arms: string[]; stopped: boolean }>();
+  private readonly planner: Planner;
+  /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
+  private readonly waiters = new Map<string, Waiter>();
+  private next = 1;
+  private lastPoll = -Infinity;
+  /** Until then staleness is not judged: the daemon was busy and states are still queued. */
+  private graceUntil = -Infinity;
+
+  constructor(private readonly deps: ExecutorDeps) {
+    this.model = deps.model;
+    this.session = deps.session;
+    this.options = { ...DEFAULT_EXECUTOR_OPTIONS, ...deps.options };
+    this.validator = new ToolValidator(deps.model.armNames);
+    this.planner = deps.planner ?? ((start, targets) => planCartesianMotion(deps.model, start, targets));
+    deps.session.listener = this;
+  }
+
+  now(): number {
+    return this.deps.now();
+  }
+
+  newId(prefix: string): string {
+    return `${prefix}-${this.deps.idPrefix}-${this.next++}`;
+  }
+
+  /** Arms with a motion or a gripper command in flight. */
+  busyArms(): string[] {
+    const arms = new Set<string>();
+    for (const a of this.busyMotionArms()) arms.add(a);
+    for (const [key, w] of this.waiters) if (!key.startsWith('*') && w.pending.size) arms.add(key);
+    return [...arms];
+  }
+
+  /** One model reply (native tool call or text) → its outcome; rejected replies send nothing. */
+  execute(reply: unknown, progress: Progress = () => undefined, callId = this.newId('call')): Promise<ToolOutcome> {
+    const rx: Received = { id: callId, at: this.now() };
+    const v = this.validator.validate(reply);
+    if (!v.ok) return Promise.resolve(this.outcome(null, rx, 'rejected', v.code, v.message));
+    progress('validated', { tool: v.call.tool });
+    return this.run(v.call, progress, rx);
+  }
+
+  run(call: ToolCall, progress: Progress = () => undefined, rx: Received = { id: this.newId('call'), at: this.now() }): Promise<ToolOutcome> {
+    switch (call.tool) {
+      case 'stop':
+        return this.stop('tool', rx);
+      case 'get_state':
+        return Promise.resolve(this.stateOutcome('get_state', rx));
+      case 'done':
+        return Promise.resolve({ ...this.stateOutcome('done', rx), summary: call.summary, message: 'Done noted; the reported state is what the robot measures now (the outcome is not assumed).' });
+      case 'set_gripper':
+        return this.setGripper(call.gripper, rx, progress);
+      case 'check_path':
+        return this.checkPath(call.targets, rx);
+      default:
+        return this.move(call.tool, call.tool === 'move_to' ? [call.target] : call.targets, rx, progress);
+    }
+  }
+
+  /** Publishes a stop of every arm at once (never queued), takes over every motion, reports when at rest. */
+  stop(reason = 'user', rx: Received = { id: this.newId('call'), at: this.now() }, arm: string | null = null): Promise<ToolOutcome> {
+    const now = this.now();
+    const arms = arm === null ? this.model.armNames : [arm];
+    const id = this.sendStop(arms, reason, now);
+    for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
+    for (const c of this.planning) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
+    for (const a of arms) this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
+    const problem = this.session.problem(now);
+    return new Promise((resolve) => {
+      const finish = (status: OutcomeStatus, why: string | undefined, message: string) => {
+        this.waiters.delete(`*${id}`);
+        resolve({ ...this.stateOutcome('stop', rx), ok: status === 'ok', status, ...(why ? { reason: why } : {}), message });
+      };
+      this.waiters.set(`*${id}`, { ids: new Map([[id, '*']]), pending: new Set([id]), until: now + this.options.stopTimeout, timeout: this.options.stopTimeout, finish });
+      if (problem && problem.code !== 'stale_state') finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
+    });
+  }
+
+  sendTrajectory(m: TrajectoryMsg): string | null {
+    return this.deps.sink({ type: 'trajectory', msg: m }, this.options.expiry);
+  }
+
+  sendStop(arms: readonly string[], reason: string, now: number): string {
+    const id = this.newId('s');
+    this.deps.sink({ type: 'stop', msg: { v: 1, id, arm: arms.length === 1 ? arms[0]! : null, time: now, reason: reason.slice(0, 256) } }, null);
+    return id;
+  }
+
+  // SessionListener: what the controller says reaches the motions and waiters.
+  state(s: StateMsg, now: number): void {
+    if (this.freshWaiters.length && !this.session.problem(now)) for (const w of this.freshWaiters.splice(0)) w.resolve();
+    for (const m of this.motions) m.state(s, now);
+    for (const w of [...this.waiters.values()]) if (w.doneAt !== undefined && s.time >= w.doneAt) w.finish('ok', undefined, '');
+  }
+
+  event(e: EventMsg, now: number): void {
+    if (e.id === null) return;
+    for (const m of this.motions) if (m.owns(e.id)) m.event(e, now);
+    for (const w of [...this.waiters.values()]) {
+      const arm = w.ids.get(e.id);
+      if (arm === undefined) continue;
+      if (e.event === 'finished') {
+        w.pending.delete(e.id);
+        if (w.pending.size === 0) w.doneAt = e.time;
+      } else if (e.event === 'rejected' || e.event === 'aborted' || e.event === 'fault') {
+        w.finish(e.reason === 'stop' ? 'stopped' : 'failed', e.reason, `the controller ${e.event === 'rejected' ? 'refused' : 'aborted'} the ${e.command} command${arm === '*' ? '' : ` of arm ${arm}`} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`);
+      }
+    }
+  }
+
+  lost(code: string, message: string, now: number): void {
+    for (const w of this.freshWaiters.splice(0)) w.resolve();
+    for (const m of this.motions) m.lost(code, message, now);
+    for (const w of [...this.waiters.values()]) w.finish('failed', code, message);
+  }
+
+  /** Deadlines and staleness; call every few tens of milliseconds. */
+  poll(now: number): void {
+    // Offline, restarts and a lost link arrive as lost(); a state that stops coming shows up here.
+    // After a gap in polling the daemon itself was busy (load, a long collection): the states sent meanwhile
+    // still wait in sockets and in the embedded broker, so the controller gets stale_after to
+    // catch up before its state counts as stale.
+    if (now - this.lastPoll > this.session.staleAfter / 2) this.graceUntil = now + this.session.staleAfter;
+    this.lastPoll = now;
+    const problem = this.session.problem(now);
+    if (problem?.code === 'stale_state' && now >= this.graceUntil) {
+      for (const m of this.motions) m.lost(problem.code, problem.message, now);
+      for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
+    }
+    for (const m of this.motions) m.poll(now);
+    this.freshWaiters = this.freshWaiters.filter((w) => (now >= w.until ? (w.resolve(), false) : true));
+    for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
+  }
+
+  private async move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
+    const notMoved = (status: OutcomeStatus, reason: string, message: string, extra: Partial<ToolOutcome> = {}) => ({ ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`), reached: false, ...extra });
+    const moving = this.model.armNames.filter((a) => targets.some((t) => t[a]));
+    const busy = this.busyMotionArms();
+    if (busy.length) {
+      const which = busy.filter((a) => moving.includes(a));
+      const why = which.length ? `arm ${which.join(', ')} is still moving` : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
+      return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
+    }
+    // The arms are claimed from here until the motion runs; a stop meanwhile cancels it.
+    const claim = { arms: moving, stopped: false };
+    this.planning.add(claim);
+    try {
+      let problem = await this.usable();
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came first');
+      if (problem) return notMoved('unavailable', problem.code, problem.message);
+      for (const a of moving) {
+        const s = this.session.latest!.arms[a]!;
+        if (s.mode === 'fault') return notMoved('unavailable', 'fault', `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`);
+        if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
+      }
+      const planned = await this.planner(this.measured(), targets);
+      const planMs = round6((this.now() - rx.at) * 1000);
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      if (!planned.ok) return { ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } };
+      problem = await this.usable();
+      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      if (problem) return notMoved('unavailable', problem.code, problem.message, { timing_ms: { plan: planMs } });
+      progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
+      const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
+      this.motions.add(motion);
+      void motion.done.then(() => this.motions.delete(motion));
+      motion.start(this.now());
+      return await motion.done;
+    } finally {
+      this.planning.delete(claim);
+    }
+  }
+
+  /**
+   * Why no command may be sent now, or null. A state that is just over the staleness limit
+   * (a hiccup) gets up to that limit again to be fresh before the call is refused.
+   */
+  private async usable(): Promise<LinkProblem | null> {
+    const problem = this.session.problem(this.now());
+    if (problem?.code !== 'stale_state') return problem;
+    await new Promise<void>((resolve) => this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }));
+    return this.session.problem(this.now());
+  }
+
+  private async checkPath(targets: ArmTargets[], rx: Received): Promise<ToolOutcome> {
+    const problem = await this.usable();
+    if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
+    const planned = await this.planner(this.measured(), targets);
+    if (!planned.ok) return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
+    const p = planned.plan;
+    return {
+      ...this.outcome('check_path', rx, 'ok', undefined, `Feasible: the path takes ${p.duration.toFixed(2)} s; nothing moved.`),
+      plan: { duration_s: round6(p.duration), points: p.arms[0]!.count },
+    };
+  }
+
+  private async setGripper(positions: Record<string, number | null>, rx: Received, progress: Progress): Promise<ToolOutcome> {
+    const arms = Object.entries(positions).filter((e): e is [string, number] => e[1] !== null);
+    const problem = await this.usable();
+    const now = this.now();
+    const noGripper = arms.find(([a]) => !this.model.arm(a).hasGripper);
+    const busy = arms.find(([a]) => this.waiters.get(a)?.pending.size);
+    const refuse = (status: OutcomeStatus, reason: string, message: string) => Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
+    if (noGripper) return refuse('infeasible', 'no_gripper', `Not done: arm ${noGripper[0]} has no gripper.`);
+    if (problem) return refuse('unavailable', problem.code, `Not done: ${problem.message}.`);
+    if (busy) return refuse('busy', 'busy', `Not done: the gripper of arm ${busy[0]} is still moving; wait for it or call stop.`);
+    const tc = this.session.controllerTime(now)!;
+    const ids = new Map<string, string>();
+    for (const [arm, position] of arms) {
+      const id = this.newId('g');
+      const sent = this.deps.sink({ type: 'gripper', msg: { v: 1, id, arm, position, time: now, expires_at: tc + this.options.expiry } }, this.options.expiry);
+      if (sent) return refuse('failed', 'link_down', `Not done: could not send the gripper command (${sent}).`);
+      ids.set(id, arm);
+    }
+    progress('sent', { grippers: Object.fromEntries([...ids].map(([id, arm]) => [arm, id])) });
+    return new Promise((resolve) => {
+      const w: Waiter = {
+        ids,
+        pending: new Set(ids.keys()),
+        until: now + this.options.gripperTimeout,
+        timeout: this.options.gripperTimeout,
+        finish: (status, reason, message) => {
+          for (const [arm] of arms) if (this.waiters.get(arm) === w) this.waiters.delete(arm);
+          const ok = status === 'ok';
+          const state = this.stateOutcome('set_gripper', rx);
+          resolve({ ...state, ok, status, ...(reason ? { reason } : {}), gripper: positions, message: ok ? 'Gripper set.' : `Gripper not set: ${message}.` });
+        },
+      };
+      for (const [arm] of arms) this.waiters.set(arm, w);
+    });
+  }
+
+  private busyMotionArms(): string[] {
+    return [...new Set([...[...this.motions].flatMap((m) => m.arms), ...[...this.planning].flatMap((c) => c.arms)])];
+  }
+
+  private measured(): Record<string, readonly number[]> {
+    const s = this.session.latest!;
+    return Object.fromEntries(this.model.armNames.map((a) => [a, s.arms[a]!.q]));
+  }
+
+  private stateOutcome(tool: ToolName, rx: Received): ToolOutcome {
+    const now = this.now();
+    const s = this.session.latest;
+    if (!s) return this.outcome(tool, rx, 'unavailable', 'no_state', `No state: ${this.session.problem(now)?.message ?? 'no state yet'}.`);
+    const problem = this.session.problem(now);
+    const arms = armReports(this.model, s);
+    const stale = problem ? ` (${problem.message})` : '';
+    return { ...this.outcome(tool, rx, 'ok', undefined, `State as measured${stale}.`), ...(arms ? { arms } : {}) };
+  }
+
+  private outcome(tool: ToolName | null, rx: Received, status: OutcomeStatus, reason: string | undefined, message: string): ToolOutcome {
+    return { call_id: rx.id, tool, ok: status === 'ok', status, ...(reason ? { reason } : {}), message, duration_s: round6(this.now() - rx.at) };
+  }
+}

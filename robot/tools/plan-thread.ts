@@ -1,0 +1,74 @@
+// The daemon side of the planning worker (plan-worker.ts): one worker thread for all robots,
+// started lazily, requests answered in order. A worker that dies fails what it had in hand and
+// is started again on the next request.
+import { Worker } from 'node:worker_threads';
+import type { PlanResult } from './plan.js';
+import type { ArmTargets } from './validate.js';
+
+export interface PlanRequest {
+  id: number;
+  robot: string;
+  dir: string;
+  start: Record<string, readonly number[]>;
+  targets: ArmTargets[];
+  warmUp?: boolean;
+}
+
+export interface PlanReply {
+  id: number;
+  result: PlanResult;
+}
+
+export class PlanThread {
+  private worker: Worker | null = null;
+  private next = 1;
+  private readonly pending = new Map<number, (r: PlanResult) => void>();
+
+  /** Plans for the robot or setup config `robot` in `dir`. Never rejects: failures are result codes. */
+  plan(robot: string, dir: string, start: Record<string, readonly number[]>, targets: ArmTargets[]): Promise<PlanResult> {
+    return this.request({ robot, dir, start, targets });
+  }
+
+  /** Compiles the robot's model and the planner in the worker before the first call needs them. */
+  async warmUp(robot: string, dir: string): Promise<void> {
+    await this.request({ robot, dir, start: {}, targets: [], warmUp: true });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    if (w) await w.terminate();
+    this.failAll('the planner stopped');
+  }
+
+  private request(r: Omit<PlanRequest, 'id'>): Promise<PlanResult> {
+    const id = this.next++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.ensure().postMessage({ id, ...r } satisfies PlanRequest);
+    });
+  }
+
+  private ensure(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(new URL('./plan-worker.js', import.meta.url));
+    w.unref();
+    w.on('message', (m: PlanReply) => {
+      this.pending.get(m.id)?.(m.result);
+      this.pending.delete(m.id);
+    });
+    const gone = (why: string) => {
+      if (this.worker === w) this.worker = null;
+      this.failAll(why);
+    };
+    w.on('error', (err) => gone(`the planner failed: ${err.message}`));
+    w.on('exit', (code) => gone(`the planner exited (code ${code})`));
+    this.worker = w;
+    return w;
+  }
+
+  private failAll(message: string): void {
+    for (const resolve of this.pending.values()) resolve({ ok: false, code: 'planner_error', arm: null, message });
+    this.pending.clear();
+  }
+}

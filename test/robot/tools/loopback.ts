@@ -1,0 +1,107 @@
+// An executor wired to an in-memory simulated controller on a simulated clock: commands reach
+// the sim at once, its messages are validated and handed to the controller session, the daemon
+// heartbeats every 0.1 s and polls every 10 ms. Deterministic: no timers, no wall clock.
+import { ControllerSession } from '../../../robot/link/controller-session.js';
+import type { EventMsg, StateMsg } from '../../../robot/link/protocol.js';
+import { validateMessage } from '../../../robot/link/protocol-validate.js';
+import { loadArms } from '../../../robot/description/loader.js';
+import { SimController, type SimOptions } from '../../../robot/sim/controller.js';
+import { simRobotFrom } from '../../../robot/sim/robot.js';
+import { Executor, type Command, type ExecutorOptions } from '../../../robot/tools/executor.js';
+import { RobotModel } from '../../../robot/tools/robot-model.js';
+import type { ToolOutcome } from '../../../robot/tools/outcome.js';
+
+/** Controller clock = daemon clock + this. */
+export const OFFSET = 1000;
+
+export class Loopback {
+  /** Daemon time (s). */
+  t = 0;
+  readonly sim: SimController;
+  readonly session: ControllerSession;
+  readonly exec: Executor;
+  readonly model: RobotModel;
+  readonly sent: Command[] = [];
+  readonly events: EventMsg[] = [];
+  states: StateMsg[] = [];
+  /** False cuts the daemon → controller direction (commands and heartbeats are lost). */
+  downlink = true;
+  private hbSeq = 0;
+  private lastHb = -Infinity;
+
+  constructor(robot = 'yam', sim: Partial<SimOptions> = {}, exec: Partial<ExecutorOptions> = {}) {
+    const r = loadArms(robot);
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    this.model = new RobotModel(r.value.setup);
+    this.sim = new SimController(simRobotFrom(r.value.setup), { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim }, OFFSET);
+    this.session = new ControllerSession(robot, { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) }, 0.2);
+    this.exec = new Executor({
+      robot,
+      model: this.model,
+      session: this.session,
+      now: () => this.t,
+      idPrefix: 'test',
+      options: exec,
+      sink: (c) => {
+        this.sent.push(c);
+        if (this.downlink) this.sim.receive(this.t + OFFSET, c.type, JSON.parse(JSON.stringify(c.msg)));
+        return null;
+      },
+    });
+    this.session.onAvailability('online', 0);
+    this.session.onDescription(this.sim.description(OFFSET), 0);
+  }
+
+  /** Advances `dt` seconds in 1 ms steps. */
+  async run(dt: number): Promise<void> {
+    await this.until(() => false, dt);
+  }
+
+  /** Steps until `cond` holds (checked after every step's promises settle) or `max` seconds pass; returns whether it held. */
+  async until(cond: () => boolean, max: number): Promise<boolean> {
+    const end = this.t + max;
+    while (this.t < end - 1e-9) {
+      this.t = Math.round((this.t + 0.001) * 1e6) / 1e6;
+      if (this.downlink && this.t - this.lastHb >= 0.1 - 1e-9) {
+        this.lastHb = this.t;
+        this.sim.receive(this.t + OFFSET, 'heartbeat', { v: 1, session: 'daemon-1', seq: this.hbSeq++, time: this.t, period: 0.1, timeout: 0.5 });
+      }
+      this.sim.tick(this.t + OFFSET);
+      for (const m of this.sim.drain(this.t + OFFSET)) {
+        const v = validateMessage(m.type, m.payload);
+        if (!v.ok) throw new Error(`sim sent an invalid ${m.type}: ${v.message}`);
+        if (m.type === 'state') {
+          this.states.push(m.payload as StateMsg);
+          this.session.onState(m.payload as StateMsg, this.t);
+        } else {
+          this.events.push(m.payload as EventMsg);
+          this.session.onEvent(m.payload as EventMsg, this.t);
+        }
+      }
+      if (Math.round(this.t * 1000) % 10 === 0) this.exec.poll(this.t);
+      await Promise.resolve();
+      if (cond()) return true;
+    }
+    return cond();
+  }
+
+  /** Runs until the outcome arrives (at most `max` s of simulated time). */
+  async outcome(p: Promise<ToolOutcome>, max = 30): Promise<ToolOutcome> {
+    let got: ToolOutcome | undefined;
+    void p.then((o) => (got = o));
+    await this.until(() => got !== undefined, max);
+    if (!got) throw new Error(`no outcome within ${max} s of simulated time`);
+    return got;
+  }
+
+  /** TCP pose of an arm now, shifted by (dx, dy, dz), as a tool pose. */
+  poseFromHere(arm: string, dx: number, dy: number, dz: number): { pose_xyzquat: number[] } {
+    const q = this.session.latest!.arms[arm]!.q;
+    const p = this.model.tcpPose(arm, q);
+    return { pose_xyzquat: [p[0]! + dx, p[1]! + dy, p[2]! + dz, p[3]!, p[4]!, p[5]!, p[6]!] };
+  }
+
+  trajectories(): Command[] {
+    return this.sent.filter((c) => c.type === 'trajectory');
+  }
+}
