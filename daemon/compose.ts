@@ -10,6 +10,7 @@ import { registerChatRoute } from './api/openai/chat-route.js';
 import { registerModelRoutes } from './api/openai/models-route.js';
 import { registerChatMethods } from './api/rpc/chat.js';
 import { registerModelMethods } from './api/rpc/models.js';
+import { registerAdapterMethods } from './engine/adapters/rpc.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
 import type { Config } from './config/schema.js';
@@ -87,6 +88,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   registerModelRoutes(routes, models);
   registerChatMethods(rpc, chat);
   registerModelMethods(rpc, models);
+  registerAdapterMethods(rpc, models);
 
   const robots = new RobotLink({ config: config.robots, base: config.mqtt.base, mqtt, log: logs.get('robots') });
   api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController);

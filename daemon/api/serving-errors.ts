@@ -1,5 +1,7 @@
 // Serving failures → the HTTP error (OpenAI's shape and status) and the JSON-RPC error, in one
 // table so both APIs say the same thing.
+import { AdapterNotFoundError } from '../engine/adapters/adapter-manager.js';
+import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
 import { ModelNotFoundError } from '../engine/model-registry.js';
 import { CancelledError, BusyError } from '../engine/request-queue.js';
@@ -42,6 +44,10 @@ function classify(err: unknown): Failure & { message: string } {
   const message = (err as Error)?.message ?? String(err);
   if (err instanceof HttpError) return { status: err.status, type: err.type, code: err.more.code, param: err.param, rpc: RpcCode.INVALID_PARAMS, message };
   if (err instanceof RequestError) return { status: 400, type: 'invalid_request_error', code: `invalid_${err.rule}`, param: err.field, rpc: RpcCode.INVALID_PARAMS, message };
+  if (err instanceof AdapterError) {
+    const code = err instanceof AdapterNotFoundError ? 'adapter_not_found' : 'invalid_adapter';
+    return { status: err instanceof AdapterNotFoundError ? 404 : 400, type: 'invalid_request_error', code, param: err.field, rpc: RpcCode.INVALID_PARAMS, message };
+  }
   if (err instanceof ModelNotFoundError) return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', rpc: ServingRpcCode.MODEL_NOT_FOUND, message };
   if (err instanceof BusyError) {
     return { status: 429, type: 'busy_error', code: 'busy', rpc: ServingRpcCode.BUSY, headers: { 'retry-after': '1' }, extra: { waiting: err.waiting, queue_size: err.capacity }, message };

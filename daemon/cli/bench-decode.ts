@@ -9,6 +9,7 @@ import { CliError } from './exit.js';
 import { intOption, printBench } from './bench-common.js';
 import { runDecodeBench, type BenchProfile } from '../engine/decode-bench.js';
 import { runArms } from '../engine/decode-bench-arms.js';
+import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
 import { EXPERT_PATHS, IO_MODES, NativeLoadError, type ExpertPath, type IoMode } from '../native/binding.js';
 import { parseSize } from '../util/cgroup.js';
@@ -16,7 +17,7 @@ import { parseSize } from '../util/cgroup.js';
 interface RawOptions {
   model: string; threads: string; prompt: string; gen: string; topK?: string; k?: string; seed: string; json?: boolean;
   path?: string; prefillPath?: string; prerouter?: string; slots?: string; cacheBudget?: string; ioThreads?: string;
-  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string;
+  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string; adapter?: string;
 }
 
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -77,6 +78,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--cold', "drop the model files' cached pages before each run")
     .option('--rounds <n>', 'runs per arm, alternated (default 3 with several arms, else 1)')
     .option('--seed <n>', 'prompt seed', '1')
+    .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
       const base = {
@@ -85,6 +87,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         prompt: intOption('prompt', o.prompt, 1),
         gen: intOption('gen', o.gen, 0),
         seed: intOption('seed', o.seed, 0),
+        ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
       };
       const arms = benchArms(o);
       const memLimitBytes = o.memLimit !== undefined ? size('--mem-limit', o.memLimit) : undefined;
@@ -101,7 +104,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         if (failed.length > 0 && r.arms.every((a) => a.runs === a.errors.length)) throw new CliError(failed[0]!, 1);
         printBench(r, o.json);
       } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError) throw new CliError(err.message, 1);
+        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
         throw err;
       }
     });

@@ -6,13 +6,16 @@ import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchLink } from './bench-link.js';
+import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
+import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
 import { registerPrerouter } from './prerouter.js';
+import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -30,6 +33,9 @@ export const registrars: CommandRegistrar[] = [
   registerBenchPlan,
   registerSim,
   registerModelsSynth,
+  registerModelsSynthAdapter,
+  registerLoraMergeCheck,
+  registerBenchLora,
   registerBenchConstrained,
   registerPrerouter,
 ];

@@ -14,7 +14,7 @@ interface RawOptions {
   decoderSparseStep?: string; tieWordEmbeddings?: boolean; shardMb?: string; force?: boolean; json?: boolean;
 }
 
-function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
   return value as T;
 }

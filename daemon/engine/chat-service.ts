@@ -4,6 +4,7 @@
 // HTTP and WebSocket only translate its events and outcome.
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
+import { selectAdapter } from './adapters/select.js';
 import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
 import { show } from './json-schema/schema.js';
 import { CancelledError } from './request-queue.js';
@@ -36,7 +37,7 @@ export function parseKeepAlive(raw: unknown): number | undefined {
 }
 
 export interface ChatCall {
-  /** The OpenAI chat-completions body (plus keep_alive, prompt_cache_key). */
+  /** The OpenAI chat-completions body (plus keep_alive, prompt_cache_key, adapter). */
   body: Record<string, unknown>;
   signal?: AbortSignal;
   /** Load progress while this request waits for its model. */
@@ -78,17 +79,17 @@ export class ChatService {
     const id = call.id ?? newId('chatcmpl-');
     const { body } = call;
     const ref = parseModelRef(body.model, this.registry.names());
-    // Adapters arrive with the LoRA work; until then naming one is a clear error, not ignored.
-    if (ref.adapter !== undefined) throw new RequestError('model', 'adapter', `adapter "${ref.adapter}" of model "${ref.name}" is not available: this daemon serves no adapters yet`);
     const keepAlive = parseKeepAlive(body.keep_alive);
     const key = body.prompt_cache_key;
     if (key !== undefined && key !== null && typeof key !== 'string') throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${show(key)}`);
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {
+      const adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
       const req = parseChatRequest(body, lease.model.text);
       const prompt = chatPrompt(lease.model.text, req);
-      const session = await lease.sessions.take(prompt, key ?? undefined);
+      const session = await lease.sessions.take(prompt, key ?? undefined, adapter);
+      const streamBefore = session.engine.streamStats?.();
       let result: ChatResult;
       try {
         result = yield* runChat(lease.model.text, session.session, req, {
@@ -98,8 +99,11 @@ export class ChatService {
           contextLength: lease.model.contextLength,
           prompt,
           startedAt: arrivedAt,
+          adapter,
         });
       } finally {
+        // The lease keeps the session alive until release, so its counters can still be read.
+        if (streamBefore) this.metrics.stream.record(ref.name, streamBefore, session.engine.streamStats!());
         session.release();
       }
       outcome = result.finishReason;

@@ -7,7 +7,7 @@ import { GrammarError } from './constrained/grammar.js';
 import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
 import { type Schema, SchemaError, isRecord, parseSchema, show } from './json-schema/schema.js';
 import { formatIssues, validateJson } from './json-schema/validate.js';
-import type { PrefixSession } from './prefix-cache.js';
+import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, Sampler, resolveSampling } from './sampler.js';
 import type { TextModel } from './text-config.js';
@@ -99,6 +99,8 @@ export interface ChatRunOptions {
   prompt?: readonly number[];
   /** When the request arrived (clock ms): time to first token then includes queueing and loading. */
   startedAt?: number;
+  /** LoRA adapter the request runs with (default: the base model). */
+  adapter?: AdapterRef | null;
 }
 
 /** The request's prompt tokens: the chat template with its tools and the generation prompt. */
@@ -154,6 +156,7 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
     stopStrings: req.stop,
     vocabSize: model.tokenizer.vocabSize,
     constraint,
+    adapter: o.adapter ?? null,
     signal,
     clock,
     startedAt,

@@ -1,9 +1,10 @@
 // The `engine` and `models` config sections: serving defaults, and models by name → folder plus
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
-// Expert streaming adds its keys (daemon/engine/stream-config.ts) to both; adapters add theirs
-// to `modelFields` when they land.
+// Expert streaming adds its keys (daemon/engine/stream-config.ts) to both.
 import { parseDuration } from '../util/duration.js';
-import { bool, int, obj, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { bool, int, obj, oneOf, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { ADAPTER_NAME } from './adapters/adapter-manager.js';
+import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
 import { resolveStream, streamEngineFields, streamModelFields, type StreamProfile } from './stream-config.js';
 
 /** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
@@ -62,6 +63,15 @@ export const modelFields = {
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
   ...streamModelFields,
+  adapters: optional(
+    record(
+      obj({
+        path: str({ nonEmpty: true, doc: 'adapter folder or file (PEFT, mlx-lm or Edge0); "~" = home, relative = working directory' }),
+        format: optional(oneOf(ADAPTER_FORMATS, { doc: 'force a format instead of detecting it' })),
+      }),
+      { doc: 'LoRA adapters loaded with the model, by name', keyRule: (k) => (ADAPTER_NAME.test(k) ? undefined : 'must be an adapter name of 1-64 letters, digits, "_", "." or "-"') },
+    ),
+  ),
 };
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -86,9 +96,17 @@ export interface ModelProfile {
   sessions: number;
   /** Expert streaming: paths per phase, slots, hot cache, I/O, prerouter (absent: the engine's plain exact path). */
   stream?: StreamProfile;
+  /** LoRA adapters loaded with the model, by name (paths resolved). */
+  adapters?: Record<string, AdapterSource>;
 }
 
-export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string): ModelProfile {
+export interface AdapterSource {
+  path: string;
+  format?: AdapterFormat;
+}
+
+/** `resolvePath` resolves adapter paths as `path` was resolved (home, working directory). */
+export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string, resolvePath: (p: string) => string = (p) => p): ModelProfile {
   return {
     path,
     threads: m.threads ?? e.threads,
@@ -99,5 +117,6 @@ export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: s
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
     stream: resolveStream(m, e),
+    adapters: Object.fromEntries(Object.entries(m.adapters ?? {}).map(([name, a]) => [name, { path: resolvePath(a.path), ...(a.format ? { format: a.format } : {}) }])),
   };
 }

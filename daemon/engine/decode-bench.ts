@@ -5,6 +5,7 @@
 import { Prng } from '../util/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
 import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
+import { readAdapter } from './adapters/read-adapter.js';
 import { NativeModel, argmax } from './native-model.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
@@ -16,6 +17,8 @@ export interface DecodeBenchOptions extends BenchProfile {
   prompt: number;
   gen: number;
   seed: number;
+  /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
+  adapter?: string;
 }
 
 export interface DecodeBenchResult {
@@ -58,6 +61,8 @@ export interface DecodeBenchResult {
   disk_read_bytes: number | null;
   /** The memory limit the run was under (set by the caller that ran it in a cgroup). */
   mem_limit_bytes: number | null;
+  /** The adapter decode ran with, or null for the base model. */
+  adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
 }
 
 /** Seconds between two clock readings (nanoseconds). */
@@ -85,8 +90,16 @@ export async function runDecodeBench(
     measureRecall: prerouter !== 'off',
   });
   try {
-    const t1 = clock();
+    let adapter: DecodeBenchResult['adapter'] = null;
     const session = await model.createSession();
+    if (opts.adapter) {
+      const plan = readAdapter(opts.adapter, { layers: model.summary.layers });
+      const loaded = await model.loadAdapter(plan);
+      session.setAdapter(loaded);
+      const ranks = [...new Set(loaded.summary.modules.map((m) => m.rank))].sort((a, b) => a - b);
+      adapter = { format: plan.format, modules: plan.modules.length, ranks, bytes: loaded.summary.bytes };
+    }
+    const t1 = clock();
     const rng = new Prng(opts.seed);
     const prompt = Int32Array.from({ length: opts.prompt }, () => rng.int(model.summary.vocabSize));
     const t2 = clock();
@@ -137,6 +150,7 @@ export async function runDecodeBench(
       peak_rss_bytes: mem.peakRssBytes,
       disk_read_bytes: read0 === null || read1 === null ? null : read1 - read0,
       mem_limit_bytes: null,
+      adapter,
     };
   } finally {
     model.dispose();

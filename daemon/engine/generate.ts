@@ -2,7 +2,7 @@
 // stop checks → decode, streaming text deltas as an async iterator. Cancellation via AbortSignal
 // is checked around every engine call; timings use an injected clock.
 import type { StreamDecoder } from './detokenizer.js';
-import type { PrefixSession } from './prefix-cache.js';
+import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import { RequestError } from './request-error.js';
 import type { Sampler } from './sampler.js';
 import { StopStringMatcher } from './stop-strings.js';
@@ -27,6 +27,8 @@ export interface GenerateOptions {
   /** Logits entries at or beyond this id are never sampled (model vocab padding). */
   vocabSize: number;
   constraint?: TokenConstraint;
+  /** LoRA adapter to run with (default: the base model); the session's cache is keyed by it. */
+  adapter?: AdapterRef | null;
   signal?: AbortSignal;
   /** Milliseconds; inject a fake in tests. */
   clock?: () => number;
@@ -80,7 +82,7 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
   let decodeTokens = 0;
 
   const tPrefill = clock();
-  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal);
+  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal, o.adapter ?? null);
   const tPrefillEnd = clock();
   o.sampler.prime(o.prompt);
   let logits = first?.logits;

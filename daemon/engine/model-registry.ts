@@ -6,7 +6,9 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { formatDuration } from '../util/duration.js';
-import type { ModelProfile } from './config.js';
+import { AdapterNotFoundError, type AdapterInfo } from './adapters/adapter-manager.js';
+import { AdapterError } from './adapters/plan.js';
+import type { AdapterSource, ModelProfile } from './config.js';
 import { BusyError, CancelledError, RequestQueue } from './request-queue.js';
 import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type ServedModel } from './served-model.js';
 import type { ServingMetrics } from './serving-metrics.js';
@@ -72,10 +74,13 @@ class Slot {
   loadedAt?: number;
   loadMs?: number;
   readonly queue: RequestQueue;
+  /** LoRA adapters every load of this model gets: the configured ones plus adapters.load's. */
+  readonly adapters: Map<string, AdapterSource>;
 
   constructor(readonly name: string, readonly profile: ModelProfile) {
     this.keepAliveMs = profile.keepAliveMs;
     this.queue = new RequestQueue(name, profile.queueSize);
+    this.adapters = new Map(Object.entries(profile.adapters ?? {}));
   }
 }
 
@@ -179,6 +184,40 @@ export class ModelRegistry extends Service {
     return this.modelStatus(slot);
   }
 
+  /** Loads a LoRA adapter for a model (loading the model first when needed); later reloads of the
+   *  model load it again. The model stays loaded and keeps serving meanwhile. */
+  async loadAdapter(model: string, name: string, source: AdapterSource, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<AdapterInfo> {
+    const slot = this.slot(model);
+    if (slot.adapters.has(name)) throw new AdapterError(`adapter "${name}" is already loaded for model "${model}"; unload it first`, 'name');
+    this.holdLoaded(slot);
+    try {
+      const served = await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
+      if (!served.adapters) throw new AdapterError(`model "${model}" takes no LoRA adapters`);
+      const info = await served.adapters.load(name, source.path, source.format);
+      slot.adapters.set(name, source);
+      this.deps.log.info({ model, adapter: name, path: source.path, bytes: info.bytes }, 'adapter loaded');
+      return info;
+    } finally {
+      this.afterUse(slot);
+    }
+  }
+
+  /** Drops an adapter (sessions running with it keep it until they switch) and forgets it. */
+  unloadAdapter(model: string, name: string): AdapterStatus {
+    const slot = this.slot(model);
+    const status = adapterStatuses(slot).find((a) => a.name === name);
+    if (!status) throw new AdapterNotFoundError(name, [...slot.adapters.keys()].sort());
+    slot.adapters.delete(name);
+    if (slot.served?.adapters?.has(name)) slot.served.adapters.unload(name);
+    this.deps.log.info({ model, adapter: name }, 'adapter unloaded');
+    return { ...status, loaded: false };
+  }
+
+  /** The model's adapters: resident ones while it is loaded, else those its next load gets. */
+  adapterStatus(model: string): AdapterStatus[] {
+    return adapterStatuses(this.slot(model));
+  }
+
   statusOf(name: string): ModelStatus {
     return this.modelStatus(this.slot(name));
   }
@@ -244,6 +283,7 @@ export class ModelRegistry extends Service {
       const served = await this.deps.loader(slot.profile, stage);
       const pool = new SessionPool(() => served.createSession(), slot.profile.sessions);
       try {
+        await loadAdapters(slot, served);
         await pool.open();
       } catch (err) {
         pool.clear();
@@ -302,6 +342,7 @@ export class ModelRegistry extends Service {
     slot.served.dispose();
     Object.assign(slot, { served: undefined, pool: undefined, state: 'unloaded', loadedAt: undefined });
     this.deps.metrics.loaded.set({ model: slot.name }, 0);
+    this.deps.metrics.stream.unloaded(slot.name);
     this.deps.log.info({ model: slot.name, why }, 'model unloaded');
     this.emit(slot);
   }
@@ -314,6 +355,7 @@ export class ModelRegistry extends Service {
   private modelStatus(slot: Slot): ModelStatus {
     const s = slot.served;
     const pool = slot.pool?.stats();
+    const adapters = adapterStatuses(slot);
     return {
       name: slot.name,
       path: slot.profile.path,
@@ -332,8 +374,10 @@ export class ModelRegistry extends Service {
       load_ms: slot.loadMs === undefined ? null : Math.round(slot.loadMs),
       queue: { active: slot.queue.active, waiting: slot.queue.waiting, capacity: slot.queue.capacity },
       sessions: pool ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens } : { count: 0, in_use: 0, cached_tokens: [] },
+      adapters,
       memory: {
         kv_cache_bytes: pool?.stateBytes ?? 0,
+        adapter_bytes: adapters.reduce((n, a) => n + a.bytes, 0),
         weight_file_bytes: s?.summary?.fileBytes ?? null,
         weight_matrix_bytes: s?.summary?.matrixBytes ?? null,
       },
@@ -356,8 +400,43 @@ export interface ModelStatus {
   load_ms: number | null;
   queue: { active: number; waiting: number; capacity: number };
   sessions: { count: number; in_use: number; cached_tokens: number[] };
-  memory: { kv_cache_bytes: number; weight_file_bytes: number | null; weight_matrix_bytes: number | null };
+  adapters: AdapterStatus[];
+  memory: { kv_cache_bytes: number; adapter_bytes: number; weight_file_bytes: number | null; weight_matrix_bytes: number | null };
   engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
+}
+
+/** A LoRA adapter of a model: resident (`loaded`) or waiting for the model's next load. */
+export interface AdapterStatus {
+  name: string;
+  source: string;
+  format: string | null;
+  loaded: boolean;
+  /** The rest are known once loaded (else null / empty / 0). */
+  id: string | null;
+  modules: number | null;
+  ranks: number[];
+  bytes: number;
+}
+
+function adapterStatuses(slot: Slot): AdapterStatus[] {
+  const manager = slot.served?.adapters;
+  return [...slot.adapters].map(([name, src]): AdapterStatus => {
+    const info = manager?.has(name) ? manager.list().find((a) => a.name === name) : undefined;
+    if (info) return { name, source: info.source, format: info.format, loaded: true, id: info.id, modules: info.modules, ranks: info.ranks, bytes: info.bytes };
+    return { name, source: src.path, format: src.format ?? null, loaded: false, id: null, modules: null, ranks: [], bytes: 0 };
+  });
+}
+
+/** Loads every adapter the slot remembers into a fresh load; a bad one fails the load, naming it. */
+async function loadAdapters(slot: Slot, served: ServedModel): Promise<void> {
+  for (const [name, src] of slot.adapters) {
+    if (!served.adapters) throw new Error(`adapter "${name}" is configured but this model takes no LoRA adapters`);
+    try {
+      await served.adapters.load(name, src.path, src.format);
+    } catch (err) {
+      throw new Error(`adapter "${name}" (${src.path}): ${(err as Error).message}`);
+    }
+  }
 }
 
 export interface ModelHealth {

@@ -6,14 +6,18 @@ import {
   type CalibrationProgress,
   type CalibrationResult,
   type HeadEval,
+  type AdapterHandle,
+  type AdapterSpec,
+  type AdapterSummary,
   type LoadModelOptions,
   type ModelHandle,
   type ModelSummary,
   type NativeAddon,
   type SessionHandle,
   type SessionInfo,
+  type StreamStats,
 } from '../native/binding.js';
-import type { LogitsSource } from './prefix-cache.js';
+import type { AdapterRef, LogitsSource } from './prefix-cache.js';
 
 export class EngineError extends Error {
   constructor(message: string) {
@@ -37,6 +41,39 @@ export function argmax(logits: Float32Array): number {
   return best;
 }
 
+let adapterSeq = 0;
+
+/** A LoRA adapter loaded for one model; sessions of that model can run with it. */
+export class NativeAdapter implements AdapterRef {
+  /** Unique per load (name@n): a reloaded adapter of the same name is a different adapter. */
+  readonly id: string;
+  private disposed = false;
+
+  constructor(
+    private readonly addon: NativeAddon,
+    readonly handle: AdapterHandle,
+    readonly summary: AdapterSummary,
+    readonly model: NativeModel,
+  ) {
+    this.id = `${summary.name}@${++adapterSeq}`;
+  }
+
+  get name(): string {
+    return this.summary.name;
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** Frees the adapter once no session runs with it any more. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.addon.disposeAdapter(this.handle);
+  }
+}
+
 export class NativeModel {
   private disposed = false;
 
@@ -57,7 +94,14 @@ export class NativeModel {
   async createSession(opts: { contextLength?: number } = {}): Promise<NativeSession> {
     if (this.disposed) throw new EngineError('createSession: the model was disposed; load it again');
     const handle = await call(this.addon.createSession(this.handle, opts));
-    return new NativeSession(this.addon, handle, this.summary.vocabSize);
+    return new NativeSession(this.addon, handle, this.summary.vocabSize, this);
+  }
+
+  /** Loads a LoRA adapter plan (see daemon/engine/adapters/read-adapter.ts) for this model. */
+  async loadAdapter(spec: AdapterSpec): Promise<NativeAdapter> {
+    if (this.disposed) throw new EngineError('loadAdapter: the model was disposed; load it again');
+    const { handle, summary } = await call(this.addon.loadAdapter(this.handle, spec));
+    return new NativeAdapter(this.addon, handle, summary, this);
   }
 
   /** Trains prerouter heads on the routing this model executes over `tokens`. */
@@ -86,11 +130,36 @@ export interface GreedyResult {
 }
 
 export class NativeSession implements LogitsSource {
+  private current: NativeAdapter | null = null;
+
   constructor(
     private readonly addon: NativeAddon,
     private readonly handle: SessionHandle,
     readonly vocabSize: number,
+    readonly model?: NativeModel,
   ) {}
+
+  /** The adapter the session runs with (null: the base model). */
+  get adapter(): NativeAdapter | null {
+    return this.current;
+  }
+
+  /**
+   * Runs later calls with `adapter` (null: the base model). The KV cache is kept, so a switch
+   * mid-conversation changes outputs from the next token on; PrefixSession keys reuse by adapter.
+   */
+  setAdapter(adapter: AdapterRef | null): void {
+    if (adapter !== null && !(adapter instanceof NativeAdapter)) throw new EngineError('setAdapter: not an adapter of the native engine');
+    if (adapter && this.model && adapter.model !== this.model) {
+      throw new EngineError(`setAdapter: adapter "${adapter.name}" was loaded for another model`);
+    }
+    try {
+      this.addon.setAdapter(this.handle, adapter ? adapter.handle : null);
+    } catch (err) {
+      throw new EngineError((err as Error).message);
+    }
+    this.current = adapter;
+  }
 
   /** Appends tokens; resolves to the last token's logits. */
   prefill(tokens: ArrayLike<number>): Promise<Float32Array> {
@@ -109,6 +178,10 @@ export class NativeSession implements LogitsSource {
 
   info(): SessionInfo {
     return this.addon.sessionInfo(this.handle);
+  }
+
+  streamStats(): StreamStats {
+    return this.info().stream;
   }
 
   /** Bytes of the KV cache (as of the last completed call). */

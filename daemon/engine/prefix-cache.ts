@@ -1,6 +1,13 @@
 // Prompt-prefix reuse over an engine session: a prompt that extends the tokens already in the
 // session's KV cache only prefills the new tokens; otherwise the cache is truncated to the common
 // prefix first. Agent loops resend a growing context every step, so this turns O(n²) into O(n).
+// Reuse is keyed by LoRA adapter: keys and values depend on it (the adapter changes k/v_proj and
+// every earlier layer), so a request with another adapter than the cache's starts from empty.
+
+/** A LoRA adapter as the prefix cache sees it: an identity that changes on every load. */
+export interface AdapterRef {
+  readonly id: string;
+}
 
 /** What the engine's session offers (the native engine implements it). */
 export interface LogitsSource {
@@ -12,6 +19,8 @@ export interface LogitsSource {
   truncate(n: number): Promise<void>;
   /** Tokens in the KV cache. */
   readonly length: number;
+  /** Selects the adapter later calls run with (null: the base model); absent: no adapters. */
+  setAdapter?(adapter: AdapterRef | null): void;
 }
 
 export interface PrefixStats {
@@ -34,6 +43,8 @@ export class PrefixSession {
   readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0 };
   /** Mirror of the tokens in the source's KV cache. */
   private cached: number[] = [];
+  /** Adapter the cached tokens were computed with (null: the base model). */
+  private adapterRef: AdapterRef | null = null;
 
   /** `prefillChunk`: tokens per prefill call, so cancellation can land between chunks (0 = all at once). */
   constructor(readonly source: LogitsSource, private readonly prefillChunk = 0) {}
@@ -42,13 +53,26 @@ export class PrefixSession {
     return this.cached;
   }
 
+  /** The adapter the cached tokens were computed with (null: the base model). */
+  get adapter(): AdapterRef | null {
+    return this.adapterRef;
+  }
+
   /**
-   * Brings the cache to `prompt` and returns the logits after its last token. At least the last
-   * prompt token is always prefilled (the cache keeps no logits). Returns undefined when `signal`
-   * aborted between chunks; the cache then holds the prefix prefilled so far.
+   * Brings the cache to `prompt` run with `adapter` (null: the base model) and returns the logits
+   * after its last token. At least the last prompt token is always prefilled (the cache keeps no
+   * logits). Another adapter than the cache's empties the cache first. Returns undefined when
+   * `signal` aborted between chunks; the cache then holds the prefix prefilled so far.
    */
-  async start(prompt: readonly number[], signal?: AbortSignal): Promise<PrefillResult | undefined> {
+  async start(prompt: readonly number[], signal?: AbortSignal, adapter: AdapterRef | null = null): Promise<PrefillResult | undefined> {
     if (prompt.length === 0) throw new RangeError('the prompt has no tokens');
+    if ((adapter?.id ?? null) !== (this.adapterRef?.id ?? null)) {
+      if (!this.source.setAdapter) throw new RangeError('this engine session cannot run LoRA adapters');
+      this.source.setAdapter(adapter);
+      this.adapterRef = adapter;
+      this.cached = [];
+      if (this.source.length !== 0) await this.guard(() => this.source.truncate(0));
+    }
     // Someone else moved the source (or a call failed): trust nothing in it.
     if (this.source.length !== this.cached.length) this.cached = [];
     let keep = 0;

@@ -4,6 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { ModelSummary } from '../native/binding.js';
+import { AdapterManager } from './adapters/adapter-manager.js';
 import type { ModelProfile } from './config.js';
 import { ConstraintFactory } from './constrained/constraints.js';
 import { NativeModel } from './native-model.js';
@@ -18,6 +19,8 @@ export interface ServedModel {
   readonly contextLength: number;
   /** Engine facts (architecture, sizes, routing width) when the engine reports them. */
   readonly summary?: ModelSummary;
+  /** The model's resident LoRA adapters (absent: this model takes none). */
+  readonly adapters?: AdapterManager;
   createSession(): Promise<EngineSession>;
   dispose(): void;
 }
@@ -60,12 +63,17 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     throw new ModelLoadError(`tokenizer.json has ${text.tokenizer.vocabSize} tokens but the weights only ${vocab} rows (config.json vocab_size)`);
   }
   stage('session');
+  const adapters = new AdapterManager(native);
   return {
     text,
     constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
     contextLength: native.summary.contextLength,
     summary: native.summary,
+    adapters,
     createSession: () => native.createSession(),
-    dispose: () => native.dispose(),
+    dispose: () => {
+      adapters.clear();
+      native.dispose();
+    },
   };
 };

@@ -3,12 +3,17 @@
 // keeps at least half of the session's cache (or covers the whole prompt); otherwise a new session
 // while the pool has room (a different conversation does not wipe another's cache), else the
 // least recently used. `key` (the request's prompt_cache_key) pins a conversation to its session.
-import { PrefixSession, type LogitsSource } from './prefix-cache.js';
+// A cache computed with another LoRA adapter shares no prefix with the request (keys and values
+// depend on the adapter), so sessions are matched on (adapter, prefix).
+import { PrefixSession, type AdapterRef, type LogitsSource } from './prefix-cache.js';
+import type { StreamStats } from '../native/binding.js';
 
 /** An engine session (the native one, or a fake in tests). */
 export interface EngineSession extends LogitsSource {
   /** Bytes held by the KV cache. */
   stateBytes(): number;
+  /** The expert executor's counters (monotonic over the session's life), where the engine has them. */
+  streamStats?(): StreamStats;
   dispose(): void;
 }
 
@@ -22,6 +27,7 @@ interface Slot {
 
 export interface SessionLease {
   session: PrefixSession;
+  engine: EngineSession;
   /** Why this session was picked: 'reuse' (shares a prefix), 'key', 'new' or 'evict'. */
   reason: 'reuse' | 'key' | 'new' | 'evict';
   release(): void;
@@ -57,12 +63,12 @@ export class SessionPool {
     if (this.slots.length === 0) this.add(await this.create());
   }
 
-  async take(prompt: readonly number[], key?: string): Promise<SessionLease> {
+  async take(prompt: readonly number[], key?: string, adapter: AdapterRef | null = null): Promise<SessionLease> {
     const idle = this.slots.filter((s) => !s.inUse);
     let best: Slot | undefined;
     let bestLcp = -1;
     for (const s of idle) {
-      const lcp = commonPrefix(s.session.tokens, prompt);
+      const lcp = (s.session.adapter?.id ?? null) === (adapter?.id ?? null) ? commonPrefix(s.session.tokens, prompt) : 0;
       if (lcp > bestLcp || (lcp === bestLcp && key !== undefined && s.key === key)) [best, bestLcp] = [s, lcp];
     }
     const keyed = key === undefined ? undefined : idle.find((s) => s.key === key);
@@ -89,6 +95,7 @@ export class SessionPool {
     let released = false;
     return {
       session: slot.session,
+      engine: slot.engine,
       reason,
       release: () => {
         if (released) return;

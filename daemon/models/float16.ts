@@ -58,3 +58,16 @@ export function numberToF16(x: number): number {
   if (rest > 0x1000 || (rest === 0x1000 && (h & 1) === 1)) h++;
   return sign | h;
 }
+
+/** Rounds a number to a float dtype's nearest value (F32, F16 or BF16). */
+export function roundTo(dtype: 'F32' | 'F16' | 'BF16'): (x: number) => number {
+  if (dtype === 'F16') return (x) => f16ToNumber(numberToF16(x));
+  if (dtype === 'BF16') return roundBf16;
+  return Math.fround;
+}
+
+/** Values as little-endian bytes of a float dtype (rounded to nearest even). */
+export function encodeFloats(values: ArrayLike<number>, dtype: 'F32' | 'F16' | 'BF16'): Uint8Array {
+  if (dtype === 'F32') return new Uint8Array(Float32Array.from(values).buffer);
+  return new Uint8Array(Uint16Array.from(values, dtype === 'F16' ? numberToF16 : numberToBf16).buffer);
+}

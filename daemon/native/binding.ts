@@ -32,8 +32,10 @@ export interface NativeInfo {
 /** Opaque handles: tagged externals, checked natively on every call. */
 declare const modelHandleBrand: unique symbol;
 declare const sessionHandleBrand: unique symbol;
+declare const adapterHandleBrand: unique symbol;
 export type ModelHandle = { readonly [modelHandleBrand]: true };
 export type SessionHandle = { readonly [sessionHandleBrand]: true };
+export type AdapterHandle = { readonly [adapterHandleBrand]: true };
 
 export interface LoadModelOptions {
   /** CPU threads for the kernels (1..256, default 1). */
@@ -163,6 +165,8 @@ export interface SessionInfo {
   /** Bytes of the KV cache (0 while busy). */
   stateBytes: number;
   stream: StreamStats;
+  /** Name of the LoRA adapter the session runs with, null for the base model. */
+  adapter: string | null;
 }
 
 export interface CalibrateOptions {
@@ -226,6 +230,38 @@ export interface HeadEval {
   zeroTrainingRecall: number;
 }
 
+/** One module of a LoRA load request: the normalised form every adapter format maps to. */
+export interface AdapterModuleSpec {
+  /** MLX module path of the base projection, e.g. model.layers.3.self_attn.q_proj. */
+  module: string;
+  /** Tensor names of A and B in the adapter file. */
+  a: string;
+  b: string;
+  /** mlx-lm layout lora_a [in, r], lora_b [r, out]; otherwise A [r, in], B [out, r] (PEFT, Edge0). */
+  transposed: boolean;
+  /** y += scale · B(A x). */
+  scale: number;
+}
+
+export interface AdapterSpec {
+  name: string;
+  /** The adapter's safetensors file. */
+  file: string;
+  modules: AdapterModuleSpec[];
+}
+
+export interface AdapterSummary {
+  name: string;
+  /** Bytes of A and B held in memory. */
+  bytes: number;
+  modules: { module: string; rank: number; scale: number; dtype: 'F16' | 'BF16' | 'F32' }[];
+}
+
+export interface LoadedAdapter {
+  handle: AdapterHandle;
+  summary: AdapterSummary;
+}
+
 export interface MembwOptions {
   threads?: number;
   /** Buffer size in MiB (default 256). */
@@ -268,6 +304,12 @@ export interface NativeAddon {
   prerouterEval(model: ModelHandle, tokens: Int32Array, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]>;
   /** Drops the page-cache pages of whole files (POSIX_FADV_DONTNEED; cold-cache benchmarks). */
   dropPageCache(paths: string[]): Promise<void>;
+  /** Checks the spec against the model (modules, shapes, dtypes) and copies A and B into memory. */
+  loadAdapter(model: ModelHandle, spec: AdapterSpec): Promise<LoadedAdapter>;
+  /** Drops the handle; sessions that run with the adapter keep it until they switch. */
+  disposeAdapter(adapter: AdapterHandle): void;
+  /** The adapter the session's next calls run with (null: the base model). Throws while busy. */
+  setAdapter(session: SessionHandle, adapter: AdapterHandle | null): void;
   /** Memory read bandwidth with a native multi-threaded read loop. */
   membw(opts?: MembwOptions): Promise<MembwResult>;
 }

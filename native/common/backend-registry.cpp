@@ -21,7 +21,7 @@ void ExecCtx::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)
 const char* op_name(Op op) {
   static const char* names[] = {"qmatvec", "qmatmul", "dense_matmul", "gather_matmul", "embed", "rmsnorm",
                                 "rope", "attention", "route_softmax_topk", "route_sigmoid_group", "silu_mul",
-                                "add"};
+                                "add", "lora_delta"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::Count));
   return names[static_cast<int>(op)];
 }

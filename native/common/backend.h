@@ -34,6 +34,7 @@ enum class Op : uint8_t {
   RouteSigmoidGroup,
   SiluMul,
   Add,
+  LoraDelta,
   Count
 };
 const char* op_name(Op op);
@@ -60,6 +61,14 @@ struct SigmoidGroupParams {
   bool norm_topk_prob = true;
   float routed_scaling_factor = 1.0f;
   const float* correction_bias = nullptr;  // [n_experts], selection only
+};
+
+// The unmerged LoRA of one linear module: y += scale · B (A x) beside the base y = W x.
+// A [rank, in] and B [out, rank] are plain F16/BF16/F32 matrices of one dtype (rows = rank for
+// A, rows = out for B); per-module scale (alpha/r, alpha/√r or an absolute mlx-lm scale).
+struct LoraWeights {
+  WeightMatrix a, b;
+  float scale = 1.0f;
 };
 
 struct Kernels {
@@ -93,6 +102,9 @@ struct Kernels {
   void (*silu_mul)(const ExecCtx&, const float* gate, const float* up, int64_t n, float* out);
   // y += s * x over n.
   void (*add)(const ExecCtx&, const float* x, float s, int64_t n, float* y);
+  // y[t, out] += l.scale · B · (A · x[t, in]) for t < n: the LoRA delta added onto a base
+  // linear's output. supports() is asked with &l.a.
+  void (*lora_delta)(const ExecCtx&, const LoraWeights& l, const float* x, int64_t n, float* y);
 };
 
 struct Backend {

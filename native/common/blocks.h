@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/lora.h"
 #include "common/model.h"
 
 namespace bs {
@@ -25,16 +26,19 @@ struct Scratch {
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };
 
-// y = linear(x) and counts the weight's bytes as touched.
-void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s);
+// y = linear(x) (+ lora: y += s·B(A x), unmerged) and counts the bytes read as touched.
+void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
+                const LoraWeights* lora = nullptr);
 
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
-// into the caches [≥ pos0 + n, n_kv, head_dim] before attending.
+// into the caches [≥ pos0 + n, n_kv, head_dim] before attending. `lora` (nullable): the
+// session's adapter for this layer (its Q/K/V/O slots).
 void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0,
-                     float* k_cache, float* v_cache, Scratch& s, float* out);
+                     float* k_cache, float* v_cache, Scratch& s, float* out, const LayerLora* lora = nullptr);
 
-// out[n, hidden] = down(silu(gate(xn)) * up(xn)).
-void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out);
+// out[n, hidden] = down(silu(gate(xn)) * up(xn)); `lora` adds its Gate/Up/Down slots.
+void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora = nullptr);
 
 // s.ids, s.weights [n, K] = the layer's router on xn through its routing function.
 void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s);
@@ -49,13 +53,15 @@ std::vector<ExpertGroup>& sort_routed_rows(const Model& m, const float* xn, int6
 void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, const float* x, int64_t rows, Scratch& s,
                  float* act);
 
-// out[n, hidden] = Σ_k weights · expert(xn) (+ shared experts) for the given routing; MoE layer
-// `layer` runs its phase's expert path when the model has an executor (layer < 0: exact).
+// out[n, hidden] = Σ_k weights · expert(xn) (+ shared experts, with `lora`'s Gate/Up/Down) for the
+// given routing; MoE layer `layer` runs its phase's expert path when the model has an executor
+// (layer < 0: exact).
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
-                 const int32_t* ids, const float* weights, Scratch& s, float* out);
+                 const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora = nullptr);
 
 // The router then moe_experts on the exact path: each routed expert computed once from its
 // bytes for all the tokens routed to it.
-void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out);
+void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora = nullptr);
 
 }  // namespace bs

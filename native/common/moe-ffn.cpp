@@ -9,14 +9,16 @@
 
 namespace bs {
 
-void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out) {
+void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora) {
   const int64_t inter = w.gate.w.rows;
+  auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   s.gate.resize(n * inter);
   s.up.resize(n * inter);
-  run_linear(m, w.gate, xn, n, s.gate.data(), s);
-  run_linear(m, w.up, xn, n, s.up.data(), s);
+  run_linear(m, w.gate, xn, n, s.gate.data(), s, delta(LoraSlot::Gate));
+  run_linear(m, w.up, xn, n, s.up.data(), s, delta(LoraSlot::Up));
   m.dispatch().pick(Op::SiluMul).silu_mul(m.ctx(), s.gate.data(), s.up.data(), n * inter, s.gate.data());
-  run_linear(m, w.down, s.gate.data(), n, out, s);
+  run_linear(m, w.down, s.gate.data(), n, out, s, delta(LoraSlot::Down));
 }
 
 void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s) {
@@ -66,10 +68,10 @@ void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, cons
 }
 
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
-                 const int32_t* ids, const float* weights, Scratch& s, float* out) {
+                 const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora) {
   const int64_t hidden = m.cfg.hidden, k = m.top_k, rows = n * k;
   if (w.has_shared) {
-    mlp_block(m, w.shared, xn, n, s, out);
+    mlp_block(m, w.shared, xn, n, s, out, lora);
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }
@@ -89,9 +91,10 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   }
 }
 
-void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out) {
+void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora) {
   route_tokens(m, w, xn, n, s);
-  moe_experts(m, -1, w, xn, n, Phase::Prefill, s.ids.data(), s.weights.data(), s, out);
+  moe_experts(m, -1, w, xn, n, Phase::Prefill, s.ids.data(), s.weights.data(), s, out, lora);
 }
 
 }  // namespace bs

@@ -49,6 +49,11 @@ class Session {
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
   // The prerouter's state (last routing, pending predictions) is dropped.
   void truncate(int64_t n);
+  // The LoRA adapter later calls run with (nullptr: the base model). Cached keys and values
+  // stay as they were computed, so outputs change from the next token on; callers that
+  // reuse a cached prefix must key it by adapter. Throws bs::Error for another model's adapter.
+  void set_adapter(std::shared_ptr<const LoraAdapter> adapter);
+  const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
 
  private:
   static constexpr int64_t kChunk = 32;  // tokens per forward step of a prefill
@@ -58,10 +63,11 @@ class Session {
     std::vector<float> weights;
   };
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
-  void moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>& consume);
+  void moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>& consume, const LayerLora* lora);
   void reserve(int64_t tokens);
 
   std::shared_ptr<const Model> model_;
+  std::shared_ptr<const LoraAdapter> adapter_;
   int64_t ctx_len_ = 0, n_past_ = 0, capacity_ = 0;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [capacity, n_kv, head_dim]
   std::vector<float> x_, xn_, y_;

@@ -48,6 +48,13 @@ void Session::truncate(int64_t n) {
   for (Routing& r : predicted_) r = {};
 }
 
+void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
+  if (adapter && adapter->model() != model_.get()) {
+    fail("adapter \"", adapter->name(), "\" was loaded for another model; load it for this session's model");
+  }
+  adapter_ = std::move(adapter);
+}
+
 void Session::append(const int32_t* tokens, int64_t n, float* logits) {
   const int64_t vocab = model_->cfg.vocab;
   if (n < 1) fail("no tokens given; pass at least one token id");
@@ -80,7 +87,7 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
   }
 }
 
-void Session::moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>& consume) {
+void Session::moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>& consume, const LayerLora* lora) {
   const Model& m = *model_;
   const LayerWeights& lw = m.layers[l];
   Scratch& s = scratch_;
@@ -104,7 +111,7 @@ void Session::moe_layer(int64_t l, int64_t n, bool predict, std::vector<Routing>
     weights = s.weights.data();
   }
   if (recorder_) recorder_->on_route(l, xn_.data(), n, ids, k);
-  moe_experts(m, l, lw.moe, xn_.data(), n, phase, ids, weights, s, y_.data());
+  moe_experts(m, l, lw.moe, xn_.data(), n, phase, ids, weights, s, y_.data(), lora);
   const PrerouterHead* head = predict && m.prerouter ? m.prerouter->head(l) : nullptr;
   if (head) {
     // Head l at the last token predicts layer l+1's routing of the next token; its loads start now.
@@ -160,14 +167,16 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   const Kernels& add = d.pick(Op::Add);
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = m.layers[l];
+    const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
     norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
-    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data());
+    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(),
+                    lora);
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
     norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
     if (lw.is_moe) {
-      moe_layer(l, n, logits != nullptr, consume);
+      moe_layer(l, n, logits != nullptr, consume, lora);
     } else {
-      mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data());
+      mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data(), lora);
     }
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
   }

@@ -192,13 +192,42 @@ void add(const ExecCtx&, const float* x, float s, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += s * x[i];
 }
 
+// t = A·x per token in double, then every output row adds scale · B[o]·t; rows are split over
+// the pool, so results are bit-identical for any thread count.
+void lora_delta(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y) {
+  const int64_t rank = l.a.rows, in = l.a.cols, out = l.b.rows;
+  std::vector<double> t(static_cast<size_t>(n * rank));
+  std::vector<float> row(static_cast<size_t>(in));
+  for (int64_t k = 0; k < rank; ++k) {
+    dequant_row(l.a, 0, k, row.data());
+    for (int64_t i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int64_t c = 0; c < in; ++c) acc += static_cast<double>(row[c]) * x[i * in + c];
+      t[i * rank + k] = acc;
+    }
+  }
+  ctx.parallel_for(out, [&](int64_t o0, int64_t o1) {
+    std::vector<float> b(static_cast<size_t>(rank));
+    for (int64_t o = o0; o < o1; ++o) {
+      dequant_row(l.b, 0, o, b.data());
+      for (int64_t i = 0; i < n; ++i) {
+        double acc = 0;
+        for (int64_t k = 0; k < rank; ++k) acc += static_cast<double>(b[k]) * t[i * rank + k];
+        float& yo = y[i * out + o];
+        yo = static_cast<float>(yo + static_cast<double>(l.scale) * acc);
+      }
+    }
+  });
+}
+
 bool usable() { return true; }
 
 bool supports(Op op, const WeightMatrix* w) {
   switch (op) {
     case Op::QMatVec:
     case Op::QMatMul: return w && w->quantised();
-    case Op::DenseMatMul: return w && !w->quantised();
+    case Op::DenseMatMul:
+    case Op::LoraDelta: return w && !w->quantised();
     default: return true;
   }
 }
@@ -212,7 +241,7 @@ const Backend& cpu_reference_backend() {
       usable,
       supports,
       Kernels{qmatvec, qmatmul, matmul_rows, gather_matmul, embed, rmsnorm, rope, attention, route_softmax_topk,
-              route_sigmoid_group, silu_mul, add},
+              route_sigmoid_group, silu_mul, add, lora_delta},
   };
   return b;
 }

@@ -5,7 +5,7 @@ import { ClockSync, type ClockEstimate } from './clock-sync.js';
 import type { Availability, DescriptionMsg, EventMsg, StateMsg } from './protocol.js';
 import { compareDescription, compareState, type ExpectedArms } from './protocol-validate.js';
 
-export type LinkProblemCode = 'offline' | 'no_description' | 'description_mismatch' | 'no_state' | 'stale_state' | 'link_down';
+export type LinkProblemCode = 'offline' | 'no_description' | 'description_mismatch' | 'no_state' | 'stale_state' | 'controller_fault' | 'link_down';
 
 export interface LinkProblem {
   code: LinkProblemCode;
@@ -126,6 +126,8 @@ export class ControllerSession {
     if (age > this.staleAfter) {
       return { code: 'stale_state', message: `the newest state of controller ${this.id} is ${Math.round(age * 1000)} ms old (limit ${Math.round(this.staleAfter * 1000)} ms)` };
     }
+    // Robot-wide faults (no_heartbeat: it has not heard the daemon yet) make it refuse commands.
+    if (this.latest.faults.length) return { code: 'controller_fault', message: `controller ${this.id} reports ${this.latest.faults.join(', ')}` };
     return null;
   }
 

@@ -141,7 +141,8 @@ export class Executor implements SessionListener, MotionHost {
         resolve({ ...this.stateOutcome('stop', rx), ok: status === 'ok', status, ...(why ? { reason: why } : {}), message });
       };
       this.waiters.set(`*${id}`, { ids: new Map([[id, '*']]), pending: new Set([id]), until: now + this.options.stopTimeout, timeout: this.options.stopTimeout, finish });
-      if (problem && problem.code !== 'stale_state') finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
+      // A controller reporting a fault (no_heartbeat included) still obeys stops.
+      if (problem && problem.code !== 'stale_state' && problem.code !== 'controller_fault') finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
     });
   }
 

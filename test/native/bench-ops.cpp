@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "common/backend.h"
+#include "cpu/lora-fast.h"
 #include "fixtures.h"
 
 namespace bt {
@@ -25,6 +26,17 @@ std::vector<BenchCase> bench_cases() {
   auto pos = std::make_shared<std::vector<int32_t>>(1, 1000);
   auto sel = std::make_shared<std::vector<int32_t>>(8);
   auto wts = std::make_shared<std::vector<float>>(8);
+  // A rank-16 bf16 LoRA on q_proj (2048 → 4096); the struct keeps A and B alive with the view.
+  struct OwnedLora {
+    OwnedMatrix a, b;
+    bs::LoraWeights w;
+  };
+  auto lora = std::make_shared<OwnedLora>();
+  lora->a = random_dense(r, 1, 16, 2048, bs::DType::BF16);
+  lora->b = random_dense(r, 1, 4096, 16, bs::DType::BF16);
+  lora->w = bs::LoraWeights{lora->a.m, lora->b.m, 2.0f};
+  const double lora_bytes = double(lora->a.m.mat_bytes() + lora->b.m.mat_bytes());
+  const std::string lora_shape = "rank 16 bf16 2048 -> 4096 (q_proj)";
   const bs::ExecCtx ctx{};
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
@@ -64,7 +76,24 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::SiluMul, nullptr, "768 x 8", 2 * 768 * 8 * 4.0,
         [=, &k] { k.silu_mul(ctx, x->data(), x->data() + 6144, 6144, y->data()); });
     add(bs::Op::Add, nullptr, "2048", 2 * 2048 * 4.0, [=, &k] { k.add(ctx, x->data(), 1.0f, 2048, y->data()); });
+    if (k.lora_delta) {
+      add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
+          [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
+    }
   }
+#if defined(BRAINSTEM_X86)
+  // Not in a kernel table yet: the fast CPU sets wire it in.
+  if (bs::lora_delta_avx2_usable()) {
+    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-avx2", lora_shape, lora_bytes,
+                   [=] { bs::lora_delta_avx2(ctx, lora->w, x->data(), 1, y->data()); }});
+  }
+#endif
+#if defined(BRAINSTEM_ARM64)
+  if (bs::lora_delta_neon_usable()) {
+    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-neon", lora_shape, lora_bytes,
+                   [=] { bs::lora_delta_neon(ctx, lora->w, x->data(), 1, y->data()); }});
+  }
+#endif
   return out;
 }
 

@@ -400,3 +400,51 @@ TEST(op_silu_mul_and_add) {
     });
   }
 }
+
+// Random LoRA A [rank, in], B [out, rank] of one float dtype, and its float64 oracle
+// y0 + scale · B (A x) per token with bound |y0| + |scale|·Σ_k |B[o,k]|·Σ_c |A[k,c] x[c]|.
+TEST(op_lora_delta) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(11000 + c);
+    const bs::DType dts[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
+    const bs::DType dt = dts[r.below(3)];
+    const int64_t rank = std::vector<int64_t>{1, 2, 7, 8, 16, 33}[r.below(6)];
+    const int64_t in = 1 + r.below(300), out = 1 + r.below(100);
+    const int64_t n = c % 6 == 5 ? 33 : 1 + r.below(4);
+    const auto a = bt::random_dense(r, 1, rank, in, dt), b = bt::random_dense(r, 1, out, rank, dt);
+    const float scale = static_cast<float>(r.uniform(-4, 4));
+    const bs::LoraWeights l{a.m, b.m, scale};
+    const auto x = bt::random_vec(r, n * in), y0 = bt::random_vec(r, n * out);
+    Oracle o;
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> tv(rank), tb(rank);
+      for (int64_t k = 0; k < rank; ++k) {
+        for (int64_t cc = 0; cc < in; ++cc) {
+          const double p = double(bs::dequant(a.m, 0, k, cc)) * x[i * in + cc];
+          tv[k] += p;
+          tb[k] += std::fabs(p);
+        }
+      }
+      for (int64_t oo = 0; oo < out; ++oo) {
+        double v = 0, bnd = 0;
+        for (int64_t k = 0; k < rank; ++k) {
+          v += double(bs::dequant(b.m, 0, oo, k)) * tv[k];
+          bnd += std::fabs(double(bs::dequant(b.m, 0, oo, k))) * tb[k];
+        }
+        o.value.push_back(y0[i * out + oo] + double(scale) * v);
+        o.bound.push_back(std::fabs(y0[i * out + oo]) + std::fabs(scale) * bnd + 1e-7);
+      }
+    }
+    std::ostringstream desc;
+    desc << "seed " << 11000 + c << " " << bs::dtype_name(dt) << " rank " << rank << " in " << in << " out " << out
+         << " n " << n;
+    // Fast kernels accumulate ≤ 333 products in float32: ≤ ~2e-5 of the bound in the worst case.
+    check_op(t, Op::LoraDelta, &a.m, desc.str(), o, 2e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      std::copy(y0.begin(), y0.end(), y);
+      // A table written before the op existed leaves it null: name it instead of crashing.
+      EXPECT(k.lora_delta != nullptr) << "a kernel set supports lora_delta but its table has none (set it, e.g. to "
+                                         "lora_delta_avx2 / lora_delta_neon, or return false from supports)";
+      if (k.lora_delta) k.lora_delta(ctx, l, x.data(), n, y);
+    });
+  }
+}

@@ -2,10 +2,11 @@
 // C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
 // time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
 import { readRefConfig, type RefConfig } from './model-config.js';
-import { matvec, RefWeights, type RefMatrix } from './weights.js';
+import { matvec, RefWeights } from './weights.js';
 import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
 import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
 import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
+import { addLoraDelta, type FloatAdapter } from '../../engine/adapters/adapter-weights.js';
 
 export interface ReferenceOptions {
   /** Observes every routing decision (layer, chosen experts, their weights). */
@@ -16,6 +17,8 @@ export interface ReferenceOptions {
   prerouter?: 'zero-training' | string;
   /** Routing width override (the model's num_experts_per_tok otherwise). */
   topK?: number;
+  /** An unmerged LoRA (module path → A, B, scale): y = W x + s·B(A x) on those projections. */
+  adapter?: FloatAdapter;
 }
 
 export interface ReferenceModel {
@@ -119,9 +122,12 @@ class Reference implements ReferenceModel {
     return matvec(this.w.matrix(c.tied ? 'model.embed_tokens' : 'lm_head'), out);
   }
 
+  /** A projection of attention, a dense MLP or the shared experts (bias and LoRA included). */
   private proj(path: string, x: Float64Array): Float64Array {
     const y = matvec(this.w.matrix(path), x);
     if (this.config.attentionBias && this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
+    const lora = this.options.adapter?.get(path);
+    if (lora) addLoraDelta(lora, x, y);
     return y;
   }
 
@@ -140,16 +146,17 @@ class Reference implements ReferenceModel {
     this.keys[l].push(k);
     this.values[l].push(v);
     const o = attend(q, this.keys[l], this.values[l], c.heads, c.kvHeads, c.headDim);
-    return matvec(this.w.matrix(`${p}.o_proj`), o);
+    return this.proj(`${p}.o_proj`, o);
   }
 
   /** down(silu(gate(x)) * up(x)) for a dense MLP or one expert of a stacked one. */
   private mlp(path: string, x: Float64Array, expert?: number): Float64Array {
-    const m = (name: string): RefMatrix => this.w.matrix(`${path}.${name}`, expert);
-    const g = matvec(m('gate_proj'), x);
-    const u = matvec(m('up_proj'), x);
+    const m = (name: string, v: Float64Array): Float64Array =>
+      expert === undefined ? this.proj(`${path}.${name}`, v) : matvec(this.w.matrix(`${path}.${name}`, expert), v);
+    const g = m('gate_proj', x);
+    const u = m('up_proj', x);
     for (let i = 0; i < g.length; i++) g[i] = silu(g[i]) * u[i];
-    return matvec(m('down_proj'), g);
+    return m('down_proj', g);
   }
 
   /** Layer l's routing function applied to router logits (the router's or a head's). */

@@ -62,6 +62,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   bs::addon::register_engine(env, exports);
   bs::addon::register_bench(env, exports);
   bs::addon::register_prerouter(env, exports);
+  bs::addon::register_adapters(env, exports);
   return exports;
 }
 

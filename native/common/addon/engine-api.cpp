@@ -7,43 +7,12 @@
 #include "common/addon/args.h"
 #include "common/addon/async.h"
 #include "common/addon/exports.h"
+#include "common/addon/handles.h"
 #include "common/addon/stream-api.h"
-#include "common/model.h"
-#include "common/session.h"
 
 namespace bs::addon {
 
 namespace {
-
-constexpr napi_type_tag kModelTag = {0x6272616e5374656dull, 0x4d6f64656c000001ull};
-constexpr napi_type_tag kSessionTag = {0x6272616e5374656dull, 0x53657373696f6e01ull};
-
-struct ModelBox {
-  std::shared_ptr<Model> model;  // null once disposed
-  int64_t context_length = 0;    // default for new sessions
-};
-
-struct SessionBox {
-  std::shared_ptr<Session> session;  // null once disposed
-  bool busy = false;                 // a prefill/decode/truncate is in flight (JS thread only)
-  SessionStats stats;                // snapshot after the last completed call
-  int64_t n_past = 0;
-  uint64_t buffer_bytes = 0;         // the model's slot and layer buffers at that time
-};
-
-template <class Box>
-Box* unwrap(const Napi::Value& v, const napi_type_tag& tag) {
-  if (!v.IsExternal()) return nullptr;
-  auto ext = v.As<Napi::External<Box>>();
-  return ext.CheckTypeTag(&tag) ? ext.Data() : nullptr;
-}
-
-template <class Box>
-Napi::Value wrap(Napi::Env env, Box* box, const napi_type_tag& tag) {
-  auto ext = Napi::External<Box>::New(env, box, [](Napi::Env, Box* b) { delete b; });
-  ext.TypeTag(&tag);
-  return ext;
-}
 
 Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   const ModelConfig& c = m.cfg;
@@ -218,6 +187,8 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("expertsComputed", static_cast<double>(box->stats.experts_computed));
   o.Set("stateBytes", box->session && !box->busy ? static_cast<double>(box->session->state_bytes()) : 0.0);
   o.Set("stream", stream_stats(info.Env(), box->stats, box->buffer_bytes));
+  const LoraAdapter* adapter = box->session ? box->session->adapter().get() : nullptr;
+  o.Set("adapter", adapter ? Napi::Value(Napi::String::New(info.Env(), adapter->name())) : info.Env().Null());
   return o;
 }
 

@@ -17,5 +17,6 @@ void register_prerouter(Napi::Env env, Napi::Object exports);
 
 // The live model behind a model handle, or null with `err` naming `fn` and the problem.
 std::shared_ptr<Model> model_of(const Napi::Value& handle, const char* fn, std::string& err);
+void register_adapters(Napi::Env env, Napi::Object exports);
 
 }  // namespace bs::addon

@@ -143,7 +143,10 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
   await bad({ messages: [{ role: 'robot', content: 'x' }] }, OpenAI.BadRequestError, (e) => assert.match(e.param, /^messages\[0\]/));
   await bad({ tools: WEATHER_TOOLS, tool_choice: 'required', max_tokens: 3 }, OpenAI.BadRequestError, (e) => assert.match(e.message, /max_tokens: the constrained output needs at least \d+ tokens, got 3/));
   await bad({ keep_alive: 'soon' }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'keep_alive'));
-  await bad({ model: 'tiny:my-adapter' }, OpenAI.BadRequestError, (e) => assert.match(e.message, /adapter "my-adapter" of model "tiny" is not available/));
+  await bad({ model: 'tiny:my-adapter' }, OpenAI.BadRequestError, (e) => {
+    assert.equal(e.param, 'model');
+    assert.match(e.message, /adapter "my-adapter" is not loaded for model "tiny" \(loaded: none\)/);
+  });
   await bad({ model: 'gpt-4o' }, OpenAI.NotFoundError, (e) => {
     assert.equal(e.code, 'model_not_found');
     assert.match(e.message, /model "gpt-4o" is not configured \(configured: tiny, narrow, gone\)/);

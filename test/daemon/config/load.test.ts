@@ -191,9 +191,17 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
   assert.deepEqual({ ...c.models['qwen3-30b'] }, {
     path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined,
-    prefill_path: undefined, decode_path: undefined, slots: undefined, cache_bytes: undefined, io_threads: undefined, io_mode: undefined, prerouter: undefined,
+    prefill_path: undefined, decode_path: undefined, slots: undefined, cache_bytes: undefined, io_threads: undefined, io_mode: undefined, prerouter: undefined, adapters: undefined,
   });
   assert.equal(c.models.b!.keep_alive, 0);
+});
+
+test('models.<name>.adapters: LoRA adapters by name with a path and an optional format', () => {
+  const c = loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { tuned: { path: '/a' }, edge: { path: '/e.safetensors', format: 'edge0' } } } } } });
+  assert.deepEqual(c.models.q!.adapters, { tuned: { path: '/a', format: undefined }, edge: { path: '/e.safetensors', format: 'edge0' } });
+  const msg = configError(() => loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { 'a:b': { path: '/a' }, ok: { path: '/a', format: 'lycoris' } } } } } }));
+  assert.match(msg, /models\.q\.adapters\.a:b: must be an adapter name of 1-64 letters, digits, "_", "\." or "-"/);
+  assert.match(msg, /models\.q\.adapters\.ok\.format: must be one of "peft", "mlx", "edge0", got "lycoris"/);
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {

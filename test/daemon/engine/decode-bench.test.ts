@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { runDecodeBench } from '../../../daemon/engine/decode-bench.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
+import { synthAdapterTemp } from './adapters/helpers.js';
 
 /** Advances 10 ms per reading. */
 function fakeClock(): () => bigint {
@@ -110,4 +111,16 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
   assert.deepEqual(Object.keys(m.read_gb_s), ['1', '2']);
   assert.ok(Object.values(m.read_gb_s).every((v) => v > 0 && Number.isFinite(v)));
   assert.equal(m.buffer_bytes, 8 * 2 ** 20);
+});
+
+test('decode with an adapter reads its A and B once per token on top of the base weights', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe' });
+  const adapter = synthAdapterTemp(t, { model: dir, format: 'edge0', rank: 16, alpha: 32, rms: 1e-3 });
+  const base = await runDecodeBench({ model: dir, threads: 1, prompt: 6, gen: 3, seed: 3 }, fakeClock());
+  const tuned = await runDecodeBench({ model: dir, threads: 1, prompt: 6, gen: 3, seed: 3, adapter }, fakeClock());
+  assert.equal(base.adapter, null);
+  assert.deepEqual(tuned.adapter, { format: 'edge0', modules: 16, ranks: [16], bytes: tuned.adapter!.bytes });
+  // Rank 16 F16 on q/k/v/o of 4 layers: A 16×128 each, B 128/64/64/128 × 16.
+  assert.equal(tuned.adapter!.bytes, 4 * 2 * (4 * 16 * 128 + 16 * (128 + 64 + 64 + 128)));
+  assert.equal(tuned.active_bytes_per_token - base.active_bytes_per_token, tuned.adapter!.bytes);
 });

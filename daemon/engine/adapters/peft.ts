@@ -1,0 +1,120 @@
+// PEFT LoRA adapters (Hugging Face `save_pretrained`): adapter_config.json + adapter_model.safetensors
+// with base_model.model.<module>.lora_A.weight [r, in] and .lora_B.weight [out, r]. Per module,
+// rank_pattern / alpha_pattern override r / lora_alpha (first key k, in file order, such that the
+// module name matches `(.*\.)?(k)$`, as PEFT's get_pattern_key); scale = alpha / r, or alpha / √r
+// with use_rslora. Features that add tensors or change the math (DoRA, bias, modules_to_save,
+// fan_in_fan_out, trainable tokens) are refused by name.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { SafetensorsFile, type TensorInfo } from '../../models/safetensors-reader.js';
+import { ConfigJson } from './config-json.js';
+import { AdapterError, layerOf, pairRank, pairTensors, plannedModule, type AdapterPlan } from './plan.js';
+
+const PREFIX = 'base_model.model.';
+
+function regex(source: string, what: string, file: string): RegExp {
+  try {
+    return new RegExp(source);
+  } catch (e) {
+    throw new AdapterError(`${file}: ${what} is not a regular expression this engine can run (${(e as Error).message})`);
+  }
+}
+
+/** The first pattern key matching `module` (PEFT get_pattern_key), or undefined. */
+export function patternKey(keys: readonly string[], module: string, file: string, field: string): string | undefined {
+  return keys.find((k) => regex(`^(.*\\.)?(${k})$`, `${field} key ${JSON.stringify(k)}`, file).test(module));
+}
+
+/** Which modules target_modules (+ layers_to_transform) selects, as PEFT's check_target_module_exists. */
+function targetSelector(c: ConfigJson): (module: string) => boolean {
+  const target = c.raw.target_modules;
+  let byName: (m: string) => boolean;
+  if (typeof target === 'string') {
+    const re = target === 'all-linear' ? undefined : regex(`^(?:${target})$`, 'target_modules', c.file);
+    byName = (m) => !re || re.test(m);
+  } else if (Array.isArray(target) && target.every((t) => typeof t === 'string')) {
+    byName = (m) => target.some((t) => m === t || m.endsWith(`.${t}`));
+  } else {
+    c.fail('target_modules', 'must be a list of module names, a regular expression or "all-linear"');
+  }
+  const raw = c.raw.layers_to_transform;
+  if (raw === undefined || raw === null) return byName;
+  const layers = typeof raw === 'number' ? [raw] : raw;
+  if (!Array.isArray(layers) || !layers.every((l) => Number.isInteger(l) && l >= 0)) {
+    c.fail('layers_to_transform', 'must be a layer index or a list of them');
+  }
+  return (m) => byName(m) && layers.includes(layerOf(m) ?? -1);
+}
+
+function refuse(c: ConfigJson): void {
+  if (c.has('peft_type') && c.str('peft_type') !== 'LORA') c.fail('peft_type', 'must be "LORA" (the only PEFT method brainstem runs)');
+  if (c.bool('use_dora', false)) c.fail('use_dora', 'must be false: DoRA adds a magnitude vector per module that brainstem does not apply');
+  if (c.str('bias', 'none') !== 'none') c.fail('bias', 'must be "none": LoRA bias tensors are not supported');
+  if (c.bool('lora_bias', false)) c.fail('lora_bias', 'must be false: a bias on lora_B is not supported');
+  if (c.bool('fan_in_fan_out', false)) c.fail('fan_in_fan_out', 'must be false: transposed (Conv1D) base layers are not supported');
+  const mts = c.raw.modules_to_save;
+  if (mts !== undefined && mts !== null && !(Array.isArray(mts) && mts.length === 0)) {
+    c.fail('modules_to_save', 'must be null or empty: it ships full replacement modules, and brainstem never replaces base weights');
+  }
+  if (c.has('trainable_token_indices')) c.fail('trainable_token_indices', 'must be null: trainable token embeddings are not supported');
+}
+
+function unexpected(file: string) {
+  return (t: TensorInfo): never => {
+    const n = t.name;
+    const why = n.includes('lora_magnitude_vector')
+      ? 'a DoRA magnitude vector (DoRA is not supported)'
+      : n.includes('lora_embedding_')
+        ? 'an embedding LoRA (only linear projections can carry one)'
+        : n.includes('modules_to_save')
+          ? 'a modules_to_save copy of a base module (not supported)'
+          : n.endsWith('.bias')
+            ? 'a bias (LoRA bias tensors are not supported)'
+            : `not a PEFT LoRA tensor (expected ${PREFIX}<module>.lora_A.weight / .lora_B.weight)`;
+    throw new AdapterError(`${file}: tensor ${n} is ${why}`);
+  };
+}
+
+export function readPeft(dir: string, layers: number, name: string): AdapterPlan {
+  const c = ConfigJson.read(join(dir, 'adapter_config.json'));
+  refuse(c);
+  const r = c.int('r', 1, 8);
+  const alpha = c.num('lora_alpha', 8);
+  const rslora = c.bool('use_rslora', false);
+  const ranks = c.numberMap('rank_pattern');
+  const alphas = c.numberMap('alpha_pattern');
+  const selects = targetSelector(c);
+  const file = join(dir, 'adapter_model.safetensors');
+  if (!existsSync(file)) {
+    const bin = existsSync(join(dir, 'adapter_model.bin')) ? ' (adapter_model.bin is a pickle: convert it to safetensors)' : '';
+    throw new AdapterError(`${dir}: PEFT adapter has adapter_config.json but no adapter_model.safetensors${bin}`);
+  }
+  const st = SafetensorsFile.open(file);
+  try {
+    const moduleOf = (prefix: string) => {
+      if (!prefix.startsWith(PREFIX)) throw new AdapterError(`${file}: tensor ${prefix}.lora_… does not start with ${PREFIX}`);
+      return prefix.slice(PREFIX.length);
+    };
+    const pairs = pairTensors(st.tensors.values(), '.lora_A.weight', '.lora_B.weight', moduleOf, unexpected(file));
+    if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
+    const modules = pairs.map((p) => {
+      const rank = pairRank(p, false, file);
+      const rk = patternKey(ranks.map(([k]) => k), p.module, c.file, 'rank_pattern');
+      const ak = patternKey(alphas.map(([k]) => k), p.module, c.file, 'alpha_pattern');
+      const rm = rk === undefined ? r : ranks.find(([k]) => k === rk)![1];
+      const am = ak === undefined ? alpha : alphas.find(([k]) => k === ak)![1];
+      if (!Number.isInteger(rm) || rm < 1) c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
+      if (rank !== rm) {
+        const from = rk === undefined ? `r = ${r}` : `rank_pattern[${JSON.stringify(rk)}] = ${rm}`;
+        throw new AdapterError(`${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`);
+      }
+      if (!selects(p.module)) {
+        throw new AdapterError(`${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`);
+      }
+      return plannedModule(p, rank, am / (rslora ? Math.sqrt(rm) : rm), false, file, layers);
+    });
+    return { name, file, format: 'peft', source: dir, modules };
+  } finally {
+    st.close();
+  }
+}

@@ -1,0 +1,175 @@
+#include "common/lora.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "common/model.h"
+#include "common/safetensors.h"
+
+namespace bs {
+
+namespace {
+
+constexpr const char* kTargets =
+    "LoRA targets: self_attn.{q,k,v,o}_proj, the dense mlp.{gate,up,down}_proj and "
+    "mlp.shared_experts.{gate,up,down}_proj of model.layers.N";
+
+struct Target {
+  int64_t layer = 0;
+  LoraSlot slot = LoraSlot::Q;
+  const Linear* linear = nullptr;
+};
+
+// Maps an MLX module path onto the layer slot and base Linear it adds to, or fails saying
+// why that module cannot carry a LoRA.
+Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who) {
+  const std::string& p = ms.module;
+  const std::string bad = who + ": tensor " + ms.a_tensor + " targets " + p + ", ";
+  const std::string prefix = "model.layers.";
+  size_t at = prefix.size();
+  if (p.rfind(prefix, 0) != 0 || at >= p.size() || !std::isdigit(static_cast<unsigned char>(p[at]))) {
+    fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
+  }
+  int64_t l = 0;
+  while (at < p.size() && std::isdigit(static_cast<unsigned char>(p[at])) && l < (1 << 20)) l = l * 10 + (p[at++] - '0');
+  if (at >= p.size() || p[at] != '.') fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
+  if (l >= m.cfg.n_layers) fail(bad, "but the model has ", m.cfg.n_layers, " layers (0-", m.cfg.n_layers - 1, ")");
+  const std::string rest = p.substr(at + 1);
+  const LayerWeights& lw = m.layers[static_cast<size_t>(l)];
+  struct Named {
+    const char* name;
+    LoraSlot slot;
+  };
+  static const Named attn[] = {{"self_attn.q_proj", LoraSlot::Q},
+                               {"self_attn.k_proj", LoraSlot::K},
+                               {"self_attn.v_proj", LoraSlot::V},
+                               {"self_attn.o_proj", LoraSlot::O}};
+  static const Named mlp[] = {{"gate_proj", LoraSlot::Gate}, {"up_proj", LoraSlot::Up}, {"down_proj", LoraSlot::Down}};
+  const Linear* attn_linear[] = {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o};
+  for (int i = 0; i < 4; ++i) {
+    if (rest == attn[i].name) return {l, attn[i].slot, attn_linear[i]};
+  }
+  if (rest.rfind("mlp.switch_mlp.", 0) == 0 || rest.rfind("mlp.experts.", 0) == 0) {
+    fail(bad, "a routed-expert projection: LoRA on routed experts is not supported (experts are read per token from "
+        "the base files; ",
+        kTargets, ")");
+  }
+  if (rest == "mlp.gate") fail(bad, "the MoE router, which cannot carry a LoRA (", kTargets, ")");
+  const bool shared = rest.rfind("mlp.shared_experts.", 0) == 0;
+  const bool dense = !shared && rest.rfind("mlp.", 0) == 0;
+  const std::string proj = shared ? rest.substr(19) : dense ? rest.substr(4) : std::string();
+  for (int i = 0; i < 3 && (shared || dense); ++i) {
+    if (proj != mlp[i].name) continue;
+    const MlpWeights* w = nullptr;
+    if (shared && lw.is_moe && lw.moe.has_shared) w = &lw.moe.shared;
+    if (!shared && !lw.is_moe) w = &lw.mlp;
+    if (!w) {
+      if (shared) fail(bad, "but layer ", l, " has no shared experts (", kTargets, ")");
+      fail(bad, "but layer ", l, " is a MoE layer without a dense MLP (", kTargets, ")");
+    }
+    const Linear* lin[] = {&w->gate, &w->up, &w->down};
+    return {l, mlp[i].slot, lin[i]};
+  }
+  fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
+}
+
+// rows × cols of `src` (stored [rows, cols], or [cols, rows] when transposed) into a new
+// row-major [rows, cols] buffer of dtype `dst`.
+std::vector<uint8_t> copy_matrix(const TensorInfo& src, int64_t rows, int64_t cols, bool transposed, DType dst) {
+  const size_t es = dtype_size(dst);
+  std::vector<uint8_t> out(static_cast<size_t>(rows * cols) * es);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t from = static_cast<size_t>(transposed ? c * rows + r : r * cols + c);
+      uint8_t* to = out.data() + static_cast<size_t>(r * cols + c) * es;
+      if (dst == src.dtype) {
+        std::memcpy(to, src.data + from * es, es);
+      } else {
+        const float f = load_float(src.data, src.dtype, from);
+        std::memcpy(to, &f, 4);
+      }
+    }
+  }
+  return out;
+}
+
+std::string expected_shape(int64_t a, int64_t b) {
+  return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
+}
+
+}  // namespace
+
+uint64_t LoraAdapter::bytes() const {
+  uint64_t b = 0;
+  for (const auto& m : modules_) b += m->a_bytes.size() + m->b_bytes.size();
+  return b;
+}
+
+std::shared_ptr<const LoraAdapter> load_lora(const Model& m, const LoraSpec& spec) {
+  const std::string who = "adapter \"" + spec.name + "\" (" + spec.file + ")";
+  if (spec.modules.empty()) fail(who, ": no modules to load");
+  const std::unique_ptr<SafetensorsFile> file = SafetensorsFile::open(spec.file);
+  std::unordered_map<std::string, const TensorInfo*> tensors;
+  for (const TensorInfo& t : file->tensors()) tensors.emplace(t.name, &t);
+
+  auto adapter = std::make_shared<LoraAdapter>();
+  adapter->name_ = spec.name;
+  adapter->model_ = &m;
+  adapter->layers_.resize(static_cast<size_t>(m.cfg.n_layers));
+  for (const LoraModuleSpec& ms : spec.modules) {
+    const Target tg = resolve(m, ms, who);
+    LayerLora& layer = adapter->layers_[static_cast<size_t>(tg.layer)];
+    const LoraModule*& slot = layer.slot[static_cast<int>(tg.slot)];
+    if (slot) fail(who, ": module ", ms.module, " appears twice (the second time from tensor ", ms.a_tensor, ")");
+    if (!std::isfinite(ms.scale)) fail(who, ": module ", ms.module, " has a non-finite scale ", ms.scale);
+    auto find = [&](const std::string& name) -> const TensorInfo& {
+      auto it = tensors.find(name);
+      if (it == tensors.end()) fail(who, ": tensor ", name, " (module ", ms.module, ") is not in the file");
+      if (!is_float_weight(it->second->dtype)) {
+        fail(who, ": tensor ", name, " has dtype ", dtype_name(it->second->dtype), " but must be F16, BF16 or F32");
+      }
+      return *it->second;
+    };
+    const TensorInfo& a = find(ms.a_tensor);
+    const TensorInfo& b = find(ms.b_tensor);
+    const int64_t in = tg.linear->w.cols, out = tg.linear->w.rows;
+    const char* layout = ms.transposed ? "mlx-lm lora_a [in, r], lora_b [r, out]" : "lora_A [r, in], lora_B [out, r]";
+    const size_t r_axis = ms.transposed ? 1 : 0;
+    if (a.shape.size() != 2 || a.shape[1 - r_axis] != in || a.shape[r_axis] < 1) {
+      fail(who, ": tensor ", a.name, " has shape ", a.shape_str(), " but module ", ms.module, " takes ", in,
+           " inputs: expected ", ms.transposed ? "[" + std::to_string(in) + ", r]" : "[r, " + std::to_string(in) + "]",
+           " (", layout, ")");
+    }
+    const int64_t rank = a.shape[r_axis];
+    const std::vector<int64_t> want_b = ms.transposed ? std::vector<int64_t>{rank, out} : std::vector<int64_t>{out, rank};
+    if (b.shape != want_b) {
+      fail(who, ": tensor ", b.name, " has shape ", b.shape_str(), " but module ", ms.module, " has ", out,
+           " outputs and rank ", rank, " (from ", a.name, "): expected ", expected_shape(want_b[0], want_b[1]), " (",
+           layout, ")");
+    }
+    // A and B share one dtype in the kernels; mixed files are widened to F32.
+    const DType dt = a.dtype == b.dtype ? a.dtype : DType::F32;
+    auto mod = std::make_unique<LoraModule>();
+    mod->path = ms.module;
+    mod->a_bytes = copy_matrix(a, rank, in, ms.transposed, dt);
+    mod->b_bytes = copy_matrix(b, out, rank, ms.transposed, dt);
+    auto view = [&](const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols) {
+      WeightMatrix w;
+      w.format = WFormat::Dense;
+      w.dtype = dt;
+      w.rows = rows;
+      w.cols = cols;
+      w.w = bytes.data();
+      return w;
+    };
+    mod->w = LoraWeights{view(mod->a_bytes, rank, in), view(mod->b_bytes, out, rank), static_cast<float>(ms.scale)};
+    slot = mod.get();
+    adapter->modules_.push_back(std::move(mod));
+  }
+  return adapter;
+}
+
+}  // namespace bs
