@@ -1,46 +1,113 @@
 // `brainstem bench decode --model DIR`: prefill and greedy-decode throughput, time to first
-// token, memory and bytes read per token. JSON with --json (or when piped), else a table.
+// token, memory and bytes read per token, and what the expert executor did. With several arms
+// (comma lists of --prerouter, --path, --k), --mem-limit or --cold, each run is its own
+// process, inside a memory-limited cgroup when asked, arms alternated over --rounds.
+// JSON with --json (or when piped), else a table.
 import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
 import { intOption, printBench } from './bench-common.js';
-import { type DecodeBenchOptions, runDecodeBench } from '../engine/decode-bench.js';
+import { runDecodeBench, type BenchProfile } from '../engine/decode-bench.js';
+import { runArms } from '../engine/decode-bench-arms.js';
 import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
-import { NativeLoadError } from '../native/binding.js';
+import { EXPERT_PATHS, IO_MODES, NativeLoadError, type ExpertPath, type IoMode } from '../native/binding.js';
+import { parseSize } from '../util/cgroup.js';
+
+interface RawOptions {
+  model: string; threads: string; prompt: string; gen: string; topK?: string; k?: string; seed: string; json?: boolean;
+  path?: string; prefillPath?: string; prerouter?: string; slots?: string; cacheBudget?: string; ioThreads?: string;
+  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string; adapter?: string; backend: string; kvCache: string;
+}
+
+const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+function pick<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
+  return value as T;
+}
+
+function size(flag: string, value: string): number {
+  const n = parseSize(value);
+  if (n === undefined || n <= 0) throw new CliError(`${flag} must be a size like 4GiB, 512MiB or a byte count, got "${value}"`, 2);
+  return n;
+}
+
+/** Arms: every combination of the --prerouter, --path and --k lists, plus the shared flags. */
+export function benchArms(o: RawOptions): BenchProfile[] {
+  const shared: BenchProfile = {
+    ...(o.prefillPath ? { prefillPath: pick('--prefill-path', o.prefillPath, EXPERT_PATHS) } : {}),
+    ...(o.slots ? { slots: intOption('slots', o.slots, 1) } : {}),
+    ...(o.cacheBudget ? { cacheBytes: size('--cache-budget', o.cacheBudget) } : {}),
+    ...(o.ioThreads ? { ioThreads: intOption('io-threads', o.ioThreads, 1, 64) } : {}),
+    ...(o.ioMode ? { ioMode: pick<IoMode>('--io-mode', o.ioMode, IO_MODES) } : {}),
+  };
+  const prerouters = o.prerouter ? list(o.prerouter) : ['off'];
+  const paths: (ExpertPath | undefined)[] = o.path ? list(o.path).map((p) => pick('--path', p, EXPERT_PATHS)) : [undefined];
+  const kText = o.k ?? o.topK;
+  const ks: (number | undefined)[] = kText ? list(kText).map((k) => intOption('k', k, 1)) : [undefined];
+  const arms: BenchProfile[] = [];
+  for (const prerouter of prerouters) {
+    for (const decodePath of paths) {
+      for (const topK of ks) {
+        arms.push({ ...shared, prerouter, ...(decodePath ? { decodePath } : {}), ...(topK ? { topK } : {}) });
+      }
+    }
+  }
+  return arms;
+}
 
 export const registerBenchDecode: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks that print JSON')
     .command('decode')
-    .description('Prefill and decode speed, time to first token, memory and bytes read per token of a model folder')
+    .description('Prefill and decode speed, time to first token, memory, bytes read and expert-load stalls per token of a model folder')
     .requiredOption('--model <dir>', 'model folder (config.json + safetensors)')
     .option('--threads <n>', 'CPU threads for the kernels', '1')
     .option('--prompt <n>', 'prompt tokens (seeded random ids)', '128')
     .option('--gen <n>', 'greedy decode steps', '64')
-    .option('--top-k <k>', 'routing width override (experts per token)')
+    .option('--top-k <k>', 'routing width override (experts per token); same as --k')
+    .option('--k <list>', 'routing width(s): one arm per value, e.g. 8,4')
+    .option('--path <list>', `decode expert path(s): ${EXPERT_PATHS.join(' | ')}; one arm per value`)
+    .option('--prefill-path <path>', 'prefill expert path (default exact)')
+    .option('--prerouter <list>', 'off | on (zero-training heads) | FILE; one arm per value, e.g. off,on', 'off')
+    .option('--slots <n>', 'staged slots per MoE layer (default K)')
+    .option('--cache-budget <size>', 'hot path: bytes of resident experts over all layers')
+    .option('--io-threads <n>', 'expert I/O threads (default 4)')
+    .option('--io-mode <mode>', 'page-cache | direct')
+    .option('--mem-limit <size>', 'run each decode in a memory cgroup with this limit (page cache counted), e.g. 4GiB')
+    .option('--cold', "drop the model files' cached pages before each run")
+    .option('--rounds <n>', 'runs per arm, alternated (default 3 with several arms, else 1)')
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
-    .action(async (opts: {
-      model: string; threads: string; prompt: string; gen: string; topK?: string; seed: string; backend: string; kvCache: string;
-      adapter?: string; json?: boolean;
-    }) => {
-      if (opts.kvCache !== 'f32' && opts.kvCache !== 'f16') throw new CliError(`--kv-cache must be f32 or f16, got "${opts.kvCache}"`, 2);
-      const options: DecodeBenchOptions = {
-        model: opts.model,
-        threads: intOption('threads', opts.threads, 1, 256),
-        prompt: intOption('prompt', opts.prompt, 1),
-        gen: intOption('gen', opts.gen, 0),
-        seed: intOption('seed', opts.seed, 0),
-        backend: opts.backend,
-        kvCache: opts.kvCache,
-        ...(opts.topK !== undefined ? { topK: intOption('top-k', opts.topK, 1) } : {}),
-        ...(opts.adapter !== undefined ? { adapter: opts.adapter } : {}),
+    .action(async (o: RawOptions) => {
+      if (o.kvCache !== 'f32' && o.kvCache !== 'f16') throw new CliError(`--kv-cache must be f32 or f16, got "${o.kvCache}"`, 2);
+      const base = {
+        model: o.model,
+        threads: intOption('threads', o.threads, 1, 256),
+        prompt: intOption('prompt', o.prompt, 1),
+        gen: intOption('gen', o.gen, 0),
+        seed: intOption('seed', o.seed, 0),
+        backend: o.backend,
+        kvCache: o.kvCache as 'f32' | 'f16',
+        ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
       };
+      const arms = benchArms(o);
+      const memLimitBytes = o.memLimit !== undefined ? size('--mem-limit', o.memLimit) : undefined;
+      const rounds = o.rounds !== undefined ? intOption('rounds', o.rounds, 1, 100) : arms.length > 1 ? 3 : 1;
+      const isolated = arms.length > 1 || rounds > 1 || memLimitBytes !== undefined || o.cold === true;
       try {
-        printBench(await runDecodeBench(options), opts.json);
+        if (!isolated) {
+          printBench(await runDecodeBench({ ...base, ...arms[0]! }), o.json);
+          return;
+        }
+        const log = (line: string) => process.stderr.write(`${line}\n`);
+        const r = await runArms({ base, arms, rounds, cold: o.cold === true, ...(memLimitBytes !== undefined ? { memLimitBytes } : {}), log });
+        const failed = r.arms.flatMap((a) => a.errors.filter((e) => !e.startsWith('killed')).map((e) => `${a.arm}: ${e}`));
+        if (failed.length > 0 && r.arms.every((a) => a.runs === a.errors.length)) throw new CliError(failed[0]!, 1);
+        printBench(r, o.json);
       } catch (err) {
         if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
         throw err;

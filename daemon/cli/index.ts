@@ -15,6 +15,7 @@ import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
 import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
+import { registerPrerouter } from './prerouter.js';
 import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
@@ -38,4 +39,5 @@ export const registrars: CommandRegistrar[] = [
   registerBenchLora,
   registerBenchConstrained,
   registerBenchCompare,
+  registerPrerouter,
 ];

@@ -23,7 +23,10 @@ export function formatDoctorReport(r: DoctorReport): string {
     for (const b of r.native.backends) lines.push(`  ${b.name.padEnd(6)} compiled: ${yesNo(b.compiled)}, usable: ${yesNo(b.usable)}${b.detail ? `  (${b.detail})` : ''}`);
   } else lines.push(`Native     not available: ${r.native.error}`);
   const p = r.recommended_profile;
-  lines.push(`Profile    ${p.name}: engine budget ${gib(p.engine_budget_bytes)}, executor ${p.executor}, routing K ${p.routing_k ?? 'model default'}, prerouter ${yesNo(p.prerouter)}`);
+  const c = p.profile;
+  lines.push(`Profile    ${p.name}: engine budget ${gib(p.engine_budget_bytes)}, routing K ${c.top_k ?? 'model default'}, prefill ${c.prefill_path}, decode ${c.decode_path}, prerouter ${c.prerouter}`);
+  lines.push(`           slots ${c.slots || 'K'}, cache ${c.cache_bytes ? gib(c.cache_bytes) : '2·K experts per layer'}, ${c.io_threads} I/O threads, ${c.io_mode} reads`);
   lines.push(`           ${p.note}`);
+  lines.push('           (config: engine.* for every model, models.<name>.* and models.<name>.top_k for one)');
   return lines.join('\n') + '\n';
 }

@@ -1,17 +1,21 @@
-// Recommended engine profile for this box's memory. The budget is for non-reclaimable engine
-// memory (attention weights, KV cache, expert slots); the rest stays for the OS and for the
-// page cache that keeps hot experts of the mmapped weights resident.
+// Recommended engine profile for this box's memory: values for the config's engine.* streaming
+// keys and a routing width for models.<name>.top_k (daemon/engine/stream-config.ts). The budget is for non-reclaimable
+// engine memory (attention weights, KV cache, expert slots); the rest stays for the OS and for
+// the page cache that keeps hot experts of the mmapped weights resident.
+import type { EngineConfig } from '../engine/config.js';
+import type { streamEngineFields } from '../engine/stream-config.js';
+
+/** engine.* streaming keys plus the routing width (null: the model's own). */
+export type RecommendedSettings = Pick<EngineConfig, keyof typeof streamEngineFields> & { top_k: number | null };
+
 const GiB = 1024 ** 3;
 
 export interface EngineProfile {
   name: 'minimal' | 'compact' | 'standard' | 'roomy' | 'resident';
   /** Bytes the engine may pin (half of total memory, at least 1 GiB). */
   engine_budget_bytes: number;
-  /** Expert executor for decode (see DESIGN.md: exact, staged, hot). */
-  executor: 'exact' | 'staged' | 'hot';
-  /** Routing width override (top-k); null keeps the model's own. */
-  routing_k: number | null;
-  prerouter: boolean;
+  /** Values for engine.* (or models.<name>.*) in the config; top_k goes in models.<name>.top_k. */
+  profile: RecommendedSettings;
   note: string;
 }
 
@@ -19,17 +23,21 @@ export interface EngineProfile {
 export function recommendProfile(totalBytes: number): EngineProfile {
   const budget = Math.max(GiB, Math.floor(totalBytes / 2));
   const gib = totalBytes / GiB;
-  const p = (name: EngineProfile['name'], executor: EngineProfile['executor'], routing_k: number | null, prerouter: boolean, note: string): EngineProfile => ({
-    name,
-    engine_budget_bytes: budget,
-    executor,
-    routing_k,
-    prerouter,
-    note,
+  const base: RecommendedSettings = {
+    top_k: 4, prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'on',
+  };
+  const p = (name: EngineProfile['name'], over: Partial<RecommendedSettings>, note: string): EngineProfile => ({
+    name, engine_budget_bytes: budget, profile: { ...base, ...over }, note,
   });
-  if (gib < 6) return p('minimal', 'exact', 4, true, 'small MoE models only; experts stream from SSD on demand');
-  if (gib < 12) return p('compact', 'staged', 4, true, '~30B-A3B class models streamed from SSD with reduced routing width and predicted prefetch');
-  if (gib < 20) return p('standard', 'hot', 4, true, '30-35B-A3B streamed; K=4 with the prerouter (about +80% decode on a 16 GB Mac vs on-demand loads)');
-  if (gib < 40) return p('roomy', 'hot', null, true, '30-35B-A3B at full routing width with a large hot-expert set');
-  return p('resident', 'hot', null, false, 'a 30B-A3B int4 model fits in memory; experts stay in the page cache');
+  if (gib < 6) {
+    return p('minimal', { io_threads: 2, io_mode: 'direct' }, 'small MoE models; K=4 staged slots filled by the prerouter, direct reads so slots and page cache do not hold the same bytes twice');
+  }
+  if (gib < 12) return p('compact', {}, '~30B-A3B class models streamed from SSD: K=4, staged slots loaded one token ahead by the prerouter');
+  if (gib < 20) {
+    return p('standard', { slots: 8 }, '30-35B-A3B streamed; K=4 with the prerouter (Edge0: +82% decode on a 16 GB Mac vs on-demand loads); 2·K slots start loads earlier');
+  }
+  if (gib < 40) {
+    return p('roomy', { top_k: null, prefill_path: 'whole-layer', decode_path: 'hot', cache_bytes: Math.floor(budget / 2) }, '30-35B-A3B at full routing width with a large hot-expert set; whole-layer prefill');
+  }
+  return p('resident', { top_k: null, prefill_path: 'whole-layer', decode_path: 'exact', prerouter: 'off' }, 'a 30B-A3B int4 model fits in memory; experts stay in the page cache');
 }

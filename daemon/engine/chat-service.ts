@@ -89,6 +89,7 @@ export class ChatService {
       const req = parseChatRequest(body, lease.model.text);
       const prompt = chatPrompt(lease.model.text, req);
       const session = await lease.sessions.take(prompt, key ?? undefined, adapter);
+      const streamBefore = session.engine.streamStats?.();
       let result: ChatResult;
       try {
         result = yield* runChat(lease.model.text, session.session, req, {
@@ -101,6 +102,8 @@ export class ChatService {
           adapter,
         });
       } finally {
+        // The lease keeps the session alive until release, so its counters can still be read.
+        if (streamBefore) this.metrics.stream.record(ref.name, streamBefore, session.engine.streamStats!());
         session.release();
       }
       outcome = result.finishReason;

@@ -1,10 +1,11 @@
 // The `engine` and `models` config sections: serving defaults, and models by name → folder plus
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
-// Prerouter heads add their keys to `modelFields` when they land.
+// Expert streaming adds its keys (daemon/engine/stream-config.ts) to both.
 import { parseDuration } from '../util/duration.js';
 import { bool, int, obj, oneOf, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
 import { ADAPTER_NAME } from './adapters/adapter-manager.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
+import { resolveStream, streamEngineFields, streamModelFields, type StreamProfile } from './stream-config.js';
 
 /** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
  *  the same); durationMs converts a checked value. */
@@ -48,6 +49,7 @@ export const engineSchema = obj({
   context_length: int({ ...CONTEXT, default: 0, doc: "tokens per session (0 = the model's max_position_embeddings)" }),
   sessions: int({ ...SESSIONS, default: 4, doc: 'KV-cache sessions kept per model for prompt-prefix reuse' }),
   demo_model: bool({ default: true, doc: 'with no models configured, generate (once) and serve a tiny random-weight demo model' }),
+  ...streamEngineFields,
 });
 
 /** A model: its folder and its profile; unset profile keys fall back to `engine`. */
@@ -60,6 +62,7 @@ export const modelFields = {
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
+  ...streamModelFields,
   adapters: optional(
     record(
       obj({
@@ -91,6 +94,8 @@ export interface ModelProfile {
   keepAliveMs: number;
   queueSize: number;
   sessions: number;
+  /** Expert streaming: paths per phase, slots, hot cache, I/O, prerouter (absent: the engine's plain exact path). */
+  stream?: StreamProfile;
   /** LoRA adapters loaded with the model, by name (paths resolved). */
   adapters?: Record<string, AdapterSource>;
 }
@@ -111,6 +116,7 @@ export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: s
     keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
+    stream: resolveStream(m, e),
     adapters: Object.fromEntries(Object.entries(m.adapters ?? {}).map(([name, a]) => [name, { path: resolvePath(a.path), ...(a.format ? { format: a.format } : {}) }])),
   };
 }

@@ -342,6 +342,7 @@ export class ModelRegistry extends Service {
     slot.served.dispose();
     Object.assign(slot, { served: undefined, pool: undefined, state: 'unloaded', loadedAt: undefined });
     this.deps.metrics.loaded.set({ model: slot.name }, 0);
+    this.deps.metrics.stream.unloaded(slot.name);
     this.deps.log.info({ model: slot.name, why }, 'model unloaded');
     this.emit(slot);
   }

@@ -2,6 +2,10 @@
 // Every native rejection becomes an EngineError carrying the engine's message.
 import {
   loadNative,
+  type CalibrateOptions,
+  type CalibrationProgress,
+  type CalibrationResult,
+  type HeadEval,
   type AdapterHandle,
   type AdapterSpec,
   type AdapterSummary,
@@ -11,6 +15,7 @@ import {
   type NativeAddon,
   type SessionHandle,
   type SessionInfo,
+  type StreamStats,
 } from '../native/binding.js';
 import type { AdapterRef, LogitsSource } from './prefix-cache.js';
 
@@ -99,6 +104,16 @@ export class NativeModel {
     return new NativeAdapter(this.addon, handle, summary, this);
   }
 
+  /** Trains prerouter heads on the routing this model executes over `tokens`. */
+  calibratePrerouter(tokens: ArrayLike<number>, opts: CalibrateOptions = {}, onProgress?: (p: CalibrationProgress) => void): Promise<CalibrationResult> {
+    return call(this.addon.prerouterCalibrate(this.handle, Int32Array.from(tokens), opts, onProgress));
+  }
+
+  /** Recall of the heads file `heads` (and of the zero-training heads) over `tokens`. */
+  evalPrerouter(tokens: ArrayLike<number>, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]> {
+    return call(this.addon.prerouterEval(this.handle, Int32Array.from(tokens), heads, onProgress));
+  }
+
   /** Releases the model; sessions already created keep it alive until they are disposed. */
   dispose(): void {
     if (this.disposed) return;
@@ -163,6 +178,10 @@ export class NativeSession implements LogitsSource {
 
   info(): SessionInfo {
     return this.addon.sessionInfo(this.handle);
+  }
+
+  streamStats(): StreamStats {
+    return this.info().stream;
   }
 
   /** Bytes of the KV cache (as of the last completed call). */

@@ -8,6 +8,7 @@ import { AdapterManager } from './adapters/adapter-manager.js';
 import type { ModelProfile } from './config.js';
 import { ConstraintFactory } from './constrained/constraints.js';
 import { NativeModel } from './native-model.js';
+import { streamLoadOptions } from './stream-config.js';
 import type { EngineSession } from './session-pool.js';
 import { loadTextModel, type TextModel } from './text-config.js';
 
@@ -54,6 +55,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.contextLength > 0 ? { contextLength: p.contextLength } : {}),
     ...(p.topK !== undefined ? { topK: p.topK } : {}),
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
+    ...(p.stream ? streamLoadOptions(p.stream) : {}),
   });
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {

@@ -2,6 +2,7 @@
 // queue depth, load time, token counters and per-request speeds (by model).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Timings, Usage } from './generate.js';
+import { StreamMetrics } from './stream-metrics.js';
 
 export class ServingMetrics {
   readonly loaded: Gauge<'model'>;
@@ -15,9 +16,11 @@ export class ServingMetrics {
   readonly ttft: Histogram<'model'>;
   readonly prefillRate: Gauge<'model'>;
   readonly decodeRate: Gauge<'model'>;
+  readonly stream: StreamMetrics;
 
   constructor(registry: Registry) {
     const registers = [registry];
+    this.stream = new StreamMetrics(registry);
     this.loaded = new Gauge({ name: 'brainstem_model_loaded', help: '1 while the model is loaded, 0 otherwise', labelNames: ['model'], registers });
     this.queueDepth = new Gauge({ name: 'brainstem_model_queue_depth', help: 'Requests waiting for the model (not counting the running one)', labelNames: ['model'], registers });
     this.active = new Gauge({ name: 'brainstem_model_active_requests', help: 'Requests the model is running (0 or 1)', labelNames: ['model'], registers });

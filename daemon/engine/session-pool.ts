@@ -6,11 +6,14 @@
 // A cache computed with another LoRA adapter shares no prefix with the request (keys and values
 // depend on the adapter), so sessions are matched on (adapter, prefix).
 import { PrefixSession, type AdapterRef, type LogitsSource } from './prefix-cache.js';
+import type { StreamStats } from '../native/binding.js';
 
 /** An engine session (the native one, or a fake in tests). */
 export interface EngineSession extends LogitsSource {
   /** Bytes held by the KV cache. */
   stateBytes(): number;
+  /** The expert executor's counters (monotonic over the session's life), where the engine has them. */
+  streamStats?(): StreamStats;
   dispose(): void;
 }
 
@@ -24,6 +27,7 @@ interface Slot {
 
 export interface SessionLease {
   session: PrefixSession;
+  engine: EngineSession;
   /** Why this session was picked: 'reuse' (shares a prefix), 'key', 'new' or 'evict'. */
   reason: 'reuse' | 'key' | 'new' | 'evict';
   release(): void;
@@ -91,6 +95,7 @@ export class SessionPool {
     let released = false;
     return {
       session: slot.session,
+      engine: slot.engine,
       reason,
       release: () => {
         if (released) return;

@@ -50,6 +50,71 @@ export interface LoadModelOptions {
   backend?: string;
   /** KV cache element type: "f32" (default) or "f16" (half the memory). */
   kvCache?: 'f32' | 'f16';
+  /** Expert path of multi-token steps (prefill); default "exact". */
+  prefillPath?: ExpertPath;
+  /** Expert path of single-token steps (decode); default "exact". */
+  decodePath?: ExpertPath;
+  /** Staged slots per MoE layer (default: the routing width K). */
+  slots?: number;
+  /** Bytes of the hot path's resident experts over all MoE layers (default: 2·K experts per layer). */
+  cacheBytes?: number;
+  /** I/O threads that read experts (1..64, default 4). */
+  ioThreads?: number;
+  /** "page-cache" (default: buffered reads, readahead off) or "direct" (O_DIRECT / F_NOCACHE). */
+  ioMode?: IoMode;
+  /** "off" (default), "on" (zero-training heads built at load) or a heads .safetensors path. */
+  prerouter?: string;
+  /** Also run the true router where a prediction routes, to count prediction recall. */
+  measureRecall?: boolean;
+}
+
+export const EXPERT_PATHS = ['exact', 'staged', 'hot', 'whole-layer'] as const;
+export type ExpertPath = (typeof EXPERT_PATHS)[number];
+export const IO_MODES = ['page-cache', 'direct'] as const;
+export type IoMode = (typeof IO_MODES)[number];
+
+/** The expert executor as loaded. */
+export interface StreamSummary {
+  prefillPath: ExpertPath;
+  decodePath: ExpertPath;
+  slots: number;
+  /** Resident experts per layer of the hot path. */
+  hotSlots: number;
+  ioThreads: number;
+  ioMode: IoMode;
+  measureRecall: boolean;
+  /** "zero-training", the heads file, or null when the prerouter is off. */
+  prerouter: string | null;
+  /** Layers owning a head (head N predicts layer N+1). */
+  prerouterOwners: number[];
+}
+
+/** What the expert executor did during a session's forward passes (monotonic). */
+export interface StreamStats {
+  /** Time compute waited on expert loads and layer reads. */
+  blockedNs: number;
+  /** Bytes the I/O threads read. */
+  ioBytes: number;
+  loads: number;
+  prefetchLoads: number;
+  prefetchBytes: number;
+  /** Prefetched expert bytes replaced before any use. */
+  prefetchUnusedBytes: number;
+  slotHits: number;
+  slotMisses: number;
+  /** Routed experts computed by the exact path instead of the chosen one. */
+  fallbacks: number;
+  /** Routed rows that hit the zero slot (0 by design). */
+  drops: number;
+  layerReads: number;
+  /** Staged experts of a predicted routing that had not been prefetched (0 by design). */
+  prefetchMisses: number;
+  /** MoE layer-steps routed by a prerouter prediction. */
+  predictedLayers: number;
+  recallHits: number;
+  recallTotal: number;
+  /** The model's slot and layer buffers (anonymous memory). */
+  bufferBytes: number;
 }
 
 export interface ModelSummary {
@@ -82,6 +147,7 @@ export interface ModelSummary {
   backend: string;
   threads: number;
   kvCache: 'f32' | 'f16';
+  stream: StreamSummary;
 }
 
 export interface LoadedModel {
@@ -103,8 +169,70 @@ export interface SessionInfo {
   expertsComputed: number;
   /** Bytes of the KV cache (0 while busy). */
   stateBytes: number;
+  stream: StreamStats;
   /** Name of the LoRA adapter the session runs with, null for the base model. */
   adapter: string | null;
+}
+
+export interface CalibrateOptions {
+  /** Owner layers to calibrate (head N predicts layer N+1); default every owner. */
+  firstLayer?: number;
+  lastLayer?: number;
+  /** fc1 outputs per head (default 512, as Edge0's heads). */
+  units?: number;
+  /** Adam minibatch steps per head (default 300). */
+  steps?: number;
+  batch?: number;
+  lr?: number;
+  /** Optimiser threads. */
+  threads?: number;
+  seed?: number;
+  /** Fraction of the tokens (the tail) kept out of training for the held-out recall (default 0.1). */
+  heldOut?: number;
+}
+
+export interface CalibrationProgress {
+  phase: 'record' | 'train';
+  /** Tokens recorded, or steps trained over all heads. */
+  done: number;
+  total: number;
+  owner: number | null;
+  /** Cross-entropy of the last minibatch (train). */
+  loss: number;
+}
+
+export interface HeadReport {
+  owner: number;
+  trainSamples: number;
+  heldOutSamples: number;
+  lossBefore: number;
+  lossAfter: number;
+  recallBefore: number;
+  recallAfter: number;
+  heldOutRecallBefore: number;
+  heldOutRecallAfter: number;
+}
+
+/** Trained head weights in float32, rounded to fp16 values. */
+export interface HeadTensors {
+  owner: number;
+  units: number;
+  fc1: Float32Array;
+  fc2: Float32Array;
+  linear: Float32Array;
+}
+
+export interface CalibrationResult {
+  tokens: number;
+  reports: HeadReport[];
+  heads: HeadTensors[];
+}
+
+export interface HeadEval {
+  owner: number;
+  samples: number;
+  recall: number;
+  zeroTrainingRecall: number;
 }
 
 /** One module of a LoRA load request: the normalised form every adapter format maps to. */
@@ -170,6 +298,17 @@ export interface NativeAddon {
   /** A snapshot taken after the last completed call. */
   sessionInfo(session: SessionHandle): SessionInfo;
   disposeSession(session: SessionHandle): void;
+  /** Records the model's routing over `tokens` and trains prerouter heads from the zero-training head. */
+  prerouterCalibrate(
+    model: ModelHandle,
+    tokens: Int32Array,
+    opts?: CalibrateOptions,
+    onProgress?: (p: CalibrationProgress) => void,
+  ): Promise<CalibrationResult>;
+  /** Top-k recall of a heads file (and of the zero-training heads) over `tokens`. */
+  prerouterEval(model: ModelHandle, tokens: Int32Array, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]>;
+  /** Drops the page-cache pages of whole files (POSIX_FADV_DONTNEED; cold-cache benchmarks). */
+  dropPageCache(paths: string[]): Promise<void>;
   /** Checks the spec against the model (modules, shapes, dtypes) and copies A and B into memory. */
   loadAdapter(model: ModelHandle, spec: AdapterSpec): Promise<LoadedAdapter>;
   /** Drops the handle; sessions that run with the adapter keep it until they switch. */

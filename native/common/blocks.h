@@ -9,12 +9,21 @@
 
 namespace bs {
 
+// Rows [begin, end) of a batch sorted by expert all go to `expert`.
+struct ExpertGroup {
+  int32_t expert;
+  int64_t begin, end;
+};
+
 // Reusable buffers of one session (grown on demand, never shrunk) plus the bytes of weights
 // the blocks read, for active-bytes-per-token accounting.
 struct Scratch {
-  std::vector<float> q, k, v, attn, gate, up, act, rows, logits, weights, out;
-  std::vector<int32_t> ids, positions, order_ids;
+  std::vector<float> q, k, v, attn, gate, up, act, rows, logits, weights, out, sub_x, sub_act;
+  std::vector<int32_t> ids, positions, order_ids, sub_ids;
   std::vector<int64_t> order, expert_start;
+  std::vector<ExpertGroup> groups;
+  std::vector<int> group_which;      // the executor's exact path: group indices and their experts
+  std::vector<int32_t> group_ids;
   uint64_t bytes_touched = 0;
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };
@@ -33,8 +42,27 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
                const LayerLora* lora = nullptr);
 
-// out[n, hidden] = Σ_k w_k · expert_k(xn) (+ shared experts, with `lora`'s Gate/Up/Down), experts
-// computed once each from their bytes for all the tokens routed to them (the `exact` path).
+// s.ids, s.weights [n, K] = the layer's router on xn through its routing function.
+void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s);
+
+// Sorts the n·k routed (token, slot) rows by expert: s.order[r] = token·k + slot,
+// s.order_ids[r] = expert, s.rows[r] = that token's xn; returns the groups of equal experts.
+std::vector<ExpertGroup>& sort_routed_rows(const Model& m, const float* xn, int64_t n, int k, const int32_t* ids,
+                                           Scratch& s);
+
+// act[rows, hidden] = down(silu(gate x) · up x) with matrix ids[r] of the stacked views
+// v = {gate, up, down} for row r (expert ids over the file, or slot ids over a slot slab).
+void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, const float* x, int64_t rows, Scratch& s,
+                 float* act);
+
+// out[n, hidden] = Σ_k weights · expert(xn) (+ shared experts, with `lora`'s Gate/Up/Down) for the
+// given routing; MoE layer `layer` runs its phase's expert path when the model has an executor
+// (layer < 0: exact).
+void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
+                 const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora = nullptr);
+
+// The router then moe_experts on the exact path: each routed expert computed once from its
+// bytes for all the tokens routed to it.
 void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
                const LayerLora* lora = nullptr);
 

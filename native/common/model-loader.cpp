@@ -1,9 +1,12 @@
 // load_model: config.json → architecture → tensors checked against the config, plus the
 // loaders every architecture shares.
+#include <algorithm>
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/experts/streamer.h"
 #include "common/models/arch.h"
+#include "common/prerouter/heads.h"
 
 namespace bs {
 
@@ -106,6 +109,11 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
   out.gate = t.stacked(p + ".gate_proj", E, c.moe_intermediate, c.hidden);
   out.up = t.stacked(p + ".up_proj", E, c.moe_intermediate, c.hidden);
   out.down = t.stacked(p + ".down_proj", E, c.hidden, c.moe_intermediate);
+  for (const char* proj : {".gate_proj", ".up_proj", ".down_proj"}) {
+    for (const char* part : {".weight", ".scales", ".biases"}) {
+      if (const TensorInfo* info = t.info(p + proj + part)) out.expert_tensors.push_back(info);
+    }
+  }
 }
 
 std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
@@ -146,6 +154,19 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
       fail("topK (routing width) must be between 1 and ", c.router.max_k(), " for this model, got ", opts.top_k);
     }
     m->top_k = opts.top_k;
+  }
+  m->stream = opts.stream;
+  if (std::count(c.moe_layer.begin(), c.moe_layer.end(), true) > 0) {
+    m->streamer = std::make_unique<ExpertStreamer>(*m, opts.stream);
+    m->stream.slots = m->streamer->staged_slots();
+  }
+  if (opts.stream.prerouter != PrerouterMode::Off) {
+    if (possible_owners(*m).empty()) {
+      fail("prerouter: this model has no two consecutive MoE layers, so there is no routing to predict; "
+           "turn the prerouter off");
+    }
+    m->prerouter = opts.stream.prerouter == PrerouterMode::Zero ? Prerouter::zero_training(*m)
+                                                                : Prerouter::from_file(*m, opts.stream.prerouter_file);
   }
   return m;
 }

@@ -4,10 +4,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/backend.h"
+#include "common/experts/stream-options.h"
 #include "common/linear.h"
 #include "common/routing.h"
 #include "common/weight-store.h"
@@ -47,6 +49,9 @@ struct MoeWeights {
   Linear router;                    // [E, hidden]
   RouterSpec spec;                  // the model's router with this layer's correction bias
   WeightMatrix gate, up, down;      // stacked [E, moe_inter, hidden] / [E, hidden, moe_inter]
+  // The stacked tensors behind gate, up, down: {weight, scales, biases} each when quantised,
+  // {weight} each when plain; one expert is one contiguous slice of every one of them.
+  std::vector<const TensorInfo*> expert_tensors;
   bool has_shared = false;
   MlpWeights shared;
 };
@@ -64,7 +69,11 @@ struct LoadOptions {
   int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
   std::string backend;     // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;     // KV caches in IEEE half (half the memory) instead of float32
+  StreamOptions stream;    // expert paths, slots, I/O, prerouter
 };
+
+class ExpertStreamer;
+class Prerouter;
 
 class Model {
  public:
@@ -80,6 +89,13 @@ class Model {
   int top_k = 0;       // routing width in use
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
+  StreamOptions stream;       // as loaded (slots resolved)
+  // Expert executor paths, slot buffers and the I/O pool (null for a model without MoE layers).
+  std::unique_ptr<ExpertStreamer> streamer;
+  // Prerouter heads (null when the prerouter is off).
+  std::unique_ptr<Prerouter> prerouter;
+  // Forward passes of the sessions of one model run one at a time: they share the slot buffers.
+  mutable std::mutex forward_mu;
 
   const Dispatch& dispatch() const { return dispatch_; }
   ExecCtx ctx() const { return ExecCtx{pool_.get()}; }

@@ -1,6 +1,10 @@
+// The MoE FFN: routing, rows sorted by expert, the expert math through the gathered matmul,
+// and the weighted scatter back to tokens. The expert executor (experts/streamer.cpp) runs the
+// same pieces over slot buffers; without one, experts are read from the mapped file (exact).
 #include <algorithm>
 
 #include "common/blocks.h"
+#include "common/experts/streamer.h"
 
 namespace bs {
 
@@ -16,59 +20,85 @@ void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, 
   run_linear(m, w.down, s.gate.data(), n, out, s, delta(LoraSlot::Down));
 }
 
-void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
-               const LayerLora* lora) {
-  const Dispatch& d = m.dispatch();
-  const ExecCtx ctx = m.ctx();
-  const int64_t hidden = m.cfg.hidden, inter = w.gate.rows, E = w.spec.n_experts;
-  const int k = m.top_k;
-  const int64_t rows = n * k;
-
+void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s) {
+  const int64_t E = w.spec.n_experts;
   s.logits.resize(n * E);
-  s.ids.resize(rows);
-  s.weights.resize(rows);
+  s.ids.resize(n * m.top_k);
+  s.weights.resize(n * m.top_k);
   run_linear(m, w.router, xn, n, s.logits.data(), s);
-  route(d, ctx, w.spec, s.logits.data(), n, k, s.ids.data(), s.weights.data());
+  route(m.dispatch(), m.ctx(), w.spec, s.logits.data(), n, m.top_k, s.ids.data(), s.weights.data());
+}
 
-  // Exact path: order the (token, slot) rows by expert so each routed expert is read once
-  // and applied to every token routed to it (a stable counting sort: no allocation once the
-  // scratch has grown).
+std::vector<ExpertGroup>& sort_routed_rows(const Model& m, const float* xn, int64_t n, int k, const int32_t* ids,
+                                           Scratch& s) {
+  const int64_t hidden = m.cfg.hidden, rows = n * k;
+  int64_t E = 0;
+  for (int64_t r = 0; r < rows; ++r) E = std::max<int64_t>(E, ids[r] + 1);
+  // A stable counting sort by expert: no allocation once the scratch has grown (decode path).
   s.order.resize(rows);
   s.expert_start.assign(E + 1, 0);
-  for (int64_t r = 0; r < rows; ++r) ++s.expert_start[s.ids[r] + 1];
+  for (int64_t r = 0; r < rows; ++r) ++s.expert_start[ids[r] + 1];
   for (int64_t e = 0; e < E; ++e) s.expert_start[e + 1] += s.expert_start[e];
-  for (int64_t r = 0; r < rows; ++r) s.order[s.expert_start[s.ids[r]]++] = r;
+  for (int64_t r = 0; r < rows; ++r) s.order[s.expert_start[ids[r]]++] = r;
   s.order_ids.resize(rows);
   s.rows.resize(rows * hidden);
+  s.groups.clear();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t src = s.order[r];
-    s.order_ids[r] = s.ids[src];
+    s.order_ids[r] = ids[src];
     std::copy_n(xn + (src / k) * hidden, hidden, s.rows.data() + r * hidden);
     if (r == 0 || s.order_ids[r] != s.order_ids[r - 1]) {
+      s.groups.push_back({s.order_ids[r], r, r + 1});
       s.bytes_touched += m.expert_bytes;
       ++s.experts_touched;
+    } else {
+      s.groups.back().end = r + 1;
     }
   }
+  return s.groups;
+}
+
+void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, const float* x, int64_t rows, Scratch& s,
+                 float* act) {
+  const Dispatch& d = m.dispatch();
+  const ExecCtx ctx = m.ctx();
+  const int64_t inter = v[0].rows;
   s.gate.resize(rows * inter);
   s.up.resize(rows * inter);
-  s.act.resize(rows * hidden);
-  const Kernels& kg = d.pick(Op::GatherMatMul, &w.gate);
-  kg.gather_matmul(ctx, w.gate, s.order_ids.data(), s.rows.data(), rows, s.gate.data());
-  d.pick(Op::GatherMatMul, &w.up).gather_matmul(ctx, w.up, s.order_ids.data(), s.rows.data(), rows, s.up.data());
+  d.pick(Op::GatherMatMul, &v[0]).gather_matmul(ctx, v[0], ids, x, rows, s.gate.data());
+  d.pick(Op::GatherMatMul, &v[1]).gather_matmul(ctx, v[1], ids, x, rows, s.up.data());
   d.pick(Op::SiluMul).silu_mul(ctx, s.gate.data(), s.up.data(), rows * inter, s.gate.data());
-  d.pick(Op::GatherMatMul, &w.down)
-      .gather_matmul(ctx, w.down, s.order_ids.data(), s.gate.data(), rows, s.act.data());
+  d.pick(Op::GatherMatMul, &v[2]).gather_matmul(ctx, v[2], ids, s.gate.data(), rows, act);
+}
 
+void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
+                 const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora) {
+  const int64_t hidden = m.cfg.hidden, k = m.top_k, rows = n * k;
   if (w.has_shared) {
     mlp_block(m, w.shared, xn, n, s, out, lora);
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }
-  const Kernels& ka = d.pick(Op::Add);
+  sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s);
+  s.act.resize(rows * hidden);
+  if (m.streamer && layer >= 0) {
+    m.streamer->run(m, layer, phase, s);
+  } else {
+    const WeightMatrix v[3] = {w.gate, w.up, w.down};
+    expert_rows(m, v, s.order_ids.data(), s.rows.data(), rows, s, s.act.data());
+  }
+  // Scatter in row order whatever the path, so every path sums in the same order.
+  const Kernels& ka = m.dispatch().pick(Op::Add);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t src = s.order[r];
-    ka.add(ctx, s.act.data() + r * hidden, s.weights[src], hidden, out + (src / k) * hidden);
+    ka.add(m.ctx(), s.act.data() + r * hidden, weights[src], hidden, out + (src / k) * hidden);
   }
+}
+
+void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
+               const LayerLora* lora) {
+  route_tokens(m, w, xn, n, s);
+  moe_experts(m, -1, w, xn, n, Phase::Prefill, s.ids.data(), s.weights.data(), s, out, lora);
 }
 
 }  // namespace bs

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "common/blocks.h"
+#include "common/experts/streamer.h"
+#include "common/prerouter/heads.h"
 
 namespace bs {
 
@@ -13,6 +15,17 @@ struct SessionStats {
   uint64_t tokens = 0;           // tokens run through the model
   uint64_t weight_bytes = 0;     // weight bytes read (each matrix / expert once per forward chunk)
   uint64_t experts_computed = 0;  // distinct experts computed, summed over layers and chunks
+  StreamCounters stream;          // the expert executor's work during this session's forward passes
+  uint64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction
+  uint64_t recall_hits = 0;       // predicted experts the true router also chose (measureRecall)
+  uint64_t recall_total = 0;      // experts predicted where the true router was also run
+};
+
+// Observes the routing each MoE layer executes (calibration records the teacher's routing).
+struct RoutingRecorder {
+  virtual ~RoutingRecorder() = default;
+  // xn [n, hidden] (the layer's MoE input) and ids [n, k] of n consecutive tokens.
+  virtual void on_route(int64_t layer, const float* xn, int64_t n, const int32_t* ids, int k) = 0;
 };
 
 class Session {
@@ -31,7 +44,10 @@ class Session {
   // bs::Error before changing anything when an id is outside the vocabulary or the context
   // would overflow.
   void append(const int32_t* tokens, int64_t n, float* logits);
+  // Routing decisions are reported to `r` (nullptr: none) until replaced.
+  void set_recorder(RoutingRecorder* r) { recorder_ = r; }
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
+  // The prerouter's state (last routing, pending predictions) is dropped.
   void truncate(int64_t n);
   // The LoRA adapter later calls run with (nullptr: the base model). Cached keys and values
   // stay as they were computed, so outputs change from the next token on; callers that
@@ -41,7 +57,13 @@ class Session {
 
  private:
   static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
+  // Routing of one MoE layer for one token: ids and weights [K].
+  struct Routing {
+    std::vector<int32_t> ids;
+    std::vector<float> weights;
+  };
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
+  void moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora);
   void reserve(int64_t tokens);
 
   std::shared_ptr<const Model> model_;
@@ -52,6 +74,18 @@ class Session {
   std::vector<float> x_, xn_, y_;
   Scratch scratch_;
   SessionStats stats_;
+  // Prerouter: per layer, the executed top-k of the last token (t−1 for the next step; empty
+  // when unknown) and the routing predicted for the next token (empty when none).
+  std::vector<std::vector<int32_t>> last_ids_;
+  std::vector<Routing> predicted_;
+  // The step's consumed predictions and the state an append restores on failure; members, so
+  // a warm decode step copies into their capacity instead of allocating.
+  std::vector<Routing> consume_;
+  std::vector<std::vector<int32_t>> saved_last_ids_;
+  std::vector<Routing> saved_predicted_;
+  HeadScratch head_scratch_;
+  RoutingRecorder* recorder_ = nullptr;
+  std::vector<float> head_logits_;
 };
 
 }  // namespace bs

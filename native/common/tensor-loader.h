@@ -16,6 +16,8 @@ class TensorLoader {
   TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch);
 
   bool has(const std::string& name) const { return store_.find(name) != nullptr; }
+  // The tensor's header entry (nullptr when absent).
+  const TensorInfo* info(const std::string& name) const { return store_.find(name); }
   // The module at `path` as a [out, in] matrix: `path.weight` plus `.scales`/`.biases` when
   // quantised (MLX: quantised exactly when `path.scales` exists); with_bias adds `path.bias`.
   Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);

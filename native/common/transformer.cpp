@@ -20,6 +20,9 @@ Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : m
   ctx_len_ = context_length > 0 ? context_length : model_->cfg.max_positions;
   k_cache_.resize(model_->cfg.n_layers);
   v_cache_.resize(model_->cfg.n_layers);
+  last_ids_.resize(model_->cfg.n_layers);
+  predicted_.resize(model_->cfg.n_layers);
+  consume_.resize(model_->cfg.n_layers);
 }
 
 uint64_t Session::state_bytes() const {
@@ -45,6 +48,8 @@ void Session::reserve(int64_t tokens) {
 void Session::truncate(int64_t n) {
   if (n < 0 || n > n_past_) fail("truncate(", n, ") is outside the session's ", n_past_, " cached tokens");
   n_past_ = n;  // rows past n are overwritten by the next append
+  for (auto& v : last_ids_) v.clear();
+  for (Routing& r : predicted_) r = {};
 }
 
 void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
@@ -67,10 +72,65 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
          "; truncate the session or create one with a larger contextLength");
   }
   reserve(n_past_ + n);
-  for (int64_t i = 0; i < n; i += kChunk) {
-    const int64_t m = std::min(kChunk, n - i);
-    forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
+  std::lock_guard<std::mutex> lock(model_->forward_mu);
+  // A failed call leaves the session as it was (n_past is advanced per completed chunk), so
+  // a retry gives what the call would have given.
+  const int64_t n_past = n_past_;
+  saved_last_ids_ = last_ids_;
+  saved_predicted_ = predicted_;
+  try {
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
+    }
+  } catch (...) {
+    n_past_ = n_past;
+    last_ids_ = saved_last_ids_;
+    predicted_ = saved_predicted_;
+    throw;
   }
+}
+
+void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora) {
+  const Model& m = *model_;
+  const LayerWeights& lw = m.layers[l];
+  Scratch& s = scratch_;
+  const int k = m.top_k;
+  const Phase phase = n == 1 ? Phase::Decode : Phase::Prefill;
+  const int32_t* ids;
+  const float* weights;
+  if (n == 1 && !consume_[l].ids.empty()) {
+    // Prediction as routing: the experts prefetched for this step are exactly the routed ones.
+    ids = consume_[l].ids.data();
+    weights = consume_[l].weights.data();
+    ++stats_.predicted_layers;
+    if (m.stream.measure_recall) {
+      route_tokens(m, lw.moe, xn_.data(), 1, s);
+      for (int i = 0; i < k; ++i) stats_.recall_hits += std::count(ids, ids + k, s.ids[i]);
+      stats_.recall_total += k;
+    }
+  } else {
+    route_tokens(m, lw.moe, xn_.data(), n, s);
+    ids = s.ids.data();
+    weights = s.weights.data();
+  }
+  if (recorder_) recorder_->on_route(l, xn_.data(), n, ids, k);
+  moe_experts(m, l, lw.moe, xn_.data(), n, phase, ids, weights, s, y_.data(), lora);
+  const PrerouterHead* head = predict && m.prerouter ? m.prerouter->head(l) : nullptr;
+  if (head) {
+    // Head l at the last token predicts layer l+1's routing of the next token; its loads start now.
+    const int32_t* cur = ids + (n - 1) * k;
+    const int32_t* prev = n >= 2 ? ids + (n - 2) * k : (last_ids_[l].empty() ? nullptr : last_ids_[l].data());
+    head_logits_.resize(m.cfg.router.n_experts);
+    m.prerouter->predict(m, *head, xn_.data() + (n - 1) * m.cfg.hidden, cur, prev, k, head_scratch_,
+                         head_logits_.data());
+    Routing& r = predicted_[l + 1];
+    r.ids.resize(k);
+    r.weights.resize(k);
+    route(m.dispatch(), m.ctx(), m.layers[l + 1].moe.spec, head_logits_.data(), 1, k, r.ids.data(), r.weights.data());
+    if (m.streamer) m.streamer->prefetch(l + 1, r.ids.data(), k);
+  }
+  last_ids_[l].assign(ids + (n - 1) * k, ids + n * k);
 }
 
 void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
@@ -82,6 +142,28 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   Scratch& s = scratch_;
   s.bytes_touched = 0;
   s.experts_touched = 0;
+  // Predictions made at the previous step are consumed now; this step makes the next ones.
+  consume_.swap(predicted_);
+  for (Routing& r : predicted_) {
+    r.ids.clear();
+    r.weights.clear();
+  }
+  ExpertStreamer* streamer = m.streamer.get();
+  const StreamCounters before = streamer ? streamer->counters() : StreamCounters{};
+  struct EndForward {
+    ExpertStreamer* st;
+    ~EndForward() {
+      if (st) st->end_forward();
+    }
+  } end_forward{streamer};
+  if (streamer) {
+    streamer->begin_forward();
+    if (n == 1) {
+      for (int64_t l = 0; l < c.n_layers; ++l) {
+        if (!consume_[l].ids.empty()) streamer->reserve(l, consume_[l].ids.data(), m.top_k);
+      }
+    }
+  }
   x_.resize(n * H);
   xn_.resize(n * H);
   y_.resize(n * H);
@@ -99,7 +181,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
     norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
     if (lw.is_moe) {
-      moe_block(m, lw.moe, xn_.data(), n, s, y_.data(), lora);
+      moe_layer(l, n, logits != nullptr, lora);
     } else {
       mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data(), lora);
     }
@@ -114,6 +196,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   stats_.tokens += n;
   stats_.weight_bytes += s.bytes_touched;
   stats_.experts_computed += s.experts_touched;
+  if (streamer) stats_.stream += streamer->counters() - before;
 }
 
 }  // namespace bs

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/prng.h"
+
 namespace bt {
 
 class T {
@@ -61,26 +63,12 @@ struct BenchCase {
 };
 std::vector<BenchCase> bench_cases();
 
-// splitmix64: deterministic across platforms (std distributions are not).
-class Rng {
+// splitmix64 (the engine's generator): deterministic across platforms (std distributions are not).
+class Rng : public bs::SplitMix {
  public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * ((next() >> 11) * 0x1.0p-53); }
+  using bs::SplitMix::SplitMix;
+  double uniform(double lo, double hi) { return lo + (hi - lo) * bs::SplitMix::uniform(); }
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-  double normal() {
-    double u = 0;
-    while (u == 0) u = uniform(0, 1);
-    return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * uniform(0, 1));
-  }
-
- private:
-  uint64_t s_;
 };
 
 }  // namespace bt

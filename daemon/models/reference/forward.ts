@@ -5,11 +5,18 @@ import { readRefConfig, type RefConfig } from './model-config.js';
 import { matvec, RefWeights } from './weights.js';
 import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
 import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
+import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
 import { addLoraDelta, type FloatAdapter } from '../../engine/adapters/adapter-weights.js';
 
 export interface ReferenceOptions {
   /** Observes every routing decision (layer, chosen experts, their weights). */
   onRoute?: (layer: number, route: Route) => void;
+  /** Prerouter semantics: at a decode step, a layer whose routing was predicted at the previous
+   *  token by the head of the layer below is routed by that prediction (its router is replaced
+   *  by the head). "zero-training" or a heads file. Prefill always uses the routers. */
+  prerouter?: 'zero-training' | string;
+  /** Routing width override (the model's num_experts_per_tok otherwise). */
+  topK?: number;
   /** An unmerged LoRA (module path → A, B, scale): y = W x + s·B(A x) on those projections. */
   adapter?: FloatAdapter;
 }
@@ -29,6 +36,7 @@ export interface ReferenceModel {
 
 export function referenceForward(modelDir: string, options: ReferenceOptions = {}): ReferenceModel {
   const config = readRefConfig(modelDir);
+  if (options.topK !== undefined) config.topK = options.topK;
   return new Reference(config, RefWeights.open(modelDir, config), options);
 }
 
@@ -50,6 +58,10 @@ export function referenceGreedy(model: ReferenceModel, prompt: readonly number[]
 class Reference implements ReferenceModel {
   private keys: Float64Array[][];
   private values: Float64Array[][];
+  private readonly heads?: RefPrerouter;
+  /** Per layer: experts of the last token (t−1 for the next), and the routing predicted for the next token. */
+  private lastExperts: (number[] | undefined)[] = [];
+  private predicted: (Route | undefined)[] = [];
 
   constructor(
     readonly config: RefConfig,
@@ -58,6 +70,9 @@ class Reference implements ReferenceModel {
   ) {
     this.keys = Array.from({ length: config.layers }, () => []);
     this.values = Array.from({ length: config.layers }, () => []);
+    const moe = new Set(Array.from({ length: config.layers }, (_, l) => l).filter((l) => !config.denseLayers.has(l)));
+    if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe);
+    else if (options.prerouter !== undefined) this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
   }
 
   get position(): number {
@@ -67,7 +82,7 @@ class Reference implements ReferenceModel {
   prefill(tokens: readonly number[]): Float64Array {
     if (tokens.length === 0) throw new RangeError('prefill: tokens must not be empty');
     let logits: Float64Array = new Float64Array(0);
-    for (const t of tokens) logits = this.decode(t);
+    for (const t of tokens) logits = this.step(t, false);
     return logits;
   }
 
@@ -76,6 +91,8 @@ class Reference implements ReferenceModel {
       throw new RangeError(`truncate: n must be an integer in [0, ${this.position}], got ${n}`);
     }
     for (const c of [...this.keys, ...this.values]) c.length = n;
+    this.lastExperts = [];
+    this.predicted = [];
   }
 
   close(): void {
@@ -83,17 +100,23 @@ class Reference implements ReferenceModel {
   }
 
   decode(token: number): Float64Array {
+    return this.step(token, true);
+  }
+
+  private step(token: number, decode: boolean): Float64Array {
     const c = this.config;
     if (!Number.isInteger(token) || token < 0 || token >= c.vocabSize) {
       throw new RangeError(`token must be an integer in [0, ${c.vocabSize}), got ${token}`);
     }
     const pos = this.position;
     const h = this.w.matrix('model.embed_tokens').row(token);
+    const consume = this.predicted;
+    this.predicted = [];
     for (let l = 0; l < c.layers; l++) {
       const p = `model.layers.${l}`;
       axpy(h, 1, this.attention(l, rmsNorm(h, this.w.floats(`${p}.input_layernorm.weight`), c.rmsEps), pos));
       const x = rmsNorm(h, this.w.floats(`${p}.post_attention_layernorm.weight`), c.rmsEps);
-      axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x));
+      axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x, decode ? consume[l] : undefined));
     }
     const out = rmsNorm(h, this.w.floats('model.norm.weight'), c.rmsEps);
     return matvec(this.w.matrix(c.tied ? 'model.embed_tokens' : 'lm_head'), out);
@@ -136,17 +159,24 @@ class Reference implements ReferenceModel {
     return m('down_proj', g);
   }
 
-  private moe(l: number, x: Float64Array): Float64Array {
+  /** Layer l's routing function applied to router logits (the router's or a head's). */
+  private route(l: number, logits: ArrayLike<number>): Route {
+    const c = this.config;
+    return c.arch === 'qwen3_moe'
+      ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
+      : routeSigmoidGroup(logits, this.w.floats(`model.layers.${l}.mlp.gate.e_score_correction_bias`), {
+          k: c.topK, nGroup: c.nGroup, topkGroup: c.topkGroup, norm: c.normTopK, scaling: c.routedScaling,
+        });
+  }
+
+  private moe(l: number, x: Float64Array, predicted: Route | undefined): Float64Array {
     const c = this.config;
     const p = `model.layers.${l}.mlp`;
-    const logits = matvec(this.w.matrix(`${p}.gate`), x);
-    const route =
-      c.arch === 'qwen3_moe'
-        ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
-        : routeSigmoidGroup(logits, this.w.floats(`${p}.gate.e_score_correction_bias`), {
-            k: c.topK, nGroup: c.nGroup, topkGroup: c.topkGroup, norm: c.normTopK, scaling: c.routedScaling,
-          });
+    const route = predicted ?? this.route(l, matvec(this.w.matrix(`${p}.gate`), x));
     this.options.onRoute?.(l, route);
+    const next = this.heads?.predict(l, x, route.experts, this.lastExperts[l]);
+    if (next) this.predicted[l + 1] = this.route(l + 1, next);
+    this.lastExperts[l] = route.experts;
     const out = new Float64Array(c.hidden);
     route.experts.forEach((e, i) => axpy(out, route.weights[i], this.mlp(`${p}.switch_mlp`, x, e)));
     if (c.sharedExperts > 0) axpy(out, 1, this.mlp(`${p}.shared_experts`, x));

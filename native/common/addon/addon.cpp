@@ -64,6 +64,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   bs::addon::register_engine(env, exports);
   bs::addon::register_bench(env, exports);
+  bs::addon::register_prerouter(env, exports);
   bs::addon::register_adapters(env, exports);
   return exports;
 }

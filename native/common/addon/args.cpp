@@ -51,4 +51,35 @@ std::string string_option(const Napi::Value& opts, const char* fn, const char* k
   return "";
 }
 
+std::string number_option(const Napi::Value& opts, const char* fn, const char* key, double lo, double hi, double& out) {
+  if (opts.IsUndefined() || opts.IsNull()) return "";
+  if (!opts.IsObject()) return std::string(fn) + ": options must be an object";
+  const Napi::Value v = opts.As<Napi::Object>().Get(key);
+  if (v.IsUndefined()) return "";
+  const std::string rule = std::string(fn) + ": option " + key + " must be a number between " + std::to_string(lo) +
+                           " and " + std::to_string(hi);
+  if (!v.IsNumber()) return rule + ", got a " + type_name(v);
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || d < lo || d > hi) return rule + ", got " + v.ToString().Utf8Value();
+  out = d;
+  return "";
+}
+
+std::string bool_option(const Napi::Value& opts, const char* fn, const char* key, bool& out) {
+  if (opts.IsUndefined() || opts.IsNull()) return "";
+  if (!opts.IsObject()) return std::string(fn) + ": options must be an object";
+  const Napi::Value v = opts.As<Napi::Object>().Get(key);
+  if (v.IsUndefined()) return "";
+  if (!v.IsBoolean()) return std::string(fn) + ": option " + key + " must be true or false, got a " + type_name(v);
+  out = v.As<Napi::Boolean>().Value();
+  return "";
+}
+
+std::string bytes_option(const Napi::Value& opts, const char* fn, const char* key, uint64_t& out) {
+  int64_t v = static_cast<int64_t>(out);
+  const std::string err = int_option(opts, fn, key, 0, 1ll << 53, v, v);
+  if (err.empty()) out = static_cast<uint64_t>(v);
+  return err;
+}
+
 }  // namespace bs::addon

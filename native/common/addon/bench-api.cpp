@@ -2,6 +2,7 @@
 #include "common/addon/args.h"
 #include "common/addon/async.h"
 #include "common/addon/exports.h"
+#include "common/io/model-files.h"
 #include "cpu/membw.h"
 
 namespace bs::addon {
@@ -28,10 +29,25 @@ Napi::Value Membw(const Napi::CallbackInfo& info) {
       });
 }
 
+Napi::Value DropPageCache(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray()) return rejected(env, "dropPageCache: paths must be an array of file paths");
+  auto paths = std::make_shared<std::vector<std::string>>();
+  Napi::Array a = info[0].As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    if (!a.Get(i).IsString()) return rejected(env, "dropPageCache: paths[" + std::to_string(i) + "] must be a string");
+    paths->push_back(a.Get(i).As<Napi::String>().Utf8Value());
+  }
+  return run_async(
+      env, [=] { for (const std::string& p : *paths) drop_page_cache(p); },
+      [](Napi::Env e) -> Napi::Value { return e.Undefined(); });
+}
+
 }  // namespace
 
 void register_bench(Napi::Env env, Napi::Object exports) {
   exports.Set("membw", Napi::Function::New(env, Membw, "membw"));
+  exports.Set("dropPageCache", Napi::Function::New(env, DropPageCache, "dropPageCache"));
 }
 
 }  // namespace bs::addon

@@ -8,6 +8,7 @@
 #include "common/addon/async.h"
 #include "common/addon/exports.h"
 #include "common/addon/handles.h"
+#include "common/addon/stream-api.h"
 
 namespace bs::addon {
 
@@ -44,6 +45,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("backend", m.dispatch().backend().name);
   o.Set("threads", m.threads());
   o.Set("kvCache", m.kv_f16() ? "f16" : "f32");
+  o.Set("stream", stream_summary(env, m));
   return o;
 }
 
@@ -62,6 +64,7 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty() && kv_cache != "f32" && kv_cache != "f16") {
     err = "loadModel: kvCache must be \"f32\" or \"f16\", got \"" + kv_cache + "\"";
   }
+  if (err.empty()) err = stream_options(info[1], opts.stream);
   if (!err.empty()) return rejected(env, err);
   opts.kv_f16 = kv_cache == "f16";
   opts.threads = static_cast<int>(threads);
@@ -98,7 +101,7 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
   auto session = std::make_shared<std::shared_ptr<Session>>();
   return run_async(
       env, [=] { *session = std::make_shared<Session>(model, ctx); },
-      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0}, kSessionTag); });
+      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0, 0}, kSessionTag); });
 }
 
 // Shared path of prefill / decode / truncate: checks the handle and the busy flag, runs
@@ -127,6 +130,8 @@ Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn,
         box->busy = false;
         box->stats = session->stats();
         box->n_past = session->n_past();
+        const Model& m = session->model();
+        box->buffer_bytes = m.streamer ? m.streamer->buffer_bytes() : 0;
         keep_ptr->Reset();
       });
 }
@@ -188,6 +193,7 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("weightBytes", static_cast<double>(box->stats.weight_bytes));
   o.Set("expertsComputed", static_cast<double>(box->stats.experts_computed));
   o.Set("stateBytes", box->session && !box->busy ? static_cast<double>(box->session->state_bytes()) : 0.0);
+  o.Set("stream", stream_stats(info.Env(), box->stats, box->buffer_bytes));
   const LoraAdapter* adapter = box->session ? box->session->adapter().get() : nullptr;
   o.Set("adapter", adapter ? Napi::Value(Napi::String::New(info.Env(), adapter->name())) : info.Env().Null());
   return o;
@@ -201,6 +207,16 @@ Napi::Value DisposeSession(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+std::shared_ptr<Model> model_of(const Napi::Value& handle, const char* fn, std::string& err) {
+  ModelBox* box = unwrap<ModelBox>(handle, kModelTag);
+  if (!box) {
+    err = std::string(fn) + ": first argument is not a model handle";
+  } else if (!box->model) {
+    err = std::string(fn) + ": the model was disposed; load it again";
+  }
+  return box ? box->model : nullptr;
+}
 
 void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("loadModel", Napi::Function::New(env, LoadModel, "loadModel"));

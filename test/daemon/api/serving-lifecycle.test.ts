@@ -228,6 +228,32 @@ test('/metrics: loaded models, queue depth, token counters, time to first token 
   assert.equal(types.get('brainstem_decode_tokens_total'), 'counter');
 });
 
+test('/metrics: expert streaming counters of a staged + prerouter model, anonymous and file-backed memory', async () => {
+  const own = await startTestDaemon({ models: { streamed: { path: model.path, threads: 1, context_length: 2048, decode_path: 'staged', prerouter: 'on' } } });
+  try {
+    const res = await fetch(`${own.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'streamed', messages: ASK, max_tokens: 6, logit_bias: model.banStops }) });
+    assert.equal(res.status, 200);
+    const { samples, types } = parsePrometheus(await (await fetch(`${own.http}/metrics`, { headers: auth })).text());
+    const get = (name: string, labels: Record<string, string> = { model: 'streamed' }) =>
+      samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    // Staged decode loads the routed experts into slots; the prerouter routes every MoE layer but the first.
+    assert.ok(get('brainstem_expert_read_bytes_total')! > 0);
+    assert.ok(get('brainstem_expert_loads_total')! > 0);
+    assert.ok(get('brainstem_expert_prefetch_loads_total')! > 0);
+    assert.ok(get('brainstem_prerouter_predicted_layers_total')! > 0);
+    assert.ok(get('brainstem_expert_buffer_bytes')! > 0);
+    assert.equal(get('brainstem_expert_drops_total') ?? 0, 0);
+    assert.equal(get('brainstem_expert_prefetch_misses_total') ?? 0, 0);
+    assert.equal(types.get('brainstem_expert_blocked_seconds_total'), 'counter');
+    if (process.platform === 'linux') {
+      assert.ok(get('brainstem_process_rss_anon_bytes', {})! > 0);
+      assert.ok(get('brainstem_process_rss_file_bytes', {})! > 0);
+    }
+  } finally {
+    await own.stop();
+  }
+});
+
 test('stopping the daemon mid-stream ends generation promptly with an error, not a short answer', async () => {
   const profile = { path: model.path, threads: 1, context_length: 2048 };
   const own = await startTestDaemon({ models: { tiny: profile, other: profile } });

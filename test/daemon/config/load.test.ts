@@ -41,7 +41,10 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.mqtt.protocol, 'auto');
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
-  assert.deepEqual(c.engine, { keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true });
+  assert.deepEqual(c.engine, {
+    keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true,
+    prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'off',
+  });
   assert.deepEqual(c.models, {});
   assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [{ id: 'yam', robot: 'yam', transport: 'mqtt', tracking_error_rad: 0.12, settle: {}, sim: true, sim_args: [] }]);
   assert.deepEqual([c.robots.stale_ms, c.robots.heartbeat, c.robots.simulate], [200, { period_ms: 100, timeout_ms: 500 }, true]);
@@ -186,7 +189,10 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
   const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, keep_alive: -1 }, models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } } } });
   assert.equal(c.engine.threads, 4);
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
-  assert.deepEqual({ ...c.models['qwen3-30b'] }, { path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined, adapters: undefined });
+  assert.deepEqual({ ...c.models['qwen3-30b'] }, {
+    path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined,
+    prefill_path: undefined, decode_path: undefined, slots: undefined, cache_bytes: undefined, io_threads: undefined, io_mode: undefined, prerouter: undefined, adapters: undefined,
+  });
   assert.equal(c.models.b!.keep_alive, 0);
 });
 

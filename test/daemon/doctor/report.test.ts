@@ -4,6 +4,8 @@ import type { Systeminformation } from 'systeminformation';
 import { describeDisks, mountOf } from '../../../daemon/doctor/disks.js';
 import { formatDoctorReport } from '../../../daemon/doctor/format.js';
 import { recommendProfile } from '../../../daemon/doctor/profile.js';
+import { engineSchema } from '../../../daemon/engine/config.js';
+import { parseOrThrow } from '../../../daemon/util/schema.js';
 import { gatherDoctorReport, type DoctorProbe } from '../../../daemon/doctor/report.js';
 
 const GiB = 1024 ** 3;
@@ -18,8 +20,17 @@ test('recommended profile by memory tier, budget half of total', () => {
   const names = [4, 8, 16, 24, 64].map((g) => recommendProfile(g * GiB).name);
   assert.deepEqual(names, ['minimal', 'compact', 'standard', 'roomy', 'resident']);
   assert.equal(recommendProfile(16 * GiB).engine_budget_bytes, 8 * GiB);
-  assert.equal(recommendProfile(16 * GiB).routing_k, 4);
+  assert.equal(recommendProfile(16 * GiB).profile.top_k, 4);
   assert.equal(recommendProfile(1 * GiB).engine_budget_bytes, GiB, 'at least 1 GiB');
+  // Every tier's engine keys are valid config, and streaming tiers use the prerouter.
+  for (const g of [4, 8, 16, 24, 64]) {
+    const r = recommendProfile(g * GiB);
+    const { top_k: _k, ...engine } = r.profile;
+    const parsed = parseOrThrow(engineSchema, engine) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(engine)) assert.equal(parsed[k], v, `${g} GiB: engine.${k}`);
+    assert.equal(r.profile.prerouter, g < 40 ? 'on' : 'off', `${g} GiB`);
+  }
+  assert.equal(recommendProfile(24 * GiB).profile.cache_bytes, 6 * GiB, 'roomy: half the budget for hot experts');
 });
 
 test('mountOf picks the longest mount prefix, not a sibling with a common prefix', () => {

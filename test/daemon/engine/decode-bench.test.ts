@@ -25,9 +25,67 @@ test('decode bench derives throughput from its clock and bytes from the weights 
   assert.ok(r.active_bytes_per_token > 0 && r.active_bytes_per_token < r.weight_file_bytes, JSON.stringify(r));
   assert.equal(r.decode_read_gb_s, (r.active_bytes_per_token * r.decode_tok_s) / 1e9);
   assert.ok(r.kv_cache_bytes > 0);
+  assert.equal(r.mem_limit_bytes, null);
+  assert.equal(r.prediction_recall, null, 'no prerouter, no recall');
+  assert.equal(r.slot_hit_rate, null, 'the exact path uses no slots');
+  assert.equal(r.blocked_ms_per_token, 0);
   if (process.platform === 'linux') {
     for (const k of ['rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes'] as const) assert.ok((r[k] ?? 0) > 0, k);
   }
+});
+
+test('decode bench reports the executor per decoded token: stalls, slot hits, prediction recall', async (t) => {
+  const dir = synthTemp(t, { arch: 'glm4_moe' });
+  const r = await runDecodeBench({ model: dir, threads: 2, prompt: 12, gen: 6, seed: 3, decodePath: 'staged', prefillPath: 'whole-layer', prerouter: 'on', ioMode: 'direct' }, fakeClock());
+  assert.equal(r.decode_path, 'staged');
+  assert.equal(r.prefill_path, 'whole-layer');
+  assert.equal(r.io_mode, 'direct');
+  assert.equal(r.prerouter, 'zero-training');
+  assert.ok(r.slot_hit_rate !== null && r.slot_hit_rate > 0 && r.slot_hit_rate <= 1, JSON.stringify(r));
+  assert.ok(r.prediction_recall !== null && r.prediction_recall > 0 && r.prediction_recall < 1, JSON.stringify(r));
+  assert.ok(r.blocked_ms_per_token >= 0 && r.expert_read_bytes_per_token > 0, JSON.stringify(r));
+  assert.equal(r.prefetch_unused_bytes, 0, 'prediction as routing uses every prefetched expert');
+  assert.ok(r.expert_buffer_bytes > 0);
+});
+
+test('bench decode arms: alternated isolated runs, medians, comparison, memory limit when the OS allows', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 2 });
+  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '4', '--threads', '2', '--path', 'staged',
+    '--prefill-path', 'whole-layer', '--prerouter', 'off,on', '--rounds', '2', '--mem-limit', '2GiB', '--cold', '--json'], {}, { timeoutMs: 120_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as {
+    arms: { arm: string; runs: number; killed: number; samples: { decode_tok_s: number[] }; prediction_recall: number | null }[];
+    comparison: { arm: string; vs: string; decode_speedup: number }[]; mem_limit_bytes: number | null; cgroup: string | null; mem_limit_note: string | null; rounds: number;
+  } & Record<string, unknown>;
+  assert.deepEqual(out.arms.map((a) => a.arm), ['decode staged, prefill whole-layer, prerouter off', 'decode staged, prefill whole-layer, prerouter on']);
+  for (const a of out.arms) {
+    assert.equal(a.runs, 2);
+    assert.equal(a.killed, 0);
+    assert.equal(a.samples.decode_tok_s.length, 2);
+  }
+  assert.equal(out.arms[0]!.prediction_recall, null);
+  assert.ok(out.arms[1]!.prediction_recall !== null);
+  assert.equal(out.comparison.length, 1);
+  assert.ok(out.comparison[0]!.decode_speedup > 0);
+  for (const key of ['decode_tok_s', 'blocked_ms_per_token', 'disk_read_bytes_per_token', 'slot_hit_rate', 'prefetch_unused_bytes', 'prediction_recall', 'mem_limit_bytes']) {
+    assert.ok(key in out, `missing ${key}`);
+  }
+  // Round 1 runs off then on, round 2 on then off.
+  assert.match(r.stderr, /round 1\/2: decode staged, prefill whole-layer, prerouter off\nround 1\/2: .*prerouter on\nround 2\/2: .*prerouter on\nround 2\/2: .*prerouter off/);
+  if (out.cgroup !== null) {
+    assert.equal(out.mem_limit_bytes, 2 * 2 ** 30);
+    assert.equal(out.mem_limit_note, null);
+  } else {
+    assert.equal(out.mem_limit_bytes, null);
+    assert.match(out.mem_limit_note ?? '', /^no memory limit applied: /);
+    assert.match(r.stderr, /no memory limit applied/);
+  }
+  const bad = await runCli(['bench', 'decode', '--model', dir, '--mem-limit', 'lots']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--mem-limit must be a size like 4GiB, 512MiB or a byte count, got "lots"/);
+  const badPath = await runCli(['bench', 'decode', '--model', dir, '--path', 'staged,fast']);
+  assert.equal(badPath.code, 2);
+  assert.match(badPath.stderr, /--path must be one of exact, staged, hot, whole-layer, got "fast"/);
 });
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {
@@ -36,7 +94,8 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, unknown>;
   for (const key of ['decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes',
-    'disk_read_bytes', 'active_bytes_per_token', 'threads']) {
+    'disk_read_bytes', 'active_bytes_per_token', 'threads', 'blocked_ms_per_token', 'disk_read_bytes_per_token', 'slot_hit_rate',
+    'prefetch_unused_bytes', 'prediction_recall', 'mem_limit_bytes']) {
     assert.ok(key in out, `missing ${key} in ${r.stdout}`);
   }
   assert.equal(out['backend'], 'cpu-ref');

@@ -22,6 +22,7 @@ import { Prng } from '../../../daemon/util/prng.js';
 import { runCli } from '../../helpers/daemon.js';
 import { tempDir } from '../../helpers/temp.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
+import { logitsDiff } from './logits-compare.js';
 
 const CASES: [Arch, SpecOverrides, string][] = [
   ['qwen3_moe', {}, 'qwen3_moe'],
@@ -57,15 +58,8 @@ function checkAgainstReference(name: string, got: GreedyResult, want: { tokens: 
   for (let step = 0; step < 24; step++) {
     const r = want.logits[step]!;
     const g = got.logits[step]!;
-    let scale = 1;
-    for (let v = 0; v < r.length; v++) scale = Math.max(scale, Math.abs(r[v]!));
-    let worst = 0;
-    let at = 0;
-    for (let v = 0; v < r.length; v++) {
-      const d = Math.abs(g[v]! - r[v]!);
-      if (d > worst) [worst, at] = [d, v];
-    }
-    assert.ok(worst <= 1e-5 * scale, `${name} step ${step}: token ${at} engine ${g[at]} vs reference ${r[at]} (|Δ| ${worst}, bound ${1e-5 * scale})`);
+    const d = logitsDiff(g, r);
+    assert.ok(d.worst <= d.bound, `${name} step ${step}: token ${d.at} engine ${g[d.at]} vs reference ${r[d.at]} (|Δ| ${d.worst}, bound ${d.bound})`);
   }
 }
 

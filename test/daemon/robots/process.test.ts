@@ -71,9 +71,11 @@ test('the daemon dies mid-move (SIGKILL, external Mosquitto): the controller sto
   const rpc = await RpcTestClient.connect(d.runtime.ws, d.token);
   await ready(rpc, 'arm1');
   const p = (await rpc.call('robots.call', { robot: 'arm1', call: { name: 'get_state', arguments: {} } })).result.arms.arm.tcp;
-  const target = { pose_xyzquat: [p[0] + 0.08, p[1], p[2], p[3], p[4], p[5], p[6]] };
+  // Out and back twice (several seconds), so a loaded machine still kills the daemon mid-trajectory.
+  const at = (dx: number) => ({ pose_xyzquat: [p[0] + dx, p[1], p[2], p[3], p[4], p[5], p[6]] });
+  const poses = [at(0.08), at(0), at(0.08), at(0)];
   // Sent raw: its reply never comes (the daemon is killed), and call() would keep a timer running.
-  rpc.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'move', method: 'robots.call', params: { robot: 'arm1', call: { name: 'move_to', arguments: { target } } } }));
+  rpc.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'move', method: 'robots.call', params: { robot: 'arm1', call: { name: 'move_eef_chunk', arguments: { poses } } } }));
   await waitFor(() => (states.at(-1)?.arms.arm?.mode === 'follow' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) > 0.02 ? true : undefined), 'the arm moving');
   const lastHb = states.at(-1)!.hb!;
   d.child.kill('SIGKILL');

@@ -1,0 +1,540 @@
+#include "common/experts/streamer.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "common/error.h"
+
+namespace bs {
+
+namespace {
+
+constexpr uint64_t kWarmChunk = 8ull << 20;  // whole-layer reads are split so all I/O threads share a layer
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// Expert tensors are read at random: readahead through the mapping would pull in neighbours.
+void advise_random(const Model& m, int64_t l) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  for (const TensorInfo* t : m.layers[l].moe.expert_tensors) {
+    const uint64_t p = reinterpret_cast<uint64_t>(t->data);
+    const uint64_t lo = p / page * page;
+    ::madvise(reinterpret_cast<void*>(lo), p + t->nbytes - lo, MADV_RANDOM);
+  }
+}
+
+}  // namespace
+
+StreamCounters& StreamCounters::operator+=(const StreamCounters& o) {
+  blocked_ns += o.blocked_ns;
+  io_bytes += o.io_bytes;
+  loads += o.loads;
+  prefetch_loads += o.prefetch_loads;
+  prefetch_bytes += o.prefetch_bytes;
+  prefetch_unused_bytes += o.prefetch_unused_bytes;
+  slot_hits += o.slot_hits;
+  slot_misses += o.slot_misses;
+  fallbacks += o.fallbacks;
+  drops += o.drops;
+  layer_reads += o.layer_reads;
+  prefetch_misses += o.prefetch_misses;
+  return *this;
+}
+
+StreamCounters StreamCounters::operator-(const StreamCounters& o) const {
+  StreamCounters d;
+  d.blocked_ns = blocked_ns - o.blocked_ns;
+  d.io_bytes = io_bytes - o.io_bytes;
+  d.loads = loads - o.loads;
+  d.prefetch_loads = prefetch_loads - o.prefetch_loads;
+  d.prefetch_bytes = prefetch_bytes - o.prefetch_bytes;
+  d.prefetch_unused_bytes = prefetch_unused_bytes - o.prefetch_unused_bytes;
+  d.slot_hits = slot_hits - o.slot_hits;
+  d.slot_misses = slot_misses - o.slot_misses;
+  d.fallbacks = fallbacks - o.fallbacks;
+  d.drops = drops - o.drops;
+  d.layer_reads = layer_reads - o.layer_reads;
+  d.prefetch_misses = prefetch_misses - o.prefetch_misses;
+  return d;
+}
+
+ExpertStreamer::ExpertStreamer(const Model& m, const StreamOptions& opts) : opts_(opts) {
+  const int K = m.top_k;
+  if (opts.io_threads < 1 || opts.io_threads > 64) fail("ioThreads must be between 1 and 64, got ", opts.io_threads);
+  staged_slots_ = opts.slots > 0 ? opts.slots : K;
+  if (staged_slots_ > m.cfg.router.n_experts) {
+    fail("slots must be at most the ", m.cfg.router.n_experts, " experts of a layer, got ", staged_slots_);
+  }
+  const int64_t L = m.cfg.n_layers;
+  layers_.resize(L);
+  next_moe_.assign(L, -1);
+  int ordinal = 0;
+  for (int64_t l = 0; l < L; ++l) {
+    if (!m.layers[l].is_moe) continue;
+    auto x = std::make_unique<Layer>();
+    x->layout = layer_layout(m, l);
+    x->ordinal = ordinal++;
+    x->keep.assign(x->layout.n_experts, 0);
+    layers_[l] = std::move(x);
+    advise_random(m, l);
+  }
+  for (int64_t l = L - 2; l >= 0; --l) next_moe_[l] = layers_[l + 1] ? l + 1 : next_moe_[l + 1];
+  const bool uses_hot = opts.prefill_path == ExpertPath::Hot || opts.decode_path == ExpertPath::Hot;
+  const uint64_t per_layer = static_cast<uint64_t>(ordinal) * m.expert_bytes;
+  hot_slots_ = opts.cache_bytes > 0 && per_layer > 0 ? static_cast<int>(opts.cache_bytes / per_layer) : 2 * K;
+  hot_slots_ = std::min(hot_slots_, m.cfg.router.n_experts);
+  if (uses_hot && hot_slots_ < 1) {
+    fail("cacheBytes ", opts.cache_bytes, " holds less than one expert per MoE layer for the hot path (needs ≥ ",
+         per_layer, " bytes: ", ordinal, " layers × ", m.expert_bytes, " bytes)");
+  }
+  std::vector<std::string> paths;
+  std::vector<uint64_t> sizes;
+  for (const auto& f : m.store->files()) {
+    paths.push_back(f->path());
+    sizes.push_back(f->size());
+  }
+  files_ = std::make_unique<ModelFiles>(paths, sizes, opts.io_mode);
+  pool_ = std::make_unique<IoPool>(opts.io_threads);
+}
+
+ExpertStreamer::~ExpertStreamer() { pool_.reset(); }
+
+uint64_t ExpertStreamer::buffer_bytes() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  uint64_t b = 0;
+  for (const auto& L : layers_) {
+    if (!L) continue;
+    if (L->staged) b += (L->staged->capacity() + 1) * L->layout.expert_bytes;
+    if (L->hot) b += (L->hot->capacity() + 1) * L->layout.expert_bytes;
+  }
+  for (const WholeBuffer& w : whole_) {
+    for (const AlignedBuffer& a : w.slabs) b += a.size();
+  }
+  return b;
+}
+
+SlotCache& ExpertStreamer::staged(Layer& L) {
+  if (!L.staged) L.staged = std::make_unique<SlotCache>(L.layout, staged_slots_);
+  return *L.staged;
+}
+
+SlotCache& ExpertStreamer::hot(Layer& L) {
+  if (!L.hot) {
+    L.hot = std::make_unique<SlotCache>(L.layout, hot_slots_);
+    L.counts.assign(L.layout.n_experts, 0.0);
+  }
+  return *L.hot;
+}
+
+void ExpertStreamer::begin_forward() {
+  files_->check_sizes();
+  std::lock_guard<std::mutex> lk(mu_);
+  ++gen_;
+}
+
+void ExpertStreamer::end_forward() {
+  std::lock_guard<std::mutex> lk(mu_);
+  for (auto& L : layers_) {
+    if (!L) continue;
+    for (SlotCache* c : {L->staged.get(), L->hot.get()}) {
+      if (!c) continue;
+      c->clear_pins();
+      c->clear_reservations();
+    }
+    L->deferred.clear();
+    L->reserved = false;
+  }
+}
+
+StreamCounters ExpertStreamer::counters() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return c_;
+}
+
+void ExpertStreamer::start_load(Layer& L, SlotCache& c, int s, int e, bool urgent, bool prefetched) {
+  if (c.assign(s, e, prefetched)) c_.prefetch_unused_bytes += L.layout.expert_bytes;
+  ++c_.loads;
+  if (prefetched) {
+    ++c_.prefetch_loads;
+    c_.prefetch_bytes += L.layout.expert_bytes;
+  }
+  SlotCache* cache = &c;
+  const int64_t layer = L.layout.layer;
+  pool_->submit(
+      [this, cache, s, e, layer](ReadScratch& rs) {
+        const LayerLayout& lay = cache->layout();
+        std::string err;
+        try {
+          const std::string what = "expert " + std::to_string(e) + " of layer " + std::to_string(layer);
+          for (size_t r = 0; r < lay.ranges.size(); ++r) {
+            const ExpertRange& x = lay.ranges[r];
+            files_->read(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes, cache->range_ptr(s, r), rs,
+                         what + " (" + x.tensor + ")");
+          }
+        } catch (const std::exception& ex) {
+          err = ex.what();
+        }
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          if (err.empty()) {
+            cache->set_ready(s);
+            c_.io_bytes += lay.expert_bytes;
+          } else {
+            cache->set_failed(s, err);
+          }
+        }
+        cv_.notify_all();
+      },
+      urgent);
+}
+
+void ExpertStreamer::wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, const std::vector<int>& slots) {
+  auto settled = [&] {
+    return std::none_of(slots.begin(), slots.end(), [&](int s) { return c.state(s) == SlotCache::State::Loading; });
+  };
+  if (!settled()) {
+    const uint64_t t0 = now_ns();
+    cv_.wait(lk, settled);
+    c_.blocked_ns += now_ns() - t0;
+  }
+  for (int s : slots) {
+    if (c.state(s) == SlotCache::State::Failed) fail(c.error(s));
+  }
+}
+
+void ExpertStreamer::willneed(const Layer& L, int e) const {
+  for (const ExpertRange& x : L.layout.ranges) files_->willneed(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes);
+}
+
+void ExpertStreamer::compute(const Model& m, const WeightMatrix* v, const std::vector<int>& which,
+                             const std::vector<int32_t>& id, Scratch& s) {
+  if (which.empty()) return;
+  const int64_t H = m.cfg.hidden;
+  int64_t rows = 0;
+  for (int g : which) rows += s.groups[g].end - s.groups[g].begin;
+  s.sub_ids.resize(rows);
+  if (rows == static_cast<int64_t>(s.order_ids.size())) {  // every group, in order: no copies
+    for (size_t i = 0; i < which.size(); ++i) {
+      const ExpertGroup& g = s.groups[which[i]];
+      std::fill(s.sub_ids.begin() + g.begin, s.sub_ids.begin() + g.end, id[i]);
+    }
+    expert_rows(m, v, s.sub_ids.data(), s.rows.data(), rows, s, s.act.data());
+    return;
+  }
+  s.sub_x.resize(rows * H);
+  s.sub_act.resize(rows * H);
+  int64_t r = 0;
+  for (size_t i = 0; i < which.size(); ++i) {
+    const ExpertGroup& g = s.groups[which[i]];
+    std::copy(s.rows.begin() + g.begin * H, s.rows.begin() + g.end * H, s.sub_x.begin() + r * H);
+    std::fill(s.sub_ids.begin() + r, s.sub_ids.begin() + r + (g.end - g.begin), id[i]);
+    r += g.end - g.begin;
+  }
+  expert_rows(m, v, s.sub_ids.data(), s.sub_x.data(), rows, s, s.sub_act.data());
+  r = 0;
+  for (int gi : which) {
+    const ExpertGroup& g = s.groups[gi];
+    std::copy_n(s.sub_act.begin() + r * H, (g.end - g.begin) * H, s.act.begin() + g.begin * H);
+    r += g.end - g.begin;
+  }
+}
+
+void ExpertStreamer::run(const Model& m, int64_t l, Phase phase, Scratch& s) {
+  Layer& L = layer(l);
+  switch (opts_.path(phase)) {
+    case ExpertPath::Exact: run_exact(m, L, s); break;
+    case ExpertPath::Staged: run_staged(m, L, s); break;
+    case ExpertPath::Hot: run_hot(m, L, s); break;
+    case ExpertPath::WholeLayer: run_whole(m, L, s); break;
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  L.ran_gen = gen_;
+  if (L.staged) L.staged->clear_reservations();
+  L.reserved = false;
+  flush_deferred(L);
+}
+
+void ExpertStreamer::run_exact(const Model& m, Layer& L, Scratch& s) {
+  // Scratch-held lists: the exact path (the default decode) allocates nothing once warm.
+  s.group_which.resize(s.groups.size());
+  std::iota(s.group_which.begin(), s.group_which.end(), 0);
+  s.group_ids.resize(s.groups.size());
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    s.group_ids[g] = s.groups[g].expert;
+    willneed(L, s.group_ids[g]);  // the kernel reads the ranges in the background while the first experts compute
+  }
+  compute(m, L.layout.proto, s.group_which, s.group_ids, s);
+}
+
+void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
+  std::unique_lock<std::mutex> lk(mu_);
+  SlotCache& c = staged(L);
+  const int n_groups = static_cast<int>(s.groups.size());
+  // More distinct experts than slots (a prefill chunk): the slots are filled in waves.
+  for (int w0 = 0; w0 < n_groups; w0 += c.capacity()) {
+    const int w1 = std::min(n_groups, w0 + c.capacity());
+    std::fill(L.keep.begin(), L.keep.end(), 0);
+    for (int g = w0; g < w1; ++g) L.keep[s.groups[g].expert] = 1;
+    std::vector<int> pinned, which, fallback;
+    std::vector<int32_t> fallback_ids;
+    const uint64_t tick = ++tick_;
+    for (int g = w0; g < w1; ++g) {
+      const int slot = c.find(s.groups[g].expert);
+      if (slot < 0) continue;
+      c.pin(slot, tick);
+      pinned.push_back(slot);
+      ++c_.slot_hits;
+    }
+    for (int g = w0; g < w1; ++g) {
+      const int e = s.groups[g].expert;
+      if (c.find(e) >= 0) {
+        which.push_back(g);
+        continue;
+      }
+      const int v = c.victim(L.keep);
+      ++c_.slot_misses;
+      if (L.reserved) ++c_.prefetch_misses;  // routed by a prediction, yet not prefetched
+      if (v < 0) {  // every slot is held for this step: compute this one from the file
+        fallback.push_back(g);
+        fallback_ids.push_back(e);
+        continue;
+      }
+      start_load(L, c, v, e, /*urgent=*/true, /*prefetched=*/false);
+      c.pin(v, tick);
+      pinned.push_back(v);
+      which.push_back(g);
+    }
+    wait_slots(lk, c, pinned);
+    std::vector<int32_t> ids;
+    for (int g : which) {
+      ids.push_back(c.mapped(s.groups[g].expert));
+      if (ids.back() == c.zero_slot()) c_.drops += s.groups[g].end - s.groups[g].begin;
+    }
+    c_.fallbacks += fallback.size();
+    lk.unlock();
+    compute(m, c.views(), which, ids, s);
+    compute(m, L.layout.proto, fallback, fallback_ids, s);
+    lk.lock();
+    for (int slot : pinned) c.unpin(slot);
+  }
+}
+
+void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {
+  std::unique_lock<std::mutex> lk(mu_);
+  SlotCache& c = hot(L);
+  const int E = L.layout.n_experts;
+  for (double& x : L.counts) x *= opts_.hot_decay;
+  for (const ExpertGroup& g : s.groups) L.counts[g.expert] += static_cast<double>(g.end - g.begin);
+  if (L.hot_runs++ % static_cast<uint64_t>(opts_.hot_interval) == 0) {
+    // Re-choose the resident set: decayed counts plus a bonus for the experts predicted next.
+    std::vector<double> score(L.counts);
+    for (int32_t e : L.predicted) score[e] += opts_.hot_bonus;
+    std::vector<int> order(E);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score[a] > score[b]; });
+    std::fill(L.keep.begin(), L.keep.end(), 0);
+    const int want = std::min(c.capacity(), E);
+    for (int i = 0; i < want && score[order[i]] > 0; ++i) L.keep[order[i]] = 1;
+    for (int i = 0; i < want && score[order[i]] > 0; ++i) {
+      if (c.find(order[i]) >= 0) continue;
+      const int v = c.victim(L.keep);
+      if (v < 0) break;
+      start_load(L, c, v, order[i], /*urgent=*/false, /*prefetched=*/false);
+    }
+  }
+  std::vector<int> hit, miss, pinned;
+  std::vector<int32_t> hit_ids, miss_ids;
+  const uint64_t tick = ++tick_;
+  for (int g = 0; g < static_cast<int>(s.groups.size()); ++g) {
+    const int e = s.groups[g].expert;
+    const int slot = c.find(e);
+    if (slot >= 0 && c.state(slot) == SlotCache::State::Ready) {
+      c.pin(slot, tick);
+      pinned.push_back(slot);
+      hit.push_back(g);
+      hit_ids.push_back(c.mapped(e));
+      ++c_.slot_hits;
+    } else {
+      miss.push_back(g);
+      miss_ids.push_back(e);
+      willneed(L, e);
+      ++c_.slot_misses;
+      ++c_.fallbacks;
+    }
+  }
+  lk.unlock();
+  compute(m, c.views(), hit, hit_ids, s);
+  compute(m, L.layout.proto, miss, miss_ids, s);
+  lk.lock();
+  for (int slot : pinned) c.unpin(slot);
+}
+
+void ExpertStreamer::start_warm(Layer& L, bool urgent) {
+  // Lock held by the caller.
+  if (L.warm_gen == gen_) return;
+  L.warm_gen = gen_;
+  L.warm_error.clear();
+  ++c_.layer_reads;
+  const bool direct = opts_.io_mode == IoMode::Direct;
+  WholeBuffer* buf = nullptr;
+  if (direct) {
+    L.warm_buffer = L.ordinal % 2;
+    buf = &whole_[L.warm_buffer];
+    if (buf->slabs.empty()) {
+      const size_t n = L.layout.ranges.size();
+      buf->slabs.resize(n);
+      buf->bases.resize(n);
+      for (size_t r = 0; r < n; ++r) buf->slabs[r].reset(L.layout.ranges[r].bytes * L.layout.n_experts + kIoAlign);
+    }
+    // Each range starts at its file's block phase (base ≡ offset mod kIoAlign): direct reads land in place.
+    for (size_t r = 0; r < L.layout.ranges.size(); ++r) {
+      buf->bases[r] = buf->slabs[r].data() + L.layout.ranges[r].offset % kIoAlign;
+    }
+  }
+  Layer* layer = &L;
+  for (size_t r = 0; r < L.layout.ranges.size(); ++r) {
+    const ExpertRange& x = L.layout.ranges[r];
+    const uint64_t total = x.bytes * static_cast<uint64_t>(L.layout.n_experts);
+    for (uint64_t c0 = 0; c0 < total; c0 += kWarmChunk) {
+      const uint64_t len = std::min(kWarmChunk, total - c0);
+      ++L.warm_pending;
+      if (buf) ++buf->pending;
+      uint8_t* dst = buf ? buf->bases[r] + c0 : nullptr;
+      pool_->submit(
+          [this, layer, buf, x, c0, len, dst](ReadScratch& rs) {
+            std::string err;
+            try {
+              const std::string what = "layer " + std::to_string(layer->layout.layer) + " (" + x.tensor + ")";
+              if (dst) {
+                files_->read(x.file, x.offset + c0, len, dst, rs, what);
+              } else {
+                files_->warm(x.file, x.offset + c0, len, rs, what);
+              }
+            } catch (const std::exception& ex) {
+              err = ex.what();
+            }
+            {
+              std::lock_guard<std::mutex> lk(mu_);
+              --layer->warm_pending;
+              if (buf) --buf->pending;
+              if (err.empty()) {
+                c_.io_bytes += len;
+              } else if (layer->warm_error.empty()) {
+                layer->warm_error = err;
+              }
+            }
+            cv_.notify_all();
+          },
+          urgent);
+    }
+  }
+}
+
+void ExpertStreamer::run_whole(const Model& m, Layer& L, Scratch& s) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const bool direct = opts_.io_mode == IoMode::Direct;
+  // A buffer still receiving an abandoned pass's reads is not reused until they land.
+  if (direct && L.warm_gen != gen_) cv_.wait(lk, [&] { return whole_[L.ordinal % 2].pending == 0; });
+  start_warm(L, /*urgent=*/true);
+  const int64_t next = next_moe_[L.layout.layer];
+  if (next >= 0) {
+    Layer& N = layer(next);
+    // Read the next layer while this one computes (direct: only into a buffer that is idle).
+    if (!direct || whole_[N.ordinal % 2].pending == 0) start_warm(N, /*urgent=*/false);
+  }
+  if (L.warm_pending > 0) {
+    const uint64_t t0 = now_ns();
+    cv_.wait(lk, [&] { return L.warm_pending == 0; });
+    c_.blocked_ns += now_ns() - t0;
+  }
+  if (!L.warm_error.empty()) {
+    L.warm_gen = 0;  // read again next time
+    fail(L.warm_error);
+  }
+  WeightMatrix views[3];
+  const WeightMatrix* v = L.layout.proto;
+  if (direct) {
+    L.layout.views(whole_[L.warm_buffer].bases.data(), L.layout.n_experts, views);
+    v = views;
+  }
+  lk.unlock();
+  std::vector<int> which(s.groups.size());
+  std::iota(which.begin(), which.end(), 0);
+  std::vector<int32_t> id(s.groups.size());
+  for (size_t g = 0; g < s.groups.size(); ++g) id[g] = s.groups[g].expert;
+  compute(m, v, which, id, s);
+}
+
+void ExpertStreamer::flush_deferred(Layer& L) {
+  if (L.deferred.empty() || !L.staged) return;
+  SlotCache& c = *L.staged;
+  // Keep the whole predicted set, not only what waits: some of it is already in slots.
+  std::fill(L.keep.begin(), L.keep.end(), 0);
+  for (int32_t e : L.predicted) L.keep[e] = 1;
+  for (int32_t e : L.deferred) L.keep[e] = 1;
+  for (int32_t e : L.deferred) {
+    if (c.find(e) >= 0) continue;
+    const int v = c.victim(L.keep);
+    if (v < 0) break;
+    start_load(L, c, v, e, /*urgent=*/false, /*prefetched=*/true);
+  }
+  L.deferred.clear();
+}
+
+void ExpertStreamer::prefetch(int64_t l, const int32_t* ids, int k) {
+  std::lock_guard<std::mutex> lk(mu_);
+  Layer& L = layer(l);
+  L.predicted.assign(ids, ids + k);
+  switch (opts_.decode_path) {
+    case ExpertPath::Staged: {
+      SlotCache& c = staged(L);
+      // Slots of this layer still hold what it routes to in this step unless those are reserved.
+      if (L.ran_gen != gen_ && !L.reserved) {
+        L.deferred.insert(L.deferred.end(), ids, ids + k);
+        return;
+      }
+      std::fill(L.keep.begin(), L.keep.end(), 0);
+      for (int i = 0; i < k; ++i) L.keep[ids[i]] = 1;
+      for (int i = 0; i < k; ++i) {
+        if (c.find(ids[i]) >= 0) continue;
+        const int v = c.victim(L.keep);
+        if (v < 0) {
+          L.deferred.push_back(ids[i]);
+          continue;
+        }
+        start_load(L, c, v, ids[i], /*urgent=*/false, /*prefetched=*/true);
+      }
+      break;
+    }
+    case ExpertPath::Hot:
+    case ExpertPath::Exact:
+      for (int i = 0; i < k; ++i) {
+        const int slot = L.hot ? L.hot->find(ids[i]) : -1;
+        if (slot < 0 || L.hot->state(slot) != SlotCache::State::Ready) willneed(L, ids[i]);
+      }
+      break;
+    case ExpertPath::WholeLayer: break;
+  }
+}
+
+void ExpertStreamer::reserve(int64_t l, const int32_t* ids, int k) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (opts_.decode_path != ExpertPath::Staged) return;
+  Layer& L = layer(l);
+  SlotCache& c = staged(L);
+  for (int i = 0; i < k; ++i) {
+    const int s = c.find(ids[i]);
+    if (s >= 0) c.reserve(s);
+  }
+  L.reserved = true;
+}
+
+}  // namespace bs
