@@ -67,6 +67,8 @@ export class IkSolver {
   private trialQ: Float64Array;
   private readonly best: Float64Array;
   private target!: Transform;
+  /** Whether frames and tcp hold the FK of q (true after any descent; the iterate stays in q). */
+  private fkOfQ = false;
   private energy = 0;
   private posErr = 0;
   private rotErr = 0;
@@ -103,7 +105,13 @@ export class IkSolver {
       return this.refuse('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`, seed);
     }
     this.target = target;
-    for (let i = 0; i < n; i++) this.q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+    // Sequential IK seeds each solve with the previous answer, whose FK is still in frames and tcp.
+    let reuse = this.fkOfQ;
+    for (let i = 0; i < n; i++) {
+      const x = clamp(seed[i], chain.lower[i], chain.upper[i]);
+      if (!Object.is(x, this.q[i])) reuse = false;
+      this.q[i] = x;
+    }
 
     let iterations = 0;
     let attempts = 0;
@@ -115,7 +123,8 @@ export class IkSolver {
     const maxAttempts = coldStart ? coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER : 1;
     for (;;) {
       attempts++;
-      iterations += this.descend();
+      iterations += this.descend(reuse);
+      reuse = false;
       accepted = this.posErr <= tol.acceptPosition && this.rotErr <= tol.acceptRotation;
       if (accepted || this.energy < bestEnergy) {
         bestEnergy = this.energy;
@@ -145,13 +154,18 @@ export class IkSolver {
     return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
   }
 
-  /** One damped least-squares descent from this.q; leaves the final iterate there. Returns iterations. */
-  private descend(): number {
+  /**
+   * One damped least-squares descent from this.q; leaves the final iterate there (with its FK in
+   * frames and tcp). fkKnown: frames and tcp already hold the FK of this.q. Returns iterations.
+   */
+  private descend(fkKnown: boolean): number {
     const n = this.n;
     const tol = this.tolerances;
     const chain = this.chain;
     const maxStep = tol.maxStep;
-    this.evaluate(this.q, this.frames, this.tcp, this.e);
+    if (fkKnown) poseErrorVector(this.target, this.tcp, this.e);
+    else this.evaluate(this.q, this.frames, this.tcp, this.e);
+    this.fkOfQ = true;
     this.energy = this.weightedEnergy(this.e);
     this.measure();
     let mu = MU_START;
@@ -280,6 +294,7 @@ export class IkSolver {
   /** Uniform within limits; a revolute range wider than 2π is sampled over one turn inside it. */
   private randomSeed(rng: Rng): void {
     const c = this.chain;
+    this.fkOfQ = false;
     for (let i = 0; i < this.n; i++) {
       let lo = c.lower[i], hi = c.upper[i];
       if (!c.prismatic[i] && !(hi - lo <= 2 * Math.PI)) {
