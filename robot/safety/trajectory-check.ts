@@ -9,7 +9,7 @@ import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
-import { LinkCapsules } from './link-capsules.js';
+import { LinkCapsules, capsulesApart } from './link-capsules.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -96,7 +96,11 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
           if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
         }
       }
-      for (const [i, j] of arm.selfPairs) {
+      // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
+      const pairs = arm.selfPairs;
+      for (let p = 0; p < pairs.length; p++) {
+        const i = pairs[p][0], j = pairs[p][1];
+        if (capsulesApart(c, i, c, j, minSelf)) continue;
         const d = segmentDistance(c.world, i * 6, i * 6 + 3, c.world, j * 6, j * 6 + 3) - c.radius[i] - c.radius[j];
         minSelf = Math.min(minSelf, d);
         if (d <= 0) return fail({ code: 'self-collision', arm: arm.name, links: [c.links[i], c.links[j]], sample: k, distance: d });
@@ -107,6 +111,7 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
         const ca = arms[a].capsules, cb = arms[b].capsules;
         for (let i = 0; i < ca.count; i++) {
           for (let j = 0; j < cb.count; j++) {
+            if (capsulesApart(ca, i, cb, j, minArm)) continue;
             const d = segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
             minArm = Math.min(minArm, d);
             if (d < env.minClearance) {
