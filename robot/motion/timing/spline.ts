@@ -29,13 +29,20 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   upper[1] = h1 - (h0 * h0) / h1;
   diag[last] = 2 * a + 3 * b + (b * b) / a;
   lower[last] = a - (b * b) / a;
-  // Thomas algorithm; the eliminated diagonal depends on s only.
-  for (let k = 2; k <= last; k++) diag[k] -= (lower[k] / diag[k - 1]) * upper[k - 1];
+  // Thomas algorithm; the eliminated diagonal and the elimination factors depend on s only.
+  const factor = new Float64Array(count);
+  for (let k = 2; k <= last; k++) {
+    factor[k] = lower[k] / diag[k - 1];
+    diag[k] -= factor[k] * upper[k - 1];
+  }
   const rhs = new Float64Array(count);
   for (let j = 0; j < joints; j++) {
+    let before = slope(0, j);
     for (let k = 1; k <= last; k++) {
-      rhs[k] = 6 * (slope(k, j) - slope(k - 1, j));
-      if (k > 1) rhs[k] -= (lower[k] / diag[k - 1]) * rhs[k - 1];
+      const next = slope(k, j);
+      rhs[k] = 6 * (next - before);
+      if (k > 1) rhs[k] -= factor[k] * rhs[k - 1];
+      before = next;
     }
     for (let k = last; k >= 1; k--) m2[k * joints + j] = (rhs[k] - (k < last ? upper[k] * m2[(k + 1) * joints + j] : 0)) / diag[k];
     const m1 = m2[joints + j], mNext = m2[2 * joints + j];
@@ -46,7 +53,7 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   return m2;
 }
 
-/** Joint positions at progress x on interval [s[k], s[k+1]] into out; dq/ds and d²q/ds² into d1, d2 if given. */
+/** Joint positions at progress x on interval [s[k], s[k+1]] into out[at …]; dq/ds and d²q/ds² into d1, d2 if given. */
 export function evalSpline(
   s: Float64Array,
   q: Float64Array,
@@ -55,6 +62,7 @@ export function evalSpline(
   k: number,
   x: number,
   out: Float64Array,
+  at: number,
   d1?: Float64Array,
   d2?: Float64Array,
 ): void {
@@ -63,7 +71,7 @@ export function evalSpline(
   const c = (h * h) / 6;
   for (let j = 0; j < joints; j++) {
     const i0 = k * joints + j, i1 = i0 + joints;
-    out[j] = w * q[i0] + u * q[i1] + c * ((w * w * w - w) * m2[i0] + (u * u * u - u) * m2[i1]);
+    out[at + j] = w * q[i0] + u * q[i1] + c * ((w * w * w - w) * m2[i0] + (u * u * u - u) * m2[i1]);
     if (d1) d1[j] = (q[i1] - q[i0]) / h + (h / 6) * ((1 - 3 * w * w) * m2[i0] + (3 * u * u - 1) * m2[i1]);
     if (d2) d2[j] = w * m2[i0] + u * m2[i1];
   }
