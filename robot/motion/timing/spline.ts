@@ -4,6 +4,22 @@
 // spline away from the path near every segment end, where the path is rarely straight, and the
 // wiggle shows up as jerk where segments start and stop. Not-a-knot reproduces any cubic.
 
+/** The tridiagonal system's work arrays, reused (typed arrays over 64 bytes cost ~1 µs each). */
+const scratch = { lower: new Float64Array(0), diag: new Float64Array(0), upper: new Float64Array(0), factor: new Float64Array(0), rhs: new Float64Array(0) };
+
+/** Work arrays of at least count entries; every entry the solve reads it writes first. */
+function scratchFor(count: number): typeof scratch {
+  if (scratch.lower.length < count) {
+    const store = new Float64Array(5 * count);
+    scratch.lower = store.subarray(0, count);
+    scratch.diag = store.subarray(count, 2 * count);
+    scratch.upper = store.subarray(2 * count, 3 * count);
+    scratch.factor = store.subarray(3 * count, 4 * count);
+    scratch.rhs = store.subarray(4 * count, 5 * count);
+  }
+  return scratch;
+}
+
 /** Second derivatives d²q/ds² at each sample (count × joints); 3 samples give the parabola, 2 a line. */
 export function splineCurvatures(s: Float64Array, q: Float64Array, count: number, joints: number): Float64Array {
   const m2 = new Float64Array(count * joints);
@@ -18,7 +34,7 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   // with m_0 and m_{last+1} eliminated by the not-a-knot conditions (third derivative continuous
   // at s_1 and s_last): m_0 = m_1 + (h_0/h_1)(m_1 − m_2), and the mirror image at the end.
   const last = count - 2;
-  const lower = new Float64Array(count), diag = new Float64Array(count), upper = new Float64Array(count);
+  const { lower, diag, upper, factor, rhs } = scratchFor(count);
   for (let k = 1; k <= last; k++) {
     lower[k] = h(k - 1);
     diag[k] = 2 * (h(k - 1) + h(k));
@@ -30,12 +46,10 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   diag[last] = 2 * a + 3 * b + (b * b) / a;
   lower[last] = a - (b * b) / a;
   // Thomas algorithm; the eliminated diagonal and the elimination factors depend on s only.
-  const factor = new Float64Array(count);
   for (let k = 2; k <= last; k++) {
     factor[k] = lower[k] / diag[k - 1];
     diag[k] -= factor[k] * upper[k - 1];
   }
-  const rhs = new Float64Array(count);
   for (let j = 0; j < joints; j++) {
     let before = slope(0, j);
     for (let k = 1; k <= last; k++) {
