@@ -85,7 +85,7 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
       const n = arm.chain.dof;
       const v = jointViolations[a];
       if (v?.sample === k) return fail(v);
-      forwardKinematics(arm.chain, subarray(q, k * n, n), tcp, frames[a]);
+      forwardKinematics(arm.chain, q, tcp, frames[a], k * n);
       arm.capsules.place(frames[a]);
       const outside = pointOutside(env, tcp[3], tcp[7], tcp[11], 0);
       if (outside) return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
@@ -181,10 +181,6 @@ export function pointOutside(env: SafetyEnvelope, x: number, y: number, z: numbe
   const below = env.table.offset + r - (n[0] * x + n[1] * y + n[2] * z);
   if (below > 0) return { code: 'table', distance: below };
   return undefined;
-}
-
-function subarray(q: ArrayLike<number>, start: number, length: number): ArrayLike<number> {
-  return q instanceof Float64Array ? q.subarray(start, start + length) : Array.prototype.slice.call(q, start, start + length);
 }
 
 function fail(violation: SafetyViolation): SafetyResult {

@@ -119,10 +119,13 @@ function joinGap(prev: JointPath, next: JointPath): number {
   return gap;
 }
 
+/** Tick times, reused: rewritten up to the count for every call (the rate may change). */
+let ticks = new Float64Array(0);
+
 function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
-  const t = new Float64Array(traj.count);
-  for (let i = 0; i < traj.count; i++) t[i] = i / traj.rate;
-  return limitRatios(t, traj.q, traj.count, traj.joints, limits);
+  if (ticks.length < traj.count) ticks = new Float64Array(2 * traj.count);
+  for (let i = 0; i < traj.count; i++) ticks[i] = i / traj.rate;
+  return limitRatios(ticks, traj.q, traj.count, traj.joints, limits);
 }
 
 function fail(
