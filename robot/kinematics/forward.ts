@@ -5,9 +5,10 @@ import type { KinematicChain } from './chain.js';
 
 /**
  * Writes the TCP pose into `tcp` and, when `frames` is given, every chain frame: frames[0] is
- * the base, frames[i] joint i's frame after its motion (z = joint axis).
+ * the base, frames[i] joint i's frame after its motion (z = joint axis). The joints are
+ * q[offset … offset + dof − 1] (a row of a sampled trajectory without a view per row).
  */
-export function forwardKinematics(chain: KinematicChain, q: ArrayLike<number>, tcp: Transform, frames?: Float64Array): Transform {
+export function forwardKinematics(chain: KinematicChain, q: ArrayLike<number>, tcp: Transform, frames?: Float64Array, offset = 0): Transform {
   const f = chain.fixed;
   const n = chain.dof;
   if (frames) frames.set(chain.base, 0);
@@ -15,7 +16,7 @@ export function forwardKinematics(chain: KinematicChain, q: ArrayLike<number>, t
   let t10 = f[4], t11 = f[5], t12 = f[6], t13 = f[7];
   let t20 = f[8], t21 = f[9], t22 = f[10], t23 = f[11];
   for (let i = 0; i < n; i++) {
-    const qi = q[i];
+    const qi = q[offset + i];
     if (chain.prismatic[i]) {
       t03 += qi * t02;
       t13 += qi * t12;

@@ -9,7 +9,7 @@
 import type { Transform } from '../math/transform.js';
 import type { IkTolerances } from '../description/types.js';
 import type { KinematicChain } from './chain.js';
-import { choleskySolve } from './cholesky.js';
+import { choleskySolve, choleskySolve6 } from './cholesky.js';
 import { forwardKinematics, geometricJacobian } from './forward.js';
 import { poseErrorVector } from './pose-error.js';
 
@@ -67,6 +67,8 @@ export class IkSolver {
   private trialQ: Float64Array;
   private readonly best: Float64Array;
   private target!: Transform;
+  /** Whether frames and tcp hold the FK of q (true after any descent; the iterate stays in q). */
+  private fkOfQ = false;
   private energy = 0;
   private posErr = 0;
   private rotErr = 0;
@@ -103,7 +105,13 @@ export class IkSolver {
       return this.refuse('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`, seed);
     }
     this.target = target;
-    for (let i = 0; i < n; i++) this.q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+    // Sequential IK seeds each solve with the previous answer, whose FK is still in frames and tcp.
+    let reuse = this.fkOfQ;
+    for (let i = 0; i < n; i++) {
+      const x = clamp(seed[i], chain.lower[i], chain.upper[i]);
+      if (!Object.is(x, this.q[i])) reuse = false;
+      this.q[i] = x;
+    }
 
     let iterations = 0;
     let attempts = 0;
@@ -115,7 +123,8 @@ export class IkSolver {
     const maxAttempts = coldStart ? coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER : 1;
     for (;;) {
       attempts++;
-      iterations += this.descend();
+      iterations += this.descend(reuse);
+      reuse = false;
       accepted = this.posErr <= tol.acceptPosition && this.rotErr <= tol.acceptRotation;
       if (accepted || this.energy < bestEnergy) {
         bestEnergy = this.energy;
@@ -145,13 +154,18 @@ export class IkSolver {
     return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
   }
 
-  /** One damped least-squares descent from this.q; leaves the final iterate there. Returns iterations. */
-  private descend(): number {
+  /**
+   * One damped least-squares descent from this.q; leaves the final iterate there (with its FK in
+   * frames and tcp). fkKnown: frames and tcp already hold the FK of this.q. Returns iterations.
+   */
+  private descend(fkKnown: boolean): number {
     const n = this.n;
     const tol = this.tolerances;
     const chain = this.chain;
     const maxStep = tol.maxStep;
-    this.evaluate(this.q, this.frames, this.tcp, this.e);
+    if (fkKnown) poseErrorVector(this.target, this.tcp, this.e);
+    else this.evaluate(this.q, this.frames, this.tcp, this.e);
+    this.fkOfQ = true;
     this.energy = this.weightedEnergy(this.e);
     this.measure();
     let mu = MU_START;
@@ -216,22 +230,30 @@ export class IkSolver {
     const e = this.e;
     const L = this.tolerances.characteristicLength;
     if (n >= 6) {
-      // Δq = Jᵀ(JJᵀ + λI)⁻¹e: a 6×6 system whatever the joint count.
-      for (let r = 0; r < 6; r++) {
-        for (let c = 0; c <= r; c++) {
-          let s = 0;
-          for (let i = 0; i < n; i++) s += J[r * n + i] * J[c * n + i];
-          a[r * 6 + c] = s;
-        }
-        a[r * 6 + r] += lambda;
-        rhs[r] = r < 3 ? e[r] : L * e[r];
-      }
-      if (!choleskySolve(a, rhs, 6)) return false;
+      // Δq = Jᵀ(JJᵀ + λI)⁻¹e: a 6×6 system whatever the joint count. JJᵀ (lower triangle) as the
+      // sum of the columns' outer products in locals: the same sums as row-by-row dot products
+      // (same order), at a third of the cost.
+      let a00 = 0, a10 = 0, a11 = 0, a20 = 0, a21 = 0, a22 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0, a40 = 0;
+      let a41 = 0, a42 = 0, a43 = 0, a44 = 0, a50 = 0, a51 = 0, a52 = 0, a53 = 0, a54 = 0, a55 = 0;
       for (let i = 0; i < n; i++) {
-        let s = 0;
-        for (let r = 0; r < 6; r++) s += J[r * n + i] * rhs[r];
-        this.dq[i] = s;
+        const j0 = J[i], j1 = J[n + i], j2 = J[2 * n + i], j3 = J[3 * n + i], j4 = J[4 * n + i], j5 = J[5 * n + i];
+        a00 += j0 * j0;
+        a10 += j1 * j0; a11 += j1 * j1;
+        a20 += j2 * j0; a21 += j2 * j1; a22 += j2 * j2;
+        a30 += j3 * j0; a31 += j3 * j1; a32 += j3 * j2; a33 += j3 * j3;
+        a40 += j4 * j0; a41 += j4 * j1; a42 += j4 * j2; a43 += j4 * j3; a44 += j4 * j4;
+        a50 += j5 * j0; a51 += j5 * j1; a52 += j5 * j2; a53 += j5 * j3; a54 += j5 * j4; a55 += j5 * j5;
       }
+      a[0] = a00 + lambda;
+      a[6] = a10; a[7] = a11 + lambda;
+      a[12] = a20; a[13] = a21; a[14] = a22 + lambda;
+      a[18] = a30; a[19] = a31; a[20] = a32; a[21] = a33 + lambda;
+      a[24] = a40; a[25] = a41; a[26] = a42; a[27] = a43; a[28] = a44 + lambda;
+      a[30] = a50; a[31] = a51; a[32] = a52; a[33] = a53; a[34] = a54; a[35] = a55 + lambda;
+      for (let r = 0; r < 6; r++) rhs[r] = r < 3 ? e[r] : L * e[r];
+      if (!choleskySolve6(a, rhs)) return false;
+      const y0 = rhs[0], y1 = rhs[1], y2 = rhs[2], y3 = rhs[3], y4 = rhs[4], y5 = rhs[5];
+      for (let i = 0; i < n; i++) this.dq[i] = 0 + J[i] * y0 + J[n + i] * y1 + J[2 * n + i] * y2 + J[3 * n + i] * y3 + J[4 * n + i] * y4 + J[5 * n + i] * y5;
       return true;
     }
     // n < 6: (JᵀJ + λI)Δq = Jᵀe.
@@ -280,6 +302,7 @@ export class IkSolver {
   /** Uniform within limits; a revolute range wider than 2π is sampled over one turn inside it. */
   private randomSeed(rng: Rng): void {
     const c = this.chain;
+    this.fkOfQ = false;
     for (let i = 0; i < this.n; i++) {
       let lo = c.lower[i], hi = c.upper[i];
       if (!c.prismatic[i] && !(hi - lo <= 2 * Math.PI)) {

@@ -5,33 +5,44 @@
 // They are exact for polynomials up to degree 1, 2, 3 and each equals the true derivative at
 // some time inside its span, so they never exceed the true peak.
 
-export interface SampleRates {
-  velocity: number;
-  acceleration: number;
-  jerk: number;
+/** Rates of one column at every sample: entry k from the differences ending at sample k, NaN
+ * where fewer samples precede k (velocity needs k ≥ 1, acceleration k ≥ 2, jerk k ≥ 3). */
+export interface ColumnRates {
+  velocity: Float64Array;
+  acceleration: Float64Array;
+  jerk: Float64Array;
 }
 
-export function newSampleRates(): SampleRates {
-  return { velocity: NaN, acceleration: NaN, jerk: NaN };
+export function newColumnRates(): ColumnRates {
+  return { velocity: new Float64Array(0), acceleration: new Float64Array(0), jerk: new Float64Array(0) };
 }
 
 /**
  * Rates of column j of samples q (row-major, `stride` values per sample) at strictly increasing
- * times t, from the differences ending at sample k; NaN where fewer samples precede k
- * (velocity needs k ≥ 1, acceleration k ≥ 2, jerk k ≥ 3).
+ * times t, for samples 0 … count−1, into `out` (grown when shorter than count). One pass: the
+ * velocity and acceleration ending at k − 1 are reused at k, so each quotient is computed once.
  */
-export function ratesAt(t: ArrayLike<number>, q: ArrayLike<number>, stride: number, j: number, k: number, out: SampleRates): SampleRates {
-  out.velocity = out.acceleration = out.jerk = NaN;
-  if (k < 1) return out;
-  const v1 = (q[k * stride + j] - q[(k - 1) * stride + j]) / (t[k] - t[k - 1]);
-  out.velocity = v1;
-  if (k < 2) return out;
-  const v0 = (q[(k - 1) * stride + j] - q[(k - 2) * stride + j]) / (t[k - 1] - t[k - 2]);
-  const a1 = (v1 - v0) / (0.5 * (t[k] - t[k - 2]));
-  out.acceleration = a1;
-  if (k < 3) return out;
-  const vm = (q[(k - 2) * stride + j] - q[(k - 3) * stride + j]) / (t[k - 2] - t[k - 3]);
-  const a0 = (v0 - vm) / (0.5 * (t[k - 1] - t[k - 3]));
-  out.jerk = (a1 - a0) / ((t[k] - t[k - 3]) / 3);
+export function columnRates(t: ArrayLike<number>, q: ArrayLike<number>, stride: number, j: number, count: number, out: ColumnRates): ColumnRates {
+  if (out.velocity.length < count) {
+    out.velocity = new Float64Array(count);
+    out.acceleration = new Float64Array(count);
+    out.jerk = new Float64Array(count);
+  }
+  const vel = out.velocity, acc = out.acceleration, jerk = out.jerk;
+  if (count > 0) vel[0] = acc[0] = jerk[0] = NaN;
+  let v0 = NaN, a0 = NaN;
+  for (let k = 1; k < count; k++) {
+    const v1 = (q[k * stride + j] - q[(k - 1) * stride + j]) / (t[k] - t[k - 1]);
+    vel[k] = v1;
+    if (k >= 2) {
+      const a1 = (v1 - v0) / (0.5 * (t[k] - t[k - 2]));
+      acc[k] = a1;
+      jerk[k] = k >= 3 ? (a1 - a0) / ((t[k] - t[k - 3]) / 3) : NaN;
+      a0 = a1;
+    } else {
+      acc[k] = jerk[k] = NaN;
+    }
+    v0 = v1;
+  }
   return out;
 }

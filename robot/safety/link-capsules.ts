@@ -10,6 +10,8 @@ export class LinkCapsules {
   /** Chain frame of each capsule (0 = base, i = joint i). */
   readonly frame: Int32Array;
   readonly radius: Float64Array;
+  /** Half the length of each capsule's axis (m); rigid motion keeps it. */
+  readonly halfLength: Float64Array;
   /** count × 6: endpoints a, b in the capsule's chain frame. */
   private readonly local: Float64Array;
   /** count × 6: endpoints a, b after place(). */
@@ -20,6 +22,7 @@ export class LinkCapsules {
     this.links = specs.map((s) => s.link);
     this.frame = new Int32Array(this.count);
     this.radius = new Float64Array(this.count);
+    this.halfLength = new Float64Array(this.count);
     this.local = new Float64Array(this.count * 6);
     this.world = new Float64Array(this.count * 6);
     const p = vec3();
@@ -29,6 +32,8 @@ export class LinkCapsules {
       chain.linkPoint(s.link, s.b, p);
       this.local.set(p, i * 6 + 3);
       this.radius[i] = s.radius;
+      const l = this.local, o = i * 6;
+      this.halfLength[i] = 0.5 * Math.hypot(l[o + 3] - l[o], l[o + 4] - l[o + 1], l[o + 5] - l[o + 2]);
     });
   }
 
@@ -45,4 +50,24 @@ export class LinkCapsules {
       }
     }
   }
+}
+
+/** Absorbs rounding in capsulesApart (m): placed coordinates of a few metres are off by ~1e-15. */
+const APART_SLACK = 1e-9;
+
+/**
+ * Whether the surface distance of placed capsules ca[i] and cb[j] certainly exceeds `gap` (m),
+ * from their centres alone: every axis point lies within its half-length of the centre, so the
+ * distance is at least |c_i − c_j| − h_i − h_j − r_i − r_j. segmentDistance measures between
+ * two points of the axes, never less than this bound (up to rounding, inside APART_SLACK), so a
+ * check may skip the pairs this proves farther apart than its current minimum.
+ */
+export function capsulesApart(ca: LinkCapsules, i: number, cb: LinkCapsules, j: number, gap: number): boolean {
+  const reach = gap + ca.halfLength[i] + cb.halfLength[j] + ca.radius[i] + cb.radius[j] + APART_SLACK;
+  if (!(reach < Infinity)) return false;
+  const a = ca.world, b = cb.world, oa = i * 6, ob = j * 6;
+  const dx = 0.5 * (a[oa] + a[oa + 3] - b[ob] - b[ob + 3]);
+  const dy = 0.5 * (a[oa + 1] + a[oa + 4] - b[ob + 1] - b[ob + 4]);
+  const dz = 0.5 * (a[oa + 2] + a[oa + 5] - b[ob + 2] - b[ob + 5]);
+  return dx * dx + dy * dy + dz * dz > reach * reach;
 }

@@ -8,8 +8,8 @@ import type { Box, JointLimits, Plane, RobotDescription, SetupDescription } from
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
-import { newSampleRates, ratesAt } from '../math/divided-differences.js';
-import { LinkCapsules } from './link-capsules.js';
+import { columnRates, newColumnRates } from '../math/divided-differences.js';
+import { LinkCapsules, capsulesApart } from './link-capsules.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -73,6 +73,8 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
     const bad = validate(arms[a], trajectories[a], trajectories[0].times);
     if (bad) return fail({ code: 'invalid-trajectory', arm: arms[a].name, message: bad });
   }
+  // Each arm's earliest joint-limit violation, reported when the sample loop reaches it.
+  const jointViolations = arms.map((arm, a) => jointLimitViolation(arm, trajectories[a]));
   const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
   const tcp = new Float64Array(12);
   let minSelf = Infinity, minArm = Infinity;
@@ -81,9 +83,9 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
       const arm = arms[a];
       const q = trajectories[a].q;
       const n = arm.chain.dof;
-      const v = jointLimitViolation(arm, trajectories[a], k);
-      if (v) return fail(v);
-      forwardKinematics(arm.chain, subarray(q, k * n, n), tcp, frames[a]);
+      const v = jointViolations[a];
+      if (v?.sample === k) return fail(v);
+      forwardKinematics(arm.chain, q, tcp, frames[a], k * n);
       arm.capsules.place(frames[a]);
       const outside = pointOutside(env, tcp[3], tcp[7], tcp[11], 0);
       if (outside) return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
@@ -94,7 +96,11 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
           if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
         }
       }
-      for (const [i, j] of arm.selfPairs) {
+      // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
+      const pairs = arm.selfPairs;
+      for (let p = 0; p < pairs.length; p++) {
+        const i = pairs[p][0], j = pairs[p][1];
+        if (capsulesApart(c, i, c, j, minSelf)) continue;
         const d = segmentDistance(c.world, i * 6, i * 6 + 3, c.world, j * 6, j * 6 + 3) - c.radius[i] - c.radius[j];
         minSelf = Math.min(minSelf, d);
         if (d <= 0) return fail({ code: 'self-collision', arm: arm.name, links: [c.links[i], c.links[j]], sample: k, distance: d });
@@ -105,6 +111,7 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
         const ca = arms[a].capsules, cb = arms[b].capsules;
         for (let i = 0; i < ca.count; i++) {
           for (let j = 0; j < cb.count; j++) {
+            if (capsulesApart(ca, i, cb, j, minArm)) continue;
             const d = segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
             minArm = Math.min(minArm, d);
             if (d < env.minClearance) {
@@ -130,27 +137,39 @@ function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<
   return undefined;
 }
 
-const rates = newSampleRates();
+const rates = newColumnRates();
 
-/** Position limit at sample k, and velocity/acceleration/jerk from the divided differences ending at k. */
-function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory, k: number): SafetyViolation | undefined {
+type JointViolation = Extract<SafetyViolation, { joint: string }>;
+
+/**
+ * The earliest sample (lowest joint on a tie) where a joint leaves its position limits or the
+ * velocity, acceleration or jerk of the divided differences ending there exceeds its limit.
+ */
+function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): JointViolation | undefined {
   const n = arm.chain.dof;
+  const count = t.times.length;
+  let first: JointViolation | undefined;
   for (let j = 0; j < n; j++) {
     const lim = arm.limits[j];
     const joint = arm.chain.jointNames[j];
-    const x = t.q[k * n + j];
-    if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK) {
-      return { code: 'joint-position', arm: arm.name, joint, sample: k, value: x, limit: x < lim.lower ? lim.lower : lim.upper };
+    const { velocity, acceleration, jerk } = columnRates(t.times, t.q, n, j, count, rates);
+    // Only samples before the earliest violation so far can change the answer.
+    const end = first ? first.sample : count;
+    for (let k = 0; k < end; k++) {
+      const x = t.q[k * n + j];
+      let v: JointViolation | undefined;
+      // NaN (too few samples before k) compares false.
+      if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK) v = { code: 'joint-position', arm: arm.name, joint, sample: k, value: x, limit: x < lim.lower ? lim.lower : lim.upper };
+      else if (Math.abs(velocity[k]) > lim.velocity * (1 + LIMIT_SLACK)) v = { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: velocity[k], limit: lim.velocity };
+      else if (Math.abs(acceleration[k]) > lim.acceleration * (1 + LIMIT_SLACK)) v = { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: acceleration[k], limit: lim.acceleration };
+      else if (Math.abs(jerk[k]) > lim.jerk * (1 + LIMIT_SLACK)) v = { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk[k], limit: lim.jerk };
+      if (v) {
+        first = v;
+        break;
+      }
     }
-    // NaN (too few samples before k) compares false.
-    ratesAt(t.times, t.q, n, j, k, rates);
-    if (Math.abs(rates.velocity) > lim.velocity * (1 + LIMIT_SLACK)) return { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: rates.velocity, limit: lim.velocity };
-    if (Math.abs(rates.acceleration) > lim.acceleration * (1 + LIMIT_SLACK)) {
-      return { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: rates.acceleration, limit: lim.acceleration };
-    }
-    if (Math.abs(rates.jerk) > lim.jerk * (1 + LIMIT_SLACK)) return { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: rates.jerk, limit: lim.jerk };
   }
-  return undefined;
+  return first;
 }
 
 /** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
@@ -162,10 +181,6 @@ export function pointOutside(env: SafetyEnvelope, x: number, y: number, z: numbe
   const below = env.table.offset + r - (n[0] * x + n[1] * y + n[2] * z);
   if (below > 0) return { code: 'table', distance: below };
   return undefined;
-}
-
-function subarray(q: ArrayLike<number>, start: number, length: number): ArrayLike<number> {
-  return q instanceof Float64Array ? q.subarray(start, start + length) : Array.prototype.slice.call(q, start, start + length);
 }
 
 function fail(violation: SafetyViolation): SafetyResult {

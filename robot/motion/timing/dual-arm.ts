@@ -12,7 +12,8 @@ export function stretchSegment(seg: TimedSegment, duration: number): TimedSegmen
     return { ...seg, t, duration };
   }
   const f = duration / seg.duration;
-  const t = seg.t.map((x) => x * f);
+  const t = new Float64Array(seg.t.length);
+  for (let k = 0; k < t.length; k++) t[k] = seg.t[k] * f;
   t[t.length - 1] = duration; // exactly, so synchronised arms share their segment ends
   return { ...seg, t, duration, scale: seg.scale * f };
 }

@@ -1,7 +1,7 @@
 // Rates of timed joint samples against joint limits: the ratios r_v, r_a, r_j (largest
 // |rate| / limit over joints and samples) that decide the uniform time stretch. The rates are
 // the shared divided differences of robot/math/divided-differences.ts (also used by safety).
-import { newSampleRates, ratesAt } from '../../math/divided-differences.js';
+import { columnRates, newColumnRates } from '../../math/divided-differences.js';
 import type { RateLimits } from './joint-move.js';
 
 export interface LimitRatios {
@@ -13,7 +13,7 @@ export interface LimitRatios {
   sample: number;
 }
 
-const rates = newSampleRates();
+const rates = newColumnRates();
 
 /** Ratios for samples q (count × joints, row-major) at strictly increasing times t. */
 export function limitRatios(
@@ -24,22 +24,27 @@ export function limitRatios(
   limits: readonly RateLimits[],
 ): LimitRatios {
   const r: LimitRatios = { velocity: 0, acceleration: 0, jerk: 0, joint: -1, sample: -1 };
-  let worst = 0;
+  // worst² and worst³, a little low: √r_a or ∛r_j can beat worst only above them, so the roots
+  // are taken only for candidates (the comparison that decides is the exact one below).
+  let worst = 0, worst2 = 0, worst3 = 0;
   for (let j = 0; j < joints; j++) {
     const lim = limits[j];
+    const { velocity, acceleration, jerk } = columnRates(t, q, joints, j, count, rates);
     for (let k = 1; k < count; k++) {
-      ratesAt(t, q, joints, j, k, rates);
       // NaN (too few samples before k) compares false and is skipped.
-      const rv = Math.abs(rates.velocity) / lim.velocity;
-      const ra = Math.abs(rates.acceleration) / lim.acceleration;
-      const rj = Math.abs(rates.jerk) / lim.jerk;
+      const rv = Math.abs(velocity[k]) / lim.velocity;
+      const ra = Math.abs(acceleration[k]) / lim.acceleration;
+      const rj = Math.abs(jerk[k]) / lim.jerk;
       if (rv > r.velocity) r.velocity = rv;
       if (ra > r.acceleration) r.acceleration = ra;
       if (rj > r.jerk) r.jerk = rj;
+      if (!(rv > worst || ra > worst2 || rj > worst3)) continue;
       // α-weighted: the stretch each ratio needs on its own.
       const weighted = Math.max(rv, ra >= 0 ? Math.sqrt(ra) : 0, rj >= 0 ? Math.cbrt(rj) : 0);
       if (weighted > worst) {
         worst = weighted;
+        worst2 = worst * worst * (1 - 1e-12);
+        worst3 = worst * worst * worst * (1 - 1e-12);
         r.joint = j;
         r.sample = k;
       }

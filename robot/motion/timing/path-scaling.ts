@@ -85,7 +85,7 @@ export function timePath(path: JointPath, limits: readonly RateLimits[], tcp: Tc
   const bad = validate(path, limits, tcp);
   if (bad) return bad;
   const n = path.samples;
-  const s = path.s ?? Float64Array.from({ length: n }, (_, k) => k / (n - 1));
+  const s = path.s ?? uniformProgress(n);
   const lim = progressLimits(path, s, limits, tcp);
   const profile = new JerkProfile();
   const t = new Float64Array(n);
@@ -103,6 +103,13 @@ export function timePath(path: JointPath, limits: readonly RateLimits[], tcp: Tc
   if (alpha !== 1) for (let k = 0; k < n; k++) t[k] *= alpha;
   const segment = { path, s, t, duration: alpha * profile.duration, profile, limits: lim, alpha, scale: alpha, ratios: r };
   return { ok: true, segment };
+}
+
+/** k/(n−1) for k = 0 … n−1. */
+function uniformProgress(n: number): Float64Array {
+  const s = new Float64Array(n);
+  for (let k = 0; k < n; k++) s[k] = k / (n - 1);
+  return s;
 }
 
 /** First time ≥ tFrom at which the (non-decreasing) profile reaches position x. */

@@ -71,12 +71,14 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
     timed = [sync.left, sync.right];
   }
   let extra = 1;
+  // Stretching keeps every segment's path and progress samples, so their splines carry over.
+  const curvatures: (Float64Array | undefined)[][] = timed.map(() => []);
   for (let round = 0; ; round++) {
     const ticks = timed[0].reduce((sum, seg) => sum + seg.duration, 0) * opts.rate;
     if (!(ticks <= MAX_TICKS)) {
       return fail('limits_exceeded', -1, -1, `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`);
     }
-    const trajectories = timed.map((segs) => resampleSegments(segs, opts.rate, opts.hold));
+    const trajectories = timed.map((segs, a) => resampleSegments(segs, opts.rate, opts.hold, curvatures[a]));
     let worst = 1, worstArm = 0;
     for (let a = 0; a < trajectories.length; a++) {
       const f = stretchFactor(tickRatios(trajectories[a], request[a].limits));
@@ -117,10 +119,13 @@ function joinGap(prev: JointPath, next: JointPath): number {
   return gap;
 }
 
+/** Tick times, reused: rewritten up to the count for every call (the rate may change). */
+let ticks = new Float64Array(0);
+
 function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
-  const t = new Float64Array(traj.count);
-  for (let i = 0; i < traj.count; i++) t[i] = i / traj.rate;
-  return limitRatios(t, traj.q, traj.count, traj.joints, limits);
+  if (ticks.length < traj.count) ticks = new Float64Array(2 * traj.count);
+  for (let i = 0; i < traj.count; i++) ticks[i] = i / traj.rate;
+  return limitRatios(ticks, traj.q, traj.count, traj.joints, limits);
 }
 
 function fail(

@@ -15,16 +15,21 @@ export type TimingCode =
   | 'invalid_limits' // a limit that is not finite and > 0
   | 'infeasible_duration'; // a requested duration below the minimum
 
+/** One backing store for a profile's six arrays: typed arrays over 64 bytes are allocated off
+ * the V8 heap, at ~1 µs each, and planners create a profile per path segment. */
+const STORE = 2 * MAX_SEGMENTS + 4 * (MAX_SEGMENTS + 1);
+
 export class JerkProfile {
   /** Used segments; segment i runs from t[i] to t[i + 1] with jerk jerk[i]. */
   count = 0;
-  readonly dur = new Float64Array(MAX_SEGMENTS);
-  readonly jerk = new Float64Array(MAX_SEGMENTS);
+  private readonly store = new Float64Array(STORE);
+  readonly dur = this.store.subarray(0, MAX_SEGMENTS);
+  readonly jerk = this.store.subarray(MAX_SEGMENTS, 2 * MAX_SEGMENTS);
   /** State at the start of segment i (index count = end state): time, p, v, a. */
-  readonly t = new Float64Array(MAX_SEGMENTS + 1);
-  readonly p = new Float64Array(MAX_SEGMENTS + 1);
-  readonly v = new Float64Array(MAX_SEGMENTS + 1);
-  readonly a = new Float64Array(MAX_SEGMENTS + 1);
+  readonly t = this.store.subarray(2 * MAX_SEGMENTS, 3 * MAX_SEGMENTS + 1);
+  readonly p = this.store.subarray(3 * MAX_SEGMENTS + 1, 4 * MAX_SEGMENTS + 2);
+  readonly v = this.store.subarray(4 * MAX_SEGMENTS + 2, 5 * MAX_SEGMENTS + 3);
+  readonly a = this.store.subarray(5 * MAX_SEGMENTS + 3, STORE);
   /** Total duration (s) = t[count]. */
   duration = 0;
   /** Rest-to-rest shape and sign of the motion (+1 up, -1 down). */

@@ -4,7 +4,7 @@ import { Prng } from '../../../../daemon/util/prng.js';
 import { type ArmTimingRequest, planTiming } from '../../../../robot/motion/timing/plan-timing.js';
 import { type JointPath, timePath } from '../../../../robot/motion/timing/path-scaling.js';
 import { resampleSegments } from '../../../../robot/motion/timing/resample.js';
-import { synchroniseArms } from '../../../../robot/motion/timing/dual-arm.js';
+import { stretchSegment, synchroniseArms } from '../../../../robot/motion/timing/dual-arm.js';
 import { limitRatios } from '../../../../robot/motion/timing/limit-ratios.js';
 import { evalSpline, splineCurvatures } from '../../../../robot/motion/timing/spline.js';
 import { randomLimits, randomPath } from './paths.js';
@@ -36,12 +36,12 @@ test('spline interpolates the samples, reproduces straight lines and has not-a-k
   const m2 = splineCurvatures(s, q, 5, 2);
   assert.ok(m2.every((x) => Math.abs(x) < 1e-12), `a straight line has no curvature: ${m2}`);
   const out = new Float64Array(2);
-  evalSpline(s, q, m2, 2, 2, 0.5, out);
+  evalSpline(s, q, m2, 2, 2, 0.5, out, 0);
   assert.ok(Math.abs(out[0] - 0.5) < 1e-12 && Math.abs(out[1] - 1) < 1e-12, `${out}`);
   const bent = new Float64Array([0, 1, 0.5, 0.2, 0]);
   const c = splineCurvatures(s, bent, 5, 1);
   for (let k = 0; k < 4; k++) {
-    evalSpline(s, bent, c, 1, k, s[k], out);
+    evalSpline(s, bent, c, 1, k, s[k], out, 0);
     assert.ok(Math.abs(out[0] - bent[k]) < 1e-12, `sample ${k}`);
   }
   // Not-a-knot: the third derivative (m_{k+1} − m_k)/h_k is the same on the first two and last two intervals.
@@ -63,7 +63,7 @@ test('not-a-knot spline reproduces any cubic and its derivatives (seed 54; 3 sam
       const x = i / 100;
       let k = 0;
       while (k < n - 2 && s[k + 1] <= x) k++;
-      evalSpline(s, q, m2, 1, k, x, out, d1, d2);
+      evalSpline(s, q, m2, 1, k, x, out, 0, d1, d2);
       const what = `seed 54 case ${c} (${n} samples) at s = ${x}`;
       assert.ok(Math.abs(out[0] - f(x)) < 1e-9, `${what}: ${out[0]} vs ${f(x)}`);
       assert.ok(Math.abs(d1[0] - (c1 + x * (2 * c2 + 3 * c3 * x))) < 1e-7, `${what}: slope`);
@@ -85,6 +85,26 @@ test('resampling at 100 Hz with a 0.12 s hold: tick count, start, exact final po
   const last = row(path.q, path.samples - 1, 3);
   for (let i = end; i < traj.count; i++) assert.deepEqual(row(traj.q, i, 3), last, `tick ${i} holds the final pose`);
   assert.notDeepEqual(row(traj.q, end - 1, 3), last, 'the tick before the end is still moving');
+});
+
+test('a curvature cache filled by one resampling serves the segments stretched in time: the same references bit for bit (seed 56)', () => {
+  const r = new Prng(56);
+  for (let c = 0; c < 10; c++) {
+    const limits = randomLimits(r, 3);
+    const segments = chain(r, 3, 1 + r.int(4), 40).map((p) => {
+      const res = timePath(p, limits, tcp);
+      assert.ok(res.ok);
+      return res.segment;
+    });
+    const cache: (Float64Array | undefined)[] = [];
+    resampleSegments(segments, 100, 0.12, cache);
+    assert.equal(cache.length, segments.length, `seed 56 case ${c}: one spline per segment`);
+    const f = 1 + r.next();
+    const stretched = segments.map((seg) => stretchSegment(seg, seg.duration * f));
+    const cached = resampleSegments(stretched, 100, 0.12, cache), fresh = resampleSegments(stretched, 100, 0.12);
+    assert.equal(cached.count, fresh.count);
+    for (const key of ['q', 'qd', 'qdd'] as const) assert.deepEqual(cached[key], fresh[key], `seed 56 case ${c}: ${key}`);
+  }
 });
 
 test('resampled velocities and accelerations are the derivatives of the positions (seed 53, 20 paths)', () => {
