@@ -3,7 +3,7 @@
 // process, arms alternating round by round so both see the same machine load. Reports
 // medians of prefill and decode throughput, their ratios, and each decode rate as a fraction
 // of the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportGguf } from '../models/gguf-export.js';
 import { Prng } from '../util/prng.js';
@@ -99,6 +99,7 @@ export function median(xs: number[]): number {
 export function resolveGguf(model: string, gguf: string | undefined, log: (line: string) => void): string {
   if (gguf !== undefined) {
     if (!existsSync(gguf)) throw new EngineError(`--gguf ${gguf} does not exist`);
+    if (!statSync(gguf).isFile()) throw new EngineError(`--gguf ${gguf} is not a file (a .gguf file is expected)`);
     return gguf;
   }
   const path = join(model, 'model-q4_0.gguf');

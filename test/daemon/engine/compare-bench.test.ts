@@ -73,7 +73,7 @@ test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF 
   assert.ok(r.active_bytes_per_token > 0 && r.decode_ratio > 0 && r.prefill_ratio > 0, JSON.stringify(r));
 });
 
-test('bench compare CLI: bad options exit 2, a missing GGUF exits 1 naming it', async (t) => {
+test('bench compare CLI: bad options exit 2, a missing GGUF or a folder exits 1 naming it', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 13 });
   const bad = await runCli(['bench', 'compare', '--model', dir, '--kv-cache', 'q8']);
   assert.equal(bad.code, 2);
@@ -84,4 +84,8 @@ test('bench compare CLI: bad options exit 2, a missing GGUF exits 1 naming it', 
   const missing = await runCli(['bench', 'compare', '--model', dir, '--gguf', join(dir, 'nope.gguf'), '--json']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /--gguf .*nope\.gguf does not exist/);
+  const folder = await runCli(['bench', 'compare', '--model', dir, '--gguf', dir, '--json']);
+  assert.equal(folder.code, 1);
+  assert.match(folder.stderr, /--gguf .* is not a file \(a \.gguf file is expected\)/);
+  assert.doesNotMatch(folder.stderr, /unexpected error|at async/);
 });
