@@ -20,6 +20,9 @@ namespace {
 // loops of one decode step (norms, routing: µs), short enough not to burn a core when idle.
 constexpr auto kSpin = std::chrono::microseconds(300);
 
+// Index of a loop being announced: no range can be claimed until the owner publishes index 0.
+constexpr int64_t kClosed = 0xffffffffll;
+
 constexpr uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 constexpr int64_t index_of(uint64_t s) { return static_cast<int64_t>(s & 0xffffffffu); }
 
@@ -48,8 +51,10 @@ void ThreadPool::help(uint32_t gen) {
   uint64_t s = state_.load(std::memory_order_acquire);
   for (;;) {
     if (gen_of(s) != gen) return;
-    const RangeFn* fn = fn_.load(std::memory_order_relaxed);
-    const int64_t n = n_.load(std::memory_order_relaxed), grain = grain_.load(std::memory_order_relaxed);
+    // Acquire: seeing a new loop's fn/n/grain implies seeing the owner's close of the old loop,
+    // so the claim below fails unless s and these values belong to the same loop.
+    const RangeFn* fn = fn_.load(std::memory_order_acquire);
+    const int64_t n = n_.load(std::memory_order_acquire), grain = grain_.load(std::memory_order_acquire);
     const int64_t b = index_of(s);
     if (b >= n) return;
     const int64_t e = std::min(n, b + grain);
@@ -89,16 +94,20 @@ void ThreadPool::parallel_for(int64_t n, RangeFn fn, int64_t grain) {
   const int64_t threads = size();
   if (grain <= 0) grain = (n + threads - 1) / threads;
   bool expected = false;
-  if (workers_.empty() || grain >= n || n > 0xffffffffll ||
+  if (workers_.empty() || grain >= n || n >= kClosed ||
       !owned_.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
     fn(0, n);  // one range, or the pool is busy with another caller's loop
     return;
   }
-  fn_.store(&fn, std::memory_order_relaxed);
-  n_.store(n, std::memory_order_relaxed);
-  grain_.store(grain, std::memory_order_relaxed);
-  done_.store(0, std::memory_order_relaxed);
+  // Close the previous loop before replacing its parameters: a helper that loaded its final
+  // state (all claimed) and then read the new n_ would otherwise claim a range past its end,
+  // run it with the new fn and count it in done_ (seen as done_ > n: the caller spun forever).
   const uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
+  state_.store((uint64_t(gen) << 32) | uint64_t(kClosed), std::memory_order_relaxed);
+  fn_.store(&fn, std::memory_order_release);
+  n_.store(n, std::memory_order_release);
+  grain_.store(grain, std::memory_order_release);
+  done_.store(0, std::memory_order_relaxed);
   state_.store(uint64_t(gen) << 32, std::memory_order_release);
   wake_.fetch_add(1, std::memory_order_release);
   wake_.notify_all();
