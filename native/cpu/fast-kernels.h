@@ -22,12 +22,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "common/backend.h"
 #include "cpu/fast-common.h"
 
 namespace bs {
+
 namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
+
+// step(integral_constant<int, P>) for P = 0..PH-1, unrolled at compile time (phases of a code word).
+template <int PH, class Step>
+inline void for_phases(Step&& step) {
+  [&]<int... P>(std::integer_sequence<int, P...>) { (step(std::integral_constant<int, P>{}), ...); }(
+      std::make_integer_sequence<int, PH>{});
+}
 
 template <class V>
 struct FastKernels {
@@ -329,16 +338,7 @@ struct FastKernels {
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) acc[t][P & 1] = V::fma(f, V::load(xs[t] + off + P * L), acc[t][P & 1]);
       };
-      step(std::integral_constant<int, 0>{});
-      step(std::integral_constant<int, 1>{});
-      step(std::integral_constant<int, 2>{});
-      step(std::integral_constant<int, 3>{});
-      if constexpr (PH == 8) {
-        step(std::integral_constant<int, 4>{});
-        step(std::integral_constant<int, 5>{});
-        step(std::integral_constant<int, 6>{});
-        step(std::integral_constant<int, 7>{});
-      }
+      for_phases<PH>(step);
     }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) out[t] = V::hsum(V::add(acc[t][0], acc[t][1]));
@@ -529,16 +529,7 @@ struct FastKernels {
         const F bp = P == PH - 1 ? bi : V::mul(bi, V::set1(static_cast<float>(1u << (BITS * P))));
         V::store(o + P * L, V::fma(phase<BITS, P>(q), sc, bp));
       };
-      step(std::integral_constant<int, 0>{});
-      step(std::integral_constant<int, 1>{});
-      step(std::integral_constant<int, 2>{});
-      step(std::integral_constant<int, 3>{});
-      if constexpr (PH == 8) {
-        step(std::integral_constant<int, 4>{});
-        step(std::integral_constant<int, 5>{});
-        step(std::integral_constant<int, 6>{});
-        step(std::integral_constant<int, 7>{});
-      }
+      for_phases<PH>(step);
     }
   }
 
