@@ -33,36 +33,28 @@ void advise_random(const Model& m, int64_t l) {
 
 }  // namespace
 
+namespace {
+
+// Every counter, so += and - cannot miss one.
+constexpr uint64_t StreamCounters::*kCounterFields[] = {
+    &StreamCounters::blocked_ns,     &StreamCounters::io_bytes,       &StreamCounters::loads,
+    &StreamCounters::prefetch_loads, &StreamCounters::prefetch_bytes, &StreamCounters::prefetch_unused_bytes,
+    &StreamCounters::slot_hits,      &StreamCounters::slot_misses,    &StreamCounters::fallbacks,
+    &StreamCounters::drops,          &StreamCounters::layer_reads,    &StreamCounters::prefetch_misses,
+};
+static_assert(sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t) == sizeof(StreamCounters),
+              "kCounterFields must list every StreamCounters field");
+
+}  // namespace
+
 StreamCounters& StreamCounters::operator+=(const StreamCounters& o) {
-  blocked_ns += o.blocked_ns;
-  io_bytes += o.io_bytes;
-  loads += o.loads;
-  prefetch_loads += o.prefetch_loads;
-  prefetch_bytes += o.prefetch_bytes;
-  prefetch_unused_bytes += o.prefetch_unused_bytes;
-  slot_hits += o.slot_hits;
-  slot_misses += o.slot_misses;
-  fallbacks += o.fallbacks;
-  drops += o.drops;
-  layer_reads += o.layer_reads;
-  prefetch_misses += o.prefetch_misses;
+  for (auto f : kCounterFields) this->*f += o.*f;
   return *this;
 }
 
 StreamCounters StreamCounters::operator-(const StreamCounters& o) const {
-  StreamCounters d;
-  d.blocked_ns = blocked_ns - o.blocked_ns;
-  d.io_bytes = io_bytes - o.io_bytes;
-  d.loads = loads - o.loads;
-  d.prefetch_loads = prefetch_loads - o.prefetch_loads;
-  d.prefetch_bytes = prefetch_bytes - o.prefetch_bytes;
-  d.prefetch_unused_bytes = prefetch_unused_bytes - o.prefetch_unused_bytes;
-  d.slot_hits = slot_hits - o.slot_hits;
-  d.slot_misses = slot_misses - o.slot_misses;
-  d.fallbacks = fallbacks - o.fallbacks;
-  d.drops = drops - o.drops;
-  d.layer_reads = layer_reads - o.layer_reads;
-  d.prefetch_misses = prefetch_misses - o.prefetch_misses;
+  StreamCounters d = *this;
+  for (auto f : kCounterFields) d.*f -= o.*f;
   return d;
 }
 
