@@ -46,7 +46,7 @@ struct FastKernels {
   static constexpr int kTile = 4;        // tokens per register tile
   static constexpr int kRowBlock = 8;    // rows sharing one token tile (kept in L1)
   static constexpr int64_t kMaxCols = 65536;
-  static constexpr int64_t kPrefetchBytes = 2048;
+  static constexpr int64_t kPrefetchBytes = 4096;
   static constexpr int kKeyBlock = 128;     // attention keys scored per block
   static constexpr int kMaxHeadDim = 1024;  // larger heads go to the reference
 
@@ -87,7 +87,14 @@ struct FastKernels {
         }
       }
     }
-    for (int64_t g = 0; g < w.groups_per_row(); ++g) gsum[g] = sum(x + g * w.group, w.group);
+    group_sums(w, x, gsum);
+  }
+
+  // Σ x over each weight group, zero-padded to a multiple of L (Act::g_stride).
+  static void group_sums(const WeightMatrix& w, const float* x, float* gsum) {
+    const int64_t G = w.groups_per_row();
+    for (int64_t g = 0; g < G; ++g) gsum[g] = sum(x + g * w.group, w.group);
+    for (int64_t g = G; g % L != 0; ++g) gsum[g] = 0.0f;
   }
 
   // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
@@ -125,7 +132,7 @@ struct FastKernels {
         dl[c * L + j] = e < w.cols ? d[e / 32] : 0.0f;
       }
     }
-    for (int64_t g = 0; g < w.groups_per_row(); ++g) gsum[g] = sum(x + g * w.group, w.group);
+    group_sums(w, x, gsum);
   }
 
   // Whether n tokens of x against w take the integer path: 4-bit codes, one token per
@@ -143,7 +150,7 @@ struct FastKernels {
   static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints) {
     Act a;
     a.ints = ints;
-    a.g_stride = w.groups_per_row();
+    a.g_stride = (w.groups_per_row() + L - 1) / L * L;  // zero-padded: vector loops may read to a multiple of L
     const int64_t nch = n_chunks(w);
     // Per token: float layout nch·C floats, or nch·3·8L limb bytes + nch·L scale floats.
     a.xs_stride = ints ? nch * L : nch * chunk_elems(w.bits);
@@ -206,15 +213,23 @@ struct FastKernels {
     return s;
   }
 
-  // n floats of type dt (F32, F16 or BF16) at p into out.
+  // n floats of type dt (F32, F16 or BF16) at p into out. The tail goes through a zeroed
+  // vector-sized buffer, so short rows of scales (G = 8 for 512 columns) stay vectorised.
   static void to_float(const uint8_t* p, DType dt, int64_t n, float* out) {
-    int64_t i = 0;
     if (dt == DType::F32) {
       std::memcpy(out, p, static_cast<size_t>(n) * 4);
       return;
     }
-    for (; i + L <= n; i += L) V::store(out + i, dt == DType::BF16 ? V::load_bf16(p + 2 * i) : V::load_f16(p + 2 * i));
-    for (; i < n; ++i) out[i] = load_float(p, dt, static_cast<size_t>(i));
+    const bool bf = dt == DType::BF16;
+    int64_t i = 0;
+    for (; i + L <= n; i += L) V::store(out + i, bf ? V::load_bf16(p + 2 * i) : V::load_f16(p + 2 * i));
+    if (i < n) {
+      uint8_t tmp[2 * L] = {};
+      float f[L];
+      std::memcpy(tmp, p + 2 * i, static_cast<size_t>(n - i) * 2);
+      V::store(f, bf ? V::load_bf16(tmp) : V::load_f16(tmp));
+      std::memcpy(out + i, f, static_cast<size_t>(n - i) * 4);
+    }
   }
 
   // One row's group scales and biases as float, [G + L] each. The L entries past the last
@@ -344,72 +359,49 @@ struct FastKernels {
     for (int t = 0; t < T; ++t) out[t] = V::hsum(V::add(acc[t][0], acc[t][1]));
   }
 
-  // One token on the integer path: Σ_c cvt(Σ q·Q) · scale · d, exact integer sums per chunk.
-  template <bool BCAST>
-  static inline __attribute__((always_inline)) float qdot_int(const RowView& r, const int8_t* xq, const float* dl) {
-    const uint8_t* wp = r.w;
-    const float* s = r.s;
-    const int64_t C = r.C, full = r.tail_bytes ? r.nch - 1 : r.nch;
-    const int gshift = r.gshift, lpg = r.lanes_per_group;
-    auto scales = [&](int64_t c) {
-      if constexpr (BCAST) {
-        return V::set1(s[(c * C) >> gshift]);
-      } else {
-        return V::expand(s + ((c * C) >> gshift), lpg);
-      }
-    };
+  // R rows (same shape) against one token on the integer path: per chunk the activation
+  // limbs are loaded once for all R rows, and each row adds cvt(Σ q·Q) · scale · d (exact
+  // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
+  // each row costs one horizontal sum. Every row runs the same operations in the same order
+  // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
+  template <int R, bool BCAST>
+  static inline __attribute__((always_inline)) void qdot_int(const RowView* rv, const float* const* bias,
+                                                            const int8_t* xq, const float* dl, const float* gs,
+                                                            int64_t G, const uint8_t* pf_end, float* out) {
+    const RowView& r0 = rv[0];
+    const int64_t full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
     constexpr int64_t QB = kLimbs * 8 * L;  // limb bytes per chunk
-    F acc0 = V::zero(), acc1 = V::zero();
-    int64_t c = 0;
-    for (; c + 1 < full; c += 2) {
-      // Codes stream from DRAM once per token: fetch a few rows ahead of the hardware
-      // prefetcher, which restarts at every expert's block (rows are contiguous, so this
-      // runs on into the next rows).
-      __builtin_prefetch(wp + c * 4 * L + kPrefetchBytes);
-      const I s0 = V::chunk_isum(V::load_codes(wp + c * 4 * L), xq + c * QB);
-      const I s1 = V::chunk_isum(V::load_codes(wp + (c + 1) * 4 * L), xq + (c + 1) * QB);
-      acc0 = V::fma(V::cvt(s0), V::mul(scales(c), V::load(dl + c * L)), acc0);
-      acc1 = V::fma(V::cvt(s1), V::mul(scales(c + 1), V::load(dl + (c + 1) * L)), acc1);
-    }
-    for (; c < r.nch; ++c) {
-      const I w = c < full ? V::load_codes(wp + c * 4 * L) : V::load_codes_part(wp + c * 4 * L, r.tail_bytes);
-      acc0 = V::fma(V::cvt(V::chunk_isum(w, xq + c * QB)), V::mul(scales(c), V::load(dl + c * L)), acc0);
-    }
-    return V::hsum(V::add(acc0, acc1));
-  }
-
-  // Two rows (same shape) against one token on the integer path: the activation limbs are
-  // loaded once for both.
-  template <bool BCAST>
-  static inline __attribute__((always_inline)) void qdot_int2(const RowView& r0, const RowView& r1,
-                                                             const int8_t* xq, const float* dl, float* out) {
-    const int64_t C = r0.C, full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
-    const int gshift = r0.gshift, lpg = r0.lanes_per_group;
-    auto scales = [&](const float* s, int64_t c) {
-      if constexpr (BCAST) {
-        return V::set1(s[(c * C) >> gshift]);
-      } else {
-        return V::expand(s + ((c * C) >> gshift), lpg);
-      }
-    };
-    constexpr int64_t QB = kLimbs * 8 * L;
-    F acc0 = V::zero(), acc1 = V::zero();
+    F acc[R];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) acc[i] = V::zero();
     for (int64_t c = 0; c < r0.nch; ++c) {
-      const bool part = c >= full;
-      if ((c & 1) == 0) {
-        __builtin_prefetch(r0.w + c * 4 * L + kPrefetchBytes);
-        __builtin_prefetch(r1.w + c * 4 * L + kPrefetchBytes);
+      // Codes stream from DRAM once per token: fetch each cache line a few rows ahead of the
+      // hardware prefetcher, which restarts at every expert's block, but not past the rows
+      // this call owns (the next block may be another thread's or an unused expert's).
+      if (((c * 4 * L) & 63) == 0) {
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) {
+          const uint8_t* p = rv[i].w + c * 4 * L + kPrefetchBytes;
+          if (p < pf_end) __builtin_prefetch(p);
+        }
       }
-      const I w0 = part ? V::load_codes_part(r0.w + c * 4 * L, r0.tail_bytes) : V::load_codes(r0.w + c * 4 * L);
-      const I w1 = part ? V::load_codes_part(r1.w + c * 4 * L, r1.tail_bytes) : V::load_codes(r1.w + c * 4 * L);
-      I s0, s1;
-      V::chunk_isum2(w0, w1, xq + c * QB, s0, s1);
+      I x[V::kLimbVecs];
+      V::load_limbs(xq + c * QB, x);
       const F d = V::load(dl + c * L);
-      acc0 = V::fma(V::cvt(s0), V::mul(scales(r0.s, c), d), acc0);
-      acc1 = V::fma(V::cvt(s1), V::mul(scales(r1.s, c), d), acc1);
+      const bool part = c >= full;
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        const I w = part ? V::load_codes_part(rv[i].w + c * 4 * L, rv[i].tail_bytes) : V::load_codes(rv[i].w + c * 4 * L);
+        acc[i] = V::fma(V::cvt(V::isum(w, x)), V::mul(lane_scales<BCAST>(rv[i], c), d), acc[i]);
+      }
     }
-    out[0] = V::hsum(acc0);
-    out[1] = V::hsum(acc1);
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+      // bias and gs are zero past G up to a multiple of L.
+      F bacc = V::zero();
+      for (int64_t g = 0; g < G; g += L) bacc = V::fma(V::load(bias[i] + g), V::load(gs + g), bacc);
+      out[i] = V::hsum(V::add(acc[i], bacc));
+    }
   }
 
   template <int BITS, bool BCAST>
@@ -466,35 +458,42 @@ struct FastKernels {
     }
   }
 
-  // The integer path (one token per matrix, 4-bit): rows in pairs sharing the limb loads.
+  // The integer path (one token per matrix, 4-bit): rows in fours sharing the limb loads.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
+    constexpr int R = 4;
     const int64_t G = w.groups_per_row(), C = chunk_elems(w.bits), nch = n_chunks(w);
     const int64_t rem = w.cols - (nch - 1) * C;
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     const bool bcast = w.group >= C;
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
     const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
-    RowScales sc0(w), sc1(w);
-    RowScales* sc[2] = {&sc0, &sc1};
+    const uint8_t* pf_end = w.w_row(mat, r1);
+    RowScales sc0(w), sc1(w), sc2(w), sc3(w);
+    RowScales* sc[R] = {&sc0, &sc1, &sc2, &sc3};
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
       const float* dl = a.dl + tok * a.xs_stride;
       const float* gs = a.gsum + tok * a.g_stride;
-      for (int64_t r = r0; r < r1; r += 2) {
-        const int pair = r + 1 < r1 ? 2 : 1;
-        RowView rv[2];
-        for (int i = 0; i < pair; ++i) {
+      for (int64_t r = r0; r < r1; r += R) {
+        const int n = static_cast<int>(std::min<int64_t>(R, r1 - r));
+        RowView rv[R];
+        const float* bias[R];
+        for (int i = 0; i < n; ++i) {
           sc[i]->load(mat, r + i);
           rv[i] = RowView{w.w_row(mat, r + i), nch, tail, sc[i]->s, C, gshift, lpg};
+          bias[i] = sc[i]->b;
         }
-        float out[2];
-        if (pair == 2) {
-          bcast ? qdot_int2<true>(rv[0], rv[1], xq, dl, out) : qdot_int2<false>(rv[0], rv[1], xq, dl, out);
+        float* out = y + tok * ldy + r;
+        if (n == R) {
+          bcast ? qdot_int<R, true>(rv, bias, xq, dl, gs, G, pf_end, out)
+                : qdot_int<R, false>(rv, bias, xq, dl, gs, G, pf_end, out);
         } else {
-          out[0] = bcast ? qdot_int<true>(rv[0], xq, dl) : qdot_int<false>(rv[0], xq, dl);
+          for (int i = 0; i < n; ++i) {
+            bcast ? qdot_int<1, true>(rv + i, bias + i, xq, dl, gs, G, pf_end, out + i)
+                  : qdot_int<1, false>(rv + i, bias + i, xq, dl, gs, G, pf_end, out + i);
+          }
         }
-        for (int i = 0; i < pair; ++i) y[tok * ldy + r + i] = out[i] + dot(sc[i]->b, gs, G);
       }
     }
   }

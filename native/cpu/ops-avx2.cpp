@@ -62,35 +62,26 @@ struct Avx2 {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(s)), _mm_broadcast_ss(s + 1), 1);
   }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
+  // A chunk's activation limbs: [limb k][lo, hi] vectors of 32 bytes.
+  static constexpr int kLimbVecs = 6;
+  static void load_limbs(const int8_t* q, I* x) {  // unrolled by hand: -O2 keeps a loop, through the stack
+    x[0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 0));
+    x[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32));
+    x[2] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64));
+    x[3] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 96));
+    x[4] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 128));
+    x[5] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 160));
+  }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs,
   // ≤ 4·15·127 per 16-bit lane), then pairs of 16-bit lanes weighted by 2^(7k) (madd).
-  static I chunk_isum(I w, const int8_t* q) {
+  static I isum(I w, const I* x) {
     const I m = _mm256_set1_epi8(0x0F);
     const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    auto limb = [&](const int8_t* p, short scale) {
-      const I a = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-      const I b = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)));
-      return _mm256_madd_epi16(_mm256_add_epi16(a, b), _mm256_set1_epi16(scale));
+    auto limb = [&](int k, short scale) {
+      const I p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]));
+      return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
     };
-    return _mm256_add_epi32(_mm256_add_epi32(limb(q, 1), limb(q + 64, 128)), limb(q + 128, 16384));
-  }
-  // The same for two rows' codes against one activation: each limb vector is loaded once.
-  static void chunk_isum2(I w0, I w1, const int8_t* q, I& s0, I& s1) {
-    const I m = _mm256_set1_epi8(0x0F);
-    const I lo0 = _mm256_and_si256(w0, m), hi0 = _mm256_and_si256(_mm256_srli_epi16(w0, 4), m);
-    const I lo1 = _mm256_and_si256(w1, m), hi1 = _mm256_and_si256(_mm256_srli_epi16(w1, 4), m);
-    I a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-    // Unrolled: -O2 keeps the loop and rebuilds the limb weight 2^(7k) by shift + broadcast.
-#pragma GCC unroll 3
-    for (int k = 0; k < 3; ++k) {
-      const I xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k));
-      const I xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * k + 32));
-      const I sc = _mm256_set1_epi16(static_cast<short>(1 << (7 * k)));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo0, xl), _mm256_maddubs_epi16(hi0, xh)), sc));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo1, xl), _mm256_maddubs_epi16(hi1, xh)), sc));
-    }
-    s0 = a0;
-    s1 = a1;
+    return _mm256_add_epi32(_mm256_add_epi32(limb(0, 1), limb(1, 128)), limb(2, 16384));
   }
   static F load_bf16(const uint8_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));

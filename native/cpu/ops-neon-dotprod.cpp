@@ -14,34 +14,26 @@ namespace {
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
-  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each).
-  static I chunk_isum(I w, const int8_t* q) {
+  // A chunk's activation limbs: [limb k][lo, hi] vectors of 16 bytes.
+  static constexpr int kLimbVecs = 6;
+  static void load_limbs(const int8_t* q, I* x) {  // unrolled by hand: -O2 keeps a loop, through the stack
+    x[0] = vreinterpretq_u32_s8(vld1q_s8(q + 0));
+    x[1] = vreinterpretq_u32_s8(vld1q_s8(q + 16));
+    x[2] = vreinterpretq_u32_s8(vld1q_s8(q + 32));
+    x[3] = vreinterpretq_u32_s8(vld1q_s8(q + 48));
+    x[4] = vreinterpretq_u32_s8(vld1q_s8(q + 64));
+    x[5] = vreinterpretq_u32_s8(vld1q_s8(q + 80));
+  }
+  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each), Horner from the top limb.
+  static I isum(I w, const I* x) {
     const uint8x16_t b = vreinterpretq_u8_u32(w);
     const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
     const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
-    auto limb = [&](const int8_t* p) {
-      return vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo, vld1q_s8(p)), hi, vld1q_s8(p + 16));
+    auto limb = [&](int32x4_t acc, int k) {
+      return vdotq_s32(vdotq_s32(acc, lo, vreinterpretq_s8_u32(x[2 * k])), hi, vreinterpretq_s8_u32(x[2 * k + 1]));
     };
-    const int32x4_t s = vaddq_s32(vaddq_s32(limb(q), vshlq_n_s32(limb(q + 32), 7)), vshlq_n_s32(limb(q + 64), 14));
-    return vreinterpretq_u32_s32(s);
-  }
-  // The same for two rows' codes against one activation: each limb vector is loaded once.
-  static void chunk_isum2(I w0, I w1, const int8_t* q, I& s0, I& s1) {
-    const uint8x16_t b0 = vreinterpretq_u8_u32(w0), b1 = vreinterpretq_u8_u32(w1);
-    const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(b0, vdupq_n_u8(0x0F)));
-    const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(b0, 4));
-    const int8x16_t lo1 = vreinterpretq_s8_u8(vandq_u8(b1, vdupq_n_u8(0x0F)));
-    const int8x16_t hi1 = vreinterpretq_s8_u8(vshrq_n_u8(b1, 4));
-    int32x4_t a0[3], a1[3];
-    // Unrolled: -O2 keeps this loop, so the per-limb sums would go through the stack.
-#pragma GCC unroll 3
-    for (int k = 0; k < 3; ++k) {
-      const int8x16_t xl = vld1q_s8(q + 32 * k), xh = vld1q_s8(q + 32 * k + 16);
-      a0[k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo0, xl), hi0, xh);
-      a1[k] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), lo1, xl), hi1, xh);
-    }
-    s0 = vreinterpretq_u32_s32(vaddq_s32(vaddq_s32(a0[0], vshlq_n_s32(a0[1], 7)), vshlq_n_s32(a0[2], 14)));
-    s1 = vreinterpretq_u32_s32(vaddq_s32(vaddq_s32(a1[0], vshlq_n_s32(a1[1], 7)), vshlq_n_s32(a1[2], 14)));
+    const int32x4_t a = limb(vshlq_n_s32(limb(vdupq_n_s32(0), 2), 7), 1);
+    return vreinterpretq_u32_s32(limb(vshlq_n_s32(a, 7), 0));
   }
 };
 
