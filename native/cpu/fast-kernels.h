@@ -232,25 +232,27 @@ struct FastKernels {
     }
   }
 
-  // One row's group scales and biases as float, [G + L] each. The L entries past the last
-  // group are zeroed once: expand() reads them for a partial last chunk, where they meet zero
-  // activations, and stack garbage there could be NaN (NaN · 0 = NaN). Per row, load() only
-  // converts (no division, no dtype lookup: a decode row is a few hundred cycles of work).
-  struct RowScales {
-    float s[kMaxCols / 32 + L], b[kMaxCols / 32 + L];
+  // The group scales and biases of NR consecutive rows as float, row i at s + i·G (one
+  // conversion per call: rows of a decode matrix are a few hundred cycles of work). The L
+  // entries past the last row are zero: expand() and the bias loop read up to L past a row's
+  // G, where they meet zero activations and zero group sums, and stack garbage there could be
+  // NaN (NaN · 0 = NaN); inside the block they read the next row's finite scales instead.
+  template <int NR>
+  struct RowScalesN {
+    float s[NR * (kMaxCols / 32) + L], b[NR * (kMaxCols / 32) + L];
     const WeightMatrix& w;
     int64_t G;
     size_t esz;
-    explicit RowScales(const WeightMatrix& m) : w(m), G(m.groups_per_row()), esz(dtype_size(m.dtype)) {
-      std::fill_n(s + G, L, 0.0f);
-      std::fill_n(b + G, L, 0.0f);
-    }
-    void load(int64_t mat, int64_t r) {
+    explicit RowScalesN(const WeightMatrix& m) : w(m), G(m.groups_per_row()), esz(dtype_size(m.dtype)) {}
+    void load(int64_t mat, int64_t r, int n = 1) {
       const size_t at = static_cast<size_t>((mat * w.rows + r) * G) * esz;
-      to_float(w.scales + at, w.dtype, G, s);
-      to_float(w.biases + at, w.dtype, G, b);
+      to_float(w.scales + at, w.dtype, n * G, s);
+      to_float(w.biases + at, w.dtype, n * G, b);
+      std::fill_n(s + n * G, L, 0.0f);
+      std::fill_n(b + n * G, L, 0.0f);
     }
   };
+  using RowScales = RowScalesN<1>;
 
   // e^x, |relative error| < 3e-7 on [-87, 88] (clamped outside): the Cephes expf polynomial
   // on x - n·ln2, scaled by 2^n built in the exponent bits.
@@ -469,8 +471,7 @@ struct FastKernels {
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
     const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
     const uint8_t* pf_end = w.w_row(mat, r1);
-    RowScales sc0(w), sc1(w), sc2(w), sc3(w);
-    RowScales* sc[R] = {&sc0, &sc1, &sc2, &sc3};
+    RowScalesN<R> sc(w);
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
       const float* dl = a.dl + tok * a.xs_stride;
@@ -479,10 +480,10 @@ struct FastKernels {
         const int n = static_cast<int>(std::min<int64_t>(R, r1 - r));
         RowView rv[R];
         const float* bias[R];
+        sc.load(mat, r, n);
         for (int i = 0; i < n; ++i) {
-          sc[i]->load(mat, r + i);
-          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, sc[i]->s, C, gshift, lpg};
-          bias[i] = sc[i]->b;
+          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, sc.s + i * G, C, gshift, lpg};
+          bias[i] = sc.b + i * G;
         }
         float* out = y + tok * ldy + r;
         if (n == R) {

@@ -2,6 +2,8 @@
 // Qwen3-30B-A3B layer (hidden 2048, expert 768, 32 q / 4 kv heads of 128).
 #include <memory>
 
+#include "cpu/thread-pool.h"
+
 #include "common/backend.h"
 #include "cpu/lora-fast.h"
 #include "fixtures.h"
@@ -17,7 +19,7 @@ std::vector<BenchCase> bench_cases() {
   auto dense = std::make_shared<OwnedMatrix>(random_dense(r, 1, 128, 2048, bs::DType::BF16));
   auto experts = std::make_shared<OwnedMatrix>(random_affine(r, 16, 768, 2048, 4, 64, bs::DType::BF16));
   auto x = std::make_shared<std::vector<float>>(random_vec(r, 8 * 2048));
-  auto y = std::make_shared<std::vector<float>>(8 * 2048 * 8);
+  auto y = std::make_shared<std::vector<float>>(262144);
   auto ids = std::make_shared<std::vector<int32_t>>(std::vector<int32_t>{0, 2, 3, 5, 8, 9, 12, 15});
   auto kv = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 4 * 128));
   auto q = std::make_shared<std::vector<float>>(random_vec(r, 32 * 128));
@@ -38,6 +40,10 @@ std::vector<BenchCase> bench_cases() {
   const double lora_bytes = double(lora->a.m.mat_bytes() + lora->b.m.mat_bytes());
   const std::string lora_shape = "rank 16 bf16 2048 -> 4096 (q_proj)";
   const bs::ExecCtx ctx{};
+  // Streaming from DRAM: a head-sized 4-bit matrix (256 MiB of codes, past any L3) on one
+  // thread and on two (the pool lives as long as the cases).
+  auto big = std::make_shared<OwnedMatrix>(random_affine(r, 1, 262144, 2048, 4, 64, bs::DType::BF16));
+  auto pool = std::make_shared<bs::ThreadPool>(2);
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
     const bs::Kernels& k = b->k;
@@ -47,6 +53,10 @@ std::vector<BenchCase> bench_cases() {
     };
     add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatvec(ctx, q4->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 1 thread", double(big->m.mat_bytes()),
+        [=, &k] { k.qmatvec(ctx, big->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads", double(big->m.mat_bytes()),
+        [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, big->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatmul(ctx, q4->m, 0, x->data(), 8, y->data()); });
     add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
