@@ -44,6 +44,9 @@ std::vector<BenchCase> bench_cases() {
   // thread and on two (the pool lives as long as the cases).
   auto big = std::make_shared<OwnedMatrix>(random_affine(r, 1, 262144, 2048, 4, 64, bs::DType::BF16));
   auto pool = std::make_shared<bs::ThreadPool>(2);
+  auto kp = std::make_shared<OwnedMatrix>(random_affine(r, 1, 256, 1024, 4, 64, bs::DType::BF16));
+  auto eg = std::make_shared<OwnedMatrix>(random_affine(r, 16, 512, 1024, 4, 64, bs::DType::BF16));
+  auto ed = std::make_shared<OwnedMatrix>(random_affine(r, 16, 1024, 512, 4, 64, bs::DType::BF16));
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
     const bs::Kernels& k = b->k;
@@ -57,6 +60,20 @@ std::vector<BenchCase> bench_cases() {
         [=, &k] { k.qmatvec(ctx, big->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads", double(big->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, big->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 2 threads", double(kp->m.mat_bytes()),
+        [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, kp->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 1 thread", double(kp->m.mat_bytes()),
+        [=, &k] { k.qmatvec(ctx, kp->m, 0, x->data(), y->data()); });
+    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 2 threads", 8.0 * eg->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, eg->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 2 threads", 8.0 * ed->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, ed->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 1 thread", 8.0 * eg->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(ctx, eg->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 1 thread", 8.0 * ed->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(ctx, ed->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 2 threads", double(q4->m.mat_bytes()),
+        [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, q4->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatmul(ctx, q4->m, 0, x->data(), 8, y->data()); });
     add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
