@@ -765,38 +765,51 @@ struct FastKernels {
     return tmp;
   }
 
-  // One query against keys in blocks of kKeyBlock with a running max and sum (online
-  // softmax), so the scratch is a fixed stack block whatever the context length.
-  static void attend(const float* qv, const void* k, const void* v, bool f16, int64_t stride, int64_t off,
+  // H query heads that share one kv head (GQA) against keys in blocks of kKeyBlock with a
+  // running max and sum per head (online softmax), so the scratch is a fixed stack block
+  // whatever the context length. Each K and V row is converted once for all H heads; every
+  // head runs the same operations whatever H is, so results do not depend on the grouping.
+  static constexpr int kMaxGroup = 16;     // heads per call
+  static constexpr int kAttnAcc = 4096;    // accumulator floats per call (H · head_dim)
+  static void attend(const float* q, int H, const void* k, const void* v, bool f16, int64_t stride, int64_t off,
                      int64_t n_keys, int hd, float scale, float* o) {
-    float score[kKeyBlock], acc[kMaxHeadDim], tmp[kMaxHeadDim];
-    for (int c = 0; c < hd; ++c) acc[c] = 0.0f;
-    float mx = -INFINITY, sum = 0.0f;
+    float score[kMaxGroup][kKeyBlock], acc[kAttnAcc], tmp[kMaxHeadDim], mx[kMaxGroup], sum[kMaxGroup];
+    std::fill_n(acc, H * hd, 0.0f);
+    std::fill_n(mx, H, -INFINITY);
+    std::fill_n(sum, H, 0.0f);
     for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyBlock) {
       const int nb = static_cast<int>(n_keys - j0 < kKeyBlock ? n_keys - j0 : kKeyBlock);
-      float bmx = mx;
       for (int j = 0; j < nb; ++j) {
-        score[j] = dot(qv, kv_row(k, f16, (j0 + j) * stride + off, hd, tmp), hd) * scale;
-        bmx = score[j] > bmx ? score[j] : bmx;
+        const float* kr = kv_row(k, f16, (j0 + j) * stride + off, hd, tmp);
+        for (int h = 0; h < H; ++h) score[h][j] = dot(q + h * hd, kr, hd) * scale;
       }
-      // Rescale what was accumulated under the old maximum (e^-inf = 0 on the first block).
-      const float shrink = std::exp(mx - bmx);
-      mx = bmx;
-      sum *= shrink;
-      if (shrink != 1.0f) scale_in_place(acc, shrink, hd);
-      int j = 0;
-      F sv = V::zero();
-      for (; j + L <= nb; j += L) {
-        const F e = exp(V::sub(V::load(score + j), V::set1(mx)));
-        V::store(score + j, e);
-        sv = V::add(sv, e);
+      for (int h = 0; h < H; ++h) {
+        float bmx = mx[h];
+        for (int j = 0; j < nb; ++j) bmx = score[h][j] > bmx ? score[h][j] : bmx;
+        // Rescale what was accumulated under the old maximum (e^-inf = 0 on the first block).
+        const float shrink = std::exp(mx[h] - bmx);
+        mx[h] = bmx;
+        sum[h] *= shrink;
+        if (shrink != 1.0f) scale_in_place(acc + h * hd, shrink, hd);
+        int j = 0;
+        F sv = V::zero();
+        for (; j + L <= nb; j += L) {
+          const F e = exp(V::sub(V::load(score[h] + j), V::set1(bmx)));
+          V::store(score[h] + j, e);
+          sv = V::add(sv, e);
+        }
+        sum[h] += V::hsum(sv);
+        for (; j < nb; ++j) sum[h] += (score[h][j] = std::exp(score[h][j] - bmx));
       }
-      sum += V::hsum(sv);
-      for (; j < nb; ++j) sum += (score[j] = std::exp(score[j] - mx));
-      for (j = 0; j < nb; ++j) add(ExecCtx{}, kv_row(v, f16, (j0 + j) * stride + off, hd, tmp), score[j], hd, acc);
+      for (int j = 0; j < nb; ++j) {
+        const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, tmp);
+        for (int h = 0; h < H; ++h) add(ExecCtx{}, vr, score[h][j], hd, acc + h * hd);
+      }
     }
-    const float inv = 1.0f / sum;
-    for (int c = 0; c < hd; ++c) o[c] = acc[c] * inv;
+    for (int h = 0; h < H; ++h) {
+      const float inv = 1.0f / sum[h];
+      for (int c = 0; c < hd; ++c) o[h * hd + c] = acc[h * hd + c] * inv;
+    }
   }
 
   static void scale_in_place(float* x, float s, int64_t n) {
@@ -805,6 +818,8 @@ struct FastKernels {
     for (; i < n; ++i) x[i] *= s;
   }
 
+  // Items are (token, run of H heads of one kv group): H is the largest divisor of the group
+  // that fits the stack block and still leaves two items per thread where it can.
   static void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                         const AttentionParams& p, float* out) {
     if (p.head_dim > kMaxHeadDim) {
@@ -812,16 +827,24 @@ struct FastKernels {
       return;
     }
     const int group = p.n_q_heads / p.n_kv_heads, hd = p.head_dim;
+    int H = 1;
+    for (int h = 2; h <= group; ++h) {
+      if (group % h == 0 && h <= kMaxGroup && h * hd <= kAttnAcc &&
+          n_tok * (p.n_q_heads / h) >= std::min<int64_t>(2 * ctx.threads(), n_tok * p.n_q_heads)) {
+        H = h;
+      }
+    }
     const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * hd;
-    const int64_t items = n_tok * p.n_q_heads;
+    const int64_t per_tok = p.n_q_heads / H, items = n_tok * per_tok;
     ctx.parallel_for(
         items,
         [&](int64_t i0, int64_t i1) {
           for (int64_t i = i0; i < i1; ++i) {
-            const int64_t t = i / p.n_q_heads;
-            const int h = static_cast<int>(i % p.n_q_heads);
-            attend(q + i * hd, k, v, p.kv_f16, kv_stride, int64_t(h / group) * hd, pos0 + t + 1, hd, p.scale,
-                   out + i * hd);
+            const int64_t t = i / per_tok;
+            const int h0 = static_cast<int>(i % per_tok) * H;
+            const int64_t at = (t * p.n_q_heads + h0) * hd;
+            attend(q + at, H, k, v, p.kv_f16, kv_stride, int64_t(h0 / group) * hd, pos0 + t + 1, hd, p.scale,
+                   out + at);
           }
         },
         std::max<int64_t>(1, items / (2 * ctx.threads())));
