@@ -101,38 +101,45 @@ struct FastKernels {
   // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
   // nibbles w & 15 and w >> 4 of the code bytes.
   static void quant_token(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, float* gsum) {
-    const int64_t C = 8 * L, nch = n_chunks(w), blocks = w.cols / 32;
-    float d[kMaxCols / 32], inv[kMaxCols / 32];
-    for (int64_t b = 0; b < blocks; ++b) {
-      float m = 0.0f;
-      for (int i = 0; i < 32; ++i) {
-        const float v = x[b * 32 + i] < 0 ? -x[b * 32 + i] : x[b * 32 + i];
-        m = v > m ? v : m;
-      }
-      d[b] = m / kQMax;
-      inv[b] = m > 0.0f ? kQMax / m : 0.0f;
-    }
-    for (int64_t c = 0; c < nch; ++c) {
-      int8_t* q = xq + c * kLimbs * 8 * L;
-      for (int64_t t = 0; t < C; ++t) {
-        const int64_t e = c * C + t;
-        int32_t Q = 0;
-        if (e < w.cols) {
-          // Round to nearest (even) through the float mantissa: |x·inv| ≤ 2^20 < 2^22.
-          const float r = (x[e] * inv[e / 32] + 12582912.0f) - 12582912.0f;
-          Q = static_cast<int32_t>(r);
+    if constexpr (V::kIntDot) {
+      const int64_t C = 8 * L, nch = n_chunks(w), full = w.cols / C;
+      // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to the three limbs
+      // and returns their d, with the same float operations as the scalar tail below.
+      for (int64_t c = 0; c < full; ++c) {
+        int8_t* q = xq + c * kLimbs * 8 * L;
+        for (int k = 0; k < L / 4; ++k) {
+          const float d = V::quant_block(x + c * C + 32 * k, kQMax, q + 16 * k, q + 4 * L + 16 * k, 8 * L);
+          for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = d;
         }
-        const int64_t at = (t & 1) * 4 * L + (t >> 1);
-        q[at] = static_cast<int8_t>(Q & 127);
-        q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
-        q[16 * L + at] = static_cast<int8_t>(Q >> 14);
       }
-      for (int j = 0; j < L; ++j) {
-        const int64_t e = c * C + 8 * j;
-        dl[c * L + j] = e < w.cols ? d[e / 32] : 0.0f;
-      }
+      if (full < nch) quant_tail(w, x, full, xq + full * kLimbs * 8 * L, dl + full * L);
+      group_sums(w, x, gsum);
     }
-    group_sums(w, x, gsum);
+  }
+
+  // The partial last chunk, element by element; elements past cols are zero (and so is d).
+  static void quant_tail(const WeightMatrix& w, const float* x, int64_t c, int8_t* q, float* dl) {
+    const int64_t C = 8 * L;
+    float d[L / 4], inv[L / 4];
+    for (int k = 0; k < L / 4; ++k) {
+      const int64_t b = c * C + 32 * k;
+      float m = 0.0f;
+      for (int i = 0; i < 32 && b + i < w.cols; ++i) m = std::max(m, std::fabs(x[b + i]));
+      d[k] = b < w.cols ? m / kQMax : 0.0f;
+      inv[k] = m > 0.0f ? kQMax / m : 0.0f;
+    }
+    for (int64_t t = 0; t < C; ++t) {
+      const int64_t e = c * C + t;
+      int32_t Q = 0;
+      if (e < w.cols) {
+        Q = static_cast<int32_t>(std::nearbyint(x[e] * inv[t / 32]));  // to nearest even, as cvtps2dq
+      }
+      const int64_t at = (t & 1) * 4 * L + (t >> 1);
+      q[at] = static_cast<int8_t>(Q & 127);
+      q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
+      q[16 * L + at] = static_cast<int8_t>(Q >> 14);
+    }
+    for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }
 
   // Whether n tokens of x against w take the integer path: 4-bit codes, one token per

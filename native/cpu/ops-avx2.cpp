@@ -83,6 +83,41 @@ struct Avx2 {
     };
     return _mm256_add_epi32(_mm256_add_epi32(limb(0, 1), limb(1, 128)), limb(2, 16384));
   }
+  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
+    const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+                 v3 = _mm256_loadu_ps(x + 24);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 mv = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                              _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    const __m256 inv = _mm256_set1_ps(m > 0.0f ? qmax / m : 0.0f);
+    // shuffle_ps picks evens (0x88) or odds (0xDD) of two vectors per 128-bit lane; the
+    // 64-bit permute puts them in element order.
+    auto pick = [&](__m256 a, __m256 b, bool odd) {
+      const __m256 s = odd ? _mm256_shuffle_ps(a, b, 0xDD) : _mm256_shuffle_ps(a, b, 0x88);
+      return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)), inv));
+    };
+    // Two vectors of 8 int32 (each in int8 range) to 16 bytes in order.
+    auto narrow = [](__m256i lo, __m256i hi, int8_t* q) {
+      const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(lo, hi), _mm256_setzero_si256());
+      const __m256i r = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 3, 6, 7));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm256_castsi256_si128(r));
+    };
+    auto limbs = [&](bool odd, int8_t* q) {
+      const __m256i a = pick(v0, v1, odd), b = pick(v2, v3, odd);
+      const __m256i m7 = _mm256_set1_epi32(127);
+      narrow(_mm256_and_si256(a, m7), _mm256_and_si256(b, m7), q);
+      narrow(_mm256_and_si256(_mm256_srai_epi32(a, 7), m7), _mm256_and_si256(_mm256_srai_epi32(b, 7), m7), q + ls);
+      narrow(_mm256_srai_epi32(a, 14), _mm256_srai_epi32(b, 14), q + 2 * ls);
+    };
+    limbs(false, qe);
+    limbs(true, qo);
+    return m / qmax;
+  }
   static F load_bf16(const uint8_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));

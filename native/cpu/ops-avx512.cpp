@@ -79,6 +79,26 @@ struct Avx512 {
     a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 7), lo, x[2]), hi, x[3]);
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 7), lo, x[0]), hi, x[1]);
   }
+  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
+    const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+    const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
+    const __m512 inv = _mm512_set1_ps(m > 0.0f ? qmax / m : 0.0f);
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    auto limbs = [&](__m512i idx, int8_t* q) {
+      const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_permutex2var_ps(a, idx, b), inv));
+      const __m512i m7 = _mm512_set1_epi32(127);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(_mm512_and_si512(Q, m7)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls),
+                       _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_srai_epi32(Q, 7), m7)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 2 * ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 14)));
+    };
+    limbs(ev, qe);
+    limbs(od, qo);
+    return m / qmax;
+  }
   static F load_bf16(const uint8_t* p) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));

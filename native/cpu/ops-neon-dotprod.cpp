@@ -24,6 +24,32 @@ struct NeonDot : Neon {
     x[4] = vreinterpretq_u32_s8(vld1q_s8(q + 64));
     x[5] = vreinterpretq_u32_s8(vld1q_s8(q + 80));
   }
+  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
+    float32x4x2_t v[4];
+    float32x4_t mv = vdupq_n_f32(0.0f);
+    for (int i = 0; i < 4; ++i) {  // vld2q splits 8 floats into evens and odds
+      v[i] = vld2q_f32(x + 8 * i);
+      mv = vmaxq_f32(mv, vmaxq_f32(vabsq_f32(v[i].val[0]), vabsq_f32(v[i].val[1])));
+    }
+    const float m = vmaxvq_f32(mv);
+    const float inv = m > 0.0f ? qmax / m : 0.0f;
+    for (int h = 0; h < 2; ++h) {
+      int32x4_t Q[4];
+      for (int i = 0; i < 4; ++i) Q[i] = vcvtnq_s32_f32(vmulq_n_f32(v[i].val[h], inv));
+      auto store = [&](int8_t* q, auto limb) {
+        const int16x8_t a = vcombine_s16(vmovn_s32(limb(Q[0])), vmovn_s32(limb(Q[1])));
+        const int16x8_t b = vcombine_s16(vmovn_s32(limb(Q[2])), vmovn_s32(limb(Q[3])));
+        vst1q_s8(q, vcombine_s8(vmovn_s16(a), vmovn_s16(b)));
+      };
+      int8_t* q = h == 0 ? qe : qo;
+      store(q, [](int32x4_t t) { return vandq_s32(t, vdupq_n_s32(127)); });
+      store(q + ls, [](int32x4_t t) { return vandq_s32(vshrq_n_s32(t, 7), vdupq_n_s32(127)); });
+      store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 14); });
+    }
+    return m / qmax;
+  }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each), Horner from the top limb.
   static I isum(I w, const I* x) {
     const uint8x16_t b = vreinterpretq_u8_u32(w);
