@@ -27,7 +27,7 @@ constexpr uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 constexpr int64_t index_of(uint64_t s) { return static_cast<int64_t>(s & 0xffffffffu); }
 
 // Touches the top 256 KiB of a new worker's stack once, so the kernels' stack scratch (tens of
-// KiB: scales of two rows, attention blocks) is resident before the first loop and a decode
+// KiB: scales of four rows, attention blocks) is resident before the first loop and a decode
 // step never faults in a stack page (RssAnon stays flat whichever ranges a worker gets).
 __attribute__((noinline)) void prefault_stack() {
   volatile unsigned char buf[256 * 1024];
