@@ -22,8 +22,17 @@ struct Scratch {
   std::vector<int32_t> ids, positions, order_ids, sub_ids;
   std::vector<int64_t> order, expert_start;
   std::vector<ExpertGroup> groups;
-  std::vector<int> group_which;      // the executor's exact path: group indices and their experts
-  std::vector<int32_t> group_ids;
+  // The expert executor's per-layer lists (group indices, their experts or slots, the slots it
+  // pinned, the groups computed from the file instead): reused, so decode allocates nothing.
+  std::vector<int> group_which, group_miss, slot_pinned;
+  std::vector<int32_t> group_ids, miss_ids;
+  void clear_expert_lists() {
+    group_which.clear();
+    group_miss.clear();
+    slot_pinned.clear();
+    group_ids.clear();
+    miss_ids.clear();
+  }
   uint64_t bytes_touched = 0;
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };

@@ -3,9 +3,9 @@
 // enough to pay for waking it (decode shapes run on the calling thread).
 #include <immintrin.h>
 
-#include <vector>
 
 #include "common/cpu-features.h"
+#include "cpu/fast-common.h"
 #include "cpu/lora-fast.h"
 
 namespace bs {
@@ -79,7 +79,7 @@ template <DType T>
 void lora_delta_t(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y) {
   const int64_t rank = l.a.rows, in = l.a.cols, out = l.b.rows;
   const size_t a_row = l.a.row_bytes(), b_row = l.b.row_bytes();
-  std::vector<float> t(static_cast<size_t>(n * rank));
+  float* t = fast::scratch_of<float>(fast::Slot::Lora, static_cast<size_t>(n * rank));  // no allocation once warm
   lora_run(ctx, n * rank, in, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t tok = i / rank, k = i % rank;
@@ -90,12 +90,12 @@ void lora_delta_t(const ExecCtx& ctx, const LoraWeights& l, const float* x, int6
   // same way for any thread count).
   const int64_t blocks = rank % 8 == 0 ? out / 8 : 0;
   lora_run(ctx, blocks, 8 * n * rank, [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) rows8<T>(l, t.data(), n, blk * 8, y);
+    for (int64_t blk = b0; blk < b1; ++blk) rows8<T>(l, t, n, blk * 8, y);
   });
   lora_run(ctx, out - blocks * 8, n * rank, [&](int64_t o0, int64_t o1) {
     for (int64_t o = blocks * 8 + o0; o < blocks * 8 + o1; ++o) {
       const uint8_t* b = l.b.w + o * b_row;
-      for (int64_t tok = 0; tok < n; ++tok) y[tok * out + o] += l.scale * dot<T>(b, t.data() + tok * rank, rank);
+      for (int64_t tok = 0; tok < n; ++tok) y[tok * out + o] += l.scale * dot<T>(b, t + tok * rank, rank);
     }
   });
 }

@@ -2,9 +2,9 @@
 // F16 widened by vcvt, BF16 by a 16-bit shift; horizontal sums by vaddvq.
 #include <arm_neon.h>
 
-#include <vector>
 
 #include "common/cpu-features.h"
+#include "cpu/fast-common.h"
 #include "cpu/lora-fast.h"
 
 namespace bs {
@@ -43,14 +43,14 @@ template <DType T>
 void lora_delta_t(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y) {
   const int64_t rank = l.a.rows, in = l.a.cols, out = l.b.rows;
   const size_t a_row = l.a.row_bytes(), b_row = l.b.row_bytes();
-  std::vector<float> t(static_cast<size_t>(n * rank));
+  float* t = fast::scratch_of<float>(fast::Slot::Lora, static_cast<size_t>(n * rank));  // no allocation once warm
   lora_run(ctx, n * rank, in, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) t[i] = dot<T>(l.a.w + (i % rank) * a_row, x + (i / rank) * in, in);
   });
   lora_run(ctx, out, n * rank, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const uint8_t* b = l.b.w + o * b_row;
-      for (int64_t tok = 0; tok < n; ++tok) y[tok * out + o] += l.scale * dot<T>(b, t.data() + tok * rank, rank);
+      for (int64_t tok = 0; tok < n; ++tok) y[tok * out + o] += l.scale * dot<T>(b, t + tok * rank, rank);
     }
   });
 }

@@ -1,7 +1,8 @@
 // A warm decode step allocates nothing and grows no anonymous memory, with every fast kernel
-// set and 1 or 2 threads: brainstem-native-tests --decode-probe counts operator new calls
-// (all threads) and reads RssAnon around 48 greedy decode steps of a synthetic model, after a
-// prefill and 4 warm-up steps. The KV cache stays within its first reservation, so any
+// set and 1 or 2 threads, on the exact expert path and on the staged and hot paths:
+// brainstem-native-tests --decode-probe counts operator new calls (all threads) and reads
+// RssAnon around a pass of greedy decode steps of a synthetic model, replayed after two
+// warm-up passes over the same tokens. The KV cache stays within its first reservation, so any
 // allocation per token shows exactly; RssAnon may move by a couple of pages (a thread's
 // stack reaching a new page once), far below one buffer per token (48 × ≥ 4 KiB).
 import { test } from 'node:test';
@@ -16,8 +17,8 @@ const FAST = loadNative().info().kernelSets.filter((k) => k.usable && k.name !==
 
 interface Probe { backend: string; allocations: number; rss_anon_before: number; rss_anon_after: number; last_token: number }
 
-function probe(dir: string, backend: string, threads: number, tokens: number): Probe {
-  const r = spawnSync(binary, ['--decode-probe', dir, backend, String(threads), String(tokens)], { encoding: 'utf8', timeout: 120_000 });
+function probe(dir: string, backend: string, threads: number, tokens: number, path = 'exact'): Probe {
+  const r = spawnSync(binary, ['--decode-probe', dir, backend, String(threads), String(tokens), path], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, `decode probe ${backend} × ${threads} failed:\n${r.stdout}\n${r.stderr}`);
   return JSON.parse(r.stdout) as Probe;
 }
@@ -35,6 +36,16 @@ test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets
         assert.ok(p.rss_anon_before > 0 && grew <= 8192, `${what}: RssAnon grew by ${grew} bytes over 48 decode steps`);
       }
     }
+  }
+});
+
+test('the staged and hot expert paths allocate nothing either once every routed expert is in a slot', { skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false }, (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 5 });
+  for (const path of ['staged', 'hot']) {
+    const p = probe(dir, FAST[FAST.length - 1]!, 2, 24, path);
+    assert.equal(p.allocations, 0, `${path}: ${p.allocations} heap allocations in 24 decode steps`);
+    const grew = p.rss_anon_after - p.rss_anon_before;
+    assert.ok(grew <= 8192, `${path}: RssAnon grew by ${grew} bytes over 24 decode steps`);
   }
 });
 

@@ -1,6 +1,6 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
 // argument); `--bench` instead times every op of every compiled kernel set and prints JSON;
-// `--decode-probe DIR BACKEND THREADS TOKENS` measures allocations of warm decode steps.
+// `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,9 +49,14 @@ int run_bench() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> filters;
-  if (argc == 6 && std::strcmp(argv[1], "--decode-probe") == 0) {
+  if ((argc == 6 || argc == 7) && std::strcmp(argv[1], "--decode-probe") == 0) {
+    const std::string path = argc == 7 ? argv[6] : "exact";
+    if (path != "exact" && path != "staged" && path != "hot") {
+      std::fprintf(stderr, "decode probe: path must be exact, staged or hot, got \"%s\"\n", path.c_str());
+      return 2;
+    }
     try {
-      return bt::decode_probe(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]));
+      return bt::decode_probe(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), path);
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "decode probe: %s\n", e.what());
       return 1;

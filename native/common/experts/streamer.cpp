@@ -275,8 +275,11 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
     const int w1 = std::min(n_groups, w0 + c.capacity());
     std::fill(L.keep.begin(), L.keep.end(), 0);
     for (int g = w0; g < w1; ++g) L.keep[s.groups[g].expert] = 1;
-    std::vector<int> pinned, which, fallback;
-    std::vector<int32_t> fallback_ids;
+    std::vector<int>& pinned = s.slot_pinned;
+    std::vector<int>& which = s.group_which;
+    std::vector<int>& fallback = s.group_miss;
+    std::vector<int32_t>& fallback_ids = s.miss_ids;
+    s.clear_expert_lists();
     const uint64_t tick = ++tick_;
     for (int g = w0; g < w1; ++g) {
       const int slot = c.find(s.groups[g].expert);
@@ -305,7 +308,7 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
       which.push_back(g);
     }
     wait_slots(lk, c, pinned);
-    std::vector<int32_t> ids;
+    std::vector<int32_t>& ids = s.group_ids;
     for (int g : which) {
       ids.push_back(c.mapped(s.groups[g].expert));
       if (ids.back() == c.zero_slot()) c_.drops += s.groups[g].end - s.groups[g].begin;
@@ -327,11 +330,14 @@ void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {
   for (const ExpertGroup& g : s.groups) L.counts[g.expert] += static_cast<double>(g.end - g.begin);
   if (L.hot_runs++ % static_cast<uint64_t>(opts_.hot_interval) == 0) {
     // Re-choose the resident set: decayed counts plus a bonus for the experts predicted next.
-    std::vector<double> score(L.counts);
+    std::vector<double>& score = L.score;
+    score.assign(L.counts.begin(), L.counts.end());
     for (int32_t e : L.predicted) score[e] += opts_.hot_bonus;
-    std::vector<int> order(E);
+    std::vector<int>& order = L.order;
+    order.resize(E);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score[a] > score[b]; });
+    // Ties by expert id, as a stable sort of 0..E-1 would give (std::stable_sort allocates).
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
     std::fill(L.keep.begin(), L.keep.end(), 0);
     const int want = std::min(c.capacity(), E);
     for (int i = 0; i < want && score[order[i]] > 0; ++i) L.keep[order[i]] = 1;
@@ -342,8 +348,12 @@ void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {
       start_load(L, c, v, order[i], /*urgent=*/false, /*prefetched=*/false);
     }
   }
-  std::vector<int> hit, miss, pinned;
-  std::vector<int32_t> hit_ids, miss_ids;
+  std::vector<int>& hit = s.group_which;
+  std::vector<int>& miss = s.group_miss;
+  std::vector<int>& pinned = s.slot_pinned;
+  std::vector<int32_t>& hit_ids = s.group_ids;
+  std::vector<int32_t>& miss_ids = s.miss_ids;
+  s.clear_expert_lists();
   const uint64_t tick = ++tick_;
   for (int g = 0; g < static_cast<int>(s.groups.size()); ++g) {
     const int e = s.groups[g].expert;

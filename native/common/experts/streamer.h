@@ -84,6 +84,8 @@ class ExpertStreamer {
     uint64_t ran_gen = 0;
     // hot
     std::vector<double> counts;
+    std::vector<double> score;  // [E] scratch of the hot set's re-choice
+    std::vector<int> order;
     std::vector<int32_t> predicted;
     uint64_t hot_runs = 0;
     // whole-layer
