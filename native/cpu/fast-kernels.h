@@ -376,7 +376,7 @@ struct FastKernels {
   template <int R, bool BCAST>
   static inline __attribute__((always_inline)) void qdot_int(const RowView* rv, const float* const* bias,
                                                             const int8_t* xq, const float* dl, const float* gs,
-                                                            int64_t G, const uint8_t* pf_end, float* out) {
+                                                            int64_t G, const uint8_t* pf_end, int64_t pf, float* out) {
     const RowView& r0 = rv[0];
     const int64_t full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
     constexpr int64_t QB = kLimbs * 8 * L;  // limb bytes per chunk
@@ -390,7 +390,7 @@ struct FastKernels {
       if (((c * 4 * L) & 63) == 0) {
 #pragma GCC unroll 4
         for (int i = 0; i < R; ++i) {
-          const uint8_t* p = rv[i].w + c * 4 * L + kPrefetchBytes;
+          const uint8_t* p = rv[i].w + c * 4 * L + pf;
           if (p < pf_end) __builtin_prefetch(p);
         }
       }
@@ -478,6 +478,8 @@ struct FastKernels {
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
     const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
     const uint8_t* pf_end = w.w_row(mat, r1);
+    // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
+    const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
     RowScalesN<R> sc(w);
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
@@ -494,12 +496,12 @@ struct FastKernels {
         }
         float* out = y + tok * ldy + r;
         if (n == R) {
-          bcast ? qdot_int<R, true>(rv, bias, xq, dl, gs, G, pf_end, out)
-                : qdot_int<R, false>(rv, bias, xq, dl, gs, G, pf_end, out);
+          bcast ? qdot_int<R, true>(rv, bias, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false>(rv, bias, xq, dl, gs, G, pf_end, pf, out);
         } else {
           for (int i = 0; i < n; ++i) {
-            bcast ? qdot_int<1, true>(rv + i, bias + i, xq, dl, gs, G, pf_end, out + i)
-                  : qdot_int<1, false>(rv + i, bias + i, xq, dl, gs, G, pf_end, out + i);
+            bcast ? qdot_int<1, true>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i);
           }
         }
       }
