@@ -384,7 +384,7 @@ struct FastKernels {
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
     for (int64_t c = 0; c < r0.nch; ++c) {
-      // Codes stream from DRAM once per token: fetch each cache line a few rows ahead of the
+      // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
       // hardware prefetcher, which restarts at every expert's block, but not past the rows
       // this call owns (the next block may be another thread's or an unused expert's).
       if (((c * 4 * L) & 63) == 0) {
@@ -406,7 +406,7 @@ struct FastKernels {
     }
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
-      // bias and gs are zero past G up to a multiple of L.
+      // gs is zero past G (to a multiple of L): what bias holds there (the next row's) adds 0.
       F bacc = V::zero();
       for (int64_t g = 0; g < G; g += L) bacc = V::fma(V::load(bias[i] + g), V::load(gs + g), bacc);
       out[i] = V::hsum(V::add(acc[i], bacc));
