@@ -61,6 +61,11 @@ struct FastKernels {
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
   };
   static constexpr int kLimbs = 3;
+  static constexpr int kLimbVecs = 2 * kLimbs;  // a chunk's limbs: [limb k][lo, hi] vectors of 4L bytes
+  static void load_limbs(const int8_t* q, I* x) {
+#pragma GCC unroll 6
+    for (int k = 0; k < kLimbVecs; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
+  }
   static constexpr float kQMax = 1048575.0f;  // 2^20 - 1: three 7-bit limbs, signed top
 
   static int64_t chunk_elems(int bits) { return int64_t(32 / bits) * L; }
@@ -394,8 +399,8 @@ struct FastKernels {
           if (p < pf_end) __builtin_prefetch(p);
         }
       }
-      I x[V::kLimbVecs];
-      V::load_limbs(xq + c * QB, x);
+      I x[kLimbVecs];
+      load_limbs(xq + c * QB, x);
       const F d = V::load(dl + c * L);
       const bool part = c >= full;
 #pragma GCC unroll 4
@@ -427,7 +432,13 @@ struct FastKernels {
   // blocks of kRowBlock so a tile of kTile tokens is reused from L1 by each row of the block.
   static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
                     float* y, int64_t ldy) {
-    if (!a.ints && nt >= kGemmMinTokens) {
+    if constexpr (V::kIntDot) {
+      if (a.ints) {
+        qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
+        return;
+      }
+    }
+    if (nt >= kGemmMinTokens) {  // float layout from here on
       qrows_gemm(w, mat, r0, r1, a, t0, nt, y, ldy);
       return;
     }
@@ -437,18 +448,12 @@ struct FastKernels {
     // A group spans whole chunks: one scale per chunk, broadcast; else expanded per lane.
     const bool bcast = w.group >= C;
     RowScales sc(w);
-    if constexpr (V::kIntDot) {
-      if (a.ints) {
-        qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
-        return;
-      }
-    }
     for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
       const int64_t re = std::min(r1, rb + kRowBlock);
       for (int64_t tt = 0; tt < nt; tt += kTile) {
         const int T = static_cast<int>(std::min<int64_t>(kTile, nt - tt));
         const float* xs[kTile];
-        for (int t = 0; t < T; ++t) xs[t] = a.ints ? nullptr : a.xs + (t0 + tt + t) * a.xs_stride;
+        for (int t = 0; t < T; ++t) xs[t] = a.xs + (t0 + tt + t) * a.xs_stride;
         for (int64_t r = rb; r < re; ++r) {
           sc.load(mat, r);
           const RowView rv{w.w_row(mat, r), nch, tail, sc.s, C, __builtin_ctz(static_cast<unsigned>(w.group)),

@@ -3,7 +3,6 @@
 // enough to pay for waking it (decode shapes run on the calling thread).
 #include <immintrin.h>
 
-
 #include "common/cpu-features.h"
 #include "cpu/fast-common.h"
 #include "cpu/lora-fast.h"

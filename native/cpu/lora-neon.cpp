@@ -2,7 +2,6 @@
 // F16 widened by vcvt, BF16 by a 16-bit shift; horizontal sums by vaddvq.
 #include <arm_neon.h>
 
-
 #include "common/cpu-features.h"
 #include "cpu/fast-common.h"
 #include "cpu/lora-fast.h"

@@ -62,16 +62,6 @@ struct Avx2 {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(s)), _mm_broadcast_ss(s + 1), 1);
   }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
-  // A chunk's activation limbs: [limb k][lo, hi] vectors of 32 bytes.
-  static constexpr int kLimbVecs = 6;
-  static void load_limbs(const int8_t* q, I* x) {  // unrolled by hand: -O2 keeps a loop, through the stack
-    x[0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 0));
-    x[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32));
-    x[2] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64));
-    x[3] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 96));
-    x[4] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 128));
-    x[5] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 160));
-  }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs,
   // ≤ 4·15·127 per 16-bit lane), then pairs of 16-bit lanes weighted by 2^(7k) (madd).
   static I isum(I w, const I* x) {

@@ -60,16 +60,6 @@ struct Avx512 {
     return _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps(lanes_per_group == 4 ? 0xF : 0x3, s));
   }
   static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
-  // A chunk's activation limbs: [limb k][lo, hi] vectors of 64 bytes.
-  static constexpr int kLimbVecs = 6;
-  static void load_limbs(const int8_t* q, I* x) {  // unrolled by hand: -O2 keeps a loop, through the stack
-    x[0] = _mm512_loadu_si512(q + 0);
-    x[1] = _mm512_loadu_si512(q + 64);
-    x[2] = _mm512_loadu_si512(q + 128);
-    x[3] = _mm512_loadu_si512(q + 192);
-    x[4] = _mm512_loadu_si512(q + 256);
-    x[5] = _mm512_loadu_si512(q + 320);
-  }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane, Horner from the top limb: vpdpbusd
   // accumulates four u8 × s8 products per lane (|sum| < 8·15·2^20, no overflow).
   static I isum(I w, const I* x) {

@@ -14,16 +14,6 @@ namespace {
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
-  // A chunk's activation limbs: [limb k][lo, hi] vectors of 16 bytes.
-  static constexpr int kLimbVecs = 6;
-  static void load_limbs(const int8_t* q, I* x) {  // unrolled by hand: -O2 keeps a loop, through the stack
-    x[0] = vreinterpretq_u32_s8(vld1q_s8(q + 0));
-    x[1] = vreinterpretq_u32_s8(vld1q_s8(q + 16));
-    x[2] = vreinterpretq_u32_s8(vld1q_s8(q + 32));
-    x[3] = vreinterpretq_u32_s8(vld1q_s8(q + 48));
-    x[4] = vreinterpretq_u32_s8(vld1q_s8(q + 64));
-    x[5] = vreinterpretq_u32_s8(vld1q_s8(q + 80));
-  }
   // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
