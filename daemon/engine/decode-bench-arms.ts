@@ -31,7 +31,7 @@ export type SpawnRun = (argv: string[]) => Promise<RunOutcome>;
 
 const MEDIAN_KEYS = [
   'decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'load_ms', 'blocked_ms_per_token', 'disk_read_bytes_per_token',
-  'expert_read_bytes_per_token', 'slot_hit_rate', 'prefetch_unused_bytes', 'prediction_recall', 'active_bytes_per_token',
+  'expert_read_bytes_per_token', 'read_hints_per_token', 'slot_hit_rate', 'prefetch_unused_bytes', 'prediction_recall', 'active_bytes_per_token',
   'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes', 'expert_buffer_bytes', 'disk_read_bytes',
 ] as const;
 type MedianKey = (typeof MEDIAN_KEYS)[number];

@@ -50,6 +50,8 @@ export interface DecodeBenchResult {
   disk_read_bytes_per_token: number | null;
   /** Decode: expert bytes the I/O threads read (from disk or page cache) per token. */
   expert_read_bytes_per_token: number;
+  /** Decode: routed experts whose pages were requested from the OS per token (0 once no pass reads storage). */
+  read_hints_per_token: number;
   /** Decode: routed experts found in a slot / all slot lookups (null when no slot path ran). */
   slot_hit_rate: number | null;
   /** Decode: prefetched expert bytes replaced before any use (total). */
@@ -146,6 +148,7 @@ export async function runDecodeBench(
       blocked_ms_per_token: st.blockedNs / 1e6 / gen,
       disk_read_bytes_per_token: diskBefore === null || diskAfter === null ? null : (diskAfter - diskBefore) / gen,
       expert_read_bytes_per_token: st.ioBytes / gen,
+      read_hints_per_token: st.readHints / gen,
       slot_hit_rate: lookups > 0 ? st.slotHits / lookups : null,
       prefetch_unused_bytes: st.prefetchUnusedBytes,
       prediction_recall: st.recallTotal > 0 ? st.recallHits / st.recallTotal : null,

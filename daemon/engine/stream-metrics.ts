@@ -19,6 +19,7 @@ const COUNTERS: [CounterKey, string, string][] = [
   ['drops', 'brainstem_expert_drops_total', 'Routed rows that hit the zero slot (0 by design)'],
   ['layerReads', 'brainstem_expert_layer_reads_total', 'Whole-layer reads (prefill)'],
   ['prefetchMisses', 'brainstem_expert_prefetch_misses_total', 'Staged experts of a predicted routing that had not been prefetched (0 by design)'],
+  ['readHints', 'brainstem_expert_read_hints_total', 'Routed experts whose pages were requested from the OS (WILLNEED); flat while every expert is in the page cache'],
   ['predictedLayers', 'brainstem_prerouter_predicted_layers_total', 'MoE layer-steps routed by a prerouter prediction'],
   ['recallHits', 'brainstem_prerouter_recall_hits_total', 'Predicted experts that the true router also chose (with recall measuring on)'],
   ['recallTotal', 'brainstem_prerouter_recall_total', 'Experts the true router chose where a prediction routed (with recall measuring on)'],

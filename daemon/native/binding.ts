@@ -109,6 +109,8 @@ export interface StreamStats {
   layerReads: number;
   /** Staged experts of a predicted routing that had not been prefetched (0 by design). */
   prefetchMisses: number;
+  /** Routed experts whose pages were requested from the OS (WILLNEED); stops growing once no pass reads storage. */
+  readHints: number;
   /** MoE layer-steps routed by a prerouter prediction. */
   predictedLayers: number;
   recallHits: number;

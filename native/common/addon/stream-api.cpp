@@ -76,6 +76,7 @@ Napi::Object stream_stats(Napi::Env env, const SessionStats& st, uint64_t buffer
   set("drops", c.drops);
   set("layerReads", c.layer_reads);
   set("prefetchMisses", c.prefetch_misses);
+  set("readHints", c.read_hints);
   set("predictedLayers", st.predicted_layers);
   set("recallHits", st.recall_hits);
   set("recallTotal", st.recall_total);

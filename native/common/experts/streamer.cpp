@@ -41,6 +41,7 @@ constexpr uint64_t StreamCounters::*kCounterFields[] = {
     &StreamCounters::prefetch_loads, &StreamCounters::prefetch_bytes, &StreamCounters::prefetch_unused_bytes,
     &StreamCounters::slot_hits,      &StreamCounters::slot_misses,    &StreamCounters::fallbacks,
     &StreamCounters::drops,          &StreamCounters::layer_reads,    &StreamCounters::prefetch_misses,
+    &StreamCounters::read_hints,
 };
 static_assert(sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t) == sizeof(StreamCounters),
               "kCounterFields must list every StreamCounters field");
@@ -128,6 +129,12 @@ SlotCache& ExpertStreamer::hot(Layer& L) {
 
 void ExpertStreamer::begin_forward() {
   files_->check_sizes();
+  uint64_t reads = 0;
+  if (process_storage_reads(reads)) {
+    hint_gate_step(hints_, reads);
+  } else {
+    hints_ = HintGate{};
+  }
   std::lock_guard<std::mutex> lk(mu_);
   ++gen_;
 }
@@ -148,7 +155,9 @@ void ExpertStreamer::end_forward() {
 
 StreamCounters ExpertStreamer::counters() const {
   std::lock_guard<std::mutex> lk(mu_);
-  return c_;
+  StreamCounters c = c_;
+  c.read_hints = read_hints_.load(std::memory_order_relaxed);
+  return c;
 }
 
 void ExpertStreamer::start_load(Layer& L, SlotCache& c, int s, int e, bool urgent, bool prefetched) {
@@ -202,8 +211,10 @@ void ExpertStreamer::wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, 
   }
 }
 
-void ExpertStreamer::willneed(const Layer& L, int e) const {
+void ExpertStreamer::willneed(const Layer& L, int e) {
+  if (!hints_.on) return;
   for (const ExpertRange& x : L.layout.ranges) files_->willneed(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes);
+  read_hints_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ExpertStreamer::compute(const Model& m, const WeightMatrix* v, const std::vector<int>& which,

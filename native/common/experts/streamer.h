@@ -5,6 +5,7 @@
 // model (the caller holds Model::forward_mu); I/O threads only touch slots being loaded.
 #pragma once
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "common/experts/slot-cache.h"
 #include "common/experts/stream-options.h"
 #include "common/io/io-pool.h"
+#include "common/io/read-hints.h"
 
 namespace bs {
 
@@ -32,6 +34,7 @@ struct StreamCounters {
   uint64_t drops = 0;                  // routed rows mapped to the zero slot (never, by design)
   uint64_t layer_reads = 0;            // whole-layer reads
   uint64_t prefetch_misses = 0;        // staged experts of a predicted routing that were not prefetched
+  uint64_t read_hints = 0;             // experts whose pages were requested from the OS (WILLNEED)
 
   StreamCounters& operator+=(const StreamCounters& o);
   StreamCounters operator-(const StreamCounters& o) const;
@@ -103,7 +106,8 @@ class ExpertStreamer {
   void flush_deferred(Layer& L);
   // Waits (lock held) until every slot in `slots` is Ready; throws the first load error.
   void wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, const std::vector<int>& slots);
-  void willneed(const Layer& L, int e) const;
+  // Requests expert e's pages from the OS while hints_ is on.
+  void willneed(const Layer& L, int e);
   void start_warm(Layer& L, bool urgent);
 
   void run_exact(const Model& m, Layer& L, Scratch& s);
@@ -126,6 +130,8 @@ class ExpertStreamer {
   StreamCounters c_;
   uint64_t gen_ = 0;   // forward passes
   uint64_t tick_ = 0;  // layer runs (slot recency)
+  HintGate hints_;     // stepped by begin_forward, read by the forward thread only
+  std::atomic<uint64_t> read_hints_{0};  // counted outside mu_: the exact path runs unlocked
   // Last: destroyed first, so no I/O thread outlives the buffers it writes.
   std::unique_ptr<IoPool> pool_;
 };

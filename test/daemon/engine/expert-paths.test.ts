@@ -81,3 +81,21 @@ test('profile options are checked and reported in the summary', async (t) => {
     await assert.rejects(NativeModel.load(dir, opts as never), (e: Error) => re.test(e.message), `${JSON.stringify(opts)} → ${re}`);
   }
 });
+
+// The model was just written, so its pages are cached and no pass reads storage: the gate sends
+// hints for its first 16 quiet passes and then none (each hint is 9 syscalls per expert).
+test('read hints stop once the passes read nothing from storage', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
+  const model = await NativeModel.load(dir, { threads: 2 });
+  t.after(() => model.dispose());
+  const s = await model.createSession();
+  await s.prefill([11, 12, 13, 14]);
+  const hints: number[] = [];
+  for (let i = 0; i < 32; i++) {
+    await s.decode(20 + i);
+    hints.push(s.info().stream.readHints);
+  }
+  assert.ok(hints[0]! > 0, `the first decode pass sent hints: ${hints}`);
+  assert.ok(hints[14]! > hints[0]!, `hints sent for 15 decode passes: ${hints}`);
+  assert.equal(hints[31], hints[15], `no hints after 16 quiet passes: ${hints}`);
+});
