@@ -787,6 +787,57 @@ struct FastKernels {
     for (int64_t b = 0; b < int64_t(hd) * (f16 ? 2 : 4); b += 64) __builtin_prefetch(p + b);
   }
 
+  // acc[h][c, c + CB·L) += Σ_j p[h][j] · V_j[c, c + CB·L) for heads [h0, h0 + HB) and the nb
+  // keys of a block: keys innermost, HB·CB accumulators in registers, each V vector converted
+  // once for the HB heads. Per element the same FMAs in key order as one head alone.
+  template <bool F16, int HB, int CB>
+  static void v_tile(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0,
+                     int64_t c, int hd, float* acc) {
+    F a[HB][CB];
+#pragma GCC unroll 8
+    for (int h = 0; h < HB; ++h)
+#pragma GCC unroll 4
+      for (int b = 0; b < CB; ++b) a[h][b] = V::load(acc + (h0 + h) * hd + c + b * L);
+    for (int j = 0; j < nb; ++j) {
+      const int64_t e = at + j * stride + c;  // element index of the cache
+      F x[CB];
+#pragma GCC unroll 4
+      for (int b = 0; b < CB; ++b) {
+        x[b] = F16 ? V::load_f16(static_cast<const uint8_t*>(v) + 2 * (e + b * L))
+                   : V::load(static_cast<const float*>(v) + e + b * L);
+      }
+#pragma GCC unroll 8
+      for (int h = 0; h < HB; ++h) {
+        const F pj = V::set1(p[h0 + h][j]);
+#pragma GCC unroll 4
+        for (int b = 0; b < CB; ++b) a[h][b] = V::fma(pj, x[b], a[h][b]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int h = 0; h < HB; ++h)
+#pragma GCC unroll 4
+      for (int b = 0; b < CB; ++b) V::store(acc + (h0 + h) * hd + c + b * L, a[h][b]);
+  }
+
+  // Heads [h0, h0 + HB) over all hd / L chunks, CB chunks per tile, then the rest one by one.
+  template <bool F16, int HB, int CB>
+  static void v_heads(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0,
+                      int hd, float* acc) {
+    int64_t c = 0;
+    for (; c + CB * L <= hd; c += CB * L) v_tile<F16, HB, CB>(v, at, stride, nb, p, h0, c, hd, acc);
+    for (; c < hd; c += L) v_tile<F16, HB, 1>(v, at, stride, nb, p, h0, c, hd, acc);
+  }
+
+  // The value side of one key block: eight accumulators per tile (4 heads × 2 chunks, or one
+  // head × 4 chunks) hide the FMA latency.
+  template <bool F16>
+  static void accumulate_v(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int H,
+                           int hd, float* acc) {
+    int h0 = 0;
+    for (; h0 + 4 <= H; h0 += 4) v_heads<F16, 4, 2>(v, at, stride, nb, p, h0, hd, acc);
+    for (; h0 < H; ++h0) v_heads<F16, 1, 4>(v, at, stride, nb, p, h0, hd, acc);
+  }
+
   // H query heads that share one kv head (GQA) against keys in blocks of kKeyBlock with a
   // running max and sum per head (online softmax), so the scratch is a fixed stack block
   // whatever the context length. Each K and V row is converted once for all H heads; every
@@ -807,8 +858,7 @@ struct FastKernels {
         for (int h = 0; h < H; ++h) score[h][j] = dot(q + h * hd, kr, hd) * scale;
       }
       for (int h = 0; h < H; ++h) {
-        float bmx = mx[h];
-        for (int j = 0; j < nb; ++j) bmx = score[h][j] > bmx ? score[h][j] : bmx;
+        const float bmx = block_max(score[h], nb, mx[h]);
         // Rescale what was accumulated under the old maximum (e^-inf = 0 on the first block).
         const float shrink = std::exp(mx[h] - bmx);
         mx[h] = bmx;
@@ -824,7 +874,18 @@ struct FastKernels {
         sum[h] += V::hsum(sv);
         for (; j < nb; ++j) sum[h] += (score[h][j] = std::exp(score[h][j] - bmx));
       }
-      for (int j = 0; j < nb; ++j) {
+      // The block's V rows (≤ 128 × head_dim) stay in L1/L2 across the tiles: the hardware
+      // prefetcher brings the next block's rows while this one computes.
+      if (hd % L == 0) {
+        const int64_t at = j0 * stride + off;
+        if (f16) {
+          accumulate_v<true>(v, at, stride, nb, score, H, hd, acc);
+        } else {
+          accumulate_v<false>(v, at, stride, nb, score, H, hd, acc);
+        }
+        continue;
+      }
+      for (int j = 0; j < nb; ++j) {  // head_dim not a multiple of the vector: row by row
         if (j0 + j + kKvAhead < n_keys) prefetch_row(v, f16, (j0 + j + kKvAhead) * stride + off, hd);
         const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, tmp);
         for (int h = 0; h < H; ++h) add(ExecCtx{}, vr, score[h][j], hd, acc + h * hd);
@@ -834,6 +895,20 @@ struct FastKernels {
       const float inv = 1.0f / sum[h];
       for (int c = 0; c < hd; ++c) o[h * hd + c] = acc[h * hd + c] * inv;
     }
+  }
+
+  // max(m, s[0..n)) (exact, so the order of comparisons does not matter).
+  static float block_max(const float* s, int n, float m) {
+    int j = 0;
+    if (n >= L) {
+      F mv = V::load(s);
+      for (j = L; j + L <= n; j += L) mv = V::max(mv, V::load(s + j));
+      float lanes[L];
+      V::store(lanes, mv);
+      for (float x : lanes) m = x > m ? x : m;
+    }
+    for (; j < n; ++j) m = s[j] > m ? s[j] : m;
+    return m;
   }
 
   static void scale_in_place(float* x, float s, int64_t n) {

@@ -23,6 +23,8 @@ std::vector<BenchCase> bench_cases() {
   auto ids = std::make_shared<std::vector<int32_t>>(std::vector<int32_t>{0, 2, 3, 5, 8, 9, 12, 15});
   auto kv = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 4 * 128));
   auto q = std::make_shared<std::vector<float>>(random_vec(r, 32 * 128));
+  auto kv16 = std::make_shared<std::vector<uint16_t>>(1024 * 4 * 128);
+  for (size_t i = 0; i < kv16->size(); ++i) (*kv16)[i] = bs::f32_to_f16((*kv)[i]);
   auto logits = std::make_shared<std::vector<float>>(random_vec(r, 128));
   auto bias = std::make_shared<std::vector<float>>(128, 0.0f);
   auto pos = std::make_shared<std::vector<int32_t>>(1, 1000);
@@ -92,6 +94,15 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys", 2.0 * kv->size() * 4, [=, &k] {
       k.attention(ctx, q->data(), kv->data(), kv->data(), 1023, 1, bs::AttentionParams{32, 4, 128, 0.088f},
                   y->data());
+    });
+    // F16 caches at the decode shapes of moe-small (16q/4kv × 64, ~300 keys) and 30B-A3B.
+    add(bs::Op::Attention, nullptr, "decode 16q/4kv x 64 over 300 keys, f16, 2 threads", 2.0 * 300 * 4 * 64 * 2, [=, &k] {
+      k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 299, 1,
+                  bs::AttentionParams{16, 4, 64, 0.125f, true}, y->data());
+    });
+    add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys, f16, 2 threads", 2.0 * 1024 * 4 * 128 * 2, [=, &k] {
+      k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 1023, 1,
+                  bs::AttentionParams{32, 4, 128, 0.088f, true}, y->data());
     });
     add(bs::Op::RouteSoftmaxTopK, nullptr, "128 experts top-8", 128 * 4.0, [=, &k] {
       k.route_softmax_topk(ctx, logits->data(), 1, bs::SoftmaxTopKParams{128, 8, true}, sel->data(), wts->data());

@@ -1,5 +1,6 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
-// argument); `--bench` instead times every op of every compiled kernel set and prints JSON;
+// argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
+// kernel set and prints JSON;
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps.
 #include <algorithm>
 #include <chrono>
@@ -21,9 +22,14 @@ std::vector<Case>& cases() {
 
 namespace {
 
-int run_bench() {
+int run_bench(const std::vector<std::string>& ops) {
   std::printf("[\n");
-  const auto all = bt::bench_cases();
+  auto all = bt::bench_cases();
+  if (!ops.empty()) {
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [&](const bt::BenchCase& c) { return std::find(ops.begin(), ops.end(), c.op) == ops.end(); }),
+              all.end());
+  }
   for (size_t i = 0; i < all.size(); ++i) {
     const bt::BenchCase& c = all[i];
     c.run();  // warm up: page in weights
@@ -63,7 +69,7 @@ int main(int argc, char** argv) {
     }
   }
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--bench") == 0) return run_bench();
+    if (std::strcmp(argv[i], "--bench") == 0) return run_bench(std::vector<std::string>(argv + i + 1, argv + argc));
     filters.push_back(argv[i]);
   }
   int failed = 0, ran = 0;

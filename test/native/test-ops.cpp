@@ -272,8 +272,9 @@ TEST(op_rope) {
 TEST(op_attention_decode_and_prefill) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(7000 + c);
-    const int kv = 1 + static_cast<int>(r.below(3)), group = 1 << r.below(3);
-    const int hd = 1 + static_cast<int>(r.below(70));
+    const int kv = 1 + static_cast<int>(r.below(3)), group = c % 4 == 3 ? 3 : 1 << r.below(4);
+    // Half the cases at head dims that are whole vectors (the register-tiled value pass), half odd.
+    const int hd = c % 4 < 2 ? 16 * (1 + static_cast<int>(r.below(8))) : 1 + static_cast<int>(r.below(70));
     const bs::AttentionParams p{kv * group, kv, hd, static_cast<float>(1 / std::sqrt(double(hd))), c % 2 == 1};
     // Some contexts run past one block of 128 keys (the fast kernels' online softmax).
     const int64_t pos0 = c % 3 == 2 ? 120 + r.below(200) : r.below(40), n = r.below(2) ? 1 : 1 + r.below(9);
