@@ -34,11 +34,9 @@ async function call<T>(p: Promise<T>): Promise<T> {
   }
 }
 
-/** Index of the largest logit (the lowest index among equal maxima). */
+/** Index of the largest logit (the lowest index among equal maxima; NaN never wins; 0 when none is above -Infinity). */
 export function argmax(logits: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
-  return best;
+  return Math.max(0, loadNative().argmax(logits));
 }
 
 let adapterSeq = 0;

@@ -2,6 +2,7 @@
 // logits → same tokens). Order follows Hugging Face's warpers: penalties → temperature → top-k →
 // top-p → min-p; temperature 0 is greedy (lowest id wins ties).
 import { randomInt } from 'node:crypto';
+import { loadNative } from '../native/binding.js';
 import { Prng } from '../util/prng.js';
 import { RequestError, numberField } from './request-error.js';
 
@@ -70,12 +71,22 @@ export interface Distribution {
   probs: Float64Array;
 }
 
+interface Weights {
+  ids: Int32Array | null;
+  w: Float64Array;
+  total: number;
+  /** The penalised logits. */
+  l: Float32Array;
+}
+
 export class Sampler {
   private readonly prng: Prng;
   /** Recent prompt+output tokens (for repetitionPenalty) and output-only counts. */
   private readonly recent: number[] = [];
   private readonly recentCounts = new Map<number, number>();
   private readonly outputCounts = new Map<number, number>();
+  /** Weights exp(z), reused across tokens (a vocabulary of float64s per token is GC churn). */
+  private e = new Float64Array(0);
 
   /** `exempt`: tokens never penalised (stop tokens: a prompt full of <|im_end|> must not discourage ending). */
   constructor(readonly params: SamplingParams, private readonly exempt: ReadonlySet<number> = new Set()) {
@@ -97,66 +108,83 @@ export class Sampler {
 
   /** Draws a token from `logits` (entries at or beyond `vocabSize` are never drawn). */
   sample(logits: Float32Array, vocabSize = logits.length): number {
-    const d = this.distribution(logits, vocabSize);
-    let u = this.prng.next();
-    for (let k = 0; k < d.ids.length; k++) {
-      u -= d.probs[k];
-      if (u < 0) return d.ids[k];
+    const d = this.weights(logits, vocabSize);
+    // Unfiltered, the weights are the whole vocabulary in id order: drawn without building
+    // id and probability lists (two more passes and 2 MB of fresh arrays per token).
+    const n = d.ids ? d.ids.length : d.w.length;
+    const id = (k: number): number => (d.ids ? d.ids[k]! : k);
+    let u = this.prng.next() * d.total;
+    let last = -1;
+    for (let k = 0; k < n; k++) {
+      if (d.w[k]! > 0) last = k;
+      u -= d.w[k]!;
+      if (u < 0) return id(k);
     }
-    return d.ids[d.ids.length - 1];
+    return id(last < 0 ? n - 1 : last);  // rounding left u ≥ 0: the last token that has weight
   }
 
   /** The distribution `sample` draws from, after penalties and every filter. */
   distribution(logits: Float32Array, vocabSize = logits.length): Distribution {
+    const d = this.weights(logits, vocabSize);
+    const ids = d.ids ?? finiteIds(d.l);
+    const probs = new Float64Array(ids.length);
+    let sum = 0;
+    for (let k = 0; k < ids.length; k++) sum += probs[k] = d.ids ? d.w[k]! : d.w[ids[k]!]!;
+    for (let k = 0; k < ids.length; k++) probs[k]! /= sum;
+    return { ids, probs };
+  }
+
+  /**
+   * Unnormalised weights after penalties and every filter: `ids` with weights `w`, or (`ids`
+   * null) every token in id order, weight w[id]; total = Σ w in that order.
+   */
+  private weights(logits: Float32Array, vocabSize: number): Weights {
     const p = this.params;
     const l = logits.slice(0, Math.min(vocabSize, logits.length));
     this.applyPenalties(l);
-    let max = -Infinity;
-    let argmax = -1;
-    for (let i = 0; i < l.length; i++) {
-      if (l[i] > max) {
-        max = l[i];
-        argmax = i;
-      }
-    }
+    // The passes over the whole vocabulary run natively: in JavaScript the argmax costs ~0.6 ms
+    // and the exponentials ~4 ms per token (a moe-small decode step is ~25 ms).
+    const native = loadNative();
+    const argmax = native.argmax(l);
+    const max = argmax < 0 ? -Infinity : l[argmax]!;
     if (argmax < 0 || max === Infinity) throw new RequestError('logits', 'finite', 'no token has a finite logit to sample from');
-    if (p.temperature === 0 || p.topK === 1) return { ids: Int32Array.of(argmax), probs: Float64Array.of(1) };
-    // z = (logit - max) / T, so the top token has weight exp(0) = 1.
-    const z = new Float64Array(l.length);
-    for (let i = 0; i < l.length; i++) z[i] = (l[i] - max) / p.temperature;
-    if (p.topK === 0 && p.topP >= 1 && p.minP === 0) return normalise(finiteIds(z), z);
-    return normalise(this.filter(z), z);
-  }
-
-  private filter(z: Float64Array): Int32Array {
-    const p = this.params;
-    const heap = new MaxHeap(z);
-    const kept: number[] = [];
-    let mass: number;
+    if (p.temperature === 0 || p.topK === 1) return { ids: Int32Array.of(argmax), w: Float64Array.of(1), total: 1, l };
+    // e = exp(z), z = (logit - max) / T: the top token has weight exp(0) = 1. Token order by z is
+    // the order by logit, so comparisons read l.
+    const z = (id: number): number => (l[id]! - max) / p.temperature;
+    if (this.e.length < l.length) this.e = new Float64Array(l.length);
+    const e = this.e.subarray(0, l.length);
+    // Candidates most likely first (ties: lower id): the top k, or for top-p alone the few
+    // tokens whose mass can reach p; never a sort of the whole vocabulary.
+    let kept: Int32Array;
+    let mass = 0;
     if (p.topK > 0) {
-      mass = 0;
-      while (kept.length < p.topK && heap.size > 0) {
-        const id = heap.pop();
-        kept.push(id);
-        mass += Math.exp(z[id]);
-      }
+      kept = topK(l, p.topK);  // only the kept tokens need their weight
+      for (const id of kept) mass += e[id] = Math.exp(z(id));
     } else {
-      mass = 0;
-      for (let i = 0; i < z.length; i++) mass += Math.exp(z[i]);
+      mass = native.expShifted(l, max, p.temperature, e);
+      if (p.topP >= 1 && p.minP === 0) return { ids: null, w: e, total: mass, l };
+      kept = p.topP < 1 ? nucleusCandidates(l, e, max, p.temperature, p.topP * mass) : new Int32Array(0);
     }
     let out: number[] = [];
-    if (p.topP >= 1) out = p.topK > 0 ? kept : Array.from(finiteIds(z));
+    if (p.topP >= 1) out = p.topK > 0 ? Array.from(kept) : Array.from(finiteIds(l));
     let cum = 0;
     for (let k = 0; p.topP < 1; k++) {
-      const id = k < kept.length ? kept[k] : p.topK === 0 && heap.size > 0 ? heap.pop() : -1;
-      if (id < 0) break;
+      // Rounding can leave the nucleus short of p inside the candidates: the rest follow in order.
+      if (k === kept.length && p.topK === 0 && kept.length < countFinite(l)) kept = sortedIds(l, finiteIds(l));
+      if (k >= kept.length) break;
+      const id = kept[k]!;
       out.push(id);
-      cum += Math.exp(z[id]) / mass;
+      cum += e[id]! / mass;
       if (cum >= p.topP) break;
     }
     // min-p: p_i / p_max = exp(z_i - z_max) and z_max = 0.
     const floor = p.minP > 0 ? Math.log(p.minP) : -Infinity;
-    return Int32Array.from(out.filter((id) => z[id] >= floor));
+    const ids = Int32Array.from(out.filter((id) => z(id) >= floor));
+    const w = Float64Array.from(ids, (id) => e[id]!);
+    let sum = 0;
+    for (const x of w) sum += x;
+    return { ids, w, total: sum, l };
   }
 
   private applyPenalties(l: Float32Array): void {
@@ -190,58 +218,75 @@ export class Sampler {
   }
 }
 
-function finiteIds(z: Float64Array): Int32Array {
-  const ids: number[] = [];
-  for (let i = 0; i < z.length; i++) if (z[i] > -Infinity) ids.push(i);
-  return Int32Array.from(ids);
+function countFinite(l: Float32Array): number {
+  let n = 0;
+  for (let i = 0; i < l.length; i++) if (l[i]! > -Infinity) n++;
+  return n;
 }
 
-function normalise(ids: Int32Array, z: Float64Array): Distribution {
-  const probs = new Float64Array(ids.length);
-  let sum = 0;
-  for (let k = 0; k < ids.length; k++) sum += probs[k] = Math.exp(z[ids[k]]);
-  for (let k = 0; k < ids.length; k++) probs[k] /= sum;
-  return { ids, probs };
+function finiteIds(l: Float32Array): Int32Array {
+  const ids = new Int32Array(countFinite(l));
+  for (let i = 0, k = 0; i < l.length; i++) if (l[i]! > -Infinity) ids[k++] = i;
+  return ids;
 }
 
-// Max-heap of token ids by z (ties: lower id first); built in O(n), so top-k/top-p only pay
-// log n per token they keep instead of sorting the whole vocabulary.
-class MaxHeap {
-  private readonly a: Int32Array;
-  size: number;
+/** ids by logit descending, lower id first on ties. */
+function sortedIds(l: Float32Array, ids: Int32Array): Int32Array {
+  return ids.sort((a, b) => l[b]! - l[a]! || a - b);
+}
 
-  constructor(private readonly z: Float64Array) {
-    const ids = finiteIds(z);
-    this.a = ids;
-    this.size = ids.length;
-    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i);
-  }
-
-  pop(): number {
-    const top = this.a[0];
-    this.a[0] = this.a[--this.size];
-    this.down(0);
-    return top;
-  }
-
-  private before(i: number, j: number): boolean {
-    const zi = this.z[this.a[i]];
-    const zj = this.z[this.a[j]];
-    return zi > zj || (zi === zj && this.a[i] < this.a[j]);
-  }
-
-  private down(i: number): void {
+/** The k finite ids of largest logit, sorted: one pass with a size-k min-heap (ids arrive in increasing order, so an equal logit never displaces). */
+function topK(l: Float32Array, k: number): Int32Array {
+  const heap = new Int32Array(Math.min(k, l.length));
+  let size = 0;
+  // The root is the worst kept: smallest logit, higher id on ties.
+  const worse = (a: number, b: number): boolean => l[heap[a]!]! < l[heap[b]!]! || (l[heap[a]!] === l[heap[b]!] && heap[a]! > heap[b]!);
+  const down = (i: number): void => {
     for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
+      const c = 2 * i + 1;
       let m = i;
-      if (l < this.size && this.before(l, m)) m = l;
-      if (r < this.size && this.before(r, m)) m = r;
+      if (c < size && worse(c, m)) m = c;
+      if (c + 1 < size && worse(c + 1, m)) m = c + 1;
       if (m === i) return;
-      const t = this.a[i];
-      this.a[i] = this.a[m];
-      this.a[m] = t;
+      const t = heap[i]!;
+      heap[i] = heap[m]!;
+      heap[m] = t;
       i = m;
     }
+  };
+  for (let i = 0; i < l.length; i++) {
+    const v = l[i]!;
+    if (!(v > -Infinity)) continue;
+    if (size < heap.length) {
+      heap[size++] = i;
+      if (size === heap.length) for (let j = (size >> 1) - 1; j >= 0; j--) down(j);
+    } else if (v > l[heap[0]!]!) {
+      heap[0] = i;
+      down(0);
+    }
   }
+  return sortedIds(l, heap.subarray(0, size));
+}
+
+/**
+ * Sorted finite ids whose z = (logit - max) / T lies above a cut chosen so their mass exceeds
+ * `need` (= top_p × mass): weights e summed per bucket of z of width 1/8 below the maximum
+ * (z = 0), the cut one bucket past the bucket where the running mass crosses `need`.
+ */
+function nucleusCandidates(l: Float32Array, e: Float64Array, max: number, temperature: number, need: number): Int32Array {
+  const W = 8, NB = 8 * 64;
+  const bucketMass = new Float64Array(NB);
+  for (let i = 0; i < l.length; i++) {
+    const z = (l[i]! - max) / temperature;
+    if (z > -Infinity) bucketMass[Math.min(NB - 1, Math.floor(-z * W))]! += e[i]!;
+  }
+  let b = 0;
+  for (let run = 0; b < NB; b++) if ((run += bucketMass[b]!) >= need) break;
+  // As a logit: z > -(b + 2) / W.
+  const cut = b + 1 >= NB - 1 ? -Infinity : max - ((b + 2) / W) * temperature;
+  let n = 0;
+  for (let i = 0; i < l.length; i++) if (l[i]! > cut) n++;
+  const ids = new Int32Array(n);
+  for (let i = 0, k = 0; i < l.length; i++) if (l[i]! > cut) ids[k++] = i;
+  return sortedIds(l, ids);
 }

@@ -300,6 +300,10 @@ export interface NativeAddon {
   /** A snapshot taken after the last completed call. */
   sessionInfo(session: SessionHandle): SessionInfo;
   disposeSession(session: SessionHandle): void;
+  /** Index of the largest logit (lowest index among equal maxima; NaN never wins); -1 when none is above -Infinity. */
+  argmax(logits: Float32Array): number;
+  /** out[i] = exp((logits[i] - max) / temperature) in double (0 for -Infinity and NaN); returns their sum in index order. */
+  expShifted(logits: Float32Array, max: number, temperature: number, out: Float64Array): number;
   /** Records the model's routing over `tokens` and trains prerouter heads from the zero-training head. */
   prerouterCalibrate(
     model: ModelHandle,

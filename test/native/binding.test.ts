@@ -29,3 +29,17 @@ test('GPU devices are always listed: compiled or not, usable only with a device'
     if (set) assert.equal(dev.usable, set.usable);
   }
 });
+
+test('argmax picks the first maximum of a Float32Array and rejects anything else', () => {
+  const { argmax } = loadNative();
+  const x = new Float32Array(151936).fill(-1);
+  x[70001] = 2;
+  x[90000] = 2;
+  x[5] = Number.NaN;
+  assert.equal(argmax(x), 70001);
+  assert.equal(argmax(x.subarray(70002)), 90000 - 70002, 'a view reads from its own offset');
+  assert.equal(argmax(new Float32Array([-Infinity, Number.NaN])), -1);
+  for (const bad of [[1, 2], new Float64Array(3), null]) {
+    assert.throws(() => argmax(bad as never), /argmax: logits must be a Float32Array/);
+  }
+});

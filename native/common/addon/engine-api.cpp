@@ -9,6 +9,7 @@
 #include "common/addon/exports.h"
 #include "common/addon/handles.h"
 #include "common/addon/stream-api.h"
+#include "common/logits.h"
 
 namespace bs::addon {
 
@@ -206,6 +207,32 @@ Napi::Value DisposeSession(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value Argmax(const Napi::CallbackInfo& info) {
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    throw Napi::TypeError::New(info.Env(), "argmax: logits must be a Float32Array");
+  }
+  Napi::Float32Array a = info[0].As<Napi::Float32Array>();
+  return Napi::Number::New(info.Env(), static_cast<double>(argmax_f32(a.Data(), static_cast<int64_t>(a.ElementLength()))));
+}
+
+Napi::Value ExpShifted(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    throw Napi::TypeError::New(env, "expShifted: logits must be a Float32Array");
+  }
+  if (!info[1].IsNumber() || !info[2].IsNumber() || !(info[2].As<Napi::Number>().DoubleValue() > 0)) {
+    throw Napi::TypeError::New(env, "expShifted: max must be a number and temperature a number above 0");
+  }
+  Napi::Float32Array x = info[0].As<Napi::Float32Array>();
+  if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[3].As<Napi::Float64Array>().ElementLength() < x.ElementLength()) {
+    throw Napi::TypeError::New(env, "expShifted: out must be a Float64Array at least as long as the logits");
+  }
+  const double sum = exp_shifted(x.Data(), static_cast<int64_t>(x.ElementLength()), info[1].As<Napi::Number>().DoubleValue(),
+                                 info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Float64Array>().Data());
+  return Napi::Number::New(env, sum);
+}
+
 }  // namespace
 
 std::shared_ptr<Model> model_of(const Napi::Value& handle, const char* fn, std::string& err) {
@@ -227,6 +254,8 @@ void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("truncate", Napi::Function::New(env, Truncate, "truncate"));
   exports.Set("sessionInfo", Napi::Function::New(env, SessionInfo, "sessionInfo"));
   exports.Set("disposeSession", Napi::Function::New(env, DisposeSession, "disposeSession"));
+  exports.Set("argmax", Napi::Function::New(env, Argmax, "argmax"));
+  exports.Set("expShifted", Napi::Function::New(env, ExpShifted, "expShifted"));
 }
 
 }  // namespace bs::addon

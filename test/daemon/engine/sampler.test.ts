@@ -90,21 +90,65 @@ test('same seed → same tokens; another seed → other tokens', () => {
   assert.deepEqual(big(2 ** 40 + 5), big(2 ** 40 + 5));
 });
 
-test('draw frequencies match the distribution (20k seeded draws, within 5 sigma)', () => {
-  const s = new Sampler(params({ seed: 3, topK: 3, temperature: 0.8 }));
-  const d = s.distribution(L);
-  const n = 20_000;
-  const counts = new Map<number, number>();
-  for (let i = 0; i < n; i++) {
-    const t = s.sample(L);
-    counts.set(t, (counts.get(t) ?? 0) + 1);
-  }
-  assert.equal(counts.has(3), false, 'top_k 3 never draws the fourth token');
-  d.ids.forEach((id, k) => {
-    const p = d.probs[k];
-    const sigma = Math.sqrt((n * p * (1 - p)));
-    assert.ok(Math.abs((counts.get(id) ?? 0) - n * p) < 5 * sigma, `token ${id}: ${counts.get(id)} vs ${n * p}`);
+for (const [label, p] of [['top_k 3', { topK: 3, temperature: 0.8 }], ['unfiltered (drawn from the weights in id order)', { temperature: 0.8 }]] as const) {
+  test(`draw frequencies match the distribution, ${label} (20k seeded draws, within 5 sigma)`, () => {
+    const s = new Sampler(params({ seed: 3, ...p }));
+    const logits = Float32Array.of(2, 1, -Infinity, 0, -1);
+    const d = s.distribution(logits);
+    const n = 20_000;
+    const counts = new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      const t = s.sample(logits);
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+    }
+    assert.equal(counts.has(2), false, 'a -Infinity logit is never drawn');
+    if (p.topK) assert.equal(counts.has(4), false, 'top_k 3 never draws the fourth token');
+    d.ids.forEach((id, k) => {
+      const q = d.probs[k];
+      const sigma = Math.sqrt(n * q * (1 - q));
+      assert.ok(Math.abs((counts.get(id) ?? 0) - n * q) < 5 * sigma, `token ${id}: ${counts.get(id)} vs ${n * q}`);
+    });
   });
+}
+
+// The filters as written down: every finite token sorted by logit (lower id on ties), the first
+// top_k, the prefix whose mass reaches top_p, then min-p against the top token.
+function referenceDistribution(l: Float32Array, p: SamplingParams): Map<number, number> {
+  const max = Math.max(...l.filter((x) => x > -Infinity));
+  const z = (id: number) => (l[id]! - max) / p.temperature;
+  let ids = [...l.keys()].filter((i) => l[i]! > -Infinity).sort((a, b) => l[b]! - l[a]! || a - b);
+  if (p.topK > 0) ids = ids.slice(0, p.topK);
+  const mass = (p.topK > 0 ? ids : [...l.keys()]).reduce((s, i) => s + Math.exp(z(i)), 0);
+  if (p.topP < 1) {
+    let cum = 0;
+    const keep = ids.findIndex((i) => (cum += Math.exp(z(i)) / mass) >= p.topP);
+    ids = ids.slice(0, keep < 0 ? ids.length : keep + 1);
+  }
+  if (p.minP > 0) ids = ids.filter((i) => z(i) >= Math.log(p.minP));
+  const sum = ids.reduce((s, i) => s + Math.exp(z(i)), 0);
+  return new Map(ids.map((i) => [i, Math.exp(z(i)) / sum]));
+}
+
+test('seeded random logits and filters: the sampler keeps the reference sets and probabilities', () => {
+  const rng = new Prng(91);
+  for (let c = 0; c < 300; c++) {
+    const n = 1 + rng.int(c % 10 === 0 ? 5000 : 300);
+    // Few distinct values (ties), some -Infinity, and a spread that makes top-p keep many tokens.
+    const levels = 2 + rng.int(60);
+    const logits = Float32Array.from({ length: n }, () => (rng.int(12) === 0 ? -Infinity : (rng.int(levels) * 8) / levels));
+    if (!logits.some((x) => x > -Infinity)) logits[rng.int(n)] = 0;
+    const p = params({
+      temperature: [0.5, 1, 1.7][rng.int(3)]!,
+      topK: rng.int(3) === 0 ? 0 : 1 + rng.int(60),
+      topP: rng.int(2) === 0 ? 1 : 0.05 + 0.9 * rng.next(),
+      minP: rng.int(3) === 0 ? 0.001 + 0.3 * rng.next() : 0,
+    });
+    const label = `case ${c} (seed 91) n ${n} ${JSON.stringify({ ...p, seed: undefined })}`;
+    const want = referenceDistribution(logits, p);
+    const got = new Sampler(p).distribution(logits);
+    assert.deepEqual([...got.ids].sort((a, b) => a - b), [...want.keys()].sort((a, b) => a - b), `${label}: kept tokens`);
+    got.ids.forEach((id, k) => assert.ok(Math.abs(got.probs[k]! - want.get(id)!) < 1e-12, `${label}: p[${id}] ${got.probs[k]} vs ${want.get(id)}`));
+  }
 });
 
 test('request fields resolve over model defaults; bad values name the field', () => {
