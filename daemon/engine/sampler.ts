@@ -65,7 +65,11 @@ function parseLogitBias(raw: unknown, vocabSize: number): Map<number, number> | 
   return out;
 }
 
-/** A sparse distribution: ids with their probabilities (sum 1), most likely first unless unfiltered. */
+/**
+ * A sparse distribution: ids with their probabilities (sum 1). Unfiltered: id order; top-k: most
+ * likely first; top-p alone: the tokens well inside the nucleus in id order, then the rest most
+ * likely first.
+ */
 export interface Distribution {
   ids: Int32Array;
   probs: Float64Array;
@@ -166,24 +170,29 @@ export class Sampler {
       if (p.topP >= 1 && p.minP === 0) return { ids: null, w: e, total: mass, l };
       kept = p.topP < 1 ? nucleusCandidates(l, e, max, p.temperature, p.topP * mass) : new Int32Array(0);
     }
-    let out: number[] = [];
-    if (p.topP >= 1) out = p.topK > 0 ? Array.from(kept) : Array.from(finiteIds(l));
-    let cum = 0;
-    for (let k = 0; p.topP < 1; k++) {
-      // Rounding can leave the nucleus short of p inside the candidates: the rest follow in order.
-      if (k === kept.length && p.topK === 0 && kept.length < countFinite(l)) kept = sortedIds(l, finiteIds(l));
-      if (k >= kept.length) break;
-      const id = kept[k]!;
-      out.push(id);
-      cum += e[id]! / mass;
-      if (cum >= p.topP) break;
+    // The kept prefix of the candidates (typed arrays throughout: the nucleus of a flat
+    // distribution is ~100k tokens).
+    let ids = p.topK > 0 || p.topP < 1 ? kept : finiteIds(l);
+    if (p.topP < 1) {
+      let cum = 0, end = 0;
+      for (;;) {
+        // Rounding can leave the nucleus short of p inside the candidates: the rest follow in
+        // order (the candidates are exactly the top tokens, so the walk goes on at `end`).
+        if (end === ids.length && p.topK === 0 && ids.length < countFinite(l)) ids = sortedIds(l, finiteIds(l));
+        if (end >= ids.length) break;
+        cum += e[ids[end++]!]! / mass;
+        if (cum >= p.topP) break;
+      }
+      ids = ids.subarray(0, end);
     }
     // min-p: p_i / p_max = exp(z_i - z_max) and z_max = 0.
-    const floor = p.minP > 0 ? Math.log(p.minP) : -Infinity;
-    const ids = Int32Array.from(out.filter((id) => z(id) >= floor));
-    const w = Float64Array.from(ids, (id) => e[id]!);
+    if (p.minP > 0) {
+      const floor = Math.log(p.minP);
+      ids = ids.filter((id) => z(id) >= floor);
+    }
+    const w = new Float64Array(ids.length);
     let sum = 0;
-    for (const x of w) sum += x;
+    for (let k = 0; k < ids.length; k++) sum += w[k] = e[ids[k]!]!;
     return { ids, w, total: sum, l };
   }
 
@@ -269,24 +278,36 @@ function topK(l: Float32Array, k: number): Int32Array {
 }
 
 /**
- * Sorted finite ids whose z = (logit - max) / T lies above a cut chosen so their mass exceeds
- * `need` (= top_p × mass): weights e summed per bucket of z of width 1/8 below the maximum
- * (z = 0), the cut one bucket past the bucket where the running mass crosses `need`.
+ * The top-p candidates: weights e summed per bucket of z = (logit - max) / T of width 1/8 below
+ * the maximum (z = 0) find the bucket b where the running mass crosses `need` (= top_p × mass).
+ * Tokens above bucket b - 1 hold less than `need` between them, so all are in the nucleus
+ * whatever their order: they come first, in id order; then buckets b - 1 .. b + 1 sorted by
+ * logit, in which the walk stops. Only those are sorted (a flat distribution has ~100k tokens
+ * in its nucleus).
  */
 function nucleusCandidates(l: Float32Array, e: Float64Array, max: number, temperature: number, need: number): Int32Array {
   const W = 8, NB = 8 * 64;
+  const z = (i: number): number => (l[i]! - max) / temperature;
   const bucketMass = new Float64Array(NB);
   for (let i = 0; i < l.length; i++) {
-    const z = (l[i]! - max) / temperature;
-    if (z > -Infinity) bucketMass[Math.min(NB - 1, Math.floor(-z * W))]! += e[i]!;
+    const zi = z(i);
+    if (zi > -Infinity) bucketMass[Math.min(NB - 1, Math.floor(-zi * W))]! += e[i]!;
   }
   let b = 0;
   for (let run = 0; b < NB; b++) if ((run += bucketMass[b]!) >= need) break;
-  // As a logit: z > -(b + 2) / W.
-  const cut = b + 1 >= NB - 1 ? -Infinity : max - ((b + 2) / W) * temperature;
-  let n = 0;
-  for (let i = 0; i < l.length; i++) if (l[i]! > cut) n++;
-  const ids = new Int32Array(n);
-  for (let i = 0, k = 0; i < l.length; i++) if (l[i]! > cut) ids[k++] = i;
-  return sortedIds(l, ids);
+  const sure = -(b - 1) / W, cut = b + 1 >= NB - 1 ? -Infinity : -(b + 2) / W;
+  let nSure = 0, n = 0;
+  for (let i = 0; i < l.length; i++) {
+    const zi = z(i);
+    if (zi > sure) nSure++;
+    else if (zi > cut) n++;
+  }
+  const ids = new Int32Array(nSure + n);
+  for (let i = 0, a = 0, c = nSure; i < l.length; i++) {
+    const zi = z(i);
+    if (zi > sure) ids[a++] = i;
+    else if (zi > cut) ids[c++] = i;
+  }
+  sortedIds(l, ids.subarray(nSure));
+  return ids;
 }
