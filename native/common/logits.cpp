@@ -45,8 +45,9 @@ int64_t argmax_f32(const float* x, int64_t n) {
     I4 hit = (load4(x + i) == mv) | (load4(x + i + 4) == mv) | (load4(x + i + 8) == mv) | (load4(x + i + 12) == mv);
     if (hit[0] | hit[1] | hit[2] | hit[3]) break;
   }
-  while (x[i] != m) ++i;
-  return i;
+  // Bounded: a SharedArrayBuffer's values can change between the passes.
+  while (i < n && x[i] != m) ++i;
+  return i < n ? i : -1;
 }
 
 double exp_shifted(const float* x, int64_t n, double max, double temperature, double* out) {
