@@ -15,16 +15,18 @@ namespace bs::fast {
 // Decode kernels on pool workers use only the stack (what a worker would allocate must not
 // depend on which ranges it happened to claim); Gemm is the prefill's per-thread tile, Lora
 // the caller's A·x of a LoRA delta.
-enum class Slot : int { Act, Runs, Rope, Gemm, Lora, Count };
+enum class Slot : int { Act, Runs, Gemm, Lora, Count };
 void* scratch(Slot slot, size_t bytes);
 template <class T>
 T* scratch_of(Slot slot, size_t n) {
   return static_cast<T*>(scratch(slot, n * sizeof(T)));
 }
 
-// cos/sin of positions[t] * theta^(-2i/rot) for i < rot/2, angles in double (positions reach
-// 10^5, where a float angle would be off by ~10^-2 rad).
-void rope_table(int32_t position, const RopeParams& p, float* cos_out, float* sin_out);
+// cos/sin of position * theta^(-2i/rot) for i < rot/2 (cos at [0, rot/2), sin after), angles
+// in double (positions reach 10^5, where a float angle would be off by ~10^-2 rad). The last
+// table is kept per thread: q and k of every layer of a decode step share one (32 pow + cos +
+// sin in double were ~10 µs a layer).
+const float* rope_table(int32_t position, const RopeParams& p);
 
 // Runs of equal ids in ids[0..m): starts[s], ids of each run; returns the number of runs.
 int64_t id_runs(const int32_t* ids, int64_t m, int64_t* starts, int32_t* run_ids);

@@ -733,10 +733,9 @@ struct FastKernels {
 
   static void rope(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p) {
     const int half = p.rot_dims / 2;
-    float* cs = fast::scratch_of<float>(fast::Slot::Rope, static_cast<size_t>(2 * half));
-    float* sn = cs + half;
     for (int64_t t = 0; t < n_tok; ++t) {
-      fast::rope_table(positions[t], p, cs, sn);
+      const float* cs = fast::rope_table(positions[t], p);
+      const float* sn = cs + half;
       for (int h = 0; h < p.n_heads; ++h) {
         float* v = x + (t * p.n_heads + h) * p.head_dim;
         int i = 0;

@@ -89,6 +89,61 @@ TEST(safetensors_random_corruption_never_crashes) {
   }
 }
 
+namespace {
+
+// f32 → f16 written out on the value: the significand rounded to 11 bits (nearest even) by
+// nearbyint, subnormals as multiples of 2^-24, overflow from 65520 (the halfway point to 2^16).
+uint16_t f16_oracle(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  const float a = std::fabs(f);
+  if (std::isnan(f)) return sign | 0x7e00u;
+  if (a >= 65520.0f) return sign | 0x7c00u;
+  if (a < std::ldexp(1.0f, -14)) return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  int e;
+  const float m = std::frexp(a, &e);
+  uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(m, 11)));
+  int exp = e - 1 + 15;
+  if (mant == 2048) {
+    mant = 1024;
+    exp += 1;
+  }
+  if (exp >= 31) return sign | 0x7c00u;
+  return sign | static_cast<uint16_t>((exp << 10) | (mant & 0x3ffu));
+}
+
+}  // namespace
+
+TEST(f32_to_f16_matches_the_explicit_rounding) {
+  int wrong = 0;
+  auto check = [&](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    const uint16_t got = bs::f32_to_f16(f), want = f16_oracle(f);
+    // NaN payloads aside, the bits must agree.
+    if (got != want && !(std::isnan(f) && (got & 0x7fffu) == 0x7e00u) && wrong++ < 10) {
+      EXPECT(false) << "f32 bits 0x" << std::hex << bits << ": got 0x" << got << " want 0x" << want;
+    }
+  };
+  for (uint64_t b = 0; b < (1ull << 32); b += 4099) check(static_cast<uint32_t>(b));  // ~1M patterns, both signs
+  // Every pattern near the edges: overflow (65504..2^16), the normal/subnormal boundary, the
+  // smallest subnormal and half of it, 1.0, and infinity/NaN.
+  const uint32_t edges[] = {0x477fe000u, 0x38800000u, 0x33800000u, 0x33000000u, 0x3f800000u, 0x7f800000u, 0u};
+  for (uint32_t e : edges) {
+    for (uint32_t d = 0; d < 0x4000u; ++d) {
+      for (uint32_t s : {0u, 0x80000000u}) {
+        check(s | (e + d));
+        if (e >= d) check(s | (e - d));
+      }
+    }
+  }
+  // Ties: the 13 dropped bits exactly half an ulp, odd and even kept bits, across exponents.
+  for (uint32_t exp = 103; exp < 143; ++exp) {
+    for (uint32_t m = 0; m < 0x400u; m += 7) check((exp << 23) | (m << 13) | 0x1000u);
+  }
+}
+
 TEST(float_conversions_round_trip) {
   const float vals[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.1f, 3.14159f};
   for (float v : vals) {
