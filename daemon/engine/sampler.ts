@@ -168,11 +168,11 @@ export class Sampler {
     } else {
       mass = native.expShifted(l, max, p.temperature, e);
       if (p.topP >= 1 && p.minP === 0) return { ids: null, w: e, total: mass, l };
-      kept = p.topP < 1 ? nucleusCandidates(l, e, max, p.temperature, p.topP * mass) : new Int32Array(0);
+      kept = p.topP < 1 ? nucleusCandidates(l, e, max, p.temperature, p.topP * mass) : finiteIds(l);
     }
     // The kept prefix of the candidates (typed arrays throughout: the nucleus of a flat
     // distribution is ~100k tokens).
-    let ids = p.topK > 0 || p.topP < 1 ? kept : finiteIds(l);
+    let ids = kept;
     if (p.topP < 1) {
       let cum = 0, end = 0;
       for (;;) {

@@ -875,19 +875,16 @@ struct FastKernels {
       }
       // The block's V rows (≤ 128 × head_dim) stay in L1/L2 across the tiles: the hardware
       // prefetcher brings the next block's rows while this one computes.
-      if (hd % L == 0) {
-        const int64_t at = j0 * stride + off;
-        if (f16) {
-          accumulate_v<true>(v, at, stride, nb, score, H, hd, acc);
-        } else {
-          accumulate_v<false>(v, at, stride, nb, score, H, hd, acc);
+      if (hd % L != 0) {  // head_dim not a multiple of the vector: row by row
+        for (int j = 0; j < nb; ++j) {
+          if (j0 + j + kKvAhead < n_keys) prefetch_row(v, f16, (j0 + j + kKvAhead) * stride + off, hd);
+          const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, tmp);
+          for (int h = 0; h < H; ++h) add(ExecCtx{}, vr, score[h][j], hd, acc + h * hd);
         }
-        continue;
-      }
-      for (int j = 0; j < nb; ++j) {  // head_dim not a multiple of the vector: row by row
-        if (j0 + j + kKvAhead < n_keys) prefetch_row(v, f16, (j0 + j + kKvAhead) * stride + off, hd);
-        const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, tmp);
-        for (int h = 0; h < H; ++h) add(ExecCtx{}, vr, score[h][j], hd, acc + h * hd);
+      } else if (f16) {
+        accumulate_v<true>(v, j0 * stride + off, stride, nb, score, H, hd, acc);
+      } else {
+        accumulate_v<false>(v, j0 * stride + off, stride, nb, score, H, hd, acc);
       }
     }
     for (int h = 0; h < H; ++h) {

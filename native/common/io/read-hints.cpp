@@ -7,9 +7,9 @@
 namespace bs {
 
 void hint_gate_step(HintGate& g, uint64_t storage_reads) {
-  const bool read = g.primed && storage_reads != g.last;
+  const bool read = storage_reads != g.last;
   g.last = storage_reads;
-  if (!g.primed) {
+  if (!g.primed) {  // the first sample has nothing to compare with
     g.primed = true;
     return;
   }
