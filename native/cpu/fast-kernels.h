@@ -472,6 +472,15 @@ struct FastKernels {
     }
   }
 
+  // Prefetches the cache lines of [p, min(end, p + bytes)).
+  static void warm_up(const uint8_t* p, const uint8_t* end, int64_t bytes) {
+    const uint8_t* e = std::min(end, p + bytes);
+    for (const uint8_t* q = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}); q < e;
+         q += 64) {
+      __builtin_prefetch(q);
+    }
+  }
+
   // The integer path (one token per matrix, 4-bit): rows in fours sharing the limb loads.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
@@ -485,6 +494,13 @@ struct FastKernels {
     const uint8_t* pf_end = w.w_row(mat, r1);
     // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
     const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
+    // The loop below prefetches pf bytes ahead, so the range's first pf bytes (and its first
+    // scales) would arrive one demand miss after another: ask for all of them at once.
+    warm_up(w.w_row(mat, r0), pf_end, pf);
+    const size_t esz = dtype_size(w.dtype), sat = static_cast<size_t>((mat * w.rows + r0) * G) * esz;
+    const int64_t sbytes = (r1 - r0) * G * static_cast<int64_t>(esz);
+    warm_up(w.scales + sat, w.scales + sat + sbytes, 1024);
+    warm_up(w.biases + sat, w.biases + sat + sbytes, 1024);
     RowScalesN<R> sc(w);
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
