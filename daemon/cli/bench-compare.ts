@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
-import { intOption, printBench } from './bench-common.js';
+import { activationBitsOption, intOption, printBench } from './bench-common.js';
 import { runMembw } from './bench-membw.js';
 import { LlamaCppMissingError, runCompareBench } from '../engine/compare-bench.js';
 import { EngineError } from '../engine/native-model.js';
@@ -12,7 +12,7 @@ import { NativeLoadError } from '../native/binding.js';
 
 interface RawOptions {
   model: string; gguf?: string; threads: string; prompt: string; gen: string; rounds: string; seed: string;
-  backend: string; kvCache: string; json?: boolean;
+  backend: string; kvCache: string; activationBits: string; json?: boolean;
 }
 
 export const registerBenchCompare: CommandRegistrar = (program: Command) => {
@@ -28,6 +28,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'our kernel set (auto = fastest usable)', 'auto')
     .option('--kv-cache <type>', 'KV cache type of both engines: f16 | f32', 'f16')
+    .option('--activation-bits <n>', 'our integer decode activations: 21 | 14 (faster, logits ~1e-4 off)', '21')
     .option('--json', 'print JSON')
     .action(async (raw: RawOptions) => {
       if (raw.kvCache !== 'f16' && raw.kvCache !== 'f32') {
@@ -44,6 +45,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
         seed: intOption('seed', raw.seed, 0),
         backend: raw.backend,
         kvCache: raw.kvCache,
+        activationBits: activationBitsOption(raw.activationBits),
         log: (line: string) => process.stderr.write(`${line}\n`),
       } as const;
       try {

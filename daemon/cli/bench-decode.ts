@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
-import { intOption, printBench } from './bench-common.js';
+import { activationBitsOption, intOption, printBench } from './bench-common.js';
 import { runDecodeBench, type BenchProfile } from '../engine/decode-bench.js';
 import { runArms } from '../engine/decode-bench-arms.js';
 import { AdapterError } from '../engine/adapters/plan.js';
@@ -17,7 +17,7 @@ import { parseSize } from '../util/cgroup.js';
 interface RawOptions {
   model: string; threads: string; prompt: string; gen: string; topK?: string; k?: string; seed: string; json?: boolean;
   path?: string; prefillPath?: string; prerouter?: string; slots?: string; cacheBudget?: string; ioThreads?: string;
-  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string; adapter?: string; backend: string; kvCache: string;
+  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string; adapter?: string; backend: string; kvCache: string; activationBits: string;
 }
 
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -80,6 +80,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
+    .option('--activation-bits <n>', 'integer decode activations: 21 | 14 (faster, logits ~1e-4 off)', '21')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
@@ -92,6 +93,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         seed: intOption('seed', o.seed, 0),
         backend: o.backend,
         kvCache: o.kvCache as 'f32' | 'f16',
+        activationBits: activationBitsOption(o.activationBits),
         ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
       };
       const arms = benchArms(o);

@@ -22,6 +22,8 @@ export interface CompareOptions {
   backend?: string;
   /** KV cache type of both arms (llama.cpp's default is f16). */
   kvCache: 'f16' | 'f32';
+  /** Our integer decode activations (default 21 bits; 14 is faster, logits ~1e-4 off). */
+  activationBits?: 21 | 14;
   /** Called with a line of progress (GGUF export, rounds). */
   log?: (line: string) => void;
 }
@@ -65,6 +67,7 @@ export interface CompareReport {
   rounds: number;
   kv_cache: string;
   backend: string;
+  activation_bits: number;
   /** Median read bandwidth measured before each round with `threads` threads (GB/s). */
   membw_gb_s: number;
   /** Weight bytes our engine reads per decoded token (llama.cpp's Q4_0 reads about as many:
@@ -110,11 +113,15 @@ export function resolveGguf(model: string, gguf: string | undefined, log: (line:
   return path;
 }
 
-export async function ourArm(model: string, o: Pick<CompareOptions, 'threads' | 'backend' | 'kvCache' | 'prompt' | 'gen'>): Promise<OurArm> {
+export async function ourArm(
+  model: string,
+  o: Pick<CompareOptions, 'threads' | 'backend' | 'kvCache' | 'activationBits' | 'prompt' | 'gen'>,
+): Promise<OurArm> {
   const m = await NativeModel.load(model, {
     threads: o.threads,
     contextLength: o.prompt + o.gen + 1,
     kvCache: o.kvCache,
+    activationBits: o.activationBits ?? 21,
     ...(o.backend ? { backend: o.backend } : {}),
   });
   let active = 0;
@@ -244,6 +251,7 @@ export async function runCompareBench(
       rounds: o.rounds,
       kv_cache: o.kvCache,
       backend: ours.backend,
+      activation_bits: o.activationBits ?? 21,
       membw_gb_s: membwGbS,
       active_bytes_per_token: active,
       roofline_decode_tok_s: roofline,

@@ -118,6 +118,9 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
 
 std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
   if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
+  if (opts.activation_bits != 21 && opts.activation_bits != 14) {
+    fail("activationBits must be 21 or 14, got ", opts.activation_bits);
+  }
   const Backend& backend = pick_backend(opts.backend);
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
   std::error_code ec;
@@ -127,7 +130,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   const ArchDef& arch = find_arch(ConfigReader(config, config_path, "the engine"));
   const ConfigReader r(config, config_path, arch.model_type);
 
-  auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16);
+  auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

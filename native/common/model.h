@@ -69,6 +69,7 @@ struct LoadOptions {
   int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
   std::string backend;     // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;     // KV caches in IEEE half (half the memory) instead of float32
+  int activation_bits = 21;  // integer decode paths: 21 (three limbs) or 14 (two, faster); see ExecCtx
   StreamOptions stream;    // expert paths, slots, I/O, prerouter
 };
 
@@ -77,7 +78,7 @@ class Prerouter;
 
 class Model {
  public:
-  Model(const Backend& backend, int threads, bool kv_f16 = false);
+  Model(const Backend& backend, int threads, bool kv_f16 = false, int activation_bits = 21);
   ~Model();
 
   ModelConfig cfg;
@@ -98,14 +99,16 @@ class Model {
   mutable std::mutex forward_mu;
 
   const Dispatch& dispatch() const { return dispatch_; }
-  ExecCtx ctx() const { return ExecCtx{pool_.get()}; }
+  ExecCtx ctx() const { return ExecCtx{pool_.get(), act_limbs_}; }
   int threads() const { return threads_; }
   bool kv_f16() const { return kv_f16_; }
+  int activation_bits() const { return act_limbs_ == 3 ? 21 : 14; }
 
  private:
   Dispatch dispatch_;
   int threads_;
   bool kv_f16_;
+  int act_limbs_;
   std::unique_ptr<ThreadPool> pool_;
 };
 

@@ -8,10 +8,11 @@
 
 namespace bs {
 
-Model::Model(const Backend& backend, int threads, bool kv_f16)
+Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bits)
     : dispatch_(backend),
       threads_(threads),
       kv_f16_(kv_f16),
+      act_limbs_(activation_bits == 14 ? 2 : 3),
       pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;

@@ -16,7 +16,9 @@
 // (maddubs / VNNI / sdot) give Σ q·Q exactly in int32 per chunk; one convert and one FMA per
 // chunk follow. A single int8 (or int16) activation would err by ~1e-2 (~2e-5) of the
 // output, beyond the op test's 1e-4 of Σ|w·x| or the model test's 1e-5 of the logits; 21 bits
-// err by ~3e-7. Several tokens (prefill) share the unpacked codes in the float path, where
+// err by ~3e-7. ExecCtx::act_limbs = 2 (activationBits 14) drops the middle limb, |Q| < 2^14,
+// Q = Q1·2^7 + Q0 with a full int8 Q1: a third fewer dot products, within the op test's
+// tolerance, logits ~1e-4 from the reference instead of ~1e-6. Several tokens (prefill) share the unpacked codes in the float path, where
 // that is cheaper than three limbs per token.
 #pragma once
 #include <algorithm>
@@ -55,18 +57,20 @@ struct FastKernels {
   struct Act {
     bool ints = false;            // integer limbs (xq, dl) instead of floats (xs)
     const float* xs = nullptr;    // [n][nch·C] float layout
-    const int8_t* xq = nullptr;   // [n][nch][3 limbs][lo 4L bytes, hi 4L bytes]
+    const int8_t* xq = nullptr;   // [n][nch][limbs][lo 4L bytes, hi 4L bytes]
     const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
     const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
+    int limbs = 3;                        // int8 limbs per activation (ints)
   };
-  static constexpr int kLimbs = 3;
-  static constexpr int kLimbVecs = 2 * kLimbs;  // a chunk's limbs: [limb k][lo, hi] vectors of 4L bytes
+  // A chunk's limbs: [limb k][lo, hi] vectors of 4L bytes.
+  template <int LIMBS>
   static void load_limbs(const int8_t* q, I* x) {
 #pragma GCC unroll 6
-    for (int k = 0; k < kLimbVecs; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
+    for (int k = 0; k < 2 * LIMBS; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
   }
-  static constexpr float kQMax = 1048575.0f;  // 2^20 - 1: three 7-bit limbs, signed top
+  // Largest |Q|: 2^20 - 1 (three 7-bit limbs, signed top) or 2^14 - 1 (7-bit low, int8 top).
+  static float qmax(int limbs) { return limbs == 3 ? 1048575.0f : 16383.0f; }
 
   static int64_t chunk_elems(int bits) { return int64_t(32 / bits) * L; }
   static int64_t n_chunks(const WeightMatrix& w) { return (w.cols + chunk_elems(w.bits) - 1) / chunk_elems(w.bits); }
@@ -105,33 +109,36 @@ struct FastKernels {
   // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
   // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
   // nibbles w & 15 and w >> 4 of the code bytes.
-  static void quant_token(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, float* gsum) {
+  static void quant_token(const WeightMatrix& w, const float* x, int limbs, int8_t* xq, float* dl, float* gsum) {
     if constexpr (V::kIntDot) {
       const int64_t C = 8 * L, nch = n_chunks(w), full = w.cols / C;
-      // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to the three limbs
-      // and returns their d, with the same float operations as the scalar tail below.
+      // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to the limbs and
+      // returns their d, with the same float operations as the scalar tail below.
       for (int64_t c = 0; c < full; ++c) {
-        int8_t* q = xq + c * kLimbs * 8 * L;
+        int8_t* q = xq + c * limbs * 8 * L;
         for (int k = 0; k < L / 4; ++k) {
-          const float d = V::quant_block(x + c * C + 32 * k, kQMax, q + 16 * k, q + 4 * L + 16 * k, 8 * L);
+          const float* xb = x + c * C + 32 * k;
+          const float d = limbs == 3 ? V::template quant_block<3>(xb, qmax(3), q + 16 * k, q + 4 * L + 16 * k, 8 * L)
+                                     : V::template quant_block<2>(xb, qmax(2), q + 16 * k, q + 4 * L + 16 * k, 8 * L);
           for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = d;
         }
       }
-      if (full < nch) quant_tail(w, x, full, xq + full * kLimbs * 8 * L, dl + full * L);
+      if (full < nch) quant_tail(w, x, full, limbs, xq + full * limbs * 8 * L, dl + full * L);
       group_sums(w, x, gsum);
     }
   }
 
   // The partial last chunk, element by element; elements past cols are zero (and so is d).
-  static void quant_tail(const WeightMatrix& w, const float* x, int64_t c, int8_t* q, float* dl) {
+  static void quant_tail(const WeightMatrix& w, const float* x, int64_t c, int limbs, int8_t* q, float* dl) {
     const int64_t C = 8 * L;
+    const float qm = qmax(limbs);
     float d[L / 4], inv[L / 4];
     for (int k = 0; k < L / 4; ++k) {
       const int64_t b = c * C + 32 * k;
       float m = 0.0f;
       for (int i = 0; i < 32 && b + i < w.cols; ++i) m = std::max(m, std::fabs(x[b + i]));
-      d[k] = b < w.cols ? m / kQMax : 0.0f;
-      inv[k] = m > 0.0f ? kQMax / m : 0.0f;
+      d[k] = b < w.cols ? m / qm : 0.0f;
+      inv[k] = m > 0.0f ? qm / m : 0.0f;
     }
     for (int64_t t = 0; t < C; ++t) {
       const int64_t e = c * C + t;
@@ -141,8 +148,12 @@ struct FastKernels {
       }
       const int64_t at = (t & 1) * 4 * L + (t >> 1);
       q[at] = static_cast<int8_t>(Q & 127);
-      q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
-      q[16 * L + at] = static_cast<int8_t>(Q >> 14);
+      if (limbs == 3) {
+        q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
+        q[16 * L + at] = static_cast<int8_t>(Q >> 14);
+      } else {
+        q[8 * L + at] = static_cast<int8_t>(Q >> 7);
+      }
     }
     for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }
@@ -162,11 +173,12 @@ struct FastKernels {
   static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints) {
     Act a;
     a.ints = ints;
+    a.limbs = ctx.act_limbs;
     a.g_stride = (w.groups_per_row() + L - 1) / L * L;  // zero-padded: vector loops may read to a multiple of L
     const int64_t nch = n_chunks(w);
-    // Per token: float layout nch·C floats, or nch·3·8L limb bytes + nch·L scale floats.
+    // Per token: float layout nch·C floats, or nch·limbs·8L limb bytes + nch·L scale floats.
     a.xs_stride = ints ? nch * L : nch * chunk_elems(w.bits);
-    const int64_t qbytes = ints ? nch * kLimbs * 8 * L : 0;
+    const int64_t qbytes = ints ? nch * a.limbs * 8 * L : 0;
     uint8_t* base = static_cast<uint8_t*>(
         fast::scratch(fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride)))));
     int8_t* xq = reinterpret_cast<int8_t*>(base);
@@ -184,7 +196,7 @@ struct FastKernels {
           std::memcpy(xs + t * a.xs_stride, xs + (t - 1) * a.xs_stride, static_cast<size_t>(a.xs_stride) * 4);
           std::memcpy(gs + t * a.g_stride, gs + (t - 1) * a.g_stride, static_cast<size_t>(a.g_stride) * 4);
         } else if (ints) {
-          quant_token(w, xt, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride);
+          quant_token(w, xt, a.limbs, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride);
         } else {
           layout_token(w, xt, xs + t * a.xs_stride, gs + t * a.g_stride);
         }
@@ -378,13 +390,13 @@ struct FastKernels {
   // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
   // each row costs one horizontal sum. Every row runs the same operations in the same order
   // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
-  template <int R, bool BCAST>
+  template <int R, bool BCAST, int LIMBS>
   static inline __attribute__((always_inline)) void qdot_int(const RowView* rv, const float* const* bias,
                                                             const int8_t* xq, const float* dl, const float* gs,
                                                             int64_t G, const uint8_t* pf_end, int64_t pf, float* out) {
     const RowView& r0 = rv[0];
     const int64_t full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
-    constexpr int64_t QB = kLimbs * 8 * L;  // limb bytes per chunk
+    constexpr int64_t QB = LIMBS * 8 * L;  // limb bytes per chunk
     F acc[R];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
@@ -399,14 +411,14 @@ struct FastKernels {
           if (p < pf_end) __builtin_prefetch(p);
         }
       }
-      I x[kLimbVecs];
-      load_limbs(xq + c * QB, x);
+      I x[2 * LIMBS];
+      load_limbs<LIMBS>(xq + c * QB, x);
       const F d = V::load(dl + c * L);
       const bool part = c >= full;
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         const I w = part ? V::load_codes_part(rv[i].w + c * 4 * L, rv[i].tail_bytes) : V::load_codes(rv[i].w + c * 4 * L);
-        acc[i] = V::fma(V::cvt(V::isum(w, x)), V::mul(lane_scales<BCAST>(rv[i], c), d), acc[i]);
+        acc[i] = V::fma(V::cvt(V::template isum<LIMBS>(w, x)), V::mul(lane_scales<BCAST>(rv[i], c), d), acc[i]);
       }
     }
 #pragma GCC unroll 4
@@ -484,13 +496,23 @@ struct FastKernels {
   // The integer path (one token per matrix, 4-bit): rows in fours sharing the limb loads.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
+    if (a.limbs == 3) {
+      qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    } else {
+      qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    }
+  }
+
+  template <int LIMBS>
+  static void qrows_int_n(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
+                          int64_t nt, float* y, int64_t ldy) {
     constexpr int R = 4;
     const int64_t G = w.groups_per_row(), C = chunk_elems(w.bits), nch = n_chunks(w);
     const int64_t rem = w.cols - (nch - 1) * C;
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     const bool bcast = w.group >= C;
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
-    const int64_t qb = a.xs_stride * kLimbs * 8;  // limb bytes per token
+    const int64_t qb = a.xs_stride * LIMBS * 8;  // limb bytes per token
     const uint8_t* pf_end = w.w_row(mat, r1);
     // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
     const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
@@ -517,12 +539,12 @@ struct FastKernels {
         }
         float* out = y + tok * ldy + r;
         if (n == R) {
-          bcast ? qdot_int<R, true>(rv, bias, xq, dl, gs, G, pf_end, pf, out)
-                : qdot_int<R, false>(rv, bias, xq, dl, gs, G, pf_end, pf, out);
+          bcast ? qdot_int<R, true, LIMBS>(rv, bias, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false, LIMBS>(rv, bias, xq, dl, gs, G, pf_end, pf, out);
         } else {
           for (int i = 0; i < n; ++i) {
-            bcast ? qdot_int<1, true>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i)
-                  : qdot_int<1, false>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i);
+            bcast ? qdot_int<1, true, LIMBS>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false, LIMBS>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i);
           }
         }
       }

@@ -64,6 +64,7 @@ struct Avx2 {
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs,
   // ≤ 4·15·127 per 16-bit lane), then pairs of 16-bit lanes weighted by 2^(7k) (madd).
+  template <int LIMBS>
   static I isum(I w, const I* x) {
     const I m = _mm256_set1_epi8(0x0F);
     const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
@@ -71,10 +72,12 @@ struct Avx2 {
       const I p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]));
       return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
     };
-    return _mm256_add_epi32(_mm256_add_epi32(limb(0, 1), limb(1, 128)), limb(2, 16384));
+    const I a = _mm256_add_epi32(limb(0, 1), limb(1, 128));
+    return LIMBS == 3 ? _mm256_add_epi32(a, limb(2, 16384)) : a;
   }
-  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
                  v3 = _mm256_loadu_ps(x + 24);
@@ -101,8 +104,12 @@ struct Avx2 {
       const __m256i a = pick(v0, v1, odd), b = pick(v2, v3, odd);
       const __m256i m7 = _mm256_set1_epi32(127);
       narrow(_mm256_and_si256(a, m7), _mm256_and_si256(b, m7), q);
-      narrow(_mm256_and_si256(_mm256_srai_epi32(a, 7), m7), _mm256_and_si256(_mm256_srai_epi32(b, 7), m7), q + ls);
-      narrow(_mm256_srai_epi32(a, 14), _mm256_srai_epi32(b, 14), q + 2 * ls);
+      if constexpr (LIMBS == 3) {
+        narrow(_mm256_and_si256(_mm256_srai_epi32(a, 7), m7), _mm256_and_si256(_mm256_srai_epi32(b, 7), m7), q + ls);
+        narrow(_mm256_srai_epi32(a, 14), _mm256_srai_epi32(b, 14), q + 2 * ls);
+      } else {
+        narrow(_mm256_srai_epi32(a, 7), _mm256_srai_epi32(b, 7), q + ls);
+      }
     };
     limbs(false, qe);
     limbs(true, qo);

@@ -62,15 +62,20 @@ struct Avx512 {
   static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane, Horner from the top limb: vpdpbusd
   // accumulates four u8 × s8 products per lane (|sum| < 8·15·2^20, no overflow).
+  template <int LIMBS>
   static I isum(I w, const I* x) {
     const I m = _mm512_set1_epi8(0x0F);
     const I lo = _mm512_and_si512(w, m), hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
-    I a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, x[4]), hi, x[5]);
-    a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 7), lo, x[2]), hi, x[3]);
-    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 7), lo, x[0]), hi, x[1]);
+    I a = _mm512_setzero_si512();
+    for (int k = LIMBS - 1; k >= 0; --k) {
+      if (k < LIMBS - 1) a = _mm512_slli_epi32(a, 7);
+      a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a, lo, x[2 * k]), hi, x[2 * k + 1]);
+    }
+    return a;
   }
-  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
     const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
@@ -81,9 +86,13 @@ struct Avx512 {
       const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_permutex2var_ps(a, idx, b), inv));
       const __m512i m7 = _mm512_set1_epi32(127);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(_mm512_and_si512(Q, m7)));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls),
-                       _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_srai_epi32(Q, 7), m7)));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 2 * ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 14)));
+      if constexpr (LIMBS == 3) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls),
+                         _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_srai_epi32(Q, 7), m7)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 2 * ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 14)));
+      } else {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 7)));
+      }
     };
     limbs(ev, qe);
     limbs(od, qo);

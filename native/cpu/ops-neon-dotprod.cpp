@@ -14,8 +14,9 @@ namespace {
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
-  // 32 activations as three limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
+  template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     float32x4x2_t v[4];
     float32x4_t mv = vdupq_n_f32(0.0f);
@@ -35,12 +36,17 @@ struct NeonDot : Neon {
       };
       int8_t* q = h == 0 ? qe : qo;
       store(q, [](int32x4_t t) { return vandq_s32(t, vdupq_n_s32(127)); });
-      store(q + ls, [](int32x4_t t) { return vandq_s32(vshrq_n_s32(t, 7), vdupq_n_s32(127)); });
-      store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 14); });
+      if constexpr (LIMBS == 3) {
+        store(q + ls, [](int32x4_t t) { return vandq_s32(vshrq_n_s32(t, 7), vdupq_n_s32(127)); });
+        store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 14); });
+      } else {
+        store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 7); });
+      }
     }
     return m / qmax;
   }
   // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each), Horner from the top limb.
+  template <int LIMBS>
   static I isum(I w, const I* x) {
     const uint8x16_t b = vreinterpretq_u8_u32(w);
     const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
@@ -48,7 +54,8 @@ struct NeonDot : Neon {
     auto limb = [&](int32x4_t acc, int k) {
       return vdotq_s32(vdotq_s32(acc, lo, vreinterpretq_s8_u32(x[2 * k])), hi, vreinterpretq_s8_u32(x[2 * k + 1]));
     };
-    const int32x4_t a = limb(vshlq_n_s32(limb(vdupq_n_s32(0), 2), 7), 1);
+    int32x4_t a = limb(vdupq_n_s32(0), LIMBS - 1);
+    if constexpr (LIMBS == 3) a = limb(vshlq_n_s32(a, 7), 1);
     return vreinterpretq_u32_s32(limb(vshlq_n_s32(a, 7), 0));
   }
 };

@@ -35,8 +35,9 @@ __attribute__((noinline)) void poison_stack() {
   asm volatile("" : : "r"(buf) : "memory");
 }
 
+// `limbs`: ExecCtx::act_limbs of the fast kernels' calls (the reference ignores it).
 void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& desc, const Oracle& o, double rel,
-              const Runner& run) {
+              const Runner& run, int limbs = 3) {
   const size_t n = o.value.size();
   std::vector<float> ref(n), threaded(n), got(n);
   run(bs::reference_backend().k, bs::ExecCtx{}, ref.data());
@@ -60,14 +61,14 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
     poison_stack();
-    run(b->k, bs::ExecCtx{&pool}, got.data());
+    run(b->k, bs::ExecCtx{&pool, limbs}, got.data());
     const auto [e, i] = worst(got, ref_d);
-    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " vs cpu-ref, " << desc << ": element " << i << " got "
+    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << limbs << " limbs) vs cpu-ref, " << desc << ": element " << i << " got "
                      << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
     // Thread-count invariance: every output element is computed by one call, whichever
     // thread runs it, so 1 and 3 threads give the same bits.
     poison_stack();
-    run(b->k, bs::ExecCtx{}, one.data());
+    run(b->k, bs::ExecCtx{nullptr, limbs}, one.data());
     EXPECT(std::equal(one.begin(), one.end(), got.begin()))
         << bs::op_name(op) << " " << b->name << " differs between 1 and 3 threads, " << desc;
   }
@@ -127,9 +128,11 @@ TEST(op_qmatvec_and_qmatmul) {
       k.qmatmul(ctx, w.m, mat, x.data(), n, y);
     });
     const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
-    check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-      k.qmatvec(ctx, w.m, mat, x.data(), y);
-    });
+    for (int limbs : {3, 2}) {  // activationBits 21 and 14: both within the op tolerance
+      check_op(
+          t, Op::QMatVec, &w.m, desc, o1, 1e-4,
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, limbs);
+    }
   }
 }
 
@@ -206,10 +209,15 @@ TEST(op_matmul_large_shapes) {
         const auto x = bt::random_vec(r, static_cast<int64_t>(ids.size()) * cols);
         const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " +
                                  std::to_string(ids.size());
-        check_op(t, Op::GatherMatMul, &w.m, desc, matmul_oracle(w.m, ids, x), 1e-4,
-                 [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-                   k.gather_matmul(ctx, w.m, ids.data(), x.data(), static_cast<int64_t>(ids.size()), y);
-                 });
+        const Oracle o = matmul_oracle(w.m, ids, x);
+        for (int limbs : {3, 2}) {
+          check_op(
+              t, Op::GatherMatMul, &w.m, desc, o, 1e-4,
+              [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+                k.gather_matmul(ctx, w.m, ids.data(), x.data(), static_cast<int64_t>(ids.size()), y);
+              },
+              limbs);
+        }
       }
     }
   }
