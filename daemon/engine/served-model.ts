@@ -55,6 +55,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.contextLength > 0 ? { contextLength: p.contextLength } : {}),
     ...(p.topK !== undefined ? { topK: p.topK } : {}),
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
+    ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
     ...(p.stream ? streamLoadOptions(p.stream) : {}),
   });
   const vocab = native.summary.vocabSize;

@@ -104,7 +104,7 @@ export function bool(o: Common<boolean> = {}): Node<boolean> {
   );
 }
 
-export function oneOf<const V extends string>(values: readonly V[], o: Common<V> = {}): Node<V> {
+export function oneOf<const V extends string | number>(values: readonly V[], o: Common<V> = {}): Node<V> {
   const type = `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
   return leaf({ kind: 'enum', type, doc: o.doc, default: o.default }, (v) =>
     values.includes(v as V) ? undefined : `must be ${type}`,

@@ -1,5 +1,6 @@
 // Expert streaming in the config: engine.* defaults, BRAINSTEM_ENGINE_* overrides, per-model
-// keys over them (checked with the same rules), and the served model loaded with them.
+// keys over them (checked with the same rules), and the served model loaded with them (with
+// the per-model activation_bits too).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../../daemon/config/load.js';
@@ -16,7 +17,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 1 });
   const c = loadConfig({
     env: { BRAINSTEM_ENGINE_DECODE_PATH: 'hot', BRAINSTEM_ENGINE_IO_THREADS: '2' },
-    overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6 } } },
+    overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6, activation_bits: 14 } } },
   });
   const profile = resolveProfile(c.models.glm!, c.engine, dir);
   assert.deepEqual(profile.stream, { prefillPath: 'exact', decodePath: 'hot', slots: 6, cacheBytes: 0, ioThreads: 2, ioMode: 'direct', prerouter: 'on' });
@@ -28,4 +29,5 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   t.after(() => served.dispose());
   const s = served.summary!.stream;
   assert.deepEqual([s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter], ['hot', 'direct', 2, 6, 'zero-training']);
+  assert.equal(served.summary!.activationBits, 14, 'models.<name>.activation_bits reaches the engine');
 });
