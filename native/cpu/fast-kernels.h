@@ -18,8 +18,8 @@
 // output, beyond the op test's 1e-4 of Σ|w·x| or the model test's 1e-5 of the logits; 21 bits
 // err by ~3e-7. ExecCtx::act_limbs = 2 (activationBits 14) drops the middle limb, |Q| < 2^14,
 // Q = Q1·2^7 + Q0 with a full int8 Q1: a third fewer dot products, within the op test's
-// tolerance, logits ~1e-4 from the reference instead of ~1e-6. Several tokens (prefill) share the unpacked codes in the float path, where
-// that is cheaper than three limbs per token.
+// tolerance, logits ~1e-4 from the reference instead of ~1e-6. Several tokens (prefill) share
+// the unpacked codes in the float path, where that is cheaper than three limbs per token.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -256,6 +256,11 @@ struct FastKernels {
     }
   }
 
+  // Byte offset of row r of W[mat] in the scales (and biases) tensor.
+  static size_t scale_offset(const WeightMatrix& w, int64_t mat, int64_t r) {
+    return static_cast<size_t>((mat * w.rows + r) * w.groups_per_row()) * dtype_size(w.dtype);
+  }
+
   // The group scales and biases of NR consecutive rows as float, row i at s + i·G (one
   // conversion per call: rows of a decode matrix are a few hundred cycles of work). The L
   // entries past the last row are zero: expand() and the bias loop read up to L past a row's
@@ -266,10 +271,9 @@ struct FastKernels {
     float s[NR * (kMaxCols / 32) + L], b[NR * (kMaxCols / 32) + L];
     const WeightMatrix& w;
     int64_t G;
-    size_t esz;
-    explicit RowScalesN(const WeightMatrix& m) : w(m), G(m.groups_per_row()), esz(dtype_size(m.dtype)) {}
+    explicit RowScalesN(const WeightMatrix& m) : w(m), G(m.groups_per_row()) {}
     void load(int64_t mat, int64_t r, int n = 1) {
-      const size_t at = static_cast<size_t>((mat * w.rows + r) * G) * esz;
+      const size_t at = scale_offset(w, mat, r);
       to_float(w.scales + at, w.dtype, n * G, s);
       to_float(w.biases + at, w.dtype, n * G, b);
       std::fill_n(s + n * G, L, 0.0f);
@@ -519,10 +523,9 @@ struct FastKernels {
     // The loop below prefetches pf bytes ahead, so the range's first pf bytes (and its first
     // scales) would arrive one demand miss after another: ask for all of them at once.
     warm_up(w.w_row(mat, r0), pf_end, pf);
-    const size_t esz = dtype_size(w.dtype), sat = static_cast<size_t>((mat * w.rows + r0) * G) * esz;
-    const int64_t sbytes = (r1 - r0) * G * static_cast<int64_t>(esz);
-    warm_up(w.scales + sat, w.scales + sat + sbytes, 1024);
-    warm_up(w.biases + sat, w.biases + sat + sbytes, 1024);
+    const size_t sat = scale_offset(w, mat, r0), send = scale_offset(w, mat, r1);
+    warm_up(w.scales + sat, w.scales + send, 1024);
+    warm_up(w.biases + sat, w.biases + send, 1024);
     RowScalesN<R> sc(w);
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;

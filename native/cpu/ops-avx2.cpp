@@ -73,7 +73,8 @@ struct Avx2 {
       return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
     };
     const I a = _mm256_add_epi32(limb(0, 1), limb(1, 128));
-    return LIMBS == 3 ? _mm256_add_epi32(a, limb(2, 16384)) : a;
+    if constexpr (LIMBS == 3) return _mm256_add_epi32(a, limb(2, 16384));
+    return a;
   }
   // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
