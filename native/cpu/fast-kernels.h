@@ -395,41 +395,46 @@ struct FastKernels {
   // each row costs one horizontal sum. Every row runs the same operations in the same order
   // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
   template <int R, bool BCAST, int LIMBS>
-  static inline __attribute__((always_inline)) void qdot_int(const RowView* rv, const float* const* bias,
-                                                            const int8_t* xq, const float* dl, const float* gs,
-                                                            int64_t G, const uint8_t* pf_end, int64_t pf, float* out) {
-    const RowView& r0 = rv[0];
-    const int64_t full = r0.tail_bytes ? r0.nch - 1 : r0.nch;
+  static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
+                                                            const float* s, const float* b, const int8_t* xq,
+                                                            const float* dl, const float* gs, int64_t G,
+                                                            const uint8_t* pf_end, int64_t pf, float* out) {
+    // Row i's scales and biases are at s + i·G and b + i·G; the shape (and so each chunk's
+    // group index) is the same for every row.
+    const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
+    const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
     constexpr int64_t QB = LIMBS * 8 * L;  // limb bytes per chunk
     F acc[R];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
-    for (int64_t c = 0; c < r0.nch; ++c) {
+    for (int64_t c = 0; c < nch; ++c) {
       // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
       // hardware prefetcher, which restarts at every expert's block, but not past the rows
       // this call owns (the next block may be another thread's or an unused expert's).
       if (((c * 4 * L) & 63) == 0) {
 #pragma GCC unroll 4
         for (int i = 0; i < R; ++i) {
-          const uint8_t* p = rv[i].w + c * 4 * L + pf;
+          const uint8_t* p = rows[i] + c * 4 * L + pf;
           if (p < pf_end) __builtin_prefetch(p);
         }
       }
       I x[2 * LIMBS];
       load_limbs<LIMBS>(xq + c * QB, x);
       const F d = V::load(dl + c * L);
+      const int64_t g = (c * C) >> gshift;
       const bool part = c >= full;
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
-        const I w = part ? V::load_codes_part(rv[i].w + c * 4 * L, rv[i].tail_bytes) : V::load_codes(rv[i].w + c * 4 * L);
-        acc[i] = V::fma(V::cvt(V::template isum<LIMBS>(w, x)), V::mul(lane_scales<BCAST>(rv[i], c), d), acc[i]);
+        const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
+        const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
+        acc[i] = V::fma(V::cvt(V::template isum<LIMBS>(w, x)), V::mul(sc, d), acc[i]);
       }
     }
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
-      // gs is zero past G (to a multiple of L): what bias holds there (the next row's) adds 0.
+      // gs is zero past G (to a multiple of L): what b holds there (the next row's) adds 0.
       F bacc = V::zero();
-      for (int64_t g = 0; g < G; g += L) bacc = V::fma(V::load(bias[i] + g), V::load(gs + g), bacc);
+      for (int64_t k = 0; k < G; k += L) bacc = V::fma(V::load(b + i * G + k), V::load(gs + k), bacc);
       out[i] = V::hsum(V::add(acc[i], bacc));
     }
   }
@@ -527,27 +532,26 @@ struct FastKernels {
     warm_up(w.scales + sat, w.scales + send, 1024);
     warm_up(w.biases + sat, w.biases + send, 1024);
     RowScalesN<R> sc(w);
+    const RowView shape{nullptr, nch, tail, nullptr, C, gshift, lpg};
     for (int64_t tok = t0; tok < t0 + nt; ++tok) {
       const int8_t* xq = a.xq + tok * qb;
       const float* dl = a.dl + tok * a.xs_stride;
       const float* gs = a.gsum + tok * a.g_stride;
       for (int64_t r = r0; r < r1; r += R) {
         const int n = static_cast<int>(std::min<int64_t>(R, r1 - r));
-        RowView rv[R];
-        const float* bias[R];
+        const uint8_t* rows[R];
         sc.load(mat, r, n);
-        for (int i = 0; i < n; ++i) {
-          rv[i] = RowView{w.w_row(mat, r + i), nch, tail, sc.s + i * G, C, gshift, lpg};
-          bias[i] = sc.b + i * G;
-        }
+        for (int i = 0; i < n; ++i) rows[i] = w.w_row(mat, r + i);
         float* out = y + tok * ldy + r;
         if (n == R) {
-          bcast ? qdot_int<R, true, LIMBS>(rv, bias, xq, dl, gs, G, pf_end, pf, out)
-                : qdot_int<R, false, LIMBS>(rv, bias, xq, dl, gs, G, pf_end, pf, out);
+          bcast ? qdot_int<R, true, LIMBS>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false, LIMBS>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
         } else {
           for (int i = 0; i < n; ++i) {
-            bcast ? qdot_int<1, true, LIMBS>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i)
-                  : qdot_int<1, false, LIMBS>(rv + i, bias + i, xq, dl, gs, G, pf_end, pf, out + i);
+            const float* si = sc.s + i * G;
+            const float* bi = sc.b + i * G;
+            bcast ? qdot_int<1, true, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
           }
         }
       }
