@@ -12,10 +12,10 @@ export function intOption(name: string, value: string, lo: number, hi = Number.M
   return n;
 }
 
-/** --activation-bits: 21 (default) or 14, see LoadModelOptions.activationBits. */
-export function activationBitsOption(value: string): 21 | 14 {
-  if (value !== '21' && value !== '14') throw new CliError(`--activation-bits must be 21 or 14, got "${value}"`, 2);
-  return value === '14' ? 14 : 21;
+/** --activation-bits: 24 (default) or 16, see LoadModelOptions.activationBits. */
+export function activationBitsOption(value: string): 24 | 16 {
+  if (value !== '24' && value !== '16') throw new CliError(`--activation-bits must be 24 or 16, got "${value}"`, 2);
+  return value === '16' ? 16 : 24;
 }
 
 export function printBench(result: object, json: boolean | undefined): void {

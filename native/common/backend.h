@@ -18,8 +18,8 @@ class ThreadPool;
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
   ThreadPool* pool = nullptr;
-  // int8 limbs per activation on integer dot-product paths: 3 (21 bits, the default) or 2
-  // (14 bits: faster, logits ~1e-4 from the reference instead of ~1e-6). Float paths ignore it.
+  // Bytes per activation on integer dot-product paths: 3 (24 bits, the default) or 2 (16 bits:
+  // faster, logits ~3e-5 of their scale from the reference instead of ~1e-6). Float paths ignore it.
   int act_limbs = 3;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:

@@ -11,15 +11,16 @@
 // Per row y = Σ_g scale_g · Σ_{i∈g} q_i x_i + Σ_g bias_g · Σ_{i∈g} x_i (Σ x exact in float).
 //
 // One token and 4-bit codes (decode) take an integer path instead when V has one
-// (kIntDot): each block of 32 activations becomes Q = round(x / d), |Q| < 2^20, split into
-// three int8 limbs Q = Q2·2^14 + Q1·2^7 + Q0, and u8 nibble × s8 limb dot products
-// (maddubs / VNNI / sdot) give Σ q·Q exactly in int32 per chunk; one convert and one FMA per
-// chunk follow. A single int8 (or int16) activation would err by ~1e-2 (~2e-5) of the
-// output, beyond the op test's 1e-4 of Σ|w·x| or the model test's 1e-5 of the logits; 21 bits
-// err by ~3e-7. ExecCtx::act_limbs = 2 (activationBits 14) drops the middle limb, |Q| < 2^14,
-// Q = Q1·2^7 + Q0 with a full int8 Q1: a third fewer dot products, within the op test's
-// tolerance, logits ~1e-4 from the reference instead of ~1e-6. Several tokens (prefill) share
-// the unpacked codes in the float path, where that is cheaper than three limbs per token.
+// (kIntDot): each block of 32 activations becomes Q = round(x / d), |Q| < 2^23, split into
+// three bytes Q = Q2·2^16 + Q1·2^8 + Q0 (Q0, Q1 unsigned, Q2 signed), and byte dot products
+// (maddubs / VNNI / sdot, udot) give Σ q·Q exactly in int32 per chunk: nibble (u8) × Q2 (s8),
+// and Q1, Q0 (u8) × nibble (s8 — a nibble fits either side). One convert and one FMA per
+// chunk follow. A single int8 activation would err by ~1e-2 of the output, beyond the op
+// test's 1e-4 of Σ|w·x| or the model test's 1e-5 of the logits; 24 bits err by ~4e-8.
+// ExecCtx::act_limbs = 2 (activationBits 16) keeps two bytes, |Q| < 2^15, Q = Q1·2^8 + Q0: a
+// third fewer dot products, within the op test's tolerance, logits ~3e-5 of their scale from
+// the reference. Several tokens (prefill) share the unpacked codes in the float path, where
+// that is cheaper than three limbs per token.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -61,7 +62,7 @@ struct FastKernels {
     const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
     const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
-    int limbs = 3;                        // int8 limbs per activation (ints)
+    int limbs = 3;                        // bytes per activation (ints)
   };
   // A chunk's limbs: [limb k][lo, hi] vectors of 4L bytes.
   template <int LIMBS>
@@ -69,8 +70,9 @@ struct FastKernels {
 #pragma GCC unroll 6
     for (int k = 0; k < 2 * LIMBS; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
   }
-  // Largest |Q|: 2^20 - 1 (three 7-bit limbs, signed top) or 2^14 - 1 (7-bit low, int8 top).
-  static float qmax(int limbs) { return limbs == 3 ? 1048575.0f : 16383.0f; }
+  // Scale of the block maximum: |Q| must stay below 2^23 (three bytes, signed top) or 2^15 (two).
+  // x·(qmax/m) rounds twice in float (≤ qmax·(1 + 2^-23)), so three bytes keep one unit spare.
+  static float qmax(int limbs) { return limbs == 3 ? 8388606.0f : 32767.0f; }
 
   static int64_t chunk_elems(int bits) { return int64_t(32 / bits) * L; }
   static int64_t n_chunks(const WeightMatrix& w) { return (w.cols + chunk_elems(w.bits) - 1) / chunk_elems(w.bits); }
@@ -147,13 +149,8 @@ struct FastKernels {
         Q = static_cast<int32_t>(std::nearbyint(x[e] * inv[t / 32]));  // to nearest even, as cvtps2dq
       }
       const int64_t at = (t & 1) * 4 * L + (t >> 1);
-      q[at] = static_cast<int8_t>(Q & 127);
-      if (limbs == 3) {
-        q[8 * L + at] = static_cast<int8_t>((Q >> 7) & 127);
-        q[16 * L + at] = static_cast<int8_t>(Q >> 14);
-      } else {
-        q[8 * L + at] = static_cast<int8_t>(Q >> 7);
-      }
+      // Byte k of Q (two's complement): the low bytes read as unsigned, the top one as signed.
+      for (int k = 0; k < limbs; ++k) q[k * 8 * L + at] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
     }
     for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }

@@ -62,21 +62,26 @@ struct Avx2 {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(s)), _mm_broadcast_ss(s + 1), 1);
   }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
-  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs,
-  // ≤ 4·15·127 per 16-bit lane), then pairs of 16-bit lanes weighted by 2^(7k) (madd).
+  // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs:
+  // nibble × signed top byte, unsigned low bytes × nibble, ≤ 4·15·255 per 16-bit lane), then
+  // pairs of 16-bit lanes summed and weighted by 2^(8k) (madd, and a shift for 2^16).
   template <int LIMBS>
   static I isum(I w, const I* x) {
     const I m = _mm256_set1_epi8(0x0F);
     const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+    constexpr int T = LIMBS - 1;
     auto limb = [&](int k, short scale) {
-      const I p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]));
+      const I p = k == T ? _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]))
+                         : _mm256_add_epi16(_mm256_maddubs_epi16(x[2 * k], lo), _mm256_maddubs_epi16(x[2 * k + 1], hi));
       return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
     };
-    const I a = _mm256_add_epi32(limb(0, 1), limb(1, 128));
-    if constexpr (LIMBS == 3) return _mm256_add_epi32(a, limb(2, 16384));
-    return a;
+    if constexpr (LIMBS == 3) {
+      return _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(limb(2, 256), limb(1, 1)), 8), limb(0, 1));
+    } else {
+      return _mm256_add_epi32(limb(1, 256), limb(0, 1));
+    }
   }
-  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
   template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
@@ -95,22 +100,18 @@ struct Avx2 {
       const __m256 s = odd ? _mm256_shuffle_ps(a, b, 0xDD) : _mm256_shuffle_ps(a, b, 0x88);
       return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)), inv));
     };
-    // Two vectors of 8 int32 (each in int8 range) to 16 bytes in order.
-    auto narrow = [](__m256i lo, __m256i hi, int8_t* q) {
-      const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(lo, hi), _mm256_setzero_si256());
+    // Byte k of two vectors of 8 int32 to 16 bytes in order (unsigned packs of values 0..255).
+    auto narrow = [](__m256i lo, __m256i hi, int k, int8_t* q) {
+      const __m256i b = _mm256_set1_epi32(255);
+      lo = _mm256_and_si256(_mm256_srli_epi32(lo, 8 * k), b);
+      hi = _mm256_and_si256(_mm256_srli_epi32(hi, 8 * k), b);
+      const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(lo, hi), _mm256_setzero_si256());
       const __m256i r = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 3, 6, 7));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm256_castsi256_si128(r));
     };
     auto limbs = [&](bool odd, int8_t* q) {
       const __m256i a = pick(v0, v1, odd), b = pick(v2, v3, odd);
-      const __m256i m7 = _mm256_set1_epi32(127);
-      narrow(_mm256_and_si256(a, m7), _mm256_and_si256(b, m7), q);
-      if constexpr (LIMBS == 3) {
-        narrow(_mm256_and_si256(_mm256_srai_epi32(a, 7), m7), _mm256_and_si256(_mm256_srai_epi32(b, 7), m7), q + ls);
-        narrow(_mm256_srai_epi32(a, 14), _mm256_srai_epi32(b, 14), q + 2 * ls);
-      } else {
-        narrow(_mm256_srai_epi32(a, 7), _mm256_srai_epi32(b, 7), q + ls);
-      }
+      for (int k = 0; k < LIMBS; ++k) narrow(a, b, k, q + k * ls);
     };
     limbs(false, qe);
     limbs(true, qo);

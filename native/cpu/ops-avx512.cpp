@@ -60,20 +60,21 @@ struct Avx512 {
     return _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps(lanes_per_group == 4 ? 0xF : 0x3, s));
   }
   static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
-  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane, Horner from the top limb: vpdpbusd
-  // accumulates four u8 × s8 products per lane (|sum| < 8·15·2^20, no overflow).
+  // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane, Horner from the top byte: vpdpbusd
+  // accumulates four u8 × s8 products per lane, nibble × signed top byte, then unsigned
+  // byte × nibble (|sum| < 8·15·2^23, no overflow).
   template <int LIMBS>
   static I isum(I w, const I* x) {
     const I m = _mm512_set1_epi8(0x0F);
     const I lo = _mm512_and_si512(w, m), hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
-    I a = _mm512_setzero_si512();
-    for (int k = LIMBS - 1; k >= 0; --k) {
-      if (k < LIMBS - 1) a = _mm512_slli_epi32(a, 7);
-      a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(a, lo, x[2 * k]), hi, x[2 * k + 1]);
+    constexpr int T = LIMBS - 1;
+    I a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, x[2 * T]), hi, x[2 * T + 1]);
+    for (int k = T - 1; k >= 0; --k) {
+      a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 8), x[2 * k], lo), x[2 * k + 1], hi);
     }
     return a;
   }
-  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
   template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
@@ -84,14 +85,9 @@ struct Avx512 {
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
     auto limbs = [&](__m512i idx, int8_t* q) {
       const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_permutex2var_ps(a, idx, b), inv));
-      const __m512i m7 = _mm512_set1_epi32(127);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(_mm512_and_si512(Q, m7)));
-      if constexpr (LIMBS == 3) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls),
-                         _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_srai_epi32(Q, 7), m7)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 2 * ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 14)));
-      } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + ls), _mm512_cvtepi32_epi8(_mm512_srai_epi32(Q, 7)));
+      // vpmovdb keeps each lane's low byte: byte k of Q after a shift by 8k.
+      for (int k = 0; k < LIMBS; ++k) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * ls), _mm512_cvtepi32_epi8(_mm512_srli_epi32(Q, 8 * k)));
       }
     };
     limbs(ev, qe);

@@ -1,5 +1,6 @@
 // cpu-neon-dotprod: the NEON kernels plus the integer decode path on the dot-product
-// extension (sdot: four s8 × s8 products per 32-bit lane; the nibbles 0..15 fit s8). Compiled
+// extension (sdot / udot: four s8 × s8 or u8 × u8 products per 32-bit lane; the nibbles
+// 0..15 fit either). Compiled
 // with +dotprod and chosen at run time when the core has it (Apple M*, Cortex-A76+, Orin).
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
@@ -14,7 +15,7 @@ namespace {
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
-  // 32 activations as LIMBS limbs: even elements to qe, odd to qo (16 bytes per limb, limbs
+  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
   // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
   template <int LIMBS>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
@@ -35,28 +36,28 @@ struct NeonDot : Neon {
         vst1q_s8(q, vcombine_s8(vmovn_s16(a), vmovn_s16(b)));
       };
       int8_t* q = h == 0 ? qe : qo;
-      store(q, [](int32x4_t t) { return vandq_s32(t, vdupq_n_s32(127)); });
-      if constexpr (LIMBS == 3) {
-        store(q + ls, [](int32x4_t t) { return vandq_s32(vshrq_n_s32(t, 7), vdupq_n_s32(127)); });
-        store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 14); });
-      } else {
-        store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 7); });
-      }
+      // vmovn keeps low halves: byte k of Q after a shift by 8k.
+      store(q, [](int32x4_t t) { return t; });
+      store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 8); });
+      if constexpr (LIMBS == 3) store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 16); });
     }
     return m / qmax;
   }
-  // Σ_k 2^(7k) · (nibbles · limb k) per 32-bit lane (8 codes each), Horner from the top limb.
+  // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each), Horner from the top byte:
+  // sdot for the signed top byte, udot for the unsigned low bytes (the same two's-complement
+  // sum in the int32 lanes).
   template <int LIMBS>
   static I isum(I w, const I* x) {
     const uint8x16_t b = vreinterpretq_u8_u32(w);
-    const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
-    const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
-    auto limb = [&](int32x4_t acc, int k) {
-      return vdotq_s32(vdotq_s32(acc, lo, vreinterpretq_s8_u32(x[2 * k])), hi, vreinterpretq_s8_u32(x[2 * k + 1]));
-    };
-    int32x4_t a = limb(vdupq_n_s32(0), LIMBS - 1);
-    if constexpr (LIMBS == 3) a = limb(vshlq_n_s32(a, 7), 1);
-    return vreinterpretq_u32_s32(limb(vshlq_n_s32(a, 7), 0));
+    const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F)), hi = vshrq_n_u8(b, 4);
+    constexpr int T = LIMBS - 1;
+    int32x4_t a = vdotq_s32(vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(lo), vreinterpretq_s8_u32(x[2 * T])),
+                            vreinterpretq_s8_u8(hi), vreinterpretq_s8_u32(x[2 * T + 1]));
+    uint32x4_t u = vreinterpretq_u32_s32(a);
+    for (int k = T - 1; k >= 0; --k) {
+      u = vdotq_u32(vdotq_u32(vshlq_n_u32(u, 8), lo, vreinterpretq_u8_u32(x[2 * k])), hi, vreinterpretq_u8_u32(x[2 * k + 1]));
+    }
+    return u;
   }
 };
 

@@ -128,7 +128,7 @@ TEST(op_qmatvec_and_qmatmul) {
       k.qmatmul(ctx, w.m, mat, x.data(), n, y);
     });
     const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
-    for (int limbs : {3, 2}) {  // activationBits 21 and 14: both within the op tolerance
+    for (int limbs : {3, 2}) {  // activationBits 24 and 16: both within the op tolerance
       check_op(
           t, Op::QMatVec, &w.m, desc, o1, 1e-4,
           [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, limbs);

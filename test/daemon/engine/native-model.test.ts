@@ -161,8 +161,8 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   await assert.rejects(NativeModel.load('/x', { contextLength: 'long' as never }), /option contextLength must be an integer .* got a string/);
   await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: auto, cpu-ref[^)]*\)/);
   await assert.rejects(NativeModel.load('/x', { kvCache: 'f8' as never }), /loadModel: kvCache must be "f32" or "f16", got "f8"/);
-  await assert.rejects(NativeModel.load('/x', { activationBits: 16 as never }), /loadModel: activationBits must be 21 or 14, got 16/);
-  assert.equal(model.summary.activationBits, 21);
+  await assert.rejects(NativeModel.load('/x', { activationBits: 21 as never }), /loadModel: activationBits must be 24 or 16, got 21/);
+  assert.equal(model.summary.activationBits, 24);
   await assert.rejects(model.createSession({ contextLength: 0 }), /createSession: option contextLength must be an integer between 1/);
 
   s.dispose();
