@@ -16,9 +16,10 @@
 // (maddubs / VNNI / sdot, udot) give Σ q·Q exactly in int32 per chunk: nibble (u8) × Q2 (s8),
 // and Q1, Q0 (u8) × nibble (s8 — a nibble fits either side). One convert and one FMA per
 // chunk follow. A single int8 activation would err by ~1e-2 of the output, beyond the op
-// test's 1e-4 of Σ|w·x|. ExecCtx::act_limbs = 2 (activationBits 16, the default) keeps two
-// bytes, |Q| < 2^15, Q = Q1·2^8 + Q0: within the op test's tolerance, logits ~1e-4 of their
-// scale from the reference; 3 (activationBits 24) a half more dot products for ~1e-6. Several
+// test's 1e-4 of Σ|w·x|; 24 bits keep logits ~1e-6 of their scale from the reference.
+// ExecCtx::act_limbs = 2 (activationBits 16) keeps two bytes, |Q| < 2^15, Q = Q1·2^8 + Q0: a
+// third fewer dot products and logits ~1e-4 off, within the op test's tolerance except next to
+// an activation ~1000× its block's others (op_qmatvec_activation_outlier: up to ~6×). Several
 // tokens (prefill) share the unpacked codes in the float path, where that is cheaper than
 // quantising each token.
 #pragma once
@@ -62,7 +63,7 @@ struct FastKernels {
     const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
     const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
-    int limbs = 2;                        // bytes per activation (ints)
+    int limbs = 3;                        // bytes per activation (ints)
   };
   // A chunk's limbs: [limb k][lo, hi] vectors of 4L bytes.
   template <int LIMBS>

@@ -153,9 +153,32 @@ TEST(op_qmatvec_activation_outlier) {
       o.bound[row] -= std::fabs(static_cast<double>(bs::dequant(w.m, 0, row, at)) * x[at]);
     }
     const std::string desc = "seed " + std::to_string(1500 + c) + " " + describe(w.m) + " outlier at " + std::to_string(at);
+    // Three bytes (the default): two, activationBits 16, miss this bound by up to ~6×.
     check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
       k.qmatvec(ctx, w.m, 0, x.data(), y);
     });
+  }
+}
+
+// Every activation at its block's largest magnitude (±m, m spread over 2^-20..2^20): the
+// integer path scales m to qmax, and float rounding must not carry Q to 2^23 (or 2^15), where
+// the signed top byte would wrap to -128 and flip the block's sum.
+TEST(op_qmatvec_block_maxima) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1600 + c);
+    const auto w = bt::random_affine(r, 1, 8 + r.below(24), 256 << r.below(3), 4, 32 << r.below(3), bs::DType::BF16);
+    std::vector<float> x(static_cast<size_t>(w.m.cols));
+    for (size_t b = 0; b < x.size(); b += 32) {
+      const float m = std::ldexp(1.0f + static_cast<float>(r.below(1 << 20)) / float(1 << 20), static_cast<int>(r.below(41)) - 20);
+      for (size_t i = b; i < b + 32 && i < x.size(); ++i) x[i] = r.below(2) ? m : -m;
+    }
+    const Oracle o = matmul_oracle(w.m, {0}, x);
+    const std::string desc = "seed " + std::to_string(1600 + c) + " " + describe(w.m) + " block maxima";
+    for (int limbs : {3, 2}) {
+      check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+        k.qmatvec(ctx, w.m, 0, x.data(), y);
+      }, limbs);
+    }
   }
 }
 
