@@ -50,9 +50,9 @@ function canConnect(port: number): Promise<boolean> {
 
 /** Polls `cond` every 10 ms until true; rejects after `ms` with `what` and `detail()`. */
 export async function waitFor(cond: () => boolean | Promise<boolean>, ms: number, what: string, detail: () => string = () => ''): Promise<void> {
-  const until = Date.now() + ms;
+  const until = performance.now() + ms; // monotonic: wall clocks can step
   while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what} ${detail()}`);
+    if (performance.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what} ${detail()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
