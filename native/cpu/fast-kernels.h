@@ -19,7 +19,7 @@
 // test's 1e-4 of Σ|w·x|; 24 bits keep logits ~1e-6 of their scale from the reference.
 // ExecCtx::act_limbs = 2 (activationBits 16) keeps two bytes, |Q| < 2^15, Q = Q1·2^8 + Q0: a
 // third fewer dot products and logits ~1e-4 off, within the op test's tolerance except next to
-// an activation ~1000× its block's others (op_qmatvec_activation_outlier: up to ~6×). Several
+// an activation ~1000× its block's others (op_qmatvec_activation_outlier: up to ~19×). Several
 // tokens (prefill) share the unpacked codes in the float path, where that is cheaper than
 // quantising each token.
 #pragma once
