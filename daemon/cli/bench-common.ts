@@ -12,10 +12,10 @@ export function intOption(name: string, value: string, lo: number, hi = Number.M
   return n;
 }
 
-/** --activation-bits: 24 (default) or 16, see LoadModelOptions.activationBits. */
-export function activationBitsOption(value: string): 24 | 16 {
-  if (value !== '24' && value !== '16') throw new CliError(`--activation-bits must be 24 or 16, got "${value}"`, 2);
-  return value === '16' ? 16 : 24;
+/** --activation-bits: 16 (default) or 24, see LoadModelOptions.activationBits. */
+export function activationBitsOption(value: string): 16 | 24 {
+  if (value !== '16' && value !== '24') throw new CliError(`--activation-bits must be 16 or 24, got "${value}"`, 2);
+  return value === '24' ? 24 : 16;
 }
 
 export function printBench(result: object, json: boolean | undefined): void {

@@ -80,7 +80,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
-    .option('--activation-bits <n>', 'integer decode activations: 24 | 16 (faster, logits ~1e-4 off)', '24')
+    .option('--activation-bits <n>', 'integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {

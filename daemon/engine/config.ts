@@ -59,7 +59,7 @@ export const modelFields = {
   context_length: optional(int({ ...CONTEXT, doc: 'tokens per session' })),
   top_k: optional(int({ min: 1, max: 1024, doc: 'routing width K: experts per token (default: num_experts_per_tok)' })),
   backend: optional(str({ nonEmpty: true, doc: 'kernel set: "auto" (default: the fastest usable CPU set) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda" (see `brainstem doctor`)' })),
-  activation_bits: optional(oneOf([24, 16] as const, { doc: 'integer decode kernels: 24-bit activations (default) or 16 (faster, logits ~1e-4 off)' })),
+  activation_bits: optional(oneOf([16, 24] as const, { doc: 'integer decode kernels: 16-bit activations (default; logits ~1e-4 of their scale off the exact result) or 24 (~1e-6, ~10% slower decode)' })),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
@@ -92,7 +92,7 @@ export interface ModelProfile {
   contextLength: number;
   topK?: number;
   backend?: string;
-  activationBits?: 24 | 16;
+  activationBits?: 16 | 24;
   keepAliveMs: number;
   queueSize: number;
   sessions: number;

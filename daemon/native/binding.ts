@@ -50,10 +50,10 @@ export interface LoadModelOptions {
   backend?: string;
   /** KV cache element type: "f32" (default) or "f16" (half the memory). */
   kvCache?: 'f32' | 'f16';
-  /** Activation precision of the integer decode kernels (4-bit weights, one token): 24 bits
-   *  (default; logits ~1e-6 from the float64 reference) or 16 (a third fewer dot products,
-   *  ~10% faster decode on the 2-core x86 VM; logits ~1e-4 of their scale from the reference). */
-  activationBits?: 24 | 16;
+  /** Activation precision of the integer decode kernels (4-bit weights, one token): 16 bits
+   *  (default; logits ~1e-4 of their scale from the float64 reference) or 24 (~1e-6, a half
+   *  more dot products: ~10% slower decode on the 2-core x86 VM). */
+  activationBits?: 16 | 24;
   /** Expert path of multi-token steps (prefill); default "exact". */
   prefillPath?: ExpertPath;
   /** Expert path of single-token steps (decode); default "exact". */
@@ -153,7 +153,7 @@ export interface ModelSummary {
   backend: string;
   threads: number;
   kvCache: 'f32' | 'f16';
-  activationBits: 24 | 16;
+  activationBits: 16 | 24;
   stream: StreamSummary;
 }
 

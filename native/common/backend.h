@@ -18,9 +18,9 @@ class ThreadPool;
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
   ThreadPool* pool = nullptr;
-  // Bytes per activation on integer dot-product paths: 3 (24 bits, the default) or 2 (16 bits:
-  // faster, logits ~1e-4 of their scale from the reference instead of ~1e-6). Float paths ignore it.
-  int act_limbs = 3;
+  // Bytes per activation on integer dot-product paths: 2 (16 bits, the default: logits ~1e-4 of
+  // their scale from the reference) or 3 (24 bits: ~1e-6, a half more dot products). Float paths ignore it.
+  int act_limbs = 2;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:
   // one range per thread); see ThreadPool::parallel_for.

@@ -119,7 +119,7 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
 std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
   if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
   if (opts.activation_bits != 24 && opts.activation_bits != 16) {
-    fail("activationBits must be 24 or 16, got ", opts.activation_bits);
+    fail("activationBits must be 16 or 24, got ", opts.activation_bits);
   }
   const Backend& backend = pick_backend(opts.backend);
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();

@@ -69,7 +69,7 @@ struct LoadOptions {
   int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
   std::string backend;     // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;     // KV caches in IEEE half (half the memory) instead of float32
-  int activation_bits = 24;  // integer decode paths: 24 (three bytes) or 16 (two, faster); see ExecCtx
+  int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
   StreamOptions stream;    // expert paths, slots, I/O, prerouter
 };
 
@@ -78,7 +78,7 @@ class Prerouter;
 
 class Model {
  public:
-  Model(const Backend& backend, int threads, bool kv_f16 = false, int activation_bits = 24);
+  Model(const Backend& backend, int threads, bool kv_f16 = false, int activation_bits = 16);
   ~Model();
 
   ModelConfig cfg;

@@ -16,10 +16,10 @@
 // (maddubs / VNNI / sdot, udot) give Σ q·Q exactly in int32 per chunk: nibble (u8) × Q2 (s8),
 // and Q1, Q0 (u8) × nibble (s8 — a nibble fits either side). One convert and one FMA per
 // chunk follow. A single int8 activation would err by ~1e-2 of the output, beyond the op
-// test's 1e-4 of Σ|w·x|; 24 bits keep logits ~1e-6 of their scale from the reference.
-// ExecCtx::act_limbs = 2 (activationBits 16) keeps two bytes, |Q| < 2^15, Q = Q1·2^8 + Q0: a
-// third fewer dot products and logits ~1e-4 off, within the op test's tolerance except next to
-// an activation ~1000× its block's others (op_qmatvec_activation_outlier: up to ~19×). Several
+// test's 1e-4 of Σ|w·x|. ExecCtx::act_limbs = 2 (activationBits 16, the default) keeps two
+// bytes, |Q| < 2^15, Q = Q1·2^8 + Q0, logits ~1e-4 of their scale off the reference; a block's
+// few extreme values are taken out and added in float (split_outliers), so its others keep
+// their precision. 3 (activationBits 24): a half more dot products, logits ~1e-6 off. Several
 // tokens (prefill) share the unpacked codes in the float path, where that is cheaper than
 // quantising each token.
 #pragma once
@@ -63,7 +63,13 @@ struct FastKernels {
     const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
     const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
-    int limbs = 3;                        // bytes per activation (ints)
+    int limbs = 2;                        // bytes per activation (ints)
+    // Two bytes: per token the count (on[t]) and columns and values (oi, ov: o_stride apart) of
+    // activations taken out of their blocks (split_outliers), added back per row in float.
+    const int32_t* on = nullptr;
+    const int32_t* oi = nullptr;
+    const float* ov = nullptr;
+    int64_t o_stride = 0;
   };
   // A chunk's limbs: [limb k][lo, hi] vectors of 4L bytes.
   template <int LIMBS>
@@ -112,7 +118,8 @@ struct FastKernels {
   // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
   // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
   // nibbles w & 15 and w >> 4 of the code bytes.
-  static void quant_token(const WeightMatrix& w, const float* x, int limbs, int8_t* xq, float* dl, float* gsum) {
+  static void quant_token(const WeightMatrix& w, const float* x, int limbs, int8_t* xq, float* dl, float* gsum,
+                          int32_t* on, int32_t* oi, float* ov) {
     if constexpr (V::kIntDot) {
       const int64_t C = 8 * L, nch = n_chunks(w), full = w.cols / C;
       // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to the limbs and
@@ -127,6 +134,7 @@ struct FastKernels {
         }
       }
       if (full < nch) quant_tail(w, x, full, limbs, xq + full * limbs * 8 * L, dl + full * L);
+      if (on) *on = split_outliers(w, x, xq, dl, oi, ov);
       group_sums(w, x, gsum);
     }
   }
@@ -156,6 +164,63 @@ struct FastKernels {
     for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }
 
+  // Two bytes resolve a block only to 2^-15 of its largest |x|: an activation ~1000× the others
+  // leaves them a few bits. A block whose top bytes show 1..kSplit values with |Q| ≥ 2^11
+  // (within 16× of its largest) gives them up, and so on while the rest again has few values
+  // within 16× of its own largest and the budget of kSplit lasts; the rest is quantised again
+  // (Q = 0 for those taken, d from the others) and the taken ones are kept in float for the
+  // rows to add back (qrows_int_n). A block without an extreme value stays as it is.
+  static constexpr int kSplit = 4;
+  static int32_t split_outliers(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, int32_t* oi,
+                                float* ov) {
+    const int64_t C = 8 * L;
+    const float qm = qmax(2);
+    int32_t count = 0;
+    for (int64_t b0 = 0; b0 < w.cols; b0 += 32) {
+      const int64_t c = b0 / C, k = (b0 % C) / 32;
+      int8_t* q = xq + c * 2 * 8 * L;
+      const int8_t* top = q + 8 * L + 16 * k;  // even elements; odd ones 4L further
+      int large = 0;
+      for (int i = 0; i < 32 && large <= kSplit; ++i) {
+        const int8_t v = top[(i & 1) * 4 * L + (i >> 1)];
+        large += v >= 8 || v < -8;
+      }
+      if (large > kSplit) continue;
+      const int n = static_cast<int>(std::min<int64_t>(32, w.cols - b0));
+      bool taken[32] = {};
+      int ntaken = 0;
+      float m = 0.0f;
+      for (;;) {
+        m = 0.0f;
+        for (int i = 0; i < n; ++i) m = taken[i] ? m : std::max(m, std::fabs(x[b0 + i]));
+        int cand[kSplit], nc = 0;
+        for (int i = 0; i < n && nc <= kSplit - ntaken; ++i) {
+          if (!taken[i] && m > 0.0f && std::fabs(x[b0 + i]) >= m / 16.0f) {
+            if (nc < kSplit) cand[nc] = i;
+            ++nc;
+          }
+        }
+        if (nc == 0 || ntaken + nc > kSplit) break;
+        for (int j = 0; j < nc; ++j) {
+          taken[cand[j]] = true;
+          oi[count] = static_cast<int32_t>(b0 + cand[j]);
+          ov[count++] = x[b0 + cand[j]];
+        }
+        ntaken += nc;
+      }
+      if (ntaken == 0) continue;
+      const float inv = m > 0.0f ? qm / m : 0.0f;
+      for (int i = 0; i < 32; ++i) {
+        const int64_t tc = 32 * k + i, pos = (tc & 1) * 4 * L + (tc >> 1);
+        const int32_t Q = i >= n || taken[i] ? 0 : static_cast<int32_t>(std::nearbyint(x[b0 + i] * inv));
+        q[pos] = static_cast<int8_t>(Q);
+        q[8 * L + pos] = static_cast<int8_t>(Q >> 8);
+      }
+      for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = m / qm;
+    }
+    return count;
+  }
+
   // Whether n tokens of x against w take the integer path: 4-bit codes, one token per
   // matrix (decode; `max_run` is the longest run of tokens sharing a matrix).
   static bool use_ints(const WeightMatrix& w, int64_t max_run) {
@@ -177,15 +242,20 @@ struct FastKernels {
     // Per token: float layout nch·C floats, or nch·limbs·8L limb bytes + nch·L scale floats.
     a.xs_stride = ints ? nch * L : nch * chunk_elems(w.bits);
     const int64_t qbytes = ints ? nch * a.limbs * 8 * L : 0;
-    uint8_t* base = static_cast<uint8_t*>(
-        fast::scratch(fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride)))));
+    const int64_t os = a.o_stride = ints && a.limbs == 2 ? (w.cols + 31) / 32 * kSplit : 0;  // per block at most kSplit
+    uint8_t* base = static_cast<uint8_t*>(fast::scratch(
+        fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride) + 4 * (1 + 2 * os)))));
     int8_t* xq = reinterpret_cast<int8_t*>(base);
     float* xs = reinterpret_cast<float*>(base + n * qbytes);
     float* gs = xs + n * a.xs_stride;
+    int32_t* on = reinterpret_cast<int32_t*>(gs + n * a.g_stride);
+    int32_t* oi = on + n;
+    float* ov = reinterpret_cast<float*>(oi + n * os);
     a.xq = xq;
     a.xs = ints ? nullptr : xs;
     a.dl = ints ? xs : nullptr;
     a.gsum = gs;
+    if (os) a.on = on, a.oi = oi, a.ov = ov;
     auto run = [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const float* xt = x + t * w.cols;
@@ -193,8 +263,14 @@ struct FastKernels {
           std::memcpy(xq + t * qbytes, xq + (t - 1) * qbytes, static_cast<size_t>(qbytes));
           std::memcpy(xs + t * a.xs_stride, xs + (t - 1) * a.xs_stride, static_cast<size_t>(a.xs_stride) * 4);
           std::memcpy(gs + t * a.g_stride, gs + (t - 1) * a.g_stride, static_cast<size_t>(a.g_stride) * 4);
+          if (os) {
+            on[t] = on[t - 1];
+            std::memcpy(oi + t * os, oi + (t - 1) * os, static_cast<size_t>(on[t]) * 4);
+            std::memcpy(ov + t * os, ov + (t - 1) * os, static_cast<size_t>(on[t]) * 4);
+          }
         } else if (ints) {
-          quant_token(w, xt, a.limbs, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride);
+          quant_token(w, xt, a.limbs, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride, os ? on + t : nullptr,
+                      oi + t * os, ov + t * os);
         } else {
           layout_token(w, xt, xs + t * a.xs_stride, gs + t * a.g_stride);
         }
@@ -550,6 +626,16 @@ struct FastKernels {
             const float* bi = sc.b + i * G;
             bcast ? qdot_int<1, true, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
                   : qdot_int<1, false, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
+          }
+        }
+        // Activations split_outliers took out: scale · code · x per row (the bias term's group
+        // sums already hold them).
+        for (int32_t o = 0; a.on && o < a.on[tok]; ++o) {
+          const int64_t e = a.oi[tok * a.o_stride + o];
+          const float v = a.ov[tok * a.o_stride + o];
+          for (int i = 0; i < n; ++i) {
+            const int code = (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
+            out[i] += sc.s[i * G + (e >> gshift)] * static_cast<float>(code) * v;
           }
         }
       }

@@ -144,19 +144,41 @@ TEST(op_qmatvec_activation_outlier) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1500 + c);
     const int group = 32 << r.below(3);
-    const auto w = bt::random_affine(r, 1, 16 + r.below(40), 1024 >> r.below(3), 4, group, bs::DType::BF16);
+    // Widths with a partial last chunk too (split_outliers also runs on the tail's blocks).
+    const auto w = bt::random_affine(r, 3, 16 + r.below(40), group * (2 + r.below(15)), 4, group, bs::DType::BF16);
     auto x = bt::random_vec(r, w.m.cols);
     const int64_t at = r.below(static_cast<uint64_t>(w.m.cols));
     x[at] *= 1000.0f;
-    Oracle o = matmul_oracle(w.m, {0}, x);
-    for (int64_t row = 0; row < w.m.rows; ++row) {
-      o.bound[row] -= std::fabs(static_cast<double>(bs::dequant(w.m, 0, row, at)) * x[at]);
+    // Every other case a second one (×500) in the same block of 32.
+    const int64_t at2 = std::min<int64_t>(w.m.cols - 1, (at & ~int64_t{31}) + ((at + 1 + r.below(31)) & 31));
+    const bool two = c % 2 == 1 && at2 != at;
+    if (two) x[at2] *= 500.0f;
+    // The token alone against matrix 0, and three copies of it gathered over matrices 0, 1, 2
+    // (decode's MoE rows: the copies share one quantisation, outliers included).
+    std::vector<float> x3;
+    for (int i = 0; i < 3; ++i) x3.insert(x3.end(), x.begin(), x.end());
+    const std::vector<int32_t> ids{0, 1, 2};
+    Oracle o1 = matmul_oracle(w.m, {0}, x), o3 = matmul_oracle(w.m, ids, x3);
+    for (int i = 0; i < 3; ++i) {
+      for (int64_t row = 0; row < w.m.rows; ++row) {
+        const double p = std::fabs(static_cast<double>(bs::dequant(w.m, i, row, at)) * x[at]) +
+                         (two ? std::fabs(static_cast<double>(bs::dequant(w.m, i, row, at2)) * x[at2]) : 0.0);
+        if (i == 0) o1.bound[row] -= p;
+        o3.bound[i * w.m.rows + row] -= p;
+      }
     }
-    const std::string desc = "seed " + std::to_string(1500 + c) + " " + describe(w.m) + " outlier at " + std::to_string(at);
-    // Three bytes (the default): two, activationBits 16, miss this bound by up to ~19×.
-    check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-      k.qmatvec(ctx, w.m, 0, x.data(), y);
-    });
+    const std::string desc = "seed " + std::to_string(1500 + c) + " " + describe(w.m) + " outlier at " + std::to_string(at) +
+                             (two ? " and " + std::to_string(at2) : "");
+    // Two bytes (the default) hold it only with the outliers split off their block
+    // (split_outliers; up to ~19× the bound without).
+    for (int limbs : {3, 2}) {
+      check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+        k.qmatvec(ctx, w.m, 0, x.data(), y);
+      }, limbs);
+      check_op(t, Op::GatherMatMul, &w.m, desc + " gathered", o3, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+        k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
+      }, limbs);
+    }
   }
 }
 

@@ -163,7 +163,7 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   ['model key misspelt', { models: { qwen: { path: '/m', thread: 2 } } }, /models\.qwen\.thread: is not a known key \(did you mean "threads"\?\), got 2/],
   ['model threads', { models: { qwen: { path: '/m', threads: 1000 } } }, /models\.qwen\.threads: must be an integer in 0\.\.256, got 1000/],
   ['model routing width', { models: { qwen: { path: '/m', top_k: 0 } } }, /models\.qwen\.top_k: must be an integer in 1\.\.1024, got 0/],
-  ['model activation bits', { models: { qwen: { path: '/m', activation_bits: 14 } } }, /models\.qwen\.activation_bits: must be one of 24, 16, got 14/],
+  ['model activation bits', { models: { qwen: { path: '/m', activation_bits: 14 } } }, /models\.qwen\.activation_bits: must be one of 16, 24, got 14/],
   ['model keep_alive', { models: { qwen: { path: '/m', keep_alive: '5 minutes' } } }, /models\.qwen\.keep_alive: must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" \(0 = now, negative = never\), got "5 minutes"/],
   ['engine keep_alive', { engine: { keep_alive: true } }, /engine\.keep_alive: must be a duration/],
   ['engine queue_size', { engine: { queue_size: -1 } }, /engine\.queue_size: must be an integer in 0\.\.10000, got -1/],

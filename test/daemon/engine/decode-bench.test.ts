@@ -100,10 +100,10 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
   }
   assert.equal(out['backend'], 'cpu-ref');
   assert.equal(out['kv_cache'], 'f16');
-  assert.equal(out['activation_bits'], 24);
+  assert.equal(out['activation_bits'], 16);
   const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '8']);
   assert.equal(badBits.code, 2);
-  assert.match(badBits.stderr, /--activation-bits must be 24 or 16, got "8"/);
+  assert.match(badBits.stderr, /--activation-bits must be 16 or 24, got "8"/);
   const badKv = await runCli(['bench', 'decode', '--model', dir, '--kv-cache', 'bf16']);
   assert.equal(badKv.code, 2);
   assert.match(badKv.stderr, /--kv-cache must be f32 or f16, got "bf16"/);

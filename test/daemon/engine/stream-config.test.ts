@@ -17,7 +17,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 1 });
   const c = loadConfig({
     env: { BRAINSTEM_ENGINE_DECODE_PATH: 'hot', BRAINSTEM_ENGINE_IO_THREADS: '2' },
-    overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6, activation_bits: 16 } } },
+    overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6, activation_bits: 24 } } },
   });
   const profile = resolveProfile(c.models.glm!, c.engine, dir);
   assert.deepEqual(profile.stream, { prefillPath: 'exact', decodePath: 'hot', slots: 6, cacheBytes: 0, ioThreads: 2, ioMode: 'direct', prerouter: 'on' });
@@ -29,5 +29,5 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   t.after(() => served.dispose());
   const s = served.summary!.stream;
   assert.deepEqual([s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter], ['hot', 'direct', 2, 6, 'zero-training']);
-  assert.equal(served.summary!.activationBits, 16, 'models.<name>.activation_bits reaches the engine');
+  assert.equal(served.summary!.activationBits, 24, 'models.<name>.activation_bits reaches the engine');
 });
