@@ -44,6 +44,7 @@ export interface BenchArm {
 /** Our arm also knows its kernel set, vocabulary and the weight bytes a decoded token read. */
 export interface OurArm extends BenchArm {
   backend: string;
+  activationBits: number;
   vocab: number;
   activeBytes(): number;
 }
@@ -121,7 +122,7 @@ export async function ourArm(
     threads: o.threads,
     contextLength: o.prompt + o.gen + 1,
     kvCache: o.kvCache,
-    activationBits: o.activationBits ?? 16,
+    ...(o.activationBits ? { activationBits: o.activationBits } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
   });
   let active = 0;
@@ -129,6 +130,7 @@ export async function ourArm(
   return {
     name: 'brainstem',
     backend: m.summary.backend,
+    activationBits: m.summary.activationBits,
     vocab: m.summary.vocabSize,
     activeBytes: () => active,
     async run(prompt, gen) {
@@ -251,7 +253,7 @@ export async function runCompareBench(
       rounds: o.rounds,
       kv_cache: o.kvCache,
       backend: ours.backend,
-      activation_bits: o.activationBits ?? 16,
+      activation_bits: ours.activationBits,
       membw_gb_s: membwGbS,
       active_bytes_per_token: active,
       roofline_decode_tok_s: roofline,

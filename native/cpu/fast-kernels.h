@@ -118,6 +118,12 @@ struct FastKernels {
   // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
   // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
   // nibbles w & 15 and w >> 4 of the code bytes.
+  static int64_t limb_pos(int64_t t) { return (t & 1) * 4 * L + (t >> 1); }
+  // Byte k of Q (two's complement) into limb k at element t: the low bytes read as unsigned,
+  // the top one as signed.
+  static void put_limbs(int8_t* q, int64_t t, int32_t Q, int limbs) {
+    for (int k = 0; k < limbs; ++k) q[k * 8 * L + limb_pos(t)] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
+  }
   static void quant_token(const WeightMatrix& w, const float* x, int limbs, int8_t* xq, float* dl, float* gsum,
                           int32_t* on, int32_t* oi, float* ov) {
     if constexpr (V::kIntDot) {
@@ -157,9 +163,7 @@ struct FastKernels {
       if (e < w.cols) {
         Q = static_cast<int32_t>(std::nearbyint(x[e] * inv[t / 32]));  // to nearest even, as cvtps2dq
       }
-      const int64_t at = (t & 1) * 4 * L + (t >> 1);
-      // Byte k of Q (two's complement): the low bytes read as unsigned, the top one as signed.
-      for (int k = 0; k < limbs; ++k) q[k * 8 * L + at] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
+      put_limbs(q, t, Q, limbs);
     }
     for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }
@@ -179,10 +183,9 @@ struct FastKernels {
     for (int64_t b0 = 0; b0 < w.cols; b0 += 32) {
       const int64_t c = b0 / C, k = (b0 % C) / 32;
       int8_t* q = xq + c * 2 * 8 * L;
-      const int8_t* top = q + 8 * L + 16 * k;  // even elements; odd ones 4L further
       int large = 0;
       for (int i = 0; i < 32 && large <= kSplit; ++i) {
-        const int8_t v = top[(i & 1) * 4 * L + (i >> 1)];
+        const int8_t v = q[8 * L + limb_pos(32 * k + i)];  // top byte
         large += v >= 8 || v < -8;
       }
       if (large > kSplit) continue;
@@ -193,12 +196,9 @@ struct FastKernels {
       for (;;) {
         m = 0.0f;
         for (int i = 0; i < n; ++i) m = taken[i] ? m : std::max(m, std::fabs(x[b0 + i]));
-        int cand[kSplit], nc = 0;
+        int cand[kSplit + 1], nc = 0;
         for (int i = 0; i < n && nc <= kSplit - ntaken; ++i) {
-          if (!taken[i] && m > 0.0f && std::fabs(x[b0 + i]) >= m / 16.0f) {
-            if (nc < kSplit) cand[nc] = i;
-            ++nc;
-          }
+          if (!taken[i] && m > 0.0f && std::fabs(x[b0 + i]) >= m / 16.0f) cand[nc++] = i;
         }
         if (nc == 0 || ntaken + nc > kSplit) break;
         for (int j = 0; j < nc; ++j) {
@@ -211,10 +211,8 @@ struct FastKernels {
       if (ntaken == 0) continue;
       const float inv = m > 0.0f ? qm / m : 0.0f;
       for (int i = 0; i < 32; ++i) {
-        const int64_t tc = 32 * k + i, pos = (tc & 1) * 4 * L + (tc >> 1);
         const int32_t Q = i >= n || taken[i] ? 0 : static_cast<int32_t>(std::nearbyint(x[b0 + i] * inv));
-        q[pos] = static_cast<int8_t>(Q);
-        q[8 * L + pos] = static_cast<int8_t>(Q >> 8);
+        put_limbs(q, 32 * k + i, Q, 2);
       }
       for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = m / qm;
     }

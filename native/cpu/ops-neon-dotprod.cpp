@@ -1,7 +1,7 @@
 // cpu-neon-dotprod: the NEON kernels plus the integer decode path on the dot-product
 // extension (sdot / udot: four s8 × s8 or u8 × u8 products per 32-bit lane; the nibbles
-// 0..15 fit either). Compiled
-// with +dotprod and chosen at run time when the core has it (Apple M*, Cortex-A76+, Orin).
+// 0..15 fit either). Compiled with +dotprod and chosen at run time when the core has it
+// (Apple M*, Cortex-A76+, Orin).
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
 #include "cpu/lora-fast.h"

@@ -30,6 +30,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
   const ours: OurArm = {
     ...scripted('brainstem', [{ prefillS: 1, decodeS: 1 }, { prefillS: 0.5, decodeS: 0.25 }, { prefillS: 2, decodeS: 0.5 }], calls, prompts),
     backend: 'cpu-test',
+    activationBits: 16,
     vocab: 50,
     activeBytes: () => 1e9,
   };
