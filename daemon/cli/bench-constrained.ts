@@ -6,7 +6,7 @@ import { GrammarMasker } from '../engine/constrained/token-masker.js';
 import { TokenTrie } from '../engine/constrained/token-trie.js';
 import { syntheticByteVocab } from '../engine/constrained/synthetic-vocab.js';
 import { parseTools } from '../engine/tool-calls/tools.js';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { CliError } from './exit.js';
 import { type CommandRegistrar, group } from './group.js';
 

@@ -1,7 +1,7 @@
 // `brainstem bench ik`: IK solve rate and time per solve on a CSV of cases (ik-ur5e.csv format).
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { loadRobot } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { KinematicChain } from '../../robot/kinematics/chain.js';

@@ -2,7 +2,7 @@
 // decodes greedily and reports throughput, memory (anonymous vs file-backed), the weight bytes
 // each decoded token read, and what the expert executor did per decoded token: time blocked
 // on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
 import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { readAdapter } from './adapters/read-adapter.js';

@@ -4,7 +4,7 @@
 // the "rank 16, RMS 1e-3" adapters the merge check and the benchmarks use.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { patternKey } from '../engine/adapters/peft.js';
 import type { AdapterFormat } from '../engine/adapters/plan.js';
 import { transpose } from '../engine/adapters/adapter-weights.js';

@@ -7,7 +7,7 @@
 //    |scale| = std / std(codes) * U(0.75, 1.25) with a random sign, bias = -scale * (2^bits-1)/2,
 //    so each expert weight has mean ~0 and the requested std without a quantisation pass;
 //  - plain tensors (norms, biases, the GLM router): bf16 or f32 uniform values.
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { numberToBf16, roundBf16 } from './float16.js';
 import { allocQuantized, quantizeRowsInto, type QuantBits, type QuantGroup, type QuantizedMatrix } from './mlx-quant.js';
 import type { TensorSource } from './safetensors-writer.js';

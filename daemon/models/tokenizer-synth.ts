@@ -1,7 +1,7 @@
 // Synthetic Qwen-layout byte-level BPE tokenizer: 256 byte tokens, merges learned from a small
 // built-in corpus, then seeded random merges until the regular vocabulary is full, then Qwen's
 // 26 added tokens (<|endoftext|> first). With vocab_size 151936 every id matches Qwen3's.
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { QWEN_CHAT_TEMPLATE } from './chat-template.js';
 import { TOKENIZER_CORPUS } from './tokenizer-corpus.js';
 

@@ -16,7 +16,7 @@ import { writeMergedFolder } from '../../models/merged-folder.js';
 import { dequantizeAffine, quantizeAffine, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../../models/mlx-quant.js';
 import { readRefConfig } from '../../models/reference/model-config.js';
 import { RefWeights } from '../../models/reference/weights.js';
-import { Prng } from '../../util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { NativeModel, type NativeSession } from '../native-model.js';
 import { readAdapterWeights, type FloatLora } from './adapter-weights.js';
 import { AdapterError, type AdapterPlan } from './plan.js';

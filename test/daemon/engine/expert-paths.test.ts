@@ -8,7 +8,7 @@ import { NativeModel } from '../../../daemon/engine/native-model.js';
 import type { ExpertPath, IoMode } from '../../../daemon/native/binding.js';
 import { referenceForward, referenceGreedy } from '../../../daemon/models/reference/forward.js';
 import type { Arch } from '../../../daemon/models/shapes.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 import { logitsDiff } from './logits-compare.js';
 

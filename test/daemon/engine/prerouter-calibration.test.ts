@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { runCalibration, runEval } from '../../../daemon/engine/prerouter-calibration.js';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import type { Arch } from '../../../daemon/models/shapes.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
 function cycleTokens(seed: number, period: number, length: number): number[] {

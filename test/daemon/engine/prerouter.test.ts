@@ -12,7 +12,7 @@ import type { ExpertPath, IoMode, LoadModelOptions } from '../../../daemon/nativ
 import { writePrerouterHeads, type HeadsMetadata, type HeadWeights } from '../../../daemon/models/prerouter-heads.js';
 import { referenceForward, referenceGreedy } from '../../../daemon/models/reference/forward.js';
 import type { Arch } from '../../../daemon/models/shapes.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { tempDir } from '../../helpers/temp.js';
 import { editHeader, synthTemp } from '../../native/helpers/model-files.js';
 import { logitsDiff } from './logits-compare.js';

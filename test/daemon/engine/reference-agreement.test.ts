@@ -18,7 +18,7 @@ import { DEFAULT_SAMPLING, Sampler } from '../../../daemon/engine/sampler.js';
 import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
 import { referenceForward, referenceGreedy } from '../../../daemon/models/reference/forward.js';
 import type { Arch, SpecOverrides } from '../../../daemon/models/shapes.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { runCli } from '../../helpers/daemon.js';
 import { tempDir } from '../../helpers/temp.js';
 import { synthTemp } from '../../native/helpers/model-files.js';

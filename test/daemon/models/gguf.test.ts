@@ -9,7 +9,7 @@ import { f16ToNumber, numberToF16 } from '../../../daemon/models/float16.js';
 import { synthModel } from '../../../daemon/models/synth.js';
 import { readRefConfig } from '../../../daemon/models/reference/model-config.js';
 import { RefWeights } from '../../../daemon/models/reference/weights.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 /** Minimal independent GGUF v3 parser: key/values, tensor infos, data start. */
 function parseGguf(buf: Buffer) {

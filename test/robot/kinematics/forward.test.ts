@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { fixturePath } from '../../fixtures.js';
 import { quat, quatAngle, quatFromTransform } from '../../../robot/math/quaternion.js';
 import { compose, invert, rotationVector } from '../../../robot/math/transform.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { fixturePath } from '../../fixtures.js';
 import { IkSolver } from '../../../robot/kinematics/ik.js';
 import { parseIkCases } from '../../../robot/kinematics/ik-cases.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mergeCheck, moduleRetention } from '../../../../daemon/engine/adapters/merge-check.js';
 import { roundBf16 } from '../../../../daemon/models/float16.js';
 import { dequantizeAffine, quantizeAffine } from '../../../../daemon/models/mlx-quant.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { synthTemp } from '../../../native/helpers/model-files.js';
 import { synthAdapterTemp } from './helpers.js';
 

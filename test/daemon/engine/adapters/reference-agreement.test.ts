@@ -18,7 +18,7 @@ import { NativeModel } from '../../../../daemon/engine/native-model.js';
 import type { SynthAdapterOptions } from '../../../../daemon/models/synth-adapter.js';
 import { referenceForward, referenceGreedy } from '../../../../daemon/models/reference/forward.js';
 import type { Arch, SpecOverrides } from '../../../../daemon/models/shapes.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { synthTemp } from '../../../native/helpers/model-files.js';
 import { maxAbs, maxAbsDiff, synthAdapterTemp } from './helpers.js';
 

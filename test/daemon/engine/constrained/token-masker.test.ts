@@ -11,7 +11,7 @@ import { PrefixSession } from '../../../../daemon/engine/prefix-cache.js';
 import { DEFAULT_SAMPLING, Sampler } from '../../../../daemon/engine/sampler.js';
 import { ToolCallStreamParser } from '../../../../daemon/engine/tool-calls/stream-parser.js';
 import { type ToolDef, parseTools } from '../../../../daemon/engine/tool-calls/tools.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { syntheticByteVocab } from '../../../../daemon/engine/constrained/synthetic-vocab.js';
 import { RandomLogitsSource } from '../fake-sources.js';
 

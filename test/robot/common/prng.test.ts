@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 test('same seed gives the same sequence, different seeds differ', () => {
   const a = new Prng(42);
