@@ -1,12 +1,12 @@
 // The robots.* JSON-RPC methods: list the served robots, stream their state, run one tool call
 // (progress as notifications, the outcome as the result), stop at once, and hand out the tool
 // schemas for a model.
-import { openaiTools, toolDefinitions } from '../../robot/tools/schemas.js';
-import { armReports } from '../../robot/tools/outcome.js';
-import { RpcCode, RpcError, type RpcRegistry } from '../api/rpc/registry.js';
-import { anything, int, obj, oneOf, optional, str } from '../util/schema.js';
-import type { RobotLink } from './link-service.js';
-import type { RobotRuntime } from './runtime.js';
+import { openaiTools, toolDefinitions } from '../../../robot/tools/schemas.js';
+import { armReports } from '../../../robot/tools/outcome.js';
+import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
+import { anything, int, obj, oneOf, optional, str } from '../../util/schema.js';
+import type { RobotLink } from '../../robots/link-service.js';
+import type { RobotRuntime } from '../../robots/runtime.js';
 
 export const STATE_NOTIFICATION = 'robots.state';
 export const PROGRESS_NOTIFICATION = 'robots.progress';
