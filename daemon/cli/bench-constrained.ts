@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { GrammarBuilder } from '../engine/constrained/grammar.js';
 import { GrammarMasker } from '../engine/constrained/token-masker.js';
 import { TokenTrie } from '../engine/constrained/token-trie.js';
-import { syntheticByteVocab } from '../engine/constrained/synthetic-vocab.js';
+import { syntheticByteVocab } from '../bench/synthetic-vocab.js';
 import { parseTools } from '../engine/tool-calls/tools.js';
 import { Prng } from '../../robot/common/prng.js';
 import { CliError } from './exit.js';

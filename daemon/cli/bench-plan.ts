@@ -5,7 +5,7 @@ import { Prng } from '../../robot/common/prng.js';
 import { loadDescription } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { createPlanner } from '../../robot/motion/planner/planner.js';
-import { planBenchCases, runPlanBench } from '../../robot/motion/planner/bench.js';
+import { planBenchCases, runPlanBench } from '../bench/plan-bench.js';
 import { CliError } from './exit.js';
 import { group, type CommandRegistrar } from './group.js';
 

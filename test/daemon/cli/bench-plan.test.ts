@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Prng } from '../../../robot/common/prng.js';
 import { createPlanner } from '../../../robot/motion/planner/planner.js';
-import { planBenchCases, runPlanBench } from '../../../robot/motion/planner/bench.js';
+import { planBenchCases, runPlanBench } from '../../../daemon/bench/plan-bench.js';
 import { robot } from '../../robot/kinematics/robots.js';
 
 const MAIN = fileURLToPath(new URL('../../../daemon/main.js', import.meta.url));

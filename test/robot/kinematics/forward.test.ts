@@ -7,7 +7,7 @@ import { quat, quatAngle, quatFromTransform } from '../../../robot/math/quaterni
 import { compose, invert, rotationVector } from '../../../robot/math/transform.js';
 import { vec3 } from '../../../robot/math/vec3.js';
 import { forwardKinematics, geometricJacobian } from '../../../robot/kinematics/forward.js';
-import { parseIkCases } from '../../../robot/kinematics/ik-cases.js';
+import { parseIkCases } from '../../../daemon/bench/ik-cases.js';
 import { chainOf } from './robots.js';
 
 const fk = (name: string, q: number[], options?: { flangeOnly?: boolean }): Float64Array => {

@@ -10,7 +10,7 @@ import { identity } from '../../../robot/math/transform.js';
 import { KinematicChain } from '../../../robot/kinematics/chain.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
 import { IkSolver, type ColdStart } from '../../../robot/kinematics/ik.js';
-import { parseIkCases, type IkCase } from '../../../robot/kinematics/ik-cases.js';
+import { parseIkCases, type IkCase } from '../../../daemon/bench/ik-cases.js';
 import { poseDistance } from '../../../robot/kinematics/pose-error.js';
 import { chainOf, robot } from './robots.js';
 

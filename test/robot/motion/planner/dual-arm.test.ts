@@ -6,7 +6,7 @@ import { formatIssue, type SetupDescription } from '../../../../robot/descriptio
 import { forwardKinematics } from '../../../../robot/kinematics/forward.js';
 import { quat, quatFromTransform } from '../../../../robot/math/quaternion.js';
 import { createPlanner, type PoseTarget } from '../../../../robot/motion/planner/planner.js';
-import { planBenchCases } from '../../../../robot/motion/planner/bench.js';
+import { planBenchCases } from '../../../../daemon/bench/plan-bench.js';
 import { endsAtTargets, models, ok, referencesViolation, sampledArmDistance } from './checks.js';
 
 function dualYam(): SetupDescription {

@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportGguf } from '../models/gguf-export.js';
 import { Prng } from '../../robot/common/prng.js';
-import { EngineError, NativeModel, argmax } from './native-model.js';
+import { EngineError, NativeModel, argmax } from '../engine/native-model.js';
 
 export interface CompareOptions {
   model: string;

@@ -1,6 +1,6 @@
 // Timing benchmark core: solves every case of a parsed cases file, takes the largest relative
 // duration error against the file and the median solve time per case (µs).
-import { CaseSolver, type TimingCases } from './cases.js';
+import { CaseSolver, type TimingCases } from './timing-cases.js';
 
 export interface TimingBenchResult {
   format: string;

@@ -2,10 +2,10 @@
 //   ruckig-1dof   case,d,vmax,amax,jmax,duration[,result,t0..t6,limits,…]  (Ruckig oracle)
 //   multi-joint   case,d0..dN,vmax0..N,amax0..N,jmax0..N,duration         (synchronised move)
 //   moving-start  case,d,vmax,amax,jmax,v0,a0,duration                    (start in motion)
-import { JerkProfile, type TimingCode } from './profile.js';
-import { restToRest } from './rest-to-rest.js';
-import { movingToRest } from './moving-start.js';
-import { syncRestToRest } from './joint-move.js';
+import { JerkProfile, type TimingCode } from '../../robot/motion/timing/profile.js';
+import { restToRest } from '../../robot/motion/timing/rest-to-rest.js';
+import { movingToRest } from '../../robot/motion/timing/moving-start.js';
+import { syncRestToRest } from '../../robot/motion/timing/joint-move.js';
 
 export type CaseFormat = 'ruckig-1dof' | 'multi-joint' | 'moving-start';
 

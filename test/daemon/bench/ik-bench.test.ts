@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { Prng } from '../../../robot/common/prng.js';
 import { fixturePath } from '../../fixtures.js';
 import { IkSolver } from '../../../robot/kinematics/ik.js';
-import { parseIkCases } from '../../../robot/kinematics/ik-cases.js';
-import { runIkBenchmark } from '../../../robot/kinematics/ik-benchmark.js';
-import { chainOf, robot } from './robots.js';
+import { parseIkCases } from '../../../daemon/bench/ik-cases.js';
+import { runIkBenchmark } from '../../../daemon/bench/ik-bench.js';
+import { chainOf, robot } from '../../robot/kinematics/robots.js';
 
 test('parseIkCases reads the oracle format and rejects malformed files', () => {
   const text = readFileSync(fixturePath('oracles/ik-ur5e.csv'), 'utf8');

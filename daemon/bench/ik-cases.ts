@@ -1,7 +1,7 @@
 // IK test cases in the CSV format of the ik-ur5e oracle (any joint count):
 // case,q0..q{n-1},px,py,pz,qx,qy,qz,qw,seed0..seed{n-1} (metres, quaternion xyzw).
-import { fromPose } from '../math/quaternion.js';
-import type { Transform } from '../math/transform.js';
+import { fromPose } from '../../robot/math/quaternion.js';
+import type { Transform } from '../../robot/math/transform.js';
 
 export interface IkCase {
   id: number;

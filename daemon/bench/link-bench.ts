@@ -10,7 +10,7 @@ import { createDaemon, type DaemonParts } from '../compose.js';
 import { loadConfig } from '../config/load.js';
 import { Logs } from '../log.js';
 import { daemonTopics, robotTopic, type HeartbeatEcho, type HeartbeatMsg } from '../../robot/link/protocol.js';
-import type { SubscriberSetup } from './bench-subscribers.js';
+import type { SubscriberSetup } from './link-bench-subscribers.js';
 
 export interface LinkBenchOptions {
   dataDir: string;
@@ -123,7 +123,7 @@ export async function benchStateStreaming(o: LinkBenchOptions): Promise<Record<s
   ];
   const parts = await daemonWith(o.dataDir, { simulate: true, serve });
   const setup: SubscriberSetup = { url: parts.api.url('ws') + '/ws', token: parts.token.value, robots: ids, clients: o.subscribers, rateHz: o.subscriberRate };
-  const subs = new Worker(new URL('./bench-subscribers.js', import.meta.url), { workerData: setup });
+  const subs = new Worker(new URL('./link-bench-subscribers.js', import.meta.url), { workerData: setup });
   const count = () => new Promise<number>((resolve) => (subs.once('message', resolve), subs.postMessage('count')));
   try {
     await untilReady(parts, ids);

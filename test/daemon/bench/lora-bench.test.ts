@@ -2,10 +2,10 @@
 // from the (fake) clocks, the adapter facts are reported, and the CLI prints the JSON keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runLoraBench } from '../../../../daemon/engine/adapters/lora-bench.js';
-import { runCli } from '../../../helpers/daemon.js';
-import { synthTemp } from '../../../native/helpers/model-files.js';
-import { synthAdapterTemp } from './helpers.js';
+import { runLoraBench } from '../../../daemon/bench/lora-bench.js';
+import { runCli } from '../../helpers/daemon.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
+import { synthAdapterTemp } from '../engine/adapters/helpers.js';
 
 test('bench lora: interleaved decode timings from injected clocks, adapter facts', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe' });

@@ -5,8 +5,8 @@
 import { Prng } from '../../robot/common/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
 import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
-import { readAdapter } from './adapters/read-adapter.js';
-import { NativeModel, argmax } from './native-model.js';
+import { readAdapter } from '../engine/adapters/read-adapter.js';
+import { NativeModel, argmax } from '../engine/native-model.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<LoadModelOptions, 'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'>;

@@ -1,10 +1,10 @@
 // Runs IK over a case list and scores it independently of the solver's own verdict: a case is
 // solved when FK of the answer is within the acceptance tolerances and inside the joint limits.
-import type { ColdStart, IkSolver } from './ik.js';
+import type { ColdStart, IkSolver } from '../../robot/kinematics/ik.js';
 import type { IkCase } from './ik-cases.js';
-import { forwardKinematics } from './forward.js';
-import { poseDistance } from './pose-error.js';
-import { percentile } from '../../daemon/util/percentile.js';
+import { forwardKinematics } from '../../robot/kinematics/forward.js';
+import { poseDistance } from '../../robot/kinematics/pose-error.js';
+import { percentile } from './percentile.js';
 
 export interface IkBenchmarkOptions {
   /** csv: each case's seed; mid: the middle of every joint range (all zero for ±2π joints). */

@@ -1,7 +1,7 @@
 // Seeded byte-level vocabularies for constrained-decoding tests and benchmarks: all 256 single
 // bytes (as byte-level BPE has), JSON punctuation runs, tool tags, ASCII words, digits and
 // multi-byte UTF-8 (whole CJK characters and split emoji), plus one end token (the last id).
-import { Prng } from '../../../robot/common/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 
 const enc = new TextEncoder();
 const STRUCTURAL = ['<tool_call>', '</tool_call>', '{"', '": ', '", "', '"}', '}}', '}\n', '\n</', ', "', '": "', '": [', '], "',

@@ -2,9 +2,9 @@
 // prompt (base and adapter), decoded alternately token by token so machine load drifts hit both
 // alike; per-token wall times give each side's tok/s and the adapter's overhead. The process's
 // CPU time per token is reported too: on a shared, loaded machine it is the steadier measure.
-import { Prng } from '../../../robot/common/prng.js';
-import { NativeModel, argmax, type NativeSession } from '../native-model.js';
-import { readAdapter } from './read-adapter.js';
+import { Prng } from '../../robot/common/prng.js';
+import { NativeModel, argmax, type NativeSession } from '../engine/native-model.js';
+import { readAdapter } from '../engine/adapters/read-adapter.js';
 
 export interface LoraBenchOptions {
   model: string;

@@ -2,13 +2,13 @@
 // end to end (validation, IK path, timing, resampling, safety). A chunk is a random walk in
 // joint space from a collision-free start, every waypoint checked statically safe, whose FK
 // poses become the targets, so a chunk is feasible by construction up to path effects.
-import type { RobotDescription, SetupDescription } from '../../description/types.js';
-import { forwardKinematics } from '../../kinematics/forward.js';
-import type { Rng } from '../../kinematics/ik.js';
-import { quat, quatFromTransform } from '../../math/quaternion.js';
-import { checkTrajectories, robotSafety, setupSafety, type ArmSafetyModel } from '../../safety/trajectory-check.js';
-import { percentile } from '../../../daemon/util/percentile.js';
-import type { CartesianRequest, Planner, PoseTarget } from './types.js';
+import type { RobotDescription, SetupDescription } from '../../robot/description/types.js';
+import { forwardKinematics } from '../../robot/kinematics/forward.js';
+import type { Rng } from '../../robot/kinematics/ik.js';
+import { quat, quatFromTransform } from '../../robot/math/quaternion.js';
+import { checkTrajectories, robotSafety, setupSafety, type ArmSafetyModel } from '../../robot/safety/trajectory-check.js';
+import { percentile } from './percentile.js';
+import type { CartesianRequest, Planner, PoseTarget } from '../../robot/motion/planner/types.js';
 
 export interface PlanBenchOptions {
   cases: number;

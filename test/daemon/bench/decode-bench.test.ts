@@ -2,10 +2,10 @@
 // (a fake one, so no timing is asserted), and the CLI prints it as JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runDecodeBench } from '../../../daemon/engine/decode-bench.js';
+import { runDecodeBench } from '../../../daemon/bench/decode-bench.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
-import { synthAdapterTemp } from './adapters/helpers.js';
+import { synthAdapterTemp } from '../engine/adapters/helpers.js';
 
 /** Advances 10 ms per reading. */
 function fakeClock(): () => bigint {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, runCompareBench, type ArmTiming, type BenchArm, type OurArm } from '../../../daemon/engine/compare-bench.js';
+import { median, runCompareBench, type ArmTiming, type BenchArm, type OurArm } from '../../../daemon/bench/compare-bench.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
