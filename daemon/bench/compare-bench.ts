@@ -5,7 +5,7 @@
 // of the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { exportGguf } from '../models/gguf-export.js';
+import { exportGguf } from '../tools/gguf-export.js';
 import { Prng } from '../../robot/common/prng.js';
 import { EngineError, NativeModel, argmax } from '../engine/native-model.js';
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runCalibration, runEval } from '../../../daemon/engine/prerouter-calibration.js';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
-import type { Arch } from '../../../daemon/models/shapes.js';
+import type { Arch } from '../../../daemon/tools/synth-shapes.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 

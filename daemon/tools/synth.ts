@@ -5,10 +5,10 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endianness } from 'node:os';
-import { configJson, isMoeLayer, synthSpec, type Arch, type ShapeName, type SpecOverrides, type SynthSpec } from './shapes.js';
+import { configJson, isMoeLayer, synthSpec, type Arch, type ShapeName, type SpecOverrides, type SynthSpec } from './synth-shapes.js';
 import { synthTokenizer } from './tokenizer-synth.js';
 import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
-import { tensorByteLength, writeSafetensors, type TensorSource } from './safetensors-writer.js';
+import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 import { exportGguf, type GgufFileType } from './gguf-export.js';
 
 export interface SynthOptions extends SpecOverrides {

@@ -1,7 +1,7 @@
 // Shapes of the synthetic models and their config.json, key for key as mlx-community ships
 // Qwen3-30B-A3B-4bit (qwen3_moe) and GLM-4.5-Air-4bit (glm4_moe) after mlx-lm conversion.
 import { qwenSpecialIds, regularVocabSize } from './tokenizer-synth.js';
-import { quantLayoutError, type QuantBits, type QuantGroup } from './mlx-quant.js';
+import { quantLayoutError, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
 
 export const ARCHS = ['qwen3_moe', 'glm4_moe'] as const;
 export type Arch = (typeof ARCHS)[number];

@@ -8,9 +8,9 @@
 //    so each expert weight has mean ~0 and the requested std without a quantisation pass;
 //  - plain tensors (norms, biases, the GLM router): bf16 or f32 uniform values.
 import { Prng } from '../../robot/common/prng.js';
-import { numberToBf16, roundBf16 } from './float16.js';
-import { allocQuantized, quantizeRowsInto, type QuantBits, type QuantGroup, type QuantizedMatrix } from './mlx-quant.js';
-import type { TensorSource } from './safetensors-writer.js';
+import { numberToBf16, roundBf16 } from '../models/float16.js';
+import { allocQuantized, quantizeRowsInto, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../models/mlx-quant.js';
+import type { TensorSource } from '../models/safetensors-writer.js';
 
 /** Per-tensor PRNG: FNV-1a of the name mixed with the model seed. */
 export function tensorPrng(seed: number, name: string): Prng {

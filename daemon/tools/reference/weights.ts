@@ -1,7 +1,7 @@
 // Weights of an MLX folder for the float64 reference: each matrix row is dequantised on the fly
 // (w = scale * q + bias, exact in float64), so memory stays at the size of the raw tensors.
-import { bf16ToNumber, f16ToNumber } from '../float16.js';
-import { SafetensorsModel, type TensorInfo } from '../safetensors-reader.js';
+import { bf16ToNumber, f16ToNumber } from '../../models/float16.js';
+import { SafetensorsModel, type TensorInfo } from '../../models/safetensors-reader.js';
 import type { QuantParams, RefConfig } from './model-config.js';
 
 /** A [rows, cols] matrix whose rows are produced in float64. */

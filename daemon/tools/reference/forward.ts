@@ -6,7 +6,7 @@ import { matvec, RefWeights } from './weights.js';
 import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
 import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
 import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
-import { addLoraDelta, type FloatAdapter } from '../../engine/adapters/adapter-weights.js';
+import { addLoraDelta, type FloatAdapter } from './adapter-weights.js';
 
 export interface ReferenceOptions {
   /** Observes every routing decision (layer, chosen experts, their weights). */

@@ -2,7 +2,7 @@
 // one-hots of layer N's top-k at t and t−1 to layer N+1's router logits for token t+1,
 // linear_init·f + fc2·gelu_erf(fc1·f). The zero-training head is layer N+1's router applied
 // to layer N's hidden state.
-import { SafetensorsFile } from '../safetensors-reader.js';
+import { SafetensorsFile } from '../../models/safetensors-reader.js';
 import { matvec, RefWeights, toFloat64, type RefMatrix } from './weights.js';
 
 export interface RefPrerouter {

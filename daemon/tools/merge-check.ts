@@ -11,16 +11,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { roundTo } from '../../models/float16.js';
-import { writeMergedFolder } from '../../models/merged-folder.js';
-import { dequantizeAffine, quantizeAffine, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../../models/mlx-quant.js';
-import { readRefConfig } from '../../models/reference/model-config.js';
-import { RefWeights } from '../../models/reference/weights.js';
-import { Prng } from '../../../robot/common/prng.js';
-import { NativeModel, type NativeSession } from '../native-model.js';
-import { readAdapterWeights, type FloatLora } from './adapter-weights.js';
-import { AdapterError, type AdapterPlan } from './plan.js';
-import { readAdapter } from './read-adapter.js';
+import { roundTo } from '../models/float16.js';
+import { writeMergedFolder } from './merged-folder.js';
+import { dequantizeAffine, quantizeAffine, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../models/mlx-quant.js';
+import { readRefConfig } from './reference/model-config.js';
+import { RefWeights } from './reference/weights.js';
+import { Prng } from '../../robot/common/prng.js';
+import { NativeModel, type NativeSession } from '../engine/native-model.js';
+import { readAdapterWeights, type FloatLora } from './reference/adapter-weights.js';
+import { AdapterError, type AdapterPlan } from '../engine/adapters/plan.js';
+import { readAdapter } from '../engine/adapters/read-adapter.js';
 
 /** Published retention when merging a LoRA into int4 (FACTS.md, LoRA adapter formats). */
 export const PUBLISHED_RETENTION = { attention_projection: 0.34, dense_projection: 0.02, logits: 0.18 } as const;

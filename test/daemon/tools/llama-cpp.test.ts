@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { synthModel } from '../../../daemon/models/synth.js';
-import { exportGguf, type GgufFileType } from '../../../daemon/models/gguf-export.js';
-import { referenceForward } from '../../../daemon/models/reference/forward.js';
+import { synthModel } from '../../../daemon/tools/synth.js';
+import { exportGguf, type GgufFileType } from '../../../daemon/tools/gguf-export.js';
+import { referenceForward } from '../../../daemon/tools/reference/forward.js';
 
 let root = '';
 let llama: Llama;

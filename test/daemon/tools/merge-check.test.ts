@@ -3,12 +3,12 @@
 // and the whole check on a tiny model (re-quantised temp folders, logits).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeCheck, moduleRetention } from '../../../../daemon/engine/adapters/merge-check.js';
-import { roundBf16 } from '../../../../daemon/models/float16.js';
-import { dequantizeAffine, quantizeAffine } from '../../../../daemon/models/mlx-quant.js';
-import { Prng } from '../../../../robot/common/prng.js';
-import { synthTemp } from '../../../native/helpers/model-files.js';
-import { synthAdapterTemp } from './helpers.js';
+import { mergeCheck, moduleRetention } from '../../../daemon/tools/merge-check.js';
+import { roundBf16 } from '../../../daemon/models/float16.js';
+import { dequantizeAffine, quantizeAffine } from '../../../daemon/models/mlx-quant.js';
+import { Prng } from '../../../robot/common/prng.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
+import { synthAdapterTemp } from '../engine/adapters/helpers.js';
 
 // One 4-bit group of 64 on the grid b + s·q, q = i mod 16: s = -2^-7, b = 15·2^-7, so the edge
 // (largest magnitude, q = 0) is positive and the scale negative, all exact in float32 and bf16.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { BYTE_CHARS, byteLevel, QWEN_ADDED_TOKENS, synthTokenizer, trainBpe } from '../../../daemon/models/tokenizer-synth.js';
+import { BYTE_CHARS, byteLevel, QWEN_ADDED_TOKENS, synthTokenizer, trainBpe } from '../../../daemon/tools/tokenizer-synth.js';
 
 const TEXTS = [
   'Hello robot! Move the arm to the red block.',

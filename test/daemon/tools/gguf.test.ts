@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quantizeRowQ4_0 } from '../../../daemon/models/gguf-writer.js';
-import { exportGguf } from '../../../daemon/models/gguf-export.js';
+import { quantizeRowQ4_0 } from '../../../daemon/tools/gguf-writer.js';
+import { exportGguf } from '../../../daemon/tools/gguf-export.js';
 import { f16ToNumber, numberToF16 } from '../../../daemon/models/float16.js';
-import { synthModel } from '../../../daemon/models/synth.js';
-import { readRefConfig } from '../../../daemon/models/reference/model-config.js';
-import { RefWeights } from '../../../daemon/models/reference/weights.js';
+import { synthModel } from '../../../daemon/tools/synth.js';
+import { readRefConfig } from '../../../daemon/tools/reference/model-config.js';
+import { RefWeights } from '../../../daemon/tools/reference/weights.js';
 import { Prng } from '../../../robot/common/prng.js';
 
 /** Minimal independent GGUF v3 parser: key/values, tensor infos, data start. */

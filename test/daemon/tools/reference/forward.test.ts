@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { synthModel } from '../../../../daemon/models/synth.js';
+import { synthModel } from '../../../../daemon/tools/synth.js';
 import { SafetensorsModel } from '../../../../daemon/models/safetensors-reader.js';
 import { writeSafetensors } from '../../../../daemon/models/safetensors-writer.js';
 import { dequantizeAffine, type QuantBits, type QuantGroup } from '../../../../daemon/models/mlx-quant.js';
 import { bf16ToNumber } from '../../../../daemon/models/float16.js';
-import { referenceForward, referenceGreedy } from '../../../../daemon/models/reference/forward.js';
+import { referenceForward, referenceGreedy } from '../../../../daemon/tools/reference/forward.js';
 
 let root = '';
 const dirs: Record<string, string> = {};

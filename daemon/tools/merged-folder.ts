@@ -4,10 +4,10 @@
 // The original folder is only read.
 import { copyFileSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { encodeFloats } from './float16.js';
-import type { QuantizedMatrix } from './mlx-quant.js';
-import { SafetensorsFile, SafetensorsModel } from './safetensors-reader.js';
-import { writeSafetensors, type TensorSource } from './safetensors-writer.js';
+import { encodeFloats } from '../models/float16.js';
+import type { QuantizedMatrix } from '../models/mlx-quant.js';
+import { SafetensorsFile, SafetensorsModel } from '../models/safetensors-reader.js';
+import { writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 
 const CHUNK = 16 << 20;
 

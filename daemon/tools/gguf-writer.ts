@@ -2,7 +2,7 @@
 // Layout: "GGUF", u32 version 3, u64 tensor count, u64 kv count, kv pairs, tensor infos
 // (name, n_dims, dims innermost first, ggml type, offset), padding to `general.alignment`
 // (32), then each tensor's data aligned to 32. Strings are u64 length + UTF-8 bytes.
-import { writeStreamed } from './stream-file.js';
+import { writeStreamed } from '../models/stream-file.js';
 
 export const GGUF_ALIGNMENT = 32;
 

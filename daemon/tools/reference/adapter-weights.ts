@@ -2,8 +2,8 @@
 // float64 reference forward and of the merge check, read with the TS safetensors reader
 // (independent of the native loader, which the reference checks).
 import { SafetensorsFile } from '../../models/safetensors-reader.js';
-import { toFloat64 } from '../../models/reference/weights.js';
-import type { AdapterPlan } from './plan.js';
+import { toFloat64 } from './weights.js';
+import type { AdapterPlan } from '../../engine/adapters/plan.js';
 
 export interface FloatLora {
   rank: number;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attend, rmsNorm, rmsNormHeads, rope, silu, softmax } from '../../../../daemon/models/reference/ops.js';
-import { routeSigmoidGroup, routeSoftmaxTopK, topK } from '../../../../daemon/models/reference/routing.js';
+import { attend, rmsNorm, rmsNormHeads, rope, silu, softmax } from '../../../../daemon/tools/reference/ops.js';
+import { routeSigmoidGroup, routeSoftmaxTopK, topK } from '../../../../daemon/tools/reference/routing.js';
 
 const close = (a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-12, what = ''): void => {
   assert.equal(a.length, b.length, what);

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { Prng } from '../../robot/common/prng.js';
 import { patternKey } from '../engine/adapters/peft.js';
 import type { AdapterFormat } from '../engine/adapters/plan.js';
-import { transpose } from '../engine/adapters/adapter-weights.js';
-import { encodeFloats, roundTo } from './float16.js';
+import { transpose } from './reference/adapter-weights.js';
+import { encodeFloats, roundTo } from '../models/float16.js';
 import { expandTargets, targetModules, type TargetModule } from './lora-targets.js';
 import { readRefConfig } from './reference/model-config.js';
-import { writeSafetensors, type TensorSource } from './safetensors-writer.js';
+import { writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 
 export type AdapterDtype = 'F32' | 'F16' | 'BF16';
 

@@ -4,7 +4,7 @@
 // The tokenizer goes in as llama.cpp's "gpt2" BPE with the "qwen2" pre-tokenizer.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { numberToF16 } from './float16.js';
+import { numberToF16 } from '../models/float16.js';
 import { GGML_TYPES, quantizeRowQ4_0, writeGguf, type GgmlType, type GgufTensor, type GgufValue } from './gguf-writer.js';
 import { readRefConfig, type RefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';

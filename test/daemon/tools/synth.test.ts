@@ -4,11 +4,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { synthModel, type SynthOptions } from '../../../daemon/models/synth.js';
+import { synthModel, type SynthOptions } from '../../../daemon/tools/synth.js';
 import { SafetensorsFile, SafetensorsModel } from '../../../daemon/models/safetensors-reader.js';
-import { referenceForward } from '../../../daemon/models/reference/forward.js';
-import { readRefConfig } from '../../../daemon/models/reference/model-config.js';
-import { RefWeights } from '../../../daemon/models/reference/weights.js';
+import { referenceForward } from '../../../daemon/tools/reference/forward.js';
+import { readRefConfig } from '../../../daemon/tools/reference/model-config.js';
+import { RefWeights } from '../../../daemon/tools/reference/weights.js';
 
 let root = '';
 before(() => {

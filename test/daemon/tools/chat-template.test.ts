@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Template } from '@huggingface/jinja';
-import { QWEN_CHAT_TEMPLATE } from '../../../daemon/models/chat-template.js';
-import { synthTokenizer } from '../../../daemon/models/tokenizer-synth.js';
+import { QWEN_CHAT_TEMPLATE } from '../../../daemon/tools/chat-template.js';
+import { synthTokenizer } from '../../../daemon/tools/tokenizer-synth.js';
 
 const render = (ctx: Record<string, unknown>): string => new Template(QWEN_CHAT_TEMPLATE).render(ctx);
 
