@@ -4,7 +4,7 @@
 // recall before and after, on the training tokens and on the held-out tail.
 import type { CalibrationProgress } from '../native/binding.js';
 import { writePrerouterHeads } from '../models/prerouter-heads.js';
-import { NativeModel } from './native-model.js';
+import { NativeModel } from '../engine/native-model.js';
 
 export interface CalibrationRun {
   model: string;

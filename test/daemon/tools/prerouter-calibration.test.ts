@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { runCalibration, runEval } from '../../../daemon/engine/prerouter-calibration.js';
+import { runCalibration, runEval } from '../../../daemon/tools/prerouter-calibration.js';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import type { Arch } from '../../../daemon/tools/synth-shapes.js';
 import { Prng } from '../../../robot/common/prng.js';
