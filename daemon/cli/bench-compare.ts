@@ -6,7 +6,7 @@ import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
 import { activationBitsOption, intOption, printBench } from './bench-common.js';
 import { runMembw } from './bench-membw.js';
-import { LlamaCppMissingError, runCompareBench } from '../engine/compare-bench.js';
+import { LlamaCppMissingError, runCompareBench } from '../bench/compare-bench.js';
 import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 

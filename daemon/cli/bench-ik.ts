@@ -1,13 +1,13 @@
 // `brainstem bench ik`: IK solve rate and time per solve on a CSV of cases (ik-ur5e.csv format).
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { loadRobot } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { KinematicChain } from '../../robot/kinematics/chain.js';
 import { IkSolver } from '../../robot/kinematics/ik.js';
-import { parseIkCases } from '../../robot/kinematics/ik-cases.js';
-import { runIkBenchmark } from '../../robot/kinematics/ik-benchmark.js';
+import { parseIkCases } from '../bench/ik-cases.js';
+import { runIkBenchmark } from '../bench/ik-bench.js';
 import { CliError } from './exit.js';
 import { group, type CommandRegistrar } from './group.js';
 

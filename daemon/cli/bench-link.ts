@@ -1,5 +1,5 @@
 // `brainstem bench link`: the robot link's latency (tool call → trajectory published) and the
-// daemon's event-loop lag under streaming state (daemon/robots/bench.ts). Prints JSON with
+// daemon's event-loop lag under streaming state (daemon/bench/link-bench.ts). Prints JSON with
 // --json (or when piped), else a short table.
 import type { Command } from 'commander';
 import { CliError } from './exit.js';
@@ -7,7 +7,7 @@ import { group, type CommandRegistrar } from './group.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchPlanToPublish, benchStateStreaming } from '../robots/bench.js';
+import { benchPlanToPublish, benchStateStreaming } from '../bench/link-bench.js';
 
 interface Flags {
   calls: string;

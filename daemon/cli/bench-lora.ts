@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
 import { intOption, printBench } from './bench-common.js';
-import { runLoraBench } from '../engine/adapters/lora-bench.js';
+import { runLoraBench } from '../bench/lora-bench.js';
 import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';

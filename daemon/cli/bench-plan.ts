@@ -1,11 +1,11 @@
 // `brainstem bench plan`: time to plan a move_eef_chunk end to end (validation, IK path, timing,
 // resampling, safety) on seeded random chunks for a robot or a multi-arm setup.
 import type { Command } from 'commander';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { loadDescription } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { createPlanner } from '../../robot/motion/planner/planner.js';
-import { planBenchCases, runPlanBench } from '../../robot/motion/planner/bench.js';
+import { planBenchCases, runPlanBench } from '../bench/plan-bench.js';
 import { CliError } from './exit.js';
 import { group, type CommandRegistrar } from './group.js';
 

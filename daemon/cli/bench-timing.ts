@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
 import { CliError } from './exit.js';
-import { parseTimingCases } from '../../robot/motion/timing/cases.js';
-import { runTimingBench } from '../../robot/motion/timing/bench.js';
+import { parseTimingCases } from '../bench/timing-cases.js';
+import { runTimingBench } from '../bench/timing-bench.js';
 
 export const registerBenchTiming: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks that print JSON')

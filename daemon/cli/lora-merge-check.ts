@@ -6,7 +6,7 @@ import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { intOption } from './bench-common.js';
 import { AdapterError } from '../engine/adapters/plan.js';
-import { mergeCheck, type MergeCheckResult } from '../engine/adapters/merge-check.js';
+import { mergeCheck, type MergeCheckResult } from '../tools/merge-check.js';
 import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 

@@ -6,8 +6,8 @@ import { CliError } from './exit.js';
 import { intOption } from './bench-common.js';
 import { oneOf } from './models-synth.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from '../engine/adapters/plan.js';
-import { TARGET_NAMES } from '../models/lora-targets.js';
-import { synthAdapter, type AdapterDtype } from '../models/synth-adapter.js';
+import { TARGET_NAMES } from '../tools/lora-targets.js';
+import { synthAdapter, type AdapterDtype } from '../tools/synth-adapter.js';
 
 interface RawOptions {
   model: string; out: string; format: string; rank: string; alpha: string; rms: string; seed: string;

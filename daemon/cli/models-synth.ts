@@ -3,10 +3,10 @@
 import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
-import { ARCHS, SHAPES, type Arch, type ShapeName } from '../models/shapes.js';
+import { ARCHS, SHAPES, type Arch, type ShapeName } from '../tools/synth-shapes.js';
 import { QUANT_BITS, QUANT_GROUPS, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
-import { GGUF_TYPES, type GgufFileType } from '../models/gguf-export.js';
-import { synthGguf, synthModel, type SynthOptions } from '../models/synth.js';
+import { GGUF_TYPES, type GgufFileType } from '../tools/gguf-export.js';
+import { synthGguf, synthModel, type SynthOptions } from '../tools/synth.js';
 
 interface RawOptions {
   arch: string; shape: string; out: string; seed: string; format: string; ggufType: string;

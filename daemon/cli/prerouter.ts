@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { intOption } from './bench-common.js';
-import { runCalibration, runEval, type CalibrationReport, type EvalReport } from '../engine/prerouter-calibration.js';
+import { runCalibration, runEval, type CalibrationReport, type EvalReport } from '../tools/prerouter-calibration.js';
 import { EngineError } from '../engine/native-model.js';
 import { TextTokenizer } from '../engine/tokenizer.js';
 import type { CalibrationProgress } from '../native/binding.js';

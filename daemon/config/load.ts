@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from '../native/binding.js';
+import { repoRoot } from '../util/repo-root.js';
 import { formatIssue, type Issue } from '../util/schema.js';
 import { envOverrides } from './env.js';
 import { daemonSchema, type Config } from './schema.js';

@@ -5,7 +5,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expandHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { synthModel } from '../models/synth.js';
+import { synthModel } from '../tools/synth.js';
 import { resolveProfile, type ModelProfile } from './config.js';
 
 export const DEMO_MODEL = 'demo';

@@ -3,7 +3,7 @@
 // top-p → min-p; temperature 0 is greedy (lowest id wins ties).
 import { randomInt } from 'node:crypto';
 import { loadNative } from '../native/binding.js';
-import { Prng } from '../util/prng.js';
+import { Prng } from '../../robot/common/prng.js';
 import { RequestError, numberField } from './request-error.js';
 
 export interface SamplingParams {

@@ -2,8 +2,8 @@
 // Slow native calls return Promises (async workers); no C++ exception crosses into JS.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot } from '../util/repo-root.js';
 
 export interface BackendInfo {
   name: string;
@@ -337,8 +337,6 @@ export class NativeLoadError extends Error {
   }
 }
 
-/** Repository root: dist/daemon/native → ../../.. */
-export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const addonPath = join(repoRoot, 'build', 'Release', 'brainstem.node');
 
 let cached: NativeAddon | undefined;

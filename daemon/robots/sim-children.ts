@@ -6,7 +6,7 @@
 // (its stdin closes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '../native/binding.js';
+import { repoRoot } from '../util/repo-root.js';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import type { ServedRobot } from './config.js';

@@ -7,7 +7,7 @@
 //   delay            state messages leave `s` seconds late (default 0.3)
 //   late             trajectory and gripper commands are handled `s` seconds after they arrive
 
-import { Prng } from '../../daemon/util/prng.js';
+import { Prng } from '../common/prng.js';
 
 export type FaultKind = 'disconnect' | 'stall' | 'tracking' | 'drop' | 'delay' | 'late';
 

@@ -1,14 +1,14 @@
 // Tool targets → the motion planner (robot/motion/planner) → timed joint references for the
 // arms that move, or a result code. The planner validates, samples the Cartesian path with
 // sequential IK, times it (dual-arm synchronised, resampled with a final hold) and safety-checks
-// the references of every arm, held arms standing still; here tool poses become its requests
-// and its references become what the link sends. Also the jerk-limited stop from a moving state.
+// the references of every arm, held arms standing still; the validated tool poses are already its
+// targets, and its references become what the link sends. Also the jerk-limited stop from a moving state.
 import { fromPose } from '../math/quaternion.js';
 import { poseDistance } from '../kinematics/pose-error.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import type { ArmReferences, PlanFailure, PoseTarget } from '../motion/planner/planner.js';
 import type { RobotModel } from './robot-model.js';
-import type { ArmTargets, Pose } from './validate.js';
+import type { ArmTargets } from './validate.js';
 
 export interface PlannedArm {
   arm: string;
@@ -19,7 +19,7 @@ export interface PlannedArm {
   dq: Float64Array;
   ddq: Float64Array;
   /** The last target of this arm (setup frame); null for a stop. */
-  goal: Pose | null;
+  goal: PoseTarget | null;
 }
 
 export interface MotionPlan {
@@ -32,15 +32,13 @@ export interface MotionPlan {
 /** code: the planner's code in snake_case (unreachable, joint_jump, outside_workspace, self_collision, …). */
 export type PlanResult = { ok: true; plan: MotionPlan } | { ok: false; code: string; arm: string | null; message: string };
 
-const toTarget = (p: Pose): PoseTarget => ({ position: p.xyz, orientation: p.quat });
-
 /**
  * Plans a path through `targets` (each names every arm; null holds that arm for that step)
  * from the measured joints `start` (every arm). Only the arms with a target are returned.
  */
 export function planCartesianMotion(model: RobotModel, start: Record<string, readonly number[]>, targets: ArmTargets[]): PlanResult {
   const moving = model.armNames.filter((a) => targets.some((t) => t[a]));
-  const perArm = Object.fromEntries(moving.map((a) => [a, targets.map((t) => (t[a] ? toTarget(t[a]!) : null))]));
+  const perArm = Object.fromEntries(moving.map((a) => [a, targets.map((t) => t[a] ?? null)]));
   const r = model.planner.planCartesian({ measured: start, targets: perArm });
   if (!r.ok) return refused(r);
   const goal = (arm: string) => targets.findLast((t) => t[arm])![arm]!;
@@ -63,17 +61,17 @@ export function warmUpRequest(model: RobotModel): { start: Record<string, readon
   const start = Object.fromEntries(model.setup.arms.map((a) => [a.name, a.robot.home]));
   const arm = model.armNames[0]!;
   const p = model.tcpPose(arm, start[arm]!);
-  const target: Pose = { xyz: [p[0]! + 0.005, p[1]!, p[2]!], quat: [p[3]!, p[4]!, p[5]!, p[6]!] };
+  const target: PoseTarget = { position: [p[0]! + 0.005, p[1]!, p[2]!], orientation: p.slice(3) };
   return { start, targets: [Object.fromEntries(model.armNames.map((a) => [a, a === arm ? target : null]))] };
 }
 
 /** Position and rotation error of an arm's TCP at joints q from a pose (m, rad). */
-export function poseErrorTo(model: RobotModel, arm: string, q: ArrayLike<number>, goal: Pose): { position: number; rotation: number } {
+export function poseErrorTo(model: RobotModel, arm: string, q: ArrayLike<number>, goal: PoseTarget): { position: number; rotation: number } {
   const current = forwardKinematics(model.arm(arm).chain, q, new Float64Array(12));
-  return poseDistance(fromPose(goal.xyz, goal.quat), current);
+  return poseDistance(fromPose(goal.position, goal.orientation), current);
 }
 
-function planned(a: ArmReferences, goal: Pose | null): PlannedArm {
+function planned(a: ArmReferences, goal: PoseTarget | null): PlannedArm {
   return { arm: a.arm, joints: a.joints, count: a.count, q: a.q, dq: a.dq, ddq: a.ddq, goal };
 }
 

@@ -1,17 +1,13 @@
 // Turns a model's reply into one typed, normalised ToolCall, or into a rejection whose message
 // names the problem so the model can correct it (nothing is executed on a rejection).
 import { checkSchema, formatError, type Schema } from '../../daemon/util/json-schema.js';
+import type { PoseTarget } from '../motion/planner/planner.js';
 import { extractCall, type CallSource, type RejectCode } from './extract.js';
 import { MAX_REACH_M, QUAT_NORM_RANGE, TOOL_NAMES, toolDefinitions, type ToolDefinition, type ToolName } from './schemas.js';
 
-/** Position in metres (robot base frame, or a setup's world frame), unit quaternion [qx, qy, qz, qw]. */
-export interface Pose {
-  xyz: [number, number, number];
-  quat: [number, number, number, number];
-}
-
-/** A pose per arm name; null holds that arm. Single-arm robots have one key. */
-export type ArmTargets = Record<string, Pose | null>;
+/** A pose per arm name, already the planner's target shape (position in metres in the robot base
+ *  or setup frame, unit quaternion [x, y, z, w]); null holds that arm. Single-arm robots have one key. */
+export type ArmTargets = Record<string, PoseTarget | null>;
 
 export type ToolCall = { id: string | null; source: CallSource } & (
   | { tool: 'move_to'; target: ArmTargets; note?: string }
@@ -85,7 +81,8 @@ export class ToolValidator {
   }
 }
 
-function pose(v: unknown, path: string, problems: string[]): Pose {
+/** pose_xyzquat [x, y, z, qx, qy, qz, qw] → the planner's target, the one place the shape changes. */
+function pose(v: unknown, path: string, problems: string[]): PoseTarget {
   const a = (v as { pose_xyzquat: number[] }).pose_xyzquat;
   a.slice(0, 3).forEach((x, i) => {
     if (Math.abs(x) > MAX_REACH_M) problems.push(`${path}.pose_xyzquat[${i}] (${'xyz'[i]}): must be within ±${MAX_REACH_M} m of the robot base (got ${x})`);
@@ -95,7 +92,7 @@ function pose(v: unknown, path: string, problems: string[]): Pose {
   if (!(n >= QUAT_NORM_RANGE[0] && n <= QUAT_NORM_RANGE[1])) {
     problems.push(`${path}.pose_xyzquat[3..6]: quaternion norm ${+n.toPrecision(4)} is outside [${QUAT_NORM_RANGE.join(', ')}]; send a unit quaternion [qx, qy, qz, qw]`);
   }
-  return { xyz: [a[0]!, a[1]!, a[2]!], quat: q.map((c) => c / n) as Pose['quat'] };
+  return { position: [a[0]!, a[1]!, a[2]!], orientation: q.map((c) => c / n) };
 }
 
 function noteOf(a: Record<string, unknown>): { note?: string } {

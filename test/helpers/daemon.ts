@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createDaemon, type DaemonParts } from '../../daemon/compose.js';
 import { loadConfig } from '../../daemon/config/load.js';
 import { Logs } from '../../daemon/log.js';
-import { repoRoot } from '../../daemon/native/binding.js';
+import { repoRoot } from '../../daemon/util/repo-root.js';
 import { readRuntimeInfo, type RuntimeInfo } from '../../daemon/runtime-file.js';
 import { tempDir, type TempDir } from './temp.js';
 import { within, waitFor } from './wait.js';

@@ -1,6 +1,6 @@
 // Serving tests: a tiny synthetic model folder (random weights, real engine) and requests that
 // run until cancelled (stop tokens banned through logit_bias), so "mid-stream" needs no timing.
-import { synthModel } from '../../daemon/models/synth.js';
+import { synthModel } from '../../daemon/tools/synth.js';
 import { loadTextModel } from '../../daemon/engine/text-config.js';
 import { tempDir, type TempDir } from './temp.js';
 

@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { loadNative, repoRoot } from '../../daemon/native/binding.js';
+import { loadNative } from '../../daemon/native/binding.js';
+import { repoRoot } from '../../daemon/util/repo-root.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../../daemon/native/binding.js';
+import { repoRoot } from '../../daemon/util/repo-root.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
 

@@ -16,7 +16,8 @@ export function progressNotifier(ctx: RpcContext): (p: LoadProgress) => void {
   };
 }
 
-async function rpcCall<T>(fn: () => T | Promise<T>): Promise<T> {
+/** Runs a method body, turning serving errors into their JSON-RPC errors. */
+export async function rpcCall<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {

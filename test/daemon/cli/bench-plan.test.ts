@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { createPlanner } from '../../../robot/motion/planner/planner.js';
-import { planBenchCases, runPlanBench } from '../../../robot/motion/planner/bench.js';
+import { planBenchCases, runPlanBench } from '../../../daemon/bench/plan-bench.js';
 import { robot } from '../../robot/kinematics/robots.js';
 
 const MAIN = fileURLToPath(new URL('../../../daemon/main.js', import.meta.url));

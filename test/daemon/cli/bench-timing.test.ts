@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runTimingBench } from '../../../robot/motion/timing/bench.js';
-import { parseTimingCases } from '../../../robot/motion/timing/cases.js';
+import { runTimingBench } from '../../../daemon/bench/timing-bench.js';
+import { parseTimingCases } from '../../../daemon/bench/timing-cases.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const main = join(root, 'dist', 'daemon', 'main.js');

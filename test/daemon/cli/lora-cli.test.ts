@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { synthModel } from '../../../daemon/models/synth.js';
+import { synthModel } from '../../../daemon/tools/synth.js';
 
 const main = fileURLToPath(new URL('../../../daemon/main.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { encoding: 'utf8', timeout: 120_000 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../../../daemon/native/binding.js';
+import { repoRoot } from '../../../daemon/util/repo-root.js';
 import { runCli, spawnTestDaemon } from '../../helpers/daemon.js';
 import { RpcTestClient } from '../../helpers/rpc.js';
 import { tempDir } from '../../helpers/temp.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { envName } from '../../../daemon/config/env.js';
 import { defaultConfigFile, readYamlFile } from '../../../daemon/config/load.js';
 import { daemonSchema } from '../../../daemon/config/schema.js';
-import { repoRoot } from '../../../daemon/native/binding.js';
+import { repoRoot } from '../../../daemon/util/repo-root.js';
 import { leaves } from '../../../daemon/util/schema.js';
 
 const get = (tree: Record<string, any>, path: string) => path.split('.').reduce((o, k) => o?.[k], tree);

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import type { ExpertPath, IoMode } from '../../../daemon/native/binding.js';
-import { referenceForward, referenceGreedy } from '../../../daemon/models/reference/forward.js';
-import type { Arch } from '../../../daemon/models/shapes.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { referenceForward, referenceGreedy } from '../../../daemon/tools/reference/forward.js';
+import type { Arch } from '../../../daemon/tools/synth-shapes.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 import { logitsDiff } from './logits-compare.js';
 

@@ -2,7 +2,7 @@
 // reuses its cache must produce exactly what a cold session produces.
 import { fileURLToPath } from 'node:url';
 import type { LogitsSource } from '../../../daemon/engine/prefix-cache.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 /** The hand-written byte-level BPE tokenizer with Qwen special tokens and a Qwen3-style template. */
 export const FIXTURE = fileURLToPath(new URL('../../../../test/fixtures/tokenizer', import.meta.url));

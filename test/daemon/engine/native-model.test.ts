@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
 import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { loadNative } from '../../../daemon/native/binding.js';
-import type { Arch } from '../../../daemon/models/shapes.js';
+import type { Arch } from '../../../daemon/tools/synth-shapes.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
 const ARCHS: Arch[] = ['qwen3_moe', 'glm4_moe'];

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BusyError, CancelledError, RequestQueue } from '../../../daemon/engine/request-queue.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

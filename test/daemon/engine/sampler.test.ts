@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SAMPLING, type SamplingParams, Sampler, resolveSampling } from '../../../daemon/engine/sampler.js';
 import { RequestError } from '../../../daemon/engine/request-error.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 const L = Float32Array.of(2, 1, 0, -1);
 const params = (p: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, seed: 1, ...p });

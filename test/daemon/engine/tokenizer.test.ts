@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
 import { TextDiffStreamDecoder } from '../../../daemon/engine/detokenizer.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { FIXTURE } from './fake-sources.js';
 
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16, roundBf16 } from '../../../daemon/models/float16.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 test('bfloat16 hand cases: exact values, ties to even, NaN', () => {
   assert.equal(numberToBf16(1), 0x3f80);

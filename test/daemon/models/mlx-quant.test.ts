@@ -4,7 +4,7 @@ import {
   codeAt, dequantizeAffine, quantizeAffine, quantLayoutError, roundHalfEven, QUANT_BITS, QUANT_GROUPS,
 } from '../../../daemon/models/mlx-quant.js';
 import { roundBf16 } from '../../../daemon/models/float16.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 test('4-bit g32, largest magnitude positive: negative scale, bias = max, codes LSB-first', () => {
   // values 0..15 twice: mask false → scale = -(15/15) = -1, edge = bias = 15, q = 15 - w.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { safetensorsHeader, writeSafetensors, type TensorSource } from '../../../daemon/models/safetensors-writer.js';
 import { SafetensorsFile, SafetensorsModel } from '../../../daemon/models/safetensors-reader.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'brainstem-st-'));
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelay } from '../../../daemon/mqtt/backoff.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 test('hand-computed delays: the cap doubles from min to max', () => {
   const lo = () => 0;

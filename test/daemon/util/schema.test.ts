@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { anything, bool, formatIssue, int, leaves, list, num, obj, oneOf, optional, parseOrThrow, record, SchemaError, str, type Issue } from '../../../daemon/util/schema.js';
 
 function issuesOf(node: { check(v: unknown, p: string, i: Issue[]): unknown }, value: unknown): Issue[] {

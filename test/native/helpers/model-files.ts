@@ -2,7 +2,7 @@
 // test, and surgery on safetensors headers and JSON files to build malformed folders.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { synthModel, type SynthOptions } from '../../../daemon/models/synth.js';
+import { synthModel, type SynthOptions } from '../../../daemon/tools/synth.js';
 import { tempDir } from '../../helpers/temp.js';
 
 export type HeaderEntry = { dtype: string; shape: number[]; data_offsets: number[] };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { dhChain, type DhConvention, type DhRow } from '../../../robot/description/dh.js';
 import type { JointDescription } from '../../../robot/description/types.js';
 import { identity } from '../../../robot/math/transform.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { choleskySolve, choleskySolve6 } from '../../../robot/kinematics/cholesky.js';
 
 /** Row-major 6×6 M·Mᵀ + λI from a seeded random M (SPD for λ > 0). */

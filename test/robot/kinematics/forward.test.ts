@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { fixturePath } from '../../fixtures.js';
 import { quat, quatAngle, quatFromTransform } from '../../../robot/math/quaternion.js';
 import { compose, invert, rotationVector } from '../../../robot/math/transform.js';
 import { vec3 } from '../../../robot/math/vec3.js';
 import { forwardKinematics, geometricJacobian } from '../../../robot/kinematics/forward.js';
-import { parseIkCases } from '../../../robot/kinematics/ik-cases.js';
+import { parseIkCases } from '../../../daemon/bench/ik-cases.js';
 import { chainOf } from './robots.js';
 
 const fk = (name: string, q: number[], options?: { flangeOnly?: boolean }): Float64Array => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { fixturePath } from '../../fixtures.js';
 import { dhChain } from '../../../robot/description/dh.js';
 import { DEFAULT_IK } from '../../../robot/description/robot-config.js';
@@ -10,7 +10,7 @@ import { identity } from '../../../robot/math/transform.js';
 import { KinematicChain } from '../../../robot/kinematics/chain.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
 import { IkSolver, type ColdStart } from '../../../robot/kinematics/ik.js';
-import { parseIkCases, type IkCase } from '../../../robot/kinematics/ik-cases.js';
+import { parseIkCases, type IkCase } from '../../../daemon/bench/ik-cases.js';
 import { poseDistance } from '../../../robot/kinematics/pose-error.js';
 import { chainOf, robot } from './robots.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClockSync } from '../../../robot/link/clock-sync.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 test('symmetric round trip recovers the offset exactly (hand-computed)', () => {
   // Controller clock = daemon + 100. Heartbeat leaves at 10, 5 ms each way, 2 ms in the controller.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { SettleDetector, referenceAt, trackingError, type SentReference } from '../../../robot/link/monitor.js';
 
 const CRITERIA = { positionTolerance: 0.03, velocityTolerance: 0.05, samples: 10, minWindow: 0.3, span: 0.002, timeout: 3 };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { columnRates, newColumnRates } from '../../../robot/math/divided-differences.js';
 
 test('by hand: uneven times, exact for a cubic (v, a, j at the ends of the differences)', () => {

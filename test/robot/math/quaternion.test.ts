@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { fromPose, quat, quatAngle, quatFromTransform, quatMultiply, quatNorm, slerp } from '../../../robot/math/quaternion.js';
 import { fromAxisAngle } from '../../../robot/math/transform.js';
 

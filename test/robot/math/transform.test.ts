@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import {
   compose, fromAxisAngle, fromXyzRpy, identity, invert, rotationAngle, rotationVector, rotationX, rotationZ, transformPoint,
 } from '../../../robot/math/transform.js';

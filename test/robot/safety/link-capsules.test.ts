@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { loadSetup } from '../../../robot/description/loader.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
 import { capsulesApart } from '../../../robot/safety/link-capsules.js';

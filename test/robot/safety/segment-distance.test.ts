@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { segmentDistance } from '../../../robot/safety/segment-distance.js';
 
 /** Distance between segments given as [ax, ay, az, bx, by, bz]. */

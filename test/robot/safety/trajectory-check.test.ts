@@ -5,7 +5,7 @@ import { parseRobotConfig } from '../../../robot/description/robot-config.js';
 import type { RobotDescription, SetupDescription } from '../../../robot/description/types.js';
 import { fromXyzRpy } from '../../../robot/math/transform.js';
 import { checkTrajectories, robotSafety, setupSafety, type JointTrajectory, type SafetyEnvelope } from '../../../robot/safety/trajectory-check.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
 import { segmentDistance } from '../../../robot/safety/segment-distance.js';
 import { robot } from '../kinematics/robots.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sampleTrajectory } from '../../../robot/sim/interpolate.js';
 import { Reference } from '../../../robot/sim/reference.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 import type { TrajectoryPoint } from '../../../robot/link/protocol.js';
 
 test('linear interpolation between positions (hand-computed), ends held', () => {

@@ -1,6 +1,6 @@
 // Seeded generator of malformed and adversarial tool calls: valid calls rendered in every reply
 // form, then mutated; each case carries the pattern its rejection message must match.
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export interface Base {

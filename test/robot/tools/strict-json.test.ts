@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseStrictJson } from '../../../robot/tools/strict-json.js';
-import { Prng } from '../../../daemon/util/prng.js';
+import { Prng } from '../../../robot/common/prng.js';
 
 function randomValue(r: Prng, depth: number): unknown {
   const k = r.int(depth > 3 ? 4 : 7);

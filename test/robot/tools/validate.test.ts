@@ -13,9 +13,10 @@ test('accepted forms give one typed, normalised call', () => {
   assert.ok(r.ok, r.ok ? '' : r.message);
   if (!r.ok || r.call.tool !== 'move_to') return;
   const n = Math.hypot(...q);
-  assert.deepEqual(r.call.target.arm!.xyz, [0.3, 0.1, 0.2]);
-  r.call.target.arm!.quat.forEach((c, i) => assert.ok(Math.abs(c - q[i]! / n) < 1e-15));
-  assert.ok(Math.abs(Math.hypot(...r.call.target.arm!.quat) - 1) < 1e-15);
+  assert.deepEqual(r.call.target.arm!.position, [0.3, 0.1, 0.2]);
+  const o = Array.from(r.call.target.arm!.orientation);
+  o.forEach((c, i) => assert.ok(Math.abs(c - q[i]! / n) < 1e-15));
+  assert.ok(Math.abs(Math.hypot(...o) - 1) < 1e-15);
   assert.equal(r.call.note, 'över 🙂');
   assert.equal(r.call.source, 'hermes');
 

@@ -2,7 +2,7 @@
 // folders (any tensor names, shapes and config) for the bad-adapter cases.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { synthAdapter, type SynthAdapterOptions } from '../../../../daemon/models/synth-adapter.js';
+import { synthAdapter, type SynthAdapterOptions } from '../../../../daemon/tools/synth-adapter.js';
 import type { SafetensorsDtype } from '../../../../daemon/models/safetensors-reader.js';
 import { tensorByteLength, writeSafetensors } from '../../../../daemon/models/safetensors-writer.js';
 import { tempDir } from '../../../helpers/temp.js';

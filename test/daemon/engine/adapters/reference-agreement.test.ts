@@ -12,13 +12,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readAdapterWeights } from '../../../../daemon/engine/adapters/adapter-weights.js';
+import { readAdapterWeights } from '../../../../daemon/tools/reference/adapter-weights.js';
 import { readAdapter } from '../../../../daemon/engine/adapters/read-adapter.js';
 import { NativeModel } from '../../../../daemon/engine/native-model.js';
-import type { SynthAdapterOptions } from '../../../../daemon/models/synth-adapter.js';
-import { referenceForward, referenceGreedy } from '../../../../daemon/models/reference/forward.js';
-import type { Arch, SpecOverrides } from '../../../../daemon/models/shapes.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import type { SynthAdapterOptions } from '../../../../daemon/tools/synth-adapter.js';
+import { referenceForward, referenceGreedy } from '../../../../daemon/tools/reference/forward.js';
+import type { Arch, SpecOverrides } from '../../../../daemon/tools/synth-shapes.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { synthTemp } from '../../../native/helpers/model-files.js';
 import { maxAbs, maxAbsDiff, synthAdapterTemp } from './helpers.js';
 

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { selectAdapter } from '../../../../daemon/engine/adapters/select.js';
-import { synthAdapter } from '../../../../daemon/models/synth-adapter.js';
+import { synthAdapter } from '../../../../daemon/tools/synth-adapter.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../../helpers/daemon.js';
 import { RpcTestClient } from '../../../helpers/rpc.js';
 import { synthTiny, type TinyModel } from '../../../helpers/serving.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type NumberBounds, isComplete, minRemaining, numberSpec, scaled } from '../../../../daemon/engine/constrained/number.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 
 test('hand-checked completions', () => {
   const age = numberSpec(true, { minimum: 18, maximum: 120 })!;

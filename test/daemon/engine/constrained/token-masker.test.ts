@@ -11,8 +11,8 @@ import { PrefixSession } from '../../../../daemon/engine/prefix-cache.js';
 import { DEFAULT_SAMPLING, Sampler } from '../../../../daemon/engine/sampler.js';
 import { ToolCallStreamParser } from '../../../../daemon/engine/tool-calls/stream-parser.js';
 import { type ToolDef, parseTools } from '../../../../daemon/engine/tool-calls/tools.js';
-import { Prng } from '../../../../daemon/util/prng.js';
-import { syntheticByteVocab } from '../../../../daemon/engine/constrained/synthetic-vocab.js';
+import { Prng } from '../../../../robot/common/prng.js';
+import { syntheticByteVocab } from '../../../../daemon/bench/synthetic-vocab.js';
 import { RandomLogitsSource } from '../fake-sources.js';
 
 const enc = new TextEncoder();

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ParserEvent, ToolCallStreamParser } from '../../../../daemon/engine/tool-calls/stream-parser.js';
 import { parseTools } from '../../../../daemon/engine/tool-calls/tools.js';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 
 const TOOLS = parseTools([
   {

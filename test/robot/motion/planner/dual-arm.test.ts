@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { loadSetup } from '../../../../robot/description/loader.js';
 import { formatIssue, type SetupDescription } from '../../../../robot/description/types.js';
 import { forwardKinematics } from '../../../../robot/kinematics/forward.js';
 import { quat, quatFromTransform } from '../../../../robot/math/quaternion.js';
 import { createPlanner, type PoseTarget } from '../../../../robot/motion/planner/planner.js';
-import { planBenchCases } from '../../../../robot/motion/planner/bench.js';
+import { planBenchCases } from '../../../../daemon/bench/plan-bench.js';
 import { endsAtTargets, models, ok, referencesViolation, sampledArmDistance } from './checks.js';
 
 function dualYam(): SetupDescription {

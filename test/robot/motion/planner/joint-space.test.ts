@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { forwardKinematics } from '../../../../robot/kinematics/forward.js';
 import { quat, quatFromTransform } from '../../../../robot/math/quaternion.js';
 import { createPlanner } from '../../../../robot/motion/planner/planner.js';

@@ -1,7 +1,7 @@
 // Shared test helpers for the timing suites: fixture loading and profile invariants.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type TimingCases, parseTimingCases } from '../../../../robot/motion/timing/cases.js';
+import { type TimingCases, parseTimingCases } from '../../../../daemon/bench/timing-cases.js';
 import { type JerkProfile, newKinState, sampleProfile } from '../../../../robot/motion/timing/profile.js';
 
 export const fixtureDir = fileURLToPath(new URL('../../../../../test/fixtures/oracles/', import.meta.url));

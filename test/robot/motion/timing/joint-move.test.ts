@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { planJointMove, sampleJointMove, type RateLimits } from '../../../../robot/motion/timing/joint-move.js';
 import { endViolation, loadCases, profileViolation } from './helpers.js';
 

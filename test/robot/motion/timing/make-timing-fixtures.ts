@@ -7,7 +7,7 @@
 //   duration of a group is the largest of its six Ruckig durations.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { referenceDuration } from './moving-start-reference.js';
 
 const dir = fileURLToPath(new URL('../../../../../test/fixtures/oracles/', import.meta.url));

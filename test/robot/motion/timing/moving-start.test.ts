@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { JerkProfile, newKinState, sampleProfile } from '../../../../robot/motion/timing/profile.js';
 import { restToRest } from '../../../../robot/motion/timing/rest-to-rest.js';
 import { movingToRest, stopFrom } from '../../../../robot/motion/timing/moving-start.js';

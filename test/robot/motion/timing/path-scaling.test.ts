@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { newKinState, sampleProfile } from '../../../../robot/motion/timing/profile.js';
 import { type JointPath, progressLimits, timePath } from '../../../../robot/motion/timing/path-scaling.js';
 import { limitRatios } from '../../../../robot/motion/timing/limit-ratios.js';

@@ -1,5 +1,5 @@
 // Synthetic joint paths for the path-timing tests: smooth random curves sampled in progress s.
-import type { Prng } from '../../../../daemon/util/prng.js';
+import type { Prng } from '../../../../robot/common/prng.js';
 import type { JointPath } from '../../../../robot/motion/timing/path-scaling.js';
 import type { RateLimits } from '../../../../robot/motion/timing/joint-move.js';
 

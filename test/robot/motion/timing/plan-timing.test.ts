@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng } from '../../../../daemon/util/prng.js';
+import { Prng } from '../../../../robot/common/prng.js';
 import { type ArmTimingRequest, planTiming } from '../../../../robot/motion/timing/plan-timing.js';
 import { type JointPath, timePath } from '../../../../robot/motion/timing/path-scaling.js';
 import { resampleSegments } from '../../../../robot/motion/timing/resample.js';

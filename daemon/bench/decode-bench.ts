@@ -1,0 +1,172 @@
+// `bench decode`: loads a model with a streaming profile, prefills a seeded random prompt,
+// decodes greedily and reports throughput, memory (anonymous vs file-backed), the weight bytes
+// each decoded token read, and what the expert executor did per decoded token: time blocked
+// on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
+import { Prng } from '../../robot/common/prng.js';
+import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
+import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
+import { readAdapter } from '../engine/adapters/read-adapter.js';
+import { NativeModel, argmax } from '../engine/native-model.js';
+
+/** What differs between the arms of a comparison: the streaming profile. */
+export type BenchProfile = Pick<LoadModelOptions, 'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'>;
+
+export interface DecodeBenchOptions extends BenchProfile {
+  model: string;
+  threads: number;
+  prompt: number;
+  gen: number;
+  seed: number;
+  /** Kernel set (default "auto"). */
+  backend?: string;
+  kvCache?: 'f32' | 'f16';
+  /** Integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
+  activationBits?: 16 | 24;
+  /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
+  adapter?: string;
+}
+
+export interface DecodeBenchResult {
+  model: string;
+  arch: string;
+  backend: string;
+  kv_cache: string;
+  activation_bits: number;
+  threads: number;
+  top_k: number;
+  prefill_path: ExpertPath;
+  decode_path: ExpertPath;
+  io_mode: IoMode;
+  prerouter: string | null;
+  prompt_tokens: number;
+  gen_tokens: number;
+  load_ms: number;
+  ttft_ms: number;
+  prefill_tok_s: number;
+  decode_tok_s: number;
+  active_bytes_per_token: number;
+  /** active bytes per token × decode tok/s: the read bandwidth decode achieved. */
+  decode_read_gb_s: number;
+  /** Decode: time compute waited on expert loads, per token. */
+  blocked_ms_per_token: number;
+  /** Decode: bytes this process read from storage (read_bytes of /proc/self/io) per token. */
+  disk_read_bytes_per_token: number | null;
+  /** Decode: expert bytes the I/O threads read (from disk or page cache) per token. */
+  expert_read_bytes_per_token: number;
+  /** Decode: routed experts whose pages were requested from the OS per token (0 once no pass reads storage). */
+  read_hints_per_token: number;
+  /** Decode: routed experts found in a slot / all slot lookups (null when no slot path ran). */
+  slot_hit_rate: number | null;
+  /** Decode: prefetched expert bytes replaced before any use (total). */
+  prefetch_unused_bytes: number;
+  /** Decode: predicted experts the true router also chose / all predicted (null without prerouter). */
+  prediction_recall: number | null;
+  /** Slot and layer buffers of the executor (anonymous memory). */
+  expert_buffer_bytes: number;
+  weight_file_bytes: number;
+  kv_cache_bytes: number;
+  rss_anon_bytes: number | null;
+  rss_file_bytes: number | null;
+  peak_rss_bytes: number | null;
+  disk_read_bytes: number | null;
+  /** The memory limit the run was under (set by the caller that ran it in a cgroup). */
+  mem_limit_bytes: number | null;
+  /** The adapter decode ran with, or null for the base model. */
+  adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
+}
+
+/** Seconds between two clock readings (nanoseconds). */
+const seconds = (a: bigint, b: bigint) => Number(b - a) / 1e9;
+
+function delta(a: StreamStats, b: StreamStats): StreamStats {
+  const out = { ...b };
+  for (const k of Object.keys(b) as (keyof StreamStats)[]) out[k] = b[k] - a[k];
+  return out;
+}
+
+export async function runDecodeBench(
+  opts: DecodeBenchOptions,
+  clock: () => bigint = () => process.hrtime.bigint(),
+): Promise<DecodeBenchResult> {
+  const read0 = diskReadBytes();
+  const t0 = clock();
+  const { model: dir, threads, prompt: promptLen, gen: genLen, seed, adapter: adapterDir, ...profile } = opts;
+  const prerouter = profile.prerouter ?? 'off';
+  const model = await NativeModel.load(dir, {
+    ...profile,
+    threads,
+    contextLength: promptLen + genLen,
+    prerouter,
+    measureRecall: prerouter !== 'off',
+  });
+  try {
+    let adapter: DecodeBenchResult['adapter'] = null;
+    const session = await model.createSession();
+    if (adapterDir) {
+      const plan = readAdapter(adapterDir, { layers: model.summary.layers });
+      const loaded = await model.loadAdapter(plan);
+      session.setAdapter(loaded);
+      const ranks = [...new Set(loaded.summary.modules.map((m) => m.rank))].sort((a, b) => a - b);
+      adapter = { format: plan.format, modules: plan.modules.length, ranks, bytes: loaded.summary.bytes };
+    }
+    const t1 = clock();
+    const rng = new Prng(opts.seed);
+    const prompt = Int32Array.from({ length: opts.prompt }, () => rng.int(model.summary.vocabSize));
+    const t2 = clock();
+    let logits = await session.prefill(prompt);
+    const t3 = clock();
+    const before = session.info();
+    const diskBefore = diskReadBytes();
+    for (let i = 0; i < opts.gen; i++) logits = await session.decode(argmax(logits));
+    const t4 = clock();
+    const diskAfter = diskReadBytes();
+    const info = session.info();
+    const mem = memoryStats();
+    const read1 = diskReadBytes();
+    const st = delta(before.stream, info.stream);
+    const gen = Math.max(1, opts.gen);
+    const activeBytes = opts.gen > 0 ? (info.weightBytes - before.weightBytes) / opts.gen : 0;
+    const decodeTokS = opts.gen > 0 ? opts.gen / seconds(t3, t4) : 0;
+    const lookups = st.slotHits + st.slotMisses;
+    session.dispose();
+    return {
+      model: opts.model,
+      arch: model.summary.arch,
+      backend: model.summary.backend,
+      kv_cache: model.summary.kvCache,
+      activation_bits: model.summary.activationBits,
+      threads: model.summary.threads,
+      top_k: model.summary.topK,
+      prefill_path: model.summary.stream.prefillPath,
+      decode_path: model.summary.stream.decodePath,
+      io_mode: model.summary.stream.ioMode,
+      prerouter: model.summary.stream.prerouter,
+      prompt_tokens: opts.prompt,
+      gen_tokens: opts.gen,
+      load_ms: seconds(t0, t1) * 1e3,
+      ttft_ms: seconds(t2, t3) * 1e3,
+      prefill_tok_s: opts.prompt / seconds(t2, t3),
+      decode_tok_s: decodeTokS,
+      active_bytes_per_token: activeBytes,
+      decode_read_gb_s: (activeBytes * decodeTokS) / 1e9,
+      blocked_ms_per_token: st.blockedNs / 1e6 / gen,
+      disk_read_bytes_per_token: diskBefore === null || diskAfter === null ? null : (diskAfter - diskBefore) / gen,
+      expert_read_bytes_per_token: st.ioBytes / gen,
+      read_hints_per_token: st.readHints / gen,
+      slot_hit_rate: lookups > 0 ? st.slotHits / lookups : null,
+      prefetch_unused_bytes: st.prefetchUnusedBytes,
+      prediction_recall: st.recallTotal > 0 ? st.recallHits / st.recallTotal : null,
+      expert_buffer_bytes: info.stream.bufferBytes,
+      weight_file_bytes: model.summary.fileBytes,
+      kv_cache_bytes: info.stateBytes,
+      rss_anon_bytes: mem.rssAnonBytes,
+      rss_file_bytes: mem.rssFileBytes,
+      peak_rss_bytes: mem.peakRssBytes,
+      disk_read_bytes: read0 === null || read1 === null ? null : read1 - read0,
+      mem_limit_bytes: null,
+      adapter,
+    };
+  } finally {
+    model.dispose();
+  }
+}

@@ -1,0 +1,185 @@
+// Float64 reference forward pass of qwen3_moe and glm4_moe MLX folders (the test oracle for the
+// C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
+// time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
+import { readRefConfig, type RefConfig } from './model-config.js';
+import { matvec, RefWeights } from './weights.js';
+import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
+import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
+import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
+import { addLoraDelta, type FloatAdapter } from './adapter-weights.js';
+
+export interface ReferenceOptions {
+  /** Observes every routing decision (layer, chosen experts, their weights). */
+  onRoute?: (layer: number, route: Route) => void;
+  /** Prerouter semantics: at a decode step, a layer whose routing was predicted at the previous
+   *  token by the head of the layer below is routed by that prediction (its router is replaced
+   *  by the head). "zero-training" or a heads file. Prefill always uses the routers. */
+  prerouter?: 'zero-training' | string;
+  /** Routing width override (the model's num_experts_per_tok otherwise). */
+  topK?: number;
+  /** An unmerged LoRA (module path → A, B, scale): y = W x + s·B(A x) on those projections. */
+  adapter?: FloatAdapter;
+}
+
+export interface ReferenceModel {
+  readonly config: RefConfig;
+  /** Tokens in the KV cache. */
+  readonly position: number;
+  /** Appends tokens to the cache; returns the logits after the last one. */
+  prefill(tokens: readonly number[]): Float64Array;
+  /** Appends one token; returns the logits for the next position. */
+  decode(token: number): Float64Array;
+  /** Drops cached positions >= n (0 empties the cache). */
+  truncate(n: number): void;
+  close(): void;
+}
+
+export function referenceForward(modelDir: string, options: ReferenceOptions = {}): ReferenceModel {
+  const config = readRefConfig(modelDir);
+  if (options.topK !== undefined) config.topK = options.topK;
+  return new Reference(config, RefWeights.open(modelDir, config), options);
+}
+
+/** Greedy decoding: prefill `prompt`, then `steps` argmax tokens; logits[i] precede tokens[i]. */
+export function referenceGreedy(model: ReferenceModel, prompt: readonly number[], steps: number) {
+  const tokens: number[] = [];
+  const logits: Float64Array[] = [];
+  let l = model.prefill(prompt);
+  for (let i = 0; i < steps; i++) {
+    logits.push(l);
+    let best = 0;
+    for (let v = 1; v < l.length; v++) if (l[v] > l[best]) best = v;
+    tokens.push(best);
+    if (i + 1 < steps) l = model.decode(best);
+  }
+  return { tokens, logits };
+}
+
+class Reference implements ReferenceModel {
+  private keys: Float64Array[][];
+  private values: Float64Array[][];
+  private readonly heads?: RefPrerouter;
+  /** Per layer: experts of the last token (t−1 for the next), and the routing predicted for the next token. */
+  private lastExperts: (number[] | undefined)[] = [];
+  private predicted: (Route | undefined)[] = [];
+
+  constructor(
+    readonly config: RefConfig,
+    private readonly w: RefWeights,
+    private readonly options: ReferenceOptions,
+  ) {
+    this.keys = Array.from({ length: config.layers }, () => []);
+    this.values = Array.from({ length: config.layers }, () => []);
+    const moe = new Set(Array.from({ length: config.layers }, (_, l) => l).filter((l) => !config.denseLayers.has(l)));
+    if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe);
+    else if (options.prerouter !== undefined) this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
+  }
+
+  get position(): number {
+    return this.keys[0]?.length ?? 0;
+  }
+
+  prefill(tokens: readonly number[]): Float64Array {
+    if (tokens.length === 0) throw new RangeError('prefill: tokens must not be empty');
+    let logits: Float64Array = new Float64Array(0);
+    for (const t of tokens) logits = this.step(t, false);
+    return logits;
+  }
+
+  truncate(n: number): void {
+    if (!Number.isInteger(n) || n < 0 || n > this.position) {
+      throw new RangeError(`truncate: n must be an integer in [0, ${this.position}], got ${n}`);
+    }
+    for (const c of [...this.keys, ...this.values]) c.length = n;
+    this.lastExperts = [];
+    this.predicted = [];
+  }
+
+  close(): void {
+    this.w.close();
+  }
+
+  decode(token: number): Float64Array {
+    return this.step(token, true);
+  }
+
+  private step(token: number, decode: boolean): Float64Array {
+    const c = this.config;
+    if (!Number.isInteger(token) || token < 0 || token >= c.vocabSize) {
+      throw new RangeError(`token must be an integer in [0, ${c.vocabSize}), got ${token}`);
+    }
+    const pos = this.position;
+    const h = this.w.matrix('model.embed_tokens').row(token);
+    const consume = this.predicted;
+    this.predicted = [];
+    for (let l = 0; l < c.layers; l++) {
+      const p = `model.layers.${l}`;
+      axpy(h, 1, this.attention(l, rmsNorm(h, this.w.floats(`${p}.input_layernorm.weight`), c.rmsEps), pos));
+      const x = rmsNorm(h, this.w.floats(`${p}.post_attention_layernorm.weight`), c.rmsEps);
+      axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x, decode ? consume[l] : undefined));
+    }
+    const out = rmsNorm(h, this.w.floats('model.norm.weight'), c.rmsEps);
+    return matvec(this.w.matrix(c.tied ? 'model.embed_tokens' : 'lm_head'), out);
+  }
+
+  /** A projection of attention, a dense MLP or the shared experts (bias and LoRA included). */
+  private proj(path: string, x: Float64Array): Float64Array {
+    const y = matvec(this.w.matrix(path), x);
+    if (this.config.attentionBias && this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
+    const lora = this.options.adapter?.get(path);
+    if (lora) addLoraDelta(lora, x, y);
+    return y;
+  }
+
+  private attention(l: number, x: Float64Array, pos: number): Float64Array {
+    const c = this.config;
+    const p = `model.layers.${l}.self_attn`;
+    const q = this.proj(`${p}.q_proj`, x);
+    const k = this.proj(`${p}.k_proj`, x);
+    const v = this.proj(`${p}.v_proj`, x);
+    if (c.qkNorm) {
+      rmsNormHeads(q, this.w.floats(`${p}.q_norm.weight`), c.rmsEps);
+      rmsNormHeads(k, this.w.floats(`${p}.k_norm.weight`), c.rmsEps);
+    }
+    rope(q, c.headDim, c.rotaryDims, pos, c.ropeTheta);
+    rope(k, c.headDim, c.rotaryDims, pos, c.ropeTheta);
+    this.keys[l].push(k);
+    this.values[l].push(v);
+    const o = attend(q, this.keys[l], this.values[l], c.heads, c.kvHeads, c.headDim);
+    return this.proj(`${p}.o_proj`, o);
+  }
+
+  /** down(silu(gate(x)) * up(x)) for a dense MLP or one expert of a stacked one. */
+  private mlp(path: string, x: Float64Array, expert?: number): Float64Array {
+    const m = (name: string, v: Float64Array): Float64Array =>
+      expert === undefined ? this.proj(`${path}.${name}`, v) : matvec(this.w.matrix(`${path}.${name}`, expert), v);
+    const g = m('gate_proj', x);
+    const u = m('up_proj', x);
+    for (let i = 0; i < g.length; i++) g[i] = silu(g[i]) * u[i];
+    return m('down_proj', g);
+  }
+
+  /** Layer l's routing function applied to router logits (the router's or a head's). */
+  private route(l: number, logits: ArrayLike<number>): Route {
+    const c = this.config;
+    return c.arch === 'qwen3_moe'
+      ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
+      : routeSigmoidGroup(logits, this.w.floats(`model.layers.${l}.mlp.gate.e_score_correction_bias`), {
+          k: c.topK, nGroup: c.nGroup, topkGroup: c.topkGroup, norm: c.normTopK, scaling: c.routedScaling,
+        });
+  }
+
+  private moe(l: number, x: Float64Array, predicted: Route | undefined): Float64Array {
+    const c = this.config;
+    const p = `model.layers.${l}.mlp`;
+    const route = predicted ?? this.route(l, matvec(this.w.matrix(`${p}.gate`), x));
+    this.options.onRoute?.(l, route);
+    const next = this.heads?.predict(l, x, route.experts, this.lastExperts[l]);
+    if (next) this.predicted[l + 1] = this.route(l + 1, next);
+    this.lastExperts[l] = route.experts;
+    const out = new Float64Array(c.hidden);
+    route.experts.forEach((e, i) => axpy(out, route.weights[i], this.mlp(`${p}.switch_mlp`, x, e)));
+    if (c.sharedExperts > 0) axpy(out, 1, this.mlp(`${p}.shared_experts`, x));
+    return out;
+  }
+}

@@ -1,0 +1,92 @@
+// bench compare: the report's arithmetic on scripted arms (medians, ratios, roofline
+// fractions, alternating order, one prompt for both), a real run of our engine against
+// llama.cpp (node-llama-cpp's prebuilt CPU binary) on a tiny model and its GGUF Q4_0 export,
+// and the CLI's argument errors. No timing is asserted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { median, runCompareBench, type ArmTiming, type BenchArm, type OurArm } from '../../../daemon/bench/compare-bench.js';
+import { runCli } from '../../helpers/daemon.js';
+import { synthTemp } from '../../native/helpers/model-files.js';
+
+function scripted(name: string, timings: ArmTiming[], calls: string[], prompts: number[][]): BenchArm {
+  let i = 0;
+  return {
+    name,
+    async run(prompt, gen) {
+      calls.push(name);
+      prompts.push(prompt);
+      assert.equal(gen, 10);
+      return timings[i++]!;
+    },
+    async dispose() {},
+  };
+}
+
+test('compare reports medians per arm, ratios and roofline fractions, alternating which arm runs first', async () => {
+  const calls: string[] = [];
+  const prompts: number[][] = [];
+  const ours: OurArm = {
+    ...scripted('brainstem', [{ prefillS: 1, decodeS: 1 }, { prefillS: 0.5, decodeS: 0.25 }, { prefillS: 2, decodeS: 0.5 }], calls, prompts),
+    backend: 'cpu-test',
+    activationBits: 16,
+    vocab: 50,
+    activeBytes: () => 1e9,
+  };
+  const llama = scripted('llama.cpp', [{ prefillS: 4, decodeS: 2 }, { prefillS: 4, decodeS: 1 }, { prefillS: 1, decodeS: 4 }], calls, prompts);
+  const bw = [20, 30, 10];
+  const r = await runCompareBench({ model: 'm', threads: 2, prompt: 16, gen: 10, rounds: 3, seed: 4, kvCache: 'f16' },
+    async () => bw.shift()!, { ours, llama });
+  assert.deepEqual(calls, ['brainstem', 'llama.cpp', 'llama.cpp', 'brainstem', 'brainstem', 'llama.cpp']);
+  for (const p of prompts) assert.deepEqual(p, prompts[0], 'both arms get the same prompt every round');
+  assert.equal(prompts[0]!.length, 16);
+  assert.ok(prompts[0]!.every((t) => Number.isInteger(t) && t >= 0 && t < 50));
+  assert.deepEqual(r.brainstem.decode_rounds, [10, 40, 20]);
+  assert.equal(r.brainstem.decode_tok_s, 20);
+  assert.equal(r.brainstem.prefill_tok_s, 16);
+  assert.deepEqual(r.llama_cpp.decode_rounds, [5, 10, 2.5]);
+  assert.equal(r.llama_cpp.decode_tok_s, 5);
+  assert.equal(r.llama_cpp.prefill_tok_s, 4);
+  assert.equal(r.decode_ratio, 4);
+  assert.equal(r.prefill_ratio, 4);
+  assert.equal(r.membw_gb_s, 20);
+  assert.equal(r.active_bytes_per_token, 1e9);
+  assert.equal(r.roofline_decode_tok_s, 20);
+  assert.equal(r.brainstem.decode_roofline_fraction, 1);
+  assert.equal(r.llama_cpp.decode_roofline_fraction, 0.25);
+  assert.equal(r.backend, 'cpu-test');
+  assert.equal(median([3, 1, 2, 10]), 2.5);
+});
+
+test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF Q4_0 when missing', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 12 });
+  const lines: string[] = [];
+  const r = await runCompareBench({ model: dir, threads: 2, prompt: 8, gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
+    async () => 10);
+  assert.equal(r.gguf, join(dir, 'model-q4_0.gguf'));
+  assert.ok(existsSync(r.gguf));
+  assert.ok(lines.some((l) => l.includes('GGUF Q4_0 export')), lines.join('\n'));
+  for (const arm of [r.brainstem, r.llama_cpp]) {
+    assert.equal(arm.decode_rounds.length, 2);
+    assert.ok(arm.decode_tok_s > 0 && arm.prefill_tok_s > 0 && Number.isFinite(arm.decode_roofline_fraction), JSON.stringify(arm));
+  }
+  assert.ok(r.active_bytes_per_token > 0 && r.decode_ratio > 0 && r.prefill_ratio > 0, JSON.stringify(r));
+});
+
+test('bench compare CLI: bad options exit 2, a missing GGUF or a folder exits 1 naming it', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 13 });
+  const bad = await runCli(['bench', 'compare', '--model', dir, '--kv-cache', 'q8']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--kv-cache must be f16 or f32, got "q8"/);
+  const rounds = await runCli(['bench', 'compare', '--model', dir, '--rounds', '0']);
+  assert.equal(rounds.code, 2);
+  assert.match(rounds.stderr, /--rounds must be an integer in \[1, 1000\], got "0"/);
+  const missing = await runCli(['bench', 'compare', '--model', dir, '--gguf', join(dir, 'nope.gguf'), '--json']);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /--gguf .*nope\.gguf does not exist/);
+  const folder = await runCli(['bench', 'compare', '--model', dir, '--gguf', dir, '--json']);
+  assert.equal(folder.code, 1);
+  assert.match(folder.stderr, /--gguf .* is not a file \(a \.gguf file is expected\)/);
+  assert.doesNotMatch(folder.stderr, /unexpected error|at async/);
+});
