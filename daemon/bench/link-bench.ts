@@ -124,7 +124,11 @@ export async function benchStateStreaming(o: LinkBenchOptions): Promise<Record<s
   const parts = await daemonWith(o.dataDir, { simulate: true, serve });
   const setup: SubscriberSetup = { url: parts.api.url('ws') + '/ws', token: parts.token.value, robots: ids, clients: o.subscribers, rateHz: o.subscriberRate };
   const subs = new Worker(new URL('./link-bench-subscribers.js', import.meta.url), { workerData: setup });
-  const count = () => new Promise<number>((resolve) => (subs.once('message', resolve), subs.postMessage('count')));
+  const count = () =>
+    new Promise<number>((resolve) => {
+      subs.once('message', resolve);
+      subs.postMessage('count');
+    });
   try {
     await untilReady(parts, ids);
     await sleep(1000);

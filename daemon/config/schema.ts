@@ -23,6 +23,7 @@ function brokerUrlRule(s: string): string | undefined {
 }
 
 function topicBaseRule(s: string): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters refused
   if (/[+#\u0000]/.test(s)) return 'must not contain MQTT wildcards (+, #) or NUL';
   if (s.startsWith('$')) return 'must not start with "$" (reserved for broker topics)';
   if (s.split('/').some((level) => level === '')) return 'must not have empty levels (no leading, trailing or double "/")';

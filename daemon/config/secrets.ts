@@ -60,6 +60,7 @@ export function redactUrl(url: string): string {
 
 /** A copy of the config with every secret key and URL password masked. */
 export function redactConfig(config: Config): Config {
+  // biome-ignore lint/suspicious/noExplicitAny: walked by schema paths, whose nodes say what each value is
   const copy = structuredClone(config) as Record<string, any>;
   for (const { path, node } of leaves(daemonSchema)) {
     const parts = path.split('.');

@@ -294,7 +294,10 @@ function nucleusCandidates(l: Float32Array, e: Float64Array, max: number, temper
     if (zi > -Infinity) bucketMass[Math.min(NB - 1, Math.floor(-zi * W))]! += e[i]!;
   }
   let b = 0;
-  for (let run = 0; b < NB; b++) if ((run += bucketMass[b]!) >= need) break;
+  for (let run = 0; b < NB; b++) {
+    run += bucketMass[b]!;
+    if (run >= need) break;
+  }
   const sure = -(b - 1) / W, cut = b + 1 >= NB - 1 ? -Infinity : -(b + 2) / W;
   let nSure = 0, n = 0;
   for (let i = 0; i < l.length; i++) {

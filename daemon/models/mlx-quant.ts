@@ -125,7 +125,7 @@ export function quantizeRowsInto(
         const x = fr(fr(values[i + p] - bias) / scale);
         let c = (x + 0.5) | 0;
         if (c - x === 0.5 && (c & 1) !== 0) c--;
-        c = c < 0 ? 0 : c > nBins ? nBins : c;
+        c = Math.min(Math.max(c, 0), nBins);
         word |= c << (p * bits);
       }
       q.weight[wi++] = word >>> 0;

@@ -46,7 +46,8 @@ export class RobotLink extends Service {
   constructor(private readonly deps: RobotLinkDeps) {
     super();
     this.now = deps.now ?? (() => performance.now() / 1000);
-    const dir = (this.dir = deps.config.configs_dir || ROBOTS_DIR);
+    this.dir = deps.config.configs_dir || ROBOTS_DIR;
+    const dir = this.dir;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
       const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) => this.plans.plan(entry.robot, dir, start, targets);
@@ -117,7 +118,7 @@ export class RobotLink extends Service {
     const at = parseRobotTopic(this.deps.base, topic);
     if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
     const r = this.robots.get(at.robot);
-    if (!r || r.entry.transport !== 'mqtt') return;
+    if (r?.entry.transport !== 'mqtt') return;
     const m = decodeMessage(at.suffix as ControllerMessage, payload);
     if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
     if (at.suffix === 'description' && (m.value as { robot: string }).robot !== at.robot) {

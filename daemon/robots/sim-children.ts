@@ -105,7 +105,10 @@ export class SimChildren extends Service {
       const wait = c.delay;
       c.delay = Math.min(c.delay * 2, MAX_RESTART_MS);
       log.warn({ code, signal, last: c.lastLine }, `simulated controller exited; restarting in ${wait} ms`);
-      c.restart = setTimeout(() => ((c.restart = null), this.launch(c)), wait);
+      c.restart = setTimeout(() => {
+        c.restart = null;
+        this.launch(c);
+      }, wait);
     });
     log.info({ robot: robot.robot, transport: robot.transport }, 'simulated controller started');
   }

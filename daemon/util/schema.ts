@@ -134,6 +134,7 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a field may be a node of any type; ObjOf infers each one
 type Fields = Record<string, Node<any>>;
 type ObjOf<F extends Fields> = { [K in keyof F]: Infer<F[K]> };
 

@@ -316,7 +316,7 @@ export class IkSolver {
 }
 
 function clamp(x: number, lo: number, hi: number): number {
-  return x < lo ? lo : x > hi ? hi : x;
+  return Math.min(Math.max(x, lo), hi);
 }
 
 function allFinite(a: ArrayLike<number>, count: number): boolean {

@@ -77,7 +77,11 @@ export class ControllerWs implements ControllerLink {
       // The daemon's socket closing is its last will: the controller stops at once.
       this.on.message('daemon_availability', 'offline');
       this.on.down('connection closed');
-      if (!this.stopped) this.retry = setTimeout(() => ((this.retry = null), this.open()), (this.opts.reconnect ?? 1) * 1000);
+      if (this.stopped) return;
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        this.open();
+      }, (this.opts.reconnect ?? 1) * 1000);
     });
   }
 

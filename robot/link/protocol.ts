@@ -158,6 +158,7 @@ export const DELIVERY: Record<RobotTopic | 'heartbeat' | 'daemon_availability', 
 export function checkBase(base: string): string | null {
   if (base.startsWith('$')) return `topic base must not start with $ (got ${JSON.stringify(base)})`;
   const levels = base.split('/');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters refused
   if (base === '' || levels.some((l) => l === '' || /[#+\u0000]/.test(l))) {
     return `topic base must be non-empty levels separated by / without + # or empty levels (got ${JSON.stringify(base)})`;
   }

@@ -46,5 +46,5 @@ export function segmentDistance(a: Float64Array, p1: number, q1: number, b: Floa
 }
 
 function clamp01(x: number): number {
-  return x < 0 ? 0 : x > 1 ? 1 : x;
+  return Math.min(Math.max(x, 0), 1);
 }

@@ -84,7 +84,7 @@ export class ArmSlot {
       tr.started = true;
       this.emit(now, tr.id, 'trajectory', 'started');
     }
-    if (tr && tr.started && this.o.trackingLimit !== null) {
+    if (tr?.started && this.o.trackingLimit !== null) {
       const ref = this.dyn.reference.at(now - this.o.latency).q;
       const err = Math.max(...ref.map((r, j) => Math.abs(r - this.dyn.q[j]!)));
       if (err > this.o.trackingLimit) {

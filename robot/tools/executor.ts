@@ -198,7 +198,13 @@ export class Executor implements SessionListener, MotionHost {
       for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
     }
     for (const m of this.motions) m.poll(now);
-    this.freshWaiters = this.freshWaiters.filter((w) => (now >= w.until ? (w.resolve(), false) : true));
+    this.freshWaiters = this.freshWaiters.filter((w) => {
+      if (now >= w.until) {
+        w.resolve();
+        return false;
+      }
+      return true;
+    });
     for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
   }
 

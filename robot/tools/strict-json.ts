@@ -148,7 +148,7 @@ class Parser {
     // "1." or "-" at the very end is a cut-off number, not a malformed one.
     if (/^-?\d*\.?\d*([eE][+-]?)?$/.test(this.s.slice(this.i)) && (!m || next !== undefined)) throw this.truncated();
     if (!m) throw new JsonError(`malformed number at position ${this.i}`, this.i);
-    if (next !== undefined && /[0-9.eE+\-]/.test(next)) throw new JsonError(`malformed number ${quote(this.s.slice(this.i, this.i + m[0].length + 1))} at position ${this.i}`, this.i);
+    if (next !== undefined && /[0-9.eE+-]/.test(next)) throw new JsonError(`malformed number ${quote(this.s.slice(this.i, this.i + m[0].length + 1))} at position ${this.i}`, this.i);
     this.i += m[0].length;
     return Number(m[0]);
   }

@@ -49,6 +49,7 @@ export interface RpcMethod<P = unknown> {
 const NAME = /^[a-z][a-zA-Z0-9_]*(\.[a-z][a-zA-Z0-9_]*)*$/;
 
 export class RpcRegistry {
+  // biome-ignore lint/suspicious/noExplicitAny: one map holds methods of every parameter type; register() checks each
   private readonly methods = new Map<string, RpcMethod<any>>();
 
   /** Names are dotted (`area.verb`, or one word such as `chat`); `rpc.*` is reserved by JSON-RPC. */

@@ -3,7 +3,7 @@
 // linear_init·f + fc2·gelu_erf(fc1·f). The zero-training head is layer N+1's router applied
 // to layer N's hidden state.
 import { SafetensorsFile } from '../../models/safetensors-reader.js';
-import { matvec, RefWeights, toFloat64, type RefMatrix } from './weights.js';
+import { denseMatrix, matvec, type RefMatrix, type RefWeights, toFloat64 } from './weights.js';
 
 export interface RefPrerouter {
   /** Logits of layer owner+1 for the next token, or undefined when `owner` has no head. */
@@ -28,10 +28,6 @@ export function erf(x: number): number {
 }
 
 export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2));
-
-function denseMatrix(rows: number, cols: number, data: Float64Array): RefMatrix {
-  return { rows, cols, row: (r, out = new Float64Array(cols)) => (out.set(data.subarray(r * cols, (r + 1) * cols)), out) };
-}
 
 export function zeroTrainingPrerouter(w: RefWeights, moeLayers: ReadonlySet<number>): RefPrerouter {
   return {

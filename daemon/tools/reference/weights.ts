@@ -11,6 +11,18 @@ export interface RefMatrix {
   row(r: number, out?: Float64Array): Float64Array;
 }
 
+/** A row-major [rows, cols] matrix over float64 values already in memory. */
+export function denseMatrix(rows: number, cols: number, data: Float64Array): RefMatrix {
+  return {
+    rows,
+    cols,
+    row: (r, out = new Float64Array(cols)) => {
+      out.set(data.subarray(r * cols, (r + 1) * cols));
+      return out;
+    },
+  };
+}
+
 export function matvec(m: RefMatrix, x: Float64Array): Float64Array {
   if (x.length !== m.cols) throw new RangeError(`matvec: input has ${x.length} values, matrix has ${m.cols} columns`);
   const y = new Float64Array(m.rows);
@@ -114,8 +126,7 @@ export class RefWeights {
   matrix(path: string, expert?: number): RefMatrix {
     const { rows, cols } = this.dims(path, expert !== undefined);
     if (!this.st.has(`${path}.scales`)) {
-      const all = this.part(`${path}.weight`, expert, toFloat64);
-      return { rows, cols, row: (r, out = new Float64Array(cols)) => (out.set(all.subarray(r * cols, (r + 1) * cols)), out) };
+      return denseMatrix(rows, cols, this.part(`${path}.weight`, expert, toFloat64));
     }
     const { bits, groupSize } = this.quantFor(path);
     const wordsPerRow = (cols * bits) / 32;

@@ -98,9 +98,9 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
     'prefetch_unused_bytes', 'prediction_recall', 'mem_limit_bytes']) {
     assert.ok(key in out, `missing ${key} in ${r.stdout}`);
   }
-  assert.equal(out['backend'], 'cpu-ref');
-  assert.equal(out['kv_cache'], 'f16');
-  assert.equal(out['activation_bits'], 16);
+  assert.equal(out.backend, 'cpu-ref');
+  assert.equal(out.kv_cache, 'f16');
+  assert.equal(out.activation_bits, 16);
   const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '8']);
   assert.equal(badBits.code, 2);
   assert.match(badBits.stderr, /--activation-bits must be 16 or 24, got "8"/);

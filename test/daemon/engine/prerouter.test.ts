@@ -122,7 +122,7 @@ test('a heads file that does not fit the model is refused with the reason', asyn
     [write('narrow.safetensors', randomHeads([1], 8, 1, 96), { ...meta, hiddenSize: 64 }), /metadata hidden_size is "64" but this model needs "128"/],
   ];
   const noMeta = write('nometa.safetensors', randomHeads([1], 8, 1, 96), { ...meta, hiddenSize: 64 });
-  editHeader(noMeta, (h) => delete (h as Record<string, unknown>)['__metadata__']);
+  editHeader(noMeta, (h) => delete (h as Record<string, unknown>).__metadata__);
   cases.push([noMeta, /tensor layers\.1\.fc1\.weight has shape \[8, 96\] but this model needs \[8, 160\] \(features = hidden_size \+ 2 × experts\)/]);
   const junk = join(tmp.path, 'junk.safetensors');
   writeFileSync(junk, 'not a safetensors file at all');
