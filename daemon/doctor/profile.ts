@@ -29,7 +29,7 @@ export function recommendProfile(totalBytes: number): EngineProfile {
   const p = (name: EngineProfile['name'], over: Partial<RecommendedSettings>, note: string): EngineProfile => ({
     name, engine_budget_bytes: budget, profile: { ...base, ...over }, note,
   });
-  // Measured (README, SSD streaming under a memory limit): under a limit direct reads beat the page
+  // Measured (docs/benchmarks.md, decode under a memory limit): under a limit direct reads beat the page
   // cache (1.19 vs 0.90 tok/s at 4 GiB) and 8 I/O threads beat 4 (1.32 vs 1.19).
   if (gib < 6) {
     return p('minimal', { io_threads: 8, io_mode: 'direct' }, 'small MoE models; K=4 staged slots filled by the prerouter, direct reads so slots and page cache do not hold the same bytes twice');

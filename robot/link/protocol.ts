@@ -1,5 +1,5 @@
 // Robot controller protocol, version 1: message types, topics and delivery rules shared by the
-// daemon and controllers (the README's "Robot controller protocol" is the normative text).
+// daemon and controllers (docs/protocol.md is the normative text).
 // All times and durations are seconds (float); `time`-like fields name whose clock they use.
 
 export const PROTOCOL_VERSION = 1;

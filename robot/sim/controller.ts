@@ -1,7 +1,7 @@
 // The simulated controller: a pure state machine on an injected clock (controller seconds).
 // The transport calls receive() for each inbound message, tick() often, and publishes what
-// drain() returns. It behaves as the protocol asks of a real controller (README, "Robot
-// controller protocol"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
+// drain() returns. It behaves as the protocol asks of a real controller (docs/protocol.md, "What a
+// controller must do"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
 import type { CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
 import { validateAvailability, validateGripper, validateHeartbeat, validateStop, validateTrajectory, type Checked } from '../link/protocol-validate.js';
 import { checkJoints, checkLimits, checkStart, type Rejection } from './admit.js';
