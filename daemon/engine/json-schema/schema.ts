@@ -1,5 +1,8 @@
 // The JSON Schema subset tool arguments and response formats use, parsed once into a typed form
 // that both the validator and the constrained-decoding grammar read.
+import { keyPath } from '../../../robot/common/validation/issue.js';
+import { isRecord, showValue } from '../../../robot/common/validation/values.js';
+
 export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
 
 export interface Schema {
@@ -53,7 +56,7 @@ const HANDLED: ReadonlySet<string> = new Set([
 export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw === true) return { unsupported: [] };
   if (raw === false) return { never: true, unsupported: [] };
-  if (!isRecord(raw)) throw new SchemaError(path, 'schema', `a schema must be an object or boolean, got ${show(raw)}`);
+  if (!isRecord(raw)) throw new SchemaError(path, 'schema', `a schema must be an object or boolean, got ${showValue(raw)}`);
   const s: Schema = { unsupported: [] };
   for (const key of Object.keys(raw)) {
     if (!HANDLED.has(key) && !ANNOTATIONS.has(key)) s.unsupported.push(`${path}.${key}`);
@@ -61,7 +64,7 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw.type !== undefined) {
     const list = Array.isArray(raw.type) ? raw.type : [raw.type];
     for (const t of list) {
-      if (typeof t !== 'string' || !TYPES.has(t)) throw new SchemaError(`${path}.type`, 'type', `unknown type ${show(t)}`);
+      if (typeof t !== 'string' || !TYPES.has(t)) throw new SchemaError(`${path}.type`, 'type', `unknown type ${showValue(t)}`);
     }
     s.types = [...new Set(list as JsonType[])];
     if (raw.nullable === true && !s.types.includes('null')) s.types.push('null');
@@ -69,25 +72,25 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw.const !== undefined) s.enum = [raw.const];
   else if (raw.enum !== undefined) {
     if (!Array.isArray(raw.enum) || raw.enum.length === 0) {
-      throw new SchemaError(`${path}.enum`, 'enum', `enum must be a non-empty array, got ${show(raw.enum)}`);
+      throw new SchemaError(`${path}.enum`, 'enum', `enum must be a non-empty array, got ${showValue(raw.enum)}`);
     }
     s.enum = raw.enum;
   }
   for (const key of ['anyOf', 'oneOf'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (!Array.isArray(v) || v.length === 0) throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-empty array, got ${show(v)}`);
+    if (!Array.isArray(v) || v.length === 0) throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-empty array, got ${showValue(v)}`);
     s[key] = v.map((sub, i) => parseSchema(sub, `${path}.${key}[${i}]`));
     for (const sub of s[key]!) s.unsupported.push(...sub.unsupported);
   }
   s.minLength = count(raw, 'minLength', path);
   s.maxLength = count(raw, 'maxLength', path);
   if (raw.pattern !== undefined) {
-    if (typeof raw.pattern !== 'string') throw new SchemaError(`${path}.pattern`, 'pattern', `pattern must be a string, got ${show(raw.pattern)}`);
+    if (typeof raw.pattern !== 'string') throw new SchemaError(`${path}.pattern`, 'pattern', `pattern must be a string, got ${showValue(raw.pattern)}`);
     try {
       s.pattern = new RegExp(raw.pattern, 'u');
     } catch (e) {
-      throw new SchemaError(`${path}.pattern`, 'pattern', `invalid regular expression ${show(raw.pattern)}: ${(e as Error).message}`);
+      throw new SchemaError(`${path}.pattern`, 'pattern', `invalid regular expression ${showValue(raw.pattern)}: ${(e as Error).message}`);
     }
   }
   parseBounds(raw, s, path);
@@ -106,7 +109,7 @@ function parseBounds(raw: Record<string, unknown>, s: Schema, path: string): voi
   for (const key of ['minimum', 'maximum'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${show(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${showValue(v)}`);
     s[key] = v;
   }
   for (const [key, plain] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
@@ -118,22 +121,22 @@ function parseBounds(raw: Record<string, unknown>, s: Schema, path: string): voi
       s[key] = s[plain];
       s[plain] = undefined;
     } else if (typeof v === 'number' && Number.isFinite(v)) s[key] = v;
-    else throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${show(v)}`);
+    else throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${showValue(v)}`);
   }
 }
 
 function parseObjectKeywords(raw: Record<string, unknown>, s: Schema, path: string): void {
   if (raw.properties !== undefined) {
-    if (!isRecord(raw.properties)) throw new SchemaError(`${path}.properties`, 'properties', `properties must be an object, got ${show(raw.properties)}`);
+    if (!isRecord(raw.properties)) throw new SchemaError(`${path}.properties`, 'properties', `properties must be an object, got ${showValue(raw.properties)}`);
     s.properties = Object.entries(raw.properties).map(([k, v]) => {
-      const sub = parseSchema(v, `${path}.properties${pathKey(k)}`);
+      const sub = parseSchema(v, `${keyPath(`${path}.properties`, k)}`);
       s.unsupported.push(...sub.unsupported);
       return [k, sub];
     });
   }
   if (raw.required !== undefined) {
     if (!Array.isArray(raw.required) || raw.required.some((r) => typeof r !== 'string')) {
-      throw new SchemaError(`${path}.required`, 'required', `required must be an array of strings, got ${show(raw.required)}`);
+      throw new SchemaError(`${path}.required`, 'required', `required must be an array of strings, got ${showValue(raw.required)}`);
     }
     s.required = [...new Set(raw.required as string[])];
   }
@@ -151,28 +154,7 @@ function count(raw: Record<string, unknown>, key: string, path: string): number 
   const v = raw[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-negative integer, got ${show(v)}`);
+    throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-negative integer, got ${showValue(v)}`);
   }
   return v;
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Appends a key to a JSONPath-like path: `.name` or `["odd key"]`. */
-export function pathKey(key: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-/** A short printable form of a value for error messages. */
-export function show(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  let text: string;
-  try {
-    text = typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
-  } catch {
-    text = String(v);
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
