@@ -90,8 +90,11 @@ function toIssue(e: ErrorObject, path: string): Issue {
       return { path, rule: itemsRule(e.keyword, p.limit), value: e.data };
     case 'minProperties':
       return { path, rule: fieldsRule(p.limit), value: e.data };
-    case 'uniqueItems':
-      return { path: `${path}[${p.i}]`, rule: UNIQUE, value: (e.data as unknown[])[p.i] };
+    case 'uniqueItems': {
+      // Ajv names the two equal items in either order; the later one repeats the earlier.
+      const later = Math.max(p.i, p.j);
+      return { path: `${path}[${later}]`, rule: UNIQUE, value: (e.data as unknown[])[later] };
+    }
     case 'required':
       return { path: keyPath(path, p.missingProperty), rule: REQUIRED, value: undefined };
     case 'additionalProperties': {
