@@ -1,6 +1,7 @@
 // The one schema for the whole daemon. configs/brainstem.yaml documents every key; a test
 // keeps that file, the README and this schema in agreement.
-import { int, obj, oneOf, record, str, type Infer, type Issue } from '../util/schema.js';
+import { int, obj, oneOf, record, str, type Infer } from '../../robot/common/validation/builders.js';
+import { type Issue } from '../../robot/common/validation/issue.js';
 import { sections } from './sections.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

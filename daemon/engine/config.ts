@@ -2,7 +2,8 @@
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
 // Expert streaming adds its keys (daemon/engine/stream-config.ts) to both.
 import { parseDuration } from '../util/duration.js';
-import { bool, int, obj, oneOf, optional, record, str, type Infer, type Issue, type Node } from '../util/schema.js';
+import { bool, int, obj, oneOf, optional, record, str, type Infer, type Node } from '../../robot/common/validation/builders.js';
+import { type Issue } from '../../robot/common/validation/issue.js';
 import { ADAPTER_NAME } from './adapters/adapter-manager.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
 import { resolveStream, streamEngineFields, streamModelFields, type StreamProfile } from './stream-config.js';

@@ -2,7 +2,7 @@
 // overrides of the same keys (expert path per phase, slots, hot cache, I/O, prerouter), and the
 // native loadModel options they become.
 import { EXPERT_PATHS, IO_MODES, type ExpertPath, type IoMode, type LoadModelOptions } from '../native/binding.js';
-import { int, oneOf, optional, str, type Node } from '../util/schema.js';
+import { int, oneOf, optional, str, type Node } from '../../robot/common/validation/builders.js';
 
 type Field<T> = (def?: T) => Node<T>;
 const FIELDS = {

@@ -5,7 +5,8 @@
 import { loadArms, ROBOTS_DIR } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/description/types.js';
 import { ROBOT_ID_PATTERN } from '../../robot/link/protocol.js';
-import { bool, int, list, num, obj, oneOf, optional, str, type Infer, type Issue } from '../util/schema.js';
+import { bool, int, list, num, obj, oneOf, optional, str, type Infer } from '../../robot/common/validation/builders.js';
+import { type Issue } from '../../robot/common/validation/issue.js';
 
 const ROBOT_ID = new RegExp(ROBOT_ID_PATTERN);
 

@@ -4,7 +4,7 @@
 import { type ChatService, newId } from '../../engine/chat-service.js';
 import { showValue } from '../../../robot/common/validation/values.js';
 import { CancelledError } from '../../engine/request-queue.js';
-import { anything, obj, record, str } from '../../util/schema.js';
+import { anything, obj, record, str } from '../../../robot/common/validation/builders.js';
 import { completionJson, eventDelta, timingsJson, usageJson } from '../openai/format.js';
 import { outputFailure, toRpcError } from '../serving-errors.js';
 import { progressNotifier } from './models.js';

@@ -5,7 +5,7 @@
 import { RpcCode, RpcError, type RpcRegistry } from '../../api/rpc/registry.js';
 import { progressNotifier } from '../../api/rpc/models.js';
 import { toRpcError } from '../../api/serving-errors.js';
-import { obj, oneOf, optional, str } from '../../util/schema.js';
+import { obj, oneOf, optional, str } from '../../../robot/common/validation/builders.js';
 import type { ModelRegistry } from '../model-registry.js';
 import { ADAPTER_FORMATS } from './plan.js';
 

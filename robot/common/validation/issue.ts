@@ -16,16 +16,13 @@ export interface Issue {
 export interface FormatOptions {
   /** Prefix naming the whole value (`state`, `move_to`): `root.path`. */
   root?: string;
-  /** Print `(hidden secret)` instead of the value. */
-  secret?: boolean;
 }
 
 /** One line per issue: `path: rule (hint), got value`. */
 export function formatIssue(issue: Issue, opts: FormatOptions = {}): string {
   const where = joinPath(opts.root ?? '', issue.path) || '(top level)';
   const hint = issue.hint ? ` (${issue.hint})` : '';
-  const got = opts.secret ? '(hidden secret)' : showValue(issue.value);
-  return `${where}: ${issue.rule}${hint}, got ${got}`;
+  return `${where}: ${issue.rule}${hint}, got ${showValue(issue.value)}`;
 }
 
 export function formatIssues(issues: readonly Issue[], opts: FormatOptions = {}): string {

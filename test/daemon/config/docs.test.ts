@@ -8,7 +8,7 @@ import { envName } from '../../../daemon/config/env.js';
 import { defaultConfigFile, readYamlFile } from '../../../daemon/config/load.js';
 import { daemonSchema } from '../../../daemon/config/schema.js';
 import { repoRoot } from '../../../daemon/native/binding.js';
-import { leaves } from '../../../daemon/util/schema.js';
+import { leaves } from '../../../robot/common/validation/builders.js';
 
 const get = (tree: Record<string, any>, path: string) => path.split('.').reduce((o, k) => o?.[k], tree);
 

@@ -1,11 +1,7 @@
-// Small declarative validators shared by the config loader and JSON-RPC params.
-// Every failure is an Issue naming the path, the rule and the offending value.
-
-export interface Issue {
-  path: string;
-  rule: string;
-  value: unknown;
-}
+// Declarative validators for config sections and JSON-RPC params: each node checks a value,
+// fills defaults and carries the type text and docs that docs/config.md is generated from.
+import { type Issue, IssueError } from './issue.js';
+import { closest, isRecord } from './values.js';
 
 export type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'mapping' | 'list' | 'any';
 
@@ -124,10 +120,6 @@ export function optional<T>(node: Node<T>): Node<T | undefined> {
   };
 }
 
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
@@ -147,13 +139,13 @@ export function obj<F extends Fields>(
     info: { kind: 'mapping', type: 'mapping', doc: o.doc, fields },
     check(value, path, issues) {
       const v = value === undefined ? {} : value;
-      if (!isMapping(v)) {
+      if (!isRecord(v)) {
         issues.push({ path, rule: `must be a mapping, not ${describe(v)}`, value });
         return undefined;
       }
       const before = issues.length;
       for (const key of Object.keys(v)) {
-        if (!(key in fields)) issues.push({ path: join(path, key), rule: unknownKeyRule(key, known), value: v[key] });
+        if (!(key in fields)) issues.push({ path: join(path, key), ...unknownKey(key, known), value: v[key] });
       }
       const out: Record<string, unknown> = {};
       for (const key of known) out[key] = fields[key]!.check(v[key], join(path, key), issues);
@@ -170,7 +162,7 @@ export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: strin
     info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {} },
     check(input, path, issues) {
       const v = input === undefined ? {} : input;
-      if (!isMapping(v)) {
+      if (!isRecord(v)) {
         issues.push({ path, rule: `must be a mapping, not ${describe(v)}`, value: input });
         return undefined;
       }
@@ -207,60 +199,17 @@ export function list<T>(item: Node<T>, o: { doc?: string; minItems?: number; max
   };
 }
 
-function unknownKeyRule(key: string, known: string[]): string {
-  const close = known.find((k) => editDistance(k, key) <= Math.max(1, Math.floor(k.length / 4)));
-  if (close) return `is not a known key (did you mean "${close}"?)`;
-  return `is not a known key (known: ${known.join(', ')})`;
+function unknownKey(key: string, known: string[]): { rule: string; hint: string } {
+  const close = closest(key, known, (k) => Math.max(1, Math.floor(k.length / 4)));
+  return { rule: 'is not a known key', hint: close ? `did you mean "${close}"?` : `known: ${known.join(', ')}` };
 }
 
-/** Optimal-string-alignment distance: edits plus adjacent transpositions ("prot" → "port" is 1). */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-/** One line per issue: `path: rule, got value`. */
-export function formatIssue(issue: Issue, secret = false): string {
-  const where = issue.path || '(top level)';
-  const got = secret ? '(hidden secret)' : showValue(issue.value);
-  return `${where}: ${issue.rule}, got ${got}`;
-}
-
-export function showValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const s = typeof v === 'string' ? JSON.stringify(v) : safeJson(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-/** Validates and throws a SchemaError listing every issue. */
+/** Validates and throws an IssueError listing every issue. */
 export function parseOrThrow<T>(node: Node<T>, value: unknown, path = ''): T {
   const issues: Issue[] = [];
   const out = node.check(value, path, issues);
-  if (issues.length > 0) throw new SchemaError(issues);
+  if (issues.length > 0) throw new IssueError(issues);
   return out as T;
-}
-
-export class SchemaError extends Error {
-  constructor(readonly issues: Issue[]) {
-    super(issues.map((i) => formatIssue(i)).join('; '));
-    this.name = 'SchemaError';
-  }
 }
 
 /** Scalar leaves reachable through closed mappings, with their dotted paths. */
