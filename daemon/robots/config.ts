@@ -3,7 +3,7 @@
 // (heartbeat, staleness, command expiry), per-robot tracking and settle limits, and the
 // simulated controllers it starts itself (`brainstem sim` children, on by default).
 import { loadArms, ROBOTS_DIR } from '../../robot/description/loader.js';
-import { formatIssue } from '../../robot/description/types.js';
+import { formatIssues } from '../../robot/common/validation/issue.js';
 import { ROBOT_ID_PATTERN } from '../../robot/link/protocol.js';
 import { bool, int, list, num, obj, oneOf, optional, str, type Infer } from '../../robot/common/validation/builders.js';
 import { type Issue } from '../../robot/common/validation/issue.js';
@@ -52,7 +52,7 @@ export const robotsSchema = obj(
       v.serve.forEach((r, i) => {
         if (v.serve.findIndex((o) => o.id === r.id) !== i) issues.push({ path: `${path}.serve[${i}].id`, rule: 'must be unique among robots.serve', value: r.id });
         const loaded = loadArms(r.robot, dir);
-        if (!loaded.ok) issues.push({ path: `${path}.serve[${i}].robot`, rule: `must name a valid robot or setup config in ${dir}: ${loaded.issues.slice(0, 3).map(formatIssue).join('; ')}`, value: r.robot });
+        if (!loaded.ok) issues.push({ path: `${path}.serve[${i}].robot`, rule: `must name a valid robot or setup config in ${dir}`, value: r.robot, hint: formatIssues(loaded.issues.slice(0, 3)) });
       });
     },
   },

@@ -1,7 +1,7 @@
 // Declarative validators for config sections and JSON-RPC params: each node checks a value,
 // fills defaults and carries the type text and docs that docs/config.md is generated from.
 import { type Issue, IssueError } from './issue.js';
-import { closest, isRecord } from './values.js';
+import { isRecord, unknownKey } from './values.js';
 
 export type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'mapping' | 'list' | 'any';
 
@@ -197,11 +197,6 @@ export function list<T>(item: Node<T>, o: { doc?: string; minItems?: number; max
       return issues.length > before ? undefined : out;
     },
   };
-}
-
-function unknownKey(key: string, known: string[]): { rule: string; hint: string } {
-  const close = closest(key, known, (k) => Math.max(1, Math.floor(k.length / 4)));
-  return { rule: 'is not a known key', hint: close ? `did you mean "${close}"?` : `known: ${known.join(', ')}` };
 }
 
 /** Validates and throws an IssueError listing every issue. */

@@ -39,6 +39,12 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/** The rule and hint for a key outside `known`: a close name to try, else the list. */
+export function unknownKey(key: string, known: readonly string[]): { rule: string; hint: string } {
+  const close = closest(key, known, (k) => Math.max(1, Math.floor(k.length / 4)));
+  return { rule: 'is not a known key', hint: close ? `did you mean "${close}"?` : `known: ${known.join(', ')}` };
+}
+
 /** The first known name within `maxDistance(name)` edits of `name`, for a "did you mean" hint. */
 export function closest(name: string, known: readonly string[], maxDistance: (k: string) => number): string | undefined {
   return known.find((k) => editDistance(k, name) <= maxDistance(k));
