@@ -1,13 +1,13 @@
 // One chat completion, engine-independent: OpenAI-style request → template → tokens → generate
 // (constrained when tool_choice or response_format asks) → content deltas and tool calls.
 // The HTTP and WebSocket layers drive this and only translate its events and result.
-import { formatIssues } from '../../robot/common/validation/issue.js';
+import { IssueError, formatIssues } from '../../robot/common/validation/issue.js';
 import { isRecord, showValue } from '../../robot/common/validation/values.js';
 import { type ChatMessage, normalizeMessages } from './chat-template.js';
 import type { ConstraintFactory } from './constrained/constraints.js';
 import { GrammarError } from './constrained/grammar.js';
 import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
-import { type Schema, SchemaError, parseSchema } from './json-schema/schema.js';
+import { type Schema, parseSchema } from './json-schema/schema.js';
 import { validateJson } from './json-schema/validate.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import { RequestError, numberField } from './request-error.js';
@@ -84,7 +84,7 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
     try {
       return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
     } catch (e) {
-      if (e instanceof SchemaError) throw new RequestError(e.path, e.rule, e.message.slice(e.path.length + 2));
+      if (e instanceof IssueError) throw RequestError.fromSchemaIssue(e);
       throw e;
     }
   }

@@ -1,7 +1,8 @@
 // Tool definitions and tool_choice from an OpenAI-style request, checked up front so a bad tool
 // is a 400 naming the field, not a confusing generation.
+import { IssueError } from '../../../robot/common/validation/issue.js';
 import { isRecord, showValue } from '../../../robot/common/validation/values.js';
-import { type Schema, SchemaError, parseSchema } from '../json-schema/schema.js';
+import { type Schema, parseSchema } from '../json-schema/schema.js';
 import { RequestError } from '../request-error.js';
 
 export interface ToolDef {
@@ -41,7 +42,7 @@ export function parseTools(raw: unknown): ToolDef[] {
     try {
       schema = parseSchema(parameters, `${at}.function.parameters`);
     } catch (e) {
-      if (e instanceof SchemaError) throw new RequestError(e.path, e.rule, e.message.slice(e.path.length + 2));
+      if (e instanceof IssueError) throw RequestError.fromSchemaIssue(e);
       throw e;
     }
     if (schema.types && (schema.types.length !== 1 || schema.types[0] !== 'object')) {

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SchemaError, parseSchema } from '../../../../daemon/engine/json-schema/schema.js';
+import { parseSchema } from '../../../../daemon/engine/json-schema/schema.js';
 import { validateJson } from '../../../../daemon/engine/json-schema/validate.js';
-import { formatIssue, formatIssues } from '../../../../robot/common/validation/issue.js';
+import { IssueError, formatIssue, formatIssues } from '../../../../robot/common/validation/issue.js';
 import { canonicalJson } from '../../../../daemon/engine/json-schema/canonical-json.js';
 
 const MOVE = parseSchema({
@@ -66,15 +66,15 @@ test('additionalProperties as a schema validates the extra values', () => {
 
 test('schema parsing: malformed parts are errors naming the path; unsupported keywords are recorded', () => {
   const bad: Array<[unknown, RegExp]> = [
-    [{ type: 'text' }, /^\$\.type: unknown type "text"/],
-    [{ enum: [] }, /^\$\.enum: enum must be a non-empty array/],
-    [{ properties: { a: { minLength: -1 } } }, /^\$\.properties\.a\.minLength: minLength must be a non-negative integer, got -1/],
-    [{ items: [{}, {}] }, /tuple-form items/],
-    [{ pattern: '(' }, /^\$\.pattern: invalid regular expression/],
-    [{ exclusiveMinimum: true }, /exclusiveMinimum: true needs minimum/],
-    [5, /^\$: a schema must be an object or boolean, got 5/],
+    [{ type: 'text' }, /^\$\.type: must name JSON types \(object, array, string, number, integer, boolean, null\), got "text"$/],
+    [{ enum: [] }, /^\$\.enum: must be a non-empty array, got \[\]$/],
+    [{ properties: { a: { minLength: -1 } } }, /^\$\.properties\.a\.minLength: must be a non-negative integer, got -1$/],
+    [{ items: [{}, {}] }, /^\$\.items: must be one schema \(tuple-form items, an array, is not supported\), got \[\{\},\{\}\]$/],
+    [{ pattern: '(' }, /^\$\.pattern: must be a valid regular expression \(.*\), got "\("$/],
+    [{ exclusiveMinimum: true }, /^\$\.exclusiveMinimum: may be true only next to minimum, got true$/],
+    [5, /^\$: must be a schema \(an object or a boolean\), got 5$/],
   ];
-  for (const [raw, re] of bad) assert.throws(() => parseSchema(raw), (e: unknown) => e instanceof SchemaError && re.test(e.message), JSON.stringify(raw));
+  for (const [raw, re] of bad) assert.throws(() => parseSchema(raw), (e: unknown) => e instanceof IssueError && re.test(e.message), JSON.stringify(raw));
   const s = parseSchema({ type: 'object', description: 'x', properties: { a: { $ref: '#/x', format: 'uri' } }, allOf: [] });
   assert.deepEqual(s.unsupported, ['$.allOf', '$.properties.a.$ref']);
 });
