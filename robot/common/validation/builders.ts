@@ -14,6 +14,10 @@ export interface NodeInfo {
   /** Secrets are masked when a config is printed. */
   secret?: boolean;
   fields?: Record<string, Node<unknown>>;
+  /** The node every value of a record or item of a list follows. */
+  item?: Node<unknown>;
+  /** Absent is fine and has no default (optional()). */
+  optional?: boolean;
 }
 
 export interface Node<T> {
@@ -115,7 +119,7 @@ export function anything(doc?: string): Node<unknown> {
 /** Allows the value to be absent (no default). */
 export function optional<T>(node: Node<T>): Node<T | undefined> {
   return {
-    info: { ...node.info, type: `${node.info.type} (optional)` },
+    info: { ...node.info, type: `${node.info.type} (optional)`, optional: true },
     check: (v, path, issues) => (v === undefined ? undefined : node.check(v, path, issues)),
   };
 }
@@ -159,7 +163,7 @@ export function obj<F extends Fields>(
 /** A mapping with free keys whose values all follow `value`. */
 export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: string) => string | undefined } = {}): Node<Record<string, T>> {
   return {
-    info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {} },
+    info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {}, item: value },
     check(input, path, issues) {
       const v = input === undefined ? {} : input;
       if (!isRecord(v)) {
@@ -181,7 +185,7 @@ export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: strin
 export function list<T>(item: Node<T>, o: { doc?: string; minItems?: number; maxItems?: number } = {}): Node<T[]> {
   const bounds = o.minItems || o.maxItems !== undefined ? ` with ${o.minItems ?? 0}..${o.maxItems ?? '∞'} items` : '';
   return {
-    info: { kind: 'list', type: `list of ${item.info.type}${bounds}`, doc: o.doc, default: [] },
+    info: { kind: 'list', type: `list of ${item.info.type}${bounds}`, doc: o.doc, default: [], item },
     check(input, path, issues) {
       const v = input === undefined ? [] : input;
       if (!Array.isArray(v)) {

@@ -1,9 +1,10 @@
-// The documented defaults (configs/brainstem.yaml) and the README's configuration reference
-// must agree with the schema: every key, its default and its environment name.
+// The documented defaults (configs/brainstem.yaml) and docs/config.md must agree with the schema:
+// every key, its default and its environment name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { configDocs } from '../../../daemon/config/docs.js';
 import { envName } from '../../../daemon/config/env.js';
 import { defaultConfigFile, readYamlFile } from '../../../daemon/config/load.js';
 import { daemonSchema } from '../../../daemon/config/schema.js';
@@ -28,11 +29,16 @@ test('configs/brainstem.yaml documents every key with a comment', () => {
   }
 });
 
-test('the README configuration reference lists every key with its environment variable', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## HTTP and WebSocket API'));
-  for (const { path } of leaves(daemonSchema)) {
-    assert.ok(section.includes(`\`${path}\``), `README ## Configuration lacks \`${path}\``);
-    assert.ok(section.includes(`\`${envName(path)}\``), `README ## Configuration lacks \`${envName(path)}\``);
+test('docs/config.md is the generator output (run `npm run docs:config` after changing the schema)', () => {
+  const page = readFileSync(join(repoRoot, 'docs', 'config.md'), 'utf8');
+  assert.equal(page, configDocs(), 'docs/config.md differs from the generator; run `npm run -s build:ts && npm run docs:config`');
+});
+
+test('docs/config.md lists every key with its environment variable and documents every key', () => {
+  const page = configDocs();
+  for (const { path, node } of leaves(daemonSchema)) {
+    assert.ok(page.includes(`| \`${path}\` |`), `docs/config.md lacks \`${path}\``);
+    assert.ok(page.includes(`\`${envName(path)}\``), `docs/config.md lacks \`${envName(path)}\``);
+    assert.ok(node.info.doc, `${path} has no doc`);
   }
 });
