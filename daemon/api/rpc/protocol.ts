@@ -73,7 +73,7 @@ function paramsError(id: RpcId, issues: Issue[]): RpcResponse {
   return fail(id, RpcCode.INVALID_PARAMS, `Invalid params: ${issues.map((i) => formatIssue(i)).join('; ')}`, {
     field: first.path || '(params)',
     rule: first.rule,
-    issues: issues.map((i) => ({ field: i.path || '(params)', rule: i.rule })),
+    issues: issues.map((i) => ({ field: i.path || '(params)', rule: i.rule, ...(i.hint ? { hint: i.hint } : {}) })),
   });
 }
 
