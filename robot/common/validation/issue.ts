@@ -42,7 +42,7 @@ export function keyPath(path: string, key: string): string {
   return /^[\p{L}_$][\p{L}\p{N}_$-]*$/u.test(key) ? joinPath(path, key) : `${path}[${JSON.stringify(key)}]`;
 }
 
-export function joinPath(root: string, path: string): string {
+function joinPath(root: string, path: string): string {
   if (!root) return path;
   if (!path) return root;
   return path.startsWith('[') ? root + path : `${root}.${path}`;

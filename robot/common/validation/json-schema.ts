@@ -43,10 +43,19 @@ const MAX_ISSUES = 10;
 // allErrors so one reply lists every problem; inputs are size-limited by their transports.
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
 
-/** Compiles `schema` once (call at module scope or once per robot, not per value). */
+// Compiling costs milliseconds; equal schemas (the tools of every robot with the same arms) share one.
+const compiled = new Map<string, Check>();
+
+/** The checker of `schema`, compiled on first use (call at module scope or once per robot, not per value). */
 export function compileSchema(schema: Schema): Check {
-  const validate = ajv.compile(schema);
-  return (value) => (validate(value) ? [] : toIssues(validate.errors ?? []).slice(0, MAX_ISSUES));
+  const key = JSON.stringify(schema);
+  let check = compiled.get(key);
+  if (!check) {
+    const validate = ajv.compile(schema);
+    check = (value) => (validate(value) ? [] : toIssues(validate.errors ?? []).slice(0, MAX_ISSUES));
+    compiled.set(key, check);
+  }
+  return check;
 }
 
 function toIssues(errors: ErrorObject[]): Issue[] {

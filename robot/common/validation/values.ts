@@ -26,7 +26,7 @@ export function showValue(v: unknown): string {
 }
 
 /** Optimal-string-alignment distance: edits plus adjacent transpositions ("prot" → "port" is 1). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
