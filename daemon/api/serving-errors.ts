@@ -1,5 +1,6 @@
 // Serving failures → the HTTP error (OpenAI's shape and status) and the JSON-RPC error, in one
 // table so both APIs say the same thing.
+import { formatIssue } from '../../robot/common/validation/issue.js';
 import { AdapterNotFoundError } from '../engine/adapters/adapter-manager.js';
 import { AdapterError } from '../engine/adapters/plan.js';
 import { EngineError } from '../engine/native-model.js';
@@ -36,7 +37,7 @@ export function outputFailure(err: ToolCallError): HttpError {
     code: err.code,
     // Retrying the same request repeats a seeded sample; clients decide themselves.
     headers: { 'x-should-retry': 'false' },
-    extra: { raw: err.raw, ...(err.tool ? { tool: err.tool } : {}), ...(err.issues.length ? { issues: err.issues } : {}) },
+    extra: { raw: err.raw, ...(err.tool ? { tool: err.tool } : {}), ...(err.issues.length ? { issues: err.issues.map((i) => ({ path: i.path, rule: i.rule, message: formatIssue(i) })) } : {}) },
   });
 }
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Prng } from '../../robot/common/prng.js';
 import { loadRobot } from '../../robot/description/loader.js';
-import { formatIssue } from '../../robot/description/types.js';
+import { formatIssue } from '../../robot/common/validation/issue.js';
 import { KinematicChain } from '../../robot/kinematics/chain.js';
 import { IkSolver } from '../../robot/kinematics/ik.js';
 import { parseIkCases } from '../bench/ik-cases.js';
@@ -47,7 +47,7 @@ export const registerBenchIk: CommandRegistrar = (program: Command) => {
       const budgetMs = positiveNumber('--budget-ms', opts.budgetMs);
       const limit = positiveNumber('--limit', opts.limit);
       const robot = loadRobot(opts.robot);
-      if (!robot.ok) throw new CliError(robot.issues.map(formatIssue).join('\n'), 2);
+      if (!robot.ok) throw new CliError(robot.issues.map((i) => formatIssue(i)).join('\n'), 2);
       let text: string;
       try {
         text = readFileSync(opts.cases, 'utf8');

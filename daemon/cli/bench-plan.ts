@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { Prng } from '../../robot/common/prng.js';
 import { loadDescription } from '../../robot/description/loader.js';
-import { formatIssue } from '../../robot/description/types.js';
+import { formatIssue } from '../../robot/common/validation/issue.js';
 import { createPlanner } from '../../robot/motion/planner/planner.js';
 import { planBenchCases, runPlanBench } from '../bench/plan-bench.js';
 import { CliError } from './exit.js';
@@ -41,7 +41,7 @@ export const registerBenchPlan: CommandRegistrar = (program: Command) => {
       const step = Number(opts.step);
       if (!(step > 0 && step < Infinity)) throw new CliError(`--step must be a positive number, got "${opts.step}"`, 2);
       const description = loadDescription(opts.robot);
-      if (!description.ok) throw new CliError(description.issues.map(formatIssue).join('\n'), 2);
+      if (!description.ok) throw new CliError(description.issues.map((i) => formatIssue(i)).join('\n'), 2);
       let planner;
       try {
         planner = createPlanner(description.value);

@@ -1,6 +1,7 @@
 // BRAINSTEM_* environment overrides: the env name of a key is its upper-cased dotted path
 // with dots as underscores (server.port → BRAINSTEM_SERVER_PORT).
-import { leaves, type Issue, type Node } from '../util/schema.js';
+import { leaves, type Node } from '../../robot/common/validation/builders.js';
+import type { Issue } from '../../robot/common/validation/issue.js';
 
 export const ENV_PREFIX = 'BRAINSTEM_';
 

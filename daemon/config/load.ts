@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../util/repo-root.js';
-import { formatIssue, type Issue } from '../util/schema.js';
+import { formatIssue, type Issue } from '../../robot/common/validation/issue.js';
+import { isRecord } from '../../robot/common/validation/values.js';
 import { envOverrides } from './env.js';
 import { daemonSchema, type Config } from './schema.js';
 
@@ -34,8 +35,6 @@ export interface LoadOptions {
 
 type Tree = Record<string, unknown>;
 
-const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Reads one YAML file into a mapping; every failure is a ConfigError naming the file. */
 export function readYamlFile(file: string): Tree {
   let text: string;
@@ -53,7 +52,7 @@ export function readYamlFile(file: string): Tree {
     throw new ConfigError(`config file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   if (doc === null || doc === undefined) return {};
-  if (!isTree(doc)) throw new ConfigError(`config file ${file} must contain a mapping of keys at the top level, not ${Array.isArray(doc) ? 'a list' : typeof doc}`);
+  if (!isRecord(doc)) throw new ConfigError(`config file ${file} must contain a mapping of keys at the top level, not ${Array.isArray(doc) ? 'a list' : typeof doc}`);
   return doc;
 }
 
@@ -63,9 +62,9 @@ function mergeInto(dst: Tree, src: Tree, source: string, origins: Map<string, st
     if (v === null || v === undefined) continue;
     const path = prefix ? `${prefix}.${k}` : k;
     origins.set(path, source);
-    if (!isTree(v)) dst[k] = v;
+    if (!isRecord(v)) dst[k] = v;
     else {
-      if (!isTree(dst[k])) dst[k] = {};
+      if (!isRecord(dst[k])) dst[k] = {};
       mergeInto(dst[k] as Tree, v, source, origins, path);
     }
   }
@@ -75,7 +74,7 @@ function setPath(tree: Tree, path: string, value: unknown): void {
   const parts = path.split('.');
   let node = tree;
   for (const p of parts.slice(0, -1)) {
-    if (!isTree(node[p])) node[p] = {};
+    if (!isRecord(node[p])) node[p] = {};
     node = node[p] as Tree;
   }
   node[parts[parts.length - 1]!] = value;

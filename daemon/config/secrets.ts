@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { leaves } from '../util/schema.js';
+import { leaves } from '../../robot/common/validation/builders.js';
 import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
 

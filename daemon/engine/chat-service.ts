@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
 import { selectAdapter } from './adapters/select.js';
 import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
-import { show } from './json-schema/schema.js';
+import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
 import { RequestError } from './request-error.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
@@ -20,11 +20,11 @@ export interface ModelRef {
 
 export function parseModelRef(raw: unknown, names: readonly string[]): ModelRef {
   if ((raw === undefined || raw === null || raw === '') && names.length === 1) return { name: names[0]! };
-  if (typeof raw !== 'string' || raw === '') throw new RequestError('model', 'required', `must name a model (one of ${names.join(', ') || 'none configured'}), got ${show(raw)}`);
+  if (typeof raw !== 'string' || raw === '') throw new RequestError('model', 'required', `must name a model (one of ${names.join(', ') || 'none configured'}), got ${showValue(raw)}`);
   const at = raw.indexOf(':');
   if (at < 0) return { name: raw };
   const adapter = raw.slice(at + 1);
-  if (adapter === '') throw new RequestError('model', 'adapter', `"name:adapter" needs an adapter name after ":", got ${show(raw)}`);
+  if (adapter === '') throw new RequestError('model', 'adapter', `"name:adapter" needs an adapter name after ":", got ${showValue(raw)}`);
   return { name: raw.slice(0, at), adapter };
 }
 
@@ -32,7 +32,7 @@ export function parseModelRef(raw: unknown, names: readonly string[]): ModelRef 
 export function parseKeepAlive(raw: unknown): number | undefined {
   if (raw === undefined || raw === null) return undefined;
   const d = parseDuration(raw);
-  if ('rule' in d) throw new RequestError('keep_alive', 'duration', `${d.rule}, got ${show(raw)}`);
+  if ('rule' in d) throw new RequestError('keep_alive', 'duration', `${d.rule}, got ${showValue(raw)}`);
   return d.ms;
 }
 
@@ -81,7 +81,7 @@ export class ChatService {
     const ref = parseModelRef(body.model, this.registry.names());
     const keepAlive = parseKeepAlive(body.keep_alive);
     const key = body.prompt_cache_key;
-    if (key !== undefined && key !== null && typeof key !== 'string') throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${show(key)}`);
+    if (key !== undefined && key !== null && typeof key !== 'string') throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {

@@ -1,7 +1,7 @@
 // Chat messages (OpenAI shape) → prompt text through the model's Jinja chat template
 // (@huggingface/jinja), with tools, assistant tool calls, tool results and the generation prompt.
 import { Template } from '@huggingface/jinja';
-import { isRecord, show } from './json-schema/schema.js';
+import { isRecord, showValue } from '../../robot/common/validation/values.js';
 import { RequestError } from './request-error.js';
 
 export interface ChatToolCall {
@@ -76,12 +76,12 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer']);
 
 /** Checks OpenAI-style messages and turns them into what chat templates read. */
 export function normalizeMessages(raw: unknown): ChatMessage[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw new RequestError('messages', 'required', `must be a non-empty array, got ${show(raw)}`);
+  if (!Array.isArray(raw) || raw.length === 0) throw new RequestError('messages', 'required', `must be a non-empty array, got ${showValue(raw)}`);
   return raw.map((m, i) => {
     const at = `messages[${i}]`;
-    if (!isRecord(m)) throw new RequestError(at, 'type', `must be an object, got ${show(m)}`);
+    if (!isRecord(m)) throw new RequestError(at, 'type', `must be an object, got ${showValue(m)}`);
     if (typeof m.role !== 'string' || !ROLES.has(m.role)) {
-      throw new RequestError(`${at}.role`, 'enum', `must be one of system, user, assistant, tool, got ${show(m.role)}`);
+      throw new RequestError(`${at}.role`, 'enum', `must be one of system, user, assistant, tool, got ${showValue(m.role)}`);
     }
     const role = m.role === 'developer' ? 'system' : (m.role as ChatMessage['role']);
     const out: ChatMessage = { role, content: contentText(m.content, `${at}.content`, role === 'assistant') };
@@ -89,13 +89,13 @@ export function normalizeMessages(raw: unknown): ChatMessage[] {
     if (typeof m.reasoning_content === 'string') out.reasoning_content = m.reasoning_content;
     if (role === 'tool') {
       if (m.tool_call_id !== undefined && typeof m.tool_call_id !== 'string') {
-        throw new RequestError(`${at}.tool_call_id`, 'type', `must be a string, got ${show(m.tool_call_id)}`);
+        throw new RequestError(`${at}.tool_call_id`, 'type', `must be a string, got ${showValue(m.tool_call_id)}`);
       }
       if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id as string;
     }
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
       if (role !== 'assistant') throw new RequestError(`${at}.tool_calls`, 'role', 'only assistant messages carry tool_calls');
-      if (!Array.isArray(m.tool_calls)) throw new RequestError(`${at}.tool_calls`, 'type', `must be an array, got ${show(m.tool_calls)}`);
+      if (!Array.isArray(m.tool_calls)) throw new RequestError(`${at}.tool_calls`, 'type', `must be an array, got ${showValue(m.tool_calls)}`);
       out.tool_calls = m.tool_calls.map((c, j) => toolCall(c, `${at}.tool_calls[${j}]`));
     }
     return out;
@@ -108,16 +108,16 @@ function contentText(content: unknown, at: string, nullable: boolean): string {
   if (Array.isArray(content)) {
     return content.map((part, k) => {
       if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw new RequestError(`${at}[${k}]`, 'type', `only {"type": "text", "text": ...} parts are supported, got ${show(part)}`);
+      throw new RequestError(`${at}[${k}]`, 'type', `only {"type": "text", "text": ...} parts are supported, got ${showValue(part)}`);
     }).join('\n');
   }
-  throw new RequestError(at, 'type', `must be a string or an array of text parts, got ${show(content)}`);
+  throw new RequestError(at, 'type', `must be a string or an array of text parts, got ${showValue(content)}`);
 }
 
 function toolCall(c: unknown, at: string): ChatToolCall {
-  if (!isRecord(c) || !isRecord(c.function)) throw new RequestError(`${at}.function`, 'required', `a tool call needs a "function" object, got ${show(c)}`);
+  if (!isRecord(c) || !isRecord(c.function)) throw new RequestError(`${at}.function`, 'required', `a tool call needs a "function" object, got ${showValue(c)}`);
   const f = c.function;
-  if (typeof f.name !== 'string' || f.name === '') throw new RequestError(`${at}.function.name`, 'type', `must be a non-empty string, got ${show(f.name)}`);
+  if (typeof f.name !== 'string' || f.name === '') throw new RequestError(`${at}.function.name`, 'type', `must be a non-empty string, got ${showValue(f.name)}`);
   let args: unknown = f.arguments ?? {};
   if (typeof args === 'string') {
     try {
@@ -126,7 +126,7 @@ function toolCall(c: unknown, at: string): ChatToolCall {
       throw new RequestError(`${at}.function.arguments`, 'json', `is not valid JSON: ${(e as Error).message}`);
     }
   }
-  if (!isRecord(args)) throw new RequestError(`${at}.function.arguments`, 'type', `must encode a JSON object, got ${show(args)}`);
+  if (!isRecord(args)) throw new RequestError(`${at}.function.arguments`, 'type', `must encode a JSON object, got ${showValue(args)}`);
   const out: ChatToolCall = { type: 'function', function: { name: f.name, arguments: args } };
   if (typeof c.id === 'string') out.id = c.id;
   return out;

@@ -1,12 +1,14 @@
 // One chat completion, engine-independent: OpenAI-style request → template → tokens → generate
 // (constrained when tool_choice or response_format asks) → content deltas and tool calls.
 // The HTTP and WebSocket layers drive this and only translate its events and result.
+import { IssueError, formatIssues } from '../../robot/common/validation/issue.js';
+import { isRecord, showValue } from '../../robot/common/validation/values.js';
 import { type ChatMessage, normalizeMessages } from './chat-template.js';
 import type { ConstraintFactory } from './constrained/constraints.js';
 import { GrammarError } from './constrained/grammar.js';
 import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
-import { type Schema, SchemaError, isRecord, parseSchema, show } from './json-schema/schema.js';
-import { formatIssues, validateJson } from './json-schema/validate.js';
+import { type Schema, parseSchema } from './json-schema/schema.js';
+import { validateJson } from './json-schema/validate.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, Sampler, resolveSampling } from './sampler.js';
@@ -45,16 +47,16 @@ export interface ChatResult {
 
 /** Reads an OpenAI chat-completions body (stream handling is the caller's). */
 export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
-  if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${show(body)}`);
-  if (body.n !== undefined && body.n !== null && body.n !== 1) throw new RequestError('n', 'enum', `only n = 1 is supported, got ${show(body.n)}`);
+  if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${showValue(body)}`);
+  if (body.n !== undefined && body.n !== null && body.n !== 1) throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
   const tools = parseTools(body.tools);
   const stopRaw = body.stop ?? [];
   const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
   if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
-    throw new RequestError('stop', 'type', `must be a non-empty string or an array of at most 16 of them, got ${show(stopRaw)}`);
+    throw new RequestError('stop', 'type', `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`);
   }
   const kwargs = body.chat_template_kwargs ?? {};
-  if (!isRecord(kwargs)) throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${show(kwargs)}`);
+  if (!isRecord(kwargs)) throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
   const req: ChatRequest = {
     messages: normalizeMessages(body.messages),
     tools,
@@ -74,7 +76,7 @@ export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
 
 function parseResponseFormat(raw: unknown): ResponseFormat {
   if (raw === undefined || raw === null) return { kind: 'text' };
-  if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${show(raw)}`);
+  if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${showValue(raw)}`);
   if (raw.type === 'text') return { kind: 'text' };
   if (raw.type === 'json_object') return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
   if (raw.type === 'json_schema' && isRecord(raw.json_schema)) {
@@ -82,11 +84,11 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
     try {
       return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
     } catch (e) {
-      if (e instanceof SchemaError) throw new RequestError(e.path, e.rule, e.message.slice(e.path.length + 2));
+      if (e instanceof IssueError) throw RequestError.fromSchemaIssue(e);
       throw e;
     }
   }
-  throw new RequestError('response_format.type', 'enum', `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${show(raw.type)}`);
+  throw new RequestError('response_format.type', 'enum', `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${showValue(raw.type)}`);
 }
 
 export interface ChatRunOptions {

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatTemplate } from './chat-template.js';
-import { isRecord } from './json-schema/schema.js';
+import { isRecord } from '../../robot/common/validation/values.js';
 import type { SamplingParams } from './sampler.js';
 import { TextTokenizer, TokenizerLoadError, readJson } from './tokenizer.js';
 

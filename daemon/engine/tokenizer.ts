@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { isRecord } from './json-schema/schema.js';
+import { isRecord } from '../../robot/common/validation/values.js';
 import { ByteStreamDecoder, type StreamDecoder, TextDiffStreamDecoder } from './detokenizer.js';
 
 const utf8 = new TextEncoder();

@@ -2,7 +2,7 @@
 // command transport by the link service. Messages arrive validated; the transport decides
 // which topic or socket a command leaves on.
 import { loadArms } from '../../robot/description/loader.js';
-import { formatIssue } from '../../robot/description/types.js';
+import { formatIssue } from '../../robot/common/validation/issue.js';
 import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
@@ -29,7 +29,7 @@ export class RobotRuntime {
   ) {
     this.id = entry.id;
     const loaded = loadArms(entry.robot, dir);
-    if (!loaded.ok) throw new Error(`robot ${entry.id}: ${loaded.issues.map(formatIssue).join('; ')}`);
+    if (!loaded.ok) throw new Error(`robot ${entry.id}: ${loaded.issues.map((i) => formatIssue(i)).join('; ')}`);
     this.kind = loaded.value.kind;
     const s = entry.settle;
     this.model = new RobotModel(loaded.value.setup, {

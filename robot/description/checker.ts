@@ -1,6 +1,8 @@
-// Reads untyped config data (parsed YAML) field by field, collecting every broken rule as a
-// ValidationIssue naming robot, joint, quantity, value and rule instead of stopping at the first.
-import type { Triple, ValidationIssue } from './types.js';
+// Reads untyped config data (parsed YAML) field by field, collecting every broken rule as an
+// Issue whose path names robot, joint and quantity, instead of stopping at the first.
+import type { Issue } from '../common/validation/issue.js';
+import { isRecord, unknownKey } from '../common/validation/values.js';
+import type { Triple } from './types.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -11,23 +13,24 @@ export interface NumberRule {
   min?: number;
 }
 
-export function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The path of a description issue: `robot "arm": joint "j1": velocity`. */
+export function descriptionPath(robot: string, quantity: string, joint?: string): string {
+  return `robot "${robot}": ${joint === undefined ? '' : `joint "${joint}": `}${quantity}`;
 }
 
 export class Checker {
-  readonly issues: ValidationIssue[] = [];
+  readonly issues: Issue[] = [];
 
   constructor(readonly robot: string) {}
 
   issue(quantity: string, value: unknown, rule: string, joint?: string): void {
-    this.issues.push(joint === undefined ? { robot: this.robot, quantity, value, rule } : { robot: this.robot, joint, quantity, value, rule });
+    this.issues.push({ path: descriptionPath(this.robot, quantity, joint), rule, value });
   }
 
   /** Reports keys of `obj` outside `allowed` (typos would otherwise be silently ignored). */
   knownKeys(obj: Obj, allowed: readonly string[], prefix: string, joint?: string): void {
     for (const k of Object.keys(obj)) {
-      if (!allowed.includes(k)) this.issue(`${prefix}${k}`, obj[k], `unknown key (allowed: ${allowed.join(', ')})`, joint);
+      if (!allowed.includes(k)) this.issues.push({ path: descriptionPath(this.robot, `${prefix}${k}`, joint), ...unknownKey(k, allowed), value: obj[k] });
     }
   }
 
@@ -35,7 +38,7 @@ export class Checker {
   section(obj: Obj, key: string, prefix: string, required: boolean): Obj | undefined {
     const v = obj[key];
     if (v === undefined && !required) return undefined;
-    if (!isObj(v)) {
+    if (!isRecord(v)) {
       this.issue(`${prefix}${key}`, v, 'must be a mapping');
       return undefined;
     }

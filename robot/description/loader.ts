@@ -6,12 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parseRobotConfig } from './robot-config.js';
 import { isSetupConfig, parseSetupConfig, singleArmSetup } from './setup-config.js';
-import type { RobotDescription, SetupDescription, Validated, ValidationIssue } from './types.js';
+import type { Issue } from '../common/validation/issue.js';
+import { descriptionPath } from './checker.js';
+import type { RobotDescription, SetupDescription, Validated } from './types.js';
 
 /** configs/robots/ of this package (from dist/robot/description/). */
 export const ROBOTS_DIR = fileURLToPath(new URL('../../../configs/robots/', import.meta.url));
 
-type Raw = { ok: true; raw: unknown } | { ok: false; issues: ValidationIssue[] };
+type Raw = { ok: true; raw: unknown } | { ok: false; issues: Issue[] };
 
 function readConfig(name: string, dir: string): Raw {
   const file = join(dir, `${name}.yaml`);
@@ -19,22 +21,22 @@ function readConfig(name: string, dir: string): Raw {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    return { ok: false, issues: [{ robot: name, quantity: 'config file', value: file, rule: 'cannot be read' }] };
+    return { ok: false, issues: [{ path: descriptionPath(name, 'config file'), value: file, rule: 'cannot be read' }] };
   }
   try {
     const raw: unknown = parseYaml(text);
     const declared = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
-    if (declared !== name) return { ok: false, issues: [{ robot: name, quantity: 'name', value: declared, rule: `must equal the file name "${name}"` }] };
+    if (declared !== name) return { ok: false, issues: [{ path: descriptionPath(name, 'name'), value: declared, rule: `must equal the file name "${name}"` }] };
     return { ok: true, raw };
   } catch (err) {
-    return { ok: false, issues: [{ robot: name, quantity: 'config file', value: file, rule: `is not valid YAML: ${(err as Error).message}` }] };
+    return { ok: false, issues: [{ path: descriptionPath(name, 'config file'), value: file, rule: `is not valid YAML: ${(err as Error).message}` }] };
   }
 }
 
 export function loadRobot(name: string, dir: string = ROBOTS_DIR): Validated<RobotDescription> {
   const r = readConfig(name, dir);
   if (!r.ok) return r;
-  if (isSetupConfig(r.raw)) return { ok: false, issues: [{ robot: name, quantity: 'arms', value: name, rule: 'this is a multi-arm setup; load it with loadSetup' }] };
+  if (isSetupConfig(r.raw)) return { ok: false, issues: [{ path: descriptionPath(name, 'arms'), value: name, rule: 'this is a multi-arm setup; load it with loadSetup' }] };
   return parseRobotConfig(r.raw, {
     readText(file) {
       try {
@@ -49,7 +51,7 @@ export function loadRobot(name: string, dir: string = ROBOTS_DIR): Validated<Rob
 export function loadSetup(name: string, dir: string = ROBOTS_DIR): Validated<SetupDescription> {
   const r = readConfig(name, dir);
   if (!r.ok) return r;
-  if (!isSetupConfig(r.raw)) return { ok: false, issues: [{ robot: name, quantity: 'arms', value: undefined, rule: 'a setup config needs a list of arms' }] };
+  if (!isSetupConfig(r.raw)) return { ok: false, issues: [{ path: descriptionPath(name, 'arms'), value: undefined, rule: 'a setup config needs a list of arms' }] };
   return parseSetupConfig(r.raw, (robot) => loadRobot(robot, dir));
 }
 

@@ -1,7 +1,8 @@
 // Robot config (parsed YAML) → validated RobotDescription. Pure: a URDF referenced by the
 // config is read through the `readText` callback the loader supplies.
 import { fromXyzRpy, identity } from '../math/transform.js';
-import { Checker, isObj, type Obj } from './checker.js';
+import { isRecord } from '../common/validation/values.js';
+import { Checker, type Obj } from './checker.js';
 import { dhChain, type DhConvention, type DhRow } from './dh.js';
 import type {
   Box, CapsuleSpec, GripperRange, IkTolerances, JointDescription, KinematicChainSpec, PathSampling, Plane,
@@ -35,9 +36,9 @@ export interface ConfigSource {
 }
 
 export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<RobotDescription> {
-  const name = isObj(raw) && typeof raw.name === 'string' ? raw.name : '?';
+  const name = isRecord(raw) && typeof raw.name === 'string' ? raw.name : '?';
   const c = new Checker(name);
-  if (!isObj(raw)) {
+  if (!isRecord(raw)) {
     c.issue('config', raw, 'must be a mapping');
     return { ok: false, issues: c.issues };
   }
@@ -103,7 +104,7 @@ function readKinematics(c: Checker, kin: Obj, source: ConfigSource): { chain: Ki
   const seen = new Set<string>([`link:${baseLink}`]);
   list.forEach((item, i) => {
     const q = `kinematics.joints[${i}]`;
-    if (!isObj(item)) {
+    if (!isRecord(item)) {
       c.issue(q, item, 'must be a mapping');
       return;
     }
@@ -147,7 +148,7 @@ function readLimits(c: Checker, raw: Obj, chain: KinematicChainSpec, urdf?: Map<
   return chain.joints.map((j) => {
     const e = sec[j.name];
     const u = urdf?.get(j.name) ?? {};
-    if (!isObj(e)) {
+    if (!isRecord(e)) {
       c.issue('limits', e, 'every joint needs a mapping with velocity, acceleration and jerk', j.name);
       return { ...j, limits: { lower: NaN, upper: NaN, velocity: NaN, acceleration: NaN, jerk: NaN } };
     }
@@ -270,7 +271,7 @@ function readCapsules(c: Checker, raw: Obj, links: Set<string>): CapsuleSpec[] {
   }
   return list.flatMap((item, i) => {
     const q = `capsules[${i}]`;
-    if (!isObj(item)) {
+    if (!isRecord(item)) {
       c.issue(q, item, 'must be a mapping');
       return [];
     }

@@ -1,9 +1,11 @@
 // Multi-arm setup config (parsed YAML) → SetupDescription: named arms, each a robot config
 // placed by a base pose in one world frame, plus the world workspace, table and arm-arm clearance.
 import { fromXyzRpy, identity } from '../math/transform.js';
-import { Checker, isObj } from './checker.js';
+import { formatIssue } from '../common/validation/issue.js';
+import { isRecord } from '../common/validation/values.js';
+import { Checker, descriptionPath } from './checker.js';
 import { readBox, readPlane } from './robot-config.js';
-import { formatIssue, type ArmPlacement, type RobotDescription, type SetupDescription, type Validated } from './types.js';
+import type { ArmPlacement, RobotDescription, SetupDescription, Validated } from './types.js';
 
 /** The arm name of a single robot seen as a one-arm setup (the tools' arm name too). */
 export const SINGLE_ARM = 'arm';
@@ -14,13 +16,13 @@ export function singleArmSetup(robot: RobotDescription): SetupDescription {
 }
 
 export function isSetupConfig(raw: unknown): boolean {
-  return isObj(raw) && 'arms' in raw;
+  return isRecord(raw) && 'arms' in raw;
 }
 
 export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Validated<RobotDescription>): Validated<SetupDescription> {
-  const name = isObj(raw) && typeof raw.name === 'string' ? raw.name : '?';
+  const name = isRecord(raw) && typeof raw.name === 'string' ? raw.name : '?';
   const c = new Checker(name);
-  if (!isObj(raw)) {
+  if (!isRecord(raw)) {
     c.issue('config', raw, 'must be a mapping');
     return { ok: false, issues: c.issues };
   }
@@ -32,7 +34,7 @@ export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Vali
   const names = new Set<string>();
   (Array.isArray(list) ? list : []).forEach((item, i) => {
     const q = `arms[${i}]`;
-    if (!isObj(item)) {
+    if (!isRecord(item)) {
       c.issue(q, item, 'must be a mapping');
       return;
     }
@@ -47,7 +49,7 @@ export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Vali
     if (!robotName) return;
     const r = loadRobot(robotName);
     if (!r.ok) {
-      for (const issue of r.issues) c.issue(`${q}.robot`, robotName, `invalid robot config: ${formatIssue(issue)}`);
+      for (const issue of r.issues) c.issues.push({ path: descriptionPath(c.robot, `${q}.robot`), rule: 'must name a valid robot config', value: robotName, hint: formatIssue(issue) });
       return;
     }
     arms.push({ name: arm, robot: r.value, base });

@@ -1,6 +1,7 @@
 // Plain-data robot descriptions: kinematic structure, limits and motion/safety parameters.
 // Units: metres, radians, seconds. Link frames follow URDF semantics: a joint's child link
 // frame is the joint frame moved by q (for DH tables: Craig's frame i, on joint i's axis).
+import type { Issue } from '../common/validation/issue.js';
 import type { Transform } from '../math/transform.js';
 
 export type JointType = 'revolute' | 'continuous' | 'prismatic';
@@ -148,25 +149,4 @@ export interface SetupDescription {
   table: Plane;
 }
 
-/** One rule broken by a description: robot, joint (when per joint), quantity, value, rule. */
-export interface ValidationIssue {
-  robot: string;
-  joint?: string;
-  quantity: string;
-  value: unknown;
-  rule: string;
-}
-
-export type Validated<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
-
-export function formatIssue(i: ValidationIssue): string {
-  const joint = i.joint === undefined ? '' : `joint "${i.joint}": `;
-  return `robot "${i.robot}": ${joint}${i.quantity} = ${formatValue(i.value)}: ${i.rule}`;
-}
-
-function formatValue(v: unknown): string {
-  if (v === undefined) return '(missing)';
-  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : String(v);
-  const s = JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
+export type Validated<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };

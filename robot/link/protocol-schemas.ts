@@ -1,6 +1,6 @@
 // JSON Schemas of the protocol's JSON messages (version 1). Unknown fields are rejected except
 // `x_`-prefixed vendor extensions, so a misspelt optional field is an error, not a silent default.
-import type { Schema } from '../../daemon/util/json-schema.js';
+import type { Schema } from '../common/validation/json-schema.js';
 import { ROBOT_ID_PATTERN } from './protocol.js';
 
 const MAX_JOINTS = 64;

@@ -1,6 +1,7 @@
 // Validators for every protocol message: the schema, then the rules a schema cannot say
 // (lengths that must agree, time order, fields required by another field's value).
-import { checkSchema, formatError, type Schema, type SchemaError } from '../../daemon/util/json-schema.js';
+import { type Issue, formatIssue, formatIssues } from '../common/validation/issue.js';
+import { type Check, compileSchema } from '../common/validation/json-schema.js';
 import type {
   Availability,
   DescriptionMsg,
@@ -22,19 +23,27 @@ import {
   trajectorySchema,
 } from './protocol-schemas.js';
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; errors: SchemaError[]; message: string };
+export type Checked<T> = { ok: true; value: T } | { ok: false; issues: Issue[]; message: string };
 
-function checked<T>(root: string, schema: Schema, v: unknown, rules: (m: T) => SchemaError[]): Checked<T> {
-  let errors = checkSchema(schema, v);
-  if (errors.length === 0) errors = rules(v as T);
-  if (errors.length === 0) return { ok: true, value: v as T };
-  return { ok: false, errors, message: errors.map((e) => formatError(e, root)).join('; ') };
+const checkDescription = compileSchema(descriptionSchema);
+const checkState = compileSchema(stateSchema);
+const checkTrajectory = compileSchema(trajectorySchema);
+const checkGripper = compileSchema(gripperSchema);
+const checkStop = compileSchema(stopSchema);
+const checkEvent = compileSchema(eventSchema);
+const checkHeartbeat = compileSchema(heartbeatSchema);
+
+function checked<T>(root: string, check: Check, v: unknown, rules: (m: T) => Issue[]): Checked<T> {
+  let issues = check(v);
+  if (issues.length === 0) issues = rules(v as T);
+  if (issues.length === 0) return { ok: true, value: v as T };
+  return { ok: false, issues, message: formatIssues(issues, { root }) };
 }
 
 export function validateDescription(v: unknown): Checked<DescriptionMsg> {
-  return checked<DescriptionMsg>('description', descriptionSchema, v, (m) => {
+  return checked<DescriptionMsg>('description', checkDescription, v, (m) => {
     const seen = new Set<string>();
-    const out: SchemaError[] = [];
+    const out: Issue[] = [];
     m.arms.forEach((a, i) => {
       if (seen.has(a.name)) out.push({ path: `arms[${i}].name`, rule: 'must be unique among arms', value: a.name });
       seen.add(a.name);
@@ -44,8 +53,8 @@ export function validateDescription(v: unknown): Checked<DescriptionMsg> {
 }
 
 export function validateState(v: unknown): Checked<StateMsg> {
-  return checked<StateMsg>('state', stateSchema, v, (m) => {
-    const out: SchemaError[] = [];
+  return checked<StateMsg>('state', checkState, v, (m) => {
+    const out: Issue[] = [];
     for (const [name, a] of Object.entries(m.arms)) {
       if (a.dq.length !== a.q.length) out.push({ path: `arms.${name}.dq`, rule: `must have as many entries as q (${a.q.length})`, value: a.dq });
       if ((a.mode === 'follow') !== (a.trajectory !== null)) {
@@ -58,8 +67,8 @@ export function validateState(v: unknown): Checked<StateMsg> {
 }
 
 export function validateTrajectory(v: unknown): Checked<TrajectoryMsg> {
-  return checked<TrajectoryMsg>('trajectory', trajectorySchema, v, (m) => {
-    const out: SchemaError[] = [];
+  return checked<TrajectoryMsg>('trajectory', checkTrajectory, v, (m) => {
+    const out: Issue[] = [];
     const n = m.joints.length;
     const withDq = m.points[0]!.dq !== undefined;
     const withDdq = m.points[0]!.ddq !== undefined;
@@ -81,16 +90,16 @@ export function validateTrajectory(v: unknown): Checked<TrajectoryMsg> {
 }
 
 export function validateGripper(v: unknown): Checked<GripperMsg> {
-  return checked<GripperMsg>('gripper', gripperSchema, v, () => []);
+  return checked<GripperMsg>('gripper', checkGripper, v, () => []);
 }
 
 export function validateStop(v: unknown): Checked<StopMsg> {
-  return checked<StopMsg>('stop', stopSchema, v, () => []);
+  return checked<StopMsg>('stop', checkStop, v, () => []);
 }
 
 export function validateEvent(v: unknown): Checked<EventMsg> {
-  return checked<EventMsg>('events', eventSchema, v, (m) => {
-    const out: SchemaError[] = [];
+  return checked<EventMsg>('events', checkEvent, v, (m) => {
+    const out: Issue[] = [];
     if (['rejected', 'aborted', 'fault'].includes(m.event) && m.reason === undefined) {
       out.push({ path: 'reason', rule: `is required for event "${m.event}"`, value: undefined });
     }
@@ -101,7 +110,7 @@ export function validateEvent(v: unknown): Checked<EventMsg> {
 }
 
 export function validateHeartbeat(v: unknown): Checked<HeartbeatMsg> {
-  return checked<HeartbeatMsg>('heartbeat', heartbeatSchema, v, (m) =>
+  return checked<HeartbeatMsg>('heartbeat', checkHeartbeat, v, (m) =>
     m.timeout > m.period ? [] : [{ path: 'timeout', rule: `must be greater than period (${m.period})`, value: m.timeout }],
   );
 }
@@ -109,8 +118,8 @@ export function validateHeartbeat(v: unknown): Checked<HeartbeatMsg> {
 /** Availability payloads are the bare strings `online` / `offline` (the MQTT last will is `offline`). */
 export function validateAvailability(v: unknown): Checked<Availability> {
   if (v === 'online' || v === 'offline') return { ok: true, value: v };
-  const e: SchemaError = { path: '', rule: 'must be "online" or "offline"', value: v };
-  return { ok: false, errors: [e], message: formatError(e, 'availability') };
+  const e: Issue = { path: '', rule: 'must be "online" or "offline"', value: v };
+  return { ok: false, issues: [e], message: formatIssue(e, { root: 'availability' }) };
 }
 
 export interface MessageBySuffix {
@@ -147,8 +156,8 @@ export function decodeMessage<K extends RobotTopic | 'heartbeat'>(kind: K, raw: 
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const e: SchemaError = { path: '', rule: `must be JSON (${(err as Error).message})`, value: text.slice(0, 40) };
-    return { ok: false, errors: [e], message: formatError(e, kind) };
+    const e: Issue = { path: '', rule: `must be JSON (${(err as Error).message})`, value: text.slice(0, 40) };
+    return { ok: false, issues: [e], message: formatIssue(e, { root: kind }) };
   }
   return validateMessage(kind, value);
 }

@@ -1,12 +1,15 @@
 // The protocol over WebSocket (`/controller`): each text frame is one envelope
 // {type: <topic suffix or "heartbeat">, robot: <id> (not on heartbeat), payload: <the MQTT payload>}.
 // The socket replaces the broker: its close is the last will (`offline`) of every robot it served.
-import { checkSchema, formatError, type SchemaError } from '../../daemon/util/json-schema.js';
+import { type Issue, formatIssue, formatIssues } from '../common/validation/issue.js';
+import { compileSchema } from '../common/validation/json-schema.js';
 import { CONTROLLER_TOPICS, DAEMON_TOPICS, type RobotTopic } from './protocol.js';
 import { envelopeSchema } from './protocol-schemas.js';
 import { validateMessage, type Checked, type MessageBySuffix } from './protocol-validate.js';
 
 export const CONTROLLER_PATH = '/controller';
+
+const checkEnvelope = compileSchema(envelopeSchema);
 
 export type EnvelopeType = RobotTopic | 'heartbeat';
 export type Sender = 'controller' | 'daemon';
@@ -30,15 +33,15 @@ export function encodeEnvelope<K extends EnvelopeType>(type: K, robot: string | 
 
 /** Parses and validates one frame sent by `from`; the payload is validated for its type. */
 export function decodeEnvelope(raw: string | Buffer, from: Sender): Checked<Envelope> {
-  const fail = (e: SchemaError): Checked<Envelope> => ({ ok: false, errors: [e], message: formatError(e, 'envelope') });
+  const fail = (e: Issue): Checked<Envelope> => ({ ok: false, issues: [e], message: formatIssue(e, { root: 'envelope' }) });
   let v: unknown;
   try {
     v = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
   } catch (err) {
     return fail({ path: '', rule: `must be JSON (${(err as Error).message})`, value: String(raw).slice(0, 40) });
   }
-  const errors = checkSchema(envelopeSchema, v);
-  if (errors.length) return { ok: false, errors, message: errors.map((e) => formatError(e, 'envelope')).join('; ') };
+  const issues = checkEnvelope(v);
+  if (issues.length) return { ok: false, issues, message: formatIssues(issues, { root: 'envelope' }) };
   const env = v as { type: EnvelopeType; robot?: string; payload: unknown };
   if (!SENDS[from].includes(env.type)) {
     return fail({ path: 'type', rule: `is not sent by the ${from} (it sends ${SENDS[from].join(', ')})`, value: env.type });
@@ -47,7 +50,7 @@ export function decodeEnvelope(raw: string | Buffer, from: Sender): Checked<Enve
   if (env.type !== 'heartbeat' && env.robot === undefined) return fail({ path: 'robot', rule: `is required on ${env.type}`, value: undefined });
   const payload = validateMessage(env.type, env.payload);
   if (!payload.ok) {
-    return { ok: false, errors: payload.errors, message: `envelope.payload (${env.type}): ${payload.message}` };
+    return { ok: false, issues: payload.issues, message: `envelope.payload (${env.type}): ${payload.message}` };
   }
   return { ok: true, value: { type: env.type, robot: env.robot ?? null, payload: payload.value } };
 }

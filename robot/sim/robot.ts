@@ -3,7 +3,8 @@
 // (configs/robots/: a robot is one arm named `arm`, a setup names its arms).
 import { basename, dirname, extname } from 'node:path';
 import { loadArms, ROBOTS_DIR } from '../description/loader.js';
-import { formatIssue, type SetupDescription } from '../description/types.js';
+import { formatIssue } from '../common/validation/issue.js';
+import type { SetupDescription } from '../description/types.js';
 
 export interface SimJoint {
   name: string;
@@ -52,6 +53,6 @@ export function loadSimRobot(nameOrPath: string, dir = ROBOTS_DIR): SimRobot {
   const isPath = /[\\/]/.test(nameOrPath) || /\.ya?ml$/.test(nameOrPath);
   const name = isPath ? basename(nameOrPath, extname(nameOrPath)) : nameOrPath;
   const r = loadArms(name, isPath ? dirname(nameOrPath) : dir);
-  if (!r.ok) throw new Error(r.issues.map(formatIssue).join('; '));
+  if (!r.ok) throw new Error(r.issues.map((i) => formatIssue(i)).join('; '));
   return simRobotFrom(r.value.setup);
 }

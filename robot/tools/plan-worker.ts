@@ -3,7 +3,7 @@
 // Robot models are compiled once per (configs dir, config name).
 import { parentPort } from 'node:worker_threads';
 import { loadArms } from '../description/loader.js';
-import { formatIssue } from '../description/types.js';
+import { formatIssue } from '../common/validation/issue.js';
 import { planCartesianMotion, warmUpRequest, type PlanResult } from './plan.js';
 import { RobotModel } from './robot-model.js';
 import type { PlanRequest, PlanReply } from './plan-thread.js';
@@ -15,7 +15,7 @@ function model(robot: string, dir: string): RobotModel {
   let m = models.get(key);
   if (!m) {
     const r = loadArms(robot, dir);
-    if (!r.ok) throw new Error(r.issues.map(formatIssue).join('; '));
+    if (!r.ok) throw new Error(r.issues.map((i) => formatIssue(i)).join('; '));
     m = new RobotModel(r.value.setup);
     models.set(key, m);
   }

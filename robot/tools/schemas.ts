@@ -1,7 +1,7 @@
 // The policy model's tools as JSON Schemas, built for a robot's arms: one arm takes bare poses,
 // several arms take {<arm>: pose | null} with every arm named (null holds that arm). The same
 // schemas are handed to models and enforced by the validator.
-import type { Schema } from '../../daemon/util/json-schema.js';
+import type { Schema } from '../common/validation/json-schema.js';
 
 export const TOOL_NAMES = ['move_to', 'move_eef_chunk', 'check_path', 'set_gripper', 'get_state', 'stop', 'done'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];

@@ -1,6 +1,8 @@
 // Turns a model's reply into one typed, normalised ToolCall, or into a rejection whose message
 // names the problem so the model can correct it (nothing is executed on a rejection).
-import { checkSchema, formatError, type Schema } from '../../daemon/util/json-schema.js';
+import { formatIssues } from '../common/validation/issue.js';
+import { type Check, compileSchema } from '../common/validation/json-schema.js';
+import { closest } from '../common/validation/values.js';
 import type { PoseTarget } from '../motion/planner/planner.js';
 import { extractCall, type CallSource, type RejectCode } from './extract.js';
 import { MAX_REACH_M, QUAT_NORM_RANGE, TOOL_NAMES, toolDefinitions, type ToolDefinition, type ToolName } from './schemas.js';
@@ -23,23 +25,23 @@ const AFTER = 'Nothing was executed; reply with one corrected tool call.';
 
 export class ToolValidator {
   readonly definitions: ToolDefinition[];
-  private readonly schemas: Map<string, Schema>;
+  private readonly checks: Map<string, Check>;
 
   /** arms: the robot's arm names in config order (one name for a single-arm robot). */
   constructor(readonly arms: readonly string[]) {
     this.definitions = toolDefinitions(arms);
-    this.schemas = new Map(this.definitions.map((d) => [d.name, d.parameters]));
+    this.checks = new Map(this.definitions.map((d) => [d.name, compileSchema(d.parameters)]));
   }
 
   validate(reply: unknown): ToolResult {
     const found = extractCall(reply);
     if (!found.ok) return reject(found.code, found.message);
     const { name, id, source } = found.call;
-    const schema = this.schemas.get(name);
-    if (!schema) return reject('unknown_tool', unknownTool(name));
+    const check = this.checks.get(name);
+    if (!check) return reject('unknown_tool', unknownTool(name));
     const args = found.call.args === undefined ? {} : found.call.args;
-    const errors = checkSchema(schema, args);
-    if (errors.length) return reject('arguments', errors.slice(0, 3).map((e) => formatError(e, name)).join('; '));
+    const issues = check(args);
+    if (issues.length) return reject('arguments', formatIssues(issues.slice(0, 3), { root: name }));
     const a = args as Record<string, unknown>;
     const problems: string[] = [];
     const base = { id, source };
@@ -105,17 +107,6 @@ function reject(code: RejectCode, problem: string): ToolResult {
 
 function unknownTool(name: string): string {
   const plain = name.normalize('NFKC').replace(/[\u200b-\u200f\u2060\ufeff]/g, '').trim().toLowerCase();
-  const near = TOOL_NAMES.find((t) => t === plain) ?? TOOL_NAMES.find((t) => editDistance(t, plain) <= 2);
+  const near = TOOL_NAMES.find((t) => t === plain) ?? closest(plain, TOOL_NAMES, () => 2);
   return `unknown tool ${JSON.stringify(name)}; the tools are ${TOOL_NAMES.join(', ')}${near ? ` (did you mean ${near}?)` : ''}`;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    prev = cur;
-  }
-  return prev[b.length]!;
 }

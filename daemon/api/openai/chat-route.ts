@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { ChatEvent } from '../../engine/chat.js';
 import { type ChatOutcome, type ChatService, newId } from '../../engine/chat-service.js';
-import { isRecord, show } from '../../engine/json-schema/schema.js';
+import { isRecord, showValue } from '../../../robot/common/validation/values.js';
 import { HttpError, readJson, sendJson } from '../http.js';
 import type { HttpRoutes } from '../routes.js';
 import { outputFailure, toHttpError } from '../serving-errors.js';
@@ -14,9 +14,9 @@ import { type ChunkHead, chunkJson, completionJson, eventDelta, finishJson, timi
 
 function streamFlags(body: Record<string, unknown>): { stream: boolean; includeUsage: boolean } {
   const { stream = false, stream_options: opts } = body;
-  if (typeof stream !== 'boolean') throw new HttpError(400, `stream: must be true or false, got ${show(stream)}`, 'invalid_request_error', 'stream');
+  if (typeof stream !== 'boolean') throw new HttpError(400, `stream: must be true or false, got ${showValue(stream)}`, 'invalid_request_error', 'stream');
   if (opts !== undefined && opts !== null && (!isRecord(opts) || (opts.include_usage !== undefined && typeof opts.include_usage !== 'boolean'))) {
-    throw new HttpError(400, `stream_options: must be {"include_usage": true|false}, got ${show(opts)}`, 'invalid_request_error', 'stream_options');
+    throw new HttpError(400, `stream_options: must be {"include_usage": true|false}, got ${showValue(opts)}`, 'invalid_request_error', 'stream_options');
   }
   return { stream, includeUsage: isRecord(opts) && opts.include_usage === true };
 }
@@ -59,7 +59,7 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
     path: '/v1/chat/completions',
     handler: async (req, res, ctx) => {
       const body = await readJson(req, ctx.maxBodyBytes);
-      if (!isRecord(body)) throw new HttpError(400, `the request body must be a JSON object, got ${show(body)}`);
+      if (!isRecord(body)) throw new HttpError(400, `the request body must be a JSON object, got ${showValue(body)}`);
       const { stream, includeUsage } = streamFlags(body);
       const aborter = new AbortController();
       const onClose = () => {

@@ -4,7 +4,7 @@
 // by name (the chat param `adapter`, or the model name "model:adapter").
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 import { progressNotifier, rpcCall } from './models.js';
-import { obj, oneOf, optional, str } from '../../util/schema.js';
+import { obj, oneOf, optional, str } from '../../../robot/common/validation/builders.js';
 import type { ModelRegistry } from '../../engine/model-registry.js';
 import { ADAPTER_FORMATS } from '../../engine/adapters/plan.js';
 

@@ -2,9 +2,9 @@
 // `chat.delta` notifications (OpenAI delta shape) and resolves with the whole message, usage and
 // timings; `cancel` stops a running chat of the same connection by its request_id.
 import { type ChatService, newId } from '../../engine/chat-service.js';
-import { show } from '../../engine/json-schema/schema.js';
+import { showValue } from '../../../robot/common/validation/values.js';
 import { CancelledError } from '../../engine/request-queue.js';
-import { anything, obj, record, str } from '../../util/schema.js';
+import { anything, obj, record, str } from '../../../robot/common/validation/builders.js';
 import { completionJson, eventDelta, timingsJson, usageJson } from '../openai/format.js';
 import { outputFailure, toRpcError } from '../serving-errors.js';
 import { progressNotifier } from './models.js';
@@ -24,11 +24,11 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
     async (params, ctx) => {
       const { request_id: rawId = newId('req-'), stream = true, ...body } = params;
       if (typeof rawId !== 'string' || !REQUEST_ID.test(rawId)) {
-        throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: must be 1-128 printable ASCII characters without spaces, got ${show(rawId)}`, { field: 'request_id', rule: 'pattern' });
+        throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: must be 1-128 printable ASCII characters without spaces, got ${showValue(rawId)}`, { field: 'request_id', rule: 'pattern' });
       }
-      if (typeof stream !== 'boolean') throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: stream: must be true or false, got ${show(stream)}`, { field: 'stream', rule: 'type' });
+      if (typeof stream !== 'boolean') throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: stream: must be true or false, got ${showValue(stream)}`, { field: 'stream', rule: 'type' });
       const key = `${ctx.connectionId}/${rawId}`;
-      if (running.has(key)) throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: a chat with request_id ${show(rawId)} is already running on this connection`, { field: 'request_id', rule: 'unique' });
+      if (running.has(key)) throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: a chat with request_id ${showValue(rawId)} is already running on this connection`, { field: 'request_id', rule: 'unique' });
       const aborter = new AbortController();
       running.set(key, aborter);
       const signal = AbortSignal.any([ctx.signal, aborter.signal]);

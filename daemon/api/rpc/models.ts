@@ -3,7 +3,7 @@
 import { duration, durationMs } from '../../engine/config.js';
 import type { LoadProgress, ModelRegistry } from '../../engine/model-registry.js';
 import { memoryStats } from '../../util/proc-stats.js';
-import { obj, optional, str } from '../../util/schema.js';
+import { obj, optional, str } from '../../../robot/common/validation/builders.js';
 import { toRpcError } from '../serving-errors.js';
 import type { RpcContext, RpcRegistry } from './registry.js';
 

@@ -1,7 +1,8 @@
 // JSON-RPC 2.0 message handling (transport-free): parse, validate the request shape, check
 // params against the method's schema, run the handler, build the response(s). Batches supported.
 import type { Logger } from '../../log.js';
-import { formatIssue, type Issue } from '../../util/schema.js';
+import { formatIssue, type Issue } from '../../../robot/common/validation/issue.js';
+import { isRecord } from '../../../robot/common/validation/values.js';
 import { RpcCode, RpcError, type RpcContext, type RpcRegistry } from './registry.js';
 
 export type RpcId = string | number | null;
@@ -28,7 +29,6 @@ const fail = (id: RpcId, code: number, message: string, data?: unknown): RpcResp
   error: data === undefined ? { code, message } : { code, message, data },
 });
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function validId(v: unknown): v is RpcId {
   return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
@@ -52,7 +52,7 @@ export async function handleMessage(text: string, registry: RpcRegistry, ctx: Rp
 
 /** Checks the request envelope; returns an error response or the parts. */
 function envelope(req: unknown): RpcResponse | { id: RpcId | undefined; method: string; params: unknown } {
-  if (!isObject(req)) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: a request must be a JSON object', { field: '(request)' });
+  if (!isRecord(req)) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: a request must be a JSON object', { field: '(request)' });
   const id = 'id' in req ? req.id : undefined;
   if (id !== undefined && !validId(id)) {
     return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null', { field: 'id' });
@@ -73,7 +73,7 @@ function paramsError(id: RpcId, issues: Issue[]): RpcResponse {
   return fail(id, RpcCode.INVALID_PARAMS, `Invalid params: ${issues.map((i) => formatIssue(i)).join('; ')}`, {
     field: first.path || '(params)',
     rule: first.rule,
-    issues: issues.map((i) => ({ field: i.path || '(params)', rule: i.rule })),
+    issues: issues.map((i) => ({ field: i.path || '(params)', rule: i.rule, ...(i.hint ? { hint: i.hint } : {}) })),
   });
 }
 

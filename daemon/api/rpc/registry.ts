@@ -1,7 +1,7 @@
 // The JSON-RPC method registry. Later parts add methods with
 //   rpc.register('engine.generate', paramsSchema, async (params, ctx) => { ctx.notify(...); return result; })
-// Params are checked by a schema node (daemon/util/schema.ts) before the handler runs.
-import type { Node } from '../../util/schema.js';
+// Params are checked by a schema node (robot/common/validation/builders.ts) before the handler runs.
+import type { Node } from '../../../robot/common/validation/builders.js';
 
 /** Standard JSON-RPC 2.0 error codes. */
 export const RpcCode = {

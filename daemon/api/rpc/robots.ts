@@ -4,7 +4,7 @@
 import { openaiTools, toolDefinitions } from '../../../robot/tools/schemas.js';
 import { armReports } from '../../../robot/tools/outcome.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
-import { anything, int, obj, oneOf, optional, str } from '../../util/schema.js';
+import { anything, int, obj, oneOf, optional, str } from '../../../robot/common/validation/builders.js';
 import type { RobotLink } from '../../robots/link-service.js';
 import type { RobotRuntime } from '../../robots/runtime.js';
 

@@ -1,6 +1,6 @@
 // The system.* JSON-RPC methods: info, health, and periodic telemetry subscriptions.
 import type { DaemonHealth } from '../../daemon.js';
-import { int, obj, str } from '../../util/schema.js';
+import { int, obj, str } from '../../../robot/common/validation/builders.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 import { TelemetrySampler } from './telemetry.js';
 

@@ -1,8 +1,9 @@
 // Grammar nodes for constrained decoding, compiled from the JSON-schema subset. Output uses one
 // fixed layout (json.dumps style: `{"a": 1, "b": [1, 2]}`, properties in schema order), so the
 // language is small and every node knows the fewest bytes that complete it.
+import { keyPath } from '../../../robot/common/validation/issue.js';
 import { canonicalJson } from '../json-schema/canonical-json.js';
-import { type JsonType, type Schema, pathKey } from '../json-schema/schema.js';
+import type { JsonType, Schema } from '../json-schema/schema.js';
 import { validateJson } from '../json-schema/validate.js';
 import { type NumberSpec, minRemaining, numberSpec } from './number.js';
 
@@ -154,7 +155,7 @@ export class GrammarBuilder {
       return {
         first: utf8.encode(keyText),
         later: utf8.encode(`, ${keyText}`),
-        value: this.schema(sub, `${path}.properties${pathKey(key)}`),
+        value: this.schema(sub, keyPath(`${path}.properties`, key)),
         required: required.has(key),
       };
     });

@@ -1,5 +1,8 @@
 // The JSON Schema subset tool arguments and response formats use, parsed once into a typed form
 // that both the validator and the constrained-decoding grammar read.
+import { IssueError, keyPath } from '../../../robot/common/validation/issue.js';
+import { isRecord } from '../../../robot/common/validation/values.js';
+
 export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
 
 export interface Schema {
@@ -30,11 +33,9 @@ export interface Schema {
   unsupported: string[];
 }
 
-export class SchemaError extends Error {
-  constructor(readonly path: string, readonly rule: string, message: string) {
-    super(`${path}: ${message}`);
-    this.name = 'SchemaError';
-  }
+/** A malformed part of a client schema, as an IssueError with one issue. */
+function malformed(path: string, rule: string, value: unknown): IssueError {
+  return new IssueError([{ path, rule, value }]);
 }
 
 const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
@@ -49,11 +50,11 @@ const HANDLED: ReadonlySet<string> = new Set([
   'additionalProperties', 'nullable',
 ]);
 
-/** Parses a raw JSON schema; throws SchemaError naming the path, rule and value of a malformed part. */
+/** Parses a raw JSON schema; throws an IssueError naming the path, rule and value of a malformed part. */
 export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw === true) return { unsupported: [] };
   if (raw === false) return { never: true, unsupported: [] };
-  if (!isRecord(raw)) throw new SchemaError(path, 'schema', `a schema must be an object or boolean, got ${show(raw)}`);
+  if (!isRecord(raw)) throw malformed(path, 'must be a schema (an object or a boolean)', raw);
   const s: Schema = { unsupported: [] };
   for (const key of Object.keys(raw)) {
     if (!HANDLED.has(key) && !ANNOTATIONS.has(key)) s.unsupported.push(`${path}.${key}`);
@@ -61,7 +62,7 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw.type !== undefined) {
     const list = Array.isArray(raw.type) ? raw.type : [raw.type];
     for (const t of list) {
-      if (typeof t !== 'string' || !TYPES.has(t)) throw new SchemaError(`${path}.type`, 'type', `unknown type ${show(t)}`);
+      if (typeof t !== 'string' || !TYPES.has(t)) throw malformed(`${path}.type`, `must name JSON types (${[...TYPES].join(', ')})`, t);
     }
     s.types = [...new Set(list as JsonType[])];
     if (raw.nullable === true && !s.types.includes('null')) s.types.push('null');
@@ -69,30 +70,30 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw.const !== undefined) s.enum = [raw.const];
   else if (raw.enum !== undefined) {
     if (!Array.isArray(raw.enum) || raw.enum.length === 0) {
-      throw new SchemaError(`${path}.enum`, 'enum', `enum must be a non-empty array, got ${show(raw.enum)}`);
+      throw malformed(`${path}.enum`, 'must be a non-empty array', raw.enum);
     }
     s.enum = raw.enum;
   }
   for (const key of ['anyOf', 'oneOf'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (!Array.isArray(v) || v.length === 0) throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-empty array, got ${show(v)}`);
+    if (!Array.isArray(v) || v.length === 0) throw malformed(`${path}.${key}`, 'must be a non-empty array', v);
     s[key] = v.map((sub, i) => parseSchema(sub, `${path}.${key}[${i}]`));
     for (const sub of s[key]!) s.unsupported.push(...sub.unsupported);
   }
   s.minLength = count(raw, 'minLength', path);
   s.maxLength = count(raw, 'maxLength', path);
   if (raw.pattern !== undefined) {
-    if (typeof raw.pattern !== 'string') throw new SchemaError(`${path}.pattern`, 'pattern', `pattern must be a string, got ${show(raw.pattern)}`);
+    if (typeof raw.pattern !== 'string') throw malformed(`${path}.pattern`, 'must be a string', raw.pattern);
     try {
       s.pattern = new RegExp(raw.pattern, 'u');
     } catch (e) {
-      throw new SchemaError(`${path}.pattern`, 'pattern', `invalid regular expression ${show(raw.pattern)}: ${(e as Error).message}`);
+      throw malformed(`${path}.pattern`, `must be a valid regular expression (${(e as Error).message})`, raw.pattern);
     }
   }
   parseBounds(raw, s, path);
   if (raw.items !== undefined) {
-    if (Array.isArray(raw.items)) throw new SchemaError(`${path}.items`, 'items', 'tuple-form items (an array) is not supported');
+    if (Array.isArray(raw.items)) throw malformed(`${path}.items`, 'must be one schema (tuple-form items, an array, is not supported)', raw.items);
     s.items = parseSchema(raw.items, `${path}.items`);
     s.unsupported.push(...s.items.unsupported);
   }
@@ -106,7 +107,7 @@ function parseBounds(raw: Record<string, unknown>, s: Schema, path: string): voi
   for (const key of ['minimum', 'maximum'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${show(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw malformed(`${path}.${key}`, 'must be a finite number', v);
     s[key] = v;
   }
   for (const [key, plain] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
@@ -114,26 +115,26 @@ function parseBounds(raw: Record<string, unknown>, s: Schema, path: string): voi
     if (v === undefined || v === false) continue;
     // Draft 4 wrote `exclusiveMinimum: true` next to `minimum`.
     if (v === true) {
-      if (s[plain] === undefined) throw new SchemaError(`${path}.${key}`, key, `${key}: true needs ${plain}`);
+      if (s[plain] === undefined) throw malformed(`${path}.${key}`, `may be true only next to ${plain}`, v);
       s[key] = s[plain];
       s[plain] = undefined;
     } else if (typeof v === 'number' && Number.isFinite(v)) s[key] = v;
-    else throw new SchemaError(`${path}.${key}`, key, `${key} must be a finite number, got ${show(v)}`);
+    else throw malformed(`${path}.${key}`, 'must be a finite number', v);
   }
 }
 
 function parseObjectKeywords(raw: Record<string, unknown>, s: Schema, path: string): void {
   if (raw.properties !== undefined) {
-    if (!isRecord(raw.properties)) throw new SchemaError(`${path}.properties`, 'properties', `properties must be an object, got ${show(raw.properties)}`);
+    if (!isRecord(raw.properties)) throw malformed(`${path}.properties`, 'must be an object', raw.properties);
     s.properties = Object.entries(raw.properties).map(([k, v]) => {
-      const sub = parseSchema(v, `${path}.properties${pathKey(k)}`);
+      const sub = parseSchema(v, `${keyPath(`${path}.properties`, k)}`);
       s.unsupported.push(...sub.unsupported);
       return [k, sub];
     });
   }
   if (raw.required !== undefined) {
     if (!Array.isArray(raw.required) || raw.required.some((r) => typeof r !== 'string')) {
-      throw new SchemaError(`${path}.required`, 'required', `required must be an array of strings, got ${show(raw.required)}`);
+      throw malformed(`${path}.required`, 'must be an array of strings', raw.required);
     }
     s.required = [...new Set(raw.required as string[])];
   }
@@ -151,28 +152,7 @@ function count(raw: Record<string, unknown>, key: string, path: string): number 
   const v = raw[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-    throw new SchemaError(`${path}.${key}`, key, `${key} must be a non-negative integer, got ${show(v)}`);
+    throw malformed(`${path}.${key}`, 'must be a non-negative integer', v);
   }
   return v;
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Appends a key to a JSONPath-like path: `.name` or `["odd key"]`. */
-export function pathKey(key: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-/** A short printable form of a value for error messages. */
-export function show(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  let text: string;
-  try {
-    text = typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
-  } catch {
-    text = String(v);
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

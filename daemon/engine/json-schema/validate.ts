@@ -1,23 +1,17 @@
-// Validates a JSON value against a parsed schema (the subset in schema.ts); every issue names the
-// path, the rule and the offending value.
-import { type JsonType, type Schema, pathKey, show, isRecord } from './schema.js';
-
-export interface SchemaIssue {
-  path: string;
-  rule: string;
-  message: string;
-}
+// Validates a JSON value against a parsed client schema (the subset in schema.ts that the
+// constrained-decoding grammar compiles, so the two agree on exactly the same rules). Client
+// schemas are untrusted request data, so they are not compiled to code by Ajv. Issues are worded
+// like every other validator's (robot/common/validation).
+import { type Issue, keyPath } from '../../../robot/common/validation/issue.js';
+import { REQUIRED, UNKNOWN_FIELD, boundRule, enumRule, itemsRule, lengthRule, patternRule, typeRule } from '../../../robot/common/validation/rules.js';
+import { isRecord } from '../../../robot/common/validation/values.js';
+import type { JsonType, Schema } from './schema.js';
 
 /** Returns every issue found (empty = valid). */
-export function validateJson(value: unknown, schema: Schema, path = '$'): SchemaIssue[] {
-  const issues: SchemaIssue[] = [];
+export function validateJson(value: unknown, schema: Schema, path = '$'): Issue[] {
+  const issues: Issue[] = [];
   check(value, schema, path, issues);
   return issues;
-}
-
-/** One line per issue, for error messages. */
-export function formatIssues(issues: SchemaIssue[]): string {
-  return issues.map((i) => `${i.path}: ${i.message}`).join('; ');
 }
 
 export function jsonTypeOf(v: unknown): JsonType | 'invalid' {
@@ -33,67 +27,64 @@ function typeMatches(actual: JsonType | 'invalid', wanted: JsonType): boolean {
   return actual === wanted || (wanted === 'number' && actual === 'integer');
 }
 
-function check(v: unknown, s: Schema, path: string, out: SchemaIssue[]): void {
-  const add = (rule: string, message: string): void => {
-    out.push({ path, rule, message });
+type Add = (rule: string) => void;
+
+function check(v: unknown, s: Schema, path: string, out: Issue[]): void {
+  const add: Add = (rule) => {
+    out.push({ path, rule, value: v });
   };
-  if (s.never) return add('false', `no value is allowed here, got ${show(v)}`);
+  if (s.never) return add('is not allowed here (the schema is false)');
   const t = jsonTypeOf(v);
-  if (t === 'invalid') return add('type', `not a JSON value: ${show(v)}`);
-  if (s.types && !s.types.some((w) => typeMatches(t, w))) {
-    return add('type', `expected ${s.types.join(' or ')}, got ${t} ${show(v)}`);
-  }
-  if (s.enum && !s.enum.some((e) => jsonEqual(e, v))) {
-    return add(s.enum.length === 1 ? 'const' : 'enum', `expected one of ${show(s.enum)}, got ${show(v)}`);
-  }
-  if (s.anyOf && !s.anyOf.some((sub) => validateJson(v, sub, path).length === 0)) {
-    add('anyOf', `matches none of the ${s.anyOf.length} anyOf alternatives: ${show(v)}`);
-  }
+  if (t === 'invalid') return add('must be a JSON value');
+  if (s.types && !s.types.some((w) => typeMatches(t, w))) return add(typeRule(s.types, v));
+  if (s.enum && !s.enum.some((e) => jsonEqual(e, v))) return add(enumRule(s.enum));
+  if (s.anyOf && !s.anyOf.some((sub) => validateJson(v, sub, path).length === 0)) add(`must match one of the ${s.anyOf.length} anyOf alternatives`);
   if (s.oneOf) {
     const n = s.oneOf.filter((sub) => validateJson(v, sub, path).length === 0).length;
-    if (n !== 1) add('oneOf', `must match exactly one oneOf alternative, matches ${n}: ${show(v)}`);
+    if (n !== 1) add(`must match exactly one oneOf alternative (matches ${n})`);
   }
   if (typeof v === 'string') checkString(v, s, add);
   else if (typeof v === 'number') checkNumber(v, s, add);
   else if (Array.isArray(v)) checkArray(v, s, path, out, add);
-  else if (isRecord(v)) checkObject(v, s, path, out, add);
+  else if (isRecord(v)) checkObject(v, s, path, out);
 }
-
-type Add = (rule: string, message: string) => void;
 
 function checkString(v: string, s: Schema, add: Add): void {
   // JSON Schema counts code points, not UTF-16 units.
   const len = [...v].length;
-  if (s.minLength !== undefined && len < s.minLength) add('minLength', `string shorter than ${s.minLength} characters: ${show(v)}`);
-  if (s.maxLength !== undefined && len > s.maxLength) add('maxLength', `string longer than ${s.maxLength} characters: ${show(v)}`);
-  if (s.pattern && !s.pattern.test(v)) add('pattern', `string does not match /${s.pattern.source}/: ${show(v)}`);
+  if (s.minLength !== undefined && len < s.minLength) add(lengthRule('minLength', s.minLength));
+  if (s.maxLength !== undefined && len > s.maxLength) add(lengthRule('maxLength', s.maxLength));
+  if (s.pattern && !s.pattern.test(v)) add(patternRule(`/${s.pattern.source}/`));
 }
 
 function checkNumber(v: number, s: Schema, add: Add): void {
-  if (s.minimum !== undefined && v < s.minimum) add('minimum', `must be >= ${s.minimum}, got ${v}`);
-  if (s.maximum !== undefined && v > s.maximum) add('maximum', `must be <= ${s.maximum}, got ${v}`);
-  if (s.exclusiveMinimum !== undefined && v <= s.exclusiveMinimum) add('exclusiveMinimum', `must be > ${s.exclusiveMinimum}, got ${v}`);
-  if (s.exclusiveMaximum !== undefined && v >= s.exclusiveMaximum) add('exclusiveMaximum', `must be < ${s.exclusiveMaximum}, got ${v}`);
+  for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
+    const limit = s[k];
+    if (limit === undefined) continue;
+    const ok = k === 'minimum' ? v >= limit : k === 'maximum' ? v <= limit : k === 'exclusiveMinimum' ? v > limit : v < limit;
+    if (!ok) add(boundRule(k, limit));
+  }
 }
 
-function checkArray(v: unknown[], s: Schema, path: string, out: SchemaIssue[], add: Add): void {
-  if (s.minItems !== undefined && v.length < s.minItems) add('minItems', `array needs at least ${s.minItems} items, got ${v.length}`);
-  if (s.maxItems !== undefined && v.length > s.maxItems) add('maxItems', `array allows at most ${s.maxItems} items, got ${v.length}`);
+function checkArray(v: unknown[], s: Schema, path: string, out: Issue[], add: Add): void {
+  if (s.minItems !== undefined && v.length < s.minItems) add(itemsRule('minItems', s.minItems));
+  if (s.maxItems !== undefined && v.length > s.maxItems) add(itemsRule('maxItems', s.maxItems));
   if (s.items) v.forEach((item, i) => check(item, s.items!, `${path}[${i}]`, out));
 }
 
-function checkObject(v: Record<string, unknown>, s: Schema, path: string, out: SchemaIssue[], add: Add): void {
+function checkObject(v: Record<string, unknown>, s: Schema, path: string, out: Issue[]): void {
   for (const key of s.required ?? []) {
-    if (!Object.hasOwn(v, key)) add('required', `missing required property ${JSON.stringify(key)}`);
+    if (!Object.hasOwn(v, key)) out.push({ path: keyPath(path, key), rule: REQUIRED, value: undefined });
   }
   const declared = new Map(s.properties ?? []);
   for (const [key, value] of Object.entries(v)) {
     const sub = declared.get(key);
-    if (sub) check(value, sub, path + pathKey(key), out);
+    if (sub) check(value, sub, keyPath(path, key), out);
     else if (s.additionalProperties === false) {
-      out.push({ path: path + pathKey(key), rule: 'additionalProperties', message: `unexpected property ${JSON.stringify(key)} = ${show(value)}` });
+      const allowed = [...declared.keys()];
+      out.push({ path: keyPath(path, key), rule: UNKNOWN_FIELD, value, ...(allowed.length ? { hint: `allowed: ${allowed.join(', ')}` } : {}) });
     } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
-      check(value, s.additionalProperties, path + pathKey(key), out);
+      check(value, s.additionalProperties, keyPath(path, key), out);
     }
   }
 }

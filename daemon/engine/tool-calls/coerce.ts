@@ -1,9 +1,11 @@
 // XML tool-call parameters arrive as text; the tool's JSON schema says what each should become
 // (number, integer, boolean, null, object, array or string).
-import { type Schema, show } from '../json-schema/schema.js';
+import { enumRule, typeWords } from '../../../robot/common/validation/rules.js';
+import type { Schema } from '../json-schema/schema.js';
 import { jsonEqual, jsonTypeOf, validateJson } from '../json-schema/validate.js';
 
-export type Coerced = { ok: true; value: unknown } | { ok: false; reason: string };
+/** A failure names the broken rule; the offending value is the parameter's text. */
+export type Coerced = { ok: true; value: unknown } | { ok: false; rule: string };
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
@@ -17,7 +19,7 @@ export function coerceParameter(text: string, schema: Schema | undefined): Coerc
     }
     const parsed = parseJson(trimmed);
     if (parsed.ok && schema.enum.some((e) => jsonEqual(e, parsed.value))) return parsed;
-    return { ok: false, reason: `expected one of ${show(schema.enum)}, got ${show(text)}` };
+    return { ok: false, rule: enumRule(schema.enum) };
   }
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives) {
@@ -25,7 +27,7 @@ export function coerceParameter(text: string, schema: Schema | undefined): Coerc
       const r = coerceParameter(text, alt);
       if (r.ok && validateJson(r.value, alt).length === 0) return r;
     }
-    return { ok: false, reason: `matches none of the schema's alternatives: ${show(text)}` };
+    return { ok: false, rule: "must match one of the schema's alternatives" };
   }
   if (!schema.types) {
     const parsed = parseJson(trimmed);
@@ -46,13 +48,13 @@ export function coerceParameter(text: string, schema: Schema | undefined): Coerc
     }
   }
   if (t.has('string')) return { ok: true, value: text };
-  return { ok: false, reason: `expected ${schema.types.join(' or ')}, got ${show(text)}` };
+  return { ok: false, rule: `must be ${typeWords(schema.types)}` };
 }
 
 function parseJson(text: string): Coerced {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (e) {
-    return { ok: false, reason: `invalid JSON: ${(e as Error).message}` };
+    return { ok: false, rule: `must be JSON (${(e as Error).message})` };
   }
 }

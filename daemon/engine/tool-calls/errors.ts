@@ -1,6 +1,6 @@
 // A tool call the model got wrong. The API reports it as an error; it is never passed off as a
 // plain text reply.
-import type { SchemaIssue } from '../json-schema/validate.js';
+import type { Issue } from '../../../robot/common/validation/issue.js';
 
 export type ToolCallErrorCode =
   /** The output ended inside a call (`<tool_call>` or `<function=` never closed). */
@@ -22,7 +22,7 @@ export class ToolCallError extends Error {
     /** The model's text for the call, as far as it got. */
     readonly raw: string,
     readonly tool?: string,
-    readonly issues: SchemaIssue[] = [],
+    readonly issues: Issue[] = [],
   ) {
     super(message);
     this.name = 'ToolCallError';

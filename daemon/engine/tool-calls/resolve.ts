@@ -1,7 +1,7 @@
 // A parsed call → a call of a known tool with arguments that validate against its schema
 // (XML parameters coerced by that schema first).
-import { pathKey } from '../json-schema/schema.js';
-import { formatIssues, validateJson } from '../json-schema/validate.js';
+import { type Issue, formatIssue, formatIssues, keyPath } from '../../../robot/common/validation/issue.js';
+import { validateJson } from '../json-schema/validate.js';
 import { coerceParameter } from './coerce.js';
 import { ToolCallError } from './errors.js';
 import type { HermesCall } from './hermes.js';
@@ -27,7 +27,10 @@ export function resolveCall(call: HermesCall | XmlCall, tools: readonly ToolDef[
       const declared = tool.schema.properties?.find(([k]) => k === p)?.[1];
       const extra = typeof tool.schema.additionalProperties === 'object' ? tool.schema.additionalProperties : undefined;
       const r = coerceParameter(text, declared ?? extra);
-      if (!r.ok) throw new ToolCallError('invalid_arguments', `${call.name}: parameter ${p}: ${r.reason}`, raw, call.name, [{ path: `$${pathKey(p)}`, rule: 'type', message: r.reason }]);
+      if (!r.ok) {
+        const issue: Issue = { path: keyPath('$', p), rule: r.rule, value: text };
+        throw new ToolCallError('invalid_arguments', `${call.name}: ${formatIssue(issue)}`, raw, call.name, [issue]);
+      }
       args[p] = r.value;
     }
   } else args = call.arguments;

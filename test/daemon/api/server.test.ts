@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readJson, sendJson } from '../../../daemon/api/http.js';
-import { int, obj } from '../../../daemon/util/schema.js';
+import { int, obj } from '../../../robot/common/validation/builders.js';
 import { createDaemon } from '../../../daemon/compose.js';
 import { loadConfig } from '../../../daemon/config/load.js';
 import { Logs } from '../../../daemon/log.js';

@@ -33,7 +33,7 @@ test('bench ik prints the JSON report', () => {
 test('bench ik rejects bad arguments with readable errors', () => {
   const cases = CASES;
   const bad: [string[], RegExp][] = [
-    [['--robot', 'nosuch', '--cases', cases], /robot "nosuch": config file = .* cannot be read/],
+    [['--robot', 'nosuch', '--cases', cases], /robot "nosuch": config file: cannot be read, got ".*nosuch\.yaml"/],
     [['--robot', 'panda', '--cases', cases], /has 6 joints, robot "panda" has 7/],
     [['--robot', 'ur5e', '--cases', '/nonexistent.csv'], /cannot read --cases \/nonexistent\.csv/],
     [['--robot', 'ur5e', '--cases', cases, '--seed-mode', 'zero'], /--seed-mode must be csv or mid, got "zero"/],

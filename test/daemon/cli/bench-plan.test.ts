@@ -29,7 +29,7 @@ test('bench plan prints the JSON report (UR5e default and a dual-arm setup)', ()
 
 test('bench plan rejects bad arguments with readable errors', () => {
   const bad: [string[], RegExp][] = [
-    [['--robot', 'nosuch'], /robot "nosuch": config file = .* cannot be read/],
+    [['--robot', 'nosuch'], /robot "nosuch": config file: cannot be read, got ".*nosuch\.yaml"/],
     [['--cases', '0'], /--cases must be an integer ≥ 1, got "0"/],
     [['--poses', 'x'], /--poses must be an integer ≥ 1, got "x"/],
     [['--step', '-1'], /--step must be a positive number, got "-1"/],

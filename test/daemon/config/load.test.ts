@@ -171,7 +171,7 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   ['engine unknown key', { engine: { executor: 'hot' } }, /engine\.executor: is not a known key/],
   ['robot entry not a mapping', { robots: { serve: [3] } }, /robots\.serve\[0\]: must be a mapping, not a number/],
   ['robot id not a topic level', { robots: { serve: [{ id: 'a/b', robot: 'yam' }] } }, /robots\.serve\[0\]\.id: must match .* \(it is an MQTT topic level\), got "a\/b"/],
-  ['robot config unknown', { robots: { serve: [{ id: 'x', robot: 'nope' }] } }, /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .*robot "nope": config file = .*nope\.yaml": cannot be read, got "nope"/],
+  ['robot config unknown', { robots: { serve: [{ id: 'x', robot: 'nope' }] } }, /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .* \(robot "nope": config file: cannot be read, got ".*nope\.yaml"\), got "nope"/],
   ['robot ids repeated', { robots: { serve: [{ id: 'x', robot: 'yam' }, { id: 'x', robot: 'ur5e' }] } }, /robots\.serve\[1\]\.id: must be unique among robots\.serve, got "x"/],
   ['robot transport', { robots: { serve: [{ id: 'x', robot: 'yam', transport: 'can' }] } }, /robots\.serve\[0\]\.transport: must be one of "mqtt", "ws", got "can"/],
   ['heartbeat timeout not above the period', { robots: { heartbeat: { period_ms: 500, timeout_ms: 400 } } }, /robots\.heartbeat\.timeout_ms: must be greater than robots\.heartbeat\.period_ms \(500\), got 400/],

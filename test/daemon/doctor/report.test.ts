@@ -5,7 +5,7 @@ import { describeDisks, mountOf } from '../../../daemon/doctor/disks.js';
 import { formatDoctorReport } from '../../../daemon/doctor/format.js';
 import { recommendProfile } from '../../../daemon/doctor/profile.js';
 import { engineSchema } from '../../../daemon/engine/config.js';
-import { parseOrThrow } from '../../../daemon/util/schema.js';
+import { parseOrThrow } from '../../../robot/common/validation/builders.js';
 import { gatherDoctorReport, type DoctorProbe } from '../../../daemon/doctor/report.js';
 
 const GiB = 1024 ** 3;

@@ -48,7 +48,7 @@ test('request parsing: model defaults under request values; bad fields are named
     [{ messages: ASK, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'fly' } } }, /^tool_choice\.function\.name: no tool named "fly" in tools \(get_weather, set_gripper\)/],
     [{ messages: ASK, tool_choice: 'required' }, /^tool_choice: "required" needs at least one tool/],
     [{ messages: ASK, tools: [{ type: 'function', function: { name: 'bad name' } }] }, /^tools\[0\]\.function\.name: must be 1-64 letters/],
-    [{ messages: ASK, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'str' } } } } }] }, /^tools\[0\]\.function\.parameters\.properties\.a\.type: unknown type "str"/],
+    [{ messages: ASK, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'str' } } } } }] }, /^tools\[0\]\.function\.parameters\.properties\.a\.type: must name JSON types \(.*\), got "str"/],
     [{ messages: ASK, response_format: { type: 'xml' } }, /^response_format\.type: must be "text", "json_object" or "json_schema"/],
     [{ messages: ASK, tools: TOOLS, tool_choice: 'required', response_format: { type: 'json_object' } }, /^response_format: a JSON response format cannot be combined/],
     [{ messages: ASK, max_tokens: 0 }, /^max_tokens: must be in \[1, /],

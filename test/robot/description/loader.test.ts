@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listConfigs, loadRobot, loadSetup } from '../../../robot/description/loader.js';
-import { formatIssue } from '../../../robot/description/types.js';
+import { formatIssue, type Issue } from '../../../robot/common/validation/issue.js';
 
 test('every shipped config loads and validates', () => {
   const names = listConfigs();
   assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'yam']);
   for (const name of names) {
     const r = name.startsWith('dual-') ? loadSetup(name) : loadRobot(name);
-    assert.ok(r.ok, r.ok ? '' : r.issues.map(formatIssue).join('\n'));
+    assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
   }
   const panda = loadRobot('panda');
   assert.ok(panda.ok);
@@ -42,20 +42,20 @@ test('loader errors: missing file, name mismatch, bad YAML, wrong kind, setup wi
       'workspace: {min: [0,0,0], max: [1,1,1]}',
       'table: {normal: [0,0,1]}',
     ].join('\n'));
-    const msg = (r: { ok: boolean; issues?: unknown[] }): string[] => (r.ok ? [] : (r as any).issues.map(formatIssue));
-    assert.match(msg(loadRobot('nope', dir))[0], /^robot "nope": config file = ".*nope\.yaml": cannot be read$/);
-    assert.deepEqual(msg(loadRobot('a', dir)), ['robot "a": name = "b": must equal the file name "a"']);
-    assert.match(msg(loadRobot('bad', dir))[0], /robot "bad": config file = .*: is not valid YAML/);
-    assert.deepEqual(msg(loadRobot('pair', dir)), ['robot "pair": arms = "pair": this is a multi-arm setup; load it with loadSetup']);
+    const msg = (r: { ok: boolean; issues?: unknown[] }): string[] => (r.ok ? [] : (r as any).issues.map((i: Issue) => formatIssue(i)));
+    assert.match(msg(loadRobot('nope', dir))[0], /^robot "nope": config file: cannot be read, got ".*nope\.yaml"$/);
+    assert.deepEqual(msg(loadRobot('a', dir)), ['robot "a": name: must equal the file name "a", got "b"']);
+    assert.match(msg(loadRobot('bad', dir))[0], /robot "bad": config file: is not valid YAML/);
+    assert.deepEqual(msg(loadRobot('pair', dir)), ['robot "pair": arms: this is a multi-arm setup; load it with loadSetup, got "pair"']);
     assert.deepEqual(msg(loadSetup('pair', dir)), [
-      'robot "pair": arms = []: must be a non-empty list of {name, robot, base}',
-      'robot "pair": min_clearance_m = -1: must be ≥ 0',
+      'robot "pair": arms: must be a non-empty list of {name, robot, base}, got []',
+      'robot "pair": min_clearance_m: must be ≥ 0, got -1',
     ]);
     const twin = msg(loadSetup('twin', dir));
-    assert.ok(twin.some((m) => /^robot "twin": arms\[0\]\.robot = "nothere": invalid robot config: robot "nothere": config file = .* cannot be read$/.test(m)), twin.join('\n'));
-    assert.ok(twin.includes('robot "twin": arms[1].name = "left": must be unique'), twin.join('\n'));
-    assert.ok(twin.includes('robot "twin": arms[1].base.xyz = [0,1]: must be a list of three finite numbers'), twin.join('\n'));
-    assert.ok(twin.includes('robot "twin": arms[1].robot = "a": invalid robot config: robot "a": name = "b": must equal the file name "a"'), twin.join('\n'));
+    assert.ok(twin.some((m) => /^robot "twin": arms\[0\]\.robot: must name a valid robot config \(robot "nothere": config file: cannot be read, got ".*"\), got "nothere"$/.test(m)), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].name: must be unique, got "left"'), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].base.xyz: must be a list of three finite numbers, got [0,1]'), twin.join('\n'));
+    assert.ok(twin.includes('robot "twin": arms[1].robot: must name a valid robot config (robot "a": name: must equal the file name "a", got "b"), got "a"'), twin.join('\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

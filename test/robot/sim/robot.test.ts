@@ -38,11 +38,11 @@ test('a config given by path loads with its URDF beside it; bad ones are reporte
     writeFileSync(join(dir, 'myarm.yaml'), yam.replace('name: yam', 'name: myarm'));
     assert.equal(loadSimRobot(join(dir, 'myarm.yaml')).arms[0]!.joints.length, 6);
     writeFileSync(join(dir, 'bad.yaml'), yam.replace('name: yam', 'name: bad').replace('home: [0, 1, 1, 0, 0, 0]', 'home: [0, 4, 1, 0, 0, 0]'));
-    assert.throws(() => loadSimRobot(join(dir, 'bad.yaml')), /robot "bad": joint "joint2": home\[1\] = 4: must be within the joint limits \[0, 3\.65\]/);
+    assert.throws(() => loadSimRobot(join(dir, 'bad.yaml')), /robot "bad": joint "joint2": home\[1\]: must be within the joint limits \[0, 3\.65\], got 4/);
     writeFileSync(join(dir, 'short.yaml'), yam.replace('name: yam', 'name: short').replace('home: [0, 1, 1, 0, 0, 0]', 'home: [0, 1]'));
-    assert.throws(() => loadSimRobot(join(dir, 'short.yaml')), /home = \[0,1\]: must be a list of 6 joint positions/);
+    assert.throws(() => loadSimRobot(join(dir, 'short.yaml')), /robot "short": home: must be a list of 6 joint positions \(one per joint\), got \[0,1\]/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  assert.throws(() => loadSimRobot('no-such-robot'), /robot "no-such-robot": config file = ".*no-such-robot\.yaml": cannot be read/);
+  assert.throws(() => loadSimRobot('no-such-robot'), /robot "no-such-robot": config file: cannot be read, got ".*no-such-robot\.yaml"/);
 });

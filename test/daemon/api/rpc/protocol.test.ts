@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { handleMessage } from '../../../../daemon/api/rpc/protocol.js';
 import { RpcCode, RpcError, RpcRegistry, type RpcContext } from '../../../../daemon/api/rpc/registry.js';
-import { int, obj, str } from '../../../../daemon/util/schema.js';
+import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
 const ctx: RpcContext = { connectionId: 't', notify: () => true, bufferedAmount: 0, signal: new AbortController().signal, onClose: () => undefined };
 

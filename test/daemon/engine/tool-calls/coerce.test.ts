@@ -33,19 +33,19 @@ test('XML parameter text becomes the type its schema asks for', () => {
 
 test('text that cannot become the schema type is a reason, not a guess', () => {
   const cases: Array<[unknown, string, RegExp]> = [
-    [{ type: 'integer' }, '4.5', /expected integer, got "4.5"/],
-    [{ type: 'integer' }, '0x10', /expected integer/],
-    [{ type: 'number' }, 'NaN', /expected number/],
-    [{ type: 'number' }, '1,5', /expected number/],
-    [{ type: 'boolean' }, 'yes', /expected boolean/],
-    [{ type: 'object' }, '[1]', /expected object/],
-    [{ type: 'array' }, '[1,', /expected array/],
-    [{ enum: ['a'] }, 'b', /expected one of \["a"\], got "b"/],
-    [{ anyOf: [{ type: 'integer' }, { type: 'boolean' }] }, 'x', /matches none of the schema's alternatives/],
+    [{ type: 'integer' }, '4.5', /must be an integer/],
+    [{ type: 'integer' }, '0x10', /must be an integer/],
+    [{ type: 'number' }, 'NaN', /must be a finite number/],
+    [{ type: 'number' }, '1,5', /must be a finite number/],
+    [{ type: 'boolean' }, 'yes', /must be a boolean/],
+    [{ type: 'object' }, '[1]', /must be an object/],
+    [{ type: 'array' }, '[1,', /must be an array/],
+    [{ enum: ['a'] }, 'b', /must be "a"/],
+    [{ anyOf: [{ type: 'integer' }, { type: 'boolean' }] }, 'x', /must match one of the schema's alternatives/],
   ];
   for (const [schema, text, re] of cases) {
     const r = coerceParameter(text, parseSchema(schema));
     assert.equal(r.ok, false, `${JSON.stringify(schema)} ← ${JSON.stringify(text)}`);
-    if (!r.ok) assert.match(r.reason, re);
+    if (!r.ok) assert.match(r.rule, re);
   }
 });

@@ -134,19 +134,19 @@ const MALFORMED: Array<[string, RegExp]> = [
   ['<tool_call>{"name": "move_to"}</tool_call>', /^invalid_call: the call of move_to has no "arguments"/],
   ['<tool_call>[{"name": "move_to"}]</tool_call>', /^invalid_call: expected a JSON object/],
   ['<tool_call>{"name": "fly", "arguments": {}}</tool_call>', /^unknown_tool: unknown tool "fly" \(available: move_to, set_gripper\)/],
-  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2]}}</tool_call>', /^invalid_arguments: move_to: \$\.target: array needs at least 3 items, got 2/],
-  ['<tool_call>{"name": "move_to", "arguments": {"target": ["1", 2, 3]}}</tool_call>', /^invalid_arguments: move_to: \$\.target\[0\]: expected number, got string "1"/],
-  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "opts": {"safe": true, "x": {"deep": [1, {"a": 2}]}}}}</tool_call>', /^invalid_arguments: move_to: \$\.opts\.x: unexpected property "x"/],
-  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "extra": 1}}</tool_call>', /^invalid_arguments: .*unexpected property "extra"/],
+  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2]}}</tool_call>', /^invalid_arguments: move_to: \$\.target: must have at least 3 items, got \[1,2\]/],
+  ['<tool_call>{"name": "move_to", "arguments": {"target": ["1", 2, 3]}}</tool_call>', /^invalid_arguments: move_to: \$\.target\[0\]: must be a finite number, not a string, got "1"/],
+  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "opts": {"safe": true, "x": {"deep": [1, {"a": 2}]}}}}</tool_call>', /^invalid_arguments: move_to: \$\.opts\.x: is not a known field \(allowed: safe\), got \{"deep"/],
+  ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "extra": 1}}</tool_call>', /^invalid_arguments: .*\$\.extra: is not a known field/],
   ['<tool_call>{"name": "move_to", "arguments": []}</tool_call>', /^invalid_arguments: the arguments of move_to must be a JSON object, got \[\]/],
-  ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</parameter><parameter=speed>fast</parameter></function></tool_call>', /^invalid_arguments: move_to: parameter speed: expected number, got "fast"/],
+  ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</parameter><parameter=speed>fast</parameter></function></tool_call>', /^invalid_arguments: move_to: \$\.speed: must be a finite number, got "fast"/],
   ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</parameter><parameter=target>[1, 2, 3]</parameter></function></tool_call>', /^invalid_arguments: parameter target of move_to is given twice/],
   ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</parameter>junk</function></tool_call>', /^invalid_call: unexpected text inside <function=move_to>: "junk/],
   ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</function></tool_call>', /^unclosed_tag: <parameter=target> of move_to is never closed/],
   ['<tool_call><function=move_to><parameter=target>[1, 2, 3]</parameter></function> x</tool_call>', /^invalid_call: unexpected text after <\/function> of move_to: "x"/],
   ['<tool_call><function=>x</function></tool_call>', /^invalid_call: malformed function tag/],
-  ['<tool_call><function=set_gripper><parameter=arm>up</parameter><parameter=gripper>1</parameter></function></tool_call>', /^invalid_arguments: set_gripper: parameter arm: expected one of \["left","right"\], got "up"/],
-  ['<tool_call><function=set_gripper><parameter=gripper>2</parameter></function></tool_call>', /^invalid_arguments: set_gripper: \$\.gripper: must be <= 1, got 2/],
+  ['<tool_call><function=set_gripper><parameter=arm>up</parameter><parameter=gripper>1</parameter></function></tool_call>', /^invalid_arguments: set_gripper: \$\.arm: must be one of "left", "right", got "up"/],
+  ['<tool_call><function=set_gripper><parameter=gripper>2</parameter></function></tool_call>', /^invalid_arguments: set_gripper: \$\.gripper: must be ≤ 1, got 2/],
   ['hello </tool_call>', /^unexpected_tag: <\/tool_call> without an opening <tool_call>/],
 ];
 
@@ -175,7 +175,7 @@ test('errors carry the raw call text and the tool name', () => {
   assert.ok(err && err.type === 'error');
   assert.equal(err.error.tool, 'move_to');
   assert.equal(err.error.raw, '<tool_call>{"name": "move_to", "arguments": {"target": 5}}</tool_call>');
-  assert.deepEqual(err.error.issues.map((i) => [i.path, i.rule]), [['$.target', 'type']]);
+  assert.deepEqual(err.error.issues.map((i) => [i.path, i.rule]), [['$.target', 'must be an array, not a number']]);
 });
 
 test('malformed calls give the same single error wherever the stream is split', () => {
@@ -195,7 +195,7 @@ test('adversarial streams: nested tags, deep nesting and long garbage end in one
     ['<tool_call><tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3]}}</tool_call></tool_call>', /^invalid_call: expected <function=NAME>, got "<tool_call>/],
     ['<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "note": "<tool_call>{}</tool_call>"}}</tool_call>', /^$/],
     [`<tool_call>{"name": "move_to", "arguments": {"target": ${deep}`, /^unclosed_tag/],
-    [`<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "opts": ${'{"a": '.repeat(300)}1${'}'.repeat(300)}}}</tool_call>`, /^invalid_arguments: move_to: \$\.opts\.a: unexpected property "a"/],
+    [`<tool_call>{"name": "move_to", "arguments": {"target": [1, 2, 3], "opts": ${'{"a": '.repeat(300)}1${'}'.repeat(300)}}}</tool_call>`, /^invalid_arguments: move_to: \$\.opts\.a: is not a known field \(allowed: safe\)/],
     ['<function=move_to><function=move_to><parameter=target>[1,2,3]</parameter></function></function>', /^invalid_call: unexpected text inside <function=move_to>/],
     [`<tool_call>${'x'.repeat(20_000)}`, /^invalid_call: expected a JSON object/],
     ['<tool_call>\n{"name": "move_to", "arguments": {"target": [1e999, 2, 3]}}\n</tool_call>', /^invalid_arguments|^invalid_json/],

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../../../robot/common/prng.js';
 import { loadSetup } from '../../../../robot/description/loader.js';
-import { formatIssue, type SetupDescription } from '../../../../robot/description/types.js';
+import { formatIssue } from '../../../../robot/common/validation/issue.js';
+import type { SetupDescription } from '../../../../robot/description/types.js';
 import { forwardKinematics } from '../../../../robot/kinematics/forward.js';
 import { quat, quatFromTransform } from '../../../../robot/math/quaternion.js';
 import { createPlanner, type PoseTarget } from '../../../../robot/motion/planner/planner.js';
@@ -11,7 +12,7 @@ import { endsAtTargets, models, ok, referencesViolation, sampledArmDistance } fr
 
 function dualYam(): SetupDescription {
   const r = loadSetup('dual-yam');
-  assert.ok(r.ok, r.ok ? '' : r.issues.map(formatIssue).join('\n'));
+  assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
   return r.value;
 }
 

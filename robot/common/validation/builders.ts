@@ -1,11 +1,7 @@
-// Small declarative validators shared by the config loader and JSON-RPC params.
-// Every failure is an Issue naming the path, the rule and the offending value.
-
-export interface Issue {
-  path: string;
-  rule: string;
-  value: unknown;
-}
+// Declarative validators for config sections and JSON-RPC params: each node checks a value,
+// fills defaults and carries the type text and docs that docs/config.md is generated from.
+import { type Issue, IssueError } from './issue.js';
+import { isRecord, unknownKey } from './values.js';
 
 export type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'mapping' | 'list' | 'any';
 
@@ -18,6 +14,10 @@ export interface NodeInfo {
   /** Secrets are masked when a config is printed. */
   secret?: boolean;
   fields?: Record<string, Node<unknown>>;
+  /** The node every value of a record or item of a list follows. */
+  item?: Node<unknown>;
+  /** Absent is fine and has no default (optional()). */
+  optional?: boolean;
 }
 
 export interface Node<T> {
@@ -119,13 +119,9 @@ export function anything(doc?: string): Node<unknown> {
 /** Allows the value to be absent (no default). */
 export function optional<T>(node: Node<T>): Node<T | undefined> {
   return {
-    info: { ...node.info, type: `${node.info.type} (optional)` },
+    info: { ...node.info, type: `${node.info.type} (optional)`, optional: true },
     check: (v, path, issues) => (v === undefined ? undefined : node.check(v, path, issues)),
   };
-}
-
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {
@@ -148,13 +144,13 @@ export function obj<F extends Fields>(
     info: { kind: 'mapping', type: 'mapping', doc: o.doc, fields },
     check(value, path, issues) {
       const v = value === undefined ? {} : value;
-      if (!isMapping(v)) {
+      if (!isRecord(v)) {
         issues.push({ path, rule: `must be a mapping, not ${describe(v)}`, value });
         return undefined;
       }
       const before = issues.length;
       for (const key of Object.keys(v)) {
-        if (!(key in fields)) issues.push({ path: join(path, key), rule: unknownKeyRule(key, known), value: v[key] });
+        if (!(key in fields)) issues.push({ path: join(path, key), ...unknownKey(key, known), value: v[key] });
       }
       const out: Record<string, unknown> = {};
       for (const key of known) out[key] = fields[key]!.check(v[key], join(path, key), issues);
@@ -168,10 +164,10 @@ export function obj<F extends Fields>(
 /** A mapping with free keys whose values all follow `value`. */
 export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: string) => string | undefined } = {}): Node<Record<string, T>> {
   return {
-    info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {} },
+    info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {}, item: value },
     check(input, path, issues) {
       const v = input === undefined ? {} : input;
-      if (!isMapping(v)) {
+      if (!isRecord(v)) {
         issues.push({ path, rule: `must be a mapping, not ${describe(v)}`, value: input });
         return undefined;
       }
@@ -190,7 +186,7 @@ export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: strin
 export function list<T>(item: Node<T>, o: { doc?: string; minItems?: number; maxItems?: number } = {}): Node<T[]> {
   const bounds = o.minItems || o.maxItems !== undefined ? ` with ${o.minItems ?? 0}..${o.maxItems ?? '∞'} items` : '';
   return {
-    info: { kind: 'list', type: `list of ${item.info.type}${bounds}`, doc: o.doc, default: [] },
+    info: { kind: 'list', type: `list of ${item.info.type}${bounds}`, doc: o.doc, default: [], item },
     check(input, path, issues) {
       const v = input === undefined ? [] : input;
       if (!Array.isArray(v)) {
@@ -208,60 +204,12 @@ export function list<T>(item: Node<T>, o: { doc?: string; minItems?: number; max
   };
 }
 
-function unknownKeyRule(key: string, known: string[]): string {
-  const close = known.find((k) => editDistance(k, key) <= Math.max(1, Math.floor(k.length / 4)));
-  if (close) return `is not a known key (did you mean "${close}"?)`;
-  return `is not a known key (known: ${known.join(', ')})`;
-}
-
-/** Optimal-string-alignment distance: edits plus adjacent transpositions ("prot" → "port" is 1). */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-/** One line per issue: `path: rule, got value`. */
-export function formatIssue(issue: Issue, secret = false): string {
-  const where = issue.path || '(top level)';
-  const got = secret ? '(hidden secret)' : showValue(issue.value);
-  return `${where}: ${issue.rule}, got ${got}`;
-}
-
-export function showValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const s = typeof v === 'string' ? JSON.stringify(v) : safeJson(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function safeJson(v: unknown): string {
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-/** Validates and throws a SchemaError listing every issue. */
+/** Validates and throws an IssueError listing every issue. */
 export function parseOrThrow<T>(node: Node<T>, value: unknown, path = ''): T {
   const issues: Issue[] = [];
   const out = node.check(value, path, issues);
-  if (issues.length > 0) throw new SchemaError(issues);
+  if (issues.length > 0) throw new IssueError(issues);
   return out as T;
-}
-
-export class SchemaError extends Error {
-  constructor(readonly issues: Issue[]) {
-    super(issues.map((i) => formatIssue(i)).join('; '));
-    this.name = 'SchemaError';
-  }
 }
 
 /** Scalar leaves reachable through closed mappings, with their dotted paths. */
