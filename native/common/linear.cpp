@@ -25,9 +25,7 @@ void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, floa
   linear_forward(m.dispatch(), m.ctx(), l, x, n, y);
   s.bytes_touched += l.w.mat_bytes();
   if (!lora) return;
-  // A kernel set whose table predates the op (positional init leaves it null) runs the reference.
-  auto fn = m.dispatch().pick(Op::LoraDelta, &lora->a).lora_delta;
-  (fn ? fn : reference_backend().k.lora_delta)(m.ctx(), *lora, x, n, y);
+  m.dispatch().pick(Op::LoraDelta, &lora->a).lora_delta(m.ctx(), *lora, x, n, y);
   s.bytes_touched += lora->a.mat_bytes() + lora->b.mat_bytes();
 }
 

@@ -1073,7 +1073,7 @@ struct FastKernels {
   }
 
   // ---------------------------------------------------------------- the table
-  static bool supports(Op op, const WeightMatrix* w) {
+  static bool accepts(Op op, const WeightMatrix* w) {
     switch (op) {
       case Op::QMatVec:
       case Op::QMatMul:
@@ -1082,23 +1082,30 @@ struct FastKernels {
                w->cols <= kMaxCols && (w->group == 32 || w->group == 64 || w->group == 128);
       case Op::DenseMatMul:
         return w && !w->quantised() && is_float_weight(w->dtype);
-      case Op::Embed:  // one row per token: the reference's dequant_row is the fast path
-      case Op::RouteSoftmaxTopK:  // the reference's routing is allocation-free and O(E·k) per
-      case Op::RouteSigmoidGroup:  // token: a copy would add nothing
-        return false;
       default:
         return true;
     }
   }
 
-  // `lora_delta`: the ISA's LoRA kernel from lora-fast.h (written separately, shared by sets).
+  // Embed and routing are left to the reference: its embed (one row per token, dequant_row)
+  // is the fast path, and its routing is allocation-free and O(E·k) per token, so a copy
+  // would add nothing. `lora_delta`: the ISA's LoRA kernel from lora-fast.h (written
+  // separately, shared by sets).
   static Backend make(const char* name, const char* detail, bool (*usable)(), decltype(Kernels::lora_delta) lora_delta) {
-    return Backend{name,
-                   detail,
-                   usable,
-                   supports,
-                   Kernels{qmatvec, qmatmul, dense_matmul, gather_matmul, nullptr, rmsnorm, rope, attention, nullptr,
-                           nullptr, silu_mul, add, lora_delta}};
+    return Backend{.name = name,
+                   .detail = detail,
+                   .usable = usable,
+                   .accepts = accepts,
+                   .k = {.qmatvec = qmatvec,
+                         .qmatmul = qmatmul,
+                         .dense_matmul = dense_matmul,
+                         .gather_matmul = gather_matmul,
+                         .rmsnorm = rmsnorm,
+                         .rope = rope,
+                         .attention = attention,
+                         .silu_mul = silu_mul,
+                         .add = add,
+                         .lora_delta = lora_delta}};
   }
 };
 

@@ -119,10 +119,8 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::SiluMul, nullptr, "768 x 8", 2 * 768 * 8 * 4.0,
         [=, &k] { k.silu_mul(ctx, x->data(), x->data() + 6144, 6144, y->data()); });
     add(bs::Op::Add, nullptr, "2048", 2 * 2048 * 4.0, [=, &k] { k.add(ctx, x->data(), 1.0f, 2048, y->data()); });
-    if (k.lora_delta) {
-      add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
-          [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
-    }
+    add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
+        [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
   }
 #if defined(BRAINSTEM_X86)
   // Not in a kernel table yet: the fast CPU sets wire it in.

@@ -576,23 +576,58 @@ TEST(op_lora_delta) {
     // Fast kernels accumulate ≤ 333 products in float32: ≤ ~2e-5 of the bound in the worst case.
     check_op(t, Op::LoraDelta, &a.m, desc.str(), o, 2e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
       std::copy(y0.begin(), y0.end(), y);
-      // A table written before the op existed leaves it null: name it instead of crashing.
-      EXPECT(k.lora_delta != nullptr) << "a kernel set supports lora_delta but its table has none (set it, e.g. to "
-                                         "lora_delta_avx2 / lora_delta_neon, or return false from supports)";
-      if (k.lora_delta) k.lora_delta(ctx, l, x.data(), n, y);
+      k.lora_delta(ctx, l, x.data(), n, y);
     });
   }
 }
 
-// The op test above runs only the sets this CPU can use; this checks every compiled table
-// (cpu-avx512 and the NEON sets included where built) routes lora_delta somewhere callable.
-TEST(every_kernel_set_has_lora_delta) {
+// The op tests above run only the sets this CPU can use; this checks every compiled table
+// (cpu-avx512, the NEON sets and cuda included where built): an op it supports, on any weight,
+// has a kernel in it, and the reference has them all.
+TEST(every_supported_op_has_a_kernel) {
   bt::Rng r(11900);
+  std::vector<bt::OwnedMatrix> ws;
   for (const bs::DType dt : {bs::DType::BF16, bs::DType::F16, bs::DType::F32}) {
-    const auto a = bt::random_dense(r, 1, 4, 64, dt);
-    for (const bs::Backend* b : bs::compiled_backends()) {
-      const bool ok = !b->supports(Op::LoraDelta, &a.m) || b->k.lora_delta != nullptr;
-      EXPECT(ok) << b->name << " supports lora_delta on " << bs::dtype_name(dt) << " but its table has no kernel";
+    ws.push_back(bt::random_dense(r, 1, 4, 64, dt));
+  }
+  for (int bits : {4, 8}) ws.push_back(bt::random_affine(r, 2, 8, 64, bits, 64, bs::DType::BF16));
+  std::vector<const bs::WeightMatrix*> weights{nullptr};
+  for (const auto& w : ws) weights.push_back(&w.m);
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    for (int i = 0; i < static_cast<int>(Op::Count); ++i) {
+      const Op op = static_cast<Op>(i);
+      EXPECT(b != &bs::reference_backend() || b->k.has(op)) << "cpu-ref has no " << bs::op_name(op);
+      for (const bs::WeightMatrix* w : weights) {
+        EXPECT(!b->supports(op, w) || b->k.has(op)) << b->name << " supports " << bs::op_name(op) << " without a kernel";
+      }
+    }
+  }
+}
+
+// Kernels::has names each op's own entry: a table with only that entry has that op and no other.
+TEST(kernel_table_has_maps_each_op) {
+  const bs::Kernels& all = bs::reference_backend().k;
+  const bs::Kernels one[] = {
+      {.qmatvec = all.qmatvec},
+      {.qmatmul = all.qmatmul},
+      {.dense_matmul = all.dense_matmul},
+      {.gather_matmul = all.gather_matmul},
+      {.embed = all.embed},
+      {.rmsnorm = all.rmsnorm},
+      {.rope = all.rope},
+      {.attention = all.attention},
+      {.route_softmax_topk = all.route_softmax_topk},
+      {.route_sigmoid_group = all.route_sigmoid_group},
+      {.silu_mul = all.silu_mul},
+      {.add = all.add},
+      {.lora_delta = all.lora_delta},
+  };
+  static_assert(sizeof(one) / sizeof(one[0]) == static_cast<size_t>(Op::Count));
+  for (int i = 0; i < static_cast<int>(Op::Count); ++i) {
+    for (int j = 0; j < static_cast<int>(Op::Count); ++j) {
+      const Op a = static_cast<Op>(i), b = static_cast<Op>(j);
+      EXPECT(one[i].has(b) == (i == j)) << "a table with only " << bs::op_name(a) << " reports has(" << bs::op_name(b)
+                                        << ") = " << one[i].has(b);
     }
   }
 }
