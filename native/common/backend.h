@@ -18,9 +18,10 @@ class ThreadPool;
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
   ThreadPool* pool = nullptr;
-  // Bytes per activation on integer dot-product paths: 2 (16 bits, the default: logits ~1e-4 of
-  // their scale from the reference) or 3 (24 bits: ~1e-6, a half more dot products). Float paths ignore it.
-  int act_limbs = 2;
+  // Activation precision of integer dot-product paths: 16 bits, two bytes per activation (the
+  // default: logits ~1e-4 of their scale from the reference), or 24, three bytes (~1e-6, a half
+  // more dot products). Float paths ignore it.
+  int activation_bits = 16;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:
   // one range per thread); see ThreadPool::parallel_for.

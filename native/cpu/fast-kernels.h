@@ -16,12 +16,12 @@
 // (maddubs / VNNI / sdot, udot) give Σ q·Q exactly in int32 per chunk: nibble (u8) × Q2 (s8),
 // and Q1, Q0 (u8) × nibble (s8 — a nibble fits either side). One convert and one FMA per
 // chunk follow. A single int8 activation would err by ~1e-2 of the output, beyond the op
-// test's 1e-4 of Σ|w·x|. ExecCtx::act_limbs = 2 (activationBits 16, the default) keeps two
-// bytes, |Q| < 2^15, Q = Q1·2^8 + Q0, logits ~1e-4 of their scale off the reference; a block's
-// few extreme values are taken out and added in float (split_outliers), so its others keep
-// their precision. 3 (activationBits 24): a half more dot products, logits ~1e-6 off. Several
-// tokens (prefill) share the unpacked codes in the float path, where that is cheaper than
-// quantising each token.
+// test's 1e-4 of Σ|w·x|. ExecCtx::activation_bits = 16 (the default) keeps two bytes,
+// |Q| < 2^15, Q = Q1·2^8 + Q0, logits ~1e-4 of their scale off the reference; a block's few
+// extreme values are taken out and added in float (split_outliers), so its others keep their
+// precision. activation_bits = 24: three bytes, a half more dot products, logits ~1e-6 off.
+// Several tokens (prefill) share the unpacked codes in the float path, where that is cheaper
+// than quantising each token.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -57,13 +57,13 @@ struct FastKernels {
   // ---------------------------------------------------------------- activation layout
   // Laid-out activations of n tokens for one weight format.
   struct Act {
-    bool ints = false;            // integer limbs (xq, dl) instead of floats (xs)
+    bool ints = false;            // integer bytes (xq, dl) instead of floats (xs)
     const float* xs = nullptr;    // [n][nch·C] float layout
-    const int8_t* xq = nullptr;   // [n][nch][limbs][lo 4L bytes, hi 4L bytes]
+    const int8_t* xq = nullptr;   // [n][nch][byte k < bytes][lo 4L bytes, hi 4L bytes]
     const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
     const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
-    int limbs = 2;                        // bytes per activation (ints)
+    int bytes = 2;                        // bytes per activation (ints): activation_bits / 8
     // Two bytes: per token the count (on[t]) and columns and values (oi, ov: o_stride apart) of
     // activations taken out of their blocks (split_outliers), added back per row in float.
     const int32_t* on = nullptr;
@@ -71,15 +71,15 @@ struct FastKernels {
     const float* ov = nullptr;
     int64_t o_stride = 0;
   };
-  // A chunk's limbs: [limb k][lo, hi] vectors of 4L bytes.
-  template <int LIMBS>
-  static void load_limbs(const int8_t* q, I* x) {
+  // A chunk's activation bytes: [byte k][lo, hi] vectors of 4L bytes.
+  template <int BYTES>
+  static void load_act_bytes(const int8_t* q, I* x) {
 #pragma GCC unroll 6
-    for (int k = 0; k < 2 * LIMBS; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
+    for (int k = 0; k < 2 * BYTES; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
   }
   // Scale of the block maximum: |Q| must stay below 2^23 (three bytes, signed top) or 2^15 (two).
   // x·(qmax/m) rounds twice in float (≤ qmax·(1 + 2^-23)), so three bytes keep one unit spare.
-  static float qmax(int limbs) { return limbs == 3 ? 8388606.0f : 32767.0f; }
+  static float qmax(int bytes) { return bytes == 3 ? 8388606.0f : 32767.0f; }
 
   static int64_t chunk_elems(int bits) { return int64_t(32 / bits) * L; }
   static int64_t n_chunks(const WeightMatrix& w) { return (w.cols + chunk_elems(w.bits) - 1) / chunk_elems(w.bits); }
@@ -115,40 +115,40 @@ struct FastKernels {
     for (int64_t g = G; g % L != 0; ++g) gsum[g] = 0.0f;
   }
 
-  // Token x as integer limbs for 4-bit codes (chunks of C = 8L elements): element t of a
-  // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each limb, matching the
+  // Token x as integer bytes for 4-bit codes (chunks of C = 8L elements): element t of a
+  // chunk goes to byte t/2 of the lo (even t) or hi (odd t) half of each byte k, matching the
   // nibbles w & 15 and w >> 4 of the code bytes.
-  static int64_t limb_pos(int64_t t) { return (t & 1) * 4 * L + (t >> 1); }
-  // Byte k of Q (two's complement) into limb k at element t: the low bytes read as unsigned,
+  static int64_t byte_pos(int64_t t) { return (t & 1) * 4 * L + (t >> 1); }
+  // Byte k of Q (two's complement) into byte k at element t: the low bytes read as unsigned,
   // the top one as signed.
-  static void put_limbs(int8_t* q, int64_t t, int32_t Q, int limbs) {
-    for (int k = 0; k < limbs; ++k) q[k * 8 * L + limb_pos(t)] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
+  static void put_bytes(int8_t* q, int64_t t, int32_t Q, int bytes) {
+    for (int k = 0; k < bytes; ++k) q[k * 8 * L + byte_pos(t)] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
   }
-  static void quant_token(const WeightMatrix& w, const float* x, int limbs, int8_t* xq, float* dl, float* gsum,
+  static void quant_token(const WeightMatrix& w, const float* x, int bytes, int8_t* xq, float* dl, float* gsum,
                           int32_t* on, int32_t* oi, float* ov) {
     if constexpr (V::kIntDot) {
       const int64_t C = 8 * L, nch = n_chunks(w), full = w.cols / C;
-      // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to the limbs and
+      // Full chunks: V::quant_block takes 32 elements (16 even, 16 odd) to their bytes and
       // returns their d, with the same float operations as the scalar tail below.
       for (int64_t c = 0; c < full; ++c) {
-        int8_t* q = xq + c * limbs * 8 * L;
+        int8_t* q = xq + c * bytes * 8 * L;
         for (int k = 0; k < L / 4; ++k) {
           const float* xb = x + c * C + 32 * k;
-          const float d = limbs == 3 ? V::template quant_block<3>(xb, qmax(3), q + 16 * k, q + 4 * L + 16 * k, 8 * L)
+          const float d = bytes == 3 ? V::template quant_block<3>(xb, qmax(3), q + 16 * k, q + 4 * L + 16 * k, 8 * L)
                                      : V::template quant_block<2>(xb, qmax(2), q + 16 * k, q + 4 * L + 16 * k, 8 * L);
           for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = d;
         }
       }
-      if (full < nch) quant_tail(w, x, full, limbs, xq + full * limbs * 8 * L, dl + full * L);
+      if (full < nch) quant_tail(w, x, full, bytes, xq + full * bytes * 8 * L, dl + full * L);
       if (on) *on = split_outliers(w, x, xq, dl, oi, ov);
       group_sums(w, x, gsum);
     }
   }
 
   // The partial last chunk, element by element; elements past cols are zero (and so is d).
-  static void quant_tail(const WeightMatrix& w, const float* x, int64_t c, int limbs, int8_t* q, float* dl) {
+  static void quant_tail(const WeightMatrix& w, const float* x, int64_t c, int bytes, int8_t* q, float* dl) {
     const int64_t C = 8 * L;
-    const float qm = qmax(limbs);
+    const float qm = qmax(bytes);
     float d[L / 4], inv[L / 4];
     for (int k = 0; k < L / 4; ++k) {
       const int64_t b = c * C + 32 * k;
@@ -163,7 +163,7 @@ struct FastKernels {
       if (e < w.cols) {
         Q = static_cast<int32_t>(std::nearbyint(x[e] * inv[t / 32]));  // to nearest even, as cvtps2dq
       }
-      put_limbs(q, t, Q, limbs);
+      put_bytes(q, t, Q, bytes);
     }
     for (int j = 0; j < L; ++j) dl[j] = d[j / 4];
   }
@@ -185,7 +185,7 @@ struct FastKernels {
       int8_t* q = xq + c * 2 * 8 * L;
       int large = 0;
       for (int i = 0; i < 32 && large <= kSplit; ++i) {
-        const int8_t v = q[8 * L + limb_pos(32 * k + i)];  // top byte
+        const int8_t v = q[8 * L + byte_pos(32 * k + i)];  // top byte
         large += v >= 8 || v < -8;
       }
       if (large > kSplit) continue;
@@ -212,7 +212,7 @@ struct FastKernels {
       const float inv = m > 0.0f ? qm / m : 0.0f;
       for (int i = 0; i < 32; ++i) {
         const int32_t Q = i >= n || taken[i] ? 0 : static_cast<int32_t>(std::nearbyint(x[b0 + i] * inv));
-        put_limbs(q, 32 * k + i, Q, 2);
+        put_bytes(q, 32 * k + i, Q, 2);
       }
       for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = m / qm;
     }
@@ -234,13 +234,13 @@ struct FastKernels {
   static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints) {
     Act a;
     a.ints = ints;
-    a.limbs = ctx.act_limbs;
+    a.bytes = ctx.activation_bits / 8;
     a.g_stride = (w.groups_per_row() + L - 1) / L * L;  // zero-padded: vector loops may read to a multiple of L
     const int64_t nch = n_chunks(w);
-    // Per token: float layout nch·C floats, or nch·limbs·8L limb bytes + nch·L scale floats.
+    // Per token: float layout nch·C floats, or nch·bytes·8L activation bytes + nch·L scale floats.
     a.xs_stride = ints ? nch * L : nch * chunk_elems(w.bits);
-    const int64_t qbytes = ints ? nch * a.limbs * 8 * L : 0;
-    const int64_t os = a.o_stride = ints && a.limbs == 2 ? (w.cols + 31) / 32 * kSplit : 0;  // per block at most kSplit
+    const int64_t qbytes = ints ? nch * a.bytes * 8 * L : 0;
+    const int64_t os = a.o_stride = ints && a.bytes == 2 ? (w.cols + 31) / 32 * kSplit : 0;  // per block at most kSplit
     uint8_t* base = static_cast<uint8_t*>(fast::scratch(
         fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride) + 4 * (1 + 2 * os)))));
     int8_t* xq = reinterpret_cast<int8_t*>(base);
@@ -267,7 +267,7 @@ struct FastKernels {
             std::memcpy(ov + t * os, ov + (t - 1) * os, static_cast<size_t>(on[t]) * 4);
           }
         } else if (ints) {
-          quant_token(w, xt, a.limbs, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride, os ? on + t : nullptr,
+          quant_token(w, xt, a.bytes, xq + t * qbytes, xs + t * a.xs_stride, gs + t * a.g_stride, os ? on + t : nullptr,
                       oi + t * os, ov + t * os);
         } else {
           layout_token(w, xt, xs + t * a.xs_stride, gs + t * a.g_stride);
@@ -462,11 +462,11 @@ struct FastKernels {
   }
 
   // R rows (same shape) against one token on the integer path: per chunk the activation
-  // limbs are loaded once for all R rows, and each row adds cvt(Σ q·Q) · scale · d (exact
+  // bytes are loaded once for all R rows, and each row adds cvt(Σ q·Q) · scale · d (exact
   // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
   // each row costs one horizontal sum. Every row runs the same operations in the same order
   // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
-  template <int R, bool BCAST, int LIMBS>
+  template <int R, bool BCAST, int BYTES>
   static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
                                                             const float* s, const float* b, const int8_t* xq,
                                                             const float* dl, const float* gs, int64_t G,
@@ -475,7 +475,7 @@ struct FastKernels {
     // group index) is the same for every row.
     const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
     const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
-    constexpr int64_t QB = LIMBS * 8 * L;  // limb bytes per chunk
+    constexpr int64_t QB = BYTES * 8 * L;  // activation bytes per chunk
     F acc[R];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
@@ -490,8 +490,8 @@ struct FastKernels {
           if (p < pf_end) __builtin_prefetch(p);
         }
       }
-      I x[2 * LIMBS];
-      load_limbs<LIMBS>(xq + c * QB, x);
+      I x[2 * BYTES];
+      load_act_bytes<BYTES>(xq + c * QB, x);
       const F d = V::load(dl + c * L);
       const int64_t g = (c * C) >> gshift;
       const bool part = c >= full;
@@ -499,7 +499,7 @@ struct FastKernels {
       for (int i = 0; i < R; ++i) {
         const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
         const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
-        acc[i] = V::fma(V::cvt(V::template isum<LIMBS>(w, x)), V::mul(sc, d), acc[i]);
+        acc[i] = V::fma(V::cvt(V::template isum<BYTES>(w, x)), V::mul(sc, d), acc[i]);
       }
     }
 #pragma GCC unroll 4
@@ -574,17 +574,17 @@ struct FastKernels {
     }
   }
 
-  // The integer path (one token per matrix, 4-bit): rows in fours sharing the limb loads.
+  // The integer path (one token per matrix, 4-bit): rows in fours sharing the activation loads.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
-    if (a.limbs == 3) {
+    if (a.bytes == 3) {
       qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
     } else {
       qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
     }
   }
 
-  template <int LIMBS>
+  template <int BYTES>
   static void qrows_int_n(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                           int64_t nt, float* y, int64_t ldy) {
     constexpr int R = 4;
@@ -593,7 +593,7 @@ struct FastKernels {
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     const bool bcast = w.group >= C;
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
-    const int64_t qb = a.xs_stride * LIMBS * 8;  // limb bytes per token
+    const int64_t qb = a.xs_stride * BYTES * 8;  // activation bytes per token
     const uint8_t* pf_end = w.w_row(mat, r1);
     // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
     const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
@@ -616,14 +616,14 @@ struct FastKernels {
         for (int i = 0; i < n; ++i) rows[i] = w.w_row(mat, r + i);
         float* out = y + tok * ldy + r;
         if (n == R) {
-          bcast ? qdot_int<R, true, LIMBS>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
-                : qdot_int<R, false, LIMBS>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
+          bcast ? qdot_int<R, true, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
         } else {
           for (int i = 0; i < n; ++i) {
             const float* si = sc.s + i * G;
             const float* bi = sc.b + i * G;
-            bcast ? qdot_int<1, true, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
-                  : qdot_int<1, false, LIMBS>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
+            bcast ? qdot_int<1, true, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
           }
         }
         // Activations split_outliers took out: scale · code · x per row (the bias term's group

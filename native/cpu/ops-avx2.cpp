@@ -65,25 +65,27 @@ struct Avx2 {
   // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs:
   // nibble × signed top byte, unsigned low bytes × nibble, ≤ 4·15·255 per 16-bit lane), then
   // pairs of 16-bit lanes summed and weighted by 2^(8k) (madd, and a shift for 2^16).
-  template <int LIMBS>
+  template <int BYTES>
   static I isum(I w, const I* x) {
     const I m = _mm256_set1_epi8(0x0F);
     const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    constexpr int T = LIMBS - 1;
-    auto limb = [&](int k, short scale) {
+    constexpr int T = BYTES - 1;
+    auto byte_sum = [&](int k, short scale) {
       const I p = k == T ? _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]))
                          : _mm256_add_epi16(_mm256_maddubs_epi16(x[2 * k], lo), _mm256_maddubs_epi16(x[2 * k + 1], hi));
       return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
     };
-    if constexpr (LIMBS == 3) {
-      return _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(limb(2, 256), limb(1, 1)), 8), limb(0, 1));
+    if constexpr (BYTES == 3) {
+      const I top = _mm256_add_epi32(byte_sum(2, 256), byte_sum(1, 1));
+      return _mm256_add_epi32(_mm256_slli_epi32(top, 8), byte_sum(0, 1));
     } else {
-      return _mm256_add_epi32(limb(1, 256), limb(0, 1));
+      return _mm256_add_epi32(byte_sum(1, 256), byte_sum(0, 1));
     }
   }
-  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
-  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
-  template <int LIMBS>
+  // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
+  // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
+  // returns d = m/qmax.
+  template <int BYTES>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
                  v3 = _mm256_loadu_ps(x + 24);
@@ -109,12 +111,12 @@ struct Avx2 {
       const __m256i r = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 3, 6, 7));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm256_castsi256_si128(r));
     };
-    auto limbs = [&](bool odd, int8_t* q) {
+    auto store = [&](bool odd, int8_t* q) {
       const __m256i a = pick(v0, v1, odd), b = pick(v2, v3, odd);
-      for (int k = 0; k < LIMBS; ++k) narrow(a, b, k, q + k * ls);
+      for (int k = 0; k < BYTES; ++k) narrow(a, b, k, q + k * ls);
     };
-    limbs(false, qe);
-    limbs(true, qo);
+    store(false, qe);
+    store(true, qo);
     return m / qmax;
   }
   static F load_bf16(const uint8_t* p) {

@@ -64,9 +64,9 @@ std::vector<BenchCase> bench_cases() {
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, big->m, 0, x->data(), y->data()); });
     // activationBits 24 (three bytes; the cases above use the default 16) on integer paths.
     add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 24-bit activations", double(q4->m.mat_bytes()),
-        [=, &k] { k.qmatvec(bs::ExecCtx{nullptr, 3}, q4->m, 0, x->data(), y->data()); });
+        [=, &k] { k.qmatvec(bs::ExecCtx{nullptr, 24}, q4->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads, 24-bit activations",
-        double(big->m.mat_bytes()), [=, &k] { k.qmatvec(bs::ExecCtx{pool.get(), 3}, big->m, 0, x->data(), y->data()); });
+        double(big->m.mat_bytes()), [=, &k] { k.qmatvec(bs::ExecCtx{pool.get(), 24}, big->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 2 threads", double(kp->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, kp->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 1 thread", double(kp->m.mat_bytes()),

@@ -35,9 +35,9 @@ __attribute__((noinline)) void poison_stack() {
   asm volatile("" : : "r"(buf) : "memory");
 }
 
-// `limbs`: ExecCtx::act_limbs of the fast kernels' calls (the reference ignores it).
+// `activation_bits`: ExecCtx::activation_bits of the fast kernels' calls (the reference ignores it).
 void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& desc, const Oracle& o, double rel,
-              const Runner& run, int limbs = 3) {
+              const Runner& run, int activation_bits = 24) {
   const size_t n = o.value.size();
   std::vector<float> ref(n), threaded(n), got(n);
   run(bs::reference_backend().k, bs::ExecCtx{}, ref.data());
@@ -61,14 +61,14 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
     poison_stack();
-    run(b->k, bs::ExecCtx{&pool, limbs}, got.data());
+    run(b->k, bs::ExecCtx{&pool, activation_bits}, got.data());
     const auto [e, i] = worst(got, ref_d);
-    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << limbs << " limbs) vs cpu-ref, " << desc << ": element " << i << " got "
+    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << activation_bits << "-bit activations) vs cpu-ref, " << desc << ": element " << i << " got "
                      << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
     // Thread-count invariance: every output element is computed by one call, whichever
     // thread runs it, so 1 and 3 threads give the same bits.
     poison_stack();
-    run(b->k, bs::ExecCtx{nullptr, limbs}, one.data());
+    run(b->k, bs::ExecCtx{nullptr, activation_bits}, one.data());
     EXPECT(std::equal(one.begin(), one.end(), got.begin()))
         << bs::op_name(op) << " " << b->name << " differs between 1 and 3 threads, " << desc;
   }
@@ -128,10 +128,10 @@ TEST(op_qmatvec_and_qmatmul) {
       k.qmatmul(ctx, w.m, mat, x.data(), n, y);
     });
     const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
-    for (int limbs : {3, 2}) {  // activationBits 24 and 16: both within the op tolerance
+    for (int activation_bits : {24, 16}) {  // both within the op tolerance
       check_op(
           t, Op::QMatVec, &w.m, desc, o1, 1e-4,
-          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, limbs);
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, activation_bits);
     }
   }
 }
@@ -171,13 +171,13 @@ TEST(op_qmatvec_activation_outlier) {
                              (two ? " and " + std::to_string(at2) : "");
     // Two bytes (the default) hold it only with the outliers split off their block
     // (split_outliers; up to ~19× the bound without).
-    for (int limbs : {3, 2}) {
+    for (int activation_bits : {24, 16}) {
       check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, limbs);
+      }, activation_bits);
       check_op(t, Op::GatherMatMul, &w.m, desc + " gathered", o3, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
-      }, limbs);
+      }, activation_bits);
     }
   }
 }
@@ -196,10 +196,10 @@ TEST(op_qmatvec_block_maxima) {
     }
     const Oracle o = matmul_oracle(w.m, {0}, x);
     const std::string desc = "seed " + std::to_string(1600 + c) + " " + describe(w.m) + " block maxima";
-    for (int limbs : {3, 2}) {
+    for (int activation_bits : {24, 16}) {
       check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, limbs);
+      }, activation_bits);
     }
   }
 }
@@ -255,13 +255,13 @@ TEST(op_matmul_large_shapes) {
         const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " +
                                  std::to_string(ids.size());
         const Oracle o = matmul_oracle(w.m, ids, x);
-        for (int limbs : {3, 2}) {
+        for (int activation_bits : {24, 16}) {
           check_op(
               t, Op::GatherMatMul, &w.m, desc, o, 1e-4,
               [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
                 k.gather_matmul(ctx, w.m, ids.data(), x.data(), static_cast<int64_t>(ids.size()), y);
               },
-              limbs);
+              activation_bits);
         }
       }
     }
