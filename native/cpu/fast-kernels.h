@@ -1,22 +1,26 @@
 // The fast CPU kernel sets (cpu-avx2, cpu-avx512, cpu-neon, cpu-neon-dotprod): every op
-// written once over a SIMD traits type V that each ISA file defines with its intrinsics
-// (ops-avx2.cpp, ops-avx512.cpp, neon-traits.h), so every ISA runs the same algorithm compiled
-// with its own flags. The ops by section: fast-qmatmul.h (quantised matmuls, with
-// fast-codes.h, fast-activations.h, fast-int-dot.h and fast-gemm.h), fast-dense.h,
-// fast-elementwise.h, fast-attention.h; their shared helpers in fast-vector.h.
+// written once over a SIMD traits type V that each ISA defines with its intrinsics
+// (avx2-traits.h, ops-avx512.cpp, neon-traits.h, ops-neon-dotprod.cpp), so every ISA runs the
+// same algorithm compiled with its own flags. The ops by section: fast-qmatmul.h (quantised
+// matmuls, with fast-codes.h, fast-activations.h, fast-int-dot.h and fast-gemm.h),
+// fast-dense.h, fast-elementwise.h, fast-attention.h, fast-lora.h; their shared helpers in
+// fast-vector.h.
 #pragma once
 #include "common/backend.h"
 #include "cpu/fast-attention.h"
 #include "cpu/fast-codes.h"
 #include "cpu/fast-dense.h"
 #include "cpu/fast-elementwise.h"
+#include "cpu/fast-lora.h"
 #include "cpu/fast-qmatmul.h"
 
 namespace bs {
 
 namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
 
-template <class V>
+// V: the traits of every op; LV: those of the LoRA delta (V, except that cpu-avx512 keeps the
+// 8-lane AVX2 LoRA kernel it always had, bit-identical to cpu-avx2's).
+template <class V, class LV = V>
 struct FastKernels {
   using QMatMul = FastQMatMul<V>;
   using Elementwise = FastElementwise<V>;
@@ -37,9 +41,8 @@ struct FastKernels {
 
   // Embed and routing are left to the reference: its embed (one row per token, dequant_row)
   // is the fast path, and its routing is allocation-free and O(E·k) per token, so a copy
-  // would add nothing. `lora_delta`: the ISA's LoRA kernel from lora-fast.h (written
-  // separately, shared by sets).
-  static Backend make(const char* name, const char* detail, bool (*usable)(), decltype(Kernels::lora_delta) lora_delta) {
+  // would add nothing.
+  static Backend make(const char* name, const char* detail, bool (*usable)()) {
     return Backend{.name = name,
                    .detail = detail,
                    .usable = usable,
@@ -53,7 +56,7 @@ struct FastKernels {
                          .attention = FastAttention<V>::attention,
                          .silu_mul = Elementwise::silu_mul,
                          .add = Elementwise::add,
-                         .lora_delta = lora_delta}};
+                         .lora_delta = FastLora<LV>::lora_delta}};
   }
 };
 

@@ -4,7 +4,6 @@
 // (Apple M*, Cortex-A76+, Orin).
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
-#include "cpu/lora-fast.h"
 #include "cpu/neon-traits.h"
 #include "cpu/ops-neon.h"
 
@@ -68,7 +67,7 @@ bool usable() { return cpu_features().neon && cpu_features().dotprod; }
 
 const Backend& cpu_neon_dotprod_backend() {
   static const Backend b = FastKernels<NeonDot>::make(
-      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable, lora_delta_neon);
+      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable);
   return b;
 }
 

@@ -5,7 +5,6 @@
 #include "cpu/thread-pool.h"
 
 #include "common/backend.h"
-#include "cpu/lora-fast.h"
 #include "fixtures.h"
 
 namespace bt {
@@ -122,19 +121,6 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
         [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
   }
-#if defined(BRAINSTEM_X86)
-  // Not in a kernel table yet: the fast CPU sets wire it in.
-  if (bs::lora_delta_avx2_usable()) {
-    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-avx2", lora_shape, lora_bytes,
-                   [=] { bs::lora_delta_avx2(ctx, lora->w, x->data(), 1, y->data()); }});
-  }
-#endif
-#if defined(BRAINSTEM_ARM64)
-  if (bs::lora_delta_neon_usable()) {
-    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-neon", lora_shape, lora_bytes,
-                   [=] { bs::lora_delta_neon(ctx, lora->w, x->data(), 1, y->data()); }});
-  }
-#endif
   return out;
 }
 
