@@ -5,17 +5,6 @@
 
 namespace bs {
 
-void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
-                const LoraWeights* lora) {
-  linear_forward(m.dispatch(), m.ctx(), l, x, n, y);
-  s.bytes_touched += l.w.mat_bytes();
-  if (!lora) return;
-  // A kernel set whose table predates the op (positional init leaves it null) runs the reference.
-  auto fn = m.dispatch().pick(Op::LoraDelta, &lora->a).lora_delta;
-  (fn ? fn : reference_backend().k.lora_delta)(m.ctx(), *lora, x, n, y);
-  s.bytes_touched += lora->a.mat_bytes() + lora->b.mat_bytes();
-}
-
 void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0,
                      void* k_cache, void* v_cache, Scratch& s, float* out, const LayerLora* lora) {
   const ModelConfig& c = m.cfg;

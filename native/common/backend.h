@@ -18,9 +18,10 @@ class ThreadPool;
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
   ThreadPool* pool = nullptr;
-  // Bytes per activation on integer dot-product paths: 2 (16 bits, the default: logits ~1e-4 of
-  // their scale from the reference) or 3 (24 bits: ~1e-6, a half more dot products). Float paths ignore it.
-  int act_limbs = 2;
+  // Activation precision of integer dot-product paths: 16 bits, two bytes per activation (the
+  // default: logits ~1e-4 of their scale from the reference), or 24, three bytes (~1e-6, a half
+  // more dot products). Float paths ignore it.
+  int activation_bits = 16;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:
   // one range per thread); see ThreadPool::parallel_for.
@@ -78,49 +79,77 @@ struct LoraWeights {
   float scale = 1.0f;
 };
 
+// Filled with designated initialisers; an op a kernel set does not implement stays null.
 struct Kernels {
   // y[rows] = W[mat] · x[cols]; W affine 4/8-bit.
-  void (*qmatvec)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, float* y);
+  void (*qmatvec)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, float* y) = nullptr;
   // y[n, rows] = x[n, cols] · W[mat]ᵀ for a small batch n; W affine 4/8-bit.
-  void (*qmatmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y);
+  void (*qmatmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) = nullptr;
   // The same for plain F16/BF16/F32 weights.
-  void (*dense_matmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y);
+  void (*dense_matmul)(const ExecCtx&, const WeightMatrix& w, int64_t mat, const float* x, int64_t n,
+                       float* y) = nullptr;
   // y[i, rows] = W[ids[i]] · x[i, cols] for i < m over a stacked [E, rows, cols] tensor: the
   // gathered expert matmul. Callers group equal ids together so a kernel can batch them.
   void (*gather_matmul)(const ExecCtx&, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
-                        float* y);
+                        float* y) = nullptr;
   // out[i, cols] = row ids[i] of the table (the embedding lookup; any format).
-  void (*embed)(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out);
+  void (*embed)(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = nullptr;
   // y = x * rsqrt(mean(x²) + eps) * w per row of length d; y may alias x.
-  void (*rmsnorm)(const ExecCtx&, const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y);
+  void (*rmsnorm)(const ExecCtx&, const float* x, const float* w, int64_t n_rows, int64_t d, float eps,
+                  float* y) = nullptr;
   // In place on x[n_tok, n_heads, head_dim]: non-traditional (NeoX) pairs (i, i + rot/2), angle
   // positions[t] * theta^(-2i/rot).
-  void (*rope)(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p);
+  void (*rope)(const ExecCtx&, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p) = nullptr;
   // out[n_tok, n_q, hd]: query t sits at position pos0 + t and attends causally to cache rows
   // 0..pos0+t of k, v [*, n_kv, hd] (float32, or F16 when p.kv_f16).
   void (*attention)(const ExecCtx&, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
-                    const AttentionParams& p, float* out);
+                    const AttentionParams& p, float* out) = nullptr;
   // logits[n_tok, E] → ids/weights[n_tok, top_k], by descending score, ties to the lower id.
   void (*route_softmax_topk)(const ExecCtx&, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p,
-                             int32_t* ids, float* weights);
+                             int32_t* ids, float* weights) = nullptr;
   void (*route_sigmoid_group)(const ExecCtx&, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
-                              int32_t* ids, float* weights);
+                              int32_t* ids, float* weights) = nullptr;
   // out = silu(gate) * up, elementwise over n.
-  void (*silu_mul)(const ExecCtx&, const float* gate, const float* up, int64_t n, float* out);
+  void (*silu_mul)(const ExecCtx&, const float* gate, const float* up, int64_t n, float* out) = nullptr;
   // y += s * x over n.
-  void (*add)(const ExecCtx&, const float* x, float s, int64_t n, float* y);
+  void (*add)(const ExecCtx&, const float* x, float s, int64_t n, float* y) = nullptr;
   // y[t, out] += l.scale · B · (A · x[t, in]) for t < n: the LoRA delta added onto a base
   // linear's output. supports() is asked with &l.a.
-  void (*lora_delta)(const ExecCtx&, const LoraWeights& l, const float* x, int64_t n, float* y);
+  void (*lora_delta)(const ExecCtx&, const LoraWeights& l, const float* x, int64_t n, float* y) = nullptr;
+
+  // Whether the table has a kernel for `op` (a table fills only the ops it implements).
+  bool has(Op op) const {
+    switch (op) {
+      case Op::QMatVec: return qmatvec;
+      case Op::QMatMul: return qmatmul;
+      case Op::DenseMatMul: return dense_matmul;
+      case Op::GatherMatMul: return gather_matmul;
+      case Op::Embed: return embed;
+      case Op::RmsNorm: return rmsnorm;
+      case Op::Rope: return rope;
+      case Op::Attention: return attention;
+      case Op::RouteSoftmaxTopK: return route_softmax_topk;
+      case Op::RouteSigmoidGroup: return route_sigmoid_group;
+      case Op::SiluMul: return silu_mul;
+      case Op::Add: return add;
+      case Op::LoraDelta: return lora_delta;
+      case Op::Count: break;
+    }
+    return false;
+  }
 };
 
 struct Backend {
   const char* name;    // "cpu-ref", "cpu-avx2", "cpu-avx512", "cpu-neon", later "metal", "cuda"
   const char* detail;  // one line for `info()`
   bool (*usable)();    // the CPU features / device it needs are present
-  // Whether this backend runs `op` on weight `w` (nullptr for ops without weights).
-  bool (*supports)(Op op, const WeightMatrix* w);
+  // Whether the table's kernel for `op` takes weight `w` (nullptr for ops without weights):
+  // the formats and shapes it handles. Ops the table lacks need no case.
+  bool (*accepts)(Op op, const WeightMatrix* w);
   Kernels k;
+
+  // Whether this backend runs `op` on weight `w`: its table has the op and the kernel takes w.
+  bool supports(Op op, const WeightMatrix* w) const { return k.has(op) && accepts(op, w); }
 };
 
 // Every backend compiled into this binary: the CPU kernel sets (reference first, then by

@@ -37,10 +37,6 @@ struct Scratch {
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };
 
-// y = linear(x) (+ lora: y += s·B(A x), unmerged) and counts the bytes read as touched.
-void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
-                const LoraWeights* lora = nullptr);
-
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
 // into the caches [≥ pos0 + n, n_kv, head_dim] (float32, or F16 when m.kv_f16()) before
 // attending. `lora` (nullable): the session's adapter for this layer (its Q/K/V/O slots).

@@ -1,5 +1,8 @@
 #include "common/linear.h"
 
+#include "common/blocks.h"
+#include "common/model.h"
+
 namespace bs {
 
 void linear_forward(const Dispatch& d, const ExecCtx& ctx, const Linear& l, const float* x, int64_t n, float* y) {
@@ -15,6 +18,15 @@ void linear_forward(const Dispatch& d, const ExecCtx& ctx, const Linear& l, cons
     const Kernels& k = d.pick(Op::Add);
     for (int64_t t = 0; t < n; ++t) k.add(ctx, l.bias.data(), 1.0f, w.rows, y + t * w.rows);
   }
+}
+
+void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
+                const LoraWeights* lora) {
+  linear_forward(m.dispatch(), m.ctx(), l, x, n, y);
+  s.bytes_touched += l.w.mat_bytes();
+  if (!lora) return;
+  m.dispatch().pick(Op::LoraDelta, &lora->a).lora_delta(m.ctx(), *lora, x, n, y);
+  s.bytes_touched += lora->a.mat_bytes() + lora->b.mat_bytes();
 }
 
 }  // namespace bs

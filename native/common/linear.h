@@ -8,6 +8,9 @@
 
 namespace bs {
 
+class Model;
+struct Scratch;
+
 struct Linear {
   WeightMatrix w;           // [out, in]
   std::vector<float> bias;  // [out] or empty
@@ -15,5 +18,10 @@ struct Linear {
 
 // y[n, out] = x[n, in] · Wᵀ (+ bias).
 void linear_forward(const Dispatch& d, const ExecCtx& ctx, const Linear& l, const float* x, int64_t n, float* y);
+
+// y = linear(x) (+ lora: y += s·B(A x), unmerged) with the model's kernels, and counts the
+// bytes read as touched.
+void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
+                const LoraWeights* lora = nullptr);
 
 }  // namespace bs

@@ -99,16 +99,16 @@ class Model {
   mutable std::mutex forward_mu;
 
   const Dispatch& dispatch() const { return dispatch_; }
-  ExecCtx ctx() const { return ExecCtx{pool_.get(), act_limbs_}; }
+  ExecCtx ctx() const { return ExecCtx{pool_.get(), activation_bits_}; }
   int threads() const { return threads_; }
   bool kv_f16() const { return kv_f16_; }
-  int activation_bits() const { return act_limbs_ == 3 ? 24 : 16; }
+  int activation_bits() const { return activation_bits_; }
 
  private:
   Dispatch dispatch_;
   int threads_;
   bool kv_f16_;
-  int act_limbs_;
+  int activation_bits_;  // 16 or 24
   std::unique_ptr<ThreadPool> pool_;
 };
 

@@ -12,7 +12,7 @@ Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bi
     : dispatch_(backend),
       threads_(threads),
       kv_f16_(kv_f16),
-      act_limbs_(activation_bits == 16 ? 2 : 3),
+      activation_bits_(activation_bits == 16 ? 16 : 24),  // the loader admits only these two
       pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;

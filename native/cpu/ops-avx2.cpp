@@ -1,128 +1,13 @@
-// cpu-avx2: the fast kernels over 8-lane AVX2 vectors (a 4-bit chunk is 64 codes in 32 bytes).
+// cpu-avx2: the fast kernels over 8-lane AVX2 vectors (avx2-traits.h).
 #include "cpu/ops-x86.h"
 
-#include <immintrin.h>
-
 #include "common/cpu-features.h"
+#include "cpu/avx2-traits.h"
 #include "cpu/fast-kernels.h"
-#include "cpu/lora-fast.h"
 
 namespace bs {
 
 namespace {
-
-struct Avx2 {
-  static constexpr int L = 8;
-  static constexpr bool kIntDot = true;
-  static constexpr int kGemmT = 3, kGemmR = 4;  // prefill register tile: tokens × rows
-  using F = __m256;
-  using I = __m256i;
-
-  static F zero() { return _mm256_setzero_ps(); }
-  static F set1(float v) { return _mm256_set1_ps(v); }
-  static F load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
-  static F add(F a, F b) { return _mm256_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static F div(F a, F b) { return _mm256_div_ps(a, b); }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
-  static F min(F a, F b) { return _mm256_min_ps(a, b); }
-  static F max(F a, F b) { return _mm256_max_ps(a, b); }
-  static F round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  // 2^n for integral n in [-126, 127], built in the exponent field.
-  static F pow2i(F n) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
-  }
-  static float hsum(F v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
-
-  static I load_codes(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  // The last, partial chunk of a row: `bytes` (< 32) bytes, the rest zero; never reads past them.
-  static I load_codes_part(const uint8_t* p, int bytes) {
-    alignas(32) uint8_t tmp[32] = {};
-    __builtin_memcpy(tmp, p, bytes);
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
-  }
-  template <uint32_t M>
-  static F masked(I w) {
-    return _mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(M))));
-  }
-  template <int S>
-  static F top(I w) {
-    return _mm256_cvtepi32_ps(_mm256_srli_epi32(w, S));
-  }
-  // Lanes j → s[j / lanes_per_group] (lanes_per_group < 8: only 4 here, 4-bit group 32).
-  static F expand(const float* s, int) {
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(s)), _mm_broadcast_ss(s + 1), 1);
-  }
-  static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
-  // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each): u8 × s8 pairs (maddubs:
-  // nibble × signed top byte, unsigned low bytes × nibble, ≤ 4·15·255 per 16-bit lane), then
-  // pairs of 16-bit lanes summed and weighted by 2^(8k) (madd, and a shift for 2^16).
-  template <int LIMBS>
-  static I isum(I w, const I* x) {
-    const I m = _mm256_set1_epi8(0x0F);
-    const I lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    constexpr int T = LIMBS - 1;
-    auto limb = [&](int k, short scale) {
-      const I p = k == T ? _mm256_add_epi16(_mm256_maddubs_epi16(lo, x[2 * k]), _mm256_maddubs_epi16(hi, x[2 * k + 1]))
-                         : _mm256_add_epi16(_mm256_maddubs_epi16(x[2 * k], lo), _mm256_maddubs_epi16(x[2 * k + 1], hi));
-      return _mm256_madd_epi16(p, _mm256_set1_epi16(scale));
-    };
-    if constexpr (LIMBS == 3) {
-      return _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(limb(2, 256), limb(1, 1)), 8), limb(0, 1));
-    } else {
-      return _mm256_add_epi32(limb(1, 256), limb(0, 1));
-    }
-  }
-  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
-  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
-  template <int LIMBS>
-  static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
-    const __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
-                 v3 = _mm256_loadu_ps(x + 24);
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 mv = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
-                              _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    const float m = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
-    const __m256 inv = _mm256_set1_ps(m > 0.0f ? qmax / m : 0.0f);
-    // shuffle_ps picks evens (0x88) or odds (0xDD) of two vectors per 128-bit lane; the
-    // 64-bit permute puts them in element order.
-    auto pick = [&](__m256 a, __m256 b, bool odd) {
-      const __m256 s = odd ? _mm256_shuffle_ps(a, b, 0xDD) : _mm256_shuffle_ps(a, b, 0x88);
-      return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)), inv));
-    };
-    // Byte k of two vectors of 8 int32 to 16 bytes in order (unsigned packs of values 0..255).
-    auto narrow = [](__m256i lo, __m256i hi, int k, int8_t* q) {
-      const __m256i b = _mm256_set1_epi32(255);
-      lo = _mm256_and_si256(_mm256_srli_epi32(lo, 8 * k), b);
-      hi = _mm256_and_si256(_mm256_srli_epi32(hi, 8 * k), b);
-      const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(lo, hi), _mm256_setzero_si256());
-      const __m256i r = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 3, 6, 7));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm256_castsi256_si128(r));
-    };
-    auto limbs = [&](bool odd, int8_t* q) {
-      const __m256i a = pick(v0, v1, odd), b = pick(v2, v3, odd);
-      for (int k = 0; k < LIMBS; ++k) narrow(a, b, k, q + k * ls);
-    };
-    limbs(false, qe);
-    limbs(true, qo);
-    return m / qmax;
-  }
-  static F load_bf16(const uint8_t* p) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
-  static F load_f16(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-};
 
 bool usable() {
   const CpuFeatures& f = cpu_features();
@@ -132,7 +17,7 @@ bool usable() {
 }  // namespace
 
 const Backend& cpu_avx2_backend() {
-  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable, lora_delta_avx2);
+  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable);
   return b;
 }
 

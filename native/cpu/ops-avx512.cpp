@@ -8,8 +8,8 @@
 #include <immintrin.h>
 
 #include "common/cpu-features.h"
+#include "cpu/avx2-traits.h"
 #include "cpu/fast-kernels.h"
-#include "cpu/lora-fast.h"
 #include "cpu/ops-x86.h"
 
 namespace bs {
@@ -63,35 +63,36 @@ struct Avx512 {
   // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane, Horner from the top byte: vpdpbusd
   // accumulates four u8 × s8 products per lane, nibble × signed top byte, then unsigned
   // byte × nibble (|sum| < 8·15·2^23, no overflow).
-  template <int LIMBS>
+  template <int BYTES>
   static I isum(I w, const I* x) {
     const I m = _mm512_set1_epi8(0x0F);
     const I lo = _mm512_and_si512(w, m), hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
-    constexpr int T = LIMBS - 1;
+    constexpr int T = BYTES - 1;
     I a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, x[2 * T]), hi, x[2 * T + 1]);
     for (int k = T - 1; k >= 0; --k) {
       a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 8), x[2 * k], lo), x[2 * k + 1], hi);
     }
     return a;
   }
-  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
-  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
-  template <int LIMBS>
+  // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
+  // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
+  // returns d = m/qmax.
+  template <int BYTES>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
     const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
     const __m512 inv = _mm512_set1_ps(m > 0.0f ? qmax / m : 0.0f);
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-    auto limbs = [&](__m512i idx, int8_t* q) {
+    auto store = [&](__m512i idx, int8_t* q) {
       const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_permutex2var_ps(a, idx, b), inv));
       // vpmovdb keeps each lane's low byte: byte k of Q after a shift by 8k.
-      for (int k = 0; k < LIMBS; ++k) {
+      for (int k = 0; k < BYTES; ++k) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * ls), _mm512_cvtepi32_epi8(_mm512_srli_epi32(Q, 8 * k)));
       }
     };
-    limbs(ev, qe);
-    limbs(od, qo);
+    store(ev, qe);
+    store(od, qo);
     return m / qmax;
   }
   static F load_bf16(const uint8_t* p) {
@@ -109,8 +110,9 @@ bool usable() {
 }  // namespace
 
 const Backend& cpu_avx512_backend() {
-  static const Backend b =
-      FastKernels<Avx512>::make("cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable, lora_delta_avx2);
+  // The LoRA delta runs on AVX2 vectors, as it always has here (results identical to cpu-avx2's).
+  static const Backend b = FastKernels<Avx512, Avx2>::make(
+      "cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable);
   return b;
 }
 

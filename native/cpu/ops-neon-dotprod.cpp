@@ -4,7 +4,6 @@
 // (Apple M*, Cortex-A76+, Orin).
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
-#include "cpu/lora-fast.h"
 #include "cpu/neon-traits.h"
 #include "cpu/ops-neon.h"
 
@@ -15,9 +14,10 @@ namespace {
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
-  // 32 activations as LIMBS bytes: even elements to qe, odd to qo (16 bytes per limb, limbs
-  // `ls` apart), Q = x·(qmax/m) rounded to nearest even, m = max|x|; returns d = m/qmax.
-  template <int LIMBS>
+  // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
+  // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
+  // returns d = m/qmax.
+  template <int BYTES>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     float32x4x2_t v[4];
     float32x4_t mv = vdupq_n_f32(0.0f);
@@ -30,27 +30,27 @@ struct NeonDot : Neon {
     for (int h = 0; h < 2; ++h) {
       int32x4_t Q[4];
       for (int i = 0; i < 4; ++i) Q[i] = vcvtnq_s32_f32(vmulq_n_f32(v[i].val[h], inv));
-      auto store = [&](int8_t* q, auto limb) {
-        const int16x8_t a = vcombine_s16(vmovn_s32(limb(Q[0])), vmovn_s32(limb(Q[1])));
-        const int16x8_t b = vcombine_s16(vmovn_s32(limb(Q[2])), vmovn_s32(limb(Q[3])));
+      auto store = [&](int8_t* q, auto shift) {
+        const int16x8_t a = vcombine_s16(vmovn_s32(shift(Q[0])), vmovn_s32(shift(Q[1])));
+        const int16x8_t b = vcombine_s16(vmovn_s32(shift(Q[2])), vmovn_s32(shift(Q[3])));
         vst1q_s8(q, vcombine_s8(vmovn_s16(a), vmovn_s16(b)));
       };
       int8_t* q = h == 0 ? qe : qo;
       // vmovn keeps low halves: byte k of Q after a shift by 8k.
       store(q, [](int32x4_t t) { return t; });
       store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 8); });
-      if constexpr (LIMBS == 3) store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 16); });
+      if constexpr (BYTES == 3) store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 16); });
     }
     return m / qmax;
   }
   // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each), Horner from the top byte:
   // sdot for the signed top byte, udot for the unsigned low bytes (the same two's-complement
   // sum in the int32 lanes).
-  template <int LIMBS>
+  template <int BYTES>
   static I isum(I w, const I* x) {
     const uint8x16_t b = vreinterpretq_u8_u32(w);
     const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F)), hi = vshrq_n_u8(b, 4);
-    constexpr int T = LIMBS - 1;
+    constexpr int T = BYTES - 1;
     int32x4_t a = vdotq_s32(vdotq_s32(vdupq_n_s32(0), vreinterpretq_s8_u8(lo), vreinterpretq_s8_u32(x[2 * T])),
                             vreinterpretq_s8_u8(hi), vreinterpretq_s8_u32(x[2 * T + 1]));
     uint32x4_t u = vreinterpretq_u32_s32(a);
@@ -67,7 +67,7 @@ bool usable() { return cpu_features().neon && cpu_features().dotprod; }
 
 const Backend& cpu_neon_dotprod_backend() {
   static const Backend b = FastKernels<NeonDot>::make(
-      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable, lora_delta_neon);
+      "cpu-neon-dotprod", "NEON + dot-product kernels (integer decode path), MLX codes read in place", usable);
   return b;
 }
 

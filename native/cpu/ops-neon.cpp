@@ -4,7 +4,6 @@
 
 #include "common/cpu-features.h"
 #include "cpu/fast-kernels.h"
-#include "cpu/lora-fast.h"
 #include "cpu/neon-traits.h"
 
 namespace bs {
@@ -16,7 +15,7 @@ bool usable() { return cpu_features().neon; }
 }  // namespace
 
 const Backend& cpu_neon_backend() {
-  static const Backend b = FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable, lora_delta_neon);
+  static const Backend b = FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable);
   return b;
 }
 

@@ -244,7 +244,7 @@ void lora_delta(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_
 
 bool usable() { return true; }
 
-bool supports(Op op, const WeightMatrix* w) {
+bool accepts(Op op, const WeightMatrix* w) {
   switch (op) {
     case Op::QMatVec:
     case Op::QMatMul: return w && w->quantised();
@@ -258,12 +258,23 @@ bool supports(Op op, const WeightMatrix* w) {
 
 const Backend& cpu_reference_backend() {
   static const Backend b = {
-      "cpu-ref",
-      "scalar reference kernels (the spec)",
-      usable,
-      supports,
-      Kernels{qmatvec, qmatmul, matmul_rows, gather_matmul, embed, rmsnorm, rope, attention, route_softmax_topk,
-              route_sigmoid_group, silu_mul, add, lora_delta},
+      .name = "cpu-ref",
+      .detail = "scalar reference kernels (the spec)",
+      .usable = usable,
+      .accepts = accepts,
+      .k = {.qmatvec = qmatvec,
+            .qmatmul = qmatmul,
+            .dense_matmul = matmul_rows,
+            .gather_matmul = gather_matmul,
+            .embed = embed,
+            .rmsnorm = rmsnorm,
+            .rope = rope,
+            .attention = attention,
+            .route_softmax_topk = route_softmax_topk,
+            .route_sigmoid_group = route_sigmoid_group,
+            .silu_mul = silu_mul,
+            .add = add,
+            .lora_delta = lora_delta},
   };
   return b;
 }

@@ -5,7 +5,6 @@
 #include "cpu/thread-pool.h"
 
 #include "common/backend.h"
-#include "cpu/lora-fast.h"
 #include "fixtures.h"
 
 namespace bt {
@@ -64,9 +63,9 @@ std::vector<BenchCase> bench_cases() {
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, big->m, 0, x->data(), y->data()); });
     // activationBits 24 (three bytes; the cases above use the default 16) on integer paths.
     add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 24-bit activations", double(q4->m.mat_bytes()),
-        [=, &k] { k.qmatvec(bs::ExecCtx{nullptr, 3}, q4->m, 0, x->data(), y->data()); });
+        [=, &k] { k.qmatvec(bs::ExecCtx{nullptr, 24}, q4->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads, 24-bit activations",
-        double(big->m.mat_bytes()), [=, &k] { k.qmatvec(bs::ExecCtx{pool.get(), 3}, big->m, 0, x->data(), y->data()); });
+        double(big->m.mat_bytes()), [=, &k] { k.qmatvec(bs::ExecCtx{pool.get(), 24}, big->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 2 threads", double(kp->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, kp->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 1 thread", double(kp->m.mat_bytes()),
@@ -119,24 +118,9 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::SiluMul, nullptr, "768 x 8", 2 * 768 * 8 * 4.0,
         [=, &k] { k.silu_mul(ctx, x->data(), x->data() + 6144, 6144, y->data()); });
     add(bs::Op::Add, nullptr, "2048", 2 * 2048 * 4.0, [=, &k] { k.add(ctx, x->data(), 1.0f, 2048, y->data()); });
-    if (k.lora_delta) {
-      add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
-          [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
-    }
+    add(bs::Op::LoraDelta, &lora->a.m, lora_shape, lora_bytes,
+        [=, &k] { k.lora_delta(ctx, lora->w, x->data(), 1, y->data()); });
   }
-#if defined(BRAINSTEM_X86)
-  // Not in a kernel table yet: the fast CPU sets wire it in.
-  if (bs::lora_delta_avx2_usable()) {
-    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-avx2", lora_shape, lora_bytes,
-                   [=] { bs::lora_delta_avx2(ctx, lora->w, x->data(), 1, y->data()); }});
-  }
-#endif
-#if defined(BRAINSTEM_ARM64)
-  if (bs::lora_delta_neon_usable()) {
-    out.push_back({bs::op_name(bs::Op::LoraDelta), "lora-neon", lora_shape, lora_bytes,
-                   [=] { bs::lora_delta_neon(ctx, lora->w, x->data(), 1, y->data()); }});
-  }
-#endif
   return out;
 }
 

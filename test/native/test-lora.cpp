@@ -1,10 +1,9 @@
-// The LoRA delta op: a hand-computed case, and the fast CPU kernels (not yet in a kernel table)
-// against the reference on the op test's random shapes, threaded and not.
+// The LoRA delta op: a hand-computed case, and every usable kernel set's LoRA kernel against the
+// reference on random shapes (large ones too), threaded and not.
 #include <cmath>
 #include <sstream>
 
 #include "common/backend.h"
-#include "cpu/lora-fast.h"
 #include "cpu/thread-pool.h"
 #include "fixtures.h"
 
@@ -69,14 +68,9 @@ void check_fast(bt::T& t, const char* name, FastKernel fast) {
 
 }  // namespace
 
-#if defined(BRAINSTEM_X86)
-TEST(lora_delta_avx2_matches_reference) {
-  if (bs::lora_delta_avx2_usable()) check_fast(t, "lora-avx2", bs::lora_delta_avx2);
+TEST(lora_delta_fast_kernels_match_reference) {
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (b == &bs::reference_backend() || !b->usable() || !b->k.has(bs::Op::LoraDelta)) continue;
+    check_fast(t, b->name, b->k.lora_delta);
+  }
 }
-#endif
-
-#if defined(BRAINSTEM_ARM64)
-TEST(lora_delta_neon_matches_reference) {
-  if (bs::lora_delta_neon_usable()) check_fast(t, "lora-neon", bs::lora_delta_neon);
-}
-#endif

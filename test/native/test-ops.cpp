@@ -35,9 +35,9 @@ __attribute__((noinline)) void poison_stack() {
   asm volatile("" : : "r"(buf) : "memory");
 }
 
-// `limbs`: ExecCtx::act_limbs of the fast kernels' calls (the reference ignores it).
+// `activation_bits`: ExecCtx::activation_bits of the fast kernels' calls (the reference ignores it).
 void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& desc, const Oracle& o, double rel,
-              const Runner& run, int limbs = 3) {
+              const Runner& run, int activation_bits = 24) {
   const size_t n = o.value.size();
   std::vector<float> ref(n), threaded(n), got(n);
   run(bs::reference_backend().k, bs::ExecCtx{}, ref.data());
@@ -61,14 +61,14 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (b == &bs::reference_backend() || !b->usable() || !b->supports(op, w)) continue;
     poison_stack();
-    run(b->k, bs::ExecCtx{&pool, limbs}, got.data());
+    run(b->k, bs::ExecCtx{&pool, activation_bits}, got.data());
     const auto [e, i] = worst(got, ref_d);
-    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << limbs << " limbs) vs cpu-ref, " << desc << ": element " << i << " got "
+    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << activation_bits << "-bit activations) vs cpu-ref, " << desc << ": element " << i << " got "
                      << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
     // Thread-count invariance: every output element is computed by one call, whichever
     // thread runs it, so 1 and 3 threads give the same bits.
     poison_stack();
-    run(b->k, bs::ExecCtx{nullptr, limbs}, one.data());
+    run(b->k, bs::ExecCtx{nullptr, activation_bits}, one.data());
     EXPECT(std::equal(one.begin(), one.end(), got.begin()))
         << bs::op_name(op) << " " << b->name << " differs between 1 and 3 threads, " << desc;
   }
@@ -128,10 +128,10 @@ TEST(op_qmatvec_and_qmatmul) {
       k.qmatmul(ctx, w.m, mat, x.data(), n, y);
     });
     const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
-    for (int limbs : {3, 2}) {  // activationBits 24 and 16: both within the op tolerance
+    for (int activation_bits : {24, 16}) {  // both within the op tolerance
       check_op(
           t, Op::QMatVec, &w.m, desc, o1, 1e-4,
-          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, limbs);
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, activation_bits);
     }
   }
 }
@@ -171,13 +171,13 @@ TEST(op_qmatvec_activation_outlier) {
                              (two ? " and " + std::to_string(at2) : "");
     // Two bytes (the default) hold it only with the outliers split off their block
     // (split_outliers; up to ~19× the bound without).
-    for (int limbs : {3, 2}) {
+    for (int activation_bits : {24, 16}) {
       check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, limbs);
+      }, activation_bits);
       check_op(t, Op::GatherMatMul, &w.m, desc + " gathered", o3, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
-      }, limbs);
+      }, activation_bits);
     }
   }
 }
@@ -196,10 +196,10 @@ TEST(op_qmatvec_block_maxima) {
     }
     const Oracle o = matmul_oracle(w.m, {0}, x);
     const std::string desc = "seed " + std::to_string(1600 + c) + " " + describe(w.m) + " block maxima";
-    for (int limbs : {3, 2}) {
+    for (int activation_bits : {24, 16}) {
       check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
         k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, limbs);
+      }, activation_bits);
     }
   }
 }
@@ -255,13 +255,13 @@ TEST(op_matmul_large_shapes) {
         const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " +
                                  std::to_string(ids.size());
         const Oracle o = matmul_oracle(w.m, ids, x);
-        for (int limbs : {3, 2}) {
+        for (int activation_bits : {24, 16}) {
           check_op(
               t, Op::GatherMatMul, &w.m, desc, o, 1e-4,
               [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
                 k.gather_matmul(ctx, w.m, ids.data(), x.data(), static_cast<int64_t>(ids.size()), y);
               },
-              limbs);
+              activation_bits);
         }
       }
     }
@@ -576,23 +576,58 @@ TEST(op_lora_delta) {
     // Fast kernels accumulate ≤ 333 products in float32: ≤ ~2e-5 of the bound in the worst case.
     check_op(t, Op::LoraDelta, &a.m, desc.str(), o, 2e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
       std::copy(y0.begin(), y0.end(), y);
-      // A table written before the op existed leaves it null: name it instead of crashing.
-      EXPECT(k.lora_delta != nullptr) << "a kernel set supports lora_delta but its table has none (set it, e.g. to "
-                                         "lora_delta_avx2 / lora_delta_neon, or return false from supports)";
-      if (k.lora_delta) k.lora_delta(ctx, l, x.data(), n, y);
+      k.lora_delta(ctx, l, x.data(), n, y);
     });
   }
 }
 
-// The op test above runs only the sets this CPU can use; this checks every compiled table
-// (cpu-avx512 and the NEON sets included where built) routes lora_delta somewhere callable.
-TEST(every_kernel_set_has_lora_delta) {
+// The op tests above run only the sets this CPU can use; this checks every compiled table
+// (cpu-avx512, the NEON sets and cuda included where built): an op it supports, on any weight,
+// has a kernel in it, and the reference has them all.
+TEST(every_supported_op_has_a_kernel) {
   bt::Rng r(11900);
+  std::vector<bt::OwnedMatrix> ws;
   for (const bs::DType dt : {bs::DType::BF16, bs::DType::F16, bs::DType::F32}) {
-    const auto a = bt::random_dense(r, 1, 4, 64, dt);
-    for (const bs::Backend* b : bs::compiled_backends()) {
-      const bool ok = !b->supports(Op::LoraDelta, &a.m) || b->k.lora_delta != nullptr;
-      EXPECT(ok) << b->name << " supports lora_delta on " << bs::dtype_name(dt) << " but its table has no kernel";
+    ws.push_back(bt::random_dense(r, 1, 4, 64, dt));
+  }
+  for (int bits : {4, 8}) ws.push_back(bt::random_affine(r, 2, 8, 64, bits, 64, bs::DType::BF16));
+  std::vector<const bs::WeightMatrix*> weights{nullptr};
+  for (const auto& w : ws) weights.push_back(&w.m);
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    for (int i = 0; i < static_cast<int>(Op::Count); ++i) {
+      const Op op = static_cast<Op>(i);
+      EXPECT(b != &bs::reference_backend() || b->k.has(op)) << "cpu-ref has no " << bs::op_name(op);
+      for (const bs::WeightMatrix* w : weights) {
+        EXPECT(!b->supports(op, w) || b->k.has(op)) << b->name << " supports " << bs::op_name(op) << " without a kernel";
+      }
+    }
+  }
+}
+
+// Kernels::has names each op's own entry: a table with only that entry has that op and no other.
+TEST(kernel_table_has_maps_each_op) {
+  const bs::Kernels& all = bs::reference_backend().k;
+  const bs::Kernels one[] = {
+      {.qmatvec = all.qmatvec},
+      {.qmatmul = all.qmatmul},
+      {.dense_matmul = all.dense_matmul},
+      {.gather_matmul = all.gather_matmul},
+      {.embed = all.embed},
+      {.rmsnorm = all.rmsnorm},
+      {.rope = all.rope},
+      {.attention = all.attention},
+      {.route_softmax_topk = all.route_softmax_topk},
+      {.route_sigmoid_group = all.route_sigmoid_group},
+      {.silu_mul = all.silu_mul},
+      {.add = all.add},
+      {.lora_delta = all.lora_delta},
+  };
+  static_assert(sizeof(one) / sizeof(one[0]) == static_cast<size_t>(Op::Count));
+  for (int i = 0; i < static_cast<int>(Op::Count); ++i) {
+    for (int j = 0; j < static_cast<int>(Op::Count); ++j) {
+      const Op a = static_cast<Op>(i), b = static_cast<Op>(j);
+      EXPECT(one[i].has(b) == (i == j)) << "a table with only " << bs::op_name(a) << " reports has(" << bs::op_name(b)
+                                        << ") = " << one[i].has(b);
     }
   }
 }

@@ -56,7 +56,7 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (!info[0].IsString()) return rejected(env, "loadModel: dir must be a string (a model folder path)");
   const std::string dir = info[0].As<Napi::String>().Utf8Value();
   LoadOptions opts;
-  int64_t threads = 1, top_k = 0, ctx = 0, act_bits = 16;
+  int64_t threads = 1, top_k = 0, ctx = 0, activation_bits = 16;
   std::string err = int_option(info[1], "loadModel", "threads", 1, 256, 1, threads);
   if (err.empty()) err = int_option(info[1], "loadModel", "topK", 1, 1 << 20, 0, top_k);
   if (err.empty()) err = int_option(info[1], "loadModel", "contextLength", 1, 1ll << 31, 0, ctx);
@@ -66,13 +66,13 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty() && kv_cache != "f32" && kv_cache != "f16") {
     err = "loadModel: kvCache must be \"f32\" or \"f16\", got \"" + kv_cache + "\"";
   }
-  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 16, 24, 16, act_bits);
-  if (err.empty() && act_bits != 16 && act_bits != 24) {
-    err = "loadModel: activationBits must be 16 or 24, got " + std::to_string(act_bits);
+  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 16, 24, 16, activation_bits);
+  if (err.empty() && activation_bits != 16 && activation_bits != 24) {
+    err = "loadModel: activationBits must be 16 or 24, got " + std::to_string(activation_bits);
   }
   if (err.empty()) err = stream_options(info[1], opts.stream);
   if (!err.empty()) return rejected(env, err);
-  opts.activation_bits = static_cast<int>(act_bits);
+  opts.activation_bits = static_cast<int>(activation_bits);
   opts.kv_f16 = kv_cache == "f16";
   opts.threads = static_cast<int>(threads);
   opts.top_k = static_cast<int>(top_k);

@@ -1,0 +1,153 @@
+// The integer decode path of the fast quantised kernels: one token against 4-bit codes, each
+// chunk's exact Σ q·Q from byte dot products (the activation bytes: fast-activations.h).
+#pragma once
+#include <algorithm>
+
+#include "cpu/fast-activations.h"
+#include "cpu/fast-codes.h"
+
+namespace bs {
+
+namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
+
+template <class V>
+struct FastIntDot {
+  using F = typename V::F;
+  using I = typename V::I;
+  static constexpr int L = V::L;
+  static constexpr int64_t kPrefetchBytes = 4096;
+  using Codes = FastCodes<V>;
+  using Acts = FastActivations<V>;
+  using Act = typename Acts::Act;
+  using RowView = typename Codes::RowView;
+  template <int NR>
+  using RowScalesN = typename Codes::template RowScalesN<NR>;
+
+  // R rows (same shape) against one token on the integer path: per chunk the activation
+  // bytes are loaded once for all R rows, and each row adds cvt(Σ q·Q) · scale · d (exact
+  // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
+  // each row costs one horizontal sum. Every row runs the same operations in the same order
+  // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
+  template <int R, bool BCAST, int BYTES>
+  static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
+                                                            const float* s, const float* b, const int8_t* xq,
+                                                            const float* dl, const float* gs, int64_t G,
+                                                            const uint8_t* pf_end, int64_t pf, float* out) {
+    // Row i's scales and biases are at s + i·G and b + i·G; the shape (and so each chunk's
+    // group index) is the same for every row.
+    const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
+    const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
+    constexpr int64_t QB = BYTES * 8 * L;  // activation bytes per chunk
+    F acc[R];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) acc[i] = V::zero();
+    for (int64_t c = 0; c < nch; ++c) {
+      // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
+      // hardware prefetcher, which restarts at every expert's block, but not past the rows
+      // this call owns (the next block may be another thread's or an unused expert's).
+      if (((c * 4 * L) & 63) == 0) {
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) {
+          const uint8_t* p = rows[i] + c * 4 * L + pf;
+          if (p < pf_end) __builtin_prefetch(p);
+        }
+      }
+      I x[2 * BYTES];
+      Acts::template load_act_bytes<BYTES>(xq + c * QB, x);
+      const F d = V::load(dl + c * L);
+      const int64_t g = (c * C) >> gshift;
+      const bool part = c >= full;
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
+        const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
+        acc[i] = V::fma(V::cvt(V::template isum<BYTES>(w, x)), V::mul(sc, d), acc[i]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+      // gs is zero past G (to a multiple of L): what b holds there (the next row's) adds 0.
+      F bacc = V::zero();
+      for (int64_t k = 0; k < G; k += L) bacc = V::fma(V::load(b + i * G + k), V::load(gs + k), bacc);
+      out[i] = V::hsum(V::add(acc[i], bacc));
+    }
+  }
+
+  // Prefetches the cache lines of [p, min(end, p + bytes)).
+  static void warm_up(const uint8_t* p, const uint8_t* end, int64_t bytes) {
+    const uint8_t* e = std::min(end, p + bytes);
+    for (const uint8_t* q = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}); q < e;
+         q += 64) {
+      __builtin_prefetch(q);
+    }
+  }
+
+  // The integer path (one token per matrix, 4-bit): rows in fours sharing the activation loads.
+  static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
+                        int64_t nt, float* y, int64_t ldy) {
+    if (a.bytes == 3) {
+      qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    } else {
+      qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    }
+  }
+
+  template <int BYTES>
+  static void qrows_int_n(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
+                          int64_t nt, float* y, int64_t ldy) {
+    constexpr int R = 4;
+    const int64_t G = w.groups_per_row(), C = Codes::chunk_elems(w.bits), nch = Codes::n_chunks(w);
+    const int64_t rem = w.cols - (nch - 1) * C;
+    const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
+    const bool bcast = w.group >= C;
+    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
+    const int64_t qb = a.xs_stride * BYTES * 8;  // activation bytes per token
+    const uint8_t* pf_end = w.w_row(mat, r1);
+    // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
+    const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
+    // The loop below prefetches pf bytes ahead, so the range's first pf bytes (and its first
+    // scales) would arrive one demand miss after another: ask for all of them at once.
+    warm_up(w.w_row(mat, r0), pf_end, pf);
+    const size_t sat = Codes::scale_offset(w, mat, r0), send = Codes::scale_offset(w, mat, r1);
+    warm_up(w.scales + sat, w.scales + send, 1024);
+    warm_up(w.biases + sat, w.biases + send, 1024);
+    RowScalesN<R> sc(w);
+    const RowView shape{nullptr, nch, tail, nullptr, C, gshift, lpg};
+    for (int64_t tok = t0; tok < t0 + nt; ++tok) {
+      const int8_t* xq = a.xq + tok * qb;
+      const float* dl = a.dl + tok * a.xs_stride;
+      const float* gs = a.gsum + tok * a.g_stride;
+      for (int64_t r = r0; r < r1; r += R) {
+        const int n = static_cast<int>(std::min<int64_t>(R, r1 - r));
+        const uint8_t* rows[R];
+        sc.load(mat, r, n);
+        for (int i = 0; i < n; ++i) rows[i] = w.w_row(mat, r + i);
+        float* out = y + tok * ldy + r;
+        if (n == R) {
+          bcast ? qdot_int<R, true, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
+        } else {
+          for (int i = 0; i < n; ++i) {
+            const float* si = sc.s + i * G;
+            const float* bi = sc.b + i * G;
+            bcast ? qdot_int<1, true, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
+          }
+        }
+        // Activations split_outliers took out: scale · code · x per row (the bias term's group
+        // sums already hold them).
+        for (int32_t o = 0; a.on && o < a.on[tok]; ++o) {
+          const int64_t e = a.oi[tok * a.o_stride + o];
+          const float v = a.ov[tok * a.o_stride + o];
+          for (int i = 0; i < n; ++i) {
+            const int code = (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
+            out[i] += sc.s[i * G + (e >> gshift)] * static_cast<float>(code) * v;
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace bs

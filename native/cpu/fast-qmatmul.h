@@ -1,0 +1,175 @@
+// The fast quantised matmuls (qmatvec, qmatmul, gather_matmul): activations laid out once per
+// call (fast-activations.h), then rows of codes against them on the float path here, the
+// integer decode path (fast-int-dot.h) or the prefill GEMM (fast-gemm.h).
+#pragma once
+#include <algorithm>
+
+#include "cpu/fast-activations.h"
+#include "cpu/fast-codes.h"
+#include "cpu/fast-common.h"
+#include "cpu/fast-gemm.h"
+#include "cpu/fast-int-dot.h"
+#include "cpu/fast-vector.h"
+
+namespace bs {
+
+namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
+
+template <class V>
+struct FastQMatMul {
+  using F = typename V::F;
+  using I = typename V::I;
+  static constexpr int L = V::L;
+  using Vec = FastVector<V>;
+  using Codes = FastCodes<V>;
+  using Acts = FastActivations<V>;
+  using Act = typename Acts::Act;
+  using RowView = typename Codes::RowView;
+  using RowScales = typename Codes::RowScales;
+
+  // One token: Σ_c lane_scales · Σ_p phase_p · xs_p. Pairs of phases go into four
+  // accumulators, so the dependency chain per chunk is short (cvt, mul, fma, fma) and several
+  // chunks overlap in flight.
+  template <int BITS, bool BCAST>
+  static float qdot1(const RowView& r, const float* xs) {
+    constexpr int PH = 32 / BITS;
+    F acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
+    for (int64_t c = 0; c < r.nch; ++c) {
+      const I w = Codes::load_chunk(r, c);
+      const float* xc = xs + c * r.C;
+      const F sc = Codes::template lane_scales<BCAST>(r, c);
+      F a0 = V::mul(Codes::template phase<BITS, 0>(w), V::load(xc));
+      F a1 = V::mul(Codes::template phase<BITS, 2>(w), V::load(xc + 2 * L));
+      a0 = V::fma(Codes::template phase<BITS, 1>(w), V::load(xc + L), a0);
+      a1 = V::fma(Codes::template phase<BITS, 3>(w), V::load(xc + 3 * L), a1);
+      acc0 = V::fma(a0, sc, acc0);
+      acc1 = V::fma(a1, sc, acc1);
+      if constexpr (PH == 8) {
+        F a2 = V::mul(Codes::template phase<BITS, 4>(w), V::load(xc + 4 * L));
+        F a3 = V::mul(Codes::template phase<BITS, 6>(w), V::load(xc + 6 * L));
+        a2 = V::fma(Codes::template phase<BITS, 5>(w), V::load(xc + 5 * L), a2);
+        a3 = V::fma(Codes::template phase<BITS, 7>(w), V::load(xc + 7 * L), a3);
+        acc2 = V::fma(a2, sc, acc2);
+        acc3 = V::fma(a3, sc, acc3);
+      }
+    }
+    return V::hsum(V::add(V::add(acc0, acc1), V::add(acc2, acc3)));
+  }
+
+  // T tokens (2..4) share each unpacked chunk: the phases are scaled once, then FMA'd into
+  // two accumulators per token (eight independent chains keep both FMA pipes busy).
+  template <int BITS, bool BCAST, int T>
+  static void qdotT(const RowView& r, const float* const* xs, float* out) {
+    constexpr int PH = 32 / BITS;
+    F acc[T][2];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[t][0] = acc[t][1] = V::zero();
+    for (int64_t c = 0; c < r.nch; ++c) {
+      const I w = Codes::load_chunk(r, c);
+      const F sc = Codes::template lane_scales<BCAST>(r, c);
+      const int64_t off = c * r.C;
+      auto step = [&](auto pc) {
+        constexpr int P = decltype(pc)::value;
+        const F f = V::mul(Codes::template phase<BITS, P>(w), sc);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) acc[t][P & 1] = V::fma(f, V::load(xs[t] + off + P * L), acc[t][P & 1]);
+      };
+      for_phases<PH>(step);
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) out[t] = V::hsum(V::add(acc[t][0], acc[t][1]));
+  }
+
+  template <int BITS, bool BCAST>
+  static void qdot(const RowView& r, const float* const* xs, int T, float* out) {
+    switch (T) {
+      case 1: out[0] = qdot1<BITS, BCAST>(r, xs[0]); break;
+      case 2: qdotT<BITS, BCAST, 2>(r, xs, out); break;
+      case 3: qdotT<BITS, BCAST, 3>(r, xs, out); break;
+      default: qdotT<BITS, BCAST, 4>(r, xs, out); break;
+    }
+  }
+
+  // y[(t0 + t)·ldy + r] for rows [r0, r1) of W[mat] and tokens [t0, t0 + nt) of a; rows in
+  // blocks of kRowBlock so a tile of kTile tokens is reused from L1 by each row of the block.
+  static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
+                    float* y, int64_t ldy) {
+    if constexpr (V::kIntDot) {
+      if (a.ints) {
+        FastIntDot<V>::qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
+        return;
+      }
+    }
+    if (nt >= FastGemm<V>::kGemmMinTokens) {  // float layout from here on
+      FastGemm<V>::qrows_gemm(w, mat, r0, r1, a, t0, nt, y, ldy);
+      return;
+    }
+    const int64_t G = w.groups_per_row(), C = Codes::chunk_elems(w.bits), nch = Codes::n_chunks(w);
+    const int64_t rem = w.cols - (nch - 1) * C;
+    const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
+    // A group spans whole chunks: one scale per chunk, broadcast; else expanded per lane.
+    const bool bcast = w.group >= C;
+    RowScales sc(w);
+    for (int64_t rb = r0; rb < r1; rb += Vec::kRowBlock) {
+      const int64_t re = std::min(r1, rb + Vec::kRowBlock);
+      for (int64_t tt = 0; tt < nt; tt += Vec::kTile) {
+        const int T = static_cast<int>(std::min<int64_t>(Vec::kTile, nt - tt));
+        const float* xs[Vec::kTile];
+        for (int t = 0; t < T; ++t) xs[t] = a.xs + (t0 + tt + t) * a.xs_stride;
+        for (int64_t r = rb; r < re; ++r) {
+          sc.load(mat, r);
+          const RowView rv{w.w_row(mat, r), nch, tail, sc.s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
+                           static_cast<int>(w.group / (32 / w.bits))};
+          float out[Vec::kTile];
+          if (w.bits == 4) {
+            bcast ? qdot<4, true>(rv, xs, T, out) : qdot<4, false>(rv, xs, T, out);
+          } else {
+            bcast ? qdot<8, true>(rv, xs, T, out) : qdot<8, false>(rv, xs, T, out);
+          }
+          for (int t = 0; t < T; ++t) {
+            y[(t0 + tt + t) * ldy + r] = out[t] + Vec::dot(sc.b, a.gsum + (t0 + tt + t) * a.g_stride, G);
+          }
+        }
+      }
+    }
+  }
+
+  static void qmatmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
+    const Act a = Acts::prepare(ctx, w, x, n, Acts::use_ints(w, n));
+    ctx.parallel_for(
+        w.rows, [&](int64_t r0, int64_t r1) { qrows(w, mat, r0, r1, a, 0, n, y, w.rows); },
+        Vec::row_grain(ctx, w.rows));
+  }
+
+  static void qmatvec(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, float* y) {
+    qmatmul(ctx, w, mat, x, 1, y);
+  }
+
+  // Expert by expert: each run of equal ids is one matmul of that expert's rows over the
+  // run's tokens; work items are (run, block of rows), handed out dynamically.
+  static void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
+                            float* y) {
+    int64_t* starts = fast::scratch_of<int64_t>(fast::Slot::Runs, static_cast<size_t>(2 * m + 1));
+    int32_t* run_ids = reinterpret_cast<int32_t*>(starts + m + 1);
+    const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
+    int64_t max_run = 0;
+    for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
+    const Act a = Acts::prepare(ctx, w, x, m, Acts::use_ints(w, max_run));
+    constexpr int64_t kRB = Vec::kRowBlock;
+    const int64_t rb = std::clamp<int64_t>(w.rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
+    const int64_t blocks = (w.rows + rb - 1) / rb;
+    ctx.parallel_for(
+        runs * blocks,
+        [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t run = i / blocks, r0 = (i % blocks) * rb;
+            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb), a, starts[run], starts[run + 1] - starts[run], y,
+                  w.rows);
+          }
+        },
+        1);
+  }
+};
+
+}  // namespace
+}  // namespace bs
