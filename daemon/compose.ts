@@ -58,11 +58,18 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const routes = new HttpRoutes();
   const token = resolveSecret(config.server.token, config.data_dir, 'token');
   const embedded = config.mqtt.url === '';
-  const mqttPassword = embedded ? resolveSecret(config.mqtt.password, config.data_dir, 'mqtt-password') : { value: config.mqtt.password, generated: false };
+  const mqttPassword = embedded
+    ? resolveSecret(config.mqtt.password, config.data_dir, 'mqtt-password')
+    : { value: config.mqtt.password, generated: false };
 
   const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics });
   const broker = embedded
-    ? new EmbeddedBroker({ ...config.mqtt.embedded, username: config.mqtt.username, password: mqttPassword.value, log: logs.get('mqtt.broker') })
+    ? new EmbeddedBroker({
+        ...config.mqtt.embedded,
+        username: config.mqtt.username,
+        password: mqttPassword.value,
+        log: logs.get('mqtt.broker'),
+      })
     : undefined;
   const mqtt = new DaemonMqttClient({
     config: config.mqtt,
@@ -80,7 +87,8 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     metrics: serving,
     log: modelsLog,
     prepare: (name) => {
-      if (name === served.demo?.name && served.demo.prepare()) modelsLog.info({ dir: served.demo.dir }, 'generated the demo model (random weights: its output is gibberish)');
+      if (name === served.demo?.name && served.demo.prepare())
+        modelsLog.info({ dir: served.demo.dir }, 'generated the demo model (random weights: its output is gibberish)');
     },
   });
   const chat = new ChatService(models, serving);
@@ -125,12 +133,34 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         platform: platform(),
         arch: arch(),
         api: { url: api.url(), ws: api.url('ws') + WS_PATH },
-        mqtt: { url: redactUrl(broker?.url() ?? config.mqtt.url), embedded, base: config.mqtt.base, protocol: mqtt.protocol, connected: mqtt.connected },
+        mqtt: {
+          url: redactUrl(broker?.url() ?? config.mqtt.url),
+          embedded,
+          base: config.mqtt.base,
+          protocol: mqtt.protocol,
+          connected: mqtt.connected,
+        },
         native: native.addon ? native.addon.info() : { error: native.error },
       };
     },
   });
-  return { config, logs, metrics, rpc, routes, token, mqttPassword, api, broker, mqtt, models, chat, robots, sims, daemon };
+  return {
+    config,
+    logs,
+    metrics,
+    rpc,
+    routes,
+    token,
+    mqttPassword,
+    api,
+    broker,
+    mqtt,
+    models,
+    chat,
+    robots,
+    sims,
+    daemon,
+  };
 }
 
 /** The broker URL with the daemon's credentials unless it carries its own. */

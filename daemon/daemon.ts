@@ -94,7 +94,12 @@ export interface SignalSource {
  * Resolves with the exit code once a SIGINT/SIGTERM stop finishes: 0 when every service
  * stopped cleanly, 1 otherwise. A second SIGINT calls `forceExit(130)` without waiting.
  */
-export function stopOnSignals(daemon: Daemon, log: Logger, proc: SignalSource, forceExit: (code: number) => void): Promise<number> {
+export function stopOnSignals(
+  daemon: Daemon,
+  log: Logger,
+  proc: SignalSource,
+  forceExit: (code: number) => void,
+): Promise<number> {
   return new Promise((resolve) => {
     let signalled = false;
     const onSignal = (signal: 'SIGINT' | 'SIGTERM') => () => {

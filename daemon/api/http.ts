@@ -17,11 +17,22 @@ export class HttpError extends Error {
 
   /** The `error` object of the reply (also sent as an SSE event when a stream fails). */
   body(): Record<string, unknown> {
-    return { message: this.message, type: this.type, param: this.param ?? null, code: this.more.code ?? null, ...this.more.extra };
+    return {
+      message: this.message,
+      type: this.type,
+      param: this.param ?? null,
+      code: this.more.code ?? null,
+      ...this.more.extra,
+    };
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -44,7 +55,12 @@ export function sendError(res: ServerResponse, err: HttpError, headers: Record<s
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > limit) {
-    return Promise.reject(new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes (server.max_message_bytes)`));
+    return Promise.reject(
+      new HttpError(
+        413,
+        `request body of ${declared} bytes exceeds the limit of ${limit} bytes (server.max_message_bytes)`,
+      ),
+    );
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -45,7 +45,9 @@ export class HttpRoutes {
   add(route: Route): void {
     const pattern = segments(route.path);
     const key = pattern.map((s) => (s.startsWith(':') ? ':' : s)).join('/');
-    const clash = this.routes.find((r) => r.route.method === route.method && r.pattern.map((s) => (s.startsWith(':') ? ':' : s)).join('/') === key);
+    const clash = this.routes.find(
+      (r) => r.route.method === route.method && r.pattern.map((s) => (s.startsWith(':') ? ':' : s)).join('/') === key,
+    );
     if (clash) throw new Error(`route ${route.method} ${route.path} is already registered (as ${clash.route.path})`);
     this.routes.push({ route, pattern });
   }

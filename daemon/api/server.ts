@@ -78,7 +78,11 @@ export class ApiServer extends Service {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new Error(`cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}; choose another server.port (BRAINSTEM_SERVER_PORT)`)),
+        reject(
+          new Error(
+            `cannot listen on ${config.host}:${config.port}: ${err.code ?? err.message}; choose another server.port (BRAINSTEM_SERVER_PORT)`,
+          ),
+        ),
       );
       server.listen(config.port, config.host, () => resolve());
     });
@@ -115,18 +119,33 @@ export class ApiServer extends Service {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const match = this.deps.routes.match(req.method ?? 'GET', url.pathname);
     const label = 'route' in match ? match.route.path : url.pathname === WS_PATH ? WS_PATH : '(unmatched)';
-    res.on('finish', () => this.deps.metrics.httpRequests.inc({ route: label, method: req.method ?? '', status: res.statusCode }));
+    res.on('finish', () =>
+      this.deps.metrics.httpRequests.inc({ route: label, method: req.method ?? '', status: res.statusCode }),
+    );
     try {
       if ('status' in match) {
-        if (match.status === 405) throw new HttpError(405, `method ${req.method} is not allowed on ${url.pathname} (allowed: ${match.allow.join(', ')})`);
+        if (match.status === 405)
+          throw new HttpError(
+            405,
+            `method ${req.method} is not allowed on ${url.pathname} (allowed: ${match.allow.join(', ')})`,
+          );
         throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
       }
       if (match.route.auth !== false) this.authorize(req, url);
-      await match.route.handler(req, res, { url, params: match.params, log: this.log, maxBodyBytes: this.deps.config.max_message_bytes });
+      await match.route.handler(req, res, {
+        url,
+        params: match.params,
+        log: this.log,
+        maxBodyBytes: this.deps.config.max_message_bytes,
+      });
     } catch (err) {
-      const e = err instanceof HttpError ? err : new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`, 'server_error');
+      const e =
+        err instanceof HttpError
+          ? err
+          : new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`, 'server_error');
       if (e.status >= 500) this.log.error({ err, path: url.pathname }, 'route failed');
-      const headers: Record<string, string> = e.status === 401 ? { 'www-authenticate': 'Bearer realm="brainstem"' } : {};
+      const headers: Record<string, string> =
+        e.status === 401 ? { 'www-authenticate': 'Bearer realm="brainstem"' } : {};
       if (e.status === 413) headers.connection = 'close';
       if (e.status === 405 && 'allow' in match) headers.allow = match.allow.join(', ');
       sendError(res, e, headers);
@@ -135,7 +154,11 @@ export class ApiServer extends Service {
 
   private authorize(req: IncomingMessage, url: URL): void {
     if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
-      throw new HttpError(401, 'missing or wrong API token: send "Authorization: Bearer <token>" or ?token=<token> (see server.token)', 'authentication_error');
+      throw new HttpError(
+        401,
+        'missing or wrong API token: send "Authorization: Bearer <token>" or ?token=<token> (see server.token)',
+        'authentication_error',
+      );
     }
   }
 

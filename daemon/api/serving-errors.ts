@@ -33,33 +33,104 @@ interface Failure {
 
 /** The model's output broke the tool-call or JSON contract (never passed off as text). */
 export function outputFailure(err: ToolCallError): HttpError {
-  return new HttpError(500, `the model's output is invalid (${err.code}): ${err.message}`, 'model_output_error', undefined, {
-    code: err.code,
-    // Retrying the same request repeats a seeded sample; clients decide themselves.
-    headers: { 'x-should-retry': 'false' },
-    extra: { raw: err.raw, ...(err.tool ? { tool: err.tool } : {}), ...(err.issues.length ? { issues: err.issues.map((i) => ({ path: i.path, rule: i.rule, message: formatIssue(i) })) } : {}) },
-  });
+  return new HttpError(
+    500,
+    `the model's output is invalid (${err.code}): ${err.message}`,
+    'model_output_error',
+    undefined,
+    {
+      code: err.code,
+      // Retrying the same request repeats a seeded sample; clients decide themselves.
+      headers: { 'x-should-retry': 'false' },
+      extra: {
+        raw: err.raw,
+        ...(err.tool ? { tool: err.tool } : {}),
+        ...(err.issues.length
+          ? { issues: err.issues.map((i) => ({ path: i.path, rule: i.rule, message: formatIssue(i) })) }
+          : {}),
+      },
+    },
+  );
 }
 
 function classify(err: unknown): Failure & { message: string } {
   const message = (err as Error)?.message ?? String(err);
-  if (err instanceof HttpError) return { status: err.status, type: err.type, code: err.more.code, param: err.param, rpc: RpcCode.INVALID_PARAMS, message };
-  if (err instanceof RequestError) return { status: 400, type: 'invalid_request_error', code: `invalid_${err.rule}`, param: err.field, rpc: RpcCode.INVALID_PARAMS, message };
+  if (err instanceof HttpError)
+    return {
+      status: err.status,
+      type: err.type,
+      code: err.more.code,
+      param: err.param,
+      rpc: RpcCode.INVALID_PARAMS,
+      message,
+    };
+  if (err instanceof RequestError)
+    return {
+      status: 400,
+      type: 'invalid_request_error',
+      code: `invalid_${err.rule}`,
+      param: err.field,
+      rpc: RpcCode.INVALID_PARAMS,
+      message,
+    };
   if (err instanceof AdapterError) {
     const code = err instanceof AdapterNotFoundError ? 'adapter_not_found' : 'invalid_adapter';
-    return { status: err instanceof AdapterNotFoundError ? 404 : 400, type: 'invalid_request_error', code, param: err.field, rpc: RpcCode.INVALID_PARAMS, message };
+    return {
+      status: err instanceof AdapterNotFoundError ? 404 : 400,
+      type: 'invalid_request_error',
+      code,
+      param: err.field,
+      rpc: RpcCode.INVALID_PARAMS,
+      message,
+    };
   }
-  if (err instanceof ModelNotFoundError) return { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', rpc: ServingRpcCode.MODEL_NOT_FOUND, message };
+  if (err instanceof ModelNotFoundError)
+    return {
+      status: 404,
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+      rpc: ServingRpcCode.MODEL_NOT_FOUND,
+      message,
+    };
   if (err instanceof BusyError) {
-    return { status: 429, type: 'busy_error', code: 'busy', rpc: ServingRpcCode.BUSY, headers: { 'retry-after': '1' }, extra: { waiting: err.waiting, queue_size: err.capacity }, message };
+    return {
+      status: 429,
+      type: 'busy_error',
+      code: 'busy',
+      rpc: ServingRpcCode.BUSY,
+      headers: { 'retry-after': '1' },
+      extra: { waiting: err.waiting, queue_size: err.capacity },
+      message,
+    };
   }
   if (err instanceof ModelLoadError) {
     const missing = /native addon/.test(message);
-    return { status: missing ? 503 : 500, type: 'server_error', code: missing ? 'engine_unavailable' : 'model_load_failed', rpc: ServingRpcCode.MODEL_UNAVAILABLE, message };
+    return {
+      status: missing ? 503 : 500,
+      type: 'server_error',
+      code: missing ? 'engine_unavailable' : 'model_load_failed',
+      rpc: ServingRpcCode.MODEL_UNAVAILABLE,
+      message,
+    };
   }
-  if (err instanceof CancelledError) return { status: 503, type: 'server_error', code: 'unavailable', rpc: ServingRpcCode.MODEL_UNAVAILABLE, message };
-  if (err instanceof EngineError) return { status: 500, type: 'server_error', code: 'engine_error', rpc: ServingRpcCode.ENGINE, message: `engine error: ${message}` };
-  return { status: 500, type: 'server_error', code: 'internal_error', rpc: RpcCode.INTERNAL_ERROR, message: `internal error: ${message}` };
+  if (err instanceof CancelledError)
+    return { status: 503, type: 'server_error', code: 'unavailable', rpc: ServingRpcCode.MODEL_UNAVAILABLE, message };
+  if (err instanceof EngineError)
+    return {
+      status: 500,
+      type: 'server_error',
+      code: 'engine_error',
+      rpc: ServingRpcCode.ENGINE,
+      message: `engine error: ${message}`,
+    };
+  return {
+    status: 500,
+    type: 'server_error',
+    code: 'internal_error',
+    rpc: RpcCode.INTERNAL_ERROR,
+    message: `internal error: ${message}`,
+  };
 }
 
 export function toHttpError(err: unknown): HttpError {
@@ -70,9 +141,15 @@ export function toHttpError(err: unknown): HttpError {
 
 export function toRpcError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
-  if (err instanceof HttpError && err.type === 'model_output_error') return new RpcError(ServingRpcCode.MODEL_OUTPUT, err.message, err.body());
+  if (err instanceof HttpError && err.type === 'model_output_error')
+    return new RpcError(ServingRpcCode.MODEL_OUTPUT, err.message, err.body());
   const f = classify(err);
-  const data: Record<string, unknown> = { type: f.type, ...(f.code ? { code: f.code } : {}), ...(f.param ? { field: f.param } : {}), ...f.extra };
+  const data: Record<string, unknown> = {
+    type: f.type,
+    ...(f.code ? { code: f.code } : {}),
+    ...(f.param ? { field: f.param } : {}),
+    ...f.extra,
+  };
   if (err instanceof RequestError) data.rule = err.rule;
   return new RpcError(f.rpc, f.rpc === RpcCode.INVALID_PARAMS ? `Invalid params: ${f.message}` : f.message, data);
 }

@@ -8,7 +8,12 @@ import type { HttpRoutes } from './routes.js';
 
 export type ModelHealthLookup = (name: string) => { ready: boolean } | undefined;
 
-export function registerStatusRoutes(routes: HttpRoutes, metrics: Metrics, health: () => DaemonHealth, modelHealth?: ModelHealthLookup): void {
+export function registerStatusRoutes(
+  routes: HttpRoutes,
+  metrics: Metrics,
+  health: () => DaemonHealth,
+  modelHealth?: ModelHealthLookup,
+): void {
   routes.add({
     method: 'GET',
     path: '/health',
@@ -18,7 +23,10 @@ export function registerStatusRoutes(routes: HttpRoutes, metrics: Metrics, healt
       const name = ctx.url.searchParams.get('model');
       if (name === null || !modelHealth) return sendJson(res, h.ready ? 200 : 503, h);
       const m = modelHealth(name);
-      if (!m) throw new HttpError(404, `model "${name}" is not configured`, 'invalid_request_error', 'model', { code: 'model_not_found' });
+      if (!m)
+        throw new HttpError(404, `model "${name}" is not configured`, 'invalid_request_error', 'model', {
+          code: 'model_not_found',
+        });
       sendJson(res, h.ready && m.ready ? 200 : 503, { status: h.status, model: name, ...m });
     },
   });

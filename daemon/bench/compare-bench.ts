@@ -154,7 +154,10 @@ export async function ourArm(
   };
 }
 
-export async function llamaArm(gguf: string, o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompt' | 'gen'>): Promise<BenchArm> {
+export async function llamaArm(
+  gguf: string,
+  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompt' | 'gen'>,
+): Promise<BenchArm> {
   let lib: typeof import('node-llama-cpp');
   try {
     lib = await import('node-llama-cpp');
@@ -163,14 +166,23 @@ export async function llamaArm(gguf: string, o: Pick<CompareOptions, 'threads' |
   }
   // Prebuilt CPU binary only: never build, never download, no GPU probing.
   const llama = await lib.getLlama({
-    gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false,
-    logLevel: lib.LlamaLogLevel.error, maxThreads: o.threads,
+    gpu: false,
+    build: 'never',
+    skipDownload: true,
+    usePrebuiltBinaries: true,
+    progressLogs: false,
+    logLevel: lib.LlamaLogLevel.error,
+    maxThreads: o.threads,
   });
   const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
   const kv = o.kvCache === 'f16' ? 'F16' : 'F32';
   const ctx = await model.createContext({
-    contextSize: o.prompt + o.gen + 8, batchSize: Math.max(o.prompt, 1), threads: { ideal: o.threads, min: o.threads },
-    flashAttention: false, experimentalKvCacheKeyType: kv, experimentalKvCacheValueType: kv,
+    contextSize: o.prompt + o.gen + 8,
+    batchSize: Math.max(o.prompt, 1),
+    threads: { ideal: o.threads, min: o.threads },
+    flashAttention: false,
+    experimentalKvCacheKeyType: kv,
+    experimentalKvCacheValueType: kv,
   });
   const seq = ctx.getSequence();
   const clock = () => performance.now() / 1e3;
@@ -236,7 +248,9 @@ export async function runCompareBench(
       for (const arm of order) {
         const t = await arm.run(prompt, o.gen);
         (arm === ours ? mine : theirs).push(t);
-        log(`round ${r + 1}/${o.rounds} ${arm.name}: prefill ${(o.prompt / t.prefillS).toFixed(1)} tok/s, decode ${(o.gen / t.decodeS).toFixed(2)} tok/s`);
+        log(
+          `round ${r + 1}/${o.rounds} ${arm.name}: prefill ${(o.prompt / t.prefillS).toFixed(1)} tok/s, decode ${(o.gen / t.decodeS).toFixed(2)} tok/s`,
+        );
       }
     }
     const membwGbS = median(bw);

@@ -8,13 +8,34 @@ import { Prng } from '../../robot/common/prng.js';
 import { syntheticByteVocab } from './synthetic-vocab.js';
 
 const TOOLS = parseTools([
-  { type: 'function', function: { name: 'move_to', parameters: { type: 'object', properties: {
-    target: { type: 'array', items: { type: 'number', minimum: -1, maximum: 1 }, minItems: 3, maxItems: 3 },
-    note: { type: 'string' },
-  }, required: ['target', 'note'] } } },
-  { type: 'function', function: { name: 'set_gripper', parameters: { type: 'object', properties: {
-    gripper: { type: 'number', minimum: 0, maximum: 1 }, arm: { enum: ['left', 'right'] },
-  }, required: ['gripper'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'move_to',
+      parameters: {
+        type: 'object',
+        properties: {
+          target: { type: 'array', items: { type: 'number', minimum: -1, maximum: 1 }, minItems: 3, maxItems: 3 },
+          note: { type: 'string' },
+        },
+        required: ['target', 'note'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'set_gripper',
+      parameters: {
+        type: 'object',
+        properties: {
+          gripper: { type: 'number', minimum: 0, maximum: 1 },
+          arm: { enum: ['left', 'right'] },
+        },
+        required: ['gripper'],
+      },
+    },
+  },
 ]);
 
 export interface ConstrainedBenchOptions {
@@ -50,18 +71,31 @@ function stats(xs: number[]): MaskStats {
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number): number => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : 0);
   const round = (x: number): number => Math.round(x * 1000) / 1000;
-  return { mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)), p50: round(at(0.5)), p95: round(at(0.95)), max: round(at(1)) };
+  return {
+    mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+    p50: round(at(0.5)),
+    p95: round(at(0.95)),
+    max: round(at(1)),
+  };
 }
 
 /** The report and how many masks were cache misses and hits. */
-export function runConstrainedBench(o: ConstrainedBenchOptions): { report: ConstrainedBenchReport; misses: number; hits: number } {
+export function runConstrainedBench(o: ConstrainedBenchOptions): {
+  report: ConstrainedBenchReport;
+  misses: number;
+  hits: number;
+} {
   const { requests, maxTokens, seed } = o;
   const { bytes, end } = syntheticByteVocab(seed, Math.max(o.vocab, 512));
   let t = performance.now();
   const trie = new TokenTrie({ bytes, endTokens: [end] });
   const trieMs = performance.now() - t;
   const b = new GrammarBuilder();
-  const root = b.seq([b.lit('<tool_call>\n{"name": '), b.alt(TOOLS.map((tool) => b.seq([b.lit(`${JSON.stringify(tool.name)}, "arguments": `), b.schema(tool.schema)]))), b.lit('}\n</tool_call>')]);
+  const root = b.seq([
+    b.lit('<tool_call>\n{"name": '),
+    b.alt(TOOLS.map((tool) => b.seq([b.lit(`${JSON.stringify(tool.name)}, "arguments": `), b.schema(tool.schema)]))),
+    b.lit('}\n</tool_call>'),
+  ]);
   const masker = new GrammarMasker(trie, root);
   const r = new Prng(seed);
   const miss: number[] = [];

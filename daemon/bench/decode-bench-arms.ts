@@ -30,9 +30,23 @@ export interface RunOutcome {
 export type SpawnRun = (argv: string[]) => Promise<RunOutcome>;
 
 const MEDIAN_KEYS = [
-  'decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'load_ms', 'blocked_ms_per_token', 'disk_read_bytes_per_token',
-  'expert_read_bytes_per_token', 'read_hints_per_token', 'slot_hit_rate', 'prefetch_unused_bytes', 'prediction_recall', 'active_bytes_per_token',
-  'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes', 'expert_buffer_bytes', 'disk_read_bytes',
+  'decode_tok_s',
+  'prefill_tok_s',
+  'ttft_ms',
+  'load_ms',
+  'blocked_ms_per_token',
+  'disk_read_bytes_per_token',
+  'expert_read_bytes_per_token',
+  'read_hints_per_token',
+  'slot_hit_rate',
+  'prefetch_unused_bytes',
+  'prediction_recall',
+  'active_bytes_per_token',
+  'rss_anon_bytes',
+  'rss_file_bytes',
+  'peak_rss_bytes',
+  'expert_buffer_bytes',
+  'disk_read_bytes',
 ] as const;
 type MedianKey = (typeof MEDIAN_KEYS)[number];
 
@@ -62,7 +76,11 @@ export interface ArmsResult extends Partial<Record<MedianKey, number | null>> {
 }
 
 export function armLabel(p: BenchProfile): string {
-  const parts = [`decode ${p.decodePath ?? 'exact'}`, `prefill ${p.prefillPath ?? 'exact'}`, `prerouter ${p.prerouter ?? 'off'}`];
+  const parts = [
+    `decode ${p.decodePath ?? 'exact'}`,
+    `prefill ${p.prefillPath ?? 'exact'}`,
+    `prerouter ${p.prerouter ?? 'off'}`,
+  ];
   if (p.topK) parts.push(`k ${p.topK}`);
   if (p.ioMode) parts.push(p.ioMode);
   return parts.join(', ');
@@ -86,7 +104,9 @@ const spawnNode: SpawnRun = (argv) =>
   });
 
 function modelFiles(dir: string, prerouter: string | undefined): string[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.safetensors')).map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.safetensors'))
+    .map((f) => join(dir, f));
   if (prerouter && prerouter !== 'on' && prerouter !== 'off') files.push(prerouter);
   return files;
 }
@@ -104,7 +124,13 @@ export async function runArms(o: ArmsOptions, spawnRun: SpawnRun = spawnNode): P
     }
   }
   const summaries: ArmSummary[] = o.arms.map((p) => ({
-    arm: armLabel(p), profile: p, runs: 0, killed: 0, cgroup_peak_bytes: null, samples: { decode_tok_s: [], blocked_ms_per_token: [] }, errors: [],
+    arm: armLabel(p),
+    profile: p,
+    runs: 0,
+    killed: 0,
+    cgroup_peak_bytes: null,
+    samples: { decode_tok_s: [], blocked_ms_per_token: [] },
+    errors: [],
   }));
   const results: DecodeBenchResult[][] = o.arms.map(() => []);
   try {
@@ -163,7 +189,10 @@ export async function runArms(o: ArmsOptions, spawnRun: SpawnRun = spawnNode): P
       arm: s.arm,
       vs: first.arm,
       decode_speedup: s.decode_tok_s && first.decode_tok_s ? s.decode_tok_s / first.decode_tok_s : null,
-      blocked_ratio: s.blocked_ms_per_token != null && first.blocked_ms_per_token ? s.blocked_ms_per_token / first.blocked_ms_per_token : null,
+      blocked_ratio:
+        s.blocked_ms_per_token != null && first.blocked_ms_per_token
+          ? s.blocked_ms_per_token / first.blocked_ms_per_token
+          : null,
     })),
   };
 }

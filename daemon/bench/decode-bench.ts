@@ -9,7 +9,10 @@ import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
-export type BenchProfile = Pick<LoadModelOptions, 'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'>;
+export type BenchProfile = Pick<
+  LoadModelOptions,
+  'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'
+>;
 
 export interface DecodeBenchOptions extends BenchProfile {
   model: string;

@@ -34,9 +34,12 @@ export function runIkBenchmark(solver: IkSolver, cases: IkCase[], options: IkBen
   const mid = chain.midRange();
   const tcp = new Float64Array(12);
   const seedOf = (c: IkCase): Float64Array => (options.seedMode === 'mid' ? mid : c.seed);
-  for (let i = 0; i < Math.min(options.warmup ?? 0, cases.length); i++) solver.solve(cases[i].target, seedOf(cases[i]), options.coldStart);
+  for (let i = 0; i < Math.min(options.warmup ?? 0, cases.length); i++)
+    solver.solve(cases[i].target, seedOf(cases[i]), options.coldStart);
   const times = new Float64Array(cases.length);
-  let solved = 0, iterations = 0, attempts = 0;
+  let solved = 0,
+    iterations = 0,
+    attempts = 0;
   const unsolved: number[] = [];
   const tol = solver.tolerances;
   cases.forEach((c, k) => {

@@ -18,7 +18,13 @@ const sockets: WebSocket[] = [];
 for (let c = 0; c < setup.clients; c++) {
   const ws = new WebSocket(`${setup.url}?token=${encodeURIComponent(setup.token)}`);
   sockets.push(ws);
-  ws.on('open', () => setup.robots.forEach((robot, i) => ws.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'robots.state', params: { robot, rate_hz: setup.rateHz } }))));
+  ws.on('open', () =>
+    setup.robots.forEach((robot, i) =>
+      ws.send(
+        JSON.stringify({ jsonrpc: '2.0', id: i, method: 'robots.state', params: { robot, rate_hz: setup.rateHz } }),
+      ),
+    ),
+  );
   ws.on('message', (data) => {
     if (String(data).includes('"robots.state"')) received++;
   });

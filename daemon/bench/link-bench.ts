@@ -26,7 +26,12 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function daemonWith(dataDir: string, robots: Record<string, unknown>): Promise<DaemonParts> {
-  const config = loadConfig({ env: {}, overrides: [{ data_dir: dataDir, server: { port: 0 }, mqtt: { embedded: { port: 0 } }, logging: { level: 'silent' }, robots }] });
+  const config = loadConfig({
+    env: {},
+    overrides: [
+      { data_dir: dataDir, server: { port: 0 }, mqtt: { embedded: { port: 0 } }, logging: { level: 'silent' }, robots },
+    ],
+  });
   const parts = createDaemon(config, { logs: new Logs(config.logging) });
   await parts.daemon.start();
   return parts;
@@ -35,36 +40,82 @@ async function daemonWith(dataDir: string, robots: Record<string, unknown>): Pro
 async function untilReady(parts: DaemonParts, ids: string[], ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (ids.some((id) => parts.robots.robot(id)!.session.problem(parts.robots.now()) !== null)) {
-    if (Date.now() > end) throw new Error(`robots ${ids.join(', ')} did not become ready: ${ids.map((id) => parts.robots.robot(id)!.session.problem(parts.robots.now())?.message).join('; ')}`);
+    if (Date.now() > end)
+      throw new Error(
+        `robots ${ids.join(', ')} did not become ready: ${ids.map((id) => parts.robots.robot(id)!.session.problem(parts.robots.now())?.message).join('; ')}`,
+      );
     await sleep(50);
   }
 }
 
 /** A controller that holds its arm at home, echoes heartbeats, refuses trajectories and finishes stops at once. */
-async function standInController(parts: DaemonParts, id: string, joints: string[], home: number[]): Promise<{ client: MqttClient; timer: NodeJS.Timeout }> {
+async function standInController(
+  parts: DaemonParts,
+  id: string,
+  joints: string[],
+  home: number[],
+): Promise<{ client: MqttClient; timer: NodeJS.Timeout }> {
   const base = parts.config.mqtt.base;
-  const client = await connectAsync(parts.broker!.url(), { username: parts.config.mqtt.username, password: parts.mqttPassword.value, protocolVersion: 4 });
+  const client = await connectAsync(parts.broker!.url(), {
+    username: parts.config.mqtt.username,
+    password: parts.mqttPassword.value,
+    protocolVersion: 4,
+  });
   const t0 = performance.now();
   const now = () => (performance.now() - t0) / 1000;
-  let seq = 0, eventSeq = 0;
+  let seq = 0,
+    eventSeq = 0;
   let hb: HeartbeatEcho | null = null;
   const event = (cmdId: string, command: 'trajectory' | 'stop', kind: 'rejected' | 'accepted' | 'finished') =>
-    client.publish(robotTopic(base, id, 'events'), JSON.stringify({ v: 1, seq: eventSeq++, time: now(), id: cmdId, arm: 'arm', command, event: kind, ...(kind === 'rejected' ? { reason: 'bench' } : {}) }), { qos: 1 });
+    client.publish(
+      robotTopic(base, id, 'events'),
+      JSON.stringify({
+        v: 1,
+        seq: eventSeq++,
+        time: now(),
+        id: cmdId,
+        arm: 'arm',
+        command,
+        event: kind,
+        ...(kind === 'rejected' ? { reason: 'bench' } : {}),
+      }),
+      { qos: 1 },
+    );
   client.on('message', (topic, payload) => {
     const m = JSON.parse(payload.toString());
-    if (topic === daemonTopics(base).heartbeat) hb = { seq: (m as HeartbeatMsg).seq, daemon_time: (m as HeartbeatMsg).time, rx_time: now() };
+    if (topic === daemonTopics(base).heartbeat)
+      hb = { seq: (m as HeartbeatMsg).seq, daemon_time: (m as HeartbeatMsg).time, rx_time: now() };
     else if (topic.endsWith('/trajectory')) event(m.id, 'trajectory', 'rejected');
     else if (topic.endsWith('/stop')) {
       event(m.id, 'stop', 'accepted');
       event(m.id, 'stop', 'finished');
     }
   });
-  await client.subscribeAsync([daemonTopics(base).heartbeat, robotTopic(base, id, 'trajectory'), robotTopic(base, id, 'stop')], { qos: 1 });
+  await client.subscribeAsync(
+    [daemonTopics(base).heartbeat, robotTopic(base, id, 'trajectory'), robotTopic(base, id, 'stop')],
+    { qos: 1 },
+  );
   await client.publishAsync(robotTopic(base, id, 'availability'), 'online', { qos: 1, retain: true });
-  const description = { v: 1, robot: id, session: `bench-${Date.now()}`, time: now(), controller: { name: 'bench', version: '1' }, arms: [{ name: 'arm', joints, gripper: false }], state_rate: 100, heartbeat_timeout: 0.5 };
+  const description = {
+    v: 1,
+    robot: id,
+    session: `bench-${Date.now()}`,
+    time: now(),
+    controller: { name: 'bench', version: '1' },
+    arms: [{ name: 'arm', joints, gripper: false }],
+    state_rate: 100,
+    heartbeat_timeout: 0.5,
+  };
   await client.publishAsync(robotTopic(base, id, 'description'), JSON.stringify(description), { qos: 1, retain: true });
   const timer = setInterval(() => {
-    const state = { v: 1, seq: seq++, time: now(), arms: { arm: { q: home, dq: home.map(() => 0), gripper: null, mode: 'hold', trajectory: null, faults: [] } }, faults: [], hb };
+    const state = {
+      v: 1,
+      seq: seq++,
+      time: now(),
+      arms: { arm: { q: home, dq: home.map(() => 0), gripper: null, mode: 'hold', trajectory: null, faults: [] } },
+      faults: [],
+      hb,
+    };
     client.publish(robotTopic(base, id, 'state'), JSON.stringify(state), { qos: 0 });
   }, 10);
   return { client, timer };
@@ -81,13 +132,22 @@ export async function benchPlanToPublish(o: LinkBenchOptions): Promise<Record<st
     await untilReady(parts, ['bench-arm']);
     const p = runtime.model.tcpPose('arm', home);
     // Ten targets around a 3 cm circle, 2 mm lower each time, orientation kept.
-    const poses = Array.from({ length: 10 }, (_, i) => ({ pose_xyzquat: [p[0]! + 0.03 * Math.cos((2 * Math.PI * i) / 10), p[1]! + 0.03 * Math.sin((2 * Math.PI * i) / 10), p[2]! - 0.002 * i, ...p.slice(3)] }));
+    const poses = Array.from({ length: 10 }, (_, i) => ({
+      pose_xyzquat: [
+        p[0]! + 0.03 * Math.cos((2 * Math.PI * i) / 10),
+        p[1]! + 0.03 * Math.sin((2 * Math.PI * i) / 10),
+        p[2]! - 0.002 * i,
+        ...p.slice(3),
+      ],
+    }));
     const call = { name: 'move_eef_chunk', arguments: { poses } };
-    const publish: number[] = [], plan: number[] = [];
+    const publish: number[] = [],
+      plan: number[] = [];
     let points = 0;
     for (let i = 0; i < o.calls + 5; i++) {
       const out = await runtime.executor.execute(call);
-      if (out.reason !== 'bench') throw new Error(`bench call ${i} ended with ${out.status} ${out.reason ?? ''}: ${out.message}`);
+      if (out.reason !== 'bench')
+        throw new Error(`bench call ${i} ended with ${out.status} ${out.reason ?? ''}: ${out.message}`);
       if (i < 5) continue; // warm-up
       publish.push(out.timing_ms!.publish!);
       plan.push(out.timing_ms!.plan);
@@ -122,7 +182,13 @@ export async function benchStateStreaming(o: LinkBenchOptions): Promise<Record<s
     { id: 'arm-b', robot: 'yam', sim: true, sim_args: ['--rate', String(o.stateRate)] },
   ];
   const parts = await daemonWith(o.dataDir, { simulate: true, serve });
-  const setup: SubscriberSetup = { url: parts.api.url('ws') + '/ws', token: parts.token.value, robots: ids, clients: o.subscribers, rateHz: o.subscriberRate };
+  const setup: SubscriberSetup = {
+    url: parts.api.url('ws') + '/ws',
+    token: parts.token.value,
+    robots: ids,
+    clients: o.subscribers,
+    rateHz: o.subscriberRate,
+  };
   const subs = new Worker(new URL('./link-bench-subscribers.js', import.meta.url), { workerData: setup });
   const count = () =>
     new Promise<number>((resolve) => {

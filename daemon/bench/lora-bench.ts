@@ -79,12 +79,23 @@ export async function runLoraBench(o: LoraBenchOptions, clocks: BenchClocks = re
     const [base, tuned] = [median(times[0]!), median(times[1]!)];
     const [baseCpu, tunedCpu] = [median(cpu[0]!), median(cpu[1]!)];
     return {
-      model: o.model, adapter: o.adapter, format: plan.format, adapter_modules: plan.modules.length,
+      model: o.model,
+      adapter: o.adapter,
+      format: plan.format,
+      adapter_modules: plan.modules.length,
       adapter_ranks: [...new Set(adapter.summary.modules.map((m) => m.rank))].sort((a, b) => a - b),
-      adapter_bytes: adapter.summary.bytes, threads: model.summary.threads, prompt_tokens: o.prompt, gen_tokens: o.gen,
-      base_decode_tok_s: 1000 / base, adapter_decode_tok_s: 1000 / tuned, overhead: 1 - base / tuned,
-      base_ms_per_token: base, adapter_ms_per_token: tuned,
-      base_cpu_ms_per_token: baseCpu, adapter_cpu_ms_per_token: tunedCpu, cpu_overhead: 1 - baseCpu / tunedCpu,
+      adapter_bytes: adapter.summary.bytes,
+      threads: model.summary.threads,
+      prompt_tokens: o.prompt,
+      gen_tokens: o.gen,
+      base_decode_tok_s: 1000 / base,
+      adapter_decode_tok_s: 1000 / tuned,
+      overhead: 1 - base / tuned,
+      base_ms_per_token: base,
+      adapter_ms_per_token: tuned,
+      base_cpu_ms_per_token: baseCpu,
+      adapter_cpu_ms_per_token: tunedCpu,
+      cpu_overhead: 1 - baseCpu / tunedCpu,
     };
   } finally {
     for (const s of sessions) s.dispose();

@@ -6,7 +6,12 @@ import type { RobotDescription, SetupDescription } from '../../robot/description
 import { forwardKinematics } from '../../robot/kinematics/forward.js';
 import type { Rng } from '../../robot/kinematics/ik.js';
 import { quat, quatFromTransform } from '../../robot/math/quaternion.js';
-import { checkTrajectories, robotSafety, setupSafety, type ArmSafetyModel } from '../../robot/safety/trajectory-check.js';
+import {
+  checkTrajectories,
+  robotSafety,
+  setupSafety,
+  type ArmSafetyModel,
+} from '../../robot/safety/trajectory-check.js';
 import { percentile } from './percentile.js';
 import type { CartesianRequest, Planner, PoseTarget } from '../../robot/motion/planner/types.js';
 
@@ -23,13 +28,20 @@ export interface PlanBenchOptions {
 const START_SPREAD = 1;
 const MAX_TRIES = 10_000;
 
-export function planBenchCases(description: RobotDescription | SetupDescription, o: PlanBenchOptions): CartesianRequest[] {
+export function planBenchCases(
+  description: RobotDescription | SetupDescription,
+  o: PlanBenchOptions,
+): CartesianRequest[] {
   const { arms, envelope } = 'arms' in description ? setupSafety(description) : robotSafety(description);
   const cases: CartesianRequest[] = [];
   for (let tries = 0; cases.length < o.cases && tries < MAX_TRIES; tries++) {
     const walks = arms.map((arm) => walk(arm, o));
     const times = Array.from({ length: o.poses + 1 }, (_, k) => k);
-    const check = checkTrajectories(arms, walks.map((q) => ({ times, q })), envelope);
+    const check = checkTrajectories(
+      arms,
+      walks.map((q) => ({ times, q })),
+      envelope,
+    );
     if (!check.ok) continue;
     const measured: Record<string, number[]> = {};
     const targets: Record<string, PoseTarget[]> = {};
@@ -48,11 +60,13 @@ export function planBenchCases(description: RobotDescription | SetupDescription,
 
 /** (poses + 1) × dof joint waypoints: a random start near mid-range, then random steps inside the limits. */
 function walk(arm: ArmSafetyModel, o: PlanBenchOptions): Float64Array {
-  const c = arm.chain, n = c.dof;
+  const c = arm.chain,
+    n = c.dof;
   const q = new Float64Array((o.poses + 1) * n);
   const mid = c.midRange();
   for (let j = 0; j < n; j++) {
-    const lo = Math.max(c.lower[j], mid[j] - START_SPREAD), hi = Math.min(c.upper[j], mid[j] + START_SPREAD);
+    const lo = Math.max(c.lower[j], mid[j] - START_SPREAD),
+      hi = Math.min(c.upper[j], mid[j] + START_SPREAD);
     q[j] = lo + (hi - lo) * o.rng.next();
   }
   for (let k = 1; k <= o.poses; k++) {
@@ -82,12 +96,21 @@ export interface PlanBenchResult {
 }
 
 /** clock: wall time (s); cpuClock: this process's CPU time (s). */
-export function runPlanBench(planner: Planner, cases: CartesianRequest[], clock: () => number, cpuClock: () => number, warmup: number): PlanBenchResult {
+export function runPlanBench(
+  planner: Planner,
+  cases: CartesianRequest[],
+  clock: () => number,
+  cpuClock: () => number,
+  warmup: number,
+): PlanBenchResult {
   for (let i = 0; i < warmup; i++) planner.planCartesian(cases[i % cases.length]);
   const times = new Float64Array(cases.length);
   const cpuTimes = new Float64Array(cases.length);
   const codes: Record<string, number> = {};
-  let planned = 0, motion = 0, pathSamples = 0, refSamples = 0;
+  let planned = 0,
+    motion = 0,
+    pathSamples = 0,
+    refSamples = 0;
   cases.forEach((c, i) => {
     const c0 = cpuClock();
     const t0 = clock();

@@ -4,9 +4,57 @@
 import { Prng } from '../../robot/common/prng.js';
 
 const enc = new TextEncoder();
-const STRUCTURAL = ['<tool_call>', '</tool_call>', '{"', '": ', '", "', '"}', '}}', '}\n', '\n</', ', "', '": "', '": [', '], "',
-  'true', 'false', 'null', '12', '0.', '-1', '"name', 'é', '中', '😀', '\\n', '\\"'];
-const PIECES = ['"', ',', ' ', ':', '{', '}', '[', ']', '\\', '.', '-', '0', '5', '9', 'a', 'e', 'n', 'x', 'Z', '<', '>', '\n'];
+const STRUCTURAL = [
+  '<tool_call>',
+  '</tool_call>',
+  '{"',
+  '": ',
+  '", "',
+  '"}',
+  '}}',
+  '}\n',
+  '\n</',
+  ', "',
+  '": "',
+  '": [',
+  '], "',
+  'true',
+  'false',
+  'null',
+  '12',
+  '0.',
+  '-1',
+  '"name',
+  'é',
+  '中',
+  '😀',
+  '\\n',
+  '\\"',
+];
+const PIECES = [
+  '"',
+  ',',
+  ' ',
+  ':',
+  '{',
+  '}',
+  '[',
+  ']',
+  '\\',
+  '.',
+  '-',
+  '0',
+  '5',
+  '9',
+  'a',
+  'e',
+  'n',
+  'x',
+  'Z',
+  '<',
+  '>',
+  '\n',
+];
 
 export interface SyntheticVocab {
   bytes: Array<Uint8Array | null>;
@@ -35,7 +83,8 @@ export function syntheticByteVocab(seed: number, size: number): SyntheticVocab {
       if (r.next() < 0.6) parts.push(0x20);
       for (let i = 0, n = 2 + r.int(8); i < n; i++) parts.push(0x61 + r.int(26));
     } else if (u < 0.6) {
-      for (let i = 0, n = 1 + r.int(3); i < n; i++) parts.push(...enc.encode(String.fromCodePoint(0x4e00 + r.int(0x5000))));
+      for (let i = 0, n = 1 + r.int(3); i < n; i++)
+        parts.push(...enc.encode(String.fromCodePoint(0x4e00 + r.int(0x5000))));
     } else {
       for (let i = 0, n = 2 + r.int(6); i < n; i++) {
         const v = r.next();

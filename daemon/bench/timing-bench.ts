@@ -15,7 +15,9 @@ export interface TimingBenchResult {
 /** Solves and times every case; `now` is a nanosecond clock (process.hrtime.bigint, or a fake). */
 export function runTimingBench(cases: TimingCases, repeat: number, now: () => bigint): TimingBenchResult {
   const solver = new CaseSolver(cases.joints);
-  let maxErr = -1, worst: string | null = null, rejected = 0;
+  let maxErr = -1,
+    worst: string | null = null,
+    rejected = 0;
   for (let i = 0; i < cases.count; i++) {
     const T = solver.solve(cases, i);
     if (Number.isNaN(T)) {

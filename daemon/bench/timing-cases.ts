@@ -35,7 +35,8 @@ export function parseTimingCases(text: string): ParseResult {
   if (lines.length < 2) return { ok: false, message: 'cases file needs a header line and at least one case' };
   const header = lines[0].split(',').map((h) => h.trim());
   const col = (name: string): number => header.indexOf(name);
-  let format: CaseFormat, joints = 1;
+  let format: CaseFormat,
+    joints = 1;
   if (header[1] === 'd0') {
     format = 'multi-joint';
     while (col(`d${joints}`) >= 0) joints++;
@@ -47,7 +48,10 @@ export function parseTimingCases(text: string): ParseResult {
   const missing = names.filter((_, i) => idx[i] < 0);
   if (col('case') !== 0 || missing.length > 0) {
     const need = missing.join(', ') || 'its columns';
-    return { ok: false, message: `header must start with "case" and name ${need} (${format} format), got "${lines[0]}"` };
+    return {
+      ok: false,
+      message: `header must start with "case" and name ${need} (${format} format), got "${lines[0]}"`,
+    };
   }
   const n = lines.length - 1;
   const perJoint = (): Float64Array => new Float64Array(n * joints);
@@ -76,12 +80,16 @@ export function parseTimingCases(text: string): ParseResult {
     for (let i = 0; i < names.length; i++) {
       const x = Number(cells[idx[i]]);
       if (cells[idx[i]] === undefined || cells[idx[i]].trim() === '' || !Number.isFinite(x)) {
-        return { ok: false, message: `line ${r + 2}: column ${names[i]} must be a finite number, got "${cells[idx[i]] ?? ''}"` };
+        return {
+          ok: false,
+          message: `line ${r + 2}: column ${names[i]} must be a finite number, got "${cells[idx[i]] ?? ''}"`,
+        };
       }
       values.push(x);
     }
     let v = 0;
-    for (const arr of [cases.d, cases.vmax, cases.amax, cases.jmax]) for (let j = 0; j < joints; j++) arr[r * joints + j] = values[v++];
+    for (const arr of [cases.d, cases.vmax, cases.amax, cases.jmax])
+      for (let j = 0; j < joints; j++) arr[r * joints + j] = values[v++];
     if (format === 'moving-start') {
       cases.v0[r] = values[v++];
       cases.a0[r] = values[v++];

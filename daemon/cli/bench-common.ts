@@ -24,7 +24,12 @@ export function printBench(result: object, json: boolean | undefined): void {
     return;
   }
   for (const [k, v] of Object.entries(result)) {
-    const text = typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    const text =
+      typeof v === 'number' && !Number.isInteger(v)
+        ? v.toFixed(3)
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
     process.stdout.write(`${k.padEnd(24)} ${text}\n`);
   }
 }

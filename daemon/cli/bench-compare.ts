@@ -11,16 +11,30 @@ import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 
 interface RawOptions {
-  model: string; gguf?: string; threads: string; prompt: string; gen: string; rounds: string; seed: string;
-  backend: string; kvCache: string; activationBits: string; json?: boolean;
+  model: string;
+  gguf?: string;
+  threads: string;
+  prompt: string;
+  gen: string;
+  rounds: string;
+  seed: string;
+  backend: string;
+  kvCache: string;
+  activationBits: string;
+  json?: boolean;
 }
 
 export const registerBenchCompare: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks that print JSON')
     .command('compare')
-    .description('Our engine vs llama.cpp (node-llama-cpp) on the same model: prefill/decode medians, ratios, roofline fractions')
+    .description(
+      'Our engine vs llama.cpp (node-llama-cpp) on the same model: prefill/decode medians, ratios, roofline fractions',
+    )
     .requiredOption('--model <dir>', 'model folder (MLX safetensors)')
-    .option('--gguf <file>', 'GGUF for llama.cpp (default: <dir>/model-q4_0.gguf, exported from the folder when missing)')
+    .option(
+      '--gguf <file>',
+      'GGUF for llama.cpp (default: <dir>/model-q4_0.gguf, exported from the folder when missing)',
+    )
     .option('--threads <n>', 'CPU threads for both engines', '2')
     .option('--prompt <n>', 'prompt tokens (seeded random ids)', '128')
     .option('--gen <n>', 'greedy decode steps', '64')

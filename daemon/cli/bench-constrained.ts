@@ -15,7 +15,8 @@ interface Options {
 
 function positive(v: string, flag: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`${flag} must be a positive integer, got ${JSON.stringify(v)}`, 2);
+  if (!Number.isInteger(n) || n < 1)
+    throw new CliError(`${flag} must be a positive integer, got ${JSON.stringify(v)}`, 2);
   return n;
 }
 
@@ -30,7 +31,10 @@ async function run(o: Options): Promise<void> {
     const rows: Array<[string, string]> = [
       ['vocabulary', `${report.vocab} tokens, ${report.trieNodes} trie nodes, built in ${report.trieBuildMs} ms`],
       ['tokens masked', `${report.tokens} over ${requests} requests`],
-      ['cache miss', `${misses} × mean ${report.maskMissMs.mean} ms (p95 ${report.maskMissMs.p95}, max ${report.maskMissMs.max})`],
+      [
+        'cache miss',
+        `${misses} × mean ${report.maskMissMs.mean} ms (p95 ${report.maskMissMs.p95}, max ${report.maskMissMs.max})`,
+      ],
       ['cache hit', `${hits} × mean ${report.maskHitMs.mean} ms (p95 ${report.maskHitMs.p95})`],
     ];
     for (const [k, v] of rows) process.stdout.write(`${k.padEnd(14)} ${v}\n`);
@@ -40,7 +44,9 @@ async function run(o: Options): Promise<void> {
 export const registerBenchConstrained: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks that print JSON')
     .command('constrained')
-    .description('Constrained decoding cost: trie build and per-token mask time on a synthetic byte-level vocabulary with random logits')
+    .description(
+      'Constrained decoding cost: trie build and per-token mask time on a synthetic byte-level vocabulary with random logits',
+    )
     .option('--vocab <n>', 'vocabulary size', '152000')
     .option('--requests <n>', 'forced tool calls to generate', '5')
     .option('--max-tokens <n>', 'token budget per call', '256')

@@ -15,21 +15,46 @@ import { EXPERT_PATHS, IO_MODES, NativeLoadError, type ExpertPath, type IoMode }
 import { parseSize } from '../util/cgroup.js';
 
 interface RawOptions {
-  model: string; threads: string; prompt: string; gen: string; topK?: string; k?: string; seed: string; json?: boolean;
-  path?: string; prefillPath?: string; prerouter?: string; slots?: string; cacheBudget?: string; ioThreads?: string;
-  ioMode?: string; memLimit?: string; cold?: boolean; rounds?: string; adapter?: string; backend: string; kvCache: string; activationBits: string;
+  model: string;
+  threads: string;
+  prompt: string;
+  gen: string;
+  topK?: string;
+  k?: string;
+  seed: string;
+  json?: boolean;
+  path?: string;
+  prefillPath?: string;
+  prerouter?: string;
+  slots?: string;
+  cacheBudget?: string;
+  ioThreads?: string;
+  ioMode?: string;
+  memLimit?: string;
+  cold?: boolean;
+  rounds?: string;
+  adapter?: string;
+  backend: string;
+  kvCache: string;
+  activationBits: string;
 }
 
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function pick<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
+  if (!allowed.includes(value as T))
+    throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
   return value as T;
 }
 
 function size(flag: string, value: string): number {
   const n = parseSize(value);
-  if (n === undefined || n <= 0) throw new CliError(`${flag} must be a size like 4GiB, 512MiB or a byte count, got "${value}"`, 2);
+  if (n === undefined || n <= 0)
+    throw new CliError(`${flag} must be a size like 4GiB, 512MiB or a byte count, got "${value}"`, 2);
   return n;
 }
 
@@ -43,7 +68,9 @@ export function benchArms(o: RawOptions): BenchProfile[] {
     ...(o.ioMode ? { ioMode: pick<IoMode>('--io-mode', o.ioMode, IO_MODES) } : {}),
   };
   const prerouters = o.prerouter ? list(o.prerouter) : ['off'];
-  const paths: (ExpertPath | undefined)[] = o.path ? list(o.path).map((p) => pick('--path', p, EXPERT_PATHS)) : [undefined];
+  const paths: (ExpertPath | undefined)[] = o.path
+    ? list(o.path).map((p) => pick('--path', p, EXPERT_PATHS))
+    : [undefined];
   const kText = o.k ?? o.topK;
   const ks: (number | undefined)[] = kText ? list(kText).map((k) => intOption('k', k, 1)) : [undefined];
   const arms: BenchProfile[] = [];
@@ -60,7 +87,9 @@ export function benchArms(o: RawOptions): BenchProfile[] {
 export const registerBenchDecode: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks that print JSON')
     .command('decode')
-    .description('Prefill and decode speed, time to first token, memory, bytes read and expert-load stalls per token of a model folder')
+    .description(
+      'Prefill and decode speed, time to first token, memory, bytes read and expert-load stalls per token of a model folder',
+    )
     .requiredOption('--model <dir>', 'model folder (config.json + safetensors)')
     .option('--threads <n>', 'CPU threads for the kernels', '1')
     .option('--prompt <n>', 'prompt tokens (seeded random ids)', '128')
@@ -84,7 +113,8 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
-      if (o.kvCache !== 'f32' && o.kvCache !== 'f16') throw new CliError(`--kv-cache must be f32 or f16, got "${o.kvCache}"`, 2);
+      if (o.kvCache !== 'f32' && o.kvCache !== 'f16')
+        throw new CliError(`--kv-cache must be f32 or f16, got "${o.kvCache}"`, 2);
       const base = {
         model: o.model,
         threads: intOption('threads', o.threads, 1, 256),
@@ -106,12 +136,22 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
           return;
         }
         const log = (line: string) => process.stderr.write(`${line}\n`);
-        const r = await runArms({ base, arms, rounds, cold: o.cold === true, ...(memLimitBytes !== undefined ? { memLimitBytes } : {}), log });
-        const failed = r.arms.flatMap((a) => a.errors.filter((e) => !e.startsWith('killed')).map((e) => `${a.arm}: ${e}`));
+        const r = await runArms({
+          base,
+          arms,
+          rounds,
+          cold: o.cold === true,
+          ...(memLimitBytes !== undefined ? { memLimitBytes } : {}),
+          log,
+        });
+        const failed = r.arms.flatMap((a) =>
+          a.errors.filter((e) => !e.startsWith('killed')).map((e) => `${a.arm}: ${e}`),
+        );
         if (failed.length > 0 && r.arms.every((a) => a.runs === a.errors.length)) throw new CliError(failed[0]!, 1);
         printBench(r, o.json);
       } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
+        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError)
+          throw new CliError(err.message, 1);
         throw err;
       }
     });

@@ -35,15 +35,17 @@ export const registerBenchIk: CommandRegistrar = (program: Command) => {
     .description('IK solve rate (≤ accept tolerances, inside limits), median and p99 µs per solve')
     .requiredOption('--robot <name>', 'robot config in configs/robots/')
     .requiredOption('--cases <file>', 'CSV: case,q0..qN,px,py,pz,qx,qy,qz,qw,seed0..seedN')
-    .option('--seed-mode <mode>', 'csv (each case\'s seed) or mid (middle of the joint ranges)', 'csv')
+    .option('--seed-mode <mode>', "csv (each case's seed) or mid (middle of the joint ranges)", 'csv')
     .option('--restarts <on|off>', 'random restarts within the cold-start budget (default: on for mid, off for csv)')
-    .option('--budget-ms <ms>', 'cold-start time budget per solve (default: the robot config\'s)')
+    .option('--budget-ms <ms>', "cold-start time budget per solve (default: the robot config's)")
     .option('--limit <n>', 'only the first n cases')
     .option('--seed <n>', 'restart rng seed', '1')
     .option('--json', 'print JSON')
     .action((opts: Options) => {
-      if (opts.seedMode !== 'csv' && opts.seedMode !== 'mid') throw new CliError(`--seed-mode must be csv or mid, got "${opts.seedMode}"`, 2);
-      if (opts.restarts !== undefined && opts.restarts !== 'on' && opts.restarts !== 'off') throw new CliError(`--restarts must be on or off, got "${opts.restarts}"`, 2);
+      if (opts.seedMode !== 'csv' && opts.seedMode !== 'mid')
+        throw new CliError(`--seed-mode must be csv or mid, got "${opts.seedMode}"`, 2);
+      if (opts.restarts !== undefined && opts.restarts !== 'on' && opts.restarts !== 'off')
+        throw new CliError(`--restarts must be on or off, got "${opts.restarts}"`, 2);
       const budgetMs = positiveNumber('--budget-ms', opts.budgetMs);
       const limit = positiveNumber('--limit', opts.limit);
       const robot = loadRobot(opts.robot);
@@ -57,7 +59,8 @@ export const registerBenchIk: CommandRegistrar = (program: Command) => {
       const parsed = parseIkCases(text);
       if (!parsed.ok) throw new CliError(`${opts.cases}: ${parsed.error}`, 2);
       const chain = new KinematicChain(robot.value);
-      if (parsed.dof !== chain.dof) throw new CliError(`${opts.cases} has ${parsed.dof} joints, robot "${opts.robot}" has ${chain.dof}`, 2);
+      if (parsed.dof !== chain.dof)
+        throw new CliError(`${opts.cases} has ${parsed.dof} joints, robot "${opts.robot}" has ${chain.dof}`, 2);
       const cases = limit ? parsed.cases.slice(0, Math.floor(limit)) : parsed.cases;
       const restarts = (opts.restarts ?? (opts.seedMode === 'mid' ? 'on' : 'off')) === 'on';
       const clock = (): number => performance.now() / 1000;
@@ -70,8 +73,13 @@ export const registerBenchIk: CommandRegistrar = (program: Command) => {
       });
       const round = (x: number): number => Math.round(x * 100) / 100;
       const report = {
-        robot: opts.robot, seed_mode: opts.seedMode, restarts, budget_ms: restarts ? budget * 1000 : 0,
-        ...result, median_us: round(result.median_us), p99_us: round(result.p99_us),
+        robot: opts.robot,
+        seed_mode: opts.seedMode,
+        restarts,
+        budget_ms: restarts ? budget * 1000 : 0,
+        ...result,
+        median_us: round(result.median_us),
+        p99_us: round(result.p99_us),
       };
       if (opts.json || !process.stdout.isTTY) {
         process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -21,14 +21,17 @@ interface Flags {
 
 function int(flag: string, v: string, lo: number, hi: number): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new CliError(`${flag} must be an integer in [${lo}, ${hi}], got "${v}"`, 2);
+  if (!Number.isInteger(n) || n < lo || n > hi)
+    throw new CliError(`${flag} must be an integer in [${lo}, ${hi}], got "${v}"`, 2);
   return n;
 }
 
 export const registerBenchLink: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks (JSON with --json)')
     .command('link')
-    .description('Robot link: tool call → trajectory published (10-pose chunk, 6 joints); event-loop lag with two arms streaming state')
+    .description(
+      'Robot link: tool call → trajectory published (10-pose chunk, 6 joints); event-loop lag with two arms streaming state',
+    )
     .option('--calls <n>', 'timed tool calls (after 5 untimed)', '200')
     .option('--duration <s>', 'seconds of state streaming measured', '10')
     .option('--state-rate <hz>', 'state messages per second per arm', '500')
@@ -37,7 +40,8 @@ export const registerBenchLink: CommandRegistrar = (program: Command) => {
     .option('--only <part>', 'publish or streaming')
     .option('--json', 'print JSON')
     .action(async (f: Flags) => {
-      if (f.only !== undefined && f.only !== 'publish' && f.only !== 'streaming') throw new CliError(`--only must be publish or streaming, got "${f.only}"`, 2);
+      if (f.only !== undefined && f.only !== 'publish' && f.only !== 'streaming')
+        throw new CliError(`--only must be publish or streaming, got "${f.only}"`, 2);
       const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-link-'));
       try {
         const o = {

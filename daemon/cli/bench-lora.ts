@@ -20,20 +20,31 @@ export const registerBenchLora: CommandRegistrar = (program: Command) => {
     .option('--gen <n>', 'decode steps per side', '16')
     .option('--seed <n>', 'prompt seed', '1')
     .option('--json', 'print JSON')
-    .action(async (opts: { model: string; adapter: string; threads: string; prompt: string; gen: string; seed: string; json?: boolean }) => {
-      const options = {
-        model: opts.model,
-        adapter: opts.adapter,
-        threads: intOption('threads', opts.threads, 1, 256),
-        prompt: intOption('prompt', opts.prompt, 1),
-        gen: intOption('gen', opts.gen, 1),
-        seed: intOption('seed', opts.seed, 0),
-      };
-      try {
-        printBench(await runLoraBench(options), opts.json);
-      } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
-        throw err;
-      }
-    });
+    .action(
+      async (opts: {
+        model: string;
+        adapter: string;
+        threads: string;
+        prompt: string;
+        gen: string;
+        seed: string;
+        json?: boolean;
+      }) => {
+        const options = {
+          model: opts.model,
+          adapter: opts.adapter,
+          threads: intOption('threads', opts.threads, 1, 256),
+          prompt: intOption('prompt', opts.prompt, 1),
+          gen: intOption('gen', opts.gen, 1),
+          seed: intOption('seed', opts.seed, 0),
+        };
+        try {
+          printBench(await runLoraBench(options), opts.json);
+        } catch (err) {
+          if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError)
+            throw new CliError(err.message, 1);
+          throw err;
+        }
+      },
+    );
 };

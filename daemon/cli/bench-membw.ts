@@ -42,7 +42,10 @@ export const registerBenchMembw: CommandRegistrar = (program: Command) => {
     .action(async (opts: { threads?: string; mib: string; passes: string; json?: boolean }) => {
       const threads = opts.threads === undefined ? availableParallelism() : intOption('threads', opts.threads, 1, 1024);
       try {
-        printBench(await runMembw(threads, intOption('mib', opts.mib, 1, 65536), intOption('passes', opts.passes, 1, 100)), opts.json);
+        printBench(
+          await runMembw(threads, intOption('mib', opts.mib, 1, 65536), intOption('passes', opts.passes, 1, 100)),
+          opts.json,
+        );
       } catch (err) {
         if (err instanceof NativeLoadError) throw new CliError(err.message, 1);
         throw err;

@@ -58,10 +58,21 @@ export const registerBenchPlan: CommandRegistrar = (program: Command) => {
       const result = runPlanBench(planner, list, clock, cpuClock, Math.min(50, list.length));
       const round = (x: number): number => Math.round(x * 100) / 100;
       const report = {
-        robot: opts.robot, arms: planner.arms.length, joints: planner.arms.map((a) => a.joints.length), poses, step, seed,
-        ...result, median_us: round(result.median_us), p99_us: round(result.p99_us),
-        median_cpu_us: round(result.median_cpu_us), p99_cpu_us: round(result.p99_cpu_us), mean_cpu_us: round(result.mean_cpu_us),
-        mean_motion_s: round(result.mean_motion_s), mean_path_samples: round(result.mean_path_samples), mean_reference_samples: round(result.mean_reference_samples),
+        robot: opts.robot,
+        arms: planner.arms.length,
+        joints: planner.arms.map((a) => a.joints.length),
+        poses,
+        step,
+        seed,
+        ...result,
+        median_us: round(result.median_us),
+        p99_us: round(result.p99_us),
+        median_cpu_us: round(result.median_cpu_us),
+        p99_cpu_us: round(result.p99_cpu_us),
+        mean_cpu_us: round(result.mean_cpu_us),
+        mean_motion_s: round(result.mean_motion_s),
+        mean_path_samples: round(result.mean_path_samples),
+        mean_reference_samples: round(result.mean_reference_samples),
       };
       if (opts.json || !process.stdout.isTTY) {
         process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -69,11 +80,20 @@ export const registerBenchPlan: CommandRegistrar = (program: Command) => {
       }
       const rows: [string, string][] = [
         ['robot', `${opts.robot} (${planner.arms.map((a) => `${a.name}: ${a.joints.length} joints`).join(', ')})`],
-        ['chunks', `${result.cases} × ${poses} poses, ${result.planned} planned${Object.keys(result.codes).length ? ` (${JSON.stringify(result.codes)})` : ''}`],
+        [
+          'chunks',
+          `${result.cases} × ${poses} poses, ${result.planned} planned${Object.keys(result.codes).length ? ` (${JSON.stringify(result.codes)})` : ''}`,
+        ],
         ['median', `${result.median_us.toFixed(0)} µs`],
         ['p99', `${result.p99_us.toFixed(0)} µs`],
-        ['cpu', `${result.median_cpu_us.toFixed(0)} µs per plan (median; p99 ${result.p99_cpu_us.toFixed(0)}, mean ${result.mean_cpu_us.toFixed(0)})`],
-        ['motion', `${result.mean_motion_s.toFixed(2)} s, ${result.mean_path_samples.toFixed(0)} IK samples, ${result.mean_reference_samples.toFixed(0)} references (mean)`],
+        [
+          'cpu',
+          `${result.median_cpu_us.toFixed(0)} µs per plan (median; p99 ${result.p99_cpu_us.toFixed(0)}, mean ${result.mean_cpu_us.toFixed(0)})`,
+        ],
+        [
+          'motion',
+          `${result.mean_motion_s.toFixed(2)} s, ${result.mean_path_samples.toFixed(0)} IK samples, ${result.mean_reference_samples.toFixed(0)} references (mean)`,
+        ],
       ];
       for (const [k, v] of rows) process.stdout.write(`${k.padEnd(8)} ${v}\n`);
     });

@@ -17,12 +17,16 @@ export const registerBenchTiming: CommandRegistrar = (program: Command) => {
     .option('--json', 'print JSON')
     .action((opts: { cases: string; repeat: string; json?: boolean }) => {
       const repeat = Number(opts.repeat);
-      if (!Number.isInteger(repeat) || repeat < 1) throw new CliError(`--repeat must be an integer ≥ 1, got "${opts.repeat}"`, 2);
+      if (!Number.isInteger(repeat) || repeat < 1)
+        throw new CliError(`--repeat must be an integer ≥ 1, got "${opts.repeat}"`, 2);
       let text: string;
       try {
         text = readFileSync(opts.cases, 'utf8');
       } catch (err) {
-        throw new CliError(`--cases ${opts.cases}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`, 2);
+        throw new CliError(
+          `--cases ${opts.cases}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+          2,
+        );
       }
       const parsed = parseTimingCases(text);
       if (!parsed.ok) throw new CliError(`--cases ${opts.cases}: ${parsed.message}`, 2);
@@ -36,7 +40,12 @@ export const registerBenchTiming: CommandRegistrar = (program: Command) => {
       const rows: [string, string][] = [
         ['format', `${result.format} (${result.joints} joint${result.joints > 1 ? 's' : ''})`],
         ['cases', String(result.cases)],
-        ['max relative duration error', result.max_rel_duration_err === null ? `${result.rejected} rejected` : result.max_rel_duration_err.toExponential(2)],
+        [
+          'max relative duration error',
+          result.max_rel_duration_err === null
+            ? `${result.rejected} rejected`
+            : result.max_rel_duration_err.toExponential(2),
+        ],
         ['worst case', String(result.worst_case)],
         ['median µs per case', result.median_us.toFixed(3)],
       ];

@@ -9,23 +9,42 @@ import { GGUF_TYPES, type GgufFileType } from '../tools/gguf-export.js';
 import { synthGguf, synthModel, type SynthOptions } from '../tools/synth.js';
 
 interface RawOptions {
-  arch: string; shape: string; out: string; seed: string; format: string; ggufType: string;
-  bits?: string; groupSize?: string; nGroup?: string; topkGroup?: string; mlpOnlyLayers?: string;
-  decoderSparseStep?: string; tieWordEmbeddings?: boolean; shardMb?: string; force?: boolean; json?: boolean;
+  arch: string;
+  shape: string;
+  out: string;
+  seed: string;
+  format: string;
+  ggufType: string;
+  bits?: string;
+  groupSize?: string;
+  nGroup?: string;
+  topkGroup?: string;
+  mlpOnlyLayers?: string;
+  decoderSparseStep?: string;
+  tieWordEmbeddings?: boolean;
+  shardMb?: string;
+  force?: boolean;
+  json?: boolean;
 }
 
 export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
+  if (!allowed.includes(value as T))
+    throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got "${value}"`, 2);
   return value as T;
 }
 
 function integer(flag: string, value: string, min: number, max: number): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new CliError(`${flag} must be an integer in [${min}, ${max}], got "${value}"`, 2);
+  if (!/^\d+$/.test(value.trim()) || n < min || n > max)
+    throw new CliError(`${flag} must be an integer in [${min}, ${max}], got "${value}"`, 2);
   return n;
 }
 
-export function parseSynthOptions(o: RawOptions): { opts: SynthOptions; format: 'mlx' | 'gguf'; ggufType: GgufFileType } {
+export function parseSynthOptions(o: RawOptions): {
+  opts: SynthOptions;
+  format: 'mlx' | 'gguf';
+  ggufType: GgufFileType;
+} {
   const opts: SynthOptions = {
     arch: oneOf<Arch>('--arch', o.arch, ARCHS),
     shape: oneOf<ShapeName>('--shape', o.shape, SHAPES),
@@ -34,17 +53,23 @@ export function parseSynthOptions(o: RawOptions): { opts: SynthOptions; format: 
     force: o.force === true,
   };
   if (o.bits !== undefined) opts.bits = Number(oneOf('--bits', o.bits, QUANT_BITS.map(String))) as QuantBits;
-  if (o.groupSize !== undefined) opts.groupSize = Number(oneOf('--group-size', o.groupSize, QUANT_GROUPS.map(String))) as QuantGroup;
+  if (o.groupSize !== undefined)
+    opts.groupSize = Number(oneOf('--group-size', o.groupSize, QUANT_GROUPS.map(String))) as QuantGroup;
   if (o.nGroup !== undefined) opts.nGroup = integer('--n-group', o.nGroup, 1, 1024);
   if (o.topkGroup !== undefined) opts.topkGroup = integer('--topk-group', o.topkGroup, 1, 1024);
-  if (o.decoderSparseStep !== undefined) opts.decoderSparseStep = integer('--decoder-sparse-step', o.decoderSparseStep, 1, 1024);
+  if (o.decoderSparseStep !== undefined)
+    opts.decoderSparseStep = integer('--decoder-sparse-step', o.decoderSparseStep, 1, 1024);
   if (o.mlpOnlyLayers !== undefined) {
-    opts.mlpOnlyLayers = o.mlpOnlyLayers.split(',').filter((s) => s.trim() !== '').map((s) => integer('--mlp-only-layers', s, 0, 1023));
+    opts.mlpOnlyLayers = o.mlpOnlyLayers
+      .split(',')
+      .filter((s) => s.trim() !== '')
+      .map((s) => integer('--mlp-only-layers', s, 0, 1023));
   }
   if (o.tieWordEmbeddings) opts.tieWordEmbeddings = true;
   if (o.shardMb !== undefined) {
     const mb = Number(o.shardMb);
-    if (!Number.isFinite(mb) || mb <= 0) throw new CliError(`--shard-mb must be a positive number, got "${o.shardMb}"`, 2);
+    if (!Number.isFinite(mb) || mb <= 0)
+      throw new CliError(`--shard-mb must be a positive number, got "${o.shardMb}"`, 2);
     opts.maxShardBytes = Math.floor(mb * 2 ** 20);
   }
   const format = oneOf('--format', o.format, ['mlx', 'gguf'] as const);
@@ -83,16 +108,26 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
       }
       const seconds = (performance.now() - t0) / 1000;
       const summary = {
-        dir: result.dir, arch: opts.arch, shape: opts.shape, seed: opts.seed, format,
+        dir: result.dir,
+        arch: opts.arch,
+        shape: opts.shape,
+        seed: opts.seed,
+        format,
         ...(format === 'gguf' ? { gguf_type: ggufType } : {}),
-        tensors: result.tensorCount, tensor_bytes: result.tensorBytes, files: result.files, seconds,
+        tensors: result.tensorCount,
+        tensor_bytes: result.tensorBytes,
+        files: result.files,
+        seconds,
       };
       if (raw.json) {
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         return;
       }
-      process.stdout.write(`wrote ${opts.arch} ${opts.shape} (seed ${opts.seed}, ${format}) to ${result.dir} in ${seconds.toFixed(1)} s\n`);
-      for (const f of result.files) process.stdout.write(`  ${f.name.padEnd(40)} ${f.bytes.toLocaleString('en-US').padStart(16)} bytes\n`);
+      process.stdout.write(
+        `wrote ${opts.arch} ${opts.shape} (seed ${opts.seed}, ${format}) to ${result.dir} in ${seconds.toFixed(1)} s\n`,
+      );
+      for (const f of result.files)
+        process.stdout.write(`  ${f.name.padEnd(40)} ${f.bytes.toLocaleString('en-US').padStart(16)} bytes\n`);
       process.stdout.write('weights are random: this model is for tests and benchmarks, its output is meaningless\n');
     });
 };

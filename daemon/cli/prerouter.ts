@@ -16,13 +16,18 @@ export function parseLayers(value: string): [number, number] {
   const m = /^(\d+)(?:\.\.(\d+))?$/.exec(value.trim());
   const a = m ? Number(m[1]) : NaN;
   const b = m ? Number(m[2] ?? m[1]) : NaN;
-  if (!m || b < a) throw new CliError(`--layers must be "a..b" with a ≤ b (owner layers; head N predicts layer N+1), got "${value}"`, 2);
+  if (!m || b < a)
+    throw new CliError(
+      `--layers must be "a..b" with a ≤ b (owner layers; head N predicts layer N+1), got "${value}"`,
+      2,
+    );
   return [a, b];
 }
 
 function numberOption(name: string, value: string, lo: number, hi: number): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < lo || n > hi) throw new CliError(`--${name} must be a number in [${lo}, ${hi}], got "${value}"`, 2);
+  if (!Number.isFinite(n) || n < lo || n > hi)
+    throw new CliError(`--${name} must be a number in [${lo}, ${hi}], got "${value}"`, 2);
   return n;
 }
 
@@ -31,7 +36,10 @@ async function readTokens(model: string, file: string): Promise<number[]> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CliError(`--text ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message}`, 2);
+    throw new CliError(
+      `--text ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (e as Error).message}`,
+      2,
+    );
   }
   let tok: TextTokenizer;
   try {
@@ -40,7 +48,8 @@ async function readTokens(model: string, file: string): Promise<number[]> {
     throw new CliError(`--model ${model}: cannot load its tokenizer (${(e as Error).message})`, 1);
   }
   const tokens = tok.encode(text);
-  if (tokens.length < 16) throw new CliError(`--text ${file} gives ${tokens.length} tokens; calibration needs at least 16`, 2);
+  if (tokens.length < 16)
+    throw new CliError(`--text ${file} gives ${tokens.length} tokens; calibration needs at least 16`, 2);
   return tokens;
 }
 
@@ -50,7 +59,10 @@ function progressBar(): ((p: CalibrationProgress) => void) | undefined {
   return (p) => {
     const width = 30;
     const filled = Math.round((width * p.done) / Math.max(1, p.total));
-    const what = p.phase === 'record' ? `recording routing ${p.done}/${p.total} tokens` : `training head ${p.owner} loss ${p.loss.toFixed(3)}`;
+    const what =
+      p.phase === 'record'
+        ? `recording routing ${p.done}/${p.total} tokens`
+        : `training head ${p.owner} loss ${p.loss.toFixed(3)}`;
     process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${what}`.padEnd(90));
     if (p.done === p.total) process.stderr.write('\n');
   };
@@ -74,11 +86,16 @@ export function formatCalibration(r: CalibrationReport): string {
 }
 
 export function formatEval(r: EvalReport): string {
-  return [
-    'layer → next   samples   recall   zero-training recall',
-    ...r.layers.map((l) => `${String(l.layer).padStart(5)} → ${String(l.predicts).padEnd(4)}  ${String(l.samples).padStart(8)}   ${pct(l.recall).padStart(6)}   ${pct(l.zero_training_recall).padStart(8)}`),
-    `mean recall ${pct(r.mean.recall)} (zero-training heads: ${pct(r.mean.zero_training_recall)}) over ${r.tokens} tokens`,
-  ].join('\n') + '\n';
+  return (
+    [
+      'layer → next   samples   recall   zero-training recall',
+      ...r.layers.map(
+        (l) =>
+          `${String(l.layer).padStart(5)} → ${String(l.predicts).padEnd(4)}  ${String(l.samples).padStart(8)}   ${pct(l.recall).padStart(6)}   ${pct(l.zero_training_recall).padStart(8)}`,
+      ),
+      `mean recall ${pct(r.mean.recall)} (zero-training heads: ${pct(r.mean.zero_training_recall)}) over ${r.tokens} tokens`,
+    ].join('\n') + '\n'
+  );
 }
 
 function engineErrors<T>(p: Promise<T>): Promise<T> {
@@ -105,25 +122,30 @@ export const registerPrerouter: CommandRegistrar = (program: Command) => {
     .option('--threads <n>', 'threads for the model and the optimiser', '1')
     .option('--seed <n>', 'seed of the head initialisation and minibatch order', '1')
     .option('--json', 'print JSON')
-    .action(async (o: Record<string, string | undefined> & { model: string; text: string; out: string; json?: boolean }) => {
-      const tokens = await readTokens(o.model, o.text);
-      const report = await engineErrors(
-        runCalibration({
-          model: o.model, tokens, out: o.out, source: `brainstem prerouter calibrate --text ${o.text}`,
-          ...(o.layers ? { layers: parseLayers(o.layers) } : {}),
-          steps: intOption('steps', o.steps!, 0),
-          batch: intOption('batch', o.batch!, 1),
-          lr: numberOption('lr', o.lr!, 1e-9, 10),
-          units: intOption('units', o.units!, 1, 65536),
-          heldOut: numberOption('held-out', o.heldOut!, 0, 0.9),
-          threads: intOption('threads', o.threads!, 1, 256),
-          seed: intOption('seed', o.seed!, 0),
-          ...(o.topK !== undefined ? { topK: intOption('top-k', o.topK, 1) } : {}),
-          onProgress: o.json ? undefined : progressBar(),
-        }),
-      );
-      process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatCalibration(report));
-    });
+    .action(
+      async (o: Record<string, string | undefined> & { model: string; text: string; out: string; json?: boolean }) => {
+        const tokens = await readTokens(o.model, o.text);
+        const report = await engineErrors(
+          runCalibration({
+            model: o.model,
+            tokens,
+            out: o.out,
+            source: `brainstem prerouter calibrate --text ${o.text}`,
+            ...(o.layers ? { layers: parseLayers(o.layers) } : {}),
+            steps: intOption('steps', o.steps!, 0),
+            batch: intOption('batch', o.batch!, 1),
+            lr: numberOption('lr', o.lr!, 1e-9, 10),
+            units: intOption('units', o.units!, 1, 65536),
+            heldOut: numberOption('held-out', o.heldOut!, 0, 0.9),
+            threads: intOption('threads', o.threads!, 1, 256),
+            seed: intOption('seed', o.seed!, 0),
+            ...(o.topK !== undefined ? { topK: intOption('top-k', o.topK, 1) } : {}),
+            onProgress: o.json ? undefined : progressBar(),
+          }),
+        );
+        process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatCalibration(report));
+      },
+    );
   pr.command('eval')
     .description('Top-k recall of prerouter heads against the true router on a text')
     .requiredOption('--model <dir>', 'model folder')
@@ -132,15 +154,20 @@ export const registerPrerouter: CommandRegistrar = (program: Command) => {
     .option('--top-k <k>', 'routing width (default: the model’s)')
     .option('--threads <n>', 'threads', '1')
     .option('--json', 'print JSON')
-    .action(async (o: { model: string; heads: string; text: string; topK?: string; threads: string; json?: boolean }) => {
-      const tokens = await readTokens(o.model, o.text);
-      const report = await engineErrors(
-        runEval({
-          model: o.model, heads: o.heads, tokens, threads: intOption('threads', o.threads, 1, 256),
-          ...(o.topK !== undefined ? { topK: intOption('top-k', o.topK, 1) } : {}),
-          onProgress: o.json ? undefined : progressBar(),
-        }),
-      );
-      process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatEval(report));
-    });
+    .action(
+      async (o: { model: string; heads: string; text: string; topK?: string; threads: string; json?: boolean }) => {
+        const tokens = await readTokens(o.model, o.text);
+        const report = await engineErrors(
+          runEval({
+            model: o.model,
+            heads: o.heads,
+            tokens,
+            threads: intOption('threads', o.threads, 1, 256),
+            ...(o.topK !== undefined ? { topK: intOption('top-k', o.topK, 1) } : {}),
+            onProgress: o.json ? undefined : progressBar(),
+          }),
+        );
+        process.stdout.write(o.json ? JSON.stringify(report) + '\n' : formatEval(report));
+      },
+    );
 };

@@ -35,7 +35,8 @@ interface SimFlags {
 
 function num(flag: string, value: string, lo: number, hi: number): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < lo || n > hi) throw new CliError(`${flag} must be a number in [${lo}, ${hi}] (got "${value}")`, 2);
+  if (value.trim() === '' || !Number.isFinite(n) || n < lo || n > hi)
+    throw new CliError(`${flag} must be a number in [${lo}, ${hi}] (got "${value}")`, 2);
   return n;
 }
 
@@ -45,7 +46,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
     .requiredOption('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file')
     .option('--id <id>', 'robot id on the link (default: the robot name)')
-    .option('--broker <url>', 'MQTT broker URL, credentials in the URL (default $BRAINSTEM_SIM_BROKER, else mqtt://127.0.0.1:1883)')
+    .option(
+      '--broker <url>',
+      'MQTT broker URL, credentials in the URL (default $BRAINSTEM_SIM_BROKER, else mqtt://127.0.0.1:1883)',
+    )
     .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
     .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
     .option('--base <topic>', 'MQTT topic base', DEFAULT_BASE)
@@ -56,7 +60,12 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--decel <rad/s2>', 'largest joint deceleration when stopping', '3')
     .option('--heartbeat-timeout <s>', 'longest daemon heartbeat silence before stopping', '0.5')
     .option('--tracking-limit <rad>', 'abort and latch a fault above this tracking error (default: off)')
-    .option('--fault <spec>', 'inject a fault, repeatable: disconnect|stall|tracking|drop|delay|late[,key=value...]', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--fault <spec>',
+      'inject a fault, repeatable: disconnect|stall|tracking|drop|delay|late[,key=value...]',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--seed <n>', 'seed for random faults', '1')
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
@@ -70,10 +79,12 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         throw new CliError((err as Error).message, 2);
       }
       const id = flags.id ?? robot.name;
-      if (!new RegExp(ROBOT_ID_PATTERN).test(id)) throw new CliError(`--id must match ${ROBOT_ID_PATTERN} (got "${id}")`, 2);
+      if (!new RegExp(ROBOT_ID_PATTERN).test(id))
+        throw new CliError(`--id must match ${ROBOT_ID_PATTERN} (got "${id}")`, 2);
       const baseProblem = checkBase(flags.base);
       if (baseProblem) throw new CliError(`--base: ${baseProblem}`, 2);
-      if (!['auto', '3.1.1', '5'].includes(flags.mqtt)) throw new CliError(`--mqtt must be auto, 3.1.1 or 5 (got "${flags.mqtt}")`, 2);
+      if (!['auto', '3.1.1', '5'].includes(flags.mqtt))
+        throw new CliError(`--mqtt must be auto, 3.1.1 or 5 (got "${flags.mqtt}")`, 2);
       const sim = {
         robotId: id,
         version: VERSION,
@@ -96,13 +107,27 @@ export const registerSim: CommandRegistrar = (program: Command) => {
           log,
           link: (on) =>
             flags.ws
-              ? new ControllerWs({ url: flags.ws, robot: id, token: flags.token ?? process.env.BRAINSTEM_TOKEN ?? null }, on)
-              : new ControllerMqtt({ url: where, base: flags.base, robot: id, version: flags.mqtt as MqttVersion, clientId: `brainstem-sim-${id}-${randomBytes(3).toString('hex')}` }, on),
+              ? new ControllerWs(
+                  { url: flags.ws, robot: id, token: flags.token ?? process.env.BRAINSTEM_TOKEN ?? null },
+                  on,
+                )
+              : new ControllerMqtt(
+                  {
+                    url: where,
+                    base: flags.base,
+                    robot: id,
+                    version: flags.mqtt as MqttVersion,
+                    clientId: `brainstem-sim-${id}-${randomBytes(3).toString('hex')}`,
+                  },
+                  on,
+                ),
         });
       } catch (err) {
         throw new CliError(`cannot start: ${(err as Error).message}`, 2);
       }
-      log(`robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`);
+      log(
+        `robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

@@ -18,7 +18,11 @@ export async function runDaemon(configFile?: string): Promise<number> {
   const log = logs.get('daemon');
   const parts = createDaemon(config, { logs });
   const { daemon, api, broker, token } = parts;
-  if (token.file) log.info({ token_file: token.file }, `${token.generated ? 'generated an API token' : 'API token'} in ${token.file}`);
+  if (token.file)
+    log.info(
+      { token_file: token.file },
+      `${token.generated ? 'generated an API token' : 'API token'} in ${token.file}`,
+    );
   const native = tryLoadNative();
   if (native.error) log.warn(`${native.error}; the API and MQTT run without the inference engine`);
 

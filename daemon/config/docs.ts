@@ -83,12 +83,19 @@ function rows(node: Node<unknown>, path: string): Row[] {
     const own = node.info.doc ? [{ key: path, node }] : [];
     return [...own, ...Object.entries(fields).flatMap(([k, child]) => rows(child, `${path}.${k}`))];
   }
-  const entries = item?.info.fields ? rows(item, node.info.kind === 'list' ? `${path}[]` : `${path}.<name>`).filter((r) => r.node !== item) : [];
+  const entries = item?.info.fields
+    ? rows(item, node.info.kind === 'list' ? `${path}[]` : `${path}.<name>`).filter((r) => r.node !== item)
+    : [];
   return [{ key: path, node }, ...entries];
 }
 
 // Lists and free mappings default to what configs/brainstem.yaml sets (robots.serve: one simulated yam).
-function defaultText(key: string, node: Node<unknown>, engine: Record<string, Node<unknown>>, file: Record<string, unknown>): string {
+function defaultText(
+  key: string,
+  node: Node<unknown>,
+  engine: Record<string, Node<unknown>>,
+  file: Record<string, unknown>,
+): string {
   const inFile = key.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], file);
   const d = node.info.item && inFile !== undefined ? inFile : node.info.default;
   if (d === undefined) {
@@ -111,10 +118,14 @@ export function configDocs(): string {
     if (node.info.kind === 'mapping' && node.info.doc) out.push(`${node.info.doc}.`, '');
     if (NOTES[section]) out.push(NOTES[section], '');
     out.push('| Key | Type | Default | Environment | Meaning |', '|---|---|---|---|---|');
-    const keys = node.info.fields ? Object.entries(node.info.fields).flatMap(([k, child]) => rows(child, `${section}.${k}`)) : rows(node, section);
+    const keys = node.info.fields
+      ? Object.entries(node.info.fields).flatMap(([k, child]) => rows(child, `${section}.${k}`))
+      : rows(node, section);
     for (const { key, node: n } of keys) {
       const env = withEnv.has(key) ? `\`${envName(key)}\`` : '—';
-      out.push(`| \`${key}\` | ${cell(n.info.type)} | ${cell(defaultText(key, n, engine, file))} | ${env} | ${cell(n.info.doc ?? '')} |`);
+      out.push(
+        `| \`${key}\` | ${cell(n.info.type)} | ${cell(defaultText(key, n, engine, file))} | ${env} | ${cell(n.info.doc ?? '')} |`,
+      );
     }
     out.push('');
     for (const [path, note] of Object.entries(NOTES)) {

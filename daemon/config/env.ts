@@ -18,7 +18,8 @@ export interface EnvOverride {
 /** Parses numbers and booleans for typed keys; leaves text that does not parse for the validator. */
 function parse(node: Node<unknown>, raw: string): unknown {
   const kind = node.info.kind;
-  if ((kind === 'integer' || kind === 'number') && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(raw)) return Number(raw);
+  if ((kind === 'integer' || kind === 'number') && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(raw))
+    return Number(raw);
   if (kind === 'boolean') {
     const b = raw.trim().toLowerCase();
     if (['true', '1', 'yes', 'on'].includes(b)) return true;
@@ -31,7 +32,10 @@ function parse(node: Node<unknown>, raw: string): unknown {
  * Collects overrides for every scalar key. Variables that start like a closed section
  * (BRAINSTEM_SERVER_...) but name no key are reported, so typos do not pass silently.
  */
-export function envOverrides(schema: Node<unknown>, env: NodeJS.ProcessEnv): { overrides: EnvOverride[]; issues: Issue[] } {
+export function envOverrides(
+  schema: Node<unknown>,
+  env: NodeJS.ProcessEnv,
+): { overrides: EnvOverride[]; issues: Issue[] } {
   const keys = leaves(schema).map(({ path, node }) => ({ path, node, name: envName(path) }));
   const byName = new Map(keys.map((k) => [k.name, k]));
   const closed = Object.entries(schema.info.fields ?? {})
@@ -44,8 +48,14 @@ export function envOverrides(schema: Node<unknown>, env: NodeJS.ProcessEnv): { o
     const key = byName.get(name);
     if (key) overrides.push({ path: key.path, name, value: parse(key.node, raw) });
     else if (closed.some((p) => name.startsWith(p))) {
-      const near = keys.filter((k) => k.name.startsWith(name.split('_').slice(0, 2).join('_') + '_')).map((k) => k.name);
-      issues.push({ path: name, rule: `is not a known configuration variable (known: ${near.join(', ')})`, value: raw });
+      const near = keys
+        .filter((k) => k.name.startsWith(name.split('_').slice(0, 2).join('_') + '_'))
+        .map((k) => k.name);
+      issues.push({
+        path: name,
+        rule: `is not a known configuration variable (known: ${near.join(', ')})`,
+        value: raw,
+      });
     }
   }
   return { overrides, issues };

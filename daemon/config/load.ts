@@ -52,7 +52,10 @@ export function readYamlFile(file: string): Tree {
     throw new ConfigError(`config file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   if (doc === null || doc === undefined) return {};
-  if (!isRecord(doc)) throw new ConfigError(`config file ${file} must contain a mapping of keys at the top level, not ${Array.isArray(doc) ? 'a list' : typeof doc}`);
+  if (!isRecord(doc))
+    throw new ConfigError(
+      `config file ${file} must contain a mapping of keys at the top level, not ${Array.isArray(doc) ? 'a list' : typeof doc}`,
+    );
   return doc;
 }
 

@@ -18,7 +18,8 @@ function brokerUrlRule(s: string): string | undefined {
   } catch {
     return 'must be empty or a URL like mqtt://host:1883';
   }
-  if (!MQTT_SCHEMES.includes(u.protocol)) return `must use one of the schemes ${MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`;
+  if (!MQTT_SCHEMES.includes(u.protocol))
+    return `must use one of the schemes ${MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`;
   if (!u.hostname) return 'must name a host';
   return undefined;
 }
@@ -27,47 +28,85 @@ function topicBaseRule(s: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters refused
   if (/[+#\u0000]/.test(s)) return 'must not contain MQTT wildcards (+, #) or NUL';
   if (s.startsWith('$')) return 'must not start with "$" (reserved for broker topics)';
-  if (s.split('/').some((level) => level === '')) return 'must not have empty levels (no leading, trailing or double "/")';
+  if (s.split('/').some((level) => level === ''))
+    return 'must not have empty levels (no leading, trailing or double "/")';
   return undefined;
 }
 
 export const daemonSchema = obj({
-  data_dir: str({ nonEmpty: true, default: '~/.brainstem', doc: 'state directory: generated secrets, runtime file (daemon.json), the demo model; "~" = home, relative = from the working directory' }),
-  server: obj({
-    host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'HTTP/WebSocket bind address' }),
-    port: port(7777, 'HTTP/WebSocket port (0 picks a free port, written to <data_dir>/daemon.json)'),
-    token: str({ default: '', secret: true, doc: 'API token for HTTP (Authorization: Bearer or ?token=) and WebSocket; empty = generated once and stored in <data_dir>/token' }),
-    max_message_bytes: int({
-      min: 1024,
-      max: 1 << 30,
-      default: 4 << 20,
-      doc: 'largest WebSocket message or HTTP body accepted, in bytes',
-    }),
-    ws_heartbeat_ms: int({ min: 100, max: 3_600_000, default: 30_000, doc: 'WebSocket ping interval; a client that missed the previous pong is disconnected' }),
-  }, { doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)' }),
+  data_dir: str({
+    nonEmpty: true,
+    default: '~/.brainstem',
+    doc: 'state directory: generated secrets, runtime file (daemon.json), the demo model; "~" = home, relative = from the working directory',
+  }),
+  server: obj(
+    {
+      host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'HTTP/WebSocket bind address' }),
+      port: port(7777, 'HTTP/WebSocket port (0 picks a free port, written to <data_dir>/daemon.json)'),
+      token: str({
+        default: '',
+        secret: true,
+        doc: 'API token for HTTP (Authorization: Bearer or ?token=) and WebSocket; empty = generated once and stored in <data_dir>/token',
+      }),
+      max_message_bytes: int({
+        min: 1024,
+        max: 1 << 30,
+        default: 4 << 20,
+        doc: 'largest WebSocket message or HTTP body accepted, in bytes',
+      }),
+      ws_heartbeat_ms: int({
+        min: 100,
+        max: 3_600_000,
+        default: 30_000,
+        doc: 'WebSocket ping interval; a client that missed the previous pong is disconnected',
+      }),
+    },
+    { doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)' },
+  ),
   mqtt: obj(
     {
-      url: str({ default: '', rule: brokerUrlRule, doc: 'external broker, e.g. mqtt://user:pass@host:1883 (schemes mqtt, mqtts, tcp, tls, ws, wss); empty = run the embedded broker' }),
+      url: str({
+        default: '',
+        rule: brokerUrlRule,
+        doc: 'external broker, e.g. mqtt://user:pass@host:1883 (schemes mqtt, mqtts, tcp, tls, ws, wss); empty = run the embedded broker',
+      }),
       embedded: obj({
         host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'embedded broker bind address' }),
         port: port(1883, 'embedded broker port (0 picks a free port)'),
       }),
-      username: str({ default: 'brainstem', doc: 'username for the embedded broker and the daemon client (credentials in mqtt.url win)' }),
+      username: str({
+        default: 'brainstem',
+        doc: 'username for the embedded broker and the daemon client (credentials in mqtt.url win)',
+      }),
       password: str({
         default: '',
         secret: true,
         doc: 'MQTT password; empty with the embedded broker = generated once and stored in <data_dir>/mqtt-password',
       }),
-      base: str({ nonEmpty: true, default: 'brainstem', rule: topicBaseRule, doc: 'topic prefix (no wildcards, no empty levels, not "$...")' }),
-      protocol: oneOf(['auto', '5', '3.1.1'], { default: 'auto', doc: 'MQTT version of the daemon client: auto (5, falling back to 3.1.1 when the broker refuses 5), 5 or 3.1.1; the embedded broker speaks 3.1.1' }),
+      base: str({
+        nonEmpty: true,
+        default: 'brainstem',
+        rule: topicBaseRule,
+        doc: 'topic prefix (no wildcards, no empty levels, not "$...")',
+      }),
+      protocol: oneOf(['auto', '5', '3.1.1'], {
+        default: 'auto',
+        doc: 'MQTT version of the daemon client: auto (5, falling back to 3.1.1 when the broker refuses 5), 5 or 3.1.1; the embedded broker speaks 3.1.1',
+      }),
       reconnect: obj(
         {
           min_ms: int({ min: 10, max: 600_000, default: 500, doc: 'first reconnect delay (at most max_ms)' }),
-          max_ms: int({ min: 10, max: 600_000, default: 30_000, doc: 'longest reconnect delay; delays double per failed attempt, jittered to [½, 1] of the step' }),
+          max_ms: int({
+            min: 10,
+            max: 600_000,
+            default: 30_000,
+            doc: 'longest reconnect delay; delays double per failed attempt, jittered to [½, 1] of the step',
+          }),
         },
         {
           refine: (v, path, issues: Issue[]) => {
-            if (v.min_ms > v.max_ms) issues.push({ path: `${path}.min_ms`, rule: `must be <= ${path}.max_ms (${v.max_ms})`, value: v.min_ms });
+            if (v.min_ms > v.max_ms)
+              issues.push({ path: `${path}.min_ms`, rule: `must be <= ${path}.max_ms (${v.max_ms})`, value: v.min_ms });
           },
         },
       ),
@@ -76,16 +115,34 @@ export const daemonSchema = obj({
       doc: 'The MQTT broker (embedded or external) and the daemon client that robot controllers talk through',
       refine: (v, path, issues) => {
         if (v.url !== '') return;
-        if (v.username === '') issues.push({ path: `${path}.username`, rule: 'must be non-empty when the embedded broker runs (mqtt.url is empty)', value: v.username });
-        if (v.protocol === '5') issues.push({ path: `${path}.protocol`, rule: 'must be "auto" or "3.1.1" with the embedded broker (it speaks MQTT 3.1.1)', value: v.protocol });
+        if (v.username === '')
+          issues.push({
+            path: `${path}.username`,
+            rule: 'must be non-empty when the embedded broker runs (mqtt.url is empty)',
+            value: v.username,
+          });
+        if (v.protocol === '5')
+          issues.push({
+            path: `${path}.protocol`,
+            rule: 'must be "auto" or "3.1.1" with the embedded broker (it speaks MQTT 3.1.1)',
+            value: v.protocol,
+          });
       },
     },
   ),
-  logging: obj({
-    level: oneOf(LOG_LEVELS, { default: 'info', doc: 'default log level' }),
-    format: oneOf(['auto', 'json', 'pretty'], { default: 'auto', doc: 'auto = pretty on a terminal, JSON lines otherwise' }),
-    levels: record(oneOf(LOG_LEVELS), { doc: 'level per namespace, e.g. {mqtt: debug, api.rpc: trace}; a namespace covers its children (daemon, api.http, api.rpc, mqtt.broker, mqtt.client)' }),
-  }, { doc: 'Log output (pino)' }),
+  logging: obj(
+    {
+      level: oneOf(LOG_LEVELS, { default: 'info', doc: 'default log level' }),
+      format: oneOf(['auto', 'json', 'pretty'], {
+        default: 'auto',
+        doc: 'auto = pretty on a terminal, JSON lines otherwise',
+      }),
+      levels: record(oneOf(LOG_LEVELS), {
+        doc: 'level per namespace, e.g. {mqtt: debug, api.rpc: trace}; a namespace covers its children (daemon, api.http, api.rpc, mqtt.broker, mqtt.client)',
+      }),
+    },
+    { doc: 'Log output (pino)' },
+  ),
   ...sections,
 });
 

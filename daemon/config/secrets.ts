@@ -33,7 +33,9 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
     return { value, file, generated: true };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new ConfigError(`cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`);
+    throw new ConfigError(
+      `cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`,
+    );
   }
 }
 

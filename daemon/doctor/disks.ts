@@ -34,14 +34,20 @@ function physicalIsNvme(d: Systeminformation.DiskLayoutData): boolean {
   return /nvme/i.test(d.type) || /nvme|pcie/i.test(d.interfaceType) || /nvme/i.test(d.device);
 }
 
-function fsIsNvme(fs: Systeminformation.FsSizeData, blocks: Systeminformation.BlockDevicesData[], physical: PhysicalDisk[], os: string): boolean | null {
+function fsIsNvme(
+  fs: Systeminformation.FsSizeData,
+  blocks: Systeminformation.BlockDevicesData[],
+  physical: PhysicalDisk[],
+  os: string,
+): boolean | null {
   if (/nvme/i.test(fs.fs)) return true;
   const block = blocks.find((b) => b.mount === fs.mount && b.mount !== '');
   if (block && (/nvme/i.test(block.protocol) || block.name.startsWith('nvme'))) return true;
   if (NOT_NVME.test(fs.fs)) return false;
   // macOS APFS volumes (/dev/diskNsM) sit on synthesized containers: when every physical
   // disk is NVMe (the internal SSD of Apple Silicon Macs), so is the volume.
-  if (os === 'darwin' && fs.fs.startsWith('/dev/disk') && physical.length > 0) return physical.every((p) => p.nvme) ? true : null;
+  if (os === 'darwin' && fs.fs.startsWith('/dev/disk') && physical.length > 0)
+    return physical.every((p) => p.nvme) ? true : null;
   return null;
 }
 
@@ -62,11 +68,32 @@ export function describeDisks(
   dataDir: string,
   os: string,
 ): DiskReport {
-  const physical = layout.map((d) => ({ device: d.device, name: d.name, type: d.type, interface: d.interfaceType, size_bytes: d.size, nvme: physicalIsNvme(d) }));
+  const physical = layout.map((d) => ({
+    device: d.device,
+    name: d.name,
+    type: d.type,
+    interface: d.interfaceType,
+    size_bytes: d.size,
+    nvme: physicalIsNvme(d),
+  }));
   const filesystems = fsSize
     .filter((f) => f.size > 0)
-    .map((f) => ({ mount: f.mount, device: f.fs, type: f.type, size_bytes: f.size, free_bytes: f.available, nvme: fsIsNvme(f, blocks, physical, os) }));
-  const mount = mountOf(dataDir, filesystems.map((f) => f.mount));
+    .map((f) => ({
+      mount: f.mount,
+      device: f.fs,
+      type: f.type,
+      size_bytes: f.size,
+      free_bytes: f.available,
+      nvme: fsIsNvme(f, blocks, physical, os),
+    }));
+  const mount = mountOf(
+    dataDir,
+    filesystems.map((f) => f.mount),
+  );
   const holder = filesystems.find((f) => f.mount === mount);
-  return { filesystems, physical, data_dir: { path: dataDir, mount, free_bytes: holder?.free_bytes ?? null, nvme: holder?.nvme ?? null } };
+  return {
+    filesystems,
+    physical,
+    data_dir: { path: dataDir, mount, free_bytes: holder?.free_bytes ?? null, nvme: holder?.nvme ?? null },
+  };
 }

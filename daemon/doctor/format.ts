@@ -6,26 +6,44 @@ const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'no')
 
 export function formatDoctorReport(r: DoctorReport): string {
   const lines: string[] = [];
-  const cores = r.cpu.performance_cores !== undefined ? `${r.cpu.cores} cores (${r.cpu.performance_cores} performance + ${r.cpu.efficiency_cores} efficiency)` : `${r.cpu.cores} cores`;
+  const cores =
+    r.cpu.performance_cores !== undefined
+      ? `${r.cpu.cores} cores (${r.cpu.performance_cores} performance + ${r.cpu.efficiency_cores} efficiency)`
+      : `${r.cpu.cores} cores`;
   lines.push(`CPU        ${r.cpu.model}, ${cores}  [${r.platform}/${r.arch}]`);
   if (r.cpu.jetson) {
     const j = r.cpu.jetson;
-    lines.push(`Jetson     ${j.model}${j.l4t ? `, L4T ${j.l4t}` : ''}${j.jetpack_major ? ` (JetPack ${j.jetpack_major})` : ''}${j.cuda_arch ? `, ${j.cuda_arch}` : ''}`);
+    lines.push(
+      `Jetson     ${j.model}${j.l4t ? `, L4T ${j.l4t}` : ''}${j.jetpack_major ? ` (JetPack ${j.jetpack_major})` : ''}${j.cuda_arch ? `, ${j.cuda_arch}` : ''}`,
+    );
   }
-  lines.push(`Memory     ${gib(r.memory.total_bytes)} total, ${gib(r.memory.available_bytes)} available, unified: ${yesNo(r.memory.unified)}`);
+  lines.push(
+    `Memory     ${gib(r.memory.total_bytes)} total, ${gib(r.memory.available_bytes)} available, unified: ${yesNo(r.memory.unified)}`,
+  );
   lines.push('Disks');
-  for (const f of r.disks.filesystems) lines.push(`  ${f.mount.padEnd(20)} ${gib(f.free_bytes)} free of ${gib(f.size_bytes)}  ${f.device} (${f.type}), NVMe: ${yesNo(f.nvme)}`);
-  for (const p of r.disks.physical) lines.push(`  disk ${p.device || p.name}: ${p.type} ${p.interface} ${gib(p.size_bytes)}, NVMe: ${yesNo(p.nvme)}`);
+  for (const f of r.disks.filesystems)
+    lines.push(
+      `  ${f.mount.padEnd(20)} ${gib(f.free_bytes)} free of ${gib(f.size_bytes)}  ${f.device} (${f.type}), NVMe: ${yesNo(f.nvme)}`,
+    );
+  for (const p of r.disks.physical)
+    lines.push(`  disk ${p.device || p.name}: ${p.type} ${p.interface} ${gib(p.size_bytes)}, NVMe: ${yesNo(p.nvme)}`);
   const d = r.disks.data_dir;
   lines.push(`  data_dir ${d.path} on ${d.mount ?? '?'}: ${gib(d.free_bytes)} free, NVMe: ${yesNo(d.nvme)}`);
   if (r.native.built) {
     lines.push(`Native     addon ${r.native.version}, CPU features: ${r.native.cpu_features}`);
-    for (const b of r.native.backends) lines.push(`  ${b.name.padEnd(6)} compiled: ${yesNo(b.compiled)}, usable: ${yesNo(b.usable)}${b.detail ? `  (${b.detail})` : ''}`);
+    for (const b of r.native.backends)
+      lines.push(
+        `  ${b.name.padEnd(6)} compiled: ${yesNo(b.compiled)}, usable: ${yesNo(b.usable)}${b.detail ? `  (${b.detail})` : ''}`,
+      );
   } else lines.push(`Native     not available: ${r.native.error}`);
   const p = r.recommended_profile;
   const c = p.profile;
-  lines.push(`Profile    ${p.name}: engine budget ${gib(p.engine_budget_bytes)}, routing K ${c.top_k ?? 'model default'}, prefill ${c.prefill_path}, decode ${c.decode_path}, prerouter ${c.prerouter}`);
-  lines.push(`           slots ${c.slots || 'K'}, cache ${c.cache_bytes ? gib(c.cache_bytes) : '2·K experts per layer'}, ${c.io_threads} I/O threads, ${c.io_mode} reads`);
+  lines.push(
+    `Profile    ${p.name}: engine budget ${gib(p.engine_budget_bytes)}, routing K ${c.top_k ?? 'model default'}, prefill ${c.prefill_path}, decode ${c.decode_path}, prerouter ${c.prerouter}`,
+  );
+  lines.push(
+    `           slots ${c.slots || 'K'}, cache ${c.cache_bytes ? gib(c.cache_bytes) : '2·K experts per layer'}, ${c.io_threads} I/O threads, ${c.io_mode} reads`,
+  );
   lines.push(`           ${p.note}`);
   lines.push('           (config: engine.* for every model, models.<name>.* and models.<name>.top_k for one)');
   return lines.join('\n') + '\n';

@@ -57,7 +57,12 @@ export const systemProbe: DoctorProbe = {
 function describeCpu(c: Systeminformation.CpuData, probe: DoctorProbe, jetson: JetsonInfo | undefined): CpuReport {
   const apple = probe.platform === 'darwin' && probe.arch === 'arm64';
   const model = [c.manufacturer, c.brand].filter(Boolean).join(' ') || cpus()[0]?.model || 'unknown';
-  const report: CpuReport = { vendor: c.manufacturer || c.vendor || 'unknown', model, cores: c.cores, apple_silicon: apple };
+  const report: CpuReport = {
+    vendor: c.manufacturer || c.vendor || 'unknown',
+    model,
+    cores: c.cores,
+    apple_silicon: apple,
+  };
   if (apple || (c.efficiencyCores ?? 0) > 0) {
     report.performance_cores = c.performanceCores ?? c.physicalCores;
     report.efficiency_cores = c.efficiencyCores ?? 0;
@@ -72,7 +77,13 @@ function describeCpu(c: Systeminformation.CpuData, probe: DoctorProbe, jetson: J
 
 export async function gatherDoctorReport(dataDir: string, probe: DoctorProbe = systemProbe): Promise<DoctorReport> {
   const jetson = probe.platform === 'linux' ? detectJetson(probe.readText) : undefined;
-  const [cpu, mem, fsSize, layout, blocks] = await Promise.all([probe.cpu(), probe.mem(), probe.fsSize(), probe.diskLayout(), probe.blockDevices()]);
+  const [cpu, mem, fsSize, layout, blocks] = await Promise.all([
+    probe.cpu(),
+    probe.mem(),
+    probe.fsSize(),
+    probe.diskLayout(),
+    probe.blockDevices(),
+  ]);
   const native = probe.native();
   const info = native.addon?.info();
   return {
@@ -80,7 +91,11 @@ export async function gatherDoctorReport(dataDir: string, probe: DoctorProbe = s
     arch: probe.arch,
     cpu: describeCpu(cpu, probe, jetson),
     // Apple Silicon and Jetson share one memory between CPU and GPU.
-    memory: { total_bytes: mem.total, available_bytes: mem.available, unified: (probe.platform === 'darwin' && probe.arch === 'arm64') || jetson !== undefined },
+    memory: {
+      total_bytes: mem.total,
+      available_bytes: mem.available,
+      unified: (probe.platform === 'darwin' && probe.arch === 'arm64') || jetson !== undefined,
+    },
     disks: describeDisks(fsSize, layout, blocks, dataDir, probe.platform),
     native: info
       ? { built: true, version: info.version, cpu_features: info.cpuFeatures, backends: info.backends }

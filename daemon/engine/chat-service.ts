@@ -20,11 +20,17 @@ export interface ModelRef {
 
 export function parseModelRef(raw: unknown, names: readonly string[]): ModelRef {
   if ((raw === undefined || raw === null || raw === '') && names.length === 1) return { name: names[0]! };
-  if (typeof raw !== 'string' || raw === '') throw new RequestError('model', 'required', `must name a model (one of ${names.join(', ') || 'none configured'}), got ${showValue(raw)}`);
+  if (typeof raw !== 'string' || raw === '')
+    throw new RequestError(
+      'model',
+      'required',
+      `must name a model (one of ${names.join(', ') || 'none configured'}), got ${showValue(raw)}`,
+    );
   const at = raw.indexOf(':');
   if (at < 0) return { name: raw };
   const adapter = raw.slice(at + 1);
-  if (adapter === '') throw new RequestError('model', 'adapter', `"name:adapter" needs an adapter name after ":", got ${showValue(raw)}`);
+  if (adapter === '')
+    throw new RequestError('model', 'adapter', `"name:adapter" needs an adapter name after ":", got ${showValue(raw)}`);
   return { name: raw.slice(0, at), adapter };
 }
 
@@ -81,7 +87,8 @@ export class ChatService {
     const ref = parseModelRef(body.model, this.registry.names());
     const keepAlive = parseKeepAlive(body.keep_alive);
     const key = body.prompt_cache_key;
-    if (key !== undefined && key !== null && typeof key !== 'string') throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
+    if (key !== undefined && key !== null && typeof key !== 'string')
+      throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {
@@ -108,7 +115,8 @@ export class ChatService {
       }
       outcome = result.finishReason;
       // Cut off by the daemon stopping, not by the client: an error, not a short answer.
-      if (result.finishReason === 'cancelled' && !call.signal?.aborted) throw new CancelledError('the daemon is stopping');
+      if (result.finishReason === 'cancelled' && !call.signal?.aborted)
+        throw new CancelledError('the daemon is stopping');
       this.metrics.recordGeneration(ref.name, result.usage, result.timings, result.usage.completionTokens > 0);
       return { id, created, model: this.modelName(body.model), result, queuedMs: lease.queuedMs, loadMs: lease.loadMs };
     } catch (err) {

@@ -39,7 +39,10 @@ export class ChatTemplate {
   private readonly templates = new Map<string, Template>();
 
   /** `sources`: template name → Jinja source ('default', and e.g. 'tool_use'). */
-  constructor(sources: ReadonlyMap<string, string>, private readonly specials: { bos_token?: string; eos_token?: string } = {}) {
+  constructor(
+    sources: ReadonlyMap<string, string>,
+    private readonly specials: { bos_token?: string; eos_token?: string } = {},
+  ) {
     for (const [name, source] of sources) {
       try {
         this.templates.set(name, new Template(source));
@@ -50,7 +53,10 @@ export class ChatTemplate {
     if (!this.templates.has('default') && this.templates.size > 0) {
       this.templates.set('default', this.templates.values().next().value!);
     }
-    if (this.templates.size === 0) throw new TemplateError('the model has no chat template (tokenizer_config.json chat_template or chat_template.jinja)');
+    if (this.templates.size === 0)
+      throw new TemplateError(
+        'the model has no chat template (tokenizer_config.json chat_template or chat_template.jinja)',
+      );
   }
 
   render(opts: RenderOptions): string {
@@ -67,7 +73,11 @@ export class ChatTemplate {
         eos_token: this.specials.eos_token ?? '',
       });
     } catch (e) {
-      throw new RequestError('messages', 'template', `the chat template rejected the conversation: ${(e as Error).message}`);
+      throw new RequestError(
+        'messages',
+        'template',
+        `the chat template rejected the conversation: ${(e as Error).message}`,
+      );
     }
   }
 }
@@ -76,12 +86,17 @@ const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer']);
 
 /** Checks OpenAI-style messages and turns them into what chat templates read. */
 export function normalizeMessages(raw: unknown): ChatMessage[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw new RequestError('messages', 'required', `must be a non-empty array, got ${showValue(raw)}`);
+  if (!Array.isArray(raw) || raw.length === 0)
+    throw new RequestError('messages', 'required', `must be a non-empty array, got ${showValue(raw)}`);
   return raw.map((m, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(m)) throw new RequestError(at, 'type', `must be an object, got ${showValue(m)}`);
     if (typeof m.role !== 'string' || !ROLES.has(m.role)) {
-      throw new RequestError(`${at}.role`, 'enum', `must be one of system, user, assistant, tool, got ${showValue(m.role)}`);
+      throw new RequestError(
+        `${at}.role`,
+        'enum',
+        `must be one of system, user, assistant, tool, got ${showValue(m.role)}`,
+      );
     }
     const role = m.role === 'developer' ? 'system' : (m.role as ChatMessage['role']);
     const out: ChatMessage = { role, content: contentText(m.content, `${at}.content`, role === 'assistant') };
@@ -94,8 +109,10 @@ export function normalizeMessages(raw: unknown): ChatMessage[] {
       if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id as string;
     }
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
-      if (role !== 'assistant') throw new RequestError(`${at}.tool_calls`, 'role', 'only assistant messages carry tool_calls');
-      if (!Array.isArray(m.tool_calls)) throw new RequestError(`${at}.tool_calls`, 'type', `must be an array, got ${showValue(m.tool_calls)}`);
+      if (role !== 'assistant')
+        throw new RequestError(`${at}.tool_calls`, 'role', 'only assistant messages carry tool_calls');
+      if (!Array.isArray(m.tool_calls))
+        throw new RequestError(`${at}.tool_calls`, 'type', `must be an array, got ${showValue(m.tool_calls)}`);
       out.tool_calls = m.tool_calls.map((c, j) => toolCall(c, `${at}.tool_calls[${j}]`));
     }
     return out;
@@ -106,18 +123,26 @@ function contentText(content: unknown, at: string, nullable: boolean): string {
   if (typeof content === 'string') return content;
   if ((content === null || content === undefined) && nullable) return '';
   if (Array.isArray(content)) {
-    return content.map((part, k) => {
-      if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw new RequestError(`${at}[${k}]`, 'type', `only {"type": "text", "text": ...} parts are supported, got ${showValue(part)}`);
-    }).join('\n');
+    return content
+      .map((part, k) => {
+        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw new RequestError(
+          `${at}[${k}]`,
+          'type',
+          `only {"type": "text", "text": ...} parts are supported, got ${showValue(part)}`,
+        );
+      })
+      .join('\n');
   }
   throw new RequestError(at, 'type', `must be a string or an array of text parts, got ${showValue(content)}`);
 }
 
 function toolCall(c: unknown, at: string): ChatToolCall {
-  if (!isRecord(c) || !isRecord(c.function)) throw new RequestError(`${at}.function`, 'required', `a tool call needs a "function" object, got ${showValue(c)}`);
+  if (!isRecord(c) || !isRecord(c.function))
+    throw new RequestError(`${at}.function`, 'required', `a tool call needs a "function" object, got ${showValue(c)}`);
   const f = c.function;
-  if (typeof f.name !== 'string' || f.name === '') throw new RequestError(`${at}.function.name`, 'type', `must be a non-empty string, got ${showValue(f.name)}`);
+  if (typeof f.name !== 'string' || f.name === '')
+    throw new RequestError(`${at}.function.name`, 'type', `must be a non-empty string, got ${showValue(f.name)}`);
   let args: unknown = f.arguments ?? {};
   if (typeof args === 'string') {
     try {
@@ -126,7 +151,8 @@ function toolCall(c: unknown, at: string): ChatToolCall {
       throw new RequestError(`${at}.function.arguments`, 'json', `is not valid JSON: ${(e as Error).message}`);
     }
   }
-  if (!isRecord(args)) throw new RequestError(`${at}.function.arguments`, 'type', `must encode a JSON object, got ${showValue(args)}`);
+  if (!isRecord(args))
+    throw new RequestError(`${at}.function.arguments`, 'type', `must encode a JSON object, got ${showValue(args)}`);
   const out: ChatToolCall = { type: 'function', function: { name: f.name, arguments: args } };
   if (typeof c.id === 'string') out.id = c.id;
   return out;

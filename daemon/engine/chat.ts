@@ -6,7 +6,14 @@ import { isRecord, showValue } from '../../robot/common/validation/values.js';
 import { type ChatMessage, normalizeMessages } from './chat-template.js';
 import type { ConstraintFactory } from './constrained/constraints.js';
 import { GrammarError } from './constrained/grammar.js';
-import { type FinishReason as TokenFinish, type GenerationResult, type Timings, type TokenConstraint, type Usage, generate } from './generate.js';
+import {
+  type FinishReason as TokenFinish,
+  type GenerationResult,
+  type Timings,
+  type TokenConstraint,
+  type Usage,
+  generate,
+} from './generate.js';
 import { type Schema, parseSchema } from './json-schema/schema.js';
 import { validateJson } from './json-schema/validate.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
@@ -48,15 +55,21 @@ export interface ChatResult {
 /** Reads an OpenAI chat-completions body (stream handling is the caller's). */
 export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
   if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${showValue(body)}`);
-  if (body.n !== undefined && body.n !== null && body.n !== 1) throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
+  if (body.n !== undefined && body.n !== null && body.n !== 1)
+    throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
   const tools = parseTools(body.tools);
   const stopRaw = body.stop ?? [];
   const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
   if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
-    throw new RequestError('stop', 'type', `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`);
+    throw new RequestError(
+      'stop',
+      'type',
+      `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`,
+    );
   }
   const kwargs = body.chat_template_kwargs ?? {};
-  if (!isRecord(kwargs)) throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
+  if (!isRecord(kwargs))
+    throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
   const req: ChatRequest = {
     messages: normalizeMessages(body.messages),
     tools,
@@ -69,7 +82,11 @@ export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
   };
   const forced = req.toolChoice.kind === 'required' || req.toolChoice.kind === 'function';
   if (forced && req.responseFormat.kind === 'json') {
-    throw new RequestError('response_format', 'conflict', 'a JSON response format cannot be combined with a required tool call');
+    throw new RequestError(
+      'response_format',
+      'conflict',
+      'a JSON response format cannot be combined with a required tool call',
+    );
   }
   return req;
 }
@@ -78,7 +95,8 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
   if (raw === undefined || raw === null) return { kind: 'text' };
   if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${showValue(raw)}`);
   if (raw.type === 'text') return { kind: 'text' };
-  if (raw.type === 'json_object') return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
+  if (raw.type === 'json_object')
+    return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
   if (raw.type === 'json_schema' && isRecord(raw.json_schema)) {
     const schemaRaw = raw.json_schema.schema;
     try {
@@ -88,7 +106,11 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
       throw e;
     }
   }
-  throw new RequestError('response_format.type', 'enum', `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${showValue(raw.type)}`);
+  throw new RequestError(
+    'response_format.type',
+    'enum',
+    `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${showValue(raw.type)}`,
+  );
 }
 
 export interface ChatRunOptions {
@@ -107,15 +129,22 @@ export interface ChatRunOptions {
 
 /** The request's prompt tokens: the chat template with its tools and the generation prompt. */
 export function chatPrompt(model: TextModel, req: ChatRequest): number[] {
-  return model.tokenizer.encode(model.template.render({
-    messages: req.messages,
-    tools: req.tools.map((t) => t.openai),
-    addGenerationPrompt: true,
-    kwargs: req.templateKwargs,
-  }));
+  return model.tokenizer.encode(
+    model.template.render({
+      messages: req.messages,
+      tools: req.tools.map((t) => t.openai),
+      addGenerationPrompt: true,
+      kwargs: req.templateKwargs,
+    }),
+  );
 }
 
-export async function* runChat(model: TextModel, session: PrefixSession, req: ChatRequest, o: ChatRunOptions): AsyncGenerator<ChatEvent, ChatResult> {
+export async function* runChat(
+  model: TextModel,
+  session: PrefixSession,
+  req: ChatRequest,
+  o: ChatRunOptions,
+): AsyncGenerator<ChatEvent, ChatResult> {
   const clock = o.clock ?? (() => performance.now());
   const startedAt = o.startedAt ?? clock();
   const choice = req.toolChoice;
@@ -125,7 +154,12 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
   const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
   const prompt = o.prompt ?? chatPrompt(model, req);
   const context = o.contextLength ?? model.maxContext ?? Infinity;
-  if (prompt.length >= context) throw new RequestError('messages', 'context', `the prompt has ${prompt.length} tokens; the context holds ${context}`);
+  if (prompt.length >= context)
+    throw new RequestError(
+      'messages',
+      'context',
+      `the prompt has ${prompt.length} tokens; the context holds ${context}`,
+    );
   const maxTokens = Math.min(req.maxTokens ?? Infinity, context - prompt.length, 1 << 20);
   const constraint = buildConstraint(req, callable, o.constraints, forced);
   // A malformed tool call stops generation at once: nothing after it can make it valid.
@@ -184,12 +218,18 @@ export async function* runChat(model: TextModel, session: PrefixSession, req: Ch
   if (error) finishReason = 'error';
   else if (o.signal?.aborted) finishReason = 'cancelled';
   else if (toolCalls.length > 0 && result.finishReason === 'stop') finishReason = 'tool_calls';
-  else if (req.responseFormat.kind === 'json' && result.finishReason === 'stop') error = checkJson(content, req.responseFormat.schema);
+  else if (req.responseFormat.kind === 'json' && result.finishReason === 'stop')
+    error = checkJson(content, req.responseFormat.schema);
   if (error) finishReason = 'error';
   return { content, toolCalls, finishReason, error, usage: result.usage, timings: result.timings };
 }
 
-function buildConstraint(req: ChatRequest, callable: ToolDef[], factory: ConstraintFactory, forced: boolean): TokenConstraint | undefined {
+function buildConstraint(
+  req: ChatRequest,
+  callable: ToolDef[],
+  factory: ConstraintFactory,
+  forced: boolean,
+): TokenConstraint | undefined {
   try {
     if (forced) return factory.toolCall(callable);
     if (req.responseFormat.kind === 'json') return factory.json(req.responseFormat.schema, req.responseFormat.raw);
@@ -209,5 +249,13 @@ function checkJson(text: string, schema: Schema): ToolCallError | undefined {
     return new ToolCallError('invalid_json', `the response is not valid JSON: ${(e as Error).message}`, text);
   }
   const issues = validateJson(value, schema);
-  return issues.length > 0 ? new ToolCallError('invalid_arguments', `the response does not match the schema: ${formatIssues(issues)}`, text, undefined, issues) : undefined;
+  return issues.length > 0
+    ? new ToolCallError(
+        'invalid_arguments',
+        `the response does not match the schema: ${formatIssues(issues)}`,
+        text,
+        undefined,
+        issues,
+      )
+    : undefined;
 }

@@ -2,7 +2,17 @@
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
 // Expert streaming adds its keys (daemon/engine/stream-config.ts) to both.
 import { parseDuration } from '../util/duration.js';
-import { bool, int, obj, oneOf, optional, record, str, type Infer, type Node } from '../../robot/common/validation/builders.js';
+import {
+  bool,
+  int,
+  obj,
+  oneOf,
+  optional,
+  record,
+  str,
+  type Infer,
+  type Node,
+} from '../../robot/common/validation/builders.js';
 import type { Issue } from '../../robot/common/validation/issue.js';
 import { ADAPTER_NAME } from './adapters/adapter-manager.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
@@ -45,12 +55,26 @@ const SESSIONS = { min: 1, max: 64 };
 
 export const engineSchema = obj(
   {
-    keep_alive: duration({ default: '5m', doc: 'how long a model stays loaded after its last request: seconds (300) or a duration (90s, 5m, 1h30m, 250ms); 0 = unload right after each request, negative = never' }),
-    queue_size: int({ ...QUEUE, default: 8, doc: 'requests that may wait per model (FIFO) while one runs; one more is refused as busy (HTTP 429)' }),
+    keep_alive: duration({
+      default: '5m',
+      doc: 'how long a model stays loaded after its last request: seconds (300) or a duration (90s, 5m, 1h30m, 250ms); 0 = unload right after each request, negative = never',
+    }),
+    queue_size: int({
+      ...QUEUE,
+      default: 8,
+      doc: 'requests that may wait per model (FIFO) while one runs; one more is refused as busy (HTTP 429)',
+    }),
     threads: int({ ...THREADS, default: 0, doc: 'CPU threads per model for the kernels (0 = one per core)' }),
-    context_length: int({ ...CONTEXT, default: 0, doc: "tokens per session, prompt + output (0 = the model's max_position_embeddings)" }),
+    context_length: int({
+      ...CONTEXT,
+      default: 0,
+      doc: "tokens per session, prompt + output (0 = the model's max_position_embeddings)",
+    }),
     sessions: int({ ...SESSIONS, default: 4, doc: 'KV-cache sessions kept per model for prompt-prefix reuse' }),
-    demo_model: bool({ default: true, doc: 'with no models configured, serve a tiny random-weight model named demo (generated once under <data_dir>/models)' }),
+    demo_model: bool({
+      default: true,
+      doc: 'with no models configured, serve a tiny random-weight model named demo (generated once under <data_dir>/models)',
+    }),
     ...streamEngineFields,
   },
   { doc: 'Serving defaults every model starts from (models.<name> overrides them per model)' },
@@ -58,12 +82,30 @@ export const engineSchema = obj(
 
 /** A model: its folder and its profile; unset profile keys fall back to `engine`. */
 export const modelFields = {
-  path: str({ nonEmpty: true, doc: 'model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json); "~" = home, relative = from the working directory; checked when the model loads (a missing folder fails that model only)' }),
+  path: str({
+    nonEmpty: true,
+    doc: 'model folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json); "~" = home, relative = from the working directory; checked when the model loads (a missing folder fails that model only)',
+  }),
   threads: optional(int({ ...THREADS, doc: 'CPU threads for this model' })),
   context_length: optional(int({ ...CONTEXT, doc: 'tokens per session' })),
-  top_k: optional(int({ min: 1, max: 1024, doc: "routing width K: experts per token (default: the model's num_experts_per_tok; at most the experts a token may reach, checked at load)" })),
-  backend: optional(str({ nonEmpty: true, doc: 'kernel set: "auto" (default: the fastest usable CPU set) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda" (accelerator sets only when named; `brainstem doctor` and system.info list them)' })),
-  activation_bits: optional(oneOf([16, 24] as const, { doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference) or 24 (~1e-6, ~10% slower decode on x86)' })),
+  top_k: optional(
+    int({
+      min: 1,
+      max: 1024,
+      doc: "routing width K: experts per token (default: the model's num_experts_per_tok; at most the experts a token may reach, checked at load)",
+    }),
+  ),
+  backend: optional(
+    str({
+      nonEmpty: true,
+      doc: 'kernel set: "auto" (default: the fastest usable CPU set) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda" (accelerator sets only when named; `brainstem doctor` and system.info list them)',
+    }),
+  ),
+  activation_bits: optional(
+    oneOf([16, 24] as const, {
+      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference) or 24 (~1e-6, ~10% slower decode on x86)',
+    }),
+  ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
@@ -71,10 +113,17 @@ export const modelFields = {
   adapters: optional(
     record(
       obj({
-        path: str({ nonEmpty: true, doc: 'adapter folder or file (PEFT, mlx-lm or Edge0); "~" = home, relative = from the working directory' }),
+        path: str({
+          nonEmpty: true,
+          doc: 'adapter folder or file (PEFT, mlx-lm or Edge0); "~" = home, relative = from the working directory',
+        }),
         format: optional(oneOf(ADAPTER_FORMATS, { doc: 'force a format instead of detecting it' })),
       }),
-      { doc: 'LoRA adapters loaded with the model, by name (1-64 letters, digits, "_", ".", "-"); a bad adapter fails the model\'s load naming it; more load at run time (adapters.load)', keyRule: (k) => (ADAPTER_NAME.test(k) ? undefined : 'must be an adapter name of 1-64 letters, digits, "_", "." or "-"') },
+      {
+        doc: 'LoRA adapters loaded with the model, by name (1-64 letters, digits, "_", ".", "-"); a bad adapter fails the model\'s load naming it; more load at run time (adapters.load)',
+        keyRule: (k) =>
+          ADAPTER_NAME.test(k) ? undefined : 'must be an adapter name of 1-64 letters, digits, "_", "." or "-"',
+      },
     ),
   ),
 };
@@ -83,7 +132,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export const modelsSchema = record(obj(modelFields), {
   doc: 'Models by name (set in files only: no environment variables) → folder and profile',
-  keyRule: (k) => (NAME.test(k) ? undefined : 'must be a model name of letters, digits, "_", "." or "-" (":" separates an adapter in requests)'),
+  keyRule: (k) =>
+    NAME.test(k)
+      ? undefined
+      : 'must be a model name of letters, digits, "_", "." or "-" (":" separates an adapter in requests)',
 });
 
 export type EngineConfig = Infer<typeof engineSchema>;
@@ -112,7 +164,12 @@ export interface AdapterSource {
 }
 
 /** `resolvePath` resolves adapter paths as `path` was resolved (home, working directory). */
-export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: string, resolvePath: (p: string) => string = (p) => p): ModelProfile {
+export function resolveProfile(
+  m: Partial<ModelConfig>,
+  e: EngineConfig,
+  path: string,
+  resolvePath: (p: string) => string = (p) => p,
+): ModelProfile {
   return {
     path,
     threads: m.threads ?? e.threads,
@@ -124,6 +181,11 @@ export function resolveProfile(m: Partial<ModelConfig>, e: EngineConfig, path: s
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
     stream: resolveStream(m, e),
-    adapters: Object.fromEntries(Object.entries(m.adapters ?? {}).map(([name, a]) => [name, { path: resolvePath(a.path), ...(a.format ? { format: a.format } : {}) }])),
+    adapters: Object.fromEntries(
+      Object.entries(m.adapters ?? {}).map(([name, a]) => [
+        name,
+        { path: resolvePath(a.path), ...(a.format ? { format: a.format } : {}) },
+      ]),
+    ),
   };
 }

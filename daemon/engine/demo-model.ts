@@ -38,7 +38,9 @@ export function servedModels(config: Config, cwd = process.cwd()): ServedModels 
   const entries = Object.entries(config.models);
   if (entries.length > 0) {
     const at = (p: string) => resolve(cwd, expandHome(p));
-    const models = Object.fromEntries(entries.map(([name, m]) => [name, resolveProfile(m, config.engine, at(m.path), at)]));
+    const models = Object.fromEntries(
+      entries.map(([name, m]) => [name, resolveProfile(m, config.engine, at(m.path), at)]),
+    );
     return { models };
   }
   if (!config.engine.demo_model) return { models: {} };

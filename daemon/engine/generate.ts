@@ -69,9 +69,14 @@ export interface GenerationResult {
 export async function* generate(session: PrefixSession, o: GenerateOptions): AsyncGenerator<string, GenerationResult> {
   const clock = o.clock ?? (() => performance.now());
   const t0 = o.startedAt ?? clock();
-  if (!Number.isInteger(o.maxTokens) || o.maxTokens < 1) throw new RequestError('max_tokens', 'range', `must be a positive integer, got ${o.maxTokens}`);
+  if (!Number.isInteger(o.maxTokens) || o.maxTokens < 1)
+    throw new RequestError('max_tokens', 'range', `must be a positive integer, got ${o.maxTokens}`);
   if (o.constraint && o.maxTokens < o.constraint.minTokens) {
-    throw new RequestError('max_tokens', 'range', `the constrained output needs at least ${o.constraint.minTokens} tokens, got ${o.maxTokens}`);
+    throw new RequestError(
+      'max_tokens',
+      'range',
+      `the constrained output needs at least ${o.constraint.minTokens} tokens, got ${o.maxTokens}`,
+    );
   }
   const stops = new StopStringMatcher(o.constraint ? [] : (o.stopStrings ?? []));
   const tokens: number[] = [];

@@ -27,7 +27,10 @@ export interface LoadProgress {
 
 /** No model of that name is configured (HTTP 404 model_not_found). */
 export class ModelNotFoundError extends Error {
-  constructor(readonly model: string, known: string[]) {
+  constructor(
+    readonly model: string,
+    known: string[],
+  ) {
     super(`model "${model}" is not configured (configured: ${known.join(', ') || 'none'}); see models.<name>.path`);
     this.name = 'ModelNotFoundError';
   }
@@ -77,7 +80,10 @@ class Slot {
   /** LoRA adapters every load of this model gets: the configured ones plus adapters.load's. */
   readonly adapters: Map<string, AdapterSource>;
 
-  constructor(readonly name: string, readonly profile: ModelProfile) {
+  constructor(
+    readonly name: string,
+    readonly profile: ModelProfile,
+  ) {
     this.keepAliveMs = profile.keepAliveMs;
     this.queue = new RequestQueue(name, profile.queueSize);
     this.adapters = new Map(Object.entries(profile.adapters ?? {}));
@@ -158,7 +164,10 @@ export class ModelRegistry extends Service {
   }
 
   /** Loads a model now (no queue slot needed); `keepAliveMs` sets its keep-alive. */
-  async load(name: string, o: { keepAliveMs?: number; onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {}): Promise<ModelStatus> {
+  async load(
+    name: string,
+    o: { keepAliveMs?: number; onProgress?: (p: LoadProgress) => void; signal?: AbortSignal } = {},
+  ): Promise<ModelStatus> {
     const slot = this.slot(name);
     slot.keepAliveMs = o.keepAliveMs ?? slot.profile.keepAliveMs;
     this.holdLoaded(slot);
@@ -186,9 +195,15 @@ export class ModelRegistry extends Service {
 
   /** Loads a LoRA adapter for a model (loading the model first when needed); later reloads of the
    *  model load it again. The model stays loaded and keeps serving meanwhile. */
-  async loadAdapter(model: string, name: string, source: AdapterSource, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<AdapterInfo> {
+  async loadAdapter(
+    model: string,
+    name: string,
+    source: AdapterSource,
+    o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {},
+  ): Promise<AdapterInfo> {
     const slot = this.slot(model);
-    if (slot.adapters.has(name)) throw new AdapterError(`adapter "${name}" is already loaded for model "${model}"; unload it first`, 'name');
+    if (slot.adapters.has(name))
+      throw new AdapterError(`adapter "${name}" is already loaded for model "${model}"; unload it first`, 'name');
     this.holdLoaded(slot);
     try {
       const served = await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
@@ -246,7 +261,9 @@ export class ModelRegistry extends Service {
     for (const slot of this.slots.values()) slot.queue.rejectAll(stopped);
     this.stopping.abort();
     // Running requests see the abort between tokens and release their turn.
-    await Promise.all([...this.slots.values()].map((slot) => new Promise<void>((resolve) => slot.queue.whenIdle(resolve))));
+    await Promise.all(
+      [...this.slots.values()].map((slot) => new Promise<void>((resolve) => slot.queue.whenIdle(resolve))),
+    );
     for (const slot of this.slots.values()) {
       if (slot.loading) await slot.loading.catch(() => undefined);
       this.dispose(slot, 'daemon stopping');
@@ -290,10 +307,20 @@ export class ModelRegistry extends Service {
         served.dispose();
         throw err;
       }
-      Object.assign(slot, { served, pool, state: 'loaded', stage: undefined, loadedAt: Date.now(), loadMs: this.timers.now() - t0 });
+      Object.assign(slot, {
+        served,
+        pool,
+        state: 'loaded',
+        stage: undefined,
+        loadedAt: Date.now(),
+        loadMs: this.timers.now() - t0,
+      });
       this.deps.metrics.loaded.set({ model: slot.name }, 1);
       this.deps.metrics.loadSeconds.observe({ model: slot.name }, slot.loadMs! / 1000);
-      this.deps.log.info({ model: slot.name, ms: Math.round(slot.loadMs!), arch: served.summary?.arch, context: served.contextLength }, 'model loaded');
+      this.deps.log.info(
+        { model: slot.name, ms: Math.round(slot.loadMs!), arch: served.summary?.arch, context: served.contextLength },
+        'model loaded',
+      );
       this.emit(slot);
       return served;
     } catch (err) {
@@ -373,7 +400,9 @@ export class ModelRegistry extends Service {
       loaded_at: slot.loadedAt === undefined ? null : new Date(slot.loadedAt).toISOString(),
       load_ms: slot.loadMs === undefined ? null : Math.round(slot.loadMs),
       queue: { active: slot.queue.active, waiting: slot.queue.waiting, capacity: slot.queue.capacity },
-      sessions: pool ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens } : { count: 0, in_use: 0, cached_tokens: [] },
+      sessions: pool
+        ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens }
+        : { count: 0, in_use: 0, cached_tokens: [] },
       adapters,
       memory: {
         kv_cache_bytes: pool?.stateBytes ?? 0,
@@ -381,7 +410,17 @@ export class ModelRegistry extends Service {
         weight_file_bytes: s?.summary?.fileBytes ?? null,
         weight_matrix_bytes: s?.summary?.matrixBytes ?? null,
       },
-      ...(s?.summary ? { engine: { arch: s.summary.arch, layers: s.summary.layers, experts: s.summary.experts, vocab_size: s.summary.vocabSize, config_top_k: s.summary.configTopK } } : {}),
+      ...(s?.summary
+        ? {
+            engine: {
+              arch: s.summary.arch,
+              layers: s.summary.layers,
+              experts: s.summary.experts,
+              vocab_size: s.summary.vocabSize,
+              config_top_k: s.summary.configTopK,
+            },
+          }
+        : {}),
     };
   }
 }
@@ -401,7 +440,12 @@ export interface ModelStatus {
   queue: { active: number; waiting: number; capacity: number };
   sessions: { count: number; in_use: number; cached_tokens: number[] };
   adapters: AdapterStatus[];
-  memory: { kv_cache_bytes: number; adapter_bytes: number; weight_file_bytes: number | null; weight_matrix_bytes: number | null };
+  memory: {
+    kv_cache_bytes: number;
+    adapter_bytes: number;
+    weight_file_bytes: number | null;
+    weight_matrix_bytes: number | null;
+  };
   engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
 }
 
@@ -422,8 +466,27 @@ function adapterStatuses(slot: Slot): AdapterStatus[] {
   const manager = slot.served?.adapters;
   return [...slot.adapters].map(([name, src]): AdapterStatus => {
     const info = manager?.has(name) ? manager.list().find((a) => a.name === name) : undefined;
-    if (info) return { name, source: info.source, format: info.format, loaded: true, id: info.id, modules: info.modules, ranks: info.ranks, bytes: info.bytes };
-    return { name, source: src.path, format: src.format ?? null, loaded: false, id: null, modules: null, ranks: [], bytes: 0 };
+    if (info)
+      return {
+        name,
+        source: info.source,
+        format: info.format,
+        loaded: true,
+        id: info.id,
+        modules: info.modules,
+        ranks: info.ranks,
+        bytes: info.bytes,
+      };
+    return {
+      name,
+      source: src.path,
+      format: src.format ?? null,
+      loaded: false,
+      id: null,
+      modules: null,
+      ranks: [],
+      bytes: 0,
+    };
   });
 }
 
@@ -449,12 +512,23 @@ export interface ModelHealth {
 function progressOf(slot: Slot): LoadProgress {
   const at = LOAD_STAGES.findIndex((s) => s.stage === slot.stage);
   const progress = slot.state === 'loaded' ? 1 : slot.state === 'loading' && at > 0 ? LOAD_STAGES[at - 1]!.upTo : 0;
-  return { model: slot.name, state: slot.state, ...(slot.stage ? { stage: slot.stage } : {}), progress, ...(slot.error ? { error: slot.error } : {}) };
+  return {
+    model: slot.name,
+    state: slot.state,
+    ...(slot.stage ? { stage: slot.stage } : {}),
+    progress,
+    ...(slot.error ? { error: slot.error } : {}),
+  };
 }
 
 function modelHealth(slot: Slot): ModelHealth {
   const p = progressOf(slot);
-  return { state: slot.state, ready: slot.state === 'loaded', ...(slot.state === 'loading' ? { progress: p.progress } : {}), ...(slot.error ? { error: slot.error } : {}) };
+  return {
+    state: slot.state,
+    ready: slot.state === 'loaded',
+    ...(slot.state === 'loading' ? { progress: p.progress } : {}),
+    ...(slot.error ? { error: slot.error } : {}),
+  };
 }
 
 /** Waits for `p` unless `signal` aborts first (then rejects CancelledError; `p` carries on). */

@@ -103,12 +103,20 @@ export class NativeModel {
   }
 
   /** Trains prerouter heads on the routing this model executes over `tokens`. */
-  calibratePrerouter(tokens: ArrayLike<number>, opts: CalibrateOptions = {}, onProgress?: (p: CalibrationProgress) => void): Promise<CalibrationResult> {
+  calibratePrerouter(
+    tokens: ArrayLike<number>,
+    opts: CalibrateOptions = {},
+    onProgress?: (p: CalibrationProgress) => void,
+  ): Promise<CalibrationResult> {
     return call(this.addon.prerouterCalibrate(this.handle, Int32Array.from(tokens), opts, onProgress));
   }
 
   /** Recall of the heads file `heads` (and of the zero-training heads) over `tokens`. */
-  evalPrerouter(tokens: ArrayLike<number>, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]> {
+  evalPrerouter(
+    tokens: ArrayLike<number>,
+    heads: string,
+    onProgress?: (p: CalibrationProgress) => void,
+  ): Promise<HeadEval[]> {
     return call(this.addon.prerouterEval(this.handle, Int32Array.from(tokens), heads, onProgress));
   }
 
@@ -147,7 +155,8 @@ export class NativeSession implements LogitsSource {
    * mid-conversation changes outputs from the next token on; PrefixSession keys reuse by adapter.
    */
   setAdapter(adapter: AdapterRef | null): void {
-    if (adapter !== null && !(adapter instanceof NativeAdapter)) throw new EngineError('setAdapter: not an adapter of the native engine');
+    if (adapter !== null && !(adapter instanceof NativeAdapter))
+      throw new EngineError('setAdapter: not an adapter of the native engine');
     if (adapter && this.model && adapter.model !== this.model) {
       throw new EngineError(`setAdapter: adapter "${adapter.name}" was loaded for another model`);
     }

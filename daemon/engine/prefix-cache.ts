@@ -47,7 +47,10 @@ export class PrefixSession {
   private adapterRef: AdapterRef | null = null;
 
   /** `prefillChunk`: tokens per prefill call, so cancellation can land between chunks (0 = all at once). */
-  constructor(readonly source: LogitsSource, private readonly prefillChunk = 0) {}
+  constructor(
+    readonly source: LogitsSource,
+    private readonly prefillChunk = 0,
+  ) {}
 
   get tokens(): readonly number[] {
     return this.cached;
@@ -64,7 +67,11 @@ export class PrefixSession {
    * logits). Another adapter than the cache's empties the cache first. Returns undefined when
    * `signal` aborted between chunks; the cache then holds the prefix prefilled so far.
    */
-  async start(prompt: readonly number[], signal?: AbortSignal, adapter: AdapterRef | null = null): Promise<PrefillResult | undefined> {
+  async start(
+    prompt: readonly number[],
+    signal?: AbortSignal,
+    adapter: AdapterRef | null = null,
+  ): Promise<PrefillResult | undefined> {
     if (prompt.length === 0) throw new RangeError('the prompt has no tokens');
     if ((adapter?.id ?? null) !== (this.adapterRef?.id ?? null)) {
       if (!this.source.setAdapter) throw new RangeError('this engine session cannot run LoRA adapters');

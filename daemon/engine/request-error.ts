@@ -4,7 +4,11 @@ import { formatIssue, type IssueError } from '../../robot/common/validation/issu
 import { showValue } from '../../robot/common/validation/values.js';
 
 export class RequestError extends Error {
-  constructor(readonly field: string, readonly rule: string, message: string) {
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
     this.name = 'RequestError';
   }
@@ -17,10 +21,19 @@ export class RequestError extends Error {
 }
 
 /** Reads an optional finite number within [min, max]; throws RequestError otherwise. */
-export function numberField(value: unknown, field: string, min: number, max: number, opts: { integer?: boolean } = {}): number | undefined {
+export function numberField(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number,
+  opts: { integer?: boolean } = {},
+): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new RequestError(field, 'type', `must be a number, got ${showValue(value)}`);
-  if (opts.integer && !Number.isInteger(value)) throw new RequestError(field, 'integer', `must be an integer, got ${showValue(value)}`);
-  if (value < min || value > max) throw new RequestError(field, 'range', `must be in [${min}, ${max}], got ${showValue(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new RequestError(field, 'type', `must be a number, got ${showValue(value)}`);
+  if (opts.integer && !Number.isInteger(value))
+    throw new RequestError(field, 'integer', `must be an integer, got ${showValue(value)}`);
+  if (value < min || value > max)
+    throw new RequestError(field, 'range', `must be in [${min}, ${max}], got ${showValue(value)}`);
   return value;
 }

@@ -4,8 +4,14 @@
 
 /** The queue is full: the API answers 429 / JSON-RPC "busy". */
 export class BusyError extends Error {
-  constructor(readonly model: string, readonly waiting: number, readonly capacity: number) {
-    super(`model "${model}" is busy: ${waiting} request${waiting === 1 ? '' : 's'} already waiting (queue_size ${capacity}); retry later`);
+  constructor(
+    readonly model: string,
+    readonly waiting: number,
+    readonly capacity: number,
+  ) {
+    super(
+      `model "${model}" is busy: ${waiting} request${waiting === 1 ? '' : 's'} already waiting (queue_size ${capacity}); retry later`,
+    );
     this.name = 'BusyError';
   }
 }
@@ -28,7 +34,10 @@ export class RequestQueue {
   private readonly waiters: Waiter[] = [];
   private idleListeners: (() => void)[] = [];
 
-  constructor(readonly model: string, public capacity: number) {}
+  constructor(
+    readonly model: string,
+    public capacity: number,
+  ) {}
 
   get waiting(): number {
     return this.waiters.length;
@@ -53,7 +62,8 @@ export class RequestQueue {
       this.running = true;
       return Promise.resolve(this.releaser());
     }
-    if (!opts.force && this.waiters.length >= this.capacity) return Promise.reject(new BusyError(this.model, this.waiters.length, this.capacity));
+    if (!opts.force && this.waiters.length >= this.capacity)
+      return Promise.reject(new BusyError(this.model, this.waiters.length, this.capacity));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const i = this.waiters.indexOf(waiter);

@@ -29,11 +29,22 @@ export interface SamplingParams {
 }
 
 export const DEFAULT_SAMPLING: Omit<SamplingParams, 'seed'> = {
-  temperature: 1, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0,
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  minP: 0,
+  repetitionPenalty: 1,
+  repeatLastN: 64,
+  frequencyPenalty: 0,
+  presencePenalty: 0,
 };
 
 /** Request fields (OpenAI / llama.cpp names) over defaults; throws RequestError naming a bad field. */
-export function resolveSampling(req: Record<string, unknown>, defaults: Partial<SamplingParams> = {}, vocabSize = Number.MAX_SAFE_INTEGER): SamplingParams {
+export function resolveSampling(
+  req: Record<string, unknown>,
+  defaults: Partial<SamplingParams> = {},
+  vocabSize = Number.MAX_SAFE_INTEGER,
+): SamplingParams {
   const d = { ...DEFAULT_SAMPLING, ...defaults };
   const seed = numberField(req.seed, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { integer: true });
   const logitBias = parseLogitBias(req.logit_bias, vocabSize);
@@ -43,7 +54,8 @@ export function resolveSampling(req: Record<string, unknown>, defaults: Partial<
     topK: numberField(req.top_k, 'top_k', 0, 1e9, { integer: true }) ?? d.topK,
     topP: numberField(req.top_p, 'top_p', 0, 1) ?? d.topP,
     minP: numberField(req.min_p, 'min_p', 0, 1) ?? d.minP,
-    repetitionPenalty: numberField(req.repetition_penalty ?? req.repeat_penalty, 'repetition_penalty', 0.01, 100) ?? d.repetitionPenalty,
+    repetitionPenalty:
+      numberField(req.repetition_penalty ?? req.repeat_penalty, 'repetition_penalty', 0.01, 100) ?? d.repetitionPenalty,
     repeatLastN: numberField(req.repeat_last_n, 'repeat_last_n', -1, 1e9, { integer: true }) ?? d.repeatLastN,
     frequencyPenalty: numberField(req.frequency_penalty, 'frequency_penalty', -2, 2) ?? d.frequencyPenalty,
     presencePenalty: numberField(req.presence_penalty, 'presence_penalty', -2, 2) ?? d.presencePenalty,
@@ -53,13 +65,16 @@ export function resolveSampling(req: Record<string, unknown>, defaults: Partial<
 
 function parseLogitBias(raw: unknown, vocabSize: number): Map<number, number> | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new RequestError('logit_bias', 'type', `must be an object of token id → bias, got ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new RequestError('logit_bias', 'type', `must be an object of token id → bias, got ${JSON.stringify(raw)}`);
   const out = new Map<number, number>();
   for (const [k, v] of Object.entries(raw)) {
     const id = /^\d+$/.test(k) ? Number(k) : NaN;
-    if (!(id < vocabSize)) throw new RequestError(`logit_bias.${k}`, 'token', `keys must be token ids below ${vocabSize}`);
+    if (!(id < vocabSize))
+      throw new RequestError(`logit_bias.${k}`, 'token', `keys must be token ids below ${vocabSize}`);
     const bias = numberField(v, `logit_bias.${k}`, -100, 100);
-    if (bias === undefined) throw new RequestError(`logit_bias.${k}`, 'type', 'must be a number in [-100, 100], got null');
+    if (bias === undefined)
+      throw new RequestError(`logit_bias.${k}`, 'type', 'must be a number in [-100, 100], got null');
     out.set(id, bias);
   }
   return out;
@@ -93,7 +108,10 @@ export class Sampler {
   private e = new Float64Array(0);
 
   /** `exempt`: tokens never penalised (stop tokens: a prompt full of <|im_end|> must not discourage ending). */
-  constructor(readonly params: SamplingParams, private readonly exempt: ReadonlySet<number> = new Set()) {
+  constructor(
+    readonly params: SamplingParams,
+    private readonly exempt: ReadonlySet<number> = new Set(),
+  ) {
     // Seeds beyond 32 bits fold into the generator's 32-bit seed.
     this.prng = new Prng(Number(BigInt.asUintN(32, BigInt(params.seed))));
   }
@@ -124,7 +142,7 @@ export class Sampler {
       u -= d.w[k]!;
       if (u < 0) return id(k);
     }
-    return id(last < 0 ? n - 1 : last);  // rounding left u ≥ 0: the last token that has weight
+    return id(last < 0 ? n - 1 : last); // rounding left u ≥ 0: the last token that has weight
   }
 
   /** The distribution `sample` draws from, after penalties and every filter. */
@@ -151,7 +169,8 @@ export class Sampler {
     const native = loadNative();
     const argmax = native.argmax(l);
     const max = argmax < 0 ? -Infinity : l[argmax]!;
-    if (argmax < 0 || max === Infinity) throw new RequestError('logits', 'finite', 'no token has a finite logit to sample from');
+    if (argmax < 0 || max === Infinity)
+      throw new RequestError('logits', 'finite', 'no token has a finite logit to sample from');
     if (p.temperature === 0 || p.topK === 1) return { ids: Int32Array.of(argmax), w: Float64Array.of(1), total: 1, l };
     // e = exp(z), z = (logit - max) / T: the top token has weight exp(0) = 1. Token order by z is
     // the order by logit, so comparisons read l.
@@ -163,7 +182,7 @@ export class Sampler {
     let kept: Int32Array;
     let mass = 0;
     if (p.topK > 0) {
-      kept = topK(l, p.topK);  // only the kept tokens need their weight
+      kept = topK(l, p.topK); // only the kept tokens need their weight
       for (const id of kept) mass += e[id] = Math.exp(z(id));
     } else {
       mass = native.expShifted(l, max, p.temperature, e);
@@ -174,7 +193,8 @@ export class Sampler {
     // distribution is ~100k tokens).
     let ids = kept;
     if (p.topP < 1) {
-      let cum = 0, end = 0;
+      let cum = 0,
+        end = 0;
       for (;;) {
         // Rounding can leave the nucleus short of p inside the candidates: the rest follow in
         // order (the candidates are exactly the top tokens, so the walk goes on at `end`).
@@ -249,7 +269,8 @@ function topK(l: Float32Array, k: number): Int32Array {
   const heap = new Int32Array(Math.min(k, l.length));
   let size = 0;
   // The root is the worst kept: smallest logit, higher id on ties.
-  const worse = (a: number, b: number): boolean => l[heap[a]!]! < l[heap[b]!]! || (l[heap[a]!] === l[heap[b]!] && heap[a]! > heap[b]!);
+  const worse = (a: number, b: number): boolean =>
+    l[heap[a]!]! < l[heap[b]!]! || (l[heap[a]!] === l[heap[b]!] && heap[a]! > heap[b]!);
   const down = (i: number): void => {
     for (;;) {
       const c = 2 * i + 1;
@@ -285,8 +306,15 @@ function topK(l: Float32Array, k: number): Int32Array {
  * logit, in which the walk stops. Only those are sorted (a flat distribution has ~100k tokens
  * in its nucleus).
  */
-function nucleusCandidates(l: Float32Array, e: Float64Array, max: number, temperature: number, need: number): Int32Array {
-  const W = 8, NB = 8 * 64;
+function nucleusCandidates(
+  l: Float32Array,
+  e: Float64Array,
+  max: number,
+  temperature: number,
+  need: number,
+): Int32Array {
+  const W = 8,
+    NB = 8 * 64;
   const z = (i: number): number => (l[i]! - max) / temperature;
   const bucketMass = new Float64Array(NB);
   for (let i = 0; i < l.length; i++) {
@@ -298,8 +326,10 @@ function nucleusCandidates(l: Float32Array, e: Float64Array, max: number, temper
     run += bucketMass[b]!;
     if (run >= need) break;
   }
-  const sure = -(b - 1) / W, cut = b + 1 >= NB - 1 ? -Infinity : -(b + 2) / W;
-  let nSure = 0, n = 0;
+  const sure = -(b - 1) / W,
+    cut = b + 1 >= NB - 1 ? -Infinity : -(b + 2) / W;
+  let nSure = 0,
+    n = 0;
   for (let i = 0; i < l.length; i++) {
     const zi = z(i);
     if (zi > sure) nSure++;

@@ -61,7 +61,9 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {
     native.dispose();
-    throw new ModelLoadError(`tokenizer.json has ${text.tokenizer.vocabSize} tokens but the weights only ${vocab} rows (config.json vocab_size)`);
+    throw new ModelLoadError(
+      `tokenizer.json has ${text.tokenizer.vocabSize} tokens but the weights only ${vocab} rows (config.json vocab_size)`,
+    );
   }
   stage('session');
   const adapters = new AdapterManager(native);

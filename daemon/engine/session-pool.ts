@@ -68,7 +68,8 @@ export class SessionPool {
     let best: Slot | undefined;
     let bestLcp = -1;
     for (const s of idle) {
-      const lcp = (s.session.adapter?.id ?? null) === (adapter?.id ?? null) ? commonPrefix(s.session.tokens, prompt) : 0;
+      const lcp =
+        (s.session.adapter?.id ?? null) === (adapter?.id ?? null) ? commonPrefix(s.session.tokens, prompt) : 0;
       if (lcp > bestLcp || (lcp === bestLcp && key !== undefined && s.key === key)) [best, bestLcp] = [s, lcp];
     }
     const keyed = key === undefined ? undefined : idle.find((s) => s.key === key);
@@ -76,7 +77,8 @@ export class SessionPool {
     let reason: SessionLease['reason'];
     const cached = best?.session.tokens.length ?? 0;
     // Reuse when nothing else would be lost, the prompt is all cached (a regenerate), or at least half the cache is kept.
-    if (best && (cached === 0 || bestLcp >= prompt.length - 1 || (bestLcp > 0 && bestLcp * 2 >= cached))) [slot, reason] = [best, 'reuse'];
+    if (best && (cached === 0 || bestLcp >= prompt.length - 1 || (bestLcp > 0 && bestLcp * 2 >= cached)))
+      [slot, reason] = [best, 'reuse'];
     else if (keyed) [slot, reason] = [keyed, 'key'];
     else if (this.slots.length < this.max) {
       slot = this.add(await this.create());

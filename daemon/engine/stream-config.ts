@@ -6,13 +6,39 @@ import { int, oneOf, optional, str, type Node } from '../../robot/common/validat
 
 type Field<T> = (def?: T) => Node<T>;
 const FIELDS = {
-  prefill_path: ((d?: ExpertPath) => oneOf(EXPERT_PATHS, { default: d, doc: 'expert path of prompt processing (see docs/streaming.md)' })) as Field<ExpertPath>,
-  decode_path: ((d?: ExpertPath) => oneOf(EXPERT_PATHS, { default: d, doc: 'expert path of token generation' })) as Field<ExpertPath>,
-  slots: ((d?: number) => int({ min: 0, max: 1024, default: d, doc: 'staged slots per MoE layer (0 = the routing width K)' })) as Field<number>,
-  cache_bytes: ((d?: number) => int({ min: 0, max: 2 ** 50, default: d, doc: 'bytes of hot-path resident experts over all MoE layers (0 = 2·K per layer)' })) as Field<number>,
+  prefill_path: ((d?: ExpertPath) =>
+    oneOf(EXPERT_PATHS, {
+      default: d,
+      doc: 'expert path of prompt processing (see docs/streaming.md)',
+    })) as Field<ExpertPath>,
+  decode_path: ((d?: ExpertPath) =>
+    oneOf(EXPERT_PATHS, { default: d, doc: 'expert path of token generation' })) as Field<ExpertPath>,
+  slots: ((d?: number) =>
+    int({
+      min: 0,
+      max: 1024,
+      default: d,
+      doc: 'staged slots per MoE layer (0 = the routing width K)',
+    })) as Field<number>,
+  cache_bytes: ((d?: number) =>
+    int({
+      min: 0,
+      max: 2 ** 50,
+      default: d,
+      doc: 'bytes of hot-path resident experts over all MoE layers (0 = 2·K per layer)',
+    })) as Field<number>,
   io_threads: ((d?: number) => int({ min: 1, max: 64, default: d, doc: 'threads reading experts' })) as Field<number>,
-  io_mode: ((d?: IoMode) => oneOf(IO_MODES, { default: d, doc: 'page-cache (buffered reads, readahead off) or direct (O_DIRECT / F_NOCACHE: the page cache is not polluted)' })) as Field<IoMode>,
-  prerouter: ((d?: string) => str({ nonEmpty: true, default: d, doc: "off, on (zero-training heads built at load) or a heads .safetensors file (`brainstem prerouter calibrate`, fitting the model and its top_k); the predicted routing replaces the routers' at decode, so outputs change: `doctor` recommends it where memory is short" })) as Field<string>,
+  io_mode: ((d?: IoMode) =>
+    oneOf(IO_MODES, {
+      default: d,
+      doc: 'page-cache (buffered reads, readahead off) or direct (O_DIRECT / F_NOCACHE: the page cache is not polluted)',
+    })) as Field<IoMode>,
+  prerouter: ((d?: string) =>
+    str({
+      nonEmpty: true,
+      default: d,
+      doc: "off, on (zero-training heads built at load) or a heads .safetensors file (`brainstem prerouter calibrate`, fitting the model and its top_k); the predicted routing replaces the routers' at decode, so outputs change: `doctor` recommends it where memory is short",
+    })) as Field<string>,
 };
 
 /** engine.*: the defaults every model starts from. */
@@ -49,7 +75,9 @@ export interface StreamProfile {
   prerouter: string;
 }
 
-type EngineStream = { [K in keyof typeof streamEngineFields]: typeof streamEngineFields[K] extends Node<infer T> ? T : never };
+type EngineStream = {
+  [K in keyof typeof streamEngineFields]: (typeof streamEngineFields)[K] extends Node<infer T> ? T : never;
+};
 type ModelStream = Partial<EngineStream>;
 
 /** A model's streaming keys over the engine's. */

@@ -34,7 +34,12 @@ export async function loadTextModel(dir: string): Promise<TextModel> {
   if (typeof ct === 'string' && !sources.has('default')) sources.set('default', ct);
   if (Array.isArray(ct)) {
     for (const entry of ct) {
-      if (isRecord(entry) && typeof entry.name === 'string' && typeof entry.template === 'string' && !sources.has(entry.name)) {
+      if (
+        isRecord(entry) &&
+        typeof entry.name === 'string' &&
+        typeof entry.template === 'string' &&
+        !sources.has(entry.name)
+      ) {
         sources.set(entry.name, entry.template);
       }
     }
@@ -43,10 +48,15 @@ export async function loadTextModel(dir: string): Promise<TextModel> {
   const eos = tokenText(tokConfig.eos_token);
   const template = new ChatTemplate(sources, { bos_token: bos, eos_token: eos });
   const stops = new Set<number>();
-  for (const [file, v] of [['generation_config.json', genConfig.eos_token_id], ['config.json', config.eos_token_id]] as const) {
+  for (const [file, v] of [
+    ['generation_config.json', genConfig.eos_token_id],
+    ['config.json', config.eos_token_id],
+  ] as const) {
     for (const id of v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]) {
       if (!Number.isInteger(id) || id < 0 || id >= tokenizer.vocabSize) {
-        throw new TokenizerLoadError(`${join(dir, file)}: eos_token_id ${JSON.stringify(id)} is not a token id below ${tokenizer.vocabSize}`);
+        throw new TokenizerLoadError(
+          `${join(dir, file)}: eos_token_id ${JSON.stringify(id)} is not a token id below ${tokenizer.vocabSize}`,
+        );
       }
       stops.add(id);
     }
@@ -55,8 +65,9 @@ export async function loadTextModel(dir: string): Promise<TextModel> {
     const id = tokenizer.idOf(eos);
     if (id !== undefined) stops.add(id);
   }
-  const maxContext = [config.max_position_embeddings, tokConfig.model_max_length]
-    .find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 1e8);
+  const maxContext = [config.max_position_embeddings, tokConfig.model_max_length].find(
+    (v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 1e8,
+  );
   return { tokenizer, template, stopTokens: stops, samplingDefaults: samplingDefaults(genConfig), maxContext };
 }
 

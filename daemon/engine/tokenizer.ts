@@ -42,7 +42,8 @@ export class TextTokenizer {
   private bytes: Array<Uint8Array | null> | undefined;
 
   constructor(tokenizerJson: unknown, tokenizerConfig: Record<string, unknown> = {}) {
-    if (!isRecord(tokenizerJson) || !isRecord(tokenizerJson.model)) throw new TokenizerLoadError('tokenizer.json has no "model" object');
+    if (!isRecord(tokenizerJson) || !isRecord(tokenizerJson.model))
+      throw new TokenizerLoadError('tokenizer.json has no "model" object');
     try {
       this.tok = new Tokenizer(tokenizerJson, tokenizerConfig);
     } catch (e) {

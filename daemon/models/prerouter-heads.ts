@@ -43,7 +43,11 @@ export function writePrerouterHeads(path: string, heads: readonly HeadWeights[],
   const sorted = [...heads].sort((a, b) => a.owner - b.owner);
   const tensors: TensorSource[] = [];
   for (const h of sorted) {
-    const want: [string, number, number][] = [['fc1', h.fc1.length, h.units * F], ['fc2', h.fc2.length, E * h.units], ['linear_init', h.linear.length, E * F]];
+    const want: [string, number, number][] = [
+      ['fc1', h.fc1.length, h.units * F],
+      ['fc2', h.fc2.length, E * h.units],
+      ['linear_init', h.linear.length, E * F],
+    ];
     for (const [name, got, n] of want) {
       if (got !== n) throw new RangeError(`head ${h.owner}: ${name} has ${got} values, expected ${n}`);
     }

@@ -5,10 +5,21 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } fr
 import { join } from 'node:path';
 
 export const DTYPE_BYTES = {
-  BOOL: 1, U8: 1, I8: 1, F8_E4M3: 1, F8_E5M2: 1,
-  U16: 2, I16: 2, F16: 2, BF16: 2,
-  U32: 4, I32: 4, F32: 4,
-  U64: 8, I64: 8, F64: 8,
+  BOOL: 1,
+  U8: 1,
+  I8: 1,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
+  U16: 2,
+  I16: 2,
+  F16: 2,
+  BF16: 2,
+  U32: 4,
+  I32: 4,
+  F32: 4,
+  U64: 8,
+  I64: 8,
+  F64: 8,
 } as const;
 export type SafetensorsDtype = keyof typeof DTYPE_BYTES;
 
@@ -112,20 +123,27 @@ function parseEntries(
     }
     const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     if (typeof e !== 'object' || e === null) fail(`tensor ${name}: entry is not an object`);
-    if (typeof e.dtype !== 'string' || !(e.dtype in DTYPE_BYTES)) fail(`tensor ${name}: unknown dtype ${JSON.stringify(e.dtype)}`);
+    if (typeof e.dtype !== 'string' || !(e.dtype in DTYPE_BYTES))
+      fail(`tensor ${name}: unknown dtype ${JSON.stringify(e.dtype)}`);
     const dtype = e.dtype as SafetensorsDtype;
     const shape = e.shape;
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       fail(`tensor ${name}: shape must be a list of non-negative integers, got ${JSON.stringify(shape)}`);
     }
     const off = e.data_offsets;
-    if (!Array.isArray(off) || off.length !== 2 || !off.every((o) => Number.isSafeInteger(o) && o >= 0) || off[0] > off[1]) {
+    if (
+      !Array.isArray(off) ||
+      off.length !== 2 ||
+      !off.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+      off[0] > off[1]
+    ) {
       fail(`tensor ${name}: data_offsets must be [begin, end] with 0 <= begin <= end, got ${JSON.stringify(off)}`);
     }
     const [b, en] = off as [number, number];
     if (en > dataSize) fail(`tensor ${name}: data_offsets [${b}, ${en}] run past the ${dataSize} data bytes`);
     const need = (shape as number[]).reduce((n, d) => n * d, 1) * DTYPE_BYTES[dtype];
-    if (need !== en - b) fail(`tensor ${name}: shape ${JSON.stringify(shape)} of ${dtype} needs ${need} bytes, offsets give ${en - b}`);
+    if (need !== en - b)
+      fail(`tensor ${name}: shape ${JSON.stringify(shape)} of ${dtype} needs ${need} bytes, offsets give ${en - b}`);
     tensors.set(name, { name, dtype, shape: shape as number[], begin: dataStart + b, end: dataStart + en, file: path });
   }
   const sorted = [...tensors.values()].sort((x, y) => x.begin - y.begin);
@@ -168,7 +186,8 @@ export class SafetensorsModel {
     const where = new Map<string, SafetensorsFile>();
     try {
       for (const f of fileNames) {
-        if (f.includes('/') || f.includes('\\')) throw new SafetensorsError(`${indexPath}: shard name ${f} is not a plain file name`);
+        if (f.includes('/') || f.includes('\\'))
+          throw new SafetensorsError(`${indexPath}: shard name ${f} is not a plain file name`);
         const file = SafetensorsFile.open(join(dir, f));
         files.set(f, file);
         for (const name of file.tensors.keys()) {

@@ -44,6 +44,10 @@ export function writeSafetensors(
   tensors: readonly TensorSource[],
   metadata: Record<string, string> = {},
 ): number {
-  const parts = tensors.map((t) => ({ name: t.name, bytes: tensorByteLength(t.dtype, t.shape), chunks: () => t.chunks() }));
+  const parts = tensors.map((t) => ({
+    name: t.name,
+    bytes: tensorByteLength(t.dtype, t.shape),
+    chunks: () => t.chunks(),
+  }));
   return writeStreamed(path, safetensorsHeader(tensors, metadata), parts, 'safetensors');
 }

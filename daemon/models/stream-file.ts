@@ -12,14 +12,20 @@ export interface StreamedPart {
 }
 
 /** Writes header + parts; returns the file size. `format` names the file kind in errors. */
-export function writeStreamed(path: string, header: Uint8Array, parts: readonly StreamedPart[], format: string): number {
+export function writeStreamed(
+  path: string,
+  header: Uint8Array,
+  parts: readonly StreamedPart[],
+  format: string,
+): number {
   const fd = openSync(path, 'w');
   try {
     let written = writeAll(fd, header);
     for (const p of parts) {
       let got = 0;
       for (const chunk of p.chunks()) got += writeAll(fd, chunk);
-      if (got !== p.bytes) throw new Error(`${format}: tensor ${p.name} produced ${got} bytes, its shape needs ${p.bytes}`);
+      if (got !== p.bytes)
+        throw new Error(`${format}: tensor ${p.name} produced ${got} bytes, its shape needs ${p.bytes}`);
       written += got + writeAll(fd, new Uint8Array(p.padding ?? 0));
     }
     return written;

@@ -49,7 +49,11 @@ export class EmbeddedBroker extends Service {
     const pass = digest(this.deps.password);
     const aedes = await Aedes.createBroker({
       authenticate: (client, username, password, done) => {
-        const ok = username !== undefined && password !== undefined && timingSafeEqual(digest(username), user) && timingSafeEqual(digest(password), pass);
+        const ok =
+          username !== undefined &&
+          password !== undefined &&
+          timingSafeEqual(digest(username), user) &&
+          timingSafeEqual(digest(password), pass);
         if (ok) return done(null, true);
         log.warn({ client: client.id, username }, 'MQTT client refused: bad username or password');
         const err = Object.assign(new Error('bad username or password'), { returnCode: 4 }) as AuthenticateError;
@@ -57,7 +61,9 @@ export class EmbeddedBroker extends Service {
       },
     });
     aedes.on('clientError', (client, err) => log.debug({ client: client.id, err: err.message }, 'MQTT client error'));
-    aedes.on('connectionError', (client, err) => log.debug({ client: client?.id, err: err.message }, 'MQTT connection error'));
+    aedes.on('connectionError', (client, err) =>
+      log.debug({ client: client?.id, err: err.message }, 'MQTT connection error'),
+    );
     this.aedes = aedes;
     const server = createServer((socket) => {
       this.sockets.add(socket);
@@ -67,7 +73,11 @@ export class EmbeddedBroker extends Service {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}; choose another mqtt.embedded.port (BRAINSTEM_MQTT_EMBEDDED_PORT) or set mqtt.url`)),
+        reject(
+          new Error(
+            `cannot listen on ${host}:${port}: ${err.code ?? err.message}; choose another mqtt.embedded.port (BRAINSTEM_MQTT_EMBEDDED_PORT) or set mqtt.url`,
+          ),
+        ),
       );
       server.listen(port, host, () => resolve());
     });
@@ -76,7 +86,9 @@ export class EmbeddedBroker extends Service {
 
   protected async onStop(): Promise<void> {
     const server = this.server;
-    const closed = server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    const closed = server?.listening
+      ? new Promise<void>((resolve) => server.close(() => resolve()))
+      : Promise.resolve();
     if (this.aedes) await new Promise<void>((resolve) => this.aedes!.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
     await closed;

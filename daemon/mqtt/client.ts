@@ -74,7 +74,12 @@ export class DaemonMqttClient extends Service {
   }
 
   protected override describe() {
-    const detail = { url: redactUrl(this.deps.brokerUrl()), protocol: this.protocol, connected: this.connected, ...(this.lastError ? { last_error: this.lastError } : {}) };
+    const detail = {
+      url: redactUrl(this.deps.brokerUrl()),
+      protocol: this.protocol,
+      connected: this.connected,
+      ...(this.lastError ? { last_error: this.lastError } : {}),
+    };
     return this.connected ? { detail } : { degraded: 'not connected to the MQTT broker (reconnecting)', detail };
   }
 
@@ -94,7 +99,9 @@ export class DaemonMqttClient extends Service {
       reconnectOnConnackError: true,
       will: { topic, payload: Buffer.from(AVAILABILITY_OFFLINE), qos: 1, retain: true },
       // Credentials inside mqtt.url win over mqtt.username/password.
-      ...(fromUrl.username ? {} : { username: config.username || undefined, password: this.deps.password || undefined }),
+      ...(fromUrl.username
+        ? {}
+        : { username: config.username || undefined, password: this.deps.password || undefined }),
     };
     const client = connect(url, opts);
     this.client = client;
@@ -116,12 +123,22 @@ export class DaemonMqttClient extends Service {
     });
     client.on('reconnect', () => {
       this.attempt++;
-      client.options.reconnectPeriod = backoffDelay(this.attempt + 1, config.reconnect.min_ms, config.reconnect.max_ms, this.deps.random ?? Math.random);
+      client.options.reconnectPeriod = backoffDelay(
+        this.attempt + 1,
+        config.reconnect.min_ms,
+        config.reconnect.max_ms,
+        this.deps.random ?? Math.random,
+      );
       log.debug({ attempt: this.attempt, next_ms: client.options.reconnectPeriod }, 'MQTT reconnecting');
     });
     client.on('error', (err: Error & { code?: number | string }) => {
       this.lastError = err.message;
-      if (config.protocol === 'auto' && this.version === 5 && typeof err.code === 'number' && UNSUPPORTED_PROTOCOL.has(err.code)) {
+      if (
+        config.protocol === 'auto' &&
+        this.version === 5 &&
+        typeof err.code === 'number' &&
+        UNSUPPORTED_PROTOCOL.has(err.code)
+      ) {
         this.version = 4;
         client.options.protocolVersion = 4;
         log.info('broker does not support MQTT 5: using 3.1.1');
@@ -156,11 +173,15 @@ export class DaemonMqttClient extends Service {
     this.client = undefined;
     if (client.connected) {
       const topic = availabilityTopic(this.deps.config.base);
-      await withTimeout(client.publishAsync(topic, AVAILABILITY_OFFLINE, { qos: 1, retain: true }), OFFLINE_PUBLISH_WAIT_MS, 'the offline publish').catch((err: Error) =>
-        this.deps.log.warn({ err: err.message }, 'could not publish offline availability'),
-      );
+      await withTimeout(
+        client.publishAsync(topic, AVAILABILITY_OFFLINE, { qos: 1, retain: true }),
+        OFFLINE_PUBLISH_WAIT_MS,
+        'the offline publish',
+      ).catch((err: Error) => this.deps.log.warn({ err: err.message }, 'could not publish offline availability'));
     }
-    await withTimeout(client.endAsync(!client.connected), OFFLINE_PUBLISH_WAIT_MS, 'the MQTT disconnect').catch(() => client.end(true));
+    await withTimeout(client.endAsync(!client.connected), OFFLINE_PUBLISH_WAIT_MS, 'the MQTT disconnect').catch(() =>
+      client.end(true),
+    );
     this.deps.log.debug('MQTT client stopped');
   }
 }

@@ -317,7 +317,12 @@ export interface NativeAddon {
     onProgress?: (p: CalibrationProgress) => void,
   ): Promise<CalibrationResult>;
   /** Top-k recall of a heads file (and of the zero-training heads) over `tokens`. */
-  prerouterEval(model: ModelHandle, tokens: Int32Array, heads: string, onProgress?: (p: CalibrationProgress) => void): Promise<HeadEval[]>;
+  prerouterEval(
+    model: ModelHandle,
+    tokens: Int32Array,
+    heads: string,
+    onProgress?: (p: CalibrationProgress) => void,
+  ): Promise<HeadEval[]>;
   /** Drops the page-cache pages of whole files (POSIX_FADV_DONTNEED; cold-cache benchmarks). */
   dropPageCache(paths: string[]): Promise<void>;
   /** Checks the spec against the model (modules, shapes, dtypes) and copies A and B into memory. */

@@ -6,7 +6,15 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { ROBOTS_DIR } from '../../robot/description/loader.js';
-import { daemonTopics, mqtt5Properties, parseRobotTopic, robotFilter, robotTopic, DELIVERY, type HeartbeatMsg } from '../../robot/link/protocol.js';
+import {
+  daemonTopics,
+  mqtt5Properties,
+  parseRobotTopic,
+  robotFilter,
+  robotTopic,
+  DELIVERY,
+  type HeartbeatMsg,
+} from '../../robot/link/protocol.js';
 import { decodeMessage } from '../../robot/link/protocol-validate.js';
 import type { Command, CommandSink } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
@@ -50,8 +58,12 @@ export class RobotLink extends Service {
     const dir = this.dir;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
-      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) => this.plans.plan(entry.robot, dir, start, targets);
-      this.robots.set(entry.id, new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner));
+      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) =>
+        this.plans.plan(entry.robot, dir, start, targets);
+      this.robots.set(
+        entry.id,
+        new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner),
+      );
     }
     this.ws = new WsControllers(
       {
@@ -90,9 +102,18 @@ export class RobotLink extends Service {
     }
     // Compiling the planner takes a while on first use: done in the background, ahead of calls.
     for (const name of new Set(config.serve.map((r) => r.robot))) void this.plans.warmUp(name, this.dir);
-    this.timers = [setInterval(() => this.heartbeat(), config.heartbeat.period_ms), setInterval(() => this.poll(), POLL_MS)];
+    this.timers = [
+      setInterval(() => this.heartbeat(), config.heartbeat.period_ms),
+      setInterval(() => this.poll(), POLL_MS),
+    ];
     this.heartbeat();
-    this.deps.log.info({ robots: [...this.robots.values()].map((r) => `${r.id} (${r.entry.robot}, ${r.entry.transport})`), session: this.session }, 'robot link ready');
+    this.deps.log.info(
+      {
+        robots: [...this.robots.values()].map((r) => `${r.id} (${r.entry.robot}, ${r.entry.transport})`),
+        session: this.session,
+      },
+      'robot link ready',
+    );
   }
 
   protected async onStop(): Promise<void> {
@@ -104,8 +125,16 @@ export class RobotLink extends Service {
 
   private heartbeat(): void {
     const { config, mqtt, base } = this.deps;
-    const msg: HeartbeatMsg = { v: 1, session: this.session, seq: this.hbSeq++, time: this.now(), period: config.heartbeat.period_ms / 1000, timeout: config.heartbeat.timeout_ms / 1000 };
-    if (mqtt.connected) mqtt.publish(daemonTopics(base).heartbeat, JSON.stringify(msg), { qos: 0, retain: false }).catch(() => undefined);
+    const msg: HeartbeatMsg = {
+      v: 1,
+      session: this.session,
+      seq: this.hbSeq++,
+      time: this.now(),
+      period: config.heartbeat.period_ms / 1000,
+      timeout: config.heartbeat.timeout_ms / 1000,
+    };
+    if (mqtt.connected)
+      mqtt.publish(daemonTopics(base).heartbeat, JSON.stringify(msg), { qos: 0, retain: false }).catch(() => undefined);
     this.ws.heartbeat(msg);
   }
 
@@ -122,7 +151,11 @@ export class RobotLink extends Service {
     const m = decodeMessage(at.suffix as ControllerMessage, payload);
     if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
     if (at.suffix === 'description' && (m.value as { robot: string }).robot !== at.robot) {
-      return this.invalid(at.robot, at.suffix, `description.robot is "${(m.value as { robot: string }).robot}" but it came on the topic of robot ${at.robot}`);
+      return this.invalid(
+        at.robot,
+        at.suffix,
+        `description.robot is "${(m.value as { robot: string }).robot}" but it came on the topic of robot ${at.robot}`,
+      );
     }
     r.receive(at.suffix as ControllerMessage, m.value as never, this.now());
   }
@@ -143,9 +176,11 @@ export class RobotLink extends Service {
     const { mqtt, base } = this.deps;
     if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';
     const v5 = mqtt.protocol === '5' ? { properties: mqtt5Properties(c.msg.id, expiresIn ?? undefined) } : {};
-    mqtt.publish(robotTopic(base, robot, c.type), JSON.stringify(c.msg), { ...DELIVERY[c.type], ...v5 }).catch((err: Error) =>
-      this.deps.log.warn({ robot, command: c.type, id: c.msg.id, err: err.message }, 'could not publish a command'),
-    );
+    mqtt
+      .publish(robotTopic(base, robot, c.type), JSON.stringify(c.msg), { ...DELIVERY[c.type], ...v5 })
+      .catch((err: Error) =>
+        this.deps.log.warn({ robot, command: c.type, id: c.msg.id, err: err.message }, 'could not publish a command'),
+      );
     return null;
   }
 }

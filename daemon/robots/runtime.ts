@@ -40,7 +40,11 @@ export class RobotRuntime {
       ...(s.span_rad !== undefined ? { span: s.span_rad } : {}),
       ...(s.timeout_s !== undefined ? { timeout: s.timeout_s } : {}),
     });
-    this.session = new ControllerSession(entry.id, { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) }, config.stale_ms / 1000);
+    this.session = new ControllerSession(
+      entry.id,
+      { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) },
+      config.stale_ms / 1000,
+    );
     this.executor = new Executor({
       robot: entry.id,
       model: this.model,
@@ -77,7 +81,12 @@ export class RobotRuntime {
       ready: problem === null,
       problem,
       controller: s.description
-        ? { session: s.description.session, name: s.description.controller.name, version: s.description.controller.version, state_rate: s.description.state_rate }
+        ? {
+            session: s.description.session,
+            name: s.description.controller.name,
+            version: s.description.controller.version,
+            state_rate: s.description.state_rate,
+          }
         : null,
       availability: s.availability,
       state_age_ms: Number.isFinite(age) ? Math.round(age * 1000) : null,

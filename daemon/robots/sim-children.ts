@@ -51,16 +51,32 @@ export class SimChildren extends Service {
   }
 
   protected override describe() {
-    const running = Object.fromEntries(this.children.filter((c) => c.proc && c.proc.exitCode === null).map((c) => [c.robot.id, c.proc!.pid]));
+    const running = Object.fromEntries(
+      this.children.filter((c) => c.proc && c.proc.exitCode === null).map((c) => [c.robot.id, c.proc!.pid]),
+    );
     const down = this.children.filter((c) => !(c.robot.id in running));
-    const detail = { pids: running, restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])) };
+    const detail = {
+      pids: running,
+      restarts: Object.fromEntries(this.children.map((c) => [c.robot.id, c.starts - 1])),
+    };
     if (!down.length) return { detail };
-    return { degraded: `simulated controller ${down.map((c) => `${c.robot.id} exited (${c.lastLine || 'no output'})`).join('; ')}; restarting`, detail };
+    return {
+      degraded: `simulated controller ${down.map((c) => `${c.robot.id} exited (${c.lastLine || 'no output'})`).join('; ')}; restarting`,
+      detail,
+    };
   }
 
   protected async onStart(): Promise<void> {
     this.stopping = false;
-    this.children = this.deps.robots.map((robot) => ({ robot, proc: null, restart: null, starts: 0, startedAt: 0, delay: RESTART_MS, lastLine: '' }));
+    this.children = this.deps.robots.map((robot) => ({
+      robot,
+      proc: null,
+      restart: null,
+      starts: 0,
+      startedAt: 0,
+      delay: RESTART_MS,
+      lastLine: '',
+    }));
     for (const c of this.children) this.launch(c);
   }
 
@@ -81,7 +97,10 @@ export class SimChildren extends Service {
       args.push('--base', this.deps.base);
       env.BRAINSTEM_SIM_BROKER = this.deps.brokerUrl();
     }
-    const proc = spawn(process.execPath, [this.deps.main ?? join(repoRoot, 'dist', 'daemon', 'main.js'), ...args], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const proc = spawn(process.execPath, [this.deps.main ?? join(repoRoot, 'dist', 'daemon', 'main.js'), ...args], {
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     c.proc = proc;
     c.starts++;
     c.startedAt = Date.now();

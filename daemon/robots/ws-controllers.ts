@@ -36,14 +36,24 @@ export class WsControllers {
     ws.on('message', (data, isBinary) => {
       if (isBinary) return warn('binary', 'controller sent a binary frame: ignored (send JSON text envelopes)', {});
       const env = decodeEnvelope(data.toString(), 'controller');
-      if (!env.ok) return warn(`invalid:${env.message.slice(0, 60)}`, 'invalid envelope from a controller: ignored', { err: env.message });
+      if (!env.ok)
+        return warn(`invalid:${env.message.slice(0, 60)}`, 'invalid envelope from a controller: ignored', {
+          err: env.message,
+        });
       const robot = env.value.robot!;
-      if (!this.on.accepts(robot)) return warn(`robot:${robot}`, 'controller announced a robot that is not served over WebSocket: ignored', { robot });
+      if (!this.on.accepts(robot))
+        return warn(`robot:${robot}`, 'controller announced a robot that is not served over WebSocket: ignored', {
+          robot,
+        });
       if (this.byRobot.get(robot) !== ws) {
         this.byRobot.set(robot, ws);
         this.log.info({ robot, remote }, 'controller connected over WebSocket');
       }
-      this.on.message(robot, env.value.type as ControllerMessage, env.value.payload as MessageBySuffix[ControllerMessage]);
+      this.on.message(
+        robot,
+        env.value.type as ControllerMessage,
+        env.value.payload as MessageBySuffix[ControllerMessage],
+      );
     });
     ws.once('close', () => {
       this.sockets.delete(ws);

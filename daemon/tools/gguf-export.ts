@@ -5,7 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { numberToF16 } from '../models/float16.js';
-import { GGML_TYPES, quantizeRowQ4_0, writeGguf, type GgmlType, type GgufTensor, type GgufValue } from './gguf-writer.js';
+import {
+  GGML_TYPES,
+  quantizeRowQ4_0,
+  writeGguf,
+  type GgmlType,
+  type GgufTensor,
+  type GgufValue,
+} from './gguf-writer.js';
 import { readRefConfig, type RefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';
 
@@ -25,10 +32,17 @@ export function ggufArchName(c: RefConfig): string {
 }
 
 /** Writes `<mlxDir>`'s model as one GGUF file; returns its size in bytes. */
-export function exportGguf(mlxDir: string, outFile: string, type: GgufFileType, name = 'brainstem synthetic model'): number {
+export function exportGguf(
+  mlxDir: string,
+  outFile: string,
+  type: GgufFileType,
+  name = 'brainstem synthetic model',
+): number {
   const c = readRefConfig(mlxDir);
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
-    throw new Error(`llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`);
+    throw new Error(
+      `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,
+    );
   }
   const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
@@ -73,7 +87,8 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufV
       [`${a}.expert_weights_norm`, { type: 'bool', value: c.normTopK }],
       [`${a}.nextn_predict_layers`, u32(0)], // MLX folders carry no MTP layer
     );
-    if (c.nGroup > 1) kv.push([`${a}.expert_group_count`, u32(c.nGroup)], [`${a}.expert_group_used_count`, u32(c.topkGroup)]);
+    if (c.nGroup > 1)
+      kv.push([`${a}.expert_group_count`, u32(c.nGroup)], [`${a}.expert_group_used_count`, u32(c.topkGroup)]);
   }
   return kv;
 }
@@ -113,7 +128,10 @@ function tokenizerKv(dir: string, c: RefConfig): [string, GgufValue][] {
     ['tokenizer.ggml.merges', { type: 'array', of: 'string', value: merges }],
     ['tokenizer.ggml.eos_token_id', { type: 'u32', value: eos }],
     ['tokenizer.ggml.padding_token_id', { type: 'u32', value: pad }],
-    ['tokenizer.ggml.bos_token_id', { type: 'u32', value: typeof cfg.bos_token_id === 'number' ? cfg.bos_token_id : pad }],
+    [
+      'tokenizer.ggml.bos_token_id',
+      { type: 'u32', value: typeof cfg.bos_token_id === 'number' ? cfg.bos_token_id : pad },
+    ],
     ['tokenizer.ggml.add_bos_token', { type: 'bool', value: tc.add_bos_token === true }],
     ['tokenizer.chat_template', { type: 'string', value: String(tc.chat_template ?? '') }],
   ];
@@ -122,7 +140,8 @@ function tokenizerKv(dir: string, c: RefConfig): [string, GgufValue][] {
 /** GGUF tensors in llama.cpp's names, each streaming dequantised rows of its MLX module. */
 function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[] {
   const out: GgufTensor[] = [];
-  const vec = (name: string, src: string) => out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
+  const vec = (name: string, src: string) =>
+    out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
   const mat = (name: string, path: string, experts = 0, type = matType) => {
     const m = w.dims(path, experts > 0);
     const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
@@ -133,7 +152,11 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
     const p = `model.layers.${l}`;
     const b = `blk.${l}`;
     vec(`${b}.attn_norm.weight`, `${p}.input_layernorm.weight`);
-    for (const [g, m] of [['attn_q', 'q_proj'], ['attn_k', 'k_proj'], ['attn_v', 'v_proj']]) {
+    for (const [g, m] of [
+      ['attn_q', 'q_proj'],
+      ['attn_k', 'k_proj'],
+      ['attn_v', 'v_proj'],
+    ]) {
       mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`);
       if (w.has(`${p}.self_attn.${m}.bias`)) vec(`${b}.${g}.bias`, `${p}.self_attn.${m}.bias`);
     }
@@ -142,9 +165,17 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       vec(`${b}.attn_q_norm.weight`, `${p}.self_attn.q_norm.weight`);
       vec(`${b}.attn_k_norm.weight`, `${p}.self_attn.k_norm.weight`);
     }
-    vec(`${b}.${c.arch === 'qwen3_moe' ? 'ffn_norm' : 'post_attention_norm'}.weight`, `${p}.post_attention_layernorm.weight`);
+    vec(
+      `${b}.${c.arch === 'qwen3_moe' ? 'ffn_norm' : 'post_attention_norm'}.weight`,
+      `${p}.post_attention_layernorm.weight`,
+    );
     const ffn = (suffix: string, mlp: string) => {
-      for (const [g, m] of [['gate', 'gate_proj'], ['up', 'up_proj'], ['down', 'down_proj']]) mat(`${b}.ffn_${g}${suffix}.weight`, `${p}.${mlp}.${m}`);
+      for (const [g, m] of [
+        ['gate', 'gate_proj'],
+        ['up', 'up_proj'],
+        ['down', 'down_proj'],
+      ])
+        mat(`${b}.ffn_${g}${suffix}.weight`, `${p}.${mlp}.${m}`);
     };
     if (c.denseLayers.has(l)) {
       ffn('', 'mlp');
@@ -152,7 +183,11 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
     }
     mat(`${b}.ffn_gate_inp.weight`, `${p}.mlp.gate`, 0, 'F32'); // routers stay F32, as convert_hf_to_gguf keeps them
     if (c.arch === 'glm4_moe') vec(`${b}.exp_probs_b.bias`, `${p}.mlp.gate.e_score_correction_bias`);
-    for (const [g, m] of [['gate', 'gate_proj'], ['up', 'up_proj'], ['down', 'down_proj']]) {
+    for (const [g, m] of [
+      ['gate', 'gate_proj'],
+      ['up', 'up_proj'],
+      ['down', 'down_proj'],
+    ]) {
       mat(`${b}.ffn_${g}_exps.weight`, `${p}.mlp.switch_mlp.${m}`, c.experts);
     }
     if (c.sharedExperts > 0) ffn('_shexp', 'mlp.shared_experts');

@@ -14,7 +14,21 @@ export const GGML_TYPES = {
 } as const;
 export type GgmlType = keyof typeof GGML_TYPES;
 
-const VALUE_TYPE = { u8: 0, i8: 1, u16: 2, i16: 3, u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9, u64: 10, i64: 11, f64: 12 } as const;
+const VALUE_TYPE = {
+  u8: 0,
+  i8: 1,
+  u16: 2,
+  i16: 3,
+  u32: 4,
+  i32: 5,
+  f32: 6,
+  bool: 7,
+  string: 8,
+  array: 9,
+  u64: 10,
+  i64: 11,
+  f64: 12,
+} as const;
 type Scalar = Exclude<keyof typeof VALUE_TYPE, 'array'>;
 
 export type GgufValue =
@@ -31,7 +45,8 @@ export interface GgufTensor {
 
 export function ggmlByteLength(type: GgmlType, dims: readonly number[]): number {
   const t = GGML_TYPES[type];
-  if (dims[0] % t.block !== 0) throw new RangeError(`${type} needs the first dimension to be a multiple of ${t.block}, got ${dims[0]}`);
+  if (dims[0] % t.block !== 0)
+    throw new RangeError(`${type} needs the first dimension to be a multiple of ${t.block}, got ${dims[0]}`);
   return (dims.reduce((a, b) => a * b, 1) / t.block) * t.bytes;
 }
 
@@ -60,18 +75,41 @@ class ByteSink {
   scalar(type: Scalar, v: number | string | boolean | bigint): void {
     const b = Buffer.alloc(8);
     switch (type) {
-      case 'string': return this.str(String(v));
-      case 'u8': b.writeUInt8(Number(v)); return this.push(b.subarray(0, 1));
-      case 'i8': b.writeInt8(Number(v)); return this.push(b.subarray(0, 1));
-      case 'bool': b.writeUInt8(v ? 1 : 0); return this.push(b.subarray(0, 1));
-      case 'u16': b.writeUInt16LE(Number(v)); return this.push(b.subarray(0, 2));
-      case 'i16': b.writeInt16LE(Number(v)); return this.push(b.subarray(0, 2));
-      case 'u32': b.writeUInt32LE(Number(v)); return this.push(b.subarray(0, 4));
-      case 'i32': b.writeInt32LE(Number(v)); return this.push(b.subarray(0, 4));
-      case 'f32': b.writeFloatLE(Number(v)); return this.push(b.subarray(0, 4));
-      case 'u64': b.writeBigUInt64LE(BigInt(v)); return this.push(b);
-      case 'i64': b.writeBigInt64LE(BigInt(v)); return this.push(b);
-      case 'f64': b.writeDoubleLE(Number(v)); return this.push(b);
+      case 'string':
+        return this.str(String(v));
+      case 'u8':
+        b.writeUInt8(Number(v));
+        return this.push(b.subarray(0, 1));
+      case 'i8':
+        b.writeInt8(Number(v));
+        return this.push(b.subarray(0, 1));
+      case 'bool':
+        b.writeUInt8(v ? 1 : 0);
+        return this.push(b.subarray(0, 1));
+      case 'u16':
+        b.writeUInt16LE(Number(v));
+        return this.push(b.subarray(0, 2));
+      case 'i16':
+        b.writeInt16LE(Number(v));
+        return this.push(b.subarray(0, 2));
+      case 'u32':
+        b.writeUInt32LE(Number(v));
+        return this.push(b.subarray(0, 4));
+      case 'i32':
+        b.writeInt32LE(Number(v));
+        return this.push(b.subarray(0, 4));
+      case 'f32':
+        b.writeFloatLE(Number(v));
+        return this.push(b.subarray(0, 4));
+      case 'u64':
+        b.writeBigUInt64LE(BigInt(v));
+        return this.push(b);
+      case 'i64':
+        b.writeBigInt64LE(BigInt(v));
+        return this.push(b);
+      case 'f64':
+        b.writeDoubleLE(Number(v));
+        return this.push(b);
     }
   }
   concat(): Buffer {
@@ -108,7 +146,12 @@ export function writeGguf(path: string, kv: ReadonlyMap<string, GgufValue>, tens
     offset += sizes[i] + pad(sizes[i]);
   });
   head.push(Buffer.alloc(pad(head.length)));
-  const parts = tensors.map((t, i) => ({ name: t.name, bytes: sizes[i], chunks: () => t.chunks(), padding: pad(sizes[i]) }));
+  const parts = tensors.map((t, i) => ({
+    name: t.name,
+    bytes: sizes[i],
+    chunks: () => t.chunks(),
+    padding: pad(sizes[i]),
+  }));
   return writeStreamed(path, head.concat(), parts, 'gguf');
 }
 

@@ -5,7 +5,11 @@ import type { RefConfig } from './reference/model-config.js';
 
 export const ATTENTION = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj'] as const;
 export const DENSE_MLP = ['mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'] as const;
-export const SHARED_MLP = ['mlp.shared_experts.gate_proj', 'mlp.shared_experts.up_proj', 'mlp.shared_experts.down_proj'] as const;
+export const SHARED_MLP = [
+  'mlp.shared_experts.gate_proj',
+  'mlp.shared_experts.up_proj',
+  'mlp.shared_experts.down_proj',
+] as const;
 const GROUPS: Record<string, readonly string[]> = {
   attention: ATTENTION,
   mlp: DENSE_MLP,

@@ -13,7 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { roundTo } from '../models/float16.js';
 import { writeMergedFolder } from './merged-folder.js';
-import { dequantizeAffine, quantizeAffine, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../models/mlx-quant.js';
+import {
+  dequantizeAffine,
+  quantizeAffine,
+  type QuantBits,
+  type QuantGroup,
+  type QuantizedMatrix,
+} from '../models/mlx-quant.js';
 import { readRefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';
 import { Prng } from '../../robot/common/prng.js';
@@ -84,12 +90,30 @@ export function deltaWeight(l: FloatLora): Float64Array {
 }
 
 /** Retention of one module's delta through re-quantisation (see the file comment). */
-export function moduleRetention(w: Float64Array, delta: Float64Array, rows: number, cols: number, bits: QuantBits, group: QuantGroup, roundParam: (x: number) => number) {
-  const merged = quantizeAffine(Float32Array.from(w, (v, i) => v + delta[i]!), rows, cols, bits, group, { roundParam });
+export function moduleRetention(
+  w: Float64Array,
+  delta: Float64Array,
+  rows: number,
+  cols: number,
+  bits: QuantBits,
+  group: QuantGroup,
+  roundParam: (x: number) => number,
+) {
+  const merged = quantizeAffine(
+    Float32Array.from(w, (v, i) => v + delta[i]!),
+    rows,
+    cols,
+    bits,
+    group,
+    { roundParam },
+  );
   const base = quantizeAffine(Float32Array.from(w), rows, cols, bits, group, { roundParam });
   const dm = dequantizeAffine(merged);
   const db = dequantizeAffine(base);
-  let num = 0, den = 0, dot = 0, drift = 0;
+  let num = 0,
+    den = 0,
+    dot = 0,
+    drift = 0;
   for (let i = 0; i < w.length; i++) {
     num += (dm[i]! - db[i]!) ** 2;
     dot += (dm[i]! - db[i]!) * delta[i]!;
@@ -104,9 +128,17 @@ export function moduleRetention(w: Float64Array, delta: Float64Array, rows: numb
   let step = 0;
   for (const s of base.scales) step += s * s;
   return {
-    merged, base, num, den, dot,
-    retention: Math.sqrt(num / den), projection: dot / den, drift: Math.sqrt(drift / den), changed: changed / w.length,
-    deltaRms: Math.sqrt(den / w.length), stepRms: Math.sqrt(step / base.scales.length),
+    merged,
+    base,
+    num,
+    den,
+    dot,
+    retention: Math.sqrt(num / den),
+    projection: dot / den,
+    drift: Math.sqrt(drift / den),
+    changed: changed / w.length,
+    deltaRms: Math.sqrt(den / w.length),
+    stepRms: Math.sqrt(step / base.scales.length),
   };
 }
 
@@ -118,7 +150,10 @@ function kindOf(module: string): string {
 function chosen(plan: AdapterPlan, filter?: string[]): AdapterPlan {
   if (!filter || filter.length === 0) return plan;
   const modules = plan.modules.filter((m) => filter.some((f) => m.module === f || m.module.endsWith(`.${f}`)));
-  if (modules.length === 0) throw new AdapterError(`--modules ${filter.join(',')} selects none of the adapter's ${plan.modules.length} modules (e.g. ${plan.modules[0]?.module})`);
+  if (modules.length === 0)
+    throw new AdapterError(
+      `--modules ${filter.join(',')} selects none of the adapter's ${plan.modules.length} modules (e.g. ${plan.modules[0]?.module})`,
+    );
   return { ...plan, modules };
 }
 
@@ -133,30 +168,55 @@ export async function mergeCheck(o: MergeCheckOptions): Promise<MergeCheckResult
   const pooled = new Map<string, [number, number, number]>();
   try {
     for (const m of plan.modules) {
-      if (!weights.has(`${m.module}.scales`)) throw new AdapterError(`${o.model}: module ${m.module} is not quantised; merge-check compares int4 merges`);
+      if (!weights.has(`${m.module}.scales`))
+        throw new AdapterError(`${o.model}: module ${m.module} is not quantised; merge-check compares int4 merges`);
       const mat = weights.matrix(m.module);
       const w = new Float64Array(mat.rows * mat.cols);
       for (let r = 0; r < mat.rows; r++) w.set(mat.row(r), r * mat.cols);
       const { bits, groupSize } = weights.quantFor(m.module);
       const round = roundTo(weights.st.info(`${m.module}.scales`).dtype as 'F32' | 'F16' | 'BF16');
-      const x = moduleRetention(w, deltaWeight(loras.get(m.module)!), mat.rows, mat.cols, bits as QuantBits, groupSize as QuantGroup, round);
+      const x = moduleRetention(
+        w,
+        deltaWeight(loras.get(m.module)!),
+        mat.rows,
+        mat.cols,
+        bits as QuantBits,
+        groupSize as QuantGroup,
+        round,
+      );
       merged.set(m.module, x.merged);
       requantised.set(m.module, x.base);
       const p = pooled.get(kindOf(m.module)) ?? [0, 0, 0];
       pooled.set(kindOf(m.module), [p[0] + x.num, p[1] + x.den, p[2] + x.dot]);
       modules.push({
-        module: m.module, rank: m.rank, scale: m.scale, delta_rms: x.deltaRms, step_rms: x.stepRms,
-        weight_retention: x.retention, weight_projection: x.projection, requant_drift: x.drift, codes_changed: x.changed,
+        module: m.module,
+        rank: m.rank,
+        scale: m.scale,
+        delta_rms: x.deltaRms,
+        step_rms: x.stepRms,
+        weight_retention: x.retention,
+        weight_projection: x.projection,
+        requant_drift: x.drift,
+        codes_changed: x.changed,
       });
     }
   } finally {
     weights.close();
   }
   const result: MergeCheckResult = {
-    model: o.model, adapter: o.adapter, format: plan.format, modules,
-    pooled: Object.fromEntries([...pooled].map(([k, [n, d, dot]]) => [k, { weight_retention: Math.sqrt(n / d), weight_projection: dot / d }])),
-    logits_retention: null, logits_projection: null, logits_requant_drift: null,
-    prompts: o.prompts, tokens: o.tokens, published: PUBLISHED_RETENTION,
+    model: o.model,
+    adapter: o.adapter,
+    format: plan.format,
+    modules,
+    pooled: Object.fromEntries(
+      [...pooled].map(([k, [n, d, dot]]) => [k, { weight_retention: Math.sqrt(n / d), weight_projection: dot / d }]),
+    ),
+    logits_retention: null,
+    logits_projection: null,
+    logits_requant_drift: null,
+    prompts: o.prompts,
+    tokens: o.tokens,
+    published: PUBLISHED_RETENTION,
   };
   if (!o.weightsOnly) Object.assign(result, await logitsRetention(o, plan, merged, requantised, cfg.vocabSize));
   return result;
@@ -164,7 +224,13 @@ export async function mergeCheck(o: MergeCheckOptions): Promise<MergeCheckResult
 
 type LogitsNumbers = Pick<MergeCheckResult, 'logits_retention' | 'logits_projection' | 'logits_requant_drift'>;
 
-async function logitsRetention(o: MergeCheckOptions, plan: AdapterPlan, merged: Map<string, QuantizedMatrix>, requantised: Map<string, QuantizedMatrix>, vocab: number): Promise<LogitsNumbers> {
+async function logitsRetention(
+  o: MergeCheckOptions,
+  plan: AdapterPlan,
+  merged: Map<string, QuantizedMatrix>,
+  requantised: Map<string, QuantizedMatrix>,
+  vocab: number,
+): Promise<LogitsNumbers> {
   const tmp = mkdtempSync(join(tmpdir(), 'bs-merged-'));
   const models: NativeModel[] = [];
   const sessions: NativeSession[] = [];
@@ -180,10 +246,18 @@ async function logitsRetention(o: MergeCheckOptions, plan: AdapterPlan, merged: 
     const [sb, su, sm, sq] = sessions as [NativeSession, NativeSession, NativeSession, NativeSession];
     su.setAdapter(adapter);
     const rng = new Prng(o.seed);
-    let num = 0, den = 0, dot = 0, drift = 0;
+    let num = 0,
+      den = 0,
+      dot = 0,
+      drift = 0;
     for (let p = 0; p < o.prompts; p++) {
       const prompt = Array.from({ length: o.tokens }, () => rng.int(vocab));
-      const [lb, lu, lm, lq] = [await sb.prefill(prompt), await su.prefill(prompt), await sm.prefill(prompt), await sq.prefill(prompt)];
+      const [lb, lu, lm, lq] = [
+        await sb.prefill(prompt),
+        await su.prefill(prompt),
+        await sm.prefill(prompt),
+        await sq.prefill(prompt),
+      ];
       for (let v = 0; v < lb.length; v++) {
         const effect = lu[v]! - lb[v]!;
         num += (lm[v]! - lq[v]!) ** 2;
@@ -194,7 +268,11 @@ async function logitsRetention(o: MergeCheckOptions, plan: AdapterPlan, merged: 
       for (const s of sessions) await s.truncate(0);
     }
     adapter.dispose();
-    return { logits_retention: Math.sqrt(num / den), logits_projection: dot / den, logits_requant_drift: Math.sqrt(drift / den) };
+    return {
+      logits_retention: Math.sqrt(num / den),
+      logits_projection: dot / den,
+      logits_requant_drift: Math.sqrt(drift / den),
+    };
   } finally {
     for (const s of sessions) s.dispose();
     for (const m of models) m.dispose();

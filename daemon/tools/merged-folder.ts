@@ -18,7 +18,8 @@ export function writeMergedFolder(src: string, dir: string, replace: Map<string,
   const replaced = new Map<string, Uint8Array>();
   for (const [path, q] of replace) {
     const dtype = model.info(`${path}.scales`).dtype;
-    if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') throw new Error(`${path}.scales has dtype ${dtype}; only float scales can be rewritten`);
+    if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16')
+      throw new Error(`${path}.scales has dtype ${dtype}; only float scales can be rewritten`);
     replaced.set(`${path}.weight`, new Uint8Array(q.weight.buffer, q.weight.byteOffset, q.weight.byteLength));
     replaced.set(`${path}.scales`, encodeFloats(q.scales, dtype));
     replaced.set(`${path}.biases`, encodeFloats(q.biases, dtype));
@@ -44,11 +45,13 @@ export function writeMergedFolder(src: string, dir: string, replace: Map<string,
         chunks: function* () {
           const mine = replaced.get(t.name);
           if (mine) {
-            if (mine.length !== t.end - t.begin) throw new Error(`${t.name}: replacement has ${mine.length} bytes, the file ${t.end - t.begin}`);
+            if (mine.length !== t.end - t.begin)
+              throw new Error(`${t.name}: replacement has ${mine.length} bytes, the file ${t.end - t.begin}`);
             yield mine;
             return;
           }
-          for (let at = 0; at < t.end - t.begin; at += CHUNK) yield file.read(t.name, at, Math.min(CHUNK, t.end - t.begin - at));
+          for (let at = 0; at < t.end - t.begin; at += CHUNK)
+            yield file.read(t.name, at, Math.min(CHUNK, t.end - t.begin - at));
         },
       }));
       writeSafetensors(join(dir, name), sources, file.metadata);

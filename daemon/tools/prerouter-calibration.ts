@@ -54,7 +54,10 @@ export interface CalibrationReport {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
-export async function runCalibration(o: CalibrationRun, clock: () => number = () => performance.now()): Promise<CalibrationReport> {
+export async function runCalibration(
+  o: CalibrationRun,
+  clock: () => number = () => performance.now(),
+): Promise<CalibrationReport> {
   const t0 = clock();
   const model = await NativeModel.load(o.model, { threads: o.threads ?? 1, ...(o.topK ? { topK: o.topK } : {}) });
   try {
@@ -63,7 +66,9 @@ export async function runCalibration(o: CalibrationRun, clock: () => number = ()
     const r = await model.calibratePrerouter(
       o.tokens,
       {
-        units, steps, threads: o.threads ?? 1,
+        units,
+        steps,
+        threads: o.threads ?? 1,
         ...(o.layers ? { firstLayer: o.layers[0], lastLayer: o.layers[1] } : {}),
         ...(o.lr !== undefined ? { lr: o.lr } : {}),
         ...(o.batch !== undefined ? { batch: o.batch } : {}),
@@ -74,7 +79,11 @@ export async function runCalibration(o: CalibrationRun, clock: () => number = ()
     );
     const s = model.summary;
     const bytes = writePrerouterHeads(o.out, r.heads, {
-      topK: s.topK, routing: s.routing, hiddenSize: s.hiddenSize, numExperts: s.experts, source: o.source,
+      topK: s.topK,
+      routing: s.routing,
+      hiddenSize: s.hiddenSize,
+      numExperts: s.experts,
+      source: o.source,
     });
     const layers: LayerRecall[] = r.reports.map((x) => ({
       layer: x.owner,
@@ -89,7 +98,13 @@ export async function runCalibration(o: CalibrationRun, clock: () => number = ()
       loss_after: x.lossAfter,
     }));
     return {
-      model: o.model, out: o.out, file_bytes: bytes, tokens: r.tokens, top_k: s.topK, units, steps,
+      model: o.model,
+      out: o.out,
+      file_bytes: bytes,
+      tokens: r.tokens,
+      top_k: s.topK,
+      units,
+      steps,
       seconds: (clock() - t0) / 1000,
       layers,
       mean: {
@@ -125,10 +140,22 @@ export async function runEval(o: EvalRun): Promise<EvalReport> {
   const model = await NativeModel.load(o.model, { threads: o.threads ?? 1, ...(o.topK ? { topK: o.topK } : {}) });
   try {
     const r = await model.evalPrerouter(o.tokens, o.heads, o.onProgress);
-    const layers = r.map((x) => ({ layer: x.owner, predicts: x.owner + 1, samples: x.samples, recall: x.recall, zero_training_recall: x.zeroTrainingRecall }));
+    const layers = r.map((x) => ({
+      layer: x.owner,
+      predicts: x.owner + 1,
+      samples: x.samples,
+      recall: x.recall,
+      zero_training_recall: x.zeroTrainingRecall,
+    }));
     return {
-      model: o.model, heads: o.heads, tokens: o.tokens.length, layers,
-      mean: { recall: mean(layers.map((l) => l.recall)), zero_training_recall: mean(layers.map((l) => l.zero_training_recall)) },
+      model: o.model,
+      heads: o.heads,
+      tokens: o.tokens.length,
+      layers,
+      mean: {
+        recall: mean(layers.map((l) => l.recall)),
+        zero_training_recall: mean(layers.map((l) => l.zero_training_recall)),
+      },
     };
   } finally {
     model.dispose();

@@ -64,7 +64,14 @@ export function productNorm(a: Float64Array, b: Float64Array, r: number, inDim: 
   return Math.sqrt(Math.max(t, 0));
 }
 
-function moduleFactors(t: TargetModule, r: number, scale: number, rms: number, rng: Prng, round: (x: number) => number) {
+function moduleFactors(
+  t: TargetModule,
+  r: number,
+  scale: number,
+  rms: number,
+  rng: Prng,
+  round: (x: number) => number,
+) {
   const a = Float64Array.from({ length: r * t.in }, () => round(rng.normal() / Math.sqrt(t.in)));
   const b = Float64Array.from({ length: t.out * r }, () => rng.normal());
   const k = (rms * Math.sqrt(t.out * t.in)) / (Math.abs(scale) * productNorm(a, b, r, t.in, t.out));
@@ -74,13 +81,16 @@ function moduleFactors(t: TargetModule, r: number, scale: number, rms: number, r
 
 export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
   if (!Number.isInteger(o.rank) || o.rank < 1) throw new RangeError(`rank must be an integer ≥ 1, got ${o.rank}`);
-  if (!(o.rms > 0) || !Number.isFinite(o.alpha) || o.alpha === 0) throw new RangeError(`rms must be > 0 and alpha finite and non-zero, got ${o.rms} / ${o.alpha}`);
-  if (existsSync(o.out) && readdirSync(o.out).length > 0 && !o.force) throw new Error(`--out ${o.out} is not empty (pass --force to write into it)`);
+  if (!(o.rms > 0) || !Number.isFinite(o.alpha) || o.alpha === 0)
+    throw new RangeError(`rms must be > 0 and alpha finite and non-zero, got ${o.rms} / ${o.alpha}`);
+  if (existsSync(o.out) && readdirSync(o.out).length > 0 && !o.force)
+    throw new Error(`--out ${o.out} is not empty (pass --force to write into it)`);
   const cfg = readRefConfig(o.model);
   const dtype = o.dtype ?? DEFAULT_DTYPE[o.format];
   const round = roundTo(dtype);
   const n = o.numLayers ?? cfg.layers;
-  if (!Number.isInteger(n) || n < 1 || n > cfg.layers) throw new RangeError(`numLayers must be in [1, ${cfg.layers}], got ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > cfg.layers)
+    throw new RangeError(`numLayers must be in [1, ${cfg.layers}], got ${n}`);
   const targets = expandTargets(o.targets ?? ['attention']);
   const layers = Array.from({ length: n }, (_, i) => cfg.layers - n + i);
   const mods = targetModules(cfg, targets, layers);
@@ -93,8 +103,14 @@ export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
     tensors.push({ name, dtype, shape, chunks: () => [data] });
   };
   for (const t of mods) {
-    const rk = o.format === 'peft' ? patternKey(Object.keys(o.rankPattern ?? {}), t.module, 'rankPattern', 'rank_pattern') : undefined;
-    const ak = o.format === 'peft' ? patternKey(Object.keys(o.alphaPattern ?? {}), t.module, 'alphaPattern', 'alpha_pattern') : undefined;
+    const rk =
+      o.format === 'peft'
+        ? patternKey(Object.keys(o.rankPattern ?? {}), t.module, 'rankPattern', 'rank_pattern')
+        : undefined;
+    const ak =
+      o.format === 'peft'
+        ? patternKey(Object.keys(o.alphaPattern ?? {}), t.module, 'alphaPattern', 'alpha_pattern')
+        : undefined;
     const r = rk === undefined ? o.rank : o.rankPattern![rk]!;
     const alpha = ak === undefined ? o.alpha : o.alphaPattern![ak]!;
     const scale = alpha / (o.format === 'peft' && o.rslora ? Math.sqrt(r) : r);
@@ -112,23 +128,47 @@ export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
     }
   }
   mkdirSync(o.out, { recursive: true });
-  const fileName = { peft: 'adapter_model.safetensors', mlx: 'adapters.safetensors', edge0: 'lora_adapter.safetensors' }[o.format];
+  const fileName = {
+    peft: 'adapter_model.safetensors',
+    mlx: 'adapters.safetensors',
+    edge0: 'lora_adapter.safetensors',
+  }[o.format];
   const file = join(o.out, fileName);
   const size = writeSafetensors(file, tensors, { format: o.format === 'mlx' ? 'mlx' : 'pt' });
-  writeFileSync(join(o.out, 'adapter_config.json'), JSON.stringify(adapterConfig(o, targets, n === cfg.layers ? null : layers), null, 2));
+  writeFileSync(
+    join(o.out, 'adapter_config.json'),
+    JSON.stringify(adapterConfig(o, targets, n === cfg.layers ? null : layers), null, 2),
+  );
   return { dir: o.out, file, modules: summary, bytes: size };
 }
 
 /** layers: the adapted layers when not all (PEFT layers_to_transform; mlx-lm counts them from the end). */
 function adapterConfig(o: SynthAdapterOptions, targets: string[], layers: number[] | null): Record<string, unknown> {
   if (o.format === 'mlx') {
-    return { fine_tune_type: 'lora', num_layers: layers?.length ?? -1, lora_parameters: { rank: o.rank, scale: o.alpha / o.rank, dropout: 0, keys: targets } };
+    return {
+      fine_tune_type: 'lora',
+      num_layers: layers?.length ?? -1,
+      lora_parameters: { rank: o.rank, scale: o.alpha / o.rank, dropout: 0, keys: targets },
+    };
   }
   if (o.format === 'edge0') return { lora_r: o.rank, lora_alpha: o.alpha };
   return {
-    peft_type: 'LORA', task_type: 'CAUSAL_LM', base_model_name_or_path: o.model, inference_mode: true,
-    r: o.rank, lora_alpha: o.alpha, lora_dropout: 0, target_modules: targets, rank_pattern: o.rankPattern ?? {},
-    alpha_pattern: o.alphaPattern ?? {}, use_rslora: o.rslora ?? false, use_dora: false, bias: 'none',
-    modules_to_save: null, fan_in_fan_out: false, init_lora_weights: true, layers_to_transform: layers,
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    base_model_name_or_path: o.model,
+    inference_mode: true,
+    r: o.rank,
+    lora_alpha: o.alpha,
+    lora_dropout: 0,
+    target_modules: targets,
+    rank_pattern: o.rankPattern ?? {},
+    alpha_pattern: o.alphaPattern ?? {},
+    use_rslora: o.rslora ?? false,
+    use_dora: false,
+    bias: 'none',
+    modules_to_save: null,
+    fan_in_fan_out: false,
+    init_lora_weights: true,
+    layers_to_transform: layers,
   };
 }

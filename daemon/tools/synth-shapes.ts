@@ -54,14 +54,55 @@ export interface SpecOverrides {
 }
 
 interface Dims {
-  layers: number; hidden: number; inter: number; moeInter: number; heads: number; kvHeads: number;
-  headDim: number; experts: number; topK: number; vocab: number;
+  layers: number;
+  hidden: number;
+  inter: number;
+  moeInter: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  experts: number;
+  topK: number;
+  vocab: number;
 }
 
 const DIMS: Record<ShapeName, Dims> = {
-  tiny: { layers: 4, hidden: 128, inter: 256, moeInter: 128, heads: 4, kvHeads: 2, headDim: 32, experts: 16, topK: 4, vocab: 640 },
-  'moe-small': { layers: 16, hidden: 1024, inter: 3072, moeInter: 512, heads: 16, kvHeads: 4, headDim: 64, experts: 64, topK: 8, vocab: 151936 },
-  'moe-30b': { layers: 48, hidden: 2048, inter: 6144, moeInter: 768, heads: 32, kvHeads: 4, headDim: 128, experts: 128, topK: 8, vocab: 151936 },
+  tiny: {
+    layers: 4,
+    hidden: 128,
+    inter: 256,
+    moeInter: 128,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 32,
+    experts: 16,
+    topK: 4,
+    vocab: 640,
+  },
+  'moe-small': {
+    layers: 16,
+    hidden: 1024,
+    inter: 3072,
+    moeInter: 512,
+    heads: 16,
+    kvHeads: 4,
+    headDim: 64,
+    experts: 64,
+    topK: 8,
+    vocab: 151936,
+  },
+  'moe-30b': {
+    layers: 48,
+    hidden: 2048,
+    inter: 6144,
+    moeInter: 768,
+    heads: 32,
+    kvHeads: 4,
+    headDim: 128,
+    experts: 128,
+    topK: 8,
+    vocab: 151936,
+  },
 };
 
 export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): SynthSpec {
@@ -70,19 +111,35 @@ export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): 
   const tiny = shape === 'tiny';
   const nGroup = o.nGroup ?? (glm && tiny ? 4 : 1);
   const spec: SynthSpec = {
-    arch, shape,
-    vocabSize: d.vocab, hiddenSize: d.hidden, intermediateSize: d.inter, moeIntermediateSize: d.moeInter,
-    numHiddenLayers: d.layers, numAttentionHeads: d.heads, numKeyValueHeads: d.kvHeads, headDim: d.headDim,
-    numExperts: d.experts, numExpertsPerTok: d.topK,
-    rmsNormEps: glm ? 1e-5 : 1e-6, ropeTheta: 1e6, maxPositionEmbeddings: glm ? 131072 : 40960,
-    tieWordEmbeddings: o.tieWordEmbeddings ?? false, normTopkProb: true,
-    decoderSparseStep: o.decoderSparseStep ?? 1, mlpOnlyLayers: o.mlpOnlyLayers ?? [],
-    firstKDenseReplace: glm ? 1 : 0, nSharedExperts: glm ? 1 : 0,
-    nGroup, topkGroup: o.topkGroup ?? (nGroup === 1 ? 1 : Math.max(1, nGroup / 2)),
+    arch,
+    shape,
+    vocabSize: d.vocab,
+    hiddenSize: d.hidden,
+    intermediateSize: d.inter,
+    moeIntermediateSize: d.moeInter,
+    numHiddenLayers: d.layers,
+    numAttentionHeads: d.heads,
+    numKeyValueHeads: d.kvHeads,
+    headDim: d.headDim,
+    numExperts: d.experts,
+    numExpertsPerTok: d.topK,
+    rmsNormEps: glm ? 1e-5 : 1e-6,
+    ropeTheta: 1e6,
+    maxPositionEmbeddings: glm ? 131072 : 40960,
+    tieWordEmbeddings: o.tieWordEmbeddings ?? false,
+    normTopkProb: true,
+    decoderSparseStep: o.decoderSparseStep ?? 1,
+    mlpOnlyLayers: o.mlpOnlyLayers ?? [],
+    firstKDenseReplace: glm ? 1 : 0,
+    nSharedExperts: glm ? 1 : 0,
+    nGroup,
+    topkGroup: o.topkGroup ?? (nGroup === 1 ? 1 : Math.max(1, nGroup / 2)),
     // GLM-4.5 scales routed experts by 2.5, Air by 1.0; tiny uses 2.5 so the factor is exercised.
     routedScalingFactor: glm && tiny ? 2.5 : 1.0,
-    partialRotaryFactor: glm ? 0.5 : 1.0, attentionBias: glm,
-    bits: o.bits ?? 4, groupSize: o.groupSize ?? 64,
+    partialRotaryFactor: glm ? 0.5 : 1.0,
+    attentionBias: glm,
+    bits: o.bits ?? 4,
+    groupSize: o.groupSize ?? 64,
   };
   const err = specError(spec);
   if (err) throw new RangeError(err);
@@ -92,18 +149,24 @@ export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): 
 /** Every rule a spec must satisfy, as one readable message (undefined when valid). */
 export function specError(s: SynthSpec): string | undefined {
   const inDims: [string, number][] = [
-    ['hidden_size', s.hiddenSize], ['num_attention_heads * head_dim', s.numAttentionHeads * s.headDim],
-    ['moe_intermediate_size', s.moeIntermediateSize], ['intermediate_size', s.intermediateSize],
+    ['hidden_size', s.hiddenSize],
+    ['num_attention_heads * head_dim', s.numAttentionHeads * s.headDim],
+    ['moe_intermediate_size', s.moeIntermediateSize],
+    ['intermediate_size', s.intermediateSize],
   ];
   for (const [name, n] of inDims) {
     const e = quantLayoutError(n, s.bits, s.groupSize);
     if (e) return `${name}: ${e}`;
   }
-  if (s.arch === 'qwen3_moe' && s.hiddenSize % 64 !== 0) return `hidden_size ${s.hiddenSize} must be a multiple of 64 for the 8-bit g64 router`;
-  if (s.numAttentionHeads % s.numKeyValueHeads !== 0) return `num_attention_heads ${s.numAttentionHeads} is not a multiple of num_key_value_heads ${s.numKeyValueHeads}`;
-  if (s.numExpertsPerTok > s.numExperts) return `num_experts_per_tok ${s.numExpertsPerTok} exceeds the ${s.numExperts} experts`;
+  if (s.arch === 'qwen3_moe' && s.hiddenSize % 64 !== 0)
+    return `hidden_size ${s.hiddenSize} must be a multiple of 64 for the 8-bit g64 router`;
+  if (s.numAttentionHeads % s.numKeyValueHeads !== 0)
+    return `num_attention_heads ${s.numAttentionHeads} is not a multiple of num_key_value_heads ${s.numKeyValueHeads}`;
+  if (s.numExpertsPerTok > s.numExperts)
+    return `num_experts_per_tok ${s.numExpertsPerTok} exceeds the ${s.numExperts} experts`;
   if (s.numExperts % s.nGroup !== 0) return `n_group ${s.nGroup} does not divide the ${s.numExperts} experts`;
-  if (s.topkGroup < 1 || s.topkGroup > s.nGroup) return `topk_group must be in [1, n_group=${s.nGroup}], got ${s.topkGroup}`;
+  if (s.topkGroup < 1 || s.topkGroup > s.nGroup)
+    return `topk_group must be in [1, n_group=${s.nGroup}], got ${s.topkGroup}`;
   if (s.numExpertsPerTok > s.topkGroup * (s.numExperts / s.nGroup)) {
     return `num_experts_per_tok ${s.numExpertsPerTok} exceeds the ${s.topkGroup * (s.numExperts / s.nGroup)} experts of the kept groups`;
   }
@@ -134,30 +197,68 @@ export function configJson(s: SynthSpec): Record<string, unknown> {
     }
   }
   const common = {
-    attention_bias: s.attentionBias, attention_dropout: 0.0, head_dim: s.headDim, hidden_act: 'silu',
-    hidden_size: s.hiddenSize, initializer_range: 0.02, intermediate_size: s.intermediateSize,
-    max_position_embeddings: s.maxPositionEmbeddings, model_type: s.arch, moe_intermediate_size: s.moeIntermediateSize,
-    norm_topk_prob: s.normTopkProb, num_attention_heads: s.numAttentionHeads, num_experts_per_tok: s.numExpertsPerTok,
-    num_hidden_layers: s.numHiddenLayers, num_key_value_heads: s.numKeyValueHeads, quantization,
-    quantization_config: quantization, rms_norm_eps: s.rmsNormEps, rope_scaling: null, rope_theta: s.ropeTheta,
-    tie_word_embeddings: s.tieWordEmbeddings, torch_dtype: 'bfloat16', use_cache: true, vocab_size: s.vocabSize,
+    attention_bias: s.attentionBias,
+    attention_dropout: 0.0,
+    head_dim: s.headDim,
+    hidden_act: 'silu',
+    hidden_size: s.hiddenSize,
+    initializer_range: 0.02,
+    intermediate_size: s.intermediateSize,
+    max_position_embeddings: s.maxPositionEmbeddings,
+    model_type: s.arch,
+    moe_intermediate_size: s.moeIntermediateSize,
+    norm_topk_prob: s.normTopkProb,
+    num_attention_heads: s.numAttentionHeads,
+    num_experts_per_tok: s.numExpertsPerTok,
+    num_hidden_layers: s.numHiddenLayers,
+    num_key_value_heads: s.numKeyValueHeads,
+    quantization,
+    quantization_config: quantization,
+    rms_norm_eps: s.rmsNormEps,
+    rope_scaling: null,
+    rope_theta: s.ropeTheta,
+    tie_word_embeddings: s.tieWordEmbeddings,
+    torch_dtype: 'bfloat16',
+    use_cache: true,
+    vocab_size: s.vocabSize,
   };
   const specific =
     s.arch === 'qwen3_moe'
       ? {
-          architectures: ['Qwen3MoeForCausalLM'], bos_token_id: ids.endoftext, decoder_sparse_step: s.decoderSparseStep,
-          eos_token_id: ids.imEnd, max_window_layers: s.numHiddenLayers, mlp_only_layers: s.mlpOnlyLayers,
-          num_experts: s.numExperts, output_router_logits: false, router_aux_loss_coef: 0.001, sliding_window: null,
-          transformers_version: '4.51.0', use_sliding_window: false,
+          architectures: ['Qwen3MoeForCausalLM'],
+          bos_token_id: ids.endoftext,
+          decoder_sparse_step: s.decoderSparseStep,
+          eos_token_id: ids.imEnd,
+          max_window_layers: s.numHiddenLayers,
+          mlp_only_layers: s.mlpOnlyLayers,
+          num_experts: s.numExperts,
+          output_router_logits: false,
+          router_aux_loss_coef: 0.001,
+          sliding_window: null,
+          transformers_version: '4.51.0',
+          use_sliding_window: false,
         }
       : {
-          architectures: ['Glm4MoeForCausalLM'], eos_token_id: [ids.imEnd, ids.endoftext],
-          first_k_dense_replace: s.firstKDenseReplace, n_group: s.nGroup, n_routed_experts: s.numExperts,
-          n_shared_experts: s.nSharedExperts, num_nextn_predict_layers: 1, pad_token_id: ids.endoftext,
-          partial_rotary_factor: s.partialRotaryFactor, routed_scaling_factor: s.routedScalingFactor,
-          scoring_func: 'sigmoid', topk_group: s.topkGroup, topk_method: 'noaux_tc',
-          transformers_version: '4.54.0', use_qk_norm: false,
+          architectures: ['Glm4MoeForCausalLM'],
+          eos_token_id: [ids.imEnd, ids.endoftext],
+          first_k_dense_replace: s.firstKDenseReplace,
+          n_group: s.nGroup,
+          n_routed_experts: s.numExperts,
+          n_shared_experts: s.nSharedExperts,
+          num_nextn_predict_layers: 1,
+          pad_token_id: ids.endoftext,
+          partial_rotary_factor: s.partialRotaryFactor,
+          routed_scaling_factor: s.routedScalingFactor,
+          scoring_func: 'sigmoid',
+          topk_group: s.topkGroup,
+          topk_method: 'noaux_tc',
+          transformers_version: '4.54.0',
+          use_qk_norm: false,
         };
   const all: Record<string, unknown> = { ...common, ...specific };
-  return Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
+  return Object.fromEntries(
+    Object.keys(all)
+      .sort()
+      .map((k) => [k, all[k]]),
+  );
 }

@@ -9,7 +9,13 @@
 //  - plain tensors (norms, biases, the GLM router): bf16 or f32 uniform values.
 import { Prng } from '../../robot/common/prng.js';
 import { numberToBf16, roundBf16 } from '../models/float16.js';
-import { allocQuantized, quantizeRowsInto, type QuantBits, type QuantGroup, type QuantizedMatrix } from '../models/mlx-quant.js';
+import {
+  allocQuantized,
+  quantizeRowsInto,
+  type QuantBits,
+  type QuantGroup,
+  type QuantizedMatrix,
+} from '../models/mlx-quant.js';
 import type { TensorSource } from '../models/safetensors-writer.js';
 
 /** Per-tensor PRNG: FNV-1a of the name mixed with the model seed. */
@@ -48,7 +54,9 @@ export function plainTensor(
   halfWidth: number,
 ): TensorSource {
   return {
-    name, dtype, shape,
+    name,
+    dtype,
+    shape,
     *chunks() {
       const n = shape.reduce((a, b) => a * b, 1);
       const words = new Uint32Array(n);
@@ -66,7 +74,14 @@ export interface QuantSpec {
 }
 
 /** The three tensors (.weight, .scales, .biases) of a quantised Linear [out, in]. */
-export function quantizedLinear(seed: number, path: string, out: number, inp: number, std: number, q: QuantSpec): TensorSource[] {
+export function quantizedLinear(
+  seed: number,
+  path: string,
+  out: number,
+  inp: number,
+  std: number,
+  q: QuantSpec,
+): TensorSource[] {
   let cached: QuantizedMatrix | undefined;
   const matrix = (): QuantizedMatrix => {
     if (cached) return cached;
@@ -85,10 +100,26 @@ export function quantizedLinear(seed: number, path: string, out: number, inp: nu
   };
   const groups = inp / q.groupSize;
   return [
-    { name: `${path}.weight`, dtype: 'U32', shape: [out, (inp * q.bits) / 32], *chunks() { yield bytesOf(matrix().weight); } },
-    { name: `${path}.scales`, dtype: 'BF16', shape: [out, groups], *chunks() { yield bf16Bytes(matrix().scales); } },
     {
-      name: `${path}.biases`, dtype: 'BF16', shape: [out, groups],
+      name: `${path}.weight`,
+      dtype: 'U32',
+      shape: [out, (inp * q.bits) / 32],
+      *chunks() {
+        yield bytesOf(matrix().weight);
+      },
+    },
+    {
+      name: `${path}.scales`,
+      dtype: 'BF16',
+      shape: [out, groups],
+      *chunks() {
+        yield bf16Bytes(matrix().scales);
+      },
+    },
+    {
+      name: `${path}.biases`,
+      dtype: 'BF16',
+      shape: [out, groups],
       *chunks() {
         yield bf16Bytes(matrix().biases);
         cached = undefined; // written last: free the module before the next one
@@ -129,7 +160,9 @@ export function quantizedExperts(
   const wordsPerExpert = (out * inp * q.bits) / 32;
   return [
     {
-      name: `${path}.weight`, dtype: 'U32', shape: [experts, out, (inp * q.bits) / 32],
+      name: `${path}.weight`,
+      dtype: 'U32',
+      shape: [experts, out, (inp * q.bits) / 32],
       *chunks() {
         const rng = tensorPrng(seed, `${path}.weight`);
         let left = experts * wordsPerExpert;

@@ -5,7 +5,15 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endianness } from 'node:os';
-import { configJson, isMoeLayer, synthSpec, type Arch, type ShapeName, type SpecOverrides, type SynthSpec } from './synth-shapes.js';
+import {
+  configJson,
+  isMoeLayer,
+  synthSpec,
+  type Arch,
+  type ShapeName,
+  type SpecOverrides,
+  type SynthSpec,
+} from './synth-shapes.js';
 import { synthTokenizer } from './tokenizer-synth.js';
 import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
 import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
@@ -45,7 +53,8 @@ export function planTensors(s: SynthSpec, seed: number): TensorSource[] {
   const q: QuantSpec = { bits: s.bits, groupSize: s.groupSize };
   const d = s.hiddenSize;
   const t: TensorSource[] = [];
-  const lin = (path: string, out: number, inp: number, std: number, qs = q) => t.push(...quantizedLinear(seed, path, out, inp, std, qs));
+  const lin = (path: string, out: number, inp: number, std: number, qs = q) =>
+    t.push(...quantizedLinear(seed, path, out, inp, std, qs));
   const norm = (name: string, n: number) => t.push(plainTensor(seed, name, 'BF16', [n], 1, 0.1));
   const mlp = (p: string, inter: number) => {
     lin(`${p}.gate_proj`, inter, d, 1 / Math.sqrt(d));
@@ -58,7 +67,11 @@ export function planTensors(s: SynthSpec, seed: number): TensorSource[] {
   for (let l = 0; l < s.numHiddenLayers; l++) {
     const p = `model.layers.${l}`;
     norm(`${p}.input_layernorm.weight`, d);
-    for (const [name, out] of [['q_proj', qDim], ['k_proj', kvDim], ['v_proj', kvDim]] as const) {
+    for (const [name, out] of [
+      ['q_proj', qDim],
+      ['k_proj', kvDim],
+      ['v_proj', kvDim],
+    ] as const) {
       lin(`${p}.self_attn.${name}`, out, d, 1 / Math.sqrt(d));
       if (s.attentionBias) t.push(plainTensor(seed, `${p}.self_attn.${name}.bias`, 'BF16', [out], 0, 0.1));
     }
@@ -108,7 +121,9 @@ export function makeShards(tensors: TensorSource[], maxBytes: number): TensorSou
 }
 
 export function shardFileName(k: number, n: number): string {
-  return n === 1 ? 'model.safetensors' : `model-${String(k + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`;
+  return n === 1
+    ? 'model.safetensors'
+    : `model-${String(k + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`;
 }
 
 function writeJson(dir: string, name: string, value: unknown, indent: number, files: SynthResult['files']): void {
@@ -155,8 +170,18 @@ export function synthModel(opts: SynthOptions): SynthResult {
       tensorBytes += tensorByteLength(t.dtype, t.shape);
     }
   });
-  const sortedMap = Object.fromEntries(Object.keys(weightMap).sort().map((k) => [k, weightMap[k]]));
-  writeJson(dir, 'model.safetensors.index.json', { metadata: { total_size: tensorBytes }, weight_map: sortedMap }, 4, files);
+  const sortedMap = Object.fromEntries(
+    Object.keys(weightMap)
+      .sort()
+      .map((k) => [k, weightMap[k]]),
+  );
+  writeJson(
+    dir,
+    'model.safetensors.index.json',
+    { metadata: { total_size: tensorBytes }, weight_map: sortedMap },
+    4,
+    files,
+  );
   return { dir, spec, files, tensorCount: tensors.length, tensorBytes };
 }
 
@@ -169,7 +194,12 @@ export function synthGguf(opts: SynthOptions, type: GgufFileType): SynthResult {
   try {
     const mlx = synthModel({ ...opts, out: tmp, force: true });
     const name = `model-${type}.gguf`;
-    const bytes = exportGguf(tmp, join(dir, name), type, `brainstem synthetic ${opts.arch} ${opts.shape} seed ${opts.seed ?? 0}`);
+    const bytes = exportGguf(
+      tmp,
+      join(dir, name),
+      type,
+      `brainstem synthetic ${opts.arch} ${opts.shape} seed ${opts.seed ?? 0}`,
+    );
     return { ...mlx, dir, files: [{ name, bytes }] };
   } finally {
     rmSync(tmp, { recursive: true, force: true });

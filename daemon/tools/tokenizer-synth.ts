@@ -7,11 +7,32 @@ import { TOKENIZER_CORPUS } from './tokenizer-corpus.js';
 
 /** Qwen2/Qwen3 added tokens in id order, starting at the first id after the regular vocabulary. */
 export const QWEN_ADDED_TOKENS: readonly { content: string; special: boolean }[] = [
-  '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|object_ref_start|>', '<|object_ref_end|>', '<|box_start|>',
-  '<|box_end|>', '<|quad_start|>', '<|quad_end|>', '<|vision_start|>', '<|vision_end|>', '<|vision_pad|>',
-  '<|image_pad|>', '<|video_pad|>', '<tool_call>', '</tool_call>', '<|fim_prefix|>', '<|fim_middle|>',
-  '<|fim_suffix|>', '<|fim_pad|>', '<|repo_name|>', '<|file_sep|>', '<tool_response>', '</tool_response>',
-  '<think>', '</think>',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<|object_ref_start|>',
+  '<|object_ref_end|>',
+  '<|box_start|>',
+  '<|box_end|>',
+  '<|quad_start|>',
+  '<|quad_end|>',
+  '<|vision_start|>',
+  '<|vision_end|>',
+  '<|vision_pad|>',
+  '<|image_pad|>',
+  '<|video_pad|>',
+  '<tool_call>',
+  '</tool_call>',
+  '<|fim_prefix|>',
+  '<|fim_middle|>',
+  '<|fim_suffix|>',
+  '<|fim_pad|>',
+  '<|repo_name|>',
+  '<|file_sep|>',
+  '<tool_response>',
+  '</tool_response>',
+  '<think>',
+  '</think>',
 ].map((content, i) => ({ content, special: i < 14 }));
 
 const QWEN_REGULAR = 151643;
@@ -19,13 +40,22 @@ const QWEN_REGULAR = 151643;
 /** Regular (BPE) tokens for a vocab_size: Qwen's 151643 for full-size models; small test
  *  vocabularies keep 14 unused padding rows after the added tokens, as Qwen pads its embedding. */
 export function regularVocabSize(vocabSize: number): number {
-  return vocabSize >= QWEN_REGULAR + QWEN_ADDED_TOKENS.length ? QWEN_REGULAR : vocabSize - QWEN_ADDED_TOKENS.length - 14;
+  return vocabSize >= QWEN_REGULAR + QWEN_ADDED_TOKENS.length
+    ? QWEN_REGULAR
+    : vocabSize - QWEN_ADDED_TOKENS.length - 14;
 }
 
 export function qwenSpecialIds(regular: number) {
   return {
-    endoftext: regular, imStart: regular + 1, imEnd: regular + 2, toolCall: regular + 14, toolCallEnd: regular + 15,
-    toolResponse: regular + 22, toolResponseEnd: regular + 23, think: regular + 24, thinkEnd: regular + 25,
+    endoftext: regular,
+    imStart: regular + 1,
+    imEnd: regular + 2,
+    toolCall: regular + 14,
+    toolCallEnd: regular + 15,
+    toolResponse: regular + 22,
+    toolResponseEnd: regular + 23,
+    think: regular + 24,
+    thinkEnd: regular + 25,
   };
 }
 
@@ -130,11 +160,20 @@ export function synthTokenizer(vocabSize: number): SynthTokenizer {
   }
   const specialIds = qwenSpecialIds(regular);
   const added = QWEN_ADDED_TOKENS.map((t, i) => ({
-    id: regular + i, content: t.content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: t.special,
+    id: regular + i,
+    content: t.content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: t.special,
   }));
   const byteLevelStep = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
   const tokenizerJson = {
-    version: '1.0', truncation: null, padding: null, added_tokens: added,
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
     normalizer: { type: 'NFC' },
     pre_tokenizer: {
       type: 'Sequence',
@@ -146,22 +185,45 @@ export function synthTokenizer(vocabSize: number): SynthTokenizer {
     post_processor: byteLevelStep,
     decoder: byteLevelStep,
     model: {
-      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: false,
-      vocab: Object.fromEntries(vocab.map((t, id) => [t, id])), merges,
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab: Object.fromEntries(vocab.map((t, id) => [t, id])),
+      merges,
     },
   };
   const tokenizerConfigJson = {
-    add_bos_token: false, add_prefix_space: false,
+    add_bos_token: false,
+    add_prefix_space: false,
     added_tokens_decoder: Object.fromEntries(added.map(({ id, ...rest }) => [String(id), rest])),
-    additional_special_tokens: QWEN_ADDED_TOKENS.filter((t) => t.special && t.content !== '<|endoftext|>').map((t) => t.content),
-    bos_token: null, chat_template: QWEN_CHAT_TEMPLATE, clean_up_tokenization_spaces: false, eos_token: '<|im_end|>',
-    errors: 'replace', model_max_length: 131072, pad_token: '<|endoftext|>', split_special_tokens: false,
-    tokenizer_class: 'Qwen2Tokenizer', unk_token: null,
+    additional_special_tokens: QWEN_ADDED_TOKENS.filter((t) => t.special && t.content !== '<|endoftext|>').map(
+      (t) => t.content,
+    ),
+    bos_token: null,
+    chat_template: QWEN_CHAT_TEMPLATE,
+    clean_up_tokenization_spaces: false,
+    eos_token: '<|im_end|>',
+    errors: 'replace',
+    model_max_length: 131072,
+    pad_token: '<|endoftext|>',
+    split_special_tokens: false,
+    tokenizer_class: 'Qwen2Tokenizer',
+    unk_token: null,
   };
   const generationConfigJson = {
-    bos_token_id: specialIds.endoftext, do_sample: true, eos_token_id: [specialIds.imEnd, specialIds.endoftext],
-    pad_token_id: specialIds.endoftext, temperature: 0.6, top_k: 20, top_p: 0.95, transformers_version: '4.51.0',
+    bos_token_id: specialIds.endoftext,
+    do_sample: true,
+    eos_token_id: [specialIds.imEnd, specialIds.endoftext],
+    pad_token_id: specialIds.endoftext,
+    temperature: 0.6,
+    top_k: 20,
+    top_p: 0.95,
+    transformers_version: '4.51.0',
   };
   const result = { vocab, merges, specialIds, tokenizerJson, tokenizerConfigJson, generationConfigJson };
   cache.set(vocabSize, result);

@@ -73,7 +73,8 @@ function readKey(file: string, key: string): number | null {
 
 /** Creates `<own cgroup>/<name>` with the limit, or returns why it cannot. */
 export function createMemoryCgroup(limitBytes: number, name: string): { cgroup?: MemoryCgroup; reason?: string } {
-  if (process.platform !== 'linux') return { reason: `memory-limited cgroups are a Linux feature (this is ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { reason: `memory-limited cgroups are a Linux feature (this is ${process.platform})` };
   let h: CgroupMount | undefined;
   try {
     h = findMemoryHierarchy(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
@@ -86,7 +87,8 @@ export function createMemoryCgroup(limitBytes: number, name: string): { cgroup?:
   try {
     if (h.version === 2) {
       const controllers = readFileSync(join(parent, 'cgroup.controllers'), 'utf8').split(/\s+/);
-      if (!controllers.includes('memory')) return { reason: `cgroup v2 at ${parent} does not offer the memory controller` };
+      if (!controllers.includes('memory'))
+        return { reason: `cgroup v2 at ${parent} does not offer the memory controller` };
       const sub = readFileSync(join(parent, 'cgroup.subtree_control'), 'utf8').split(/\s+/);
       if (!sub.includes('memory')) writeFileSync(join(parent, 'cgroup.subtree_control'), '+memory');
     }

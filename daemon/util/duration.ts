@@ -1,13 +1,14 @@
 // Ollama-style keep-alive durations: a number of seconds, or a Go duration string ("90s", "5m",
 // "1h30m", "250ms"); 0 means "now" and any negative value means "never".
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/y;
 const NUMBER = /^[+-]?(\d+(?:\.\d*)?|\.\d+)$/;
 
 /** Milliseconds for a duration, -1 for "never" (any negative input), or a rule text when it does not parse. */
 export function parseDuration(v: unknown): { ms: number } | { rule: string } {
-  const rule = 'must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" (0 = now, negative = never)';
+  const rule =
+    'must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" (0 = now, negative = never)';
   if (typeof v === 'number') return Number.isFinite(v) ? fromSeconds(v) : { rule };
   if (typeof v !== 'string') return { rule };
   const s = v.trim();

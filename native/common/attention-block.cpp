@@ -5,8 +5,8 @@
 
 namespace bs {
 
-void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0,
-                     void* k_cache, void* v_cache, Scratch& s, float* out, const LayerLora* lora) {
+void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0, void* k_cache,
+                     void* v_cache, Scratch& s, float* out, const LayerLora* lora) {
   const ModelConfig& c = m.cfg;
   const Dispatch& d = m.dispatch();
   const ExecCtx ctx = m.ctx();
@@ -28,8 +28,7 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
     kn.rmsnorm(ctx, s.k.data(), w.k_norm.data(), n * c.n_kv_heads, c.head_dim, c.rms_eps, s.k.data());
   }
   const Kernels& kr = d.pick(Op::Rope);
-  RopeParams rp{static_cast<int>(c.n_heads), static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims),
-                c.rope_theta};
+  RopeParams rp{static_cast<int>(c.n_heads), static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims), c.rope_theta};
   kr.rope(ctx, s.q.data(), s.positions.data(), n, rp);
   rp.n_heads = static_cast<int>(c.n_kv_heads);
   kr.rope(ctx, s.k.data(), s.positions.data(), n, rp);

@@ -26,9 +26,9 @@ void ExecCtx::parallel_for(int64_t n, RangeFn fn, int64_t grain) const {
 }
 
 const char* op_name(Op op) {
-  static const char* names[] = {"qmatvec", "qmatmul", "dense_matmul", "gather_matmul", "embed", "rmsnorm",
-                                "rope", "attention", "route_softmax_topk", "route_sigmoid_group", "silu_mul",
-                                "add", "lora_delta"};
+  static const char* names[] = {"qmatvec",  "qmatmul", "dense_matmul", "gather_matmul",      "embed",
+                                "rmsnorm",  "rope",    "attention",    "route_softmax_topk", "route_sigmoid_group",
+                                "silu_mul", "add",     "lora_delta"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(Op::Count));
   return names[static_cast<int>(op)];
 }
@@ -38,13 +38,13 @@ namespace {
 // The CPU kernel sets, reference first, then by preference: the only candidates for "auto".
 const std::vector<const Backend*>& cpu_backends() {
   static const std::vector<const Backend*> cpu = {
-      &cpu_reference_backend(),
+    &cpu_reference_backend(),
 #if defined(BRAINSTEM_X86)
-      &cpu_avx2_backend(),
-      &cpu_avx512_backend(),
+    &cpu_avx2_backend(),
+    &cpu_avx512_backend(),
 #elif defined(BRAINSTEM_ARM64)
-      &cpu_neon_backend(),
-      &cpu_neon_dotprod_backend(),
+    &cpu_neon_backend(),
+    &cpu_neon_dotprod_backend(),
 #endif
   };
   return cpu;

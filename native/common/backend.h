@@ -168,9 +168,7 @@ class Dispatch {
  public:
   explicit Dispatch(const Backend& b) : b_(&b), ref_(&reference_backend()) {}
   const Backend& backend() const { return *b_; }
-  const Kernels& pick(Op op, const WeightMatrix* w = nullptr) const {
-    return b_->supports(op, w) ? b_->k : ref_->k;
-  }
+  const Kernels& pick(Op op, const WeightMatrix* w = nullptr) const { return b_->supports(op, w) ? b_->k : ref_->k; }
 
  private:
   const Backend* b_;

@@ -40,8 +40,8 @@ struct Scratch {
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
 // into the caches [≥ pos0 + n, n_kv, head_dim] (float32, or F16 when m.kv_f16()) before
 // attending. `lora` (nullable): the session's adapter for this layer (its Q/K/V/O slots).
-void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0,
-                     void* k_cache, void* v_cache, Scratch& s, float* out, const LayerLora* lora = nullptr);
+void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0, void* k_cache,
+                     void* v_cache, Scratch& s, float* out, const LayerLora* lora = nullptr);
 
 // out[n, hidden] = down(silu(gate(xn)) * up(xn)); `lora` adds its Gate/Up/Down slots.
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,

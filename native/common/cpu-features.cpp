@@ -3,8 +3,8 @@
 #if defined(BRAINSTEM_X86)
 #include <cpuid.h>
 #elif defined(BRAINSTEM_ARM64) && defined(__linux__)
-#include <sys/auxv.h>
 #include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace bs {
@@ -23,8 +23,8 @@ static CpuFeatures detect() {
       __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
       xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
     }
-    bool ymm = (xcr0 & 0x6) == 0x6;     // OS saves XMM and YMM state
-    bool zmm = (xcr0 & 0xE6) == 0xE6;   // and opmask/ZMM state
+    bool ymm = (xcr0 & 0x6) == 0x6;    // OS saves XMM and YMM state
+    bool zmm = (xcr0 & 0xE6) == 0xE6;  // and opmask/ZMM state
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
       f.avx2 = ymm && (b & (1u << 5));
       f.avx512f = zmm && (b & (1u << 16));

@@ -11,10 +11,9 @@ struct Entry {
   size_t size;
 };
 constexpr Entry kTypes[] = {
-    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},   {DType::I8, "I8", 1},
-    {DType::U16, "U16", 2},   {DType::I16, "I16", 2}, {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::U32, "U32", 4}, {DType::I32, "I32", 4},
-    {DType::F32, "F32", 4},   {DType::U64, "U64", 8}, {DType::I64, "I64", 8},
+    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},           {DType::I8, "I8", 1},           {DType::U16, "U16", 2},
+    {DType::I16, "I16", 2},   {DType::F16, "F16", 2},         {DType::BF16, "BF16", 2},       {DType::U32, "U32", 4},
+    {DType::I32, "I32", 4},   {DType::F32, "F32", 4},         {DType::U64, "U64", 8},         {DType::I64, "I64", 8},
     {DType::F64, "F64", 8},   {DType::F8_E4M3, "F8_E4M3", 1}, {DType::F8_E5M2, "F8_E5M2", 1},
 };
 }  // namespace

@@ -280,9 +280,7 @@ class JsonParser {
   }
 };
 
-Json Json::parse(std::string_view text, const std::string& what) {
-  return JsonParser(text, what).parse_document();
-}
+Json Json::parse(std::string_view text, const std::string& what) { return JsonParser(text, what).parse_document(); }
 
 const Json* Json::find(std::string_view key) const {
   for (const auto& [k, v] : members_) {

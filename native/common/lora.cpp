@@ -34,8 +34,10 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
     fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
   }
   int64_t l = 0;
-  while (at < p.size() && std::isdigit(static_cast<unsigned char>(p[at])) && l < (1 << 20)) l = l * 10 + (p[at++] - '0');
-  if (at >= p.size() || p[at] != '.') fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
+  while (at < p.size() && std::isdigit(static_cast<unsigned char>(p[at])) && l < (1 << 20))
+    l = l * 10 + (p[at++] - '0');
+  if (at >= p.size() || p[at] != '.')
+    fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
   if (l >= m.cfg.n_layers) fail(bad, "but the model has ", m.cfg.n_layers, " layers (0-", m.cfg.n_layers - 1, ")");
   const std::string rest = p.substr(at + 1);
   const LayerWeights& lw = m.layers[static_cast<size_t>(l)];
@@ -53,9 +55,10 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
     if (rest == attn[i].name) return {l, attn[i].slot, attn_linear[i]};
   }
   if (rest.rfind("mlp.switch_mlp.", 0) == 0 || rest.rfind("mlp.experts.", 0) == 0) {
-    fail(bad, "a routed-expert projection: LoRA on routed experts is not supported (experts are read per token from "
-        "the base files; ",
-        kTargets, ")");
+    fail(bad,
+         "a routed-expert projection: LoRA on routed experts is not supported (experts are read per token from "
+         "the base files; ",
+         kTargets, ")");
   }
   if (rest == "mlp.gate") fail(bad, "the MoE router, which cannot carry a LoRA (", kTargets, ")");
   const bool shared = rest.rfind("mlp.shared_experts.", 0) == 0;
@@ -96,9 +99,7 @@ std::vector<uint8_t> copy_matrix(const TensorInfo& src, int64_t rows, int64_t co
   return out;
 }
 
-std::string expected_shape(int64_t a, int64_t b) {
-  return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
-}
+std::string expected_shape(int64_t a, int64_t b) { return "[" + std::to_string(a) + ", " + std::to_string(b) + "]"; }
 
 }  // namespace
 
@@ -144,7 +145,8 @@ std::shared_ptr<const LoraAdapter> load_lora(const Model& m, const LoraSpec& spe
            " (", layout, ")");
     }
     const int64_t rank = a.shape[r_axis];
-    const std::vector<int64_t> want_b = ms.transposed ? std::vector<int64_t>{rank, out} : std::vector<int64_t>{out, rank};
+    const std::vector<int64_t> want_b =
+        ms.transposed ? std::vector<int64_t>{rank, out} : std::vector<int64_t>{out, rank};
     if (b.shape != want_b) {
       fail(who, ": tensor ", b.name, " has shape ", b.shape_str(), " but module ", ms.module, " has ", out,
            " outputs and rank ", rank, " (from ", a.name, "): expected ", expected_shape(want_b[0], want_b[1]), " (",

@@ -165,8 +165,9 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   }
   if (opts.stream.prerouter != PrerouterMode::Off) {
     if (possible_owners(*m).empty()) {
-      fail("prerouter: this model has no two consecutive MoE layers, so there is no routing to predict; "
-           "turn the prerouter off");
+      fail(
+          "prerouter: this model has no two consecutive MoE layers, so there is no routing to predict; "
+          "turn the prerouter off");
     }
     m->prerouter = opts.stream.prerouter == PrerouterMode::Zero ? Prerouter::zero_training(*m)
                                                                 : Prerouter::from_file(*m, opts.stream.prerouter_file);

@@ -26,8 +26,8 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   float rms_eps = 1e-6f;
   int64_t max_positions = 0;
-  int64_t intermediate = 0;      // dense MLP layers
-  int64_t moe_intermediate = 0;  // one routed expert
+  int64_t intermediate = 0;         // dense MLP layers
+  int64_t moe_intermediate = 0;     // one routed expert
   int64_t shared_intermediate = 0;  // shared experts (0: none)
   RouterSpec router;
   std::vector<bool> moe_layer;  // per layer: MoE (true) or dense MLP
@@ -46,9 +46,9 @@ struct MlpWeights {
 };
 
 struct MoeWeights {
-  Linear router;                    // [E, hidden]
-  RouterSpec spec;                  // the model's router with this layer's correction bias
-  WeightMatrix gate, up, down;      // stacked [E, moe_inter, hidden] / [E, hidden, moe_inter]
+  Linear router;                // [E, hidden]
+  RouterSpec spec;              // the model's router with this layer's correction bias
+  WeightMatrix gate, up, down;  // stacked [E, moe_inter, hidden] / [E, hidden, moe_inter]
   // The stacked tensors behind gate, up, down: {weight, scales, biases} each when quantised,
   // {weight} each when plain; one expert is one contiguous slice of every one of them.
   std::vector<const TensorInfo*> expert_tensors;
@@ -66,11 +66,11 @@ struct LayerWeights {
 
 struct LoadOptions {
   int threads = 1;
-  int top_k = 0;           // routing width override; 0 = the config's num_experts_per_tok
-  std::string backend;     // kernel set by name; empty or "auto" = the fastest usable one
-  bool kv_f16 = false;     // KV caches in IEEE half (half the memory) instead of float32
+  int top_k = 0;             // routing width override; 0 = the config's num_experts_per_tok
+  std::string backend;       // kernel set by name; empty or "auto" = the fastest usable one
+  bool kv_f16 = false;       // KV caches in IEEE half (half the memory) instead of float32
   int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
-  StreamOptions stream;    // expert paths, slots, I/O, prerouter
+  StreamOptions stream;      // expert paths, slots, I/O, prerouter
 };
 
 class ExpertStreamer;
@@ -85,9 +85,9 @@ class Model {
   std::unique_ptr<WeightStore> store;
   WeightMatrix embed;  // [vocab, hidden]
   std::vector<float> final_norm;
-  Linear lm_head;      // tied: a view of embed
+  Linear lm_head;  // tied: a view of embed
   std::vector<LayerWeights> layers;
-  int top_k = 0;       // routing width in use
+  int top_k = 0;  // routing width in use
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)

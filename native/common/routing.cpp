@@ -14,8 +14,13 @@ void route(const Dispatch& d, const ExecCtx& ctx, const RouterSpec& spec, const 
     const SoftmaxTopKParams p{spec.n_experts, k, spec.norm_topk_prob};
     d.pick(Op::RouteSoftmaxTopK).route_softmax_topk(ctx, logits, n_tok, p, ids, weights);
   } else {
-    const SigmoidGroupParams p{spec.n_experts,    k, spec.n_group, spec.topk_group, spec.norm_topk_prob,
-                               spec.routed_scaling_factor, spec.correction_bias.data()};
+    const SigmoidGroupParams p{spec.n_experts,
+                               k,
+                               spec.n_group,
+                               spec.topk_group,
+                               spec.norm_topk_prob,
+                               spec.routed_scaling_factor,
+                               spec.correction_bias.data()};
     d.pick(Op::RouteSigmoidGroup).route_sigmoid_group(ctx, logits, n_tok, p, ids, weights);
   }
 }

@@ -12,8 +12,8 @@
 namespace bs {
 
 struct SessionStats {
-  uint64_t tokens = 0;           // tokens run through the model
-  uint64_t weight_bytes = 0;     // weight bytes read (each matrix / expert once per forward chunk)
+  uint64_t tokens = 0;            // tokens run through the model
+  uint64_t weight_bytes = 0;      // weight bytes read (each matrix / expert once per forward chunk)
   uint64_t experts_computed = 0;  // distinct experts computed, summed over layers and chunks
   StreamCounters stream;          // the expert executor's work during this session's forward passes
   uint64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction

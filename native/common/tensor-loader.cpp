@@ -10,9 +10,8 @@ TensorLoader::TensorLoader(const WeightStore& store, const QuantConfig& quant, s
 const TensorInfo& TensorLoader::require(const std::string& name) const {
   const TensorInfo* t = store_.find(name);
   if (!t) {
-    fail(store_.dir(), ": missing tensor ", name, ", which the ", arch_,
-         " architecture needs for this config.json (", store_.tensor_count(), " tensors in ", store_.files().size(),
-         " file(s))");
+    fail(store_.dir(), ": missing tensor ", name, ", which the ", arch_, " architecture needs for this config.json (",
+         store_.tensor_count(), " tensors in ", store_.files().size(), " file(s))");
   }
   return *t;
 }

@@ -177,8 +177,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     const LayerWeights& lw = m.layers[l];
     const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
     norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
-    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(),
-                    lora);
+    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
     norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
     if (lw.is_moe) {

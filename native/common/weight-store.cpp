@@ -50,8 +50,7 @@ std::unique_ptr<WeightStore> WeightStore::open(const std::string& dir) {
     for (const auto& [name, shard] : map->members()) {
       if (!shard.is_string()) fail(what, ": weight_map.", name, " must be a file name, got ", shard.brief());
       const std::string& f = shard.as_string();
-      if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." ||
-          f == "..") {
+      if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == "..") {
         fail(what, ": weight_map.", name, " names \"", f, "\", which is not a plain file name in the folder");
       }
       by_shard[f].push_back(name);
@@ -62,7 +61,8 @@ std::unique_ptr<WeightStore> WeightStore::open(const std::string& dir) {
       s->add_file(path);
       for (const std::string& name : names) {
         const TensorInfo* t = s->find(name);
-        if (!t || *t->file != path) fail(what, " maps tensor ", name, " to ", shard, " but that shard has no such tensor");
+        if (!t || *t->file != path)
+          fail(what, " maps tensor ", name, " to ", shard, " but that shard has no such tensor");
       }
     }
   } else {

@@ -33,11 +33,11 @@ struct FastActivations {
 
   // Laid-out activations of n tokens for one weight format.
   struct Act {
-    bool ints = false;            // integer bytes (xq, dl) instead of floats (xs)
-    const float* xs = nullptr;    // [n][nch·C] float layout
-    const int8_t* xq = nullptr;   // [n][nch][byte k < bytes][lo 4L bytes, hi 4L bytes]
-    const float* dl = nullptr;    // [n][nch][L]: the block scale d of each lane's elements
-    const float* gsum = nullptr;  // [n][groups]: Σ x over each weight group
+    bool ints = false;                    // integer bytes (xq, dl) instead of floats (xs)
+    const float* xs = nullptr;            // [n][nch·C] float layout
+    const int8_t* xq = nullptr;           // [n][nch][byte k < bytes][lo 4L bytes, hi 4L bytes]
+    const float* dl = nullptr;            // [n][nch][L]: the block scale d of each lane's elements
+    const float* gsum = nullptr;          // [n][groups]: Σ x over each weight group
     int64_t xs_stride = 0, g_stride = 0;  // xs (or xq bytes and dl lanes) / gsum per token
     int bytes = 2;                        // bytes per activation (ints): activation_bits / 8
     // Two bytes: per token the count (on[t]) and columns and values (oi, ov: o_stride apart) of
@@ -95,7 +95,8 @@ struct FastActivations {
   // Byte k of Q (two's complement) into byte k at element t: the low bytes read as unsigned,
   // the top one as signed.
   static void put_bytes(int8_t* q, int64_t t, int32_t Q, int bytes) {
-    for (int k = 0; k < bytes; ++k) q[k * 8 * L + byte_pos(t)] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
+    for (int k = 0; k < bytes; ++k)
+      q[k * 8 * L + byte_pos(t)] = static_cast<int8_t>(static_cast<uint32_t>(Q) >> (8 * k));
   }
   static void quant_token(const WeightMatrix& w, const float* x, int bytes, int8_t* xq, float* dl, float* gsum,
                           int32_t* on, int32_t* oi, float* ov) {
@@ -148,8 +149,7 @@ struct FastActivations {
   // (Q = 0 for those taken, d from the others) and the taken ones are kept in float for the
   // rows to add back (qrows_int_n). A block without an extreme value stays as it is.
   static constexpr int kSplit = 4;
-  static int32_t split_outliers(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, int32_t* oi,
-                                float* ov) {
+  static int32_t split_outliers(const WeightMatrix& w, const float* x, int8_t* xq, float* dl, int32_t* oi, float* ov) {
     const int64_t C = 8 * L;
     const float qm = qmax(2);
     int32_t count = 0;

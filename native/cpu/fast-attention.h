@@ -38,8 +38,8 @@ struct FastAttention {
   // keys of a block: keys innermost, HB·CB accumulators in registers, each V vector converted
   // once for the HB heads. Per element the same FMAs in key order as one head alone.
   template <bool F16, int HB, int CB>
-  static void v_tile(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0,
-                     int64_t c, int hd, float* acc) {
+  static void v_tile(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0, int64_t c,
+                     int hd, float* acc) {
     F a[HB][CB];
 #pragma GCC unroll 8
     for (int h = 0; h < HB; ++h)
@@ -68,8 +68,8 @@ struct FastAttention {
 
   // Heads [h0, h0 + HB) over all hd / L chunks, CB chunks per tile, then the rest one by one.
   template <bool F16, int HB, int CB>
-  static void v_heads(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0,
-                      int hd, float* acc) {
+  static void v_heads(const void* v, int64_t at, int64_t stride, int nb, const float (*p)[kKeyBlock], int h0, int hd,
+                      float* acc) {
     int64_t c = 0;
     for (; c + CB * L <= hd; c += CB * L) v_tile<F16, HB, CB>(v, at, stride, nb, p, h0, c, hd, acc);
     for (; c < hd; c += L) v_tile<F16, HB, 1>(v, at, stride, nb, p, h0, c, hd, acc);
@@ -89,8 +89,8 @@ struct FastAttention {
   // running max and sum per head (online softmax), so the scratch is a fixed stack block
   // whatever the context length. Each K and V row is converted once for all H heads; every
   // head runs the same operations whatever H is, so results do not depend on the grouping.
-  static constexpr int kMaxGroup = 16;     // heads per call
-  static constexpr int kAttnAcc = 4096;    // accumulator floats per call (H · head_dim)
+  static constexpr int kMaxGroup = 16;   // heads per call
+  static constexpr int kAttnAcc = 4096;  // accumulator floats per call (H · head_dim)
   static void attend(const float* q, int H, const void* k, const void* v, bool f16, int64_t stride, int64_t off,
                      int64_t n_keys, int hd, float scale, float* o) {
     float score[kMaxGroup][kKeyBlock], acc[kAttnAcc], tmp[kMaxHeadDim], mx[kMaxGroup], sum[kMaxGroup];
@@ -186,8 +186,7 @@ struct FastAttention {
             const int64_t t = i / per_tok;
             const int h0 = static_cast<int>(i % per_tok) * H;
             const int64_t at = (t * p.n_q_heads + h0) * hd;
-            attend(q + at, H, k, v, p.kv_f16, kv_stride, int64_t(h0 / group) * hd, pos0 + t + 1, hd, p.scale,
-                   out + at);
+            attend(q + at, H, k, v, p.kv_f16, kv_stride, int64_t(h0 / group) * hd, pos0 + t + 1, hd, p.scale, out + at);
           }
         },
         std::max<int64_t>(1, items / (2 * ctx.threads())));

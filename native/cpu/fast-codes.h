@@ -19,8 +19,8 @@ namespace {  // internal linkage: each ISA file gets its own instantiation with 
 // step(integral_constant<int, P>) for P = 0..PH-1, unrolled at compile time (phases of a code word).
 template <int PH, class Step>
 inline void for_phases(Step&& step) {
-  [&]<int... P>(std::integer_sequence<int, P...>) { (step(std::integral_constant<int, P>{}), ...); }(
-      std::make_integer_sequence<int, PH>{});
+  [&]<int... P>(std::integer_sequence<int, P...>) { (step(std::integral_constant<int, P>{}), ...); }
+  (std::make_integer_sequence<int, PH>{});
 }
 
 template <class V>
@@ -71,12 +71,12 @@ struct FastCodes {
   }
 
   struct RowView {
-    const uint8_t* w;   // the row's codes
-    int64_t nch;        // chunks, the last possibly partial
-    int tail_bytes;     // bytes of the last chunk when partial, else 0
-    const float* s;     // group scales (float)
-    int64_t C;          // elements per chunk
-    int gshift;         // log2(group): the group of element e is e >> gshift
+    const uint8_t* w;  // the row's codes
+    int64_t nch;       // chunks, the last possibly partial
+    int tail_bytes;    // bytes of the last chunk when partial, else 0
+    const float* s;    // group scales (float)
+    int64_t C;         // elements per chunk
+    int gshift;        // log2(group): the group of element e is e >> gshift
     int lanes_per_group;
   };
 

@@ -1,7 +1,7 @@
 // The ISA-neutral parts of the fast CPU kernel sets (cpu-avx2, cpu-avx512, cpu-neon*):
-// RoPE angle tables, runs of expert ids, and per-thread scratch that grows once and is then reused, so a warm decode step allocates
-// nothing. Compiled without ISA flags: the ISA files must not instantiate library templates
-// (std::vector growth, ...) whose out-of-line copies the linker could share with plain code.
+// RoPE angle tables, runs of expert ids, and per-thread scratch that grows once and is then reused, so a warm decode
+// step allocates nothing. Compiled without ISA flags: the ISA files must not instantiate library templates (std::vector
+// growth, ...) whose out-of-line copies the linker could share with plain code.
 #pragma once
 #include <cstdint>
 #include <vector>

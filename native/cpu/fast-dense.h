@@ -21,7 +21,7 @@ struct FastDense {
     for (int t = 0; t < T; ++t) acc[t] = V::zero();
     int64_t c = 0;
     for (; c + L <= cols; c += L) {
-      const F wv = dt == DType::F32 ? V::load(reinterpret_cast<const float*>(row) + c)
+      const F wv = dt == DType::F32    ? V::load(reinterpret_cast<const float*>(row) + c)
                    : dt == DType::BF16 ? V::load_bf16(row + 2 * c)
                                        : V::load_f16(row + 2 * c);
       for (int t = 0; t < T; ++t) acc[t] = V::fma(wv, V::load(x[t] + c), acc[t]);

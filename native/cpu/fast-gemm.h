@@ -30,12 +30,18 @@ struct FastGemm {
   static constexpr int64_t kGemmMinTokens = 4;
 
   template <int BITS>
-  static void dequant_scaled(const WeightMatrix& w, int64_t mat, int64_t r, const float* s, const float* b, float* out) {
+  static void dequant_scaled(const WeightMatrix& w, int64_t mat, int64_t r, const float* s, const float* b,
+                             float* out) {
     constexpr int PH = 32 / BITS;
     const int64_t C = Codes::chunk_elems(BITS), nch = Codes::n_chunks(w);
     const int64_t rem = w.cols - (nch - 1) * C;
     const int tail = rem < C ? static_cast<int>(rem * BITS / 8) : 0;
-    const RowView rs{w.w_row(mat, r), nch, tail, s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
+    const RowView rs{w.w_row(mat, r),
+                     nch,
+                     tail,
+                     s,
+                     C,
+                     __builtin_ctz(static_cast<unsigned>(w.group)),
                      static_cast<int>(w.group / PH)};
     RowView rbias = rs;
     rbias.s = b;
@@ -86,11 +92,21 @@ struct FastGemm {
     static_assert(kGR <= 6);
     switch (R) {
       case 1: gemm_tile<T, 1>(x, wr, K, out); break;
-      case 2: if constexpr (kGR >= 2) gemm_tile<T, 2>(x, wr, K, out); break;
-      case 3: if constexpr (kGR >= 3) gemm_tile<T, 3>(x, wr, K, out); break;
-      case 4: if constexpr (kGR >= 4) gemm_tile<T, 4>(x, wr, K, out); break;
-      case 5: if constexpr (kGR >= 5) gemm_tile<T, 5>(x, wr, K, out); break;
-      default: if constexpr (kGR >= 6) gemm_tile<T, 6>(x, wr, K, out); break;
+      case 2:
+        if constexpr (kGR >= 2) gemm_tile<T, 2>(x, wr, K, out);
+        break;
+      case 3:
+        if constexpr (kGR >= 3) gemm_tile<T, 3>(x, wr, K, out);
+        break;
+      case 4:
+        if constexpr (kGR >= 4) gemm_tile<T, 4>(x, wr, K, out);
+        break;
+      case 5:
+        if constexpr (kGR >= 5) gemm_tile<T, 5>(x, wr, K, out);
+        break;
+      default:
+        if constexpr (kGR >= 6) gemm_tile<T, 6>(x, wr, K, out);
+        break;
     }
   }
 
@@ -98,9 +114,15 @@ struct FastGemm {
     static_assert(kGT <= 4);
     switch (T) {
       case 1: gemm_rows_of<1>(R, x, wr, K, out); break;
-      case 2: if constexpr (kGT >= 2) gemm_rows_of<2>(R, x, wr, K, out); break;
-      case 3: if constexpr (kGT >= 3) gemm_rows_of<3>(R, x, wr, K, out); break;
-      default: if constexpr (kGT >= 4) gemm_rows_of<4>(R, x, wr, K, out); break;
+      case 2:
+        if constexpr (kGT >= 2) gemm_rows_of<2>(R, x, wr, K, out);
+        break;
+      case 3:
+        if constexpr (kGT >= 3) gemm_rows_of<3>(R, x, wr, K, out);
+        break;
+      default:
+        if constexpr (kGT >= 4) gemm_rows_of<4>(R, x, wr, K, out);
+        break;
     }
   }
 

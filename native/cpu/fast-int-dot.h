@@ -30,9 +30,9 @@ struct FastIntDot {
   // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
   template <int R, bool BCAST, int BYTES>
   static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
-                                                            const float* s, const float* b, const int8_t* xq,
-                                                            const float* dl, const float* gs, int64_t G,
-                                                            const uint8_t* pf_end, int64_t pf, float* out) {
+                                                             const float* s, const float* b, const int8_t* xq,
+                                                             const float* dl, const float* gs, int64_t G,
+                                                             const uint8_t* pf_end, int64_t pf, float* out) {
     // Row i's scales and biases are at s + i·G and b + i·G; the shape (and so each chunk's
     // group index) is the same for every row.
     const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;

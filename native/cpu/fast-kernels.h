@@ -32,10 +32,8 @@ struct FastKernels {
       case Op::GatherMatMul:
         return w && w->quantised() && (w->bits == 4 || w->bits == 8) && w->cols % 32 == 0 &&
                w->cols <= FastCodes<V>::kMaxCols && (w->group == 32 || w->group == 64 || w->group == 128);
-      case Op::DenseMatMul:
-        return w && !w->quantised() && is_float_weight(w->dtype);
-      default:
-        return true;
+      case Op::DenseMatMul: return w && !w->quantised() && is_float_weight(w->dtype);
+      default: return true;
     }
   }
 

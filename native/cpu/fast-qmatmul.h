@@ -118,7 +118,12 @@ struct FastQMatMul {
         for (int t = 0; t < T; ++t) xs[t] = a.xs + (t0 + tt + t) * a.xs_stride;
         for (int64_t r = rb; r < re; ++r) {
           sc.load(mat, r);
-          const RowView rv{w.w_row(mat, r), nch, tail, sc.s, C, __builtin_ctz(static_cast<unsigned>(w.group)),
+          const RowView rv{w.w_row(mat, r),
+                           nch,
+                           tail,
+                           sc.s,
+                           C,
+                           __builtin_ctz(static_cast<unsigned>(w.group)),
                            static_cast<int>(w.group / (32 / w.bits))};
           float out[Vec::kTile];
           if (w.bits == 4) {

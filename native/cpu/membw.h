@@ -7,9 +7,9 @@ namespace bs {
 
 struct MembwResult {
   int threads = 0;
-  uint64_t bytes = 0;     // read per pass
-  double seconds = 0;     // best pass
-  double read_gb_s = 0;   // bytes / seconds / 1e9
+  uint64_t bytes = 0;    // read per pass
+  double seconds = 0;    // best pass
+  double read_gb_s = 0;  // bytes / seconds / 1e9
 };
 
 // Reads a buffer of `bytes` (≥ 1 MiB) with `threads` threads, `passes` times; reports the best.

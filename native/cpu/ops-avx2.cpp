@@ -17,7 +17,8 @@ bool usable() {
 }  // namespace
 
 const Backend& cpu_avx2_backend() {
-  static const Backend b = FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable);
+  static const Backend b =
+      FastKernels<Avx2>::make("cpu-avx2", "AVX2+FMA+F16C float32 kernels, MLX codes read in place", usable);
   return b;
 }
 

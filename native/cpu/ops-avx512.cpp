@@ -32,7 +32,9 @@ struct Avx512 {
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F div(F a, F b) { return _mm512_div_ps(a, b); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F neg(F a) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }
+  static F neg(F a) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+  }
   static F min(F a, F b) { return _mm512_min_ps(a, b); }
   static F max(F a, F b) { return _mm512_max_ps(a, b); }
   static F round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -99,7 +101,9 @@ struct Avx512 {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
-  static F load_f16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static F load_f16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
 };
 
 bool usable() {
@@ -111,8 +115,8 @@ bool usable() {
 
 const Backend& cpu_avx512_backend() {
   // The LoRA delta runs on AVX2 vectors, as it always has here (results identical to cpu-avx2's).
-  static const Backend b = FastKernels<Avx512, Avx2>::make(
-      "cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable);
+  static const Backend b =
+      FastKernels<Avx512, Avx2>::make("cpu-avx512", "AVX-512F/BW/VL/DQ+VNNI kernels, MLX codes read in place", usable);
   return b;
 }
 

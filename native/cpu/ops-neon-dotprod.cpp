@@ -55,7 +55,8 @@ struct NeonDot : Neon {
                             vreinterpretq_s8_u8(hi), vreinterpretq_s8_u32(x[2 * T + 1]));
     uint32x4_t u = vreinterpretq_u32_s32(a);
     for (int k = T - 1; k >= 0; --k) {
-      u = vdotq_u32(vdotq_u32(vshlq_n_u32(u, 8), lo, vreinterpretq_u8_u32(x[2 * k])), hi, vreinterpretq_u8_u32(x[2 * k + 1]));
+      u = vdotq_u32(vdotq_u32(vshlq_n_u32(u, 8), lo, vreinterpretq_u8_u32(x[2 * k])), hi,
+                    vreinterpretq_u8_u32(x[2 * k + 1]));
     }
     return u;
   }

@@ -15,7 +15,8 @@ bool usable() { return cpu_features().neon; }
 }  // namespace
 
 const Backend& cpu_neon_backend() {
-  static const Backend b = FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable);
+  static const Backend b =
+      FastKernels<Neon>::make("cpu-neon", "NEON float32 kernels (baseline ARMv8-A), MLX codes read in place", usable);
   return b;
 }
 

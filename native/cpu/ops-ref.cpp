@@ -32,8 +32,7 @@ void qmatmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float
   matmul_rows(ctx, w, mat, x, n, y);
 }
 
-void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
-                   float* y) {
+void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m, float* y) {
   ctx.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
     std::vector<float> row(static_cast<size_t>(w.cols));
     for (int64_t r = r0; r < r1; ++r) {
@@ -161,8 +160,8 @@ void route_softmax_topk(const ExecCtx&, const float* logits, int64_t n_tok, cons
   }
 }
 
-void route_sigmoid_group(const ExecCtx&, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
-                         int32_t* ids, float* weights) {
+void route_sigmoid_group(const ExecCtx&, const float* logits, int64_t n_tok, const SigmoidGroupParams& p, int32_t* ids,
+                         float* weights) {
   const int E = p.n_experts, group_size = E / p.n_group;
   thread_local std::vector<double> buf;
   thread_local std::vector<int32_t> ibuf;

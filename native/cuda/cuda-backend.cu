@@ -62,10 +62,10 @@ DeviceState& state() {
   return s;
 }
 
-#define BS_CUDA_TRY(expr)                 \
-  do {                                    \
-    const cudaError_t e_ = (expr);        \
-    if (e_ != cudaSuccess) return e_;     \
+#define BS_CUDA_TRY(expr)             \
+  do {                                \
+    const cudaError_t e_ = (expr);    \
+    if (e_ != cudaSuccess) return e_; \
   } while (0)
 
 int scale_type(DType t) { return t == DType::F32 ? cuda::kF32 : t == DType::F16 ? cuda::kF16 : cuda::kBF16; }
@@ -97,8 +97,14 @@ cudaError_t run_qmatmul(DeviceState& s, const WeightMatrix& w, const std::vector
   BS_CUDA_TRY(cudaMemcpyAsync(s.x.ptr, x, x_bytes, cudaMemcpyHostToDevice, s.stream));
   BS_CUDA_TRY(cudaMemcpyAsync(s.mats.ptr, slot_of_row.data(), slot_of_row.size() * sizeof(int32_t),
                               cudaMemcpyHostToDevice, s.stream));
-  cuda::QMatArgs a{static_cast<const uint8_t*>(s.codes.ptr), static_cast<const uint8_t*>(s.scales.ptr),
-                   static_cast<const uint8_t*>(s.biases.ptr), scale_type(w.dtype), w.bits, w.group, w.rows, w.cols,
+  cuda::QMatArgs a{static_cast<const uint8_t*>(s.codes.ptr),
+                   static_cast<const uint8_t*>(s.scales.ptr),
+                   static_cast<const uint8_t*>(s.biases.ptr),
+                   scale_type(w.dtype),
+                   w.bits,
+                   w.group,
+                   w.rows,
+                   w.cols,
                    static_cast<const int32_t*>(s.mats.ptr)};
   BS_CUDA_TRY(cuda::launch_qmatmul(a, static_cast<const float*>(s.x.ptr), m, static_cast<float*>(s.y.ptr), s.stream));
   BS_CUDA_TRY(cudaMemcpyAsync(y, s.y.ptr, y_bytes, cudaMemcpyDeviceToHost, s.stream));
@@ -134,8 +140,7 @@ void qmatvec(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float
   qmatmul(ctx, w, mat, x, 1, y);
 }
 
-void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
-                   float* y) {
+void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m, float* y) {
   std::vector<int64_t> mats;
   std::vector<int32_t> slots(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
@@ -155,8 +160,8 @@ void rmsnorm(const ExecCtx& ctx, const float* x, const float* w, int64_t n_rows,
     BS_CUDA_TRY(s.w.reserve(static_cast<size_t>(d) * sizeof(float)));
     BS_CUDA_TRY(cudaMemcpyAsync(s.x.ptr, x, bytes, cudaMemcpyHostToDevice, s.stream));
     BS_CUDA_TRY(cudaMemcpyAsync(s.w.ptr, w, d * sizeof(float), cudaMemcpyHostToDevice, s.stream));
-    BS_CUDA_TRY(cuda::launch_rmsnorm(static_cast<const float*>(s.x.ptr), static_cast<const float*>(s.w.ptr), n_rows,
-                                     d, eps, static_cast<float*>(s.y.ptr), s.stream));
+    BS_CUDA_TRY(cuda::launch_rmsnorm(static_cast<const float*>(s.x.ptr), static_cast<const float*>(s.w.ptr), n_rows, d,
+                                     eps, static_cast<float*>(s.y.ptr), s.stream));
     BS_CUDA_TRY(cudaMemcpyAsync(y, s.y.ptr, bytes, cudaMemcpyDeviceToHost, s.stream));
     return cudaStreamSynchronize(s.stream);
   });
@@ -199,8 +204,7 @@ bool accepts(Op op, const WeightMatrix* w) {
     case Op::GatherMatMul:
       return w && w->quantised() && (w->bits == 4 || w->bits == 8) &&
              (w->group == 32 || w->group == 64 || w->group == 128) && is_float_weight(w->dtype);
-    default:
-      return true;
+    default: return true;
   }
 }
 

@@ -1,5 +1,5 @@
-#include "cuda/device-math.cuh"
 #include "cuda/rmsnorm.cuh"
+#include "cuda/device-math.cuh"
 
 namespace bs::cuda {
 

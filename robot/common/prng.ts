@@ -43,7 +43,10 @@ export class Prng {
   /** Fills `out` with uniform 32-bit words: the same stream as repeated nextU32(), with the
    *  state kept in locals so multi-GB synthetic tensors fill at memory speed. */
   fillU32(out: Uint32Array): void {
-    let s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3;
+    let s0 = this.s0,
+      s1 = this.s1,
+      s2 = this.s2,
+      s3 = this.s3;
     for (let i = 0; i < out.length; i++) {
       const m = Math.imul(s1, 5);
       const r = (m << 7) | (m >>> 25);

@@ -30,7 +30,12 @@ export class Checker {
   /** Reports keys of `obj` outside `allowed` (typos would otherwise be silently ignored). */
   knownKeys(obj: Obj, allowed: readonly string[], prefix: string, joint?: string): void {
     for (const k of Object.keys(obj)) {
-      if (!allowed.includes(k)) this.issues.push({ path: descriptionPath(this.robot, `${prefix}${k}`, joint), ...unknownKey(k, allowed), value: obj[k] });
+      if (!allowed.includes(k))
+        this.issues.push({
+          path: descriptionPath(this.robot, `${prefix}${k}`, joint),
+          ...unknownKey(k, allowed),
+          value: obj[k],
+        });
     }
   }
 
@@ -82,7 +87,14 @@ export class Checker {
     return v;
   }
 
-  oneOf<T extends string>(obj: Obj, key: string, quantity: string, options: readonly T[], fallback?: T, joint?: string): T {
+  oneOf<T extends string>(
+    obj: Obj,
+    key: string,
+    quantity: string,
+    options: readonly T[],
+    fallback?: T,
+    joint?: string,
+  ): T {
     const v = obj[key];
     if (v === undefined && fallback !== undefined) return fallback;
     if (typeof v !== 'string' || !options.includes(v as T)) {

@@ -22,12 +22,20 @@ export interface DhRow {
 /** Fixed part of a row after the joint's motion is removed: RotZ(θ)·TransZ(d)·TransX(a)·RotX(α). */
 function standardParts(row: Pick<DhRow, 'a' | 'd' | 'alpha' | 'theta'>): { before: Transform; after: Transform } {
   const before = rotationZ(new Float64Array(12), row.theta);
-  const after = compose(new Float64Array(12), translation(new Float64Array(12), row.a, 0, row.d), rotationX(new Float64Array(12), row.alpha));
+  const after = compose(
+    new Float64Array(12),
+    translation(new Float64Array(12), row.a, 0, row.d),
+    rotationX(new Float64Array(12), row.alpha),
+  );
   return { before, after };
 }
 
 function modifiedTransform(row: Pick<DhRow, 'a' | 'd' | 'alpha' | 'theta'>): Transform {
-  const t = compose(new Float64Array(12), rotationX(new Float64Array(12), row.alpha), translation(new Float64Array(12), row.a, 0, 0));
+  const t = compose(
+    new Float64Array(12),
+    rotationX(new Float64Array(12), row.alpha),
+    translation(new Float64Array(12), row.a, 0, 0),
+  );
   compose(t, t, rotationZ(new Float64Array(12), row.theta));
   return compose(t, t, translation(new Float64Array(12), 0, 0, row.d));
 }
@@ -57,7 +65,11 @@ export function dhChain(
       if (row.type === 'prismatic') {
         // d is the prismatic offset: TransZ(d) happens before the motion, TransX·RotX after it.
         compose(origin, origin, translation(new Float64Array(12), 0, 0, row.d));
-        carry = compose(new Float64Array(12), translation(new Float64Array(12), row.a, 0, 0), rotationX(new Float64Array(12), row.alpha));
+        carry = compose(
+          new Float64Array(12),
+          translation(new Float64Array(12), row.a, 0, 0),
+          rotationX(new Float64Array(12), row.alpha),
+        );
       } else {
         carry = after;
       }

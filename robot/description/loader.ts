@@ -26,17 +26,36 @@ function readConfig(name: string, dir: string): Raw {
   try {
     const raw: unknown = parseYaml(text);
     const declared = typeof raw === 'object' && raw !== null ? (raw as { name?: unknown }).name : undefined;
-    if (declared !== name) return { ok: false, issues: [{ path: descriptionPath(name, 'name'), value: declared, rule: `must equal the file name "${name}"` }] };
+    if (declared !== name)
+      return {
+        ok: false,
+        issues: [{ path: descriptionPath(name, 'name'), value: declared, rule: `must equal the file name "${name}"` }],
+      };
     return { ok: true, raw };
   } catch (err) {
-    return { ok: false, issues: [{ path: descriptionPath(name, 'config file'), value: file, rule: `is not valid YAML: ${(err as Error).message}` }] };
+    return {
+      ok: false,
+      issues: [
+        {
+          path: descriptionPath(name, 'config file'),
+          value: file,
+          rule: `is not valid YAML: ${(err as Error).message}`,
+        },
+      ],
+    };
   }
 }
 
 export function loadRobot(name: string, dir: string = ROBOTS_DIR): Validated<RobotDescription> {
   const r = readConfig(name, dir);
   if (!r.ok) return r;
-  if (isSetupConfig(r.raw)) return { ok: false, issues: [{ path: descriptionPath(name, 'arms'), value: name, rule: 'this is a multi-arm setup; load it with loadSetup' }] };
+  if (isSetupConfig(r.raw))
+    return {
+      ok: false,
+      issues: [
+        { path: descriptionPath(name, 'arms'), value: name, rule: 'this is a multi-arm setup; load it with loadSetup' },
+      ],
+    };
   return parseRobotConfig(r.raw, {
     readText(file) {
       try {
@@ -51,7 +70,11 @@ export function loadRobot(name: string, dir: string = ROBOTS_DIR): Validated<Rob
 export function loadSetup(name: string, dir: string = ROBOTS_DIR): Validated<SetupDescription> {
   const r = readConfig(name, dir);
   if (!r.ok) return r;
-  if (!isSetupConfig(r.raw)) return { ok: false, issues: [{ path: descriptionPath(name, 'arms'), value: undefined, rule: 'a setup config needs a list of arms' }] };
+  if (!isSetupConfig(r.raw))
+    return {
+      ok: false,
+      issues: [{ path: descriptionPath(name, 'arms'), value: undefined, rule: 'a setup config needs a list of arms' }],
+    };
   return parseSetupConfig(r.raw, (robot) => loadRobot(robot, dir));
 }
 
@@ -64,15 +87,24 @@ export function listConfigs(dir: string = ROBOTS_DIR): string[] {
 }
 
 /** A robot or a multi-arm setup, whichever `name` is. */
-export function loadDescription(name: string, dir: string = ROBOTS_DIR): Validated<RobotDescription | SetupDescription> {
+export function loadDescription(
+  name: string,
+  dir: string = ROBOTS_DIR,
+): Validated<RobotDescription | SetupDescription> {
   const r = readConfig(name, dir);
   if (!r.ok) return r;
   return isSetupConfig(r.raw) ? loadSetup(name, dir) : loadRobot(name, dir);
 }
 
 /** A robot or a setup by name, as arms: a single robot becomes a one-arm setup (arm `arm`). */
-export function loadArms(name: string, dir: string = ROBOTS_DIR): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
+export function loadArms(
+  name: string,
+  dir: string = ROBOTS_DIR,
+): Validated<{ kind: 'robot' | 'setup'; setup: SetupDescription }> {
   const d = loadDescription(name, dir);
   if (!d.ok) return d;
-  return { ok: true, value: 'arms' in d.value ? { kind: 'setup', setup: d.value } : { kind: 'robot', setup: singleArmSetup(d.value) } };
+  return {
+    ok: true,
+    value: 'arms' in d.value ? { kind: 'setup', setup: d.value } : { kind: 'robot', setup: singleArmSetup(d.value) },
+  };
 }

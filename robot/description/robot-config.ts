@@ -5,8 +5,19 @@ import { isRecord } from '../common/validation/values.js';
 import { Checker, type Obj } from './checker.js';
 import { dhChain, type DhConvention, type DhRow } from './dh.js';
 import type {
-  Box, CapsuleSpec, GripperRange, IkTolerances, JointDescription, KinematicChainSpec, PathSampling, Plane,
-  RobotDescription, SettleCriteria, TcpSpeedLimits, Triple, Validated,
+  Box,
+  CapsuleSpec,
+  GripperRange,
+  IkTolerances,
+  JointDescription,
+  KinematicChainSpec,
+  PathSampling,
+  Plane,
+  RobotDescription,
+  SettleCriteria,
+  TcpSpeedLimits,
+  Triple,
+  Validated,
 } from './types.js';
 import { importUrdf, type UrdfLimits } from './urdf.js';
 
@@ -24,11 +35,32 @@ export const DEFAULT_IK: IkTolerances = {
 export const DEFAULT_PATH: PathSampling = { positionStep: 0.005, rotationStep: 0.035, rateHz: 100 };
 export const DEFAULT_TCP_SPEED: TcpSpeedLimits = { linear: 0.08, angular: 0.5 };
 export const DEFAULT_SETTLE: SettleCriteria = {
-  positionTolerance: 0.03, velocityTolerance: 0.05, samples: 10, minWindow: 0.3, span: 0.002, timeout: 3,
+  positionTolerance: 0.03,
+  velocityTolerance: 0.05,
+  samples: 10,
+  minWindow: 0.3,
+  span: 0.002,
+  timeout: 3,
 };
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
-const TOP_KEYS = ['name', 'description', 'kinematics', 'limits', 'tcp', 'home', 'ik', 'path', 'tcp_speed', 'settle', 'gripper', 'capsules', 'self_collision_ignore', 'workspace', 'table'];
+const TOP_KEYS = [
+  'name',
+  'description',
+  'kinematics',
+  'limits',
+  'tcp',
+  'home',
+  'ik',
+  'path',
+  'tcp_speed',
+  'settle',
+  'gripper',
+  'capsules',
+  'self_collision_ignore',
+  'workspace',
+  'table',
+];
 
 export interface ConfigSource {
   /** Text of a file next to the config (a URDF), undefined when it cannot be read. */
@@ -72,7 +104,11 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
   return c.issues.length ? { ok: false, issues: c.issues } : { ok: true, value: description };
 }
 
-function readKinematics(c: Checker, kin: Obj, source: ConfigSource): { chain: KinematicChainSpec; urdfLimits?: Map<string, UrdfLimits> } | undefined {
+function readKinematics(
+  c: Checker,
+  kin: Obj,
+  source: ConfigSource,
+): { chain: KinematicChainSpec; urdfLimits?: Map<string, UrdfLimits> } | undefined {
   const type = c.oneOf(kin, 'type', 'kinematics.type', ['dh-standard', 'dh-modified', 'urdf'] as const);
   if (type === 'urdf') {
     c.knownKeys(kin, ['type', 'urdf', 'base_link', 'tip_link'], 'kinematics.');
@@ -112,7 +148,10 @@ function readKinematics(c: Checker, kin: Obj, source: ConfigSource): { chain: Ki
     const joint = jn || undefined;
     c.knownKeys(item, ['name', 'link', 'type', 'a', 'd', 'alpha', 'theta'], '', joint);
     const link = c.string(item, 'link', 'link', undefined, joint);
-    for (const [what, v] of [['name', jn], ['link', link]] as const) {
+    for (const [what, v] of [
+      ['name', jn],
+      ['link', link],
+    ] as const) {
       if (v && seen.has(`${what}:${v}`)) c.issue(what, v, `must be unique (repeated in ${q})`, joint);
       seen.add(`${what}:${v}`);
     }
@@ -141,10 +180,16 @@ function readKinematics(c: Checker, kin: Obj, source: ConfigSource): { chain: Ki
   return { chain: dhChain(convention, baseLink, rows, flange) };
 }
 
-function readLimits(c: Checker, raw: Obj, chain: KinematicChainSpec, urdf?: Map<string, UrdfLimits>): JointDescription[] {
+function readLimits(
+  c: Checker,
+  raw: Obj,
+  chain: KinematicChainSpec,
+  urdf?: Map<string, UrdfLimits>,
+): JointDescription[] {
   const sec = c.section(raw, 'limits', '', true) ?? {};
   const names = chain.joints.map((j) => j.name);
-  for (const k of Object.keys(sec)) if (!names.includes(k)) c.issue('limits', k, `names no joint of the chain (${names.join(', ')})`, k);
+  for (const k of Object.keys(sec))
+    if (!names.includes(k)) c.issue('limits', k, `names no joint of the chain (${names.join(', ')})`, k);
   return chain.joints.map((j) => {
     const e = sec[j.name];
     const u = urdf?.get(j.name) ?? {};
@@ -153,8 +198,11 @@ function readLimits(c: Checker, raw: Obj, chain: KinematicChainSpec, urdf?: Map<
       return { ...j, limits: { lower: NaN, upper: NaN, velocity: NaN, acceleration: NaN, jerk: NaN } };
     }
     c.knownKeys(e, ['position', 'velocity', 'acceleration', 'jerk'], '', j.name);
-    let lower = -Infinity, upper = Infinity;
-    const pos = e.position ?? (u.lower !== undefined && u.upper !== undefined && j.type !== 'continuous' ? [u.lower, u.upper] : undefined);
+    let lower = -Infinity,
+      upper = Infinity;
+    const pos =
+      e.position ??
+      (u.lower !== undefined && u.upper !== undefined && j.type !== 'continuous' ? [u.lower, u.upper] : undefined);
     if (pos !== undefined) {
       if (!Array.isArray(pos) || pos.length !== 2 || !pos.every((x) => typeof x === 'number' && Number.isFinite(x))) {
         c.issue('position', pos, 'must be [lower, upper], two finite numbers', j.name);
@@ -166,9 +214,10 @@ function readLimits(c: Checker, raw: Obj, chain: KinematicChainSpec, urdf?: Map<
     } else if (j.type !== 'continuous') {
       c.issue('position', undefined, `a ${j.type} joint needs position limits [lower, upper]`, j.name);
     }
-    const velocity = e.velocity === undefined && u.velocity !== undefined
-      ? c.checkNumber(u.velocity, 'velocity (from URDF)', { gt: 0 }, j.name)
-      : c.number(e, 'velocity', 'velocity', { gt: 0 }, undefined, j.name);
+    const velocity =
+      e.velocity === undefined && u.velocity !== undefined
+        ? c.checkNumber(u.velocity, 'velocity (from URDF)', { gt: 0 }, j.name)
+        : c.number(e, 'velocity', 'velocity', { gt: 0 }, undefined, j.name);
     return {
       ...j,
       limits: {
@@ -184,20 +233,48 @@ function readLimits(c: Checker, raw: Obj, chain: KinematicChainSpec, urdf?: Map<
 
 function readIk(c: Checker, raw: Obj): IkTolerances {
   const s = c.section(raw, 'ik', '', false) ?? {};
-  c.knownKeys(s, ['stop_position_m', 'stop_rotation_rad', 'accept_position_m', 'accept_rotation_deg', 'characteristic_length_m', 'max_step_rad', 'max_iterations', 'cold_start_budget_s'], 'ik.');
+  c.knownKeys(
+    s,
+    [
+      'stop_position_m',
+      'stop_rotation_rad',
+      'accept_position_m',
+      'accept_rotation_deg',
+      'characteristic_length_m',
+      'max_step_rad',
+      'max_iterations',
+      'cold_start_budget_s',
+    ],
+    'ik.',
+  );
   const d = DEFAULT_IK;
   const ik: IkTolerances = {
     stopPosition: c.number(s, 'stop_position_m', 'ik.stop_position_m', { gt: 0 }, d.stopPosition),
     stopRotation: c.number(s, 'stop_rotation_rad', 'ik.stop_rotation_rad', { gt: 0 }, d.stopRotation),
     acceptPosition: c.number(s, 'accept_position_m', 'ik.accept_position_m', { gt: 0 }, d.acceptPosition),
-    acceptRotation: (c.number(s, 'accept_rotation_deg', 'ik.accept_rotation_deg', { gt: 0 }, (d.acceptRotation * 180) / Math.PI) * Math.PI) / 180,
-    characteristicLength: c.number(s, 'characteristic_length_m', 'ik.characteristic_length_m', { gt: 0 }, d.characteristicLength),
+    acceptRotation:
+      (c.number(s, 'accept_rotation_deg', 'ik.accept_rotation_deg', { gt: 0 }, (d.acceptRotation * 180) / Math.PI) *
+        Math.PI) /
+      180,
+    characteristicLength: c.number(
+      s,
+      'characteristic_length_m',
+      'ik.characteristic_length_m',
+      { gt: 0 },
+      d.characteristicLength,
+    ),
     maxStep: c.number(s, 'max_step_rad', 'ik.max_step_rad', { gt: 0 }, d.maxStep),
     maxIterations: c.number(s, 'max_iterations', 'ik.max_iterations', { integer: true, min: 1 }, d.maxIterations),
     coldStartBudget: c.number(s, 'cold_start_budget_s', 'ik.cold_start_budget_s', { gt: 0 }, d.coldStartBudget),
   };
-  if (ik.stopPosition > ik.acceptPosition) c.issue('ik.stop_position_m', ik.stopPosition, `must be ≤ ik.accept_position_m (${ik.acceptPosition})`);
-  if (ik.stopRotation > ik.acceptRotation) c.issue('ik.stop_rotation_rad', ik.stopRotation, `must be ≤ ik.accept_rotation_deg in radians (${ik.acceptRotation})`);
+  if (ik.stopPosition > ik.acceptPosition)
+    c.issue('ik.stop_position_m', ik.stopPosition, `must be ≤ ik.accept_position_m (${ik.acceptPosition})`);
+  if (ik.stopRotation > ik.acceptRotation)
+    c.issue(
+      'ik.stop_rotation_rad',
+      ik.stopRotation,
+      `must be ≤ ik.accept_rotation_deg in radians (${ik.acceptRotation})`,
+    );
   return ik;
 }
 
@@ -223,7 +300,11 @@ function readTcpSpeed(c: Checker, raw: Obj): TcpSpeedLimits {
 function readSettle(c: Checker, raw: Obj): SettleCriteria {
   const s = c.section(raw, 'settle', '', false) ?? {};
   const d = DEFAULT_SETTLE;
-  c.knownKeys(s, ['position_tol_rad', 'velocity_tol_rad_s', 'samples', 'min_window_s', 'span_rad', 'timeout_s'], 'settle.');
+  c.knownKeys(
+    s,
+    ['position_tol_rad', 'velocity_tol_rad_s', 'samples', 'min_window_s', 'span_rad', 'timeout_s'],
+    'settle.',
+  );
   return {
     positionTolerance: c.number(s, 'position_tol_rad', 'settle.position_tol_rad', { gt: 0 }, d.positionTolerance),
     velocityTolerance: c.number(s, 'velocity_tol_rad_s', 'settle.velocity_tol_rad_s', { gt: 0 }, d.velocityTolerance),
@@ -245,7 +326,8 @@ function readHome(c: Checker, raw: Obj, joints: JointDescription[]): number[] {
   }
   return joints.map((j, i) => {
     const q = c.checkNumber(v[i], `home[${i}]`, {}, j.name);
-    if (q < j.limits.lower || q > j.limits.upper) c.issue(`home[${i}]`, q, `must be within the joint limits [${j.limits.lower}, ${j.limits.upper}]`, j.name);
+    if (q < j.limits.lower || q > j.limits.upper)
+      c.issue(`home[${i}]`, q, `must be within the joint limits [${j.limits.lower}, ${j.limits.upper}]`, j.name);
     return q;
   });
 }
@@ -278,13 +360,22 @@ function readCapsules(c: Checker, raw: Obj, links: Set<string>): CapsuleSpec[] {
     c.knownKeys(item, ['link', 'radius', 'a', 'b'], `${q}.`);
     const link = c.string(item, 'link', `${q}.link`);
     if (link && !links.has(link)) c.issue(`${q}.link`, link, `names no link of the chain (${[...links].join(', ')})`);
-    return [{ link, radius: c.number(item, 'radius', `${q}.radius`, { gt: 0 }), a: c.triple(item, 'a', `${q}.a`), b: c.triple(item, 'b', `${q}.b`) }];
+    return [
+      {
+        link,
+        radius: c.number(item, 'radius', `${q}.radius`, { gt: 0 }),
+        a: c.triple(item, 'a', `${q}.a`),
+        b: c.triple(item, 'b', `${q}.b`),
+      },
+    ];
   });
 }
 
 function readIgnorePairs(c: Checker, raw: Obj, links: Set<string>): [string, string][] {
   const list = raw.self_collision_ignore ?? [];
-  const ok = Array.isArray(list) && list.every((p) => Array.isArray(p) && p.length === 2 && p.every((l) => typeof l === 'string' && links.has(l)));
+  const ok =
+    Array.isArray(list) &&
+    list.every((p) => Array.isArray(p) && p.length === 2 && p.every((l) => typeof l === 'string' && links.has(l)));
   if (!ok) {
     c.issue('self_collision_ignore', list, 'must be a list of [link, link] pairs naming links of the chain');
     return [];
@@ -297,7 +388,8 @@ export function readBox(c: Checker, raw: Obj, key: string): Box | undefined {
   if (!s) return undefined;
   c.knownKeys(s, ['min', 'max'], `${key}.`);
   const box: Box = { min: c.triple(s, 'min', `${key}.min`), max: c.triple(s, 'max', `${key}.max`) };
-  if (![0, 1, 2].every((i) => box.min[i] < box.max[i])) c.issue(`${key}.max`, box.max, `must exceed ${key}.min on every axis`);
+  if (![0, 1, 2].every((i) => box.min[i] < box.max[i]))
+    c.issue(`${key}.max`, box.max, `must exceed ${key}.min on every axis`);
   return box;
 }
 

@@ -12,14 +12,23 @@ export const SINGLE_ARM = 'arm';
 
 /** A single robot as a one-arm setup in its own base frame, with its own workspace and table. */
 export function singleArmSetup(robot: RobotDescription): SetupDescription {
-  return { name: robot.name, arms: [{ name: SINGLE_ARM, robot, base: identity() }], minClearance: 0, workspace: robot.workspace, table: robot.table };
+  return {
+    name: robot.name,
+    arms: [{ name: SINGLE_ARM, robot, base: identity() }],
+    minClearance: 0,
+    workspace: robot.workspace,
+    table: robot.table,
+  };
 }
 
 export function isSetupConfig(raw: unknown): boolean {
   return isRecord(raw) && 'arms' in raw;
 }
 
-export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Validated<RobotDescription>): Validated<SetupDescription> {
+export function parseSetupConfig(
+  raw: unknown,
+  loadRobot: (name: string) => Validated<RobotDescription>,
+): Validated<SetupDescription> {
   const name = isRecord(raw) && typeof raw.name === 'string' ? raw.name : '?';
   const c = new Checker(name);
   if (!isRecord(raw)) {
@@ -45,11 +54,20 @@ export function parseSetupConfig(raw: unknown, loadRobot: (name: string) => Vali
     const robotName = c.string(item, 'robot', `${q}.robot`);
     const baseSec = c.section(item, 'base', `${q}.`, true) ?? {};
     c.knownKeys(baseSec, ['xyz', 'rpy'], `${q}.base.`);
-    const base = fromXyzRpy(c.triple(baseSec, 'xyz', `${q}.base.xyz`), c.triple(baseSec, 'rpy', `${q}.base.rpy`, [0, 0, 0]));
+    const base = fromXyzRpy(
+      c.triple(baseSec, 'xyz', `${q}.base.xyz`),
+      c.triple(baseSec, 'rpy', `${q}.base.rpy`, [0, 0, 0]),
+    );
     if (!robotName) return;
     const r = loadRobot(robotName);
     if (!r.ok) {
-      for (const issue of r.issues) c.issues.push({ path: descriptionPath(c.robot, `${q}.robot`), rule: 'must name a valid robot config', value: robotName, hint: formatIssue(issue) });
+      for (const issue of r.issues)
+        c.issues.push({
+          path: descriptionPath(c.robot, `${q}.robot`),
+          rule: 'must name a valid robot config',
+          value: robotName,
+          hint: formatIssue(issue),
+        });
       return;
     }
     arms.push({ name: arm, robot: r.value, base });

@@ -18,7 +18,7 @@ export interface UrdfChain extends KinematicChainSpec {
   limits: Map<string, UrdfLimits>;
 }
 
-export type UrdfResult = { ok: true; chain: UrdfChain } | { ok: false, errors: string[] };
+export type UrdfResult = { ok: true; chain: UrdfChain } | { ok: false; errors: string[] };
 
 interface RawJoint {
   name: string;
@@ -71,7 +71,16 @@ function readJoint(el: XmlElement, errors: string[]): RawJoint | undefined {
     }
     limits[key] = n;
   }
-  return { name, type, parent, child: childLink, origin: fromXyzRpy(xyz, rpy), axis: axis as Triple, limits, line: el.line };
+  return {
+    name,
+    type,
+    parent,
+    child: childLink,
+    origin: fromXyzRpy(xyz, rpy),
+    axis: axis as Triple,
+    limits,
+    line: el.line,
+  };
 }
 
 export function importUrdf(xml: string, options: { baseLink?: string; tipLink?: string } = {}): UrdfResult {
@@ -89,25 +98,33 @@ export function importUrdf(xml: string, options: { baseLink?: string; tipLink?: 
   }
   const byChild = new Map<string, RawJoint>();
   for (const j of joints) {
-    for (const l of [j.parent, j.child]) if (!linkNames.has(l)) errors.push(`joint "${j.name}" (line ${j.line}): link "${l}" is not defined`);
-    if (byChild.has(j.child)) errors.push(`link "${j.child}" has two parent joints ("${byChild.get(j.child)!.name}", "${j.name}")`);
+    for (const l of [j.parent, j.child])
+      if (!linkNames.has(l)) errors.push(`joint "${j.name}" (line ${j.line}): link "${l}" is not defined`);
+    if (byChild.has(j.child))
+      errors.push(`link "${j.child}" has two parent joints ("${byChild.get(j.child)!.name}", "${j.name}")`);
     byChild.set(j.child, j);
   }
   if (errors.length) return { ok: false, errors };
 
   const roots = [...linkNames].filter((l) => !byChild.has(l));
   const baseLink = options.baseLink ?? (roots.length === 1 ? roots[0] : undefined);
-  if (!baseLink) return { ok: false, errors: [`URDF has ${roots.length} root links (${roots.join(', ')}): name base_link`] };
+  if (!baseLink)
+    return { ok: false, errors: [`URDF has ${roots.length} root links (${roots.join(', ')}): name base_link`] };
   if (!linkNames.has(baseLink)) return { ok: false, errors: [`base_link "${baseLink}" is not a link of the URDF`] };
   const parents = new Set(joints.map((j) => j.parent));
   let tipLink = options.tipLink;
   if (!tipLink) {
     const leaves = [...linkNames].filter((l) => !parents.has(l) && isBelow(l, baseLink, byChild));
-    if (leaves.length !== 1) return { ok: false, errors: [`URDF has ${leaves.length} tip links below "${baseLink}" (${leaves.join(', ')}): name tip_link`] };
+    if (leaves.length !== 1)
+      return {
+        ok: false,
+        errors: [`URDF has ${leaves.length} tip links below "${baseLink}" (${leaves.join(', ')}): name tip_link`],
+      };
     tipLink = leaves[0];
   }
   if (!linkNames.has(tipLink)) return { ok: false, errors: [`tip_link "${tipLink}" is not a link of the URDF`] };
-  if (!isBelow(tipLink, baseLink, byChild)) return { ok: false, errors: [`tip_link "${tipLink}" is not below base_link "${baseLink}"`] };
+  if (!isBelow(tipLink, baseLink, byChild))
+    return { ok: false, errors: [`tip_link "${tipLink}" is not below base_link "${baseLink}"`] };
 
   // Path base → tip.
   const path: RawJoint[] = [];
@@ -118,7 +135,13 @@ export function importUrdf(xml: string, options: { baseLink?: string; tipLink?: 
   const limits = new Map<string, UrdfLimits>();
   let pending = identity();
   for (const j of path) {
-    if (!SUPPORTED.has(j.type)) return { ok: false, errors: [`joint "${j.name}" (line ${j.line}): type "${j.type}" is not supported (revolute, continuous, prismatic, fixed)`] };
+    if (!SUPPORTED.has(j.type))
+      return {
+        ok: false,
+        errors: [
+          `joint "${j.name}" (line ${j.line}): type "${j.type}" is not supported (revolute, continuous, prismatic, fixed)`,
+        ],
+      };
     if (j.type === 'fixed') {
       pending = compose(new Float64Array(12), pending, j.origin);
       links.push({ name: j.child, frame: chainJoints.length, offset: pending });
@@ -151,7 +174,10 @@ export function importUrdf(xml: string, options: { baseLink?: string; tipLink?: 
       added = true;
     }
   }
-  return { ok: true, chain: { robotName: root.attributes.name ?? '', baseLink, joints: chainJoints, links, flange: pending, limits } };
+  return {
+    ok: true,
+    chain: { robotName: root.attributes.name ?? '', baseLink, joints: chainJoints, links, flange: pending, limits },
+  };
 }
 
 function isBelow(link: string, ancestor: string, byChild: Map<string, RawJoint>): boolean {

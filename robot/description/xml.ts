@@ -56,7 +56,8 @@ export function parseXml(text: string): XmlResult {
       if (!m || close < 0) return fail(pos, 'malformed closing tag');
       const open = stack.pop();
       if (!open) return fail(pos, `closing tag </${m[0]}> without an open element`);
-      if (open.name !== m[0]) return fail(pos, `closing tag </${m[0]}> does not match <${open.name}> (line ${open.line})`);
+      if (open.name !== m[0])
+        return fail(pos, `closing tag </${m[0]}> does not match <${open.name}> (line ${open.line})`);
       pos = close + 1;
       continue;
     }
@@ -82,7 +83,11 @@ export function parseXml(text: string): XmlResult {
     else root = element;
     if (!selfClosing) stack.push(element);
   }
-  if (stack.length > 0) return fail(text.length, `element <${stack[stack.length - 1].name}> (line ${stack[stack.length - 1].line}) is never closed`);
+  if (stack.length > 0)
+    return fail(
+      text.length,
+      `element <${stack[stack.length - 1].name}> (line ${stack[stack.length - 1].line}) is never closed`,
+    );
   if (!root) return { ok: false, error: 'XML: no root element' };
   return { ok: true, root };
 }

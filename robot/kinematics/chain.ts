@@ -1,6 +1,14 @@
 // A robot description compiled for fast kinematics: every joint moves about (or along) its own
 // z axis, all constant transforms are pre-multiplied, and everything lives in flat typed arrays.
-import { compose, fromAxisAngle, identity, invert, rotationX, transformPoint, type Transform } from '../math/transform.js';
+import {
+  compose,
+  fromAxisAngle,
+  identity,
+  invert,
+  rotationX,
+  transformPoint,
+  type Transform,
+} from '../math/transform.js';
 import type { Vec3, Vec3Like } from '../math/vec3.js';
 import type { JointDescription, LinkFrame } from '../description/types.js';
 
@@ -65,7 +73,13 @@ export class KinematicChain {
     this.fixed.set(last, n * 12);
     this.reach = chainReach(this);
     this.linkFrames = new Map(
-      input.links.map((l) => [l.name, { frame: l.frame, offset: l.frame === 0 ? l.offset : compose(new Float64Array(12), alignInv[l.frame - 1], l.offset) }]),
+      input.links.map((l) => [
+        l.name,
+        {
+          frame: l.frame,
+          offset: l.frame === 0 ? l.offset : compose(new Float64Array(12), alignInv[l.frame - 1], l.offset),
+        },
+      ]),
     );
   }
 
@@ -84,14 +98,16 @@ export class KinematicChain {
   /** Midpoint of each joint's range (0 for continuous joints). */
   midRange(out: Float64Array = new Float64Array(this.dof)): Float64Array {
     for (let i = 0; i < this.dof; i++) {
-      const lo = this.lower[i], hi = this.upper[i];
+      const lo = this.lower[i],
+        hi = this.upper[i];
       out[i] = Number.isFinite(lo) && Number.isFinite(hi) ? 0.5 * (lo + hi) : 0;
     }
     return out;
   }
 
   withinLimits(q: ArrayLike<number>, slack = 0): boolean {
-    for (let i = 0; i < this.dof; i++) if (!(q[i] >= this.lower[i] - slack && q[i] <= this.upper[i] + slack)) return false;
+    for (let i = 0; i < this.dof; i++)
+      if (!(q[i] >= this.lower[i] - slack && q[i] <= this.upper[i] + slack)) return false;
     return true;
   }
 }

@@ -39,12 +39,32 @@ export function choleskySolve(a: Float64Array, b: Float64Array, k: number): bool
  */
 export function choleskySolve6(a: Float64Array, b: Float64Array): boolean {
   const a00 = a[0];
-  const a10 = a[6], a11 = a[7];
-  const a20 = a[12], a21 = a[13], a22 = a[14];
-  const a30 = a[18], a31 = a[19], a32 = a[20], a33 = a[21];
-  const a40 = a[24], a41 = a[25], a42 = a[26], a43 = a[27], a44 = a[28];
-  const a50 = a[30], a51 = a[31], a52 = a[32], a53 = a[33], a54 = a[34], a55 = a[35];
-  const b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3], b4 = b[4], b5 = b[5];
+  const a10 = a[6],
+    a11 = a[7];
+  const a20 = a[12],
+    a21 = a[13],
+    a22 = a[14];
+  const a30 = a[18],
+    a31 = a[19],
+    a32 = a[20],
+    a33 = a[21];
+  const a40 = a[24],
+    a41 = a[25],
+    a42 = a[26],
+    a43 = a[27],
+    a44 = a[28];
+  const a50 = a[30],
+    a51 = a[31],
+    a52 = a[32],
+    a53 = a[33],
+    a54 = a[34],
+    a55 = a[35];
+  const b0 = b[0],
+    b1 = b[1],
+    b2 = b[2],
+    b3 = b[3],
+    b4 = b[4],
+    b5 = b[5];
   // Column j of L: l_jj = √(a_jj − Σ l_jp²), l_ij = (a_ij − Σ l_ip·l_jp)·(1/l_jj), p < j.
   if (!(a00 > 0)) return false;
   const l00 = Math.sqrt(a00);
@@ -96,6 +116,11 @@ export function choleskySolve6(a: Float64Array, b: Float64Array): boolean {
   const x2 = (y2 - l32 * x3 - l42 * x4 - l52 * x5) / l22;
   const x1 = (y1 - l21 * x2 - l31 * x3 - l41 * x4 - l51 * x5) / l11;
   const x0 = (y0 - l10 * x1 - l20 * x2 - l30 * x3 - l40 * x4 - l50 * x5) / l00;
-  b[0] = x0; b[1] = x1; b[2] = x2; b[3] = x3; b[4] = x4; b[5] = x5;
+  b[0] = x0;
+  b[1] = x1;
+  b[2] = x2;
+  b[3] = x3;
+  b[4] = x4;
+  b[5] = x5;
   return true;
 }

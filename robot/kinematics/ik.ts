@@ -96,13 +96,21 @@ export class IkSolver {
     const n = this.n;
     const chain = this.chain;
     const tol = this.tolerances;
-    if (target.length < 12 || !allFinite(target, 12)) return this.refuse('invalid-input', 'target pose has a non-finite entry', seed);
-    if (seed.length !== n || !allFinite(seed, n)) return this.refuse('invalid-input', `seed must be ${n} finite joint values`, seed);
+    if (target.length < 12 || !allFinite(target, 12))
+      return this.refuse('invalid-input', 'target pose has a non-finite entry', seed);
+    if (seed.length !== n || !allFinite(seed, n))
+      return this.refuse('invalid-input', `seed must be ${n} finite joint values`, seed);
     const f = chain.fixed;
-    const dx = target[3] - f[3], dy = target[7] - f[7], dz = target[11] - f[11];
+    const dx = target[3] - f[3],
+      dy = target[7] - f[7],
+      dz = target[11] - f[11];
     const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
     if (dist > chain.reach + tol.acceptPosition) {
-      return this.refuse('out-of-reach', `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`, seed);
+      return this.refuse(
+        'out-of-reach',
+        `target is ${dist.toFixed(4)} m from the first joint, reach is ${chain.reach.toFixed(4)} m`,
+        seed,
+      );
     }
     this.target = target;
     // Sequential IK seeds each solve with the previous answer, whose FK is still in frames and tcp.
@@ -120,7 +128,7 @@ export class IkSolver {
     let bestRot = Infinity;
     let accepted = false;
     const deadline = coldStart ? coldStart.clock() + (coldStart.budget ?? tol.coldStartBudget) : 0;
-    const maxAttempts = coldStart ? coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER : 1;
+    const maxAttempts = coldStart ? (coldStart.maxAttempts ?? Number.MAX_SAFE_INTEGER) : 1;
     for (;;) {
       attempts++;
       iterations += this.descend(reuse);
@@ -150,7 +158,8 @@ export class IkSolver {
   private refuse(code: IkCode, message: string, seed: ArrayLike<number>): IkResult {
     const chain = this.chain;
     const q = chain.midRange();
-    for (let i = 0; i < this.n; i++) if (Number.isFinite(seed[i])) q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
+    for (let i = 0; i < this.n; i++)
+      if (Number.isFinite(seed[i])) q[i] = clamp(seed[i], chain.lower[i], chain.upper[i]);
     return { code, q, positionError: Infinity, rotationError: Infinity, iterations: 0, attempts: 0, message };
   }
 
@@ -192,7 +201,8 @@ export class IkSolver {
       let largest = 0;
       for (let i = 0; i < n; i++) largest = Math.max(largest, Math.abs(this.dq[i]));
       const scale = largest > maxStep ? maxStep / largest : 1;
-      for (let i = 0; i < n; i++) this.trialQ[i] = clamp(this.q[i] + scale * this.dq[i], chain.lower[i], chain.upper[i]);
+      for (let i = 0; i < n; i++)
+        this.trialQ[i] = clamp(this.q[i] + scale * this.dq[i], chain.lower[i], chain.upper[i]);
       this.evaluate(this.trialQ, this.trialFrames, this.trialTcp, this.trialE);
       const trialEnergy = this.weightedEnergy(this.trialE);
       if (trialEnergy < this.energy) {
@@ -233,27 +243,88 @@ export class IkSolver {
       // Δq = Jᵀ(JJᵀ + λI)⁻¹e: a 6×6 system whatever the joint count. JJᵀ (lower triangle) as the
       // sum of the columns' outer products in locals: the same sums as row-by-row dot products
       // (same order), at a third of the cost.
-      let a00 = 0, a10 = 0, a11 = 0, a20 = 0, a21 = 0, a22 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0, a40 = 0;
-      let a41 = 0, a42 = 0, a43 = 0, a44 = 0, a50 = 0, a51 = 0, a52 = 0, a53 = 0, a54 = 0, a55 = 0;
+      let a00 = 0,
+        a10 = 0,
+        a11 = 0,
+        a20 = 0,
+        a21 = 0,
+        a22 = 0,
+        a30 = 0,
+        a31 = 0,
+        a32 = 0,
+        a33 = 0,
+        a40 = 0;
+      let a41 = 0,
+        a42 = 0,
+        a43 = 0,
+        a44 = 0,
+        a50 = 0,
+        a51 = 0,
+        a52 = 0,
+        a53 = 0,
+        a54 = 0,
+        a55 = 0;
       for (let i = 0; i < n; i++) {
-        const j0 = J[i], j1 = J[n + i], j2 = J[2 * n + i], j3 = J[3 * n + i], j4 = J[4 * n + i], j5 = J[5 * n + i];
+        const j0 = J[i],
+          j1 = J[n + i],
+          j2 = J[2 * n + i],
+          j3 = J[3 * n + i],
+          j4 = J[4 * n + i],
+          j5 = J[5 * n + i];
         a00 += j0 * j0;
-        a10 += j1 * j0; a11 += j1 * j1;
-        a20 += j2 * j0; a21 += j2 * j1; a22 += j2 * j2;
-        a30 += j3 * j0; a31 += j3 * j1; a32 += j3 * j2; a33 += j3 * j3;
-        a40 += j4 * j0; a41 += j4 * j1; a42 += j4 * j2; a43 += j4 * j3; a44 += j4 * j4;
-        a50 += j5 * j0; a51 += j5 * j1; a52 += j5 * j2; a53 += j5 * j3; a54 += j5 * j4; a55 += j5 * j5;
+        a10 += j1 * j0;
+        a11 += j1 * j1;
+        a20 += j2 * j0;
+        a21 += j2 * j1;
+        a22 += j2 * j2;
+        a30 += j3 * j0;
+        a31 += j3 * j1;
+        a32 += j3 * j2;
+        a33 += j3 * j3;
+        a40 += j4 * j0;
+        a41 += j4 * j1;
+        a42 += j4 * j2;
+        a43 += j4 * j3;
+        a44 += j4 * j4;
+        a50 += j5 * j0;
+        a51 += j5 * j1;
+        a52 += j5 * j2;
+        a53 += j5 * j3;
+        a54 += j5 * j4;
+        a55 += j5 * j5;
       }
       a[0] = a00 + lambda;
-      a[6] = a10; a[7] = a11 + lambda;
-      a[12] = a20; a[13] = a21; a[14] = a22 + lambda;
-      a[18] = a30; a[19] = a31; a[20] = a32; a[21] = a33 + lambda;
-      a[24] = a40; a[25] = a41; a[26] = a42; a[27] = a43; a[28] = a44 + lambda;
-      a[30] = a50; a[31] = a51; a[32] = a52; a[33] = a53; a[34] = a54; a[35] = a55 + lambda;
+      a[6] = a10;
+      a[7] = a11 + lambda;
+      a[12] = a20;
+      a[13] = a21;
+      a[14] = a22 + lambda;
+      a[18] = a30;
+      a[19] = a31;
+      a[20] = a32;
+      a[21] = a33 + lambda;
+      a[24] = a40;
+      a[25] = a41;
+      a[26] = a42;
+      a[27] = a43;
+      a[28] = a44 + lambda;
+      a[30] = a50;
+      a[31] = a51;
+      a[32] = a52;
+      a[33] = a53;
+      a[34] = a54;
+      a[35] = a55 + lambda;
       for (let r = 0; r < 6; r++) rhs[r] = r < 3 ? e[r] : L * e[r];
       if (!choleskySolve6(a, rhs)) return false;
-      const y0 = rhs[0], y1 = rhs[1], y2 = rhs[2], y3 = rhs[3], y4 = rhs[4], y5 = rhs[5];
-      for (let i = 0; i < n; i++) this.dq[i] = 0 + J[i] * y0 + J[n + i] * y1 + J[2 * n + i] * y2 + J[3 * n + i] * y3 + J[4 * n + i] * y4 + J[5 * n + i] * y5;
+      const y0 = rhs[0],
+        y1 = rhs[1],
+        y2 = rhs[2],
+        y3 = rhs[3],
+        y4 = rhs[4],
+        y5 = rhs[5];
+      for (let i = 0; i < n; i++)
+        this.dq[i] =
+          0 + J[i] * y0 + J[n + i] * y1 + J[2 * n + i] * y2 + J[3 * n + i] * y3 + J[4 * n + i] * y4 + J[5 * n + i] * y5;
       return true;
     }
     // n < 6: (JᵀJ + λI)Δq = Jᵀe.
@@ -284,10 +355,18 @@ export class IkSolver {
   }
 
   private accept(energy: number): void {
-    let t: Float64Array = this.q; this.q = this.trialQ; this.trialQ = t;
-    t = this.frames; this.frames = this.trialFrames; this.trialFrames = t;
-    t = this.tcp; this.tcp = this.trialTcp; this.trialTcp = t;
-    t = this.e; this.e = this.trialE; this.trialE = t;
+    let t: Float64Array = this.q;
+    this.q = this.trialQ;
+    this.trialQ = t;
+    t = this.frames;
+    this.frames = this.trialFrames;
+    this.trialFrames = t;
+    t = this.tcp;
+    this.tcp = this.trialTcp;
+    this.trialTcp = t;
+    t = this.e;
+    this.e = this.trialE;
+    this.trialE = t;
     this.energy = energy;
     this.measure();
   }
@@ -304,7 +383,8 @@ export class IkSolver {
     const c = this.chain;
     this.fkOfQ = false;
     for (let i = 0; i < this.n; i++) {
-      let lo = c.lower[i], hi = c.upper[i];
+      let lo = c.lower[i],
+        hi = c.upper[i];
       if (!c.prismatic[i] && !(hi - lo <= 2 * Math.PI)) {
         const centre = clamp(0, lo + Math.PI, hi - Math.PI);
         lo = centre - Math.PI;

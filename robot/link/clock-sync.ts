@@ -38,7 +38,8 @@ export class ClockSync {
 
   /** Adds a controller timestamp `tc` received at daemon time `td`. */
   addOneWay(tc: number, td: number): void {
-    if (Number.isFinite(tc) && Number.isFinite(td)) push(this.oneWays, { at: td, offset: tc - td, delay: 0 }, this.window);
+    if (Number.isFinite(tc) && Number.isFinite(td))
+      push(this.oneWays, { at: td, offset: tc - td, delay: 0 }, this.window);
   }
 
   /** The current estimate at daemon time `now`, or null before any usable sample. */

@@ -4,7 +4,13 @@
 // and falls back when the broker refuses the protocol version (aedes answers CONNACK code 1).
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { DELIVERY, daemonTopics, mqtt5Properties, robotTopic } from './protocol.js';
-import { parsePayload, type ControllerLink, type ControllerLinkHandlers, type ControllerReceives, type ControllerSends } from './controller-link.js';
+import {
+  parsePayload,
+  type ControllerLink,
+  type ControllerLinkHandlers,
+  type ControllerReceives,
+  type ControllerSends,
+} from './controller-link.js';
 import type { MessageBySuffix } from './protocol-validate.js';
 
 export type MqttVersion = 'auto' | '3.1.1' | '5';
@@ -55,7 +61,11 @@ export class ControllerMqtt implements ControllerLink {
     const { qos, retain } = DELIVERY[type];
     const id = type === 'events' ? (payload as MessageBySuffix['events']).id : null;
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    c.publish(robotTopic(this.opts.base, this.opts.robot, type), body, { qos, retain, ...(this.v5 ? { properties: mqtt5Properties(id) } : {}) });
+    c.publish(robotTopic(this.opts.base, this.opts.robot, type), body, {
+      qos,
+      retain,
+      ...(this.v5 ? { properties: mqtt5Properties(id) } : {}),
+    });
   }
 
   drop(): void {
@@ -71,7 +81,10 @@ export class ControllerMqtt implements ControllerLink {
     const c = this.client;
     this.client = null;
     if (!c) return;
-    if (c.connected) await c.publishAsync(robotTopic(this.opts.base, this.opts.robot, 'availability'), 'offline', DELIVERY.availability).catch(() => undefined);
+    if (c.connected)
+      await c
+        .publishAsync(robotTopic(this.opts.base, this.opts.robot, 'availability'), 'offline', DELIVERY.availability)
+        .catch(() => undefined);
     await c.endAsync();
   }
 
@@ -83,7 +96,12 @@ export class ControllerMqtt implements ControllerLink {
       clean: true,
       reconnectPeriod: (this.opts.reconnect ?? 1) * 1000,
       connectTimeout: 5000,
-      will: { topic: robotTopic(this.opts.base, this.opts.robot, 'availability'), payload: Buffer.from('offline'), qos: 1, retain: true },
+      will: {
+        topic: robotTopic(this.opts.base, this.opts.robot, 'availability'),
+        payload: Buffer.from('offline'),
+        qos: 1,
+        retain: true,
+      },
     };
     const c = mqtt.connect(this.opts.url, options);
     this.client = c;
@@ -92,7 +110,8 @@ export class ControllerMqtt implements ControllerLink {
       everUp = true;
       this.v5 = version === 5;
       const subs: Record<string, { qos: 0 | 1 }> = {};
-      for (const [topic, type] of this.inbound) subs[topic] = { qos: type === 'heartbeat' ? DELIVERY.heartbeat.qos : 1 };
+      for (const [topic, type] of this.inbound)
+        subs[topic] = { qos: type === 'heartbeat' ? DELIVERY.heartbeat.qos : 1 };
       c.subscribe(subs, (err) => {
         if (err) this.on.down(`subscribe failed: ${err.message}`);
         else this.on.up();
@@ -105,7 +124,13 @@ export class ControllerMqtt implements ControllerLink {
       this.on.message(type, type === 'daemon_availability' ? text : parsePayload(text));
     });
     c.on('error', (err: Error & { code?: number | string }) => {
-      if (!everUp && version === 5 && this.opts.version === 'auto' && typeof err.code === 'number' && WRONG_VERSION.has(err.code)) {
+      if (
+        !everUp &&
+        version === 5 &&
+        this.opts.version === 'auto' &&
+        typeof err.code === 'number' &&
+        WRONG_VERSION.has(err.code)
+      ) {
         this.tryV5 = false;
         c.end(true);
         if (this.client === c) this.open();

@@ -5,7 +5,14 @@ import { ClockSync, type ClockEstimate } from './clock-sync.js';
 import type { Availability, DescriptionMsg, EventMsg, StateMsg } from './protocol.js';
 import { compareDescription, compareState, type ExpectedArms } from './protocol-validate.js';
 
-export type LinkProblemCode = 'offline' | 'no_description' | 'description_mismatch' | 'no_state' | 'stale_state' | 'controller_fault' | 'link_down';
+export type LinkProblemCode =
+  | 'offline'
+  | 'no_description'
+  | 'description_mismatch'
+  | 'no_state'
+  | 'stale_state'
+  | 'controller_fault'
+  | 'link_down';
 
 export interface LinkProblem {
   code: LinkProblemCode;
@@ -17,7 +24,11 @@ export interface SessionListener {
   state(s: StateMsg, now: number): void;
   event(e: EventMsg, now: number): void;
   /** The controller went away or restarted: whatever it was doing is no longer known. */
-  lost(code: 'offline' | 'controller_restarted' | 'link_down' | 'description_mismatch', message: string, now: number): void;
+  lost(
+    code: 'offline' | 'controller_restarted' | 'link_down' | 'description_mismatch',
+    message: string,
+    now: number,
+  ): void;
 }
 
 export class ControllerSession {
@@ -62,7 +73,8 @@ export class ControllerSession {
     }
     this.description = d;
     this.mismatch = compareDescription(d, this.expected);
-    if (restarted) this.listener?.lost('controller_restarted', `controller ${this.id} restarted (new session ${d.session})`, now);
+    if (restarted)
+      this.listener?.lost('controller_restarted', `controller ${this.id} restarted (new session ${d.session})`, now);
     else if (this.mismatch.length) this.listener?.lost('description_mismatch', this.mismatchMessage(), now);
   }
 
@@ -93,7 +105,8 @@ export class ControllerSession {
   setTransportUp(up: boolean, now: number): void {
     const was = this.transportUp;
     this.transportUp = up;
-    if (was && !up) this.listener?.lost('link_down', `lost the connection to controller ${this.id} (the daemon's link is down)`, now);
+    if (was && !up)
+      this.listener?.lost('link_down', `lost the connection to controller ${this.id} (the daemon's link is down)`, now);
   }
 
   clockEstimate(now: number): ClockEstimate | null {
@@ -118,16 +131,22 @@ export class ControllerSession {
   /** Why no command may be sent now, or null when the controller is online, matching and fresh. */
   problem(now: number): LinkProblem | null {
     if (!this.transportUp) return { code: 'link_down', message: `the daemon's link to controller ${this.id} is down` };
-    if (this.availability !== 'online') return { code: 'offline', message: `controller ${this.id} is ${this.availability ?? 'not connected'}` };
-    if (!this.description) return { code: 'no_description', message: `controller ${this.id} has not sent its description` };
+    if (this.availability !== 'online')
+      return { code: 'offline', message: `controller ${this.id} is ${this.availability ?? 'not connected'}` };
+    if (!this.description)
+      return { code: 'no_description', message: `controller ${this.id} has not sent its description` };
     if (this.mismatch.length) return { code: 'description_mismatch', message: this.mismatchMessage() };
     if (!this.latest) return { code: 'no_state', message: `controller ${this.id} has not sent a state yet` };
     const age = this.stateAge(now);
     if (age > this.staleAfter) {
-      return { code: 'stale_state', message: `the newest state of controller ${this.id} is ${Math.round(age * 1000)} ms old (limit ${Math.round(this.staleAfter * 1000)} ms)` };
+      return {
+        code: 'stale_state',
+        message: `the newest state of controller ${this.id} is ${Math.round(age * 1000)} ms old (limit ${Math.round(this.staleAfter * 1000)} ms)`,
+      };
     }
     // Robot-wide faults (no_heartbeat: it has not heard the daemon yet) make it refuse commands.
-    if (this.latest.faults.length) return { code: 'controller_fault', message: `controller ${this.id} reports ${this.latest.faults.join(', ')}` };
+    if (this.latest.faults.length)
+      return { code: 'controller_fault', message: `controller ${this.id} reports ${this.latest.faults.join(', ')}` };
     return null;
   }
 

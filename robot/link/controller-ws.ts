@@ -2,7 +2,13 @@
 // header). Frames are envelopes (ws-envelope.ts); a closing socket is either side's last will.
 import WebSocket from 'ws';
 import { encodeEnvelope, SENDS } from './ws-envelope.js';
-import { parsePayload, type ControllerLink, type ControllerLinkHandlers, type ControllerReceives, type ControllerSends } from './controller-link.js';
+import {
+  parsePayload,
+  type ControllerLink,
+  type ControllerLinkHandlers,
+  type ControllerReceives,
+  type ControllerSends,
+} from './controller-link.js';
 import type { MessageBySuffix } from './protocol-validate.js';
 
 export interface ControllerWsOptions {
@@ -69,7 +75,9 @@ export class ControllerWs implements ControllerLink {
       const env = parsePayload(data.toString()) as { type?: unknown; payload?: unknown } | null;
       if (SENDS.daemon.includes(env?.type as never)) this.on.message(env!.type as ControllerReceives, env!.payload);
     });
-    ws.on('unexpected-response', (_req, res) => this.on.down(`the daemon refused the WebSocket: HTTP ${res.statusCode}`));
+    ws.on('unexpected-response', (_req, res) =>
+      this.on.down(`the daemon refused the WebSocket: HTTP ${res.statusCode}`),
+    );
     ws.on('error', (err) => this.on.down(err.message));
     ws.on('close', () => {
       if (this.ws !== ws) return;
@@ -78,10 +86,13 @@ export class ControllerWs implements ControllerLink {
       this.on.message('daemon_availability', 'offline');
       this.on.down('connection closed');
       if (this.stopped) return;
-      this.retry = setTimeout(() => {
-        this.retry = null;
-        this.open();
-      }, (this.opts.reconnect ?? 1) * 1000);
+      this.retry = setTimeout(
+        () => {
+          this.retry = null;
+          this.open();
+        },
+        (this.opts.reconnect ?? 1) * 1000,
+      );
     });
   }
 

@@ -27,7 +27,8 @@ export interface TrackingError {
 }
 
 export function trackingError(ref: SentReference, tau: number, measured: ArrayLike<number>): TrackingError {
-  let error = 0, joint = 0;
+  let error = 0,
+    joint = 0;
   for (let j = 0; j < ref.joints; j++) {
     const e = Math.abs(measured[j]! - referenceAt(ref, tau, j));
     if (e > error) {
@@ -61,7 +62,9 @@ export class SettleDetector {
   /** Adds one measured sample (times increasing); returns true once settled. */
   push(t: number, q: readonly number[], dq: readonly number[]): boolean {
     const c = this.criteria;
-    const good = q.every((x, j) => Math.abs(x - this.goal[j]!) <= c.positionTolerance) && dq.every((v) => Math.abs(v) <= c.velocityTolerance);
+    const good =
+      q.every((x, j) => Math.abs(x - this.goal[j]!) <= c.positionTolerance) &&
+      dq.every((v) => Math.abs(v) <= c.velocityTolerance);
     if (!good) {
       this.window = [];
       return false;
@@ -71,7 +74,8 @@ export class SettleDetector {
     while (w.length > c.samples && w[1]!.t <= t - c.minWindow) w.shift();
     if (w.length < c.samples || t - w[0]!.t < c.minWindow) return false;
     for (let j = 0; j < q.length; j++) {
-      let lo = Infinity, hi = -Infinity;
+      let lo = Infinity,
+        hi = -Infinity;
       for (const s of w) {
         lo = Math.min(lo, s.q[j]!);
         hi = Math.max(hi, s.q[j]!);

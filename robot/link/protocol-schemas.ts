@@ -8,7 +8,13 @@ export const MAX_POINTS = 100_000;
 
 const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };
 const time: Schema = { type: 'number', description: 'Seconds on the named clock' };
-const id: Schema = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII without spaces' };
+const id: Schema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[\\x21-\\x7e]+$',
+  description: 'Printable ASCII without spaces',
+};
 const name: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' };
 const code: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_]*$' };
 const seq: Schema = { type: 'integer', minimum: 0 };
@@ -31,7 +37,10 @@ export const descriptionSchema: Schema = message({
   robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
   session: id,
   time,
-  controller: message({ name: { type: 'string', minLength: 1, maxLength: 128 }, version: { type: 'string', minLength: 1, maxLength: 64 } }),
+  controller: message({
+    name: { type: 'string', minLength: 1, maxLength: 128 },
+    version: { type: 'string', minLength: 1, maxLength: 64 },
+  }),
   arms: {
     type: 'array',
     minItems: 1,
@@ -72,7 +81,10 @@ export const stateSchema: Schema = message({
   },
 });
 
-const point: Schema = message({ t: { type: 'number', minimum: 0, maximum: 86_400 }, q: vector, dq: vector, ddq: vector }, ['dq', 'ddq']);
+const point: Schema = message(
+  { t: { type: 'number', minimum: 0, maximum: 86_400 }, q: vector, dq: vector, ddq: vector },
+  ['dq', 'ddq'],
+);
 
 export const trajectorySchema: Schema = message({
   v: version,
@@ -88,7 +100,13 @@ export const trajectorySchema: Schema = message({
 export const gripperSchema: Schema = message({ v: version, id, arm: name, position: unit, time, expires_at: time });
 
 export const stopSchema: Schema = message(
-  { v: version, id, arm: { type: ['string', 'null'], minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' }, time, reason: { type: 'string', maxLength: 256 } },
+  {
+    v: version,
+    id,
+    arm: { type: ['string', 'null'], minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' },
+    time,
+    reason: { type: 'string', maxLength: 256 },
+  },
   ['reason'],
 );
 
@@ -119,7 +137,10 @@ export const heartbeatSchema: Schema = message({
 export const envelopeSchema: Schema = {
   type: 'object',
   properties: {
-    type: { type: 'string', enum: ['availability', 'description', 'state', 'events', 'trajectory', 'gripper', 'stop', 'heartbeat'] },
+    type: {
+      type: 'string',
+      enum: ['availability', 'description', 'state', 'events', 'trajectory', 'gripper', 'stop', 'heartbeat'],
+    },
     robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
     payload: {},
   },

@@ -56,12 +56,18 @@ export function validateState(v: unknown): Checked<StateMsg> {
   return checked<StateMsg>('state', checkState, v, (m) => {
     const out: Issue[] = [];
     for (const [name, a] of Object.entries(m.arms)) {
-      if (a.dq.length !== a.q.length) out.push({ path: `arms.${name}.dq`, rule: `must have as many entries as q (${a.q.length})`, value: a.dq });
+      if (a.dq.length !== a.q.length)
+        out.push({ path: `arms.${name}.dq`, rule: `must have as many entries as q (${a.q.length})`, value: a.dq });
       if ((a.mode === 'follow') !== (a.trajectory !== null)) {
-        out.push({ path: `arms.${name}.trajectory`, rule: 'must be a trajectory id exactly when mode is "follow"', value: a.trajectory });
+        out.push({
+          path: `arms.${name}.trajectory`,
+          rule: 'must be a trajectory id exactly when mode is "follow"',
+          value: a.trajectory,
+        });
       }
     }
-    if (m.hb && m.hb.rx_time > m.time) out.push({ path: 'hb.rx_time', rule: `must not be after time (${m.time})`, value: m.hb.rx_time });
+    if (m.hb && m.hb.rx_time > m.time)
+      out.push({ path: 'hb.rx_time', rule: `must not be after time (${m.time})`, value: m.hb.rx_time });
     return out;
   });
 }
@@ -73,16 +79,27 @@ export function validateTrajectory(v: unknown): Checked<TrajectoryMsg> {
     const withDq = m.points[0]!.dq !== undefined;
     const withDdq = m.points[0]!.ddq !== undefined;
     if (withDdq && !withDq) out.push({ path: 'points[0].dq', rule: 'is required when ddq is given', value: undefined });
-    if (m.points[0]!.t !== 0) out.push({ path: 'points[0].t', rule: 'must be 0 (times are relative to start_time)', value: m.points[0]!.t });
+    if (m.points[0]!.t !== 0)
+      out.push({ path: 'points[0].t', rule: 'must be 0 (times are relative to start_time)', value: m.points[0]!.t });
     m.points.forEach((p, i) => {
       const at = `points[${i}]`;
-      if (i > 0 && !(p.t > m.points[i - 1]!.t)) out.push({ path: `${at}.t`, rule: `must be greater than points[${i - 1}].t = ${m.points[i - 1]!.t}`, value: p.t });
+      if (i > 0 && !(p.t > m.points[i - 1]!.t))
+        out.push({
+          path: `${at}.t`,
+          rule: `must be greater than points[${i - 1}].t = ${m.points[i - 1]!.t}`,
+          value: p.t,
+        });
       if (p.q.length !== n) out.push({ path: `${at}.q`, rule: `must have one entry per joint (${n})`, value: p.q });
       for (const key of ['dq', 'ddq'] as const) {
         const given = p[key] !== undefined;
         if (given !== (key === 'dq' ? withDq : withDdq)) {
-          out.push({ path: `${at}.${key}`, rule: `must be given on every point or on none (points[0] ${given ? 'has none' : 'has it'})`, value: p[key] });
-        } else if (given && p[key]!.length !== n) out.push({ path: `${at}.${key}`, rule: `must have one entry per joint (${n})`, value: p[key] });
+          out.push({
+            path: `${at}.${key}`,
+            rule: `must be given on every point or on none (points[0] ${given ? 'has none' : 'has it'})`,
+            value: p[key],
+          });
+        } else if (given && p[key]!.length !== n)
+          out.push({ path: `${at}.${key}`, rule: `must have one entry per joint (${n})`, value: p[key] });
       }
     });
     return out.slice(0, 10);
@@ -103,15 +120,19 @@ export function validateEvent(v: unknown): Checked<EventMsg> {
     if (['rejected', 'aborted', 'fault'].includes(m.event) && m.reason === undefined) {
       out.push({ path: 'reason', rule: `is required for event "${m.event}"`, value: undefined });
     }
-    if (m.event !== 'fault' && m.id === null) out.push({ path: 'id', rule: `is required for event "${m.event}" (only fault may have id null)`, value: null });
-    if ((m.id === null) !== (m.command === null)) out.push({ path: 'command', rule: 'must name the command kind exactly when id is given', value: m.command });
+    if (m.event !== 'fault' && m.id === null)
+      out.push({ path: 'id', rule: `is required for event "${m.event}" (only fault may have id null)`, value: null });
+    if ((m.id === null) !== (m.command === null))
+      out.push({ path: 'command', rule: 'must name the command kind exactly when id is given', value: m.command });
     return out;
   });
 }
 
 export function validateHeartbeat(v: unknown): Checked<HeartbeatMsg> {
   return checked<HeartbeatMsg>('heartbeat', checkHeartbeat, v, (m) =>
-    m.timeout > m.period ? [] : [{ path: 'timeout', rule: `must be greater than period (${m.period})`, value: m.timeout }],
+    m.timeout > m.period
+      ? []
+      : [{ path: 'timeout', rule: `must be greater than period (${m.period})`, value: m.timeout }],
   );
 }
 
@@ -149,7 +170,10 @@ export function validateMessage<K extends keyof MessageBySuffix>(kind: K, v: unk
 }
 
 /** Decodes a raw MQTT payload for a topic suffix (availability is text, the rest JSON) and validates it. */
-export function decodeMessage<K extends RobotTopic | 'heartbeat'>(kind: K, raw: Buffer | string): Checked<MessageBySuffix[K]> {
+export function decodeMessage<K extends RobotTopic | 'heartbeat'>(
+  kind: K,
+  raw: Buffer | string,
+): Checked<MessageBySuffix[K]> {
   const text = typeof raw === 'string' ? raw : raw.toString('utf8');
   if (kind === 'availability') return validateMessage(kind, text.trim());
   let value: unknown;
@@ -172,9 +196,14 @@ export function compareDescription(desc: DescriptionMsg, expected: ExpectedArms)
   const out: string[] = [];
   for (const want of expected.arms) {
     const got = desc.arms.find((a) => a.name === want.name);
-    if (!got) out.push(`arm "${want.name}" is missing from the controller's description (it has ${desc.arms.map((a) => a.name).join(', ')})`);
+    if (!got)
+      out.push(
+        `arm "${want.name}" is missing from the controller's description (it has ${desc.arms.map((a) => a.name).join(', ')})`,
+      );
     else if (got.joints.join('\u0000') !== want.joints.join('\u0000')) {
-      out.push(`arm "${want.name}" joints are [${got.joints.join(', ')}], the robot config says [${want.joints.join(', ')}]`);
+      out.push(
+        `arm "${want.name}" joints are [${got.joints.join(', ')}], the robot config says [${want.joints.join(', ')}]`,
+      );
     }
   }
   for (const a of desc.arms) {
@@ -189,8 +218,10 @@ export function compareState(state: StateMsg, desc: DescriptionMsg): string[] {
   for (const arm of desc.arms) {
     const s = state.arms[arm.name];
     if (!s) out.push(`state.arms.${arm.name}: is required (the description lists this arm)`);
-    else if (s.q.length !== arm.joints.length) out.push(`state.arms.${arm.name}.q: must have ${arm.joints.length} entries (got ${s.q.length})`);
-    else if (!arm.gripper && s.gripper !== null) out.push(`state.arms.${arm.name}.gripper: must be null, the arm has no gripper (got ${s.gripper})`);
+    else if (s.q.length !== arm.joints.length)
+      out.push(`state.arms.${arm.name}.q: must have ${arm.joints.length} entries (got ${s.q.length})`);
+    else if (!arm.gripper && s.gripper !== null)
+      out.push(`state.arms.${arm.name}.gripper: must be null, the arm has no gripper (got ${s.gripper})`);
   }
   for (const name of Object.keys(state.arms)) {
     if (!desc.arms.some((a) => a.name === name)) out.push(`state.arms.${name}: is not an arm of the description`);

@@ -27,13 +27,21 @@ export const SENDS: Record<Sender, readonly EnvelopeType[]> = {
   daemon: [...DAEMON_TOPICS, 'heartbeat'],
 };
 
-export function encodeEnvelope<K extends EnvelopeType>(type: K, robot: string | null, payload: MessageBySuffix[K]): string {
+export function encodeEnvelope<K extends EnvelopeType>(
+  type: K,
+  robot: string | null,
+  payload: MessageBySuffix[K],
+): string {
   return JSON.stringify(robot === null ? { type, payload } : { type, robot, payload });
 }
 
 /** Parses and validates one frame sent by `from`; the payload is validated for its type. */
 export function decodeEnvelope(raw: string | Buffer, from: Sender): Checked<Envelope> {
-  const fail = (e: Issue): Checked<Envelope> => ({ ok: false, issues: [e], message: formatIssue(e, { root: 'envelope' }) });
+  const fail = (e: Issue): Checked<Envelope> => ({
+    ok: false,
+    issues: [e],
+    message: formatIssue(e, { root: 'envelope' }),
+  });
   let v: unknown;
   try {
     v = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
@@ -44,10 +52,16 @@ export function decodeEnvelope(raw: string | Buffer, from: Sender): Checked<Enve
   if (issues.length) return { ok: false, issues, message: formatIssues(issues, { root: 'envelope' }) };
   const env = v as { type: EnvelopeType; robot?: string; payload: unknown };
   if (!SENDS[from].includes(env.type)) {
-    return fail({ path: 'type', rule: `is not sent by the ${from} (it sends ${SENDS[from].join(', ')})`, value: env.type });
+    return fail({
+      path: 'type',
+      rule: `is not sent by the ${from} (it sends ${SENDS[from].join(', ')})`,
+      value: env.type,
+    });
   }
-  if (env.type === 'heartbeat' && env.robot !== undefined) return fail({ path: 'robot', rule: 'must be absent on heartbeat', value: env.robot });
-  if (env.type !== 'heartbeat' && env.robot === undefined) return fail({ path: 'robot', rule: `is required on ${env.type}`, value: undefined });
+  if (env.type === 'heartbeat' && env.robot !== undefined)
+    return fail({ path: 'robot', rule: 'must be absent on heartbeat', value: env.robot });
+  if (env.type !== 'heartbeat' && env.robot === undefined)
+    return fail({ path: 'robot', rule: `is required on ${env.type}`, value: undefined });
   const payload = validateMessage(env.type, env.payload);
   if (!payload.ok) {
     return { ok: false, issues: payload.issues, message: `envelope.payload (${env.type}): ${payload.message}` };

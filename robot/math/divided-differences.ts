@@ -22,15 +22,25 @@ export function newColumnRates(): ColumnRates {
  * times t, for samples 0 … count−1, into `out` (grown when shorter than count). One pass: the
  * velocity and acceleration ending at k − 1 are reused at k, so each quotient is computed once.
  */
-export function columnRates(t: ArrayLike<number>, q: ArrayLike<number>, stride: number, j: number, count: number, out: ColumnRates): ColumnRates {
+export function columnRates(
+  t: ArrayLike<number>,
+  q: ArrayLike<number>,
+  stride: number,
+  j: number,
+  count: number,
+  out: ColumnRates,
+): ColumnRates {
   if (out.velocity.length < count) {
     out.velocity = new Float64Array(count);
     out.acceleration = new Float64Array(count);
     out.jerk = new Float64Array(count);
   }
-  const vel = out.velocity, acc = out.acceleration, jerk = out.jerk;
+  const vel = out.velocity,
+    acc = out.acceleration,
+    jerk = out.jerk;
   if (count > 0) vel[0] = acc[0] = jerk[0] = NaN;
-  let v0 = NaN, a0 = NaN;
+  let v0 = NaN,
+    a0 = NaN;
   for (let k = 1; k < count; k++) {
     const v1 = (q[k * stride + j] - q[(k - 1) * stride + j]) / (t[k] - t[k - 1]);
     vel[k] = v1;

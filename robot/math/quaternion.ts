@@ -37,8 +37,14 @@ export function quatDot(a: QuatLike, b: QuatLike): number {
 
 /** Hamilton product out = a ⊗ b (rotate by b, then by a). */
 export function quatMultiply(out: Quat, a: QuatLike, b: QuatLike): Quat {
-  const ax = a[0], ay = a[1], az = a[2], aw = a[3];
-  const bx = b[0], by = b[1], bz = b[2], bw = b[3];
+  const ax = a[0],
+    ay = a[1],
+    az = a[2],
+    aw = a[3];
+  const bx = b[0],
+    by = b[1],
+    bz = b[2],
+    bw = b[3];
   out[0] = aw * bx + ax * bw + ay * bz - az * by;
   out[1] = aw * by - ax * bz + ay * bw + az * bx;
   out[2] = aw * bz + ax * by - ay * bx + az * bw;
@@ -50,8 +56,14 @@ export function quatMultiply(out: Quat, a: QuatLike, b: QuatLike): Quat {
 export function quatAngle(a: QuatLike, b: QuatLike): number {
   // 2·atan2(|a⁻¹b vector part|, |a·b|) is accurate near 0, unlike 2·acos(|a·b|).
   const d = Math.abs(quatDot(a, b));
-  const ax = a[0], ay = a[1], az = a[2], aw = a[3];
-  const bx = b[0], by = b[1], bz = b[2], bw = b[3];
+  const ax = a[0],
+    ay = a[1],
+    az = a[2],
+    aw = a[3];
+  const bx = b[0],
+    by = b[1],
+    bz = b[2],
+    bw = b[3];
   const x = aw * bx - ax * bw - ay * bz + az * by;
   const y = aw * by + ax * bz - ay * bw - az * bx;
   const z = aw * bz - ax * by + ay * bx - az * bw;
@@ -63,14 +75,27 @@ export function quatAngle(a: QuatLike, b: QuatLike): number {
  * constant angular rate about one axis. Falls back to normalised lerp when a ≈ ±b.
  */
 export function slerp(out: Quat, a: QuatLike, b: QuatLike, t: number): Quat {
-  let bx = b[0], by = b[1], bz = b[2], bw = b[3];
+  let bx = b[0],
+    by = b[1],
+    bz = b[2],
+    bw = b[3];
   if (a[0] * bx + a[1] * by + a[2] * bz + a[3] * bw < 0) {
-    bx = -bx; by = -by; bz = -bz; bw = -bw;
+    bx = -bx;
+    by = -by;
+    bz = -bz;
+    bw = -bw;
   }
   // Angle between the 4-vectors from |a − b| and |a + b|: accurate at every angle, unlike acos(dot).
-  const dx = a[0] - bx, dy = a[1] - by, dz = a[2] - bz, dw = a[3] - bw;
-  const sx = a[0] + bx, sy = a[1] + by, sz = a[2] + bz, sw = a[3] + bw;
-  const theta = 2 * Math.atan2(Math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw), Math.sqrt(sx * sx + sy * sy + sz * sz + sw * sw));
+  const dx = a[0] - bx,
+    dy = a[1] - by,
+    dz = a[2] - bz,
+    dw = a[3] - bw;
+  const sx = a[0] + bx,
+    sy = a[1] + by,
+    sz = a[2] + bz,
+    sw = a[3] + bw;
+  const theta =
+    2 * Math.atan2(Math.sqrt(dx * dx + dy * dy + dz * dz + dw * dw), Math.sqrt(sx * sx + sy * sy + sz * sz + sw * sw));
   let ka: number, kb: number;
   if (theta < NLERP_ANGLE) {
     ka = 1 - t;
@@ -89,7 +114,9 @@ export function slerp(out: Quat, a: QuatLike, b: QuatLike, t: number): Quat {
 
 /** Rotation part of `t` as a unit quaternion with w ≥ 0 (Shepperd's method). */
 export function quatFromTransform(out: Quat, t: Transform): Quat {
-  const m00 = t[0], m11 = t[5], m22 = t[10];
+  const m00 = t[0],
+    m11 = t[5],
+    m22 = t[10];
   const tr = m00 + m11 + m22;
   if (tr > 0) {
     const s = 2 * Math.sqrt(tr + 1);
@@ -117,17 +144,29 @@ export function quatFromTransform(out: Quat, t: Transform): Quat {
     out[2] = 0.25 * s;
   }
   if (out[3] < 0) {
-    out[0] = -out[0]; out[1] = -out[1]; out[2] = -out[2]; out[3] = -out[3];
+    out[0] = -out[0];
+    out[1] = -out[1];
+    out[2] = -out[2];
+    out[3] = -out[3];
   }
   return quatNormalize(out, out);
 }
 
 /** Transform from a position and a unit quaternion (xyzw). */
 export function fromPose(position: Vec3Like, q: QuatLike, out: Transform = new Float64Array(12)): Transform {
-  const x = q[0], y = q[1], z = q[2], w = q[3];
-  out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - z * w); out[2] = 2 * (x * z + y * w);
-  out[4] = 2 * (x * y + z * w); out[5] = 1 - 2 * (x * x + z * z); out[6] = 2 * (y * z - x * w);
-  out[8] = 2 * (x * z - y * w); out[9] = 2 * (y * z + x * w); out[10] = 1 - 2 * (x * x + y * y);
+  const x = q[0],
+    y = q[1],
+    z = q[2],
+    w = q[3];
+  out[0] = 1 - 2 * (y * y + z * z);
+  out[1] = 2 * (x * y - z * w);
+  out[2] = 2 * (x * z + y * w);
+  out[4] = 2 * (x * y + z * w);
+  out[5] = 1 - 2 * (x * x + z * z);
+  out[6] = 2 * (y * z - x * w);
+  out[8] = 2 * (x * z - y * w);
+  out[9] = 2 * (y * z + x * w);
+  out[10] = 1 - 2 * (x * x + y * y);
   out[3] = position[0];
   out[7] = position[1];
   out[11] = position[2];

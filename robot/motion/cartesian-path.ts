@@ -51,11 +51,20 @@ const QUAT_NORM_MIN = 0.99;
 const QUAT_NORM_MAX = 1.01;
 
 /** Samples per segment from its length and angle. */
-export function segmentSamples(length: number, angle: number, o: PathOptions): { count: number; nominalDuration: number } {
+export function segmentSamples(
+  length: number,
+  angle: number,
+  o: PathOptions,
+): { count: number; nominalDuration: number } {
   const rate = o.sampling.rateHz;
   const nominalDuration = Math.max(length / o.tcpSpeed.linear, angle / o.tcpSpeed.angular, 1 / rate);
   // A ratio within 1e-9 of an integer is that integer: rounding noise must not add a sample.
-  const count = Math.max(2, Math.ceil(Math.max(length / o.sampling.positionStep, angle / o.sampling.rotationStep, nominalDuration * rate) - 1e-9));
+  const count = Math.max(
+    2,
+    Math.ceil(
+      Math.max(length / o.sampling.positionStep, angle / o.sampling.rotationStep, nominalDuration * rate) - 1e-9,
+    ),
+  );
   return { count, nominalDuration };
 }
 
@@ -65,19 +74,38 @@ export type PoseTargetCheck =
 
 /** Finite position and quaternion with norm in [0.99, 1.01]; gives the normalised quaternion. */
 export function checkPoseTarget(t: PoseTarget): PoseTargetCheck {
-  if (t.position.length !== 3 || !isFiniteVec(t.position)) return { code: 'non-finite', message: 'position must be three finite numbers' };
-  if (t.orientation.length !== 4 || !isFiniteVec(t.orientation)) return { code: 'non-finite', message: 'quaternion must be four finite numbers' };
+  if (t.position.length !== 3 || !isFiniteVec(t.position))
+    return { code: 'non-finite', message: 'position must be three finite numbers' };
+  if (t.orientation.length !== 4 || !isFiniteVec(t.orientation))
+    return { code: 'non-finite', message: 'quaternion must be four finite numbers' };
   const norm = quatNorm(t.orientation);
   if (!(norm >= QUAT_NORM_MIN && norm <= QUAT_NORM_MAX)) {
-    return { code: 'invalid-quaternion', message: `quaternion norm ${norm} is outside [${QUAT_NORM_MIN}, ${QUAT_NORM_MAX}]` };
+    return {
+      code: 'invalid-quaternion',
+      message: `quaternion norm ${norm} is outside [${QUAT_NORM_MIN}, ${QUAT_NORM_MAX}]`,
+    };
   }
-  return { code: 'ok', orientation: quat(t.orientation[0] / norm, t.orientation[1] / norm, t.orientation[2] / norm, t.orientation[3] / norm) };
+  return {
+    code: 'ok',
+    orientation: quat(
+      t.orientation[0] / norm,
+      t.orientation[1] / norm,
+      t.orientation[2] / norm,
+      t.orientation[3] / norm,
+    ),
+  };
 }
 
-export function sampleCartesianPath(solver: IkSolver, measured: ArrayLike<number>, targets: PoseTarget[], options: PathOptions): PathResult {
+export function sampleCartesianPath(
+  solver: IkSolver,
+  measured: ArrayLike<number>,
+  targets: PoseTarget[],
+  options: PathOptions,
+): PathResult {
   const chain = solver.chain;
   const n = chain.dof;
-  if (measured.length !== n || !isFiniteVec(measured)) return { code: 'invalid-start', message: `measured joints must be ${n} finite values` };
+  if (measured.length !== n || !isFiniteVec(measured))
+    return { code: 'invalid-start', message: `measured joints must be ${n} finite values` };
   if (targets.length === 0) return { code: 'invalid-target', target: 0, message: 'no targets' };
   const orientations: Quat[] = [];
   for (let k = 0; k < targets.length; k++) {
@@ -108,7 +136,14 @@ export function sampleCartesianPath(solver: IkSolver, measured: ArrayLike<number
       slerp(r, fromQ, toQ, s);
       const res = solver.solve(fromPose(p, r, pose), previous);
       if (res.code !== 'ok') {
-        return { code: 'unreachable', target: k, sample: i, positionError: res.positionError, rotationError: res.rotationError, ik: res.code };
+        return {
+          code: 'unreachable',
+          target: k,
+          sample: i,
+          positionError: res.positionError,
+          rotationError: res.rotationError,
+          ik: res.code,
+        };
       }
       for (let j = 0; j < n; j++) {
         const step = Math.abs(res.q[j] - previous[j]);

@@ -32,18 +32,22 @@ export class LinkCapsules {
       chain.linkPoint(s.link, s.b, p);
       this.local.set(p, i * 6 + 3);
       this.radius[i] = s.radius;
-      const l = this.local, o = i * 6;
+      const l = this.local,
+        o = i * 6;
       this.halfLength[i] = 0.5 * Math.hypot(l[o + 3] - l[o], l[o + 4] - l[o + 1], l[o + 5] - l[o + 2]);
     });
   }
 
   /** Places every capsule using chain frames from forwardKinematics ((dof+1)·12). */
   place(frames: Float64Array): void {
-    const l = this.local, w = this.world;
+    const l = this.local,
+      w = this.world;
     for (let i = 0; i < this.count; i++) {
       const f = this.frame[i] * 12;
       for (let e = i * 6; e < i * 6 + 6; e += 3) {
-        const x = l[e], y = l[e + 1], z = l[e + 2];
+        const x = l[e],
+          y = l[e + 1],
+          z = l[e + 2];
         w[e] = frames[f] * x + frames[f + 1] * y + frames[f + 2] * z + frames[f + 3];
         w[e + 1] = frames[f + 4] * x + frames[f + 5] * y + frames[f + 6] * z + frames[f + 7];
         w[e + 2] = frames[f + 8] * x + frames[f + 9] * y + frames[f + 10] * z + frames[f + 11];
@@ -65,7 +69,10 @@ const APART_SLACK = 1e-9;
 export function capsulesApart(ca: LinkCapsules, i: number, cb: LinkCapsules, j: number, gap: number): boolean {
   const reach = gap + ca.halfLength[i] + cb.halfLength[j] + ca.radius[i] + cb.radius[j] + APART_SLACK;
   if (!(reach < Infinity)) return false;
-  const a = ca.world, b = cb.world, oa = i * 6, ob = j * 6;
+  const a = ca.world,
+    b = cb.world,
+    oa = i * 6,
+    ob = j * 6;
   const dx = 0.5 * (a[oa] + a[oa + 3] - b[ob] - b[ob + 3]);
   const dy = 0.5 * (a[oa + 1] + a[oa + 4] - b[ob + 1] - b[ob + 4]);
   const dz = 0.5 * (a[oa + 2] + a[oa + 5] - b[ob + 2] - b[ob + 5]);

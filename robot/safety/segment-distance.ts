@@ -3,10 +3,23 @@
 // Points are read from flat arrays at offsets, so callers keep endpoints in one Float64Array.
 
 /** Distance between segments p1–q1 and p2–q2 (each endpoint three consecutive numbers at its offset). */
-export function segmentDistance(a: Float64Array, p1: number, q1: number, b: Float64Array, p2: number, q2: number): number {
-  const d1x = a[q1] - a[p1], d1y = a[q1 + 1] - a[p1 + 1], d1z = a[q1 + 2] - a[p1 + 2];
-  const d2x = b[q2] - b[p2], d2y = b[q2 + 1] - b[p2 + 1], d2z = b[q2 + 2] - b[p2 + 2];
-  const rx = a[p1] - b[p2], ry = a[p1 + 1] - b[p2 + 1], rz = a[p1 + 2] - b[p2 + 2];
+export function segmentDistance(
+  a: Float64Array,
+  p1: number,
+  q1: number,
+  b: Float64Array,
+  p2: number,
+  q2: number,
+): number {
+  const d1x = a[q1] - a[p1],
+    d1y = a[q1 + 1] - a[p1 + 1],
+    d1z = a[q1 + 2] - a[p1 + 2];
+  const d2x = b[q2] - b[p2],
+    d2y = b[q2 + 1] - b[p2 + 1],
+    d2z = b[q2 + 2] - b[p2 + 2];
+  const rx = a[p1] - b[p2],
+    ry = a[p1 + 1] - b[p2 + 1],
+    rz = a[p1 + 2] - b[p2 + 2];
   const aa = d1x * d1x + d1y * d1y + d1z * d1z;
   const ee = d2x * d2x + d2y * d2y + d2z * d2z;
   const f = d2x * rx + d2y * ry + d2z * rz;

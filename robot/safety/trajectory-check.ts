@@ -27,12 +27,26 @@ export interface SafetyEnvelope {
 
 export type SafetyViolation =
   | { code: 'invalid-trajectory'; arm: string; message: string }
-  | { code: 'joint-position' | 'joint-velocity' | 'joint-acceleration' | 'joint-jerk'; arm: string; joint: string; sample: number; value: number; limit: number }
+  | {
+      code: 'joint-position' | 'joint-velocity' | 'joint-acceleration' | 'joint-jerk';
+      arm: string;
+      joint: string;
+      sample: number;
+      value: number;
+      limit: number;
+    }
   /** distance: how far the TCP or capsule reaches past the boundary (m). */
   | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number }
   /** distance: capsule surface distance, ≤ 0 when they overlap (m). */
   | { code: 'self-collision'; arm: string; links: [string, string]; sample: number; distance: number }
-  | { code: 'arm-collision'; arms: [string, string]; links: [string, string]; sample: number; distance: number; clearance: number };
+  | {
+      code: 'arm-collision';
+      arms: [string, string];
+      links: [string, string];
+      sample: number;
+      distance: number;
+      clearance: number;
+    };
 
 export type SafetyResult =
   | { ok: true; minSelfDistance: number; minArmDistance: number }
@@ -46,7 +60,11 @@ export class ArmSafetyModel {
   /** Capsule index pairs checked for self-collision (different, non-adjacent frames, not ignored). */
   readonly selfPairs: [number, number][];
 
-  constructor(readonly name: string, robot: RobotDescription, base?: Transform) {
+  constructor(
+    readonly name: string,
+    robot: RobotDescription,
+    base?: Transform,
+  ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
     this.capsules = new LinkCapsules(this.chain, robot.capsules);
@@ -55,7 +73,8 @@ export class ArmSafetyModel {
     this.selfPairs = [];
     for (let i = 0; i < c.count; i++) {
       for (let j = i + 1; j < c.count; j++) {
-        if (Math.abs(c.frame[i] - c.frame[j]) > 1 && !ignored.has(`${c.links[i]}\0${c.links[j]}`)) this.selfPairs.push([i, j]);
+        if (Math.abs(c.frame[i] - c.frame[j]) > 1 && !ignored.has(`${c.links[i]}\0${c.links[j]}`))
+          this.selfPairs.push([i, j]);
       }
     }
   }
@@ -64,9 +83,17 @@ export class ArmSafetyModel {
 /** Slack for floating-point noise when comparing against a limit. */
 const LIMIT_SLACK = 1e-9;
 
-export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTrajectory[], env: SafetyEnvelope): SafetyResult {
+export function checkTrajectories(
+  arms: ArmSafetyModel[],
+  trajectories: JointTrajectory[],
+  env: SafetyEnvelope,
+): SafetyResult {
   if (arms.length !== trajectories.length || arms.length === 0) {
-    return fail({ code: 'invalid-trajectory', arm: '', message: `${arms.length} arms but ${trajectories.length} trajectories` });
+    return fail({
+      code: 'invalid-trajectory',
+      arm: '',
+      message: `${arms.length} arms but ${trajectories.length} trajectories`,
+    });
   }
   const count = trajectories[0].times.length;
   for (let a = 0; a < arms.length; a++) {
@@ -77,7 +104,8 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
   const jointViolations = arms.map((arm, a) => jointLimitViolation(arm, trajectories[a]));
   const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
   const tcp = new Float64Array(12);
-  let minSelf = Infinity, minArm = Infinity;
+  let minSelf = Infinity,
+    minArm = Infinity;
   for (let k = 0; k < count; k++) {
     for (let a = 0; a < arms.length; a++) {
       const arm = arms[a];
@@ -88,7 +116,8 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
       forwardKinematics(arm.chain, q, tcp, frames[a], k * n);
       arm.capsules.place(frames[a]);
       const outside = pointOutside(env, tcp[3], tcp[7], tcp[11], 0);
-      if (outside) return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
+      if (outside)
+        return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
       const c = arm.capsules;
       for (let i = 0; i < c.count; i++) {
         for (let e = i * 6; e < i * 6 + 6; e += 3) {
@@ -99,23 +128,40 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
       const pairs = arm.selfPairs;
       for (let p = 0; p < pairs.length; p++) {
-        const i = pairs[p][0], j = pairs[p][1];
+        const i = pairs[p][0],
+          j = pairs[p][1];
         if (capsulesApart(c, i, c, j, minSelf)) continue;
         const d = segmentDistance(c.world, i * 6, i * 6 + 3, c.world, j * 6, j * 6 + 3) - c.radius[i] - c.radius[j];
         minSelf = Math.min(minSelf, d);
-        if (d <= 0) return fail({ code: 'self-collision', arm: arm.name, links: [c.links[i], c.links[j]], sample: k, distance: d });
+        if (d <= 0)
+          return fail({
+            code: 'self-collision',
+            arm: arm.name,
+            links: [c.links[i], c.links[j]],
+            sample: k,
+            distance: d,
+          });
       }
     }
     for (let a = 0; a < arms.length; a++) {
       for (let b = a + 1; b < arms.length; b++) {
-        const ca = arms[a].capsules, cb = arms[b].capsules;
+        const ca = arms[a].capsules,
+          cb = arms[b].capsules;
         for (let i = 0; i < ca.count; i++) {
           for (let j = 0; j < cb.count; j++) {
             if (capsulesApart(ca, i, cb, j, minArm)) continue;
-            const d = segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
+            const d =
+              segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
             minArm = Math.min(minArm, d);
             if (d < env.minClearance) {
-              return fail({ code: 'arm-collision', arms: [arms[a].name, arms[b].name], links: [ca.links[i], cb.links[j]], sample: k, distance: d, clearance: env.minClearance });
+              return fail({
+                code: 'arm-collision',
+                arms: [arms[a].name, arms[b].name],
+                links: [ca.links[i], cb.links[j]],
+                sample: k,
+                distance: d,
+                clearance: env.minClearance,
+              });
             }
           }
         }
@@ -128,12 +174,16 @@ export function checkTrajectories(arms: ArmSafetyModel[], trajectories: JointTra
 function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<number>): string | undefined {
   const count = t.times.length;
   if (count === 0) return 'no samples';
-  if (t.q.length !== count * arm.chain.dof) return `q has ${t.q.length} values, expected ${count} samples × ${arm.chain.dof} joints`;
+  if (t.q.length !== count * arm.chain.dof)
+    return `q has ${t.q.length} values, expected ${count} samples × ${arm.chain.dof} joints`;
   for (let k = 0; k < count; k++) {
-    if (!Number.isFinite(t.times[k]) || (k > 0 && !(t.times[k] > t.times[k - 1]))) return `times must be finite and strictly increasing (sample ${k})`;
-    if (t.times[k] !== reference[k]) return `sample ${k} is at ${t.times[k]} s, the first arm's at ${reference[k]} s: arms must be synchronised`;
+    if (!Number.isFinite(t.times[k]) || (k > 0 && !(t.times[k] > t.times[k - 1])))
+      return `times must be finite and strictly increasing (sample ${k})`;
+    if (t.times[k] !== reference[k])
+      return `sample ${k} is at ${t.times[k]} s, the first arm's at ${reference[k]} s: arms must be synchronised`;
   }
-  for (let i = 0; i < t.q.length; i++) if (!Number.isFinite(t.q[i])) return `q has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
+  for (let i = 0; i < t.q.length; i++)
+    if (!Number.isFinite(t.q[i])) return `q has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
   return undefined;
 }
 
@@ -159,10 +209,28 @@ function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): JointViol
       const x = t.q[k * n + j];
       let v: JointViolation | undefined;
       // NaN (too few samples before k) compares false.
-      if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK) v = { code: 'joint-position', arm: arm.name, joint, sample: k, value: x, limit: x < lim.lower ? lim.lower : lim.upper };
-      else if (Math.abs(velocity[k]) > lim.velocity * (1 + LIMIT_SLACK)) v = { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: velocity[k], limit: lim.velocity };
-      else if (Math.abs(acceleration[k]) > lim.acceleration * (1 + LIMIT_SLACK)) v = { code: 'joint-acceleration', arm: arm.name, joint, sample: k, value: acceleration[k], limit: lim.acceleration };
-      else if (Math.abs(jerk[k]) > lim.jerk * (1 + LIMIT_SLACK)) v = { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk[k], limit: lim.jerk };
+      if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK)
+        v = {
+          code: 'joint-position',
+          arm: arm.name,
+          joint,
+          sample: k,
+          value: x,
+          limit: x < lim.lower ? lim.lower : lim.upper,
+        };
+      else if (Math.abs(velocity[k]) > lim.velocity * (1 + LIMIT_SLACK))
+        v = { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: velocity[k], limit: lim.velocity };
+      else if (Math.abs(acceleration[k]) > lim.acceleration * (1 + LIMIT_SLACK))
+        v = {
+          code: 'joint-acceleration',
+          arm: arm.name,
+          joint,
+          sample: k,
+          value: acceleration[k],
+          limit: lim.acceleration,
+        };
+      else if (Math.abs(jerk[k]) > lim.jerk * (1 + LIMIT_SLACK))
+        v = { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk[k], limit: lim.jerk };
       if (v) {
         first = v;
         break;
@@ -173,7 +241,13 @@ function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): JointViol
 }
 
 /** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
-export function pointOutside(env: SafetyEnvelope, x: number, y: number, z: number, r: number): { code: 'workspace' | 'table'; distance: number } | undefined {
+export function pointOutside(
+  env: SafetyEnvelope,
+  x: number,
+  y: number,
+  z: number,
+  r: number,
+): { code: 'workspace' | 'table'; distance: number } | undefined {
   const { min, max } = env.workspace;
   const out = Math.max(min[0] + r - x, x + r - max[0], min[1] + r - y, y + r - max[1], min[2] + r - z, z + r - max[2]);
   if (out > 0) return { code: 'workspace', distance: out };
@@ -210,7 +284,10 @@ export function describeViolation(v: SafetyViolation): string {
 
 /** Safety model of one robot in its own base frame, with its own workspace and table. */
 export function robotSafety(robot: RobotDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
-  return { arms: [new ArmSafetyModel(robot.name, robot)], envelope: { workspace: robot.workspace, table: robot.table, minClearance: 0 } };
+  return {
+    arms: [new ArmSafetyModel(robot.name, robot)],
+    envelope: { workspace: robot.workspace, table: robot.table, minClearance: 0 },
+  };
 }
 
 /** Safety model of a multi-arm setup in the world frame, with the setup's workspace, table and clearance. */

@@ -12,7 +12,10 @@ export interface Rejection {
 export function checkJoints(m: TrajectoryMsg, arm: SimArm): Rejection | null {
   const want = arm.joints.map((j) => j.name);
   if (m.joints.length === want.length && m.joints.every((n, i) => n === want[i])) return null;
-  return { reason: 'joint_mismatch', detail: `joints must be [${want.join(', ')}] in this order (got [${m.joints.join(', ')}])` };
+  return {
+    reason: 'joint_mismatch',
+    detail: `joints must be [${want.join(', ')}] in this order (got [${m.joints.join(', ')}])`,
+  };
 }
 
 /** Every point within the joint position limits. */
@@ -22,7 +25,10 @@ export function checkLimits(m: TrajectoryMsg, arm: SimArm): Rejection | null {
     for (let j = 0; j < q.length; j++) {
       const { name, lower, upper } = arm.joints[j]!;
       if (q[j]! < lower || q[j]! > upper) {
-        return { reason: 'joint_limit', detail: `points[${i}].q[${j}] = ${q[j]} is outside [${lower}, ${upper}] (joint ${name})` };
+        return {
+          reason: 'joint_limit',
+          detail: `points[${i}].q[${j}] = ${q[j]} is outside [${lower}, ${upper}] (joint ${name})`,
+        };
       }
     }
   }

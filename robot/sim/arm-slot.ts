@@ -5,7 +5,14 @@ import type { Rejection } from './admit.js';
 import { ArmDynamics } from './arm-dynamics.js';
 import { homeOf, type SimArm } from './robot.js';
 
-export type ArmEvent = (now: number, id: string, command: CommandKind, event: EventKind, reason?: string, detail?: string) => void;
+export type ArmEvent = (
+  now: number,
+  id: string,
+  command: CommandKind,
+  event: EventKind,
+  reason?: string,
+  detail?: string,
+) => void;
 
 export interface ArmSlotOptions {
   lag: number;
@@ -37,7 +44,8 @@ export class ArmSlot {
   /** Why the arm takes no new command now (braking, latched fault), or null. */
   busy(): Rejection | null {
     if (this.mode === 'stop') return { reason: 'stopping', detail: 'the arm is stopping; wait for it to rest' };
-    if (this.mode === 'fault') return { reason: 'fault', detail: `latched fault ${[...this.latched].join(', ')}; send stop to clear it` };
+    if (this.mode === 'fault')
+      return { reason: 'fault', detail: `latched fault ${[...this.latched].join(', ')}; send stop to clear it` };
     return null;
   }
 
@@ -89,7 +97,14 @@ export class ArmSlot {
       const err = Math.max(...ref.map((r, j) => Math.abs(r - this.dyn.q[j]!)));
       if (err > this.o.trackingLimit) {
         this.latched.add('tracking_error');
-        this.emit(now, tr.id, 'trajectory', 'fault', 'tracking_error', `tracking error ${err.toFixed(4)} rad > ${this.o.trackingLimit}`);
+        this.emit(
+          now,
+          tr.id,
+          'trajectory',
+          'fault',
+          'tracking_error',
+          `tracking error ${err.toFixed(4)} rad > ${this.o.trackingLimit}`,
+        );
         return this.halt(now, 'tracking_error');
       }
     }
@@ -97,7 +112,15 @@ export class ArmSlot {
       const err = Math.max(...tr.goal.map((g, j) => Math.abs(g - this.dyn.q[j]!)));
       const late = now >= tr.end + this.o.latency + this.o.goalTime;
       if (err <= this.o.goalTolerance) this.emit(now, tr.id, 'trajectory', 'finished');
-      else if (late) this.emit(now, tr.id, 'trajectory', 'aborted', 'goal_tolerance', `final error ${err.toFixed(4)} rad > ${this.o.goalTolerance}`);
+      else if (late)
+        this.emit(
+          now,
+          tr.id,
+          'trajectory',
+          'aborted',
+          'goal_tolerance',
+          `final error ${err.toFixed(4)} rad > ${this.o.goalTolerance}`,
+        );
       if (err <= this.o.goalTolerance || late) {
         this.traj = null;
         this.mode = 'hold';
@@ -114,6 +137,13 @@ export class ArmSlot {
 
   state(): ArmState {
     const d = this.dyn;
-    return { q: [...d.q], dq: [...d.dq], gripper: d.gripper, mode: this.mode, trajectory: this.traj?.id ?? null, faults: [...this.latched] };
+    return {
+      q: [...d.q],
+      dq: [...d.dq],
+      gripper: d.gripper,
+      mode: this.mode,
+      trajectory: this.traj?.id ?? null,
+      faults: [...this.latched],
+    };
   }
 }

@@ -3,7 +3,14 @@
 // drain() returns. It behaves as the protocol asks of a real controller (docs/protocol.md, "What a
 // controller must do"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
 import type { CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
-import { validateAvailability, validateGripper, validateHeartbeat, validateStop, validateTrajectory, type Checked } from '../link/protocol-validate.js';
+import {
+  validateAvailability,
+  validateGripper,
+  validateHeartbeat,
+  validateStop,
+  validateTrajectory,
+  type Checked,
+} from '../link/protocol-validate.js';
 import { checkJoints, checkLimits, checkStart, type Rejection } from './admit.js';
 import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
@@ -83,7 +90,12 @@ export class SimController {
     this.t = t0;
     this.nextStateAt = t0;
     for (const spec of robot.arms) {
-      this.arms.set(spec.name, new ArmSlot(spec, t0, this.options, (now, id, command, event, reason, detail) => this.event(now, id, spec.name, command, event, reason, detail)));
+      this.arms.set(
+        spec.name,
+        new ArmSlot(spec, t0, this.options, (now, id, command, event, reason, detail) =>
+          this.event(now, id, spec.name, command, event, reason, detail),
+        ),
+      );
     }
     const joints = new Map(robot.arms.map((a) => [a.name, a.joints.map((j) => j.name)]));
     this.faults = new FaultSchedule(this.options.faults, joints, t0, this.options.seed);
@@ -96,7 +108,11 @@ export class SimController {
       session: this.options.session,
       time: now,
       controller: { name: 'brainstem-sim', version: this.options.version },
-      arms: this.robot.arms.map((a) => ({ name: a.name, joints: a.joints.map((j) => j.name), gripper: a.gripper !== undefined })),
+      arms: this.robot.arms.map((a) => ({
+        name: a.name,
+        joints: a.joints.map((j) => j.name),
+        gripper: a.gripper !== undefined,
+      })),
       state_rate: this.options.rate,
       heartbeat_timeout: this.options.heartbeatTimeout,
     };
@@ -175,7 +191,12 @@ export class SimController {
     const m = v.value;
     if (this.hb && this.hb.session !== m.session && this.live(now)) this.loseDaemon(now, 'daemon_restarted');
     this.daemonOffline = false;
-    this.hb = { lastRx: now, timeout: Math.min(this.options.heartbeatTimeout, m.timeout), session: m.session, echo: { seq: m.seq, daemon_time: m.time, rx_time: now } };
+    this.hb = {
+      lastRx: now,
+      timeout: Math.min(this.options.heartbeatTimeout, m.timeout),
+      session: m.session,
+      echo: { seq: m.seq, daemon_time: m.time, rx_time: now },
+    };
     this.wasLive = this.live(now);
   }
 
@@ -203,7 +224,8 @@ export class SimController {
           this.admissible(slot, now) ??
           checkLimits(m, slot.spec) ??
           checkStart(m, slot.dyn.reference.at(start).q, this.options.startTolerance));
-    if (problem || 'reason' in slot) return this.event(now, m.id, m.arm, 'trajectory', 'rejected', problem!.reason, problem!.detail);
+    if (problem || 'reason' in slot)
+      return this.event(now, m.id, m.arm, 'trajectory', 'rejected', problem!.reason, problem!.detail);
     this.event(now, m.id, m.arm, 'trajectory', 'accepted');
     slot.follow(now, m, start);
   }
@@ -218,7 +240,8 @@ export class SimController {
         : slot.dyn.gripper === null
           ? { reason: 'no_gripper', detail: `arm ${m.arm} has no gripper` }
           : this.admissible(slot, now);
-    if (problem || 'reason' in slot) return this.event(now, m.id, m.arm, 'gripper', 'rejected', problem!.reason, problem!.detail);
+    if (problem || 'reason' in slot)
+      return this.event(now, m.id, m.arm, 'gripper', 'rejected', problem!.reason, problem!.detail);
     slot.moveGripper(now, m.id, m.position);
   }
 
@@ -226,7 +249,15 @@ export class SimController {
     const m = this.command(now, 'stop', validateStop, payload);
     if (!m) return;
     if (m.arm !== null && !this.arms.has(m.arm)) {
-      return this.event(now, m.id, m.arm, 'stop', 'rejected', 'unknown_arm', `arm must be one of ${[...this.arms.keys()].join(', ')}`);
+      return this.event(
+        now,
+        m.id,
+        m.arm,
+        'stop',
+        'rejected',
+        'unknown_arm',
+        `arm must be one of ${[...this.arms.keys()].join(', ')}`,
+      );
     }
     const names = m.arm === null ? [...this.arms.keys()] : [m.arm];
     this.event(now, m.id, m.arm, 'stop', 'accepted');
@@ -237,8 +268,14 @@ export class SimController {
 
   /** Expiry first, then the arm: the checks every timed command shares. */
   private target(now: number, m: { arm: string; expires_at: number }): ArmSlot | Rejection {
-    if (now > m.expires_at) return { reason: 'expired', detail: `processed at controller time ${now}, after expires_at ${m.expires_at}` };
-    return this.arms.get(m.arm) ?? { reason: 'unknown_arm', detail: `arm must be one of ${[...this.arms.keys()].join(', ')}` };
+    if (now > m.expires_at)
+      return { reason: 'expired', detail: `processed at controller time ${now}, after expires_at ${m.expires_at}` };
+    return (
+      this.arms.get(m.arm) ?? {
+        reason: 'unknown_arm',
+        detail: `arm must be one of ${[...this.arms.keys()].join(', ')}`,
+      }
+    );
   }
 
   /** Commands are refused without a live daemon, while braking, or with a latched fault. */
@@ -258,7 +295,12 @@ export class SimController {
   }
 
   /** Validates a command; an invalid one is rejected (or reported as a fault without an id), a repeated id ignored. */
-  private command<T extends { id: string }>(now: number, kind: CommandKind, check: (v: unknown) => Checked<T>, payload: unknown): T | null {
+  private command<T extends { id: string }>(
+    now: number,
+    kind: CommandKind,
+    check: (v: unknown) => Checked<T>,
+    payload: unknown,
+  ): T | null {
     const v = check(payload);
     if (!v.ok) {
       this.invalid(now, kind, payload, v.message);
@@ -283,7 +325,15 @@ export class SimController {
     return false;
   }
 
-  private event(now: number, id: string | null, arm: string | null, command: CommandKind | null, event: EventKind, reason?: string, detail?: string): void {
+  private event(
+    now: number,
+    id: string | null,
+    arm: string | null,
+    command: CommandKind | null,
+    event: EventKind,
+    reason?: string,
+    detail?: string,
+  ): void {
     const payload: EventMsg = { v: 1, seq: this.eventSeq++, time: now, id, arm, command, event };
     if (reason !== undefined) payload.reason = reason;
     if (detail !== undefined) payload.detail = detail;
@@ -293,7 +343,14 @@ export class SimController {
   private emitState(now: number): void {
     const arms: StateMsg['arms'] = {};
     for (const [name, slot] of this.arms) arms[name] = slot.state();
-    const payload: StateMsg = { v: 1, seq: this.stateSeq++, time: now, arms, faults: this.live(now) ? [] : ['no_heartbeat'], hb: this.hb?.echo ?? null };
+    const payload: StateMsg = {
+      v: 1,
+      seq: this.stateSeq++,
+      time: now,
+      arms,
+      faults: this.live(now) ? [] : ['no_heartbeat'],
+      hb: this.hb?.echo ?? null,
+    };
     this.emit(now, { type: 'state', payload }, now + this.faults.stateDelay(now));
   }
 

@@ -35,24 +35,28 @@ const KEYS: Record<FaultKind, readonly string[]> = {
 /** Parses one fault spec; throws an Error naming the key, the rule and the value. */
 export function parseFault(spec: string): Fault {
   const [kind, ...pairs] = spec.split(',').map((p) => p.trim());
-  if (!KINDS.includes(kind as FaultKind)) throw new Error(`fault "${spec}": kind must be one of ${KINDS.join(', ')} (got "${kind}")`);
+  if (!KINDS.includes(kind as FaultKind))
+    throw new Error(`fault "${spec}": kind must be one of ${KINDS.join(', ')} (got "${kind}")`);
   const f: Fault = { kind: kind as FaultKind, at: 0, for: Infinity, offset: 0.2, p: 0.5, s: 0.3 };
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     const key = eq < 0 ? pair : pair.slice(0, eq);
     const value = eq < 0 ? '' : pair.slice(eq + 1);
-    if (!KEYS[f.kind].includes(key)) throw new Error(`fault "${spec}": key "${key}" is not one of ${KEYS[f.kind].join(', ')} for ${f.kind}`);
+    if (!KEYS[f.kind].includes(key))
+      throw new Error(`fault "${spec}": key "${key}" is not one of ${KEYS[f.kind].join(', ')} for ${f.kind}`);
     if (key === 'arm') f.arm = value;
     else if (key === 'joint') f.joint = /^\d+$/.test(value) ? Number(value) : value;
     else {
       const n = Number(value);
       const ok = value !== '' && Number.isFinite(n) && (key === 'offset' || n >= 0) && (key !== 'p' || n <= 1);
-      const rule = key === 'p' ? 'a probability in [0, 1]' : key === 'offset' ? 'a finite number (rad)' : 'a number ≥ 0 (s)';
+      const rule =
+        key === 'p' ? 'a probability in [0, 1]' : key === 'offset' ? 'a finite number (rad)' : 'a number ≥ 0 (s)';
       if (!ok) throw new Error(`fault "${spec}": ${key} must be ${rule} (got "${value}")`);
       f[key as 'at' | 'for' | 'offset' | 'p' | 's'] = n;
     }
   }
-  if ((f.kind === 'stall' || f.kind === 'tracking') && f.joint === undefined) throw new Error(`fault "${spec}": joint is required for ${f.kind}`);
+  if ((f.kind === 'stall' || f.kind === 'tracking') && f.joint === undefined)
+    throw new Error(`fault "${spec}": joint is required for ${f.kind}`);
   return f;
 }
 
@@ -88,7 +92,9 @@ export class FaultSchedule {
       if (!names) throw new Error(`fault ${f.kind}: arm must be one of ${[...arms.keys()].join(', ')} (got "${arm}")`);
       const joint = typeof f.joint === 'number' ? f.joint : names.indexOf(f.joint!);
       if (joint < 0 || joint >= names.length) {
-        throw new Error(`fault ${f.kind}: joint must be an index below ${names.length} or one of ${names.join(', ')} (got "${f.joint}")`);
+        throw new Error(
+          `fault ${f.kind}: joint must be an index below ${names.length} or one of ${names.join(', ')} (got "${f.joint}")`,
+        );
       }
       this.joints.set(arm, [...(this.joints.get(arm) ?? []), { fault: f, joint }]);
     }

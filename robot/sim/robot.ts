@@ -37,7 +37,15 @@ export function simRobotFrom(setup: SetupDescription): SimRobot {
     arms: setup.arms.map(({ name, robot }) => ({
       name,
       joints: robot.joints.map((j) => ({ name: j.name, lower: j.limits.lower, upper: j.limits.upper })),
-      ...(robot.gripper ? { gripper: { min: robot.gripper.min, max: robot.gripper.max, speed: (robot.gripper.max - robot.gripper.min) / GRIPPER_STROKE_S } } : {}),
+      ...(robot.gripper
+        ? {
+            gripper: {
+              min: robot.gripper.min,
+              max: robot.gripper.max,
+              speed: (robot.gripper.max - robot.gripper.min) / GRIPPER_STROKE_S,
+            },
+          }
+        : {}),
       home: [...robot.home],
     })),
   };

@@ -18,9 +18,18 @@ export interface ExecutorOptions extends MotionOptions {
   gripperTimeout: number;
 }
 
-export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = { trackingLimit: 0.12, startLead: 0.05, expiry: 0.5, stopTimeout: 5, gripperTimeout: 5 };
+export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
+  trackingLimit: 0.12,
+  startLead: 0.05,
+  expiry: 0.5,
+  stopTimeout: 5,
+  gripperTimeout: 5,
+};
 
-export type Command = { type: 'trajectory'; msg: TrajectoryMsg } | { type: 'gripper'; msg: GripperMsg } | { type: 'stop'; msg: StopMsg };
+export type Command =
+  | { type: 'trajectory'; msg: TrajectoryMsg }
+  | { type: 'gripper'; msg: GripperMsg }
+  | { type: 'stop'; msg: StopMsg };
 
 /** Publishes a command to the controller; returns why it could not, or null. `expiresIn` (s) for MQTT 5 expiry. */
 export type CommandSink = (c: Command, expiresIn: number | null) => string | null;
@@ -39,7 +48,10 @@ export interface ExecutorDeps {
   planner?: Planner;
 }
 
-export type Planner = (start: Record<string, readonly number[]>, targets: ArmTargets[]) => PlanResult | Promise<PlanResult>;
+export type Planner = (
+  start: Record<string, readonly number[]>,
+  targets: ArmTargets[],
+) => PlanResult | Promise<PlanResult>;
 
 /** A call's id and the daemon time it arrived. */
 export interface Received {
@@ -109,14 +121,22 @@ export class Executor implements SessionListener, MotionHost {
     return this.run(v.call, progress, rx);
   }
 
-  run(call: ToolCall, progress: Progress = () => undefined, rx: Received = { id: this.newId('call'), at: this.now() }): Promise<ToolOutcome> {
+  run(
+    call: ToolCall,
+    progress: Progress = () => undefined,
+    rx: Received = { id: this.newId('call'), at: this.now() },
+  ): Promise<ToolOutcome> {
     switch (call.tool) {
       case 'stop':
         return this.stop('tool', rx);
       case 'get_state':
         return Promise.resolve(this.stateOutcome('get_state', rx));
       case 'done':
-        return Promise.resolve({ ...this.stateOutcome('done', rx), summary: call.summary, message: 'Done noted; the reported state is what the robot measures now (the outcome is not assumed).' });
+        return Promise.resolve({
+          ...this.stateOutcome('done', rx),
+          summary: call.summary,
+          message: 'Done noted; the reported state is what the robot measures now (the outcome is not assumed).',
+        });
       case 'set_gripper':
         return this.setGripper(call.gripper, rx, progress);
       case 'check_path':
@@ -127,22 +147,40 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   /** Publishes a stop of every arm at once (never queued), takes over every motion, reports when at rest. */
-  stop(reason = 'user', rx: Received = { id: this.newId('call'), at: this.now() }, arm: string | null = null): Promise<ToolOutcome> {
+  stop(
+    reason = 'user',
+    rx: Received = { id: this.newId('call'), at: this.now() },
+    arm: string | null = null,
+  ): Promise<ToolOutcome> {
     const now = this.now();
     const arms = arm === null ? this.model.armNames : [arm];
     const id = this.sendStop(arms, reason, now);
     for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
     for (const c of this.planning) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
-    for (const a of arms) this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
+    for (const a of arms)
+      this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
     const problem = this.session.problem(now);
     return new Promise((resolve) => {
       const finish = (status: OutcomeStatus, why: string | undefined, message: string) => {
         this.waiters.delete(`*${id}`);
-        resolve({ ...this.stateOutcome('stop', rx), ok: status === 'ok', status, ...(why ? { reason: why } : {}), message });
+        resolve({
+          ...this.stateOutcome('stop', rx),
+          ok: status === 'ok',
+          status,
+          ...(why ? { reason: why } : {}),
+          message,
+        });
       };
-      this.waiters.set(`*${id}`, { ids: new Map([[id, '*']]), pending: new Set([id]), until: now + this.options.stopTimeout, timeout: this.options.stopTimeout, finish });
+      this.waiters.set(`*${id}`, {
+        ids: new Map([[id, '*']]),
+        pending: new Set([id]),
+        until: now + this.options.stopTimeout,
+        timeout: this.options.stopTimeout,
+        finish,
+      });
       // A controller reporting a fault (no_heartbeat included) still obeys stops.
-      if (problem && problem.code !== 'stale_state' && problem.code !== 'controller_fault') finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
+      if (problem && problem.code !== 'stale_state' && problem.code !== 'controller_fault')
+        finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
     });
   }
 
@@ -152,15 +190,23 @@ export class Executor implements SessionListener, MotionHost {
 
   sendStop(arms: readonly string[], reason: string, now: number): string {
     const id = this.newId('s');
-    this.deps.sink({ type: 'stop', msg: { v: 1, id, arm: arms.length === 1 ? arms[0]! : null, time: now, reason: reason.slice(0, 256) } }, null);
+    this.deps.sink(
+      {
+        type: 'stop',
+        msg: { v: 1, id, arm: arms.length === 1 ? arms[0]! : null, time: now, reason: reason.slice(0, 256) },
+      },
+      null,
+    );
     return id;
   }
 
   // SessionListener: what the controller says reaches the motions and waiters.
   state(s: StateMsg, now: number): void {
-    if (this.freshWaiters.length && !this.session.problem(now)) for (const w of this.freshWaiters.splice(0)) w.resolve();
+    if (this.freshWaiters.length && !this.session.problem(now))
+      for (const w of this.freshWaiters.splice(0)) w.resolve();
     for (const m of this.motions) m.state(s, now);
-    for (const w of [...this.waiters.values()]) if (w.doneAt !== undefined && s.time >= w.doneAt) w.finish('ok', undefined, '');
+    for (const w of [...this.waiters.values()])
+      if (w.doneAt !== undefined && s.time >= w.doneAt) w.finish('ok', undefined, '');
   }
 
   event(e: EventMsg, now: number): void {
@@ -173,7 +219,11 @@ export class Executor implements SessionListener, MotionHost {
         w.pending.delete(e.id);
         if (w.pending.size === 0) w.doneAt = e.time;
       } else if (e.event === 'rejected' || e.event === 'aborted' || e.event === 'fault') {
-        w.finish(e.reason === 'stop' ? 'stopped' : 'failed', e.reason, `the controller ${e.event === 'rejected' ? 'refused' : 'aborted'} the ${e.command} command${arm === '*' ? '' : ` of arm ${arm}`} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`);
+        w.finish(
+          e.reason === 'stop' ? 'stopped' : 'failed',
+          e.reason,
+          `the controller ${e.event === 'rejected' ? 'refused' : 'aborted'} the ${e.command} command${arm === '*' ? '' : ` of arm ${arm}`} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`,
+        );
       }
     }
   }
@@ -195,7 +245,8 @@ export class Executor implements SessionListener, MotionHost {
     const problem = this.session.problem(now);
     if (problem?.code === 'stale_state' && now >= this.graceUntil) {
       for (const m of this.motions) m.lost(problem.code, problem.message, now);
-      for (const [key, w] of [...this.waiters]) if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
+      for (const [key, w] of [...this.waiters])
+        if (!key.startsWith('*')) w.finish('failed', problem.code, problem.message);
     }
     for (const m of this.motions) m.poll(now);
     this.freshWaiters = this.freshWaiters.filter((w) => {
@@ -205,16 +256,23 @@ export class Executor implements SessionListener, MotionHost {
       }
       return true;
     });
-    for (const w of [...this.waiters.values()]) if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
+    for (const w of [...this.waiters.values()])
+      if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
   }
 
   private async move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {
-    const notMoved = (status: OutcomeStatus, reason: string, message: string, extra: Partial<ToolOutcome> = {}) => ({ ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`), reached: false, ...extra });
+    const notMoved = (status: OutcomeStatus, reason: string, message: string, extra: Partial<ToolOutcome> = {}) => ({
+      ...this.outcome(tool, rx, status, reason, `Not moved: ${message}.`),
+      reached: false,
+      ...extra,
+    });
     const moving = this.model.armNames.filter((a) => targets.some((t) => t[a]));
     const busy = this.busyMotionArms();
     if (busy.length) {
       const which = busy.filter((a) => moving.includes(a));
-      const why = which.length ? `arm ${which.join(', ')} is still moving` : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
+      const why = which.length
+        ? `arm ${which.join(', ')} is still moving`
+        : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
       return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
     }
     // The arms are claimed from here until the motion runs; a stop meanwhile cancels it.
@@ -226,17 +284,31 @@ export class Executor implements SessionListener, MotionHost {
       if (problem) return notMoved('unavailable', problem.code, problem.message);
       for (const a of moving) {
         const s = this.session.latest!.arms[a]!;
-        if (s.mode === 'fault') return notMoved('unavailable', 'fault', `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`);
+        if (s.mode === 'fault')
+          return notMoved(
+            'unavailable',
+            'fault',
+            `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`,
+          );
         if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
       }
       const planned = await this.planner(this.measured(), targets);
       const planMs = round6((this.now() - rx.at) * 1000);
       if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
-      if (!planned.ok) return { ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`), reached: false, timing_ms: { plan: planMs } };
+      if (!planned.ok)
+        return {
+          ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`),
+          reached: false,
+          timing_ms: { plan: planMs },
+        };
       problem = await this.usable();
       if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
       if (problem) return notMoved('unavailable', problem.code, problem.message, { timing_ms: { plan: planMs } });
-      progress('planned', { duration_s: round6(planned.plan.duration), points: planned.plan.arms[0]!.count, arms: planned.plan.arms.map((a) => a.arm) });
+      progress('planned', {
+        duration_s: round6(planned.plan.duration),
+        points: planned.plan.arms[0]!.count,
+        arms: planned.plan.arms.map((a) => a.arm),
+      });
       const motion = new Motion(this, { id: rx.id, tool, receivedAt: rx.at, planMs }, planned.plan, progress);
       this.motions.add(motion);
       void motion.done.then(() => this.motions.delete(motion));
@@ -254,7 +326,9 @@ export class Executor implements SessionListener, MotionHost {
   private async usable(): Promise<LinkProblem | null> {
     const problem = this.session.problem(this.now());
     if (problem?.code !== 'stale_state') return problem;
-    await new Promise<void>((resolve) => this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }));
+    await new Promise<void>((resolve) =>
+      this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }),
+    );
     return this.session.problem(this.now());
   }
 
@@ -262,29 +336,49 @@ export class Executor implements SessionListener, MotionHost {
     const problem = await this.usable();
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
     const planned = await this.planner(this.measured(), targets);
-    if (!planned.ok) return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
+    if (!planned.ok)
+      return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
     const p = planned.plan;
     return {
-      ...this.outcome('check_path', rx, 'ok', undefined, `Feasible: the path takes ${p.duration.toFixed(2)} s; nothing moved.`),
+      ...this.outcome(
+        'check_path',
+        rx,
+        'ok',
+        undefined,
+        `Feasible: the path takes ${p.duration.toFixed(2)} s; nothing moved.`,
+      ),
       plan: { duration_s: round6(p.duration), points: p.arms[0]!.count },
     };
   }
 
-  private async setGripper(positions: Record<string, number | null>, rx: Received, progress: Progress): Promise<ToolOutcome> {
+  private async setGripper(
+    positions: Record<string, number | null>,
+    rx: Received,
+    progress: Progress,
+  ): Promise<ToolOutcome> {
     const arms = Object.entries(positions).filter((e): e is [string, number] => e[1] !== null);
     const problem = await this.usable();
     const now = this.now();
     const noGripper = arms.find(([a]) => !this.model.arm(a).hasGripper);
     const busy = arms.find(([a]) => this.waiters.get(a)?.pending.size);
-    const refuse = (status: OutcomeStatus, reason: string, message: string) => Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
+    const refuse = (status: OutcomeStatus, reason: string, message: string) =>
+      Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
     if (noGripper) return refuse('infeasible', 'no_gripper', `Not done: arm ${noGripper[0]} has no gripper.`);
     if (problem) return refuse('unavailable', problem.code, `Not done: ${problem.message}.`);
-    if (busy) return refuse('busy', 'busy', `Not done: the gripper of arm ${busy[0]} is still moving; wait for it or call stop.`);
+    if (busy)
+      return refuse(
+        'busy',
+        'busy',
+        `Not done: the gripper of arm ${busy[0]} is still moving; wait for it or call stop.`,
+      );
     const tc = this.session.controllerTime(now)!;
     const ids = new Map<string, string>();
     for (const [arm, position] of arms) {
       const id = this.newId('g');
-      const sent = this.deps.sink({ type: 'gripper', msg: { v: 1, id, arm, position, time: now, expires_at: tc + this.options.expiry } }, this.options.expiry);
+      const sent = this.deps.sink(
+        { type: 'gripper', msg: { v: 1, id, arm, position, time: now, expires_at: tc + this.options.expiry } },
+        this.options.expiry,
+      );
       if (sent) return refuse('failed', 'link_down', `Not done: could not send the gripper command (${sent}).`);
       ids.set(id, arm);
     }
@@ -299,7 +393,14 @@ export class Executor implements SessionListener, MotionHost {
           for (const [arm] of arms) if (this.waiters.get(arm) === w) this.waiters.delete(arm);
           const ok = status === 'ok';
           const state = this.stateOutcome('set_gripper', rx);
-          resolve({ ...state, ok, status, ...(reason ? { reason } : {}), gripper: positions, message: ok ? 'Gripper set.' : `Gripper not set: ${message}.` });
+          resolve({
+            ...state,
+            ok,
+            status,
+            ...(reason ? { reason } : {}),
+            gripper: positions,
+            message: ok ? 'Gripper set.' : `Gripper not set: ${message}.`,
+          });
         },
       };
       for (const [arm] of arms) this.waiters.set(arm, w);
@@ -318,14 +419,35 @@ export class Executor implements SessionListener, MotionHost {
   private stateOutcome(tool: ToolName, rx: Received): ToolOutcome {
     const now = this.now();
     const s = this.session.latest;
-    if (!s) return this.outcome(tool, rx, 'unavailable', 'no_state', `No state: ${this.session.problem(now)?.message ?? 'no state yet'}.`);
+    if (!s)
+      return this.outcome(
+        tool,
+        rx,
+        'unavailable',
+        'no_state',
+        `No state: ${this.session.problem(now)?.message ?? 'no state yet'}.`,
+      );
     const problem = this.session.problem(now);
     const arms = armReports(this.model, s);
     const stale = problem ? ` (${problem.message})` : '';
     return { ...this.outcome(tool, rx, 'ok', undefined, `State as measured${stale}.`), ...(arms ? { arms } : {}) };
   }
 
-  private outcome(tool: ToolName | null, rx: Received, status: OutcomeStatus, reason: string | undefined, message: string): ToolOutcome {
-    return { call_id: rx.id, tool, ok: status === 'ok', status, ...(reason ? { reason } : {}), message, duration_s: round6(this.now() - rx.at) };
+  private outcome(
+    tool: ToolName | null,
+    rx: Received,
+    status: OutcomeStatus,
+    reason: string | undefined,
+    message: string,
+  ): ToolOutcome {
+    return {
+      call_id: rx.id,
+      tool,
+      ok: status === 'ok',
+      status,
+      ...(reason ? { reason } : {}),
+      message,
+      duration_s: round6(this.now() - rx.at),
+    };
   }
 }

@@ -67,7 +67,9 @@ export function trajectoryPoints(p: PlannedArm, rate: number): TrajectoryPoint[]
   const points: TrajectoryPoint[] = new Array(p.count);
   // Plain loops: this runs between planning and publishing, on the path the latency target covers.
   for (let i = 0; i < p.count; i++) {
-    const q: number[] = new Array(n), dq: number[] = new Array(n), ddq: number[] = new Array(n);
+    const q: number[] = new Array(n),
+      dq: number[] = new Array(n),
+      ddq: number[] = new Array(n);
     for (let j = 0, k = i * n; j < n; j++, k++) {
       q[j] = Math.round(p.q[k]! * 1e7) / 1e7;
       dq[j] = Math.round(p.dq[k]! * 1e6) / 1e6;
@@ -88,7 +90,8 @@ export class Motion {
   private settleBy = 0;
   private publishMs: number | undefined;
   /** Set while stop commands (a stop, or stop trajectories) bring the arms to rest before reporting `ending`. */
-  private stopping: { ids: Set<string>; smooth: boolean; until: number; ending: Ending; resting?: boolean } | null = null;
+  private stopping: { ids: Set<string>; smooth: boolean; until: number; ending: Ending; resting?: boolean } | null =
+    null;
   private finishedAt: number | null = null;
 
   constructor(
@@ -130,18 +133,42 @@ export class Motion {
   /** Publishes every arm's trajectory with one common start time. */
   start(now: number): void {
     const tc = this.host.session.controllerTime(now);
-    if (tc === null) return this.end({ status: 'unavailable', reason: 'no_clock', message: 'no clock estimate for the controller yet; wait for its state' }, now);
+    if (tc === null)
+      return this.end(
+        {
+          status: 'unavailable',
+          reason: 'no_clock',
+          message: 'no clock estimate for the controller yet; wait for its state',
+        },
+        now,
+      );
     const { startLead, expiry } = this.host.options;
     this.startC = tc + startLead;
     this.answerBy = now + expiry + 1;
     this.settleBy = now + startLead + this.motionSpan();
     for (const r of this.runs) {
       const p = r.planned;
-      const problem = this.host.sendTrajectory({ v: 1, id: r.id, arm: p.arm, joints: p.joints, time: now, start_time: this.startC, expires_at: tc + expiry, points: trajectoryPoints(p, this.plan.rate) });
-      if (problem) return this.halt({ status: 'failed', reason: 'link_down', message: `could not send the trajectory: ${problem}` }, now);
+      const problem = this.host.sendTrajectory({
+        v: 1,
+        id: r.id,
+        arm: p.arm,
+        joints: p.joints,
+        time: now,
+        start_time: this.startC,
+        expires_at: tc + expiry,
+        points: trajectoryPoints(p, this.plan.rate),
+      });
+      if (problem)
+        return this.halt(
+          { status: 'failed', reason: 'link_down', message: `could not send the trajectory: ${problem}` },
+          now,
+        );
     }
     this.publishMs = round6((this.host.now() - this.call.receivedAt) * 1000);
-    this.progress('sent', { trajectories: Object.fromEntries(this.runs.map((r) => [r.planned.arm, r.id])), start_time: this.startC });
+    this.progress('sent', {
+      trajectories: Object.fromEntries(this.runs.map((r) => [r.planned.arm, r.id])),
+      start_time: this.startC,
+    });
   }
 
   event(e: EventMsg, now: number): void {
@@ -170,17 +197,33 @@ export class Motion {
     } else if (e.event === 'finished') {
       r.finished = true;
       this.progress('finished', { arm });
-    } else if (s) return; // aborts caused by our own stop
+    } else if (s)
+      return; // aborts caused by our own stop
     else if (e.event === 'rejected') {
-      this.halt({ status: 'failed', reason: e.reason ?? 'rejected', message: `the controller refused the trajectory of arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})` }, now);
+      this.halt(
+        {
+          status: 'failed',
+          reason: e.reason ?? 'rejected',
+          message: `the controller refused the trajectory of arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`,
+        },
+        now,
+      );
     } else if (e.event === 'aborted' || e.event === 'fault') {
       const stopped = e.reason === 'stop';
-      this.halt({ status: stopped ? 'stopped' : 'failed', reason: e.reason ?? e.event, message: `the controller ${e.event === 'fault' ? 'reported a fault on' : 'aborted the motion of'} arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})` }, now);
+      this.halt(
+        {
+          status: stopped ? 'stopped' : 'failed',
+          reason: e.reason ?? e.event,
+          message: `the controller ${e.event === 'fault' ? 'reported a fault on' : 'aborted the motion of'} arm ${arm} (${e.reason}${e.detail ? `: ${e.detail}` : ''})`,
+        },
+        now,
+      );
     }
   }
 
   state(s: StateMsg, now: number): void {
-    if (this.stopping?.resting && this.runs.every((r) => this.atRest(s, r.planned.arm))) return this.end(this.stopping.ending, now);
+    if (this.stopping?.resting && this.runs.every((r) => this.atRest(s, r.planned.arm)))
+      return this.end(this.stopping.ending, now);
     if (this.finished || this.stopping) return;
     for (const r of this.runs) {
       const a = s.arms[r.planned.arm];
@@ -206,17 +249,38 @@ export class Motion {
   poll(now: number): void {
     if (this.finished) return;
     if (this.stopping) {
-      if (now >= this.stopping.until) this.end({ ...this.stopping.ending, message: `${this.stopping.ending.message} (rest not confirmed within ${this.host.options.stopTimeout} s)` }, now);
+      if (now >= this.stopping.until)
+        this.end(
+          {
+            ...this.stopping.ending,
+            message: `${this.stopping.ending.message} (rest not confirmed within ${this.host.options.stopTimeout} s)`,
+          },
+          now,
+        );
       return;
     }
     const silent = this.runs.find((r) => !r.accepted);
     if (silent && now >= this.answerBy) {
-      return this.halt({ status: 'failed', reason: 'no_answer', message: `the controller did not answer the trajectory of arm ${silent.planned.arm}` }, now);
+      return this.halt(
+        {
+          status: 'failed',
+          reason: 'no_answer',
+          message: `the controller did not answer the trajectory of arm ${silent.planned.arm}`,
+        },
+        now,
+      );
     }
     if (now >= this.settleBy) {
       const r = this.runs.find((x) => !x.finished || !x.settled)!;
       const what = r.finished ? 'did not settle at its goal' : 'was not reported finished by the controller';
-      this.halt({ status: 'failed', reason: 'settle_timeout', message: `arm ${r.planned.arm} ${what} within ${this.host.model.arm(r.planned.arm).settle.timeout} s of the motion's end` }, now);
+      this.halt(
+        {
+          status: 'failed',
+          reason: 'settle_timeout',
+          message: `arm ${r.planned.arm} ${what} within ${this.host.model.arm(r.planned.arm).settle.timeout} s of the motion's end`,
+        },
+        now,
+      );
     }
   }
 
@@ -224,13 +288,21 @@ export class Motion {
   lost(code: string, message: string, now: number): void {
     if (this.finished) return;
     this.host.sendStop(this.arms, code, now);
-    this.end({ status: 'failed', reason: code, message: `${message}; the motion was abandoned (a stop was sent)` }, now);
+    this.end(
+      { status: 'failed', reason: code, message: `${message}; the motion was abandoned (a stop was sent)` },
+      now,
+    );
   }
 
   /** A stop call took over: report once its stop has brought the arms to rest. */
   interrupt(stopId: string, now: number): void {
     if (this.finished) return;
-    this.stopping = { ids: new Set([stopId]), smooth: false, until: now + this.host.options.stopTimeout, ending: { status: 'stopped', reason: 'stop', message: 'stopped by a stop call' } };
+    this.stopping = {
+      ids: new Set([stopId]),
+      smooth: false,
+      until: now + this.host.options.stopTimeout,
+      ending: { status: 'stopped', reason: 'stop', message: 'stopped by a stop call' },
+    };
   }
 
   /** Stops the arms with the controller's stop, then reports `ending` when they rest. */
@@ -240,7 +312,12 @@ export class Motion {
   }
 
   private hardStop(ending: Ending, now: number): void {
-    this.stopping = { ids: new Set([this.host.sendStop(this.arms, ending.reason ?? 'daemon', now)]), smooth: false, until: now + this.host.options.stopTimeout, ending };
+    this.stopping = {
+      ids: new Set([this.host.sendStop(this.arms, ending.reason ?? 'daemon', now)]),
+      smooth: false,
+      until: now + this.host.options.stopTimeout,
+      ending,
+    };
   }
 
   /**
@@ -271,7 +348,16 @@ export class Motion {
     const ids = new Set<string>();
     for (const p of stop.plan.arms) {
       const id = this.host.newId('t');
-      const problem = this.host.sendTrajectory({ v: 1, id, arm: p.arm, joints: p.joints, time: now, start_time: startAt[p.arm]!, expires_at: tc + this.host.options.expiry, points: trajectoryPoints(p, rate) });
+      const problem = this.host.sendTrajectory({
+        v: 1,
+        id,
+        arm: p.arm,
+        joints: p.joints,
+        time: now,
+        start_time: startAt[p.arm]!,
+        expires_at: tc + this.host.options.expiry,
+        points: trajectoryPoints(p, rate),
+      });
       if (problem) return false;
       ids.add(id);
     }
@@ -322,6 +408,9 @@ export class Motion {
 
   /** Trajectory length with its final hold, plus the longest settle timeout (s). */
   private motionSpan(): number {
-    return this.plan.arms[0]!.count / this.plan.rate + Math.max(...this.runs.map((r) => this.host.model.arm(r.planned.arm).settle.timeout));
+    return (
+      this.plan.arms[0]!.count / this.plan.rate +
+      Math.max(...this.runs.map((r) => this.host.model.arm(r.planned.arm).settle.timeout))
+    );
   }
 }

@@ -51,13 +51,24 @@ export interface ToolOutcome {
 }
 
 /** Per-arm report from a state message (arms named in `only`, or all). */
-export function armReports(model: RobotModel, state: StateMsg | null, only?: readonly string[]): Record<string, ArmReport> | undefined {
+export function armReports(
+  model: RobotModel,
+  state: StateMsg | null,
+  only?: readonly string[],
+): Record<string, ArmReport> | undefined {
   if (!state) return undefined;
   const out: Record<string, ArmReport> = {};
   for (const arm of model.armNames) {
     const s = state.arms[arm];
     if (!s || (only && !only.includes(arm))) continue;
-    out[arm] = { q: s.q, dq: s.dq, gripper: s.gripper, tcp: model.tcpPose(arm, s.q).map(round6), mode: s.mode, faults: s.faults };
+    out[arm] = {
+      q: s.q,
+      dq: s.dq,
+      gripper: s.gripper,
+      tcp: model.tcpPose(arm, s.q).map(round6),
+      mode: s.mode,
+      faults: s.faults,
+    };
   }
   return out;
 }

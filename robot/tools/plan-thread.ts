@@ -25,7 +25,12 @@ export class PlanThread {
   private readonly pending = new Map<number, (r: PlanResult) => void>();
 
   /** Plans for the robot or setup config `robot` in `dir`. Never rejects: failures are result codes. */
-  plan(robot: string, dir: string, start: Record<string, readonly number[]>, targets: ArmTargets[]): Promise<PlanResult> {
+  plan(
+    robot: string,
+    dir: string,
+    start: Record<string, readonly number[]>,
+    targets: ArmTargets[],
+  ): Promise<PlanResult> {
     return this.request({ robot, dir, start, targets });
   }
 

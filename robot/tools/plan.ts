@@ -30,30 +30,56 @@ export interface MotionPlan {
 }
 
 /** code: the planner's code in snake_case (unreachable, joint_jump, outside_workspace, self_collision, …). */
-export type PlanResult = { ok: true; plan: MotionPlan } | { ok: false; code: string; arm: string | null; message: string };
+export type PlanResult =
+  | { ok: true; plan: MotionPlan }
+  | { ok: false; code: string; arm: string | null; message: string };
 
 /**
  * Plans a path through `targets` (each names every arm; null holds that arm for that step)
  * from the measured joints `start` (every arm). Only the arms with a target are returned.
  */
-export function planCartesianMotion(model: RobotModel, start: Record<string, readonly number[]>, targets: ArmTargets[]): PlanResult {
+export function planCartesianMotion(
+  model: RobotModel,
+  start: Record<string, readonly number[]>,
+  targets: ArmTargets[],
+): PlanResult {
   const moving = model.armNames.filter((a) => targets.some((t) => t[a]));
   const perArm = Object.fromEntries(moving.map((a) => [a, targets.map((t) => t[a] ?? null)]));
   const r = model.planner.planCartesian({ measured: start, targets: perArm });
   if (!r.ok) return refused(r);
   const goal = (arm: string) => targets.findLast((t) => t[arm])![arm]!;
-  return { ok: true, plan: { rate: model.planner.rate, duration: r.duration, arms: r.arms.filter((a) => moving.includes(a.arm)).map((a) => planned(a, goal(a.arm))) } };
+  return {
+    ok: true,
+    plan: {
+      rate: model.planner.rate,
+      duration: r.duration,
+      arms: r.arms.filter((a) => moving.includes(a.arm)).map((a) => planned(a, goal(a.arm))),
+    },
+  };
 }
 
 /**
  * A jerk-limited stop of `arms` from the reference state they follow (q, dq, ddq per arm); the
  * other arms stand at `still`. Each joint brakes as fast as its limits allow.
  */
-export function planStopFrom(model: RobotModel, moving: Record<string, { q: ArrayLike<number>; dq: ArrayLike<number>; ddq: ArrayLike<number> }>, still: Record<string, readonly number[]>): PlanResult {
-  const state = Object.fromEntries(model.armNames.map((a) => [a, moving[a] ?? { q: still[a]!, dq: still[a]!.map(() => 0) }]));
+export function planStopFrom(
+  model: RobotModel,
+  moving: Record<string, { q: ArrayLike<number>; dq: ArrayLike<number>; ddq: ArrayLike<number> }>,
+  still: Record<string, readonly number[]>,
+): PlanResult {
+  const state = Object.fromEntries(
+    model.armNames.map((a) => [a, moving[a] ?? { q: still[a]!, dq: still[a]!.map(() => 0) }]),
+  );
   const r = model.planner.planStop({ state });
   if (!r.ok) return refused(r);
-  return { ok: true, plan: { rate: model.planner.rate, duration: r.duration, arms: r.arms.filter((a) => a.arm in moving).map((a) => planned(a, null)) } };
+  return {
+    ok: true,
+    plan: {
+      rate: model.planner.rate,
+      duration: r.duration,
+      arms: r.arms.filter((a) => a.arm in moving).map((a) => planned(a, null)),
+    },
+  };
 }
 
 /** A 5 mm move of the first arm from every arm's home pose: planned once or twice so that the planner is compiled before the first call. */
@@ -66,7 +92,12 @@ export function warmUpRequest(model: RobotModel): { start: Record<string, readon
 }
 
 /** Position and rotation error of an arm's TCP at joints q from a pose (m, rad). */
-export function poseErrorTo(model: RobotModel, arm: string, q: ArrayLike<number>, goal: PoseTarget): { position: number; rotation: number } {
+export function poseErrorTo(
+  model: RobotModel,
+  arm: string,
+  q: ArrayLike<number>,
+  goal: PoseTarget,
+): { position: number; rotation: number } {
   const current = forwardKinematics(model.arm(arm).chain, q, new Float64Array(12));
   return poseDistance(fromPose(goal.position, goal.orientation), current);
 }

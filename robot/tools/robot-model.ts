@@ -27,7 +27,13 @@ export class RobotModel {
   ) {
     this.arms = setup.arms.map(({ name, robot, base }) => {
       const chain = new KinematicChain(robot, { base });
-      return { name, joints: chain.jointNames, chain, settle: { ...robot.settle, ...settle }, hasGripper: robot.gripper !== undefined };
+      return {
+        name,
+        joints: chain.jointNames,
+        chain,
+        settle: { ...robot.settle, ...settle },
+        hasGripper: robot.gripper !== undefined,
+      };
     });
     this.planner = createPlanner(setup);
   }

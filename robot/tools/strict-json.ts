@@ -24,7 +24,10 @@ export function parseStrictJson(text: string): JsonResult {
     const value = p.value(0);
     p.space();
     if (p.i < text.length) {
-      const what = text[p.i] === '{' || text[p.i] === '[' ? 'another JSON value' : `unexpected text ${quote(text.slice(p.i, p.i + 12))}`;
+      const what =
+        text[p.i] === '{' || text[p.i] === '['
+          ? 'another JSON value'
+          : `unexpected text ${quote(text.slice(p.i, p.i + 12))}`;
       throw new JsonError(`${what} after the JSON value at position ${p.i}`, p.i);
     }
     return { ok: true, value };
@@ -45,14 +48,19 @@ class Parser {
   }
 
   value(depth: number): unknown {
-    if (depth > MAX_DEPTH) throw new JsonError(`JSON nested deeper than ${MAX_DEPTH} levels at position ${this.i}`, this.i);
+    if (depth > MAX_DEPTH)
+      throw new JsonError(`JSON nested deeper than ${MAX_DEPTH} levels at position ${this.i}`, this.i);
     const c = this.s[this.i];
     if (c === undefined) throw this.truncated();
     if (c === '{') return this.object(depth);
     if (c === '[') return this.array(depth);
     if (c === '"') return this.string();
     if (c === '-' || (c >= '0' && c <= '9')) return this.number();
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (this.s.startsWith(word, this.i)) {
         this.i += word.length;
         return v;
@@ -76,7 +84,12 @@ class Parser {
       if (this.s[this.i] !== ':') throw this.expected('":"');
       this.i++;
       this.space();
-      Object.defineProperty(o, key, { value: this.value(depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(o, key, {
+        value: this.value(depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     });
     return o;
   }
@@ -118,7 +131,11 @@ class Parser {
         this.i++;
         return out;
       }
-      if (c < ' ') throw new JsonError(`control character U+${c.charCodeAt(0).toString(16).padStart(4, '0')} inside the string at position ${this.i} (escape it)`, this.i);
+      if (c < ' ')
+        throw new JsonError(
+          `control character U+${c.charCodeAt(0).toString(16).padStart(4, '0')} inside the string at position ${this.i} (escape it)`,
+          this.i,
+        );
       if (c !== '\\') {
         out += c;
         this.i++;
@@ -126,7 +143,16 @@ class Parser {
       }
       const e = this.s[this.i + 1];
       if (e === undefined) throw this.truncated();
-      const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      const simple: Record<string, string> = {
+        '"': '"',
+        '\\': '\\',
+        '/': '/',
+        b: '\b',
+        f: '\f',
+        n: '\n',
+        r: '\r',
+        t: '\t',
+      };
       if (e in simple) {
         out += simple[e];
         this.i += 2;
@@ -148,7 +174,11 @@ class Parser {
     // "1." or "-" at the very end is a cut-off number, not a malformed one.
     if (/^-?\d*\.?\d*([eE][+-]?)?$/.test(this.s.slice(this.i)) && (!m || next !== undefined)) throw this.truncated();
     if (!m) throw new JsonError(`malformed number at position ${this.i}`, this.i);
-    if (next !== undefined && /[0-9.eE+-]/.test(next)) throw new JsonError(`malformed number ${quote(this.s.slice(this.i, this.i + m[0].length + 1))} at position ${this.i}`, this.i);
+    if (next !== undefined && /[0-9.eE+-]/.test(next))
+      throw new JsonError(
+        `malformed number ${quote(this.s.slice(this.i, this.i + m[0].length + 1))} at position ${this.i}`,
+        this.i,
+      );
     this.i += m[0].length;
     return Number(m[0]);
   }

@@ -5,7 +5,14 @@ import { type Check, compileSchema } from '../common/validation/json-schema.js';
 import { closest } from '../common/validation/values.js';
 import type { PoseTarget } from '../motion/planner/planner.js';
 import { extractCall, type CallSource, type RejectCode } from './extract.js';
-import { MAX_REACH_M, QUAT_NORM_RANGE, TOOL_NAMES, toolDefinitions, type ToolDefinition, type ToolName } from './schemas.js';
+import {
+  MAX_REACH_M,
+  QUAT_NORM_RANGE,
+  TOOL_NAMES,
+  toolDefinitions,
+  type ToolDefinition,
+  type ToolName,
+} from './schemas.js';
 
 /** A pose per arm name, already the planner's target shape (position in metres in the robot base
  *  or setup frame, unit quaternion [x, y, z, w]); null holds that arm. Single-arm robots have one key. */
@@ -53,17 +60,31 @@ export class ToolValidator {
       case 'move_eef_chunk':
       case 'check_path': {
         const poses = a.poses as unknown[];
-        call = { ...base, tool: name as 'move_eef_chunk', targets: poses.map((p, i) => this.targets(p, `${name}.poses[${i}]`, problems)), ...noteOf(a) };
+        call = {
+          ...base,
+          tool: name as 'move_eef_chunk',
+          targets: poses.map((p, i) => this.targets(p, `${name}.poses[${i}]`, problems)),
+          ...noteOf(a),
+        };
         break;
       }
       case 'set_gripper': {
-        const g = this.arms.length === 1 ? { [this.arms[0]!]: a.gripper as number } : (a.positions as Record<string, number | null>);
-        if (Object.values(g).every((v) => v === null)) problems.push(`${name}.positions: at least one gripper must be set (null holds it)`);
+        const g =
+          this.arms.length === 1
+            ? { [this.arms[0]!]: a.gripper as number }
+            : (a.positions as Record<string, number | null>);
+        if (Object.values(g).every((v) => v === null))
+          problems.push(`${name}.positions: at least one gripper must be set (null holds it)`);
         call = { ...base, tool: 'set_gripper', gripper: { ...g }, ...noteOf(a) };
         break;
       }
       case 'done':
-        call = { ...base, tool: 'done', summary: a.summary as string, ...(a.hindsight !== undefined ? { hindsight: a.hindsight as string } : {}) };
+        call = {
+          ...base,
+          tool: 'done',
+          summary: a.summary as string,
+          ...(a.hindsight !== undefined ? { hindsight: a.hindsight as string } : {}),
+        };
         break;
       default:
         call = { ...base, tool: name as 'get_state' | 'stop' };
@@ -78,7 +99,8 @@ export class ToolValidator {
     const o = v as Record<string, unknown>;
     const out: ArmTargets = {};
     for (const arm of this.arms) out[arm] = o[arm] === null ? null : pose(o[arm], `${path}.${arm}`, problems);
-    if (Object.values(out).every((p) => p === null)) problems.push(`${path}: at least one arm must have a pose (null holds an arm)`);
+    if (Object.values(out).every((p) => p === null))
+      problems.push(`${path}: at least one arm must have a pose (null holds an arm)`);
     return out;
   }
 }
@@ -87,12 +109,17 @@ export class ToolValidator {
 function pose(v: unknown, path: string, problems: string[]): PoseTarget {
   const a = (v as { pose_xyzquat: number[] }).pose_xyzquat;
   a.slice(0, 3).forEach((x, i) => {
-    if (Math.abs(x) > MAX_REACH_M) problems.push(`${path}.pose_xyzquat[${i}] (${'xyz'[i]}): must be within ±${MAX_REACH_M} m of the robot base (got ${x})`);
+    if (Math.abs(x) > MAX_REACH_M)
+      problems.push(
+        `${path}.pose_xyzquat[${i}] (${'xyz'[i]}): must be within ±${MAX_REACH_M} m of the robot base (got ${x})`,
+      );
   });
   const q = a.slice(3) as [number, number, number, number];
   const n = Math.hypot(...q);
   if (!(n >= QUAT_NORM_RANGE[0] && n <= QUAT_NORM_RANGE[1])) {
-    problems.push(`${path}.pose_xyzquat[3..6]: quaternion norm ${+n.toPrecision(4)} is outside [${QUAT_NORM_RANGE.join(', ')}]; send a unit quaternion [qx, qy, qz, qw]`);
+    problems.push(
+      `${path}.pose_xyzquat[3..6]: quaternion norm ${+n.toPrecision(4)} is outside [${QUAT_NORM_RANGE.join(', ')}]; send a unit quaternion [qx, qy, qz, qw]`,
+    );
   }
   return { position: [a[0]!, a[1]!, a[2]!], orientation: q.map((c) => c / n) };
 }
@@ -106,7 +133,11 @@ function reject(code: RejectCode, problem: string): ToolResult {
 }
 
 function unknownTool(name: string): string {
-  const plain = name.normalize('NFKC').replace(/[\u200b-\u200f\u2060\ufeff]/g, '').trim().toLowerCase();
+  const plain = name
+    .normalize('NFKC')
+    .replace(/[\u200b-\u200f\u2060\ufeff]/g, '')
+    .trim()
+    .toLowerCase();
   const near = TOOL_NAMES.find((t) => t === plain) ?? closest(plain, TOOL_NAMES, () => 2);
   return `unknown tool ${JSON.stringify(name)}; the tools are ${TOOL_NAMES.join(', ')}${near ? ` (did you mean ${near}?)` : ''}`;
 }

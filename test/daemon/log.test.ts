@@ -9,7 +9,10 @@ function capture() {
 
 test('JSON lines carry the namespace; levels apply per namespace and cover children', () => {
   const out = capture();
-  const logs = new Logs({ level: 'info', format: 'auto', levels: { mqtt: 'debug', 'mqtt.broker': 'warn', 'api.rpc': 'silent' } }, { destination: out.destination, isTty: false });
+  const logs = new Logs(
+    { level: 'info', format: 'auto', levels: { mqtt: 'debug', 'mqtt.broker': 'warn', 'api.rpc': 'silent' } },
+    { destination: out.destination, isTty: false },
+  );
   logs.get('mqtt.client').debug('client detail');
   logs.get('mqtt.broker').info('broker chatter');
   logs.get('mqtt.broker').warn('broker warning');
@@ -28,7 +31,10 @@ test('JSON lines carry the namespace; levels apply per namespace and cover child
 });
 
 test('levelFor picks the longest matching namespace and the default otherwise', () => {
-  const logs = new Logs({ level: 'warn', format: 'json', levels: { a: 'debug', 'a.b': 'error' } }, { destination: capture().destination });
+  const logs = new Logs(
+    { level: 'warn', format: 'json', levels: { a: 'debug', 'a.b': 'error' } },
+    { destination: capture().destination },
+  );
   assert.equal(logs.levelFor('a'), 'debug');
   assert.equal(logs.levelFor('a.c'), 'debug');
   assert.equal(logs.levelFor('a.b.c'), 'error');

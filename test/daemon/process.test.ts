@@ -30,8 +30,15 @@ test('embedded defaults: serves, then SIGTERM exits 0 within 5 s and availabilit
   observer.end(true);
   assert.equal((await rpc.closed).code, 1001, 'WebSocket clients are told the daemon is going away');
   assert.equal(existsSync(join(d.dataDir, 'daemon.json')), false, 'runtime file removed');
-  const logs = d.output().stdout.trim().split('\n').map((l) => JSON.parse(l));
-  assert.ok(logs.some((l) => l.msg === 'daemon stopped' && l.ok === true), 'JSON logs record the clean stop');
+  const logs = d
+    .output()
+    .stdout.trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.ok(
+    logs.some((l) => l.msg === 'daemon stopped' && l.ok === true),
+    'JSON logs record the clean stop',
+  );
 });
 
 test('SIGINT also stops it cleanly with exit 0', async (t) => {

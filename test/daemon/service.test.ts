@@ -86,4 +86,3 @@ test('a failing stop rejects and marks the service failed', async () => {
   await assert.rejects(s.stop(), /stuck/);
   assert.equal(s.status, 'failed');
 });
-

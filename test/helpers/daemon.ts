@@ -97,13 +97,22 @@ const mainJs = (o: SpawnOptions) => o.main ?? join(repoRoot, 'dist', 'daemon', '
 
 /** The environment without the caller's BRAINSTEM_* config (keeps BRAINSTEM_TEST_*). */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BRAINSTEM_') || k.startsWith('BRAINSTEM_TEST_')));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('BRAINSTEM_') || k.startsWith('BRAINSTEM_TEST_')),
+  );
   return { ...env, ...extra };
 }
 
 /** Runs the CLI to completion (e.g. `config check FILE`). */
-export async function runCli(args: string[], env: Record<string, string> = {}, opts: SpawnOptions & { timeoutMs?: number } = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [mainJs(opts), ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<CliRun> {
+  const child = spawn(process.execPath, [mainJs(opts), ...args], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -117,7 +126,10 @@ export async function runCli(args: string[], env: Record<string, string> = {}, o
 }
 
 /** Starts `brainstem start` as a child on free ports; waits for its runtime file. `env` adds BRAINSTEM_* settings. */
-export async function spawnTestDaemon(env: Record<string, string> = {}, opts: SpawnOptions & { args?: string[] } = {}): Promise<ChildDaemon> {
+export async function spawnTestDaemon(
+  env: Record<string, string> = {},
+  opts: SpawnOptions & { args?: string[] } = {},
+): Promise<ChildDaemon> {
   const dir: TempDir = tempDir('brainstem-child-');
   const child = spawn(process.execPath, [mainJs(opts), 'start', ...(opts.args ?? [])], {
     env: cleanEnv({
@@ -142,11 +154,16 @@ export async function spawnTestDaemon(env: Record<string, string> = {}, opts: Sp
     dir.remove();
   };
   try {
-    const runtime = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before it was ready:\n${stderr}\n${stdout}`);
-      const r = readRuntimeInfo(dir.path);
-      return r?.pid === child.pid ? r : undefined;
-    }, 'the child daemon to write daemon.json', 20_000);
+    const runtime = await waitFor(
+      () => {
+        if (child.exitCode !== null)
+          throw new Error(`daemon exited with ${child.exitCode} before it was ready:\n${stderr}\n${stdout}`);
+        const r = readRuntimeInfo(dir.path);
+        return r?.pid === child.pid ? r : undefined;
+      },
+      'the child daemon to write daemon.json',
+      20_000,
+    );
     const read = (name: string) => readFileSync(join(dir.path, name), 'utf8').trim();
     return {
       child,

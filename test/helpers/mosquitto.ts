@@ -39,7 +39,13 @@ function fromUrl(raw: string): BrokerEndpoint {
   const password = decodeURIComponent(u.password);
   u.username = '';
   u.password = '';
-  return { url: u.toString().replace(/\/$/, ''), username, password, urlWithCredentials: raw, stop: async () => undefined };
+  return {
+    url: u.toString().replace(/\/$/, ''),
+    username,
+    password,
+    urlWithCredentials: raw,
+    stop: async () => undefined,
+  };
 }
 
 async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
@@ -53,7 +59,10 @@ async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
     const conf = join(dir.path, 'mosquitto.conf');
     // As root Mosquitto drops to user "mosquitto", which cannot read our 0700 temp dir.
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
-    writeFileSync(conf, `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${join(dir.path, 'passwd')}\npersistence false\nlog_dest stderr\n`);
+    writeFileSync(
+      conf,
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${join(dir.path, 'passwd')}\npersistence false\nlog_dest stderr\n`,
+    );
     const child: ChildProcess = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -88,7 +97,10 @@ export async function getMosquitto(t: TestContext): Promise<BrokerEndpoint | und
   if (fromEnv) return fromUrl(fromEnv);
   const binary = findMosquitto();
   if (binary) return spawnMosquitto(binary);
-  if (process.env.CI === 'true') throw new Error('CI=true but mosquitto is not installed and BRAINSTEM_TEST_MOSQUITTO_URL is not set (.ci/run installs it)');
+  if (process.env.CI === 'true')
+    throw new Error(
+      'CI=true but mosquitto is not installed and BRAINSTEM_TEST_MOSQUITTO_URL is not set (.ci/run installs it)',
+    );
   t.skip('mosquitto is not installed (apt-get install mosquitto / brew install mosquitto)');
   return undefined;
 }

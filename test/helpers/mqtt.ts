@@ -9,7 +9,17 @@ export interface Credentials {
 }
 
 export async function connectMqtt(c: Credentials, opts: IClientOptions = {}): Promise<MqttClient> {
-  return within(connectAsync(c.url, { username: c.username, password: c.password, reconnectPeriod: 0, connectTimeout: 5000, ...opts }), 10_000, `MQTT connect to ${c.url}`);
+  return within(
+    connectAsync(c.url, {
+      username: c.username,
+      password: c.password,
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+      ...opts,
+    }),
+    10_000,
+    `MQTT connect to ${c.url}`,
+  );
 }
 
 export interface Received {
@@ -22,7 +32,12 @@ export interface Received {
  * Subscribes and resolves with the first message on `topic` that `accept` takes.
  * Retained messages arrive right after subscribing with retain = true.
  */
-export async function nextMessage(client: MqttClient, topic: string, accept: (m: Received) => boolean = () => true, timeoutMs = 10_000): Promise<Received> {
+export async function nextMessage(
+  client: MqttClient,
+  topic: string,
+  accept: (m: Received) => boolean = () => true,
+  timeoutMs = 10_000,
+): Promise<Received> {
   let onMessage: ((t: string, p: Buffer, packet: { retain: boolean }) => void) | undefined;
   const got = new Promise<Received>((resolve) => {
     onMessage = (t, p, packet) => {

@@ -15,7 +15,12 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** Resolves once something accepts TCP connections on host:port, or rejects at the deadline. */
-export async function waitForPort(host: string, port: number, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
+export async function waitForPort(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  alive: () => boolean = () => true,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs; // monotonic: wall clocks can step
   while (performance.now() < deadline && alive()) {
     const ok = await new Promise<boolean>((resolve) => {

@@ -26,11 +26,17 @@ export class RpcTestClient {
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => this.onMessage(data.toString()));
-    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
   /** Opens ws://.../ws with `?token=` (or a Bearer header with `header: true`); `ws` passes client options. */
-  static async connect(wsUrl: string, token?: string, opts: { header?: boolean; ws?: ClientOptions } = {}): Promise<RpcTestClient> {
+  static async connect(
+    wsUrl: string,
+    token?: string,
+    opts: { header?: boolean; ws?: ClientOptions } = {},
+  ): Promise<RpcTestClient> {
     const url = token && !opts.header ? `${wsUrl}?token=${encodeURIComponent(token)}` : wsUrl;
     const headers = token && opts.header ? { authorization: `Bearer ${token}` } : undefined;
     const ws = new WebSocket(url, { ...opts.ws, ...(headers ? { headers } : {}) });

@@ -27,14 +27,23 @@ export const WEATHER_TOOLS = [
     function: {
       name: 'get_weather',
       description: 'Weather for a city',
-      parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+        required: ['city'],
+        additionalProperties: false,
+      },
     },
   },
   {
     type: 'function' as const,
     function: {
       name: 'set_gripper',
-      parameters: { type: 'object', properties: { gripper: { type: 'number', minimum: 0, maximum: 1 }, arm: { enum: ['left', 'right'] } }, required: ['gripper', 'arm'] },
+      parameters: {
+        type: 'object',
+        properties: { gripper: { type: 'number', minimum: 0, maximum: 1 }, arm: { enum: ['left', 'right'] } },
+        required: ['gripper', 'arm'],
+      },
     },
   },
 ];

@@ -62,22 +62,27 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads", double(big->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, big->m, 0, x->data(), y->data()); });
     // activationBits 24 (three bytes; the cases above use the default 16) on integer paths.
-    add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 24-bit activations", double(q4->m.mat_bytes()),
-        [=, &k] { k.qmatvec(bs::ExecCtx{nullptr, 24}, q4->m, 0, x->data(), y->data()); });
+    add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 24-bit activations", double(q4->m.mat_bytes()), [=, &k] {
+      k.qmatvec(bs::ExecCtx{nullptr, 24}, q4->m, 0, x->data(), y->data());
+    });
     add(bs::Op::QMatVec, &big->m, "4-bit g64 262144x2048 from DRAM, 2 threads, 24-bit activations",
-        double(big->m.mat_bytes()), [=, &k] { k.qmatvec(bs::ExecCtx{pool.get(), 24}, big->m, 0, x->data(), y->data()); });
+        double(big->m.mat_bytes()), [=, &k] {
+          k.qmatvec(bs::ExecCtx{pool.get(), 24}, big->m, 0, x->data(), y->data());
+        });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 2 threads", double(kp->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, kp->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatVec, &kp->m, "4-bit g64 256x1024 (k_proj), 1 thread", double(kp->m.mat_bytes()),
         [=, &k] { k.qmatvec(ctx, kp->m, 0, x->data(), y->data()); });
-    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 2 threads", 8.0 * eg->m.mat_bytes(),
+    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 2 threads",
+        8.0 * eg->m.mat_bytes(),
         [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, eg->m, ids->data(), x->data(), 8, y->data()); });
-    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 2 threads", 8.0 * ed->m.mat_bytes(),
+    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 2 threads",
+        8.0 * ed->m.mat_bytes(),
         [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, ed->m, ids->data(), x->data(), 8, y->data()); });
-    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 1 thread", 8.0 * eg->m.mat_bytes(),
-        [=, &k] { k.gather_matmul(ctx, eg->m, ids->data(), x->data(), 8, y->data()); });
-    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 1 thread", 8.0 * ed->m.mat_bytes(),
-        [=, &k] { k.gather_matmul(ctx, ed->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 1 thread",
+        8.0 * eg->m.mat_bytes(), [=, &k] { k.gather_matmul(ctx, eg->m, ids->data(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 1 thread",
+        8.0 * ed->m.mat_bytes(), [=, &k] { k.gather_matmul(ctx, ed->m, ids->data(), x->data(), 8, y->data()); });
     add(bs::Op::QMatVec, &q4->m, "4-bit g64 2048x2048, 2 threads", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, q4->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
@@ -96,18 +101,19 @@ std::vector<BenchCase> bench_cases() {
       k.rope(ctx, q->data(), pos->data(), 1, bs::RopeParams{32, 128, 128, 1e6});
     });
     add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys", 2.0 * kv->size() * 4, [=, &k] {
-      k.attention(ctx, q->data(), kv->data(), kv->data(), 1023, 1, bs::AttentionParams{32, 4, 128, 0.088f},
-                  y->data());
+      k.attention(ctx, q->data(), kv->data(), kv->data(), 1023, 1, bs::AttentionParams{32, 4, 128, 0.088f}, y->data());
     });
     // F16 caches at the decode shapes of moe-small (16q/4kv × 64, ~300 keys) and 30B-A3B.
-    add(bs::Op::Attention, nullptr, "decode 16q/4kv x 64 over 300 keys, f16, 2 threads", 2.0 * 300 * 4 * 64 * 2, [=, &k] {
-      k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 299, 1,
-                  bs::AttentionParams{16, 4, 64, 0.125f, true}, y->data());
-    });
-    add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys, f16, 2 threads", 2.0 * 1024 * 4 * 128 * 2, [=, &k] {
-      k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 1023, 1,
-                  bs::AttentionParams{32, 4, 128, 0.088f, true}, y->data());
-    });
+    add(bs::Op::Attention, nullptr, "decode 16q/4kv x 64 over 300 keys, f16, 2 threads", 2.0 * 300 * 4 * 64 * 2,
+        [=, &k] {
+          k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 299, 1,
+                      bs::AttentionParams{16, 4, 64, 0.125f, true}, y->data());
+        });
+    add(bs::Op::Attention, nullptr, "decode 32q/4kv x 128 over 1024 keys, f16, 2 threads", 2.0 * 1024 * 4 * 128 * 2,
+        [=, &k] {
+          k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 1023, 1,
+                      bs::AttentionParams{32, 4, 128, 0.088f, true}, y->data());
+        });
     add(bs::Op::RouteSoftmaxTopK, nullptr, "128 experts top-8", 128 * 4.0, [=, &k] {
       k.route_softmax_topk(ctx, logits->data(), 1, bs::SoftmaxTopKParams{128, 8, true}, sel->data(), wts->data());
     });

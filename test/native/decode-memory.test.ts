@@ -14,17 +14,31 @@ import { repoRoot } from '../../daemon/util/repo-root.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
-const FAST = loadNative().info().kernelSets.filter((k) => k.usable && k.name !== 'cpu-ref').map((k) => k.name);
+const FAST = loadNative()
+  .info()
+  .kernelSets.filter((k) => k.usable && k.name !== 'cpu-ref')
+  .map((k) => k.name);
 
-interface Probe { backend: string; allocations: number; rss_anon_before: number; rss_anon_after: number; last_token: number }
+interface Probe {
+  backend: string;
+  allocations: number;
+  rss_anon_before: number;
+  rss_anon_after: number;
+  last_token: number;
+}
 
 function probe(dir: string, backend: string, threads: number, tokens: number, path = 'exact'): Probe {
-  const r = spawnSync(binary, ['--decode-probe', dir, backend, String(threads), String(tokens), path], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(binary, ['--decode-probe', dir, backend, String(threads), String(tokens), path], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(r.status, 0, `decode probe ${backend} × ${threads} failed:\n${r.stdout}\n${r.stderr}`);
   return JSON.parse(r.stdout) as Probe;
 }
 
-test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets, 1 and 2 threads)', { skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false }, (t) => {
+test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets, 1 and 2 threads)', {
+  skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false,
+}, (t) => {
   for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
     const dir = synthTemp(t, { arch, seed: 5 });
     for (const backend of FAST) {
@@ -40,7 +54,9 @@ test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets
   }
 });
 
-test('the staged and hot expert paths allocate nothing either once every routed expert is in a slot', { skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false }, (t) => {
+test('the staged and hot expert paths allocate nothing either once every routed expert is in a slot', {
+  skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false,
+}, (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 5 });
   for (const path of ['staged', 'hot']) {
     const p = probe(dir, FAST[FAST.length - 1]!, 2, 24, path);

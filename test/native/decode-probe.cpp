@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <new>
 #include <string>
@@ -47,7 +47,9 @@ void* operator new(size_t n) {
 void* operator new[](size_t n) { return operator new(n); }
 void* operator new(size_t n, std::align_val_t a) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::aligned_alloc(static_cast<size_t>(a), (n + static_cast<size_t>(a) - 1) / static_cast<size_t>(a) * static_cast<size_t>(a))) return p;
+  if (void* p = std::aligned_alloc(static_cast<size_t>(a),
+                                   (n + static_cast<size_t>(a) - 1) / static_cast<size_t>(a) * static_cast<size_t>(a)))
+    return p;
   throw std::bad_alloc();
 }
 void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
@@ -71,7 +73,8 @@ int decode_probe(const char* dir, const char* backend, int threads, int tokens, 
     const int E = probe->cfg.router.n_experts;
     opts.stream.decode_path = path == "staged" ? bs::ExpertPath::Staged : bs::ExpertPath::Hot;
     opts.stream.slots = E;
-    opts.stream.cache_bytes = static_cast<uint64_t>(E) * probe->expert_bytes * static_cast<uint64_t>(probe->cfg.n_layers);
+    opts.stream.cache_bytes =
+        static_cast<uint64_t>(E) * probe->expert_bytes * static_cast<uint64_t>(probe->cfg.n_layers);
   }
   auto model = bs::load_model(dir, opts);
   // Prefill 8 + tokens decode steps stay within the first KV reservation (64 rows) unless
@@ -102,12 +105,13 @@ int decode_probe(const char* dir, const char* backend, int threads, int tokens, 
   const uint64_t a1 = g_allocations.load();
   const int64_t rss1 = rss_anon_bytes();
   // Times are informational (the tests assert none): wall and process CPU per decoded token.
-  std::printf("{\"backend\": \"%s\", \"path\": \"%s\", \"threads\": %d, \"tokens\": %d, \"allocations\": %llu, "
-              "\"rss_anon_before\": %lld, \"rss_anon_after\": %lld, \"last_token\": %d, \"wall_ms_per_token\": %.3f, "
-              "\"cpu_ms_per_token\": %.3f}\n",
-              model->dispatch().backend().name, path.c_str(), threads, tokens, static_cast<unsigned long long>(a1 - a0),
-              static_cast<long long>(rss0), static_cast<long long>(rss1), argmax(logits), 1e3 * wall / tokens,
-              1e3 * cpu / tokens);
+  std::printf(
+      "{\"backend\": \"%s\", \"path\": \"%s\", \"threads\": %d, \"tokens\": %d, \"allocations\": %llu, "
+      "\"rss_anon_before\": %lld, \"rss_anon_after\": %lld, \"last_token\": %d, \"wall_ms_per_token\": %.3f, "
+      "\"cpu_ms_per_token\": %.3f}\n",
+      model->dispatch().backend().name, path.c_str(), threads, tokens, static_cast<unsigned long long>(a1 - a0),
+      static_cast<long long>(rss0), static_cast<long long>(rss1), argmax(logits), 1e3 * wall / tokens,
+      1e3 * cpu / tokens);
   return 0;
 }
 

@@ -58,8 +58,8 @@ struct Register {
 // Ops to time in --bench mode: name, and a function returning seconds per call.
 struct BenchCase {
   std::string op, backend, shape;
-  double bytes;                 // bytes of weights/activations read per call (for GB/s)
-  std::function<void()> run;    // one call
+  double bytes;               // bytes of weights/activations read per call (for GB/s)
+  std::function<void()> run;  // one call
 };
 std::vector<BenchCase> bench_cases();
 
@@ -75,20 +75,20 @@ class Rng : public bs::SplitMix {
 
 #define BT_CAT2(a, b) a##b
 #define BT_CAT(a, b) BT_CAT2(a, b)
-#define TEST(name)                                                     \
-  static void name(bt::T& t);                                          \
-  static bt::Register BT_CAT(bt_reg_, name)(#name, name);              \
+#define TEST(name)                                        \
+  static void name(bt::T& t);                             \
+  static bt::Register BT_CAT(bt_reg_, name)(#name, name); \
   static void name([[maybe_unused]] bt::T& t)
 #define EXPECT(cond) bt::Failure(t, static_cast<bool>(cond), #cond, __FILE__, __LINE__)
 // Runs `stmt`, expecting a bs::Error whose message contains `needle`.
-#define EXPECT_ERROR(stmt, needle)                                                           \
-  do {                                                                                       \
-    std::string bt_msg_;                                                                     \
-    try {                                                                                    \
-      stmt;                                                                                  \
-    } catch (const bs::Error& e) {                                                           \
-      bt_msg_ = e.what();                                                                    \
-    }                                                                                        \
-    EXPECT(bt_msg_.find(needle) != std::string::npos)                                        \
+#define EXPECT_ERROR(stmt, needle)                                                              \
+  do {                                                                                          \
+    std::string bt_msg_;                                                                        \
+    try {                                                                                       \
+      stmt;                                                                                     \
+    } catch (const bs::Error& e) {                                                              \
+      bt_msg_ = e.what();                                                                       \
+    }                                                                                           \
+    EXPECT(bt_msg_.find(needle) != std::string::npos)                                           \
         << "error containing \"" << (needle) << "\" from " #stmt ", got \"" << bt_msg_ << "\""; \
   } while (0)

@@ -26,26 +26,29 @@ int run_bench(const std::vector<std::string>& ops) {
   std::printf("[\n");
   auto all = bt::bench_cases();
   if (!ops.empty()) {
-    all.erase(std::remove_if(all.begin(), all.end(),
-                             [&](const bt::BenchCase& c) { return std::find(ops.begin(), ops.end(), c.op) == ops.end(); }),
-              all.end());
+    all.erase(
+        std::remove_if(all.begin(), all.end(),
+                       [&](const bt::BenchCase& c) { return std::find(ops.begin(), ops.end(), c.op) == ops.end(); }),
+        all.end());
   }
   for (size_t i = 0; i < all.size(); ++i) {
     const bt::BenchCase& c = all[i];
     c.run();  // warm up: page in weights
     std::vector<double> times;
     const auto start = std::chrono::steady_clock::now();
-    while (times.size() < 5 || (times.size() < 200 && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300))) {
+    while (times.size() < 5 ||
+           (times.size() < 200 && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300))) {
       const auto t0 = std::chrono::steady_clock::now();
       c.run();
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2];
-    std::printf("  {\"op\": \"%s\", \"backend\": \"%s\", \"shape\": \"%s\", \"calls\": %zu, \"median_us\": %.3f, "
-                "\"gb_s\": %.3f}%s\n",
-                c.op.c_str(), c.backend.c_str(), c.shape.c_str(), times.size(), median * 1e6,
-                c.bytes / median / 1e9, i + 1 < all.size() ? "," : "");
+    std::printf(
+        "  {\"op\": \"%s\", \"backend\": \"%s\", \"shape\": \"%s\", \"calls\": %zu, \"median_us\": %.3f, "
+        "\"gb_s\": %.3f}%s\n",
+        c.op.c_str(), c.backend.c_str(), c.shape.c_str(), times.size(), median * 1e6, c.bytes / median / 1e9,
+        i + 1 < all.size() ? "," : "");
   }
   std::printf("]\n");
   return 0;

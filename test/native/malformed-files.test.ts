@@ -21,55 +21,159 @@ const setShard = (d: string, tensor: string, shard: string) =>
   editJson(index(d), (j) => ((j.weight_map as Record<string, string>)[tensor] = shard));
 
 const corpus: [string, Edit, RegExp][] = [
-  ['truncated file', (d) => truncateSync(kShard(d), readFileSync(kShard(d)).length - 100),
-    /\.safetensors: tensor .* data_offsets \[\d+, \d+\] run past the data section .* the file is truncated/],
-  ['file shorter than the length prefix', (d) => truncateSync(kShard(d), 5), /\.safetensors: file is 5 bytes, too short for the 8-byte header length/],
-  ['header length past the end', (d) => {
-    const b = readFileSync(kShard(d));
-    b.writeBigUInt64LE(BigInt(b.length) * 2n, 0);
-    writeFileSync(kShard(d), b);
-  }, /\.safetensors: header length \d+ runs past the end of the file/],
-  ['offsets out of range', (d) => editHeader(kShard(d), (h) => { h[K]!.data_offsets = [0, 100_000_000]; }),
-    new RegExp(`tensor ${K}: data_offsets \\[0, 100000000\\] run past the data section`)],
-  ['overlapping offsets', (d) => editHeader(kShard(d), (h) => {
-    const other = Object.keys(h).find((n) => n !== K && n !== '__metadata__' && h[n]!.data_offsets[1]! > h[n]!.data_offsets[0]!)!;
-    const len = h[K]!.data_offsets[1]! - h[K]!.data_offsets[0]!;
-    h[K]!.data_offsets = [h[other]!.data_offsets[0]!, h[other]!.data_offsets[0]! + len];
-  }), /: tensors \S+ and \S+ overlap \(data_offsets/],
-  ['unknown dtype', (d) => editHeader(kShard(d), (h) => { h[K]!.dtype = 'Q4_K'; }), new RegExp(`tensor ${K}: unknown dtype "Q4_K" \\(supported: BOOL, U8`)],
-  ['shape and size disagree', (d) => editHeader(kShard(d), (h) => { h[K]!.shape = [64, 17]; }),
-    new RegExp(`tensor ${K}: shape \\[64, 17\\] of U32 needs 4352 bytes but data_offsets \\[\\d+, \\d+\\] hold 4096`)],
-  ['bad JSON in the header', (d) => {
-    const b = readFileSync(kShard(d));
-    b.write('{"a":,', 8);
-    writeFileSync(kShard(d), b);
-  }, /\.safetensors header: invalid JSON at byte 5 \(line 1, column 6\): expected a value/],
-  ['bad JSON in config.json', (d) => writeFileSync(config(d), '{"model_type": "qwen3_moe",}'),
-    /config\.json: invalid JSON at byte 27 \(line 1, column 28\): expected a string key/],
-  ['missing tensor', (d) => dropTensor(d, K), new RegExp(`missing tensor ${K.replace(/\./g, '\\.')}, which the qwen3_moe architecture needs`)],
-  ['wrong shape', (d) => editHeader(shardOf(d, 'model.norm.weight'), (h) => { h['model.norm.weight']!.shape = [64, 2]; }),
-    /tensor model\.norm\.weight has shape \[64, 2\] but config\.json implies \[128\] \(a vector\)/],
-  ['quantisation bits disagree with the file', (d) => editJson(config(d), (c) => {
-    (c.quantization as Record<string, unknown>)['model.layers.0.mlp.gate'] = { group_size: 64, bits: 4 };
-  }), /tensor model\.layers\.0\.mlp\.gate\.weight has shape \[16, 32\] but config\.json implies \[16, 16\] \(4-bit, group 64 from config\.json; the file looks 8-bit/],
-  ['quantised weight with the wrong dtype', (d) => editHeader(kShard(d), (h) => { h[K]!.dtype = 'F32'; }),
-    new RegExp(`tensor ${K} has dtype F32 but a quantised weight must be U32`)],
-  ['unsupported architecture', (d) => editJson(config(d), (c) => { c.model_type = 'llama'; }),
-    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe\)/],
-  ['missing config field', (d) => editJson(config(d), (c) => { delete c.hidden_size; }), /config\.json: field hidden_size is missing \(qwen3_moe needs it\)/],
-  ['config fields that disagree', (d) => editJson(config(d), (c) => { c.num_key_value_heads = 3; }),
-    /config\.json: field num_key_value_heads must divide num_attention_heads, got 3/],
-  ['unsupported quantisation', (d) => editJson(config(d), (c) => { c.quantization = { group_size: 64, bits: 3 }; }),
-    /quantization\.bits must be 4 or 8 .* got 3/],
+  [
+    'truncated file',
+    (d) => truncateSync(kShard(d), readFileSync(kShard(d)).length - 100),
+    /\.safetensors: tensor .* data_offsets \[\d+, \d+\] run past the data section .* the file is truncated/,
+  ],
+  [
+    'file shorter than the length prefix',
+    (d) => truncateSync(kShard(d), 5),
+    /\.safetensors: file is 5 bytes, too short for the 8-byte header length/,
+  ],
+  [
+    'header length past the end',
+    (d) => {
+      const b = readFileSync(kShard(d));
+      b.writeBigUInt64LE(BigInt(b.length) * 2n, 0);
+      writeFileSync(kShard(d), b);
+    },
+    /\.safetensors: header length \d+ runs past the end of the file/,
+  ],
+  [
+    'offsets out of range',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        h[K]!.data_offsets = [0, 100_000_000];
+      }),
+    new RegExp(`tensor ${K}: data_offsets \\[0, 100000000\\] run past the data section`),
+  ],
+  [
+    'overlapping offsets',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        const other = Object.keys(h).find(
+          (n) => n !== K && n !== '__metadata__' && h[n]!.data_offsets[1]! > h[n]!.data_offsets[0]!,
+        )!;
+        const len = h[K]!.data_offsets[1]! - h[K]!.data_offsets[0]!;
+        h[K]!.data_offsets = [h[other]!.data_offsets[0]!, h[other]!.data_offsets[0]! + len];
+      }),
+    /: tensors \S+ and \S+ overlap \(data_offsets/,
+  ],
+  [
+    'unknown dtype',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        h[K]!.dtype = 'Q4_K';
+      }),
+    new RegExp(`tensor ${K}: unknown dtype "Q4_K" \\(supported: BOOL, U8`),
+  ],
+  [
+    'shape and size disagree',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        h[K]!.shape = [64, 17];
+      }),
+    new RegExp(`tensor ${K}: shape \\[64, 17\\] of U32 needs 4352 bytes but data_offsets \\[\\d+, \\d+\\] hold 4096`),
+  ],
+  [
+    'bad JSON in the header',
+    (d) => {
+      const b = readFileSync(kShard(d));
+      b.write('{"a":,', 8);
+      writeFileSync(kShard(d), b);
+    },
+    /\.safetensors header: invalid JSON at byte 5 \(line 1, column 6\): expected a value/,
+  ],
+  [
+    'bad JSON in config.json',
+    (d) => writeFileSync(config(d), '{"model_type": "qwen3_moe",}'),
+    /config\.json: invalid JSON at byte 27 \(line 1, column 28\): expected a string key/,
+  ],
+  [
+    'missing tensor',
+    (d) => dropTensor(d, K),
+    new RegExp(`missing tensor ${K.replace(/\./g, '\\.')}, which the qwen3_moe architecture needs`),
+  ],
+  [
+    'wrong shape',
+    (d) =>
+      editHeader(shardOf(d, 'model.norm.weight'), (h) => {
+        h['model.norm.weight']!.shape = [64, 2];
+      }),
+    /tensor model\.norm\.weight has shape \[64, 2\] but config\.json implies \[128\] \(a vector\)/,
+  ],
+  [
+    'quantisation bits disagree with the file',
+    (d) =>
+      editJson(config(d), (c) => {
+        (c.quantization as Record<string, unknown>)['model.layers.0.mlp.gate'] = { group_size: 64, bits: 4 };
+      }),
+    /tensor model\.layers\.0\.mlp\.gate\.weight has shape \[16, 32\] but config\.json implies \[16, 16\] \(4-bit, group 64 from config\.json; the file looks 8-bit/,
+  ],
+  [
+    'quantised weight with the wrong dtype',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        h[K]!.dtype = 'F32';
+      }),
+    new RegExp(`tensor ${K} has dtype F32 but a quantised weight must be U32`),
+  ],
+  [
+    'unsupported architecture',
+    (d) =>
+      editJson(config(d), (c) => {
+        c.model_type = 'llama';
+      }),
+    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe\)/,
+  ],
+  [
+    'missing config field',
+    (d) =>
+      editJson(config(d), (c) => {
+        delete c.hidden_size;
+      }),
+    /config\.json: field hidden_size is missing \(qwen3_moe needs it\)/,
+  ],
+  [
+    'config fields that disagree',
+    (d) =>
+      editJson(config(d), (c) => {
+        c.num_key_value_heads = 3;
+      }),
+    /config\.json: field num_key_value_heads must divide num_attention_heads, got 3/,
+  ],
+  [
+    'unsupported quantisation',
+    (d) =>
+      editJson(config(d), (c) => {
+        c.quantization = { group_size: 64, bits: 3 };
+      }),
+    /quantization\.bits must be 4 or 8 .* got 3/,
+  ],
   ['no config.json', (d) => unlinkSync(config(d)), /has no config\.json/],
-  ['no weights', (d) => {
-    for (const f of readdirSync(d)) if (/^model.*\.safetensors(\.index\.json)?$/.test(f)) unlinkSync(join(d, f));
-  }, /has neither model\.safetensors\.index\.json nor model\*\.safetensors/],
-  ['index names a missing shard', (d) => setShard(d, K, 'model-00099-of-00099.safetensors'),
-    /model\.safetensors\.index\.json lists shard model-00099-of-00099\.safetensors but .* does not exist/],
-  ['index escapes the folder', (d) => setShard(d, K, '../model.safetensors'), /names "\.\.\/model\.safetensors", which is not a plain file name/],
-  ['index maps a tensor to the wrong shard', (d) => setShard(d, 'no.such.tensor', 'model-00001-of-00004.safetensors'),
-    /maps tensor no\.such\.tensor to model-00001-of-00004\.safetensors but that shard has no such tensor/],
+  [
+    'no weights',
+    (d) => {
+      for (const f of readdirSync(d)) if (/^model.*\.safetensors(\.index\.json)?$/.test(f)) unlinkSync(join(d, f));
+    },
+    /has neither model\.safetensors\.index\.json nor model\*\.safetensors/,
+  ],
+  [
+    'index names a missing shard',
+    (d) => setShard(d, K, 'model-00099-of-00099.safetensors'),
+    /model\.safetensors\.index\.json lists shard model-00099-of-00099\.safetensors but .* does not exist/,
+  ],
+  [
+    'index escapes the folder',
+    (d) => setShard(d, K, '../model.safetensors'),
+    /names "\.\.\/model\.safetensors", which is not a plain file name/,
+  ],
+  [
+    'index maps a tensor to the wrong shard',
+    (d) => setShard(d, 'no.such.tensor', 'model-00001-of-00004.safetensors'),
+    /maps tensor no\.such\.tensor to model-00001-of-00004\.safetensors but that shard has no such tensor/,
+  ],
   ['empty weights file', (d) => writeFileSync(kShard(d), ''), /file is 0 bytes/],
 ];
 
@@ -99,5 +203,8 @@ test('a missing glm4_moe correction bias is named', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe' });
   const bias = 'model.layers.2.mlp.gate.e_score_correction_bias';
   dropTensor(dir, bias);
-  await assert.rejects(NativeModel.load(dir), new RegExp(`missing tensor ${bias.replace(/\./g, '\\.')}, which the glm4_moe architecture needs`));
+  await assert.rejects(
+    NativeModel.load(dir),
+    new RegExp(`missing tensor ${bias.replace(/\./g, '\\.')}, which the glm4_moe architecture needs`),
+  );
 });

@@ -29,8 +29,21 @@ test('op bench prints one JSON record per op and kernel set', () => {
   assert.equal(r.status, 0, r.stderr);
   const rows = JSON.parse(r.stdout) as { op: string; backend: string; median_us: number; gb_s: number }[];
   const ops = new Set(rows.filter((x) => x.backend === 'cpu-ref').map((x) => x.op));
-  for (const op of ['qmatvec', 'qmatmul', 'dense_matmul', 'gather_matmul', 'embed', 'rmsnorm', 'rope', 'attention',
-    'route_softmax_topk', 'route_sigmoid_group', 'silu_mul', 'add', 'lora_delta']) {
+  for (const op of [
+    'qmatvec',
+    'qmatmul',
+    'dense_matmul',
+    'gather_matmul',
+    'embed',
+    'rmsnorm',
+    'rope',
+    'attention',
+    'route_softmax_topk',
+    'route_sigmoid_group',
+    'silu_mul',
+    'add',
+    'lora_delta',
+  ]) {
     assert.ok(ops.has(op), `bench lacks ${op}: ${r.stdout}`);
   }
   for (const x of rows) assert.ok(x.median_us > 0 && Number.isFinite(x.gb_s), JSON.stringify(x));

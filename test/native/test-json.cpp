@@ -6,14 +6,16 @@
 using bs::Json;
 
 TEST(json_parses_nested_values) {
-  const Json j = Json::parse(R"( {"a": [1, -2.5e3, true, false, null], "b": {"c": "x\"y\\n\u00e9\ud83d\ude00"}} )", "t");
+  const Json j =
+      Json::parse(R"( {"a": [1, -2.5e3, true, false, null], "b": {"c": "x\"y\\n\u00e9\ud83d\ude00"}} )", "t");
   EXPECT(j.is_object());
   const Json& a = *j.find("a");
   EXPECT(a.items().size() == 5u);
   EXPECT(a.items()[0].is_int() && a.items()[0].as_int() == 1);
   EXPECT(!a.items()[1].is_int() && a.items()[1].as_double() == -2500.0);
   EXPECT(a.items()[2].as_bool() && !a.items()[3].as_bool() && a.items()[4].is_null());
-  EXPECT(j.find("b")->find("c")->as_string() == "x\"y\\n\xc3\xa9\xf0\x9f\x98\x80") << j.find("b")->find("c")->as_string();
+  EXPECT(j.find("b")->find("c")->as_string() == "x\"y\\n\xc3\xa9\xf0\x9f\x98\x80")
+      << j.find("b")->find("c")->as_string();
   EXPECT(j.find("missing") == nullptr);
 }
 

@@ -124,7 +124,8 @@ TEST(moe_block_matches_float64_oracle) {
       bs::Scratch s1;
       bs::moe_block(m, f.w, x.data() + t2 * hidden, 1, s1, one.data());
       const bt::Diff d = bt::compare(one.data(), out.data() + t2 * hidden, hidden, 1e-6, 1e-5);
-      EXPECT(d.worst <= 1.0) << "token " << t2 << " alone differs from the batch at dim " << d.at << ", seed " << 500 + c;
+      EXPECT(d.worst <= 1.0) << "token " << t2 << " alone differs from the batch at dim " << d.at << ", seed "
+                             << 500 + c;
     }
   }
 }

@@ -63,8 +63,9 @@ void check_op(bt::T& t, Op op, const bs::WeightMatrix* w, const std::string& des
     poison_stack();
     run(b->k, bs::ExecCtx{&pool, activation_bits}, got.data());
     const auto [e, i] = worst(got, ref_d);
-    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << activation_bits << "-bit activations) vs cpu-ref, " << desc << ": element " << i << " got "
-                     << got[i] << " want " << ref[i] << " (" << e << "× tolerance)";
+    EXPECT(e <= 1.0) << bs::op_name(op) << " " << b->name << " (" << activation_bits << "-bit activations) vs cpu-ref, "
+                     << desc << ": element " << i << " got " << got[i] << " want " << ref[i] << " (" << e
+                     << "× tolerance)";
     // Thread-count invariance: every output element is computed by one call, whichever
     // thread runs it, so 1 and 3 threads give the same bits.
     poison_stack();
@@ -124,14 +125,14 @@ TEST(op_qmatvec_and_qmatmul) {
     const auto x = bt::random_vec(r, n * w.m.cols);
     const std::string desc = "seed " + std::to_string(1000 + c) + " " + describe(w.m) + " n " + std::to_string(n);
     const Oracle o = matmul_oracle(w.m, std::vector<int32_t>(n, static_cast<int32_t>(mat)), x);
-    check_op(t, Op::QMatMul, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-      k.qmatmul(ctx, w.m, mat, x.data(), n, y);
-    });
+    check_op(t, Op::QMatMul, &w.m, desc, o, 1e-4,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatmul(ctx, w.m, mat, x.data(), n, y); });
     const Oracle o1 = matmul_oracle(w.m, {static_cast<int32_t>(mat)}, x);
     for (int activation_bits : {24, 16}) {  // both within the op tolerance
       check_op(
           t, Op::QMatVec, &w.m, desc, o1, 1e-4,
-          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); }, activation_bits);
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, mat, x.data(), y); },
+          activation_bits);
     }
   }
 }
@@ -167,17 +168,21 @@ TEST(op_qmatvec_activation_outlier) {
         o3.bound[i * w.m.rows + row] -= p;
       }
     }
-    const std::string desc = "seed " + std::to_string(1500 + c) + " " + describe(w.m) + " outlier at " + std::to_string(at) +
-                             (two ? " and " + std::to_string(at2) : "");
+    const std::string desc = "seed " + std::to_string(1500 + c) + " " + describe(w.m) + " outlier at " +
+                             std::to_string(at) + (two ? " and " + std::to_string(at2) : "");
     // Two bytes (the default) hold it only with the outliers split off their block
     // (split_outliers; up to ~19× the bound without).
     for (int activation_bits : {24, 16}) {
-      check_op(t, Op::QMatVec, &w.m, desc, o1, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-        k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, activation_bits);
-      check_op(t, Op::GatherMatMul, &w.m, desc + " gathered", o3, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-        k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
-      }, activation_bits);
+      check_op(
+          t, Op::QMatVec, &w.m, desc, o1, 1e-4,
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, 0, x.data(), y); },
+          activation_bits);
+      check_op(
+          t, Op::GatherMatMul, &w.m, desc + " gathered", o3, 1e-4,
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+            k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
+          },
+          activation_bits);
     }
   }
 }
@@ -191,15 +196,17 @@ TEST(op_qmatvec_block_maxima) {
     const auto w = bt::random_affine(r, 1, 8 + r.below(24), 256 << r.below(3), 4, 32 << r.below(3), bs::DType::BF16);
     std::vector<float> x(static_cast<size_t>(w.m.cols));
     for (size_t b = 0; b < x.size(); b += 32) {
-      const float m = std::ldexp(1.0f + static_cast<float>(r.below(1 << 20)) / float(1 << 20), static_cast<int>(r.below(41)) - 20);
+      const float m =
+          std::ldexp(1.0f + static_cast<float>(r.below(1 << 20)) / float(1 << 20), static_cast<int>(r.below(41)) - 20);
       for (size_t i = b; i < b + 32 && i < x.size(); ++i) x[i] = r.below(2) ? m : -m;
     }
     const Oracle o = matmul_oracle(w.m, {0}, x);
     const std::string desc = "seed " + std::to_string(1600 + c) + " " + describe(w.m) + " block maxima";
     for (int activation_bits : {24, 16}) {
-      check_op(t, Op::QMatVec, &w.m, desc, o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-        k.qmatvec(ctx, w.m, 0, x.data(), y);
-      }, activation_bits);
+      check_op(
+          t, Op::QMatVec, &w.m, desc, o, 1e-4,
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, 0, x.data(), y); },
+          activation_bits);
     }
   }
 }
@@ -227,8 +234,9 @@ TEST(op_gather_matmul) {
     if (r.below(2)) std::sort(ids.begin(), ids.end());  // grouped, as the MoE block passes them
     const auto x = bt::random_vec(r, m * w.m.cols);
     const Oracle o = matmul_oracle(w.m, ids, x);
-    check_op(t, Op::GatherMatMul, &w.m, "seed " + std::to_string(3000 + c) + " " + describe(w.m) + " m " + std::to_string(m),
-             o, 1e-4, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+    check_op(t, Op::GatherMatMul, &w.m,
+             "seed " + std::to_string(3000 + c) + " " + describe(w.m) + " m " + std::to_string(m), o, 1e-4,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
                k.gather_matmul(ctx, w.m, ids.data(), x.data(), m, y);
              });
   }
@@ -246,14 +254,16 @@ TEST(op_matmul_large_shapes) {
       const auto w = bt::random_affine(r, 6, rows, cols, bits, group, bs::DType::BF16);
       for (int64_t n : {1, 5}) {
         const auto x = bt::random_vec(r, n * cols);
-        const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " n " + std::to_string(n);
+        const std::string desc =
+            "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " n " + std::to_string(n);
         check_op(t, Op::QMatMul, &w.m, desc, matmul_oracle(w.m, std::vector<int32_t>(n, 3), x), 1e-4,
                  [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatmul(ctx, w.m, 3, x.data(), n, y); });
       }
-      for (const std::vector<int32_t>& ids : {std::vector<int32_t>{0, 2, 3, 5}, std::vector<int32_t>{1, 1, 1, 4, 4, 5, 5, 5, 5}}) {
+      for (const std::vector<int32_t>& ids :
+           {std::vector<int32_t>{0, 2, 3, 5}, std::vector<int32_t>{1, 1, 1, 4, 4, 5, 5, 5, 5}}) {
         const auto x = bt::random_vec(r, static_cast<int64_t>(ids.size()) * cols);
-        const std::string desc = "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " +
-                                 std::to_string(ids.size());
+        const std::string desc =
+            "seed " + std::to_string(11000 + c - 1) + " " + describe(w.m) + " gather of " + std::to_string(ids.size());
         const Oracle o = matmul_oracle(w.m, ids, x);
         for (int activation_bits : {24, 16}) {
           check_op(
@@ -303,8 +313,9 @@ TEST(op_rmsnorm) {
         o.bound.push_back(std::fabs(o.value.back()) + 1e-6);
       }
     }
-    check_op(t, Op::RmsNorm, nullptr, "seed " + std::to_string(5000 + c) + " rows " + std::to_string(rows) + " d " + std::to_string(d),
-             o, 1e-5, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+    check_op(t, Op::RmsNorm, nullptr,
+             "seed " + std::to_string(5000 + c) + " rows " + std::to_string(rows) + " d " + std::to_string(d), o, 1e-5,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
                k.rmsnorm(ctx, x.data(), w.data(), rows, d, eps, y);
              });
   }
@@ -419,7 +430,8 @@ std::vector<int32_t> brute_top_k(const std::vector<double>& s, int k) {
 }
 
 void check_routing(bt::T& t, Op op, const std::string& desc, const std::vector<int32_t>& want_ids,
-                   const std::vector<double>& want_w, const std::function<void(const Kernels&, int32_t*, float*)>& run) {
+                   const std::vector<double>& want_w,
+                   const std::function<void(const Kernels&, int32_t*, float*)>& run) {
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable() || !b->supports(op, nullptr)) continue;
     std::vector<int32_t> ids(want_ids.size());
@@ -526,9 +538,8 @@ TEST(op_silu_mul_and_add) {
       add.bound.push_back(std::fabs(y0[i]) + std::fabs(s * u[i]) + 1e-7);
     }
     const std::string desc = "seed " + std::to_string(10000 + c) + " n " + std::to_string(n);
-    check_op(t, Op::SiluMul, nullptr, desc, silu, 1e-6, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
-      k.silu_mul(ctx, g.data(), u.data(), n, y);
-    });
+    check_op(t, Op::SiluMul, nullptr, desc, silu, 1e-6,
+             [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.silu_mul(ctx, g.data(), u.data(), n, y); });
     check_op(t, Op::Add, nullptr, desc, add, 1e-6, [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
       std::copy(y0.begin(), y0.end(), y);
       k.add(ctx, u.data(), s, n, y);
@@ -598,7 +609,8 @@ TEST(every_supported_op_has_a_kernel) {
       const Op op = static_cast<Op>(i);
       EXPECT(b != &bs::reference_backend() || b->k.has(op)) << "cpu-ref has no " << bs::op_name(op);
       for (const bs::WeightMatrix* w : weights) {
-        EXPECT(!b->supports(op, w) || b->k.has(op)) << b->name << " supports " << bs::op_name(op) << " without a kernel";
+        EXPECT(!b->supports(op, w) || b->k.has(op))
+            << b->name << " supports " << bs::op_name(op) << " without a kernel";
       }
     }
   }

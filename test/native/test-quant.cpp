@@ -91,8 +91,8 @@ TEST(quant_config_overrides_and_errors) {
   EXPECT(q.for_module("model.layers.1.mlp.gate")->bits == 4);
   EXPECT(q.for_module("model.layers.1.mlp.gate")->group == 64) << "quantization wins over quantization_config";
   EXPECT(!q.for_module("lm_head").has_value());
-  const bs::QuantConfig fallback =
-      bs::QuantConfig::from_config(bs::Json::parse(R"({"quantization_config": {"group_size": 32, "bits": 8}})", "c"), "c");
+  const bs::QuantConfig fallback = bs::QuantConfig::from_config(
+      bs::Json::parse(R"({"quantization_config": {"group_size": 32, "bits": 8}})", "c"), "c");
   EXPECT(fallback.for_module("x")->group == 32);
   EXPECT(!bs::QuantConfig::from_config(bs::Json::parse("{}", "c"), "c").present());
 

@@ -21,7 +21,8 @@ TEST(read_hints_go_off_after_quiet_passes_and_back_on_at_a_read) {
   quiet(g, 1000, 1);
   EXPECT(!g.on) << "still on after 16 quiet passes";
   bs::hint_gate_step(g, 1008);  // pages evicted: the pass read 8 blocks
-  EXPECT(g.on && g.quiet == 0 && g.patience == 32) << "on " << g.on << " quiet " << g.quiet << " patience " << g.patience;
+  EXPECT(g.on && g.quiet == 0 && g.patience == 32)
+      << "on " << g.on << " quiet " << g.quiet << " patience " << g.patience;
   quiet(g, 1008, 31);
   EXPECT(g.on);
   quiet(g, 1008, 1);

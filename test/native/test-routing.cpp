@@ -17,8 +17,7 @@ Routed run(const bs::RouterSpec& spec, const std::vector<float>& logits, int k =
   const int kk = k > 0 ? k : spec.top_k;
   const int64_t n = static_cast<int64_t>(logits.size()) / spec.n_experts;
   Routed r{std::vector<int32_t>(n * kk), std::vector<float>(n * kk)};
-  bs::route(bs::Dispatch(bs::reference_backend()), bs::ExecCtx{}, spec, logits.data(), n, k, r.ids.data(),
-            r.w.data());
+  bs::route(bs::Dispatch(bs::reference_backend()), bs::ExecCtx{}, spec, logits.data(), n, k, r.ids.data(), r.w.data());
   return r;
 }
 
@@ -45,7 +44,7 @@ TEST(route_softmax_topk_hand_computed) {
   s.top_k = 2;
   s.norm_topk_prob = true;
   // softmax(ln [1, 2, 3, 4]) = [0.1, 0.2, 0.3, 0.4]; two tokens, the second reversed.
-  const std::vector<float> l = {0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f),
+  const std::vector<float> l = {0.0f,           std::log(2.0f), std::log(3.0f), std::log(4.0f),
                                 std::log(4.0f), std::log(3.0f), std::log(2.0f), 0.0f};
   Routed r = run(s, l);
   EXPECT(r.ids == (std::vector<int32_t>{3, 2, 0, 1}));

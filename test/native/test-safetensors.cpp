@@ -57,9 +57,12 @@ TEST(safetensors_rejects_each_malformation) {
   EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})")),
                "run past the data section");
   EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [16, 0]}})")), "end before begin");
-  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0]}})")), "data_offsets must be [begin, end]");
-  EXPECT_ERROR(parse(img(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})")),
-               "tensors a and b overlap");
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0]}})")),
+               "data_offsets must be [begin, end]");
+  EXPECT_ERROR(
+      parse(img(
+          R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})")),
+      "tensors a and b overlap");
   EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4]}})")), "needs dtype, shape and data_offsets");
   EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16], "x": 1}})")),
                "unexpected field \"x\"");

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/experts/slot-cache.h"
 #include "common/io/io-pool.h"
 #include "common/io/model-files.h"
-#include "common/experts/slot-cache.h"
 #include "common/prerouter/heads.h"
 #include "fixtures.h"
 
@@ -54,7 +54,10 @@ TEST(model_files_read_any_range_in_both_modes) {
   TempFile f(bytes);
   for (bs::IoMode mode : {bs::IoMode::PageCache, bs::IoMode::Direct}) {
     std::unique_ptr<bs::ModelFiles> files;
-    const std::string open_err = error_of([&] { files = std::make_unique<bs::ModelFiles>(std::vector<std::string>{f.path}, std::vector<uint64_t>{bytes.size()}, mode); });
+    const std::string open_err = error_of([&] {
+      files =
+          std::make_unique<bs::ModelFiles>(std::vector<std::string>{f.path}, std::vector<uint64_t>{bytes.size()}, mode);
+    });
     if (mode == bs::IoMode::Direct && open_err.find("direct I/O is not available") != std::string::npos) {
       std::printf("  (direct I/O unavailable on this filesystem: %s)\n", open_err.c_str());
       continue;
@@ -87,8 +90,9 @@ TEST(model_files_report_shrunk_and_unreadable_files) {
   EXPECT(error_of([&] { files.check_sizes(); }).empty());
   EXPECT(::truncate(f.path.c_str(), 50000) == 0);
   const std::string e1 = error_of([&] { files.read(0, 40000, 20000, out.data(), scratch, "expert 3 of layer 1"); });
-  EXPECT(e1.find("I/O error reading expert 3 of layer 1 from " + f.path + ": the file ends at byte 50000 but 60000 bytes are needed") !=
-         std::string::npos) << e1;
+  EXPECT(e1.find("I/O error reading expert 3 of layer 1 from " + f.path +
+                 ": the file ends at byte 50000 but 60000 bytes are needed") != std::string::npos)
+      << e1;
   const std::string e2 = error_of([&] { files.check_sizes(); });
   EXPECT(e2.find("model file " + f.path + " shrank from 100000 to 50000 bytes") != std::string::npos) << e2;
 
@@ -98,9 +102,11 @@ TEST(model_files_report_shrunk_and_unreadable_files) {
   bs::ModelFiles d({dir}, {0}, bs::IoMode::PageCache);
   const std::string e3 = error_of([&] { d.read(0, 0, 16, out.data(), scratch, "expert 0 of layer 0"); });
   EXPECT(e3.find(std::string("I/O error reading expert 0 of layer 0 from ") + dir + " at offset 0: Is a directory") !=
-         std::string::npos) << e3;
+         std::string::npos)
+      << e3;
   ::rmdir(dir);
-  const std::string e4 = error_of([] { bs::ModelFiles x({"/nonexistent/model.safetensors"}, {1}, bs::IoMode::PageCache); });
+  const std::string e4 =
+      error_of([] { bs::ModelFiles x({"/nonexistent/model.safetensors"}, {1}, bs::IoMode::PageCache); });
   EXPECT(e4 == "cannot open /nonexistent/model.safetensors: No such file or directory") << e4;
 }
 
@@ -111,10 +117,12 @@ TEST(io_pool_runs_urgent_jobs_first_and_survives_throwing_jobs) {
   bool release = false;
   std::string order;
   std::atomic<int> done{0};
-  pool.submit([&](bs::ReadScratch&) {
-    std::unique_lock<std::mutex> lk(mu);
-    cv.wait(lk, [&] { return release; });
-  }, false);
+  pool.submit(
+      [&](bs::ReadScratch&) {
+        std::unique_lock<std::mutex> lk(mu);
+        cv.wait(lk, [&] { return release; });
+      },
+      false);
   auto job = [&](char c) {
     return [&, c](bs::ReadScratch&) {
       {
@@ -228,7 +236,8 @@ TEST(prerouter_head_hand_case) {
   bs::HeadScratch s;
   p->predict(*m, *p->head(0), x, cur, prev, 1, s, y);
   // linear: [1, -2 + 2] = [1, 0]; fc1: 0.5 + 1 = 1.5 → gelu 1.399789198096713; + [2, -1]·gelu.
-  EXPECT(std::fabs(y[0] - 3.799578396193426) < 1e-6 && std::fabs(y[1] + 1.399789198096713) < 1e-6) << y[0] << ", " << y[1];
+  EXPECT(std::fabs(y[0] - 3.799578396193426) < 1e-6 && std::fabs(y[1] + 1.399789198096713) < 1e-6)
+      << y[0] << ", " << y[1];
   p->predict(*m, *p->head(0), x, nullptr, nullptr, 1, s, y);  // unknown top-k: one-hots stay 0
   EXPECT(std::fabs(y[0] - (1 + 2 * bs::gelu_erf(0.5f))) < 1e-6 && std::fabs(y[1] - (-2 - bs::gelu_erf(0.5f))) < 1e-6)
       << y[0] << ", " << y[1];
@@ -246,7 +255,8 @@ TEST(zero_training_head_equals_the_next_router_on_the_current_hidden_state) {
     EXPECT(heads[0].fc2 == std::vector<float>(E * 32, 0.0f)) << "fc2 = 0";
     auto materialised = bs::Prerouter::from_floats(*m, heads, "zero");
     auto alias = bs::Prerouter::zero_training(*m);
-    EXPECT(!materialised->head(0)->has_mlp && alias->head(0)->router_alias && alias->owners() == std::vector<int64_t>{0});
+    EXPECT(!materialised->head(0)->has_mlp && alias->head(0)->router_alias &&
+           alias->owners() == std::vector<int64_t>{0});
     const auto x = bt::random_vec(r, 128);
     std::vector<int32_t> cur(k), prev(k);
     for (int j = 0; j < k; ++j) cur[j] = static_cast<int32_t>(r.below(E)), prev[j] = static_cast<int32_t>(r.below(E));

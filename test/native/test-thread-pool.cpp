@@ -16,9 +16,12 @@ TEST(thread_pool_runs_every_index_once_across_loops_of_changing_size) {
   for (int loop = 0; loop < 200000 && wrong == 0; ++loop) {
     const int64_t n = sizes[loop % 7];
     for (int64_t i = 0; i < n; ++i) hits[i].store(0, std::memory_order_relaxed);
-    pool.parallel_for(n, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
-    }, 16);
+    pool.parallel_for(
+        n,
+        [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
+        },
+        16);
     for (int64_t i = 0; i < n; ++i) {
       if (hits[i].load(std::memory_order_relaxed) != 1) {
         EXPECT(false) << "loop " << loop << " (n " << n << "): index " << i << " ran " << hits[i].load() << " times";

@@ -34,7 +34,8 @@ int64_t proc_status(const char* key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0 && line[std::strlen(key)] == ':') return std::stoll(line.substr(std::strlen(key) + 1)) * 1024;
+    if (line.rfind(key, 0) == 0 && line[std::strlen(key)] == ':')
+      return std::stoll(line.substr(std::strlen(key) + 1)) * 1024;
   }
   return -1;
 }

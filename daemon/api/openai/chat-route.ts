@@ -14,9 +14,24 @@ import { type ChunkHead, chunkJson, completionJson, eventDelta, finishJson, timi
 
 function streamFlags(body: Record<string, unknown>): { stream: boolean; includeUsage: boolean } {
   const { stream = false, stream_options: opts } = body;
-  if (typeof stream !== 'boolean') throw new HttpError(400, `stream: must be true or false, got ${showValue(stream)}`, 'invalid_request_error', 'stream');
-  if (opts !== undefined && opts !== null && (!isRecord(opts) || (opts.include_usage !== undefined && typeof opts.include_usage !== 'boolean'))) {
-    throw new HttpError(400, `stream_options: must be {"include_usage": true|false}, got ${showValue(opts)}`, 'invalid_request_error', 'stream_options');
+  if (typeof stream !== 'boolean')
+    throw new HttpError(
+      400,
+      `stream: must be true or false, got ${showValue(stream)}`,
+      'invalid_request_error',
+      'stream',
+    );
+  if (
+    opts !== undefined &&
+    opts !== null &&
+    (!isRecord(opts) || (opts.include_usage !== undefined && typeof opts.include_usage !== 'boolean'))
+  ) {
+    throw new HttpError(
+      400,
+      `stream_options: must be {"include_usage": true|false}, got ${showValue(opts)}`,
+      'invalid_request_error',
+      'stream_options',
+    );
   }
   return { stream, includeUsage: isRecord(opts) && opts.include_usage === true };
 }
@@ -28,10 +43,21 @@ async function send(res: ServerResponse, data: unknown, signal: AbortSignal): Pr
   await Promise.race([once(res, 'drain'), once(signal, 'abort')]);
 }
 
-async function streamCompletion(res: ServerResponse, gen: AsyncGenerator<ChatEvent, ChatOutcome>, head: ChunkHead, includeUsage: boolean, signal: AbortSignal): Promise<void> {
+async function streamCompletion(
+  res: ServerResponse,
+  gen: AsyncGenerator<ChatEvent, ChatOutcome>,
+  head: ChunkHead,
+  includeUsage: boolean,
+  signal: AbortSignal,
+): Promise<void> {
   // The first step runs queueing, loading and prefill: errors there still get a status code.
   let step = await gen.next();
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   res.flushHeaders();
   await send(res, chunkJson(head, { role: 'assistant', content: '' }), signal);
   try {
@@ -40,11 +66,24 @@ async function streamCompletion(res: ServerResponse, gen: AsyncGenerator<ChatEve
       step = await gen.next();
     }
     const o = step.value;
-    if (o.result.finishReason === 'error' && o.result.error) await send(res, { error: outputFailure(o.result.error).body() }, signal);
+    if (o.result.finishReason === 'error' && o.result.error)
+      await send(res, { error: outputFailure(o.result.error).body() }, signal);
     else {
       const totals = { usage: usageJson(o), timings: timingsJson(o) };
       await send(res, chunkJson(head, {}, finishJson(o.result.finishReason), totals), signal);
-      if (includeUsage) await send(res, { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [], ...totals }, signal);
+      if (includeUsage)
+        await send(
+          res,
+          {
+            id: head.id,
+            object: 'chat.completion.chunk',
+            created: head.created,
+            model: head.model,
+            choices: [],
+            ...totals,
+          },
+          signal,
+        );
     }
   } catch (err) {
     await send(res, { error: toHttpError(err).body() }, signal);
@@ -66,7 +105,11 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
         if (!res.writableFinished) aborter.abort();
       };
       res.on('close', onClose);
-      const head: ChunkHead = { id: newId('chatcmpl-'), created: Math.floor(Date.now() / 1000), model: chat.modelName(body.model) };
+      const head: ChunkHead = {
+        id: newId('chatcmpl-'),
+        created: Math.floor(Date.now() / 1000),
+        model: chat.modelName(body.model),
+      };
       const gen = chat.run({ body, signal: aborter.signal, id: head.id });
       try {
         if (stream) return await streamCompletion(res, gen, head, includeUsage, aborter.signal);

@@ -56,12 +56,18 @@ export function completionJson(o: ChatOutcome, toolCallIds: string[] = []) {
     object: 'chat.completion',
     created: o.created,
     model: o.model,
-    choices: [{
-      index: 0,
-      message: { role: 'assistant', content: calls.length > 0 && o.result.content === '' ? null : o.result.content, ...(calls.length ? { tool_calls: calls } : {}) },
-      logprobs: null,
-      finish_reason: finishJson(o.result.finishReason),
-    }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: calls.length > 0 && o.result.content === '' ? null : o.result.content,
+          ...(calls.length ? { tool_calls: calls } : {}),
+        },
+        logprobs: null,
+        finish_reason: finishJson(o.result.finishReason),
+      },
+    ],
     usage: usageJson(o),
     timings: timingsJson(o),
   };
@@ -73,8 +79,20 @@ export interface ChunkHead {
   model: string;
 }
 
-export function chunkJson(head: ChunkHead, delta: Record<string, unknown>, finish: string | null = null, more: Record<string, unknown> = {}) {
-  return { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...more };
+export function chunkJson(
+  head: ChunkHead,
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  more: Record<string, unknown> = {},
+) {
+  return {
+    id: head.id,
+    object: 'chat.completion.chunk',
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...more,
+  };
 }
 
 /** The delta of one chat event (a whole tool call arrives in one chunk, arguments complete). */

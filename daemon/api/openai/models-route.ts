@@ -14,13 +14,23 @@ function modelJson(s: ModelStatus) {
   } catch {
     // a folder that is not there yet (or not mounted) still lists; loading it reports why
   }
-  return { id: s.name, object: 'model', created, owned_by: 'brainstem', state: s.state, context_length: s.profile.context_length || null };
+  return {
+    id: s.name,
+    object: 'model',
+    created,
+    owned_by: 'brainstem',
+    state: s.state,
+    context_length: s.profile.context_length || null,
+  };
 }
 
 /** The model followed by its adapters, each as "model:adapter" with `parent` = the model. */
 function withAdapters(s: ModelStatus) {
   const base = modelJson(s);
-  return [base, ...s.adapters.map((a) => ({ ...base, id: `${s.name}:${a.name}`, parent: s.name, adapter_loaded: a.loaded }))];
+  return [
+    base,
+    ...s.adapters.map((a) => ({ ...base, id: `${s.name}:${a.name}`, parent: s.name, adapter_loaded: a.loaded })),
+  ];
 }
 
 export function registerModelRoutes(routes: HttpRoutes, registry: ModelRegistry): void {
@@ -40,7 +50,10 @@ export function registerModelRoutes(routes: HttpRoutes, registry: ModelRegistry)
       } catch (err) {
         throw toHttpError(err);
       }
-      if (!entry) throw new HttpError(404, `model "${id}": no such adapter of that model`, 'invalid_request_error', 'model', { code: 'model_not_found' });
+      if (!entry)
+        throw new HttpError(404, `model "${id}": no such adapter of that model`, 'invalid_request_error', 'model', {
+          code: 'model_not_found',
+        });
       sendJson(res, 200, entry);
     },
   });

@@ -24,11 +24,25 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
     async (params, ctx) => {
       const { request_id: rawId = newId('req-'), stream = true, ...body } = params;
       if (typeof rawId !== 'string' || !REQUEST_ID.test(rawId)) {
-        throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: must be 1-128 printable ASCII characters without spaces, got ${showValue(rawId)}`, { field: 'request_id', rule: 'pattern' });
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: request_id: must be 1-128 printable ASCII characters without spaces, got ${showValue(rawId)}`,
+          { field: 'request_id', rule: 'pattern' },
+        );
       }
-      if (typeof stream !== 'boolean') throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: stream: must be true or false, got ${showValue(stream)}`, { field: 'stream', rule: 'type' });
+      if (typeof stream !== 'boolean')
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: stream: must be true or false, got ${showValue(stream)}`,
+          { field: 'stream', rule: 'type' },
+        );
       const key = `${ctx.connectionId}/${rawId}`;
-      if (running.has(key)) throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: request_id: a chat with request_id ${showValue(rawId)} is already running on this connection`, { field: 'request_id', rule: 'unique' });
+      if (running.has(key))
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: request_id: a chat with request_id ${showValue(rawId)} is already running on this connection`,
+          { field: 'request_id', rule: 'unique' },
+        );
       const aborter = new AbortController();
       running.set(key, aborter);
       const signal = AbortSignal.any([ctx.signal, aborter.signal]);
@@ -42,10 +56,26 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
         const o = step.value;
         if (o.result.finishReason === 'error' && o.result.error) throw outputFailure(o.result.error);
         const choice = completionJson(o).choices[0]!;
-        return { request_id: rawId, id: o.id, created: o.created, model: o.model, message: choice.message, finish_reason: o.result.finishReason, usage: usageJson(o), timings: timingsJson(o) };
+        return {
+          request_id: rawId,
+          id: o.id,
+          created: o.created,
+          model: o.model,
+          message: choice.message,
+          finish_reason: o.result.finishReason,
+          usage: usageJson(o),
+          timings: timingsJson(o),
+        };
       } catch (err) {
         // Cancelled before its turn came: the same answer as a cancel mid-stream, with nothing generated.
-        if (err instanceof CancelledError && aborter.signal.aborted) return { request_id: rawId, message: { role: 'assistant', content: '' }, finish_reason: 'cancelled', usage: null, timings: null };
+        if (err instanceof CancelledError && aborter.signal.aborted)
+          return {
+            request_id: rawId,
+            message: { role: 'assistant', content: '' },
+            finish_reason: 'cancelled',
+            usage: null,
+            timings: null,
+          };
         throw toRpcError(err);
       } finally {
         running.delete(key);

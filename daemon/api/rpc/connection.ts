@@ -49,11 +49,23 @@ export class RpcConnection implements RpcContext {
 
   private onMessage(data: RawData, isBinary: boolean): void {
     if (isBinary) {
-      this.send({ jsonrpc: '2.0', id: null, error: { code: RpcCode.INVALID_REQUEST, message: 'Invalid Request: binary frames are not accepted; send JSON text' } });
+      this.send({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: RpcCode.INVALID_REQUEST,
+          message: 'Invalid Request: binary frames are not accepted; send JSON text',
+        },
+      });
       return;
     }
-    const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-    const hooks = { log: this.log, onOutcome: (m: string, known: boolean, outcome: string) => this.metrics.countRpc(m, known, outcome) };
+    const text = Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const hooks = {
+      log: this.log,
+      onOutcome: (m: string, known: boolean, outcome: string) => this.metrics.countRpc(m, known, outcome),
+    };
     handleMessage(text, this.registry, this, hooks)
       .then((reply) => {
         if (reply !== undefined) this.send(reply);

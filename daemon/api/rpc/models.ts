@@ -30,7 +30,15 @@ export function registerModelMethods(rpc: RpcRegistry, registry: ModelRegistry):
   rpc.register(
     'models.list',
     obj({}),
-    () => ({ models: registry.statuses().map((s) => ({ name: s.name, path: s.path, state: s.state, context_length: s.profile.context_length || null, loaded_at: s.loaded_at })) }),
+    () => ({
+      models: registry.statuses().map((s) => ({
+        name: s.name,
+        path: s.path,
+        state: s.state,
+        context_length: s.profile.context_length || null,
+        loaded_at: s.loaded_at,
+      })),
+    }),
     'configured models with their load state',
   );
   rpc.register(
@@ -42,7 +50,12 @@ export function registerModelMethods(rpc: RpcRegistry, registry: ModelRegistry):
         return {
           models: p.model === undefined ? registry.statuses() : [registry.statusOf(p.model)],
           // Process-wide: the weights are file-backed (RssFile), KV caches and buffers anonymous.
-          memory: { rss_bytes: m.rssBytes, rss_anon_bytes: m.rssAnonBytes, rss_file_bytes: m.rssFileBytes, peak_rss_bytes: m.peakRssBytes },
+          memory: {
+            rss_bytes: m.rssBytes,
+            rss_anon_bytes: m.rssAnonBytes,
+            rss_file_bytes: m.rssFileBytes,
+            peak_rss_bytes: m.peakRssBytes,
+          },
         };
       }),
     'per model: state, load progress, profile, queue, sessions, memory; process memory',
@@ -50,7 +63,14 @@ export function registerModelMethods(rpc: RpcRegistry, registry: ModelRegistry):
   rpc.register(
     'models.load',
     obj({ model, keep_alive: optional(duration({ doc: 'keep-alive after this load' })) }),
-    (p, ctx) => rpcCall(() => registry.load(p.model, { keepAliveMs: p.keep_alive === undefined ? undefined : durationMs(p.keep_alive), onProgress: progressNotifier(ctx), signal: ctx.signal })),
+    (p, ctx) =>
+      rpcCall(() =>
+        registry.load(p.model, {
+          keepAliveMs: p.keep_alive === undefined ? undefined : durationMs(p.keep_alive),
+          onProgress: progressNotifier(ctx),
+          signal: ctx.signal,
+        }),
+      ),
     `loads a model now, sending ${PROGRESS_NOTIFICATION} notifications; resolves with its status`,
   );
   rpc.register(

@@ -29,13 +29,17 @@ const fail = (id: RpcId, code: number, message: string, data?: unknown): RpcResp
   error: data === undefined ? { code, message } : { code, message, data },
 });
 
-
 function validId(v: unknown): v is RpcId {
   return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 }
 
 /** Handles one text message; returns what to send back (nothing for notifications). */
-export async function handleMessage(text: string, registry: RpcRegistry, ctx: RpcContext, hooks: DispatchHooks): Promise<RpcResponse | RpcResponse[] | undefined> {
+export async function handleMessage(
+  text: string,
+  registry: RpcRegistry,
+  ctx: RpcContext,
+  hooks: DispatchHooks,
+): Promise<RpcResponse | RpcResponse[] | undefined> {
   let msg: unknown;
   try {
     msg = JSON.parse(text);
@@ -52,18 +56,30 @@ export async function handleMessage(text: string, registry: RpcRegistry, ctx: Rp
 
 /** Checks the request envelope; returns an error response or the parts. */
 function envelope(req: unknown): RpcResponse | { id: RpcId | undefined; method: string; params: unknown } {
-  if (!isRecord(req)) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: a request must be a JSON object', { field: '(request)' });
+  if (!isRecord(req))
+    return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: a request must be a JSON object', {
+      field: '(request)',
+    });
   const id = 'id' in req ? req.id : undefined;
   if (id !== undefined && !validId(id)) {
-    return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null', { field: 'id' });
+    return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null', {
+      field: 'id',
+    });
   }
   const replyId = id ?? null;
-  if (req.jsonrpc !== '2.0') return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"', { field: 'jsonrpc' });
+  if (req.jsonrpc !== '2.0')
+    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"', {
+      field: 'jsonrpc',
+    });
   if (typeof req.method !== 'string' || req.method === '') {
-    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "method" must be a non-empty string', { field: 'method' });
+    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "method" must be a non-empty string', {
+      field: 'method',
+    });
   }
   if (req.params !== undefined && typeof req.params !== 'object') {
-    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array', { field: 'params' });
+    return fail(replyId, RpcCode.INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array', {
+      field: 'params',
+    });
   }
   return { id, method: req.method, params: req.params ?? undefined };
 }
@@ -77,7 +93,12 @@ function paramsError(id: RpcId, issues: Issue[]): RpcResponse {
   });
 }
 
-async function handleRequest(req: unknown, registry: RpcRegistry, ctx: RpcContext, hooks: DispatchHooks): Promise<RpcResponse | undefined> {
+async function handleRequest(
+  req: unknown,
+  registry: RpcRegistry,
+  ctx: RpcContext,
+  hooks: DispatchHooks,
+): Promise<RpcResponse | undefined> {
   const env = envelope(req);
   if ('jsonrpc' in env) {
     hooks.onOutcome?.('(invalid)', false, String(RpcCode.INVALID_REQUEST));
@@ -92,7 +113,14 @@ async function handleRequest(req: unknown, registry: RpcRegistry, ctx: RpcContex
   };
   if (!method) return reply(fail(id ?? null, RpcCode.METHOD_NOT_FOUND, `Method not found: ${name}`, { method: name }));
   if (Array.isArray(env.params)) {
-    return reply(fail(id ?? null, RpcCode.INVALID_PARAMS, 'Invalid params: params must be an object of named parameters, not an array', { field: '(params)', rule: 'must be an object' }));
+    return reply(
+      fail(
+        id ?? null,
+        RpcCode.INVALID_PARAMS,
+        'Invalid params: params must be an object of named parameters, not an array',
+        { field: '(params)', rule: 'must be an object' },
+      ),
+    );
   }
   const issues: Issue[] = [];
   const params = method.params.check(env.params, '', issues);
@@ -103,6 +131,8 @@ async function handleRequest(req: unknown, registry: RpcRegistry, ctx: RpcContex
   } catch (err) {
     if (err instanceof RpcError) return reply(fail(id ?? null, err.code, err.message, err.data));
     hooks.log.error({ method: name, err }, 'JSON-RPC handler failed');
-    return reply(fail(id ?? null, RpcCode.INTERNAL_ERROR, `Internal error in ${name}: ${(err as Error)?.message ?? String(err)}`));
+    return reply(
+      fail(id ?? null, RpcCode.INTERNAL_ERROR, `Internal error in ${name}: ${(err as Error)?.message ?? String(err)}`),
+    );
   }
 }

@@ -54,7 +54,10 @@ export class RpcRegistry {
 
   /** Names are dotted (`area.verb`, or one word such as `chat`); `rpc.*` is reserved by JSON-RPC. */
   register<P>(name: string, params: Node<P>, handler: RpcHandler<P>, description = ''): void {
-    if (!NAME.test(name) || name.startsWith('rpc.')) throw new Error(`invalid JSON-RPC method name ${JSON.stringify(name)}: use area.verb or a lower-case word, not rpc.*`);
+    if (!NAME.test(name) || name.startsWith('rpc.'))
+      throw new Error(
+        `invalid JSON-RPC method name ${JSON.stringify(name)}: use area.verb or a lower-case word, not rpc.*`,
+      );
     if (this.methods.has(name)) throw new Error(`JSON-RPC method ${name} is already registered`);
     this.methods.set(name, { name, params, handler, description });
   }

@@ -16,15 +16,30 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
     const r = link.robot(id);
     if (r) return r;
     const known = [...link.robots.keys()];
-    throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: robot: is not a served robot (served: ${known.join(', ') || 'none'}), got ${JSON.stringify(id)}`, { field: 'robot', rule: 'must be a served robot id' });
+    throw new RpcError(
+      RpcCode.INVALID_PARAMS,
+      `Invalid params: robot: is not a served robot (served: ${known.join(', ') || 'none'}), got ${JSON.stringify(id)}`,
+      { field: 'robot', rule: 'must be a served robot id' },
+    );
   };
   const robot = str({ nonEmpty: true, doc: 'robot id (robots.list)' });
 
-  rpc.register('robots.list', obj({}), () => ({ robots: [...link.robots.values()].map((r) => r.summary(link.now())) }), 'served robots: arms, controller, availability, freshness, clock, busy arms');
+  rpc.register(
+    'robots.list',
+    obj({}),
+    () => ({ robots: [...link.robots.values()].map((r) => r.summary(link.now())) }),
+    'served robots: arms, controller, availability, freshness, clock, busy arms',
+  );
 
   rpc.register(
     'robots.tools',
-    obj({ robot, format: oneOf(['openai', 'plain'], { default: 'openai', doc: 'openai: the `tools` request format; plain: {name, description, parameters}' }) }),
+    obj({
+      robot,
+      format: oneOf(['openai', 'plain'], {
+        default: 'openai',
+        doc: 'openai: the `tools` request format; plain: {name, description, parameters}',
+      }),
+    }),
     ({ robot: id, format }) => {
       const arms = robotOf(id).model.armNames;
       return { robot: id, arms, tools: format === 'openai' ? openaiTools(arms) : toolDefinitions(arms) };
@@ -34,11 +49,18 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
 
   rpc.register(
     'robots.call',
-    obj({ robot, call: anything('one tool call: an OpenAI tool call or assistant message, {name, arguments}, or the model text') }),
+    obj({
+      robot,
+      call: anything('one tool call: an OpenAI tool call or assistant message, {name, arguments}, or the model text'),
+    }),
     ({ robot: id, call }, ctx) => {
       const r = robotOf(id);
       const callId = r.executor.newId('call');
-      return r.executor.execute(call, (phase, detail) => ctx.notify(PROGRESS_NOTIFICATION, { robot: id, call_id: callId, phase, ...detail }), callId);
+      return r.executor.execute(
+        call,
+        (phase, detail) => ctx.notify(PROGRESS_NOTIFICATION, { robot: id, call_id: callId, phase, ...detail }),
+        callId,
+      );
     },
     `runs one tool call; ${PROGRESS_NOTIFICATION} notifications report its phases; the result is the outcome`,
   );
@@ -49,10 +71,16 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
     async ({ robot: id, arm }) => {
       const targets = id === undefined ? [...link.robots.values()] : [robotOf(id)];
       if (arm !== undefined && (targets.length !== 1 || !targets[0]!.model.armNames.includes(arm))) {
-        throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: arm: must be an arm of the given robot (${targets.length === 1 ? targets[0]!.model.armNames.join(', ') : 'give robot too'}), got ${JSON.stringify(arm)}`, { field: 'arm', rule: 'must be an arm of robot' });
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: arm: must be an arm of the given robot (${targets.length === 1 ? targets[0]!.model.armNames.join(', ') : 'give robot too'}), got ${JSON.stringify(arm)}`,
+          { field: 'arm', rule: 'must be an arm of robot' },
+        );
       }
       // Every stop is published before any is awaited.
-      const pending = targets.map((r) => r.executor.stop('user', undefined, arm ?? null).then((o) => ({ robot: r.id, ...o })));
+      const pending = targets.map((r) =>
+        r.executor.stop('user', undefined, arm ?? null).then((o) => ({ robot: r.id, ...o })),
+      );
       return { stopped: await Promise.all(pending) };
     },
     'stops every arm (of one robot, or of all) at once; the result reports them at rest',
@@ -103,7 +131,12 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
     obj({ subscription: str({ nonEmpty: true }) }),
     ({ subscription }, ctx) => {
       const stop = subs.get(`${ctx.connectionId}/${subscription}`);
-      if (!stop) throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: subscription: is not an active robots.state subscription of this connection, got ${JSON.stringify(subscription)}`, { field: 'subscription', rule: 'must be an active subscription' });
+      if (!stop)
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: subscription: is not an active robots.state subscription of this connection, got ${JSON.stringify(subscription)}`,
+          { field: 'subscription', rule: 'must be an active subscription' },
+        );
       stop();
       return { unsubscribed: subscription };
     },

@@ -15,7 +15,12 @@ export const TELEMETRY_NOTIFICATION = 'system.telemetry';
 
 export function registerSystemMethods({ rpc, health, info }: SystemDeps): void {
   const noParams = obj({});
-  rpc.register('system.info', noParams, () => ({ ...info(), methods: rpc.names() }), 'daemon version, platform, native backends, MQTT and the method list');
+  rpc.register(
+    'system.info',
+    noParams,
+    () => ({ ...info(), methods: rpc.names() }),
+    'daemon version, platform, native backends, MQTT and the method list',
+  );
   rpc.register('system.health', noParams, () => health(), 'the same per-service health as GET /health');
 
   // Subscriptions live on their connection: id → stop function.
@@ -31,7 +36,12 @@ export function registerSystemMethods({ rpc, health, info }: SystemDeps): void {
       const timer = setInterval(() => {
         // A client that does not read gets no more queued samples than one interval's worth.
         if (ctx.bufferedAmount > 1 << 20) return;
-        ctx.notify(TELEMETRY_NOTIFICATION, { subscription: id, seq: seq++, health: health().status, ...sampler.sample() });
+        ctx.notify(TELEMETRY_NOTIFICATION, {
+          subscription: id,
+          seq: seq++,
+          health: health().status,
+          ...sampler.sample(),
+        });
       }, interval_ms);
       timer.unref();
       const stop = () => {
@@ -50,7 +60,12 @@ export function registerSystemMethods({ rpc, health, info }: SystemDeps): void {
     obj({ subscription: str({ nonEmpty: true }) }),
     ({ subscription }, ctx) => {
       const stop = subs.get(`${ctx.connectionId}/${subscription}`);
-      if (!stop) throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: subscription: is not an active subscription of this connection, got ${JSON.stringify(subscription)}`, { field: 'subscription', rule: 'must be an active subscription' });
+      if (!stop)
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: subscription: is not an active subscription of this connection, got ${JSON.stringify(subscription)}`,
+          { field: 'subscription', rule: 'must be an active subscription' },
+        );
       stop();
       return { unsubscribed: subscription };
     },

@@ -5,7 +5,14 @@ import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node
 export interface Telemetry {
   time: string;
   uptime_s: number;
-  memory: { rss_bytes: number; heap_used_bytes: number; heap_total_bytes: number; external_bytes: number; system_total_bytes: number; system_free_bytes: number };
+  memory: {
+    rss_bytes: number;
+    heap_used_bytes: number;
+    heap_total_bytes: number;
+    external_bytes: number;
+    system_total_bytes: number;
+    system_free_bytes: number;
+  };
   /** process_percent: CPU time over wall time since the previous sample (100 = one core busy). */
   cpu: { process_percent: number; load_avg: number[] };
   /** Event-loop delay since the previous sample, in milliseconds. */

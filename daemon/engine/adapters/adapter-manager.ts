@@ -29,7 +29,10 @@ export interface AdapterInfo {
 
 /** An unknown adapter name (the API layers map it to a not-found error). */
 export class AdapterNotFoundError extends AdapterError {
-  constructor(readonly adapter: string, known: string[]) {
+  constructor(
+    readonly adapter: string,
+    known: string[],
+  ) {
     super(`adapter "${adapter}" is not loaded (loaded: ${known.length > 0 ? known.join(', ') : 'none'})`, 'name');
     this.name = 'AdapterNotFoundError';
   }
@@ -53,9 +56,13 @@ export class AdapterManager {
   /** Reads the adapter at `path` (PEFT, mlx-lm or Edge0) and loads it as `name`. */
   async load(name: string, path: string, format?: AdapterFormat): Promise<AdapterInfo> {
     if (!ADAPTER_NAME.test(name)) {
-      throw new AdapterError(`adapter name must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(name)}`, 'name');
+      throw new AdapterError(
+        `adapter name must be 1-64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(name)}`,
+        'name',
+      );
     }
-    if (this.entries.has(name) || this.pending.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
+    if (this.entries.has(name) || this.pending.has(name))
+      throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
     if (this.entries.size + this.pending.size >= this.maxAdapters) {
       throw new AdapterError(`${this.maxAdapters} adapters are already resident (the limit); unload one first`, 'name');
     }
@@ -114,5 +121,13 @@ export class AdapterManager {
 
 function info(a: NativeAdapter, plan: AdapterPlan): AdapterInfo {
   const ranks = [...new Set(a.summary.modules.map((m) => m.rank))].sort((x, y) => x - y);
-  return { name: a.name, id: a.id, format: plan.format, source: plan.source, modules: a.summary.modules.length, ranks, bytes: a.summary.bytes };
+  return {
+    name: a.name,
+    id: a.id,
+    format: plan.format,
+    source: plan.source,
+    modules: a.summary.modules.length,
+    ranks,
+    bytes: a.summary.bytes,
+  };
 }

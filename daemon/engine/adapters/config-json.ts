@@ -19,7 +19,8 @@ export class ConfigJson {
     } catch (e) {
       throw new AdapterError(`${file}: cannot read it as JSON (${(e as Error).message})`);
     }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AdapterError(`${file}: must be a JSON object, got ${show(raw)}`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new AdapterError(`${file}: must be a JSON object, got ${show(raw)}`);
     return new ConfigJson(raw as Record<string, unknown>, file);
   }
 

@@ -14,18 +14,24 @@ export const EDGE0_DEFAULT_ALPHA = 32;
 /** The adapter file: `path` itself, or the folder's only *.safetensors (else its only lora*.safetensors). */
 export function edge0File(path: string): string {
   if (!statSync(path).isDirectory()) return path;
-  const all = readdirSync(path).filter((f) => f.endsWith('.safetensors')).sort();
+  const all = readdirSync(path)
+    .filter((f) => f.endsWith('.safetensors'))
+    .sort();
   const lora = all.filter((f) => f.startsWith('lora'));
   const pick = all.length === 1 ? all : lora;
   if (pick.length !== 1) {
-    throw new AdapterError(`${path}: expected one *.safetensors of <module>.lora_A / .lora_B tensors (or one lora*.safetensors), found ${all.length === 0 ? 'none' : all.join(', ')}`);
+    throw new AdapterError(
+      `${path}: expected one *.safetensors of <module>.lora_A / .lora_B tensors (or one lora*.safetensors), found ${all.length === 0 ? 'none' : all.join(', ')}`,
+    );
   }
   return join(path, pick[0]!);
 }
 
 function unexpected(file: string) {
   return (t: TensorInfo): never => {
-    throw new AdapterError(`${file}: tensor ${t.name} is not an Edge0 LoRA tensor (expected <module>.lora_A / <module>.lora_B)`);
+    throw new AdapterError(
+      `${file}: tensor ${t.name} is not an Edge0 LoRA tensor (expected <module>.lora_A / <module>.lora_B)`,
+    );
   };
 }
 
@@ -46,8 +52,12 @@ export function readEdge0(path: string, layers: number, name: string): AdapterPl
     const modules = pairs.map((p) => {
       const rank = pairRank(p, false, file);
       if (rank !== r) {
-        const from = existsSync(configPath) ? `${basename(configPath)} gives r = ${r}` : `Edge0's default r is ${r} (no adapter_config.json)`;
-        throw new AdapterError(`${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but ${from}`);
+        const from = existsSync(configPath)
+          ? `${basename(configPath)} gives r = ${r}`
+          : `Edge0's default r is ${r} (no adapter_config.json)`;
+        throw new AdapterError(
+          `${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but ${from}`,
+        );
       }
       return plannedModule(p, rank, alpha / r, false, file, layers);
     });

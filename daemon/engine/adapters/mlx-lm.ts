@@ -34,11 +34,13 @@ export function readMlxLm(dir: string, layers: number, name: string): AdapterPla
   let keys: string[] | undefined;
   if (p.has('keys')) {
     const k = p.raw.keys;
-    if (!Array.isArray(k) || !k.every((x) => typeof x === 'string')) p.fail('keys', 'must be a list of module paths inside a layer (e.g. "self_attn.q_proj")');
+    if (!Array.isArray(k) || !k.every((x) => typeof x === 'string'))
+      p.fail('keys', 'must be a list of module paths inside a layer (e.g. "self_attn.q_proj")');
     keys = k as string[];
   }
   const file = join(dir, 'adapters.safetensors');
-  if (!existsSync(file)) throw new AdapterError(`${dir}: mlx-lm adapter has adapter_config.json but no adapters.safetensors`);
+  if (!existsSync(file))
+    throw new AdapterError(`${dir}: mlx-lm adapter has adapter_config.json but no adapters.safetensors`);
   const st = SafetensorsFile.open(file);
   try {
     const pairs = pairTensors(st.tensors.values(), '.lora_a', '.lora_b', (m) => m, unexpected(file));
@@ -46,15 +48,21 @@ export function readMlxLm(dir: string, layers: number, name: string): AdapterPla
     const modules = pairs.map((pair) => {
       const r = pairRank(pair, true, file);
       if (r !== rank) {
-        throw new AdapterError(`${file}: tensor ${pair.a!.name} has rank ${r} (shape [${pair.a!.shape.join(', ')}]) but adapter_config.json lora_parameters.rank is ${rank}`);
+        throw new AdapterError(
+          `${file}: tensor ${pair.a!.name} has rank ${r} (shape [${pair.a!.shape.join(', ')}]) but adapter_config.json lora_parameters.rank is ${rank}`,
+        );
       }
       const layer = layerOf(pair.module) ?? -1;
       if (layer >= 0 && layer < first) {
-        throw new AdapterError(`${file}: tensor ${pair.a!.name} is in layer ${layer}, but ${key} ${n} puts LoRA layers at ${first}..${layers - 1} (the last ${n})`);
+        throw new AdapterError(
+          `${file}: tensor ${pair.a!.name} is in layer ${layer}, but ${key} ${n} puts LoRA layers at ${first}..${layers - 1} (the last ${n})`,
+        );
       }
       const inLayer = pair.module.replace(/^.*?\.layers\.\d+\./, '');
       if (keys && !keys.includes(inLayer)) {
-        throw new AdapterError(`${file}: tensor ${pair.a!.name} targets ${inLayer}, which lora_parameters.keys ${JSON.stringify(keys)} does not list`);
+        throw new AdapterError(
+          `${file}: tensor ${pair.a!.name} targets ${inLayer}, which lora_parameters.keys ${JSON.stringify(keys)} does not list`,
+        );
       }
       return plannedModule(pair, r, scale, true, file, layers);
     });

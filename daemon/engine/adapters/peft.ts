@@ -16,7 +16,9 @@ function regex(source: string, what: string, file: string): RegExp {
   try {
     return new RegExp(source);
   } catch (e) {
-    throw new AdapterError(`${file}: ${what} is not a regular expression this engine can run (${(e as Error).message})`);
+    throw new AdapterError(
+      `${file}: ${what} is not a regular expression this engine can run (${(e as Error).message})`,
+    );
   }
 }
 
@@ -47,16 +49,23 @@ function targetSelector(c: ConfigJson): (module: string) => boolean {
 }
 
 function refuse(c: ConfigJson): void {
-  if (c.has('peft_type') && c.str('peft_type') !== 'LORA') c.fail('peft_type', 'must be "LORA" (the only PEFT method brainstem runs)');
-  if (c.bool('use_dora', false)) c.fail('use_dora', 'must be false: DoRA adds a magnitude vector per module that brainstem does not apply');
+  if (c.has('peft_type') && c.str('peft_type') !== 'LORA')
+    c.fail('peft_type', 'must be "LORA" (the only PEFT method brainstem runs)');
+  if (c.bool('use_dora', false))
+    c.fail('use_dora', 'must be false: DoRA adds a magnitude vector per module that brainstem does not apply');
   if (c.str('bias', 'none') !== 'none') c.fail('bias', 'must be "none": LoRA bias tensors are not supported');
   if (c.bool('lora_bias', false)) c.fail('lora_bias', 'must be false: a bias on lora_B is not supported');
-  if (c.bool('fan_in_fan_out', false)) c.fail('fan_in_fan_out', 'must be false: transposed (Conv1D) base layers are not supported');
+  if (c.bool('fan_in_fan_out', false))
+    c.fail('fan_in_fan_out', 'must be false: transposed (Conv1D) base layers are not supported');
   const mts = c.raw.modules_to_save;
   if (mts !== undefined && mts !== null && !(Array.isArray(mts) && mts.length === 0)) {
-    c.fail('modules_to_save', 'must be null or empty: it ships full replacement modules, and brainstem never replaces base weights');
+    c.fail(
+      'modules_to_save',
+      'must be null or empty: it ships full replacement modules, and brainstem never replaces base weights',
+    );
   }
-  if (c.has('trainable_token_indices')) c.fail('trainable_token_indices', 'must be null: trainable token embeddings are not supported');
+  if (c.has('trainable_token_indices'))
+    c.fail('trainable_token_indices', 'must be null: trainable token embeddings are not supported');
 }
 
 function unexpected(file: string) {
@@ -86,30 +95,48 @@ export function readPeft(dir: string, layers: number, name: string): AdapterPlan
   const selects = targetSelector(c);
   const file = join(dir, 'adapter_model.safetensors');
   if (!existsSync(file)) {
-    const bin = existsSync(join(dir, 'adapter_model.bin')) ? ' (adapter_model.bin is a pickle: convert it to safetensors)' : '';
+    const bin = existsSync(join(dir, 'adapter_model.bin'))
+      ? ' (adapter_model.bin is a pickle: convert it to safetensors)'
+      : '';
     throw new AdapterError(`${dir}: PEFT adapter has adapter_config.json but no adapter_model.safetensors${bin}`);
   }
   const st = SafetensorsFile.open(file);
   try {
     const moduleOf = (prefix: string) => {
-      if (!prefix.startsWith(PREFIX)) throw new AdapterError(`${file}: tensor ${prefix}.lora_… does not start with ${PREFIX}`);
+      if (!prefix.startsWith(PREFIX))
+        throw new AdapterError(`${file}: tensor ${prefix}.lora_… does not start with ${PREFIX}`);
       return prefix.slice(PREFIX.length);
     };
     const pairs = pairTensors(st.tensors.values(), '.lora_A.weight', '.lora_B.weight', moduleOf, unexpected(file));
     if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
     const modules = pairs.map((p) => {
       const rank = pairRank(p, false, file);
-      const rk = patternKey(ranks.map(([k]) => k), p.module, c.file, 'rank_pattern');
-      const ak = patternKey(alphas.map(([k]) => k), p.module, c.file, 'alpha_pattern');
+      const rk = patternKey(
+        ranks.map(([k]) => k),
+        p.module,
+        c.file,
+        'rank_pattern',
+      );
+      const ak = patternKey(
+        alphas.map(([k]) => k),
+        p.module,
+        c.file,
+        'alpha_pattern',
+      );
       const rm = rk === undefined ? r : ranks.find(([k]) => k === rk)![1];
       const am = ak === undefined ? alpha : alphas.find(([k]) => k === ak)![1];
-      if (!Number.isInteger(rm) || rm < 1) c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
+      if (!Number.isInteger(rm) || rm < 1)
+        c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
       if (rank !== rm) {
         const from = rk === undefined ? `r = ${r}` : `rank_pattern[${JSON.stringify(rk)}] = ${rm}`;
-        throw new AdapterError(`${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`);
+        throw new AdapterError(
+          `${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`,
+        );
       }
       if (!selects(p.module)) {
-        throw new AdapterError(`${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`);
+        throw new AdapterError(
+          `${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`,
+        );
       }
       return plannedModule(p, rank, am / (rslora ? Math.sqrt(rm) : rm), false, file, layers);
     });

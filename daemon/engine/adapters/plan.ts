@@ -23,7 +23,10 @@ export interface AdapterPlan extends AdapterSpec {
 /** A bad adapter: the message names the file, tensor or config field, the rule and the value;
  *  `field` is the request field at fault (the adapter's `path`, or its `name`). */
 export class AdapterError extends Error {
-  constructor(message: string, readonly field: 'path' | 'name' = 'path') {
+  constructor(
+    message: string,
+    readonly field: 'path' | 'name' = 'path',
+  ) {
     super(message);
     this.name = 'AdapterError';
   }
@@ -46,7 +49,13 @@ export interface TensorPair {
  * Groups a file's tensors into (module → A, B) by the format's suffixes; every other tensor is
  * reported through `unexpected` (which throws with a format-specific reason).
  */
-export function pairTensors(tensors: Iterable<TensorInfo>, suffixA: string, suffixB: string, moduleOf: (prefix: string) => string, unexpected: (t: TensorInfo) => never): TensorPair[] {
+export function pairTensors(
+  tensors: Iterable<TensorInfo>,
+  suffixA: string,
+  suffixB: string,
+  moduleOf: (prefix: string) => string,
+  unexpected: (t: TensorInfo) => never,
+): TensorPair[] {
   const pairs = new Map<string, TensorPair>();
   for (const t of tensors) {
     const isA = t.name.endsWith(suffixA);
@@ -56,7 +65,9 @@ export function pairTensors(tensors: Iterable<TensorInfo>, suffixA: string, suff
     pair[isA ? 'a' : 'b'] = t;
     pairs.set(module, pair);
   }
-  return [...pairs.values()].sort((x, y) => (layerOf(x.module) ?? -1) - (layerOf(y.module) ?? -1) || x.module.localeCompare(y.module));
+  return [...pairs.values()].sort(
+    (x, y) => (layerOf(x.module) ?? -1) - (layerOf(y.module) ?? -1) || x.module.localeCompare(y.module),
+  );
 }
 
 /** The rank of a complete pair (A [r, in] or, transposed, [in, r]); fails on a half pair. The
@@ -66,15 +77,24 @@ export function pairRank(p: TensorPair, transposed: boolean, file: string): numb
     const [have, miss] = p.a ? [p.a.name, 'B'] : [p.b!.name, 'A'];
     throw new AdapterError(`${file}: tensor ${have} has no matching LoRA ${miss} tensor for module ${p.module}`);
   }
-  if (p.a.shape.length < 2) throw new AdapterError(`${file}: tensor ${p.a.name} must be a matrix, got shape [${p.a.shape.join(', ')}]`);
+  if (p.a.shape.length < 2)
+    throw new AdapterError(`${file}: tensor ${p.a.name} must be a matrix, got shape [${p.a.shape.join(', ')}]`);
   return p.a.shape[transposed ? p.a.shape.length - 1 : 0]!;
 }
 
 /** The pair's module as a plan entry; the layer must be one of `layers`. */
-export function plannedModule(p: TensorPair, rank: number, scale: number, transposed: boolean, file: string, layers: number): PlannedModule {
+export function plannedModule(
+  p: TensorPair,
+  rank: number,
+  scale: number,
+  transposed: boolean,
+  file: string,
+  layers: number,
+): PlannedModule {
   const layer = layerOf(p.module);
   if (layer === undefined || layer >= layers) {
-    const why = layer === undefined ? 'is not inside model.layers.N' : `is in layer ${layer} but the model has ${layers} layers`;
+    const why =
+      layer === undefined ? 'is not inside model.layers.N' : `is in layer ${layer} but the model has ${layers} layers`;
     throw new AdapterError(`${file}: tensor ${p.a!.name} targets ${p.module}, which ${why}`);
   }
   if (!Number.isFinite(scale)) throw new AdapterError(`${file}: module ${p.module} gets a non-finite scale ${scale}`);

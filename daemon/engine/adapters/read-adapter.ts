@@ -26,7 +26,13 @@ export function detectFormat(path: string): AdapterFormat {
 
 export function readAdapter(path: string, o: ReadAdapterOptions): AdapterPlan {
   const format = o.format ?? detectFormat(path);
-  const name = o.name ?? path.replace(/[/\\]+$/, '').split(/[/\\]/).pop()!.replace(/\.safetensors$/, '');
+  const name =
+    o.name ??
+    path
+      .replace(/[/\\]+$/, '')
+      .split(/[/\\]/)
+      .pop()!
+      .replace(/\.safetensors$/, '');
   if (format === 'peft') return readPeft(path, o.layers, name);
   if (format === 'mlx') return readMlxLm(path, o.layers, name);
   return readEdge0(path, o.layers, name);

@@ -21,11 +21,20 @@ export class ConstraintFactory {
   /** The output must be exactly one `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`. */
   toolCall(tools: readonly ToolDef[]): GrammarConstraint {
     const signature = JSON.stringify(['tools', tools.map((t) => [t.name, t.openai.function.parameters])]);
-    return this.masker(signature, (b) => b.seq([
-      b.lit('<tool_call>\n{"name": '),
-      b.alt(tools.map((t) => b.seq([b.lit(`${JSON.stringify(t.name)}, "arguments": `), b.schema(t.schema, `tools.${t.name}.parameters`)]))),
-      b.lit('}\n</tool_call>'),
-    ])).start();
+    return this.masker(signature, (b) =>
+      b.seq([
+        b.lit('<tool_call>\n{"name": '),
+        b.alt(
+          tools.map((t) =>
+            b.seq([
+              b.lit(`${JSON.stringify(t.name)}, "arguments": `),
+              b.schema(t.schema, `tools.${t.name}.parameters`),
+            ]),
+          ),
+        ),
+        b.lit('}\n</tool_call>'),
+      ]),
+    ).start();
   }
 
   /** The output must be one JSON value valid against `schema` (`raw` is its source, for the cache key). */
@@ -48,7 +57,11 @@ export class ConstraintFactory {
 
   private vocabTrie(): TokenTrie {
     if (this.trie) return this.trie;
-    if (!this.tokenizer.byteLevel) throw new GrammarError('$', "constrained decoding needs a byte-level BPE tokenizer (this model's tokenizer.json has no ByteLevel decoder)");
+    if (!this.tokenizer.byteLevel)
+      throw new GrammarError(
+        '$',
+        "constrained decoding needs a byte-level BPE tokenizer (this model's tokenizer.json has no ByteLevel decoder)",
+      );
     const bytes = this.tokenizer.allBytes().map((b, id) => (this.tokenizer.isSpecial(id) ? null : b));
     this.trie = new TokenTrie({ bytes, endTokens: [...this.endTokens] });
     return this.trie;

@@ -13,7 +13,16 @@ export type Node =
   | { kind: 'alt'; id: number; minLen: number; options: Node[] }
   | { kind: 'str'; id: number; minLen: number; minLength: number; maxLength: number }
   | { kind: 'num'; id: number; minLen: number; spec: NumberSpec }
-  | { kind: 'arr'; id: number; minLen: number; open: number; close: number; item: Node; minItems: number; maxItems: number }
+  | {
+      kind: 'arr';
+      id: number;
+      minLen: number;
+      open: number;
+      close: number;
+      item: Node;
+      minItems: number;
+      maxItems: number;
+    }
   | { kind: 'obj'; id: number; minLen: number; props: Prop[] };
 
 export interface Prop {
@@ -25,7 +34,10 @@ export interface Prop {
 }
 
 export class GrammarError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(`${path}: ${message}`);
     this.name = 'GrammarError';
   }
@@ -68,13 +80,19 @@ export class GrammarBuilder {
   schema(s: Schema, path = '$'): Node {
     if (s.never) throw new GrammarError(path, 'the schema allows no value');
     if (s.unsupported.length > 0) {
-      throw new GrammarError(path, `constrained decoding does not support these schema keywords: ${s.unsupported.join(', ')}`);
+      throw new GrammarError(
+        path,
+        `constrained decoding does not support these schema keywords: ${s.unsupported.join(', ')}`,
+      );
     }
     if (s.pattern) throw new GrammarError(path, 'constrained decoding does not support "pattern"');
     const alternatives = s.anyOf ?? s.oneOf;
     if (alternatives) {
       if (s.types || s.enum || s.properties || s.items) {
-        throw new GrammarError(path, 'anyOf/oneOf next to other constraint keywords is not supported for constrained decoding');
+        throw new GrammarError(
+          path,
+          'anyOf/oneOf next to other constraint keywords is not supported for constrained decoding',
+        );
       }
       const key = s.anyOf ? 'anyOf' : 'oneOf';
       return this.alt(alternatives.map((sub, i) => this.schema(sub, `${path}.${key}[${i}]`)));
@@ -133,20 +151,31 @@ export class GrammarBuilder {
 
   private arr(open: string, close: string, item: Node, minItems: number, maxItems: number): Node {
     const minLen = 2 + minItems * item.minLen + 2 * Math.max(0, minItems - 1);
-    return { kind: 'arr', id: this.nextId++, minLen, open: open.charCodeAt(0), close: close.charCodeAt(0), item, minItems, maxItems };
+    return {
+      kind: 'arr',
+      id: this.nextId++,
+      minLen,
+      open: open.charCodeAt(0),
+      close: close.charCodeAt(0),
+      item,
+      minItems,
+      maxItems,
+    };
   }
 
   private object(s: Schema, path: string): Node {
     const declared = new Map(s.properties ?? []);
     const required = new Set(s.required ?? []);
     for (const key of required) {
-      if (!declared.has(key)) declared.set(key, typeof s.additionalProperties === 'object' ? s.additionalProperties : { unsupported: [] });
+      if (!declared.has(key))
+        declared.set(key, typeof s.additionalProperties === 'object' ? s.additionalProperties : { unsupported: [] });
     }
     if (declared.size === 0 && s.properties === undefined && s.additionalProperties !== false) {
       // Keys the schema does not name: a bounded map of free keys.
-      const value = typeof s.additionalProperties === 'object'
-        ? this.schema(s.additionalProperties, `${path}.additionalProperties`)
-        : this.any(this.limits.anyDepth - 1);
+      const value =
+        typeof s.additionalProperties === 'object'
+          ? this.schema(s.additionalProperties, `${path}.additionalProperties`)
+          : this.any(this.limits.anyDepth - 1);
       const entry = this.seq([this.str(1, this.limits.freeKeyLength, path), this.lit(': '), value]);
       return this.arr('{', '}', entry, 0, this.limits.freeObjectProps);
     }

@@ -7,7 +7,15 @@ import { isComplete, minRemaining } from './number.js';
 
 type N<K extends Node['kind']> = Extract<Node, { kind: K }>;
 
-const OPEN = 0, BODY = 1, ESC = 2, UTF8 = 3, ITEM = 4, SEP = 5, CLOSE = 6, KEY = 7, VALUE = 8;
+const OPEN = 0,
+  BODY = 1,
+  ESC = 2,
+  UTF8 = 3,
+  ITEM = 4,
+  SEP = 5,
+  CLOSE = 6,
+  KEY = 7,
+  VALUE = 8;
 
 type Frame =
   | { t: 'lit'; node: N<'lit'>; pos: number }
@@ -72,7 +80,8 @@ function complete(up: Thread | null, out: Thread[]): void {
   }
   const f = up.f;
   if (f.t === 'seq') {
-    if (f.i + 1 < f.node.items.length) enter(f.node.items[f.i + 1], mk({ t: 'seq', node: f.node, i: f.i + 1 }, up.up), out);
+    if (f.i + 1 < f.node.items.length)
+      enter(f.node.items[f.i + 1], mk({ t: 'seq', node: f.node, i: f.i + 1 }, up.up), out);
     else complete(up.up, out);
   } else if (f.t === 'arr') arrBetween(f.node, f.count + 1, up.up, out);
   else if (f.t === 'obj') objBetween(f.node, f.j + 1, true, up.up, out);
@@ -142,7 +151,8 @@ function feed(s: Thread, b: number, out: Thread[]): void {
         const p = f.node.props[f.j];
         const lit = f.emitted ? p.later : p.first;
         if (lit[f.pos] !== b) return;
-        if (f.pos + 1 === lit.length) enter(p.value, mk({ t: 'obj', node: f.node, phase: VALUE, j: f.j, pos: 0, emitted: true }, s.up), out);
+        if (f.pos + 1 === lit.length)
+          enter(p.value, mk({ t: 'obj', node: f.node, phase: VALUE, j: f.j, pos: 0, emitted: true }, s.up), out);
         else out.push(mk({ ...f, pos: f.pos + 1 }, s.up));
       } else if (f.phase === CLOSE && b === 0x7d) complete(s.up, out);
       return;
@@ -213,7 +223,9 @@ export class Matcher {
   inFreeString(state: State): boolean {
     if (state.length !== 1) return false;
     const f = state[0].f;
-    return f.t === 'str' && f.phase === BODY && f.count >= f.node.minLength && f.node.maxLength - f.count > 2 * this.window;
+    return (
+      f.t === 'str' && f.phase === BODY && f.count >= f.node.minLength && f.node.maxLength - f.count > 2 * this.window
+    );
   }
 
   /** Fewest bytes that complete the output from this state (Infinity for an empty state). */
@@ -229,7 +241,10 @@ export class Matcher {
 
   key(state: State): string {
     if (state.length === 1) return this.threadKey(state[0]);
-    return state.map((s) => this.threadKey(s)).sort().join('|');
+    return state
+      .map((s) => this.threadKey(s))
+      .sort()
+      .join('|');
   }
 
   private threadAccepting(s: Thread): boolean {

@@ -29,10 +29,14 @@ export function numberSpec(integer: boolean, b: NumberBounds): NumberSpec | unde
     .map(decimalPlaces);
   const fracCap = integer ? 0 : Math.min(12, Math.max(6, ...decimals));
   const spec: NumberSpec = { integer, fracCap, memo: new Map() };
-  const los = [b.minimum === undefined ? undefined : scaled(b.minimum, fracCap, 'ceil'),
-    b.exclusiveMinimum === undefined ? undefined : scaled(b.exclusiveMinimum, fracCap, 'floor') + 1n];
-  const his = [b.maximum === undefined ? undefined : scaled(b.maximum, fracCap, 'floor'),
-    b.exclusiveMaximum === undefined ? undefined : scaled(b.exclusiveMaximum, fracCap, 'ceil') - 1n];
+  const los = [
+    b.minimum === undefined ? undefined : scaled(b.minimum, fracCap, 'ceil'),
+    b.exclusiveMinimum === undefined ? undefined : scaled(b.exclusiveMinimum, fracCap, 'floor') + 1n,
+  ];
+  const his = [
+    b.maximum === undefined ? undefined : scaled(b.maximum, fracCap, 'floor'),
+    b.exclusiveMaximum === undefined ? undefined : scaled(b.exclusiveMaximum, fracCap, 'ceil') - 1n,
+  ];
   for (const v of los) if (v !== undefined && (spec.lo === undefined || v > spec.lo)) spec.lo = v;
   for (const v of his) if (v !== undefined && (spec.hi === undefined || v < spec.hi)) spec.hi = v;
   return Number.isFinite(minRemaining(spec, '')) ? spec : undefined;
@@ -66,7 +70,12 @@ export function minRemaining(spec: NumberSpec, text: string): number {
   const p = parse(text);
   let best = Infinity;
   if (p && p.int.length + p.frac.length <= MAX_DIGITS && p.frac.length <= spec.fracCap && !(spec.integer && p.dot)) {
-    best = text === '' ? Math.min(fromInt(spec, false, ''), 1 + fromInt(spec, true, '')) : p.dot ? fromFrac(spec, p) : fromInt(spec, p.neg, p.int);
+    best =
+      text === ''
+        ? Math.min(fromInt(spec, false, ''), 1 + fromInt(spec, true, ''))
+        : p.dot
+          ? fromFrac(spec, p)
+          : fromInt(spec, p.neg, p.int);
   }
   if (spec.memo.size < 100_000) spec.memo.set(text, best);
   return best;
@@ -93,7 +102,11 @@ function fromInt(spec: NumberSpec, neg: boolean, int: string): number {
 function fromFrac(spec: NumberSpec, p: Parsed): number {
   const S = 10n ** BigInt(spec.fracCap);
   const base = BigInt(p.int) * S + (p.frac === '' ? 0n : BigInt(p.frac) * 10n ** BigInt(spec.fracCap - p.frac.length));
-  for (let f = p.frac === '' ? 1 : 0; p.frac.length + f <= spec.fracCap && p.int.length + p.frac.length + f <= MAX_DIGITS; f++) {
+  for (
+    let f = p.frac === '' ? 1 : 0;
+    p.frac.length + f <= spec.fracCap && p.int.length + p.frac.length + f <= MAX_DIGITS;
+    f++
+  ) {
     const step = 10n ** BigInt(spec.fracCap - p.frac.length - f);
     const span = (10n ** BigInt(f) - 1n) * step;
     if (fits(spec, p.neg, base, base + span, step)) return f;

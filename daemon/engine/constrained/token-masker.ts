@@ -32,7 +32,11 @@ export class GrammarMasker {
   private readonly cache = new Map<string, MaskEntry>();
   private cacheBytes = 0;
 
-  constructor(readonly trie: TokenTrie, readonly root: Node, private readonly maxCacheBytes = 64 << 20) {
+  constructor(
+    readonly trie: TokenTrie,
+    readonly root: Node,
+    private readonly maxCacheBytes = 64 << 20,
+  ) {
     this.matcher = new Matcher(trie.maxDepth);
     const single = new Set<number>();
     trie.vocab.bytes.forEach((b) => {
@@ -40,9 +44,13 @@ export class GrammarMasker {
     });
     const missing = NEEDED_BYTES.filter((b) => !single.has(b));
     if (missing.length > 0) {
-      throw new GrammarError('$', `constrained decoding needs a one-byte token for every printable ASCII byte; the vocabulary lacks ${missing.map((b) => `0x${b.toString(16)}`).join(', ')}`);
+      throw new GrammarError(
+        '$',
+        `constrained decoding needs a one-byte token for every printable ASCII byte; the vocabulary lacks ${missing.map((b) => `0x${b.toString(16)}`).join(', ')}`,
+      );
     }
-    if (trie.vocab.endTokens.length === 0) throw new GrammarError('$', 'constrained decoding needs at least one end (eos) token');
+    if (trie.vocab.endTokens.length === 0)
+      throw new GrammarError('$', 'constrained decoding needs at least one end (eos) token');
   }
 
   /** A fresh constraint for one request. */
@@ -121,14 +129,22 @@ export class GrammarMasker {
       i++;
     }
     this.stats.nodesVisited += visited;
-    return { tokens: Int32Array.from(tokens), rest: Uint16Array.from(rest), end: m.accepting(root), bytes: 64 + tokens.length * 6 };
+    return {
+      tokens: Int32Array.from(tokens),
+      rest: Uint16Array.from(rest),
+      end: m.accepting(root),
+      bytes: 64 + tokens.length * 6,
+    };
   }
 }
 
 export class GrammarConstraint implements TokenConstraint {
   private done = false;
 
-  constructor(private readonly masker: GrammarMasker, private state: State) {}
+  constructor(
+    private readonly masker: GrammarMasker,
+    private state: State,
+  ) {}
 
   /** Fewest tokens that finish the output: one byte per token, then an end token. */
   get minTokens(): number {
@@ -168,7 +184,8 @@ export class GrammarConstraint implements TokenConstraint {
   accept(token: number): void {
     if (this.done) throw new Error(`token ${token} after the grammar completed`);
     if (this.masker.trie.vocab.endTokens.includes(token)) {
-      if (!this.masker.matcher.accepting(this.state)) throw new Error(`end token ${token} before the grammar completed`);
+      if (!this.masker.matcher.accepting(this.state))
+        throw new Error(`end token ${token} before the grammar completed`);
       this.done = true;
       return;
     }

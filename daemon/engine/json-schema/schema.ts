@@ -41,13 +41,41 @@ function malformed(path: string, rule: string, value: unknown): IssueError {
 const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 // Keywords that only describe (never constrain) a value.
 const ANNOTATIONS: ReadonlySet<string> = new Set([
-  '$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'format',
-  'deprecated', 'readOnly', 'writeOnly', 'contentMediaType', 'contentEncoding', 'strict',
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'format',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'contentMediaType',
+  'contentEncoding',
+  'strict',
 ]);
 const HANDLED: ReadonlySet<string> = new Set([
-  'type', 'enum', 'const', 'anyOf', 'oneOf', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'items', 'minItems', 'maxItems', 'properties', 'required',
-  'additionalProperties', 'nullable',
+  'type',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'items',
+  'minItems',
+  'maxItems',
+  'properties',
+  'required',
+  'additionalProperties',
+  'nullable',
 ]);
 
 /** Parses a raw JSON schema; throws an IssueError naming the path, rule and value of a malformed part. */
@@ -62,7 +90,8 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   if (raw.type !== undefined) {
     const list = Array.isArray(raw.type) ? raw.type : [raw.type];
     for (const t of list) {
-      if (typeof t !== 'string' || !TYPES.has(t)) throw malformed(`${path}.type`, `must name JSON types (${[...TYPES].join(', ')})`, t);
+      if (typeof t !== 'string' || !TYPES.has(t))
+        throw malformed(`${path}.type`, `must name JSON types (${[...TYPES].join(', ')})`, t);
     }
     s.types = [...new Set(list as JsonType[])];
     if (raw.nullable === true && !s.types.includes('null')) s.types.push('null');
@@ -93,7 +122,8 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   }
   parseBounds(raw, s, path);
   if (raw.items !== undefined) {
-    if (Array.isArray(raw.items)) throw malformed(`${path}.items`, 'must be one schema (tuple-form items, an array, is not supported)', raw.items);
+    if (Array.isArray(raw.items))
+      throw malformed(`${path}.items`, 'must be one schema (tuple-form items, an array, is not supported)', raw.items);
     s.items = parseSchema(raw.items, `${path}.items`);
     s.unsupported.push(...s.items.unsupported);
   }
@@ -110,7 +140,10 @@ function parseBounds(raw: Record<string, unknown>, s: Schema, path: string): voi
     if (typeof v !== 'number' || !Number.isFinite(v)) throw malformed(`${path}.${key}`, 'must be a finite number', v);
     s[key] = v;
   }
-  for (const [key, plain] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [key, plain] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     const v = raw[key];
     if (v === undefined || v === false) continue;
     // Draft 4 wrote `exclusiveMinimum: true` next to `minimum`.

@@ -3,7 +3,16 @@
 // schemas are untrusted request data, so they are not compiled to code by Ajv. Issues are worded
 // like every other validator's (robot/common/validation).
 import { type Issue, keyPath } from '../../../robot/common/validation/issue.js';
-import { REQUIRED, UNKNOWN_FIELD, boundRule, enumRule, itemsRule, lengthRule, patternRule, typeRule } from '../../../robot/common/validation/rules.js';
+import {
+  REQUIRED,
+  UNKNOWN_FIELD,
+  boundRule,
+  enumRule,
+  itemsRule,
+  lengthRule,
+  patternRule,
+  typeRule,
+} from '../../../robot/common/validation/rules.js';
 import { isRecord } from '../../../robot/common/validation/values.js';
 import type { JsonType, Schema } from './schema.js';
 
@@ -38,7 +47,8 @@ function check(v: unknown, s: Schema, path: string, out: Issue[]): void {
   if (t === 'invalid') return add('must be a JSON value');
   if (s.types && !s.types.some((w) => typeMatches(t, w))) return add(typeRule(s.types, v));
   if (s.enum && !s.enum.some((e) => jsonEqual(e, v))) return add(enumRule(s.enum));
-  if (s.anyOf && !s.anyOf.some((sub) => validateJson(v, sub, path).length === 0)) add(`must match one of the ${s.anyOf.length} anyOf alternatives`);
+  if (s.anyOf && !s.anyOf.some((sub) => validateJson(v, sub, path).length === 0))
+    add(`must match one of the ${s.anyOf.length} anyOf alternatives`);
   if (s.oneOf) {
     const n = s.oneOf.filter((sub) => validateJson(v, sub, path).length === 0).length;
     if (n !== 1) add(`must match exactly one oneOf alternative (matches ${n})`);
@@ -61,7 +71,8 @@ function checkNumber(v: number, s: Schema, add: Add): void {
   for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
     const limit = s[k];
     if (limit === undefined) continue;
-    const ok = k === 'minimum' ? v >= limit : k === 'maximum' ? v <= limit : k === 'exclusiveMinimum' ? v > limit : v < limit;
+    const ok =
+      k === 'minimum' ? v >= limit : k === 'maximum' ? v <= limit : k === 'exclusiveMinimum' ? v > limit : v < limit;
     if (!ok) add(boundRule(k, limit));
   }
 }
@@ -82,7 +93,12 @@ function checkObject(v: Record<string, unknown>, s: Schema, path: string, out: I
     if (sub) check(value, sub, keyPath(path, key), out);
     else if (s.additionalProperties === false) {
       const allowed = [...declared.keys()];
-      out.push({ path: keyPath(path, key), rule: UNKNOWN_FIELD, value, ...(allowed.length ? { hint: `allowed: ${allowed.join(', ')}` } : {}) });
+      out.push({
+        path: keyPath(path, key),
+        rule: UNKNOWN_FIELD,
+        value,
+        ...(allowed.length ? { hint: `allowed: ${allowed.join(', ')}` } : {}),
+      });
     } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
       check(value, s.additionalProperties, keyPath(path, key), out);
     }

@@ -18,7 +18,12 @@ export interface ToolCall {
 export function resolveCall(call: HermesCall | XmlCall, tools: readonly ToolDef[], raw: string): ToolCall {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) {
-    throw new ToolCallError('unknown_tool', `unknown tool ${JSON.stringify(call.name)} (available: ${tools.map((t) => t.name).join(', ') || 'none'})`, raw, call.name);
+    throw new ToolCallError(
+      'unknown_tool',
+      `unknown tool ${JSON.stringify(call.name)} (available: ${tools.map((t) => t.name).join(', ') || 'none'})`,
+      raw,
+      call.name,
+    );
   }
   let args: Record<string, unknown>;
   if ('params' in call) {
@@ -35,6 +40,7 @@ export function resolveCall(call: HermesCall | XmlCall, tools: readonly ToolDef[
     }
   } else args = call.arguments;
   const issues = validateJson(args, tool.schema);
-  if (issues.length > 0) throw new ToolCallError('invalid_arguments', `${call.name}: ${formatIssues(issues)}`, raw, call.name, issues);
+  if (issues.length > 0)
+    throw new ToolCallError('invalid_arguments', `${call.name}: ${formatIssues(issues)}`, raw, call.name, issues);
   return { name: call.name, arguments: args, format: 'params' in call ? 'xml' : 'hermes' };
 }

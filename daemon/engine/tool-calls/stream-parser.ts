@@ -49,7 +49,8 @@ export class ToolCallStreamParser {
       this.content += this.held;
       this.held = '';
     } else if (this.mode !== 'failed') {
-      const tag = this.mode === 'bare' ? `<function=...> is never closed by ${FN_CLOSE}` : `${OPEN} is never closed by ${CLOSE}`;
+      const tag =
+        this.mode === 'bare' ? `<function=...> is never closed by ${FN_CLOSE}` : `${OPEN} is never closed by ${CLOSE}`;
       this.fail(new ToolCallError('unclosed_tag', `the output ended inside a tool call: ${tag}`, this.raw));
     }
     return this.drain();
@@ -69,7 +70,14 @@ export class ToolCallStreamParser {
           this.inString = false;
           this.escaped = false;
         } else if (ch === '<') this.mode = 'xml';
-        else this.fail(new ToolCallError('invalid_call', `expected a JSON object or <function=...> after ${OPEN}, got ${JSON.stringify(ch)}`, this.raw));
+        else
+          this.fail(
+            new ToolCallError(
+              'invalid_call',
+              `expected a JSON object or <function=...> after ${OPEN}, got ${JSON.stringify(ch)}`,
+              this.raw,
+            ),
+          );
         return;
       case 'json':
         this.raw += ch;
@@ -80,7 +88,13 @@ export class ToolCallStreamParser {
         if (this.held === '' && /\s/.test(ch)) return;
         this.held += ch;
         if (!CLOSE.startsWith(this.held)) {
-          this.fail(new ToolCallError('invalid_call', `unexpected text after the tool call's JSON object: ${JSON.stringify(this.held)}`, this.raw));
+          this.fail(
+            new ToolCallError(
+              'invalid_call',
+              `unexpected text after the tool call's JSON object: ${JSON.stringify(this.held)}`,
+              this.raw,
+            ),
+          );
         } else if (this.held === CLOSE) {
           this.held = '';
           this.finish(() => parseHermesBody(this.body, this.raw));

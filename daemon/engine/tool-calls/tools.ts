@@ -14,7 +14,11 @@ export interface ToolDef {
   openai: { type: 'function'; function: { name: string; description?: string; parameters: unknown } };
 }
 
-export type ToolChoice = { kind: 'none' } | { kind: 'auto' } | { kind: 'required' } | { kind: 'function'; name: string };
+export type ToolChoice =
+  | { kind: 'none' }
+  | { kind: 'auto' }
+  | { kind: 'required' }
+  | { kind: 'function'; name: string };
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -30,9 +34,14 @@ export function parseTools(raw: unknown): ToolDef[] {
     }
     const f = t.function;
     if (typeof f.name !== 'string' || !NAME.test(f.name)) {
-      throw new RequestError(`${at}.function.name`, 'pattern', `must be 1-64 letters, digits, '_' or '-', got ${showValue(f.name)}`);
+      throw new RequestError(
+        `${at}.function.name`,
+        'pattern',
+        `must be 1-64 letters, digits, '_' or '-', got ${showValue(f.name)}`,
+      );
     }
-    if (seen.has(f.name)) throw new RequestError(`${at}.function.name`, 'unique', `duplicate tool name ${showValue(f.name)}`);
+    if (seen.has(f.name))
+      throw new RequestError(`${at}.function.name`, 'unique', `duplicate tool name ${showValue(f.name)}`);
     seen.add(f.name);
     if (f.description !== undefined && typeof f.description !== 'string') {
       throw new RequestError(`${at}.function.description`, 'type', `must be a string, got ${showValue(f.description)}`);
@@ -46,7 +55,11 @@ export function parseTools(raw: unknown): ToolDef[] {
       throw e;
     }
     if (schema.types && (schema.types.length !== 1 || schema.types[0] !== 'object')) {
-      throw new RequestError(`${at}.function.parameters.type`, 'type', `must be "object", got ${showValue(schema.types)}`);
+      throw new RequestError(
+        `${at}.function.parameters.type`,
+        'type',
+        `must be "object", got ${showValue(schema.types)}`,
+      );
     }
     schema.types = ['object'];
     const description = f.description as string | undefined;
@@ -59,15 +72,24 @@ export function parseTools(raw: unknown): ToolDef[] {
 export function parseToolChoice(raw: unknown, tools: readonly ToolDef[]): ToolChoice {
   if (raw === undefined || raw === null) return { kind: tools.length > 0 ? 'auto' : 'none' };
   if (raw === 'none' || raw === 'auto' || raw === 'required') {
-    if (raw === 'required' && tools.length === 0) throw new RequestError('tool_choice', 'tools', '"required" needs at least one tool in tools');
+    if (raw === 'required' && tools.length === 0)
+      throw new RequestError('tool_choice', 'tools', '"required" needs at least one tool in tools');
     return { kind: raw };
   }
   if (isRecord(raw) && raw.type === 'function' && isRecord(raw.function) && typeof raw.function.name === 'string') {
     const name = raw.function.name;
     if (!tools.some((t) => t.name === name)) {
-      throw new RequestError('tool_choice.function.name', 'enum', `no tool named ${showValue(name)} in tools (${tools.map((t) => t.name).join(', ') || 'none'})`);
+      throw new RequestError(
+        'tool_choice.function.name',
+        'enum',
+        `no tool named ${showValue(name)} in tools (${tools.map((t) => t.name).join(', ') || 'none'})`,
+      );
     }
     return { kind: 'function', name };
   }
-  throw new RequestError('tool_choice', 'enum', `must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}, got ${showValue(raw)}`);
+  throw new RequestError(
+    'tool_choice',
+    'enum',
+    `must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}, got ${showValue(raw)}`,
+  );
 }

@@ -72,7 +72,8 @@ class Reference implements ReferenceModel {
     this.values = Array.from({ length: config.layers }, () => []);
     const moe = new Set(Array.from({ length: config.layers }, (_, l) => l).filter((l) => !config.denseLayers.has(l)));
     if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe);
-    else if (options.prerouter !== undefined) this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
+    else if (options.prerouter !== undefined)
+      this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
   }
 
   get position(): number {
@@ -165,7 +166,11 @@ class Reference implements ReferenceModel {
     return c.arch === 'qwen3_moe'
       ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
       : routeSigmoidGroup(logits, this.w.floats(`model.layers.${l}.mlp.gate.e_score_correction_bias`), {
-          k: c.topK, nGroup: c.nGroup, topkGroup: c.topkGroup, norm: c.normTopK, scaling: c.routedScaling,
+          k: c.topK,
+          nGroup: c.nGroup,
+          topkGroup: c.topkGroup,
+          norm: c.normTopK,
+          scaling: c.routedScaling,
         });
   }
 

@@ -55,7 +55,8 @@ export function readRefConfig(dir: string): RefConfig {
 export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'): RefConfig {
   const num = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${where}: ${key} must be a number, got ${JSON.stringify(c[key])}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new Error(`${where}: ${key} must be a number, got ${JSON.stringify(c[key])}`);
     return v;
   };
   const int = (key: string, fallback?: number): number => {
@@ -89,17 +90,32 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
   }
   const { quant, overrides } = parseQuantization(c.quantization, where);
   return {
-    arch, vocabSize: int('vocab_size'), maxPositions: int('max_position_embeddings', 4096), hidden, layers, heads, kvHeads: int('num_key_value_heads'), headDim,
+    arch,
+    vocabSize: int('vocab_size'),
+    maxPositions: int('max_position_embeddings', 4096),
+    hidden,
+    layers,
+    heads,
+    kvHeads: int('num_key_value_heads'),
+    headDim,
     rotaryDims: Math.trunc(headDim * (glm ? num('partial_rotary_factor', 0.5) : 1)),
-    ropeTheta: num('rope_theta'), rmsEps: num('rms_norm_eps'),
-    experts: int(glm ? 'n_routed_experts' : 'num_experts'), topK: int('num_experts_per_tok'),
-    normTopK: bool('norm_topk_prob', glm), denseLayers,
-    intermediate: int('intermediate_size'), moeIntermediate: int('moe_intermediate_size'),
+    ropeTheta: num('rope_theta'),
+    rmsEps: num('rms_norm_eps'),
+    experts: int(glm ? 'n_routed_experts' : 'num_experts'),
+    topK: int('num_experts_per_tok'),
+    normTopK: bool('norm_topk_prob', glm),
+    denseLayers,
+    intermediate: int('intermediate_size'),
+    moeIntermediate: int('moe_intermediate_size'),
     sharedExperts: glm ? int('n_shared_experts', 0) : 0,
-    nGroup: glm ? int('n_group', 1) : 1, topkGroup: glm ? int('topk_group', 1) : 1,
+    nGroup: glm ? int('n_group', 1) : 1,
+    topkGroup: glm ? int('topk_group', 1) : 1,
     routedScaling: glm ? num('routed_scaling_factor', 1) : 1,
-    attentionBias: bool('attention_bias', false), qkNorm: glm ? bool('use_qk_norm', false) : true,
-    tied: bool('tie_word_embeddings', false), quant, quantOverrides: overrides,
+    attentionBias: bool('attention_bias', false),
+    qkNorm: glm ? bool('use_qk_norm', false) : true,
+    tied: bool('tie_word_embeddings', false),
+    quant,
+    quantOverrides: overrides,
   };
 }
 

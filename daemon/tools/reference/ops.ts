@@ -64,7 +64,14 @@ export function axpy(a: Float64Array, s: number, b: Float64Array): void {
  * Causal GQA attention of one query position over cached keys/values ([kvHeads * headDim] each):
  * query head h reads kv head floor(h / (heads / kvHeads)); scale headDim^-0.5.
  */
-export function attend(q: Float64Array, keys: Float64Array[], values: Float64Array[], heads: number, kvHeads: number, headDim: number): Float64Array {
+export function attend(
+  q: Float64Array,
+  keys: Float64Array[],
+  values: Float64Array[],
+  heads: number,
+  kvHeads: number,
+  headDim: number,
+): Float64Array {
   const out = new Float64Array(heads * headDim);
   const scale = 1 / Math.sqrt(headDim);
   const scores = new Float64Array(keys.length);

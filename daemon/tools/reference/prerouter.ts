@@ -7,7 +7,12 @@ import { denseMatrix, matvec, type RefMatrix, type RefWeights, toFloat64 } from 
 
 export interface RefPrerouter {
   /** Logits of layer owner+1 for the next token, or undefined when `owner` has no head. */
-  predict(owner: number, hidden: Float64Array, cur: readonly number[], prev: readonly number[] | undefined): Float64Array | undefined;
+  predict(
+    owner: number,
+    hidden: Float64Array,
+    cur: readonly number[],
+    prev: readonly number[] | undefined,
+  ): Float64Array | undefined;
 }
 
 /** erf in float64: its Taylor series for |x| ≤ 3, Laplace's continued fraction for erfc above. */
@@ -32,7 +37,9 @@ export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2)
 export function zeroTrainingPrerouter(w: RefWeights, moeLayers: ReadonlySet<number>): RefPrerouter {
   return {
     predict: (owner, hidden) =>
-      moeLayers.has(owner) && moeLayers.has(owner + 1) ? matvec(w.matrix(`model.layers.${owner + 1}.mlp.gate`), hidden) : undefined,
+      moeLayers.has(owner) && moeLayers.has(owner + 1)
+        ? matvec(w.matrix(`model.layers.${owner + 1}.mlp.gate`), hidden)
+        : undefined,
   };
 }
 

@@ -42,11 +42,20 @@ export function toFloat64(info: TensorInfo, bytes: Buffer): Float64Array {
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     switch (info.dtype) {
-      case 'F64': out[i] = bytes.readDoubleLE(8 * i); break;
-      case 'F32': out[i] = bytes.readFloatLE(4 * i); break;
-      case 'F16': out[i] = f16ToNumber(bytes.readUInt16LE(2 * i)); break;
-      case 'BF16': out[i] = bf16ToNumber(bytes.readUInt16LE(2 * i)); break;
-      default: throw new Error(`${info.name}: dtype ${info.dtype} is not a float type`);
+      case 'F64':
+        out[i] = bytes.readDoubleLE(8 * i);
+        break;
+      case 'F32':
+        out[i] = bytes.readFloatLE(4 * i);
+        break;
+      case 'F16':
+        out[i] = f16ToNumber(bytes.readUInt16LE(2 * i));
+        break;
+      case 'BF16':
+        out[i] = bf16ToNumber(bytes.readUInt16LE(2 * i));
+        break;
+      default:
+        throw new Error(`${info.name}: dtype ${info.dtype} is not a float type`);
     }
   }
   return out;
@@ -81,10 +90,18 @@ export class RefWeights {
   }
 
   /** Decoded tensor data, or the slice of one expert (leading dimension) of a stacked tensor. */
-  private part<T extends Float64Array | Uint32Array>(name: string, expert: number | undefined, decode: (info: TensorInfo, b: Buffer) => T): T {
+  private part<T extends Float64Array | Uint32Array>(
+    name: string,
+    expert: number | undefined,
+    decode: (info: TensorInfo, b: Buffer) => T,
+  ): T {
     const info = this.st.info(name);
     const perExpert = expert === undefined ? 0 : (info.end - info.begin) / info.shape[0];
-    if (!this.caching) return decode(info, expert === undefined ? this.st.read(name) : this.st.read(name, expert * perExpert, perExpert));
+    if (!this.caching)
+      return decode(
+        info,
+        expert === undefined ? this.st.read(name) : this.st.read(name, expert * perExpert, perExpert),
+      );
     let whole = this.cache.get(name) as T | undefined;
     if (!whole) {
       whole = decode(info, this.st.read(name));
@@ -116,7 +133,9 @@ export class RefWeights {
     const groups = sInfo.shape[sInfo.shape.length - 1];
     const cols = (inner * 32) / bits;
     if (cols !== groups * groupSize) {
-      throw new Error(`${path}: weight gives ${cols} inputs at ${bits} bits, scales give ${groups} groups of ${groupSize}`);
+      throw new Error(
+        `${path}: weight gives ${cols} inputs at ${bits} bits, scales give ${groups} groups of ${groupSize}`,
+      );
     }
     return { rows, cols };
   }

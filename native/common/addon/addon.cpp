@@ -28,7 +28,9 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
     sets.Set(i++, o);
     if (std::string(b->name).rfind("cpu", 0) == 0) {
       cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name) +
-                  (b == &bs::best_backend() ? " (auto)" : b->usable() ? "" : " (not usable on this CPU)");
+                  (b == &bs::best_backend() ? " (auto)"
+                   : b->usable()            ? ""
+                                            : " (not usable on this CPU)");
     }
   }
   out.Set("kernelSets", sets);

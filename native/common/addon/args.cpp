@@ -31,8 +31,8 @@ std::string int_arg(const Napi::Value& v, const std::string& what, int64_t lo, i
   return "";
 }
 
-std::string int_option(const Napi::Value& opts, const char* fn, const char* key, int64_t lo, int64_t hi,
-                       int64_t def, int64_t& out) {
+std::string int_option(const Napi::Value& opts, const char* fn, const char* key, int64_t lo, int64_t hi, int64_t def,
+                       int64_t& out) {
   out = def;
   if (opts.IsUndefined() || opts.IsNull()) return "";
   if (!opts.IsObject()) return std::string(fn) + ": options must be an object";

@@ -9,8 +9,8 @@
 namespace bs::addon {
 
 // Reads option `key` of `opts` (undefined → def) as an integer in [lo, hi].
-std::string int_option(const Napi::Value& opts, const char* fn, const char* key, int64_t lo, int64_t hi,
-                       int64_t def, int64_t& out);
+std::string int_option(const Napi::Value& opts, const char* fn, const char* key, int64_t lo, int64_t hi, int64_t def,
+                       int64_t& out);
 // `v` as an integer in [lo, hi]; `what` names it ("decode: token").
 std::string int_arg(const Napi::Value& v, const std::string& what, int64_t lo, int64_t hi, int64_t& out);
 // Reads string option `key` of `opts` (undefined → def).

@@ -8,9 +8,9 @@
 
 namespace bs::addon {
 
-using Work = std::function<void()>;                   // worker thread; may throw
-using Done = std::function<Napi::Value(Napi::Env)>;   // JS thread; builds the resolved value
-using Finally = std::function<void()>;                // JS thread; runs on success and failure
+using Work = std::function<void()>;                  // worker thread; may throw
+using Done = std::function<Napi::Value(Napi::Env)>;  // JS thread; builds the resolved value
+using Finally = std::function<void()>;               // JS thread; runs on success and failure
 
 // Queues `work` and returns the promise it settles.
 Napi::Promise run_async(Napi::Env env, Work work, Done done, Finally finally = {});

@@ -39,7 +39,10 @@ Napi::Value DropPageCache(const Napi::CallbackInfo& info) {
     paths->push_back(a.Get(i).As<Napi::String>().Utf8Value());
   }
   return run_async(
-      env, [=] { for (const std::string& p : *paths) drop_page_cache(p); },
+      env,
+      [=] {
+        for (const std::string& p : *paths) drop_page_cache(p);
+      },
       [](Napi::Env e) -> Napi::Value { return e.Undefined(); });
 }
 

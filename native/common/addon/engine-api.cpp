@@ -108,14 +108,15 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
   auto session = std::make_shared<std::shared_ptr<Session>>();
   return run_async(
       env, [=] { *session = std::make_shared<Session>(model, ctx); },
-      [=](Napi::Env e) -> Napi::Value { return wrap(e, new SessionBox{*session, false, {}, 0, 0}, kSessionTag); });
+      [=](Napi::Env e) -> Napi::Value {
+        return wrap(e, new SessionBox{*session, false, {}, 0, 0}, kSessionTag);
+      });
 }
 
 // Shared path of prefill / decode / truncate: checks the handle and the busy flag, runs
 // `work` on a worker thread, snapshots stats and builds the result on the JS thread.
-Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn,
-                         std::function<std::string(Session&)> check, std::function<void(Session&)> work,
-                         Done done) {
+Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn, std::function<std::string(Session&)> check,
+                         std::function<void(Session&)> work, Done done) {
   Napi::Env env = info.Env();
   SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
   if (!box) return rejected(env, std::string(fn) + ": first argument is not a session handle");
@@ -218,7 +219,8 @@ Napi::Value Argmax(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(info.Env(), "argmax: logits must be a Float32Array");
   }
   Napi::Float32Array a = info[0].As<Napi::Float32Array>();
-  return Napi::Number::New(info.Env(), static_cast<double>(argmax_f32(a.Data(), static_cast<int64_t>(a.ElementLength()))));
+  return Napi::Number::New(info.Env(),
+                           static_cast<double>(argmax_f32(a.Data(), static_cast<int64_t>(a.ElementLength()))));
 }
 
 Napi::Value ExpShifted(const Napi::CallbackInfo& info) {
@@ -234,8 +236,9 @@ Napi::Value ExpShifted(const Napi::CallbackInfo& info) {
       info[3].As<Napi::Float64Array>().ElementLength() < x.ElementLength()) {
     throw Napi::TypeError::New(env, "expShifted: out must be a Float64Array at least as long as the logits");
   }
-  const double sum = exp_shifted(x.Data(), static_cast<int64_t>(x.ElementLength()), info[1].As<Napi::Number>().DoubleValue(),
-                                 info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Float64Array>().Data());
+  const double sum =
+      exp_shifted(x.Data(), static_cast<int64_t>(x.ElementLength()), info[1].As<Napi::Number>().DoubleValue(),
+                  info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Float64Array>().Data());
   return Napi::Number::New(env, sum);
 }
 

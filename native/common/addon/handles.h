@@ -25,7 +25,7 @@ struct SessionBox {
   bool busy = false;                 // a prefill/decode/truncate is in flight (JS thread only)
   SessionStats stats;                // snapshot after the last completed call
   int64_t n_past = 0;
-  uint64_t buffer_bytes = 0;         // the model's slot and layer buffers at that time
+  uint64_t buffer_bytes = 0;  // the model's slot and layer buffers at that time
 };
 
 struct AdapterBox {

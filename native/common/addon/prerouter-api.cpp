@@ -22,7 +22,8 @@ struct ProgressEvent {
 class Progress {
  public:
   Progress(Napi::Env env, const Napi::Value& cb) {
-    if (cb.IsFunction()) tsfn_ = Napi::ThreadSafeFunction::New(env, cb.As<Napi::Function>(), "brainstem-progress", 0, 1);
+    if (cb.IsFunction())
+      tsfn_ = Napi::ThreadSafeFunction::New(env, cb.As<Napi::Function>(), "brainstem-progress", 0, 1);
   }
   CalibrationProgress callback() {
     if (!tsfn_) return nullptr;

@@ -67,7 +67,7 @@ class SlotCache {
   std::vector<AlignedBuffer> slabs_;  // one per range
   std::vector<uint8_t*> bases_;       // slab start of slot 0, per range
   WeightMatrix views_[3];
-  std::vector<int32_t> table_;        // [E] → slot or -1
+  std::vector<int32_t> table_;  // [E] → slot or -1
   std::vector<Slot> slots_;
 };
 

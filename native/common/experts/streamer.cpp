@@ -213,7 +213,8 @@ void ExpertStreamer::wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, 
 
 void ExpertStreamer::willneed(const Layer& L, int e) {
   if (!hints_.on) return;
-  for (const ExpertRange& x : L.layout.ranges) files_->willneed(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes);
+  for (const ExpertRange& x : L.layout.ranges)
+    files_->willneed(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes);
   read_hints_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -308,7 +309,7 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
       const int v = c.victim(L.keep);
       ++c_.slot_misses;
       if (L.reserved) ++c_.prefetch_misses;  // routed by a prediction, yet not prefetched
-      if (v < 0) {  // every slot is held for this step: compute this one from the file
+      if (v < 0) {                           // every slot is held for this step: compute this one from the file
         fallback.push_back(g);
         fallback_ids.push_back(e);
         continue;
@@ -348,7 +349,8 @@ void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {
     order.resize(E);
     std::iota(order.begin(), order.end(), 0);
     // Ties by expert id, as a stable sort of 0..E-1 would give (std::stable_sort allocates).
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
     std::fill(L.keep.begin(), L.keep.end(), 0);
     const int want = std::min(c.capacity(), E);
     for (int i = 0; i < want && score[order[i]] > 0; ++i) L.keep[order[i]] = 1;

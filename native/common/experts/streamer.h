@@ -22,10 +22,10 @@
 namespace bs {
 
 struct StreamCounters {
-  uint64_t blocked_ns = 0;             // compute waited on expert loads / layer reads
-  uint64_t io_bytes = 0;               // bytes the I/O threads read (expert loads, layer reads)
-  uint64_t loads = 0;                  // experts loaded into slots
-  uint64_t prefetch_loads = 0;         // … of which started for a prediction
+  uint64_t blocked_ns = 0;      // compute waited on expert loads / layer reads
+  uint64_t io_bytes = 0;        // bytes the I/O threads read (expert loads, layer reads)
+  uint64_t loads = 0;           // experts loaded into slots
+  uint64_t prefetch_loads = 0;  // … of which started for a prediction
   uint64_t prefetch_bytes = 0;
   uint64_t prefetch_unused_bytes = 0;  // prefetched, then replaced before any use
   uint64_t slot_hits = 0;              // routed experts found in a slot (ready or on its way)
@@ -81,7 +81,7 @@ class ExpertStreamer {
     LayerLayout layout;
     int ordinal = 0;  // index among MoE layers
     std::unique_ptr<SlotCache> staged, hot;
-    std::vector<char> keep;       // [E] scratch
+    std::vector<char> keep;         // [E] scratch
     std::vector<int32_t> deferred;  // predicted experts waiting for a free staged slot
     bool reserved = false;
     uint64_t ran_gen = 0;
@@ -128,9 +128,9 @@ class ExpertStreamer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   StreamCounters c_;
-  uint64_t gen_ = 0;   // forward passes
-  uint64_t tick_ = 0;  // layer runs (slot recency)
-  HintGate hints_;     // stepped by begin_forward, read by the forward thread only
+  uint64_t gen_ = 0;                     // forward passes
+  uint64_t tick_ = 0;                    // layer runs (slot recency)
+  HintGate hints_;                       // stepped by begin_forward, read by the forward thread only
   std::atomic<uint64_t> read_hints_{0};  // counted outside mu_: the exact path runs unlocked
   // Last: destroyed first, so no I/O thread outlives the buffers it writes.
   std::unique_ptr<IoPool> pool_;

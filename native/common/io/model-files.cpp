@@ -38,8 +38,8 @@ uint64_t pread_some(int fd, uint64_t offset, uint64_t len, uint8_t* dst, uint64_
     if (done < len && static_cast<uint64_t>(got) % kIoAlign != 0) break;  // short read: end of file
   }
   if (done < need) {
-    fail("I/O error reading ", what, " from ", path, ": the file ends at byte ", offset + done, " but ",
-         offset + need, " bytes are needed; it is shorter than when the model was loaded (truncated or "
+    fail("I/O error reading ", what, " from ", path, ": the file ends at byte ", offset + done, " but ", offset + need,
+         " bytes are needed; it is shorter than when the model was loaded (truncated or "
          "replaced?); reload the model");
   }
   return done;
@@ -67,8 +67,8 @@ ModelFiles::ModelFiles(const std::vector<std::string>& paths, const std::vector<
 #elif defined(O_DIRECT)
       const int fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
       if (fd < 0) {
-        fail("direct I/O is not available for ", f.path, " on this filesystem (open with O_DIRECT: ",
-             std::strerror(errno), "); use ioMode \"page-cache\"");
+        fail("direct I/O is not available for ", f.path,
+             " on this filesystem (open with O_DIRECT: ", std::strerror(errno), "); use ioMode \"page-cache\"");
       }
       files_.back().direct_fd = fd;
 #else

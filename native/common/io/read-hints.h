@@ -10,10 +10,10 @@ namespace bs {
 struct HintGate {
   static constexpr int kFirstPatience = 16;  // quiet passes before the first switch-off
   static constexpr int kMaxPatience = 4096;
-  bool on = true;         // hints are sent in the coming pass
-  bool primed = false;    // `last` holds a sample
-  uint64_t last = 0;      // storage reads at the previous sample
-  int quiet = 0;          // passes in a row without storage reads
+  bool on = true;                 // hints are sent in the coming pass
+  bool primed = false;            // `last` holds a sample
+  uint64_t last = 0;              // storage reads at the previous sample
+  int quiet = 0;                  // passes in a row without storage reads
   int patience = kFirstPatience;  // doubles each time reads resume after a switch-off
 };
 

@@ -23,7 +23,7 @@ struct CalibrateOptions {
 struct HeadReport {
   int64_t owner = 0;
   int64_t train_samples = 0, held_out_samples = 0;
-  double loss_before = 0, loss_after = 0;  // cross-entropy on the training samples
+  double loss_before = 0, loss_after = 0;      // cross-entropy on the training samples
   double recall_before = 0, recall_after = 0;  // on the training samples
   double held_out_recall_before = 0, held_out_recall_after = 0;
 };
@@ -35,7 +35,8 @@ struct Calibration {
 };
 
 // phase "record" (done = tokens) or "train" (done = steps over all heads; loss of the last batch).
-using CalibrationProgress = std::function<void(const char* phase, int64_t done, int64_t total, int64_t owner, double loss)>;
+using CalibrationProgress =
+    std::function<void(const char* phase, int64_t done, int64_t total, int64_t owner, double loss)>;
 
 Calibration calibrate(const std::shared_ptr<const Model>& m, const std::vector<int32_t>& tokens,
                       const CalibrateOptions& o, const CalibrationProgress& progress);

@@ -86,7 +86,8 @@ std::unique_ptr<Prerouter> Prerouter::from_floats(const Model& m, std::vector<He
   p->by_layer_.assign(m.cfg.n_layers, -1);
   for (HeadFloats& f : heads) {
     if (std::find(allowed.begin(), allowed.end(), f.owner) == allowed.end()) {
-      fail("prerouter head for layer ", f.owner, ": layers ", f.owner, " and ", f.owner + 1, " must both be MoE layers");
+      fail("prerouter head for layer ", f.owner, ": layers ", f.owner, " and ", f.owner + 1,
+           " must both be MoE layers");
     }
     if (static_cast<int64_t>(f.linear.size()) != E * F || static_cast<int64_t>(f.fc1.size()) != f.units * F ||
         static_cast<int64_t>(f.fc2.size()) != E * f.units) {
@@ -121,7 +122,8 @@ std::unique_ptr<Prerouter> Prerouter::from_file(const Model& m, const std::strin
 
   for (const auto& [key, value] : p->file_->metadata()) {
     auto want = [&](const std::string& expect, const std::string& hint) {
-      if (value != expect) fail(path, ": metadata ", key, " is \"", value, "\" but this model needs \"", expect, "\"", hint);
+      if (value != expect)
+        fail(path, ": metadata ", key, " is \"", value, "\" but this model needs \"", expect, "\"", hint);
     };
     if (key == "kind") want("prerouter", " (not a prerouter heads file?)");
     if (key == "routing") want(routing_name(m.cfg.router.family), " (heads of another model family)");
@@ -160,13 +162,15 @@ std::unique_ptr<Prerouter> Prerouter::from_file(const Model& m, const std::strin
     const TensorInfo& fc2 = *parts.at("fc2.weight");
     const TensorInfo& lin = *parts.at("linear_init.weight");
     for (const TensorInfo* t : {&fc1, &fc2, &lin}) {
-      if (!is_float_weight(t->dtype)) fail(path, ": tensor ", t->name, " has dtype ", dtype_name(t->dtype), "; heads are F16, BF16 or F32");
+      if (!is_float_weight(t->dtype))
+        fail(path, ": tensor ", t->name, " has dtype ", dtype_name(t->dtype), "; heads are F16, BF16 or F32");
       if (t->shape.size() != 2) fail(path, ": tensor ", t->name, " has shape ", t->shape_str(), "; heads are matrices");
     }
     const int64_t units = fc1.shape[0];
     auto check = [&](const TensorInfo& t, int64_t r, int64_t c, const char* why) {
       if (t.shape[0] != r || t.shape[1] != c) {
-        fail(path, ": tensor ", t.name, " has shape ", t.shape_str(), " but this model needs [", r, ", ", c, "] (", why, ")");
+        fail(path, ": tensor ", t.name, " has shape ", t.shape_str(), " but this model needs [", r, ", ", c, "] (", why,
+             ")");
       }
     };
     check(fc1, units, F, "features = hidden_size + 2 × experts");

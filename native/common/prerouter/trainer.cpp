@@ -138,7 +138,8 @@ void train_head(HeadFloats& h, const RoutingTrace& trace, const std::vector<int6
               gr.du[j] += dz * h.fc2[e * U + j];
             }
           }
-          for (int64_t j = 0; j < U; ++j) axpy_f(&gr.fc1[j * F], static_cast<float>(gr.du[j] * gelu_grad(gr.u[j])), f, H, E, k);
+          for (int64_t j = 0; j < U; ++j)
+            axpy_f(&gr.fc1[j * F], static_cast<float>(gr.du[j] * gelu_grad(gr.u[j])), f, H, E, k);
         }
       }
     });
@@ -165,7 +166,8 @@ double head_loss(const HeadFloats& h, const RoutingTrace& trace, const std::vect
   std::vector<double> p;
   double sum = 0;
   for (int64_t t : samples) {
-    sum += forward(h, features(trace, h.owner, t), trace.ids(h.owner + 1, t + 1), trace.hidden(), experts, trace.k(), u, a, p);
+    sum += forward(h, features(trace, h.owner, t), trace.ids(h.owner + 1, t + 1), trace.hidden(), experts, trace.k(), u,
+                   a, p);
   }
   return sum / static_cast<double>(samples.size());
 }

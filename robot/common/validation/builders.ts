@@ -162,7 +162,10 @@ export function obj<F extends Fields>(
 }
 
 /** A mapping with free keys whose values all follow `value`. */
-export function record<T>(value: Node<T>, o: { doc?: string; keyRule?: (k: string) => string | undefined } = {}): Node<Record<string, T>> {
+export function record<T>(
+  value: Node<T>,
+  o: { doc?: string; keyRule?: (k: string) => string | undefined } = {},
+): Node<Record<string, T>> {
   return {
     info: { kind: 'mapping', type: `mapping of ${value.info.type}`, doc: o.doc, default: {}, item: value },
     check(input, path, issues) {
@@ -215,6 +218,9 @@ export function parseOrThrow<T>(node: Node<T>, value: unknown, path = ''): T {
 /** Scalar leaves reachable through closed mappings, with their dotted paths. */
 export function leaves(node: Node<unknown>, prefix = ''): { path: string; node: Node<unknown> }[] {
   const fields = node.info.fields;
-  if (!fields) return node.info.kind === 'mapping' || node.info.kind === 'list' || node.info.kind === 'any' ? [] : [{ path: prefix, node }];
+  if (!fields)
+    return node.info.kind === 'mapping' || node.info.kind === 'list' || node.info.kind === 'any'
+      ? []
+      : [{ path: prefix, node }];
   return Object.entries(fields).flatMap(([k, child]) => leaves(child, join(prefix, k)));
 }

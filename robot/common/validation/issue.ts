@@ -31,7 +31,10 @@ export function formatIssues(issues: readonly Issue[], opts: FormatOptions = {})
 
 /** A failed validation as an exception; the message lists every issue. */
 export class IssueError extends Error {
-  constructor(readonly issues: Issue[], opts: FormatOptions = {}) {
+  constructor(
+    readonly issues: Issue[],
+    opts: FormatOptions = {},
+  ) {
     super(formatIssues(issues, opts));
     this.name = 'IssueError';
   }

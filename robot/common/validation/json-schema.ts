@@ -3,7 +3,18 @@
 // Ajv's errors become Issues worded by rules.ts.
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Issue, keyPath } from './issue.js';
-import { REQUIRED, UNIQUE, UNKNOWN_FIELD, boundRule, enumRule, fieldsRule, itemsRule, lengthRule, patternRule, typeRule } from './rules.js';
+import {
+  REQUIRED,
+  UNIQUE,
+  UNKNOWN_FIELD,
+  boundRule,
+  enumRule,
+  fieldsRule,
+  itemsRule,
+  lengthRule,
+  patternRule,
+  typeRule,
+} from './rules.js';
 
 export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
 
@@ -109,7 +120,12 @@ function toIssue(e: ErrorObject, path: string): Issue {
     case 'additionalProperties': {
       const allowed = Object.keys((e.parentSchema as Schema).properties ?? {});
       const value = (e.data as Record<string, unknown>)[p.additionalProperty];
-      return { path: keyPath(path, p.additionalProperty), rule: UNKNOWN_FIELD, value, ...(allowed.length ? { hint: `allowed: ${allowed.join(', ')}` } : {}) };
+      return {
+        path: keyPath(path, p.additionalProperty),
+        rule: UNKNOWN_FIELD,
+        value,
+        ...(allowed.length ? { hint: `allowed: ${allowed.join(', ')}` } : {}),
+      };
     }
     default:
       return { path, rule: e.message ?? e.keyword, value: e.data };

@@ -9,7 +9,8 @@ export function typeRule(types: readonly string[], v: unknown): string {
   const wanted = typeWords(types);
   if (typeof v === 'number' && !Number.isFinite(v)) return `must be ${wanted}; NaN and ±Infinity are not allowed`;
   if (typeof v === 'string' && (types.includes('number') || types.includes('integer'))) {
-    if (/^[+-]?(nan|inf(inity)?)$/i.test(v.trim())) return `must be ${wanted}; NaN and ±Infinity are not allowed, not even as strings`;
+    if (/^[+-]?(nan|inf(inity)?)$/i.test(v.trim()))
+      return `must be ${wanted}; NaN and ±Infinity are not allowed, not even as strings`;
     return `must be ${wanted}, not a string`;
   }
   return `must be ${wanted}, not ${article(typeName(v))}`;
@@ -17,7 +18,9 @@ export function typeRule(types: readonly string[], v: unknown): string {
 
 /** `a finite number or null` for ['number', 'null']. */
 export function typeWords(types: readonly string[]): string {
-  return types.map((t) => (t === 'number' ? 'a finite number' : t === 'integer' ? 'an integer' : article(t))).join(' or ');
+  return types
+    .map((t) => (t === 'number' ? 'a finite number' : t === 'integer' ? 'an integer' : article(t)))
+    .join(' or ');
 }
 
 function article(t: string): string {
@@ -25,7 +28,9 @@ function article(t: string): string {
 }
 
 export const enumRule = (values: readonly unknown[]): string =>
-  values.length === 1 ? `must be ${JSON.stringify(values[0])}` : `must be one of ${values.map((e) => JSON.stringify(e)).join(', ')}`;
+  values.length === 1
+    ? `must be ${JSON.stringify(values[0])}`
+    : `must be one of ${values.map((e) => JSON.stringify(e)).join(', ')}`;
 
 /** minimum, maximum, exclusiveMinimum, exclusiveMaximum. */
 export function boundRule(keyword: string, limit: number): string {
@@ -34,7 +39,8 @@ export function boundRule(keyword: string, limit: number): string {
 }
 
 export function lengthRule(keyword: 'minLength' | 'maxLength', limit: number): string {
-  if (keyword === 'minLength') return limit === 1 ? 'must not be empty' : `must have at least ${plural(limit, 'character')}`;
+  if (keyword === 'minLength')
+    return limit === 1 ? 'must not be empty' : `must have at least ${plural(limit, 'character')}`;
   return `must have at most ${plural(limit, 'character')}`;
 }
 

@@ -27,7 +27,9 @@ export function showValue(v: unknown): string {
 
 /** Optimal-string-alignment distance: edits plus adjacent transpositions ("prot" → "port" is 1). */
 function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
@@ -46,6 +48,10 @@ export function unknownKey(key: string, known: readonly string[]): { rule: strin
 }
 
 /** The first known name within `maxDistance(name)` edits of `name`, for a "did you mean" hint. */
-export function closest(name: string, known: readonly string[], maxDistance: (k: string) => number): string | undefined {
+export function closest(
+  name: string,
+  known: readonly string[],
+  maxDistance: (k: string) => number,
+): string | undefined {
   return known.find((k) => editDistance(k, name) <= maxDistance(k));
 }

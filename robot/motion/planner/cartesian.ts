@@ -14,7 +14,8 @@ import { cartesianTargets, everyArm, failure, isFailure } from './validate.js';
 import type { CartesianRequest, PlanFailure, PlanResult } from './types.js';
 
 export function planCartesian(setup: CompiledSetup, request: CartesianRequest): PlanResult {
-  if (typeof request !== 'object' || request === null) return failure('invalid-request', 'request must be an object with measured and targets');
+  if (typeof request !== 'object' || request === null)
+    return failure('invalid-request', 'request must be an object with measured and targets');
   const measured = everyArm(setup, request.measured, 'measured');
   if (isFailure(measured)) return measured;
   const targets = cartesianTargets(setup, request.targets);
@@ -33,13 +34,20 @@ export function planCartesian(setup: CompiledSetup, request: CartesianRequest): 
   );
   if (!timing.ok) {
     const arm = setup.arms[timing.arm]?.name;
-    return failure('timing', `time scaling failed (${timing.code}): ${timing.message}`, { arm, target: timing.segment >= 0 ? timing.segment : undefined });
+    return failure('timing', `time scaling failed (${timing.code}): ${timing.message}`, {
+      arm,
+      target: timing.segment >= 0 ? timing.segment : undefined,
+    });
   }
   const finalError = setup.arms.flatMap((arm, a) => {
     const last = targets.perArm[a].findLast((t) => t !== null);
     if (!last) return [];
     const traj = timing.arms[a].trajectory;
-    const tcp = forwardKinematics(arm.safety.chain, traj.q.subarray((traj.count - 1) * arm.dof, traj.count * arm.dof), new Float64Array(12));
+    const tcp = forwardKinematics(
+      arm.safety.chain,
+      traj.q.subarray((traj.count - 1) * arm.dof, traj.count * arm.dof),
+      new Float64Array(12),
+    );
     return [{ arm: arm.name, ...poseDistance(fromPose(last.position, last.orientation), tcp) }];
   });
   let end = 0;
@@ -53,11 +61,20 @@ export function planCartesian(setup: CompiledSetup, request: CartesianRequest): 
 }
 
 /** One joint path per step: the IK-solved segment to the step's target, or a hold. */
-function armSegments(arm: CompiledArm, measured: Float64Array, targets: (PoseTarget | null)[]): JointPath[] | PlanFailure {
+function armSegments(
+  arm: CompiledArm,
+  measured: Float64Array,
+  targets: (PoseTarget | null)[],
+): JointPath[] | PlanFailure {
   const steps = targets.map((t, k) => (t ? k : -1)).filter((k) => k >= 0);
   let path: PathResult | undefined;
   if (steps.length > 0) {
-    path = sampleCartesianPath(arm.solver, measured, steps.map((k) => targets[k] as PoseTarget), { sampling: arm.robot.path, tcpSpeed: arm.robot.tcpSpeed });
+    path = sampleCartesianPath(
+      arm.solver,
+      measured,
+      steps.map((k) => targets[k] as PoseTarget),
+      { sampling: arm.robot.path, tcpSpeed: arm.robot.tcpSpeed },
+    );
     if (path.code !== 'ok') return pathFailure(arm, path, steps);
   }
   const out: JointPath[] = [];
@@ -97,16 +114,23 @@ function pathFailure(arm: CompiledArm, r: Exclude<PathResult, { code: 'ok' }>, s
     }
     case 'joint-jump': {
       const target = steps[r.target];
-      return failure('joint-jump', `arm "${name}" target ${target}: joint "${r.joint}" jumps ${r.step.toFixed(3)} between path samples ${r.sample - 1} and ${r.sample} (IK branch switch)`, {
-        arm: name,
-        target,
-        sample: r.sample,
-        joint: r.joint,
-        value: r.step,
-      });
+      return failure(
+        'joint-jump',
+        `arm "${name}" target ${target}: joint "${r.joint}" jumps ${r.step.toFixed(3)} between path samples ${r.sample - 1} and ${r.sample} (IK branch switch)`,
+        {
+          arm: name,
+          target,
+          sample: r.sample,
+          joint: r.joint,
+          value: r.step,
+        },
+      );
     }
     case 'invalid-target':
-      return failure('invalid-request', `arm "${name}" target ${steps[r.target] ?? r.target}: ${r.message}`, { arm: name, target: steps[r.target] });
+      return failure('invalid-request', `arm "${name}" target ${steps[r.target] ?? r.target}: ${r.message}`, {
+        arm: name,
+        target: steps[r.target],
+      });
     case 'invalid-start':
       return failure('invalid-request', `arm "${name}": ${r.message}`, { arm: name });
   }

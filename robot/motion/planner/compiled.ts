@@ -40,16 +40,24 @@ export const DEFAULT_HOLD_S = 0.12;
 const PATH_IK_STOP = 1e-7;
 
 /** Throws (at set-up, never while planning) for more than two arms or arms with different rates. */
-export function compileSetup(description: RobotDescription | SetupDescription, options: PlannerOptions = {}): CompiledSetup {
+export function compileSetup(
+  description: RobotDescription | SetupDescription,
+  options: PlannerOptions = {},
+): CompiledSetup {
   const isSetup = 'arms' in description;
   const { arms: models, envelope } = isSetup ? setupSafety(description) : robotSafety(description);
   const robots = isSetup ? description.arms.map((a) => a.robot) : [description];
-  if (models.length < 1 || models.length > 2) throw new Error(`planner "${description.name}": one or two arms are supported, got ${models.length}`);
+  if (models.length < 1 || models.length > 2)
+    throw new Error(`planner "${description.name}": one or two arms are supported, got ${models.length}`);
   const rates = new Set(robots.map((r) => r.path.rateHz));
-  if (options.rate === undefined && rates.size > 1) throw new Error(`planner "${description.name}": arms have different path.rate_hz (${[...rates].join(', ')}); pass a rate`);
+  if (options.rate === undefined && rates.size > 1)
+    throw new Error(
+      `planner "${description.name}": arms have different path.rate_hz (${[...rates].join(', ')}); pass a rate`,
+    );
   const rate = options.rate ?? robots[0].path.rateHz;
   const hold = options.hold ?? DEFAULT_HOLD_S;
-  if (!(rate > 0 && rate < Infinity) || !(hold >= 0 && hold < Infinity)) throw new Error(`planner "${description.name}": rate must be > 0 and hold ≥ 0, got ${rate}, ${hold}`);
+  if (!(rate > 0 && rate < Infinity) || !(hold >= 0 && hold < Infinity))
+    throw new Error(`planner "${description.name}": rate must be > 0 and hold ≥ 0, got ${rate}, ${hold}`);
   const arms = models.map((safety, i) => ({
     name: safety.name,
     robot: robots[i],

@@ -12,13 +12,15 @@ import { everyArm, failure, isFailure, jointGoals, jointVector } from './validat
 import type { ArmMotionState, JointRequest, PlanResult, PlanSummary, StopRequest } from './types.js';
 
 export function planJoint(setup: CompiledSetup, request: JointRequest): PlanResult {
-  if (typeof request !== 'object' || request === null) return failure('invalid-request', 'request must be an object with measured and goal');
+  if (typeof request !== 'object' || request === null)
+    return failure('invalid-request', 'request must be an object with measured and goal');
   const q0 = everyArm(setup, request.measured, 'measured');
   if (isFailure(q0)) return q0;
   const goals = jointGoals(setup, request.goal, q0);
   if (isFailure(goals)) return goals;
   // All joints of all arms as one synchronised move: one common duration for everything.
-  const start = concat(q0), end = concat(goals as Float64Array[]);
+  const start = concat(q0),
+    end = concat(goals as Float64Array[]);
   const limits = setup.arms.flatMap((a) => a.rateLimits);
   const move = planJointMove(start, end, limits);
   if (!move.ok) return failure('timing', `joint move: ${move.message}`);
@@ -26,11 +28,13 @@ export function planJoint(setup: CompiledSetup, request: JointRequest): PlanResu
 }
 
 export function planStop(setup: CompiledSetup, request: StopRequest): PlanResult {
-  if (typeof request !== 'object' || request === null) return failure('invalid-request', 'request must be an object with state');
+  if (typeof request !== 'object' || request === null)
+    return failure('invalid-request', 'request must be an object with state');
   const state = request.state as Readonly<Record<string, ArmMotionState | undefined>> | undefined;
   const q0 = everyArm(setup, state, 'state', (s) => (s as ArmMotionState | null)?.q);
   if (isFailure(q0)) return q0;
-  const v0: Float64Array[] = [], a0: Float64Array[] = [];
+  const v0: Float64Array[] = [],
+    a0: Float64Array[] = [];
   for (const arm of setup.arms) {
     const s = state?.[arm.name] as ArmMotionState;
     const v = jointVector(arm, s.dq, 'state.dq');
@@ -40,19 +44,30 @@ export function planStop(setup: CompiledSetup, request: StopRequest): PlanResult
     v0.push(v);
     a0.push(a);
   }
-  const goals = jointGoals(setup, request.goal, setup.arms.map(() => null));
+  const goals = jointGoals(
+    setup,
+    request.goal,
+    setup.arms.map(() => null),
+  );
   if (isFailure(goals)) return goals;
   const start = concat(q0);
   const end = new Float64Array(start.length);
   const profiles: JerkProfile[] = [];
-  let duration = 0, off = 0;
+  let duration = 0,
+    off = 0;
   for (const [a, arm] of setup.arms.entries()) {
     for (let j = 0; j < arm.dof; j++, off++) {
       const prof = new JerkProfile();
       const { velocity: V, acceleration: A, jerk: J } = arm.rateLimits[j];
       const goal = goals[a];
-      const code: TimingCode = goal ? movingToRest(goal[j] - start[off], v0[a][j], a0[a][j], V, A, J, prof) : stopFrom(v0[a][j], a0[a][j], V, A, J, prof);
-      if (code !== 'ok') return failure('timing', `stop: arm "${arm.name}" joint "${arm.safety.chain.jointNames[j]}": ${code}`, { arm: arm.name, joint: arm.safety.chain.jointNames[j] });
+      const code: TimingCode = goal
+        ? movingToRest(goal[j] - start[off], v0[a][j], a0[a][j], V, A, J, prof)
+        : stopFrom(v0[a][j], a0[a][j], V, A, J, prof);
+      if (code !== 'ok')
+        return failure('timing', `stop: arm "${arm.name}" joint "${arm.safety.chain.jointNames[j]}": ${code}`, {
+          arm: arm.name,
+          joint: arm.safety.chain.jointNames[j],
+        });
       end[off] = goal ? goal[j] : start[off] + prof.p[prof.count];
       profiles.push(prof);
       duration = Math.max(duration, prof.duration);
@@ -79,7 +94,9 @@ function concat(parts: readonly Float64Array[]): Float64Array {
 function sampleMove(setup: CompiledSetup, move: JointMove): ArmSamples[] {
   const count = tickCount(move.duration, setup.rate, setup.hold);
   const m = move.profiles.length;
-  const q = new Float64Array(count * m), qd = new Float64Array(count * m), qdd = new Float64Array(count * m);
+  const q = new Float64Array(count * m),
+    qd = new Float64Array(count * m),
+    qdd = new Float64Array(count * m);
   for (let i = 0; i < count; i++) sampleJointMove(move, i / setup.rate, q, qd, qdd, i * m);
   let off = 0;
   return setup.arms.map((arm) => {

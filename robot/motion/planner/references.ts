@@ -49,7 +49,12 @@ export function finish(
     code: 'ok',
     duration,
     arms,
-    summary: { ...summary, samples: count, minSelfDistance: check.minSelfDistance, minArmDistance: check.minArmDistance },
+    summary: {
+      ...summary,
+      samples: count,
+      minSelfDistance: check.minSelfDistance,
+      minArmDistance: check.minArmDistance,
+    },
   };
 }
 
@@ -69,6 +74,13 @@ function fromViolation(v: SafetyViolation, message: string): PlanFailure {
     case 'self-collision':
       return failure(v.code, msg, { arm: v.arm, links: v.links, sample: v.sample, distance: v.distance });
     case 'arm-collision':
-      return failure(v.code, msg, { arm: v.arms[0], arms: v.arms, links: v.links, sample: v.sample, distance: v.distance, limit: v.clearance });
+      return failure(v.code, msg, {
+        arm: v.arms[0],
+        arms: v.arms,
+        links: v.links,
+        sample: v.sample,
+        distance: v.distance,
+        limit: v.clearance,
+      });
   }
 }

@@ -31,7 +31,8 @@ export function synchroniseArms(left: readonly TimedSegment[], right: readonly T
       message: `dual-arm segments must pair up: left has ${left.length}, right ${right.length} (give an idle arm motionless segments)`,
     };
   }
-  const l: TimedSegment[] = [], r: TimedSegment[] = [];
+  const l: TimedSegment[] = [],
+    r: TimedSegment[] = [];
   for (let i = 0; i < left.length; i++) {
     const T = Math.max(left[i].duration, right[i].duration);
     l.push(left[i].duration === T ? left[i] : stretchSegment(left[i], T));

@@ -59,7 +59,11 @@ export function syncRestToRest(
 }
 
 /** Plans a synchronised move from q0 to q1 (same length as limits). */
-export function planJointMove(q0: ArrayLike<number>, q1: ArrayLike<number>, limits: readonly RateLimits[]): JointMoveResult {
+export function planJointMove(
+  q0: ArrayLike<number>,
+  q1: ArrayLike<number>,
+  limits: readonly RateLimits[],
+): JointMoveResult {
   const n = limits.length;
   if (q0.length !== n || q1.length !== n) {
     return {

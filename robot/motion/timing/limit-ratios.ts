@@ -26,7 +26,9 @@ export function limitRatios(
   const r: LimitRatios = { velocity: 0, acceleration: 0, jerk: 0, joint: -1, sample: -1 };
   // worst² and worst³, a little low: √r_a or ∛r_j can beat worst only above them, so the roots
   // are taken only for candidates (the comparison that decides is the exact one below).
-  let worst = 0, worst2 = 0, worst3 = 0;
+  let worst = 0,
+    worst2 = 0,
+    worst3 = 0;
   for (let j = 0; j < joints; j++) {
     const lim = limits[j];
     const { velocity, acceleration, jerk } = columnRates(t, q, joints, j, count, rates);

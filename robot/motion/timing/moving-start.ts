@@ -22,7 +22,14 @@ const stopJerk = new Float64Array(3);
 const stopRes = new Float64Array(2);
 
 /** Fastest stop from (0, v0, a0): brake if needed, then the time-optimal velocity change to 0. */
-export function stopFrom(v0: number, a0: number, vMax: number, aMax: number, jMax: number, out: JerkProfile): TimingCode {
+export function stopFrom(
+  v0: number,
+  a0: number,
+  vMax: number,
+  aMax: number,
+  jMax: number,
+  out: JerkProfile,
+): TimingCode {
   const code = checkInputs(0, v0, a0, vMax, aMax, jMax);
   if (code !== 'ok') return code;
   startProfile(out, 0, v0, a0);
@@ -52,7 +59,9 @@ export function movingToRest(
   out.brakeSegments = out.count;
   out.limits = 'NONE';
   const n = out.count;
-  const p = out.p[n], v = out.v[n], a = out.a[n];
+  const p = out.p[n],
+    v = out.v[n],
+    a = out.a[n];
   stopDisplacement(v, a, aMax, jMax, stopDur, stopJerk, stopRes);
   const gap = d - (p + stopRes[0]);
   const s = gap < 0 ? -1 : 1;
@@ -69,10 +78,13 @@ export function movingToRest(
 /** Appends the part of the ramp toward s·vMax (and cruise) after which the stop ends at d. */
 function ramp(d: number, s: number, vMax: number, aMax: number, jMax: number, out: JerkProfile): void {
   const n0 = out.count;
-  let p = out.p[n0], v = out.v[n0], a = out.a[n0];
+  let p = out.p[n0],
+    v = out.v[n0],
+    a = out.a[n0];
   const k = velocityChangeArcs(v, a, s * vMax, aMax, jMax, rampDur, rampJerk, 0);
   for (let i = 0; i < k; i++) {
-    const dur = rampDur[i], j = rampJerk[i];
+    const dur = rampDur[i],
+      j = rampJerk[i];
     if (s * overshoot(d, p, v, a, j, dur, aMax, jMax) >= 0) {
       pushSegment(out, switchTime(d, s, p, v, a, j, dur, out.duration, aMax, jMax), j);
       return;
@@ -89,7 +101,16 @@ function ramp(d: number, s: number, vMax: number, aMax: number, jMax: number, ou
 }
 
 /** End position of "follow the arc for tau, then stop" minus d. */
-function overshoot(d: number, p: number, v: number, a: number, j: number, tau: number, aMax: number, jMax: number): number {
+function overshoot(
+  d: number,
+  p: number,
+  v: number,
+  a: number,
+  j: number,
+  tau: number,
+  aMax: number,
+  jMax: number,
+): number {
   const pt = p + tau * (v + tau * (0.5 * a + (tau * j) / 6));
   const vt = v + tau * (a + 0.5 * tau * j);
   stopDisplacement(vt, a + tau * j, aMax, jMax, stopDur, stopJerk, stopRes);
@@ -109,7 +130,8 @@ function switchTime(
   aMax: number,
   jMax: number,
 ): number {
-  let lo = 0, hi = dur;
+  let lo = 0,
+    hi = dur;
   while (hi - lo > 2.5e-16 * (t0 + hi)) {
     const mid = 0.5 * (lo + hi);
     if (s * overshoot(d, p, v, a, j, mid, aMax, jMax) >= 0) hi = mid;

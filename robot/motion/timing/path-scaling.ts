@@ -58,11 +58,16 @@ export function progressLimits(
   limits: readonly RateLimits[],
   tcp: TcpLimits,
 ): ProgressLimits {
-  const m = path.joints, n = path.samples, q = path.q;
+  const m = path.joints,
+    n = path.samples,
+    q = path.q;
   let v = Math.min(tcp.linear / path.length, tcp.angular / path.rotation);
-  let a = Infinity, jk = Infinity;
+  let a = Infinity,
+    jk = Infinity;
   for (let j = 0; j < m; j++) {
-    let d1 = 0, d2 = 0, prev = 0;
+    let d1 = 0,
+      d2 = 0,
+      prev = 0;
     for (let k = 0; k + 1 < n; k++) {
       const slope = (q[(k + 1) * m + j] - q[k * m + j]) / (s[k + 1] - s[k]);
       d1 = Math.max(d1, Math.abs(slope));
@@ -101,7 +106,17 @@ export function timePath(path: JointPath, limits: readonly RateLimits[], tcp: Tc
   const r = limitRatios(t, path.q, n, path.joints, limits);
   const alpha = stretchFactor(r);
   if (alpha !== 1) for (let k = 0; k < n; k++) t[k] *= alpha;
-  const segment = { path, s, t, duration: alpha * profile.duration, profile, limits: lim, alpha, scale: alpha, ratios: r };
+  const segment = {
+    path,
+    s,
+    t,
+    duration: alpha * profile.duration,
+    profile,
+    limits: lim,
+    alpha,
+    scale: alpha,
+    ratios: r,
+  };
   return { ok: true, segment };
 }
 
@@ -117,8 +132,13 @@ export function timeAtProgress(profile: JerkProfile, x: number, tFrom: number): 
   let i = 0;
   while (i < profile.count - 1 && profile.p[i + 1] < x) i++;
   // Newton on segment i's cubic (monotone there), kept inside a shrinking bracket [lo, hi].
-  let lo = Math.max(profile.t[i], tFrom), hi = profile.t[i + 1];
-  const p = profile.p[i], v = profile.v[i], a = profile.a[i], j = profile.jerk[i], t0 = profile.t[i];
+  let lo = Math.max(profile.t[i], tFrom),
+    hi = profile.t[i + 1];
+  const p = profile.p[i],
+    v = profile.v[i],
+    a = profile.a[i],
+    j = profile.jerk[i],
+    t0 = profile.t[i];
   let t = 0.5 * (lo + hi);
   for (let it = 0; it < 100 && hi - lo > 2.5e-16 * hi; it++) {
     const d = t - t0;
@@ -134,11 +154,16 @@ export function timeAtProgress(profile: JerkProfile, x: number, tFrom: number): 
 }
 
 function validate(path: JointPath, limits: readonly RateLimits[], tcp: TcpLimits): PathTimingResult | undefined {
-  const fail = (code: 'invalid_path' | 'invalid_limits', message: string): PathTimingResult => ({ ok: false, code, message });
+  const fail = (code: 'invalid_path' | 'invalid_limits', message: string): PathTimingResult => ({
+    ok: false,
+    code,
+    message,
+  });
   const { joints: m, samples: n } = path;
   if (!(Number.isInteger(m) && m >= 1)) return fail('invalid_path', `path.joints must be an integer ≥ 1, got ${m}`);
   if (!(Number.isInteger(n) && n >= 2)) return fail('invalid_path', `path.samples must be an integer ≥ 2, got ${n}`);
-  if (path.q.length !== n * m) return fail('invalid_path', `path.q must hold samples × joints = ${n * m} values, got ${path.q.length}`);
+  if (path.q.length !== n * m)
+    return fail('invalid_path', `path.q must hold samples × joints = ${n * m} values, got ${path.q.length}`);
   for (let i = 0; i < n * m; i++) {
     if (!Number.isFinite(path.q[i])) {
       return fail('invalid_path', `path.q[${Math.floor(i / m)}][${i % m}] must be finite, got ${path.q[i]}`);
@@ -147,22 +172,31 @@ function validate(path: JointPath, limits: readonly RateLimits[], tcp: TcpLimits
   if (path.s) {
     const s = path.s;
     if (s.length !== n) return fail('invalid_path', `path.s must have ${n} entries, got ${s.length}`);
-    if (s[0] !== 0 || s[n - 1] !== 1) return fail('invalid_path', `path.s must run from 0 to 1, got ${s[0]} … ${s[n - 1]}`);
+    if (s[0] !== 0 || s[n - 1] !== 1)
+      return fail('invalid_path', `path.s must run from 0 to 1, got ${s[0]} … ${s[n - 1]}`);
     for (let k = 1; k < n; k++) {
-      if (!(s[k] > s[k - 1])) return fail('invalid_path', `path.s must increase strictly, got s[${k}] = ${s[k]} after ${s[k - 1]}`);
+      if (!(s[k] > s[k - 1]))
+        return fail('invalid_path', `path.s must increase strictly, got s[${k}] = ${s[k]} after ${s[k - 1]}`);
     }
   }
-  for (const [name, x] of [['path.length', path.length], ['path.rotation', path.rotation]] as const) {
+  for (const [name, x] of [
+    ['path.length', path.length],
+    ['path.rotation', path.rotation],
+  ] as const) {
     if (!(x >= 0 && x < Infinity)) return fail('invalid_path', `${name} must be finite and ≥ 0, got ${x}`);
   }
   if (!(tcp.linear > 0) || !(tcp.angular > 0)) {
-    return fail('invalid_limits', `TCP limits must be > 0 (Infinity = none), got linear ${tcp.linear}, angular ${tcp.angular}`);
+    return fail(
+      'invalid_limits',
+      `TCP limits must be > 0 (Infinity = none), got linear ${tcp.linear}, angular ${tcp.angular}`,
+    );
   }
   if (limits.length !== m) return fail('invalid_limits', `need limits for ${m} joints, got ${limits.length}`);
   for (let j = 0; j < m; j++) {
     const l = limits[j];
     for (const key of ['velocity', 'acceleration', 'jerk'] as const) {
-      if (!isPositiveFinite(l[key])) return fail('invalid_limits', `joint ${j} ${key} limit must be finite and > 0, got ${l[key]}`);
+      if (!isPositiveFinite(l[key]))
+        return fail('invalid_limits', `joint ${j} ${key} limit must be finite and > 0, got ${l[key]}`);
     }
   }
   return undefined;

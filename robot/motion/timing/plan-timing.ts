@@ -44,9 +44,15 @@ const JOIN_TOLERANCE = 1e-9;
 
 export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOptions): TimingPlanResult {
   if (!(opts.rate > 0 && opts.rate < Infinity) || !(opts.hold >= 0 && opts.hold < Infinity)) {
-    return fail('invalid_options', -1, -1, `rate must be finite and > 0 and hold finite and ≥ 0, got rate ${opts.rate}, hold ${opts.hold}`);
+    return fail(
+      'invalid_options',
+      -1,
+      -1,
+      `rate must be finite and > 0 and hold finite and ≥ 0, got rate ${opts.rate}, hold ${opts.hold}`,
+    );
   }
-  if (request.length < 1 || request.length > 2) return fail('invalid_options', -1, -1, `need 1 or 2 arms, got ${request.length}`);
+  if (request.length < 1 || request.length > 2)
+    return fail('invalid_options', -1, -1, `need 1 or 2 arms, got ${request.length}`);
   let timed: TimedSegment[][] = [];
   for (let a = 0; a < request.length; a++) {
     const arm = request[a];
@@ -58,7 +64,12 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
       if (i > 0) {
         const gap = joinGap(arm.segments[i - 1], arm.segments[i]);
         if (gap > JOIN_TOLERANCE) {
-          return fail('invalid_path', a, i, `arm ${a} segment ${i} must start where segment ${i - 1} ends (within ${JOIN_TOLERANCE}), off by ${gap}`);
+          return fail(
+            'invalid_path',
+            a,
+            i,
+            `arm ${a} segment ${i} must start where segment ${i - 1} ends (within ${JOIN_TOLERANCE}), off by ${gap}`,
+          );
         }
       }
       segs.push(r.segment);
@@ -76,10 +87,16 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
   for (let round = 0; ; round++) {
     const ticks = timed[0].reduce((sum, seg) => sum + seg.duration, 0) * opts.rate;
     if (!(ticks <= MAX_TICKS)) {
-      return fail('limits_exceeded', -1, -1, `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`);
+      return fail(
+        'limits_exceeded',
+        -1,
+        -1,
+        `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`,
+      );
     }
     const trajectories = timed.map((segs, a) => resampleSegments(segs, opts.rate, opts.hold, curvatures[a]));
-    let worst = 1, worstArm = 0;
+    let worst = 1,
+      worstArm = 0;
     for (let a = 0; a < trajectories.length; a++) {
       const f = stretchFactor(tickRatios(trajectories[a], request[a].limits));
       if (f > worst) {
@@ -113,7 +130,8 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
 /** Largest joint difference between the end of one segment and the start of the next. */
 function joinGap(prev: JointPath, next: JointPath): number {
   if (prev.joints !== next.joints) return Infinity;
-  const m = prev.joints, last = (prev.samples - 1) * m;
+  const m = prev.joints,
+    last = (prev.samples - 1) * m;
   let gap = 0;
   for (let j = 0; j < m; j++) gap = Math.max(gap, Math.abs(prev.q[last + j] - next.q[j]));
   return gap;

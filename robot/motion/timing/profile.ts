@@ -68,7 +68,9 @@ export function startProfile(prof: JerkProfile, p0: number, v0: number, a0: numb
 /** Appends a segment of constant jerk and integrates its end state exactly. */
 export function pushSegment(prof: JerkProfile, duration: number, jerk: number): void {
   const i = prof.count;
-  const p = prof.p[i], v = prof.v[i], a = prof.a[i];
+  const p = prof.p[i],
+    v = prof.v[i],
+    a = prof.a[i];
   const d = duration;
   prof.dur[i] = d;
   prof.jerk[i] = jerk;
@@ -109,7 +111,9 @@ export function sampleProfile(prof: JerkProfile, t: number, out: KinState): KinS
   let i = 0;
   while (i < n - 1 && t >= prof.t[i + 1]) i++;
   const d = t - prof.t[i];
-  const j = prof.jerk[i], a = prof.a[i], v = prof.v[i];
+  const j = prof.jerk[i],
+    a = prof.a[i],
+    v = prof.v[i];
   out.p = prof.p[i] + d * (v + d * (0.5 * a + (d * j) / 6));
   out.v = v + d * (a + 0.5 * d * j);
   out.a = a + d * j;

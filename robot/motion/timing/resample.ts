@@ -25,7 +25,12 @@ export interface SampledTrajectory {
  * resamples the same segments stretched in time (same paths and progress samples) passes the
  * same array again.
  */
-export function resampleSegments(segments: readonly TimedSegment[], rate: number, hold: number, curvatures: (Float64Array | undefined)[] = []): SampledTrajectory {
+export function resampleSegments(
+  segments: readonly TimedSegment[],
+  rate: number,
+  hold: number,
+  curvatures: (Float64Array | undefined)[] = [],
+): SampledTrajectory {
   const joints = segments[0].path.joints;
   const total = segments.reduce((sum, seg) => sum + seg.duration, 0);
   // The tick at (or just past) the end carries the final position; 1e-9 absorbs rounding of total·rate.
@@ -37,8 +42,11 @@ export function resampleSegments(segments: readonly TimedSegment[], rate: number
   const d1 = new Float64Array(joints);
   const d2 = new Float64Array(joints);
   const state: KinState = newKinState();
-  const curvature = (i: number): Float64Array => (curvatures[i] ??= splineCurvatures(segments[i].s, segments[i].path.q, segments[i].path.samples, joints));
-  let seg = 0, offset = 0, k = 0;
+  const curvature = (i: number): Float64Array =>
+    (curvatures[i] ??= splineCurvatures(segments[i].s, segments[i].path.q, segments[i].path.samples, joints));
+  let seg = 0,
+    offset = 0,
+    k = 0;
   let m2 = curvature(0);
   for (let i = 0; i < count; i++) {
     const time = i / rate;
@@ -56,7 +64,9 @@ export function resampleSegments(segments: readonly TimedSegment[], rate: number
       for (let j = 0, last = (n - 1) * joints; j < joints; j++) q[at + j] = cur.path.q[last + j];
     } else {
       sampleProfile(cur.profile, local / cur.scale, state);
-      const x = state.p, sd = state.v / cur.scale, sdd = state.a / (cur.scale * cur.scale);
+      const x = state.p,
+        sd = state.v / cur.scale,
+        sdd = state.a / (cur.scale * cur.scale);
       while (k < n - 2 && cur.s[k + 1] <= x) k++;
       evalSpline(cur.s, cur.path.q, m2, joints, k, x, q, at, d1, d2);
       for (let j = 0; j < joints; j++) {

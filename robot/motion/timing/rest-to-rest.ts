@@ -98,7 +98,8 @@ export function restToRestInTime(
 
 /** Largest |velocity| of a UDDU profile written by this module (reached after t0..t2). */
 function peakVelocity(prof: JerkProfile, jMax: number): number {
-  const tj = prof.dur[0], ta = prof.dur[1];
+  const tj = prof.dur[0],
+    ta = prof.dur[1];
   return jMax * tj * (tj + ta);
 }
 

@@ -5,7 +5,13 @@
 // wiggle shows up as jerk where segments start and stop. Not-a-knot reproduces any cubic.
 
 /** The tridiagonal system's work arrays, reused (typed arrays over 64 bytes cost ~1 µs each). */
-const scratch = { lower: new Float64Array(0), diag: new Float64Array(0), upper: new Float64Array(0), factor: new Float64Array(0), rhs: new Float64Array(0) };
+const scratch = {
+  lower: new Float64Array(0),
+  diag: new Float64Array(0),
+  upper: new Float64Array(0),
+  factor: new Float64Array(0),
+  rhs: new Float64Array(0),
+};
 
 /** Work arrays of at least count entries; every entry the solve reads it writes first. */
 function scratchFor(count: number): typeof scratch {
@@ -27,7 +33,8 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
   const h = (k: number): number => s[k + 1] - s[k];
   const slope = (k: number, j: number): number => (q[(k + 1) * joints + j] - q[k * joints + j]) / h(k);
   if (count === 3) {
-    for (let j = 0; j < joints; j++) m2[j] = m2[joints + j] = m2[2 * joints + j] = (2 * (slope(1, j) - slope(0, j))) / (h(0) + h(1));
+    for (let j = 0; j < joints; j++)
+      m2[j] = m2[joints + j] = m2[2 * joints + j] = (2 * (slope(1, j) - slope(0, j))) / (h(0) + h(1));
     return m2;
   }
   // Rows k = 1 … last: h_{k−1}·m_{k−1} + 2(h_{k−1} + h_k)·m_k + h_k·m_{k+1} = 6(slope_k − slope_{k−1}),
@@ -40,7 +47,10 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
     diag[k] = 2 * (h(k - 1) + h(k));
     upper[k] = h(k);
   }
-  const h0 = h(0), h1 = h(1), a = h(last - 1), b = h(last);
+  const h0 = h(0),
+    h1 = h(1),
+    a = h(last - 1),
+    b = h(last);
   diag[1] = 3 * h0 + 2 * h1 + (h0 * h0) / h1;
   upper[1] = h1 - (h0 * h0) / h1;
   diag[last] = 2 * a + 3 * b + (b * b) / a;
@@ -58,10 +68,13 @@ export function splineCurvatures(s: Float64Array, q: Float64Array, count: number
       if (k > 1) rhs[k] -= factor[k] * rhs[k - 1];
       before = next;
     }
-    for (let k = last; k >= 1; k--) m2[k * joints + j] = (rhs[k] - (k < last ? upper[k] * m2[(k + 1) * joints + j] : 0)) / diag[k];
-    const m1 = m2[joints + j], mNext = m2[2 * joints + j];
+    for (let k = last; k >= 1; k--)
+      m2[k * joints + j] = (rhs[k] - (k < last ? upper[k] * m2[(k + 1) * joints + j] : 0)) / diag[k];
+    const m1 = m2[joints + j],
+      mNext = m2[2 * joints + j];
     m2[j] = m1 + (h0 / h1) * (m1 - mNext);
-    const mLast = m2[last * joints + j], mPrev = m2[(last - 1) * joints + j];
+    const mLast = m2[last * joints + j],
+      mPrev = m2[(last - 1) * joints + j];
     m2[(count - 1) * joints + j] = mLast + (b / a) * (mLast - mPrev);
   }
   return m2;
@@ -81,10 +94,12 @@ export function evalSpline(
   d2?: Float64Array,
 ): void {
   const h = s[k + 1] - s[k];
-  const u = (x - s[k]) / h, w = 1 - u;
+  const u = (x - s[k]) / h,
+    w = 1 - u;
   const c = (h * h) / 6;
   for (let j = 0; j < joints; j++) {
-    const i0 = k * joints + j, i1 = i0 + joints;
+    const i0 = k * joints + j,
+      i1 = i0 + joints;
     out[at + j] = w * q[i0] + u * q[i1] + c * ((w * w * w - w) * m2[i0] + (u * u * u - u) * m2[i1]);
     if (d1) d1[j] = (q[i1] - q[i0]) / h + (h / 6) * ((1 - 3 * w * w) * m2[i0] + (3 * u * u - 1) * m2[i1]);
     if (d2) d2[j] = w * m2[i0] + u * m2[i1];

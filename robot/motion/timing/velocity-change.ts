@@ -57,7 +57,8 @@ export function pushBrake(prof: JerkProfile, vMax: number, aMax: number, jMax: n
   if (a0 > aMax) pushSegment(prof, (a0 - aMax) / jMax, -jMax);
   else if (a0 < -aMax) pushSegment(prof, (-aMax - a0) / jMax, jMax);
   const n = prof.count;
-  const v = prof.v[n], a = prof.a[n];
+  const v = prof.v[n],
+    a = prof.a[n];
   const vPeak = v + (a * Math.abs(a)) / (2 * jMax);
   if (vPeak > vMax) brakeVelocity(prof, 1, vMax, aMax, jMax);
   else if (vPeak < -vMax) brakeVelocity(prof, -1, vMax, aMax, jMax);
@@ -66,7 +67,8 @@ export function pushBrake(prof: JerkProfile, vMax: number, aMax: number, jMax: n
 /** Velocity brake for motion in direction s (mirrored to s = +1 below). */
 function brakeVelocity(prof: JerkProfile, s: number, vMax: number, aMax: number, jMax: number): void {
   const n = prof.count;
-  const v = s * prof.v[n], a = s * prof.a[n];
+  const v = s * prof.v[n],
+    a = s * prof.a[n];
   // On the −J arc, v + a|a|/(2J) falls to vMax once a = −root.
   const root = Math.sqrt(0.5 * a * a + jMax * (v - vMax));
   if (root <= aMax) {
@@ -89,9 +91,11 @@ export function stopDisplacement(
   res: Float64Array,
 ): void {
   const k = velocityChangeArcs(v, a, 0, aMax, jMax, scratchDur, scratchJerk, 0);
-  let p = 0, t = 0;
+  let p = 0,
+    t = 0;
   for (let i = 0; i < k; i++) {
-    const d = scratchDur[i], j = scratchJerk[i];
+    const d = scratchDur[i],
+      j = scratchJerk[i];
     p += d * (v + d * (0.5 * a + (d * j) / 6));
     v += d * (a + 0.5 * d * j);
     a += d * j;

@@ -39,7 +39,11 @@ test('malformed JSON-RPC gets -32700 and the connection stays usable', async () 
 test('an unknown method gets -32601 naming it', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
   const r = await c.call('system.reboot');
-  assert.deepEqual(r.error, { code: -32601, message: 'Method not found: system.reboot', data: { method: 'system.reboot' } });
+  assert.deepEqual(r.error, {
+    code: -32601,
+    message: 'Method not found: system.reboot',
+    data: { method: 'system.reboot' },
+  });
   await stillServes(c);
   await c.close();
 });
@@ -59,7 +63,12 @@ test('wrong param types get -32602 naming the field, rule and value', async () =
 
 test('a 10 MB message closes only that connection (1009) without being buffered', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
-  const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'system.info', params: { pad: 'x'.repeat(10_000_000) } });
+  const huge = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'system.info',
+    params: { pad: 'x'.repeat(10_000_000) },
+  });
   c.ws.send(huge);
   const closed = await c.closed;
   assert.equal(closed.code, 1009, `close code ${closed.code} ${closed.reason}`);
@@ -76,7 +85,11 @@ test('a 10 MB HTTP body is refused with 413 and the server keeps serving', async
     path: '/test/upload',
     handler: async (req, res, ctx) => void res.end(String((await readBody(req, ctx.maxBodyBytes)).length)),
   });
-  const big = await fetch(`${d.http}/test/upload`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}` }, body: new Uint8Array(10_000_000) });
+  const big = await fetch(`${d.http}/test/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    body: new Uint8Array(10_000_000),
+  });
   assert.equal(big.status, 413);
   await stillServes(bystander);
 });
@@ -90,7 +103,12 @@ test('a chunked body without Content-Length is cut off at the limit with 413', a
       else controller.close();
     },
   });
-  const r = await fetch(`${d.http}/test/upload`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}` }, body, duplex: 'half' } as RequestInit);
+  const r = await fetch(`${d.http}/test/upload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    body,
+    duplex: 'half',
+  } as RequestInit);
   assert.equal(r.status, 413);
   assert.match(((await r.json()) as any).error.message, /exceeds the limit of 4194304 bytes/);
   await stillServes(bystander);

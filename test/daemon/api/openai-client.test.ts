@@ -18,7 +18,13 @@ const ASK = [{ role: 'user' as const, content: 'What is the weather in Paris?' }
 before(async () => {
   model = await synthTiny(3);
   const profile = { path: model.path, threads: 1, context_length: 4096 };
-  d = await startTestDaemon({ models: { tiny: { ...profile, keep_alive: -1 }, narrow: { ...profile, queue_size: 0 }, gone: { path: `${model.path}-missing` } } });
+  d = await startTestDaemon({
+    models: {
+      tiny: { ...profile, keep_alive: -1 },
+      narrow: { ...profile, queue_size: 0 },
+      gone: { path: `${model.path}-missing` },
+    },
+  });
   client = new OpenAI({ baseURL: `${d.http}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
 });
 
@@ -27,7 +33,8 @@ after(async () => {
   model?.remove();
 });
 
-const schemaOf = (name: string) => parseSchema(WEATHER_TOOLS.find((t) => t.function.name === name)!.function.parameters);
+const schemaOf = (name: string) =>
+  parseSchema(WEATHER_TOOLS.find((t) => t.function.name === name)!.function.parameters);
 
 test('non-streaming chat: content, finish reason, usage and timings; the same seed gives the same text', async () => {
   const body = { model: 'tiny', messages: ASK, max_tokens: 24, seed: 7, temperature: 0.8 };
@@ -44,7 +51,16 @@ test('non-streaming chat: content, finish reason, usage and timings; the same se
   assert.equal(u.total_tokens, u.prompt_tokens + u.completion_tokens);
   const t = (r as any).timings;
   assert.equal(t.prefill_tokens + u.prompt_tokens_details!.cached_tokens!, u.prompt_tokens);
-  for (const k of ['prefill_ms', 'prefill_tokens_per_second', 'decode_ms', 'decode_tokens_per_second', 'time_to_first_token_ms', 'queue_ms', 'load_ms', 'total_ms']) {
+  for (const k of [
+    'prefill_ms',
+    'prefill_tokens_per_second',
+    'decode_ms',
+    'decode_tokens_per_second',
+    'time_to_first_token_ms',
+    'queue_ms',
+    'load_ms',
+    'total_ms',
+  ]) {
     assert.ok(typeof t[k] === 'number' && t[k] >= 0, `timings.${k} = ${t[k]}`);
   }
   assert.ok(t.time_to_first_token_ms <= t.total_ms);
@@ -54,9 +70,19 @@ test('non-streaming chat: content, finish reason, usage and timings; the same se
 });
 
 test('streaming chat: deltas add up to the non-streamed text, then a finish chunk and a usage chunk', async () => {
-  const body = { model: 'tiny', messages: [{ role: 'user' as const, content: 'Count to five.' }], max_tokens: 20, seed: 11, temperature: 0.7 };
+  const body = {
+    model: 'tiny',
+    messages: [{ role: 'user' as const, content: 'Count to five.' }],
+    max_tokens: 20,
+    seed: 11,
+    temperature: 0.7,
+  };
   const whole = await client.chat.completions.create(body);
-  const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({
+    ...body,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let text = '';
   const finishes: string[] = [];
   let usage: OpenAI.CompletionUsage | undefined;
@@ -78,7 +104,15 @@ test('streaming chat: deltas add up to the non-streamed text, then a finish chun
 
 test('tool_choice "required": the random-weight model always calls a given tool with valid arguments', async () => {
   for (let seed = 1; seed <= 4; seed++) {
-    const r = await client.chat.completions.create({ model: 'tiny', messages: ASK, tools: WEATHER_TOOLS, tool_choice: 'required', seed, temperature: 1, max_tokens: 120 });
+    const r = await client.chat.completions.create({
+      model: 'tiny',
+      messages: ASK,
+      tools: WEATHER_TOOLS,
+      tool_choice: 'required',
+      seed,
+      temperature: 1,
+      max_tokens: 120,
+    });
     const choice = r.choices[0]!;
     assert.equal(choice.finish_reason, 'tool_calls', `seed ${seed}`);
     assert.equal(choice.message.content, null);
@@ -86,13 +120,24 @@ test('tool_choice "required": the random-weight model always calls a given tool 
     assert.equal(calls.length, 1);
     const call = calls[0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
     assert.match(call.id, /^call_/);
-    assert.deepEqual(validateJson(JSON.parse(call.function.arguments), schemaOf(call.function.name)), [], `seed ${seed}: ${call.function.arguments}`);
+    assert.deepEqual(
+      validateJson(JSON.parse(call.function.arguments), schemaOf(call.function.name)),
+      [],
+      `seed ${seed}: ${call.function.arguments}`,
+    );
   }
 });
 
 test('a named tool_choice, streamed: one tool_calls delta with the whole call', async () => {
   const stream = await client.chat.completions.create({
-    model: 'tiny', messages: ASK, tools: WEATHER_TOOLS, tool_choice: { type: 'function', function: { name: 'set_gripper' } }, seed: 5, temperature: 1, max_tokens: 120, stream: true,
+    model: 'tiny',
+    messages: ASK,
+    tools: WEATHER_TOOLS,
+    tool_choice: { type: 'function', function: { name: 'set_gripper' } },
+    seed: 5,
+    temperature: 1,
+    max_tokens: 120,
+    stream: true,
   });
   const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
   let finish: string | null = null;
@@ -110,24 +155,46 @@ test('a named tool_choice, streamed: one tool_calls delta with the whole call', 
 });
 
 test('response_format json_schema: the content is JSON valid against the schema', async () => {
-  const schema = { type: 'object', properties: { answer: { type: 'string', maxLength: 8 }, score: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['answer', 'score'], additionalProperties: false };
-  const r = await client.chat.completions.create({ model: 'tiny', messages: ASK, response_format: { type: 'json_schema', json_schema: { name: 'a', schema } }, seed: 2, temperature: 1, max_tokens: 80 });
+  const schema = {
+    type: 'object',
+    properties: { answer: { type: 'string', maxLength: 8 }, score: { type: 'integer', minimum: 0, maximum: 9 } },
+    required: ['answer', 'score'],
+    additionalProperties: false,
+  };
+  const r = await client.chat.completions.create({
+    model: 'tiny',
+    messages: ASK,
+    response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
+    seed: 2,
+    temperature: 1,
+    max_tokens: 80,
+  });
   assert.equal(r.choices[0]!.finish_reason, 'stop');
   assert.deepEqual(validateJson(JSON.parse(r.choices[0]!.message.content!), parseSchema(schema)), []);
 });
 
 test('models: list and retrieve', async () => {
   const list = await client.models.list();
-  assert.deepEqual(list.data.map((m) => m.id), ['tiny', 'narrow', 'gone']);
+  assert.deepEqual(
+    list.data.map((m) => m.id),
+    ['tiny', 'narrow', 'gone'],
+  );
   assert.ok(list.data.every((m) => m.object === 'model' && m.owned_by === 'brainstem'));
-  assert.ok(list.data[0]!.created > 0, 'created = the folder\'s mtime');
+  assert.ok(list.data[0]!.created > 0, "created = the folder's mtime");
   const m = await client.models.retrieve('tiny');
   assert.equal((m as any).state, 'loaded');
-  await assert.rejects(client.models.retrieve('nope'), (e: unknown) => e instanceof OpenAI.NotFoundError && (e.error as any).code === 'model_not_found');
+  await assert.rejects(
+    client.models.retrieve('nope'),
+    (e: unknown) => e instanceof OpenAI.NotFoundError && (e.error as any).code === 'model_not_found',
+  );
 });
 
 test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for a malformed model output', async () => {
-  const bad = async (body: Record<string, unknown>, cls: abstract new (...args: any[]) => Error, check: (e: any) => void) => {
+  const bad = async (
+    body: Record<string, unknown>,
+    cls: abstract new (...args: any[]) => Error,
+    check: (e: any) => void,
+  ) => {
     await assert.rejects(client.chat.completions.create({ model: 'tiny', messages: ASK, ...body } as any), (e: any) => {
       assert.ok(e instanceof cls, `${JSON.stringify(body)}: ${e}`);
       check(e);
@@ -140,8 +207,12 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.equal(e.param, 'temperature');
     assert.match(e.message, /temperature: must be a number, got "hot"/);
   });
-  await bad({ messages: [{ role: 'robot', content: 'x' }] }, OpenAI.BadRequestError, (e) => assert.match(e.param, /^messages\[0\]/));
-  await bad({ tools: WEATHER_TOOLS, tool_choice: 'required', max_tokens: 3 }, OpenAI.BadRequestError, (e) => assert.match(e.message, /max_tokens: the constrained output needs at least \d+ tokens, got 3/));
+  await bad({ messages: [{ role: 'robot', content: 'x' }] }, OpenAI.BadRequestError, (e) =>
+    assert.match(e.param, /^messages\[0\]/),
+  );
+  await bad({ tools: WEATHER_TOOLS, tool_choice: 'required', max_tokens: 3 }, OpenAI.BadRequestError, (e) =>
+    assert.match(e.message, /max_tokens: the constrained output needs at least \d+ tokens, got 3/),
+  );
   await bad({ keep_alive: 'soon' }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'keep_alive'));
   await bad({ model: 'tiny:my-adapter' }, OpenAI.BadRequestError, (e) => {
     assert.equal(e.param, 'model');
@@ -159,10 +230,20 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
   assert.deepEqual([health.status, ((await health.json()) as any).state], [503, 'failed']);
   assert.equal((await fetch(`${d.http}/health`)).status, 200, 'one broken model does not make the daemon unready');
   const stranger = new OpenAI({ baseURL: `${d.http}/v1`, apiKey: 'wrong', maxRetries: 0 });
-  await assert.rejects(stranger.chat.completions.create({ model: 'tiny', messages: ASK }), (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+  await assert.rejects(
+    stranger.chat.completions.create({ model: 'tiny', messages: ASK }),
+    (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401,
+  );
 
   // "narrow" has queue_size 0: while one request runs, the next is refused at once.
-  const running = await client.chat.completions.create({ model: 'narrow', messages: ASK, stream: true, max_tokens: 4000, logit_bias: model.banStops, seed: 1 });
+  const running = await client.chat.completions.create({
+    model: 'narrow',
+    messages: ASK,
+    stream: true,
+    max_tokens: 4000,
+    logit_bias: model.banStops,
+    seed: 1,
+  });
   const it = running[Symbol.asyncIterator]();
   await it.next();
   await bad({ model: 'narrow' }, OpenAI.RateLimitError, (e) => {
@@ -172,19 +253,36 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.equal(e.headers.get('retry-after'), '1');
   });
   running.controller.abort();
-  await waitFor(() => (d.models.statusOf('narrow').queue.active === 0 ? true : undefined), 'the aborted stream to free the model');
+  await waitFor(
+    () => (d.models.statusOf('narrow').queue.active === 0 ? true : undefined),
+    'the aborted stream to free the model',
+  );
 
   // <tool_call> forced as every token: the call is malformed, which is an error, not a text reply.
   const toolCallId = String(model.toolCallToken);
-  await bad({ tools: WEATHER_TOOLS, logit_bias: { [toolCallId]: 100 }, max_tokens: 20 }, OpenAI.InternalServerError, (e) => {
-    assert.equal(e.status, 500);
-    assert.equal(e.type, 'model_output_error');
-    assert.ok(['invalid_json', 'invalid_call', 'unclosed_tag'].includes(e.code), e.code);
-    assert.match(e.error.raw, /^<tool_call>/);
-    assert.equal(e.headers.get('x-should-retry'), 'false');
+  await bad(
+    { tools: WEATHER_TOOLS, logit_bias: { [toolCallId]: 100 }, max_tokens: 20 },
+    OpenAI.InternalServerError,
+    (e) => {
+      assert.equal(e.status, 500);
+      assert.equal(e.type, 'model_output_error');
+      assert.ok(['invalid_json', 'invalid_call', 'unclosed_tag'].includes(e.code), e.code);
+      assert.match(e.error.raw, /^<tool_call>/);
+      assert.equal(e.headers.get('x-should-retry'), 'false');
+    },
+  );
+  const s = await client.chat.completions.create({
+    model: 'tiny',
+    messages: ASK,
+    tools: WEATHER_TOOLS,
+    logit_bias: { [toolCallId]: 100 },
+    max_tokens: 20,
+    stream: true,
   });
-  const s = await client.chat.completions.create({ model: 'tiny', messages: ASK, tools: WEATHER_TOOLS, logit_bias: { [toolCallId]: 100 }, max_tokens: 20, stream: true });
-  await assert.rejects(async () => {
-    for await (const _ of s);
-  }, (e: unknown) => e instanceof OpenAI.APIError && (e.error as any).type === 'model_output_error');
+  await assert.rejects(
+    async () => {
+      for await (const _ of s);
+    },
+    (e: unknown) => e instanceof OpenAI.APIError && (e.error as any).type === 'model_output_error',
+  );
 });

@@ -23,7 +23,10 @@ const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 test('/health turns 200 once every service has started (503 before)', async (t) => {
   const dir = tempDir();
   t.after(() => dir.remove());
-  const config = loadConfig({ env: {}, overrides: { data_dir: dir.path, server: { port: 0, token: 'x' }, mqtt: { embedded: { port: 0 } } } });
+  const config = loadConfig({
+    env: {},
+    overrides: { data_dir: dir.path, server: { port: 0, token: 'x' }, mqtt: { embedded: { port: 0 } } },
+  });
   const parts = createDaemon(config, { logs: new Logs({ ...config.logging, level: 'silent' }) });
   const seen: number[] = [];
   const starting = parts.daemon.start();
@@ -36,7 +39,10 @@ test('/health turns 200 once every service has started (503 before)', async (t) 
     return r.status === 200 ? true : undefined;
   }, '/health 200');
   await starting;
-  assert.ok(seen.every((s, i) => (i === seen.length - 1 ? s === 200 : s === 503)), `statuses seen: ${seen}`);
+  assert.ok(
+    seen.every((s, i) => (i === seen.length - 1 ? s === 200 : s === 503)),
+    `statuses seen: ${seen}`,
+  );
 });
 
 test('GET /health needs no token and reports every service', async () => {
@@ -45,7 +51,11 @@ test('GET /health needs no token and reports every service', async () => {
   const body = (await r.json()) as any;
   assert.equal(body.status, 'ready');
   assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models', 'robots']);
-  assert.deepEqual(body.services.models.detail.models, { demo: { state: 'unloaded', ready: false } }, 'the demo model, not loaded until first use');
+  assert.deepEqual(
+    body.services.models.detail.models,
+    { demo: { state: 'unloaded', ready: false } },
+    'the demo model, not loaded until first use',
+  );
   assert.equal(body.services['mqtt-client'].detail.protocol, '3.1.1');
   assert.equal(body.services['mqtt-client'].detail.connected, true);
 });
@@ -80,7 +90,9 @@ test('/metrics is valid Prometheus text with process, event-loop and daemon metr
 test('unknown routes are 404 and wrong methods 405, as JSON errors', async () => {
   const nf = await fetch(`${d.http}/nope`, { headers: auth });
   assert.equal(nf.status, 404);
-  assert.deepEqual(await nf.json(), { error: { message: 'no route GET /nope', type: 'invalid_request_error', param: null, code: null } });
+  assert.deepEqual(await nf.json(), {
+    error: { message: 'no route GET /nope', type: 'invalid_request_error', param: null, code: null },
+  });
   const na = await fetch(`${d.http}/health`, { method: 'POST' });
   assert.equal(na.status, 405);
   assert.equal(na.headers.get('allow'), 'GET');
@@ -90,18 +102,30 @@ test('later parts can add routes: params, JSON bodies, and 413 for a body over t
   d.routes.add({
     method: 'POST',
     path: '/test/echo/:name',
-    handler: async (req, res, ctx) => sendJson(res, 200, { name: ctx.params.name, body: await readJson(req, ctx.maxBodyBytes) }),
+    handler: async (req, res, ctx) =>
+      sendJson(res, 200, { name: ctx.params.name, body: await readJson(req, ctx.maxBodyBytes) }),
   });
-  const ok = await fetch(`${d.http}/test/echo/left%20arm`, { method: 'POST', headers: auth, body: JSON.stringify({ a: 1 }) });
+  const ok = await fetch(`${d.http}/test/echo/left%20arm`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ a: 1 }),
+  });
   assert.deepEqual(await ok.json(), { name: 'left arm', body: { a: 1 } });
   const bad = await fetch(`${d.http}/test/echo/x`, { method: 'POST', headers: auth, body: '{"a":' });
   assert.equal(bad.status, 400);
   assert.match(((await bad.json()) as any).error.message, /request body is not valid JSON/);
-  const big = await fetch(`${d.http}/test/echo/x`, { method: 'POST', headers: auth, body: 'x'.repeat(d.config.server.max_message_bytes + 1) });
+  const big = await fetch(`${d.http}/test/echo/x`, {
+    method: 'POST',
+    headers: auth,
+    body: 'x'.repeat(d.config.server.max_message_bytes + 1),
+  });
   assert.equal(big.status, 413);
   assert.match(((await big.json()) as any).error.message, /exceeds the limit of 4194304 bytes/);
   assert.equal((await fetch(`${d.http}/health`)).status, 200, 'still serving');
-  assert.throws(() => d.routes.add({ method: 'POST', path: '/test/echo/:other', handler: () => undefined }), /already registered/);
+  assert.throws(
+    () => d.routes.add({ method: 'POST', path: '/test/echo/:other', handler: () => undefined }),
+    /already registered/,
+  );
 });
 
 test('WebSocket system.info works with the token (query or header)', async () => {
@@ -113,8 +137,12 @@ test('WebSocket system.info works with the token (query or header)', async () =>
     assert.equal(r.result.pid, process.pid);
     assert.deepEqual(r.result.mqtt.embedded, true);
     assert.equal(r.result.mqtt.base, 'brainstem');
-    assert.ok(r.result.native.backends?.some((b: any) => b.name === 'cpu') ?? r.result.native.error, 'native backends or the reason they are missing');
-    for (const m of ['system.info', 'system.health', 'system.subscribe', 'system.unsubscribe']) assert.ok(r.result.methods.includes(m), m);
+    assert.ok(
+      r.result.native.backends?.some((b: any) => b.name === 'cpu') ?? r.result.native.error,
+      'native backends or the reason they are missing',
+    );
+    for (const m of ['system.info', 'system.health', 'system.subscribe', 'system.unsubscribe'])
+      assert.ok(r.result.methods.includes(m), m);
     await c.close();
   }
 });
@@ -138,7 +166,11 @@ test('system.health matches GET /health', async () => {
 test('system.subscribe streams telemetry notifications until unsubscribed', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
   const sub = await c.call('system.subscribe', { interval_ms: 100 });
-  assert.deepEqual(sub.result, { subscription: sub.result.subscription, interval_ms: 100, notification: 'system.telemetry' });
+  assert.deepEqual(sub.result, {
+    subscription: sub.result.subscription,
+    interval_ms: 100,
+    notification: 'system.telemetry',
+  });
   const first = await c.nextNotification('system.telemetry');
   const index = c.notifications.indexOf(first);
   const second = await c.nextNotification('system.telemetry', index + 1);
@@ -148,7 +180,9 @@ test('system.subscribe streams telemetry notifications until unsubscribed', asyn
   assert.ok(first.params.memory.rss_bytes > 0);
   assert.ok(first.params.event_loop.p99_ms >= 0);
   assert.equal(typeof first.params.cpu.process_percent, 'number');
-  assert.deepEqual((await c.call('system.unsubscribe', { subscription: sub.result.subscription })).result, { unsubscribed: sub.result.subscription });
+  assert.deepEqual((await c.call('system.unsubscribe', { subscription: sub.result.subscription })).result, {
+    unsubscribed: sub.result.subscription,
+  });
   const again = await c.call('system.unsubscribe', { subscription: sub.result.subscription });
   assert.equal(again.error?.code, -32602);
   assert.equal(again.error?.data.field, 'subscription');

@@ -18,7 +18,10 @@ const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 before(async () => {
   model = await synthTiny(5);
   const profile = { path: model.path, threads: 1, context_length: 2048 };
-  d = await startTestDaemon({ engine: { keep_alive: -1 }, models: { tiny: { ...profile }, solo: { ...profile, queue_size: 0 }, brief: { ...profile, keep_alive: '300ms' } } });
+  d = await startTestDaemon({
+    engine: { keep_alive: -1 },
+    models: { tiny: { ...profile }, solo: { ...profile, queue_size: 0 }, brief: { ...profile, keep_alive: '300ms' } },
+  });
 });
 
 after(async () => {
@@ -42,7 +45,14 @@ const idle = (name: string) =>
 test('WebSocket: models.list, models.load with progress, chat with deltas and a final result, models.status, models.unload', async (t) => {
   const c = await rpc(t);
   const list = await c.call('models.list');
-  assert.deepEqual(list.result.models.map((m: any) => [m.name, m.state]), [['tiny', 'unloaded'], ['solo', 'unloaded'], ['brief', 'unloaded']]);
+  assert.deepEqual(
+    list.result.models.map((m: any) => [m.name, m.state]),
+    [
+      ['tiny', 'unloaded'],
+      ['solo', 'unloaded'],
+      ['brief', 'unloaded'],
+    ],
+  );
 
   const loaded = await c.call('models.load', { model: 'tiny' });
   assert.equal(loaded.result.state, 'loaded');
@@ -50,11 +60,18 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   assert.equal(loaded.result.profile.context_length, 2048);
   assert.equal(loaded.result.profile.top_k, 4);
   const progress = c.notifications.filter((n) => n.method === 'models.progress').map((n) => n.params);
-  assert.deepEqual(progress.map((p) => p.stage ?? p.state), ['prepare', 'tokenizer', 'weights', 'session', 'loaded']);
+  assert.deepEqual(
+    progress.map((p) => p.stage ?? p.state),
+    ['prepare', 'tokenizer', 'weights', 'session', 'loaded'],
+  );
   assert.ok(progress.every((p, i) => i === 0 || p.progress >= progress[i - 1].progress));
 
   const before = c.notifications.length;
-  const reply = await c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 12, seed: 4, request_id: 'turn-1' }, 60_000);
+  const reply = await c.call(
+    'chat',
+    { model: 'tiny', messages: ASK, max_tokens: 12, seed: 4, request_id: 'turn-1' },
+    60_000,
+  );
   const r = reply.result;
   assert.equal(r.request_id, 'turn-1');
   const deltas = c.notifications.slice(before).filter((n) => n.method === 'chat.delta');
@@ -66,8 +83,14 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   assert.ok(r.timings.time_to_first_token_ms >= 0 && r.timings.prefill_tokens > 0);
 
   const quiet = c.notifications.length;
-  const silent = (await c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 4, stream: false, request_id: 'quiet' }, 60_000)).result;
-  assert.equal(c.notifications.slice(quiet).filter((n) => n.method === 'chat.delta').length, 0, 'stream: false sends no deltas');
+  const silent = (
+    await c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 4, stream: false, request_id: 'quiet' }, 60_000)
+  ).result;
+  assert.equal(
+    c.notifications.slice(quiet).filter((n) => n.method === 'chat.delta').length,
+    0,
+    'stream: false sends no deltas',
+  );
   assert.equal(typeof silent.message.content, 'string');
 
   const status = (await c.call('models.status', { model: 'tiny' })).result;
@@ -84,7 +107,11 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
     [await c.call('models.load', { model: 'nope' }), -32002, /model "nope" is not configured/],
     [await c.call('models.load', {}), -32602, /model: is required/],
     [await c.call('models.load', { model: 'tiny', keep_alive: 'later' }), -32602, /keep_alive: must be a duration/],
-    [await c.call('chat', { model: 'tiny', messages: ASK, temperature: -1 }), -32602, /temperature: must be in \[0, 100\]/],
+    [
+      await c.call('chat', { model: 'tiny', messages: ASK, temperature: -1 }),
+      -32602,
+      /temperature: must be in \[0, 100\]/,
+    ],
     [await c.call('chat', { model: 'tiny', messages: 'hi' }), -32602, /messages/],
     [await c.call('cancel', {}), -32602, /request_id: is required/],
   ] as const;
@@ -106,43 +133,80 @@ test('keep_alive 0 unloads right after the request; a duration unloads once idle
   const s = d.models.statusOf('brief');
   assert.equal(s.keep_alive, '300ms');
   assert.ok(s.unload_at !== null);
-  await waitFor(() => (d.models.statusOf('brief').state === 'unloaded' ? true : undefined), 'brief to unload after its keep-alive');
+  await waitFor(
+    () => (d.models.statusOf('brief').state === 'unloaded' ? true : undefined),
+    'brief to unload after its keep-alive',
+  );
 
   await c.call('chat', { model: 'brief', messages: ASK, max_tokens: 3, keep_alive: '-1' }, 60_000);
-  assert.deepEqual([d.models.statusOf('brief').state, d.models.statusOf('brief').unload_at, d.models.statusOf('brief').keep_alive], ['loaded', null, 'never']);
+  assert.deepEqual(
+    [d.models.statusOf('brief').state, d.models.statusOf('brief').unload_at, d.models.statusOf('brief').keep_alive],
+    ['loaded', null, 'never'],
+  );
   await c.call('models.unload', { model: 'brief' });
 });
 
 test('cancel mid-stream: the chat ends "cancelled" and the model is free at once', async (t) => {
   const c = await rpc(t);
-  const chat = c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'long' }, 60_000);
+  const chat = c.call(
+    'chat',
+    { model: 'tiny', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'long' },
+    60_000,
+  );
   await c.nextNotification('chat.delta');
   const cancel = await c.call('cancel', { request_id: 'long' });
   assert.deepEqual(cancel.result, { request_id: 'long', cancelled: true });
   const r = (await chat).result;
   assert.equal(r.finish_reason, 'cancelled');
   assert.ok(r.usage.completion_tokens >= 1 && r.usage.completion_tokens < 1500, `${r.usage.completion_tokens} tokens`);
-  assert.equal(r.message.content, c.notifications.filter((n) => n.method === 'chat.delta' && n.params.request_id === 'long').map((n) => n.params.delta.content).join(''));
+  assert.equal(
+    r.message.content,
+    c.notifications
+      .filter((n) => n.method === 'chat.delta' && n.params.request_id === 'long')
+      .map((n) => n.params.delta.content)
+      .join(''),
+  );
   const s = await idle('tiny');
   const held = r.usage.prompt_tokens + r.usage.completion_tokens;
   // The last sampled token is in the cache when the cancel landed during its decode.
-  assert.ok(s.sessions.cached_tokens.some((n) => n === held - 1 || n === held), `sessions hold ${s.sessions.cached_tokens}, generated ${held}`);
-  assert.deepEqual((await c.call('cancel', { request_id: 'long' })).result, { request_id: 'long', cancelled: false }, 'nothing left to cancel');
+  assert.ok(
+    s.sessions.cached_tokens.some((n) => n === held - 1 || n === held),
+    `sessions hold ${s.sessions.cached_tokens}, generated ${held}`,
+  );
+  assert.deepEqual(
+    (await c.call('cancel', { request_id: 'long' })).result,
+    { request_id: 'long', cancelled: false },
+    'nothing left to cancel',
+  );
 });
 
 test('busy over WebSocket, and a cancel of a request that is still waiting', async (t) => {
   const c = await rpc(t);
-  const first = c.call('chat', { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'a' }, 60_000);
+  const first = c.call(
+    'chat',
+    { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'a' },
+    60_000,
+  );
   await c.nextNotification('chat.delta');
   const busy = await c.call('chat', { model: 'solo', messages: ASK, max_tokens: 5 });
   assert.equal(busy.error?.code, -32001);
   assert.match(busy.error!.message, /model "solo" is busy: 0 requests already waiting \(queue_size 0\)/);
   assert.deepEqual([busy.error!.data.code, busy.error!.data.queue_size], ['busy', 0]);
   // "tiny" queues: a waiting request cancelled before its turn ends without output.
-  const holder = c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'holder' }, 60_000);
-  await waitFor(() => (c.notifications.some((n) => n.params?.request_id === 'holder') ? true : undefined), 'holder to stream');
+  const holder = c.call(
+    'chat',
+    { model: 'tiny', messages: ASK, max_tokens: 1500, logit_bias: model.banStops, request_id: 'holder' },
+    60_000,
+  );
+  await waitFor(
+    () => (c.notifications.some((n) => n.params?.request_id === 'holder') ? true : undefined),
+    'holder to stream',
+  );
   const queued = c.call('chat', { model: 'tiny', messages: ASK, max_tokens: 5, request_id: 'queued' }, 60_000);
-  await waitFor(() => (d.models.statusOf('tiny').queue.waiting === 1 ? true : undefined), 'the second tiny request to wait');
+  await waitFor(
+    () => (d.models.statusOf('tiny').queue.waiting === 1 ? true : undefined),
+    'the second tiny request to wait',
+  );
   assert.deepEqual((await c.call('cancel', { request_id: 'queued' })).result.cancelled, true);
   const q = (await queued).result;
   assert.deepEqual([q.finish_reason, q.usage], ['cancelled', null]);
@@ -157,7 +221,10 @@ test('busy over WebSocket, and a cancel of a request that is still waiting', asy
 test('an HTTP client that disconnects mid-stream stops generation and frees the model', async () => {
   const decoded = async () => {
     const text = await (await fetch(`${d.http}/metrics`, { headers: auth })).text();
-    return parsePrometheus(text).samples.find((s) => s.name === 'brainstem_decode_tokens_total' && s.labels.model === 'solo')?.value ?? 0;
+    return (
+      parsePrometheus(text).samples.find((s) => s.name === 'brainstem_decode_tokens_total' && s.labels.model === 'solo')
+        ?.value ?? 0
+    );
   };
   const before = await decoded();
   const ac = new AbortController();
@@ -178,28 +245,46 @@ test('an HTTP client that disconnects mid-stream stops generation and frees the 
   assert.ok(tokens >= 1 && tokens < 1500, `generated ${tokens} tokens before stopping`);
   assert.equal(Math.max(...s.sessions.cached_tokens) < 1500, true);
   // Nothing keeps running: the counter stays put and the model serves the next request.
-  const next = await fetch(`${d.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 2 }) });
+  const next = await fetch(`${d.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 2 }),
+  });
   assert.equal(next.status, 200);
   assert.equal((await decoded()) - before, tokens + ((await next.json()) as any).usage.completion_tokens);
 });
 
 test('a WebSocket client that goes away mid-stream frees the model too', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
-  c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'chat', params: { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops } }));
+  c.ws.send(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'chat',
+      params: { model: 'solo', messages: ASK, max_tokens: 1500, logit_bias: model.banStops },
+    }),
+  );
   await c.nextNotification('chat.delta');
   c.ws.terminate();
   await idle('solo');
 });
 
 test('/health: the daemon stays ready while a model is unloaded; ?model= reports that model', async () => {
-  await fetch(`${d.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 2 }) });
+  await fetch(`${d.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 2 }),
+  });
   const health = await fetch(`${d.http}/health`);
   assert.equal(health.status, 200);
   const models = ((await health.json()) as any).services.models.detail.models;
   assert.deepEqual(models.solo, { state: 'loaded', ready: true });
   assert.equal(models.brief.state, 'unloaded');
   const one = await fetch(`${d.http}/health?model=solo`);
-  assert.deepEqual([one.status, await one.json()], [200, { status: 'ready', model: 'solo', state: 'loaded', ready: true }]);
+  assert.deepEqual(
+    [one.status, await one.json()],
+    [200, { status: 'ready', model: 'solo', state: 'loaded', ready: true }],
+  );
   const other = await fetch(`${d.http}/health?model=brief`);
   assert.deepEqual([other.status, ((await other.json()) as any).ready], [503, false]);
   const unknown = await fetch(`${d.http}/health?model=nope`);
@@ -208,7 +293,11 @@ test('/health: the daemon stays ready while a model is unloaded; ?model= reports
 });
 
 test('/metrics: loaded models, queue depth, token counters, time to first token and speeds', async () => {
-  await fetch(`${d.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 4 }) });
+  await fetch(`${d.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 4 }),
+  });
   const { samples, types } = parsePrometheus(await (await fetch(`${d.http}/metrics`, { headers: auth })).text());
   const get = (name: string, labels: Record<string, string> = { model: 'solo' }) =>
     samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
@@ -229,9 +318,17 @@ test('/metrics: loaded models, queue depth, token counters, time to first token 
 });
 
 test('/metrics: expert streaming counters of a staged + prerouter model, anonymous and file-backed memory', async () => {
-  const own = await startTestDaemon({ models: { streamed: { path: model.path, threads: 1, context_length: 2048, decode_path: 'staged', prerouter: 'on' } } });
+  const own = await startTestDaemon({
+    models: {
+      streamed: { path: model.path, threads: 1, context_length: 2048, decode_path: 'staged', prerouter: 'on' },
+    },
+  });
   try {
-    const res = await fetch(`${own.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'streamed', messages: ASK, max_tokens: 6, logit_bias: model.banStops }) });
+    const res = await fetch(`${own.http}/v1/chat/completions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ model: 'streamed', messages: ASK, max_tokens: 6, logit_bias: model.banStops }),
+    });
     assert.equal(res.status, 200);
     const { samples, types } = parsePrometheus(await (await fetch(`${own.http}/metrics`, { headers: auth })).text());
     const get = (name: string, labels: Record<string, string> = { model: 'streamed' }) =>
@@ -261,7 +358,11 @@ test('stopping the daemon mid-stream ends generation promptly with an error, not
   const long = { messages: ASK, max_tokens: 2000, logit_bias: model.banStops };
   const chat = c.call('chat', { model: 'tiny', ...long }, 60_000);
   const queued = c.call('chat', { model: 'tiny', ...long }, 60_000);
-  const res = await fetch(`${own.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'other', stream: true, ...long }) });
+  const res = await fetch(`${own.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'other', stream: true, ...long }),
+  });
   assert.equal(res.status, 200);
   await c.nextNotification('chat.delta');
   const text = res.text();

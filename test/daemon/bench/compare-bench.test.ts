@@ -6,7 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, runCompareBench, type ArmTiming, type BenchArm, type OurArm } from '../../../daemon/bench/compare-bench.js';
+import {
+  median,
+  runCompareBench,
+  type ArmTiming,
+  type BenchArm,
+  type OurArm,
+} from '../../../daemon/bench/compare-bench.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
@@ -28,16 +34,37 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
   const calls: string[] = [];
   const prompts: number[][] = [];
   const ours: OurArm = {
-    ...scripted('brainstem', [{ prefillS: 1, decodeS: 1 }, { prefillS: 0.5, decodeS: 0.25 }, { prefillS: 2, decodeS: 0.5 }], calls, prompts),
+    ...scripted(
+      'brainstem',
+      [
+        { prefillS: 1, decodeS: 1 },
+        { prefillS: 0.5, decodeS: 0.25 },
+        { prefillS: 2, decodeS: 0.5 },
+      ],
+      calls,
+      prompts,
+    ),
     backend: 'cpu-test',
     activationBits: 16,
     vocab: 50,
     activeBytes: () => 1e9,
   };
-  const llama = scripted('llama.cpp', [{ prefillS: 4, decodeS: 2 }, { prefillS: 4, decodeS: 1 }, { prefillS: 1, decodeS: 4 }], calls, prompts);
+  const llama = scripted(
+    'llama.cpp',
+    [
+      { prefillS: 4, decodeS: 2 },
+      { prefillS: 4, decodeS: 1 },
+      { prefillS: 1, decodeS: 4 },
+    ],
+    calls,
+    prompts,
+  );
   const bw = [20, 30, 10];
-  const r = await runCompareBench({ model: 'm', threads: 2, prompt: 16, gen: 10, rounds: 3, seed: 4, kvCache: 'f16' },
-    async () => bw.shift()!, { ours, llama });
+  const r = await runCompareBench(
+    { model: 'm', threads: 2, prompt: 16, gen: 10, rounds: 3, seed: 4, kvCache: 'f16' },
+    async () => bw.shift()!,
+    { ours, llama },
+  );
   assert.deepEqual(calls, ['brainstem', 'llama.cpp', 'llama.cpp', 'brainstem', 'brainstem', 'llama.cpp']);
   for (const p of prompts) assert.deepEqual(p, prompts[0], 'both arms get the same prompt every round');
   assert.equal(prompts[0]!.length, 16);
@@ -62,14 +89,22 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
 test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF Q4_0 when missing', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 12 });
   const lines: string[] = [];
-  const r = await runCompareBench({ model: dir, threads: 2, prompt: 8, gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
-    async () => 10);
+  const r = await runCompareBench(
+    { model: dir, threads: 2, prompt: 8, gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
+    async () => 10,
+  );
   assert.equal(r.gguf, join(dir, 'model-q4_0.gguf'));
   assert.ok(existsSync(r.gguf));
-  assert.ok(lines.some((l) => l.includes('GGUF Q4_0 export')), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.includes('GGUF Q4_0 export')),
+    lines.join('\n'),
+  );
   for (const arm of [r.brainstem, r.llama_cpp]) {
     assert.equal(arm.decode_rounds.length, 2);
-    assert.ok(arm.decode_tok_s > 0 && arm.prefill_tok_s > 0 && Number.isFinite(arm.decode_roofline_fraction), JSON.stringify(arm));
+    assert.ok(
+      arm.decode_tok_s > 0 && arm.prefill_tok_s > 0 && Number.isFinite(arm.decode_roofline_fraction),
+      JSON.stringify(arm),
+    );
   }
   assert.ok(r.active_bytes_per_token > 0 && r.decode_ratio > 0 && r.prefill_ratio > 0, JSON.stringify(r));
 });

@@ -36,7 +36,20 @@ test('decode bench derives throughput from its clock and bytes from the weights 
 
 test('decode bench reports the executor per decoded token: stalls, slot hits, prediction recall', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe' });
-  const r = await runDecodeBench({ model: dir, threads: 2, prompt: 12, gen: 6, seed: 3, decodePath: 'staged', prefillPath: 'whole-layer', prerouter: 'on', ioMode: 'direct' }, fakeClock());
+  const r = await runDecodeBench(
+    {
+      model: dir,
+      threads: 2,
+      prompt: 12,
+      gen: 6,
+      seed: 3,
+      decodePath: 'staged',
+      prefillPath: 'whole-layer',
+      prerouter: 'on',
+      ioMode: 'direct',
+    },
+    fakeClock(),
+  );
   assert.equal(r.decode_path, 'staged');
   assert.equal(r.prefill_path, 'whole-layer');
   assert.equal(r.io_mode, 'direct');
@@ -50,14 +63,53 @@ test('decode bench reports the executor per decoded token: stalls, slot hits, pr
 
 test('bench decode arms: alternated isolated runs, medians, comparison, memory limit when the OS allows', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 2 });
-  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '4', '--threads', '2', '--path', 'staged',
-    '--prefill-path', 'whole-layer', '--prerouter', 'off,on', '--rounds', '2', '--mem-limit', '2GiB', '--cold', '--json'], {}, { timeoutMs: 120_000 });
+  const r = await runCli(
+    [
+      'bench',
+      'decode',
+      '--model',
+      dir,
+      '--prompt',
+      '8',
+      '--gen',
+      '4',
+      '--threads',
+      '2',
+      '--path',
+      'staged',
+      '--prefill-path',
+      'whole-layer',
+      '--prerouter',
+      'off,on',
+      '--rounds',
+      '2',
+      '--mem-limit',
+      '2GiB',
+      '--cold',
+      '--json',
+    ],
+    {},
+    { timeoutMs: 120_000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
-    arms: { arm: string; runs: number; killed: number; samples: { decode_tok_s: number[] }; prediction_recall: number | null }[];
-    comparison: { arm: string; vs: string; decode_speedup: number }[]; mem_limit_bytes: number | null; cgroup: string | null; mem_limit_note: string | null; rounds: number;
+    arms: {
+      arm: string;
+      runs: number;
+      killed: number;
+      samples: { decode_tok_s: number[] };
+      prediction_recall: number | null;
+    }[];
+    comparison: { arm: string; vs: string; decode_speedup: number }[];
+    mem_limit_bytes: number | null;
+    cgroup: string | null;
+    mem_limit_note: string | null;
+    rounds: number;
   } & Record<string, unknown>;
-  assert.deepEqual(out.arms.map((a) => a.arm), ['decode staged, prefill whole-layer, prerouter off', 'decode staged, prefill whole-layer, prerouter on']);
+  assert.deepEqual(
+    out.arms.map((a) => a.arm),
+    ['decode staged, prefill whole-layer, prerouter off', 'decode staged, prefill whole-layer, prerouter on'],
+  );
   for (const a of out.arms) {
     assert.equal(a.runs, 2);
     assert.equal(a.killed, 0);
@@ -67,11 +119,22 @@ test('bench decode arms: alternated isolated runs, medians, comparison, memory l
   assert.ok(out.arms[1]!.prediction_recall !== null);
   assert.equal(out.comparison.length, 1);
   assert.ok(out.comparison[0]!.decode_speedup > 0);
-  for (const key of ['decode_tok_s', 'blocked_ms_per_token', 'disk_read_bytes_per_token', 'slot_hit_rate', 'prefetch_unused_bytes', 'prediction_recall', 'mem_limit_bytes']) {
+  for (const key of [
+    'decode_tok_s',
+    'blocked_ms_per_token',
+    'disk_read_bytes_per_token',
+    'slot_hit_rate',
+    'prefetch_unused_bytes',
+    'prediction_recall',
+    'mem_limit_bytes',
+  ]) {
     assert.ok(key in out, `missing ${key}`);
   }
   // Round 1 runs off then on, round 2 on then off.
-  assert.match(r.stderr, /round 1\/2: decode staged, prefill whole-layer, prerouter off\nround 1\/2: .*prerouter on\nround 2\/2: .*prerouter on\nround 2\/2: .*prerouter off/);
+  assert.match(
+    r.stderr,
+    /round 1\/2: decode staged, prefill whole-layer, prerouter off\nround 1\/2: .*prerouter on\nround 2\/2: .*prerouter on\nround 2\/2: .*prerouter off/,
+  );
   if (out.cgroup !== null) {
     assert.equal(out.mem_limit_bytes, 2 * 2 ** 30);
     assert.equal(out.mem_limit_note, null);
@@ -90,12 +153,44 @@ test('bench decode arms: alternated isolated runs, medians, comparison, memory l
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe' });
-  const r = await runCli(['bench', 'decode', '--model', dir, '--prompt', '8', '--gen', '3', '--backend', 'cpu-ref', '--kv-cache', 'f16', '--json'], {}, { timeoutMs: 60_000 });
+  const r = await runCli(
+    [
+      'bench',
+      'decode',
+      '--model',
+      dir,
+      '--prompt',
+      '8',
+      '--gen',
+      '3',
+      '--backend',
+      'cpu-ref',
+      '--kv-cache',
+      'f16',
+      '--json',
+    ],
+    {},
+    { timeoutMs: 60_000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, unknown>;
-  for (const key of ['decode_tok_s', 'prefill_tok_s', 'ttft_ms', 'rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes',
-    'disk_read_bytes', 'active_bytes_per_token', 'threads', 'blocked_ms_per_token', 'disk_read_bytes_per_token', 'slot_hit_rate',
-    'prefetch_unused_bytes', 'prediction_recall', 'mem_limit_bytes']) {
+  for (const key of [
+    'decode_tok_s',
+    'prefill_tok_s',
+    'ttft_ms',
+    'rss_anon_bytes',
+    'rss_file_bytes',
+    'peak_rss_bytes',
+    'disk_read_bytes',
+    'active_bytes_per_token',
+    'threads',
+    'blocked_ms_per_token',
+    'disk_read_bytes_per_token',
+    'slot_hit_rate',
+    'prefetch_unused_bytes',
+    'prediction_recall',
+    'mem_limit_bytes',
+  ]) {
     assert.ok(key in out, `missing ${key} in ${r.stdout}`);
   }
   assert.equal(out.backend, 'cpu-ref');

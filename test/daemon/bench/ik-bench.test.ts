@@ -14,7 +14,10 @@ test('parseIkCases reads the oracle format and rejects malformed files', () => {
   assert.ok(r.ok);
   assert.equal(r.dof, 6);
   assert.equal(r.cases.length, 3);
-  assert.deepEqual(r.cases.map((c) => c.id), [0, 1, 2]);
+  assert.deepEqual(
+    r.cases.map((c) => c.id),
+    [0, 1, 2],
+  );
   assert.equal(r.cases[0].truth[0], -4.667524489218516);
   assert.equal(r.cases[0].target[3], 0.13679907854025505);
   assert.equal(r.cases[0].seed[5], 5.581798913030846);
@@ -56,7 +59,11 @@ test('runIkBenchmark scores 200 oracle cases and times them with the injected cl
   const plain = runIkBenchmark(solver, cases, { seedMode: 'mid', clock });
   assert.ok(plain.solved < 200 && plain.unsolved.length === Math.min(20, 200 - plain.solved), JSON.stringify(plain));
   let ct = 0;
-  const restarted = runIkBenchmark(solver, cases, { seedMode: 'mid', clock, coldStart: { rng: new Prng(1), clock: () => (ct += 1e-4), budget: 0.01 } });
+  const restarted = runIkBenchmark(solver, cases, {
+    seedMode: 'mid',
+    clock,
+    coldStart: { rng: new Prng(1), clock: () => (ct += 1e-4), budget: 0.01 },
+  });
   assert.equal(restarted.solved, 200);
   assert.ok(restarted.mean_attempts > 1);
 });

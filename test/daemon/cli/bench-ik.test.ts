@@ -23,7 +23,8 @@ test('bench ik prints the JSON report', () => {
   const r = run(['bench', 'ik', '--robot', 'ur5e', '--cases', CASES, '--limit', '50', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  for (const key of ['cases', 'solved', 'solve_rate', 'median_us', 'p99_us']) assert.equal(typeof report[key], 'number', key);
+  for (const key of ['cases', 'solved', 'solve_rate', 'median_us', 'p99_us'])
+    assert.equal(typeof report[key], 'number', key);
   assert.equal(report.cases, 50);
   assert.equal(report.solved, 50);
   assert.equal(report.seed_mode, 'csv');

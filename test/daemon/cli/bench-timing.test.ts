@@ -23,12 +23,19 @@ test('each format is detected by its header and checked against its durations', 
   const multi = parseTimingCases('case,d0,d1,vmax0,vmax1,amax0,amax1,jmax0,jmax1,duration\n0,10,-1,2,2,1,1,1,1,8\n');
   // From (v0 = 1, a0 = 0) with A = 10, J = 1 the stop takes 2 s and ends at p = 1.
   const moving = parseTimingCases('case,d,vmax,amax,jmax,v0,a0,duration\n7,1,2,10,1,1,0,2\n');
-  for (const [r, format, joints] of [[one, 'ruckig-1dof', 1], [multi, 'multi-joint', 2], [moving, 'moving-start', 1]] as const) {
+  for (const [r, format, joints] of [
+    [one, 'ruckig-1dof', 1],
+    [multi, 'multi-joint', 2],
+    [moving, 'moving-start', 1],
+  ] as const) {
     assert.ok(r.ok, JSON.stringify(r));
     assert.equal(r.cases.format, format);
     assert.equal(r.cases.joints, joints);
     const res = runTimingBench(r.cases, 4, fakeClock());
-    assert.ok(res.max_rel_duration_err !== null && res.max_rel_duration_err < 1e-12, `${format}: ${JSON.stringify(res)}`);
+    assert.ok(
+      res.max_rel_duration_err !== null && res.max_rel_duration_err < 1e-12,
+      `${format}: ${JSON.stringify(res)}`,
+    );
     assert.equal(res.median_us, 0.25);
     assert.equal(res.rejected, 0);
   }
@@ -56,10 +63,24 @@ test('malformed files name the line, column and value', () => {
 });
 
 test('CLI end to end: JSON keys on the Ruckig oracle, readable errors and exit code 2 on bad input', () => {
-  const out = spawnSync(process.execPath, [main, 'bench', 'timing', '--cases', join(root, 'test/fixtures/oracles/ruckig-1dof-rest2rest.csv'), '--json', '--repeat', '2'], { encoding: 'utf8' });
+  const out = spawnSync(
+    process.execPath,
+    [
+      main,
+      'bench',
+      'timing',
+      '--cases',
+      join(root, 'test/fixtures/oracles/ruckig-1dof-rest2rest.csv'),
+      '--json',
+      '--repeat',
+      '2',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(out.status, 0, out.stderr);
   const res = JSON.parse(out.stdout);
-  for (const key of ['cases', 'max_rel_duration_err', 'worst_case', 'median_us']) assert.ok(key in res, `missing ${key}`);
+  for (const key of ['cases', 'max_rel_duration_err', 'worst_case', 'median_us'])
+    assert.ok(key in res, `missing ${key}`);
   assert.equal(res.cases, 10_000);
   assert.ok(res.max_rel_duration_err <= 1e-9);
   const dir = mkdtempSync(join(tmpdir(), 'bench-timing-'));
@@ -70,7 +91,9 @@ test('CLI end to end: JSON keys on the Ruckig oracle, readable errors and exit c
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /column jmax must be a finite number, got "nope"/);
     assert.doesNotMatch(bad.stderr, /at .*\.js:\d+/, 'no stack trace');
-    const missing = spawnSync(process.execPath, [main, 'bench', 'timing', '--cases', join(dir, 'none.csv')], { encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, [main, 'bench', 'timing', '--cases', join(dir, 'none.csv')], {
+      encoding: 'utf8',
+    });
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot read \(ENOENT\)/);
   } finally {

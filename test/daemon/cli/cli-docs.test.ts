@@ -43,7 +43,11 @@ test('every CLI command has a section in docs/cli.md that names each of its opti
     assert.ok(section !== undefined, `docs/cli.md has no "### \`brainstem ${path}\`" section`);
     for (const option of cmd.options) {
       const flag = option.long ?? option.short!;
-      assert.match(section, new RegExp(`(?<![\\w-])${flag}(?![\\w-])`), `docs/cli.md: brainstem ${path} does not document ${flag}`);
+      assert.match(
+        section,
+        new RegExp(`(?<![\\w-])${flag}(?![\\w-])`),
+        `docs/cli.md: brainstem ${path} does not document ${flag}`,
+      );
     }
   }
 });

@@ -62,7 +62,10 @@ test('start with an unusable data_dir exits 2 naming it', async (t) => {
   const notADir = file(t, 'I am a file\n');
   const r = await runCli(['start'], { BRAINSTEM_DATA_DIR: join(notADir, 'state') });
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /cannot keep the generated token in data_dir .*brainstem\.yaml\/state: ENOTDIR .*set data_dir \(BRAINSTEM_DATA_DIR\)/);
+  assert.match(
+    r.stderr,
+    /cannot keep the generated token in data_dir .*brainstem\.yaml\/state: ENOTDIR .*set data_dir \(BRAINSTEM_DATA_DIR\)/,
+  );
   noStack(r.stderr);
 });
 
@@ -73,9 +76,19 @@ test('start on a port in use exits 1 naming the key to change', async (t) => {
   const port = (srv.address() as { port: number }).port;
   const dir = tempDir();
   t.after(() => dir.remove());
-  const r = await runCli(['start'], { BRAINSTEM_SERVER_PORT: String(port), BRAINSTEM_DATA_DIR: dir.path, BRAINSTEM_MQTT_EMBEDDED_PORT: '0', BRAINSTEM_LOGGING_LEVEL: 'silent' });
+  const r = await runCli(['start'], {
+    BRAINSTEM_SERVER_PORT: String(port),
+    BRAINSTEM_DATA_DIR: dir.path,
+    BRAINSTEM_MQTT_EMBEDDED_PORT: '0',
+    BRAINSTEM_LOGGING_LEVEL: 'silent',
+  });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, new RegExp(`could not start: api: cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE; choose another server\\.port`));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `could not start: api: cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE; choose another server\\.port`,
+    ),
+  );
   noStack(r.stderr);
 });
 

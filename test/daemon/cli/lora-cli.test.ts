@@ -24,7 +24,23 @@ after(() => rmSync(root, { recursive: true, force: true }));
 test('synth-adapter writes each format and prints JSON; bad flags exit 2', () => {
   for (const format of ['peft', 'mlx', 'edge0']) {
     const out = join(root, format);
-    const r = run('models', 'synth-adapter', '--model', model, '--out', out, '--format', format, '--rank', '4', '--alpha', '8', '--targets', 'attention,shared', '--json');
+    const r = run(
+      'models',
+      'synth-adapter',
+      '--model',
+      model,
+      '--out',
+      out,
+      '--format',
+      format,
+      '--rank',
+      '4',
+      '--alpha',
+      '8',
+      '--targets',
+      'attention,shared',
+      '--json',
+    );
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(r.stdout);
     assert.equal(s.format, format);
@@ -50,10 +66,25 @@ test('synth-adapter writes each format and prints JSON; bad flags exit 2', () =>
 test('merge-check prints modules with weight_retention and logits_retention', () => {
   const adapter = join(root, 'merge-adapter');
   assert.equal(run('models', 'synth-adapter', '--model', model, '--out', adapter, '--targets', 'all').status, 0);
-  const r = run('lora', 'merge-check', '--model', model, '--adapter', adapter, '--prompts', '2', '--tokens', '5', '--json');
+  const r = run(
+    'lora',
+    'merge-check',
+    '--model',
+    model,
+    '--adapter',
+    adapter,
+    '--prompts',
+    '2',
+    '--tokens',
+    '5',
+    '--json',
+  );
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.ok(out.modules.length > 0 && out.modules.every((m: { weight_retention: number }) => Number.isFinite(m.weight_retention)));
+  assert.ok(
+    out.modules.length > 0 &&
+      out.modules.every((m: { weight_retention: number }) => Number.isFinite(m.weight_retention)),
+  );
   assert.ok(Number.isFinite(out.logits_retention));
   assert.deepEqual(Object.keys(out.pooled).sort(), ['attention', 'dense_mlp', 'shared_mlp']);
   assert.deepEqual(out.published, { attention_projection: 0.34, dense_projection: 0.02, logits: 0.18 });
@@ -63,7 +94,10 @@ test('merge-check on a bad adapter exits 1 with the reason', () => {
   const bad = join(root, 'bad');
   assert.equal(run('models', 'synth-adapter', '--model', model, '--out', bad).status, 0);
   const cfg = join(bad, 'adapter_config.json');
-  writeFileSync(cfg, JSON.stringify({ peft_type: 'LORA', r: 16, lora_alpha: 32, target_modules: ['q_proj'], use_dora: true }));
+  writeFileSync(
+    cfg,
+    JSON.stringify({ peft_type: 'LORA', r: 16, lora_alpha: 32, target_modules: ['q_proj'], use_dora: true }),
+  );
   const r = run('lora', 'merge-check', '--model', model, '--adapter', bad);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /use_dora must be false/);

@@ -10,7 +10,8 @@ import '../../../daemon/cli/index.js';
 import { parseSynthOptions } from '../../../daemon/cli/models-synth.js';
 
 const main = fileURLToPath(new URL('../../../daemon/main.js', import.meta.url));
-const run = (...args: string[]) => spawnSync(process.execPath, [main, 'models', 'synth', ...args], { encoding: 'utf8' });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [main, 'models', 'synth', ...args], { encoding: 'utf8' });
 
 let root = '';
 before(() => {
@@ -21,7 +22,15 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const base = { arch: 'glm4_moe', shape: 'tiny', out: '/x', seed: '0', format: 'mlx', ggufType: 'f16' };
 
 test('options parse into synth options; bad values name the flag, the rule and the value', () => {
-  const { opts, format, ggufType } = parseSynthOptions({ ...base, seed: '7', bits: '8', groupSize: '32', nGroup: '1', mlpOnlyLayers: '1,2', shardMb: '0.25' });
+  const { opts, format, ggufType } = parseSynthOptions({
+    ...base,
+    seed: '7',
+    bits: '8',
+    groupSize: '32',
+    nGroup: '1',
+    mlpOnlyLayers: '1,2',
+    shardMb: '0.25',
+  });
   assert.deepEqual(
     [opts.seed, opts.bits, opts.groupSize, opts.nGroup, opts.mlpOnlyLayers, opts.maxShardBytes, format, ggufType],
     [7, 8, 32, 1, [1, 2], 262144, 'mlx', 'f16'],
@@ -56,7 +65,20 @@ test('the command writes an MLX folder and prints JSON; refuses a non-empty fold
 
 test('--format gguf leaves only the GGUF file behind', () => {
   const out = join(root, 'gguf');
-  const r = run('--arch', 'glm4_moe', '--shape', 'tiny', '--out', out, '--format', 'gguf', '--gguf-type', 'q4_0', '--n-group', '1');
+  const r = run(
+    '--arch',
+    'glm4_moe',
+    '--shape',
+    'tiny',
+    '--out',
+    out,
+    '--format',
+    'gguf',
+    '--gguf-type',
+    'q4_0',
+    '--n-group',
+    '1',
+  );
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /weights are random/);
   assert.deepEqual(readdirSync(out), ['model-q4_0.gguf']);

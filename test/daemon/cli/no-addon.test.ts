@@ -29,7 +29,10 @@ test('doctor reports the missing addon and the command that builds it', async (t
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
   assert.equal(report.native.built, false);
-  assert.match(report.native.error, /native addon not found at .*build\/Release\/brainstem\.node; build it with `npm run build:native`/);
+  assert.match(
+    report.native.error,
+    /native addon not found at .*build\/Release\/brainstem\.node; build it with `npm run build:native`/,
+  );
   assert.match(r.stderr, /npm run build:native/);
 });
 
@@ -38,7 +41,12 @@ test('start runs without the addon, warns what to run, and system.info says why'
   const d = await spawnTestDaemon({}, { main });
   t.after(() => d.cleanup());
   assert.equal((await fetch(`${d.runtime.http}/health`)).status, 200);
-  const warning = d.output().stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.level === 40);
+  const warning = d
+    .output()
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((l) => l.level === 40);
   assert.match(warning?.msg ?? '', /npm run build:native.*without the inference engine/);
   const rpc = await RpcTestClient.connect(d.runtime.ws, d.token);
   assert.match((await rpc.call('system.info')).result.native.error, /npm run build:native/);

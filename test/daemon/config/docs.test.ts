@@ -31,7 +31,11 @@ test('configs/brainstem.yaml documents every key with a comment', () => {
 
 test('docs/config.md is the generator output (run `npm run docs:config` after changing the schema)', () => {
   const page = readFileSync(join(repoRoot, 'docs', 'config.md'), 'utf8');
-  assert.equal(page, configDocs(), 'docs/config.md differs from the generator; run `npm run -s build:ts && npm run docs:config`');
+  assert.equal(
+    page,
+    configDocs(),
+    'docs/config.md differs from the generator; run `npm run -s build:ts && npm run docs:config`',
+  );
 });
 
 test('docs/config.md lists every key with its environment variable and documents every key', () => {

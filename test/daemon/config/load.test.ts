@@ -42,12 +42,28 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.deepEqual(c.mqtt.reconnect, { min_ms: 500, max_ms: 30000 });
   assert.deepEqual(c.logging, { level: 'info', format: 'auto', levels: {} });
   assert.deepEqual(c.engine, {
-    keep_alive: '5m', queue_size: 8, threads: 0, context_length: 0, sessions: 4, demo_model: true,
-    prefill_path: 'exact', decode_path: 'staged', slots: 0, cache_bytes: 0, io_threads: 4, io_mode: 'page-cache', prerouter: 'off',
+    keep_alive: '5m',
+    queue_size: 8,
+    threads: 0,
+    context_length: 0,
+    sessions: 4,
+    demo_model: true,
+    prefill_path: 'exact',
+    decode_path: 'staged',
+    slots: 0,
+    cache_bytes: 0,
+    io_threads: 4,
+    io_mode: 'page-cache',
+    prerouter: 'off',
   });
   assert.deepEqual(c.models, {});
-  assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [{ id: 'yam', robot: 'yam', transport: 'mqtt', tracking_error_rad: 0.12, settle: {}, sim: true, sim_args: [] }]);
-  assert.deepEqual([c.robots.stale_ms, c.robots.heartbeat, c.robots.simulate], [200, { period_ms: 100, timeout_ms: 500 }, true]);
+  assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [
+    { id: 'yam', robot: 'yam', transport: 'mqtt', tracking_error_rad: 0.12, settle: {}, sim: true, sim_args: [] },
+  ]);
+  assert.deepEqual(
+    [c.robots.stale_ms, c.robots.heartbeat, c.robots.simulate],
+    [200, { period_ms: 100, timeout_ms: 500 }, true],
+  );
   assert.equal(c.data_dir, join(homedir(), '.brainstem'));
   assert.ok(Object.isFrozen(c.server), 'config is frozen');
 });
@@ -104,7 +120,10 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
 });
 
 test('programmatic overrides win over the environment, later layers over earlier', () => {
-  const c = loadConfig({ env: { BRAINSTEM_SERVER_PORT: '8080' }, overrides: [{ server: { port: 1 } }, { server: { port: 2 } }] });
+  const c = loadConfig({
+    env: { BRAINSTEM_SERVER_PORT: '8080' },
+    overrides: [{ server: { port: 1 } }, { server: { port: 2 } }],
+  });
   assert.equal(c.server.port, 2);
 });
 
@@ -132,50 +151,157 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   ['port as text', { server: { port: '80' } }, /server\.port: must be an integer in 0\.\.65535, got "80"/],
   ['empty host', { server: { host: '' } }, /server\.host: must be a non-empty string, got ""/],
   ['token not a string', { server: { token: 42 } }, /server\.token: must be a string, got 42/],
-  ['message limit too small', { server: { max_message_bytes: 10 } }, /server\.max_message_bytes: must be an integer in 1024\.\.1073741824, got 10/],
-  ['broker url unparsable', { mqtt: { url: 'not a url' } }, /mqtt\.url: must be empty or a URL like mqtt:\/\/host:1883, got "not a url"/],
-  ['broker url scheme', { mqtt: { url: 'http://x:1883' } }, /mqtt\.url: must use one of the schemes mqtt, mqtts, tcp, tls, ws, wss, got "http:\/\/x:1883"/],
-  ['embedded port', { mqtt: { embedded: { port: 70000 } } }, /mqtt\.embedded\.port: must be an integer in 0\.\.65535, got 70000/],
+  [
+    'message limit too small',
+    { server: { max_message_bytes: 10 } },
+    /server\.max_message_bytes: must be an integer in 1024\.\.1073741824, got 10/,
+  ],
+  [
+    'broker url unparsable',
+    { mqtt: { url: 'not a url' } },
+    /mqtt\.url: must be empty or a URL like mqtt:\/\/host:1883, got "not a url"/,
+  ],
+  [
+    'broker url scheme',
+    { mqtt: { url: 'http://x:1883' } },
+    /mqtt\.url: must use one of the schemes mqtt, mqtts, tcp, tls, ws, wss, got "http:\/\/x:1883"/,
+  ],
+  [
+    'embedded port',
+    { mqtt: { embedded: { port: 70000 } } },
+    /mqtt\.embedded\.port: must be an integer in 0\.\.65535, got 70000/,
+  ],
   ['embedded host empty', { mqtt: { embedded: { host: '' } } }, /mqtt\.embedded\.host: must be a non-empty string/],
-  ['base wildcard #', { mqtt: { base: 'a/#' } }, /mqtt\.base: must not contain MQTT wildcards \(\+, #\) or NUL, got "a\/#"/],
+  [
+    'base wildcard #',
+    { mqtt: { base: 'a/#' } },
+    /mqtt\.base: must not contain MQTT wildcards \(\+, #\) or NUL, got "a\/#"/,
+  ],
   ['base wildcard +', { mqtt: { base: 'a/+/b' } }, /mqtt\.base: must not contain MQTT wildcards/],
   ['base leading slash', { mqtt: { base: '/a' } }, /mqtt\.base: must not have empty levels/],
   ['base trailing slash', { mqtt: { base: 'a/' } }, /mqtt\.base: must not have empty levels/],
   ['base $', { mqtt: { base: '$SYS' } }, /mqtt\.base: must not start with "\$"/],
   ['base empty', { mqtt: { base: '' } }, /mqtt\.base: must be a non-empty string/],
   ['protocol', { mqtt: { protocol: '4' } }, /mqtt\.protocol: must be one of "auto", "5", "3\.1\.1", got "4"/],
-  ['protocol 5 with embedded broker', { mqtt: { protocol: '5' } }, /mqtt\.protocol: must be "auto" or "3\.1\.1" with the embedded broker/],
-  ['username empty with embedded broker', { mqtt: { username: '' } }, /mqtt\.username: must be non-empty when the embedded broker runs/],
-  ['reconnect min > max', { mqtt: { reconnect: { min_ms: 5000, max_ms: 1000 } } }, /mqtt\.reconnect\.min_ms: must be <= mqtt\.reconnect\.max_ms \(1000\), got 5000/],
-  ['reconnect below 10 ms', { mqtt: { reconnect: { min_ms: 1 } } }, /mqtt\.reconnect\.min_ms: must be an integer in 10\.\.600000, got 1/],
+  [
+    'protocol 5 with embedded broker',
+    { mqtt: { protocol: '5' } },
+    /mqtt\.protocol: must be "auto" or "3\.1\.1" with the embedded broker/,
+  ],
+  [
+    'username empty with embedded broker',
+    { mqtt: { username: '' } },
+    /mqtt\.username: must be non-empty when the embedded broker runs/,
+  ],
+  [
+    'reconnect min > max',
+    { mqtt: { reconnect: { min_ms: 5000, max_ms: 1000 } } },
+    /mqtt\.reconnect\.min_ms: must be <= mqtt\.reconnect\.max_ms \(1000\), got 5000/,
+  ],
+  [
+    'reconnect below 10 ms',
+    { mqtt: { reconnect: { min_ms: 1 } } },
+    /mqtt\.reconnect\.min_ms: must be an integer in 10\.\.600000, got 1/,
+  ],
   ['log level', { logging: { level: 'verbose' } }, /logging\.level: must be one of "fatal", .*"silent", got "verbose"/],
   ['log format', { logging: { format: 'xml' } }, /logging\.format: must be one of "auto", "json", "pretty", got "xml"/],
   ['namespace level', { logging: { levels: { mqtt: 'loud' } } }, /logging\.levels\.mqtt: must be one of "fatal"/],
-  ['unknown key with suggestion', { server: { prot: 1 } }, /server\.prot: is not a known key \(did you mean "port"\?\), got 1/],
-  ['unknown top-level key', { databse: {} }, /databse: is not a known key \(known: data_dir, server, mqtt, logging, engine, models, robots\)/],
+  [
+    'unknown key with suggestion',
+    { server: { prot: 1 } },
+    /server\.prot: is not a known key \(did you mean "port"\?\), got 1/,
+  ],
+  [
+    'unknown top-level key',
+    { databse: {} },
+    /databse: is not a known key \(known: data_dir, server, mqtt, logging, engine, models, robots\)/,
+  ],
   ['section not a mapping', { server: 5 }, /server: must be a mapping, not a number, got 5/],
   ['section is a list', { mqtt: [1] }, /mqtt: must be a mapping, not a list/],
   ['data_dir empty', { data_dir: '' }, /data_dir: must be a non-empty string/],
   ['engine not a mapping', { engine: ['x'] }, /engine: must be a mapping, not a list/],
-  ['model entry not a mapping', { models: { qwen: 'path' } }, /models\.qwen: must be a mapping, not a string, got "path"/],
-  ['model name', { models: { 'bad name': { path: '/m' } } }, /models\.bad name: must be a model name of letters, digits, "_", "\." or "-" \(":" separates an adapter in requests\), got "bad name"/],
-  ['model without a path', { models: { qwen: {} } }, /models\.qwen\.path: is required \(non-empty string\), got nothing/],
-  ['model key misspelt', { models: { qwen: { path: '/m', thread: 2 } } }, /models\.qwen\.thread: is not a known key \(did you mean "threads"\?\), got 2/],
-  ['model threads', { models: { qwen: { path: '/m', threads: 1000 } } }, /models\.qwen\.threads: must be an integer in 0\.\.256, got 1000/],
-  ['model routing width', { models: { qwen: { path: '/m', top_k: 0 } } }, /models\.qwen\.top_k: must be an integer in 1\.\.1024, got 0/],
-  ['model activation bits', { models: { qwen: { path: '/m', activation_bits: 14 } } }, /models\.qwen\.activation_bits: must be one of 16, 24, got 14/],
-  ['model keep_alive', { models: { qwen: { path: '/m', keep_alive: '5 minutes' } } }, /models\.qwen\.keep_alive: must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" \(0 = now, negative = never\), got "5 minutes"/],
+  [
+    'model entry not a mapping',
+    { models: { qwen: 'path' } },
+    /models\.qwen: must be a mapping, not a string, got "path"/,
+  ],
+  [
+    'model name',
+    { models: { 'bad name': { path: '/m' } } },
+    /models\.bad name: must be a model name of letters, digits, "_", "\." or "-" \(":" separates an adapter in requests\), got "bad name"/,
+  ],
+  [
+    'model without a path',
+    { models: { qwen: {} } },
+    /models\.qwen\.path: is required \(non-empty string\), got nothing/,
+  ],
+  [
+    'model key misspelt',
+    { models: { qwen: { path: '/m', thread: 2 } } },
+    /models\.qwen\.thread: is not a known key \(did you mean "threads"\?\), got 2/,
+  ],
+  [
+    'model threads',
+    { models: { qwen: { path: '/m', threads: 1000 } } },
+    /models\.qwen\.threads: must be an integer in 0\.\.256, got 1000/,
+  ],
+  [
+    'model routing width',
+    { models: { qwen: { path: '/m', top_k: 0 } } },
+    /models\.qwen\.top_k: must be an integer in 1\.\.1024, got 0/,
+  ],
+  [
+    'model activation bits',
+    { models: { qwen: { path: '/m', activation_bits: 14 } } },
+    /models\.qwen\.activation_bits: must be one of 16, 24, got 14/,
+  ],
+  [
+    'model keep_alive',
+    { models: { qwen: { path: '/m', keep_alive: '5 minutes' } } },
+    /models\.qwen\.keep_alive: must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" \(0 = now, negative = never\), got "5 minutes"/,
+  ],
   ['engine keep_alive', { engine: { keep_alive: true } }, /engine\.keep_alive: must be a duration/],
   ['engine queue_size', { engine: { queue_size: -1 } }, /engine\.queue_size: must be an integer in 0\.\.10000, got -1/],
   ['engine sessions', { engine: { sessions: 0 } }, /engine\.sessions: must be an integer in 1\.\.64, got 0/],
   ['engine unknown key', { engine: { executor: 'hot' } }, /engine\.executor: is not a known key/],
   ['robot entry not a mapping', { robots: { serve: [3] } }, /robots\.serve\[0\]: must be a mapping, not a number/],
-  ['robot id not a topic level', { robots: { serve: [{ id: 'a/b', robot: 'yam' }] } }, /robots\.serve\[0\]\.id: must match .* \(it is an MQTT topic level\), got "a\/b"/],
-  ['robot config unknown', { robots: { serve: [{ id: 'x', robot: 'nope' }] } }, /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .* \(robot "nope": config file: cannot be read, got ".*nope\.yaml"\), got "nope"/],
-  ['robot ids repeated', { robots: { serve: [{ id: 'x', robot: 'yam' }, { id: 'x', robot: 'ur5e' }] } }, /robots\.serve\[1\]\.id: must be unique among robots\.serve, got "x"/],
-  ['robot transport', { robots: { serve: [{ id: 'x', robot: 'yam', transport: 'can' }] } }, /robots\.serve\[0\]\.transport: must be one of "mqtt", "ws", got "can"/],
-  ['heartbeat timeout not above the period', { robots: { heartbeat: { period_ms: 500, timeout_ms: 400 } } }, /robots\.heartbeat\.timeout_ms: must be greater than robots\.heartbeat\.period_ms \(500\), got 400/],
-  ['settle override typo', { robots: { serve: [{ id: 'x', robot: 'yam', settle: { position_tol: 0.01 } }] } }, /robots\.serve\[0\]\.settle\.position_tol: is not a known key \(did you mean "position_tol_rad"\?\)/],
+  [
+    'robot id not a topic level',
+    { robots: { serve: [{ id: 'a/b', robot: 'yam' }] } },
+    /robots\.serve\[0\]\.id: must match .* \(it is an MQTT topic level\), got "a\/b"/,
+  ],
+  [
+    'robot config unknown',
+    { robots: { serve: [{ id: 'x', robot: 'nope' }] } },
+    /robots\.serve\[0\]\.robot: must name a valid robot or setup config in .* \(robot "nope": config file: cannot be read, got ".*nope\.yaml"\), got "nope"/,
+  ],
+  [
+    'robot ids repeated',
+    {
+      robots: {
+        serve: [
+          { id: 'x', robot: 'yam' },
+          { id: 'x', robot: 'ur5e' },
+        ],
+      },
+    },
+    /robots\.serve\[1\]\.id: must be unique among robots\.serve, got "x"/,
+  ],
+  [
+    'robot transport',
+    { robots: { serve: [{ id: 'x', robot: 'yam', transport: 'can' }] } },
+    /robots\.serve\[0\]\.transport: must be one of "mqtt", "ws", got "can"/,
+  ],
+  [
+    'heartbeat timeout not above the period',
+    { robots: { heartbeat: { period_ms: 500, timeout_ms: 400 } } },
+    /robots\.heartbeat\.timeout_ms: must be greater than robots\.heartbeat\.period_ms \(500\), got 400/,
+  ],
+  [
+    'settle override typo',
+    { robots: { serve: [{ id: 'x', robot: 'yam', settle: { position_tol: 0.01 } }] } },
+    /robots\.serve\[0\]\.settle\.position_tol: is not a known key \(did you mean "position_tol_rad"\?\)/,
+  ],
 ];
 
 for (const [name, layer, expected] of RULES) {
@@ -187,26 +313,70 @@ for (const [name, layer, expected] of RULES) {
 }
 
 test('models: a path and optional profile keys; keep_alive stays as written (durations are checked)', () => {
-  const c = loadConfig({ env: {}, overrides: { engine: { threads: 4, keep_alive: -1 }, models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } } } });
+  const c = loadConfig({
+    env: {},
+    overrides: {
+      engine: { threads: 4, keep_alive: -1 },
+      models: { 'qwen3-30b': { path: '/m', top_k: 6, keep_alive: '1h30m' }, b: { path: 'x', keep_alive: 0 } },
+    },
+  });
   assert.equal(c.engine.threads, 4);
   assert.equal(c.engine.keep_alive, -1, 'negative = never');
-  assert.deepEqual({ ...c.models['qwen3-30b'] }, {
-    path: '/m', threads: undefined, context_length: undefined, top_k: 6, backend: undefined, activation_bits: undefined, keep_alive: '1h30m', queue_size: undefined, sessions: undefined,
-    prefill_path: undefined, decode_path: undefined, slots: undefined, cache_bytes: undefined, io_threads: undefined, io_mode: undefined, prerouter: undefined, adapters: undefined,
-  });
+  assert.deepEqual(
+    { ...c.models['qwen3-30b'] },
+    {
+      path: '/m',
+      threads: undefined,
+      context_length: undefined,
+      top_k: 6,
+      backend: undefined,
+      activation_bits: undefined,
+      keep_alive: '1h30m',
+      queue_size: undefined,
+      sessions: undefined,
+      prefill_path: undefined,
+      decode_path: undefined,
+      slots: undefined,
+      cache_bytes: undefined,
+      io_threads: undefined,
+      io_mode: undefined,
+      prerouter: undefined,
+      adapters: undefined,
+    },
+  );
   assert.equal(c.models.b!.keep_alive, 0);
 });
 
 test('models.<name>.adapters: LoRA adapters by name with a path and an optional format', () => {
-  const c = loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { tuned: { path: '/a' }, edge: { path: '/e.safetensors', format: 'edge0' } } } } } });
-  assert.deepEqual(c.models.q!.adapters, { tuned: { path: '/a', format: undefined }, edge: { path: '/e.safetensors', format: 'edge0' } });
-  const msg = configError(() => loadConfig({ env: {}, overrides: { models: { q: { path: '/m', adapters: { 'a:b': { path: '/a' }, ok: { path: '/a', format: 'lycoris' } } } } } }));
+  const c = loadConfig({
+    env: {},
+    overrides: {
+      models: {
+        q: { path: '/m', adapters: { tuned: { path: '/a' }, edge: { path: '/e.safetensors', format: 'edge0' } } },
+      },
+    },
+  });
+  assert.deepEqual(c.models.q!.adapters, {
+    tuned: { path: '/a', format: undefined },
+    edge: { path: '/e.safetensors', format: 'edge0' },
+  });
+  const msg = configError(() =>
+    loadConfig({
+      env: {},
+      overrides: {
+        models: { q: { path: '/m', adapters: { 'a:b': { path: '/a' }, ok: { path: '/a', format: 'lycoris' } } } },
+      },
+    }),
+  );
   assert.match(msg, /models\.q\.adapters\.a:b: must be an adapter name of 1-64 letters, digits, "_", "\." or "-"/);
   assert.match(msg, /models\.q\.adapters\.ok\.format: must be one of "peft", "mlx", "edge0", got "lycoris"/);
 });
 
 test('protocol 5 and an empty username are fine with an external broker', () => {
-  const c = loadConfig({ env: {}, overrides: { mqtt: { url: 'mqtts://broker.example:8883', protocol: '5', username: '' } } });
+  const c = loadConfig({
+    env: {},
+    overrides: { mqtt: { url: 'mqtts://broker.example:8883', protocol: '5', username: '' } },
+  });
   assert.equal(c.mqtt.protocol, '5');
 });
 
@@ -214,7 +384,10 @@ test('every problem is listed at once, each with where it came from', () => {
   withFile('server:\n  port: 99999\nmqtt:\n  base: "a/#"\n', (file) => {
     const msg = configError(() => loadConfig({ file, env: { BRAINSTEM_LOGGING_LEVEL: 'chatty' } }));
     assert.match(msg, /^invalid configuration \(3 problems\):/);
-    assert.match(msg, new RegExp(`server\\.port: .*got 99999 \\(from ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`));
+    assert.match(
+      msg,
+      new RegExp(`server\\.port: .*got 99999 \\(from ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`),
+    );
     assert.match(msg, /mqtt\.base: .*\(from .*user\.yaml\)/);
     assert.match(msg, /logging\.level: .*got "chatty" \(from BRAINSTEM_LOGGING_LEVEL\)/);
     assert.doesNotMatch(msg, /\n\s+at /, 'no stack trace');
@@ -229,11 +402,29 @@ test('YAML syntax errors name the file and the line', () => {
 });
 
 test('duplicate keys are a YAML error', () => {
-  withFile('server:\n  port: 1\n  port: 2\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /not valid YAML: .*[Uu]nique/));
+  withFile('server:\n  port: 1\n  port: 2\n', (file) =>
+    assert.match(
+      configError(() => loadConfig({ file, env: {} })),
+      /not valid YAML: .*[Uu]nique/,
+    ),
+  );
 });
 
 test('a missing file and a non-mapping document are reported', () => {
-  assert.match(configError(() => loadConfig({ file: '/nonexistent/brainstem.yaml', env: {} })), /cannot read config file \/nonexistent\/brainstem\.yaml: file not found/);
-  withFile('- a\n- b\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /must contain a mapping of keys at the top level, not a list/));
-  withFile('just text\n', (file) => assert.match(configError(() => loadConfig({ file, env: {} })), /must contain a mapping of keys at the top level, not string/));
+  assert.match(
+    configError(() => loadConfig({ file: '/nonexistent/brainstem.yaml', env: {} })),
+    /cannot read config file \/nonexistent\/brainstem\.yaml: file not found/,
+  );
+  withFile('- a\n- b\n', (file) =>
+    assert.match(
+      configError(() => loadConfig({ file, env: {} })),
+      /must contain a mapping of keys at the top level, not a list/,
+    ),
+  );
+  withFile('just text\n', (file) =>
+    assert.match(
+      configError(() => loadConfig({ file, env: {} })),
+      /must contain a mapping of keys at the top level, not string/,
+    ),
+  );
 });

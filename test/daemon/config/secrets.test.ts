@@ -39,7 +39,10 @@ test('an empty stored secret file is replaced', (t) => {
 test('redaction masks secrets and URL passwords only', () => {
   assert.equal(redactUrl('mqtt://u:secret@h:1883'), 'mqtt://u:***@h:1883');
   assert.equal(redactUrl('mqtt://h:1883'), 'mqtt://h:1883');
-  const c = loadConfig({ env: {}, overrides: { server: { token: 'tok' }, mqtt: { url: 'mqtt://u:pw@h:1', password: 'pw' } } });
+  const c = loadConfig({
+    env: {},
+    overrides: { server: { token: 'tok' }, mqtt: { url: 'mqtt://u:pw@h:1', password: 'pw' } },
+  });
   const r = redactConfig(c);
   assert.equal(r.server.token, '***');
   assert.equal(r.mqtt.password, '***');

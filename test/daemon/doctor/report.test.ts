@@ -13,8 +13,18 @@ type Fs = Systeminformation.FsSizeData;
 type Disk = Systeminformation.DiskLayoutData;
 type Block = Systeminformation.BlockDevicesData;
 
-const fs = (mount: string, dev: string, size: number, available: number): Fs => ({ fs: dev, type: 'ext4', size, used: size - available, available, use: 0, mount, rw: true });
-const disk = (device: string, type: string, interfaceType: string): Disk => ({ device, type, name: device, vendor: '', size: 512 * GiB, interfaceType } as Disk);
+const fs = (mount: string, dev: string, size: number, available: number): Fs => ({
+  fs: dev,
+  type: 'ext4',
+  size,
+  used: size - available,
+  available,
+  use: 0,
+  mount,
+  rw: true,
+});
+const disk = (device: string, type: string, interfaceType: string): Disk =>
+  ({ device, type, name: device, vendor: '', size: 512 * GiB, interfaceType }) as Disk;
 
 test('recommended profile by memory tier, budget half of total', () => {
   const names = [4, 8, 16, 24, 64].map((g) => recommendProfile(g * GiB).name);
@@ -43,7 +53,12 @@ test('mountOf picks the longest mount prefix, not a sibling with a common prefix
 
 test('NVMe detection on Linux from device names and lsblk transport', () => {
   const r = describeDisks(
-    [fs('/', '/dev/nvme0n1p2', 500 * GiB, 200 * GiB), fs('/mnt/usb', '/dev/sda1', 100 * GiB, 50 * GiB), fs('/srv', '/dev/mapper/vg-srv', 100 * GiB, 10 * GiB), fs('/boot/efi', '/dev/mmcblk0p1', 0, 0)],
+    [
+      fs('/', '/dev/nvme0n1p2', 500 * GiB, 200 * GiB),
+      fs('/mnt/usb', '/dev/sda1', 100 * GiB, 50 * GiB),
+      fs('/srv', '/dev/mapper/vg-srv', 100 * GiB, 10 * GiB),
+      fs('/boot/efi', '/dev/mmcblk0p1', 0, 0),
+    ],
     [disk('/dev/nvme0n1', 'NVMe', 'PCIe'), disk('/dev/sda', 'HD', 'USB')],
     [{ name: 'dm-0', mount: '/srv', protocol: 'nvme' } as Block],
     '/srv/brainstem',
@@ -58,27 +73,56 @@ test('NVMe detection on Linux from device names and lsblk transport', () => {
     ],
     'zero-size filesystems are dropped',
   );
-  assert.deepEqual(r.physical.map((p) => p.nvme), [true, false]);
+  assert.deepEqual(
+    r.physical.map((p) => p.nvme),
+    [true, false],
+  );
   assert.deepEqual(r.data_dir, { path: '/srv/brainstem', mount: '/srv', free_bytes: 10 * GiB, nvme: true });
 });
 
 test('macOS APFS volumes count as NVMe when every physical disk is', () => {
   const volumes = [fs('/', '/dev/disk3s1s1', 500 * GiB, 300 * GiB)];
-  assert.equal(describeDisks(volumes, [disk('/dev/disk0', 'NVMe', 'PCIe')], [], '/Users/a/.brainstem', 'darwin').data_dir.nvme, true);
-  assert.equal(describeDisks(volumes, [disk('/dev/disk0', 'NVMe', 'PCIe'), disk('/dev/disk4', 'HD', 'USB')], [], '/x', 'darwin').data_dir.nvme, null);
+  assert.equal(
+    describeDisks(volumes, [disk('/dev/disk0', 'NVMe', 'PCIe')], [], '/Users/a/.brainstem', 'darwin').data_dir.nvme,
+    true,
+  );
+  assert.equal(
+    describeDisks(volumes, [disk('/dev/disk0', 'NVMe', 'PCIe'), disk('/dev/disk4', 'HD', 'USB')], [], '/x', 'darwin')
+      .data_dir.nvme,
+    null,
+  );
 });
 
 function probe(over: Partial<DoctorProbe>): DoctorProbe {
   return {
     platform: 'linux',
     arch: 'x64',
-    cpu: async () => ({ manufacturer: 'AMD', brand: 'EPYC', vendor: 'AMD', cores: 8, physicalCores: 8, performanceCores: 8, efficiencyCores: 0 }) as Systeminformation.CpuData,
+    cpu: async () =>
+      ({
+        manufacturer: 'AMD',
+        brand: 'EPYC',
+        vendor: 'AMD',
+        cores: 8,
+        physicalCores: 8,
+        performanceCores: 8,
+        efficiencyCores: 0,
+      }) as Systeminformation.CpuData,
     mem: async () => ({ total: 32 * GiB, available: 20 * GiB }) as Systeminformation.MemData,
     fsSize: async () => [fs('/', '/dev/nvme0n1p1', 1000 * GiB, 600 * GiB)],
     diskLayout: async () => [],
     blockDevices: async () => [],
     readText: () => undefined,
-    native: () => ({ addon: { info: () => ({ version: '0.1.0', cpuFeatures: 'avx2', backends: [{ name: 'cpu', compiled: true, usable: true, detail: '' }], kernelSets: [], architectures: [] }) } }),
+    native: () => ({
+      addon: {
+        info: () => ({
+          version: '0.1.0',
+          cpuFeatures: 'avx2',
+          backends: [{ name: 'cpu', compiled: true, usable: true, detail: '' }],
+          kernelSets: [],
+          architectures: [],
+        }),
+      },
+    }),
     ...over,
   };
 }
@@ -89,11 +133,27 @@ test('Apple Silicon: brand, performance/efficiency cores, unified memory', async
     probe({
       platform: 'darwin',
       arch: 'arm64',
-      cpu: async () => ({ manufacturer: 'Apple', brand: 'M2 Pro', vendor: 'Apple', cores: 12, physicalCores: 12, performanceCores: 8, efficiencyCores: 4 }) as Systeminformation.CpuData,
+      cpu: async () =>
+        ({
+          manufacturer: 'Apple',
+          brand: 'M2 Pro',
+          vendor: 'Apple',
+          cores: 12,
+          physicalCores: 12,
+          performanceCores: 8,
+          efficiencyCores: 4,
+        }) as Systeminformation.CpuData,
       mem: async () => ({ total: 16 * GiB, available: 9 * GiB }) as Systeminformation.MemData,
     }),
   );
-  assert.deepEqual(r.cpu, { vendor: 'Apple', model: 'Apple M2 Pro', cores: 12, apple_silicon: true, performance_cores: 8, efficiency_cores: 4 });
+  assert.deepEqual(r.cpu, {
+    vendor: 'Apple',
+    model: 'Apple M2 Pro',
+    cores: 12,
+    apple_silicon: true,
+    performance_cores: 8,
+    efficiency_cores: 4,
+  });
   assert.deepEqual(r.memory, { total_bytes: 16 * GiB, available_bytes: 9 * GiB, unified: true });
   assert.equal(r.recommended_profile.name, 'standard');
   const text = formatDoctorReport(r);
@@ -102,15 +162,26 @@ test('Apple Silicon: brand, performance/efficiency cores, unified memory', async
 });
 
 test('Jetson: model and L4T from the files, unified memory; a missing addon is reported, not thrown', async () => {
-  const files: Record<string, string> = { '/proc/device-tree/model': 'NVIDIA Jetson Orin Nano Developer Kit\0', '/etc/nv_tegra_release': '# R36 (release), REVISION: 3.0, GCID: 1' };
+  const files: Record<string, string> = {
+    '/proc/device-tree/model': 'NVIDIA Jetson Orin Nano Developer Kit\0',
+    '/etc/nv_tegra_release': '# R36 (release), REVISION: 3.0, GCID: 1',
+  };
   const r = await gatherDoctorReport(
     '/home/u/.brainstem',
-    probe({ arch: 'arm64', readText: (p) => files[p], native: () => ({ error: 'native addon not found at /x; build it with `npm run build:native`' }) }),
+    probe({
+      arch: 'arm64',
+      readText: (p) => files[p],
+      native: () => ({ error: 'native addon not found at /x; build it with `npm run build:native`' }),
+    }),
   );
   assert.equal(r.cpu.model, 'NVIDIA Jetson Orin Nano Developer Kit');
   assert.equal(r.cpu.jetson?.l4t, '36.3.0');
   assert.equal(r.memory.unified, true);
-  assert.deepEqual(r.native, { built: false, backends: [], error: 'native addon not found at /x; build it with `npm run build:native`' });
+  assert.deepEqual(r.native, {
+    built: false,
+    backends: [],
+    error: 'native addon not found at /x; build it with `npm run build:native`',
+  });
   const text = formatDoctorReport(r);
   assert.match(text, /Jetson {5}NVIDIA Jetson Orin Nano Developer Kit, L4T 36\.3\.0 \(JetPack 6\), sm_87/);
   assert.match(text, /Native {5}not available: .*npm run build:native/);

@@ -9,14 +9,16 @@ import { RequestError } from '../../../daemon/engine/request-error.js';
 import { parseTools } from '../../../daemon/engine/tool-calls/tools.js';
 import { FIXTURE } from './fake-sources.js';
 
-const WEATHER = parseTools([{
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Weather for a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+const WEATHER = parseTools([
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
   },
-}]);
+]);
 
 test('loads stop tokens from every config (eos_token_id list, config.json, eos_token) and sampling defaults', async () => {
   const m = await loadTextModel(FIXTURE);
@@ -30,7 +32,13 @@ test('renders tools, an assistant tool call, a tool result and the generation pr
   const messages = normalizeMessages([
     { role: 'system', content: 'You are terse.' },
     { role: 'user', content: 'Weather in Paris?' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+      ],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: '{"temp": 21}' },
   ]);
   const text = m.template.render({ messages, tools: WEATHER.map((t) => t.openai) });
@@ -73,7 +81,18 @@ test('renders tools, an assistant tool call, a tool result and the generation pr
 
 test('without tools and without the generation prompt', async () => {
   const m = await loadTextModel(FIXTURE);
-  const text = m.template.render({ messages: normalizeMessages([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }]), addGenerationPrompt: false });
+  const text = m.template.render({
+    messages: normalizeMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+    ]),
+    addGenerationPrompt: false,
+  });
   assert.equal(text, '<|im_start|>user\na\nb<|im_end|>\n');
 });
 
@@ -86,13 +105,16 @@ test('tokenizer_config.json chat_template list: the tool_use template serves req
   const dir = await mkdtemp(join(tmpdir(), 'brainstem-template-'));
   try {
     await copyFile(join(FIXTURE, 'tokenizer.json'), join(dir, 'tokenizer.json'));
-    await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify({
-      eos_token: { content: '<|im_end|>' },
-      chat_template: [
-        { name: 'default', template: 'plain:{{ messages[0].content }}' },
-        { name: 'tool_use', template: 'tools:{{ tools | length }}:{{ messages[0].content }}' },
-      ],
-    }));
+    await writeFile(
+      join(dir, 'tokenizer_config.json'),
+      JSON.stringify({
+        eos_token: { content: '<|im_end|>' },
+        chat_template: [
+          { name: 'default', template: 'plain:{{ messages[0].content }}' },
+          { name: 'tool_use', template: 'tools:{{ tools | length }}:{{ messages[0].content }}' },
+        ],
+      }),
+    );
     const m = await loadTextModel(dir);
     const messages = normalizeMessages([{ role: 'user', content: 'x' }]);
     assert.equal(m.template.render({ messages }), 'plain:x');
@@ -105,7 +127,10 @@ test('tokenizer_config.json chat_template list: the tool_use template serves req
 
 test('a template that raises becomes a request error naming messages', () => {
   const t = new ChatTemplate(new Map([['default', "{{ raise_exception('roles must alternate') }}"]]));
-  assert.throws(() => t.render({ messages: [] }), (e: unknown) => e instanceof RequestError && e.field === 'messages' && /roles must alternate/.test(e.message));
+  assert.throws(
+    () => t.render({ messages: [] }),
+    (e: unknown) => e instanceof RequestError && e.field === 'messages' && /roles must alternate/.test(e.message),
+  );
 });
 
 test('malformed messages are rejected with the field, rule and value', () => {
@@ -113,13 +138,41 @@ test('malformed messages are rejected with the field, rule and value', () => {
     [[], /^messages: must be a non-empty array/],
     [[{ role: 'robot', content: 'x' }], /^messages\[0\]\.role: must be one of .* got "robot"/],
     [[{ role: 'user', content: 5 }], /^messages\[0\]\.content: must be a string or an array of text parts, got 5/],
-    [[{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }], /^messages\[0\]\.content\[0\]: only \{"type": "text"/],
-    [[{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{bad' } }] }], /^messages\[0\]\.tool_calls\[0\]\.function\.arguments: is not valid JSON/],
-    [[{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '[1]' } }] }], /must encode a JSON object, got \[1\]/],
-    [[{ role: 'user', content: 'x', tool_calls: [] }], /^messages\[0\]\.tool_calls: only assistant messages carry tool_calls/],
+    [
+      [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }],
+      /^messages\[0\]\.content\[0\]: only \{"type": "text"/,
+    ],
+    [
+      [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{bad' } }],
+        },
+      ],
+      /^messages\[0\]\.tool_calls\[0\]\.function\.arguments: is not valid JSON/,
+    ],
+    [
+      [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ type: 'function', function: { name: 'f', arguments: '[1]' } }],
+        },
+      ],
+      /must encode a JSON object, got \[1\]/,
+    ],
+    [
+      [{ role: 'user', content: 'x', tool_calls: [] }],
+      /^messages\[0\]\.tool_calls: only assistant messages carry tool_calls/,
+    ],
   ];
   for (const [messages, re] of cases) {
-    assert.throws(() => normalizeMessages(messages), (e: unknown) => e instanceof RequestError && re.test(e.message), JSON.stringify(messages));
+    assert.throws(
+      () => normalizeMessages(messages),
+      (e: unknown) => e instanceof RequestError && re.test(e.message),
+      JSON.stringify(messages),
+    );
   }
   assert.equal(normalizeMessages([{ role: 'developer', content: 'x' }])[0].role, 'system');
 });

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChatEvent, type ChatRequest, type ChatResult, parseChatRequest, runChat } from '../../../daemon/engine/chat.js';
+import {
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  parseChatRequest,
+  runChat,
+} from '../../../daemon/engine/chat.js';
 import { ConstraintFactory } from '../../../daemon/engine/constrained/constraints.js';
 import { validateJson } from '../../../daemon/engine/json-schema/validate.js';
 import { PrefixSession, type LogitsSource } from '../../../daemon/engine/prefix-cache.js';
@@ -14,12 +20,39 @@ const V = model.tokenizer.vocabSize;
 const IM_END = 292;
 
 const TOOLS = [
-  { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 16 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city'], additionalProperties: false } } },
-  { type: 'function', function: { name: 'set_gripper', parameters: { type: 'object', properties: { gripper: { type: 'number', minimum: 0, maximum: 1 } }, required: ['gripper'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', maxLength: 16 }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'set_gripper',
+      parameters: {
+        type: 'object',
+        properties: { gripper: { type: 'number', minimum: 0, maximum: 1 } },
+        required: ['gripper'],
+      },
+    },
+  },
 ];
 const ASK = [{ role: 'user', content: 'Weather in Paris?' }];
 
-async function chat(source: LogitsSource | PrefixSession, body: Record<string, unknown>, signal?: AbortSignal, onEvent?: (e: ChatEvent) => void): Promise<{ events: ChatEvent[]; result: ChatResult; req: ChatRequest }> {
+async function chat(
+  source: LogitsSource | PrefixSession,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+  onEvent?: (e: ChatEvent) => void,
+): Promise<{ events: ChatEvent[]; result: ChatResult; req: ChatRequest }> {
   const session = source instanceof PrefixSession ? source : new PrefixSession(source);
   const req = parseChatRequest({ temperature: 0, ...body }, model);
   const gen = runChat(model, session, req, { constraints, signal });
@@ -45,65 +78,143 @@ test('request parsing: model defaults under request values; bad fields are named
   const bad: Array<[Record<string, unknown>, RegExp]> = [
     [{ messages: ASK, n: 2 }, /^n: only n = 1 is supported/],
     [{ messages: ASK, stop: [''] }, /^stop: must be a non-empty string or an array/],
-    [{ messages: ASK, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'fly' } } }, /^tool_choice\.function\.name: no tool named "fly" in tools \(get_weather, set_gripper\)/],
+    [
+      { messages: ASK, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'fly' } } },
+      /^tool_choice\.function\.name: no tool named "fly" in tools \(get_weather, set_gripper\)/,
+    ],
     [{ messages: ASK, tool_choice: 'required' }, /^tool_choice: "required" needs at least one tool/],
-    [{ messages: ASK, tools: [{ type: 'function', function: { name: 'bad name' } }] }, /^tools\[0\]\.function\.name: must be 1-64 letters/],
-    [{ messages: ASK, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'str' } } } } }] }, /^tools\[0\]\.function\.parameters\.properties\.a\.type: must name JSON types \(.*\), got "str"/],
-    [{ messages: ASK, response_format: { type: 'xml' } }, /^response_format\.type: must be "text", "json_object" or "json_schema"/],
-    [{ messages: ASK, tools: TOOLS, tool_choice: 'required', response_format: { type: 'json_object' } }, /^response_format: a JSON response format cannot be combined/],
+    [
+      { messages: ASK, tools: [{ type: 'function', function: { name: 'bad name' } }] },
+      /^tools\[0\]\.function\.name: must be 1-64 letters/,
+    ],
+    [
+      {
+        messages: ASK,
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'str' } } } },
+          },
+        ],
+      },
+      /^tools\[0\]\.function\.parameters\.properties\.a\.type: must name JSON types \(.*\), got "str"/,
+    ],
+    [
+      { messages: ASK, response_format: { type: 'xml' } },
+      /^response_format\.type: must be "text", "json_object" or "json_schema"/,
+    ],
+    [
+      { messages: ASK, tools: TOOLS, tool_choice: 'required', response_format: { type: 'json_object' } },
+      /^response_format: a JSON response format cannot be combined/,
+    ],
     [{ messages: ASK, max_tokens: 0 }, /^max_tokens: must be in \[1, /],
   ];
-  for (const [body, re] of bad) assert.throws(() => parseChatRequest(body, model), (e: unknown) => e instanceof RequestError && re.test(e.message), JSON.stringify(body));
+  for (const [body, re] of bad)
+    assert.throws(
+      () => parseChatRequest(body, model),
+      (e: unknown) => e instanceof RequestError && re.test(e.message),
+      JSON.stringify(body),
+    );
 });
 
 test('plain content streams and finishes with "stop"', async () => {
   const { events, result } = await chat(new ScriptedLogitsSource(V, script('Hi there')), { messages: ASK });
   assert.deepEqual(events.map((e) => (e.type === 'content' ? e.text : '?')).join(''), 'Hi there');
-  assert.deepEqual({ content: result.content, finish: result.finishReason, calls: result.toolCalls }, { content: 'Hi there', finish: 'stop', calls: [] });
+  assert.deepEqual(
+    { content: result.content, finish: result.finishReason, calls: result.toolCalls },
+    { content: 'Hi there', finish: 'stop', calls: [] },
+  );
   assert.equal(result.usage.completionTokens, script('Hi there').length);
 });
 
 test('a tool call in the output becomes a tool_call event and finish reason "tool_calls"', async () => {
-  const call = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>';
+  const call =
+    'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>';
   const { events, result } = await chat(new ScriptedLogitsSource(V, script(call)), { messages: ASK, tools: TOOLS });
-  assert.deepEqual(events.filter((e) => e.type === 'tool_call'), [{ type: 'tool_call', index: 0, call: { name: 'get_weather', arguments: { city: 'Paris', days: 2 }, format: 'hermes' } }]);
+  assert.deepEqual(
+    events.filter((e) => e.type === 'tool_call'),
+    [
+      {
+        type: 'tool_call',
+        index: 0,
+        call: { name: 'get_weather', arguments: { city: 'Paris', days: 2 }, format: 'hermes' },
+      },
+    ],
+  );
   assert.equal(result.content, 'Checking.\n');
   assert.equal(result.finishReason, 'tool_calls');
 });
 
 test('a malformed call ends generation at once with a typed error, not text', async () => {
-  const bad = '<tool_call>\n{"name": "fly", "arguments": {}}\n</tool_call> and then a lot more text that is never generated';
+  const bad =
+    '<tool_call>\n{"name": "fly", "arguments": {}}\n</tool_call> and then a lot more text that is never generated';
   const source = new ScriptedLogitsSource(V, script(bad));
   const { result } = await chat(source, { messages: ASK, tools: TOOLS });
   assert.equal(result.finishReason, 'error');
   assert.equal(result.error?.code, 'unknown_tool');
   assert.equal(result.toolCalls.length, 0);
-  assert.ok(result.usage.completionTokens < script(bad).length / 2, `stopped early: ${result.usage.completionTokens} tokens`);
-  const unclosed = await chat(new ScriptedLogitsSource(V, script('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}')), { messages: ASK, tools: TOOLS });
+  assert.ok(
+    result.usage.completionTokens < script(bad).length / 2,
+    `stopped early: ${result.usage.completionTokens} tokens`,
+  );
+  const unclosed = await chat(
+    new ScriptedLogitsSource(V, script('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}')),
+    { messages: ASK, tools: TOOLS },
+  );
   assert.equal(unclosed.result.error?.code, 'unclosed_tag');
-  const none = await chat(new ScriptedLogitsSource(V, script('<tool_call>x</tool_call>')), { messages: ASK, tools: TOOLS, tool_choice: 'none' });
+  const none = await chat(new ScriptedLogitsSource(V, script('<tool_call>x</tool_call>')), {
+    messages: ASK,
+    tools: TOOLS,
+    tool_choice: 'none',
+  });
   assert.equal(none.result.content, '<tool_call>x</tool_call>', 'tool_choice "none": calls are not parsed');
 });
 
 test('tool_choice "required" with a random-weight model: 30 seeded requests, each one valid call', async () => {
   for (let seed = 1; seed <= 30; seed++) {
-    const { result } = await chat(new RandomLogitsSource(V, seed), { messages: ASK, tools: TOOLS, tool_choice: 'required', temperature: 1, seed, max_tokens: 400 });
+    const { result } = await chat(new RandomLogitsSource(V, seed), {
+      messages: ASK,
+      tools: TOOLS,
+      tool_choice: 'required',
+      temperature: 1,
+      seed,
+      max_tokens: 400,
+    });
     const label = `seed ${seed}: ${JSON.stringify(result.content)} ${result.error?.message ?? ''}`;
     assert.equal(result.finishReason, 'tool_calls', label);
     assert.equal(result.toolCalls.length, 1, label);
     assert.equal(result.content, '', label);
   }
-  const named = await chat(new RandomLogitsSource(V, 99), { messages: ASK, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'set_gripper' } }, temperature: 1, seed: 3, max_tokens: 200 });
+  const named = await chat(new RandomLogitsSource(V, 99), {
+    messages: ASK,
+    tools: TOOLS,
+    tool_choice: { type: 'function', function: { name: 'set_gripper' } },
+    temperature: 1,
+    seed: 3,
+    max_tokens: 200,
+  });
   assert.equal(named.result.toolCalls[0]?.name, 'set_gripper');
 });
 
 test('response_format json_schema with random logits yields valid JSON content', async () => {
-  const schema = { type: 'object', properties: { answer: { type: 'string', maxLength: 10 }, score: { type: 'integer', minimum: 0, maximum: 10 } }, required: ['answer', 'score'], additionalProperties: false };
+  const schema = {
+    type: 'object',
+    properties: { answer: { type: 'string', maxLength: 10 }, score: { type: 'integer', minimum: 0, maximum: 10 } },
+    required: ['answer', 'score'],
+    additionalProperties: false,
+  };
   for (let seed = 1; seed <= 10; seed++) {
-    const { result, req } = await chat(new RandomLogitsSource(V, seed), { messages: ASK, response_format: { type: 'json_schema', json_schema: { name: 'a', schema } }, temperature: 1, seed, max_tokens: 200 });
+    const { result, req } = await chat(new RandomLogitsSource(V, seed), {
+      messages: ASK,
+      response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
+      temperature: 1,
+      seed,
+      max_tokens: 200,
+    });
     assert.equal(result.finishReason, 'stop', `seed ${seed}: ${result.content}`);
     assert.equal(req.responseFormat.kind, 'json');
-    if (req.responseFormat.kind === 'json') assert.deepEqual(validateJson(JSON.parse(result.content), req.responseFormat.schema), []);
+    if (req.responseFormat.kind === 'json')
+      assert.deepEqual(validateJson(JSON.parse(result.content), req.responseFormat.schema), []);
   }
 });
 
@@ -113,14 +224,29 @@ test('agent loop: the next turn reuses the cached prompt and the generated call'
   const session = new PrefixSession(source);
   const first = await chat(session, { messages: ASK, tools: TOOLS });
   assert.equal(first.result.finishReason, 'tool_calls');
-  const turn2 = [...ASK,
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }) } }] },
-    { role: 'tool', tool_call_id: 'c1', content: 'sunny' }];
+  const turn2 = [
+    ...ASK,
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }) } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+  ];
   const before = source.calls.prefilledTokens;
   const second = await chat(session, { messages: turn2, tools: TOOLS });
   const prompt1 = first.result.usage.promptTokens;
-  assert.equal(second.result.usage.cachedTokens, prompt1 + script(call).length - 1, 'everything but the undecoded <|im_end|>');
-  assert.equal(source.calls.prefilledTokens - before, second.result.usage.promptTokens - second.result.usage.cachedTokens);
+  assert.equal(
+    second.result.usage.cachedTokens,
+    prompt1 + script(call).length - 1,
+    'everything but the undecoded <|im_end|>',
+  );
+  assert.equal(
+    source.calls.prefilledTokens - before,
+    second.result.usage.promptTokens - second.result.usage.cachedTokens,
+  );
 });
 
 test('cancelling mid-stream returns "cancelled" and stops the engine calls', async () => {
@@ -140,7 +266,9 @@ test('a consumer that stops iterating (client gone) ends generation with a consi
   const source = new ScriptedLogitsSource(V, script(text));
   const session = new PrefixSession(source);
   let events = 0;
-  for await (const _ of runChat(model, session, parseChatRequest({ messages: ASK, temperature: 0 }, model), { constraints })) {
+  for await (const _ of runChat(model, session, parseChatRequest({ messages: ASK, temperature: 0 }, model), {
+    constraints,
+  })) {
     if (++events === 2) break;
   }
   const decodes = source.calls.decode;
@@ -153,5 +281,8 @@ test('a consumer that stops iterating (client gone) ends generation with a consi
 test('a prompt longer than the context is a request error', async () => {
   const session = new PrefixSession(new ScriptedLogitsSource(V, []));
   const req = parseChatRequest({ messages: ASK }, model);
-  await assert.rejects(runChat(model, session, req, { constraints, contextLength: 5 }).next(), (e: unknown) => e instanceof RequestError && /the prompt has \d+ tokens; the context holds 5/.test(e.message));
+  await assert.rejects(
+    runChat(model, session, req, { constraints, contextLength: 5 }).next(),
+    (e: unknown) => e instanceof RequestError && /the prompt has \d+ tokens; the context holds 5/.test(e.message),
+  );
 });

@@ -15,7 +15,14 @@ test('the demo model is written once, completely, and reused', (t) => {
   t.after(() => data.remove());
   const dir = demoModelDir(data.path);
   assert.equal(ensureDemoModel(dir), true);
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'model.safetensors.index.json']) assert.ok(existsSync(join(dir, f)), f);
+  for (const f of [
+    'config.json',
+    'tokenizer.json',
+    'tokenizer_config.json',
+    'generation_config.json',
+    'model.safetensors.index.json',
+  ])
+    assert.ok(existsSync(join(dir, f)), f);
   const mtime = statSync(join(dir, 'config.json')).mtimeMs;
   assert.equal(ensureDemoModel(dir), false);
   assert.equal(statSync(join(dir, 'config.json')).mtimeMs, mtime);
@@ -24,11 +31,17 @@ test('the demo model is written once, completely, and reused', (t) => {
 
 test('served models: the configured ones with resolved paths, else the demo unless switched off', () => {
   const cfg = (o: Record<string, unknown>) => loadConfig({ env: {}, overrides: { data_dir: '/srv/bs', ...o } });
-  const configured = servedModels(cfg({ engine: { threads: 2 }, models: { a: { path: '~/m/a', top_k: 6 }, b: { path: 'rel/b', threads: 4 } } }), '/work');
+  const configured = servedModels(
+    cfg({ engine: { threads: 2 }, models: { a: { path: '~/m/a', top_k: 6 }, b: { path: 'rel/b', threads: 4 } } }),
+    '/work',
+  );
   assert.equal(configured.demo, undefined);
   assert.deepEqual(Object.keys(configured.models), ['a', 'b']);
   assert.equal(configured.models.a!.path, join(homedir(), 'm/a'));
-  assert.deepEqual([configured.models.a!.threads, configured.models.a!.topK, configured.models.a!.keepAliveMs], [2, 6, 300_000]);
+  assert.deepEqual(
+    [configured.models.a!.threads, configured.models.a!.topK, configured.models.a!.keepAliveMs],
+    [2, 6, 300_000],
+  );
   assert.deepEqual([configured.models.b!.path, configured.models.b!.threads], ['/work/rel/b', 4]);
   const demo = servedModels(cfg({}));
   assert.deepEqual(Object.keys(demo.models), [DEMO_MODEL]);
@@ -41,8 +54,15 @@ test('`brainstem start` with no model configured serves the demo model on a fres
   t.after(() => d.cleanup());
   const auth = { authorization: `Bearer ${d.token}` };
   const models = (await (await fetch(`${d.runtime.http}/v1/models`, { headers: auth })).json()) as any;
-  assert.deepEqual(models.data.map((m: any) => [m.id, m.state]), [['demo', 'unloaded']]);
-  const r = await fetch(`${d.runtime.http}/v1/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 }) });
+  assert.deepEqual(
+    models.data.map((m: any) => [m.id, m.state]),
+    [['demo', 'unloaded']],
+  );
+  const r = await fetch(`${d.runtime.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'hello' }], max_tokens: 8 }),
+  });
   const body = (await r.json()) as any;
   assert.equal(r.status, 200, JSON.stringify(body));
   assert.equal(body.model, 'demo', 'the only model answers when the request names none');

@@ -38,7 +38,14 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
       const name = `${arch} prefill ${prefillPath} / decode ${decodePath} / ${ioMode}`;
       // slots 2 < K = 4 makes staged prefill and decode fill their slots in waves; 24-bit
       // activations hold the reference's 1e-5 bound (the default 16 bits: reference-agreement).
-      const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillPath, decodePath, ioMode, slots: decodePath === 'staged' && ioMode === 'direct' ? 2 : undefined });
+      const model = await NativeModel.load(dir, {
+        threads: 2,
+        activationBits: 24,
+        prefillPath,
+        decodePath,
+        ioMode,
+        slots: decodePath === 'staged' && ioMode === 'direct' ? 2 : undefined,
+      });
       const session = await model.createSession();
       const got = await session.greedy(prompt, STEPS);
       const st = session.info().stream;
@@ -52,9 +59,12 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
       first ??= got.logits;
       assert.equal(st.drops, 0, `${name}: no routed row hits the zero slot`);
       const paths = [prefillPath, decodePath];
-      if (paths.includes('staged')) assert.ok(st.loads > 0 && st.slotHits + st.slotMisses > 0, `${name}: staged loads ${JSON.stringify(st)}`);
-      if (paths.includes('whole-layer')) assert.ok(st.layerReads > 0, `${name}: whole-layer reads ${JSON.stringify(st)}`);
-      if (paths.includes('hot')) assert.ok(st.slotHits + st.fallbacks > 0, `${name}: hot lookups ${JSON.stringify(st)}`);
+      if (paths.includes('staged'))
+        assert.ok(st.loads > 0 && st.slotHits + st.slotMisses > 0, `${name}: staged loads ${JSON.stringify(st)}`);
+      if (paths.includes('whole-layer'))
+        assert.ok(st.layerReads > 0, `${name}: whole-layer reads ${JSON.stringify(st)}`);
+      if (paths.includes('hot'))
+        assert.ok(st.slotHits + st.fallbacks > 0, `${name}: hot lookups ${JSON.stringify(st)}`);
       if (!paths.includes('hot') && !paths.includes('staged')) assert.equal(st.loads, 0, `${name}: no slot loads`);
       if (paths.some((p) => p !== 'exact')) assert.ok(st.ioBytes > 0, `${name}: explicit reads ${JSON.stringify(st)}`);
     }
@@ -63,10 +73,27 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
 
 test('profile options are checked and reported in the summary', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 3 });
-  const m = await NativeModel.load(dir, { decodePath: 'staged', prefillPath: 'whole-layer', slots: 6, ioThreads: 2, ioMode: 'direct', cacheBytes: 0 });
+  const m = await NativeModel.load(dir, {
+    decodePath: 'staged',
+    prefillPath: 'whole-layer',
+    slots: 6,
+    ioThreads: 2,
+    ioMode: 'direct',
+    cacheBytes: 0,
+  });
   assert.deepEqual(
     { ...m.summary.stream },
-    { prefillPath: 'whole-layer', decodePath: 'staged', slots: 6, hotSlots: 8, ioThreads: 2, ioMode: 'direct', measureRecall: false, prerouter: null, prerouterOwners: [] },
+    {
+      prefillPath: 'whole-layer',
+      decodePath: 'staged',
+      slots: 6,
+      hotSlots: 8,
+      ioThreads: 2,
+      ioMode: 'direct',
+      measureRecall: false,
+      prerouter: null,
+      prerouterOwners: [],
+    },
   );
   m.dispose();
   const bad: [Record<string, unknown>, RegExp][] = [
@@ -75,11 +102,18 @@ test('profile options are checked and reported in the summary', async (t) => {
     [{ slots: 0 }, /option slots must be an integer between 1 and/],
     [{ slots: 17 }, /slots must be at most the 16 experts of a layer, got 17/],
     [{ ioThreads: 65 }, /option ioThreads must be an integer between 1 and 64, got 65/],
-    [{ decodePath: 'hot', cacheBytes: 1000 }, /cacheBytes 1000 holds less than one expert per MoE layer for the hot path \(needs ≥ \d+ bytes: 4 layers × \d+ bytes\)/],
+    [
+      { decodePath: 'hot', cacheBytes: 1000 },
+      /cacheBytes 1000 holds less than one expert per MoE layer for the hot path \(needs ≥ \d+ bytes: 4 layers × \d+ bytes\)/,
+    ],
     [{ measureRecall: 'yes' }, /option measureRecall must be true or false, got a string/],
   ];
   for (const [opts, re] of bad) {
-    await assert.rejects(NativeModel.load(dir, opts as never), (e: Error) => re.test(e.message), `${JSON.stringify(opts)} → ${re}`);
+    await assert.rejects(
+      NativeModel.load(dir, opts as never),
+      (e: Error) => re.test(e.message),
+      `${JSON.stringify(opts)} → ${re}`,
+    );
   }
 });
 

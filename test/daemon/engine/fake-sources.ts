@@ -18,7 +18,12 @@ abstract class CountingSource implements LogitsSource {
   readonly calls = { prefill: 0, prefilledTokens: 0, decode: 0, truncate: 0 };
   protected tokens: number[] = [];
 
-  constructor(readonly vocab: number, private readonly clock?: FakeClock, private readonly msPerPrefillToken = 1, private readonly msPerDecode = 10) {}
+  constructor(
+    readonly vocab: number,
+    private readonly clock?: FakeClock,
+    private readonly msPerPrefillToken = 1,
+    private readonly msPerDecode = 10,
+  ) {}
 
   get length(): number {
     return this.tokens.length;
@@ -49,7 +54,11 @@ abstract class CountingSource implements LogitsSource {
 
 /** Logits = seeded normals from a hash of the whole prefix. */
 export class HashLogitsSource extends CountingSource {
-  constructor(vocab: number, private readonly scale = 4, clock?: FakeClock) {
+  constructor(
+    vocab: number,
+    private readonly scale = 4,
+    clock?: FakeClock,
+  ) {
     super(vocab, clock);
   }
 
@@ -67,7 +76,11 @@ export class HashLogitsSource extends CountingSource {
 export class ScriptedLogitsSource extends CountingSource {
   private promptLength = -1;
 
-  constructor(vocab: number, private readonly script: readonly number[], clock?: FakeClock) {
+  constructor(
+    vocab: number,
+    private readonly script: readonly number[],
+    clock?: FakeClock,
+  ) {
     super(vocab, clock);
   }
 
@@ -88,7 +101,11 @@ export class ScriptedLogitsSource extends CountingSource {
 export class RandomLogitsSource extends CountingSource {
   private readonly prng: Prng;
 
-  constructor(vocab: number, seed: number, private readonly scale = 3) {
+  constructor(
+    vocab: number,
+    seed: number,
+    private readonly scale = 3,
+  ) {
     super(vocab);
     this.prng = new Prng(seed);
   }

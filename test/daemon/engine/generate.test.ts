@@ -23,7 +23,10 @@ function options(prompt: number[], over: Partial<GenerateOptions> = {}): Generat
   };
 }
 
-async function collect(gen: AsyncGenerator<string, GenerationResult>, onDelta?: (n: number) => void): Promise<{ deltas: string[]; result: GenerationResult }> {
+async function collect(
+  gen: AsyncGenerator<string, GenerationResult>,
+  onDelta?: (n: number) => void,
+): Promise<{ deltas: string[]; result: GenerationResult }> {
   const deltas: string[] = [];
   for (;;) {
     const step = await gen.next();
@@ -51,7 +54,11 @@ test('second turn prefills only the new tokens and matches a cold run', async ()
   const P2 = [...P1, ...first.tokens, ...extra];
   const before = source.calls.prefilledTokens;
   const second = (await collect(generate(session, options(P2)))).result;
-  assert.equal(source.calls.prefilledTokens - before, 1 + extra.length, 'the undecoded last output token and the new turn');
+  assert.equal(
+    source.calls.prefilledTokens - before,
+    1 + extra.length,
+    'the undecoded last output token and the new turn',
+  );
   assert.equal(second.usage.cachedTokens, P1.length + first.tokens.length - 1);
   assert.equal(second.timings.prefillTokens, 1 + extra.length);
   const reference = await cold(P2);
@@ -79,9 +86,12 @@ test('cancellation mid-stream stops decoding at once and leaves a consistent, re
   const source = new HashLogitsSource(V);
   const session = new PrefixSession(source);
   const ac = new AbortController();
-  const { deltas, result } = await collect(generate(session, options(P1, { maxTokens: 200, signal: ac.signal })), (n) => {
-    if (n === 3) ac.abort();
-  });
+  const { deltas, result } = await collect(
+    generate(session, options(P1, { maxTokens: 200, signal: ac.signal })),
+    (n) => {
+      if (n === 3) ac.abort();
+    },
+  );
   assert.equal(result.finishReason, 'cancelled');
   assert.ok(deltas.length <= 4, `${deltas.length} deltas after cancelling at 3`);
   assert.ok(result.tokens.length < 200);
@@ -114,7 +124,11 @@ test('an already aborted signal prefills nothing; chunked prefill stops between 
 test('stop token ends the output without text; max tokens ends it with "length"', async () => {
   const script = [...tok.encode('hello'), 292, 78];
   const session = new PrefixSession(new ScriptedLogitsSource(V, script));
-  const r = (await collect(generate(session, options(P1, { sampler: new Sampler({ ...DEFAULT_SAMPLING, seed: 1, temperature: 0 }) })))).result;
+  const r = (
+    await collect(
+      generate(session, options(P1, { sampler: new Sampler({ ...DEFAULT_SAMPLING, seed: 1, temperature: 0 }) })),
+    )
+  ).result;
   assert.deepEqual(r, { ...r, text: 'hello', finishReason: 'stop', tokens: script.slice(0, 2) });
   assert.equal(r.usage.completionTokens, 2);
   const l = await cold(P1, { maxTokens: 5 });
@@ -125,11 +139,20 @@ test('stop token ends the output without text; max tokens ends it with "length"'
 test('stop strings across token boundaries; UTF-8 split across tokens streams whole characters', async () => {
   const greedy = (): Sampler => new Sampler({ ...DEFAULT_SAMPLING, seed: 1, temperature: 0 });
   const script = tok.encode('hello the world');
-  const s = (await collect(generate(new PrefixSession(new ScriptedLogitsSource(V, script)), options(P1, { sampler: greedy(), stopStrings: ['e w'] })))).result;
+  const s = (
+    await collect(
+      generate(
+        new PrefixSession(new ScriptedLogitsSource(V, script)),
+        options(P1, { sampler: greedy(), stopStrings: ['e w'] }),
+      ),
+    )
+  ).result;
   assert.equal(s.text, 'hello th');
   assert.equal(s.stopString, 'e w');
   const emoji = tok.encode('a😀b');
-  const { deltas, result } = await collect(generate(new PrefixSession(new ScriptedLogitsSource(V, [...emoji, 292])), options(P1, { sampler: greedy() })));
+  const { deltas, result } = await collect(
+    generate(new PrefixSession(new ScriptedLogitsSource(V, [...emoji, 292])), options(P1, { sampler: greedy() })),
+  );
   assert.deepEqual(deltas, ['a', '😀', 'b']);
   assert.equal(result.text, 'a😀b');
 });
@@ -157,5 +180,8 @@ test('timings from an injected clock: prefill and decode rates, time to first to
 
 test('max_tokens below what the constraint needs is a request error', async () => {
   const constraint = { minTokens: 10, mask: (): void => {}, accept: (): void => {} };
-  await assert.rejects(collect(generate(new PrefixSession(new HashLogitsSource(V)), options(P1, { maxTokens: 5, constraint }))), (e: unknown) => e instanceof RequestError && /needs at least 10 tokens, got 5/.test(e.message));
+  await assert.rejects(
+    collect(generate(new PrefixSession(new HashLogitsSource(V)), options(P1, { maxTokens: 5, constraint }))),
+    (e: unknown) => e instanceof RequestError && /needs at least 10 tokens, got 5/.test(e.message),
+  );
 });

@@ -11,7 +11,10 @@ import { shardOf, synthTemp } from '../../native/helpers/model-files.js';
 
 const PROMPT = [3, 14, 15, 92, 65, 35, 89, 79];
 const PROFILES: [string, LoadModelOptions][] = [
-  ['staged decode, direct reads, prerouter', { decodePath: 'staged', prefillPath: 'whole-layer', ioMode: 'direct', prerouter: 'on' }],
+  [
+    'staged decode, direct reads, prerouter',
+    { decodePath: 'staged', prefillPath: 'whole-layer', ioMode: 'direct', prerouter: 'on' },
+  ],
   ['exact path (experts read through the mapping)', {}],
   ['hot decode, page-cache reads', { decodePath: 'hot', prefillPath: 'staged' }],
 ];
@@ -41,12 +44,20 @@ for (const [name, opts] of PROFILES) {
     truncateSync(shard, Math.floor(bytes.length / 2));
     const next = argmax(logits);
     for (let i = 0; i < 2; i++) {
-      await assert.rejects(s.decode(next), (e: Error) =>
-        e instanceof EngineError && e.message.includes(shard) &&
-        /shrank from \d+ to \d+ bytes since the model was loaded \(truncated or rewritten\?\); reload the model/.test(e.message),
+      await assert.rejects(
+        s.decode(next),
+        (e: Error) =>
+          e instanceof EngineError &&
+          e.message.includes(shard) &&
+          /shrank from \d+ to \d+ bytes since the model was loaded \(truncated or rewritten\?\); reload the model/.test(
+            e.message,
+          ),
       );
     }
-    await assert.rejects(model.createSession().then((x) => x.prefill([1, 2])), /shrank from/);
+    await assert.rejects(
+      model.createSession().then((x) => x.prefill([1, 2])),
+      /shrank from/,
+    );
     assert.equal(s.info().nPast, PROMPT.length + 3, 'the failed requests did not advance the session');
     // Another model is unaffected.
     want = await c.decode(next);

@@ -17,16 +17,32 @@ test('auto picks the last usable CPU kernel set (fastest first from the end); cp
   assert.ok(USABLE.includes('cpu-ref'));
   // CPU sets come first in the list; accelerator sets (cuda) follow and are chosen by name only.
   const cpu = SETS.filter((k) => k.name.startsWith('cpu-')).map((k) => k.name);
-  assert.deepEqual(SETS.slice(0, cpu.length).map((k) => k.name), cpu, `CPU sets first: ${JSON.stringify(SETS)}`);
+  assert.deepEqual(
+    SETS.slice(0, cpu.length).map((k) => k.name),
+    cpu,
+    `CPU sets first: ${JSON.stringify(SETS)}`,
+  );
   const cpuUsable = USABLE.filter((n) => n.startsWith('cpu-'));
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
   for (const opts of [{}, { backend: 'auto' }]) {
     const m = await NativeModel.load(dir, opts);
-    assert.equal(m.summary.backend, cpuUsable[cpuUsable.length - 1], `${JSON.stringify(opts)} among ${USABLE.join(', ')}`);
+    assert.equal(
+      m.summary.backend,
+      cpuUsable[cpuUsable.length - 1],
+      `${JSON.stringify(opts)} among ${USABLE.join(', ')}`,
+    );
     m.dispose();
   }
-  if (process.arch === 'x64') assert.ok(SETS.some((k) => k.name === 'cpu-avx2'), 'x86-64 builds compile cpu-avx2');
-  if (process.arch === 'arm64') assert.ok(SETS.some((k) => k.name === 'cpu-neon'), 'arm64 builds compile cpu-neon');
+  if (process.arch === 'x64')
+    assert.ok(
+      SETS.some((k) => k.name === 'cpu-avx2'),
+      'x86-64 builds compile cpu-avx2',
+    );
+  if (process.arch === 'arm64')
+    assert.ok(
+      SETS.some((k) => k.name === 'cpu-neon'),
+      'arm64 builds compile cpu-neon',
+    );
 });
 
 for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
@@ -40,7 +56,11 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
         m.dispose();
         first ??= got.logits;
         for (let i = 0; i < got.logits.length; i++) {
-          assert.deepEqual(got.logits[i], first[i], `${arch} ${backend}: ${threads} threads differ from 1 at step ${i}`);
+          assert.deepEqual(
+            got.logits[i],
+            first[i],
+            `${arch} ${backend}: ${threads} threads differ from 1 at step ${i}`,
+          );
         }
       }
     }

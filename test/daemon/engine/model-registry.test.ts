@@ -7,7 +7,12 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { ModelProfile } from '../../../daemon/engine/config.js';
 import { ConstraintFactory } from '../../../daemon/engine/constrained/constraints.js';
-import { type LoadProgress, ModelNotFoundError, ModelRegistry, type Timers } from '../../../daemon/engine/model-registry.js';
+import {
+  type LoadProgress,
+  ModelNotFoundError,
+  ModelRegistry,
+  type Timers,
+} from '../../../daemon/engine/model-registry.js';
 import { BusyError, CancelledError } from '../../../daemon/engine/request-queue.js';
 import { ModelLoadError, type ModelLoader, type ServedModel } from '../../../daemon/engine/served-model.js';
 import { ServingMetrics } from '../../../daemon/engine/serving-metrics.js';
@@ -74,7 +79,15 @@ class GatedLoader {
   }
 }
 
-const profile = (o: Partial<ModelProfile> = {}): ModelProfile => ({ path: '/models/x', threads: 1, contextLength: 0, keepAliveMs: 300_000, queueSize: 1, sessions: 2, ...o });
+const profile = (o: Partial<ModelProfile> = {}): ModelProfile => ({
+  path: '/models/x',
+  threads: 1,
+  contextLength: 0,
+  keepAliveMs: 300_000,
+  queueSize: 1,
+  sessions: 2,
+  ...o,
+});
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 async function setup(models: Record<string, ModelProfile> = { a: profile(), b: profile() }) {
@@ -98,13 +111,16 @@ test('first use loads the model with progress; /health shows it loading for that
   assert.equal(reg.statusOf('a').stage, 'tokenizer');
   loader.open();
   const lease = await leasing;
-  assert.deepEqual(seen.map((p) => [p.state, p.stage ?? null, p.progress]), [
-    ['loading', 'prepare', 0],
-    ['loading', 'tokenizer', 0.05],
-    ['loading', 'weights', 0.15],
-    ['loading', 'session', 0.95],
-    ['loaded', null, 1],
-  ]);
+  assert.deepEqual(
+    seen.map((p) => [p.state, p.stage ?? null, p.progress]),
+    [
+      ['loading', 'prepare', 0],
+      ['loading', 'tokenizer', 0.05],
+      ['loading', 'weights', 0.15],
+      ['loading', 'session', 0.95],
+      ['loaded', null, 1],
+    ],
+  );
   assert.deepEqual(reg.modelHealth('a'), { state: 'loaded', ready: true });
   assert.equal(reg.statusOf('a').sessions.count, 1, 'the first session opens at load');
   lease.release();
@@ -112,7 +128,12 @@ test('first use loads the model with progress; /health shows it loading for that
   (await reg.lease('a')).release();
   assert.equal(loader.loads, 1, 'a loaded model is not loaded again');
   assert.equal(reg.modelHealth('zzz'), undefined);
-  assert.throws(() => reg.statusOf('zzz'), (e: unknown) => e instanceof ModelNotFoundError && /model "zzz" is not configured \(configured: a, b\)/.test((e as Error).message));
+  assert.throws(
+    () => reg.statusOf('zzz'),
+    (e: unknown) =>
+      e instanceof ModelNotFoundError &&
+      /model "zzz" is not configured \(configured: a, b\)/.test((e as Error).message),
+  );
   await reg.stop();
 });
 
@@ -160,7 +181,12 @@ test('the queue: one runs, queue_size wait in order, one more is busy; an abort 
   await tick();
   const depth = async () => (await metrics.queueDepth.get()).values.find((v) => v.labels.model === 'a')?.value;
   assert.equal(await depth(), 1);
-  await assert.rejects(reg.lease('a'), (e: unknown) => e instanceof BusyError && /model "a" is busy: 1 request already waiting \(queue_size 1\)/.test((e as Error).message));
+  await assert.rejects(
+    reg.lease('a'),
+    (e: unknown) =>
+      e instanceof BusyError &&
+      /model "a" is busy: 1 request already waiting \(queue_size 1\)/.test((e as Error).message),
+  );
   ac.abort();
   await assert.rejects(second, CancelledError);
   assert.equal(await depth(), 0);
@@ -197,8 +223,17 @@ test('a failed load is reported with its reason and the next request tries again
   const leasing = reg.lease('a', { onProgress: (p) => seen.push(p) });
   await tick();
   loader.fail('tokenizer.json: file not found');
-  await assert.rejects(leasing, (e: unknown) => e instanceof ModelLoadError && e.message === 'model "a" (/models/x) failed to load: tokenizer.json: file not found');
-  assert.deepEqual(reg.modelHealth('a'), { state: 'failed', ready: false, error: 'model "a" (/models/x) failed to load: tokenizer.json: file not found' });
+  await assert.rejects(
+    leasing,
+    (e: unknown) =>
+      e instanceof ModelLoadError &&
+      e.message === 'model "a" (/models/x) failed to load: tokenizer.json: file not found',
+  );
+  assert.deepEqual(reg.modelHealth('a'), {
+    state: 'failed',
+    ready: false,
+    error: 'model "a" (/models/x) failed to load: tokenizer.json: file not found',
+  });
   assert.equal(seen.at(-1)?.state, 'failed');
   assert.equal(reg.statusOf('a').queue.active, 0);
   loader.gated = false;

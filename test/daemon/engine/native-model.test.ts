@@ -41,7 +41,10 @@ for (const arch of ARCHS) {
       const steps = await model.createSession();
       let last = await steps.prefill(PROMPT.slice(0, 3));
       for (const tok of PROMPT.slice(3)) last = await steps.decode(tok);
-      assert.ok(maxAbsDiff(full, last) <= rel * maxAbs(full), `${arch} ${activationBits} bits: diff ${maxAbsDiff(full, last)}`);
+      assert.ok(
+        maxAbsDiff(full, last) <= rel * maxAbs(full),
+        `${arch} ${activationBits} bits: diff ${maxAbsDiff(full, last)}`,
+      );
       assert.equal(whole.info().nPast, PROMPT.length);
       assert.equal(steps.info().nPast, PROMPT.length);
       assert.ok(Number.isFinite(maxAbs(full)) && maxAbs(full) > 0.1, 'logits are finite and not degenerate');
@@ -66,8 +69,14 @@ for (const arch of ARCHS) {
       // The cached rows 0-1 came from a 6-token prefill here and a 2-token one there: the fast
       // kernels round differently for different batch shapes (float32 level, never by thread count).
       const want = await fresh.decode(50);
-      assert.ok(maxAbsDiff(other, want) <= rel * maxAbs(want), `${activationBits} bits: diff ${maxAbsDiff(other, want)}`);
-      await assert.rejects(s.truncate(99), (e: Error) => e instanceof EngineError && /outside the session's 3 cached tokens/.test(e.message));
+      assert.ok(
+        maxAbsDiff(other, want) <= rel * maxAbs(want),
+        `${activationBits} bits: diff ${maxAbsDiff(other, want)}`,
+      );
+      await assert.rejects(
+        s.truncate(99),
+        (e: Error) => e instanceof EngineError && /outside the session's 3 cached tokens/.test(e.message),
+      );
     }
   });
 
@@ -107,7 +116,10 @@ for (const arch of ARCHS) {
     await sw.decode(3);
     assert.equal(sw.info().expertsComputed - before, 6 * wide.summary.moeLayers);
     const max = arch === 'glm4_moe' ? 8 : 16; // glm tiny: topk_group 2 of 4 groups of 4 experts
-    await assert.rejects(NativeModel.load(dir, { topK: max + 1 }), new RegExp(`topK \\(routing width\\) must be between 1 and ${max} for this model, got ${max + 1}`));
+    await assert.rejects(
+      NativeModel.load(dir, { topK: max + 1 }),
+      new RegExp(`topK \\(routing width\\) must be between 1 and ${max} for this model, got ${max + 1}`),
+    );
   });
 }
 
@@ -125,7 +137,10 @@ test('a native session serves prompt-prefix reuse (PrefixSession)', async (t) =>
     assert.equal(r?.prefilled, 2);
     assert.equal(reuse.source.length, 11);
     const cold = await (await model.createSession()).prefill(turn2);
-    assert.ok(maxAbsDiff(r!.logits, cold) <= rel * maxAbs(cold), `${activationBits} bits: diff ${maxAbsDiff(r!.logits, cold)}`);
+    assert.ok(
+      maxAbsDiff(r!.logits, cold) <= rel * maxAbs(cold),
+      `${activationBits} bits: diff ${maxAbsDiff(r!.logits, cold)}`,
+    );
     const branch = await reuse.start([...PROMPT.slice(0, 4), 99]);
     assert.equal(branch?.reused, 4, 'a diverging prompt truncates to the common prefix');
     const coldBranch = await (await model.createSession()).prefill([...PROMPT.slice(0, 4), 99]);
@@ -166,22 +181,46 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   assert.equal(s.info().nPast, 3, 'a rejected call leaves the cache unchanged');
   await assert.rejects(s.prefill([]), /no tokens given/);
   await assert.rejects(s.decode(1.5), /decode: token must be an integer between 0 and 2147483647, got 1.5/);
-  await assert.rejects(s.prefill(Array.from({ length: 10 }, () => 4)), /context is full: 3 cached \+ 10 new tokens exceed the session's contextLength 12/);
+  await assert.rejects(
+    s.prefill(Array.from({ length: 10 }, () => 4)),
+    /context is full: 3 cached \+ 10 new tokens exceed the session's contextLength 12/,
+  );
   const pending = s.decode(5);
   await assert.rejects(s.decode(6), /the session is busy with another call; await it before the next/);
   await pending;
   assert.equal(s.info().nPast, 4);
 
   const addon = loadNative();
-  await assert.rejects(addon.prefill(s as never, new Int32Array([1])), /prefill: first argument is not a session handle/);
+  await assert.rejects(
+    addon.prefill(s as never, new Int32Array([1])),
+    /prefill: first argument is not a session handle/,
+  );
   await assert.rejects(addon.loadModel(42 as never), /loadModel: dir must be a string/);
-  await assert.rejects(NativeModel.load('/x', { threads: 0 }), /loadModel: option threads must be an integer between 1 and 256, got 0/);
-  await assert.rejects(NativeModel.load('/x', { contextLength: 'long' as never }), /option contextLength must be an integer .* got a string/);
-  await assert.rejects(NativeModel.load('/x', { backend: 'cuda-9' }), /backend "cuda-9" is not compiled into this build \(available: auto, cpu-ref[^)]*\)/);
-  await assert.rejects(NativeModel.load('/x', { kvCache: 'f8' as never }), /loadModel: kvCache must be "f32" or "f16", got "f8"/);
-  await assert.rejects(NativeModel.load('/x', { activationBits: 21 as never }), /loadModel: activationBits must be 16 or 24, got 21/);
+  await assert.rejects(
+    NativeModel.load('/x', { threads: 0 }),
+    /loadModel: option threads must be an integer between 1 and 256, got 0/,
+  );
+  await assert.rejects(
+    NativeModel.load('/x', { contextLength: 'long' as never }),
+    /option contextLength must be an integer .* got a string/,
+  );
+  await assert.rejects(
+    NativeModel.load('/x', { backend: 'cuda-9' }),
+    /backend "cuda-9" is not compiled into this build \(available: auto, cpu-ref[^)]*\)/,
+  );
+  await assert.rejects(
+    NativeModel.load('/x', { kvCache: 'f8' as never }),
+    /loadModel: kvCache must be "f32" or "f16", got "f8"/,
+  );
+  await assert.rejects(
+    NativeModel.load('/x', { activationBits: 21 as never }),
+    /loadModel: activationBits must be 16 or 24, got 21/,
+  );
   assert.equal(model.summary.activationBits, 16);
-  await assert.rejects(model.createSession({ contextLength: 0 }), /createSession: option contextLength must be an integer between 1/);
+  await assert.rejects(
+    model.createSession({ contextLength: 0 }),
+    /createSession: option contextLength must be an integer between 1/,
+  );
 
   s.dispose();
   await assert.rejects(s.decode(1), /decode: the session was disposed/);

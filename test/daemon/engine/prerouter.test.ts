@@ -61,7 +61,11 @@ for (const c of CASES) {
     if (c.heads === 'file') {
       prerouter = refHeads = join(dir, 'heads.safetensors');
       writePrerouterHeads(prerouter, randomHeads(owners, 24, 5), {
-        topK: 4, routing: c.arch === 'qwen3_moe' ? 'softmax_topk' : 'sigmoid_group', hiddenSize: HIDDEN, numExperts: EXPERTS, source: 'test',
+        topK: 4,
+        routing: c.arch === 'qwen3_moe' ? 'softmax_topk' : 'sigmoid_group',
+        hiddenSize: HIDDEN,
+        numExperts: EXPERTS,
+        source: 'test',
       });
     }
     const rng = new Prng(9);
@@ -74,7 +78,15 @@ for (const c of CASES) {
     plain.close();
 
     // 24-bit decode activations hold the reference's tight bound (16 bits: reference-agreement).
-    const opts: LoadModelOptions = { threads: 2, activationBits: 24, prefillPath: 'whole-layer', decodePath: c.decodePath, ioMode: c.ioMode, prerouter, measureRecall: true };
+    const opts: LoadModelOptions = {
+      threads: 2,
+      activationBits: 24,
+      prefillPath: 'whole-layer',
+      decodePath: c.decodePath,
+      ioMode: c.ioMode,
+      prerouter,
+      measureRecall: true,
+    };
     const model = await NativeModel.load(dir, opts);
     t.after(() => model.dispose());
     assert.deepEqual(model.summary.stream.prerouterOwners, owners);
@@ -91,9 +103,16 @@ for (const c of CASES) {
 
     const st = session.info().stream;
     const decodeSteps = STEPS - 1;
-    assert.equal(st.predictedLayers, decodeSteps * owners.length, `${name}: every owned layer routed by prediction ${JSON.stringify(st)}`);
+    assert.equal(
+      st.predictedLayers,
+      decodeSteps * owners.length,
+      `${name}: every owned layer routed by prediction ${JSON.stringify(st)}`,
+    );
     assert.equal(st.recallTotal, st.predictedLayers * 4);
-    assert.ok(st.recallHits > 0 && st.recallHits < st.recallTotal, `${name}: recall ${st.recallHits}/${st.recallTotal}`);
+    assert.ok(
+      st.recallHits > 0 && st.recallHits < st.recallTotal,
+      `${name}: recall ${st.recallHits}/${st.recallTotal}`,
+    );
     assert.equal(st.drops, 0, `${name}: drops`);
     if (c.decodePath === 'staged') {
       assert.equal(st.fallbacks, 0, `${name}: fallbacks ${JSON.stringify(st)}`);
@@ -108,27 +127,52 @@ test('a heads file that does not fit the model is refused with the reason', asyn
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 2 });
   const tmp = tempDir('bs-heads-');
   t.after(() => tmp.remove());
-  const meta: HeadsMetadata = { topK: 4, routing: 'softmax_topk', hiddenSize: HIDDEN, numExperts: EXPERTS, source: 'test' };
+  const meta: HeadsMetadata = {
+    topK: 4,
+    routing: 'softmax_topk',
+    hiddenSize: HIDDEN,
+    numExperts: EXPERTS,
+    source: 'test',
+  };
   const write = (name: string, heads: HeadWeights[], m = meta) => {
     const p = join(tmp.path, name);
     writePrerouterHeads(p, heads, m);
     return p;
   };
   const cases: [string, RegExp][] = [
-    [write('k8.safetensors', randomHeads([0], 8, 1), { ...meta, topK: 8 }), /metadata top_k is "8" but this model needs "4"; .*load the model with topK 8/],
-    [write('glm.safetensors', randomHeads([0], 8, 1), { ...meta, routing: 'sigmoid_group' }), /metadata routing is "sigmoid_group" but this model needs "softmax_topk"/],
-    [write('last.safetensors', randomHeads([3], 8, 1)), /head layers\.3 predicts layer 4, but layers 3 and 4 of this model are not both MoE layers/],
+    [
+      write('k8.safetensors', randomHeads([0], 8, 1), { ...meta, topK: 8 }),
+      /metadata top_k is "8" but this model needs "4"; .*load the model with topK 8/,
+    ],
+    [
+      write('glm.safetensors', randomHeads([0], 8, 1), { ...meta, routing: 'sigmoid_group' }),
+      /metadata routing is "sigmoid_group" but this model needs "softmax_topk"/,
+    ],
+    [
+      write('last.safetensors', randomHeads([3], 8, 1)),
+      /head layers\.3 predicts layer 4, but layers 3 and 4 of this model are not both MoE layers/,
+    ],
     // Heads of a model with hidden size 64: features 64 + 2·16 = 96 instead of 160.
-    [write('narrow.safetensors', randomHeads([1], 8, 1, 96), { ...meta, hiddenSize: 64 }), /metadata hidden_size is "64" but this model needs "128"/],
+    [
+      write('narrow.safetensors', randomHeads([1], 8, 1, 96), { ...meta, hiddenSize: 64 }),
+      /metadata hidden_size is "64" but this model needs "128"/,
+    ],
   ];
   const noMeta = write('nometa.safetensors', randomHeads([1], 8, 1, 96), { ...meta, hiddenSize: 64 });
   editHeader(noMeta, (h) => delete (h as Record<string, unknown>).__metadata__);
-  cases.push([noMeta, /tensor layers\.1\.fc1\.weight has shape \[8, 96\] but this model needs \[8, 160\] \(features = hidden_size \+ 2 × experts\)/]);
+  cases.push([
+    noMeta,
+    /tensor layers\.1\.fc1\.weight has shape \[8, 96\] but this model needs \[8, 160\] \(features = hidden_size \+ 2 × experts\)/,
+  ]);
   const junk = join(tmp.path, 'junk.safetensors');
   writeFileSync(junk, 'not a safetensors file at all');
   cases.push([junk, /junk\.safetensors: .*header/]);
   for (const [path, re] of cases) {
-    await assert.rejects(NativeModel.load(dir, { prerouter: path }), (e: Error) => re.test(e.message), `${path}: ${re}`);
+    await assert.rejects(
+      NativeModel.load(dir, { prerouter: path }),
+      (e: Error) => re.test(e.message),
+      `${path}: ${re}`,
+    );
   }
   const good = write('good.safetensors', randomHeads([1, 2], 8, 1));
   const loaded = await NativeModel.load(dir, { prerouter: good });

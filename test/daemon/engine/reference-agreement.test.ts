@@ -32,7 +32,10 @@ const CASES: [Arch, SpecOverrides, string][] = [
 ];
 
 // Every kernel set this machine can run (cpu-ref and the fast ones), each against the reference.
-const KERNEL_SETS = loadNative().info().kernelSets.filter((k) => k.usable).map((k) => k.name);
+const KERNEL_SETS = loadNative()
+  .info()
+  .kernelSets.filter((k) => k.usable)
+  .map((k) => k.name);
 
 // Activation precision (decode's integer kernels): with activationBits 24 the logits stay
 // within the float32 bound above (measured 5–9e-7 × max|logit| on these shapes). The default 16
@@ -54,7 +57,11 @@ for (const [arch, over, name] of CASES) {
       for (const backend of KERNEL_SETS) {
         const runs: GreedyResult[] = [];
         for (const activationBits of [24, undefined] as const) {
-          const model = await NativeModel.load(dir, { threads: 2, backend, ...(activationBits ? { activationBits } : {}) });
+          const model = await NativeModel.load(dir, {
+            threads: 2,
+            backend,
+            ...(activationBits ? { activationBits } : {}),
+          });
           assert.equal(model.summary.activationBits, activationBits ?? 16);
           runs.push(await (await model.createSession()).greedy(prompt, 24));
           model.dispose();
@@ -64,19 +71,31 @@ for (const [arch, over, name] of CASES) {
         checkAgainstReference(`${name} seed ${seed} ${backend} 16-bit (default)`, fast, want, INT_BOUND);
         const intPath = backend !== 'cpu-ref' && backend !== 'cpu-neon';
         const same = exact.logits.every((l, i) => l.every((v, j) => v === fast.logits[i]![j]));
-        assert.equal(same, !intPath, `${name} ${backend}: 16-bit decode logits ${same ? 'equal' : 'differ from'} the 24-bit ones`);
+        assert.equal(
+          same,
+          !intPath,
+          `${name} ${backend}: 16-bit decode logits ${same ? 'equal' : 'differ from'} the 24-bit ones`,
+        );
       }
     }
   });
 }
 
-function checkAgainstReference(name: string, got: GreedyResult, want: { tokens: number[]; logits: ArrayLike<number>[] }, rel = 1e-5): void {
+function checkAgainstReference(
+  name: string,
+  got: GreedyResult,
+  want: { tokens: number[]; logits: ArrayLike<number>[] },
+  rel = 1e-5,
+): void {
   assert.deepEqual(got.tokens, want.tokens, `${name}: greedy tokens`);
   for (let step = 0; step < 24; step++) {
     const r = want.logits[step]!;
     const g = got.logits[step]!;
     const d = logitsDiff(g, r, rel);
-    assert.ok(d.worst <= d.bound, `${name} step ${step}: token ${d.at} engine ${g[d.at]} vs reference ${r[d.at]} (|Δ| ${d.worst}, bound ${d.bound})`);
+    assert.ok(
+      d.worst <= d.bound,
+      `${name} step ${step}: token ${d.at} engine ${g[d.at]} vs reference ${r[d.at]} (|Δ| ${d.worst}, bound ${d.bound})`,
+    );
   }
 }
 
@@ -84,7 +103,11 @@ test('synth → load → generate: the CLI-written folder runs through tokenizer
   for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
     const dir = tempDir('bs-roundtrip-');
     t.after(() => dir.remove());
-    const synth = await runCli(['models', 'synth', '--arch', arch, '--shape', 'tiny', '--out', dir.path, '--seed', '11', '--json'], {}, { timeoutMs: 60_000 });
+    const synth = await runCli(
+      ['models', 'synth', '--arch', arch, '--shape', 'tiny', '--out', dir.path, '--seed', '11', '--json'],
+      {},
+      { timeoutMs: 60_000 },
+    );
     assert.equal(synth.code, 0, synth.stderr);
 
     const tok = await TextTokenizer.fromDir(dir.path);

@@ -12,7 +12,12 @@ test('one runs, the rest wait in FIFO order, and one more than capacity is busy'
   const b = q.acquire().then((release) => (order.push('b'), release));
   const c = q.acquire().then((release) => (order.push('c'), release));
   assert.deepEqual([q.active, q.waiting], [1, 2]);
-  await assert.rejects(q.acquire(), (e: unknown) => e instanceof BusyError && e.message === 'model "m" is busy: 2 requests already waiting (queue_size 2); retry later');
+  await assert.rejects(
+    q.acquire(),
+    (e: unknown) =>
+      e instanceof BusyError &&
+      e.message === 'model "m" is busy: 2 requests already waiting (queue_size 2); retry later',
+  );
   assert.equal(q.waiting, 2, 'a refused request takes no place');
   first();
   first();
@@ -87,7 +92,10 @@ test('seeded random arrivals, aborts and releases keep FIFO order and the capaci
             running = release;
           },
           (e: unknown) => {
-            assert.ok(full ? e instanceof BusyError : e instanceof CancelledError, `seed ${seed}: request ${n}: ${(e as Error).message}`);
+            assert.ok(
+              full ? e instanceof BusyError : e instanceof CancelledError,
+              `seed ${seed}: request ${n}: ${(e as Error).message}`,
+            );
             pending.delete(n);
           },
         );
@@ -103,6 +111,10 @@ test('seeded random arrivals, aborts and releases keep FIFO order and the capaci
       await tick();
       assert.ok(q.waiting <= cap, `seed ${seed}: ${q.waiting} waiting > capacity ${cap}`);
     }
-    assert.deepEqual(granted, [...granted].sort((a, b) => a - b), `seed ${seed}: grants out of arrival order`);
+    assert.deepEqual(
+      granted,
+      [...granted].sort((a, b) => a - b),
+      `seed ${seed}: grants out of arrival order`,
+    );
   }
 });

@@ -7,7 +7,13 @@ import { Prng } from '../../../robot/common/prng.js';
 const L = Float32Array.of(2, 1, 0, -1);
 const params = (p: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, seed: 1, ...p });
 
-function dist(p: Partial<SamplingParams>, logits = L, prime: number[] = [], accepted: number[] = [], exempt: number[] = []): Map<number, number> {
+function dist(
+  p: Partial<SamplingParams>,
+  logits = L,
+  prime: number[] = [],
+  accepted: number[] = [],
+  exempt: number[] = [],
+): Map<number, number> {
   const s = new Sampler(params(p), new Set(exempt));
   s.prime(prime);
   for (const t of accepted) s.accept(t);
@@ -23,7 +29,8 @@ function softmax(xs: number[]): number[] {
 
 function assertDist(got: Map<number, number>, want: Record<number, number>, label: string): void {
   assert.deepEqual([...got.keys()].sort(), Object.keys(want).map(Number).sort(), `${label}: kept tokens`);
-  for (const [id, p] of Object.entries(want)) assert.ok(Math.abs(got.get(Number(id))! - p) < 1e-9, `${label}: p[${id}] = ${got.get(Number(id))}, want ${p}`);
+  for (const [id, p] of Object.entries(want))
+    assert.ok(Math.abs(got.get(Number(id))! - p) < 1e-9, `${label}: p[${id}] = ${got.get(Number(id))}, want ${p}`);
 }
 
 test('temperature 1 is the softmax; temperature 0.5 sharpens it (hand-computed)', () => {
@@ -57,15 +64,27 @@ test('repetition penalty divides positive and multiplies negative logits of rece
   const p = softmax([1, 1, 0, -2]);
   assertDist(dist({ repetitionPenalty: 2 }, L, [0, 3]), { 0: p[0], 1: p[1], 2: p[2], 3: p[3] }, 'repetition 2');
   const window1 = softmax([2, 1, 0, -2]);
-  assertDist(dist({ repetitionPenalty: 2, repeatLastN: 1 }, L, [0, 3]), { 0: window1[0], 1: window1[1], 2: window1[2], 3: window1[3] }, 'only the last token');
+  assertDist(
+    dist({ repetitionPenalty: 2, repeatLastN: 1 }, L, [0, 3]),
+    { 0: window1[0], 1: window1[1], 2: window1[2], 3: window1[3] },
+    'only the last token',
+  );
   const exempt = softmax([2, 1, 0, -2]);
-  assertDist(dist({ repetitionPenalty: 2 }, L, [0, 3], [], [0]), { 0: exempt[0], 1: exempt[1], 2: exempt[2], 3: exempt[3] }, 'stop tokens exempt');
+  assertDist(
+    dist({ repetitionPenalty: 2 }, L, [0, 3], [], [0]),
+    { 0: exempt[0], 1: exempt[1], 2: exempt[2], 3: exempt[3] },
+    'stop tokens exempt',
+  );
 });
 
 test('frequency and presence penalties subtract per output occurrence (prompt tokens do not count)', () => {
   // Token 1 sampled twice: 1 - 0.5*2 - 0.25 = -0.25.
   const p = softmax([2, -0.25, 0, -1]);
-  assertDist(dist({ frequencyPenalty: 0.5, presencePenalty: 0.25 }, L, [1, 1, 1], [1, 1]), { 0: p[0], 1: p[1], 2: p[2], 3: p[3] }, 'freq/presence');
+  assertDist(
+    dist({ frequencyPenalty: 0.5, presencePenalty: 0.25 }, L, [1, 1, 1], [1, 1]),
+    { 0: p[0], 1: p[1], 2: p[2], 3: p[3] },
+    'freq/presence',
+  );
 });
 
 test('entries beyond the vocabulary are never sampled', () => {
@@ -90,7 +109,10 @@ test('same seed → same tokens; another seed → other tokens', () => {
   assert.deepEqual(big(2 ** 40 + 5), big(2 ** 40 + 5));
 });
 
-for (const [label, p] of [['top_k 3', { topK: 3, temperature: 0.8 }], ['unfiltered (drawn from the weights in id order)', { temperature: 0.8 }]] as const) {
+for (const [label, p] of [
+  ['top_k 3', { topK: 3, temperature: 0.8 }],
+  ['unfiltered (drawn from the weights in id order)', { temperature: 0.8 }],
+] as const) {
   test(`draw frequencies match the distribution, ${label} (20k seeded draws, within 5 sigma)`, () => {
     const s = new Sampler(params({ seed: 3, ...p }));
     const logits = Float32Array.of(2, 1, -Infinity, 0, -1);
@@ -135,7 +157,9 @@ test('seeded random logits and filters: the sampler keeps the reference sets and
     const n = 1 + rng.int(c % 10 === 0 ? 5000 : 300);
     // Few distinct values (ties), some -Infinity, and a spread that makes top-p keep many tokens.
     const levels = 2 + rng.int(60);
-    const logits = Float32Array.from({ length: n }, () => (rng.int(12) === 0 ? -Infinity : (rng.int(levels) * 8) / levels));
+    const logits = Float32Array.from({ length: n }, () =>
+      rng.int(12) === 0 ? -Infinity : (rng.int(levels) * 8) / levels,
+    );
     if (!logits.some((x) => x > -Infinity)) logits[rng.int(n)] = 0;
     const p = params({
       temperature: [0.5, 1, 1.7][rng.int(3)]!,
@@ -146,8 +170,17 @@ test('seeded random logits and filters: the sampler keeps the reference sets and
     const label = `case ${c} (seed 91) n ${n} ${JSON.stringify({ ...p, seed: undefined })}`;
     const want = referenceDistribution(logits, p);
     const got = new Sampler(p).distribution(logits);
-    assert.deepEqual([...got.ids].sort((a, b) => a - b), [...want.keys()].sort((a, b) => a - b), `${label}: kept tokens`);
-    got.ids.forEach((id, k) => assert.ok(Math.abs(got.probs[k]! - want.get(id)!) < 1e-12, `${label}: p[${id}] ${got.probs[k]} vs ${want.get(id)}`));
+    assert.deepEqual(
+      [...got.ids].sort((a, b) => a - b),
+      [...want.keys()].sort((a, b) => a - b),
+      `${label}: kept tokens`,
+    );
+    got.ids.forEach((id, k) =>
+      assert.ok(
+        Math.abs(got.probs[k]! - want.get(id)!) < 1e-12,
+        `${label}: p[${id}] ${got.probs[k]} vs ${want.get(id)}`,
+      ),
+    );
   }
 });
 
@@ -161,5 +194,10 @@ test('request fields resolve over model defaults; bad values name the field', ()
     [{ seed: 'x' }, /^seed: must be a number, got "x"/],
     [{ presence_penalty: 3 }, /^presence_penalty: must be in \[-2, 2\]/],
   ];
-  for (const [req, re] of bad) assert.throws(() => resolveSampling(req), (e: unknown) => e instanceof RequestError && re.test(e.message), JSON.stringify(req));
+  for (const [req, re] of bad)
+    assert.throws(
+      () => resolveSampling(req),
+      (e: unknown) => e instanceof RequestError && re.test(e.message),
+      JSON.stringify(req),
+    );
 });

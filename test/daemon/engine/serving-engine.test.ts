@@ -36,7 +36,14 @@ async function serve(t: { after(fn: () => unknown): void }) {
       },
     };
   };
-  const profile: ModelProfile = { path: model.path, threads: 1, contextLength: 4096, keepAliveMs: -1, queueSize: 4, sessions: 4 };
+  const profile: ModelProfile = {
+    path: model.path,
+    threads: 1,
+    contextLength: 4096,
+    keepAliveMs: -1,
+    queueSize: 4,
+    sessions: 4,
+  };
   const metrics = new ServingMetrics(new Registry());
   const registry = new ModelRegistry({ models: { tiny: profile }, loader, metrics, log: pino({ level: 'silent' }) });
   await registry.start();
@@ -44,7 +51,9 @@ async function serve(t: { after(fn: () => unknown): void }) {
   const chat = new ChatService(registry, metrics);
   /** Tokens the engine ran through the model (prefill + decode), over every session. */
   const engineTokens = () => sessions.reduce((n, s) => n + s.info().tokens, 0);
-  const run = async (body: Record<string, unknown>): Promise<ChatOutcome & { events: ChatEvent[]; engineTokens: number }> => {
+  const run = async (
+    body: Record<string, unknown>,
+  ): Promise<ChatOutcome & { events: ChatEvent[]; engineTokens: number }> => {
     const before = engineTokens();
     const gen = chat.run({ body: { model: 'tiny', ...body } });
     const events: ChatEvent[] = [];
@@ -64,17 +73,34 @@ test('prefix reuse: the second turn runs only the tokens its session lacks, and 
   const turn1 = [SYSTEM, { role: 'user', content: 'Where is the red cup?' }];
   const first = await warm.run({ messages: turn1, max_tokens: 10, temperature: 0.8, seed: 3 });
   const u1 = first.result.usage;
-  assert.equal(first.engineTokens, u1.promptTokens + first.result.timings.decodeTokens, 'a cold first turn runs its whole prompt');
+  assert.equal(
+    first.engineTokens,
+    u1.promptTokens + first.result.timings.decodeTokens,
+    'a cold first turn runs its whole prompt',
+  );
 
-  const turn2 = [...turn1, { role: 'assistant', content: first.result.content }, { role: 'user', content: 'Pick it up with the left arm.' }];
+  const turn2 = [
+    ...turn1,
+    { role: 'assistant', content: first.result.content },
+    { role: 'user', content: 'Pick it up with the left arm.' },
+  ];
   const body2 = { messages: turn2, max_tokens: 12, temperature: 0.8, seed: 5 };
   const second = await warm.run(body2);
   const u2 = second.result.usage;
-  assert.ok(u2.cachedTokens >= u1.promptTokens, `the whole first prompt is reused: ${u2.cachedTokens} of ${u1.promptTokens}`);
+  assert.ok(
+    u2.cachedTokens >= u1.promptTokens,
+    `the whole first prompt is reused: ${u2.cachedTokens} of ${u1.promptTokens}`,
+  );
   assert.equal(second.result.timings.prefillTokens, u2.promptTokens - u2.cachedTokens);
-  assert.equal(second.engineTokens, u2.promptTokens - u2.cachedTokens + second.result.timings.decodeTokens, 'the engine ran only the new prompt tokens and the decodes');
+  assert.equal(
+    second.engineTokens,
+    u2.promptTokens - u2.cachedTokens + second.result.timings.decodeTokens,
+    'the engine ran only the new prompt tokens and the decodes',
+  );
 
-  t.diagnostic(`turn 1: ${u1.promptTokens} prompt + ${u1.completionTokens} generated; turn 2: ${u2.promptTokens} prompt, ${u2.cachedTokens} cached, engine ran ${second.engineTokens}`);
+  t.diagnostic(
+    `turn 1: ${u1.promptTokens} prompt + ${u1.completionTokens} generated; turn 2: ${u2.promptTokens} prompt, ${u2.cachedTokens} cached, engine ran ${second.engineTokens}`,
+  );
   const cold = await (await serve(t)).run(body2);
   assert.equal(cold.result.usage.cachedTokens, 0);
   assert.equal(cold.engineTokens, u2.promptTokens + cold.result.timings.decodeTokens);
@@ -86,15 +112,33 @@ test('prefix reuse: the second turn runs only the tokens its session lacks, and 
 test('agent loop: a tool call and its result extend the same session', async (t) => {
   const s = await serve(t);
   const ask = [SYSTEM, { role: 'user', content: 'Open the left gripper halfway.' }];
-  const first = await s.run({ messages: ask, tools: WEATHER_TOOLS, tool_choice: { type: 'function', function: { name: 'set_gripper' } }, temperature: 1, seed: 2, max_tokens: 160 });
+  const first = await s.run({
+    messages: ask,
+    tools: WEATHER_TOOLS,
+    tool_choice: { type: 'function', function: { name: 'set_gripper' } },
+    temperature: 1,
+    seed: 2,
+    max_tokens: 160,
+  });
   assert.equal(first.result.finishReason, 'tool_calls');
   const call = first.result.toolCalls[0]!;
-  const turn2 = [...ask,
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] },
-    { role: 'tool', tool_call_id: 'c1', content: '{"ok": true}' }];
+  const turn2 = [
+    ...ask,
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: '{"ok": true}' },
+  ];
   const second = await s.run({ messages: turn2, tools: WEATHER_TOOLS, max_tokens: 6, temperature: 0, seed: 1 });
   const u = second.result.usage;
-  assert.ok(u.cachedTokens >= first.result.usage.promptTokens, `${u.cachedTokens} cached of the first prompt's ${first.result.usage.promptTokens}`);
+  assert.ok(
+    u.cachedTokens >= first.result.usage.promptTokens,
+    `${u.cachedTokens} cached of the first prompt's ${first.result.usage.promptTokens}`,
+  );
   assert.equal(second.engineTokens, u.promptTokens - u.cachedTokens + second.result.timings.decodeTokens);
 });
 
@@ -113,7 +157,14 @@ test(`constrained decoding on the real engine: ${REQUESTS} seeded requests, each
     // Every fourth request names its tool; the rest may call either.
     const named = seed % 4 === 0 ? WEATHER_TOOLS[seed % 8 === 0 ? 0 : 1]!.function.name : undefined;
     const toolChoice = named ? { type: 'function', function: { name: named } } : 'required';
-    const o = await s.run({ messages: [SYSTEM, { role: 'user', content: `Task ${seed % 5}: check the weather or move the gripper.` }], tools: WEATHER_TOOLS, tool_choice: toolChoice, temperature: 1, seed, max_tokens: 160 });
+    const o = await s.run({
+      messages: [SYSTEM, { role: 'user', content: `Task ${seed % 5}: check the weather or move the gripper.` }],
+      tools: WEATHER_TOOLS,
+      tool_choice: toolChoice,
+      temperature: 1,
+      seed,
+      max_tokens: 160,
+    });
     const r = o.result;
     const label = `seed ${seed}: ${r.finishReason} ${JSON.stringify(r.toolCalls)} ${JSON.stringify(r.content)} ${r.error?.message ?? ''}`;
     assert.equal(r.finishReason, 'tool_calls', label);

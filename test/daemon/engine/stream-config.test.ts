@@ -12,7 +12,13 @@ import { synthTemp } from '../../native/helpers/model-files.js';
 test('engine streaming keys: defaults, environment, per-model overrides, load options', async (t) => {
   const base = loadConfig({ env: {} });
   assert.deepEqual(resolveProfile({ path: '/m' }, base.engine, '/m').stream, {
-    prefillPath: 'exact', decodePath: 'staged', slots: 0, cacheBytes: 0, ioThreads: 4, ioMode: 'page-cache', prerouter: 'off',
+    prefillPath: 'exact',
+    decodePath: 'staged',
+    slots: 0,
+    cacheBytes: 0,
+    ioThreads: 4,
+    ioMode: 'page-cache',
+    prerouter: 'off',
   });
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 1 });
   const c = loadConfig({
@@ -20,14 +26,35 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6, activation_bits: 24 } } },
   });
   const profile = resolveProfile(c.models.glm!, c.engine, dir);
-  assert.deepEqual(profile.stream, { prefillPath: 'exact', decodePath: 'hot', slots: 6, cacheBytes: 0, ioThreads: 2, ioMode: 'direct', prerouter: 'on' });
-  assert.deepEqual(streamLoadOptions(profile.stream!), { prefillPath: 'exact', decodePath: 'hot', slots: 6, ioThreads: 2, ioMode: 'direct', prerouter: 'on' });
-  assert.throws(() => loadConfig({ env: {}, overrides: { models: { glm: { path: dir, decode_path: 'fast' } } } }), /models\.glm\.decode_path: must be one of "exact", "staged", "hot", "whole-layer"/);
+  assert.deepEqual(profile.stream, {
+    prefillPath: 'exact',
+    decodePath: 'hot',
+    slots: 6,
+    cacheBytes: 0,
+    ioThreads: 2,
+    ioMode: 'direct',
+    prerouter: 'on',
+  });
+  assert.deepEqual(streamLoadOptions(profile.stream!), {
+    prefillPath: 'exact',
+    decodePath: 'hot',
+    slots: 6,
+    ioThreads: 2,
+    ioMode: 'direct',
+    prerouter: 'on',
+  });
+  assert.throws(
+    () => loadConfig({ env: {}, overrides: { models: { glm: { path: dir, decode_path: 'fast' } } } }),
+    /models\.glm\.decode_path: must be one of "exact", "staged", "hot", "whole-layer"/,
+  );
   assert.throws(() => loadConfig({ env: { BRAINSTEM_ENGINE_IO_MODE: 'mmap' } }), /engine\.io_mode/);
 
   const served = await loadNativeModel({ ...profile, threads: 1 }, () => {});
   t.after(() => served.dispose());
   const s = served.summary!.stream;
-  assert.deepEqual([s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter], ['hot', 'direct', 2, 6, 'zero-training']);
+  assert.deepEqual(
+    [s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter],
+    ['hot', 'direct', 2, 6, 'zero-training'],
+  );
   assert.equal(served.summary!.activationBits, 24, 'models.<name>.activation_bits reaches the engine');
 });

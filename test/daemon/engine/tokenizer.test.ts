@@ -5,7 +5,6 @@ import { TextDiffStreamDecoder } from '../../../daemon/engine/detokenizer.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { FIXTURE } from './fake-sources.js';
 
-
 test('encodes with the hand-chosen merges and byte-level ids', async () => {
   const tok = await TextTokenizer.fromDir(FIXTURE);
   // Byte ids follow GPT-2's table: '!'..'~' are 0..93, so 'o' = 111 - 33 = 78; merges start at 256
@@ -32,7 +31,10 @@ test('token bytes: byte tokens map through the byte-level table, added tokens ar
   // 'Ġ' stands for the space byte; the two tokens of 'é' (0xC3 0xA9) are single bytes.
   assert.deepEqual([...tok.tokenBytes(258)!], [...Buffer.from(' the')]);
   const e = tok.encode('é');
-  assert.deepEqual(e.map((id) => [...tok.tokenBytes(id)!]), [[0xc3], [0xa9]]);
+  assert.deepEqual(
+    e.map((id) => [...tok.tokenBytes(id)!]),
+    [[0xc3], [0xa9]],
+  );
   assert.deepEqual([...tok.tokenBytes(293)!], [...Buffer.from('<tool_call>')]);
   assert.equal(tok.tokenBytes(10_000), null);
 });
@@ -71,9 +73,13 @@ test('an incomplete character at the end of the stream becomes U+FFFD', async ()
 
 test('diff decoder (non-byte-level vocabularies) waits while the text ends in U+FFFD', () => {
   // A toy decoder: id 1 = 'x', ids 2 and 3 together = 'é', 2 alone is incomplete.
-  const decode = (ids: number[]): string => ids.map((id, i) => (id === 1 ? 'x' : id === 2 ? (ids[i + 1] === 3 ? 'é' : '\uFFFD') : '')).join('');
+  const decode = (ids: number[]): string =>
+    ids.map((id, i) => (id === 1 ? 'x' : id === 2 ? (ids[i + 1] === 3 ? 'é' : '\uFFFD') : '')).join('');
   const d = new TextDiffStreamDecoder(decode);
-  assert.deepEqual([1, 2, 3, 1].map((id) => d.push(id)), ['x', '', 'é', 'x']);
+  assert.deepEqual(
+    [1, 2, 3, 1].map((id) => d.push(id)),
+    ['x', '', 'é', 'x'],
+  );
   assert.equal(d.flush(), '');
 });
 

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  codeAt, dequantizeAffine, quantizeAffine, quantLayoutError, roundHalfEven, QUANT_BITS, QUANT_GROUPS,
+  codeAt,
+  dequantizeAffine,
+  quantizeAffine,
+  quantLayoutError,
+  roundHalfEven,
+  QUANT_BITS,
+  QUANT_GROUPS,
 } from '../../../daemon/models/mlx-quant.js';
 import { roundBf16 } from '../../../daemon/models/float16.js';
 import { Prng } from '../../../robot/common/prng.js';
@@ -63,7 +69,10 @@ test('round trip: every bits/group, error ≤ |scale| (mostly ≤ |scale|/2), bo
     for (const group of QUANT_GROUPS) {
       const rows = 7;
       const cols = group * 3;
-      const w = Array.from({ length: rows * cols }, () => rng.normal() * 0.02 + (rng.next() < 0.1 ? rng.uniform(-0.05, 0.05) : 0));
+      const w = Array.from(
+        { length: rows * cols },
+        () => rng.normal() * 0.02 + (rng.next() < 0.1 ? rng.uniform(-0.05, 0.05) : 0),
+      );
       const q = quantizeAffine(w, rows, cols, bits, group);
       const d = dequantizeAffine(q);
       let neg = 0;
@@ -76,7 +85,10 @@ test('round trip: every bits/group, error ≤ |scale| (mostly ≤ |scale|/2), bo
       }
       assert.ok(beyondHalf <= w.length * 0.05, `bits ${bits} group ${group}: ${beyondHalf} values clipped`);
       for (const s of q.scales) if (s < 0) neg++;
-      assert.ok(neg > 0 && neg < q.scales.length, `bits ${bits} group ${group}: ${neg}/${q.scales.length} negative scales`);
+      assert.ok(
+        neg > 0 && neg < q.scales.length,
+        `bits ${bits} group ${group}: ${neg}/${q.scales.length} negative scales`,
+      );
       for (let r = 0; r < rows; r++) {
         for (let c = 0; c < cols; c++) assert.ok(codeAt(q.weight, (r * cols * bits) / 32, c, bits) < 2 ** bits);
       }

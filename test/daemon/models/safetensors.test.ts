@@ -9,9 +9,17 @@ import { Prng } from '../../../robot/common/prng.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'brainstem-st-'));
 
-function source(name: string, dtype: TensorSource['dtype'], shape: number[], bytes: Uint8Array, pieces = 3): TensorSource {
+function source(
+  name: string,
+  dtype: TensorSource['dtype'],
+  shape: number[],
+  bytes: Uint8Array,
+  pieces = 3,
+): TensorSource {
   return {
-    name, dtype, shape,
+    name,
+    dtype,
+    shape,
     *chunks() {
       const step = Math.ceil(bytes.length / pieces) || 1;
       for (let o = 0; o < bytes.length; o += step) yield bytes.subarray(o, o + step);
@@ -24,8 +32,13 @@ test('writer/reader round trip: dtypes, shapes, metadata, chunked data (seed 9)'
   try {
     const rng = new Prng(9);
     const specs: [string, TensorSource['dtype'], number[]][] = [
-      ['a.weight', 'U32', [3, 5]], ['a.scales', 'BF16', [3, 1]], ['b', 'F32', [7]], ['c', 'F16', [2, 2, 2]],
-      ['empty', 'F32', [0, 4]], ['d', 'U8', [13]], ['e', 'I32', [1]],
+      ['a.weight', 'U32', [3, 5]],
+      ['a.scales', 'BF16', [3, 1]],
+      ['b', 'F32', [7]],
+      ['c', 'F16', [2, 2, 2]],
+      ['empty', 'F32', [0, 4]],
+      ['d', 'U8', [13]],
+      ['e', 'I32', [1]],
     ];
     const data = new Map<string, Uint8Array>();
     const sources = specs.map(([name, dtype, shape]) => {
@@ -63,7 +76,14 @@ test('writer rejects a producer with the wrong byte count and duplicate names', 
       () => writeSafetensors(join(dir, 'x.safetensors'), [source('t', 'F32', [4], new Uint8Array(12))]),
       /tensor t produced 12 bytes, its shape needs 16/,
     );
-    assert.throws(() => safetensorsHeader([{ name: 'x', dtype: 'F32', shape: [1] }, { name: 'x', dtype: 'F32', shape: [1] }]), /duplicate/);
+    assert.throws(
+      () =>
+        safetensorsHeader([
+          { name: 'x', dtype: 'F32', shape: [1] },
+          { name: 'x', dtype: 'F32', shape: [1] },
+        ]),
+      /duplicate/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -86,17 +106,44 @@ test('malformed files give errors that name the problem', () => {
     const cases: [string, string][] = [
       [fileWithHeader(dir, ok, 8, 1 << 30), 'header length 1073741824 runs past the end'],
       [fileWithHeader(dir, '{"t": [', 0), 'header is not valid JSON'],
-      [fileWithHeader(dir, { t: { dtype: 'Q7', shape: [2], data_offsets: [0, 8] } }, 8), 'tensor t: unknown dtype "Q7"'],
-      [fileWithHeader(dir, { t: { dtype: 'F32', shape: [2], data_offsets: [0, 16] } }, 8), 'data_offsets [0, 16] run past the 8 data bytes'],
-      [fileWithHeader(dir, { t: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, 8), 'shape [3] of F32 needs 12 bytes, offsets give 8'],
-      [fileWithHeader(dir, { t: { dtype: 'F32', shape: [-1], data_offsets: [0, 8] } }, 8), 'shape must be a list of non-negative integers'],
-      [fileWithHeader(dir, { t: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, 8), 'data_offsets must be [begin, end]'],
       [
-        fileWithHeader(dir, { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, 12),
+        fileWithHeader(dir, { t: { dtype: 'Q7', shape: [2], data_offsets: [0, 8] } }, 8),
+        'tensor t: unknown dtype "Q7"',
+      ],
+      [
+        fileWithHeader(dir, { t: { dtype: 'F32', shape: [2], data_offsets: [0, 16] } }, 8),
+        'data_offsets [0, 16] run past the 8 data bytes',
+      ],
+      [
+        fileWithHeader(dir, { t: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, 8),
+        'shape [3] of F32 needs 12 bytes, offsets give 8',
+      ],
+      [
+        fileWithHeader(dir, { t: { dtype: 'F32', shape: [-1], data_offsets: [0, 8] } }, 8),
+        'shape must be a list of non-negative integers',
+      ],
+      [
+        fileWithHeader(dir, { t: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, 8),
+        'data_offsets must be [begin, end]',
+      ],
+      [
+        fileWithHeader(
+          dir,
+          {
+            a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+            b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
+          },
+          12,
+        ),
         'tensors a and b overlap',
       ],
     ];
-    for (const [path, message] of cases) assert.throws(() => SafetensorsFile.open(path), (e: Error) => e.message.includes(message), message);
+    for (const [path, message] of cases)
+      assert.throws(
+        () => SafetensorsFile.open(path),
+        (e: Error) => e.message.includes(message),
+        message,
+      );
     const short = join(dir, 'short.safetensors');
     writeFileSync(short, Buffer.alloc(5));
     assert.throws(() => SafetensorsFile.open(short), /shorter than the 8-byte header length/);
@@ -110,7 +157,10 @@ test('sharded folder: index maps tensors to shards; a wrong map or missing folde
   try {
     writeSafetensors(join(dir, 'model-00001-of-00002.safetensors'), [source('x', 'F32', [1], new Uint8Array(4))]);
     writeSafetensors(join(dir, 'model-00002-of-00002.safetensors'), [source('y', 'F32', [1], new Uint8Array(4))]);
-    const index = { metadata: { total_size: 8 }, weight_map: { x: 'model-00001-of-00002.safetensors', y: 'model-00002-of-00002.safetensors' } };
+    const index = {
+      metadata: { total_size: 8 },
+      weight_map: { x: 'model-00001-of-00002.safetensors', y: 'model-00002-of-00002.safetensors' },
+    };
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify(index));
     const m = SafetensorsModel.open(dir);
     assert.deepEqual(m.names().sort(), ['x', 'y']);
@@ -119,8 +169,14 @@ test('sharded folder: index maps tensors to shards; a wrong map or missing folde
     m.close();
     index.weight_map.y = 'model-00001-of-00002.safetensors';
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify(index));
-    assert.throws(() => SafetensorsModel.open(dir), /weight_map puts y in model-00001-of-00002.safetensors, which does not contain it/);
-    assert.throws(() => SafetensorsModel.open(join(dir, 'nowhere')), /neither model.safetensors.index.json nor model.safetensors exists/);
+    assert.throws(
+      () => SafetensorsModel.open(dir),
+      /weight_map puts y in model-00001-of-00002.safetensors, which does not contain it/,
+    );
+    assert.throws(
+      () => SafetensorsModel.open(join(dir, 'nowhere')),
+      /neither model.safetensors.index.json nor model.safetensors exists/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

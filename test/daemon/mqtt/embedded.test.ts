@@ -51,11 +51,16 @@ test('the client reconnects with backoff when its broker comes back, and republi
   const first = new EmbeddedBroker({ host: '127.0.0.1', port: 0, ...creds, log });
   await first.start();
   const port = first.address().port;
-  const client = await startTestDaemon({ mqtt: { url: `mqtt://u:p@127.0.0.1:${port}`, protocol: '3.1.1', reconnect: { min_ms: 20, max_ms: 100 } } });
+  const client = await startTestDaemon({
+    mqtt: { url: `mqtt://u:p@127.0.0.1:${port}`, protocol: '3.1.1', reconnect: { min_ms: 20, max_ms: 100 } },
+  });
   t.after(() => client.stop());
   assert.equal(client.daemon.health().status, 'ready');
   await first.stop();
-  await waitFor(() => (client.daemon.health().status === 'degraded' ? true : undefined), 'the client to notice the broker is gone');
+  await waitFor(
+    () => (client.daemon.health().status === 'degraded' ? true : undefined),
+    'the client to notice the broker is gone',
+  );
   assert.equal(client.daemon.health().ready, true, 'degraded still counts as ready');
   const second = new EmbeddedBroker({ host: '127.0.0.1', port, ...creds, log });
   await second.start();

@@ -29,14 +29,20 @@ test('the daemon speaks MQTT 5 to Mosquitto and keeps its availability retained'
 
   const late = await connectMqtt(broker);
   t.after(() => late.endAsync());
-  assert.deepEqual(await nextMessage(late, topic), { topic, payload: 'offline', retain: true }, 'offline stays retained');
+  assert.deepEqual(
+    await nextMessage(late, topic),
+    { topic, payload: 'offline', retain: true },
+    'offline stays retained',
+  );
 });
 
 test('mqtt.protocol 3.1.1 is honoured against an MQTT 5 broker', async (t) => {
   const broker = await getMosquitto(t);
   if (!broker) return;
   t.after(() => broker.stop());
-  const d = await startTestDaemon({ mqtt: { url: broker.urlWithCredentials, base: `bstest/${randomBytes(4).toString('hex')}`, protocol: '3.1.1' } });
+  const d = await startTestDaemon({
+    mqtt: { url: broker.urlWithCredentials, base: `bstest/${randomBytes(4).toString('hex')}`, protocol: '3.1.1' },
+  });
   t.after(() => d.stop());
   assert.equal(d.daemon.health().services['mqtt-client']!.detail!.protocol, '3.1.1');
 });

@@ -16,7 +16,10 @@ import { generate } from '../../robot/tools/corpus.js';
 async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
   for (let attempt = 0; ; attempt++) {
     await waitReady(rig, 'arm1');
-    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
+    await waitFor(
+      async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined),
+      'the arm at rest',
+    );
     const corner = (dx: number, dy: number) => poseFromHere(rig, 'arm1', 'arm', dx, dy, 0);
     const poses = [await corner(0.04, 0), await corner(0.04, 0.04), await corner(0, 0.04), await corner(0, 0)];
     const mark = rig.rpc.notifications.length;
@@ -28,7 +31,8 @@ async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
     }, 'the move to start');
     // Wrapped: an async function returning a promise would wait for it.
     if (started) return { outcome };
-    if (done.reason !== 'stale_state' || attempt === 2) throw new Error(`the move ended before it could be interrupted: ${done.message}`);
+    if (done.reason !== 'stale_state' || attempt === 2)
+      throw new Error(`the move ended before it could be interrupted: ${done.message}`);
   }
 }
 
@@ -39,7 +43,10 @@ async function startLongMove(rig: Rig): Promise<{ outcome: Promise<any> }> {
 async function moveAgain(rig: Rig): Promise<any> {
   for (let attempt = 0; ; attempt++) {
     await waitReady(rig, 'arm1');
-    await waitFor(async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined), 'the arm at rest');
+    await waitFor(
+      async () => ((await callTool(rig, 'arm1', 'get_state', {})).arms.arm.mode === 'hold' ? true : undefined),
+      'the arm at rest',
+    );
     const o = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0.02, 0, 0) });
     if (o.reason !== 'stale_state' || attempt === 2) return o;
   }
@@ -59,7 +66,9 @@ test('the controller dies mid-move: failed within 500 ms, no motion until it is 
   // The broker publishes the controller's last will as soon as its connection drops.
   assert.equal(o.reason, 'offline', o.message);
   assert.ok(after <= 0.5, `failure reported ${after.toFixed(3)} s after the controller died`);
-  const refused = await callTool(rig, 'arm1', 'move_to', { target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] } });
+  const refused = await callTool(rig, 'arm1', 'move_to', {
+    target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] },
+  });
   assert.equal(refused.status, 'unavailable');
   assert.match(refused.message, /^Not moved: controller arm1 is offline\.$/);
   rig.startSim('arm1', 'yam');
@@ -79,7 +88,10 @@ test('a frozen controller (SIGSTOP) mid-move: stale state → failed within 500 
     const o = await moving;
     const after = rig.d.robots.now() - frozenAt;
     assert.equal(o.reason, 'stale_state', o.message);
-    assert.match(o.message, /^Not reached: the newest state of controller arm1 is \d+ ms old \(limit 200 ms\); the motion was abandoned \(a stop was sent\)/);
+    assert.match(
+      o.message,
+      /^Not reached: the newest state of controller arm1 is \d+ ms old \(limit 200 ms\); the motion was abandoned \(a stop was sent\)/,
+    );
     assert.ok(after <= 0.5, `failure reported ${after.toFixed(3)} s after the controller froze`);
     const refused = await callTool(rig, 'arm1', 'get_state', {});
     assert.match(refused.message, /State as measured \(the newest state of controller arm1 is \d+ ms old/);
@@ -91,34 +103,56 @@ test('a frozen controller (SIGSTOP) mid-move: stale state → failed within 500 
 });
 
 test('delayed state (sent 0.6 s after sampling; a delay present from the start is seen at half its size): stale, nothing moves', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], simExtra: { arm1: ['--fault', 'delay,s=0.6'] }, staleMs: 200 });
+  const rig = await startRig(t, 'embedded', {
+    robots: [{ id: 'arm1', robot: 'yam' }],
+    simExtra: { arm1: ['--fault', 'delay,s=0.6'] },
+    staleMs: 200,
+  });
   if (!rig) return;
-  await waitFor(async () => ((await rig.rpc.call('robots.list')).result.robots[0].problem?.code === 'stale_state' ? true : undefined), 'the robot to be stale');
-  const o = await callTool(rig, 'arm1', 'move_to', { target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] } });
+  await waitFor(
+    async () =>
+      (await rig.rpc.call('robots.list')).result.robots[0].problem?.code === 'stale_state' ? true : undefined,
+    'the robot to be stale',
+  );
+  const o = await callTool(rig, 'arm1', 'move_to', {
+    target: { pose_xyzquat: [0.37, 0, 0.35, 0, 0.7071068, 0, 0.7071068] },
+  });
   assert.equal(o.status, 'unavailable');
   assert.equal(o.reason, 'stale_state');
 });
 
 test('tracking error: a stalled base joint leaves its reference, the daemon stops the motion', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], simExtra: { arm1: ['--fault', 'stall,joint=0'] } });
+  const rig = await startRig(t, 'embedded', {
+    robots: [{ id: 'arm1', robot: 'yam' }],
+    simExtra: { arm1: ['--fault', 'stall,joint=0'] },
+  });
   if (!rig) return;
   await waitReady(rig, 'arm1');
   // A sideways move turns the base joint by about 0.16 rad.
   const o = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0, 0.06, 0) });
   assert.equal(o.status, 'failed', o.message);
   assert.equal(o.reason, 'tracking_error');
-  assert.match(o.message, /arm arm joint joint1 was 0\.1[2-9]\d rad off its reference \(limit 0\.12 rad\): motion stopped/);
+  assert.match(
+    o.message,
+    /arm arm joint joint1 was 0\.1[2-9]\d rad off its reference \(limit 0\.12 rad\): motion stopped/,
+  );
   assert.ok(Math.max(...o.arms.arm.dq.map(Math.abs)) < 0.05, 'reported at rest');
 });
 
 test('an expired trajectory is refused by the controller and the call says so', async (t) => {
-  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }], simExtra: { arm1: ['--fault', 'late,s=0.8'] } });
+  const rig = await startRig(t, 'embedded', {
+    robots: [{ id: 'arm1', robot: 'yam' }],
+    simExtra: { arm1: ['--fault', 'late,s=0.8'] },
+  });
   if (!rig) return;
   await waitReady(rig, 'arm1');
   const o = await callTool(rig, 'arm1', 'move_to', { target: await poseFromHere(rig, 'arm1', 'arm', 0.02, 0, 0) });
   assert.equal(o.status, 'failed');
   assert.equal(o.reason, 'expired');
-  assert.match(o.message, /the controller refused the trajectory of arm arm \(expired: processed at controller time [\d.]+, after expires_at/);
+  assert.match(
+    o.message,
+    /the controller refused the trajectory of arm arm \(expired: processed at controller time [\d.]+, after expires_at/,
+  );
 });
 
 test('malformed calls through robots.call (300, seeded) are rejected and publish no command at all', async (t) => {
@@ -130,7 +164,10 @@ test('malformed calls through robots.call (300, seeded) are rejected and publish
   t.after(() => sniffer.endAsync());
   const commands: string[] = [];
   sniffer.on('message', (topic) => commands.push(topic));
-  await sniffer.subscribeAsync(['trajectory', 'gripper', 'stop'].map((s) => `${rig.base}/robots/+/${s}`), { qos: 1 });
+  await sniffer.subscribeAsync(
+    ['trajectory', 'gripper', 'stop'].map((s) => `${rig.base}/robots/+/${s}`),
+    { qos: 1 },
+  );
   for (const [i, c] of generate(4, 300).entries()) {
     const robot = c.arms.length === 1 ? 'arm1' : 'duo';
     const r = await rig.rpc.call('robots.call', { robot, call: c.input });

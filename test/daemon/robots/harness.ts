@@ -51,12 +51,33 @@ export async function startRig(t: TestContext, transport: Transport, o: RigOptio
   const base = `bs-e2e-${randomBytes(3).toString('hex')}`;
   const robots = o.robots ?? DEFAULT_ROBOTS;
   const serve = robots.map((r) => ({ ...r, transport: transport === 'ws' ? 'ws' : 'mqtt' }));
-  const d = await startTestDaemon({ mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) }, robots: { serve, stale_ms: o.staleMs ?? 1000, heartbeat: { timeout_ms: RIG_HEARTBEAT_TIMEOUT * 1000 } } }, o.config ?? {});
-  const broker = transport === 'ws' ? null : mosquitto ? { url: mosquitto.url, username: mosquitto.username, password: mosquitto.password } : d.mqttEndpoint;
-  const withCreds = (b: NonNullable<typeof broker>) => b.url.replace('mqtt://', `mqtt://${encodeURIComponent(b.username)}:${encodeURIComponent(b.password)}@`);
+  const d = await startTestDaemon(
+    {
+      mqtt: { base, ...(mosquitto ? { url: mosquitto.urlWithCredentials } : {}) },
+      robots: { serve, stale_ms: o.staleMs ?? 1000, heartbeat: { timeout_ms: RIG_HEARTBEAT_TIMEOUT * 1000 } },
+    },
+    o.config ?? {},
+  );
+  const broker =
+    transport === 'ws'
+      ? null
+      : mosquitto
+        ? { url: mosquitto.url, username: mosquitto.username, password: mosquitto.password }
+        : d.mqttEndpoint;
+  const withCreds = (b: NonNullable<typeof broker>) =>
+    b.url.replace('mqtt://', `mqtt://${encodeURIComponent(b.username)}:${encodeURIComponent(b.password)}@`);
   const simArgs = (id: string, robot: string) => [
-    '--robot', robot, '--id', id, '--rate', '100', '--heartbeat-timeout', String(RIG_HEARTBEAT_TIMEOUT),
-    ...(broker ? ['--broker', withCreds(broker), '--base', base] : ['--ws', d.api.url('ws') + '/controller', '--token', TEST_TOKEN]),
+    '--robot',
+    robot,
+    '--id',
+    id,
+    '--rate',
+    '100',
+    '--heartbeat-timeout',
+    String(RIG_HEARTBEAT_TIMEOUT),
+    ...(broker
+      ? ['--broker', withCreds(broker), '--base', base]
+      : ['--ws', d.api.url('ws') + '/controller', '--token', TEST_TOKEN]),
   ];
   const sims = new Map<string, SimChild>();
   const rig: Rig = {
@@ -104,7 +125,14 @@ export async function callTool(rig: Rig, robot: string, name: string, args: obje
 }
 
 /** The TCP pose of an arm now, shifted, as a tool pose. */
-export async function poseFromHere(rig: Rig, robot: string, arm: string, dx: number, dy: number, dz: number): Promise<{ pose_xyzquat: number[] }> {
+export async function poseFromHere(
+  rig: Rig,
+  robot: string,
+  arm: string,
+  dx: number,
+  dy: number,
+  dz: number,
+): Promise<{ pose_xyzquat: number[] }> {
   const s = await callTool(rig, robot, 'get_state', {});
   if (!s.arms?.[arm]) throw new Error(`get_state of ${robot} has no arm ${arm}: ${JSON.stringify(s)}`);
   const p = s.arms[arm].tcp as number[];

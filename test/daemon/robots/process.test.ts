@@ -14,7 +14,12 @@ import { waitFor } from '../../helpers/wait.js';
 import { spawnSim, stopChild } from '../../robot/sim/brokers.js';
 
 async function ready(rpc: RpcTestClient, id: string): Promise<void> {
-  await waitFor(async () => ((await rpc.call('robots.list')).result.robots.find((r: any) => r.id === id)?.ready ? true : undefined), `robot ${id} ready`, 30_000, 100);
+  await waitFor(
+    async () => ((await rpc.call('robots.list')).result.robots.find((r: any) => r.id === id)?.ready ? true : undefined),
+    `robot ${id} ready`,
+    30_000,
+    100,
+  );
 }
 
 const alive = (pid: number) => {
@@ -35,7 +40,9 @@ test('brainstem start on its defaults runs a simulated yam: robots.call move_to 
   const state = (await rpc.call('robots.call', { robot: 'yam', call: { name: 'get_state', arguments: {} } })).result;
   const p = state.arms.arm.tcp;
   const target = { pose_xyzquat: [p[0] + 0.03, p[1], p[2] - 0.02, p[3], p[4], p[5], p[6]] };
-  const moved = (await rpc.call('robots.call', { robot: 'yam', call: { name: 'move_to', arguments: { target } } }, 30_000)).result;
+  const moved = (
+    await rpc.call('robots.call', { robot: 'yam', call: { name: 'move_to', arguments: { target } } }, 30_000)
+  ).result;
   assert.equal(moved.status, 'ok', moved.message);
   const health = (await rpc.call('system.health')).result;
   const pid = health.services['robot-sims'].detail.pids.yam as number;
@@ -55,9 +62,23 @@ test('the daemon dies mid-move (SIGKILL, external Mosquitto): the controller sto
   t.after(() => dir.remove());
   const file = join(dir.path, 'robots.yaml');
   writeFileSync(file, `robots:\n  serve:\n    - { id: arm1, robot: yam }\n`);
-  const d = await spawnTestDaemon({ BRAINSTEM_MQTT_URL: broker.urlWithCredentials, BRAINSTEM_MQTT_BASE: base }, { args: ['--config', file] });
+  const d = await spawnTestDaemon(
+    { BRAINSTEM_MQTT_URL: broker.urlWithCredentials, BRAINSTEM_MQTT_BASE: base },
+    { args: ['--config', file] },
+  );
   t.after(() => d.cleanup());
-  const sim = spawnSim(['--robot', 'yam', '--id', 'arm1', '--broker', broker.urlWithCredentials, '--base', base, '--heartbeat-timeout', '0.5']);
+  const sim = spawnSim([
+    '--robot',
+    'yam',
+    '--id',
+    'arm1',
+    '--broker',
+    broker.urlWithCredentials,
+    '--base',
+    base,
+    '--heartbeat-timeout',
+    '0.5',
+  ]);
   t.after(() => stopChild(sim.child, 'SIGKILL'));
   const watcher = await connectMqtt(broker);
   t.after(() => watcher.endAsync());
@@ -70,35 +91,85 @@ test('the daemon dies mid-move (SIGKILL, external Mosquitto): the controller sto
   await watcher.subscribeAsync([`${base}/robots/arm1/state`, `${base}/robots/arm1/events`], { qos: 1 });
   const rpc = await RpcTestClient.connect(d.runtime.ws, d.token);
   await ready(rpc, 'arm1');
-  const p = (await rpc.call('robots.call', { robot: 'arm1', call: { name: 'get_state', arguments: {} } })).result.arms.arm.tcp;
+  const p = (await rpc.call('robots.call', { robot: 'arm1', call: { name: 'get_state', arguments: {} } })).result.arms
+    .arm.tcp;
   // Out and back twice (several seconds), so a loaded machine still kills the daemon mid-trajectory.
   const at = (dx: number) => ({ pose_xyzquat: [p[0] + dx, p[1], p[2], p[3], p[4], p[5], p[6]] });
   const poses = [at(0.08), at(0), at(0.08), at(0)];
   // Sent raw: its reply never comes (the daemon is killed), and call() would keep a timer running.
-  rpc.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'move', method: 'robots.call', params: { robot: 'arm1', call: { name: 'move_eef_chunk', arguments: { poses } } } }));
-  await waitFor(() => (states.at(-1)?.arms.arm?.mode === 'follow' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) > 0.02 ? true : undefined), 'the arm moving');
+  rpc.ws.send(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'move',
+      method: 'robots.call',
+      params: { robot: 'arm1', call: { name: 'move_eef_chunk', arguments: { poses } } },
+    }),
+  );
+  await waitFor(
+    () =>
+      states.at(-1)?.arms.arm?.mode === 'follow' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) > 0.02
+        ? true
+        : undefined,
+    'the arm moving',
+  );
   const lastHb = states.at(-1)!.hb!;
   d.child.kill('SIGKILL');
   await d.exited;
   await rpc.close();
-  await waitFor(() => (events.some((e) => e.event === 'fault' && ['heartbeat_lost', 'daemon_offline'].includes(e.reason!)) ? true : undefined), 'the controller to notice', 10_000);
+  await waitFor(
+    () =>
+      events.some((e) => e.event === 'fault' && ['heartbeat_lost', 'daemon_offline'].includes(e.reason!))
+        ? true
+        : undefined,
+    'the controller to notice',
+    10_000,
+  );
   const fault = events.find((e) => e.event === 'fault' && ['heartbeat_lost', 'daemon_offline'].includes(e.reason!))!;
   // Controller clock: the fault comes within the heartbeat timeout of the last heartbeat it saw.
   const lastRx = Math.max(lastHb.rx_time, ...states.filter((s) => s.hb).map((s) => s.hb!.rx_time));
-  assert.ok(fault.time - lastRx <= 0.5 + 0.01, `fault ${fault.reason} ${(fault.time - lastRx).toFixed(3)} s after the last heartbeat`);
-  assert.ok(events.some((e) => e.event === 'aborted' && e.reason === fault.reason), 'the running trajectory was aborted');
-  await waitFor(() => (states.at(-1)!.arms.arm!.mode === 'hold' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) < 0.01 ? true : undefined), 'the arm at rest', 10_000);
+  assert.ok(
+    fault.time - lastRx <= 0.5 + 0.01,
+    `fault ${fault.reason} ${(fault.time - lastRx).toFixed(3)} s after the last heartbeat`,
+  );
+  assert.ok(
+    events.some((e) => e.event === 'aborted' && e.reason === fault.reason),
+    'the running trajectory was aborted',
+  );
+  await waitFor(
+    () =>
+      states.at(-1)!.arms.arm!.mode === 'hold' && Math.max(...states.at(-1)!.arms.arm!.dq.map(Math.abs)) < 0.01
+        ? true
+        : undefined,
+    'the arm at rest',
+    10_000,
+  );
   assert.deepEqual(states.at(-1)!.faults, ['no_heartbeat']);
 });
 
 test('a simulated controller that cannot start: health degraded with its last line, and it is restarted', async (t) => {
-  const d = await startTestDaemon({ robots: { simulate: true, serve: [{ id: 'bad', robot: 'yam', sim: true, sim_args: ['--rate', '0'] }] } });
+  const d = await startTestDaemon({
+    robots: { simulate: true, serve: [{ id: 'bad', robot: 'yam', sim: true, sim_args: ['--rate', '0'] }] },
+  });
   t.after(() => d.stop());
-  const health = await waitFor(() => {
-    const h = d.daemon.health();
-    return h.services['robot-sims']!.status === 'degraded' ? h : undefined;
-  }, 'the sims service to be degraded', 20_000);
-  assert.match(String(health.services['robot-sims']!.detail!.reason), /simulated controller bad exited \(brainstem: --rate must be a number in \[1, 1000\] \(got "0"\)\); restarting/);
+  const health = await waitFor(
+    () => {
+      const h = d.daemon.health();
+      return h.services['robot-sims']!.status === 'degraded' ? h : undefined;
+    },
+    'the sims service to be degraded',
+    20_000,
+  );
+  assert.match(
+    String(health.services['robot-sims']!.detail!.reason),
+    /simulated controller bad exited \(brainstem: --rate must be a number in \[1, 1000\] \(got "0"\)\); restarting/,
+  );
   assert.equal(health.status, 'degraded');
-  await waitFor(() => ((d.daemon.health().services['robot-sims']!.detail!.restarts as Record<string, number>).bad! >= 1 ? true : undefined), 'a restart', 20_000);
+  await waitFor(
+    () =>
+      (d.daemon.health().services['robot-sims']!.detail!.restarts as Record<string, number>).bad! >= 1
+        ? true
+        : undefined,
+    'a restart',
+    20_000,
+  );
 });

@@ -8,7 +8,11 @@ const render = (ctx: Record<string, unknown>): string => new Template(QWEN_CHAT_
 
 const weatherTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  },
 };
 
 test('plain chat: system, user, assistant turns and the generation prompt', () => {
@@ -26,7 +30,9 @@ test('plain chat: system, user, assistant turns and the generation prompt', () =
     '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n' +
       '<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n',
   );
-  assert.ok(!render({ messages: [{ role: 'user', content: 'x' }], add_generation_prompt: false }).endsWith('assistant\n'));
+  assert.ok(
+    !render({ messages: [{ role: 'user', content: 'x' }], add_generation_prompt: false }).endsWith('assistant\n'),
+  );
 });
 
 test('tools go into the system turn, tool calls and grouped tool results use Qwen markers', () => {
@@ -34,7 +40,8 @@ test('tools go into the system turn, tool calls and grouped tool results use Qwe
     messages: [
       { role: 'user', content: 'Weather in Paris and Rome?' },
       {
-        role: 'assistant', content: '',
+        role: 'assistant',
+        content: '',
         tool_calls: [
           { type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' } } },
           { type: 'function', function: { name: 'get_weather', arguments: '{"city": "Rome"}' } },
@@ -71,7 +78,11 @@ test('system prompt with tools, assistant text before a call, thinking switched 
     enable_thinking: false,
   });
   assert.ok(out.startsWith('<|im_start|>system\nYou drive a robot.\n\n# Tools\n'));
-  assert.ok(out.includes('<|im_start|>assistant\nOpening.\n<tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call><|im_end|>\n'));
+  assert.ok(
+    out.includes(
+      '<|im_start|>assistant\nOpening.\n<tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call><|im_end|>\n',
+    ),
+  );
   assert.ok(out.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n'));
 });
 

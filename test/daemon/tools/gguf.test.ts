@@ -23,16 +23,22 @@ function parseGguf(buf: Buffer) {
   };
   const value = (t: number): unknown => {
     switch (t) {
-      case 4: return u32();
-      case 5: return (o += 4), buf.readInt32LE(o - 4);
-      case 6: return (o += 4), buf.readFloatLE(o - 4);
-      case 7: return (o += 1), buf[o - 1] !== 0;
-      case 8: return str();
+      case 4:
+        return u32();
+      case 5:
+        return ((o += 4), buf.readInt32LE(o - 4));
+      case 6:
+        return ((o += 4), buf.readFloatLE(o - 4));
+      case 7:
+        return ((o += 1), buf[o - 1] !== 0);
+      case 8:
+        return str();
       case 9: {
         const et = u32();
         return Array.from({ length: u64() }, () => value(et));
       }
-      default: throw new Error(`unexpected gguf value type ${t}`);
+      default:
+        throw new Error(`unexpected gguf value type ${t}`);
     }
   };
   assert.equal(buf.toString('ascii', 0, 4), 'GGUF');
@@ -65,7 +71,10 @@ test('Q4_0 hand cases: d = signed max / -8, low nibbles hold elements 0..15, cla
   const x = [...Array(16).keys()].map((i) => i - 8).concat(new Array(16).fill(0));
   quantizeRowQ4_0(x, out, numberToF16);
   assert.equal(out[0] | (out[1] << 8), 0x3c00); // d = -8 / -8 = 1
-  assert.deepEqual(Array.from(out.subarray(2)), [...Array(16).keys()].map((j) => j | (8 << 4)));
+  assert.deepEqual(
+    Array.from(out.subarray(2)),
+    [...Array(16).keys()].map((j) => j | (8 << 4)),
+  );
   const y = [8, -8, ...new Array(30).fill(0)];
   quantizeRowQ4_0(y, out, numberToF16);
   assert.equal(f16ToNumber(out[0] | (out[1] << 8)), -1); // max 8 → d = -1
@@ -97,27 +106,50 @@ test('qwen3moe GGUF (f32): llama.cpp keys, tensor names and shapes, tokenizer, e
   assert.equal(size, buf.length);
   const g = parseGguf(buf);
   const expectKv: [string, unknown][] = [
-    ['general.architecture', 'qwen3moe'], ['general.file_type', 0], ['qwen3moe.context_length', 40960], ['qwen3moe.block_count', 4], ['qwen3moe.embedding_length', 128],
-    ['qwen3moe.attention.head_count', 4], ['qwen3moe.attention.head_count_kv', 2], ['qwen3moe.attention.key_length', 32],
-    ['qwen3moe.expert_count', 16], ['qwen3moe.expert_used_count', 4], ['qwen3moe.expert_feed_forward_length', 128],
-    ['qwen3moe.rope.dimension_count', 32], ['qwen3moe.rope.freq_base', 1e6], ['tokenizer.ggml.model', 'gpt2'],
-    ['tokenizer.ggml.pre', 'qwen2'], ['tokenizer.ggml.eos_token_id', 602], ['tokenizer.ggml.padding_token_id', 600],
+    ['general.architecture', 'qwen3moe'],
+    ['general.file_type', 0],
+    ['qwen3moe.context_length', 40960],
+    ['qwen3moe.block_count', 4],
+    ['qwen3moe.embedding_length', 128],
+    ['qwen3moe.attention.head_count', 4],
+    ['qwen3moe.attention.head_count_kv', 2],
+    ['qwen3moe.attention.key_length', 32],
+    ['qwen3moe.expert_count', 16],
+    ['qwen3moe.expert_used_count', 4],
+    ['qwen3moe.expert_feed_forward_length', 128],
+    ['qwen3moe.rope.dimension_count', 32],
+    ['qwen3moe.rope.freq_base', 1e6],
+    ['tokenizer.ggml.model', 'gpt2'],
+    ['tokenizer.ggml.pre', 'qwen2'],
+    ['tokenizer.ggml.eos_token_id', 602],
+    ['tokenizer.ggml.padding_token_id', 600],
     ['tokenizer.ggml.add_bos_token', false],
   ];
   for (const [k, v] of expectKv) assert.equal(g.kv.get(k), v, k);
   const tokens = g.kv.get('tokenizer.ggml.tokens') as string[];
   const types = g.kv.get('tokenizer.ggml.token_type') as number[];
   assert.equal(tokens.length, 640);
-  assert.deepEqual([tokens[600], types[600], tokens[614], types[614], tokens[639], types[639], types[10]], ['<|endoftext|>', 3, '<tool_call>', 4, '[PAD639]', 5, 1]);
+  assert.deepEqual(
+    [tokens[600], types[600], tokens[614], types[614], tokens[639], types[639], types[10]],
+    ['<|endoftext|>', 3, '<tool_call>', 4, '[PAD639]', 5, 1],
+  );
   assert.equal((g.kv.get('tokenizer.ggml.merges') as string[]).length, 344);
   const byName = new Map(g.tensors.map((t) => [t.name, t]));
   const expectT: [string, number[], number][] = [
-    ['token_embd.weight', [128, 640], 0], ['output.weight', [128, 640], 0], ['output_norm.weight', [128], 0],
-    ['blk.0.attn_q.weight', [128, 128], 0], ['blk.0.attn_k.weight', [128, 64], 0], ['blk.0.attn_output.weight', [128, 128], 0],
-    ['blk.0.attn_q_norm.weight', [32], 0], ['blk.0.ffn_norm.weight', [128], 0], ['blk.0.ffn_gate_inp.weight', [128, 16], 0],
-    ['blk.3.ffn_gate_exps.weight', [128, 128, 16], 0], ['blk.3.ffn_down_exps.weight', [128, 128, 16], 0],
+    ['token_embd.weight', [128, 640], 0],
+    ['output.weight', [128, 640], 0],
+    ['output_norm.weight', [128], 0],
+    ['blk.0.attn_q.weight', [128, 128], 0],
+    ['blk.0.attn_k.weight', [128, 64], 0],
+    ['blk.0.attn_output.weight', [128, 128], 0],
+    ['blk.0.attn_q_norm.weight', [32], 0],
+    ['blk.0.ffn_norm.weight', [128], 0],
+    ['blk.0.ffn_gate_inp.weight', [128, 16], 0],
+    ['blk.3.ffn_gate_exps.weight', [128, 128, 16], 0],
+    ['blk.3.ffn_down_exps.weight', [128, 128, 16], 0],
   ];
-  for (const [name, dims, type] of expectT) assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
+  for (const [name, dims, type] of expectT)
+    assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
   assert.equal(g.tensors.length, 3 + 4 * 12);
   for (const t of g.tensors) assert.equal(t.offset % 32, 0, t.name);
   const last = g.tensors.at(-1)!;
@@ -138,23 +170,41 @@ test('glm4moe GGUF (q4_0): group, shared-expert and dense-layer keys, F32 router
   exportGguf(dir, file, 'q4_0');
   const g = parseGguf(readFileSync(file));
   const expectKv: [string, unknown][] = [
-    ['general.architecture', 'glm4moe'], ['general.file_type', 2], ['glm4moe.context_length', 131072], ['glm4moe.rope.dimension_count', 16],
-    ['glm4moe.expert_shared_count', 1], ['glm4moe.leading_dense_block_count', 1], ['glm4moe.expert_gating_func', 2],
-    ['glm4moe.expert_weights_scale', 2.5], ['glm4moe.expert_weights_norm', true], ['glm4moe.expert_group_count', 4],
-    ['glm4moe.expert_group_used_count', 2], ['glm4moe.nextn_predict_layers', 0], ['glm4moe.feed_forward_length', 256],
+    ['general.architecture', 'glm4moe'],
+    ['general.file_type', 2],
+    ['glm4moe.context_length', 131072],
+    ['glm4moe.rope.dimension_count', 16],
+    ['glm4moe.expert_shared_count', 1],
+    ['glm4moe.leading_dense_block_count', 1],
+    ['glm4moe.expert_gating_func', 2],
+    ['glm4moe.expert_weights_scale', 2.5],
+    ['glm4moe.expert_weights_norm', true],
+    ['glm4moe.expert_group_count', 4],
+    ['glm4moe.expert_group_used_count', 2],
+    ['glm4moe.nextn_predict_layers', 0],
+    ['glm4moe.feed_forward_length', 256],
   ];
   for (const [k, v] of expectKv) assert.equal(g.kv.get(k), v, k);
   const byName = new Map(g.tensors.map((t) => [t.name, t]));
   const expectT: [string, number[], number][] = [
-    ['blk.0.ffn_gate.weight', [128, 256], 2], ['blk.0.post_attention_norm.weight', [128], 0], ['blk.0.attn_q.bias', [128], 0],
-    ['blk.1.ffn_gate_inp.weight', [128, 16], 0], ['blk.1.exp_probs_b.bias', [16], 0], ['blk.1.ffn_up_exps.weight', [128, 128, 16], 2],
-    ['blk.1.ffn_down_shexp.weight', [128, 128], 2], ['token_embd.weight', [128, 640], 2],
+    ['blk.0.ffn_gate.weight', [128, 256], 2],
+    ['blk.0.post_attention_norm.weight', [128], 0],
+    ['blk.0.attn_q.bias', [128], 0],
+    ['blk.1.ffn_gate_inp.weight', [128, 16], 0],
+    ['blk.1.exp_probs_b.bias', [16], 0],
+    ['blk.1.ffn_up_exps.weight', [128, 128, 16], 2],
+    ['blk.1.ffn_down_shexp.weight', [128, 128], 2],
+    ['token_embd.weight', [128, 640], 2],
   ];
-  for (const [name, dims, type] of expectT) assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
+  for (const [name, dims, type] of expectT)
+    assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
   assert.ok(!byName.has('blk.0.attn_q_norm.weight') && !byName.has('blk.0.ffn_gate_inp.weight'));
 });
 
 test('qwen3_moe with dense layers cannot be expressed for llama.cpp and says why', () => {
   const dir = synthModel({ arch: 'qwen3_moe', shape: 'tiny', out: join(root, 'd'), mlpOnlyLayers: [2] }).dir;
-  assert.throws(() => exportGguf(dir, join(root, 'd.gguf'), 'f16'), /llama.cpp's qwen3moe has no dense layers, but config.json makes layers 2 dense/);
+  assert.throws(
+    () => exportGguf(dir, join(root, 'd.gguf'), 'f16'),
+    /llama.cpp's qwen3moe has no dense layers, but config.json makes layers 2 dense/,
+  );
 });

@@ -24,7 +24,14 @@ let llama: Llama;
 before(async () => {
   root = mkdtempSync(join(tmpdir(), 'brainstem-llama-'));
   // Prebuilt CPU binary only: never build, never download, no GPU probing.
-  llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, usePrebuiltBinaries: true, progressLogs: false, logLevel: LlamaLogLevel.error });
+  llama = await getLlama({
+    gpu: false,
+    build: 'never',
+    skipDownload: true,
+    usePrebuiltBinaries: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.error,
+  });
 });
 after(async () => {
   await llama?.dispose();
@@ -36,9 +43,15 @@ async function llamaLogits(gguf: string, tokens: number[]): Promise<Map<number, 
   const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
   try {
     const ctx = await model.createContext({
-      contextSize: 64, threads: 2, flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32',
+      contextSize: 64,
+      threads: 2,
+      flashAttention: false,
+      experimentalKvCacheKeyType: 'F32',
+      experimentalKvCacheValueType: 'F32',
     });
-    const out = await ctx.getSequence().controlledEvaluate(tokens.map((t) => [t as Token, { generateNext: { logits: true } }]));
+    const out = await ctx
+      .getSequence()
+      .controlledEvaluate(tokens.map((t) => [t as Token, { generateNext: { logits: true } }]));
     await ctx.dispose();
     return out.map((o, i) => {
       assert.ok(o?.next.logits, `llama.cpp returned logits at position ${i}`);
@@ -65,7 +78,13 @@ const cases = [
 for (const c of cases) {
   const label = `${c.arch}${c.nGroup ? ` n_group ${c.nGroup}` : ''}`;
   test(`${label}: llama.cpp on GGUF f32 and f16 agrees with the float64 reference over 8 prompt + 24 greedy tokens`, async () => {
-    const dir = synthModel({ arch: c.arch, shape: 'tiny', seed: c.seed, nGroup: c.nGroup, out: join(root, `${c.arch}-${c.seed}`) }).dir;
+    const dir = synthModel({
+      arch: c.arch,
+      shape: 'tiny',
+      seed: c.seed,
+      nGroup: c.nGroup,
+      out: join(root, `${c.arch}-${c.seed}`),
+    }).dir;
     // Reference: logits after each of 8 prompt tokens, then 24 greedy steps (each step's token
     // is fed back); llama.cpp then evaluates exactly that token sequence.
     const ref = referenceForward(dir);
@@ -79,7 +98,10 @@ for (const c of cases) {
     }
     ref.close();
     const sequence = [...prompt, ...greedy.slice(0, -1)];
-    for (const [type, logitTol, probTol] of [['f32', 1e-4, 1e-5], ['f16', 0.05, 0.01]] as [GgufFileType, number, number][]) {
+    for (const [type, logitTol, probTol] of [
+      ['f32', 1e-4, 1e-5],
+      ['f16', 0.05, 0.01],
+    ] as [GgufFileType, number, number][]) {
       const gguf = join(root, `${c.arch}-${c.seed}-${type}.gguf`);
       exportGguf(dir, gguf, type);
       const got = await llamaLogits(gguf, sequence);
@@ -89,7 +111,10 @@ for (const c of cases) {
         const l = Float64Array.from({ length: r.length }, (_, v) => got[i].get(v) ?? NaN);
         const q = softmax(l);
         for (let v = 0; v < r.length; v++) {
-          assert.ok(Math.abs(l[v] - r[v]) <= logitTol, `${label} ${type} pos ${i} token ${v}: llama.cpp ${l[v]} vs reference ${r[v]}`);
+          assert.ok(
+            Math.abs(l[v] - r[v]) <= logitTol,
+            `${label} ${type} pos ${i} token ${v}: llama.cpp ${l[v]} vs reference ${r[v]}`,
+          );
           assert.ok(Math.abs(q[v] - p[v]) <= probTol, `${label} ${type} pos ${i} token ${v}: p ${q[v]} vs ${p[v]}`);
         }
         const order = Array.from(r.keys()).sort((a, b) => r[b] - r[a]);
@@ -106,7 +131,10 @@ test('llama.cpp reads the GGUF tokenizer exactly as @huggingface/tokenizers read
   const dir = synthModel({ arch: 'qwen3_moe', shape: 'tiny', seed: 1, out: join(root, 'tok') }).dir;
   const gguf = join(root, 'tok.gguf');
   exportGguf(dir, gguf, 'f16');
-  const hf = new Tokenizer(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')), JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')));
+  const hf = new Tokenizer(
+    JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')),
+    JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')),
+  );
   const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
   try {
     for (const text of [

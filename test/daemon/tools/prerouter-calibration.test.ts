@@ -28,11 +28,23 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
     const tokens = cycleTokens(5, 24, 600);
     const progress: string[] = [];
     const r = await runCalibration({
-      model: dir, tokens, out, units: 64, steps: 200, lr: 3e-3, threads: 2, heldOut: 0.2, seed: 1, source: 'test',
+      model: dir,
+      tokens,
+      out,
+      units: 64,
+      steps: 200,
+      lr: 3e-3,
+      threads: 2,
+      heldOut: 0.2,
+      seed: 1,
+      source: 'test',
       onProgress: (p) => progress.push(p.phase),
     });
     const owners = arch === 'qwen3_moe' ? [0, 1, 2] : [1, 2];
-    assert.deepEqual(r.layers.map((l) => l.layer), owners);
+    assert.deepEqual(
+      r.layers.map((l) => l.layer),
+      owners,
+    );
     assert.ok(progress.includes('record') && progress.includes('train'), 'progress reported for both phases');
     for (const l of r.layers) {
       const msg = `${arch} layer ${l.layer}: ${JSON.stringify(l)}`;
@@ -46,11 +58,20 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
     const ev = await runEval({ model: dir, heads: out, tokens: heldOut, threads: 2 });
     for (const [i, l] of ev.layers.entries()) {
       assert.equal(l.layer, owners[i]);
-      assert.ok(l.recall >= 0.85 && l.recall > l.zero_training_recall + 0.4, `${arch} eval layer ${l.layer}: ${JSON.stringify(l)}`);
+      assert.ok(
+        l.recall >= 0.85 && l.recall > l.zero_training_recall + 0.4,
+        `${arch} eval layer ${l.layer}: ${JSON.stringify(l)}`,
+      );
     }
 
     // Decoding with the calibrated heads: predictions route the cycle's next tokens.
-    const model = await NativeModel.load(dir, { threads: 2, prerouter: out, decodePath: 'staged', prefillPath: 'whole-layer', measureRecall: true });
+    const model = await NativeModel.load(dir, {
+      threads: 2,
+      prerouter: out,
+      decodePath: 'staged',
+      prefillPath: 'whole-layer',
+      measureRecall: true,
+    });
     t.after(() => model.dispose());
     const s = await model.createSession();
     await s.prefill(tokens.slice(0, 100));

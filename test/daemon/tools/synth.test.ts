@@ -20,7 +20,16 @@ let n = 0;
 const synth = (o: Omit<SynthOptions, 'out'>) => synthModel({ ...o, out: join(root, `m${n++}`) });
 const json = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
 const hashes = (dir: string) =>
-  Object.fromEntries(readdirSync(dir).sort().map((f) => [f, createHash('sha256').update(readFileSync(join(dir, f))).digest('hex')]));
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [
+        f,
+        createHash('sha256')
+          .update(readFileSync(join(dir, f)))
+          .digest('hex'),
+      ]),
+  );
 
 test('same seed gives identical files; another seed changes only the weights', () => {
   const a = synth({ arch: 'qwen3_moe', shape: 'tiny', seed: 5 });
@@ -38,20 +47,54 @@ test('qwen3_moe tiny: mlx-community config keys, 8-bit routers, sharded MLX safe
   const r = synth({ arch: 'qwen3_moe', shape: 'tiny', seed: 1 });
   const cfg = json(r.dir, 'config.json');
   assert.deepEqual(Object.keys(cfg), [
-    'architectures', 'attention_bias', 'attention_dropout', 'bos_token_id', 'decoder_sparse_step', 'eos_token_id', 'head_dim',
-    'hidden_act', 'hidden_size', 'initializer_range', 'intermediate_size', 'max_position_embeddings', 'max_window_layers',
-    'mlp_only_layers', 'model_type', 'moe_intermediate_size', 'norm_topk_prob', 'num_attention_heads', 'num_experts',
-    'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'output_router_logits', 'quantization',
-    'quantization_config', 'rms_norm_eps', 'rope_scaling', 'rope_theta', 'router_aux_loss_coef', 'sliding_window',
-    'tie_word_embeddings', 'torch_dtype', 'transformers_version', 'use_cache', 'use_sliding_window', 'vocab_size',
+    'architectures',
+    'attention_bias',
+    'attention_dropout',
+    'bos_token_id',
+    'decoder_sparse_step',
+    'eos_token_id',
+    'head_dim',
+    'hidden_act',
+    'hidden_size',
+    'initializer_range',
+    'intermediate_size',
+    'max_position_embeddings',
+    'max_window_layers',
+    'mlp_only_layers',
+    'model_type',
+    'moe_intermediate_size',
+    'norm_topk_prob',
+    'num_attention_heads',
+    'num_experts',
+    'num_experts_per_tok',
+    'num_hidden_layers',
+    'num_key_value_heads',
+    'output_router_logits',
+    'quantization',
+    'quantization_config',
+    'rms_norm_eps',
+    'rope_scaling',
+    'rope_theta',
+    'router_aux_loss_coef',
+    'sliding_window',
+    'tie_word_embeddings',
+    'torch_dtype',
+    'transformers_version',
+    'use_cache',
+    'use_sliding_window',
+    'vocab_size',
   ]);
   assert.deepEqual(cfg.quantization, cfg.quantization_config);
   assert.deepEqual(cfg.quantization, {
-    group_size: 64, bits: 4, mode: 'affine',
+    group_size: 64,
+    bits: 4,
+    mode: 'affine',
     ...Object.fromEntries([0, 1, 2, 3].map((l) => [`model.layers.${l}.mlp.gate`, { group_size: 64, bits: 8 }])),
   });
   assert.equal(cfg.eos_token_id, 602);
-  const shards = readdirSync(r.dir).filter((f) => f.endsWith('.safetensors')).sort();
+  const shards = readdirSync(r.dir)
+    .filter((f) => f.endsWith('.safetensors'))
+    .sort();
   assert.ok(shards.length >= 3, `tiny is sharded: ${shards.join(', ')}`);
   shards.forEach((f, k) => assert.equal(f, `model-0000${k + 1}-of-0000${shards.length}.safetensors`));
   for (const f of shards) {
@@ -64,11 +107,16 @@ test('qwen3_moe tiny: mlx-community config keys, 8-bit routers, sharded MLX safe
   assert.deepEqual(Object.keys(index.weight_map).sort(), m.names().sort());
   assert.equal(index.metadata.total_size, r.tensorBytes);
   const expect: [string, string, number[]][] = [
-    ['model.embed_tokens.weight', 'U32', [640, 16]], ['model.embed_tokens.scales', 'BF16', [640, 2]],
-    ['model.layers.0.self_attn.q_proj.weight', 'U32', [128, 16]], ['model.layers.0.self_attn.k_proj.biases', 'BF16', [64, 2]],
-    ['model.layers.0.self_attn.q_norm.weight', 'BF16', [32]], ['model.layers.2.mlp.gate.weight', 'U32', [16, 32]],
-    ['model.layers.2.mlp.gate.scales', 'BF16', [16, 2]], ['model.layers.3.mlp.switch_mlp.gate_proj.weight', 'U32', [16, 128, 16]],
-    ['model.layers.3.mlp.switch_mlp.down_proj.scales', 'BF16', [16, 128, 2]], ['lm_head.weight', 'U32', [640, 16]],
+    ['model.embed_tokens.weight', 'U32', [640, 16]],
+    ['model.embed_tokens.scales', 'BF16', [640, 2]],
+    ['model.layers.0.self_attn.q_proj.weight', 'U32', [128, 16]],
+    ['model.layers.0.self_attn.k_proj.biases', 'BF16', [64, 2]],
+    ['model.layers.0.self_attn.q_norm.weight', 'BF16', [32]],
+    ['model.layers.2.mlp.gate.weight', 'U32', [16, 32]],
+    ['model.layers.2.mlp.gate.scales', 'BF16', [16, 2]],
+    ['model.layers.3.mlp.switch_mlp.gate_proj.weight', 'U32', [16, 128, 16]],
+    ['model.layers.3.mlp.switch_mlp.down_proj.scales', 'BF16', [16, 128, 2]],
+    ['lm_head.weight', 'U32', [640, 16]],
     ['model.norm.weight', 'BF16', [128]],
   ];
   for (const [name, dtype, shape] of expect) {
@@ -87,7 +135,15 @@ test('glm4_moe tiny: dense layer 0, bf16 router, f32 nonzero correction bias, sh
   assert.equal(cfg.partial_rotary_factor, 0.5);
   assert.equal(cfg.first_k_dense_replace, 1);
   assert.deepEqual(cfg.quantization, { group_size: 64, bits: 4, mode: 'affine' });
-  for (const k of ['scoring_func', 'topk_method', 'routed_scaling_factor', 'n_shared_experts', 'use_qk_norm', 'attention_bias']) assert.ok(k in cfg, k);
+  for (const k of [
+    'scoring_func',
+    'topk_method',
+    'routed_scaling_factor',
+    'n_shared_experts',
+    'use_qk_norm',
+    'attention_bias',
+  ])
+    assert.ok(k in cfg, k);
   const m = SafetensorsModel.open(r.dir);
   assert.equal(m.info('model.layers.1.mlp.gate.weight').dtype, 'BF16');
   assert.deepEqual(m.info('model.layers.1.mlp.gate.weight').shape, [16, 128]);
@@ -173,8 +229,14 @@ test('variants: 8-bit g32, 4-bit g128, dense qwen3 layers, tied embeddings', () 
 });
 
 test('bad options are refused with the rule that failed', () => {
-  assert.throws(() => synth({ arch: 'glm4_moe', shape: 'tiny', nGroup: 3 }), /n_group 3 does not divide the 16 experts/);
-  assert.throws(() => synth({ arch: 'qwen3_moe', shape: 'tiny', groupSize: 128, bits: 4, mlpOnlyLayers: [9] }), /mlp_only_layers entry 9/);
+  assert.throws(
+    () => synth({ arch: 'glm4_moe', shape: 'tiny', nGroup: 3 }),
+    /n_group 3 does not divide the 16 experts/,
+  );
+  assert.throws(
+    () => synth({ arch: 'qwen3_moe', shape: 'tiny', groupSize: 128, bits: 4, mlpOnlyLayers: [9] }),
+    /mlp_only_layers entry 9/,
+  );
   const r = synth({ arch: 'qwen3_moe', shape: 'tiny' });
   assert.throws(() => synthModel({ arch: 'qwen3_moe', shape: 'tiny', out: r.dir }), /is not empty \(pass --force/);
 });

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { BYTE_CHARS, byteLevel, QWEN_ADDED_TOKENS, synthTokenizer, trainBpe } from '../../../daemon/tools/tokenizer-synth.js';
+import {
+  BYTE_CHARS,
+  byteLevel,
+  QWEN_ADDED_TOKENS,
+  synthTokenizer,
+  trainBpe,
+} from '../../../daemon/tools/tokenizer-synth.js';
 
 const TEXTS = [
   'Hello robot! Move the arm to the red block.',
@@ -26,7 +32,11 @@ function load(vocabSize: number): Tokenizer {
 test('BPE training merges the most frequent pair first and stops below two occurrences', () => {
   // Pre-tokens "aab", "Ġaab" ×2, "Ġab": a+b ×4 beats a+a ×3 and Ġ+a ×3; then a+ab ×3; then Ġ+aab ×2;
   // Ġ+ab occurs once, so training stops there.
-  assert.deepEqual(trainBpe('aab aab aab ab', 10), [['a', 'b'], ['a', 'ab'], ['Ġ', 'aab']]);
+  assert.deepEqual(trainBpe('aab aab aab ab', 10), [
+    ['a', 'b'],
+    ['a', 'ab'],
+    ['Ġ', 'aab'],
+  ]);
   assert.deepEqual(trainBpe('aab aab aab ab', 1), [['a', 'b']]);
 });
 
@@ -44,12 +54,18 @@ test('tiny tokenizer (vocab 640): loads, round-trips text, special tokens get si
   const tok = load(640);
   for (const text of TEXTS) {
     const ids = tok.encode(text).ids;
-    assert.ok(ids.every((id: number) => id >= 0 && id < 626), `ids in range for ${JSON.stringify(text)}`);
+    assert.ok(
+      ids.every((id: number) => id >= 0 && id < 626),
+      `ids in range for ${JSON.stringify(text)}`,
+    );
     assert.equal(roundTrip(tok, text), text);
   }
   const ids = tok.encode('<|im_start|>user<|im_end|><tool_call></tool_call><think></think>').ids;
   const s = t.specialIds;
-  assert.deepEqual([ids[0], ids.at(-5), ids.at(-4), ids.at(-3), ids.at(-2), ids.at(-1)], [s.imStart, s.imEnd, s.toolCall, s.toolCallEnd, s.think, s.thinkEnd]);
+  assert.deepEqual(
+    [ids[0], ids.at(-5), ids.at(-4), ids.at(-3), ids.at(-2), ids.at(-1)],
+    [s.imStart, s.imEnd, s.toolCall, s.toolCallEnd, s.think, s.thinkEnd],
+  );
   // Learned merges compress English: far fewer tokens than bytes.
   assert.ok(tok.encode(TEXTS[0]).ids.length < TEXTS[0].length / 2);
 });
@@ -60,8 +76,15 @@ test('full-size tokenizer: every id matches Qwen3 and every regular id decodes',
   assert.equal(new Set(t.vocab).size, 151643, 'tokens are distinct');
   const tok = load(151936);
   const expected: [string, number][] = [
-    ['<|endoftext|>', 151643], ['<|im_start|>', 151644], ['<|im_end|>', 151645], ['<tool_call>', 151657],
-    ['</tool_call>', 151658], ['<tool_response>', 151665], ['</tool_response>', 151666], ['<think>', 151667], ['</think>', 151668],
+    ['<|endoftext|>', 151643],
+    ['<|im_start|>', 151644],
+    ['<|im_end|>', 151645],
+    ['<tool_call>', 151657],
+    ['</tool_call>', 151658],
+    ['<tool_response>', 151665],
+    ['</tool_response>', 151666],
+    ['<think>', 151667],
+    ['</think>', 151668],
   ];
   for (const [text, id] of expected) {
     assert.deepEqual(tok.encode(text).ids, [id], text);

@@ -15,24 +15,52 @@ const V1_MOUNTS = [
 
 test('the memory hierarchy comes from /proc/self/cgroup and mountinfo', () => {
   assert.deepEqual(findMemoryHierarchy('5:devices:/\n4:memory:/jobs/abc\n0::/\n', V1_MOUNTS), {
-    version: 1, mountPoint: '/sys/fs/cgroup/memory', ownPath: '/jobs/abc',
+    version: 1,
+    mountPoint: '/sys/fs/cgroup/memory',
+    ownPath: '/jobs/abc',
   });
   // Pure v2 (no v1 memory controller): the unified hierarchy.
-  assert.deepEqual(findMemoryHierarchy('0::/user.slice/x.scope\n', '50 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate'), {
-    version: 2, mountPoint: '/sys/fs/cgroup', ownPath: '/user.slice/x.scope',
-  });
+  assert.deepEqual(
+    findMemoryHierarchy('0::/user.slice/x.scope\n', '50 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate'),
+    {
+      version: 2,
+      mountPoint: '/sys/fs/cgroup',
+      ownPath: '/user.slice/x.scope',
+    },
+  );
   // A container whose cgroup mount is rooted at its own cgroup: paths are relative to that root.
-  assert.deepEqual(findMemoryHierarchy('4:memory:/docker/123\n', '35 31 0:32 /docker/123 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory'), {
-    version: 1, mountPoint: '/sys/fs/cgroup/memory', ownPath: '/',
-  });
-  assert.equal(findMemoryHierarchy('1:cpu:/\n', '32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu'), undefined);
+  assert.deepEqual(
+    findMemoryHierarchy(
+      '4:memory:/docker/123\n',
+      '35 31 0:32 /docker/123 /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory',
+    ),
+    {
+      version: 1,
+      mountPoint: '/sys/fs/cgroup/memory',
+      ownPath: '/',
+    },
+  );
+  assert.equal(
+    findMemoryHierarchy('1:cpu:/\n', '32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu'),
+    undefined,
+  );
 });
 
 test('sizes: binary K/M/G/T and KiB…, decimal KB/MB/GB/TB, plain bytes', () => {
   const cases: [string, number | undefined][] = [
-    ['4GiB', 4 * 2 ** 30], ['4G', 4 * 2 ** 30], ['4g', 4 * 2 ** 30], ['512MiB', 512 * 2 ** 20], ['1.5GB', 1.5e9],
-    ['1000000', 1e6], [' 2 TiB ', 2 * 2 ** 40], ['64KB', 64000], ['4 GB', 4e9],
-    ['', undefined], ['four', undefined], ['4XB', undefined], ['-1G', undefined],
+    ['4GiB', 4 * 2 ** 30],
+    ['4G', 4 * 2 ** 30],
+    ['4g', 4 * 2 ** 30],
+    ['512MiB', 512 * 2 ** 20],
+    ['1.5GB', 1.5e9],
+    ['1000000', 1e6],
+    [' 2 TiB ', 2 * 2 ** 40],
+    ['64KB', 64000],
+    ['4 GB', 4e9],
+    ['', undefined],
+    ['four', undefined],
+    ['4XB', undefined],
+    ['-1G', undefined],
   ];
   for (const [text, want] of cases) assert.equal(parseSize(text), want, JSON.stringify(text));
 });

@@ -13,5 +13,8 @@ test('dialHost maps wildcard binds to loopback and brackets IPv6', () => {
 test('withTimeout passes results and errors through and names what it waited for', async () => {
   assert.equal(await withTimeout(Promise.resolve(3), 1000, 'x'), 3);
   await assert.rejects(withTimeout(Promise.reject(new Error('boom')), 1000, 'x'), /boom/);
-  await assert.rejects(withTimeout(new Promise(() => undefined), 1, 'the moon'), /timed out after 1 ms waiting for the moon/);
+  await assert.rejects(
+    withTimeout(new Promise(() => undefined), 1, 'the moon'),
+    /timed out after 1 ms waiting for the moon/,
+  );
 });

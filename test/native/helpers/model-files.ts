@@ -9,7 +9,10 @@ export type HeaderEntry = { dtype: string; shape: number[]; data_offsets: number
 export type Header = Record<string, HeaderEntry>;
 
 /** `models synth` of a model (default shape tiny) into a temp dir removed after the test. */
-export function synthTemp(t: { after(fn: () => void): void }, opts: Omit<SynthOptions, 'out' | 'shape'> & { shape?: SynthOptions['shape'] }): string {
+export function synthTemp(
+  t: { after(fn: () => void): void },
+  opts: Omit<SynthOptions, 'out' | 'shape'> & { shape?: SynthOptions['shape'] },
+): string {
   const dir = tempDir('bs-model-');
   t.after(() => dir.remove());
   synthModel({ shape: 'tiny', force: true, ...opts, out: dir.path });
@@ -36,7 +39,9 @@ export function editJson(path: string, edit: (j: Record<string, unknown>) => voi
 
 /** Path of the shard that model.safetensors.index.json maps `tensor` to. */
 export function shardOf(dir: string, tensor: string): string {
-  const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8')) as { weight_map: Record<string, string> };
+  const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8')) as {
+    weight_map: Record<string, string>;
+  };
   const shard = index.weight_map[tensor];
   if (!shard) throw new Error(`${tensor} is not in the index of ${dir}`);
   return join(dir, shard);

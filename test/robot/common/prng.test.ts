@@ -16,7 +16,9 @@ test('same seed gives the same sequence, different seeds differ', () => {
 test('uniform and normal moments are plausible over 100k draws (seed 7)', () => {
   const r = new Prng(7);
   const n = 100_000;
-  let su = 0, sn = 0, sn2 = 0;
+  let su = 0,
+    sn = 0,
+    sn2 = 0;
   for (let i = 0; i < n; i++) {
     const u = r.next();
     assert.ok(u >= 0 && u < 1, `uniform out of range: ${u}`);

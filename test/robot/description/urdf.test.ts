@@ -42,7 +42,16 @@ function chainFrom(xml: string, tip?: string): KinematicChain {
   assert.ok(r.ok, r.ok ? '' : r.errors.join('; '));
   const joints: JointDescription[] = r.chain.joints.map((j) => {
     const l = r.chain.limits.get(j.name)!;
-    return { ...j, limits: { lower: l.lower ?? -Infinity, upper: l.upper ?? Infinity, velocity: l.velocity ?? 1, acceleration: 1, jerk: 1 } };
+    return {
+      ...j,
+      limits: {
+        lower: l.lower ?? -Infinity,
+        upper: l.upper ?? Infinity,
+        velocity: l.velocity ?? 1,
+        acceleration: 1,
+        jerk: 1,
+      },
+    };
   });
   return new KinematicChain({ name: 'arm', joints, links: r.chain.links, flange: r.chain.flange, tcp: identity() });
 }
@@ -54,7 +63,15 @@ test('URDF import: fixed joints folded, chain base → tip found, limits read', 
   const c = r.chain;
   assert.equal(c.robotName, 'arm');
   assert.equal(c.baseLink, 'world');
-  assert.deepEqual(c.joints.map((j) => [j.name, j.type]), [['j1', 'revolute'], ['j2', 'revolute'], ['j3', 'prismatic'], ['j4', 'continuous']]);
+  assert.deepEqual(
+    c.joints.map((j) => [j.name, j.type]),
+    [
+      ['j1', 'revolute'],
+      ['j2', 'revolute'],
+      ['j3', 'prismatic'],
+      ['j4', 'continuous'],
+    ],
+  );
   assert.deepEqual(c.limits.get('j1'), { lower: -1, upper: 1.5, velocity: 2 });
   assert.deepEqual(c.limits.get('j4'), {});
   // The mount's 0.5 m lift is folded into j1's origin; the tool's 0.1 m into the flange.
@@ -98,15 +115,40 @@ test('URDF chain FK: hand-computed poses for revolute about −z, x, prismatic a
 
 test('URDF import errors name the problem', () => {
   const cases: [string, RegExp, { baseLink?: string; tipLink?: string }?][] = [
-    ['<robot><link name="a"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint></robot>', /link "b" is not defined/],
-    ['<robot><link name="a"/><link name="b"/><link name="c"/><joint name="j1" type="fixed"><parent link="a"/><child link="c"/></joint><joint name="j2" type="fixed"><parent link="b"/><child link="c"/></joint></robot>', /two parent joints/],
-    ['<robot><link name="a"/><link name="b"/><joint name="j" type="floating"><parent link="a"/><child link="b"/></joint></robot>', /type "floating" is not supported/],
-    ['<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 0"/></joint></robot>', /axis is zero/],
-    ['<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0"/></joint></robot>', /three finite numbers/],
-    ['<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><limit lower="x"/></joint></robot>', /limit lower = "x"/],
-    ['<robot><link name="a"/><link name="b"/><link name="c"/><joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint><joint name="j2" type="fixed"><parent link="a"/><child link="c"/></joint></robot>', /2 tip links below "a" \(b, c\): name tip_link/],
+    [
+      '<robot><link name="a"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint></robot>',
+      /link "b" is not defined/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><link name="c"/><joint name="j1" type="fixed"><parent link="a"/><child link="c"/></joint><joint name="j2" type="fixed"><parent link="b"/><child link="c"/></joint></robot>',
+      /two parent joints/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><joint name="j" type="floating"><parent link="a"/><child link="b"/></joint></robot>',
+      /type "floating" is not supported/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 0"/></joint></robot>',
+      /axis is zero/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0"/></joint></robot>',
+      /three finite numbers/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/><limit lower="x"/></joint></robot>',
+      /limit lower = "x"/,
+    ],
+    [
+      '<robot><link name="a"/><link name="b"/><link name="c"/><joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint><joint name="j2" type="fixed"><parent link="a"/><child link="c"/></joint></robot>',
+      /2 tip links below "a" \(b, c\): name tip_link/,
+    ],
     ['<robot><link name="a"/><link name="b"/></robot>', /2 root links/],
-    ['<robot><link name="a"/><link name="b"/><joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint></robot>', /tip_link "a" is not below base_link "b"/, { baseLink: 'b', tipLink: 'a' }],
+    [
+      '<robot><link name="a"/><link name="b"/><joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint></robot>',
+      /tip_link "a" is not below base_link "b"/,
+      { baseLink: 'b', tipLink: 'a' },
+    ],
     ['<robot><link name="a"/></robot>', /base_link "z" is not a link/, { baseLink: 'z' }],
     ['<model/>', /root element is <model>/],
     ['<robot><link name="a"></robot>', /XML line 1: closing tag <\/robot> does not match <link>/],
@@ -119,11 +161,19 @@ test('URDF import errors name the problem', () => {
 });
 
 test('XML reader: attributes, entities, comments, CDATA, self-closing tags, line numbers', () => {
-  const r = parseXml(`<?xml version="1.0"?>\n<!DOCTYPE x>\n<a k='1' v="&lt;&amp;&#65;&#x42;">\n<!-- <b> -->\n<![CDATA[<c>]]>text<d/>\n<e x="2"></e></a>`);
+  const r = parseXml(
+    `<?xml version="1.0"?>\n<!DOCTYPE x>\n<a k='1' v="&lt;&amp;&#65;&#x42;">\n<!-- <b> -->\n<![CDATA[<c>]]>text<d/>\n<e x="2"></e></a>`,
+  );
   assert.ok(r.ok);
   assert.equal(r.root.name, 'a');
   assert.deepEqual(r.root.attributes, { k: '1', v: '<&AB' });
-  assert.deepEqual(r.root.children.map((c) => [c.name, c.line]), [['d', 5], ['e', 6]]);
+  assert.deepEqual(
+    r.root.children.map((c) => [c.name, c.line]),
+    [
+      ['d', 5],
+      ['e', 6],
+    ],
+  );
   for (const [xml, pattern] of [
     ['<a><b></a>', /line 1: closing tag <\/a> does not match <b>/],
     ['<a>\n<b>', /element <b> \(line 2\) is never closed/],

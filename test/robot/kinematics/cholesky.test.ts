@@ -28,18 +28,21 @@ test('by hand: [[4, 2], [2, 3]]·x = [2, 1] gives x = [0.5, 0]; a 6×6 diagonal 
   assert.deepEqual(Array.from(x), [1, 1, 1, 1, 1, 1]);
 });
 
-test('property (seed 31, 2,000 systems): choleskySolve6 gives choleskySolve\'s bits and solves A·x = b', () => {
+test("property (seed 31, 2,000 systems): choleskySolve6 gives choleskySolve's bits and solves A·x = b", () => {
   const rng = new Prng(31);
   for (let c = 0; c < 2000; c++) {
     const a = spd(rng, 10 ** rng.uniform(-8, 1));
     const b = Float64Array.from({ length: 6 }, () => rng.uniform(-1, 1));
-    const generic = b.slice(), unrolled = b.slice();
+    const generic = b.slice(),
+      unrolled = b.slice();
     assert.equal(choleskySolve(a.slice(), generic, 6), true, `seed 31 system ${c}`);
     assert.equal(choleskySolve6(a, unrolled), true, `seed 31 system ${c}`);
-    for (let i = 0; i < 6; i++) assert.ok(Object.is(generic[i], unrolled[i]), `seed 31 system ${c} x[${i}]: ${unrolled[i]} vs ${generic[i]}`);
+    for (let i = 0; i < 6; i++)
+      assert.ok(Object.is(generic[i], unrolled[i]), `seed 31 system ${c} x[${i}]: ${unrolled[i]} vs ${generic[i]}`);
     // Residual relative to the scale of A·x and b (A is read, not written, by choleskySolve6).
     for (let r = 0; r < 6; r++) {
-      let s = 0, scale = Math.abs(b[r]);
+      let s = 0,
+        scale = Math.abs(b[r]);
       for (let i = 0; i < 6; i++) {
         s += a[r * 6 + i] * unrolled[i];
         scale += Math.abs(a[r * 6 + i] * unrolled[i]);

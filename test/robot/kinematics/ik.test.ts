@@ -33,7 +33,9 @@ function coldStart(seed: number, budget = 0.01): ColdStart {
 /** Independent acceptance check: FK of the answer within tolerance and inside the limits. */
 function accepted(s: IkSolver, target: Float64Array, q: Float64Array): boolean {
   const d = poseDistance(target, forwardKinematics(s.chain, q, new Float64Array(12)));
-  return d.position <= s.tolerances.acceptPosition && d.rotation <= s.tolerances.acceptRotation && s.chain.withinLimits(q);
+  return (
+    d.position <= s.tolerances.acceptPosition && d.rotation <= s.tolerances.acceptRotation && s.chain.withinLimits(q)
+  );
 }
 
 test('UR5e IK from the oracle seed solves ≥ 99.9% of the first 1000 cases, within limits', () => {
@@ -53,11 +55,16 @@ test('UR5e IK from the oracle seed solves ≥ 99.9% of the first 1000 cases, wit
 test('UR5e IK from the all-zero singular seed: restarts take the first 300 cases to 100%', () => {
   const s = solverFor('ur5e');
   const zero = new Float64Array(6);
-  let plain = 0, restarted = 0;
+  let plain = 0,
+    restarted = 0;
   for (const c of ORACLE.slice(0, 300)) {
     if (s.solve(c.target, zero).code === 'ok') plain++;
     const r = s.solve(c.target, zero, coldStart(c.id));
-    assert.equal(r.code, 'ok', `case ${c.id}: ${r.code} after ${r.attempts} attempts (${r.positionError} m, ${r.rotationError} rad)`);
+    assert.equal(
+      r.code,
+      'ok',
+      `case ${c.id}: ${r.code} after ${r.attempts} attempts (${r.positionError} m, ${r.rotationError} rad)`,
+    );
     assert.ok(accepted(s, c.target, r.q), `case ${c.id}`);
     restarted++;
   }
@@ -72,14 +79,24 @@ for (const name of ['ur5e', 'panda', 'yam']) {
     const r = new Prng(31);
     const target = new Float64Array(12);
     for (let k = 0; k < 300; k++) {
-      const q = Float64Array.from({ length: c.dof }, (_, i) => r.uniform(Math.max(c.lower[i], -Math.PI), Math.min(c.upper[i], Math.PI)));
+      const q = Float64Array.from({ length: c.dof }, (_, i) =>
+        r.uniform(Math.max(c.lower[i], -Math.PI), Math.min(c.upper[i], Math.PI)),
+      );
       forwardKinematics(c, q, target);
       const near = q.map((x) => x + r.uniform(-0.2, 0.2));
       const a = s.solve(target, near, coldStart(k));
-      assert.equal(a.code, 'ok', `case ${k}: q [${Array.from(q)}] seed [${Array.from(near)}]: ${a.code} (${a.positionError} m, ${a.rotationError} rad)`);
+      assert.equal(
+        a.code,
+        'ok',
+        `case ${k}: q [${Array.from(q)}] seed [${Array.from(near)}]: ${a.code} (${a.positionError} m, ${a.rotationError} rad)`,
+      );
       assert.ok(accepted(s, target, a.q), `case ${k}: near seed`);
       const b = s.solve(target, c.midRange(), coldStart(1000 + k, 0.05));
-      assert.equal(b.code, 'ok', `case ${k}: q [${Array.from(q)}] from mid-range: ${b.code} (${b.positionError} m, ${b.rotationError} rad)`);
+      assert.equal(
+        b.code,
+        'ok',
+        `case ${k}: q [${Array.from(q)}] from mid-range: ${b.code} (${b.positionError} m, ${b.rotationError} rad)`,
+      );
       assert.ok(accepted(s, target, b.q), `case ${k}: cold seed`);
     }
   });
@@ -94,7 +111,10 @@ test('IK never returns joints outside the limits, whatever the target and seed (
       const p = [r.uniform(-1, 1), r.uniform(-1, 1), r.uniform(-0.3, 1.2)];
       const qv = [r.normal(), r.normal(), r.normal(), r.normal()];
       const n = Math.hypot(...qv);
-      const target = fromPose(p, qv.map((x) => x / n));
+      const target = fromPose(
+        p,
+        qv.map((x) => x / n),
+      );
       // Seeds partly outside the limits are clamped first.
       const seed = Float64Array.from({ length: c.dof }, (_, i) => r.uniform(c.lower[i] - 1, c.upper[i] + 1));
       const res = s.solve(target, seed, k % 2 ? coldStart(k, 0.002) : undefined);
@@ -129,7 +149,13 @@ test('a planar 2R arm (n < 6 branch): in-plane targets solve, off-plane ones end
     { name: 'j2', link: 'l2', type: 'revolute', a: 0.4, d: 0, alpha: 0, theta: 0 },
   ]);
   const limits = { lower: -2.5, upper: 2.5, velocity: 1, acceleration: 1, jerk: 1 };
-  const chain = new KinematicChain({ name: 'planar', joints: spec.joints.map((j) => ({ ...j, limits })), links: spec.links, flange: spec.flange, tcp: identity() });
+  const chain = new KinematicChain({
+    name: 'planar',
+    joints: spec.joints.map((j) => ({ ...j, limits })),
+    links: spec.links,
+    flange: spec.flange,
+    tcp: identity(),
+  });
   const s = new IkSolver(chain, DEFAULT_IK);
   const target = forwardKinematics(chain, [0.7, -1.2], new Float64Array(12));
   const ok = s.solve(target, [0.5, -0.9]);
@@ -141,7 +167,10 @@ test('a planar 2R arm (n < 6 branch): in-plane targets solve, off-plane ones end
   const bad = s.solve(lifted, [0.5, -0.9], coldStart(3, 0.001));
   assert.equal(bad.code, 'not-converged');
   assert.ok(Math.abs(bad.positionError - 0.1) < 1e-4, `residual ${bad.positionError}`);
-  assert.ok(bad.attempts > 1 && bad.attempts <= 11, `attempts ${bad.attempts} within a 1 ms budget at 0.1 ms per clock reading`);
+  assert.ok(
+    bad.attempts > 1 && bad.attempts <= 11,
+    `attempts ${bad.attempts} within a 1 ms budget at 0.1 ms per clock reading`,
+  );
   assert.ok(chain.withinLimits(bad.q));
 });
 
@@ -156,7 +185,11 @@ test('UR5e targets at singular poses (wrist q5 = 0, elbow straight q3 = 0, both)
     forwardKinematics(s.chain, q, target);
     const seed = q.map((x) => x + r.uniform(-0.3, 0.3));
     const res = s.solve(target, seed);
-    assert.equal(res.code, 'ok', `case ${k}: q [${q}] seed [${seed}]: ${res.positionError} m, ${res.rotationError} rad`);
+    assert.equal(
+      res.code,
+      'ok',
+      `case ${k}: q [${q}] seed [${seed}]: ${res.positionError} m, ${res.rotationError} rad`,
+    );
     assert.ok(accepted(s, target, res.q), `case ${k}`);
   }
 });

@@ -34,8 +34,14 @@ test('asymmetric delays: error within delay/2, best sample wins (seeded property
       t = t4 + 0.1;
     }
     const e = c.estimate(t)!;
-    assert.ok(Math.abs(e.offset - offset) <= e.uncertainty! + 1e-6, `case ${k} (seed 21): error ${e.offset - offset} > ${e.uncertainty}`);
-    assert.ok(Math.abs(e.uncertainty! - best / 2) < 1e-6, `case ${k}: uncertainty ${e.uncertainty} vs best ${best / 2}`);
+    assert.ok(
+      Math.abs(e.offset - offset) <= e.uncertainty! + 1e-6,
+      `case ${k} (seed 21): error ${e.offset - offset} > ${e.uncertainty}`,
+    );
+    assert.ok(
+      Math.abs(e.uncertainty! - best / 2) < 1e-6,
+      `case ${k}: uncertainty ${e.uncertainty} vs best ${best / 2}`,
+    );
   }
 });
 

@@ -5,19 +5,37 @@ import type { DescriptionMsg, EventMsg, StateMsg } from '../../../robot/link/pro
 
 const EXPECTED = { arms: [{ name: 'arm', joints: ['a', 'b'] }] };
 const desc = (session = 's1', joints = ['a', 'b']): DescriptionMsg => ({
-  v: 1, robot: 'r1', session, time: 0, controller: { name: 'c', version: '1' }, arms: [{ name: 'arm', joints, gripper: true }], state_rate: 100, heartbeat_timeout: 0.5,
+  v: 1,
+  robot: 'r1',
+  session,
+  time: 0,
+  controller: { name: 'c', version: '1' },
+  arms: [{ name: 'arm', joints, gripper: true }],
+  state_rate: 100,
+  heartbeat_timeout: 0.5,
 });
 const state = (seq: number, time: number, hb: StateMsg['hb'] = null, q = [0, 0]): StateMsg => ({
-  v: 1, seq, time, arms: { arm: { q, dq: [0, 0], gripper: 0.5, mode: 'hold', trajectory: null, faults: [] } }, faults: [], hb,
+  v: 1,
+  seq,
+  time,
+  arms: { arm: { q, dq: [0, 0], gripper: 0.5, mode: 'hold', trajectory: null, faults: [] } },
+  faults: [],
+  hb,
 });
 
 class Recorder implements SessionListener {
   states: StateMsg[] = [];
   events: EventMsg[] = [];
   lostCodes: string[] = [];
-  state(s: StateMsg) { this.states.push(s); }
-  event(e: EventMsg) { this.events.push(e); }
-  lost(code: string) { this.lostCodes.push(code); }
+  state(s: StateMsg) {
+    this.states.push(s);
+  }
+  event(e: EventMsg) {
+    this.events.push(e);
+  }
+  lost(code: string) {
+    this.lostCodes.push(code);
+  }
 }
 
 function online(): { s: ControllerSession; r: Recorder } {
@@ -39,13 +57,17 @@ test('problems in order: not connected, offline, no description, mismatch, no st
   s.onDescription(desc('s1', ['a', 'c']), 0);
   assert.deepEqual(s.problem(0), {
     code: 'description_mismatch',
-    message: 'refusing to drive controller r1: its description does not match the robot config: arm "arm" joints are [a, c], the robot config says [a, b]',
+    message:
+      'refusing to drive controller r1: its description does not match the robot config: arm "arm" joints are [a, c], the robot config says [a, b]',
   });
   s.onDescription(desc('s1'), 0);
   assert.equal(s.problem(0)!.code, 'no_state');
   s.onState(state(0, 100), 1);
   assert.equal(s.problem(1.2), null, 'exactly at the limit is still fresh');
-  assert.deepEqual(s.problem(1.25), { code: 'stale_state', message: 'the newest state of controller r1 is 250 ms old (limit 200 ms)' });
+  assert.deepEqual(s.problem(1.25), {
+    code: 'stale_state',
+    message: 'the newest state of controller r1 is 250 ms old (limit 200 ms)',
+  });
   s.setTransportUp(false, 1.25);
   assert.equal(s.problem(1.25)!.code, 'link_down');
 });
@@ -55,7 +77,10 @@ test('states: forwarded when consistent with the description; reordered ones and
   s.onState(state(5, 100), 1);
   s.onState(state(4, 99.99), 1.001);
   s.onState({ ...state(6, 100.01), arms: { arm: { ...state(6, 0).arms.arm!, q: [0, 0, 0], dq: [0, 0, 0] } } }, 1.002);
-  assert.deepEqual(r.states.map((x) => x.seq), [5]);
+  assert.deepEqual(
+    r.states.map((x) => x.seq),
+    [5],
+  );
   assert.equal(s.invalid, 1);
   assert.equal(s.lastInvalid, 'state.arms.arm.q: must have 2 entries (got 3)');
 });

@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DELIVERY, checkBase, daemonTopics, mqtt5Properties, parseRobotTopic, robotFilter, robotTopic } from '../../../robot/link/protocol.js';
+import {
+  DELIVERY,
+  checkBase,
+  daemonTopics,
+  mqtt5Properties,
+  parseRobotTopic,
+  robotFilter,
+  robotTopic,
+} from '../../../robot/link/protocol.js';
 
 test('topics live under the configured base', () => {
   assert.equal(robotTopic('lab/brainstem', 'arm1', 'state'), 'lab/brainstem/robots/arm1/state');
@@ -15,13 +23,26 @@ test('topics live under the configured base', () => {
 test('topic bases: levels without wildcards, no $ prefix', () => {
   assert.equal(checkBase('brainstem'), null);
   assert.equal(checkBase('site/cell-3'), null);
-  for (const bad of ['', '/x', 'x/', 'a//b', 'a/+/b', 'a/#', '$SYS']) assert.match(checkBase(bad) ?? '', /topic base must/, bad);
+  for (const bad of ['', '/x', 'x/', 'a//b', 'a/+/b', 'a/#', '$SYS'])
+    assert.match(checkBase(bad) ?? '', /topic base must/, bad);
 });
 
 test('QoS 1 for commands, events, identity; QoS 0 for state and heartbeat; only identity retained', () => {
-  for (const t of ['trajectory', 'gripper', 'stop', 'events', 'description', 'availability', 'daemon_availability'] as const) assert.equal(DELIVERY[t].qos, 1, t);
+  for (const t of [
+    'trajectory',
+    'gripper',
+    'stop',
+    'events',
+    'description',
+    'availability',
+    'daemon_availability',
+  ] as const)
+    assert.equal(DELIVERY[t].qos, 1, t);
   for (const t of ['state', 'heartbeat'] as const) assert.equal(DELIVERY[t].qos, 0, t);
-  const retained = Object.entries(DELIVERY).filter(([, d]) => d.retain).map(([k]) => k).sort();
+  const retained = Object.entries(DELIVERY)
+    .filter(([, d]) => d.retain)
+    .map(([k]) => k)
+    .sort();
   assert.deepEqual(retained, ['availability', 'daemon_availability', 'description']);
 });
 

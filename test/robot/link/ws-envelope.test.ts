@@ -20,13 +20,33 @@ test('bad envelopes name the problem', () => {
     ['[]', 'daemon', /^envelope: must be an object, not an array/],
     [JSON.stringify({ type: 'move', robot: 'a', payload: {} }), 'daemon', /^envelope\.type: must be one of/],
     [JSON.stringify({ type: 'stop', robot: 'a' }), 'daemon', /^envelope\.payload: is required/],
-    [JSON.stringify({ type: 'stop', robot: 'a', payload: stop, extra: 1 }), 'daemon', /^envelope\.extra: is not a known field/],
+    [
+      JSON.stringify({ type: 'stop', robot: 'a', payload: stop, extra: 1 }),
+      'daemon',
+      /^envelope\.extra: is not a known field/,
+    ],
     [JSON.stringify({ type: 'stop', robot: 'a/b', payload: stop }), 'daemon', /^envelope\.robot: must match/],
     [JSON.stringify({ type: 'stop', payload: stop }), 'daemon', /^envelope\.robot: is required on stop/],
-    [JSON.stringify({ type: 'heartbeat', robot: 'a', payload: hb }), 'daemon', /^envelope\.robot: must be absent on heartbeat/],
-    [JSON.stringify({ type: 'stop', robot: 'a', payload: stop }), 'controller', /^envelope\.type: is not sent by the controller \(it sends availability, description, state, events\)/],
-    [JSON.stringify({ type: 'state', robot: 'a', payload: {} }), 'daemon', /^envelope\.type: is not sent by the daemon/],
-    [JSON.stringify({ type: 'stop', robot: 'a', payload: { ...stop, id: '' } }), 'daemon', /^envelope\.payload \(stop\): stop\.id: must not be empty/],
+    [
+      JSON.stringify({ type: 'heartbeat', robot: 'a', payload: hb }),
+      'daemon',
+      /^envelope\.robot: must be absent on heartbeat/,
+    ],
+    [
+      JSON.stringify({ type: 'stop', robot: 'a', payload: stop }),
+      'controller',
+      /^envelope\.type: is not sent by the controller \(it sends availability, description, state, events\)/,
+    ],
+    [
+      JSON.stringify({ type: 'state', robot: 'a', payload: {} }),
+      'daemon',
+      /^envelope\.type: is not sent by the daemon/,
+    ],
+    [
+      JSON.stringify({ type: 'stop', robot: 'a', payload: { ...stop, id: '' } }),
+      'daemon',
+      /^envelope\.payload \(stop\): stop\.id: must not be empty/,
+    ],
   ];
   for (const [raw, from, re] of cases) {
     const r = decodeEnvelope(raw, from);

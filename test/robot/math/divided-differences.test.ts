@@ -10,7 +10,10 @@ test('by hand: uneven times, exact for a cubic (v, a, j at the ends of the diffe
   const r = columnRates(t, q, 1, 0, 4, newColumnRates());
   assert.ok(Number.isNaN(r.velocity[0]) && Number.isNaN(r.acceleration[0]) && Number.isNaN(r.jerk[0]));
   // f[0, 0.1] = 1 − 3(0 + 0.1) + 5(0 + 0 + 0.01) = 0.75.
-  assert.ok(Math.abs(r.velocity[1] - 0.75) < 1e-12 && Number.isNaN(r.acceleration[1]) && Number.isNaN(r.jerk[1]), String(r.velocity[1]));
+  assert.ok(
+    Math.abs(r.velocity[1] - 0.75) < 1e-12 && Number.isNaN(r.acceleration[1]) && Number.isNaN(r.jerk[1]),
+    String(r.velocity[1]),
+  );
   // 2·f[0, 0.1, 0.3] = 2·(−3 + 5·(0 + 0.1 + 0.3)) = −2.
   assert.ok(Math.abs(r.acceleration[2] + 2) < 1e-12 && Number.isNaN(r.jerk[2]), String(r.acceleration[2]));
   // 6·f[t0..t3] = 6·5 = 30 whatever the spacing; velocity f[0.3, 0.35], acceleration 2·(−3 + 5·0.75).
@@ -38,7 +41,8 @@ test('column j of row-major samples with a stride; the buffers grow and are reus
 test('property (seed 72, 200 sequences): every entry equals the divided differences computed from scratch', () => {
   const rng = new Prng(72);
   // Newton's divided difference f[t_i, …, t_k] by its recursive definition.
-  const dd = (t: number[], q: number[], i: number, k: number): number => (i === k ? q[i] : (dd(t, q, i + 1, k) - dd(t, q, i, k - 1)) / (t[k] - t[i]));
+  const dd = (t: number[], q: number[], i: number, k: number): number =>
+    i === k ? q[i] : (dd(t, q, i + 1, k) - dd(t, q, i, k - 1)) / (t[k] - t[i]);
   const r = newColumnRates();
   for (let c = 0; c < 200; c++) {
     const count = 1 + rng.int(30);
@@ -47,7 +51,11 @@ test('property (seed 72, 200 sequences): every entry equals the divided differen
     const q = t.map(() => rng.uniform(-2, 2));
     columnRates(t, q, 1, 0, count, r);
     for (let k = 0; k < count; k++) {
-      const want = [k >= 1 ? dd(t, q, k - 1, k) : NaN, k >= 2 ? 2 * dd(t, q, k - 2, k) : NaN, k >= 3 ? 6 * dd(t, q, k - 3, k) : NaN];
+      const want = [
+        k >= 1 ? dd(t, q, k - 1, k) : NaN,
+        k >= 2 ? 2 * dd(t, q, k - 2, k) : NaN,
+        k >= 3 ? 6 * dd(t, q, k - 3, k) : NaN,
+      ];
       const got = [r.velocity[k], r.acceleration[k], r.jerk[k]];
       for (let d = 0; d < 3; d++) {
         const what = `seed 72 sequence ${c} sample ${k} derivative ${d + 1}: ${got[d]} vs ${want[d]}`;
@@ -62,7 +70,9 @@ test('property (seed 71, 300 curves): never above the true peak of |v|, |a|, |j|
   const rng = new Prng(71);
   const r = newColumnRates();
   for (let c = 0; c < 300; c++) {
-    const A = rng.uniform(0.1, 2), w = rng.uniform(0.5, 8), ph = rng.uniform(0, 6.3);
+    const A = rng.uniform(0.1, 2),
+      w = rng.uniform(0.5, 8),
+      ph = rng.uniform(0, 6.3);
     const t = [0];
     for (let k = 1; k < 4; k++) t.push(t[k - 1] + rng.uniform(0.001, 0.2));
     const q = t.map((x) => A * Math.sin(w * x + ph));
@@ -77,7 +87,10 @@ test('property (seed 71, 300 curves): never above the true peak of |v|, |a|, |j|
     }
     const what = `seed 71 curve ${c}: A ${A}, w ${w}, ph ${ph}, t ${t.join(',')}`;
     assert.ok(Math.abs(r.velocity[3]) <= peak[0] * (1 + 1e-6) + 1e-9, `${what}: v ${r.velocity[3]} > ${peak[0]}`);
-    assert.ok(Math.abs(r.acceleration[3]) <= peak[1] * (1 + 1e-6) + 1e-7, `${what}: a ${r.acceleration[3]} > ${peak[1]}`);
+    assert.ok(
+      Math.abs(r.acceleration[3]) <= peak[1] * (1 + 1e-6) + 1e-7,
+      `${what}: a ${r.acceleration[3]} > ${peak[1]}`,
+    );
     assert.ok(Math.abs(r.jerk[3]) <= peak[2] * (1 + 1e-4) + 1e-3, `${what}: j ${r.jerk[3]} > ${peak[2]}`);
   }
 });

@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../../robot/common/prng.js';
-import { fromPose, quat, quatAngle, quatFromTransform, quatMultiply, quatNorm, slerp } from '../../../robot/math/quaternion.js';
+import {
+  fromPose,
+  quat,
+  quatAngle,
+  quatFromTransform,
+  quatMultiply,
+  quatNorm,
+  slerp,
+} from '../../../robot/math/quaternion.js';
 import { fromAxisAngle } from '../../../robot/math/transform.js';
 
 function randomQuat(r: Prng): Float64Array {
@@ -43,7 +51,10 @@ test('slerp of nearly coincident quaternions (nlerp branch) stays unit, monotone
       const a = randomQuat(r);
       const axis = [r.normal(), r.normal(), r.normal()];
       const n = Math.hypot(axis[0], axis[1], axis[2]);
-      const d = axisAngleQuat(axis.map((x) => x / n), gap);
+      const d = axisAngleQuat(
+        axis.map((x) => x / n),
+        gap,
+      );
       const b = quatMultiply(quat(), d, a);
       // Also the −b representation of the same end.
       for (const end of [b, b.map((x) => -x)]) {

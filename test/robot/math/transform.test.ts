@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../../robot/common/prng.js';
 import {
-  compose, fromAxisAngle, fromXyzRpy, identity, invert, rotationAngle, rotationVector, rotationX, rotationZ, transformPoint,
+  compose,
+  fromAxisAngle,
+  fromXyzRpy,
+  identity,
+  invert,
+  rotationAngle,
+  rotationVector,
+  rotationX,
+  rotationZ,
+  transformPoint,
 } from '../../../robot/math/transform.js';
 import { vec3 } from '../../../robot/math/vec3.js';
 
@@ -36,7 +45,10 @@ test('fromXyzRpy: URDF order R = Rz(yaw)·Ry(pitch)·Rx(roll), hand-computed qua
 test('compose with the inverse gives the identity (seed 11, 200 random transforms)', () => {
   const r = new Prng(11);
   for (let k = 0; k < 200; k++) {
-    const t = fromXyzRpy([r.uniform(-1, 1), r.uniform(-1, 1), r.uniform(-1, 1)], [r.uniform(-4, 4), r.uniform(-4, 4), r.uniform(-4, 4)]);
+    const t = fromXyzRpy(
+      [r.uniform(-1, 1), r.uniform(-1, 1), r.uniform(-1, 1)],
+      [r.uniform(-4, 4), r.uniform(-4, 4), r.uniform(-4, 4)],
+    );
     close(compose(new Float64Array(12), t, invert(new Float64Array(12), t)), identity(), 1e-14, `case ${k}`);
   }
 });
@@ -53,8 +65,14 @@ test('rotationVector inverts fromAxisAngle for angles in (0, π], including tiny
       // At π the axis sign is arbitrary; compare up to sign there.
       const dot = (v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2]) / got;
       const tol = angle > 1e-9 ? 1e-6 : 1e-3;
-      assert.ok(angle >= Math.PI - 1e-9 ? Math.abs(Math.abs(dot) - 1) < tol : Math.abs(dot - 1) < tol, `angle ${angle}: axis dot ${dot}`);
-      assert.ok(Math.abs(rotationAngle(fromAxisAngle(new Float64Array(12), axis, angle)) - angle) < 1e-9, `rotationAngle ${angle}`);
+      assert.ok(
+        angle >= Math.PI - 1e-9 ? Math.abs(Math.abs(dot) - 1) < tol : Math.abs(dot - 1) < tol,
+        `angle ${angle}: axis dot ${dot}`,
+      );
+      assert.ok(
+        Math.abs(rotationAngle(fromAxisAngle(new Float64Array(12), axis, angle)) - angle) < 1e-9,
+        `rotationAngle ${angle}`,
+      );
     }
   }
   close(rotationVector(vec3(), identity()), [0, 0, 0], 0, 'identity');

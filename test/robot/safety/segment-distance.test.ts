@@ -4,7 +4,8 @@ import { Prng } from '../../../robot/common/prng.js';
 import { segmentDistance } from '../../../robot/safety/segment-distance.js';
 
 /** Distance between segments given as [ax, ay, az, bx, by, bz]. */
-const dist = (s1: number[], s2: number[]): number => segmentDistance(Float64Array.from(s1), 0, 3, Float64Array.from(s2), 0, 3);
+const dist = (s1: number[], s2: number[]): number =>
+  segmentDistance(Float64Array.from(s1), 0, 3, Float64Array.from(s2), 0, 3);
 /** Capsule distance = segment distance − both radii. */
 const capsule = (s1: number[], r1: number, s2: number[], r2: number): number => dist(s1, s2) - r1 - r2;
 
@@ -51,19 +52,34 @@ test('matches a brute-force search over both segments (seed 17, 300 random pairs
   for (let k = 0; k < 300; k++) {
     const s1 = Array.from({ length: 6 }, () => r.uniform(-1, 1));
     // Some pairs nearly parallel.
-    const s2 = k % 5 === 0 ? s1.map((x, i) => x + (i < 3 ? 0.3 : 0.3 + r.uniform(-1e-6, 1e-6))) : Array.from({ length: 6 }, () => r.uniform(-1, 1));
+    const s2 =
+      k % 5 === 0
+        ? s1.map((x, i) => x + (i < 3 ? 0.3 : 0.3 + r.uniform(-1e-6, 1e-6)))
+        : Array.from({ length: 6 }, () => r.uniform(-1, 1));
     const d = dist(s1, s2);
     let brute = Infinity;
     for (let i = 0; i <= grid; i++) {
       const u = i / grid;
-      const px = s1[0] + u * (s1[3] - s1[0]), py = s1[1] + u * (s1[4] - s1[1]), pz = s1[2] + u * (s1[5] - s1[2]);
+      const px = s1[0] + u * (s1[3] - s1[0]),
+        py = s1[1] + u * (s1[4] - s1[1]),
+        pz = s1[2] + u * (s1[5] - s1[2]);
       for (let j = 0; j <= grid; j++) {
         const v = j / grid;
-        brute = Math.min(brute, Math.hypot(px - s2[0] - v * (s2[3] - s2[0]), py - s2[1] - v * (s2[4] - s2[1]), pz - s2[2] - v * (s2[5] - s2[2])));
+        brute = Math.min(
+          brute,
+          Math.hypot(
+            px - s2[0] - v * (s2[3] - s2[0]),
+            py - s2[1] - v * (s2[4] - s2[1]),
+            pz - s2[2] - v * (s2[5] - s2[2]),
+          ),
+        );
       }
     }
     // The grid can only overestimate, by at most half a cell on each segment.
-    const cell = (Math.hypot(s1[3] - s1[0], s1[4] - s1[1], s1[5] - s1[2]) + Math.hypot(s2[3] - s2[0], s2[4] - s2[1], s2[5] - s2[2])) / grid;
+    const cell =
+      (Math.hypot(s1[3] - s1[0], s1[4] - s1[1], s1[5] - s1[2]) +
+        Math.hypot(s2[3] - s2[0], s2[4] - s2[1], s2[5] - s2[2])) /
+      grid;
     assert.ok(d <= brute + 1e-12 && brute - d <= cell, `pair ${k} ${s1} | ${s2}: ${d} vs brute ${brute}`);
   }
 });

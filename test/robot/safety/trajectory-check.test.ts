@@ -4,7 +4,13 @@ import { loadSetup } from '../../../robot/description/loader.js';
 import { parseRobotConfig } from '../../../robot/description/robot-config.js';
 import type { RobotDescription, SetupDescription } from '../../../robot/description/types.js';
 import { fromXyzRpy } from '../../../robot/math/transform.js';
-import { checkTrajectories, robotSafety, setupSafety, type JointTrajectory, type SafetyEnvelope } from '../../../robot/safety/trajectory-check.js';
+import {
+  checkTrajectories,
+  robotSafety,
+  setupSafety,
+  type JointTrajectory,
+  type SafetyEnvelope,
+} from '../../../robot/safety/trajectory-check.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
 import { segmentDistance } from '../../../robot/safety/segment-distance.js';
@@ -37,7 +43,11 @@ test('a smooth panda move within all limits passes and reports the closest self 
 
 test('joint position, velocity, acceleration and jerk limits, from exact divided differences', () => {
   const ur = robotSafety(robot('ur5e'));
-  const pos = checkTrajectories(robotSafety(robot('panda')).arms, [sampled(() => [0, 0, 0, 0, 0, 0, 0], 3)], robotSafety(robot('panda')).envelope);
+  const pos = checkTrajectories(
+    robotSafety(robot('panda')).arms,
+    [sampled(() => [0, 0, 0, 0, 0, 0, 0], 3)],
+    robotSafety(robot('panda')).envelope,
+  );
   assert.deepEqual(pos, {
     ok: false,
     violation: { code: 'joint-position', arm: 'panda', joint: 'joint4', sample: 0, value: 0, limit: -0.0698 },
@@ -47,16 +57,28 @@ test('joint position, velocity, acceleration and jerk limits, from exact divided
   const with0 = (x: number): number[] => [x, ...base.slice(1)];
   // 0.05 rad in 10 ms at sample 3: 5 rad/s > π.
   const vel = checkTrajectories(ur.arms, [sampled((t) => with0(t > 0.025 ? 0.05 : 0), 6)], ur.envelope);
-  assert.ok(!vel.ok && vel.violation.code === 'joint-velocity' && vel.violation.sample === 3 && vel.violation.joint === 'shoulder_pan');
+  assert.ok(
+    !vel.ok &&
+      vel.violation.code === 'joint-velocity' &&
+      vel.violation.sample === 3 &&
+      vel.violation.joint === 'shoulder_pan',
+  );
   // q = c·t²: the second divided difference is 2c exactly. UR5e acceleration limit 8 rad/s².
-  for (const [accel, ok] of [[7.99, true], [8.01, false]] as const) {
+  for (const [accel, ok] of [
+    [7.99, true],
+    [8.01, false],
+  ] as const) {
     const r = checkTrajectories(ur.arms, [sampled((t) => with0((accel / 2) * t * t), 20)], ur.envelope);
     assert.equal(r.ok, ok, `acceleration ${accel}`);
-    if (!r.ok) assert.deepEqual([r.violation.code, (r.violation as { sample: number }).sample], ['joint-acceleration', 2]);
+    if (!r.ok)
+      assert.deepEqual([r.violation.code, (r.violation as { sample: number }).sample], ['joint-acceleration', 2]);
   }
   // q = c·t³ on uneven times: the third divided difference is 6c exactly. Jerk limit 80 rad/s³.
   const uneven = [0, 0.01, 0.025, 0.03, 0.045, 0.05, 0.07];
-  for (const [jerk, ok] of [[79.9, true], [80.1, false]] as const) {
+  for (const [jerk, ok] of [
+    [79.9, true],
+    [80.1, false],
+  ] as const) {
     const r = checkTrajectories(ur.arms, [sampled((t) => with0((jerk / 6) * t ** 3), 0, uneven)], ur.envelope);
     assert.equal(r.ok, ok, `jerk ${jerk}: ${r.ok ? '' : r.message}`);
     if (!r.ok) {
@@ -70,35 +92,64 @@ test('joint position, velocity, acceleration and jerk limits, from exact divided
 test('workspace box and table plane: TCP and link capsules, with how far they reach out', () => {
   const ur = robot('ur5e');
   const { arms } = robotSafety(ur);
-  const env = (patch: Partial<SafetyEnvelope>): SafetyEnvelope => ({ workspace: ur.workspace, table: ur.table, minClearance: 0, ...patch });
+  const env = (patch: Partial<SafetyEnvelope>): SafetyEnvelope => ({
+    workspace: ur.workspace,
+    table: ur.table,
+    minClearance: 0,
+    ...patch,
+  });
   // q = 0: TCP at x = −0.8172, 17.2 mm past a box starting at −0.8.
-  const ws = checkTrajectories(arms, [sampled(() => [0, 0, 0, 0, 0, 0], 1)], env({ workspace: { min: [-0.8, -1, -0.1], max: [1, 1, 1.2] } }));
+  const ws = checkTrajectories(
+    arms,
+    [sampled(() => [0, 0, 0, 0, 0, 0], 1)],
+    env({ workspace: { min: [-0.8, -1, -0.1], max: [1, 1, 1.2] } }),
+  );
   assert.ok(!ws.ok && ws.violation.code === 'workspace');
   assert.equal((ws.violation as { link: string }).link, 'tcp');
   assert.ok(Math.abs((ws.violation as { distance: number }).distance - 0.0172) < 1e-12);
   assert.match(ws.message, /^arm "ur5e" TCP at sample 0: 17\.2 mm outside the workspace box$/);
   // Upright pose over a table raised to 1 cm: the base capsule (bottom at z = 0.005) is 5 mm into it.
-  const table = checkTrajectories(arms, [sampled(() => [0, -Math.PI / 2, 0, -Math.PI / 2, 0, 0], 1)], env({ table: { normal: [0, 0, 1], offset: 0.01 } }));
+  const table = checkTrajectories(
+    arms,
+    [sampled(() => [0, -Math.PI / 2, 0, -Math.PI / 2, 0, 0], 1)],
+    env({ table: { normal: [0, 0, 1], offset: 0.01 } }),
+  );
   assert.ok(!table.ok);
-  assert.deepEqual({ ...table.violation, distance: Math.round((table.violation as { distance: number }).distance * 1e9) / 1e9 }, { code: 'table', arm: 'ur5e', link: 'base', sample: 0, distance: 0.005 });
+  assert.deepEqual(
+    { ...table.violation, distance: Math.round((table.violation as { distance: number }).distance * 1e9) / 1e9 },
+    { code: 'table', arm: 'ur5e', link: 'base', sample: 0, distance: 0.005 },
+  );
   assert.equal(table.message, 'arm "ur5e" link "base" at sample 0: 5.0 mm below the table plane');
   // A capsule leaving the box through its radius: the upright arm's top reaches z = 1.0794 + 0.04.
-  const top = checkTrajectories(arms, [sampled(() => [0, -Math.PI / 2, 0, -Math.PI / 2, 0, 0], 1)], env({ workspace: { min: [-1, -1, -0.1], max: [1, 1, 1.1] } }));
-  assert.ok(!top.ok && top.violation.code === 'workspace' && (top.violation as { link: string }).link !== 'tcp', top.ok ? '' : top.message);
+  const top = checkTrajectories(
+    arms,
+    [sampled(() => [0, -Math.PI / 2, 0, -Math.PI / 2, 0, 0], 1)],
+    env({ workspace: { min: [-1, -1, -0.1], max: [1, 1, 1.1] } }),
+  );
+  assert.ok(
+    !top.ok && top.violation.code === 'workspace' && (top.violation as { link: string }).link !== 'tcp',
+    top.ok ? '' : top.message,
+  );
 });
 
 /** A planar 3R arm (links 0.3 m, capsules of radius 0.02 along each link). */
 function planar(ignore: [string, string][] = []): RobotDescription {
   const limits = { position: [-3, 3], velocity: 10, acceleration: 100, jerk: 1000 };
-  const r = parseRobotConfig({
-    name: 'planar',
-    kinematics: { type: 'dh-standard', joints: ['l1', 'l2', 'l3'].map((l, i) => ({ name: `j${i + 1}`, link: l, a: 0.3, d: 0, alpha: 0 })) },
-    limits: { j1: limits, j2: limits, j3: limits },
-    capsules: ['l1', 'l2', 'l3'].map((link) => ({ link, radius: 0.02, a: [0, 0, 0], b: [0.3, 0, 0] })),
-    self_collision_ignore: ignore,
-    workspace: { min: [-2, -2, -2], max: [2, 2, 2] },
-    table: { normal: [0, 0, 1], offset_m: -1 },
-  }, { readText: () => undefined });
+  const r = parseRobotConfig(
+    {
+      name: 'planar',
+      kinematics: {
+        type: 'dh-standard',
+        joints: ['l1', 'l2', 'l3'].map((l, i) => ({ name: `j${i + 1}`, link: l, a: 0.3, d: 0, alpha: 0 })),
+      },
+      limits: { j1: limits, j2: limits, j3: limits },
+      capsules: ['l1', 'l2', 'l3'].map((link) => ({ link, radius: 0.02, a: [0, 0, 0], b: [0.3, 0, 0] })),
+      self_collision_ignore: ignore,
+      workspace: { min: [-2, -2, -2], max: [2, 2, 2] },
+      table: { normal: [0, 0, 1], offset_m: -1 },
+    },
+    { readText: () => undefined },
+  );
   assert.ok(r.ok);
   return r.value;
 }
@@ -110,11 +161,17 @@ test('self-collision of non-adjacent capsules: crossing collides, parallel keeps
   assert.ok(!crossing.ok);
   const hit = crossing.violation as { distance: number };
   assert.ok(Math.abs(hit.distance + 0.04) < 1e-12, `${hit.distance}`);
-  assert.deepEqual({ ...crossing.violation, distance: -0.04 }, { code: 'self-collision', arm: 'planar', links: ['l1', 'l3'], sample: 0, distance: -0.04 });
+  assert.deepEqual(
+    { ...crossing.violation, distance: -0.04 },
+    { code: 'self-collision', arm: 'planar', links: ['l1', 'l3'], sample: 0, distance: -0.04 },
+  );
   assert.equal(crossing.message, 'arm "planar" links "l1" and "l3" collide at sample 0 (distance -40.0 mm)');
   // A U shape: link 3 parallel to link 1, 0.3 m above it.
   const parallel = checkTrajectories(arms, [sampled(() => [0, Math.PI / 2, Math.PI / 2], 1)], envelope);
-  assert.ok(parallel.ok && Math.abs(parallel.minSelfDistance - 0.26) < 1e-12, parallel.ok ? `${parallel.minSelfDistance}` : parallel.message);
+  assert.ok(
+    parallel.ok && Math.abs(parallel.minSelfDistance - 0.26) < 1e-12,
+    parallel.ok ? `${parallel.minSelfDistance}` : parallel.message,
+  );
   // Adjacent links (l1–l2) and ignored pairs are never reported.
   const ignoring = robotSafety(planar([['l3', 'l1']]));
   assert.ok(checkTrajectories(ignoring.arms, [sampled(() => [0, 2.6, 2.6], 1)], ignoring.envelope).ok);
@@ -151,8 +208,14 @@ test('arm against arm: the shipped bimanual YAM at rest is clear; arms turned in
   const v = hit.violation as { arms: string[]; links: string[]; sample: number; distance: number; clearance: number };
   assert.deepEqual(v.arms, ['left', 'right']);
   assert.ok(v.sample > 0 && v.distance < 0.02 && v.clearance === 0.02, JSON.stringify(v));
-  assert.match(hit.message, /^arm "left" link "\S+" and arm "right" link "\S+" are -?\d+\.\d mm apart at sample \d+, below the clearance 20\.0 mm$/);
-  const prefix = (t: JointTrajectory): JointTrajectory => ({ times: Array.from(t.times).slice(0, v.sample), q: Array.from(t.q).slice(0, v.sample * 6) });
+  assert.match(
+    hit.message,
+    /^arm "left" link "\S+" and arm "right" link "\S+" are -?\d+\.\d mm apart at sample \d+, below the clearance 20\.0 mm$/,
+  );
+  const prefix = (t: JointTrajectory): JointTrajectory => ({
+    times: Array.from(t.times).slice(0, v.sample),
+    q: Array.from(t.q).slice(0, v.sample * 6),
+  });
   const before = checkTrajectories(c.arms, [prefix(swing), prefix(still)], c.envelope);
   assert.ok(before.ok && before.minArmDistance >= 0.02, 'every earlier sample keeps the clearance');
 });
@@ -169,7 +232,8 @@ test('property (seed 43, 60 random moves): the reported minima are exactly the b
     const { arms, envelope } = setups[c % setups.length];
     const trajectories = arms.map((arm) => {
       const n = arm.chain.dof;
-      const a = arm.chain.midRange(), b = arm.chain.midRange();
+      const a = arm.chain.midRange(),
+        b = arm.chain.midRange();
       for (let j = 0; j < n; j++) {
         a[j] += rng.uniform(-0.4, 0.4);
         b[j] = a[j] + rng.uniform(-0.3, 0.3);
@@ -177,20 +241,32 @@ test('property (seed 43, 60 random moves): the reported minima are exactly the b
       return sampled(quintic(Array.from(a), Array.from(b), 2), 101);
     });
     const r = checkTrajectories(arms, trajectories, envelope);
-    let minSelf = Infinity, minArm = Infinity;
+    let minSelf = Infinity,
+      minArm = Infinity;
     const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
     for (let k = 0; k < 101; k++) {
       arms.forEach((arm, a) => {
         const n = arm.chain.dof;
-        forwardKinematics(arm.chain, Array.from(trajectories[a].q).slice(k * n, (k + 1) * n), new Float64Array(12), frames[a]);
+        forwardKinematics(
+          arm.chain,
+          Array.from(trajectories[a].q).slice(k * n, (k + 1) * n),
+          new Float64Array(12),
+          frames[a],
+        );
         arm.capsules.place(frames[a]);
-        const w = arm.capsules.world, rad = arm.capsules.radius;
-        for (const [i, j] of arm.selfPairs) minSelf = Math.min(minSelf, segmentDistance(w, i * 6, i * 6 + 3, w, j * 6, j * 6 + 3) - rad[i] - rad[j]);
+        const w = arm.capsules.world,
+          rad = arm.capsules.radius;
+        for (const [i, j] of arm.selfPairs)
+          minSelf = Math.min(minSelf, segmentDistance(w, i * 6, i * 6 + 3, w, j * 6, j * 6 + 3) - rad[i] - rad[j]);
       });
       if (arms.length === 2) {
         const [ca, cb] = [arms[0].capsules, arms[1].capsules];
         for (let i = 0; i < ca.count; i++) {
-          for (let j = 0; j < cb.count; j++) minArm = Math.min(minArm, segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j]);
+          for (let j = 0; j < cb.count; j++)
+            minArm = Math.min(
+              minArm,
+              segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j],
+            );
         }
       }
     }
@@ -226,7 +302,17 @@ test('malformed trajectories are refused before any check', () => {
   assert.ok(dual.ok);
   const s = setupSafety(dual.value);
   const zero = [0, 0, 0, 0, 0, 0];
-  const unsynced = checkTrajectories(s.arms, [{ times: [0, 0.01], q: [...zero, ...zero] }, { times: [0, 0.02], q: [...zero, ...zero] }], s.envelope);
+  const unsynced = checkTrajectories(
+    s.arms,
+    [
+      { times: [0, 0.01], q: [...zero, ...zero] },
+      { times: [0, 0.02], q: [...zero, ...zero] },
+    ],
+    s.envelope,
+  );
   assert.ok(!unsynced.ok);
-  assert.equal(unsynced.message, 'arm "right": invalid trajectory: sample 1 is at 0.02 s, the first arm\'s at 0.01 s: arms must be synchronised');
+  assert.equal(
+    unsynced.message,
+    'arm "right": invalid trajectory: sample 1 is at 0.02 s, the first arm\'s at 0.01 s: arms must be synchronised',
+  );
 });

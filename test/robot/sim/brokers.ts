@@ -24,7 +24,8 @@ async function freePort(): Promise<number> {
 export async function startMosquitto(): Promise<Broker | string> {
   const given = process.env.BRAINSTEM_TEST_MOSQUITTO_URL;
   if (given) return { url: given, stop: async () => undefined };
-  if (spawnSync('mosquitto', ['-h']).error) return 'mosquitto is not on PATH and BRAINSTEM_TEST_MOSQUITTO_URL is not set';
+  if (spawnSync('mosquitto', ['-h']).error)
+    return 'mosquitto is not on PATH and BRAINSTEM_TEST_MOSQUITTO_URL is not set';
   const dir = mkdtempSync(join(tmpdir(), 'bs-mosq-'));
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
@@ -49,7 +50,12 @@ function canConnect(port: number): Promise<boolean> {
 }
 
 /** Polls `cond` every 10 ms until true; rejects after `ms` with `what` and `detail()`. */
-export async function waitFor(cond: () => boolean | Promise<boolean>, ms: number, what: string, detail: () => string = () => ''): Promise<void> {
+export async function waitFor(
+  cond: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+  detail: () => string = () => '',
+): Promise<void> {
   const until = performance.now() + ms; // monotonic: wall clocks can step
   while (!(await cond())) {
     if (performance.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what} ${detail()}`);

@@ -9,7 +9,18 @@ test('follows a ramp behind by latency and first-order lag (closed form q = v(tâ
   h.run(0.2);
   const start = 0.3;
   const v = [0.5, -0.25, 0];
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 1, q: v }], { start_time: start }));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'left',
+      L,
+      [
+        { t: 0, q: [0, 0, 0] },
+        { t: 1, q: v },
+      ],
+      { start_time: start },
+    ),
+  );
   assert.deepEqual(h.eventNames('t0'), ['accepted']);
   h.run(1.2);
   assert.deepEqual(h.eventNames('t0'), ['accepted', 'started']);
@@ -19,7 +30,10 @@ test('follows a ramp behind by latency and first-order lag (closed form q = v(tâ
     if (tp <= 0.01 || tp >= 0.99) continue;
     const lagTerm = tp - 0.05 * (1 - Math.exp(-tp / 0.05));
     for (let j = 0; j < 3; j++) {
-      assert.ok(Math.abs(s.arms.left!.q[j]! - v[j]! * lagTerm) < 1e-4, `t=${s.time} joint ${j}: q=${s.arms.left!.q[j]} expected ${v[j]! * lagTerm}`);
+      assert.ok(
+        Math.abs(s.arms.left!.q[j]! - v[j]! * lagTerm) < 1e-4,
+        `t=${s.time} joint ${j}: q=${s.arms.left!.q[j]} expected ${v[j]! * lagTerm}`,
+      );
     }
     assert.equal(s.arms.left!.mode, 'follow');
     assert.equal(s.arms.left!.trajectory, 't0');
@@ -41,7 +55,19 @@ test('follows a ramp behind by latency and first-order lag (closed form q = v(tâ
 test('zero lag reproduces the reference exactly, shifted by the latency', () => {
   const h = new Harness({ lag: 0, latency: 0.1, rate: 100 });
   h.run(0.05);
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 0.5, q: [0.4] }, { t: 1, q: [0.2] }], { start_time: 0.1 }));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: [0] },
+        { t: 0.5, q: [0.4] },
+        { t: 1, q: [0.2] },
+      ],
+      { start_time: 0.1 },
+    ),
+  );
   h.run(1.5);
   for (const s of h.states()) {
     const tr = s.time - 0.1 - 0.1;
@@ -53,7 +79,18 @@ test('zero lag reproduces the reference exactly, shifted by the latency', () => 
 test('an expired trajectory is rejected with reason expired and the arm does not move', () => {
   const h = new Harness();
   h.run(1);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 1, q: [1, 1, 1] }], { expires_at: 0.999 }));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'left',
+      L,
+      [
+        { t: 0, q: [0, 0, 0] },
+        { t: 1, q: [1, 1, 1] },
+      ],
+      { expires_at: 0.999 },
+    ),
+  );
   const ev = h.events('t0');
   assert.equal(ev.length, 1);
   assert.equal(ev[0]!.event, 'rejected');
@@ -66,7 +103,18 @@ test('an expired trajectory is rejected with reason expired and the arm does not
 test('a late but unexpired trajectory starts at once, shifted', () => {
   const h = new Harness({ lag: 0, latency: 0 });
   h.run(1);
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 1, q: [0.5] }], { start_time: 0.9, expires_at: 1.1 }));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: [0] },
+        { t: 1, q: [0.5] },
+      ],
+      { start_time: 0.9, expires_at: 1.1 },
+    ),
+  );
   assert.deepEqual(h.eventNames('t0'), ['accepted', 'started']);
   h.run(1.5);
   const s = h.lastState();
@@ -76,7 +124,13 @@ test('a late but unexpired trajectory starts at once, shifted', () => {
 test('stop mid-move: trajectory aborted, bounded deceleration to rest, stop finished', () => {
   const h = new Harness({ lag: 0.05, latency: 0.01, decel: 2, rate: 200 });
   h.run(0.1);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 2, q: [1.2, -1.2, 0.6] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0, 0, 0] },
+      { t: 2, q: [1.2, -1.2, 0.6] },
+    ]),
+  );
   h.run(1);
   const before = h.lastState().arms.left!;
   assert.ok(Math.abs(before.dq[0]! - 0.6) < 0.01, `moving at ${before.dq[0]}`);
@@ -105,7 +159,13 @@ test('heartbeat loss: fault event at the timeout, trajectory aborted, arm at res
   const h = new Harness({ lag: 0.05, latency: 0.01, decel: 3, rate: 200 });
   h.hbTimeout = 0.3;
   h.run(0.1);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 3, q: [1.5, 0, 0] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0, 0, 0] },
+      { t: 3, q: [1.5, 0, 0] },
+    ]),
+  );
   h.run(1);
   h.hbPeriod = null;
   const last = h.lastHb;
@@ -120,20 +180,50 @@ test('heartbeat loss: fault event at the timeout, trajectory aborted, arm at res
   assert.deepEqual(h.lastState().faults, ['no_heartbeat']);
   assert.equal(h.lastState().arms.left!.mode, 'hold');
   // Without a heartbeat new motion is refused.
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 1, q: [0.1] }]));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: [0] },
+        { t: 1, q: [0.1] },
+      ],
+    ),
+  );
   assert.deepEqual(h.eventNames('t1'), ['rejected:no_heartbeat']);
 });
 
 test('daemon offline and daemon restart (new heartbeat session) stop the arm', () => {
   const h = new Harness();
   h.run(0.1);
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 2, q: [0.8] }]));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: [0] },
+        { t: 2, q: [0.8] },
+      ],
+    ),
+  );
   h.run(0.5);
   h.send('daemon_availability', 'offline');
   assert.deepEqual(h.eventNames('t0'), ['accepted', 'started', 'aborted:daemon_offline']);
   h.send('daemon_availability', 'online');
   h.run(1.5);
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: h.lastState().arms.right!.q }, { t: 2, q: [0.8] }]));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: h.lastState().arms.right!.q },
+        { t: 2, q: [0.8] },
+      ],
+    ),
+  );
   h.run(2);
   h.hbSession = 'd2';
   h.heartbeat();
@@ -150,7 +240,10 @@ test('gripper moves at its rate limit and reports finished on arrival', () => {
   h.run(0.5);
   // speed 0.1 m/s over a 0.1 m stroke: one full stroke per second.
   const s = h.lastState();
-  assert.ok(Math.abs(s.arms.left!.gripper! - (1 - (s.time - 0.1))) < 1e-9, `t=${s.time} gripper ${s.arms.left!.gripper}`);
+  assert.ok(
+    Math.abs(s.arms.left!.gripper! - (1 - (s.time - 0.1))) < 1e-9,
+    `t=${s.time} gripper ${s.arms.left!.gripper}`,
+  );
   h.run(1);
   assert.deepEqual(h.eventNames('g1'), ['accepted', 'started', 'finished']);
   assert.ok(Math.abs(h.events('g1')[2]!.time - 0.85) < 0.0011, `finished at ${h.events('g1')[2]!.time}`);
@@ -163,7 +256,10 @@ test('gripper moves at its rate limit and reports finished on arrival', () => {
 test('admission: unknown arm, joint mismatch, joint limit, start mismatch, invalid, duplicate id, preemption', () => {
   const h = new Harness();
   h.run(0.2);
-  const line = (q1: number[]) => [{ t: 0, q: [0, 0, 0] }, { t: 1, q: q1 }];
+  const line = (q1: number[]) => [
+    { t: 0, q: [0, 0, 0] },
+    { t: 1, q: q1 },
+  ];
   h.send('trajectory', h.trajectory('middle', L, line([0, 0, 1])));
   assert.deepEqual(h.eventNames('t0'), ['rejected:unknown_arm']);
   h.send('trajectory', h.trajectory('left', ['l1', 'l3', 'l2'], line([0, 0, 1])));
@@ -171,9 +267,21 @@ test('admission: unknown arm, joint mismatch, joint limit, start mismatch, inval
   h.send('trajectory', h.trajectory('left', L, line([0, 2.5, 0])));
   assert.deepEqual(h.eventNames('t2'), ['rejected:joint_limit']);
   assert.match(h.events('t2')[0]!.detail!, /points\[1\]\.q\[1\] = 2\.5 is outside \[-2, 2\] \(joint l2\)/);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0.1, 0, 0] }, { t: 1, q: [0, 0, 0] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0.1, 0, 0] },
+      { t: 1, q: [0, 0, 0] },
+    ]),
+  );
   assert.deepEqual(h.eventNames('t3'), ['rejected:start_mismatch']);
-  h.send('trajectory', { ...h.trajectory('left', L, line([0, 0, 1])), points: [{ t: 0, q: [0, 0, 0] }, { t: 0, q: [1, 1, 1] }] });
+  h.send('trajectory', {
+    ...h.trajectory('left', L, line([0, 0, 1])),
+    points: [
+      { t: 0, q: [0, 0, 0] },
+      { t: 0, q: [1, 1, 1] },
+    ],
+  });
   assert.deepEqual(h.eventNames('t4'), ['rejected:invalid']);
   assert.match(h.events('t4')[0]!.detail!, /points\[1\]\.t: must be greater than points\[0\]\.t/);
   h.send('trajectory', { v: 1, points: 'x' });
@@ -186,7 +294,15 @@ test('admission: unknown arm, joint mismatch, joint limit, start mismatch, inval
   assert.deepEqual(h.eventNames(ok.id), ['accepted', 'started'], 'a redelivered id is ignored');
   h.run(0.7);
   const q = h.lastState().arms.left!.q;
-  const next = h.trajectory('left', L, [{ t: 0, q }, { t: 1, q: [0, 0, 0] }], { start_time: h.t + 0.05 });
+  const next = h.trajectory(
+    'left',
+    L,
+    [
+      { t: 0, q },
+      { t: 1, q: [0, 0, 0] },
+    ],
+    { start_time: h.t + 0.05 },
+  );
   h.send('trajectory', next);
   assert.deepEqual(h.eventNames(ok.id), ['accepted', 'started', 'aborted:superseded']);
   assert.deepEqual(h.eventNames(next.id), ['accepted']);
@@ -195,9 +311,17 @@ test('admission: unknown arm, joint mismatch, joint limit, start mismatch, inval
 });
 
 test('fault stall: the joint freezes and the trajectory ends aborted with goal_tolerance', () => {
-  const h = new Harness({ faults: [{ kind: 'stall', arm: 'left', joint: 1, at: 0.5, for: Infinity, offset: 0, p: 0, s: 0 }] });
+  const h = new Harness({
+    faults: [{ kind: 'stall', arm: 'left', joint: 1, at: 0.5, for: Infinity, offset: 0, p: 0, s: 0 }],
+  });
   h.run(0.2);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 1, q: [0.5, 0.5, 0.5] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0, 0, 0] },
+      { t: 1, q: [0.5, 0.5, 0.5] },
+    ]),
+  );
   h.run(0.6);
   const frozen = h.lastState().arms.left!.q[1]!;
   h.run(3);
@@ -210,20 +334,36 @@ test('fault stall: the joint freezes and the trajectory ends aborted with goal_t
 
 test('fault tracking: steady offset on a joint; with the controller limit set it aborts, latches, and stop clears it', () => {
   const mk = (trackingLimit: number | null) =>
-    new Harness({ trackingLimit, lag: 0.05, faults: [{ kind: 'tracking', joint: 2, at: 0, for: Infinity, offset: 0.15, p: 0, s: 0 }] });
+    new Harness({
+      trackingLimit,
+      lag: 0.05,
+      faults: [{ kind: 'tracking', joint: 2, at: 0, for: Infinity, offset: 0.15, p: 0, s: 0 }],
+    });
   const free = mk(null);
   free.run(1);
   assert.ok(Math.abs(free.lastState().arms.left!.q[2]! - 0.15) < 1e-6, `offset ${free.lastState().arms.left!.q[2]}`);
 
   const h = mk(0.1);
   h.run(0.05);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 1, q: [0.2, 0, 0] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0, 0, 0] },
+      { t: 1, q: [0.2, 0, 0] },
+    ]),
+  );
   h.run(1);
   assert.deepEqual(h.eventNames('t0'), ['accepted', 'started', 'fault:tracking_error', 'aborted:tracking_error']);
   const s = h.lastState().arms.left!;
   assert.equal(s.mode, 'fault');
   assert.deepEqual(s.faults, ['tracking_error']);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: s.q }, { t: 1, q: [0, 0, 0] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: s.q },
+      { t: 1, q: [0, 0, 0] },
+    ]),
+  );
   assert.deepEqual(h.eventNames('t1'), ['rejected:fault']);
   h.send('stop', { v: 1, id: 'clear', arm: 'left', time: 1 });
   h.run(1.1);
@@ -235,13 +375,22 @@ test('fault tracking: steady offset on a joint; with the controller limit set it
 test('fault disconnect: nothing in or out while down, arm brought to rest by the heartbeat timeout', () => {
   const h = new Harness({ faults: [{ kind: 'disconnect', at: 1, for: 1, offset: 0, p: 0, s: 0 }] });
   h.run(0.1);
-  h.send('trajectory', h.trajectory('left', L, [{ t: 0, q: [0, 0, 0] }, { t: 3, q: [1, 0, 0] }]));
+  h.send(
+    'trajectory',
+    h.trajectory('left', L, [
+      { t: 0, q: [0, 0, 0] },
+      { t: 3, q: [1, 0, 0] },
+    ]),
+  );
   h.run(2.5);
   assert.equal(h.sim.linkUp(1.5), false);
   assert.equal(h.sim.linkUp(2.5), true);
   const times = h.states().map((s) => s.time);
   assert.ok(!times.some((t) => t >= 1 && t < 2), 'a state leaked out while disconnected');
-  assert.ok(times.some((t) => t >= 2), 'no state after reconnection');
+  assert.ok(
+    times.some((t) => t >= 2),
+    'no state after reconnection',
+  );
   // Heartbeats sent while down were ignored, so the arm stopped; the abort event was lost with the link.
   assert.equal(h.lastState().arms.left!.mode, 'hold');
   assert.equal(h.lastState().arms.left!.trajectory, null);
@@ -290,7 +439,17 @@ test('state echoes the last heartbeat for clock estimation', () => {
 test('a 1000 s clock jump is caught up in one coarse step, then 1 s of fine steps', () => {
   const h = new Harness({ rate: 100 });
   h.run(0.2);
-  h.send('trajectory', h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 1, q: [0.5] }]));
+  h.send(
+    'trajectory',
+    h.trajectory(
+      'right',
+      ['r1'],
+      [
+        { t: 0, q: [0] },
+        { t: 1, q: [0.5] },
+      ],
+    ),
+  );
   h.run(0.5);
   const before = h.states().length;
   h.hbPeriod = null;
@@ -308,7 +467,15 @@ test('a 1000 s clock jump is caught up in one coarse step, then 1 s of fine step
 test('fault late: a trajectory is handled s seconds after it arrives, so a short expiry rejects it', () => {
   const h = new Harness({ rate: 100, faults: [{ kind: 'late', at: 0, for: Infinity, offset: 0, p: 0, s: 0.2 }] });
   h.run(0.2);
-  const ok = h.trajectory('right', ['r1'], [{ t: 0, q: [0] }, { t: 0.5, q: [0.2] }], { expires_at: 0.2 + 0.3 });
+  const ok = h.trajectory(
+    'right',
+    ['r1'],
+    [
+      { t: 0, q: [0] },
+      { t: 0.5, q: [0.2] },
+    ],
+    { expires_at: 0.2 + 0.3 },
+  );
   h.send('trajectory', ok);
   assert.deepEqual(h.eventNames(ok.id), [], 'nothing before the delay has passed');
   h.run(0.395);
@@ -316,7 +483,15 @@ test('fault late: a trajectory is handled s seconds after it arrives, so a short
   h.run(0.41);
   assert.deepEqual(h.eventNames(ok.id), ['accepted', 'started'], 'handled at 0.4 s, inside its expiry');
   h.run(1.5);
-  const late = h.trajectory('right', ['r1'], [{ t: 0, q: [0.2] }, { t: 0.5, q: [0] }], { expires_at: 1.5 + 0.1 });
+  const late = h.trajectory(
+    'right',
+    ['r1'],
+    [
+      { t: 0, q: [0.2] },
+      { t: 0.5, q: [0] },
+    ],
+    { expires_at: 1.5 + 0.1 },
+  );
   h.send('trajectory', late);
   h.run(1.8);
   assert.deepEqual(h.eventNames(late.id), ['rejected:expired']);

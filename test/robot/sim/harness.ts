@@ -49,7 +49,14 @@ export class Harness {
 
   heartbeat(): void {
     this.lastHb = this.t;
-    this.sim.receive(this.t, 'heartbeat', { v: 1, session: this.hbSession, seq: this.hbSeq++, time: 1000 + this.t, period: this.hbPeriod ?? 0.1, timeout: this.hbTimeout });
+    this.sim.receive(this.t, 'heartbeat', {
+      v: 1,
+      session: this.hbSession,
+      seq: this.hbSeq++,
+      time: 1000 + this.t,
+      period: this.hbPeriod ?? 0.1,
+      timeout: this.hbTimeout,
+    });
     this.collect();
   }
 
@@ -59,12 +66,30 @@ export class Harness {
   }
 
   /** A linear trajectory for `arm` from its current position through the given offsets. */
-  trajectory(arm: string, joints: string[], points: TrajectoryPoint[], extra: Partial<TrajectoryMsg> = {}): TrajectoryMsg {
-    return { v: 1, id: `t${this.ids++}`, arm, joints, time: 1000 + this.t, start_time: this.t, expires_at: this.t + 0.5, points, ...extra };
+  trajectory(
+    arm: string,
+    joints: string[],
+    points: TrajectoryPoint[],
+    extra: Partial<TrajectoryMsg> = {},
+  ): TrajectoryMsg {
+    return {
+      v: 1,
+      id: `t${this.ids++}`,
+      arm,
+      joints,
+      time: 1000 + this.t,
+      start_time: this.t,
+      expires_at: this.t + 0.5,
+      points,
+      ...extra,
+    };
   }
 
   events(id?: string): EventMsg[] {
-    return this.out.filter((m) => m.type === 'events').map((m) => m.payload as EventMsg).filter((e) => id === undefined || e.id === id);
+    return this.out
+      .filter((m) => m.type === 'events')
+      .map((m) => m.payload as EventMsg)
+      .filter((e) => id === undefined || e.id === id);
   }
 
   eventNames(id: string): string[] {

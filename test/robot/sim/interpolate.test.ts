@@ -6,7 +6,11 @@ import { Prng } from '../../../robot/common/prng.js';
 import type { TrajectoryPoint } from '../../../robot/link/protocol.js';
 
 test('linear interpolation between positions (hand-computed), ends held', () => {
-  const pts: TrajectoryPoint[] = [{ t: 0, q: [0, 1] }, { t: 2, q: [1, 0] }, { t: 3, q: [1, 2] }];
+  const pts: TrajectoryPoint[] = [
+    { t: 0, q: [0, 1] },
+    { t: 2, q: [1, 0] },
+    { t: 3, q: [1, 2] },
+  ];
   assert.deepEqual(sampleTrajectory(pts, 0.5), { q: [0.25, 0.75], dq: [0.5, -0.5] });
   assert.deepEqual(sampleTrajectory(pts, 2.5), { q: [1, 1], dq: [0, 2] });
   assert.deepEqual(sampleTrajectory(pts, -1), { q: [0, 1], dq: [0, 0] });
@@ -46,7 +50,10 @@ test('quintic with accelerations meets position, velocity and acceleration at bo
     const at = (t: number) => sampleTrajectory([a, b], t);
     // Acceleration by central differences of dq, extrapolated linearly to the knot.
     const acc = (t: number) => (at(t + 1e-6).dq[0]! - at(t - 1e-6).dq[0]!) / 2e-6;
-    for (const [knot, p, t, dir] of [['start', a, 0, 1], ['end', b, h, -1]] as const) {
+    for (const [knot, p, t, dir] of [
+      ['start', a, 0, 1],
+      ['end', b, h, -1],
+    ] as const) {
       const s = at(t + dir * 1e-9);
       const ddq = 2 * acc(t + dir * 1e-5) - acc(t + dir * 2e-5);
       const msg = `case ${c} (seed 12) ${knot}`;
@@ -58,7 +65,10 @@ test('quintic with accelerations meets position, velocity and acceleration at bo
 });
 
 test('rest-to-rest quintic is the minimum-jerk profile 10s³ − 15s⁴ + 6s⁵ (Flash & Hogan)', () => {
-  const pts: TrajectoryPoint[] = [{ t: 0, q: [1], dq: [0], ddq: [0] }, { t: 2, q: [3], dq: [0], ddq: [0] }];
+  const pts: TrajectoryPoint[] = [
+    { t: 0, q: [1], dq: [0], ddq: [0] },
+    { t: 2, q: [3], dq: [0], ddq: [0] },
+  ];
   for (const s of [0.1, 0.25, 0.5, 0.8]) {
     const want = 1 + 2 * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5);
     assert.ok(Math.abs(sampleTrajectory(pts, 2 * s).q[0]! - want) < 1e-12);
@@ -67,12 +77,18 @@ test('rest-to-rest quintic is the minimum-jerk profile 10s³ − 15s⁴ + 6s⁵ 
 
 test('reference brake: joints stop together at the deceleration bound, on the path', () => {
   const ref = new Reference([0, 0], 0);
-  ref.follow(0, [{ t: 0, q: [0, 0] }, { t: 10, q: [6, -3] }]);
+  ref.follow(0, [
+    { t: 0, q: [0, 0] },
+    { t: 10, q: [6, -3] },
+  ]);
   const d = ref.brake(1, 2);
   assert.ok(Math.abs(d - 0.3) < 1e-12, `brake time ${d}`);
   const end = ref.at(1 + d + 1);
   assert.ok(Math.abs(end.q[0]! - (0.6 + 0.09)) < 1e-12 && Math.abs(end.q[1]! - (-0.3 - 0.045)) < 1e-12, `${end.q}`);
-  assert.ok(end.dq.every((v) => v === 0), `${end.dq}`);
+  assert.ok(
+    end.dq.every((v) => v === 0),
+    `${end.dq}`,
+  );
   const mid = ref.at(1.15);
   assert.ok(Math.abs(mid.dq[0]! - 0.3) < 1e-12 && Math.abs(mid.dq[1]! + 0.15) < 1e-12);
   assert.equal(ref.restsAt(1.2), false);
@@ -83,7 +99,10 @@ test('reference brake: joints stop together at the deceleration bound, on the pa
 
 test('reference: a later command replaces segments that start after it', () => {
   const ref = new Reference([0], 0);
-  ref.follow(5, [{ t: 0, q: [0] }, { t: 1, q: [1] }]);
+  ref.follow(5, [
+    { t: 0, q: [0] },
+    { t: 1, q: [1] },
+  ]);
   ref.hold(2, [0]);
   assert.deepEqual(ref.at(5.5).q, [0]);
   ref.prune(3);

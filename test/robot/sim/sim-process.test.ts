@@ -9,7 +9,14 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { decodeMessage } from '../../../robot/link/protocol-validate.js';
 import { decodeEnvelope, encodeEnvelope } from '../../../robot/link/ws-envelope.js';
 import { ClockSync } from '../../../robot/link/clock-sync.js';
-import { daemonTopics, robotTopic, type DescriptionMsg, type EventMsg, type StateMsg, type TrajectoryMsg } from '../../../robot/link/protocol.js';
+import {
+  daemonTopics,
+  robotTopic,
+  type DescriptionMsg,
+  type EventMsg,
+  type StateMsg,
+  type TrajectoryMsg,
+} from '../../../robot/link/protocol.js';
 import { loadSimRobot } from '../../../robot/sim/robot.js';
 import { spawnSim, startMosquitto, stopChild, waitFor } from './brokers.js';
 
@@ -29,7 +36,8 @@ class Seen {
     assert.ok(m.ok, `invalid ${suffix} from the sim: ${m.ok ? '' : m.message}`);
     if (kind === 'availability') this.availability.push(m.value as string);
     else if (kind === 'description') this.description = m.value as DescriptionMsg;
-    else if (kind === 'events') this.events.push({ ...(m.value as EventMsg), ...(correlation ? { correlation: correlation.toString() } : {}) });
+    else if (kind === 'events')
+      this.events.push({ ...(m.value as EventMsg), ...(correlation ? { correlation: correlation.toString() } : {}) });
     else {
       const s = m.value as StateMsg;
       const t4 = daemonNow();
@@ -49,7 +57,19 @@ class Seen {
     const now = daemonNow() + est.offset;
     const q0 = this.states.at(-1)!.arms.arm!.q;
     const q1 = q0.map((q, j) => (j === 0 ? q + 0.2 : q));
-    return { v: 1, id, arm: 'arm', joints: this.description!.arms[0]!.joints, time: daemonNow(), start_time: now + 0.15, expires_at: now + expiresIn, points: [{ t: 0, q: q0 }, { t: 0.5, q: q1 }] };
+    return {
+      v: 1,
+      id,
+      arm: 'arm',
+      joints: this.description!.arms[0]!.joints,
+      time: daemonNow(),
+      start_time: now + 0.15,
+      expires_at: now + expiresIn,
+      points: [
+        { t: 0, q: q0 },
+        { t: 0.5, q: q1 },
+      ],
+    };
   }
 }
 
@@ -58,22 +78,47 @@ function heartbeat(seq: number) {
 }
 
 async function followOneTrajectory(seen: Seen, send: (m: TrajectoryMsg) => void, detail: () => string): Promise<void> {
-  await waitFor(() => seen.description !== null && seen.availability.includes('online'), 10_000, 'availability and description', detail);
+  await waitFor(
+    () => seen.description !== null && seen.availability.includes('online'),
+    10_000,
+    'availability and description',
+    detail,
+  );
   const robot = loadSimRobot('yam');
-  assert.deepEqual(seen.description!.arms, [{ name: 'arm', joints: robot.arms[0]!.joints.map((j) => j.name), gripper: true }]);
-  await waitFor(() => seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5, 10_000, 'states echoing the heartbeat', detail);
-  assert.ok(seen.states.every((s, i, a) => i === 0 || s.seq > a[i - 1]!.seq), 'state seq must increase');
+  assert.deepEqual(seen.description!.arms, [
+    { name: 'arm', joints: robot.arms[0]!.joints.map((j) => j.name), gripper: true },
+  ]);
+  await waitFor(
+    () => seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5,
+    10_000,
+    'states echoing the heartbeat',
+    detail,
+  );
+  assert.ok(
+    seen.states.every((s, i, a) => i === 0 || s.seq > a[i - 1]!.seq),
+    'state seq must increase',
+  );
   const est = seen.clock.estimate(daemonNow())!;
   assert.equal(est.source, 'round_trip');
 
   const move = seen.trajectory('move-1');
   send(move);
-  await waitFor(() => seen.eventsOf('move-1').includes('finished'), 10_000, 'trajectory finished', () => `${JSON.stringify(seen.events)} ${detail()}`);
+  await waitFor(
+    () => seen.eventsOf('move-1').includes('finished'),
+    10_000,
+    'trajectory finished',
+    () => `${JSON.stringify(seen.events)} ${detail()}`,
+  );
   assert.deepEqual(seen.eventsOf('move-1'), ['accepted', 'started', 'finished']);
   const goal = move.points[1]!.q;
   await waitFor(() => seen.states.at(-1)!.arms.arm!.mode === 'hold', 2000, 'hold after finishing');
-  seen.states.at(-1)!.arms.arm!.q.forEach((q, j) => assert.ok(Math.abs(q - goal[j]!) <= 0.01, `joint ${j}: ${q} vs ${goal[j]}`));
-  assert.ok(seen.states.some((s) => s.arms.arm!.mode === 'follow' && s.arms.arm!.trajectory === 'move-1'), 'no state showed the arm following');
+  seen.states
+    .at(-1)!
+    .arms.arm!.q.forEach((q, j) => assert.ok(Math.abs(q - goal[j]!) <= 0.01, `joint ${j}: ${q} vs ${goal[j]}`));
+  assert.ok(
+    seen.states.some((s) => s.arms.arm!.mode === 'follow' && s.arms.arm!.trajectory === 'move-1'),
+    'no state showed the arm following',
+  );
 
   send(seen.trajectory('late-1', -1));
   await waitFor(() => seen.eventsOf('late-1').length > 0, 5000, 'rejection of the expired trajectory');
@@ -88,7 +133,11 @@ interface MqttRun {
 }
 
 /** Mosquitto + the sim as a child + the test as the daemon (heartbeat every 50 ms). */
-async function withMosquittoSim(t: { skip(m: string): void }, args: string[], body: (r: MqttRun) => Promise<void>): Promise<void> {
+async function withMosquittoSim(
+  t: { skip(m: string): void },
+  args: string[],
+  body: (r: MqttRun) => Promise<void>,
+): Promise<void> {
   const broker = await startMosquitto();
   // CI promises a broker: there a missing one is a failure, elsewhere a skip.
   if (typeof broker === 'string' && process.env.CI === 'true') throw new Error(broker);
@@ -97,16 +146,32 @@ async function withMosquittoSim(t: { skip(m: string): void }, args: string[], bo
   const id = 'simbot';
   const seen = new Seen();
   const client = await mqtt.connectAsync(broker.url, { protocolVersion: 5, clientId: `test-daemon-${base}` });
-  const sim = spawnSim(['--robot', 'yam', '--id', id, '--broker', broker.url, '--base', base, '--rate', '100', ...args]);
+  const sim = spawnSim([
+    '--robot',
+    'yam',
+    '--id',
+    id,
+    '--broker',
+    broker.url,
+    '--base',
+    base,
+    '--rate',
+    '100',
+    ...args,
+  ]);
   let seq = 0;
   let beating = true;
-  const beat = setInterval(() => beating && client.publish(daemonTopics(base).heartbeat, JSON.stringify(heartbeat(seq++)), { qos: 0 }), 50);
+  const beat = setInterval(
+    () => beating && client.publish(daemonTopics(base).heartbeat, JSON.stringify(heartbeat(seq++)), { qos: 0 }),
+    50,
+  );
   try {
     await client.subscribeAsync(`${base}/robots/${id}/#`, { qos: 1 });
     client.on('message', (topic, payload, packet: IPublishPacket) => {
       const suffix = topic.split('/').pop()!;
       // An empty retained payload is the test clearing the broker afterwards.
-      if (payload.length && ['availability', 'description', 'state', 'events'].includes(suffix)) seen.take(suffix, payload, packet.properties?.correlationData);
+      if (payload.length && ['availability', 'description', 'state', 'events'].includes(suffix))
+        seen.take(suffix, payload, packet.properties?.correlationData);
     });
     await body({
       seen,
@@ -137,23 +202,48 @@ for (const version of ['auto', '3.1.1'] as const) {
 }
 
 test('sim over Mosquitto: heartbeat loss aborts a move and stops the arm; a disconnect fault fires the last will, then reconnects', (t) =>
-  withMosquittoSim(t, ['--heartbeat-timeout', '0.3', '--fault', 'disconnect,at=4.5,for=1'], async ({ seen, send, heartbeat: beat, sim }) => {
-    await waitFor(() => seen.description !== null && seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5, 10_000, 'live states', sim.stderr);
-    const long = seen.trajectory('long-1');
-    long.points[1]!.t = 5;
-    send('trajectory', long);
-    await waitFor(() => seen.eventsOf('long-1').includes('started'), 5000, 'the long move to start');
-    beat(false);
-    await waitFor(() => seen.eventsOf('long-1').includes('aborted:heartbeat_lost'), 5000, 'abort on heartbeat loss', () => JSON.stringify(seen.events));
-    assert.ok(seen.events.some((e) => e.event === 'fault' && e.reason === 'heartbeat_lost' && e.id === null));
-    await waitFor(() => seen.states.at(-1)!.arms.arm!.mode === 'hold', 5000, 'the arm at rest');
-    assert.deepEqual(seen.states.at(-1)!.faults, ['no_heartbeat']);
-    beat(true);
-    await waitFor(() => seen.availability.includes('offline'), 10_000, 'the last will from the disconnect fault', sim.stderr);
-    await waitFor(() => seen.availability.at(-1) === 'online', 10_000, 'availability online after reconnecting', sim.stderr);
-    assert.deepEqual(seen.availability.slice(-3), ['online', 'offline', 'online']);
-    assert.match(sim.stderr(), /fault: disconnect[\s\S]*fault over: reconnecting[\s\S]*connected/);
-  }));
+  withMosquittoSim(
+    t,
+    ['--heartbeat-timeout', '0.3', '--fault', 'disconnect,at=4.5,for=1'],
+    async ({ seen, send, heartbeat: beat, sim }) => {
+      await waitFor(
+        () =>
+          seen.description !== null && seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5,
+        10_000,
+        'live states',
+        sim.stderr,
+      );
+      const long = seen.trajectory('long-1');
+      long.points[1]!.t = 5;
+      send('trajectory', long);
+      await waitFor(() => seen.eventsOf('long-1').includes('started'), 5000, 'the long move to start');
+      beat(false);
+      await waitFor(
+        () => seen.eventsOf('long-1').includes('aborted:heartbeat_lost'),
+        5000,
+        'abort on heartbeat loss',
+        () => JSON.stringify(seen.events),
+      );
+      assert.ok(seen.events.some((e) => e.event === 'fault' && e.reason === 'heartbeat_lost' && e.id === null));
+      await waitFor(() => seen.states.at(-1)!.arms.arm!.mode === 'hold', 5000, 'the arm at rest');
+      assert.deepEqual(seen.states.at(-1)!.faults, ['no_heartbeat']);
+      beat(true);
+      await waitFor(
+        () => seen.availability.includes('offline'),
+        10_000,
+        'the last will from the disconnect fault',
+        sim.stderr,
+      );
+      await waitFor(
+        () => seen.availability.at(-1) === 'online',
+        10_000,
+        'availability online after reconnecting',
+        sim.stderr,
+      );
+      assert.deepEqual(seen.availability.slice(-3), ['online', 'offline', 'online']);
+      assert.match(sim.stderr(), /fault: disconnect[\s\S]*fault over: reconnecting[\s\S]*connected/);
+    },
+  ));
 
 test('sim over WebSocket /controller with a token: envelopes, a trajectory followed, refused without the token', async () => {
   const server = createServer();
@@ -178,12 +268,37 @@ test('sim over WebSocket /controller with a token: envelopes, a trajectory follo
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  const refused = spawnSim(['--robot', 'yam', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 'wrong']);
-  const sim = spawnSim(['--robot', 'yam', '--id', 'wsbot', '--ws', `ws://127.0.0.1:${port}/controller`, '--token', 's3cret', '--rate', '100']);
+  const refused = spawnSim([
+    '--robot',
+    'yam',
+    '--id',
+    'wsbot',
+    '--ws',
+    `ws://127.0.0.1:${port}/controller`,
+    '--token',
+    'wrong',
+  ]);
+  const sim = spawnSim([
+    '--robot',
+    'yam',
+    '--id',
+    'wsbot',
+    '--ws',
+    `ws://127.0.0.1:${port}/controller`,
+    '--token',
+    's3cret',
+    '--rate',
+    '100',
+  ]);
   let seq = 0;
   const beat = setInterval(() => socket?.send(encodeEnvelope('heartbeat', null, heartbeat(seq++))), 50);
   try {
-    await waitFor(() => refused.stderr().includes('HTTP 401'), 10_000, 'the refused sim to report HTTP 401', refused.stderr);
+    await waitFor(
+      () => refused.stderr().includes('HTTP 401'),
+      10_000,
+      'the refused sim to report HTTP 401',
+      refused.stderr,
+    );
     const send = (m: TrajectoryMsg) => socket!.send(encodeEnvelope('trajectory', 'wsbot', m));
     await followOneTrajectory(seen, send, sim.stderr);
     await stopChild(sim.child, 'SIGTERM');

@@ -26,7 +26,16 @@ export const BASES: Base[] = [
   { arms: SINGLE, name: 'set_gripper', args: { gripper: 0.4 } },
   { arms: SINGLE, name: 'done', args: { summary: 'placed the cup', hindsight: 'slow' } },
   { arms: DUAL, name: 'move_to', args: { target: { left: pose(0.3, 0.2, 0.2), right: null } } },
-  { arms: DUAL, name: 'move_eef_chunk', args: { poses: [{ left: pose(0.3, 0.2, 0.2), right: pose(0.3, -0.2, 0.2) }, { left: null, right: pose(0.3, -0.2, 0.1) }] } },
+  {
+    arms: DUAL,
+    name: 'move_eef_chunk',
+    args: {
+      poses: [
+        { left: pose(0.3, 0.2, 0.2), right: pose(0.3, -0.2, 0.2) },
+        { left: null, right: pose(0.3, -0.2, 0.1) },
+      ],
+    },
+  },
   { arms: DUAL, name: 'set_gripper', args: { positions: { left: 0, right: null } } },
 ];
 export const NO_ARGS: Base[] = [
@@ -48,7 +57,11 @@ export function render(name: string, args: Json, form: Form): unknown {
     case 'fenced':
       return '```json\n' + body + '\n```';
     case 'openai':
-      return { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+      };
     case 'openai-object':
       return { tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: args } }] };
     case 'object':
@@ -68,23 +81,53 @@ interface Node {
 
 /** Every value below the arguments, with a printable path as the validator spells it. */
 function nodes(v: Json, path: string, out: Node[] = []): Node[] {
-  if (Array.isArray(v)) v.forEach((c, i) => {
-    out.push({ path: `${path}[${i}]`, parent: v, key: i, value: c, nullable: false, required: true });
-    nodes(c, `${path}[${i}]`, out);
-  });
-  else if (v !== null && typeof v === 'object') for (const [k, c] of Object.entries(v)) {
-    const nullable = /^(left|right)$/.test(k);
-    out.push({ path: `${path}.${k}`, parent: v, key: k, value: c, nullable, required: k !== 'note' && k !== 'hindsight' });
-    nodes(c, `${path}.${k}`, out);
-  }
+  if (Array.isArray(v))
+    v.forEach((c, i) => {
+      out.push({ path: `${path}[${i}]`, parent: v, key: i, value: c, nullable: false, required: true });
+      nodes(c, `${path}[${i}]`, out);
+    });
+  else if (v !== null && typeof v === 'object')
+    for (const [k, c] of Object.entries(v)) {
+      const nullable = /^(left|right)$/.test(k);
+      out.push({
+        path: `${path}.${k}`,
+        parent: v,
+        key: k,
+        value: c,
+        nullable,
+        required: k !== 'note' && k !== 'hindsight',
+      });
+      nodes(c, `${path}.${k}`, out);
+    }
   return out;
 }
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const EXTRA_KEYS = ['speed', 'frame', 'id', 'Target', 'tаrget', 'spéed', '__proto__', 'x_vendor', '', ' ', 'pose', 'left_arm'];
+const EXTRA_KEYS = [
+  'speed',
+  'frame',
+  'id',
+  'Target',
+  'tаrget',
+  'spéed',
+  '__proto__',
+  'x_vendor',
+  '',
+  ' ',
+  'pose',
+  'left_arm',
+];
 const WRONG: Json[] = ['abc', '0.5', true, false, {}, [], [[0.1, 0.2]], [1, 2, 3]];
 const NAN_STRINGS = ['NaN', 'nan', 'Infinity', '-Infinity', 'inf', '-inf', ' NaN '];
-const PREFIXES = ['Sure! ', "I'll move the arm now.\n", 'Okay:', '好的，', 'Thought: reach the cup\n', '</think>', 'Action: '];
+const PREFIXES = [
+  'Sure! ',
+  "I'll move the arm now.\n",
+  'Okay:',
+  '好的，',
+  'Thought: reach the cup\n',
+  '</think>',
+  'Action: ',
+];
 const SUFFIXES = [' Done.', '\nLet me know if that works.', ' 👍', '\n<tool_call>'];
 
 /** Generates `n` rejected cases from seed; kinds are drawn uniformly. */
@@ -99,18 +142,35 @@ export function generate(seed: number, n: number): Case[] {
       const ns = nodes(args, b.name).filter((x) => x.required && !Array.isArray(x.parent));
       const x = pick(ns);
       delete (x.parent as Record<string, Json>)[x.key as string];
-      return { kind: 'drop_required', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}: is required`) };
+      return {
+        kind: 'drop_required',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(x.path)}: is required`),
+      };
     },
     extra_field() {
       const b = pick([...BASES, ...NO_ARGS]);
       const args = structuredClone(b.args);
-      const objects = [{ path: b.name, value: args as Json }, ...nodes(args, b.name)].filter((x) => x.value !== null && typeof x.value === 'object' && !Array.isArray(x.value));
+      const objects = [{ path: b.name, value: args as Json }, ...nodes(args, b.name)].filter(
+        (x) => x.value !== null && typeof x.value === 'object' && !Array.isArray(x.value),
+      );
       const o = pick(objects);
       const key = pick(EXTRA_KEYS);
       if (Object.hasOwn(o.value as object, key)) return null;
-      Object.defineProperty(o.value, key, { value: pick([1, 'x', null, [0]]), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(o.value, key, {
+        value: pick([1, 'x', null, [0]]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       const at = /^[\p{L}_$][\p{L}\p{N}_$-]*$/u.test(key) ? `${o.path}.${key}` : `${o.path}[${JSON.stringify(key)}]`;
-      return { kind: 'extra_field', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(at)}: is not a known field`) };
+      return {
+        kind: 'extra_field',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(at)}: is not a known field`),
+      };
     },
     wrong_type() {
       const b = pick(BASES);
@@ -121,7 +181,12 @@ export function generate(seed: number, n: number): Case[] {
       if (!x.nullable && typeof x.value === 'number') choices.push(null);
       const w = structuredClone(pick(choices));
       (x.parent as Record<string, Json>)[x.key as string] = w;
-      return { kind: 'wrong_type', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}(\\[\\d+\\]|\\.[a-z_]+)?: (must (be|have)|is required)`) };
+      return {
+        kind: 'wrong_type',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(x.path)}(\\[\\d+\\]|\\.[a-z_]+)?: (must (be|have)|is required)`),
+      };
     },
     nan_string() {
       const b = pick(BASES);
@@ -130,7 +195,14 @@ export function generate(seed: number, n: number): Case[] {
       if (numbers.length === 0) return null;
       const x = pick(numbers);
       (x.parent as Record<string, Json>)[x.key as string] = pick(NAN_STRINGS);
-      return { kind: 'nan_string', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}: must be a finite number( or null)?; NaN and ±Infinity are not allowed, not even as strings`) };
+      return {
+        kind: 'nan_string',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(
+          `${esc(x.path)}: must be a finite number( or null)?; NaN and ±Infinity are not allowed, not even as strings`,
+        ),
+      };
     },
     nan_literal() {
       const b = pick(BASES);
@@ -140,7 +212,12 @@ export function generate(seed: number, n: number): Case[] {
       const m = pick(nums);
       const lit = pick(['NaN', 'Infinity', '-Infinity', '-NaN', 'nan', 'inf']);
       const input = text.slice(0, m.index) + lit + text.slice(m.index! + m[0].length);
-      return { kind: 'nan_literal', arms: b.arms, input, expect: new RegExp(`${esc(lit)} at position \\d+ is not valid JSON: numbers must be finite`) };
+      return {
+        kind: 'nan_literal',
+        arms: b.arms,
+        input,
+        expect: new RegExp(`${esc(lit)} at position \\d+ is not valid JSON: numbers must be finite`),
+      };
     },
     huge_number() {
       const b = pick(BASES.filter((x) => /move|check/.test(x.name)));
@@ -149,8 +226,16 @@ export function generate(seed: number, n: number): Case[] {
       const big = pick(['1e400', '-1e999', '1e308', '123456789012', '-9e15']);
       const at = m.index! + m[0].length - m[1]!.length;
       const input = text.slice(0, at) + big + text.slice(at + m[1]!.length);
-      const rule = Math.abs(Number(big)) === Infinity ? 'must be a finite number; NaN and ±Infinity are not allowed' : 'must be within ±10 m of the robot base';
-      return { kind: 'huge_number', arms: b.arms, input, expect: new RegExp(`pose_xyzquat\\[0\\]( \\(x\\))?: ${esc(rule)}`) };
+      const rule =
+        Math.abs(Number(big)) === Infinity
+          ? 'must be a finite number; NaN and ±Infinity are not allowed'
+          : 'must be within ±10 m of the robot base';
+      return {
+        kind: 'huge_number',
+        arms: b.arms,
+        input,
+        expect: new RegExp(`pose_xyzquat\\[0\\]( \\(x\\))?: ${esc(rule)}`),
+      };
     },
     bad_quaternion() {
       const b = pick(BASES.filter((x) => /move|check/.test(x.name)));
@@ -161,7 +246,12 @@ export function generate(seed: number, n: number): Case[] {
       const a = x.value as number[];
       for (let i = 3; i < 7; i++) a[i] = a[i]! * f;
       if (r.next() < 0.1) a.fill(0, 3);
-      return { kind: 'bad_quaternion', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}\\[3\\.\\.6\\]: quaternion norm [\\d.e+-]+ is outside \\[0\\.99, 1\\.01\\]`) };
+      return {
+        kind: 'bad_quaternion',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(x.path)}\\[3\\.\\.6\\]: quaternion norm [\\d.e+-]+ is outside \\[0\\.99, 1\\.01\\]`),
+      };
     },
     pose_length() {
       const b = pick(BASES.filter((x) => /move|check/.test(x.name)));
@@ -171,7 +261,12 @@ export function generate(seed: number, n: number): Case[] {
       const k = r.int(6) + 1;
       if (r.next() < 0.5) a.splice(0, k);
       else a.push(...Array.from({ length: k }, () => 0));
-      return { kind: 'pose_length', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}: must have at (least|most) 7 items`) };
+      return {
+        kind: 'pose_length',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(x.path)}: must have at (least|most) 7 items`),
+      };
     },
     gripper_range() {
       const b = pick(BASES.filter((x) => x.name === 'set_gripper'));
@@ -179,21 +274,41 @@ export function generate(seed: number, n: number): Case[] {
       const x = pick(nodes(args, b.name).filter((n) => typeof n.value === 'number'));
       const v = r.next() < 0.5 ? r.uniform(1.0001, 100) : -r.uniform(0.0001, 100);
       (x.parent as Record<string, Json>)[x.key as string] = v;
-      return { kind: 'gripper_range', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${esc(x.path)}: must be ${v > 1 ? '≤ 1' : '≥ 0'}`) };
+      return {
+        kind: 'gripper_range',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${esc(x.path)}: must be ${v > 1 ? '≤ 1' : '≥ 0'}`),
+      };
     },
     empty_or_all_held() {
       const b = pick(BASES.filter((x) => x.arms.length === 2 || /chunk|check/.test(x.name)));
       const args = structuredClone(b.args);
       if (b.name === 'set_gripper') {
         args.positions = { left: null, right: null };
-        return { kind: 'empty_or_all_held', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: /set_gripper\.positions: at least one gripper must be set/ };
+        return {
+          kind: 'empty_or_all_held',
+          arms: b.arms,
+          input: render(b.name, args, pick(FORMS)),
+          expect: /set_gripper\.positions: at least one gripper must be set/,
+        };
       }
       if (b.name === 'move_to') {
         args.target = { left: null, right: null };
-        return { kind: 'empty_or_all_held', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: /move_to\.target: at least one arm must have a pose/ };
+        return {
+          kind: 'empty_or_all_held',
+          arms: b.arms,
+          input: render(b.name, args, pick(FORMS)),
+          expect: /move_to\.target: at least one arm must have a pose/,
+        };
       }
       args.poses = [];
-      return { kind: 'empty_or_all_held', arms: b.arms, input: render(b.name, args, pick(FORMS)), expect: new RegExp(`${b.name}\\.poses: must have at least 1 item`) };
+      return {
+        kind: 'empty_or_all_held',
+        arms: b.arms,
+        input: render(b.name, args, pick(FORMS)),
+        expect: new RegExp(`${b.name}\\.poses: must have at least 1 item`),
+      };
     },
     unknown_tool() {
       const b = pick([...BASES, ...NO_ARGS]);
@@ -214,18 +329,35 @@ export function generate(seed: number, n: number): Case[] {
         '＿'.repeat(3),
       ]);
       if (name === n) return null;
-      return { kind: 'unknown_tool', arms: b.arms, input: render(name, b.args, pick(FORMS)), expect: new RegExp(`unknown tool ${esc(JSON.stringify(name))}; the tools are move_to`) };
+      return {
+        kind: 'unknown_tool',
+        arms: b.arms,
+        input: render(name, b.args, pick(FORMS)),
+        expect: new RegExp(`unknown tool ${esc(JSON.stringify(name))}; the tools are move_to`),
+      };
     },
     text_before() {
       const b = pick([...BASES, ...NO_ARGS]);
       const input = pick(PREFIXES) + (render(b.name, b.args, pick(TEXT_FORMS)) as string);
-      return { kind: 'text_before', arms: b.arms, input, expect: /text before the tool call \(".+"\); reply with only the tool call/ };
+      return {
+        kind: 'text_before',
+        arms: b.arms,
+        input,
+        expect: /text before the tool call \(".+"\); reply with only the tool call/,
+      };
     },
     text_after() {
       const b = pick([...BASES, ...NO_ARGS]);
       const suffix = pick(SUFFIXES);
       const input = (render(b.name, b.args, pick(TEXT_FORMS)) as string) + suffix;
-      return { kind: 'text_after', arms: b.arms, input, expect: suffix.includes('<tool_call>') ? /text (before|after) the tool call|tool calls in one reply/ : /text after the tool call/ };
+      return {
+        kind: 'text_after',
+        arms: b.arms,
+        input,
+        expect: suffix.includes('<tool_call>')
+          ? /text (before|after) the tool call|tool calls in one reply/
+          : /text after the tool call/,
+      };
     },
     several_calls() {
       const b = pick([...BASES, ...NO_ARGS]);
@@ -234,11 +366,21 @@ export function generate(seed: number, n: number): Case[] {
       if (form === 'openai') {
         const one = render(b.name, b.args, 'openai') as { tool_calls: unknown[] };
         const two = render(c.name, c.args, 'openai') as { tool_calls: unknown[] };
-        return { kind: 'several_calls', arms: b.arms, input: { tool_calls: [...one.tool_calls, ...two.tool_calls] }, expect: /2 tool calls in one reply; send exactly one tool call per reply/ };
+        return {
+          kind: 'several_calls',
+          arms: b.arms,
+          input: { tool_calls: [...one.tool_calls, ...two.tool_calls] },
+          expect: /2 tool calls in one reply; send exactly one tool call per reply/,
+        };
       }
       const sep = pick(['', '\n', ' ', '\n\n']);
       const input = (render(b.name, b.args, form) as string) + sep + (render(c.name, c.args, form) as string);
-      return { kind: 'several_calls', arms: b.arms, input, expect: /(tool calls|more than one JSON object) in (one|the) reply; send exactly one tool call per reply/ };
+      return {
+        kind: 'several_calls',
+        arms: b.arms,
+        input,
+        expect: /(tool calls|more than one JSON object) in (one|the) reply; send exactly one tool call per reply/,
+      };
     },
     duplicate_key() {
       const b = pick(BASES);
@@ -247,7 +389,12 @@ export function generate(seed: number, n: number): Case[] {
       const m = pick(keys);
       const close = m[1] === 'name' ? '"stop",' : '0,';
       const input = text.slice(0, m.index) + m[0] + close + text.slice(m.index!);
-      return { kind: 'duplicate_key', arms: b.arms, input, expect: new RegExp(`duplicate key "${m[1]}" at position \\d+`) };
+      return {
+        kind: 'duplicate_key',
+        arms: b.arms,
+        input,
+        expect: new RegExp(`duplicate key "${m[1]}" at position \\d+`),
+      };
     },
     truncated() {
       const b = pick([...BASES, ...NO_ARGS]);
@@ -262,8 +409,20 @@ export function generate(seed: number, n: number): Case[] {
       const b = pick([...BASES, ...NO_ARGS]);
       const one = { name: b.name, arguments: b.args };
       const list = Array.from({ length: 1 + r.int(3) }, () => one);
-      const input = pick([JSON.stringify(list), `<tool_call>${JSON.stringify(list)}</tool_call>`, '```json\n' + JSON.stringify(list) + '\n```', list]);
-      return { kind: 'array_of_decisions', arms: b.arms, input, expect: new RegExp(`got an array of ${list.length} items?; send one tool call object, not an array of decisions`) };
+      const input = pick([
+        JSON.stringify(list),
+        `<tool_call>${JSON.stringify(list)}</tool_call>`,
+        '```json\n' + JSON.stringify(list) + '\n```',
+        list,
+      ]);
+      return {
+        kind: 'array_of_decisions',
+        arms: b.arms,
+        input,
+        expect: new RegExp(
+          `got an array of ${list.length} items?; send one tool call object, not an array of decisions`,
+        ),
+      };
     },
     bad_arguments_string() {
       const b = pick([...BASES, ...NO_ARGS]);
@@ -271,7 +430,12 @@ export function generate(seed: number, n: number): Case[] {
       const bad = pick([good.slice(0, -1), good.replace(/"/g, "'"), `${good},`, `"${good}"`, good.replace(':', '=')]);
       if (bad === good) return null;
       const input = { tool_calls: [{ id: 'c', type: 'function', function: { name: b.name, arguments: bad } }] };
-      return { kind: 'bad_arguments_string', arms: b.arms, input, expect: /arguments is (not valid JSON: .+|a JSON string inside a string)/ };
+      return {
+        kind: 'bad_arguments_string',
+        arms: b.arms,
+        input,
+        expect: /arguments is (not valid JSON: .+|a JSON string inside a string)/,
+      };
     },
     deep_nesting() {
       const b = pick(BASES.filter((x) => /move|check/.test(x.name)));
@@ -284,7 +448,12 @@ export function generate(seed: number, n: number): Case[] {
       const text = JSON.stringify({ name: b.name, arguments: b.args });
       const at = text.lastIndexOf('"') - 1;
       const input = text.slice(0, at) + pick(['\n', '\t', '\u0001', '\r']) + text.slice(at);
-      return { kind: 'control_character', arms: b.arms, input, expect: /control character U\+00[0-9a-f]{2} inside the string/ };
+      return {
+        kind: 'control_character',
+        arms: b.arms,
+        input,
+        expect: /control character U\+00[0-9a-f]{2} inside the string/,
+      };
     },
     wrong_call_shape() {
       const b = pick([...BASES, ...NO_ARGS]);
@@ -299,7 +468,13 @@ export function generate(seed: number, n: number): Case[] {
         { tool_calls: [{ type: 'function', function: { arguments: '{}' } }] },
         { tool_calls: [{ type: 'code', function: { name: b.name, arguments: '{}' } }] },
       ]);
-      return { kind: 'wrong_call_shape', arms: b.arms, input, expect: /(no tool call found|unexpected field|has no "name"|"name" must be|not both|must be a JSON object|expected a tool call|function\.name must be|type must be "function")/ };
+      return {
+        kind: 'wrong_call_shape',
+        arms: b.arms,
+        input,
+        expect:
+          /(no tool call found|unexpected field|has no "name"|"name" must be|not both|must be a JSON object|expected a tool call|function\.name must be|type must be "function")/,
+      };
     },
   };
   const kinds = Object.keys(mutators);

@@ -25,20 +25,29 @@ test('move_to: one trajectory, accepted → started → finished, settled at the
   assert.deepEqual(progress, ['validated', 'planned', 'sent', 'accepted', 'started', 'finished', 'settled']);
   assert.match(o.message, /^Reached the target \(TCP \d+\.\d mm and \d+\.\d\d° from the goal\) in \d+\.\d\d s\.$/);
   const id = (lb.trajectories()[0]!.msg as { id: string }).id;
-  assert.deepEqual(lb.events.filter((e) => e.id === id).map((e) => e.event), ['accepted', 'started', 'finished']);
+  assert.deepEqual(
+    lb.events.filter((e) => e.id === id).map((e) => e.event),
+    ['accepted', 'started', 'finished'],
+  );
 });
 
 test('move_eef_chunk through three poses ends at the last; the trajectory starts at the measured joints', async () => {
   const lb = new Loopback('ur5e');
   await lb.run(0.3);
   const q0 = lb.session.latest!.arms.arm!.q;
-  const poses = [lb.poseFromHere('arm', 0.03, 0, 0), lb.poseFromHere('arm', 0.03, 0.03, 0), lb.poseFromHere('arm', 0, 0.03, -0.02)];
+  const poses = [
+    lb.poseFromHere('arm', 0.03, 0, 0),
+    lb.poseFromHere('arm', 0.03, 0.03, 0),
+    lb.poseFromHere('arm', 0, 0.03, -0.02),
+  ];
   const o = await lb.outcome(lb.exec.execute(call('move_eef_chunk', { poses })));
   assert.equal(o.status, 'ok', o.message);
   const tcp = o.arms!.arm!.tcp;
   poses[2]!.pose_xyzquat.slice(0, 3).forEach((x, i) => assert.ok(Math.abs(tcp[i]! - x) < 0.002));
   const sent = lb.trajectories()[0]!.msg as { points: { t: number; q: number[] }[] };
-  sent.points[0]!.q.forEach((q, j) => assert.ok(Math.abs(q - q0[j]!) <= 5e-8, `first point joint ${j}: ${q} vs ${q0[j]}`));
+  sent.points[0]!.q.forEach((q, j) =>
+    assert.ok(Math.abs(q - q0[j]!) <= 5e-8, `first point joint ${j}: ${q} vs ${q0[j]}`),
+  );
 });
 
 test('dual-yam: the left arm moves, the held right arm gets no trajectory and does not move', async () => {
@@ -48,10 +57,14 @@ test('dual-yam: the left arm moves, the held right arm gets no trajectory and do
   const target = { left: lb.poseFromHere('left', 0.03, 0.02, -0.02), right: null };
   const o = await lb.outcome(lb.exec.execute(call('move_to', { target })));
   assert.equal(o.status, 'ok', o.message);
-  assert.deepEqual(lb.trajectories().map((c) => (c.msg as { arm: string }).arm), ['left']);
+  assert.deepEqual(
+    lb.trajectories().map((c) => (c.msg as { arm: string }).arm),
+    ['left'],
+  );
   assert.equal(o.arms!.left!.settled, true);
   assert.equal(o.arms!.right!.pose_error, undefined);
-  for (const s of lb.states) s.arms.right!.q.forEach((q, j) => assert.equal(q, right0[j], `right joint ${j} moved at ${s.time}`));
+  for (const s of lb.states)
+    s.arms.right!.q.forEach((q, j) => assert.equal(q, right0[j], `right joint ${j} moved at ${s.time}`));
 });
 
 test('dual-yam: both arms move together, one trajectory each with the same start time', async () => {
@@ -87,11 +100,15 @@ test('check_path plans without sending anything; unreachable and out-of-workspac
   assert.equal(ok.status, 'ok', ok.message);
   assert.ok(ok.plan!.duration_s > 0);
   const down = [0, 0.7071068, 0, 0.7071068];
-  const far = await lb.outcome(lb.exec.execute(call('check_path', { poses: [{ pose_xyzquat: [0.65, 0, 0.6, ...down] }] })));
+  const far = await lb.outcome(
+    lb.exec.execute(call('check_path', { poses: [{ pose_xyzquat: [0.65, 0, 0.6, ...down] }] })),
+  );
   assert.equal(far.status, 'infeasible');
   assert.equal(far.reason, 'unreachable');
   assert.match(far.message, /^Not feasible: arm "arm" target 0: no IK solution at path sample \d+/);
-  const outside = await lb.outcome(lb.exec.execute(call('move_to', { target: { pose_xyzquat: [2, 0, 0.3, 0, 0, 0, 1] } })));
+  const outside = await lb.outcome(
+    lb.exec.execute(call('move_to', { target: { pose_xyzquat: [2, 0, 0.3, 0, 0, 0, 1] } })),
+  );
   assert.equal(outside.status, 'infeasible');
   assert.equal(outside.reason, 'outside_workspace');
   assert.equal(lb.sent.length, 0);
@@ -131,43 +148,80 @@ test('stale state mid-move: failed within 500 ms of the last state, a stop is se
   const refused = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) })));
   assert.equal(refused.status, 'unavailable');
   assert.equal(refused.reason, 'stale_state');
-  assert.ok(Math.abs(lb.t - asked - 0.2) < 0.015, `refused ${lb.t - asked} s after the call: it waits up to the staleness limit for a fresh state`);
+  assert.ok(
+    Math.abs(lb.t - asked - 0.2) < 0.015,
+    `refused ${lb.t - asked} s after the call: it waits up to the staleness limit for a fresh state`,
+  );
   await lb.run(1.2);
   const after = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) })));
   assert.equal(after.status, 'ok', after.message);
 });
 
 test('tracking error above the limit: the motion is stopped and reported with the joint and error', async () => {
-  const lb = new Loopback('yam', { faults: [{ kind: 'tracking', at: 1.2, for: Infinity, joint: 1, offset: 0.2, p: 0, s: 0 }] });
+  const lb = new Loopback('yam', {
+    faults: [{ kind: 'tracking', at: 1.2, for: Infinity, joint: 1, offset: 0.2, p: 0, s: 0 }],
+  });
   await lb.run(0.3);
   const o = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.06, 0, 0) })));
   assert.equal(o.status, 'failed');
   assert.equal(o.reason, 'tracking_error');
-  assert.match(o.message, /arm arm joint joint2 was 0\.1\d\d rad off its reference \(limit 0\.12 rad\): motion stopped/);
+  assert.match(
+    o.message,
+    /arm arm joint joint2 was 0\.1\d\d rad off its reference \(limit 0\.12 rad\): motion stopped/,
+  );
   // First a jerk-limited stop trajectory that starts on the running reference; the controller
   // cannot finish it (its joint stays 0.2 rad off), so after its goal time the plain stop follows.
-  assert.deepEqual(lb.sent.map((c) => c.type), ['trajectory', 'trajectory', 'stop']);
+  assert.deepEqual(
+    lb.sent.map((c) => c.type),
+    ['trajectory', 'trajectory', 'stop'],
+  );
   const [move, brake] = lb.sent.map((c) => c.msg as TrajectoryMsg);
   const k = Math.round((brake!.start_time - move!.start_time) * 100);
-  assert.ok(k > 0 && Math.abs(brake!.start_time - move!.start_time - k / 100) < 0.002, `stop starts on tick ${k} of the move`);
+  assert.ok(
+    k > 0 && Math.abs(brake!.start_time - move!.start_time - k / 100) < 0.002,
+    `stop starts on tick ${k} of the move`,
+  );
   const started = lb.events.find((e) => e.id === move!.id && e.event === 'started')!.time;
   const onTick = move!.points[Math.round((brake!.start_time - started) * 100)]!;
-  brake!.points[0]!.q.forEach((q, j) => assert.ok(Math.abs(q - onTick.q[j]!) < 1e-6, `stop starts at the reference, joint ${j}`));
-  assert.ok(brake!.points[0]!.dq!.some((v) => Math.abs(v) > 1e-3), 'it starts moving');
-  assert.ok(brake!.points.at(-1)!.dq!.every((v) => v === 0) && brake!.points.at(-1)!.ddq!.every((v) => v === 0), 'it ends at rest');
-  assert.deepEqual(lb.events.filter((e) => e.id === move!.id).map((e) => e.event + (e.reason ? `:${e.reason}` : '')), ['accepted', 'started', 'aborted:superseded']);
+  brake!.points[0]!.q.forEach((q, j) =>
+    assert.ok(Math.abs(q - onTick.q[j]!) < 1e-6, `stop starts at the reference, joint ${j}`),
+  );
+  assert.ok(
+    brake!.points[0]!.dq!.some((v) => Math.abs(v) > 1e-3),
+    'it starts moving',
+  );
+  assert.ok(
+    brake!.points.at(-1)!.dq!.every((v) => v === 0) && brake!.points.at(-1)!.ddq!.every((v) => v === 0),
+    'it ends at rest',
+  );
+  assert.deepEqual(
+    lb.events.filter((e) => e.id === move!.id).map((e) => e.event + (e.reason ? `:${e.reason}` : '')),
+    ['accepted', 'started', 'aborted:superseded'],
+  );
   assert.ok(Math.max(...o.arms!.arm!.dq.map(Math.abs)) < 0.05, 'reported once at rest');
 });
 
 test('a brief tracking fault: the jerk-limited stop trajectory runs to its end and no plain stop is needed', async () => {
-  const lb = new Loopback('yam', { faults: [{ kind: 'tracking', at: 1.2, for: 0.2, joint: 1, offset: 0.2, p: 0, s: 0 }] });
+  const lb = new Loopback('yam', {
+    faults: [{ kind: 'tracking', at: 1.2, for: 0.2, joint: 1, offset: 0.2, p: 0, s: 0 }],
+  });
   await lb.run(0.3);
   const progress: string[] = [];
-  const o = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.06, 0, 0) }), (phase, d) => progress.push(d?.smooth ? `${phase}:smooth` : phase)));
+  const o = await lb.outcome(
+    lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.06, 0, 0) }), (phase, d) =>
+      progress.push(d?.smooth ? `${phase}:smooth` : phase),
+    ),
+  );
   assert.equal(o.reason, 'tracking_error');
-  assert.deepEqual(lb.sent.map((c) => c.type), ['trajectory', 'trajectory']);
+  assert.deepEqual(
+    lb.sent.map((c) => c.type),
+    ['trajectory', 'trajectory'],
+  );
   const brake = lb.sent[1]!.msg as TrajectoryMsg;
-  assert.deepEqual(lb.events.filter((e) => e.id === brake.id).map((e) => e.event), ['accepted', 'started', 'finished']);
+  assert.deepEqual(
+    lb.events.filter((e) => e.id === brake.id).map((e) => e.event),
+    ['accepted', 'started', 'finished'],
+  );
   assert.ok(progress.includes('stopping:smooth'), progress.join());
   assert.ok(Math.max(...o.arms!.arm!.dq.map(Math.abs)) < 0.05, 'reported at rest');
 });
@@ -200,7 +254,10 @@ test('a description that differs from the robot config: refused with the differe
   const o = await lb.exec.execute(call('move_to', { target: { pose_xyzquat: [0.3, 0, 0.3, 0, 0.707, 0, 0.707] } }));
   assert.equal(o.status, 'unavailable');
   assert.equal(o.reason, 'description_mismatch');
-  assert.match(o.message, /refusing to drive controller yam: its description does not match the robot config: arm "arm" joints are \[j1, j2, j3, j4, j5, j6\], the robot config says \[joint1, joint2, joint3, joint4, joint5, joint6\]/);
+  assert.match(
+    o.message,
+    /refusing to drive controller yam: its description does not match the robot config: arm "arm" joints are \[j1, j2, j3, j4, j5, j6\], the robot config says \[joint1, joint2, joint3, joint4, joint5, joint6\]/,
+  );
 });
 
 test('an expired trajectory is refused by the controller and reported as such', async () => {

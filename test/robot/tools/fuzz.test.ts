@@ -10,7 +10,10 @@ const validatorFor = (arms: string[]) => {
   return validators.get(key)!;
 };
 
-const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v, (_k, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x)));
+const show = (v: unknown) =>
+  typeof v === 'string'
+    ? JSON.stringify(v)
+    : JSON.stringify(v, (_k, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
 
 test('the unmutated bases are accepted in every reply form', () => {
   for (const b of [...BASES, ...NO_ARGS]) {

@@ -33,8 +33,16 @@ export class Loopback {
     const r = loadArms(robot);
     if (!r.ok) throw new Error(JSON.stringify(r.issues));
     this.model = new RobotModel(r.value.setup);
-    this.sim = new SimController(simRobotFrom(r.value.setup), { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim }, OFFSET);
-    this.session = new ControllerSession(robot, { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) }, 0.2);
+    this.sim = new SimController(
+      simRobotFrom(r.value.setup),
+      { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim },
+      OFFSET,
+    );
+    this.session = new ControllerSession(
+      robot,
+      { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) },
+      0.2,
+    );
     this.exec = new Executor({
       robot,
       model: this.model,
@@ -64,7 +72,14 @@ export class Loopback {
       this.t = Math.round((this.t + 0.001) * 1e6) / 1e6;
       if (this.downlink && this.t - this.lastHb >= 0.1 - 1e-9) {
         this.lastHb = this.t;
-        this.sim.receive(this.t + OFFSET, 'heartbeat', { v: 1, session: 'daemon-1', seq: this.hbSeq++, time: this.t, period: 0.1, timeout: 0.5 });
+        this.sim.receive(this.t + OFFSET, 'heartbeat', {
+          v: 1,
+          session: 'daemon-1',
+          seq: this.hbSeq++,
+          time: this.t,
+          period: 0.1,
+          timeout: 0.5,
+        });
       }
       this.sim.tick(this.t + OFFSET);
       for (const m of this.sim.drain(this.t + OFFSET)) {

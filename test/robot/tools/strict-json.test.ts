@@ -10,7 +10,9 @@ function randomValue(r: Prng, depth: number): unknown {
   if (k === 2) return r.int(1000) - 500;
   if (k === 3) return ['', 'a"b', 'tab\there', 'üñí 😀', '\u0001\u001f', 'back\\slash', '</tool_call>'][r.int(7)];
   if (k === 4 || k === 5) return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
-  return Object.fromEntries(Array.from({ length: r.int(4) }, (_, i) => [`k${i}${['', 'é', ' x'][r.int(3)]}`, randomValue(r, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: r.int(4) }, (_, i) => [`k${i}${['', 'é', ' x'][r.int(3)]}`, randomValue(r, depth + 1)]),
+  );
 }
 
 test('agrees with JSON.parse on valid JSON (seeded, 2,000 values, compact and indented)', () => {

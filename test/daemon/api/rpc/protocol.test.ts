@@ -5,12 +5,22 @@ import { handleMessage } from '../../../../daemon/api/rpc/protocol.js';
 import { RpcCode, RpcError, RpcRegistry, type RpcContext } from '../../../../daemon/api/rpc/registry.js';
 import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
-const ctx: RpcContext = { connectionId: 't', notify: () => true, bufferedAmount: 0, signal: new AbortController().signal, onClose: () => undefined };
+const ctx: RpcContext = {
+  connectionId: 't',
+  notify: () => true,
+  bufferedAmount: 0,
+  signal: new AbortController().signal,
+  onClose: () => undefined,
+};
 
 function setup() {
   const rpc = new RpcRegistry();
   const calls: unknown[] = [];
-  rpc.register('test.echo', obj({ n: int({ min: 0, max: 10, default: 1 }), s: str({ default: '' }) }), (p) => (calls.push(p), p));
+  rpc.register(
+    'test.echo',
+    obj({ n: int({ min: 0, max: 10, default: 1 }), s: str({ default: '' }) }),
+    (p) => (calls.push(p), p),
+  );
   rpc.register('test.app_error', obj({}), () => {
     throw new RpcError(-32001, 'robot busy', { robot: 'left' });
   });
@@ -19,16 +29,32 @@ function setup() {
   });
   rpc.register('test.void', obj({}), () => undefined);
   const outcomes: string[] = [];
-  const hooks = { log: pino({ level: 'silent' }), onOutcome: (m: string, known: boolean, o: string) => void outcomes.push(`${m}:${known}:${o}`) };
-  const send = (msg: unknown) => handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, hooks) as Promise<any>;
+  const hooks = {
+    log: pino({ level: 'silent' }),
+    onOutcome: (m: string, known: boolean, o: string) => void outcomes.push(`${m}:${known}:${o}`),
+  };
+  const send = (msg: unknown) =>
+    handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, hooks) as Promise<any>;
   return { rpc, calls, outcomes, send };
 }
 
 test('a valid call gets its result with the same id; params get defaults', async () => {
   const { send, calls } = setup();
-  assert.deepEqual(await send({ jsonrpc: '2.0', id: 7, method: 'test.echo', params: { n: 3 } }), { jsonrpc: '2.0', id: 7, result: { n: 3, s: '' } });
-  assert.deepEqual(await send({ jsonrpc: '2.0', id: 'a', method: 'test.echo' }), { jsonrpc: '2.0', id: 'a', result: { n: 1, s: '' } });
-  assert.deepEqual(await send({ jsonrpc: '2.0', id: null, method: 'test.void' }), { jsonrpc: '2.0', id: null, result: null });
+  assert.deepEqual(await send({ jsonrpc: '2.0', id: 7, method: 'test.echo', params: { n: 3 } }), {
+    jsonrpc: '2.0',
+    id: 7,
+    result: { n: 3, s: '' },
+  });
+  assert.deepEqual(await send({ jsonrpc: '2.0', id: 'a', method: 'test.echo' }), {
+    jsonrpc: '2.0',
+    id: 'a',
+    result: { n: 1, s: '' },
+  });
+  assert.deepEqual(await send({ jsonrpc: '2.0', id: null, method: 'test.void' }), {
+    jsonrpc: '2.0',
+    id: null,
+    result: null,
+  });
   assert.equal(calls.length, 2);
 });
 
@@ -67,7 +93,11 @@ test('invalid request envelopes are -32600 naming the field', async () => {
 test('an unknown method is -32601 naming it', async () => {
   const { send, outcomes } = setup();
   const r = await send({ jsonrpc: '2.0', id: 1, method: 'test.nope' });
-  assert.deepEqual(r, { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found: test.nope', data: { method: 'test.nope' } } });
+  assert.deepEqual(r, {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: -32601, message: 'Method not found: test.nope', data: { method: 'test.nope' } },
+  });
   assert.deepEqual(outcomes, ['test.nope:false:-32601']);
 });
 
@@ -75,7 +105,10 @@ test('wrong param types are -32602 naming the field, the rule and the value', as
   const { send, calls } = setup();
   const r = await send({ jsonrpc: '2.0', id: 1, method: 'test.echo', params: { n: 'three', s: 4 } });
   assert.equal(r.error.code, RpcCode.INVALID_PARAMS);
-  assert.equal(r.error.message, 'Invalid params: n: must be an integer in 0..10, got "three"; s: must be a string, got 4');
+  assert.equal(
+    r.error.message,
+    'Invalid params: n: must be an integer in 0..10, got "three"; s: must be a string, got 4',
+  );
   assert.deepEqual(r.error.data, {
     field: 'n',
     rule: 'must be an integer in 0..10',
@@ -93,7 +126,11 @@ test('wrong param types are -32602 naming the field, the rule and the value', as
 
 test('handler errors: RpcError keeps its code and data, anything else is -32603', async () => {
   const { send } = setup();
-  assert.deepEqual((await send({ jsonrpc: '2.0', id: 1, method: 'test.app_error' })).error, { code: -32001, message: 'robot busy', data: { robot: 'left' } });
+  assert.deepEqual((await send({ jsonrpc: '2.0', id: 1, method: 'test.app_error' })).error, {
+    code: -32001,
+    message: 'robot busy',
+    data: { robot: 'left' },
+  });
   const crash = await send({ jsonrpc: '2.0', id: 2, method: 'test.crash' });
   assert.equal(crash.error.code, RpcCode.INTERNAL_ERROR);
   assert.match(crash.error.message, /test\.crash: x is undefined/);
@@ -124,6 +161,7 @@ test('a batch answers each request in order and skips notifications', async () =
 test('method names are area.verb or one word, unique, and rpc.* is reserved', () => {
   const { rpc } = setup();
   assert.throws(() => rpc.register('test.echo', obj({}), () => 1), /already registered/);
-  for (const bad of ['rpc.discover', 'Single', '1x', 'Test.x', 'a..b', 'a.b-c', 'a.']) assert.throws(() => rpc.register(bad, obj({}), () => 1), /invalid JSON-RPC method name/, bad);
+  for (const bad of ['rpc.discover', 'Single', '1x', 'Test.x', 'a..b', 'a.b-c', 'a.'])
+    assert.throws(() => rpc.register(bad, obj({}), () => 1), /invalid JSON-RPC method name/, bad);
   assert.deepEqual(rpc.names(), ['test.app_error', 'test.crash', 'test.echo', 'test.void']);
 });

@@ -24,7 +24,12 @@ export interface RawTensor {
 }
 
 /** A folder with `file` holding the given tensors (small constant values) and optional config. */
-export function writeAdapterDir(t: After, file: string, tensors: RawTensor[], config?: Record<string, unknown>): string {
+export function writeAdapterDir(
+  t: After,
+  file: string,
+  tensors: RawTensor[],
+  config?: Record<string, unknown>,
+): string {
   const dir = tempDir('bs-bad-adapter-');
   t.after(() => dir.remove());
   mkdirSync(dir.path, { recursive: true });
@@ -42,7 +47,14 @@ export function writeAdapterDir(t: After, file: string, tensors: RawTensor[], co
 
 /** A valid PEFT config for the given target modules (overrides merged in). */
 export function peftConfig(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { peft_type: 'LORA', r: 4, lora_alpha: 8, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'], bias: 'none', ...over };
+  return {
+    peft_type: 'LORA',
+    r: 4,
+    lora_alpha: 8,
+    target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'],
+    bias: 'none',
+    ...over,
+  };
 }
 
 export const maxAbs = (a: ArrayLike<number>) => Array.from(a).reduce((m, v) => Math.max(m, Math.abs(v)), 0);

@@ -44,7 +44,12 @@ const CASES: Case[] = [
     name: 'PEFT glm4_moe, rank_pattern + alpha_pattern + rsLoRA, attention + dense + shared experts, F16',
     arch: 'glm4_moe',
     adapter: {
-      format: 'peft', rank: 8, alpha: 16, targets: ['all'], dtype: 'F16', rslora: true,
+      format: 'peft',
+      rank: 8,
+      alpha: 16,
+      targets: ['all'],
+      dtype: 'F16',
+      rslora: true,
       rankPattern: { 'self_attn.v_proj': 4, 'model.layers.2.self_attn.q_proj': 12 },
       alphaPattern: { o_proj: 5 },
     },
@@ -83,14 +88,25 @@ for (const c of CASES) {
     if (c.dropConfig) rmSync(join(adir, 'adapter_config.json'));
     const plan = readAdapter(adir, { layers: 4, name: 'tuned' });
     assert.equal(plan.format, c.adapter.format);
-    for (const m of plan.modules) assert.ok(Math.abs(m.scale - c.scale(m.module)) < 1e-12, `${c.name}: ${m.module} scale ${m.scale}, want ${c.scale(m.module)}`);
-    if (c.adapter.numLayers) assert.ok(plan.modules.every((m) => m.layer >= 4 - c.adapter.numLayers!), 'only the last layers');
+    for (const m of plan.modules)
+      assert.ok(
+        Math.abs(m.scale - c.scale(m.module)) < 1e-12,
+        `${c.name}: ${m.module} scale ${m.scale}, want ${c.scale(m.module)}`,
+      );
+    if (c.adapter.numLayers)
+      assert.ok(
+        plan.modules.every((m) => m.layer >= 4 - c.adapter.numLayers!),
+        'only the last layers',
+      );
 
     // 24-bit decode activations hold the 1e-5 bound (the default 16 bits: engine reference-agreement).
     const model = await NativeModel.load(dir, { threads: 2, activationBits: 24 });
     t.after(() => model.dispose());
     const adapter = await model.loadAdapter(plan);
-    assert.deepEqual(adapter.summary.modules.map((m) => [m.module, m.rank]), plan.modules.map((m) => [m.module, m.rank]));
+    assert.deepEqual(
+      adapter.summary.modules.map((m) => [m.module, m.rank]),
+      plan.modules.map((m) => [m.module, m.rank]),
+    );
     const session = await model.createSession();
     session.setAdapter(adapter);
     assert.equal(session.info().adapter, 'tuned');
@@ -111,6 +127,9 @@ for (const c of CASES) {
       assert.ok(d <= bound, `${c.name} step ${step}: engine vs reference |Δ| ${d} > ${bound}`);
     }
     const effect = maxAbsDiff(base.logits[0]!, want.logits[0]!);
-    assert.ok(effect > 100 * 1e-5 * maxAbs(want.logits[0]!), `${c.name}: the adapter moves the first logits by ${effect}`);
+    assert.ok(
+      effect > 100 * 1e-5 * maxAbs(want.logits[0]!),
+      `${c.name}: the adapter moves the first logits by ${effect}`,
+    );
   });
 }

@@ -19,9 +19,36 @@ let ws: RpcTestClient;
 before(async () => {
   model = await synthTiny(4);
   adapters = tempDir('bs-serving-adapters-');
-  synthAdapter({ model: model.path, out: `${adapters.path}/cfg`, format: 'peft', rank: 8, alpha: 16, rms: 0.03, seed: 1, targets: ['all'] });
-  synthAdapter({ model: model.path, out: `${adapters.path}/rt`, format: 'edge0', rank: 16, alpha: 32, rms: 0.03, seed: 2 });
-  d = await startTestDaemon({ models: { tiny: { path: model.path, threads: 1, context_length: 1024, keep_alive: -1, adapters: { cfg: { path: `${adapters.path}/cfg` } } } } });
+  synthAdapter({
+    model: model.path,
+    out: `${adapters.path}/cfg`,
+    format: 'peft',
+    rank: 8,
+    alpha: 16,
+    rms: 0.03,
+    seed: 1,
+    targets: ['all'],
+  });
+  synthAdapter({
+    model: model.path,
+    out: `${adapters.path}/rt`,
+    format: 'edge0',
+    rank: 16,
+    alpha: 32,
+    rms: 0.03,
+    seed: 2,
+  });
+  d = await startTestDaemon({
+    models: {
+      tiny: {
+        path: model.path,
+        threads: 1,
+        context_length: 1024,
+        keep_alive: -1,
+        adapters: { cfg: { path: `${adapters.path}/cfg` } },
+      },
+    },
+  });
   ws = await RpcTestClient.connect(d.ws, TEST_TOKEN);
 });
 
@@ -33,25 +60,46 @@ after(async () => {
 });
 
 const ASK = [{ role: 'user', content: 'Which arm holds the cup?' }];
-const chat = async (params: Record<string, unknown>) => (await ws.call('chat', { messages: ASK, max_tokens: 6, temperature: 0, stream: false, ...params }, 60_000));
+const chat = async (params: Record<string, unknown>) =>
+  await ws.call('chat', { messages: ASK, max_tokens: 6, temperature: 0, stream: false, ...params }, 60_000);
 async function http(body: Record<string, unknown>) {
-  const r = await fetch(`${d.http}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ messages: ASK, max_tokens: 6, temperature: 0, ...body }) });
+  const r = await fetch(`${d.http}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: ASK, max_tokens: 6, temperature: 0, ...body }),
+  });
   return { status: r.status, body: (await r.json()) as any };
 }
 
 test('configured and run-time adapters: list, load, choose per request, status, unload', async () => {
   const before = await ws.call('adapters.list', {});
-  assert.deepEqual(before.result.adapters.map((a: any) => [a.name, a.loaded]), [['cfg', false]], 'configured, waiting for the model');
+  assert.deepEqual(
+    before.result.adapters.map((a: any) => [a.name, a.loaded]),
+    [['cfg', false]],
+    'configured, waiting for the model',
+  );
 
   const loaded = await ws.call('adapters.load', { name: 'rt', path: `${adapters.path}/rt` }, 60_000);
   assert.equal(loaded.result.model, 'tiny', 'the only model is the default; loading the adapter loaded it');
-  assert.deepEqual([loaded.result.adapter.name, loaded.result.adapter.format, loaded.result.adapter.ranks], ['rt', 'edge0', [16]]);
+  assert.deepEqual(
+    [loaded.result.adapter.name, loaded.result.adapter.format, loaded.result.adapter.ranks],
+    ['rt', 'edge0', [16]],
+  );
   const list = (await ws.call('adapters.list', { model: 'tiny' })).result;
-  assert.deepEqual(list.adapters.map((a: any) => [a.name, a.loaded, a.format]), [['cfg', true, 'peft'], ['rt', true, 'edge0']]);
+  assert.deepEqual(
+    list.adapters.map((a: any) => [a.name, a.loaded, a.format]),
+    [
+      ['cfg', true, 'peft'],
+      ['rt', true, 'edge0'],
+    ],
+  );
   const status = (await ws.call('models.status', { model: 'tiny' })).result.models[0];
   assert.equal(status.memory.adapter_bytes, list.bytes);
   assert.ok(list.bytes > 0);
-  assert.deepEqual(status.adapters.map((a: any) => a.name), ['cfg', 'rt']);
+  assert.deepEqual(
+    status.adapters.map((a: any) => a.name),
+    ['cfg', 'rt'],
+  );
 
   const base = await chat({});
   const rt = await chat({ adapter: 'rt' });
@@ -62,10 +110,23 @@ test('configured and run-time adapters: list, load, choose per request, status, 
   assert.equal(cfg.result.model, 'tiny:cfg');
   const over = await http({ model: 'tiny:rt' });
   assert.equal(over.status, 200, JSON.stringify(over.body));
-  assert.equal(over.body.choices[0].message.content, rt.result.message.content, 'HTTP model:adapter = WS adapter param');
-  assert.equal((await chat({})).result.message.content, base.result.message.content, 'back to the base model: the same text again');
-  const models = await (await fetch(`${d.http}/v1/models`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } })).json() as any;
-  assert.deepEqual(models.data.map((m: any) => m.id), ['tiny', 'tiny:cfg', 'tiny:rt']);
+  assert.equal(
+    over.body.choices[0].message.content,
+    rt.result.message.content,
+    'HTTP model:adapter = WS adapter param',
+  );
+  assert.equal(
+    (await chat({})).result.message.content,
+    base.result.message.content,
+    'back to the base model: the same text again',
+  );
+  const models = (await (
+    await fetch(`${d.http}/v1/models`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } })
+  ).json()) as any;
+  assert.deepEqual(
+    models.data.map((m: any) => m.id),
+    ['tiny', 'tiny:cfg', 'tiny:rt'],
+  );
 
   const unknown = await chat({ adapter: 'nope' });
   assert.equal(unknown.error!.code, -32602);
@@ -80,7 +141,10 @@ test('configured and run-time adapters: list, load, choose per request, status, 
 
   const gone = await ws.call('adapters.unload', { name: 'rt' });
   assert.equal(gone.result.adapter.name, 'rt');
-  assert.match((await chat({ adapter: 'rt' })).error!.message, /adapter "rt" is not loaded for model "tiny" \(loaded: cfg\)/);
+  assert.match(
+    (await chat({ adapter: 'rt' })).error!.message,
+    /adapter "rt" is not loaded for model "tiny" \(loaded: cfg\)/,
+  );
   const again = await ws.call('adapters.unload', { name: 'rt' });
   assert.deepEqual([again.error!.data.field, again.error!.data.code], ['name', 'adapter_not_found']);
   assert.match(again.error!.message, /adapter "rt" is not loaded \(loaded: cfg\)/);
@@ -90,7 +154,10 @@ test('a model unloaded and loaded again gets its adapters back', async () => {
   const first = await chat({ model: 'tiny:cfg' });
   await ws.call('models.unload', { model: 'tiny' }, 60_000);
   const waiting = (await ws.call('adapters.list', {})).result.adapters;
-  assert.deepEqual(waiting.map((a: any) => [a.name, a.loaded, a.bytes]), [['cfg', false, 0]]);
+  assert.deepEqual(
+    waiting.map((a: any) => [a.name, a.loaded, a.bytes]),
+    [['cfg', false, 0]],
+  );
   const reloaded = await chat({ model: 'tiny:cfg' });
   assert.equal(reloaded.result.message.content, first.result.message.content);
 });
@@ -98,7 +165,16 @@ test('a model unloaded and loaded again gets its adapters back', async () => {
 test('the adapter param and the model name must agree, and the param is a name', () => {
   assert.equal(selectAdapter(undefined, { name: 'tiny' }), null);
   assert.equal(selectAdapter(undefined, { name: 'tiny' }, null), null);
-  assert.throws(() => selectAdapter(undefined, { name: 'tiny' }, 7), /adapter: must be a string \(an adapter name\) or null, got 7/);
-  assert.throws(() => selectAdapter(undefined, { name: 'tiny', adapter: 'a' }, 'b'), /adapter: names "b" but model names "tiny:a"/);
-  assert.throws(() => selectAdapter(undefined, { name: 'tiny', adapter: 'a' }), /^RequestError: model: adapter "a" is not loaded for model "tiny" \(loaded: none\)/);
+  assert.throws(
+    () => selectAdapter(undefined, { name: 'tiny' }, 7),
+    /adapter: must be a string \(an adapter name\) or null, got 7/,
+  );
+  assert.throws(
+    () => selectAdapter(undefined, { name: 'tiny', adapter: 'a' }, 'b'),
+    /adapter: names "b" but model names "tiny:a"/,
+  );
+  assert.throws(
+    () => selectAdapter(undefined, { name: 'tiny', adapter: 'a' }),
+    /^RequestError: model: adapter "a" is not loaded for model "tiny" \(loaded: none\)/,
+  );
 });

@@ -16,7 +16,15 @@ async function setup(t: { after(fn: () => void): void }) {
   const model = await NativeModel.load(dir, { threads: 2 });
   t.after(() => model.dispose());
   const adapters = new AdapterManager(model);
-  const dirA = synthAdapterTemp(t, { model: dir, format: 'peft', rank: 8, alpha: 16, rms: 0.02, seed: 1, targets: ['all'] });
+  const dirA = synthAdapterTemp(t, {
+    model: dir,
+    format: 'peft',
+    rank: 8,
+    alpha: 16,
+    rms: 0.02,
+    seed: 1,
+    targets: ['all'],
+  });
   await adapters.load('a', dirA);
   await adapters.load('b', synthAdapterTemp(t, { model: dir, format: 'mlx', rank: 4, alpha: 8, rms: 0.02, seed: 2 }));
   return { model, adapters, dirA };
@@ -34,15 +42,22 @@ test('switching adapters mid-conversation changes outputs; switching back restor
 
   const s = await model.createSession();
   s.setAdapter(a);
-  assert.deepEqual(await s.prefill(PROMPT), await (async () => {
-    const x = await model.createSession();
-    x.setAdapter(a);
-    return x.prefill(PROMPT);
-  })(), 'same adapter, same prompt: same logits');
+  assert.deepEqual(
+    await s.prefill(PROMPT),
+    await (async () => {
+      const x = await model.createSession();
+      x.setAdapter(a);
+      return x.prefill(PROMPT);
+    })(),
+    'same adapter, same prompt: same logits',
+  );
   s.setAdapter(b);
   assert.equal(s.info().adapter, 'b');
   const switched = await s.decode(3);
-  assert.ok(maxAbsDiff(switched, refNext[0]!) > 1e-2 * maxAbs(refNext[0]!), 'adapter b changes the next token\'s logits');
+  assert.ok(
+    maxAbsDiff(switched, refNext[0]!) > 1e-2 * maxAbs(refNext[0]!),
+    "adapter b changes the next token's logits",
+  );
   s.setAdapter(null);
   const plain = await s.decode(4);
   assert.ok(maxAbsDiff(plain, refNext[1]!) > 1e-2 * maxAbs(refNext[1]!), 'the base model differs too');
@@ -69,8 +84,17 @@ test('sessions run different adapters side by side on one model', async (t) => {
   assert.deepEqual(ga.logits, ra.logits);
   assert.deepEqual(gb.logits, rb.logits);
   assert.ok(maxAbsDiff(ra.logits[0]!, r0.logits[0]!) > 1e-2 && maxAbsDiff(rb.logits[0]!, r0.logits[0]!) > 1e-2);
-  assert.deepEqual(adapters.list().map((x) => [x.name, x.format, x.ranks]), [['a', 'peft', [8]], ['b', 'mlx', [4]]]);
-  assert.equal(adapters.bytes(), adapters.list().reduce((n, x) => n + x.bytes, 0));
+  assert.deepEqual(
+    adapters.list().map((x) => [x.name, x.format, x.ranks]),
+    [
+      ['a', 'peft', [8]],
+      ['b', 'mlx', [4]],
+    ],
+  );
+  assert.equal(
+    adapters.bytes(),
+    adapters.list().reduce((n, x) => n + x.bytes, 0),
+  );
   // glm4 tiny, rank 8 F32 on q/k/v/o (128/64/64/128 out, 128 in), dense layer 0 MLP (256), shared (128).
   const attn = 4 * (4 * 8 * 128 * 4 + 8 * (128 + 64 + 64 + 128) * 4);
   const mlp = (inter: number) => 2 * (8 * 128 * 4 + inter * 8 * 4) + (8 * inter * 4 + 128 * 8 * 4);
@@ -91,7 +115,11 @@ test('prefix reuse is keyed by adapter: another adapter re-prefills, coming back
   const backToA = await p.start([...turn2, 12], undefined, a);
   assert.equal(backToA?.reused, 0);
   const clean = new PrefixSession(await model.createSession());
-  assert.deepEqual(backToA?.logits, (await clean.start([...turn2, 12], undefined, a))?.logits, 'identical to a clean run under a');
+  assert.deepEqual(
+    backToA?.logits,
+    (await clean.start([...turn2, 12], undefined, a))?.logits,
+    'identical to a clean run under a',
+  );
   const same = await p.start([...turn2, 12, 5], undefined, a);
   assert.equal(same?.reused, turn2.length + 1, 'the same adapter reuses the prefix');
   assert.ok(turn1 && maxAbs(turn1.logits) > 0);
@@ -121,13 +149,17 @@ test('unload while a session runs with the adapter: the session keeps it until i
   assert.equal(s.info().adapter, null);
 });
 
-test('misuse: busy sessions, another model\'s adapter, disposed adapters', async (t) => {
+test("misuse: busy sessions, another model's adapter, disposed adapters", async (t) => {
   const { model, adapters } = await setup(t);
   const other = await NativeModel.load(synthTemp(t, { arch: 'glm4_moe', seed: 6 }));
   t.after(() => other.dispose());
   const s = await model.createSession();
   const pending = s.prefill(PROMPT);
-  assert.throws(() => s.setAdapter(adapters.get('a')), (e: Error) => e instanceof EngineError && /setAdapter: the session is busy with another call; await it first/.test(e.message));
+  assert.throws(
+    () => s.setAdapter(adapters.get('a')),
+    (e: Error) =>
+      e instanceof EngineError && /setAdapter: the session is busy with another call; await it first/.test(e.message),
+  );
   await pending;
   const os = await other.createSession();
   assert.throws(() => os.setAdapter(adapters.get('a')), /setAdapter: adapter "a" was loaded for another model/);

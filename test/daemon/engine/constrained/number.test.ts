@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type NumberBounds, isComplete, minRemaining, numberSpec, scaled } from '../../../../daemon/engine/constrained/number.js';
+import {
+  type NumberBounds,
+  isComplete,
+  minRemaining,
+  numberSpec,
+  scaled,
+} from '../../../../daemon/engine/constrained/number.js';
 import { Prng } from '../../../../robot/common/prng.js';
 
 test('hand-checked completions', () => {
@@ -44,8 +50,12 @@ function bruteMin(prefix: string, integer: boolean, b: NumberBounds, fracCap: nu
     const [, frac = ''] = s.split('.');
     if (frac.length > fracCap || s.replace(/[-.]/g, '').length > 15) return false;
     const v = JSON.parse(s) as number;
-    return (b.minimum === undefined || v >= b.minimum) && (b.maximum === undefined || v <= b.maximum) &&
-      (b.exclusiveMinimum === undefined || v > b.exclusiveMinimum) && (b.exclusiveMaximum === undefined || v < b.exclusiveMaximum);
+    return (
+      (b.minimum === undefined || v >= b.minimum) &&
+      (b.maximum === undefined || v <= b.maximum) &&
+      (b.exclusiveMinimum === undefined || v > b.exclusiveMinimum) &&
+      (b.exclusiveMaximum === undefined || v < b.exclusiveMaximum)
+    );
   };
   let frontier = [prefix];
   for (let n = 0; n <= 4; n++) {
@@ -73,8 +83,17 @@ test('minRemaining agrees with brute-force enumeration (seeded bounds and prefix
       if (!integer && r.next() < 0.3) prefix += '.' + (r.next() < 0.5 ? String(r.int(10)) : '');
       const want = bruteMin(prefix, integer, b, spec.fracCap);
       const got = minRemaining(spec, prefix);
-      if (want <= 4) assert.equal(got, want, `case ${c} bounds ${JSON.stringify(b)} integer ${integer} prefix ${JSON.stringify(prefix)}`);
-      else assert.ok(got > 4, `case ${c} bounds ${JSON.stringify(b)} prefix ${JSON.stringify(prefix)}: got ${got}, brute force found nothing within 4`);
+      if (want <= 4)
+        assert.equal(
+          got,
+          want,
+          `case ${c} bounds ${JSON.stringify(b)} integer ${integer} prefix ${JSON.stringify(prefix)}`,
+        );
+      else
+        assert.ok(
+          got > 4,
+          `case ${c} bounds ${JSON.stringify(b)} prefix ${JSON.stringify(prefix)}: got ${got}, brute force found nothing within 4`,
+        );
     }
   }
 });

@@ -19,37 +19,107 @@ import { RandomLogitsSource } from '../fake-sources.js';
 const enc = new TextEncoder();
 
 const TOOL_POOL = parseTools([
-  { type: 'function', function: { name: 'move_to', parameters: { type: 'object', properties: {
-    target: { type: 'array', items: { type: 'number', minimum: -1, maximum: 1 }, minItems: 3, maxItems: 3 },
-    speed: { type: 'number', exclusiveMinimum: 0, maximum: 0.5 },
-    note: { type: 'string', maxLength: 12 },
-  }, required: ['target'], additionalProperties: false } } },
-  { type: 'function', function: { name: 'set_gripper', parameters: { type: 'object', properties: {
-    gripper: { type: 'number', minimum: 0, maximum: 1 },
-    arm: { enum: ['left', 'right', 'both'] },
-    hold: { type: ['boolean', 'null'] },
-  }, required: ['gripper', 'arm'] } } },
-  { type: 'function', function: { name: 'plan', parameters: { type: 'object', properties: {
-    steps: { type: 'array', items: { type: 'object', properties: {
-      id: { type: 'integer', minimum: 1, maximum: 99 },
-      kind: { const: 'waypoint' },
-      label: { type: 'string', minLength: 2, maxLength: 6 },
-    }, required: ['id', 'kind'], additionalProperties: false }, minItems: 1, maxItems: 3 },
-    mode: { oneOf: [{ type: 'integer', minimum: 0, maximum: 3 }, { type: 'string', enum: ['auto'] }, { type: 'null' }] },
-    strict: { type: 'boolean' },
-  }, required: ['steps'], additionalProperties: false } } },
-  { type: 'function', function: { name: 'annotate', parameters: { type: 'object', properties: {
-    text: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 4 }, maxItems: 4 },
-    meta: {},
-    extra: { type: 'object' },
-    score: { anyOf: [{ type: 'integer', minimum: -5, maximum: 5 }, { type: 'string', maxLength: 3 }] },
-  }, required: ['text', 'meta'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'move_to',
+      parameters: {
+        type: 'object',
+        properties: {
+          target: { type: 'array', items: { type: 'number', minimum: -1, maximum: 1 }, minItems: 3, maxItems: 3 },
+          speed: { type: 'number', exclusiveMinimum: 0, maximum: 0.5 },
+          note: { type: 'string', maxLength: 12 },
+        },
+        required: ['target'],
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'set_gripper',
+      parameters: {
+        type: 'object',
+        properties: {
+          gripper: { type: 'number', minimum: 0, maximum: 1 },
+          arm: { enum: ['left', 'right', 'both'] },
+          hold: { type: ['boolean', 'null'] },
+        },
+        required: ['gripper', 'arm'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'plan',
+      parameters: {
+        type: 'object',
+        properties: {
+          steps: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'integer', minimum: 1, maximum: 99 },
+                kind: { const: 'waypoint' },
+                label: { type: 'string', minLength: 2, maxLength: 6 },
+              },
+              required: ['id', 'kind'],
+              additionalProperties: false,
+            },
+            minItems: 1,
+            maxItems: 3,
+          },
+          mode: {
+            oneOf: [{ type: 'integer', minimum: 0, maximum: 3 }, { type: 'string', enum: ['auto'] }, { type: 'null' }],
+          },
+          strict: { type: 'boolean' },
+        },
+        required: ['steps'],
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'annotate',
+      parameters: {
+        type: 'object',
+        properties: {
+          text: { type: 'string' },
+          tags: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 4 }, maxItems: 4 },
+          meta: {},
+          extra: { type: 'object' },
+          score: {
+            anyOf: [
+              { type: 'integer', minimum: -5, maximum: 5 },
+              { type: 'string', maxLength: 3 },
+            ],
+          },
+        },
+        required: ['text', 'meta'],
+      },
+    },
+  },
   { type: 'function', function: { name: 'stop', parameters: { type: 'object', properties: {} } } },
-  { type: 'function', function: { name: 'count', parameters: { type: 'object', properties: {
-    n: { type: 'integer', minimum: 100, maximum: 105 },
-    x: { type: 'number', minimum: -0.25, maximum: -0.125 },
-  }, required: ['n', 'x'], additionalProperties: false } } },
+  {
+    type: 'function',
+    function: {
+      name: 'count',
+      parameters: {
+        type: 'object',
+        properties: {
+          n: { type: 'integer', minimum: 100, maximum: 105 },
+          x: { type: 'number', minimum: -0.25, maximum: -0.125 },
+        },
+        required: ['n', 'x'],
+        additionalProperties: false,
+      },
+    },
+  },
 ]);
 
 function toolGrammar(b: GrammarBuilder, tools: readonly ToolDef[]): Node {
@@ -64,14 +134,25 @@ test('mask for a tiny vocabulary is exactly the tokens that keep a valid prefix 
   // Ids 0..95: bytes 0x20..0x7f; 96: '\n'; then multi-byte words.
   const words = ['tr', 'true', 'fa', 'truex', 'al', 'ls', 'se'];
   const word = (w: string): number => 97 + words.indexOf(w);
-  const bytes: Array<Uint8Array | null> = [...Array.from({ length: 0x60 }, (_, i) => Uint8Array.of(i + 0x20)), Uint8Array.of(0x0a), ...words.map((w) => enc.encode(w)), null];
+  const bytes: Array<Uint8Array | null> = [
+    ...Array.from({ length: 0x60 }, (_, i) => Uint8Array.of(i + 0x20)),
+    Uint8Array.of(0x0a),
+    ...words.map((w) => enc.encode(w)),
+    null,
+  ];
   const end = bytes.length - 1;
-  const masker = new GrammarMasker(new TokenTrie({ bytes, endTokens: [end] }), new GrammarBuilder().schema(parseSchema({ type: 'boolean' })));
+  const masker = new GrammarMasker(
+    new TokenTrie({ bytes, endTokens: [end] }),
+    new GrammarBuilder().schema(parseSchema({ type: 'boolean' })),
+  );
   const c = masker.start();
   const allowed = (remaining: number): string[] => {
     const l = new Float32Array(bytes.length);
     c.mask(l, remaining);
-    return [...l.keys()].filter((i) => l[i] === 0).map((i) => (i === end ? '<end>' : new TextDecoder().decode(bytes[i]!))).sort();
+    return [...l.keys()]
+      .filter((i) => l[i] === 0)
+      .map((i) => (i === end ? '<end>' : new TextDecoder().decode(bytes[i]!)))
+      .sort();
   };
   assert.deepEqual(allowed(10), ['f', 'fa', 't', 'tr', 'true']);
   c.accept(word('fa'));
@@ -142,12 +223,20 @@ test('200 seeded requests with random logits: every output is one valid call of 
     const parser = new ToolCallStreamParser(tools);
     const events = [...parser.push(text), ...parser.end()];
     const calls = events.filter((e) => e.type === 'tool_call');
-    assert.deepEqual(events.filter((e) => e.type !== 'tool_call'), [], label);
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'tool_call'),
+      [],
+      label,
+    );
     assert.equal(calls.length, 1, label);
     const call = calls[0].type === 'tool_call' ? calls[0].call : undefined;
     const tool = tools.find((t) => t.name === call?.name);
     assert.ok(tool && call, label);
-    assert.deepEqual(validateJson(call.arguments, tool.schema), [], `${label}: ${formatIssues(validateJson(call.arguments, tool.schema))}`);
+    assert.deepEqual(
+      validateJson(call.arguments, tool.schema),
+      [],
+      `${label}: ${formatIssues(validateJson(call.arguments, tool.schema))}`,
+    );
     used.add(call.name);
   }
   assert.equal(used.size, TOOL_POOL.length, `every tool was called at least once: ${[...used].join(', ')}`);
@@ -192,7 +281,12 @@ test('JSON response schemas: 40 seeded random-logit outputs all parse and valida
   const { bytes, end } = syntheticByteVocab(3, 1800);
   const trie = new TokenTrie({ bytes, endTokens: [end] });
   const schemas = [
-    parseSchema({ type: 'object', properties: { answer: { type: 'string', maxLength: 20 }, confidence: { type: 'number', minimum: 0, maximum: 1 } }, required: ['answer', 'confidence'], additionalProperties: false }),
+    parseSchema({
+      type: 'object',
+      properties: { answer: { type: 'string', maxLength: 20 }, confidence: { type: 'number', minimum: 0, maximum: 1 } },
+      required: ['answer', 'confidence'],
+      additionalProperties: false,
+    }),
     parseSchema({ type: 'array', items: { type: 'integer', minimum: -3, maximum: 3 }, minItems: 2, maxItems: 5 }),
     parseSchema({ type: 'integer', minimum: 7, maximum: 7000 }),
     parseSchema({ type: 'object' }),
@@ -224,7 +318,15 @@ test('schemas constrained decoding cannot express are clear errors naming the pa
     [{ type: 'integer', minimum: 2.1, maximum: 2.9 }, /no integer of at most 15 digits lies within the bounds/],
     [{ type: 'string', enum: [1, 2] }, /no enum value satisfies the rest of the schema/],
     [false, /the schema allows no value/],
-    [{ type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ required: ['a'] }] }, /anyOf\/oneOf next to other constraint keywords/],
+    [
+      { type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ required: ['a'] }] },
+      /anyOf\/oneOf next to other constraint keywords/,
+    ],
   ];
-  for (const [raw, re] of cases) assert.throws(() => b.schema(parseSchema(raw)), (e: unknown) => e instanceof GrammarError && re.test(e.message), JSON.stringify(raw));
+  for (const [raw, re] of cases)
+    assert.throws(
+      () => b.schema(parseSchema(raw)),
+      (e: unknown) => e instanceof GrammarError && re.test(e.message),
+      JSON.stringify(raw),
+    );
 });

@@ -14,7 +14,8 @@ let root = '';
 const dirs: Record<string, string> = {};
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'brainstem-ref-'));
-  for (const arch of ['qwen3_moe', 'glm4_moe'] as const) dirs[arch] = synthModel({ arch, shape: 'tiny', seed: 8, out: join(root, arch) }).dir;
+  for (const arch of ['qwen3_moe', 'glm4_moe'] as const)
+    dirs[arch] = synthModel({ arch, shape: 'tiny', seed: 8, out: join(root, arch) }).dir;
 });
 after(() => rmSync(root, { recursive: true, force: true }));
 
@@ -26,7 +27,8 @@ function zeroed(src: string, name: string, zero: RegExp): string {
   const m = SafetensorsModel.open(src);
   const tensors = m.names().map((n) => {
     const info = m.info(n);
-    const bytes = zero.test(n) && /\.(scales|biases)$/.test(n) ? new Uint8Array(info.end - info.begin) : new Uint8Array(m.read(n));
+    const bytes =
+      zero.test(n) && /\.(scales|biases)$/.test(n) ? new Uint8Array(info.end - info.begin) : new Uint8Array(m.read(n));
     return { name: n, dtype: info.dtype, shape: info.shape, chunks: () => [bytes] };
   });
   writeSafetensors(join(dst, 'model.safetensors'), tensors, { format: 'mlx' });
@@ -39,10 +41,18 @@ function dense(dir: string, path: string, bits = 4, group = 64): Float64Array[] 
   const m = SafetensorsModel.open(dir);
   const w = m.read(`${path}.weight`);
   const [rows] = m.info(`${path}.weight`).shape;
-  const bf = (n: string) => Float32Array.from({ length: m.info(n).shape.reduce((a, b) => a * b) }, (_, i) => bf16ToNumber(m.read(n).readUInt16LE(2 * i)));
+  const bf = (n: string) =>
+    Float32Array.from({ length: m.info(n).shape.reduce((a, b) => a * b) }, (_, i) =>
+      bf16ToNumber(m.read(n).readUInt16LE(2 * i)),
+    );
   const q = {
-    rows, cols: (w.length * 8) / bits / rows, bits: bits as QuantBits, groupSize: group as QuantGroup,
-    weight: new Uint32Array(w.buffer.slice(w.byteOffset, w.byteOffset + w.length)), scales: bf(`${path}.scales`), biases: bf(`${path}.biases`),
+    rows,
+    cols: (w.length * 8) / bits / rows,
+    bits: bits as QuantBits,
+    groupSize: group as QuantGroup,
+    weight: new Uint32Array(w.buffer.slice(w.byteOffset, w.byteOffset + w.length)),
+    scales: bf(`${path}.scales`),
+    biases: bf(`${path}.biases`),
   };
   const flat = dequantizeAffine(q);
   m.close();
@@ -56,7 +66,8 @@ function vector(dir: string, name: string): Float64Array {
   return Float64Array.from({ length: b.length / 2 }, (_, i) => bf16ToNumber(b.readUInt16LE(2 * i)));
 }
 
-const mv = (rows: Float64Array[], x: Float64Array) => Float64Array.from(rows, (r) => r.reduce((s, v, i) => s + v * x[i], 0));
+const mv = (rows: Float64Array[], x: Float64Array) =>
+  Float64Array.from(rows, (r) => r.reduce((s, v, i) => s + v * x[i], 0));
 const norm = (x: Float64Array, w: Float64Array, eps: number) => {
   const inv = 1 / Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length + eps);
   return x.map((v, i) => v * inv * w[i]);

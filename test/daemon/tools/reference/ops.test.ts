@@ -39,7 +39,17 @@ test('attention: one position returns v; equal keys average values; GQA maps hea
   close(avg, [2, 4]);
   // scores 0 and 1/sqrt(2)·2 = sqrt(2): weights softmax([0, sqrt 2]).
   const w = softmax([0, Math.SQRT2]);
-  close(attend(Float64Array.of(1, 1), [Float64Array.of(0, 0), Float64Array.of(1, 1)], [Float64Array.of(1, 0), Float64Array.of(0, 1)], 1, 1, 2), [w[0], w[1]]);
+  close(
+    attend(
+      Float64Array.of(1, 1),
+      [Float64Array.of(0, 0), Float64Array.of(1, 1)],
+      [Float64Array.of(1, 0), Float64Array.of(0, 1)],
+      1,
+      1,
+      2,
+    ),
+    [w[0], w[1]],
+  );
 });
 
 test('silu, softmax hand values', () => {
@@ -74,11 +84,24 @@ test('sigmoid group routing: bias picks, raw scores weigh, dropped groups read 0
   const sum = 0.7 + 0.6 + 0.55;
   close(r.weights, [(2 * 0.7) / sum, (2 * 0.6) / sum, (2 * 0.55) / sum], 1e-12);
   // Without groups, expert 0 (sel 0.9) wins a tie with 7 by the lower id.
-  assert.deepEqual(routeSigmoidGroup(s.map(sig), bias, { k: 2, nGroup: 1, topkGroup: 1, norm: false, scaling: 1 }).experts, [0, 7]);
+  assert.deepEqual(
+    routeSigmoidGroup(s.map(sig), bias, { k: 2, nGroup: 1, topkGroup: 1, norm: false, scaling: 1 }).experts,
+    [0, 7],
+  );
   // mlx-lm sets dropped groups to 0.0 (not -inf): a kept expert with negative sel loses to them.
   // g0 sel [0.9, -0.3] (sum 0.6) beats g1 sel [0.25, 0.25] (0.5); top-2 = e0, then a zeroed e2.
-  const neg = routeSigmoidGroup([sig(0.9), sig(0.1), sig(0.25), sig(0.25)], [0, -0.4, 0, 0], { k: 2, nGroup: 2, topkGroup: 1, norm: false, scaling: 1 });
+  const neg = routeSigmoidGroup([sig(0.9), sig(0.1), sig(0.25), sig(0.25)], [0, -0.4, 0, 0], {
+    k: 2,
+    nGroup: 2,
+    topkGroup: 1,
+    norm: false,
+    scaling: 1,
+  });
   assert.deepEqual(neg.experts, [0, 2]);
   // k = 1: mlx-lm does not renormalise a single weight.
-  close(routeSigmoidGroup([sig(0.3)], [0], { k: 1, nGroup: 1, topkGroup: 1, norm: true, scaling: 1 }).weights, [0.3], 1e-12);
+  close(
+    routeSigmoidGroup([sig(0.3)], [0], { k: 1, nGroup: 1, topkGroup: 1, norm: true, scaling: 1 }).weights,
+    [0.3],
+    1e-12,
+  );
 });

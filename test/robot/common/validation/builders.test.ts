@@ -1,7 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Prng } from '../../../../robot/common/prng.js';
-import { anything, bool, int, leaves, list, num, obj, oneOf, optional, parseOrThrow, record, str } from '../../../../robot/common/validation/builders.js';
+import {
+  anything,
+  bool,
+  int,
+  leaves,
+  list,
+  num,
+  obj,
+  oneOf,
+  optional,
+  parseOrThrow,
+  record,
+  str,
+} from '../../../../robot/common/validation/builders.js';
 import { formatIssue, IssueError, type Issue } from '../../../../robot/common/validation/issue.js';
 
 function issuesOf(node: { check(v: unknown, p: string, i: Issue[]): unknown }, value: unknown): Issue[] {
@@ -23,7 +36,8 @@ test('int accepts exactly the integers in range (seeded property, 10k cases)', (
 test('num accepts fractions but not NaN or Infinity', () => {
   const node = num({ min: 0 });
   assert.equal(issuesOf(node, 0.25).length, 0);
-  for (const bad of [NaN, Infinity, -1, '1']) assert.match(issuesOf(node, bad)[0]!.rule, /must be a number >= 0/, String(bad));
+  for (const bad of [NaN, Infinity, -1, '1'])
+    assert.match(issuesOf(node, bad)[0]!.rule, /must be a number >= 0/, String(bad));
 });
 
 test('defaults fill absent values; required leaves without default are reported', () => {
@@ -48,7 +62,10 @@ test('unknown keys get a suggestion when one is close, else the list of known ke
   const node = obj({ interval_ms: int({ default: 1 }), topic: str({ default: '' }) });
   assert.equal(issuesOf(node, { interval_mss: 1 })[0]!.hint, 'did you mean "interval_ms"?');
   assert.equal(issuesOf(node, { zzz: 1 })[0]!.hint, 'known: interval_ms, topic');
-  assert.equal(formatIssue(issuesOf(node, { zzz: 1 })[0]!), 'zzz: is not a known key (known: interval_ms, topic), got 1');
+  assert.equal(
+    formatIssue(issuesOf(node, { zzz: 1 })[0]!),
+    'zzz: is not a known key (known: interval_ms, topic), got 1',
+  );
 });
 
 test('anything passes values through; leaves() lists scalar paths of closed mappings only', () => {
@@ -61,11 +78,20 @@ test('anything passes values through; leaves() lists scalar paths of closed mapp
 });
 
 test('formatIssue names path, rule and value; long values are shortened', () => {
-  assert.equal(formatIssue({ path: 'server.port', rule: 'must be an integer', value: 'x' }), 'server.port: must be an integer, got "x"');
+  assert.equal(
+    formatIssue({ path: 'server.port', rule: 'must be an integer', value: 'x' }),
+    'server.port: must be an integer, got "x"',
+  );
   assert.equal(formatIssue({ path: '', rule: 'must be a mapping', value: 1 }), '(top level): must be a mapping, got 1');
   assert.equal(formatIssue({ path: 'k', rule: 'r', value: undefined }), 'k: r, got nothing');
-  assert.equal(formatIssue({ path: 'n', rule: 'r', value: Number.NaN, hint: 'h' }, { root: 'm' }), 'm.n: r (h), got NaN');
+  assert.equal(
+    formatIssue({ path: 'n', rule: 'r', value: Number.NaN, hint: 'h' }, { root: 'm' }),
+    'm.n: r (h), got NaN',
+  );
   const long = formatIssue({ path: 'k', rule: 'r', value: 'y'.repeat(500) });
   assert.ok(long.length < 120 && long.endsWith('...'), long);
-  assert.throws(() => parseOrThrow(int(), 'q', 'n'), (e: unknown) => e instanceof IssueError && e.message === 'n: must be an integer, got "q"');
+  assert.throws(
+    () => parseOrThrow(int(), 'q', 'n'),
+    (e: unknown) => e instanceof IssueError && e.message === 'n: must be an integer, got "q"',
+  );
 });

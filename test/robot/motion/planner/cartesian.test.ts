@@ -40,7 +40,10 @@ test('UR5e 10 cm line: the TCP follows the line, starts at the measured joints a
   for (let i = 0; i < ref.count; i++) {
     forwardKinematics(m.arms[0].chain, ref.q.subarray(i * 6, i * 6 + 6), T);
     const off = Math.hypot(T[7] - p[1], T[11] - p[2]);
-    assert.ok(off < 1e-3 && T[3] >= p[0] - 1e-4 && T[3] <= p[0] + 0.1 + 1e-4, `tick ${i}: ${off * 1000} mm off the line at x − x0 = ${T[3] - p[0]}`);
+    assert.ok(
+      off < 1e-3 && T[3] >= p[0] - 1e-4 && T[3] <= p[0] + 0.1 + 1e-4,
+      `tick ${i}: ${off * 1000} mm off the line at x − x0 = ${T[3] - p[0]}`,
+    );
   }
   // The controller gets joint names and the rate.
   assert.deepEqual(ref.joints, ['shoulder_pan', 'shoulder_lift', 'elbow', 'wrist_1', 'wrist_2', 'wrist_3']);
@@ -66,7 +69,11 @@ test('a chunk with a held step: the arm stays still for that step, and step ends
     const d = Math.hypot(T[3] - t.position[0], T[7] - t.position[1], T[11] - t.position[2]);
     // The step ends between ticks; jerk-limited arrival moves < 0.1 mm within 5 ms of it.
     assert.ok(d < ACCEPT.position + 1e-4, `step ${k}: ${d * 1000} mm from its target at tick ${tick}`);
-    for (let j = 0; j < 6; j++) assert.ok(Math.abs(ref.dq[tick * 6 + j]) < 0.02, `step ${k} joint ${j} still moving at ${ref.dq[tick * 6 + j]} rad/s`);
+    for (let j = 0; j < 6; j++)
+      assert.ok(
+        Math.abs(ref.dq[tick * 6 + j]) < 0.02,
+        `step ${k} joint ${j} still moving at ${ref.dq[tick * 6 + j]} rad/s`,
+      );
   });
 });
 
@@ -90,7 +97,10 @@ test('property (seed 81; UR5e, Panda, YAM; 30 chunks of 10 poses each): every pl
       assert.equal(referencesViolation(r, m, planner.hold, c.measured as Record<string, number[]>), '', what);
       const targets = c.targets[name] as PoseTarget[];
       assert.equal(endsAtTargets(r, m, { [name]: targets[targets.length - 1] }, ACCEPT), '', what);
-      assert.ok(r.summary.stepEnds.every((t, k) => k === 0 || t >= r.summary.stepEnds[k - 1]), `${what}: step ends`);
+      assert.ok(
+        r.summary.stepEnds.every((t, k) => k === 0 || t >= r.summary.stepEnds[k - 1]),
+        `${what}: step ends`,
+      );
       assert.equal(r.summary.stepEnds[9], r.duration, what);
     }
     assert.ok(planned >= 27, `${name}: only ${planned} of 30 planned`);
@@ -105,9 +115,15 @@ test('collisions along a path are refused with the link, sample and distance, ne
   assert.ok(!table.ok && table.code === 'table', JSON.stringify(table));
   assert.equal(table.link, 'wrist_3');
   assert.ok(table.sample! > 0 && table.distance! > 0 && table.distance! < 0.02, JSON.stringify(table));
-  assert.match(table.message, /^safety check of the references refused the plan: arm "ur5e" link "wrist_3" at sample \d+: \d+\.\d mm below the table plane$/);
+  assert.match(
+    table.message,
+    /^safety check of the references refused the plan: arm "ur5e" link "wrist_3" at sample \d+: \d+\.\d mm below the table plane$/,
+  );
   // 5 cm above the table is clear.
-  ok(planner.planCartesian({ measured: { ur5e: START }, targets: { ur5e: [at(0, 0, 0.05 - p[2])] } }), '5 cm above the table');
+  ok(
+    planner.planCartesian({ measured: { ur5e: START }, targets: { ur5e: [at(0, 0, 0.05 - p[2])] } }),
+    '5 cm above the table',
+  );
   // Folding the elbow from upright: the upper arm and the wrist collide.
   const upright = [0, -1.57, 0, -1.57, 0, 0];
   const self = planner.planJoint({ measured: { ur5e: upright }, goal: { ur5e: [0, -1.57, 3, -1.57, 0, 0] } });

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import type { RobotDescription, SetupDescription } from '../../../../robot/description/types.js';
 import { forwardKinematics } from '../../../../robot/kinematics/forward.js';
 import type { PlanOk, PlanResult } from '../../../../robot/motion/planner/planner.js';
-import { type ArmSafetyModel, type SafetyEnvelope, robotSafety, setupSafety } from '../../../../robot/safety/trajectory-check.js';
+import {
+  type ArmSafetyModel,
+  type SafetyEnvelope,
+  robotSafety,
+  setupSafety,
+} from '../../../../robot/safety/trajectory-check.js';
 
 export interface Models {
   arms: ArmSafetyModel[];
@@ -27,11 +32,17 @@ export function ok(r: PlanResult, what: string): PlanOk {
  * velocity, acceleration and jerk limits, the hold at rest (identical samples, dq = ddq = 0),
  * and dq, ddq matching central differences of q and dq.
  */
-export function referencesViolation(plan: PlanOk, m: Models, hold: number, start?: Record<string, ArrayLike<number>>): string {
+export function referencesViolation(
+  plan: PlanOk,
+  m: Models,
+  hold: number,
+  start?: Record<string, ArrayLike<number>>,
+): string {
   const rate = plan.arms[0].rate;
   const count = plan.arms[0].count;
   const holdTicks = Math.round(hold * rate);
-  if (plan.duration < 0 || !(count >= Math.ceil(plan.duration * rate - 1e-9) + 1 + holdTicks)) return `count ${count} too small for ${plan.duration} s + hold`;
+  if (plan.duration < 0 || !(count >= Math.ceil(plan.duration * rate - 1e-9) + 1 + holdTicks))
+    return `count ${count} too small for ${plan.duration} s + hold`;
   for (const [a, ref] of plan.arms.entries()) {
     const arm = m.arms[a];
     const n = arm.chain.dof;
@@ -42,27 +53,36 @@ export function referencesViolation(plan: PlanOk, m: Models, hold: number, start
       if (i > 0 && !(ref.t[i] > ref.t[i - 1])) return `arm ${ref.arm}: time not increasing at ${i}`;
     }
     const q = ref.q;
-    if (start) for (let j = 0; j < n; j++) if (q[j] !== start[ref.arm][j]) return `arm ${ref.arm} joint ${j} starts at ${q[j]}, not ${start[ref.arm][j]}`;
+    if (start)
+      for (let j = 0; j < n; j++)
+        if (q[j] !== start[ref.arm][j]) return `arm ${ref.arm} joint ${j} starts at ${q[j]}, not ${start[ref.arm][j]}`;
     for (let j = 0; j < n; j++) {
       const lim = arm.limits[j];
       const x = (i: number): number => q[i * n + j];
       for (let i = 0; i < count; i++) {
         const where = `arm ${ref.arm} joint ${arm.chain.jointNames[j]} tick ${i}`;
-        if (!(x(i) >= lim.lower - 1e-9 && x(i) <= lim.upper + 1e-9)) return `${where}: position ${x(i)} outside [${lim.lower}, ${lim.upper}]`;
+        if (!(x(i) >= lim.lower - 1e-9 && x(i) <= lim.upper + 1e-9))
+          return `${where}: position ${x(i)} outside [${lim.lower}, ${lim.upper}]`;
         const slack = 1 + 1e-6;
-        if (i >= 1 && Math.abs(x(i) - x(i - 1)) * rate > lim.velocity * slack) return `${where}: velocity ${(x(i) - x(i - 1)) * rate} > ${lim.velocity}`;
-        if (i >= 2 && Math.abs(x(i) - 2 * x(i - 1) + x(i - 2)) * rate ** 2 > lim.acceleration * slack) return `${where}: acceleration > ${lim.acceleration}`;
-        if (i >= 3 && Math.abs(x(i) - 3 * x(i - 1) + 3 * x(i - 2) - x(i - 3)) * rate ** 3 > lim.jerk * slack) return `${where}: jerk > ${lim.jerk}`;
+        if (i >= 1 && Math.abs(x(i) - x(i - 1)) * rate > lim.velocity * slack)
+          return `${where}: velocity ${(x(i) - x(i - 1)) * rate} > ${lim.velocity}`;
+        if (i >= 2 && Math.abs(x(i) - 2 * x(i - 1) + x(i - 2)) * rate ** 2 > lim.acceleration * slack)
+          return `${where}: acceleration > ${lim.acceleration}`;
+        if (i >= 3 && Math.abs(x(i) - 3 * x(i - 1) + 3 * x(i - 2) - x(i - 3)) * rate ** 3 > lim.jerk * slack)
+          return `${where}: jerk > ${lim.jerk}`;
         // Central differences: O(dt²·jerk) for dq, O(dt·jerk) for ddq (jerk may jump).
         if (i >= 1 && i + 1 < count) {
           const v = (x(i + 1) - x(i - 1)) * (rate / 2);
-          if (Math.abs(v - ref.dq[i * n + j]) > lim.jerk / rate ** 2 + 1e-9) return `${where}: dq ${ref.dq[i * n + j]} vs central difference ${v}`;
+          if (Math.abs(v - ref.dq[i * n + j]) > lim.jerk / rate ** 2 + 1e-9)
+            return `${where}: dq ${ref.dq[i * n + j]} vs central difference ${v}`;
           const acc = (ref.dq[(i + 1) * n + j] - ref.dq[(i - 1) * n + j]) * (rate / 2);
-          if (Math.abs(acc - ref.ddq[i * n + j]) > (2 * lim.jerk) / rate + 1e-9) return `${where}: ddq ${ref.ddq[i * n + j]} vs central difference ${acc}`;
+          if (Math.abs(acc - ref.ddq[i * n + j]) > (2 * lim.jerk) / rate + 1e-9)
+            return `${where}: ddq ${ref.ddq[i * n + j]} vs central difference ${acc}`;
         }
       }
       for (let i = count - 1 - holdTicks; i < count; i++) {
-        if (x(i) !== x(count - 1) || ref.dq[i * n + j] !== 0 || ref.ddq[i * n + j] !== 0) return `arm ${ref.arm} joint ${j}: not at rest in the final hold (tick ${i})`;
+        if (x(i) !== x(count - 1) || ref.dq[i * n + j] !== 0 || ref.ddq[i * n + j] !== 0)
+          return `arm ${ref.arm} joint ${j}: not at rest in the final hold (tick ${i})`;
       }
     }
   }
@@ -70,7 +90,12 @@ export function referencesViolation(plan: PlanOk, m: Models, hold: number, start
 }
 
 /** FK of each arm's final reference against its last target (common frame), or ''. */
-export function endsAtTargets(plan: PlanOk, m: Models, lastTargets: Record<string, { position: ArrayLike<number>; orientation: ArrayLike<number> } | null>, tolerance: { position: number; rotation: number }): string {
+export function endsAtTargets(
+  plan: PlanOk,
+  m: Models,
+  lastTargets: Record<string, { position: ArrayLike<number>; orientation: ArrayLike<number> } | null>,
+  tolerance: { position: number; rotation: number },
+): string {
   for (const [a, ref] of plan.arms.entries()) {
     const target = lastTargets[ref.arm];
     if (!target) continue;
@@ -79,12 +104,23 @@ export function endsAtTargets(plan: PlanOk, m: Models, lastTargets: Record<strin
     const dp = Math.hypot(T[3] - target.position[0], T[7] - target.position[1], T[11] - target.position[2]);
     // Angle between the orientation of T and the target quaternion, from the rotation matrix.
     const [x, y, z, w] = Array.from(target.orientation);
-    const R = [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)];
+    const R = [
+      1 - 2 * (y * y + z * z),
+      2 * (x * y - z * w),
+      2 * (x * z + y * w),
+      2 * (x * y + z * w),
+      1 - 2 * (x * x + z * z),
+      2 * (y * z - x * w),
+      2 * (x * z - y * w),
+      2 * (y * z + x * w),
+      1 - 2 * (x * x + y * y),
+    ];
     const Tr = [T[0], T[1], T[2], T[4], T[5], T[6], T[8], T[9], T[10]];
     let trace = 0;
     for (let i = 0; i < 3; i++) for (let k = 0; k < 3; k++) trace += R[i * 3 + k] * Tr[i * 3 + k];
     const angle = Math.acos(Math.max(-1, Math.min(1, (trace - 1) / 2)));
-    if (dp > tolerance.position || angle > tolerance.rotation) return `arm ${ref.arm} ends ${(dp * 1000).toFixed(3)} mm, ${((angle * 180) / Math.PI).toFixed(3)}° from its last target`;
+    if (dp > tolerance.position || angle > tolerance.rotation)
+      return `arm ${ref.arm} ends ${(dp * 1000).toFixed(3)} mm, ${((angle * 180) / Math.PI).toFixed(3)}° from its last target`;
   }
   return '';
 }
@@ -96,10 +132,14 @@ function sampledDistance(w1: Float64Array, i: number, r1: number, w2: Float64Arr
   let best = Infinity;
   for (let u = 0; u < POINTS; u++) {
     const s = u / (POINTS - 1);
-    const ax = w1[i] + s * (w1[i + 3] - w1[i]), ay = w1[i + 1] + s * (w1[i + 4] - w1[i + 1]), az = w1[i + 2] + s * (w1[i + 5] - w1[i + 2]);
+    const ax = w1[i] + s * (w1[i + 3] - w1[i]),
+      ay = w1[i + 1] + s * (w1[i + 4] - w1[i + 1]),
+      az = w1[i + 2] + s * (w1[i + 5] - w1[i + 2]);
     for (let v = 0; v < POINTS; v++) {
       const t = v / (POINTS - 1);
-      const bx = w2[k] + t * (w2[k + 3] - w2[k]), by = w2[k + 1] + t * (w2[k + 4] - w2[k + 1]), bz = w2[k + 2] + t * (w2[k + 5] - w2[k + 2]);
+      const bx = w2[k] + t * (w2[k + 3] - w2[k]),
+        by = w2[k + 1] + t * (w2[k + 4] - w2[k + 1]),
+        bz = w2[k + 2] + t * (w2[k + 5] - w2[k + 2]);
       best = Math.min(best, Math.hypot(ax - bx, ay - by, az - bz));
     }
   }
@@ -124,7 +164,8 @@ export function sampledArmDistance(plan: PlanOk, m: Models, stride: number): { d
     });
     for (let a = 0; a < m.arms.length; a++) {
       for (let b = a + 1; b < m.arms.length; b++) {
-        const ca = m.arms[a].capsules, cb = m.arms[b].capsules;
+        const ca = m.arms[a].capsules,
+          cb = m.arms[b].capsules;
         for (let x = 0; x < ca.count; x++) {
           for (let y = 0; y < cb.count; y++) {
             const d = sampledDistance(ca.world, x * 6, ca.radius[x], cb.world, y * 6, cb.radius[y]);

@@ -42,7 +42,8 @@ test('property (seed 83, 60 joint moves, one or two arms): synchronised, within 
     const mid = name === 'ur5e' ? START : [0, -0.785, 0, -2.356, 0, 1.571, 0.785];
     let planned = 0;
     for (let c = 0; c < 30; c++) {
-      const clampTo = (x: number, j: number): number => Math.min(chain.upper[j] - 1e-3, Math.max(chain.lower[j] + 1e-3, x));
+      const clampTo = (x: number, j: number): number =>
+        Math.min(chain.upper[j] - 1e-3, Math.max(chain.lower[j] + 1e-3, x));
       const q0 = mid.map((x, j) => clampTo(x + r.uniform(-0.3, 0.3), j));
       const q1 = mid.map((x, j) => clampTo(x + r.uniform(-0.3, 0.3), j));
       const what = `seed 83 ${name} move ${c}: ${JSON.stringify({ q0, q1 })}`;
@@ -58,7 +59,9 @@ test('property (seed 83, 60 joint moves, one or two arms): synchronised, within 
       const end = Math.ceil(plan.duration * ref.rate - 1e-9);
       assert.deepEqual(row(ref.q, ref.count - 1, n), q1, `${what}: final q`);
       // Synchronised: every joint with a displacement is still short of its goal one tick before the end.
-      for (let j = 0; j < n; j++) if (q1[j] !== q0[j] && end > 0) assert.notEqual(ref.q[(end - 1) * n + j], q1[j], `${what}: joint ${j} done early`);
+      for (let j = 0; j < n; j++)
+        if (q1[j] !== q0[j] && end > 0)
+          assert.notEqual(ref.q[(end - 1) * n + j], q1[j], `${what}: joint ${j} done early`);
     }
     assert.ok(planned >= 20, `${name}: ${planned} of 30 planned`);
   }
@@ -85,8 +88,13 @@ test('stop from a moving state: each joint on its own fastest stop, then held; w
       longest = Math.max(longest, prof.duration);
       // At rest from its own stop time on (not the slowest joint's).
       const from = Math.ceil(prof.duration * ref.rate - 1e-9);
-      for (let i = from; i < ref.count; i++) assert.ok(ref.dq[i * 6 + j] === 0 && ref.q[i * 6 + j] === ref.q[(ref.count - 1) * 6 + j], `${what}: joint ${j} moves at tick ${i}`);
-      if (from > 1) assert.notEqual(ref.dq[(from - 1) * 6 + j], 0, `${what}: joint ${j} stops before its own stop time`);
+      for (let i = from; i < ref.count; i++)
+        assert.ok(
+          ref.dq[i * 6 + j] === 0 && ref.q[i * 6 + j] === ref.q[(ref.count - 1) * 6 + j],
+          `${what}: joint ${j} moves at tick ${i}`,
+        );
+      if (from > 1)
+        assert.notEqual(ref.dq[(from - 1) * 6 + j], 0, `${what}: joint ${j} stops before its own stop time`);
     }
     assert.equal(plan.duration, longest, what);
     assert.equal(plan.summary.kind, 'stop');
@@ -97,7 +105,10 @@ test('aborting a Cartesian move at any tick: the sent prefix plus the stop from 
   const planner = createPlanner(UR5E);
   const m = models(UR5E);
   const T = forwardKinematics(m.arms[0].chain, START, new Float64Array(12));
-  const target = { position: [T[3] + 0.1, T[7] + 0.05, T[11] - 0.03], orientation: Array.from(quatFromTransform(quat(), T)) };
+  const target = {
+    position: [T[3] + 0.1, T[7] + 0.05, T[11] - 0.03],
+    orientation: Array.from(quatFromTransform(quat(), T)),
+  };
   const move = ok(planner.planCartesian({ measured: { ur5e: START }, targets: { ur5e: [target] } }), 'move');
   const ref = move.arms[0];
   for (let k = 1; k < ref.count; k += 7) {
@@ -109,7 +120,8 @@ test('aborting a Cartesian move at any tick: the sent prefix plus the stop from 
     q.set(ref.q.subarray(0, k * 6));
     q.set(stop.arms[0].q, k * 6);
     const t = Float64Array.from({ length: count }, (_, i) => i / 100);
-    const dq = new Float64Array(count * 6), ddq = new Float64Array(count * 6);
+    const dq = new Float64Array(count * 6),
+      ddq = new Float64Array(count * 6);
     dq.set(ref.dq.subarray(0, k * 6));
     dq.set(stop.arms[0].dq, k * 6);
     ddq.set(ref.ddq.subarray(0, k * 6));
@@ -122,10 +134,16 @@ test('aborting a Cartesian move at any tick: the sent prefix plus the stop from 
 test('re-target from a moving state ends exactly at the new goal; a state beyond the limits is refused, not sent', () => {
   const planner = createPlanner(UR5E);
   const goal = START.map((x, j) => x + (j === 1 ? -0.2 : 0.1));
-  const plan = ok(planner.planStop({ state: { ur5e: { q: START, dq: [0.5, -0.3, 0.2, 0, 0.1, -0.4] } }, goal: { ur5e: goal } }), 're-target');
+  const plan = ok(
+    planner.planStop({ state: { ur5e: { q: START, dq: [0.5, -0.3, 0.2, 0, 0.1, -0.4] } }, goal: { ur5e: goal } }),
+    're-target',
+  );
   assert.equal(referencesViolation(plan, models(UR5E), planner.hold, { ur5e: START }), '');
   assert.deepEqual(row(plan.arms[0].q, plan.arms[0].count - 1, 6), goal);
   // 4 rad/s on a π rad/s joint: the first reference step already exceeds the velocity limit.
   const fast = planner.planStop({ state: { ur5e: { q: START, dq: [4, 0, 0, 0, 0, 0] } } });
-  assert.ok(!fast.ok && fast.code === 'joint-velocity' && fast.joint === 'shoulder_pan' && fast.sample === 1, JSON.stringify(fast));
+  assert.ok(
+    !fast.ok && fast.code === 'joint-velocity' && fast.joint === 'shoulder_pan' && fast.sample === 1,
+    JSON.stringify(fast),
+  );
 });

@@ -38,7 +38,9 @@ export function profileViolation(prof: JerkProfile, lim: ProfileLimits, from = 0
     const eps = 1e-12 * Math.max(1, tb);
     sampleProfile(prof, tb - eps, s);
     // Rounding plus what the state may legitimately change within eps.
-    const scale = 1e-9 * (1 + Math.abs(s.p) + Math.abs(s.v) + Math.abs(s.a)) + 2 * eps * (Math.abs(s.v) + Math.abs(s.a) + Math.abs(s.j));
+    const scale =
+      1e-9 * (1 + Math.abs(s.p) + Math.abs(s.v) + Math.abs(s.a)) +
+      2 * eps * (Math.abs(s.v) + Math.abs(s.a) + Math.abs(s.j));
     if (Math.abs(s.p - prof.p[i]) > scale || Math.abs(s.v - prof.v[i]) > scale || Math.abs(s.a - prof.a[i]) > scale) {
       return `discontinuity at segment ${i} (t = ${tb})`;
     }
@@ -47,13 +49,15 @@ export function profileViolation(prof: JerkProfile, lim: ProfileLimits, from = 0
     if (Math.abs(prof.a[i]) > lim.A * (1 + tol)) return `|a| = ${Math.abs(prof.a[i])} > ${lim.A} at boundary ${i}`;
   }
   const steps = 400;
-  let prevExcess = Infinity, inside = false;
+  let prevExcess = Infinity,
+    inside = false;
   for (let k = 0; k <= steps; k++) {
     const t = prof.t[from] + ((prof.duration - prof.t[from]) * k) / steps;
     sampleProfile(prof, t, s);
     if (Math.abs(s.a) > lim.A * (1 + tol)) return `|a| = ${Math.abs(s.a)} > ${lim.A} at t = ${t}`;
     const excess = Math.abs(s.v) - lim.V * (1 + tol);
-    if (excess > 0 && (inside || excess > prevExcess + 1e-12)) return `|v| = ${Math.abs(s.v)} > ${lim.V} and growing at t = ${t}`;
+    if (excess > 0 && (inside || excess > prevExcess + 1e-12))
+      return `|v| = ${Math.abs(s.v)} > ${lim.V} and growing at t = ${t}`;
     if (excess <= 0) inside = true;
     prevExcess = excess;
   }

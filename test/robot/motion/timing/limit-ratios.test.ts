@@ -9,7 +9,10 @@ test('finite differences by hand: q = t³ at 0.1 s steps has third difference 6 
   // acceleration 2·f[0.8, 0.9, 1] = 2·(0.8 + 0.9 + 1) = 5.4;
   // jerk 6 everywhere. With limits v 1, a 2, j 3: r_v = 2.71, r_a = 2.7, r_j = 2.
   const r = limitRatios(t, q, 11, 1, [{ velocity: 1, acceleration: 2, jerk: 3 }]);
-  assert.ok(Math.abs(r.velocity - 2.71) < 1e-9 && Math.abs(r.acceleration - 2.7) < 1e-9 && Math.abs(r.jerk - 2) < 1e-9, JSON.stringify(r));
+  assert.ok(
+    Math.abs(r.velocity - 2.71) < 1e-9 && Math.abs(r.acceleration - 2.7) < 1e-9 && Math.abs(r.jerk - 2) < 1e-9,
+    JSON.stringify(r),
+  );
   assert.deepEqual([r.joint, r.sample], [0, 10]);
   assert.ok(Math.abs(stretchFactor(r) - 1.001 * 2.71) < 1e-9);
   // Within every limit: no stretch at all.

@@ -17,18 +17,27 @@ function movingStart(count: number, seed: number): string {
   const rng = new Prng(seed);
   const rows = ['case,d,vmax,amax,jmax,v0,a0,duration'];
   for (let i = 0; i < count; i++) {
-    const V = rng.uniform(0.1, 3), A = rng.uniform(0.5, 10), J = rng.uniform(1, 100);
+    const V = rng.uniform(0.1, 3),
+      A = rng.uniform(0.5, 10),
+      J = rng.uniform(1, 100);
     const d = rng.uniform(-2, 2);
     // A quarter start at rest in one quantity; starts beyond the limits are common (±1.5×).
     const v0 = i % 4 === 1 ? 0 : rng.uniform(-1.5, 1.5) * V;
     const a0 = i % 4 === 2 ? 0 : rng.uniform(-1.5, 1.5) * A;
-    rows.push([i, d, V, A, J, v0, a0, referenceDuration(d, v0, a0, V, A, J)].map((x, k) => (k === 0 ? String(x) : g(x))).join(','));
+    rows.push(
+      [i, d, V, A, J, v0, a0, referenceDuration(d, v0, a0, V, A, J)]
+        .map((x, k) => (k === 0 ? String(x) : g(x)))
+        .join(','),
+    );
   }
   return rows.join('\n') + '\n';
 }
 
 function sixJointSync(): string {
-  const lines = readFileSync(dir + 'ruckig-1dof-rest2rest.csv', 'utf8').trim().split('\n').slice(1);
+  const lines = readFileSync(dir + 'ruckig-1dof-rest2rest.csv', 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1);
   const n = 6;
   const head = ['case'];
   for (const k of ['d', 'vmax', 'amax', 'jmax']) for (let j = 0; j < n; j++) head.push(`${k}${j}`);

@@ -34,7 +34,8 @@ function peak(s: State, J: number): number {
 function event(s: State, j: number, tMax: number, pred: (x: State) => boolean): number {
   if (pred(s)) return 0;
   if (!pred(step(s, j, tMax))) return tMax;
-  let lo = 0, hi = tMax;
+  let lo = 0,
+    hi = tMax;
   for (let i = 0; i < 200 && hi - lo > 1e-17 * (1 + hi); i++) {
     const mid = (lo + hi) / 2;
     if (pred(step(s, j, mid))) hi = mid;

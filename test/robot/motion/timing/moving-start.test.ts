@@ -23,7 +23,9 @@ test('2,000 fixture cases: durations match the numeric reference to 1e-9 relativ
     assert.ok(rel <= 1e-9, `${what}: duration ${prof.duration} vs reference ${c.duration[i]}`);
     assert.equal(prof.brakeSegments > 0, needsBrake(v0, a0, V, A, J), `${what}: brake`);
     if (prof.brakeSegments > 0) braking++;
-    const bad = profileViolation(prof, { V, A, J }, prof.brakeSegments) || endViolation(prof, d, 1e-9 * (1 + Math.abs(d) + v0 * v0 / A));
+    const bad =
+      profileViolation(prof, { V, A, J }, prof.brakeSegments) ||
+      endViolation(prof, d, 1e-9 * (1 + Math.abs(d) + (v0 * v0) / A));
     assert.equal(bad, '', `${what}: ${bad}`);
   }
   assert.ok(braking > 400, `the fixture should exercise braking often, got ${braking}`);
@@ -59,7 +61,10 @@ test('from rest it reproduces the Ruckig oracle (all 10,000 cases, 1e-9 relative
   const prof = new JerkProfile();
   for (let i = 0; i < c.count; i++) {
     movingToRest(c.d[i], 0, 0, c.vmax[i], c.amax[i], c.jmax[i], prof);
-    assert.ok(Math.abs(prof.duration - c.duration[i]) <= 1e-9 * c.duration[i], `case ${c.ids[i]}: ${prof.duration} vs ${c.duration[i]}`);
+    assert.ok(
+      Math.abs(prof.duration - c.duration[i]) <= 1e-9 * c.duration[i],
+      `case ${c.ids[i]}: ${prof.duration} vs ${c.duration[i]}`,
+    );
   }
 });
 
@@ -68,7 +73,8 @@ test('Bellman check on Ruckig profiles: from any state of an optimal profile the
   // position rounding error δp can cost near rest (closing a gap δp takes ~2·cbrt(δp/J)).
   const c = loadCases('ruckig-1dof-rest2rest.csv');
   const r = new Prng(5);
-  const full = new JerkProfile(), tail = new JerkProfile();
+  const full = new JerkProfile(),
+    tail = new JerkProfile();
   const s = newKinState();
   for (let i = 0; i < c.count; i += 3) {
     const [d, V, A, J] = [c.d[i], c.vmax[i], c.amax[i], c.jmax[i]];
@@ -78,7 +84,10 @@ test('Bellman check on Ruckig profiles: from any state of an optimal profile the
     movingToRest(d - s.p, s.v, s.a, V, A, J, tail);
     const tol = 1e-9 * full.duration + 4 * Math.cbrt((4 * Number.EPSILON * (Math.abs(d) + 1)) / J);
     const what = `case ${c.ids[i]} at t = ${t}: state (${s.p}, ${s.v}, ${s.a})`;
-    assert.ok(Math.abs(tail.duration - (full.duration - t)) <= tol, `${what}: ${tail.duration} vs ${full.duration - t}`);
+    assert.ok(
+      Math.abs(tail.duration - (full.duration - t)) <= tol,
+      `${what}: ${tail.duration} vs ${full.duration - t}`,
+    );
   }
 });
 
@@ -87,15 +96,21 @@ test('dynamic-programming check (seed 23, 4000 trials): no admissible detour rea
   // (verification theorem). Random jerk prefixes (arbitrary values in [−J, J], not just the
   // bang-bang shapes the solver builds) within the limits must never beat the solver's time.
   const r = new Prng(23);
-  const direct = new JerkProfile(), rest = new JerkProfile();
+  const direct = new JerkProfile(),
+    rest = new JerkProfile();
   let trials = 0;
   while (trials < 4000) {
-    const V = 10 ** r.uniform(-1, 1), A = 10 ** r.uniform(-1, 1), J = 10 ** r.uniform(-0.5, 2);
-    let p = 0, v = r.uniform(-1, 1) * V, a = r.uniform(-1, 1) * A;
+    const V = 10 ** r.uniform(-1, 1),
+      A = 10 ** r.uniform(-1, 1),
+      J = 10 ** r.uniform(-0.5, 2);
+    let p = 0,
+      v = r.uniform(-1, 1) * V,
+      a = r.uniform(-1, 1) * A;
     if (needsBrake(v, a, V, A, J)) continue;
     const d = r.uniform(-3, 3) * V;
     movingToRest(d, v, a, V, A, J, direct);
-    let tau = 0, ok = true;
+    let tau = 0,
+      ok = true;
     for (let k = 0, arcs = 1 + r.int(3); k < arcs && ok; k++) {
       const j = r.next() < 0.5 ? (r.next() < 0.5 ? -J : J) : r.uniform(-J, J);
       const dt = r.next() * 0.3 * direct.duration;
@@ -122,8 +137,12 @@ test('property (seed 21, 3000 cases): limits after the brake, continuity, ends a
   const r = new Prng(21);
   const prof = new JerkProfile();
   for (let i = 0; i < 3000; i++) {
-    const V = 10 ** r.uniform(-1, 1), A = 10 ** r.uniform(-1, 1), J = 10 ** r.uniform(-0.5, 2);
-    const d = r.uniform(-3, 3) * V, v0 = r.uniform(-2, 2) * V, a0 = r.uniform(-2, 2) * A;
+    const V = 10 ** r.uniform(-1, 1),
+      A = 10 ** r.uniform(-1, 1),
+      J = 10 ** r.uniform(-0.5, 2);
+    const d = r.uniform(-3, 3) * V,
+      v0 = r.uniform(-2, 2) * V,
+      a0 = r.uniform(-2, 2) * A;
     const what = `seed 21 case ${i}: d ${d}, v0 ${v0}, a0 ${a0}, V ${V}, A ${A}, J ${J}`;
     assert.equal(movingToRest(d, v0, a0, V, A, J, prof), 'ok', what);
     const scale = 1 + Math.abs(d) + (v0 * v0) / A + Math.abs(a0 * a0 * a0) / (J * J);
@@ -137,7 +156,10 @@ test('stop by hand: (v0 = 1, a0 = 0), A = 10, J = 1 stops after 2 s at p = 1; br
   const prof = new JerkProfile();
   // −J for 1 s (v = 1/2, a = −1, p = 5/6), +J for 1 s (p += 1/2 − 1/2 + 1/6).
   assert.equal(stopFrom(1, 0, 2, 10, 1, prof), 'ok');
-  assert.ok(Math.abs(prof.duration - 2) < 1e-12 && Math.abs(prof.p[prof.count] - 1) < 1e-12, `${prof.duration} ${prof.p[prof.count]}`);
+  assert.ok(
+    Math.abs(prof.duration - 2) < 1e-12 && Math.abs(prof.p[prof.count] - 1) < 1e-12,
+    `${prof.duration} ${prof.p[prof.count]}`,
+  );
   assert.equal(movingToRest(1, 1, 0, 2, 10, 1, prof), 'ok');
   assert.ok(Math.abs(prof.duration - 2) < 1e-12, `moving to the stop point is the stop: ${prof.duration}`);
   // Brake: −J until v + a|a|/2J = V: a = −1 after 1 s, v = 1.5.
@@ -148,16 +170,23 @@ test('stop by hand: (v0 = 1, a0 = 0), A = 10, J = 1 stops after 2 s at p = 1; br
 
 test('property (seed 22, 2000 cases): stops are rest-to-rest at their own end and no moving-start profile is shorter', () => {
   const r = new Prng(22);
-  const stop = new JerkProfile(), move = new JerkProfile();
+  const stop = new JerkProfile(),
+    move = new JerkProfile();
   for (let i = 0; i < 2000; i++) {
-    const V = 10 ** r.uniform(-1, 1), A = 10 ** r.uniform(-1, 1), J = 10 ** r.uniform(-0.5, 2);
-    const v0 = r.uniform(-2, 2) * V, a0 = r.uniform(-2, 2) * A;
+    const V = 10 ** r.uniform(-1, 1),
+      A = 10 ** r.uniform(-1, 1),
+      J = 10 ** r.uniform(-0.5, 2);
+    const v0 = r.uniform(-2, 2) * V,
+      a0 = r.uniform(-2, 2) * A;
     const what = `seed 22 case ${i}: v0 ${v0}, a0 ${a0}, V ${V}, A ${A}, J ${J}`;
     assert.equal(stopFrom(v0, a0, V, A, J, stop), 'ok', what);
     const bad = profileViolation(stop, { V, A, J }, stop.brakeSegments) || endViolation(stop, stop.p[stop.count], 0);
     assert.equal(bad, '', `${what}: ${bad}`);
     movingToRest(r.uniform(-3, 3) * V, v0, a0, V, A, J, move);
-    assert.ok(move.duration >= stop.duration * (1 - 1e-12), `${what}: a move (${move.duration}) beat the stop (${stop.duration})`);
+    assert.ok(
+      move.duration >= stop.duration * (1 - 1e-12),
+      `${what}: a move (${move.duration}) beat the stop (${stop.duration})`,
+    );
   }
 });
 

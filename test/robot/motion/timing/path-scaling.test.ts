@@ -21,7 +21,10 @@ test('progress limits by hand: straight 2-joint path', () => {
   const s = Float64Array.from({ length: n }, (_, k) => k / 10);
   const lim = progressLimits(path, s, limits, tcp);
   // v_s = min(0.08/0.2, 0.5/0.1, 0.5/1, 0.5/0.5, ∞) = 0.4; a_s = min(0.5·2/1, 0.5·1/0.5) = 1; j_s = min(10/1, 4/0.5) = 8.
-  assert.ok(Math.abs(lim.velocity - 0.4) < 1e-12 && Math.abs(lim.acceleration - 1) < 1e-12 && Math.abs(lim.jerk - 8) < 1e-12, JSON.stringify(lim));
+  assert.ok(
+    Math.abs(lim.velocity - 0.4) < 1e-12 && Math.abs(lim.acceleration - 1) < 1e-12 && Math.abs(lim.jerk - 8) < 1e-12,
+    JSON.stringify(lim),
+  );
   const r = timePath(path, limits, tcp);
   assert.ok(r.ok);
   // Each timestamp is where the progress profile reaches s_k.
@@ -39,11 +42,17 @@ test('progress limits by hand: curvature keeps half the acceleration budget', ()
   // the largest forward difference is (1 − 0.99²)/2 / 0.01 = 0.995 → a_s = 0.5/0.995, j_s = 10/0.995.
   const n = 101;
   const q = Float64Array.from({ length: n }, (_, k) => 0.5 * (k / 100) ** 2);
-  const lim = progressLimits({ joints: 1, samples: n, q, length: 0, rotation: 0 }, Float64Array.from({ length: n }, (_, k) => k / 100), [
-    { velocity: 10, acceleration: 1, jerk: 10 },
-  ], tcp);
+  const lim = progressLimits(
+    { joints: 1, samples: n, q, length: 0, rotation: 0 },
+    Float64Array.from({ length: n }, (_, k) => k / 100),
+    [{ velocity: 10, acceleration: 1, jerk: 10 }],
+    tcp,
+  );
   assert.ok(Math.abs(lim.velocity - Math.sqrt(0.5)) < 1e-9, `${lim.velocity}`);
-  assert.ok(Math.abs(lim.acceleration - 0.5 / 0.995) < 1e-12 && Math.abs(lim.jerk - 10 / 0.995) < 1e-12, JSON.stringify(lim));
+  assert.ok(
+    Math.abs(lim.acceleration - 0.5 / 0.995) < 1e-12 && Math.abs(lim.jerk - 10 / 0.995) < 1e-12,
+    JSON.stringify(lim),
+  );
 });
 
 test('property (seed 41, 300 paths): timestamps rise strictly, ends at rest, finite differences within limits after α', () => {
@@ -57,7 +66,8 @@ test('property (seed 41, 300 paths): timestamps rise strictly, ends at rest, fin
     const res = timePath(path, limits, tcp);
     assert.ok(res.ok, what);
     const seg = res.segment;
-    for (let k = 1; k < path.samples; k++) assert.ok(seg.t[k] > seg.t[k - 1], `${what}: t[${k}] = ${seg.t[k]} ≤ t[${k - 1}]`);
+    for (let k = 1; k < path.samples; k++)
+      assert.ok(seg.t[k] > seg.t[k - 1], `${what}: t[${k}] = ${seg.t[k]} ≤ t[${k - 1}]`);
     assert.equal(seg.t[0], 0, what);
     assert.equal(seg.t[path.samples - 1], seg.duration, what);
     // The progress profile starts and ends at rest.
@@ -89,11 +99,21 @@ test('bad paths and limits name the field, the rule and the value', () => {
     [{ ...base(), samples: 1, q: new Float64Array(2) }, limits, tcp, /path.samples must be an integer ≥ 2, got 1/],
     [{ ...base(), q: new Float64Array(5) }, limits, tcp, /path.q must hold samples × joints = 6 values, got 5/],
     [{ ...base(), q: new Float64Array([0, 0, NaN, 0, 0, 0]) }, limits, tcp, /path.q\[1\]\[0\] must be finite, got NaN/],
-    [{ ...base(), s: new Float64Array([0, 1, 1]) }, limits, tcp, /path.s must increase strictly, got s\[2\] = 1 after 1/],
+    [
+      { ...base(), s: new Float64Array([0, 1, 1]) },
+      limits,
+      tcp,
+      /path.s must increase strictly, got s\[2\] = 1 after 1/,
+    ],
     [{ ...base(), s: new Float64Array([0, 0.5, 0.9]) }, limits, tcp, /path.s must run from 0 to 1/],
     [{ ...base(), length: -1 }, limits, tcp, /path.length must be finite and ≥ 0, got -1/],
     [base(), [limits[0]], tcp, /need limits for 2 joints, got 1/],
-    [base(), [limits[0], { ...limits[1], acceleration: 0 }], tcp, /joint 1 acceleration limit must be finite and > 0, got 0/],
+    [
+      base(),
+      [limits[0], { ...limits[1], acceleration: 0 }],
+      tcp,
+      /joint 1 acceleration limit must be finite and > 0, got 0/,
+    ],
     [base(), limits, { linear: 0, angular: 1 }, /TCP limits must be > 0/],
   ];
   for (const [path, lim, t, re] of cases) {

@@ -17,12 +17,20 @@ export function randomPath(r: Prng, joints: number, samples: number, uniform = t
   }
   const q = new Float64Array(samples * joints);
   for (let j = 0; j < joints; j++) {
-    const c = r.uniform(-1, 1), amp = r.uniform(0, 1.5), w = r.uniform(0.5, 6), ph = r.uniform(0, 6.3), lin = r.uniform(-1, 1);
+    const c = r.uniform(-1, 1),
+      amp = r.uniform(0, 1.5),
+      w = r.uniform(0.5, 6),
+      ph = r.uniform(0, 6.3),
+      lin = r.uniform(-1, 1);
     for (let k = 0; k < samples; k++) q[k * joints + j] = c + lin * s[k] + amp * Math.sin(w * s[k] + ph);
   }
   return { joints, samples, q, s: uniform ? undefined : s, length: r.uniform(0, 0.5), rotation: r.uniform(0, 1.5) };
 }
 
 export function randomLimits(r: Prng, joints: number): RateLimits[] {
-  return Array.from({ length: joints }, () => ({ velocity: r.uniform(0.3, 3), acceleration: r.uniform(1, 10), jerk: r.uniform(5, 100) }));
+  return Array.from({ length: joints }, () => ({
+    velocity: r.uniform(0.3, 3),
+    acceleration: r.uniform(1, 10),
+    jerk: r.uniform(5, 100),
+  }));
 }

@@ -34,7 +34,10 @@ test('spline interpolates the samples, reproduces straight lines and has not-a-k
   const s = new Float64Array([0, 0.1, 0.35, 0.6, 1]);
   const q = new Float64Array([0, 2, 0.1, 1.8, 0.35, 1.3, 0.6, 0.8, 1, 0]); // joint 0 = s, joint 1 = 2 − 2s
   const m2 = splineCurvatures(s, q, 5, 2);
-  assert.ok(m2.every((x) => Math.abs(x) < 1e-12), `a straight line has no curvature: ${m2}`);
+  assert.ok(
+    m2.every((x) => Math.abs(x) < 1e-12),
+    `a straight line has no curvature: ${m2}`,
+  );
   const out = new Float64Array(2);
   evalSpline(s, q, m2, 2, 2, 0.5, out, 0);
   assert.ok(Math.abs(out[0] - 0.5) < 1e-12 && Math.abs(out[1] - 1) < 1e-12, `${out}`);
@@ -51,7 +54,9 @@ test('spline interpolates the samples, reproduces straight lines and has not-a-k
 
 test('not-a-knot spline reproduces any cubic and its derivatives (seed 54; 3 samples: the parabola)', () => {
   const r = new Prng(54);
-  const out = new Float64Array(1), d1 = new Float64Array(1), d2 = new Float64Array(1);
+  const out = new Float64Array(1),
+    d1 = new Float64Array(1),
+    d2 = new Float64Array(1);
   for (let c = 0; c < 50; c++) {
     const n = 3 + r.int(12);
     const [c0, c1, c2, c3] = [r.uniform(-1, 1), r.uniform(-2, 2), r.uniform(-3, 3), n === 3 ? 0 : r.uniform(-4, 4)];
@@ -101,9 +106,11 @@ test('a curvature cache filled by one resampling serves the segments stretched i
     assert.equal(cache.length, segments.length, `seed 56 case ${c}: one spline per segment`);
     const f = 1 + r.next();
     const stretched = segments.map((seg) => stretchSegment(seg, seg.duration * f));
-    const cached = resampleSegments(stretched, 100, 0.12, cache), fresh = resampleSegments(stretched, 100, 0.12);
+    const cached = resampleSegments(stretched, 100, 0.12, cache),
+      fresh = resampleSegments(stretched, 100, 0.12);
     assert.equal(cached.count, fresh.count);
-    for (const key of ['q', 'qd', 'qdd'] as const) assert.deepEqual(cached[key], fresh[key], `seed 56 case ${c}: ${key}`);
+    for (const key of ['q', 'qd', 'qdd'] as const)
+      assert.deepEqual(cached[key], fresh[key], `seed 56 case ${c}: ${key}`);
   }
 });
 
@@ -123,12 +130,19 @@ test('resampled velocities and accelerations are the derivatives of the position
       for (let j = 0; j < 3; j++) {
         const v = (traj.q[(i + 1) * 3 + j] - traj.q[(i - 1) * 3 + j]) * (traj.rate / 2);
         const a = (traj.qd[(i + 1) * 3 + j] - traj.qd[(i - 1) * 3 + j]) * (traj.rate / 2);
-        assert.ok(Math.abs(v - traj.qd[i * 3 + j]) < 1e-3 * (1 + scale), `${what} tick ${i} joint ${j}: qd ${traj.qd[i * 3 + j]} vs ${v}`);
-        assert.ok(Math.abs(a - traj.qdd[i * 3 + j]) < 2e-2 * (1 + scale), `${what} tick ${i} joint ${j}: qdd ${traj.qdd[i * 3 + j]} vs ${a}`);
+        assert.ok(
+          Math.abs(v - traj.qd[i * 3 + j]) < 1e-3 * (1 + scale),
+          `${what} tick ${i} joint ${j}: qd ${traj.qd[i * 3 + j]} vs ${v}`,
+        );
+        assert.ok(
+          Math.abs(a - traj.qdd[i * 3 + j]) < 2e-2 * (1 + scale),
+          `${what} tick ${i} joint ${j}: qdd ${traj.qdd[i * 3 + j]} vs ${a}`,
+        );
       }
     }
     for (let i = Math.ceil(traj.motionEnd * traj.rate); i < traj.count; i++) {
-      for (let j = 0; j < 3; j++) assert.ok(traj.qd[i * 3 + j] === 0 && traj.qdd[i * 3 + j] === 0, `${what}: at rest from tick ${i}`);
+      for (let j = 0; j < 3; j++)
+        assert.ok(traj.qd[i * 3 + j] === 0 && traj.qdd[i * 3 + j] === 0, `${what}: at rest from tick ${i}`);
     }
   }
 });
@@ -146,7 +160,10 @@ test('property (seed 51, 100 requests): one arm, several segments; what is sent 
     const traj = plan.arms[0].trajectory;
     const t = Float64Array.from({ length: traj.count }, (_, k) => k / traj.rate);
     const rt = limitRatios(t, traj.q, traj.count, joints, limits);
-    assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, `${what}: sent references exceed limits ${JSON.stringify(rt)}`);
+    assert.ok(
+      Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1,
+      `${what}: sent references exceed limits ${JSON.stringify(rt)}`,
+    );
     const total = plan.arms[0].segments.reduce((a, s) => a + s.duration, 0);
     assert.ok(Math.abs(plan.duration - total) < 1e-12 * total, `${what}: duration`);
     assert.deepEqual(row(traj.q, traj.count - 1, joints), end, `${what}: ends at the last pose`);
@@ -155,7 +172,8 @@ test('property (seed 51, 100 requests): one arm, several segments; what is sent 
 
 test('dual arm (seed 52, 60 requests): every segment ends at the same time for both arms, limits hold', () => {
   const r = new Prng(52);
-  let stretchedLeft = 0, stretchedRight = 0;
+  let stretchedLeft = 0,
+    stretchedRight = 0;
   for (let i = 0; i < 60; i++) {
     const nseg = 1 + r.int(3);
     const arm = (): ArmTimingRequest => ({ segments: chain(r, 6, nseg, 80), limits: randomLimits(r, 6), tcp });
@@ -165,13 +183,20 @@ test('dual arm (seed 52, 60 requests): every segment ends at the same time for b
     assert.ok(plan.ok, `${what}: ${JSON.stringify(plan)}`);
     const [left, right] = plan.arms;
     for (let k = 0; k < nseg; k++) {
-      const L = left.segments[k], R = right.segments[k];
+      const L = left.segments[k],
+        R = right.segments[k];
       assert.equal(L.duration, R.duration, `${what}: segment ${k} durations differ`);
       assert.equal(L.t[L.t.length - 1], R.t[R.t.length - 1], `${what}: segment ${k} last timestamps differ`);
-      const own = [timePath(request[0].segments[k], request[0].limits, tcp), timePath(request[1].segments[k], request[1].limits, tcp)];
+      const own = [
+        timePath(request[0].segments[k], request[0].limits, tcp),
+        timePath(request[1].segments[k], request[1].limits, tcp),
+      ];
       assert.ok(own[0].ok && own[1].ok);
       const slower = Math.max(own[0].segment.duration, own[1].segment.duration) * plan.extraStretch;
-      assert.ok(Math.abs(L.duration - slower) <= 1e-12 * slower, `${what}: segment ${k} lasts ${L.duration}, slower arm ${slower}`);
+      assert.ok(
+        Math.abs(L.duration - slower) <= 1e-12 * slower,
+        `${what}: segment ${k} lasts ${L.duration}, slower arm ${slower}`,
+      );
       if (own[0].segment.duration < own[1].segment.duration) stretchedLeft++;
       else stretchedRight++;
     }
@@ -180,7 +205,10 @@ test('dual arm (seed 52, 60 requests): every segment ends at the same time for b
       const traj = arm.trajectory;
       const t = Float64Array.from({ length: traj.count }, (_, k) => k / traj.rate);
       const rt = limitRatios(t, traj.q, traj.count, 6, request[a].limits);
-      assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, `${what}: arm ${a} exceeds limits ${JSON.stringify(rt)}`);
+      assert.ok(
+        Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1,
+        `${what}: arm ${a} exceeds limits ${JSON.stringify(rt)}`,
+      );
     }
   }
   assert.ok(stretchedLeft > 0 && stretchedRight > 0, 'both arms should sometimes be the faster one');
@@ -189,8 +217,16 @@ test('dual arm (seed 52, 60 requests): every segment ends at the same time for b
 test('dual arm by hand: the faster arm is slowed uniformly to the slower arm', () => {
   const r = new Prng(6);
   const limits = randomLimits(r, 2);
-  const fast = timePath({ joints: 2, samples: 2, q: new Float64Array([0, 0, 0.1, 0.1]), length: 0, rotation: 0 }, limits, tcp);
-  const slow = timePath({ joints: 2, samples: 2, q: new Float64Array([0, 0, 1, -1]), length: 0, rotation: 0 }, limits, tcp);
+  const fast = timePath(
+    { joints: 2, samples: 2, q: new Float64Array([0, 0, 0.1, 0.1]), length: 0, rotation: 0 },
+    limits,
+    tcp,
+  );
+  const slow = timePath(
+    { joints: 2, samples: 2, q: new Float64Array([0, 0, 1, -1]), length: 0, rotation: 0 },
+    limits,
+    tcp,
+  );
   assert.ok(fast.ok && slow.ok);
   const sync = synchroniseArms([fast.segment], [slow.segment]);
   assert.ok(sync.ok);
@@ -211,7 +247,13 @@ test('sparse samples around a sharp bend: the resampled references are stretched
   assert.ok(plan.ok, JSON.stringify(plan));
   assert.ok(plan.extraStretch > 1, `expected an extra stretch, got ${plan.extraStretch}`);
   const traj = plan.arms[0].trajectory;
-  const rt = limitRatios(Float64Array.from({ length: traj.count }, (_, k) => k / 100), traj.q, traj.count, 1, limits);
+  const rt = limitRatios(
+    Float64Array.from({ length: traj.count }, (_, k) => k / 100),
+    traj.q,
+    traj.count,
+    1,
+    limits,
+  );
   assert.ok(Math.max(rt.velocity, rt.acceleration, rt.jerk) <= 1, JSON.stringify(rt));
 });
 
@@ -220,14 +262,33 @@ test('bad requests return codes with the arm and segment', () => {
   const good: JointPath = { joints: 2, samples: 2, q: new Float64Array([0, 0, 1, 1]), length: 0.1, rotation: 0 };
   const bad: JointPath = { ...good, q: new Float64Array([0, 0, 1, NaN]) };
   const a = planTiming([{ segments: [good, bad], limits, tcp }], opts);
-  assert.ok(!a.ok && a.code === 'invalid_path' && a.arm === 0 && a.segment === 1 && /arm 0 segment 1: path.q\[1\]\[1\]/.test(a.message), JSON.stringify(a));
+  assert.ok(
+    !a.ok &&
+      a.code === 'invalid_path' &&
+      a.arm === 0 &&
+      a.segment === 1 &&
+      /arm 0 segment 1: path.q\[1\]\[1\]/.test(a.message),
+    JSON.stringify(a),
+  );
   const b = planTiming([{ segments: [good], limits, tcp }], { rate: 0, hold: 0.1 });
   assert.ok(!b.ok && b.code === 'invalid_options' && /rate must be finite and > 0/.test(b.message));
   const back: JointPath = { ...good, q: new Float64Array([1, 1, 0, 0]) };
-  const c = planTiming([{ segments: [good], limits, tcp }, { segments: [good, back], limits, tcp }], opts);
+  const c = planTiming(
+    [
+      { segments: [good], limits, tcp },
+      { segments: [good, back], limits, tcp },
+    ],
+    opts,
+  );
   assert.ok(!c.ok && c.code === 'segment_count_mismatch');
   const e = planTiming([{ segments: [good, { ...good, q: new Float64Array([0.5, 1, 2, 2]) }], limits, tcp }], opts);
-  assert.ok(!e.ok && e.code === 'invalid_path' && e.segment === 1 && /must start where segment 0 ends.*off by 0.5/.test(e.message), JSON.stringify(e));
+  assert.ok(
+    !e.ok &&
+      e.code === 'invalid_path' &&
+      e.segment === 1 &&
+      /must start where segment 0 ends.*off by 0.5/.test(e.message),
+    JSON.stringify(e),
+  );
   const d = planTiming([], opts);
   assert.ok(!d.ok && /need 1 or 2 arms, got 0/.test(d.message));
 });

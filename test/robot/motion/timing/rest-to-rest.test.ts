@@ -29,20 +29,41 @@ test('all 10,000 Ruckig oracle cases: duration to 1e-9 relative, phases t0..t6 a
 });
 
 // Hand-computed: J = 1 everywhere so tj = A (or sqrt(V)); see the derivations beside each case.
-const hand: { name: string; d: number; V: number; A: number; J: number; T: number; phases: number[]; limits: string }[] = [
+const hand: {
+  name: string;
+  d: number;
+  V: number;
+  A: number;
+  J: number;
+  T: number;
+  phases: number[];
+  limits: string;
+}[] = [
   // A reached (tj = 1, ta = V/A − tj = 1), cruise (10 − V·(2tj + ta) = 4) / V = 2.
   { name: 'ACC0_ACC1_VEL', d: 10, V: 2, A: 1, J: 1, T: 8, phases: [1, 1, 1, 2, 1, 1, 1], limits: 'ACC0_ACC1_VEL' },
   // V·J = 1 < A² → tj = sqrt(V/J) = 1, no plateau; cruise (10 − 2)/1 = 8.
   { name: 'VEL', d: 10, V: 1, A: 10, J: 1, T: 12, phases: [1, 0, 1, 8, 1, 0, 1], limits: 'VEL' },
   // (1 + ta)(2 + ta) = 10 → ta = (−3 + √41)/2; T = 4 + 2ta = 1 + √41.
   {
-    name: 'ACC0_ACC1', d: 10, V: 100, A: 1, J: 1, T: 1 + Math.sqrt(41),
-    phases: [1, (Math.sqrt(41) - 3) / 2, 1, 0, 1, (Math.sqrt(41) - 3) / 2, 1], limits: 'ACC0_ACC1',
+    name: 'ACC0_ACC1',
+    d: 10,
+    V: 100,
+    A: 1,
+    J: 1,
+    T: 1 + Math.sqrt(41),
+    phases: [1, (Math.sqrt(41) - 3) / 2, 1, 0, 1, (Math.sqrt(41) - 3) / 2, 1],
+    limits: 'ACC0_ACC1',
   },
   // d = 2 J tj³ → tj = cbrt(1/2); the two −J ramps merge into t2 = 2tj.
   {
-    name: 'NONE', d: 1, V: 10, A: 10, J: 1, T: 4 * Math.cbrt(0.5),
-    phases: [Math.cbrt(0.5), 0, 2 * Math.cbrt(0.5), 0, 0, 0, Math.cbrt(0.5)], limits: 'NONE',
+    name: 'NONE',
+    d: 1,
+    V: 10,
+    A: 10,
+    J: 1,
+    T: 4 * Math.cbrt(0.5),
+    phases: [Math.cbrt(0.5), 0, 2 * Math.cbrt(0.5), 0, 0, 0, Math.cbrt(0.5)],
+    limits: 'NONE',
   },
   { name: 'negative distance', d: -10, V: 2, A: 1, J: 1, T: 8, phases: [1, 1, 1, 2, 1, 1, 1], limits: 'ACC0_ACC1_VEL' },
   { name: 'zero distance', d: 0, V: 1, A: 1, J: 1, T: 0, phases: [0, 0, 0, 0, 0, 0, 0], limits: 'NONE' },
@@ -64,7 +85,10 @@ test('sampling the ACC0_ACC1_VEL case: states at phase ends by hand', () => {
   const s = newKinState();
   // After t0 = 1 at jerk −1: p = −1/6, v = −1/2, a = −1, j = −1 (still inside phase 0 just before).
   sampleProfile(prof, 1 - 1e-15, s);
-  assert.ok(Math.abs(s.p + 1 / 6) < 1e-12 && Math.abs(s.v + 0.5) < 1e-12 && Math.abs(s.a + 1) < 1e-12, JSON.stringify(s));
+  assert.ok(
+    Math.abs(s.p + 1 / 6) < 1e-12 && Math.abs(s.v + 0.5) < 1e-12 && Math.abs(s.a + 1) < 1e-12,
+    JSON.stringify(s),
+  );
   assert.equal(s.j, -1);
   // Middle of the cruise (t = 4): half way, at −V, no acceleration.
   sampleProfile(prof, 4, s);
@@ -122,7 +146,10 @@ test('fixed duration by hand: d = 10, V = 2, A = 1, J = 1 stretched from 8 s to 
   const prof = new JerkProfile();
   // 12 s: vp/A + A/J + d/vp = 12 → vp² − 11 vp + 10 = 0 → vp = 1 (plateau-free boundary vp = A²/J).
   assert.equal(restToRestInTime(10, 2, 1, 1, 12, prof), 'ok');
-  assert.deepEqual(Array.from(prof.dur.subarray(0, 7)).map((x) => +x.toFixed(12)), [1, 0, 1, 8, 1, 0, 1]);
+  assert.deepEqual(
+    Array.from(prof.dur.subarray(0, 7)).map((x) => +x.toFixed(12)),
+    [1, 0, 1, 8, 1, 0, 1],
+  );
   // 40 s: 2u + 10/u² = 40 with u = sqrt(vp/J): u ≈ 0.5031 (no plateau), cruise 40 − 4u.
   assert.equal(restToRestInTime(10, 2, 1, 1, 40, prof), 'ok');
   const u = prof.dur[0];
@@ -138,7 +165,12 @@ test('bad inputs return result codes', () => {
   const prof = new JerkProfile();
   assert.equal(restToRest(NaN, 1, 1, 1, prof), 'invalid_input');
   assert.equal(restToRest(Infinity, 1, 1, 1, prof), 'invalid_input');
-  for (const [V, A, J] of [[0, 1, 1], [1, -1, 1], [1, 1, Infinity], [NaN, 1, 1]]) {
+  for (const [V, A, J] of [
+    [0, 1, 1],
+    [1, -1, 1],
+    [1, 1, Infinity],
+    [NaN, 1, 1],
+  ]) {
     assert.equal(restToRest(1, V, A, J, prof), 'invalid_limits', `V ${V} A ${A} J ${J}`);
   }
   assert.equal(restToRestInTime(1, 1, 1, 1, NaN, prof), 'invalid_input');
