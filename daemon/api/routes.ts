@@ -9,6 +9,8 @@ export interface RouteContext {
   log: Logger;
   /** Largest body a handler should read (server.max_message_bytes); use readBody/readJson. */
   maxBodyBytes: number;
+  /** The request carried the API token (public routes use it to decide how much to say). */
+  authenticated: boolean;
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => void | Promise<void>;
@@ -17,7 +19,7 @@ export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   path: string;
   handler: RouteHandler;
-  /** Needs the API token (default true). */
+  /** Needs the API token (default true); `false` marks a public route, served without it. */
   auth?: boolean;
 }
 

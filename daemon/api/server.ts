@@ -1,5 +1,5 @@
-// The one HTTP server: registered routes (token-protected unless marked public) and the
-// JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token).
+// The one HTTP server: registered routes (token-protected unless marked public, checked before
+// routing) and the JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -8,7 +8,7 @@ import type { ServerConfig } from '../config/schema.js';
 import type { Logger, Logs } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
-import { presentedToken, tokenMatches } from './auth.js';
+import { presentedToken, tokenMatches, unauthorized } from './auth.js';
 import { HttpError, sendError } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
@@ -122,7 +122,11 @@ export class ApiServer extends Service {
     res.on('finish', () =>
       this.deps.metrics.httpRequests.inc({ route: label, method: req.method ?? '', status: res.statusCode }),
     );
+    const authenticated = tokenMatches(presentedToken(req, url, false), this.deps.token);
     try {
+      // Auth before routing: without the token only routes marked public exist (no 404/405 oracle).
+      const isPublic = 'route' in match && match.route.auth === false;
+      if (!isPublic && !authenticated) throw unauthorized(url);
       if ('status' in match) {
         if (match.status === 405)
           throw new HttpError(
@@ -131,12 +135,12 @@ export class ApiServer extends Service {
           );
         throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
       }
-      if (match.route.auth !== false) this.authorize(req, url);
       await match.route.handler(req, res, {
         url,
         params: match.params,
         log: this.log,
         maxBodyBytes: this.deps.config.max_message_bytes,
+        authenticated,
       });
     } catch (err) {
       const e =
@@ -152,16 +156,6 @@ export class ApiServer extends Service {
     }
   }
 
-  private authorize(req: IncomingMessage, url: URL): void {
-    if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
-      throw new HttpError(
-        401,
-        'missing or wrong API token: send "Authorization: Bearer <token>" or ?token=<token> (see server.token)',
-        'authentication_error',
-      );
-    }
-  }
-
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const refuse = (status: number, reason: string) => {
@@ -169,12 +163,12 @@ export class ApiServer extends Service {
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };
     socket.on('error', () => socket.destroy());
-    const endpoint = this.endpoints.get(url.pathname);
-    if (url.pathname !== WS_PATH && !endpoint) return refuse(404, 'Not Found');
-    if (!tokenMatches(presentedToken(req, url), this.deps.token)) {
+    if (!tokenMatches(presentedToken(req, url, true), this.deps.token)) {
       this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
       return refuse(401, 'Unauthorized');
     }
+    const endpoint = this.endpoints.get(url.pathname);
+    if (url.pathname !== WS_PATH && !endpoint) return refuse(404, 'Not Found');
     this.wss!.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextConn++}`;
       this.log.debug({ conn: id, path: url.pathname }, 'WebSocket connected');

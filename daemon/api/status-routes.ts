@@ -1,7 +1,8 @@
-// GET /health (public: 200 when ready, 503 while starting, stopping or failed; JSON per service;
-// ?model=NAME: 200 when that model is loaded, 503 while it loads or is not loaded, 404 unknown)
-// and GET /metrics (Prometheus text, token required).
+// GET /health (public: 200 when ready, 503 while starting, stopping or failed; without the token
+// only {status, ready}, with it JSON per service and ?model=NAME: 200 when that model is loaded,
+// 503 while it loads or is not loaded, 404 unknown) and GET /metrics (Prometheus text, token required).
 import type { DaemonHealth } from '../daemon.js';
+import { unauthorized } from './auth.js';
 import { HttpError, sendJson } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
@@ -21,6 +22,11 @@ export function registerStatusRoutes(
     handler: (_req, res, ctx) => {
       const h = health();
       const name = ctx.url.searchParams.get('model');
+      // Anyone may probe readiness; URLs, counts, model names and the rest need the token.
+      if (!ctx.authenticated) {
+        if (name !== null) throw unauthorized(ctx.url);
+        return sendJson(res, h.ready ? 200 : 503, { status: h.status, ready: h.ready });
+      }
       if (name === null || !modelHealth) return sendJson(res, h.ready ? 200 : 503, h);
       const m = modelHealth(name);
       if (!m)

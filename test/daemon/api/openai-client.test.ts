@@ -226,7 +226,9 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.equal(e.code, 'model_load_failed');
     assert.match(e.message, /model "gone" \(.*-missing\) failed to load: folder .*-missing does not exist/);
   });
-  const health = await fetch(`${d.http}/health?model=gone`);
+  const health = await fetch(`${d.http}/health?model=gone`, {
+    headers: { authorization: `Bearer ${TEST_TOKEN}` },
+  });
   assert.deepEqual([health.status, ((await health.json()) as any).state], [503, 'failed']);
   assert.equal((await fetch(`${d.http}/health`)).status, 200, 'one broken model does not make the daemon unready');
   const stranger = new OpenAI({ baseURL: `${d.http}/v1`, apiKey: 'wrong', maxRetries: 0 });

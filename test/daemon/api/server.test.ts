@@ -45,8 +45,18 @@ test('/health turns 200 once every service has started (503 before)', async (t) 
   );
 });
 
-test('GET /health needs no token and reports every service', async () => {
+test('GET /health without the token says only ready or not: no URLs, counts, model names or pid', async () => {
   const r = await fetch(`${d.http}/health`);
+  assert.equal(r.status, 200);
+  assert.deepEqual(await r.json(), { status: 'ready', ready: true });
+  const wrong = await fetch(`${d.http}/health`, { headers: { authorization: 'Bearer nope' } });
+  assert.deepEqual([wrong.status, await wrong.json()], [200, { status: 'ready', ready: true }]);
+  const model = await fetch(`${d.http}/health?model=demo`);
+  assert.equal(model.status, 401, 'whether a model is configured is a detail too');
+});
+
+test('GET /health with the token reports every service', async () => {
+  const r = await fetch(`${d.http}/health`, { headers: auth });
   assert.equal(r.status, 200);
   const body = (await r.json()) as any;
   assert.equal(body.status, 'ready');
@@ -60,7 +70,7 @@ test('GET /health needs no token and reports every service', async () => {
   assert.equal(body.services['mqtt-client'].detail.connected, true);
 });
 
-test('other routes need the token: 401 without or with a wrong one, 200 by header or query', async () => {
+test('other routes need the token in the header: 401 without, with a wrong one, or by ?token= (upgrades only)', async () => {
   const none = await fetch(`${d.http}/metrics`);
   assert.equal(none.status, 401);
   assert.equal(none.headers.get('www-authenticate'), 'Bearer realm="brainstem"');
@@ -68,7 +78,9 @@ test('other routes need the token: 401 without or with a wrong one, 200 by heade
   assert.equal((await fetch(`${d.http}/metrics`, { headers: { authorization: 'Bearer nope' } })).status, 401);
   assert.equal((await fetch(`${d.http}/metrics?token=nope`)).status, 401);
   assert.equal((await fetch(`${d.http}/metrics`, { headers: auth })).status, 200);
-  assert.equal((await fetch(`${d.http}/metrics?token=${TEST_TOKEN}`)).status, 200);
+  const query = await fetch(`${d.http}/metrics?token=${TEST_TOKEN}`);
+  assert.equal(query.status, 401);
+  assert.match(((await query.json()) as any).error.message, /\?token= is accepted only on WebSocket upgrades/);
 });
 
 test('/metrics is valid Prometheus text with process, event-loop and daemon metrics', async () => {
@@ -93,9 +105,24 @@ test('unknown routes are 404 and wrong methods 405, as JSON errors', async () =>
   assert.deepEqual(await nf.json(), {
     error: { message: 'no route GET /nope', type: 'invalid_request_error', param: null, code: null },
   });
-  const na = await fetch(`${d.http}/health`, { method: 'POST' });
+  const na = await fetch(`${d.http}/health`, { method: 'POST', headers: auth });
   assert.equal(na.status, 405);
   assert.equal(na.headers.get('allow'), 'GET');
+});
+
+test('auth comes before routing: without the token, unknown routes and wrong methods are 401 too', async () => {
+  for (const [method, path] of [
+    ['GET', '/nope'],
+    ['POST', '/health'],
+    ['DELETE', '/metrics'],
+    ['GET', '/v1/nope'],
+    ['GET', '/ws'],
+  ] as const) {
+    const r = await fetch(`${d.http}${path}`, { method });
+    assert.equal(r.status, 401, `${method} ${path}`);
+    assert.equal(((await r.json()) as any).error.type, 'authentication_error', `${method} ${path}`);
+  }
+  assert.equal(await refusedStatus(`${d.http.replace('http', 'ws')}/other`), 401, 'upgrades as well');
 });
 
 test('later parts can add routes: params, JSON bodies, and 413 for a body over the limit', async () => {
@@ -157,7 +184,7 @@ test('WebSocket without the right token, or on another path, is refused before u
 test('system.health matches GET /health', async () => {
   const c = await RpcTestClient.connect(d.ws, TEST_TOKEN);
   const r = await c.call('system.health');
-  const http = (await (await fetch(`${d.http}/health`)).json()) as any;
+  const http = (await (await fetch(`${d.http}/health`, { headers: auth })).json()) as any;
   assert.equal(r.result.status, http.status);
   assert.deepEqual(Object.keys(r.result.services), Object.keys(http.services));
   await c.close();

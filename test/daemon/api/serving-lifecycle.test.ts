@@ -275,19 +275,19 @@ test('/health: the daemon stays ready while a model is unloaded; ?model= reports
     headers: auth,
     body: JSON.stringify({ model: 'solo', messages: ASK, max_tokens: 2 }),
   });
-  const health = await fetch(`${d.http}/health`);
+  const health = await fetch(`${d.http}/health`, { headers: auth });
   assert.equal(health.status, 200);
   const models = ((await health.json()) as any).services.models.detail.models;
   assert.deepEqual(models.solo, { state: 'loaded', ready: true });
   assert.equal(models.brief.state, 'unloaded');
-  const one = await fetch(`${d.http}/health?model=solo`);
+  const one = await fetch(`${d.http}/health?model=solo`, { headers: auth });
   assert.deepEqual(
     [one.status, await one.json()],
     [200, { status: 'ready', model: 'solo', state: 'loaded', ready: true }],
   );
-  const other = await fetch(`${d.http}/health?model=brief`);
+  const other = await fetch(`${d.http}/health?model=brief`, { headers: auth });
   assert.deepEqual([other.status, ((await other.json()) as any).ready], [503, false]);
-  const unknown = await fetch(`${d.http}/health?model=nope`);
+  const unknown = await fetch(`${d.http}/health?model=nope`, { headers: auth });
   assert.equal(unknown.status, 404);
   assert.equal(((await unknown.json()) as any).error.code, 'model_not_found');
 });
