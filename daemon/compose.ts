@@ -15,6 +15,8 @@ import { registerRobotMethods } from './api/rpc/robots.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
 import type { Config } from './config/schema.js';
+import { ConfigError, formatConfigIssues } from './config/load.js';
+import { checkSecretStrength } from './config/secret-strength.js';
 import { redactUrl, resolveSecret, type Secret } from './config/secrets.js';
 import { Daemon } from './daemon.js';
 import { ChatService } from './engine/chat-service.js';
@@ -61,6 +63,13 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const mqttPassword = embedded
     ? resolveSecret(config.mqtt.password, config.data_dir, 'mqtt-password')
     : { value: config.mqtt.password, generated: false };
+  // Stored secrets are checked like configured ones; generated ones have 32 characters.
+  const strength = checkSecretStrength(config, {
+    'server.token': token.value,
+    ...(embedded ? { 'mqtt.password': mqttPassword.value } : {}),
+  });
+  if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
+  for (const w of strength.warnings) logs.get('daemon').warn(w);
 
   const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics });
   const broker = embedded

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { loadConfig } from '../config/load.js';
+import { checkSecretStrength } from '../config/secret-strength.js';
 import { redactConfig } from '../config/secrets.js';
 import { group } from './group.js';
 
@@ -14,6 +15,7 @@ export function registerConfigCheck(program: Command): void {
     .option('--print', 'print the effective configuration (secrets masked)')
     .action((file: string, opts: { print?: boolean }) => {
       const config = loadConfig({ file });
+      for (const w of checkSecretStrength(config).warnings) process.stderr.write(`warning: ${w}\n`);
       process.stdout.write(opts.print ? stringify(redactConfig(config)) : `${file}: valid\n`);
     });
 }

@@ -9,6 +9,7 @@ import { formatIssue, type Issue } from '../../robot/common/validation/issue.js'
 import { isRecord } from '../../robot/common/validation/values.js';
 import { envOverrides } from './env.js';
 import { daemonSchema, type Config } from './schema.js';
+import { checkSecretStrength } from './secret-strength.js';
 
 export const defaultConfigFile = join(repoRoot, 'configs', 'brainstem.yaml');
 
@@ -119,6 +120,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 
   const issues: Issue[] = [...env.issues];
   const config = daemonSchema.check(tree, '', issues);
+  if (config && issues.length === 0) issues.push(...checkSecretStrength(config).issues);
   if (issues.length > 0 || !config) throw new ConfigError(formatConfigIssues(issues, origins));
   config.data_dir = resolve(opts.cwd ?? process.cwd(), expandHome(config.data_dir));
   return deepFreeze(config);

@@ -46,7 +46,7 @@ export const daemonSchema = obj({
       token: str({
         default: '',
         secret: true,
-        doc: 'API token for HTTP (Authorization: Bearer or ?token=) and WebSocket; empty = generated once and stored in <data_dir>/token',
+        doc: 'API token: HTTP takes it as Authorization: Bearer, WebSocket upgrades also as ?token=; empty = generated once and stored in <data_dir>/token (32 characters); at least 16 characters off loopback',
       }),
       max_message_bytes: int({
         min: 1024,
@@ -81,7 +81,7 @@ export const daemonSchema = obj({
       password: str({
         default: '',
         secret: true,
-        doc: 'MQTT password; empty with the embedded broker = generated once and stored in <data_dir>/mqtt-password',
+        doc: 'MQTT password; empty with the embedded broker = generated once and stored in <data_dir>/mqtt-password; at least 16 characters when the broker is off loopback',
       }),
       base: str({
         nonEmpty: true,

@@ -89,10 +89,10 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
       env: {
         BRAINSTEM_SERVER_PORT: '8080',
         BRAINSTEM_SERVER_TOKEN: 'abc',
-        BRAINSTEM_MQTT_URL: 'mqtt://u:p@broker:1883',
+        BRAINSTEM_MQTT_URL: 'mqtt://u:p-0123456789abcdef@broker:1883',
         BRAINSTEM_MQTT_EMBEDDED_PORT: '0',
         BRAINSTEM_MQTT_USERNAME: 'robot',
-        BRAINSTEM_MQTT_PASSWORD: 'pw',
+        BRAINSTEM_MQTT_PASSWORD: 'pw-0123456789abcdef',
         BRAINSTEM_MQTT_BASE: 'lab/cell1',
         BRAINSTEM_MQTT_RECONNECT_MAX_MS: '1000',
         BRAINSTEM_LOGGING_LEVEL: 'debug',
@@ -105,10 +105,10 @@ test('BRAINSTEM_* environment overrides typed keys and wins over the file', () =
     });
     assert.equal(c.server.port, 8080);
     assert.equal(c.server.token, 'abc');
-    assert.equal(c.mqtt.url, 'mqtt://u:p@broker:1883');
+    assert.equal(c.mqtt.url, 'mqtt://u:p-0123456789abcdef@broker:1883');
     assert.equal(c.mqtt.embedded.port, 0);
     assert.equal(c.mqtt.username, 'robot');
-    assert.equal(c.mqtt.password, 'pw');
+    assert.equal(c.mqtt.password, 'pw-0123456789abcdef');
     assert.equal(c.mqtt.base, 'lab/cell1');
     assert.equal(c.mqtt.reconnect.max_ms, 1000);
     assert.equal(c.logging.level, 'debug');

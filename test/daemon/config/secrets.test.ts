@@ -41,12 +41,12 @@ test('redaction masks secrets and URL passwords only', () => {
   assert.equal(redactUrl('mqtt://h:1883'), 'mqtt://h:1883');
   const c = loadConfig({
     env: {},
-    overrides: { server: { token: 'tok' }, mqtt: { url: 'mqtt://u:pw@h:1', password: 'pw' } },
+    overrides: { server: { token: 'tok' }, mqtt: { url: 'mqtt://u:pw@127.0.0.1:1', password: 'pw' } },
   });
   const r = redactConfig(c);
   assert.equal(r.server.token, '***');
   assert.equal(r.mqtt.password, '***');
-  assert.equal(r.mqtt.url, 'mqtt://u:***@h:1');
+  assert.equal(r.mqtt.url, 'mqtt://u:***@127.0.0.1:1');
   assert.equal(r.mqtt.username, 'brainstem');
   assert.equal(c.server.token, 'tok', 'the original is untouched');
 });
