@@ -26,6 +26,9 @@ export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
   gripperTimeout: 5,
 };
 
+/** The stop reason sent when a call's client disconnects while the call runs. */
+export const DISCONNECT_REASON = 'client_disconnected';
+
 export type Command =
   | { type: 'trajectory'; msg: TrajectoryMsg }
   | { type: 'gripper'; msg: GripperMsg }
@@ -112,13 +115,43 @@ export class Executor implements SessionListener, MotionHost {
     return [...arms];
   }
 
-  /** One model reply (native tool call or text) → its outcome; rejected replies send nothing. */
-  execute(reply: unknown, progress: Progress = () => undefined, callId = this.newId('call')): Promise<ToolOutcome> {
+  /**
+   * One model reply (native tool call or text) → its outcome; rejected replies send nothing.
+   * `deadMan` aborted while the call runs (its client went away) stops the arms the call moves.
+   */
+  execute(
+    reply: unknown,
+    progress: Progress = () => undefined,
+    callId = this.newId('call'),
+    deadMan?: AbortSignal,
+  ): Promise<ToolOutcome> {
     const rx: Received = { id: callId, at: this.now() };
     const v = this.validator.validate(reply);
     if (!v.ok) return Promise.resolve(this.outcome(null, rx, 'rejected', v.code, v.message));
     progress('validated', { tool: v.call.tool });
-    return this.run(v.call, progress, rx);
+    const running = this.run(v.call, progress, rx);
+    if (deadMan) this.stopOnAbort(deadMan, this.armsOf(v.call), running);
+    return running;
+  }
+
+  /** The arms a call sets in motion (arm or gripper); none for stop, state and plan-only calls. */
+  private armsOf(call: ToolCall): string[] {
+    if (call.tool === 'set_gripper') return Object.keys(call.gripper).filter((a) => call.gripper[a] !== null);
+    if (call.tool === 'move_to') return this.model.armNames.filter((a) => call.target[a]);
+    if (call.tool === 'move_eef_chunk') return this.model.armNames.filter((a) => call.targets.some((t) => t[a]));
+    return [];
+  }
+
+  /** Until `running` settles, an abort of `signal` stops `arms` through the ordinary stop path. */
+  private stopOnAbort(signal: AbortSignal, arms: string[], running: Promise<unknown>): void {
+    if (arms.length === 0) return;
+    const stop = () => {
+      const each = arms.length === this.model.armNames.length ? [null] : arms;
+      for (const arm of each) void this.stop(DISCONNECT_REASON, undefined, arm);
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    void running.finally(() => signal.removeEventListener('abort', stop));
   }
 
   run(

@@ -56,13 +56,15 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
     ({ robot: id, call }, ctx) => {
       const r = robotOf(id);
       const callId = r.executor.newId('call');
+      // Dead man: the connection closing while the call runs stops the arms it moves.
       return r.executor.execute(
         call,
         (phase, detail) => ctx.notify(PROGRESS_NOTIFICATION, { robot: id, call_id: callId, phase, ...detail }),
         callId,
+        ctx.signal,
       );
     },
-    `runs one tool call; ${PROGRESS_NOTIFICATION} notifications report its phases; the result is the outcome`,
+    `runs one tool call; ${PROGRESS_NOTIFICATION} notifications report its phases; the result is the outcome; closing the connection meanwhile stops the arms it moves`,
   );
 
   rpc.register(

@@ -289,3 +289,75 @@ test('get_state and done report measured joints, TCP and gripper', async () => {
   assert.equal(d.summary, 'nothing to do');
   assert.equal(d.status, 'ok');
 });
+
+test('dead man: the client of a call going away mid-move stops the arm short of the target; after the outcome, nothing', async () => {
+  const lb = new Loopback('yam');
+  await lb.run(0.3);
+  const target = lb.poseFromHere('arm', 0.06, 0, 0);
+  const client = new AbortController();
+  const moving = lb.outcome(lb.exec.execute(call('move_to', { target }), undefined, undefined, client.signal));
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  await lb.run(0.2);
+  client.abort();
+  const stop = lb.sent.at(-1)!;
+  assert.equal(stop.type, 'stop', 'the stop is published at once');
+  assert.deepEqual(
+    [(stop.msg as { arm: unknown }).arm, (stop.msg as { reason: string }).reason],
+    ['arm', 'client_disconnected'],
+  );
+  const o = await moving;
+  assert.equal(o.status, 'stopped', o.message);
+  assert.equal(o.reached, false);
+  await lb.run(1);
+  const s = lb.session.latest!.arms.arm!;
+  assert.equal(s.mode, 'hold');
+  assert.ok(Math.max(...s.dq.map(Math.abs)) < 1e-6, 'at rest');
+  const tcp = lb.model.tcpPose('arm', s.q);
+  assert.ok(Math.abs(tcp[0]! - target.pose_xyzquat[0]!) > 0.01, `stopped ${tcp[0]! - target.pose_xyzquat[0]!} m short`);
+  // A finished call, and calls that move nothing, leave the arm alone when their client goes.
+  const done = new AbortController();
+  const small = await lb.outcome(
+    lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) }), undefined, undefined, done.signal),
+  );
+  assert.equal(small.status, 'ok', small.message);
+  const state = new AbortController();
+  await lb.exec.execute(call('get_state', {}), undefined, undefined, state.signal);
+  const sent = lb.sent.length;
+  done.abort();
+  state.abort();
+  assert.equal(lb.sent.length, sent, 'no stop sent');
+});
+
+test('dead man on dual-yam: a one-arm call stops only that arm; a call whose client is already gone does not move', async () => {
+  const lb = new Loopback('dual-yam');
+  await lb.run(0.3);
+  const client = new AbortController();
+  const moving = lb.outcome(
+    lb.exec.execute(
+      call('move_to', { target: { left: lb.poseFromHere('left', 0.06, 0, 0), right: null } }),
+      undefined,
+      undefined,
+      client.signal,
+    ),
+  );
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  client.abort();
+  assert.deepEqual(lb.sent.at(-1)!.msg, {
+    ...(lb.sent.at(-1)!.msg as object),
+    arm: 'left',
+    reason: 'client_disconnected',
+  });
+  assert.equal((await moving).status, 'stopped');
+  const gone = AbortSignal.abort();
+  const before = lb.trajectories().length;
+  const o = await lb.outcome(
+    lb.exec.execute(
+      call('move_to', { target: { left: null, right: lb.poseFromHere('right', 0, 0.02, 0) } }),
+      undefined,
+      undefined,
+      gone,
+    ),
+  );
+  assert.equal(o.status, 'stopped', o.message);
+  assert.equal(lb.trajectories().length, before, 'no trajectory sent');
+});
