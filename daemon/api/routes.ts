@@ -9,6 +9,8 @@ export interface RouteContext {
   log: Logger;
   /** Largest body a handler should read (server.max_message_bytes); use readBody/readJson. */
   maxBodyBytes: number;
+  /** Deepest nesting a JSON body may have (server.max_json_depth); pass it to readJson. */
+  maxJsonDepth: number;
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => void | Promise<void>;
