@@ -26,8 +26,10 @@ export interface LoadClientReport {
 const IN_FLIGHT = 4;
 const MAX_SAMPLES = 50_000;
 const setup = JSON.parse(process.argv[2] ?? '{}') as LoadClientSetup;
-const report: LoadClientReport = { sent: 0, replies: 0, errors: {}, closes: {} };
-const bump = (m: Record<string, number>, k: string) => void (m[k] = (m[k] ?? 0) + 1);
+const report: LoadClientReport = { latenciesMs: [], sent: 0, replies: 0, errors: {}, closes: {} };
+function bump(m: Record<string, number>, k: string): void {
+  m[k] = (m[k] ?? 0) + 1;
+}
 
 /** The traffic mix: one valid timed call, then each kind of invalid message in turn. */
 function messages(maxBatch: number, maxDepth: number): ((id: number) => string)[] {
@@ -88,8 +90,7 @@ function flood(): Promise<void> {
       const t0 = id === undefined ? undefined : started.get(Number(id));
       if (t0 !== undefined) {
         started.delete(Number(id));
-        const lat = report.latenciesMs ?? (report.latenciesMs = []);
-        if (lat.length < MAX_SAMPLES) lat.push(performance.now() - t0);
+        if (report.latenciesMs!.length < MAX_SAMPLES) report.latenciesMs!.push(performance.now() - t0);
       }
       const code = /"error":\{"code":(-?\d+)/.exec(text)?.[1];
       if (code) bump(report.errors, code);

@@ -4,16 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { BATCH_SLICE, type DispatchHooks, handleMessage } from '../../../../daemon/api/rpc/protocol.js';
-import { RpcRegistry, type RpcContext } from '../../../../daemon/api/rpc/registry.js';
+import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
+import { testRpcContext } from '../../../helpers/rpc.js';
 import { anything, int, obj } from '../../../../robot/common/validation/builders.js';
 
-const ctx: RpcContext = {
-  connectionId: 't',
-  notify: () => true,
-  bufferedAmount: 0,
-  signal: new AbortController().signal,
-  onClose: () => undefined,
-};
+const ctx = testRpcContext();
 
 function setup(hooks: Partial<DispatchHooks> = {}) {
   const rpc = new RpcRegistry();
