@@ -3,6 +3,7 @@
 // and another records the daemon heartbeat's arrivals over MQTT. Reports heartbeat gaps against
 // the period, API latency of the valid calls and the daemon's RSS growth.
 import { fork, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createDaemon } from '../compose.js';
 import { loadConfig } from '../config/load.js';
 import { Logs } from '../log.js';
@@ -75,7 +76,12 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     await new Promise((resolve) => observer.child.once('message', resolve));
     const rss0 = process.memoryUsage().rss;
     let rssPeak = rss0;
-    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 100);
+    // The daemon loop's own blocking, told apart from the CPU being taken by other processes.
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
     const floods = Array.from({ length: o.processes }, (_, p) => {
       const clients = Math.floor(o.clients / o.processes) + (p < o.clients % o.processes ? 1 : 0);
       return spawnClient({
@@ -94,6 +100,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     children.push(...floods.map((f) => f.child));
     const reports = await Promise.all(floods.map((f) => f.report));
     clearInterval(sampler);
+    delay.disable();
+    const ms = (ns: number) => r3(ns / 1e6);
     const rss1 = process.memoryUsage().rss;
     const beats = (await observer.report).heartbeatTimesMs ?? [];
     const gaps = beats.slice(1).map((t, i) => t - beats[i]!);
@@ -120,6 +128,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         error_codes: merge('errors'),
         closed_by_daemon: merge('closes'),
       },
+      event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
       target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },
     };

@@ -14,15 +14,25 @@ export function isPrototypeKey(key: string): boolean {
 
 /** Levels of arrays/objects in `value` (a scalar is 0, `[]` is 1), counted up to `limit + 1`. */
 export function jsonDepth(value: unknown, limit = Number.MAX_SAFE_INTEGER): number {
+  // Parallel stacks, no per-node allocation: this runs on every message.
+  const nodes: object[] = [];
+  const depths: number[] = [];
   let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth + 1 > deepest) deepest = depth + 1;
+  if (typeof value === 'object' && value !== null) {
+    nodes.push(value);
+    depths.push(1);
+  }
+  while (nodes.length > 0) {
+    const v = nodes.pop()!;
+    const depth = depths.pop()!;
+    if (depth > deepest) deepest = depth;
     if (deepest > limit) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    const children: unknown[] = Array.isArray(v) ? v : Object.values(v);
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) {
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
     }
   }
   return deepest;

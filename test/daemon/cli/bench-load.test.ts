@@ -12,7 +12,16 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   );
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual(Object.keys(out), ['clients', 'non_readers', 'seconds', 'heartbeat', 'api', 'rss_mib', 'target']);
+  assert.deepEqual(Object.keys(out), [
+    'clients',
+    'non_readers',
+    'seconds',
+    'heartbeat',
+    'api',
+    'event_loop_delay_ms',
+    'rss_mib',
+    'target',
+  ]);
   assert.equal(out.non_readers, 1);
   assert.ok(out.heartbeat.received > 0, 'the observer received heartbeats');
   assert.deepEqual(Object.keys(out.heartbeat.gap_ms), ['p50', 'p99', 'max']);
