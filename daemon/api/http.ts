@@ -1,6 +1,8 @@
 // HTTP helpers shared by every route: JSON replies, errors in one (OpenAI-compatible) shape,
 // and bounded body reading that rejects an oversized body instead of buffering it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { formatIssue } from '../../robot/common/validation/issue.js';
+import { DEFAULT_MAX_DEPTH, jsonDepth, prototypeKeyIssues } from '../../robot/common/validation/json-guard.js';
 
 /** An error that becomes an HTTP reply: `{"error": {"message", "type", "param"?, "code"?, ...extra}}`. */
 export class HttpError extends Error {
@@ -80,12 +82,31 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** Reads and parses a JSON body (content-type is not enforced: curl sends form types by default). */
-export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+/**
+ * Reads and parses a JSON body (content-type is not enforced: curl sends form types by default).
+ * A body nested deeper than `maxDepth` or using a prototype name as a key is refused with 400.
+ */
+export async function readJson(req: IncomingMessage, limit: number, maxDepth = DEFAULT_MAX_DEPTH): Promise<unknown> {
   const body = await readBody(req, limit);
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
   }
+  const depth = jsonDepth(value, maxDepth);
+  if (depth > maxDepth)
+    throw new HttpError(
+      400,
+      `request body nests arrays and objects more than ${maxDepth} levels deep (server.max_json_depth)`,
+      'invalid_request_error',
+      undefined,
+      { code: 'max_json_depth' },
+    );
+  const reserved = prototypeKeyIssues(value, '', 1)[0];
+  if (reserved)
+    throw new HttpError(400, `request body: ${formatIssue(reserved)}`, 'invalid_request_error', reserved.path, {
+      code: 'reserved_key',
+    });
+  return value;
 }

@@ -11,6 +11,8 @@ export interface RouteContext {
   maxBodyBytes: number;
   /** The request carried the API token (public routes use it to decide how much to say). */
   authenticated: boolean;
+  /** Deepest nesting a JSON body may have (server.max_json_depth); pass it to readJson. */
+  maxJsonDepth: number;
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => void | Promise<void>;

@@ -141,6 +141,7 @@ export class ApiServer extends Service {
         log: this.log,
         maxBodyBytes: this.deps.config.max_message_bytes,
         authenticated,
+        maxJsonDepth: this.deps.config.max_json_depth,
       });
     } catch (err) {
       const e =
@@ -175,7 +176,12 @@ export class ApiServer extends Service {
       this.alive.add(ws);
       ws.on('pong', () => this.alive.add(ws));
       if (endpoint) return endpoint(ws, req);
-      new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'));
+      new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'), {
+        maxBatch: this.deps.config.max_batch_calls,
+        maxDepth: this.deps.config.max_json_depth,
+        pauseBytes: this.deps.config.ws_pause_bytes,
+        maxBufferedBytes: this.deps.config.ws_max_buffered_bytes,
+      });
     });
   }
 }

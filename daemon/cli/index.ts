@@ -7,6 +7,7 @@ import { registerBenchConstrained } from './bench-constrained.js';
 import { registerBenchDecode } from './bench-decode.js';
 import { registerBenchIk } from './bench-ik.js';
 import { registerBenchLink } from './bench-link.js';
+import { registerBenchLoad } from './bench-load.js';
 import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
@@ -29,6 +30,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchIk,
   registerBenchTiming,
   registerBenchLink,
+  registerBenchLoad,
   registerBenchDecode,
   registerBenchMembw,
   registerBenchPlan,

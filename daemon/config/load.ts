@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../util/repo-root.js';
 import { formatIssue, type Issue } from '../../robot/common/validation/issue.js';
+import { isPrototypeKey, PROTOTYPE_KEY_RULE } from '../../robot/common/validation/json-guard.js';
 import { isRecord } from '../../robot/common/validation/values.js';
 import { envOverrides } from './env.js';
 import { daemonSchema, type Config } from './schema.js';
@@ -60,16 +61,27 @@ export function readYamlFile(file: string): Tree {
   return doc;
 }
 
-/** Deep-merges `src` into `dst`; null means "not set". Records where each value came from. */
-function mergeInto(dst: Tree, src: Tree, source: string, origins: Map<string, string>, prefix = ''): void {
+/**
+ * Deep-merges `src` into `dst`; null means "not set". Records where each value came from.
+ * Prototype keys become issues: merging `__proto__` would write into Object.prototype.
+ */
+function mergeInto(
+  dst: Tree,
+  src: Tree,
+  source: string,
+  origins: Map<string, string>,
+  issues: Issue[],
+  prefix = '',
+): void {
   for (const [k, v] of Object.entries(src)) {
     if (v === null || v === undefined) continue;
     const path = prefix ? `${prefix}.${k}` : k;
     origins.set(path, source);
-    if (!isRecord(v)) dst[k] = v;
+    if (isPrototypeKey(k)) issues.push({ path, rule: PROTOTYPE_KEY_RULE, value: k });
+    else if (!isRecord(v)) dst[k] = v;
     else {
       if (!isRecord(dst[k])) dst[k] = {};
-      mergeInto(dst[k] as Tree, v, source, origins, path);
+      mergeInto(dst[k] as Tree, v, source, origins, issues, path);
     }
   }
 }
@@ -108,17 +120,18 @@ export function expandHome(p: string): string {
 export function loadConfig(opts: LoadOptions = {}): Config {
   const origins = new Map<string, string>();
   const tree: Tree = {};
+  const issues: Issue[] = [];
   const defaultsFile = opts.defaultsFile ?? defaultConfigFile;
-  mergeInto(tree, readYamlFile(defaultsFile), defaultsFile, origins);
-  if (opts.file) mergeInto(tree, readYamlFile(opts.file), opts.file, origins);
+  mergeInto(tree, readYamlFile(defaultsFile), defaultsFile, origins, issues);
+  if (opts.file) mergeInto(tree, readYamlFile(opts.file), opts.file, origins, issues);
   const env = envOverrides(daemonSchema, opts.env ?? process.env);
+  issues.push(...env.issues);
   for (const o of env.overrides) {
     setPath(tree, o.path, o.value);
     origins.set(o.path, o.name);
   }
-  for (const layer of [opts.overrides ?? []].flat()) mergeInto(tree, layer, 'overrides', origins);
+  for (const layer of [opts.overrides ?? []].flat()) mergeInto(tree, layer, 'overrides', origins, issues);
 
-  const issues: Issue[] = [...env.issues];
   const config = daemonSchema.check(tree, '', issues);
   if (config && issues.length === 0) issues.push(...checkSecretStrength(config).issues);
   if (issues.length > 0 || !config) throw new ConfigError(formatConfigIssues(issues, origins));

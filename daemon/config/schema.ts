@@ -60,8 +60,42 @@ export const daemonSchema = obj({
         default: 30_000,
         doc: 'WebSocket ping interval; a client that missed the previous pong is disconnected',
       }),
+      max_batch_calls: int({
+        min: 1,
+        max: 100_000,
+        default: 1000,
+        doc: 'most calls in one JSON-RPC batch; a longer batch is refused whole with -32600',
+      }),
+      max_json_depth: int({
+        min: 2,
+        max: 10_000,
+        default: 64,
+        doc: 'deepest nesting of arrays and objects in a JSON-RPC message or HTTP JSON body (-32600 / HTTP 400 past it)',
+      }),
+      ws_pause_bytes: int({
+        min: 1024,
+        max: 1 << 30,
+        default: 1 << 20,
+        doc: "a WebSocket client's unsent replies above which its messages are not read until they drain below it",
+      }),
+      ws_max_buffered_bytes: int({
+        min: 1024,
+        max: 1 << 30,
+        default: 16 << 20,
+        doc: 'unsent replies above which a WebSocket client that does not read is disconnected (close code 1008)',
+      }),
     },
-    { doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)' },
+    {
+      doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)',
+      refine: (v, path, issues: Issue[]) => {
+        if (v.ws_pause_bytes > v.ws_max_buffered_bytes)
+          issues.push({
+            path: `${path}.ws_pause_bytes`,
+            rule: `must be <= ${path}.ws_max_buffered_bytes (${v.ws_max_buffered_bytes})`,
+            value: v.ws_pause_bytes,
+          });
+      },
+    },
   ),
   mqtt: obj(
     {

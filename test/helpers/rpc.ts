@@ -1,5 +1,6 @@
 // A JSON-RPC 2.0 WebSocket test client: calls by id, raw frames, and notification waiting.
 import { WebSocket, type ClientOptions } from 'ws';
+import type { RpcContext } from '../../daemon/api/rpc/registry.js';
 import { within } from './wait.js';
 
 export interface RpcReply {
@@ -119,4 +120,15 @@ export function refusedStatus(url: string, headers: Record<string, string> = {})
     10_000,
     `WebSocket refusal from ${url}`,
   );
+}
+
+/** A connection context for calling handleMessage without a socket. */
+export function testRpcContext(): RpcContext {
+  return {
+    connectionId: 't',
+    notify: () => true,
+    bufferedAmount: 0,
+    signal: new AbortController().signal,
+    onClose: () => undefined,
+  };
 }

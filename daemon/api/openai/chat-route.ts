@@ -97,7 +97,7 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
     method: 'POST',
     path: '/v1/chat/completions',
     handler: async (req, res, ctx) => {
-      const body = await readJson(req, ctx.maxBodyBytes);
+      const body = await readJson(req, ctx.maxBodyBytes, ctx.maxJsonDepth);
       if (!isRecord(body)) throw new HttpError(400, `the request body must be a JSON object, got ${showValue(body)}`);
       const { stream, includeUsage } = streamFlags(body);
       const aborter = new AbortController();

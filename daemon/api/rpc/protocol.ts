@@ -2,6 +2,7 @@
 // params against the method's schema, run the handler, build the response(s). Batches supported.
 import type { Logger } from '../../log.js';
 import { formatIssue, type Issue } from '../../../robot/common/validation/issue.js';
+import { jsonDepth, prototypeKeyIssues } from '../../../robot/common/validation/json-guard.js';
 import { isRecord } from '../../../robot/common/validation/values.js';
 import { RpcCode, RpcError, type RpcContext, type RpcRegistry } from './registry.js';
 
@@ -17,11 +18,28 @@ export type RpcResponse =
   | { jsonrpc: '2.0'; id: RpcId; result: unknown }
   | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
 
+export interface MessageLimits {
+  /** Most calls in one batch (server.max_batch_calls). */
+  maxBatch: number;
+  /** Deepest nesting of arrays/objects (server.max_json_depth). */
+  maxDepth: number;
+}
+
+export const DEFAULT_LIMITS: MessageLimits = { maxBatch: 1000, maxDepth: 64 };
+
+/** Calls of a batch started between two yields to the event loop. */
+export const BATCH_SLICE = 64;
+
 export interface DispatchHooks {
   log: Logger;
   /** Called once per request with `ok` or the error code. */
   onOutcome?(method: string, known: boolean, outcome: string): void;
+  limits?: MessageLimits;
+  /** Lets timers and I/O run between slices of a batch (default: setImmediate). */
+  yieldToLoop?: () => Promise<void>;
 }
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const fail = (id: RpcId, code: number, message: string, data?: unknown): RpcResponse => ({
   jsonrpc: '2.0',
@@ -47,11 +65,38 @@ export async function handleMessage(
     hooks.onOutcome?.('(parse)', false, String(RpcCode.PARSE_ERROR));
     return fail(null, RpcCode.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
   }
+  const limits = hooks.limits ?? DEFAULT_LIMITS;
+  const refused = (message: string, data: Record<string, unknown>): RpcResponse => {
+    hooks.onOutcome?.('(invalid)', false, String(RpcCode.INVALID_REQUEST));
+    return fail(null, RpcCode.INVALID_REQUEST, `Invalid Request: ${message}`, data);
+  };
+  // Checked before any handler runs: deeper values would overflow the stack of recursive code.
+  const depth = jsonDepth(msg, limits.maxDepth);
+  if (depth > limits.maxDepth)
+    return refused(
+      `the message nests arrays and objects more than ${limits.maxDepth} levels deep (server.max_json_depth)`,
+      { field: '(message)', rule: 'max_json_depth', limit: limits.maxDepth, value: depth },
+    );
   if (!Array.isArray(msg)) return handleRequest(msg, registry, ctx, hooks);
   if (msg.length === 0) return fail(null, RpcCode.INVALID_REQUEST, 'Invalid Request: an empty batch');
-  const replies = await Promise.all(msg.map((m) => handleRequest(m, registry, ctx, hooks)));
+  if (msg.length > limits.maxBatch)
+    return refused(
+      `a batch of ${msg.length} calls exceeds the limit of ${limits.maxBatch} calls (server.max_batch_calls)`,
+      { field: '(batch)', rule: 'max_batch_calls', limit: limits.maxBatch, value: msg.length },
+    );
+  const replies = await runBatch(msg, (m) => handleRequest(m, registry, ctx, hooks), hooks.yieldToLoop ?? nextTurn);
   const sent = replies.filter((r): r is RpcResponse => r !== undefined);
   return sent.length > 0 ? sent : undefined;
+}
+
+/** Starts the calls a slice at a time, yielding between slices so timers (heartbeats) keep their period. */
+async function runBatch<T>(items: unknown[], run: (m: unknown) => Promise<T>, yieldToLoop: () => Promise<void>) {
+  const pending: Promise<T>[] = [];
+  for (let i = 0; i < items.length; i += BATCH_SLICE) {
+    if (i > 0) await yieldToLoop();
+    for (const m of items.slice(i, i + BATCH_SLICE)) pending.push(run(m));
+  }
+  return Promise.all(pending);
 }
 
 /** Checks the request envelope; returns an error response or the parts. */
@@ -112,6 +157,9 @@ async function handleRequest(
     return notification ? undefined : r;
   };
   if (!method) return reply(fail(id ?? null, RpcCode.METHOD_NOT_FOUND, `Method not found: ${name}`, { method: name }));
+  // Every method's params, open ones included: handlers build records from these keys.
+  const reserved = prototypeKeyIssues(env.params);
+  if (reserved.length > 0) return reply(paramsError(id ?? null, reserved));
   if (Array.isArray(env.params)) {
     return reply(
       fail(

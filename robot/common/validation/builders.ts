@@ -1,6 +1,7 @@
 // Declarative validators for config sections and JSON-RPC params: each node checks a value,
 // fills defaults and carries the type text and docs that docs/config.md is generated from.
 import { type Issue, IssueError } from './issue.js';
+import { isPrototypeKey, PROTOTYPE_KEY_RULE } from './json-guard.js';
 import { isRecord, unknownKey } from './values.js';
 
 export type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'mapping' | 'list' | 'any';
@@ -150,7 +151,9 @@ export function obj<F extends Fields>(
       }
       const before = issues.length;
       for (const key of Object.keys(v)) {
-        if (!(key in fields)) issues.push({ path: join(path, key), ...unknownKey(key, known), value: v[key] });
+        if (isPrototypeKey(key)) issues.push({ path: join(path, key), rule: PROTOTYPE_KEY_RULE, value: key });
+        else if (!Object.hasOwn(fields, key))
+          issues.push({ path: join(path, key), ...unknownKey(key, known), value: v[key] });
       }
       const out: Record<string, unknown> = {};
       for (const key of known) out[key] = fields[key]!.check(v[key], join(path, key), issues);
@@ -177,7 +180,7 @@ export function record<T>(
       const before = issues.length;
       const out: Record<string, T> = {};
       for (const [k, item] of Object.entries(v)) {
-        const keyRule = o.keyRule?.(k);
+        const keyRule = isPrototypeKey(k) ? PROTOTYPE_KEY_RULE : o.keyRule?.(k);
         if (keyRule) issues.push({ path: join(path, k), rule: keyRule, value: k });
         else out[k] = value.check(item, join(path, k), issues) as T;
       }

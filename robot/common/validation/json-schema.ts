@@ -3,6 +3,7 @@
 // Ajv's errors become Issues worded by rules.ts.
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Issue, keyPath } from './issue.js';
+import { guardJson } from './json-guard.js';
 import {
   REQUIRED,
   UNIQUE,
@@ -63,7 +64,12 @@ export function compileSchema(schema: Schema): Check {
   let check = compiled.get(key);
   if (!check) {
     const validate = ajv.compile(schema);
-    check = (value) => (validate(value) ? [] : toIssues(validate.errors ?? []).slice(0, MAX_ISSUES));
+    check = (value) => {
+      // Prototype keys are refused even where a schema allows extra keys; deep values never reach Ajv.
+      const guarded = guardJson(value);
+      if (guarded.length > 0) return guarded.slice(0, MAX_ISSUES);
+      return validate(value) ? [] : toIssues(validate.errors ?? []).slice(0, MAX_ISSUES);
+    };
     compiled.set(key, check);
   }
   return check;

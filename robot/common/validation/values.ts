@@ -20,7 +20,8 @@ export function showValue(v: unknown): string {
   try {
     text = JSON.stringify(v) ?? String(v);
   } catch {
-    text = String(v);
+    // Cycles and values too deep to print (String() recurses through arrays too).
+    text = Array.isArray(v) ? 'a list' : `a ${typeof v}`;
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

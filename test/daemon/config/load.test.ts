@@ -428,3 +428,42 @@ test('a missing file and a non-mapping document are reported', () => {
     ),
   );
 });
+
+test('prototype keys in a config file are refused, not merged into Object.prototype', () => {
+  withFile('server:\n  __proto__:\n    polluted: 1\n  constructor: 2\n', (file) => {
+    const msg = configError(() => loadConfig({ file, env: {} }));
+    assert.match(msg, /server\.__proto__: is a reserved key .* \(from .*user\.yaml\)/);
+    assert.match(msg, /server\.constructor: is a reserved key/);
+  });
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('a model named __proto__ is refused with a config error instead of vanishing', () => {
+  withFile('models:\n  __proto__:\n    path: /tmp/m\n  prototype:\n    path: /tmp/n\n', (file) => {
+    const msg = configError(() => loadConfig({ file, env: {} }));
+    assert.match(msg, /models\.__proto__: is a reserved key/);
+    assert.match(msg, /models\.prototype: is a reserved key/);
+  });
+  assert.equal(({} as Record<string, unknown>).path, undefined);
+});
+
+test('prototype keys in overrides and unknown BRAINSTEM_ variables are refused', () => {
+  const msg = configError(() =>
+    loadConfig({
+      env: { BRAINSTEM_SERVER_CONSTRUCTOR: '1' },
+      overrides: JSON.parse('{"logging":{"levels":{"__proto__":"debug"}}}'),
+    }),
+  );
+  assert.match(msg, /logging\.levels\.__proto__: is a reserved key/);
+  assert.match(msg, /BRAINSTEM_SERVER_CONSTRUCTOR: is not a known configuration variable/);
+});
+
+test('server limits: defaults, and ws_pause_bytes must not exceed ws_max_buffered_bytes', () => {
+  const c = loadConfig({ env: {} });
+  assert.equal(c.server.max_batch_calls, 1000);
+  assert.equal(c.server.max_json_depth, 64);
+  assert.equal(c.server.ws_pause_bytes, 1 << 20);
+  assert.equal(c.server.ws_max_buffered_bytes, 16 << 20);
+  const msg = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_WS_PAUSE_BYTES: String(32 << 20) } }));
+  assert.match(msg, /server\.ws_pause_bytes: must be <= server\.ws_max_buffered_bytes \(16777216\), got 33554432/);
+});

@@ -54,3 +54,10 @@ test('bad envelopes name the problem', () => {
     assert.match(r.ok ? '' : r.message, re, raw);
   }
 });
+
+test('prototype keys and deep nesting in a controller frame are validation issues', () => {
+  const proto = decodeEnvelope('{"type":"heartbeat","payload":{"__proto__":{"v":1}}}', 'daemon');
+  assert.match(proto.ok ? '' : proto.message, /^envelope\.payload\.__proto__: is a reserved key/);
+  const deep = decodeEnvelope(`{"type":"heartbeat","payload":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, 'daemon');
+  assert.match(deep.ok ? '' : deep.message, /^envelope: must not nest arrays and objects more than 64 levels deep/);
+});

@@ -2,16 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { handleMessage } from '../../../../daemon/api/rpc/protocol.js';
-import { RpcCode, RpcError, RpcRegistry, type RpcContext } from '../../../../daemon/api/rpc/registry.js';
+import { RpcCode, RpcError, RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
+import { testRpcContext } from '../../../helpers/rpc.js';
 import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
-const ctx: RpcContext = {
-  connectionId: 't',
-  notify: () => true,
-  bufferedAmount: 0,
-  signal: new AbortController().signal,
-  onClose: () => undefined,
-};
+const ctx = testRpcContext();
 
 function setup() {
   const rpc = new RpcRegistry();

@@ -1,0 +1,134 @@
+// Child process of `brainstem bench load`, kept off the daemon's process so that its event loop
+// and RSS are the daemon's own. Role "observer" records the daemon heartbeat's arrival times over
+// MQTT; role "flood" runs WebSocket clients that send valid and invalid traffic as fast as they are
+// answered, and a share of them that never read their replies.
+import { connectAsync } from 'mqtt';
+import { WebSocket } from 'ws';
+
+export interface LoadClientSetup {
+  role: 'observer' | 'flood';
+  seconds: number;
+  /** flood: the JSON-RPC endpoint and token, clients in this process, and every how many does not read. */
+  ws?: { url: string; token: string; clients: number; nonReaderEvery: number; maxBatch: number; maxDepth: number };
+  /** observer: the broker and the heartbeat topic. */
+  mqtt?: { url: string; username: string; password: string; topic: string };
+}
+
+export interface LoadClientReport {
+  heartbeatTimesMs?: number[];
+  latenciesMs?: number[];
+  sent: number;
+  replies: number;
+  errors: Record<string, number>;
+  closes: Record<string, number>;
+}
+
+const IN_FLIGHT = 4;
+const MAX_SAMPLES = 50_000;
+const setup = JSON.parse(process.argv[2] ?? '{}') as LoadClientSetup;
+const report: LoadClientReport = { latenciesMs: [], sent: 0, replies: 0, errors: {}, closes: {} };
+function bump(m: Record<string, number>, k: string): void {
+  m[k] = (m[k] ?? 0) + 1;
+}
+
+/** The traffic mix: one valid timed call, then each kind of invalid message in turn. */
+function messages(maxBatch: number, maxDepth: number): ((id: number) => string)[] {
+  const deep = '['.repeat(maxDepth + 10) + ']'.repeat(maxDepth + 10);
+  const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'system.health' });
+  return [
+    (id) => JSON.stringify(call(id)),
+    () => '{"jsonrpc":"2.0","id":',
+    (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'system.reboot' }),
+    (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'system.subscribe', params: { interval_ms: 'often' } }),
+    (id) => `{"jsonrpc":"2.0","id":${id},"method":"system.info","params":{"__proto__":{"admin":true}}}`,
+    (id) => `{"jsonrpc":"2.0","id":${id},"method":"system.info","params":{"x":${deep}}}`,
+    (id) => JSON.stringify(Array.from({ length: maxBatch + 1 }, (_, i) => call(id * 10_000 + i))),
+    (id) => JSON.stringify(call(id)),
+  ];
+}
+
+function flood(): Promise<void> {
+  const o = setup.ws!;
+  const kinds = messages(o.maxBatch, o.maxDepth);
+  const end = Date.now() + setup.seconds * 1000;
+  const sockets: WebSocket[] = [];
+  const started = new Map<number, number>();
+  let nextId = 1;
+  const done: Promise<void>[] = [];
+  for (let c = 0; c < o.clients; c++) {
+    const ws = new WebSocket(`${o.url}?token=${encodeURIComponent(o.token)}`, { maxPayload: 64 << 20 });
+    sockets.push(ws);
+    const nonReader = o.nonReaderEvery > 0 && c % o.nonReaderEvery === o.nonReaderEvery - 1;
+    let turn = c;
+    const send = () => {
+      if (ws.readyState !== WebSocket.OPEN || Date.now() > end) return;
+      const id = nextId++;
+      const k = turn++ % kinds.length;
+      if (k === 0) started.set(id, performance.now());
+      report.sent++;
+      ws.send(kinds[k]!(id));
+    };
+    ws.on('open', () => {
+      if (!nonReader) {
+        for (let i = 0; i < IN_FLIGHT; i++) send();
+        return;
+      }
+      // Never reads: full valid batches whose replies pile up on the daemon's side.
+      ws.pause();
+      const batch = JSON.stringify(
+        Array.from({ length: o.maxBatch }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'system.health' })),
+      );
+      for (let i = 0; i < 15; i++) {
+        report.sent++;
+        ws.send(batch);
+      }
+    });
+    ws.on('message', (data) => {
+      report.replies++;
+      const text = String(data);
+      const id = /^\{"jsonrpc":"2\.0","id":(\d+),"result"/.exec(text)?.[1];
+      const t0 = id === undefined ? undefined : started.get(Number(id));
+      if (t0 !== undefined) {
+        started.delete(Number(id));
+        if (report.latenciesMs!.length < MAX_SAMPLES) report.latenciesMs!.push(performance.now() - t0);
+      }
+      const code = /"error":\{"code":(-?\d+)/.exec(text)?.[1];
+      if (code) bump(report.errors, code);
+      send();
+    });
+    ws.on('error', () => undefined);
+    // Closes by the daemon during the run (1008: backlog, 1006: cut off); not the bench's own at the end.
+    done.push(
+      new Promise((resolve) =>
+        ws.once('close', (code) => {
+          if (Date.now() <= end) bump(report.closes, String(code));
+          resolve();
+        }),
+      ),
+    );
+  }
+  return new Promise((resolve) =>
+    setTimeout(
+      () => {
+        for (const ws of sockets) ws.terminate();
+        void Promise.all(done).then(() => resolve());
+      },
+      setup.seconds * 1000 + 500,
+    ),
+  );
+}
+
+async function observe(): Promise<void> {
+  const o = setup.mqtt!;
+  const client = await connectAsync(o.url, { username: o.username, password: o.password, protocolVersion: 4 });
+  const times: number[] = [];
+  client.on('message', () => times.push(performance.now()));
+  await client.subscribeAsync(o.topic, { qos: 0 });
+  process.send!({ ready: true });
+  await new Promise((r) => setTimeout(r, setup.seconds * 1000));
+  await client.endAsync();
+  report.heartbeatTimesMs = times;
+}
+
+await (setup.role === 'observer' ? observe() : flood());
+process.send!(report, () => process.exit(0));

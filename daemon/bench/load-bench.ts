@@ -1,0 +1,139 @@
+// `brainstem bench load`: a real daemon (embedded broker, API) in this process while child
+// processes flood its WebSocket API with valid and invalid traffic (some clients never reading)
+// and another records the daemon heartbeat's arrivals over MQTT. Reports heartbeat gaps against
+// the period, API latency of the valid calls and the daemon's RSS growth.
+import { fork, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createDaemon } from '../compose.js';
+import { loadConfig } from '../config/load.js';
+import { Logs } from '../log.js';
+import { daemonTopics } from '../../robot/link/protocol.js';
+import type { LoadClientReport, LoadClientSetup } from './load-bench-client.js';
+import { percentile } from './percentile.js';
+
+export interface LoadBenchOptions {
+  dataDir: string;
+  clients: number;
+  seconds: number;
+  /** Client processes the WebSocket clients are spread over. */
+  processes: number;
+  /** Every n-th client never reads its replies (0: none). */
+  nonReaderEvery: number;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const MiB = (b: number) => r3(b / (1 << 20));
+
+function spawnClient(setup: LoadClientSetup): { child: ChildProcess; report: Promise<LoadClientReport> } {
+  const child = fork(new URL('./load-bench-client.js', import.meta.url), [JSON.stringify(setup)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const report = new Promise<LoadClientReport>((resolve, reject) => {
+    child.on('message', (m: LoadClientReport | { ready: true }) => {
+      if (!('ready' in m)) resolve(m);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`bench client (${setup.role}) exited with ${code} before reporting`)),
+    );
+  });
+  return { child, report };
+}
+
+const summary = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  return { p50: r3(percentile(s, 50)), p99: r3(percentile(s, 99)), max: r3(s.at(-1) ?? 0) };
+};
+
+export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, unknown>> {
+  const config = loadConfig({
+    env: {},
+    overrides: [
+      {
+        data_dir: o.dataDir,
+        server: { port: 0 },
+        mqtt: { embedded: { port: 0 } },
+        logging: { level: 'silent' },
+        robots: { simulate: false, serve: [] },
+      },
+    ],
+  });
+  const parts = createDaemon(config, { logs: new Logs(config.logging) });
+  await parts.daemon.start();
+  const children: ChildProcess[] = [];
+  try {
+    const period = config.robots.heartbeat.period_ms;
+    const observer = spawnClient({
+      role: 'observer',
+      seconds: o.seconds + 1,
+      mqtt: {
+        url: parts.broker!.url(),
+        username: config.mqtt.username,
+        password: parts.mqttPassword.value,
+        topic: daemonTopics(config.mqtt.base).heartbeat,
+      },
+    });
+    children.push(observer.child);
+    await new Promise((resolve) => observer.child.once('message', resolve));
+    const rss0 = process.memoryUsage().rss;
+    let rssPeak = rss0;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 100);
+    // The daemon loop's own blocking, told apart from the CPU being taken by other processes.
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const floods = Array.from({ length: o.processes }, (_, p) => {
+      const clients = Math.floor(o.clients / o.processes) + (p < o.clients % o.processes ? 1 : 0);
+      return spawnClient({
+        role: 'flood',
+        seconds: o.seconds,
+        ws: {
+          url: `${parts.api.url('ws')}/ws`,
+          token: parts.token.value,
+          clients,
+          nonReaderEvery: o.nonReaderEvery,
+          maxBatch: config.server.max_batch_calls,
+          maxDepth: config.server.max_json_depth,
+        },
+      });
+    });
+    children.push(...floods.map((f) => f.child));
+    const reports = await Promise.all(floods.map((f) => f.report));
+    clearInterval(sampler);
+    delay.disable();
+    const ms = (ns: number) => r3(ns / 1e6);
+    const rss1 = process.memoryUsage().rss;
+    const beats = (await observer.report).heartbeatTimesMs ?? [];
+    const gaps = beats.slice(1).map((t, i) => t - beats[i]!);
+    const merge = (key: 'errors' | 'closes') => {
+      const out: Record<string, number> = {};
+      for (const r of reports) for (const [k, n] of Object.entries(r[key])) out[k] = (out[k] ?? 0) + n;
+      return out;
+    };
+    const maxGap = Math.max(0, ...gaps);
+    return {
+      clients: o.clients,
+      non_readers: o.nonReaderEvery > 0 ? Math.floor(o.clients / o.nonReaderEvery) : 0,
+      seconds: o.seconds,
+      heartbeat: {
+        period_ms: period,
+        received: beats.length,
+        gap_ms: summary(gaps),
+        gaps_over_2x_period: gaps.filter((g) => g > 2 * period).length,
+      },
+      api: {
+        messages_sent: reports.reduce((n, r) => n + r.sent, 0),
+        replies: reports.reduce((n, r) => n + r.replies, 0),
+        valid_call_latency_ms: summary(reports.flatMap((r) => r.latenciesMs ?? [])),
+        error_codes: merge('errors'),
+        closed_by_daemon: merge('closes'),
+      },
+      event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+      rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
+      target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },
+    };
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill();
+    await parts.daemon.stop();
+  }
+}

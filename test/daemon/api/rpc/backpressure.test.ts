@@ -1,0 +1,92 @@
+// Per-connection backpressure: a client whose replies pile up unsent is not read (socket paused)
+// until they drain, and is disconnected with 1008 past the hard bound. A fake socket stands in
+// for ws so the unsent byte count is exact.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { pino } from 'pino';
+import { WebSocket } from 'ws';
+import { Metrics } from '../../../../daemon/api/metrics.js';
+import { CLOSE_BACKLOG, RpcConnection } from '../../../../daemon/api/rpc/connection.js';
+import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
+import { int, obj } from '../../../../robot/common/validation/builders.js';
+
+/** A socket that never writes anything out until `flush()`, like a client that does not read. */
+class StuckSocket extends EventEmitter {
+  readyState: number = WebSocket.OPEN;
+  bufferedAmount = 0;
+  paused = false;
+  closedWith?: [number, string];
+  terminated = false;
+  private readonly queue: [number, () => void][] = [];
+  send(data: string, cb: () => void): void {
+    this.bufferedAmount += Buffer.byteLength(data);
+    this.queue.push([Buffer.byteLength(data), cb]);
+  }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+  close(code: number, reason: string): void {
+    this.closedWith = [code, reason];
+    this.readyState = WebSocket.CLOSING;
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+  /** The client reads `n` replies. */
+  flush(n: number): void {
+    for (const [bytes, cb] of this.queue.splice(0, n)) {
+      this.bufferedAmount -= bytes;
+      cb();
+    }
+  }
+  /** The client sends one text message. */
+  async deliver(msg: unknown): Promise<void> {
+    this.emit('message', Buffer.from(JSON.stringify(msg)), false);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+function connect(limits = { pauseBytes: 2000, maxBufferedBytes: 10_000 }) {
+  const rpc = new RpcRegistry();
+  rpc.register('test.blob', obj({ n: int({ min: 0, max: 100_000 }) }), (p) => 'x'.repeat(p.n));
+  const ws = new StuckSocket();
+  const conn = new RpcConnection('c1', ws as unknown as WebSocket, rpc, new Metrics(), pino({ level: 'silent' }), {
+    maxBatch: 1000,
+    maxDepth: 64,
+    ...limits,
+  });
+  return { ws, conn };
+}
+
+const blob = (id: number, n: number) => ({ jsonrpc: '2.0', id, method: 'test.blob', params: { n } });
+
+test('the socket is paused while unsent replies exceed ws_pause_bytes and resumed once they drain', async () => {
+  const { ws, conn } = connect();
+  await ws.deliver(blob(1, 1500));
+  assert.equal(ws.paused, false, 'under the bound: still reading');
+  await ws.deliver(blob(2, 1500));
+  assert.equal(ws.paused, true, 'over the bound: not read');
+  assert.equal(conn.isPaused, true);
+  ws.flush(1);
+  assert.equal(ws.paused, false, 'drained under the bound: reading again');
+  assert.equal(ws.closedWith, undefined);
+});
+
+test('past ws_max_buffered_bytes the client is closed with 1008 naming the limit, then cut off', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { ws, conn } = connect();
+  await ws.deliver(blob(1, 9000));
+  assert.equal(ws.closedWith, undefined);
+  // Replies already under way (and notifications) still count: one more passes the hard bound.
+  assert.equal(conn.notify('test.event', { big: 'y'.repeat(2000) }), true);
+  assert.deepEqual(ws.closedWith, [CLOSE_BACKLOG, 'unsent replies exceed server.ws_max_buffered_bytes (10000)']);
+  assert.ok(Buffer.byteLength(ws.closedWith![1]) <= 123, 'fits a close frame');
+  assert.equal(conn.notify('test.event', {}), false, 'nothing more is queued');
+  assert.equal(ws.terminated, false);
+  t.mock.timers.tick(1000);
+  assert.equal(ws.terminated, true, 'a client that cannot read the close frame is cut off');
+});

@@ -1,0 +1,34 @@
+// `brainstem bench load` runs a small flood end to end and prints the documented JSON keys
+// (numbers are benchmark output, not asserted); every invalid kind of message got its error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runCli } from '../../helpers/daemon.js';
+
+test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad flags exit 2', async () => {
+  const r = await runCli(
+    ['bench', 'load', '--json', '--clients', '4', '--duration', '1', '--processes', '1', '--non-reader-every', '4'],
+    {},
+    { timeoutMs: 120_000 },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual(Object.keys(out), [
+    'clients',
+    'non_readers',
+    'seconds',
+    'heartbeat',
+    'api',
+    'event_loop_delay_ms',
+    'rss_mib',
+    'target',
+  ]);
+  assert.equal(out.non_readers, 1);
+  assert.ok(out.heartbeat.received > 0, 'the observer received heartbeats');
+  assert.deepEqual(Object.keys(out.heartbeat.gap_ms), ['p50', 'p99', 'max']);
+  assert.equal(typeof out.heartbeat.gaps_over_2x_period, 'number');
+  assert.ok(out.api.valid_call_latency_ms.max > 0, 'valid calls were answered');
+  for (const code of ['-32700', '-32601', '-32602', '-32600'])
+    assert.ok(out.api.error_codes[code] > 0, `invalid traffic got ${code}`);
+  assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
+  assert.equal((await runCli(['bench', 'load', '--clients', '0'])).code, 2);
+});
