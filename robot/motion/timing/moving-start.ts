@@ -1,7 +1,7 @@
 // Time-optimal jerk-limited motion from a moving state (0, v0, a0) to rest at d, and the
 // fastest stop wherever it ends: used to re-target or stop a move without waiting for it.
-// Shape: brake (only if the start state is outside the limits) → ramp toward ±vMax for a
-// time ts → time-optimal stop. Maximising the end position for a given duration has exactly
+// Shape: brake (Ruckig's rule, only when the start state cannot stay within the limits) →
+// ramp toward ±vMax for a time ts → time-optimal stop. Maximising the end position for a given duration has exactly
 // this shape (jerk +, −, + with limit arcs), so the ts whose stop ends at d is time-optimal;
 // the end position grows monotonically with ts and ts is found by bisection per ramp arc.
 import {

@@ -47,37 +47,59 @@ export function velocityChangeArcs(
 }
 
 /**
- * Appends the brake: when |a| > aMax, jerk toward aMax; then, when bringing a to 0 would
- * still end beyond ±vMax (|v + a|a|/(2J)| > vMax), jerk against the motion (plateau at
- * ∓aMax if reached) until it no longer would. Afterwards |a| ≤ aMax and every profile built
- * from the state keeps |v| ≤ max(vMax, current |v|), with |v| falling while above vMax.
+ * Appends the brake (Ruckig's rule, at most two segments): the least time back inside the
+ * limits. a > aMax: jerk down to aMax, and from v < −vMax hold aMax until v = −vMax; a start
+ * beyond vMax, or one whose acceleration must carry v past it (also a > aMax): jerk against the
+ * motion until v = vMax (plateau at −aMax if reached). Mirrored for the negative side. Neither
+ * brake pushes v ∓ a²/(2J) past the opposite limit: it ends there instead.
  */
 export function pushBrake(prof: JerkProfile, vMax: number, aMax: number, jMax: number): void {
-  const a0 = prof.a[prof.count];
-  if (a0 > aMax) pushSegment(prof, (a0 - aMax) / jMax, -jMax);
-  else if (a0 < -aMax) pushSegment(prof, (-aMax - a0) / jMax, jMax);
   const n = prof.count;
   const v = prof.v[n],
     a = prof.a[n];
-  const vPeak = v + (a * Math.abs(a)) / (2 * jMax);
-  if (vPeak > vMax) brakeVelocity(prof, 1, vMax, aMax, jMax);
-  else if (vPeak < -vMax) brakeVelocity(prof, -1, vMax, aMax, jMax);
+  const rise = (a * a) / (2 * jMax); // |v change| while a is brought to 0
+  if (a > aMax) brakeAcceleration(prof, 1, vMax, aMax, jMax);
+  else if (a < -aMax) brakeAcceleration(prof, -1, vMax, aMax, jMax);
+  else if ((v > vMax && v - rise > -vMax) || (a > 0 && v + rise > vMax)) brakeVelocity(prof, 1, vMax, aMax, jMax);
+  else if ((v < -vMax && v + rise < vMax) || (a < 0 && v - rise < -vMax)) brakeVelocity(prof, -1, vMax, aMax, jMax);
 }
 
-/** Velocity brake for motion in direction s (mirrored to s = +1 below). */
+/** Acceleration brake for s·a > aMax (mirrored to s = +1 below). */
+function brakeAcceleration(prof: JerkProfile, s: number, vMax: number, aMax: number, jMax: number): void {
+  const n = prof.count;
+  const v = s * prof.v[n],
+    a = s * prof.a[n];
+  if (v + (a * a) / (2 * jMax) > vMax) {
+    brakeVelocity(prof, s, vMax, aMax, jMax);
+    return;
+  }
+  const t0 = (a - aMax) / jMax;
+  const v1 = v + t0 * (a - 0.5 * jMax * t0);
+  pushSegment(prof, t0, -s * jMax);
+  // Still below −vMax: hold aMax until v = −vMax, or until releasing a would end at vMax.
+  if (v1 < -vMax)
+    pushSegment(prof, Math.max(0, Math.min((-vMax - v1) / aMax, (vMax - v1) / aMax - aMax / (2 * jMax))), 0);
+}
+
+/**
+ * Velocity brake for motion in direction s (mirrored to s = +1 below): −J until v falls to
+ * vMax or v − a²/(2J) (where +J would stop the fall) reaches −vMax, else a plateau at −aMax.
+ */
 function brakeVelocity(prof: JerkProfile, s: number, vMax: number, aMax: number, jMax: number): void {
   const n = prof.count;
   const v = s * prof.v[n],
     a = s * prof.a[n];
-  // On the −J arc, v + a|a|/(2J) falls to vMax once a = −root.
-  const root = Math.sqrt(0.5 * a * a + jMax * (v - vMax));
-  if (root <= aMax) {
-    pushSegment(prof, (a + root) / jMax, -s * jMax);
+  const toV = (a + Math.sqrt(a * a + 2 * jMax * (v - vMax))) / jMax;
+  const floor = 0.5 * a * a + jMax * (v + vMax); // < 0: v − a²/(2J) never reaches −vMax
+  const t = Math.min(toV, floor >= 0 ? (a + Math.sqrt(floor)) / jMax : Infinity);
+  const toAMin = (a + aMax) / jMax;
+  if (!(toAMin < t)) {
+    pushSegment(prof, Math.max(0, t), -s * jMax);
     return;
   }
-  pushSegment(prof, Math.max(0, (a + aMax) / jMax), -s * jMax);
-  const v1 = s * prof.v[prof.count];
-  pushSegment(prof, Math.max(0, (v1 - (aMax * aMax) / (2 * jMax) - vMax) / aMax), 0);
+  const v1 = v + toAMin * (a - 0.5 * jMax * toAMin);
+  pushSegment(prof, Math.max(0, toAMin), -s * jMax);
+  pushSegment(prof, Math.max(0, Math.min((v1 - vMax) / aMax, (v1 + vMax) / aMax - aMax / (2 * jMax))), 0);
 }
 
 /** Displacement and duration of the time-optimal stop from (v, a); written into res[0..1]. */

@@ -1,7 +1,7 @@
 // Writes the timing fixtures that have no published oracle (run once, output committed):
 //   node dist/test/robot/motion/timing/make-timing-fixtures.js
 // - moving-start-reference.csv: 2,000 seeded moving-start cases, durations from the numeric
-//   reference (bisection), columns case,d,vmax,amax,jmax,v0,a0,duration;
+//   reference (bisection; brakes by Ruckig's rule), columns case,d,vmax,amax,jmax,v0,a0,duration;
 // - ruckig-6dof-sync.csv: the Ruckig 1-DOF cases grouped six at a time as one 6-joint move;
 //   rest-to-rest joints synchronise at the slowest joint's minimum time, so the oracle
 //   duration of a group is the largest of its six Ruckig durations.

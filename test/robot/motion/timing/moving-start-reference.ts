@@ -83,28 +83,48 @@ function run(s: State, arcs: Arc[]): { s: State; t: number } {
   return { s, t };
 }
 
-/** Brake rule: |a| back to A, then jerk against the motion until |peak| ≤ V. */
+/** Brake rule (Ruckig's): back inside the limits in the least time; see pushBrake. */
 function brake(s: State, L: Limits): { s: State; t: number } {
-  let t = 0;
-  if (Math.abs(s.a) > L.A) {
-    const j = s.a > 0 ? -L.J : L.J;
-    const dt = (Math.abs(s.a) - L.A) / L.J;
-    s = step(s, j, dt);
-    t += dt;
+  const rise = (s.a * s.a) / (2 * L.J);
+  if (Math.abs(s.a) > L.A) return accelerationBrake(s, s.a > 0 ? 1 : -1, L);
+  if ((s.v > L.V && s.v - rise > -L.V) || (s.a > 0 && s.v + rise > L.V)) return velocityBrake(s, 1, L);
+  if ((s.v < -L.V && s.v + rise < L.V) || (s.a < 0 && s.v - rise < -L.V)) return velocityBrake(s, -1, L);
+  return { s, t: 0 };
+}
+
+/** Mirrored state (dir = −1 flips signs), so each brake is written for dir = +1 only. */
+const mirror = (s: State, dir: number): State => ({ p: dir * s.p, v: dir * s.v, a: dir * s.a });
+
+/** Arcs of a mirrored brake run on the real state: jerk and plateau signs follow dir. */
+function runMirrored(s: State, dir: number, arcs: Arc[]): { s: State; t: number } {
+  return run(
+    s,
+    arcs.map((x) => ({ j: dir * x.j, t: x.t })),
+  );
+}
+
+function accelerationBrake(s0: State, dir: number, L: Limits): { s: State; t: number } {
+  const m = mirror(s0, dir);
+  if (peak(m, L.J) > L.V) return velocityBrake(s0, dir, L);
+  const t0 = (m.a - L.A) / L.J;
+  const s1 = step(m, -L.J, t0);
+  const arcs: Arc[] = [{ j: -L.J, t: t0 }];
+  if (s1.v < -L.V) {
+    const done = (x: State): boolean => x.v >= -L.V || peak(x, L.J) >= L.V;
+    arcs.push({ j: 0, t: event(s1, 0, (2 * L.V - s1.v) / L.A + 1, done) });
   }
-  const pk = peak(s, L.J);
-  if (Math.abs(pk) <= L.V) return { s, t };
-  const dir = pk > 0 ? 1 : -1;
-  const ok = (x: State): boolean => dir * peak(x, L.J) <= L.V;
-  const t1 = event(s, -dir * L.J, (L.A + dir * s.a) / L.J, ok);
-  s = step(s, -dir * L.J, t1);
-  t += t1;
-  if (!ok(s)) {
-    const t2 = event(s, 0, (Math.abs(s.v) + L.V) / L.A + 1, ok);
-    s = step(s, 0, t2);
-    t += t2;
-  }
-  return { s, t };
+  return runMirrored(s0, dir, arcs);
+}
+
+function velocityBrake(s0: State, dir: number, L: Limits): { s: State; t: number } {
+  const m = mirror(s0, dir);
+  // Falling (a ≤ 0): v down to V, or v − a²/2J (the velocity +J would stop at) down to −V.
+  const back = (x: State): boolean => x.a <= 0 && (x.v <= L.V || x.v - (x.a * x.a) / (2 * L.J) <= -L.V);
+  const t1 = event(m, -L.J, (m.a + L.A) / L.J, back);
+  const s1 = step(m, -L.J, t1);
+  const arcs: Arc[] = [{ j: -L.J, t: t1 }];
+  if (!back(s1)) arcs.push({ j: 0, t: event(s1, 0, (s1.v + L.V) / L.A + 1, back) });
+  return runMirrored(s0, dir, arcs);
 }
 
 /** Greatest (dir = 1) or least (dir = −1) position reachable at rest at time T after s. */

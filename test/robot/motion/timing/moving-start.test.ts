@@ -7,8 +7,18 @@ import { movingToRest, stopFrom } from '../../../../robot/motion/timing/moving-s
 import { endViolation, loadCases, profileViolation } from './helpers.js';
 import { referenceDuration } from './moving-start-reference.js';
 
-const needsBrake = (v0: number, a0: number, V: number, A: number, J: number): boolean =>
-  Math.abs(a0) > A || Math.abs(v0 + (a0 * Math.abs(a0)) / (2 * J)) > V;
+/** Ruckig's rule: |a0| > A, or v0 beyond ±V (unless a0 already carries it past the other limit),
+ * or a0 that would carry v past ±V. */
+const needsBrake = (v0: number, a0: number, V: number, A: number, J: number): boolean => {
+  const rise = (a0 * a0) / (2 * J);
+  return (
+    Math.abs(a0) > A ||
+    (v0 > V && v0 - rise > -V) ||
+    (a0 > 0 && v0 + rise > V) ||
+    (v0 < -V && v0 + rise < V) ||
+    (a0 < 0 && v0 - rise < -V)
+  );
+};
 
 test('2,000 fixture cases: durations match the numeric reference to 1e-9 relative; every profile is valid', () => {
   const c = loadCases('moving-start-reference.csv');
@@ -149,6 +159,9 @@ test('property (seed 21, 3000 cases): limits after the brake, continuity, ends a
     const bad = profileViolation(prof, { V, A, J }, prof.brakeSegments) || endViolation(prof, d, 1e-9 * scale);
     assert.equal(bad, '', `${what}: ${bad}`);
     assert.equal(prof.brakeSegments > 0, needsBrake(v0, a0, V, A, J), `${what}: brake`);
+    // The brake ends inside ±V unless the acceleration ramp alone spans the band (A²/2J > 2V).
+    const vb = prof.v[prof.brakeSegments];
+    assert.ok(Math.abs(vb) <= V * (1 + 1e-9) || A * A > 4 * J * V, `${what}: brake ends at v = ${vb}`);
   }
 });
 
@@ -162,10 +175,37 @@ test('stop by hand: (v0 = 1, a0 = 0), A = 10, J = 1 stops after 2 s at p = 1; br
   );
   assert.equal(movingToRest(1, 1, 0, 2, 10, 1, prof), 'ok');
   assert.ok(Math.abs(prof.duration - 2) < 1e-12, `moving to the stop point is the stop: ${prof.duration}`);
-  // Brake: −J until v + a|a|/2J = V: a = −1 after 1 s, v = 1.5.
+  // Brake: −J until v = V: 2 − t²/2 = 1 at t = √2 (a = −√2); then +J for √2 s ends at rest,
+  // p = (2√2 − √2/3) + (√2 − √2 + √2/3) = 2√2.
   assert.equal(stopFrom(2, 0, 1, 10, 1, prof), 'ok');
   assert.equal(prof.brakeSegments, 1);
-  assert.ok(Math.abs(prof.dur[0] - 1) < 1e-12 && Math.abs(prof.v[1] - 1.5) < 1e-12 && Math.abs(prof.a[1] + 1) < 1e-12);
+  const r2 = Math.SQRT2;
+  assert.ok(Math.abs(prof.dur[0] - r2) < 1e-12 && Math.abs(prof.v[1] - 1) < 1e-12 && Math.abs(prof.a[1] + r2) < 1e-12);
+  // The braked state is rounded: an ulp off the stop curve costs ~√(ulp/J) ≈ 2e-8 s of extra stop.
+  assert.ok(Math.abs(prof.duration - 2 * r2) < 1e-7 && Math.abs(prof.p[prof.count] - 2 * r2) < 1e-12);
+});
+
+test('brakes by hand: acceleration beyond A, velocity beyond V with a plateau at −A, forced overshoot', () => {
+  const prof = new JerkProfile();
+  const cases: [v0: number, a0: number, V: number, A: number, J: number, dur: number[], v: number, a: number][] = [
+    // a0 = 4 > A = 2: −J for 0.2 s (v = −2.4), then hold a = A for 0.7 s until v = −V.
+    [-3, 4, 1, 2, 10, [0.2, 0.7], -1, 2],
+    // v0 = 3 > V: −J for 0.1 s to a = −A (v = 2.95), then hold −A for 1.95 s until v = V.
+    [3, 0, 1, 1, 10, [0.1, 1.95], 1, -1],
+    // v0 + a0²/2J = 1.0805 > V: −J until v is back at V, t = (1.9 + √1.61)/10, a = −√1.61.
+    [0.9, 1.9, 1, 2, 10, [(1.9 + Math.sqrt(1.61)) / 10], 1, -Math.sqrt(1.61)],
+  ];
+  for (const [v0, a0, V, A, J, dur, v, a] of cases) {
+    const what = `v0 ${v0}, a0 ${a0}, V ${V}, A ${A}, J ${J}`;
+    assert.equal(stopFrom(v0, a0, V, A, J, prof), 'ok', what);
+    assert.equal(prof.brakeSegments, dur.length, what);
+    for (let k = 0; k < dur.length; k++) assert.ok(Math.abs(prof.dur[k] - dur[k]) < 1e-12, `${what}: ${prof.dur[k]}`);
+    const n = dur.length;
+    assert.ok(
+      Math.abs(prof.v[n] - v) < 1e-12 && Math.abs(prof.a[n] - a) < 1e-12,
+      `${what}: ${prof.v[n]}, ${prof.a[n]}`,
+    );
+  }
 });
 
 test('property (seed 22, 2000 cases): stops are rest-to-rest at their own end and no moving-start profile is shorter', () => {
