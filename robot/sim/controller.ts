@@ -38,6 +38,8 @@ export interface SimOptions {
   trackingLimit: number | null;
   /** Longest heartbeat silence tolerated, s (the daemon's heartbeat may ask for less). */
   heartbeatTimeout: number;
+  /** A tick this long (s) after the previous one is a stall: the arms hold, nothing resumes. */
+  stallAfter: number;
   faults: Fault[];
   seed: number;
 }
@@ -53,6 +55,7 @@ export const SIM_DEFAULTS: Omit<SimOptions, 'robotId' | 'session' | 'version'> =
   restSpeed: 0.01,
   trackingLimit: null,
   heartbeatTimeout: 0.5,
+  stallAfter: 0.25,
   faults: [],
   seed: 1,
 };
@@ -61,7 +64,6 @@ export type Outbound = { type: 'state'; payload: StateMsg } | { type: 'events'; 
 export type InboundType = 'trajectory' | 'gripper' | 'stop' | 'heartbeat' | 'daemon_availability';
 
 const MAX_STEP = 0.001;
-const MAX_GAP = 1;
 const REMEMBERED_IDS = 1000;
 
 export class SimController {
@@ -147,9 +149,9 @@ export class SimController {
 
   /** Advances the simulation to time now in steps of at most 1 ms. */
   tick(now: number): void {
+    if (now - this.t > this.options.stallAfter) this.stalled(now);
     while (this.t < now) {
-      // After a stall of the process (> 1 s behind), catch up in one coarse step first.
-      const ts = now - this.t > MAX_GAP ? now - MAX_GAP : Math.min(now, this.t + MAX_STEP);
+      const ts = Math.min(now, this.t + MAX_STEP);
       while (this.inbox.length && this.inbox[0]!.at <= ts) {
         const m = this.inbox.shift()!;
         this.handleCommand(ts, m.type, m.payload);
@@ -161,13 +163,38 @@ export class SimController {
       this.watchHeartbeat(ts);
       this.finishStops(ts);
       this.t = ts;
-      if (ts >= this.nextStateAt) {
-        this.emitState(ts);
-        // Nominal sample times t0 + k/rate (no drift); a late tick skips missed samples.
-        const k = Math.floor((ts - this.t0) * this.options.rate + 1e-9) + 1;
-        this.nextStateAt = this.t0 + k / this.options.rate;
-      }
+      if (ts >= this.nextStateAt) this.sampleState(ts);
     }
+  }
+
+  /** Publishes a state and schedules the next at the nominal times t0 + k/rate (no drift; late ticks skip samples). */
+  private sampleState(now: number): void {
+    this.emitState(now);
+    const k = Math.floor((now - this.t0) * this.options.rate + 1e-9) + 1;
+    this.nextStateAt = this.t0 + k / this.options.rate;
+  }
+
+  /**
+   * The controller did not run from its last tick until now (the process was stopped or starved):
+   * the drives held the arms where they were. The heartbeat is checked first, then every arm is
+   * brought to rest with its commands aborted, so nothing planned before the stall resumes.
+   */
+  private stalled(now: number): void {
+    const gap = now - this.t;
+    for (const slot of this.arms.values()) slot.dyn.holdUntil(now);
+    this.t = now;
+    this.watchHeartbeat(now);
+    this.event(
+      now,
+      null,
+      null,
+      null,
+      'fault',
+      'controller_stall',
+      `no tick for ${gap.toFixed(1)} s (stall bound ${this.options.stallAfter} s); holding every arm`,
+    );
+    for (const slot of this.arms.values()) slot.halt(now, 'controller_stall');
+    this.sampleState(now);
   }
 
   /** Messages due for publication by time now (state may be held back by a `delay` fault). */
