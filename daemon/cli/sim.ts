@@ -30,7 +30,7 @@ interface SimFlags {
   latency: string;
   decel: string;
   heartbeatTimeout: string;
-  stallAfter: string;
+  stallAfter?: string;
   trackingLimit?: string;
   fault: string[];
   seed: string;
@@ -63,7 +63,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--latency <s>', 'actuation latency (0–5)', '0.01')
     .option('--decel <rad/s2>', 'largest joint deceleration when stopping', '3')
     .option('--heartbeat-timeout <s>', 'longest daemon heartbeat silence before stopping', '0.5')
-    .option('--stall-after <s>', 'a tick this late is a stall: the arms hold and their commands are aborted', '0.25')
+    .option(
+      '--stall-after <s>',
+      'a tick this late is a stall: the arms hold and their commands are aborted (default: the heartbeat timeout)',
+    )
     .option('--tracking-limit <rad>', 'abort and latch a fault above this tracking error (default: off)')
     .option(
       '--fault <spec>',
@@ -99,7 +102,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         latency: num('--latency', flags.latency, 0, 5),
         decel: num('--decel', flags.decel, 0.01, 1000),
         heartbeatTimeout: num('--heartbeat-timeout', flags.heartbeatTimeout, 0.01, 60),
-        stallAfter: num('--stall-after', flags.stallAfter, 0.01, 60),
+        stallAfter: flags.stallAfter === undefined ? null : num('--stall-after', flags.stallAfter, 0.01, 60),
         trackingLimit: flags.trackingLimit === undefined ? null : num('--tracking-limit', flags.trackingLimit, 0, 10),
         seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
         faults,

@@ -47,6 +47,20 @@ export function validateDescription(v: unknown): Checked<DescriptionMsg> {
     m.arms.forEach((a, i) => {
       if (seen.has(a.name)) out.push({ path: `arms[${i}].name`, rule: 'must be unique among arms', value: a.name });
       seen.add(a.name);
+      if (a.limits && a.limits.length !== a.joints.length)
+        out.push({
+          path: `arms[${i}].limits`,
+          rule: `must have one entry per joint (${a.joints.length})`,
+          value: a.limits.length,
+        });
+      a.limits?.forEach((l, j) => {
+        if (l.lower !== null && l.upper !== null && l.lower > l.upper)
+          out.push({
+            path: `arms[${i}].limits[${j}].lower`,
+            rule: `must not exceed upper (${l.upper})`,
+            value: l.lower,
+          });
+      });
     });
     return out;
   });

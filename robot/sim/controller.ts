@@ -12,11 +12,12 @@ import {
   type Checked,
 } from '../link/protocol-validate.js';
 import { checkJoints, checkLimits, checkStart, type Rejection } from './admit.js';
+import { checkRates, checkTiming, type MotionRules } from './admit-motion.js';
 import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
 import type { SimRobot } from './robot.js';
 
-export interface SimOptions {
+export interface SimOptions extends MotionRules {
   robotId: string;
   session: string;
   version: string;
@@ -38,8 +39,8 @@ export interface SimOptions {
   trackingLimit: number | null;
   /** Longest heartbeat silence tolerated, s (the daemon's heartbeat may ask for less). */
   heartbeatTimeout: number;
-  /** A tick this long (s) after the previous one is a stall: the arms hold, nothing resumes. */
-  stallAfter: number;
+  /** A tick this long (s) after the previous one is a stall: the arms hold, nothing resumes; null = heartbeatTimeout. */
+  stallAfter: number | null;
   faults: Fault[];
   seed: number;
 }
@@ -55,7 +56,11 @@ export const SIM_DEFAULTS: Omit<SimOptions, 'robotId' | 'session' | 'version'> =
   restSpeed: 0.01,
   trackingLimit: null,
   heartbeatTimeout: 0.5,
-  stallAfter: 0.25,
+  stallAfter: null,
+  minSpacing: 0.001,
+  lateStart: 1,
+  maxAhead: 60,
+  limitTolerance: 0.02,
   faults: [],
   seed: 1,
 };
@@ -114,6 +119,12 @@ export class SimController {
         name: a.name,
         joints: a.joints.map((j) => j.name),
         gripper: a.gripper !== undefined,
+        limits: a.joints.map((j) => ({
+          lower: Number.isFinite(j.lower) ? j.lower : null,
+          upper: Number.isFinite(j.upper) ? j.upper : null,
+          velocity: j.velocity,
+          acceleration: j.acceleration,
+        })),
       })),
       state_rate: this.options.rate,
       heartbeat_timeout: this.options.heartbeatTimeout,
@@ -149,7 +160,7 @@ export class SimController {
 
   /** Advances the simulation to time now in steps of at most 1 ms. */
   tick(now: number): void {
-    if (now - this.t > this.options.stallAfter) this.stalled(now);
+    if (now - this.t > this.stallBound()) this.stalled(now);
     while (this.t < now) {
       const ts = Math.min(now, this.t + MAX_STEP);
       while (this.inbox.length && this.inbox[0]!.at <= ts) {
@@ -174,6 +185,10 @@ export class SimController {
     this.nextStateAt = this.t0 + k / this.options.rate;
   }
 
+  private stallBound(): number {
+    return this.options.stallAfter ?? this.options.heartbeatTimeout;
+  }
+
   /**
    * The controller did not run from its last tick until now (the process was stopped or starved):
    * the drives held the arms where they were. The heartbeat is checked first, then every arm is
@@ -191,7 +206,7 @@ export class SimController {
       null,
       'fault',
       'controller_stall',
-      `no tick for ${gap.toFixed(1)} s (stall bound ${this.options.stallAfter} s); holding every arm`,
+      `no tick for ${gap.toFixed(1)} s (stall bound ${this.stallBound()} s); holding every arm`,
     );
     for (const slot of this.arms.values()) slot.halt(now, 'controller_stall');
     this.sampleState(now);
@@ -249,7 +264,9 @@ export class SimController {
         ? slot
         : (checkJoints(m, slot.spec) ??
           this.admissible(slot, now) ??
+          checkTiming(m, now, this.options) ??
           checkLimits(m, slot.spec) ??
+          checkRates(m, slot.spec, this.options.limitTolerance) ??
           checkStart(m, slot.dyn.reference.at(start).q, this.options.startTolerance));
     if (problem || 'reason' in slot)
       return this.event(now, m.id, m.arm, 'trajectory', 'rejected', problem!.reason, problem!.detail);

@@ -418,9 +418,10 @@ test('fault delay: state messages leave s seconds after they were sampled', () =
 test('description lists arms, joints, grippers, rate and timeout', () => {
   const h = new Harness({ rate: 250, heartbeatTimeout: 0.4 });
   const d = h.sim.description(5);
+  const l = { lower: -2, upper: 2, velocity: 3, acceleration: 10 };
   assert.deepEqual(d.arms, [
-    { name: 'left', joints: ['l1', 'l2', 'l3'], gripper: true },
-    { name: 'right', joints: ['r1'], gripper: false },
+    { name: 'left', joints: ['l1', 'l2', 'l3'], gripper: true, limits: [l, l, l] },
+    { name: 'right', joints: ['r1'], gripper: false, limits: [{ lower: -1, upper: 1, velocity: 1, acceleration: 10 }] },
   ]);
   assert.equal(d.robot, 'tbot');
   assert.equal(d.state_rate, 250);

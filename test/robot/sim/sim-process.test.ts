@@ -86,8 +86,14 @@ async function followOneTrajectory(seen: Seen, send: (m: TrajectoryMsg) => void,
     detail,
   );
   const robot = loadSimRobot('yam');
+  const joints = robot.arms[0]!.joints;
   assert.deepEqual(seen.description!.arms, [
-    { name: 'arm', joints: robot.arms[0]!.joints.map((j) => j.name), gripper: true },
+    {
+      name: 'arm',
+      joints: joints.map((j) => j.name),
+      gripper: true,
+      limits: joints.map(({ lower, upper, velocity, acceleration }) => ({ lower, upper, velocity, acceleration })),
+    },
   ]);
   await waitFor(
     () => seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5,
