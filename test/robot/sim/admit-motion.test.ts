@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TrajectoryMsg, TrajectoryPoint } from '../../../robot/link/protocol.js';
+import { loadSimRobot } from '../../../robot/sim/robot.js';
 import { Harness } from './harness.js';
 
 const L = ['l1', 'l2', 'l3'];
@@ -136,4 +137,21 @@ test('at the limits (within the tolerance) a trajectory is accepted and followed
   h.send('trajectory', m);
   h.run(1.5);
   assert.deepEqual(h.eventNames(m.id), ['accepted', 'started', 'finished']);
+});
+
+test('the reported attack on yam: a trajectory published straight to the command topic at 8.6 rad/s (limit 0.6) is refused', () => {
+  const yam = loadSimRobot('yam');
+  const h = new Harness({ lag: 0, latency: 0 }, yam);
+  h.run(0.2);
+  const home = h.lastState().arms.arm!.q;
+  const joints = yam.arms[0]!.joints.map((j) => j.name);
+  const m = h.trajectory('arm', joints, [
+    { t: 0, q: home },
+    { t: 0.05, q: home.map((q, j) => (j === 0 ? q + 0.43 : q)) },
+  ]);
+  h.send('trajectory', m);
+  h.run(1);
+  assert.deepEqual(h.eventNames(m.id), ['rejected:velocity_limit']);
+  assert.match(h.events(m.id)[0]!.detail!, /joint joint1 .* is 8\.6000 rad\/s, above its limit 0\.6 rad\/s/);
+  assert.deepEqual(h.lastState().arms.arm!.q, home);
 });
