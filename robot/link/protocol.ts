@@ -17,6 +17,12 @@ export interface JointLimitsDescription {
   acceleration: number;
 }
 
+/** A joint's limits as a description carries them (JSON has no infinity: an unbounded side is null). */
+export function describeLimits(l: { lower: number; upper: number; velocity: number; acceleration: number }) {
+  const bound = (x: number) => (Number.isFinite(x) ? x : null);
+  return { lower: bound(l.lower), upper: bound(l.upper), velocity: l.velocity, acceleration: l.acceleration };
+}
+
 export interface ArmDescription {
   name: string;
   joints: string[];

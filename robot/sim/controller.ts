@@ -2,7 +2,15 @@
 // The transport calls receive() for each inbound message, tick() often, and publishes what
 // drain() returns. It behaves as the protocol asks of a real controller (docs/protocol.md, "What a
 // controller must do"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
-import type { CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
+import {
+  describeLimits,
+  type CommandKind,
+  type DescriptionMsg,
+  type EventKind,
+  type EventMsg,
+  type HeartbeatEcho,
+  type StateMsg,
+} from '../link/protocol.js';
 import {
   validateAvailability,
   validateGripper,
@@ -119,12 +127,7 @@ export class SimController {
         name: a.name,
         joints: a.joints.map((j) => j.name),
         gripper: a.gripper !== undefined,
-        limits: a.joints.map((j) => ({
-          lower: Number.isFinite(j.lower) ? j.lower : null,
-          upper: Number.isFinite(j.upper) ? j.upper : null,
-          velocity: j.velocity,
-          acceleration: j.acceleration,
-        })),
+        limits: a.joints.map(describeLimits),
       })),
       state_rate: this.options.rate,
       heartbeat_timeout: this.options.heartbeatTimeout,

@@ -41,11 +41,7 @@ export class Loopback {
       { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim },
       OFFSET,
     );
-    this.session = new ControllerSession(
-      robot,
-      { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) },
-      0.2,
-    );
+    this.session = new ControllerSession(robot, this.model.expectedArms(), 0.2);
     this.exec = new Executor({
       robot,
       model: this.model,
