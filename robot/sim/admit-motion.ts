@@ -97,20 +97,23 @@ function checkSegment(
   const n = Math.min(64, Math.max(4, Math.ceil(h / SUB_STEP)));
   for (let j = 0; j < a.q.length; j++) {
     const c = coefficients(a, b, j, h);
-    const { name, lower, upper } = arm.joints[j]!;
+    const { name, lower, upper, velocity, acceleration } = arm.joints[j]!;
+    const vmax = velocity * (1 + tolerance);
+    const amax = acceleration * (1 + tolerance);
     for (let i = 0; i <= n; i++) {
       const tau = (h * i) / n;
-      const at = () => `at t = ${(a.t + tau).toFixed(4)} s (between points[${k}] and points[${k + 1}])`;
       const q = polyAt(c, tau, 0);
+      const v = polyAt(c, tau, 1);
+      const acc = polyAt(c, tau, 2);
+      if (q >= lower - POSITION_SLACK && q <= upper + POSITION_SLACK && Math.abs(v) <= vmax && Math.abs(acc) <= amax)
+        continue;
+      const at = () => `at t = ${(a.t + tau).toFixed(4)} s (between points[${k}] and points[${k + 1}])`;
       if (q < lower - POSITION_SLACK || q > upper + POSITION_SLACK)
         return {
           reason: 'joint_limit',
           detail: `q[${j}] = ${q.toFixed(4)} ${at()} is outside [${lower}, ${upper}] (joint ${name})`,
         };
-      const bad =
-        rate(arm, j, 'velocity', polyAt(c, tau, 1), tolerance, at) ??
-        rate(arm, j, 'acceleration', polyAt(c, tau, 2), tolerance, at);
-      if (bad) return bad;
+      return rate(arm, j, 'velocity', v, tolerance, at) ?? rate(arm, j, 'acceleration', acc, tolerance, at);
     }
   }
   return null;
