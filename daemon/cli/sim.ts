@@ -1,6 +1,7 @@
 // `brainstem sim`: a simulated robot controller process that connects to the daemon over MQTT
 // (a broker) or the daemon's WebSocket, and behaves like a real controller (robot/sim/).
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
@@ -13,6 +14,8 @@ import { ControllerWs } from '../../robot/link/controller-ws.js';
 import { DEFAULT_BASE, ROBOT_ID_PATTERN, checkBase } from '../../robot/link/protocol.js';
 
 const VERSION = '0.1.0';
+/** Longest wait for the link to say goodbye on a stop. */
+const CLOSE_WAIT_MS = 300;
 
 interface SimFlags {
   robot: string;
@@ -27,6 +30,7 @@ interface SimFlags {
   latency: string;
   decel: string;
   heartbeatTimeout: string;
+  stallAfter?: string;
   trackingLimit?: string;
   fault: string[];
   seed: string;
@@ -59,6 +63,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--latency <s>', 'actuation latency (0–5)', '0.01')
     .option('--decel <rad/s2>', 'largest joint deceleration when stopping', '3')
     .option('--heartbeat-timeout <s>', 'longest daemon heartbeat silence before stopping', '0.5')
+    .option(
+      '--stall-after <s>',
+      'a tick this late is a stall: the arms hold and their commands are aborted (default: the heartbeat timeout)',
+    )
     .option('--tracking-limit <rad>', 'abort and latch a fault above this tracking error (default: off)')
     .option(
       '--fault <spec>',
@@ -69,6 +77,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'seed for random faults', '1')
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
+      const stop = stopSignal(flags.exitOnStdinClose === true);
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
       let robot;
       let faults: Fault[];
@@ -93,6 +102,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         latency: num('--latency', flags.latency, 0, 5),
         decel: num('--decel', flags.decel, 0.01, 1000),
         heartbeatTimeout: num('--heartbeat-timeout', flags.heartbeatTimeout, 0.01, 60),
+        stallAfter: flags.stallAfter === undefined ? null : num('--stall-after', flags.stallAfter, 0.01, 60),
         trackingLimit: flags.trackingLimit === undefined ? null : num('--tracking-limit', flags.trackingLimit, 0, 10),
         seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
         faults,
@@ -128,16 +138,25 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       log(
         `robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`,
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-        if (flags.exitOnStdinClose) {
-          process.stdin.once('end', resolve);
-          process.stdin.once('close', resolve);
-          process.stdin.resume();
-        }
-      });
+      await stop;
       log('stopping');
-      await proc.close();
+      // Bounded: a broker that never answers must not hold the exit (the parent waits on it).
+      const closed = await Promise.race([proc.close().then(() => true), sleep(CLOSE_WAIT_MS, false, { ref: false })]);
+      if (!closed) log(`link did not close within ${CLOSE_WAIT_MS} ms; exiting anyway`);
+      // Stdin (resumed to watch for the parent) and any leftover socket would keep the process alive.
+      process.exit(0);
     });
 };
+
+/** Resolves on SIGINT or SIGTERM, or when stdin closes if asked; installed before anything else can run. */
+function stopSignal(onStdinClose: boolean): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+    if (onStdinClose) {
+      process.stdin.once('end', resolve);
+      process.stdin.once('close', resolve);
+      process.stdin.resume();
+    }
+  });
+}

@@ -40,11 +40,7 @@ export class RobotRuntime {
       ...(s.span_rad !== undefined ? { span: s.span_rad } : {}),
       ...(s.timeout_s !== undefined ? { timeout: s.timeout_s } : {}),
     });
-    this.session = new ControllerSession(
-      entry.id,
-      { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) },
-      config.stale_ms / 1000,
-    );
+    this.session = new ControllerSession(entry.id, this.model.expectedArms(), config.stale_ms / 1000);
     this.executor = new Executor({
       robot: entry.id,
       model: this.model,

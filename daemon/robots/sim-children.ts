@@ -132,14 +132,27 @@ export class SimChildren extends Service {
     log.info({ robot: robot.robot, transport: robot.transport }, 'simulated controller started');
   }
 
+  /** SIGTERM, then SIGKILL for a child still running after STOP_WAIT_MS (hung); logs how it ended. */
   private async end(c: Child): Promise<void> {
     if (c.restart) clearTimeout(c.restart);
     const proc = c.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      proc.once('exit', (code, signal) => resolve([code, signal])),
+    );
+    const began = performance.now();
+    let killed = false;
     proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_WAIT_MS);
-    await exited;
+    const timer = setTimeout(() => {
+      killed = true;
+      proc.kill('SIGKILL');
+    }, STOP_WAIT_MS);
+    const [code, signal] = await exited;
     clearTimeout(timer);
+    const stop_ms = Math.round(performance.now() - began);
+    this.deps.log[killed ? 'warn' : 'info'](
+      { robot: c.robot.id, pid: proc.pid, code, signal, killed, stop_ms },
+      'simulated controller stopped',
+    );
   }
 }

@@ -32,6 +32,14 @@ function message(properties: Record<string, Schema>, optional: string[] = []): S
   };
 }
 
+const positive: Schema = { type: 'number', exclusiveMinimum: 0 };
+const jointLimits: Schema = message({
+  lower: { type: ['number', 'null'], description: 'null: continuous joint' },
+  upper: { type: ['number', 'null'], description: 'null: continuous joint' },
+  velocity: positive,
+  acceleration: positive,
+});
+
 export const descriptionSchema: Schema = message({
   v: version,
   robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
@@ -45,11 +53,15 @@ export const descriptionSchema: Schema = message({
     type: 'array',
     minItems: 1,
     maxItems: 16,
-    items: message({
-      name,
-      joints: { type: 'array', minItems: 1, maxItems: MAX_JOINTS, uniqueItems: true, items: name },
-      gripper: { type: 'boolean' },
-    }),
+    items: message(
+      {
+        name,
+        joints: { type: 'array', minItems: 1, maxItems: MAX_JOINTS, uniqueItems: true, items: name },
+        gripper: { type: 'boolean' },
+        limits: { type: 'array', minItems: 1, maxItems: MAX_JOINTS, items: jointLimits },
+      },
+      ['limits'],
+    ),
   },
   state_rate: { type: 'number', minimum: 1, maximum: 10_000, description: 'Hz' },
   heartbeat_timeout: { type: 'number', exclusiveMinimum: 0, maximum: 60 },

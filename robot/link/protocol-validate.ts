@@ -8,6 +8,7 @@ import type {
   EventMsg,
   GripperMsg,
   HeartbeatMsg,
+  JointLimitsDescription,
   RobotTopic,
   StateMsg,
   StopMsg,
@@ -47,6 +48,20 @@ export function validateDescription(v: unknown): Checked<DescriptionMsg> {
     m.arms.forEach((a, i) => {
       if (seen.has(a.name)) out.push({ path: `arms[${i}].name`, rule: 'must be unique among arms', value: a.name });
       seen.add(a.name);
+      if (a.limits && a.limits.length !== a.joints.length)
+        out.push({
+          path: `arms[${i}].limits`,
+          rule: `must have one entry per joint (${a.joints.length})`,
+          value: a.limits.length,
+        });
+      a.limits?.forEach((l, j) => {
+        if (l.lower !== null && l.upper !== null && l.lower > l.upper)
+          out.push({
+            path: `arms[${i}].limits[${j}].lower`,
+            rule: `must not exceed upper (${l.upper})`,
+            value: l.lower,
+          });
+      });
     });
     return out;
   });
@@ -186,9 +201,9 @@ export function decodeMessage<K extends RobotTopic | 'heartbeat'>(
   return validateMessage(kind, value);
 }
 
-/** The arms and joint names a robot config expects (robot/description supplies them). */
+/** The arms and joint names a robot config expects (robot/description supplies them), and the limits it plans within. */
 export interface ExpectedArms {
-  arms: { name: string; joints: readonly string[] }[];
+  arms: { name: string; joints: readonly string[]; limits?: readonly JointLimitsDescription[] }[];
 }
 
 /** Differences between a controller's description and the robot config; [] when they agree. */
@@ -204,11 +219,34 @@ export function compareDescription(desc: DescriptionMsg, expected: ExpectedArms)
       out.push(
         `arm "${want.name}" joints are [${got.joints.join(', ')}], the robot config says [${want.joints.join(', ')}]`,
       );
-    }
+    } else if (got.limits && want.limits) out.push(...tighterLimits(want.name, want.joints, got.limits, want.limits));
   }
   for (const a of desc.arms) {
     if (!expected.arms.some((w) => w.name === a.name)) out.push(`arm "${a.name}" is not in the robot config`);
   }
+  return out;
+}
+
+/** Limits the controller enforces that are tighter than the robot config's: it would refuse correct plans. */
+function tighterLimits(
+  arm: string,
+  joints: readonly string[],
+  got: readonly JointLimitsDescription[],
+  want: readonly JointLimitsDescription[],
+): string[] {
+  const out: string[] = [];
+  joints.forEach((name, j) => {
+    const c = got[j]!;
+    const w = want[j]!;
+    const say = (what: string, theirs: unknown, ours: unknown) =>
+      out.push(
+        `arm "${arm}" joint ${name}: the controller enforces ${what} ${theirs}, the robot config plans with ${ours}`,
+      );
+    if (c.velocity < w.velocity) say('velocity ≤', c.velocity, w.velocity);
+    if (c.acceleration < w.acceleration) say('acceleration ≤', c.acceleration, w.acceleration);
+    if ((c.lower ?? -Infinity) > (w.lower ?? -Infinity)) say('lower bound', c.lower, w.lower);
+    if ((c.upper ?? Infinity) < (w.upper ?? Infinity)) say('upper bound', c.upper, w.upper);
+  });
   return out;
 }
 

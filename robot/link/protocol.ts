@@ -7,10 +7,28 @@ export const DEFAULT_BASE = 'brainstem';
 
 export type Availability = 'online' | 'offline';
 
+/** What a controller enforces on one joint; `lower`/`upper` null for a continuous joint. */
+export interface JointLimitsDescription {
+  lower: number | null;
+  upper: number | null;
+  /** rad/s (m/s), > 0. */
+  velocity: number;
+  /** rad/s² (m/s²), > 0. */
+  acceleration: number;
+}
+
+/** A joint's limits as a description carries them (JSON has no infinity: an unbounded side is null). */
+export function describeLimits(l: { lower: number; upper: number; velocity: number; acceleration: number }) {
+  const bound = (x: number) => (Number.isFinite(x) ? x : null);
+  return { lower: bound(l.lower), upper: bound(l.upper), velocity: l.velocity, acceleration: l.acceleration };
+}
+
 export interface ArmDescription {
   name: string;
   joints: string[];
   gripper: boolean;
+  /** Optional: one entry per joint, in joint order; the controller refuses trajectories outside them. */
+  limits?: JointLimitsDescription[];
 }
 
 /** Controller → daemon, retained: what the controller drives. A new `session` = a restart. */
@@ -104,6 +122,51 @@ export interface StopMsg {
 
 export type CommandKind = 'trajectory' | 'gripper' | 'stop';
 export type EventKind = 'accepted' | 'rejected' | 'started' | 'finished' | 'aborted' | 'fault';
+
+/** Reason codes of `rejected` events that brainstem's controllers send (the set is open). */
+export const REJECT_REASONS = [
+  'invalid',
+  'expired',
+  'unknown_arm',
+  'joint_mismatch',
+  'no_heartbeat',
+  'stopping',
+  'fault',
+  'start_late',
+  'start_too_far',
+  'expiry_too_far',
+  'sample_spacing',
+  'joint_limit',
+  'velocity_limit',
+  'acceleration_limit',
+  'start_mismatch',
+  'no_gripper',
+] as const;
+/** Reason codes of `aborted` events. */
+export const ABORT_REASONS = [
+  'stop',
+  'superseded',
+  'heartbeat_lost',
+  'daemon_offline',
+  'daemon_restarted',
+  'tracking_error',
+  'goal_tolerance',
+  'controller_stall',
+  'fault',
+] as const;
+/** Reason codes of `fault` events. */
+export const FAULT_REASONS = [
+  'heartbeat_lost',
+  'daemon_offline',
+  'daemon_restarted',
+  'tracking_error',
+  'stall',
+  'controller_stall',
+  'estop',
+  'driver',
+  'invalid',
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /** Controller → daemon, QoS 1. */
 export interface EventMsg {

@@ -64,6 +64,14 @@ export class ArmDynamics {
     this.reference.prune(t1 - this.latency);
   }
 
+  /** Nothing ran from the last step until t1 (a stall): the arm stayed where it was, at rest, and holds there. */
+  holdUntil(t1: number): void {
+    this.t = Math.max(this.t, t1);
+    this.dq.fill(0);
+    this.reference.hold(this.t - this.latency, this.q);
+    this.reference.prune(this.t - this.latency);
+  }
+
   /** Largest |dq| over the joints (rad/s). */
   speed(): number {
     return Math.max(...this.dq.map(Math.abs));

@@ -2,7 +2,15 @@
 // The transport calls receive() for each inbound message, tick() often, and publishes what
 // drain() returns. It behaves as the protocol asks of a real controller (docs/protocol.md, "What a
 // controller must do"): admission checks, expiry, preemption, stop to rest, heartbeat watch.
-import type { CommandKind, DescriptionMsg, EventKind, EventMsg, HeartbeatEcho, StateMsg } from '../link/protocol.js';
+import {
+  describeLimits,
+  type CommandKind,
+  type DescriptionMsg,
+  type EventKind,
+  type EventMsg,
+  type HeartbeatEcho,
+  type StateMsg,
+} from '../link/protocol.js';
 import {
   validateAvailability,
   validateGripper,
@@ -12,11 +20,12 @@ import {
   type Checked,
 } from '../link/protocol-validate.js';
 import { checkJoints, checkLimits, checkStart, type Rejection } from './admit.js';
+import { checkRates, checkTiming, type MotionRules } from './admit-motion.js';
 import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
 import type { SimRobot } from './robot.js';
 
-export interface SimOptions {
+export interface SimOptions extends MotionRules {
   robotId: string;
   session: string;
   version: string;
@@ -38,6 +47,8 @@ export interface SimOptions {
   trackingLimit: number | null;
   /** Longest heartbeat silence tolerated, s (the daemon's heartbeat may ask for less). */
   heartbeatTimeout: number;
+  /** A tick this long (s) after the previous one is a stall: the arms hold, nothing resumes; null = heartbeatTimeout. */
+  stallAfter: number | null;
   faults: Fault[];
   seed: number;
 }
@@ -53,6 +64,11 @@ export const SIM_DEFAULTS: Omit<SimOptions, 'robotId' | 'session' | 'version'> =
   restSpeed: 0.01,
   trackingLimit: null,
   heartbeatTimeout: 0.5,
+  stallAfter: null,
+  minSpacing: 0.001,
+  lateStart: 1,
+  maxAhead: 60,
+  limitTolerance: 0.02,
   faults: [],
   seed: 1,
 };
@@ -61,7 +77,6 @@ export type Outbound = { type: 'state'; payload: StateMsg } | { type: 'events'; 
 export type InboundType = 'trajectory' | 'gripper' | 'stop' | 'heartbeat' | 'daemon_availability';
 
 const MAX_STEP = 0.001;
-const MAX_GAP = 1;
 const REMEMBERED_IDS = 1000;
 
 export class SimController {
@@ -112,6 +127,7 @@ export class SimController {
         name: a.name,
         joints: a.joints.map((j) => j.name),
         gripper: a.gripper !== undefined,
+        limits: a.joints.map(describeLimits),
       })),
       state_rate: this.options.rate,
       heartbeat_timeout: this.options.heartbeatTimeout,
@@ -147,9 +163,9 @@ export class SimController {
 
   /** Advances the simulation to time now in steps of at most 1 ms. */
   tick(now: number): void {
+    if (now - this.t > this.stallBound()) this.stalled(now);
     while (this.t < now) {
-      // After a stall of the process (> 1 s behind), catch up in one coarse step first.
-      const ts = now - this.t > MAX_GAP ? now - MAX_GAP : Math.min(now, this.t + MAX_STEP);
+      const ts = Math.min(now, this.t + MAX_STEP);
       while (this.inbox.length && this.inbox[0]!.at <= ts) {
         const m = this.inbox.shift()!;
         this.handleCommand(ts, m.type, m.payload);
@@ -161,13 +177,42 @@ export class SimController {
       this.watchHeartbeat(ts);
       this.finishStops(ts);
       this.t = ts;
-      if (ts >= this.nextStateAt) {
-        this.emitState(ts);
-        // Nominal sample times t0 + k/rate (no drift); a late tick skips missed samples.
-        const k = Math.floor((ts - this.t0) * this.options.rate + 1e-9) + 1;
-        this.nextStateAt = this.t0 + k / this.options.rate;
-      }
+      if (ts >= this.nextStateAt) this.sampleState(ts);
     }
+  }
+
+  /** Publishes a state and schedules the next at the nominal times t0 + k/rate (no drift; late ticks skip samples). */
+  private sampleState(now: number): void {
+    this.emitState(now);
+    const k = Math.floor((now - this.t0) * this.options.rate + 1e-9) + 1;
+    this.nextStateAt = this.t0 + k / this.options.rate;
+  }
+
+  private stallBound(): number {
+    return this.options.stallAfter ?? this.options.heartbeatTimeout;
+  }
+
+  /**
+   * The controller did not run from its last tick until now (the process was stopped or starved):
+   * the drives held the arms where they were. The heartbeat is checked first, then every arm is
+   * brought to rest with its commands aborted, so nothing planned before the stall resumes.
+   */
+  private stalled(now: number): void {
+    const gap = now - this.t;
+    for (const slot of this.arms.values()) slot.dyn.holdUntil(now);
+    this.t = now;
+    this.watchHeartbeat(now);
+    this.event(
+      now,
+      null,
+      null,
+      null,
+      'fault',
+      'controller_stall',
+      `no tick for ${gap.toFixed(1)} s (stall bound ${this.stallBound()} s); holding every arm`,
+    );
+    for (const slot of this.arms.values()) slot.halt(now, 'controller_stall');
+    this.sampleState(now);
   }
 
   /** Messages due for publication by time now (state may be held back by a `delay` fault). */
@@ -222,7 +267,9 @@ export class SimController {
         ? slot
         : (checkJoints(m, slot.spec) ??
           this.admissible(slot, now) ??
+          checkTiming(m, now, this.options) ??
           checkLimits(m, slot.spec) ??
+          checkRates(m, slot.spec, this.options.limitTolerance) ??
           checkStart(m, slot.dyn.reference.at(start).q, this.options.startTolerance));
     if (problem || 'reason' in slot)
       return this.event(now, m.id, m.arm, 'trajectory', 'rejected', problem!.reason, problem!.detail);

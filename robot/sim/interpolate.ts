@@ -22,8 +22,8 @@ export function sampleTrajectory(points: readonly TrajectoryPoint[], t: number):
   const dq: number[] = [];
   for (let j = 0; j < a.q.length; j++) {
     const c = coefficients(a, b, j, h);
-    q.push(polyValue(c, tau));
-    dq.push(polyDerivative(c, tau));
+    q.push(polyAt(c, tau, 0));
+    dq.push(polyAt(c, tau, 1));
   }
   return { q, dq };
 }
@@ -41,7 +41,7 @@ function segmentIndex(points: readonly TrajectoryPoint[], t: number): number {
 }
 
 /** Polynomial coefficients c0..c5 in τ ∈ [0, h] for joint j of segment a → b. */
-function coefficients(a: TrajectoryPoint, b: TrajectoryPoint, j: number, h: number): number[] {
+export function coefficients(a: TrajectoryPoint, b: TrajectoryPoint, j: number, h: number): number[] {
   const q0 = a.q[j]!;
   const d = b.q[j]! - q0;
   if (a.dq === undefined || b.dq === undefined) return [q0, d / h];
@@ -62,14 +62,12 @@ function coefficients(a: TrajectoryPoint, b: TrajectoryPoint, j: number, h: numb
   ];
 }
 
-function polyValue(c: number[], x: number): number {
+/** The polynomial with coefficients c (c0 first) or its first or second derivative, at x. */
+export function polyAt(c: readonly number[], x: number, order: 0 | 1 | 2): number {
   let s = 0;
-  for (let i = c.length - 1; i >= 0; i--) s = s * x + c[i]!;
-  return s;
-}
-
-function polyDerivative(c: number[], x: number): number {
-  let s = 0;
-  for (let i = c.length - 1; i >= 1; i--) s = s * x + i * c[i]!;
+  for (let i = c.length - 1; i >= order; i--) {
+    const f = order === 0 ? 1 : order === 1 ? i : i * (i - 1);
+    s = s * x + f * c[i]!;
+  }
   return s;
 }

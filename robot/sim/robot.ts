@@ -11,6 +11,9 @@ export interface SimJoint {
   /** Position limits, rad (or m for prismatic joints); ±Infinity for continuous joints. */
   lower: number;
   upper: number;
+  /** Rate limits the controller enforces on trajectories: rad/s and rad/s² (m/s, m/s²). */
+  velocity: number;
+  acceleration: number;
 }
 
 export interface SimArm {
@@ -36,7 +39,13 @@ export function simRobotFrom(setup: SetupDescription): SimRobot {
     name: setup.name,
     arms: setup.arms.map(({ name, robot }) => ({
       name,
-      joints: robot.joints.map((j) => ({ name: j.name, lower: j.limits.lower, upper: j.limits.upper })),
+      joints: robot.joints.map(({ name, limits: l }) => ({
+        name,
+        lower: l.lower,
+        upper: l.upper,
+        velocity: l.velocity,
+        acceleration: l.acceleration,
+      })),
       ...(robot.gripper
         ? {
             gripper: {

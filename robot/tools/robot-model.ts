@@ -6,6 +6,8 @@ import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import { quat, quatFromTransform } from '../math/quaternion.js';
 import { createPlanner, type Planner } from '../motion/planner/planner.js';
+import type { ExpectedArms } from '../link/protocol-validate.js';
+import { describeLimits } from '../link/protocol.js';
 
 export interface ArmModel {
   name: string;
@@ -36,6 +38,17 @@ export class RobotModel {
       };
     });
     this.planner = createPlanner(setup);
+  }
+
+  /** What a controller's description must agree with: arms, joint names, and the limits plans stay within. */
+  expectedArms(): ExpectedArms {
+    return {
+      arms: this.setup.arms.map(({ name, robot }) => ({
+        name,
+        joints: this.arm(name).joints,
+        limits: robot.joints.map((j) => describeLimits(j.limits)),
+      })),
+    };
   }
 
   get armNames(): string[] {

@@ -340,6 +340,31 @@ test('description and state are checked against the robot config and each other'
     ],
   );
   assert.deepEqual(compareDescription(d, { arms: [] }), ['arm "main" is not in the robot config']);
+  // Limits the controller enforces may be looser than the config's, not tighter (it would refuse correct plans).
+  const config = { lower: -1, upper: 1, velocity: 1, acceleration: 2 };
+  const limited = {
+    ...d,
+    arms: [
+      {
+        ...d.arms[0]!,
+        limits: [
+          { ...config, velocity: 2 },
+          { ...config, lower: null, upper: null },
+        ],
+      },
+    ],
+  };
+  const want = (limits: (typeof config)[]) => ({ arms: [{ name: 'main', joints: ['j1', 'j2'], limits }] });
+  assert.deepEqual(compareDescription(limited, want([config, config])), []);
+  const tight = {
+    ...limited,
+    arms: [{ ...limited.arms[0]!, limits: [{ ...config, velocity: 0.5, upper: 0.9 }, config] }],
+  };
+  assert.deepEqual(compareDescription(tight, want([config, config])), [
+    'arm "main" joint j1: the controller enforces velocity ≤ 0.5, the robot config plans with 1',
+    'arm "main" joint j1: the controller enforces upper bound 0.9, the robot config plans with 1',
+  ]);
+  assert.deepEqual(compareDescription(d, want([config, config])), [], 'a description without limits');
   assert.deepEqual(compareState(state(), d), []);
   const s = state();
   s.arms.main!.q = [1, 2, 3];

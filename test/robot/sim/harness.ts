@@ -11,13 +11,13 @@ export const ROBOT: SimRobot = {
     {
       name: 'left',
       joints: [
-        { name: 'l1', lower: -2, upper: 2 },
-        { name: 'l2', lower: -2, upper: 2 },
-        { name: 'l3', lower: -2, upper: 2 },
+        { name: 'l1', lower: -2, upper: 2, velocity: 3, acceleration: 10 },
+        { name: 'l2', lower: -2, upper: 2, velocity: 3, acceleration: 10 },
+        { name: 'l3', lower: -2, upper: 2, velocity: 3, acceleration: 10 },
       ],
       gripper: { min: 0, max: 0.1, speed: 0.1 },
     },
-    { name: 'right', joints: [{ name: 'r1', lower: -1, upper: 1 }] },
+    { name: 'right', joints: [{ name: 'r1', lower: -1, upper: 1, velocity: 1, acceleration: 10 }] },
   ],
 };
 

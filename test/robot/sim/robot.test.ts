@@ -17,8 +17,8 @@ test('every shipped robot description feeds the simulator: arms, joint names and
     yam.arms[0]!.joints.map((j) => j.name),
     ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6'],
   );
-  // From yam.urdf: joint2 limit lower="0" upper="3.65".
-  assert.deepEqual(yam.arms[0]!.joints[1], { name: 'joint2', lower: 0, upper: 3.65 });
+  // From yam.urdf: joint2 limit lower="0" upper="3.65" velocity="0.6"; acceleration from yam.yaml.
+  assert.deepEqual(yam.arms[0]!.joints[1], { name: 'joint2', lower: 0, upper: 3.65, velocity: 0.6, acceleration: 2 });
   assert.deepEqual(yam.arms[0]!.home, [0, 1, 1, 0, 0, 0]);
   assert.deepEqual(yam.arms[0]!.gripper, { min: 0, max: 1, speed: 1 / GRIPPER_STROKE_S });
   const ur = loadSimRobot('ur5e');
@@ -40,9 +40,9 @@ test('home defaults to 0 clamped into the limits', () => {
     homeOf({
       name: 'a',
       joints: [
-        { name: 'x', lower: 0.5, upper: 1 },
-        { name: 'y', lower: -1, upper: -0.2 },
-        { name: 'z', lower: -1, upper: 1 },
+        { name: 'x', lower: 0.5, upper: 1, velocity: 1, acceleration: 1 },
+        { name: 'y', lower: -1, upper: -0.2, velocity: 1, acceleration: 1 },
+        { name: 'z', lower: -1, upper: 1, velocity: 1, acceleration: 1 },
       ],
     }),
     [0.5, -0.2, 0],

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:http';
 import mqtt, { type IPublishPacket } from 'mqtt';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -85,8 +86,14 @@ async function followOneTrajectory(seen: Seen, send: (m: TrajectoryMsg) => void,
     detail,
   );
   const robot = loadSimRobot('yam');
+  const joints = robot.arms[0]!.joints;
   assert.deepEqual(seen.description!.arms, [
-    { name: 'arm', joints: robot.arms[0]!.joints.map((j) => j.name), gripper: true },
+    {
+      name: 'arm',
+      joints: joints.map((j) => j.name),
+      gripper: true,
+      limits: joints.map(({ lower, upper, velocity, acceleration }) => ({ lower, upper, velocity, acceleration })),
+    },
   ]);
   await waitFor(
     () => seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5,
@@ -244,6 +251,41 @@ test('sim over Mosquitto: heartbeat loss aborts a move and stops the arm; a disc
       assert.match(sim.stderr(), /fault: disconnect[\s\S]*fault over: reconnecting[\s\S]*connected/);
     },
   ));
+
+test('sim over Mosquitto: stopped (SIGSTOP) mid-move past its end and continued, it holds: the move is aborted, not finished, and a stop sent meanwhile is obeyed', (t) =>
+  withMosquittoSim(t, ['--heartbeat-timeout', '0.3'], async ({ seen, send, sim }) => {
+    await waitFor(
+      () => seen.description !== null && seen.states.filter((s) => s.hb !== null && s.faults.length === 0).length >= 5,
+      10_000,
+      'live states',
+      sim.stderr,
+    );
+    const move = seen.trajectory('move-1');
+    move.points[1]!.t = 2;
+    const q0 = move.points[0]!.q[0]!;
+    send('trajectory', move);
+    await waitFor(() => seen.eventsOf('move-1').includes('started'), 5000, 'the move to start');
+    sim.child.kill('SIGSTOP');
+    // Longer than the whole move: the old simulator caught up through it and reported it finished.
+    await sleep(3000);
+    send('stop', { v: 1, id: 'stop-1', arm: null, time: daemonNow(), reason: 'test' });
+    await sleep(200);
+    sim.child.kill('SIGCONT');
+    await waitFor(
+      () => seen.eventsOf('stop-1').includes('finished'),
+      5000,
+      'the stop sent during the stall to finish',
+      () => JSON.stringify(seen.events),
+    );
+    assert.deepEqual(seen.eventsOf('move-1'), ['accepted', 'started', 'aborted:heartbeat_lost']);
+    assert.ok(
+      seen.events.some((e) => e.event === 'fault' && e.reason === 'controller_stall'),
+      JSON.stringify(seen.events),
+    );
+    await waitFor(() => seen.states.at(-1)!.arms.arm!.mode === 'hold', 5000, 'the arm holding');
+    const q = seen.states.at(-1)!.arms.arm!.q[0]!;
+    assert.ok(q - q0 < 0.15, `joint 1 moved ${(q - q0).toFixed(3)} rad of the 0.2 rad move`);
+  }));
 
 test('sim over WebSocket /controller with a token: envelopes, a trajectory followed, refused without the token', async () => {
   const server = createServer();

@@ -6,7 +6,7 @@ import type { EventMsg, StateMsg } from '../../../robot/link/protocol.js';
 import { validateMessage } from '../../../robot/link/protocol-validate.js';
 import { loadArms } from '../../../robot/description/loader.js';
 import { SimController, type SimOptions } from '../../../robot/sim/controller.js';
-import { simRobotFrom } from '../../../robot/sim/robot.js';
+import { simRobotFrom, type SimRobot } from '../../../robot/sim/robot.js';
 import { Executor, type Command, type ExecutorOptions } from '../../../robot/tools/executor.js';
 import { RobotModel } from '../../../robot/tools/robot-model.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
@@ -21,6 +21,8 @@ export class Loopback {
   readonly session: ControllerSession;
   readonly exec: Executor;
   readonly model: RobotModel;
+  /** What the simulated controller knows of the robot (joint limits included). */
+  readonly robotSpec: SimRobot;
   readonly sent: Command[] = [];
   readonly events: EventMsg[] = [];
   states: StateMsg[] = [];
@@ -33,16 +35,13 @@ export class Loopback {
     const r = loadArms(robot);
     if (!r.ok) throw new Error(JSON.stringify(r.issues));
     this.model = new RobotModel(r.value.setup);
+    this.robotSpec = simRobotFrom(r.value.setup);
     this.sim = new SimController(
-      simRobotFrom(r.value.setup),
+      this.robotSpec,
       { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim },
       OFFSET,
     );
-    this.session = new ControllerSession(
-      robot,
-      { arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints })) },
-      0.2,
-    );
+    this.session = new ControllerSession(robot, this.model.expectedArms(), 0.2);
     this.exec = new Executor({
       robot,
       model: this.model,
