@@ -33,6 +33,18 @@ interface SimFlags {
   exitOnStdinClose?: boolean;
 }
 
+/** `<username>.sim-…` when the URL names an identity (brokers with brainstem's ACLs bind ids so). */
+function simClientId(url: string, robot: string): string {
+  const rand = randomBytes(3).toString('hex');
+  let user = '';
+  try {
+    user = decodeURIComponent(new URL(url).username);
+  } catch {
+    // An unparsable URL fails in the MQTT client with its own message.
+  }
+  return user ? `${user}.sim-${robot}-${rand}` : `brainstem-sim-${robot}-${rand}`;
+}
+
 function num(flag: string, value: string, lo: number, hi: number): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < lo || n > hi)
@@ -117,7 +129,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
                     base: flags.base,
                     robot: id,
                     version: flags.mqtt as MqttVersion,
-                    clientId: `brainstem-sim-${id}-${randomBytes(3).toString('hex')}`,
+                    clientId: simClientId(where, id),
                   },
                   on,
                 ),

@@ -89,9 +89,11 @@ export class DaemonMqttClient extends Service {
     const topic = availabilityTopic(config.base);
     this.version = this.deps.embedded || config.protocol === '3.1.1' ? 4 : 5;
     const fromUrl = new URL(url);
+    const username = fromUrl.username ? decodeURIComponent(fromUrl.username) : config.username;
     const opts: IClientOptions = {
       protocolVersion: this.version,
-      clientId: `brainstem-daemon-${hostname().slice(0, 20)}-${randomBytes(3).toString('hex')}`,
+      // `<username>.…`: a broker with brainstem's ACLs binds client ids to identities this way.
+      clientId: `${username || 'brainstem'}.daemon-${hostname().slice(0, 20)}-${randomBytes(3).toString('hex')}`,
       clean: true,
       keepalive: 30,
       connectTimeout: FIRST_CONNECT_WAIT_MS,
