@@ -45,7 +45,11 @@ export function grantsFor(base: string, role: Role): Grants {
     case 'controller':
       return {
         publish: CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)),
-        subscribe: [...DAEMON_TOPICS.map((t) => robotTopic(base, role.robot, t)), daemon.heartbeat, daemon.availability],
+        subscribe: [
+          ...DAEMON_TOPICS.map((t) => robotTopic(base, role.robot, t)),
+          daemon.heartbeat,
+          daemon.availability,
+        ],
       };
     case 'observer':
       return { publish: [], subscribe: [`${base}/#`] };

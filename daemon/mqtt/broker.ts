@@ -80,7 +80,10 @@ export class EmbeddedBroker extends Service {
         const holder = (aedes as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
         const heldBy = holder ? logins.get(holder)?.username : undefined;
         if ((owner !== undefined && owner !== username) || (heldBy !== undefined && heldBy !== username)) {
-          log.warn({ client: client.id, username, owner: owner ?? heldBy }, 'MQTT client refused: client id of another identity');
+          log.warn(
+            { client: client.id, username, owner: owner ?? heldBy },
+            'MQTT client refused: client id of another identity',
+          );
           return done(refusal('client id belongs to another identity', 2), null);
         }
         logins.set(client, account);
