@@ -38,13 +38,13 @@ async function granted(c: MqttClient, filters: string[], qos: 0 | 1): Promise<nu
 
 /**
  * `who` publishes `payload` on `topic`: the broker drops the connection, and a daemon-side
- * sniffer's first message there is the daemon's marker sent afterwards, not the attack.
+ * sniffer sees the marker sent afterwards, not the attack (other traffic, e.g. heartbeats, aside).
  */
 async function refused(who: string, topic: string, payload: string, retain = false): Promise<void> {
   const sniffer = await connectMqtt(d.mqttEndpoint);
   try {
     await sniffer.subscribeAsync(topic, { qos: 1 });
-    const first = nextMessage(sniffer, topic, (m) => !m.retain);
+    const first = nextMessage(sniffer, topic, (m) => !m.retain && [payload, 'marker'].includes(m.payload));
     const attacker = await as(who);
     const gone = closed(attacker);
     attacker.publish(topic, payload, { qos: 0, retain });

@@ -50,7 +50,7 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
 
   /** `who` publishes on `topic` (acknowledged), then `marker` does: the sniffer sees only the marker. */
   const refused = async (who: MqttClient, topic: string, marker: MqttClient) => {
-    const first = nextMessage(sniffer, topic);
+    const first = nextMessage(sniffer, topic, (m) => ['attack', 'marker'].includes(m.payload));
     await sniffer.subscribeAsync(topic, { qos: 1 });
     await who.publishAsync(topic, 'attack', { qos: 1 });
     await marker.publishAsync(topic, 'marker', { qos: 1 });
