@@ -116,6 +116,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         },
         controllerUrl: () => api.url('ws') + CONTROLLER_PATH,
         token: token.value,
+        tls: config.mqtt.tls,
         log: logs.get('robots.sim'),
       })
     : undefined;

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { redactUrl } from '../config/secrets.js';
+import { readTlsFiles } from '../mqtt/tls.js';
 import { loadSimRobot } from '../../robot/sim/robot.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
@@ -31,6 +32,9 @@ interface SimFlags {
   fault: string[];
   seed: string;
   exitOnStdinClose?: boolean;
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 /** `<username>.sim-…` when the URL names an identity (brokers with brainstem's ACLs bind ids so). */
@@ -64,6 +68,9 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     )
     .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
     .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
+    .option('--ca <file>', 'PEM CA of an mqtts:// broker (default: the system CAs)')
+    .option('--cert <file>', 'PEM client certificate for an mqtts:// broker (with --key)')
+    .option('--key <file>', 'PEM private key of --cert')
     .option('--base <topic>', 'MQTT topic base', DEFAULT_BASE)
     .option('--mqtt <version>', 'MQTT protocol: auto (5, else 3.1.1), 3.1.1 or 5', 'auto')
     .option('--rate <hz>', 'state messages per second (1–1000)', '100')
@@ -111,6 +118,13 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       };
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
+      if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
+      let tls;
+      try {
+        tls = readTlsFiles(flags, (k) => `--${k}`);
+      } catch (err) {
+        throw new CliError((err as Error).message, 2);
+      }
       let proc;
       try {
         proc = startSim({
@@ -130,6 +144,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
                     robot: id,
                     version: flags.mqtt as MqttVersion,
                     clientId: simClientId(where, id),
+                    tls,
                   },
                   on,
                 ),

@@ -94,6 +94,27 @@ export const daemonSchema = obj({
           doc: 'read-only MQTT identities observer.<name> for apps and dashboards; each secret is generated once in <data_dir>/mqtt-identities/observer.<name>',
         },
       ),
+      tls: obj(
+        {
+          ca: str({
+            default: '',
+            doc: 'PEM file of the CA that signed the broker certificate; empty = the system CAs',
+          }),
+          cert: str({ default: '', doc: 'PEM client certificate, for brokers that require one (with mqtt.tls.key)' }),
+          key: str({ default: '', doc: 'PEM private key of mqtt.tls.cert' }),
+        },
+        {
+          doc: 'TLS for an mqtts:// (or tls://, wss://) mqtt.url; the daemon and its simulated controllers use it',
+          refine: (v, path, issues: Issue[]) => {
+            if ((v.cert === '') !== (v.key === ''))
+              issues.push({
+                path: `${path}.${v.cert ? 'key' : 'cert'}`,
+                rule: 'must be set with the other of cert/key',
+                value: '',
+              });
+          },
+        },
+      ),
       base: str({
         nonEmpty: true,
         default: 'brainstem',

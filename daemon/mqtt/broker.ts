@@ -66,6 +66,7 @@ export class EmbeddedBroker extends Service {
       ]),
     );
     const logins = new WeakMap<Client, Account>();
+    const warned = new WeakSet<Client>();
     const aedes = await Aedes.createBroker({
       authenticate: (client, username, password, done) => {
         const account = username === undefined ? undefined : accounts.get(username);
@@ -98,7 +99,10 @@ export class EmbeddedBroker extends Service {
       authorizeSubscribe: (client, sub, done) => {
         const account = logins.get(client);
         if (account && allowed(account.grants.subscribe, sub.topic)) return done(null, sub);
-        log.warn({ client: client.id, username: account?.username, topic: sub.topic }, 'MQTT subscribe refused');
+        // The connection stays: warn once per client, so a looping client cannot flood the log.
+        const level = warned.has(client) ? 'debug' : 'warn';
+        warned.add(client);
+        log[level]({ client: client.id, username: account?.username, topic: sub.topic }, 'MQTT subscribe refused');
         done(null, null);
       },
     });

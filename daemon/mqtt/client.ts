@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { withTimeout } from '../util/net.js';
 import { backoffDelay } from './backoff.js';
+import { readTlsFiles } from './tls.js';
 import { AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, availabilityTopic } from './topics.js';
 
 export interface MqttClientDeps {
@@ -105,7 +106,7 @@ export class DaemonMqttClient extends Service {
         ? {}
         : { username: config.username || undefined, password: this.deps.password || undefined }),
     };
-    const client = connect(url, opts);
+    const client = connect(url, { ...opts, ...readTlsFiles(config.tls, (k) => `mqtt.tls.${k}`) });
     this.client = client;
     let settle: () => void = () => undefined;
     const firstOutcome = new Promise<void>((resolve) => (settle = resolve));

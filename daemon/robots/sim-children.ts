@@ -26,6 +26,8 @@ export interface SimChildrenDeps {
   /** ws://host:port/controller and the API token. */
   controllerUrl: () => string;
   token: string;
+  /** mqtt.tls: CA, client certificate and key files for an mqtts:// broker (empty = unset). */
+  tls: { ca: string; cert: string; key: string };
   log: Logger;
   /** The CLI entry to run (default dist/daemon/main.js of this package). */
   main?: string;
@@ -95,6 +97,7 @@ export class SimChildren extends Service {
       env.BRAINSTEM_TOKEN = this.deps.token;
     } else {
       args.push('--base', this.deps.base);
+      for (const [k, file] of Object.entries(this.deps.tls)) if (file) args.push(`--${k}`, file);
       env.BRAINSTEM_SIM_BROKER = this.deps.brokerUrl(robot.id);
     }
     const proc = spawn(process.execPath, [this.deps.main ?? join(repoRoot, 'dist', 'daemon', 'main.js'), ...args], {

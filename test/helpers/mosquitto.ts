@@ -42,10 +42,12 @@ function fromUrl(raw: string): BrokerEndpoint {
   };
 }
 
-/** Files for a private Mosquitto: its password_file and, optionally, an acl_file. */
+/** Files for a private Mosquitto: password_file (default: one for brainstem-test), acl_file, TLS. */
 export interface MosquittoFiles {
-  passwordFile: string;
+  passwordFile?: string;
   aclFile?: string;
+  /** PEM files: the listener speaks TLS only (mqtts://). */
+  tls?: { cafile: string; certfile: string; keyfile: string };
 }
 
 async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<BrokerEndpoint> {
@@ -53,8 +55,13 @@ async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<B
   const username = 'brainstem-test';
   const password = randomBytes(12).toString('hex');
   const passwordFile = files?.passwordFile ?? join(dir.path, 'passwd');
-  if (!files) writeFileSync(passwordFile, mosquittoPasswordLine(username, password) + '\n', { mode: 0o600 });
+  if (!files?.passwordFile)
+    writeFileSync(passwordFile, mosquittoPasswordLine(username, password) + '\n', { mode: 0o600 });
   const acl = files?.aclFile ? `acl_file ${files.aclFile}\n` : '';
+  const tls = files?.tls
+    ? `cafile ${files.tls.cafile}\ncertfile ${files.tls.certfile}\nkeyfile ${files.tls.keyfile}\n`
+    : '';
+  const scheme = files?.tls ? 'mqtts' : 'mqtt';
   let lastError = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -63,7 +70,7 @@ async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<B
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
     writeFileSync(
       conf,
-      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwordFile}\n${acl}persistence false\nlog_dest stderr\n`,
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwordFile}\n${acl}${tls}persistence false\nlog_dest stderr\n`,
     );
     const child: ChildProcess = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -71,12 +78,12 @@ async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<B
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
       await waitForPort('127.0.0.1', port, 5000, () => child.exitCode === null);
-      const url = `mqtt://127.0.0.1:${port}`;
+      const url = `${scheme}://127.0.0.1:${port}`;
       return {
         url,
         username,
         password,
-        urlWithCredentials: `mqtt://${username}:${password}@127.0.0.1:${port}`,
+        urlWithCredentials: `${scheme}://${username}:${password}@127.0.0.1:${port}`,
         stop: async () => {
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
