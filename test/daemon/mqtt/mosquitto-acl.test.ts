@@ -9,9 +9,8 @@ import type { MqttClient } from 'mqtt';
 import { runCli, startTestDaemon, TEST_TOKEN } from '../../helpers/daemon.js';
 import { getOwnMosquitto } from '../../helpers/mosquitto.js';
 import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
-import { RpcTestClient } from '../../helpers/rpc.js';
+import { RpcTestClient, waitRobotReady } from '../../helpers/rpc.js';
 import { tempDir } from '../../helpers/temp.js';
-import { waitFor } from '../../helpers/wait.js';
 
 const BASE = 'lab';
 
@@ -73,12 +72,7 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
   t.after(() => d.stop());
   const rpc = await RpcTestClient.connect(d.ws, TEST_TOKEN);
   t.after(() => rpc.close());
-  await waitFor(
-    async () => ((await rpc.call('robots.list')).result.robots[0]?.ready ? true : undefined),
-    'robot yam ready over Mosquitto',
-    20_000,
-    50,
-  );
+  await waitRobotReady(rpc, 'yam', 'robot yam ready over Mosquitto');
   const state = (await nextMessage(app, `${BASE}/robots/yam/state`)).payload;
   assert.ok(JSON.parse(state).arms.arm, 'an observer reads state');
   const call = async (name: string, args: object) =>

@@ -7,9 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestDaemon, TEST_TOKEN } from '../../helpers/daemon.js';
 import { getOwnMosquitto } from '../../helpers/mosquitto.js';
-import { RpcTestClient } from '../../helpers/rpc.js';
+import { RpcTestClient, waitRobotReady } from '../../helpers/rpc.js';
 import { tempDir } from '../../helpers/temp.js';
-import { waitFor } from '../../helpers/wait.js';
 
 /** A CA and a server certificate for 127.0.0.1 (P-256), or undefined without openssl. */
 function makeCerts(dir: string): { ca: string; cert: string; key: string } | undefined {
@@ -47,12 +46,7 @@ test('mqtts:// with mqtt.tls.ca: daemon and simulated controller connect; no CA,
   assert.equal(d.daemon.health().services['mqtt-client']!.detail!.connected, true);
   const rpc = await RpcTestClient.connect(d.ws, TEST_TOKEN);
   t.after(() => rpc.close());
-  await waitFor(
-    async () => ((await rpc.call('robots.list')).result.robots[0]?.ready ? true : undefined),
-    'the simulated yam ready over mqtts://',
-    20_000,
-    50,
-  );
+  await waitRobotReady(rpc, 'yam', 'the simulated yam ready over mqtts://');
 
   const untrusting = await startTestDaemon({
     mqtt: { url: broker.urlWithCredentials, reconnect: { min_ms: 60_000, max_ms: 60_000 } },
