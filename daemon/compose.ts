@@ -25,7 +25,9 @@ import { ModelRegistry } from './engine/model-registry.js';
 import { loadNativeModel } from './engine/served-model.js';
 import { ServingMetrics } from './engine/serving-metrics.js';
 import { Logs } from './log.js';
+import type { Identity } from './mqtt/acl.js';
 import { EmbeddedBroker } from './mqtt/broker.js';
+import { mqttIdentities } from './mqtt/identities.js';
 import { RobotLink } from './robots/link-service.js';
 import { SimChildren } from './robots/sim-children.js';
 import { CONTROLLER_PATH } from '../robot/link/ws-envelope.js';
@@ -41,7 +43,8 @@ export interface DaemonParts {
   rpc: RpcRegistry;
   routes: HttpRoutes;
   token: Secret;
-  mqttPassword: Secret;
+  /** The daemon's MQTT identity first, then one per controller and observer. */
+  mqttIdentities: Identity[];
   api: ApiServer;
   broker?: EmbeddedBroker;
   mqtt: DaemonMqttClient;
@@ -60,13 +63,12 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const routes = new HttpRoutes();
   const token = resolveSecret(config.server.token, config.data_dir, 'token');
   const embedded = config.mqtt.url === '';
-  const mqttPassword = embedded
-    ? resolveSecret(config.mqtt.password, config.data_dir, 'mqtt-password')
-    : { value: config.mqtt.password, generated: false };
+  const identities = mqttIdentities(config, embedded);
+  const daemonIdentity = identities[0]!;
   // Stored secrets are checked like configured ones; generated ones have 32 characters.
   const strength = checkSecretStrength(config, {
     'server.token': token.value,
-    ...(embedded ? { 'mqtt.password': mqttPassword.value } : {}),
+    ...(embedded ? { 'mqtt.password': daemonIdentity.password } : {}),
   });
   if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
   for (const w of strength.warnings) logs.get('daemon').warn(w);
@@ -75,15 +77,15 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const broker = embedded
     ? new EmbeddedBroker({
         ...config.mqtt.embedded,
-        username: config.mqtt.username,
-        password: mqttPassword.value,
+        base: config.mqtt.base,
+        identities,
         log: logs.get('mqtt.broker'),
       })
     : undefined;
   const mqtt = new DaemonMqttClient({
     config: config.mqtt,
     brokerUrl: () => broker?.url() ?? config.mqtt.url,
-    password: mqttPassword.value,
+    password: daemonIdentity.password,
     embedded,
     log: logs.get('mqtt.client'),
   });
@@ -116,9 +118,14 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         robots: simulated,
         base: config.mqtt.base,
         configsDir: config.robots.configs_dir,
-        brokerUrl: () => withCredentials(broker?.url() ?? config.mqtt.url, config.mqtt.username, mqttPassword.value),
+        // Each its own controller identity; the daemon's where none is stored (an external broker without ACLs).
+        brokerUrl: (id) => {
+          const own = identities.find((i) => i.role.kind === 'controller' && i.role.robot === id) ?? daemonIdentity;
+          return withCredentials(broker?.url() ?? config.mqtt.url, own.username, own.password);
+        },
         controllerUrl: () => api.url('ws') + CONTROLLER_PATH,
         token: token.value,
+        tls: config.mqtt.tls,
         log: logs.get('robots.sim'),
       })
     : undefined;
@@ -160,7 +167,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     rpc,
     routes,
     token,
-    mqttPassword,
+    mqttIdentities: identities,
     api,
     broker,
     mqtt,
@@ -172,10 +179,10 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   };
 }
 
-/** The broker URL with the daemon's credentials unless it carries its own. */
+/** The broker URL with an identity's credentials (none for an anonymous broker). */
 function withCredentials(url: string, username: string, password: string): string {
   const u = new URL(url);
-  if (!u.username && username) {
+  if (username) {
     u.username = username;
     u.password = password;
   }

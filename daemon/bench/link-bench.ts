@@ -56,9 +56,11 @@ async function standInController(
   home: number[],
 ): Promise<{ client: MqttClient; timer: NodeJS.Timeout }> {
   const base = parts.config.mqtt.base;
+  const own = parts.mqttIdentities.find((i) => i.role.kind === 'controller' && i.role.robot === id)!;
   const client = await connectAsync(parts.broker!.url(), {
-    username: parts.config.mqtt.username,
-    password: parts.mqttPassword.value,
+    username: own.username,
+    password: own.password,
+    clientId: `${own.username}.bench`,
     protocolVersion: 4,
   });
   const t0 = performance.now();

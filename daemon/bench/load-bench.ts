@@ -67,8 +67,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
       seconds: o.seconds + 1,
       mqtt: {
         url: parts.broker!.url(),
-        username: config.mqtt.username,
-        password: parts.mqttPassword.value,
+        username: parts.mqttIdentities[0]!.username,
+        password: parts.mqttIdentities[0]!.password,
         topic: daemonTopics(config.mqtt.base).heartbeat,
       },
     });

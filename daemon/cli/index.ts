@@ -18,6 +18,7 @@ import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
 import { registerPrerouter } from './prerouter.js';
 import { registerModelsSynthAdapter } from './models-synth-adapter.js';
+import { registerMqttCredentials } from './mqtt-credentials.js';
 import { registerSim } from './sim.js';
 import { registerStart } from './start.js';
 
@@ -35,6 +36,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchMembw,
   registerBenchPlan,
   registerSim,
+  registerMqttCredentials,
   registerModelsSynth,
   registerModelsSynthAdapter,
   registerLoraMergeCheck,

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { redactUrl } from '../config/secrets.js';
+import { readTlsFiles } from '../mqtt/tls.js';
 import { loadSimRobot } from '../../robot/sim/robot.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
@@ -35,6 +36,21 @@ interface SimFlags {
   fault: string[];
   seed: string;
   exitOnStdinClose?: boolean;
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+/** `<username>.sim-…` when the URL names an identity (brokers with brainstem's ACLs bind ids so). */
+function simClientId(url: string, robot: string): string {
+  const rand = randomBytes(3).toString('hex');
+  let user = '';
+  try {
+    user = decodeURIComponent(new URL(url).username);
+  } catch {
+    // An unparsable URL fails in the MQTT client with its own message.
+  }
+  return user ? `${user}.sim-${robot}-${rand}` : `brainstem-sim-${robot}-${rand}`;
 }
 
 function num(flag: string, value: string, lo: number, hi: number): number {
@@ -56,6 +72,9 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     )
     .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
     .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
+    .option('--ca <file>', 'PEM CA of an mqtts:// broker (default: the system CAs)')
+    .option('--cert <file>', 'PEM client certificate for an mqtts:// broker (with --key)')
+    .option('--key <file>', 'PEM private key of --cert')
     .option('--base <topic>', 'MQTT topic base', DEFAULT_BASE)
     .option('--mqtt <version>', 'MQTT protocol: auto (5, else 3.1.1), 3.1.1 or 5', 'auto')
     .option('--rate <hz>', 'state messages per second (1–1000)', '100')
@@ -109,6 +128,13 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       };
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
+      if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
+      let tls;
+      try {
+        tls = readTlsFiles(flags, (k) => `--${k}`);
+      } catch (err) {
+        throw new CliError((err as Error).message, 2);
+      }
       let proc;
       try {
         proc = startSim({
@@ -127,7 +153,8 @@ export const registerSim: CommandRegistrar = (program: Command) => {
                     base: flags.base,
                     robot: id,
                     version: flags.mqtt as MqttVersion,
-                    clientId: `brainstem-sim-${id}-${randomBytes(3).toString('hex')}`,
+                    clientId: simClientId(where, id),
+                    tls,
                   },
                   on,
                 ),

@@ -1,6 +1,8 @@
 // The one schema for the whole daemon. Its docs generate docs/config.md (daemon/config/docs.ts);
 // configs/brainstem.yaml documents every key too, and tests keep both in agreement with it.
-import { int, obj, oneOf, record, str, type Infer } from '../../robot/common/validation/builders.js';
+import { int, list, obj, oneOf, record, str, type Infer } from '../../robot/common/validation/builders.js';
+import { ROBOT_ID_PATTERN } from '../../robot/link/protocol.js';
+import { daemonUsernameProblem } from '../mqtt/acl.js';
 import type { Issue } from '../../robot/common/validation/issue.js';
 import { sections } from './sections.js';
 
@@ -110,13 +112,43 @@ export const daemonSchema = obj({
       }),
       username: str({
         default: 'brainstem',
-        doc: 'username for the embedded broker and the daemon client (credentials in mqtt.url win)',
+        doc: "the daemon's MQTT identity (credentials in mqtt.url win); with the embedded broker letters, digits, _ and -, not robot or observer",
       }),
       password: str({
         default: '',
         secret: true,
-        doc: 'MQTT password; empty with the embedded broker = generated once and stored in <data_dir>/mqtt-password; at least 16 characters when the broker is off loopback',
+        doc: "the daemon's MQTT password; empty = generated once in <data_dir>/mqtt-password (with an external broker: used when that file exists); at least 16 characters when the broker is off loopback",
       }),
+      observers: list(
+        str({
+          nonEmpty: true,
+          rule: (s) => (new RegExp(ROBOT_ID_PATTERN).test(s) ? undefined : `must match ${ROBOT_ID_PATTERN}`),
+        }),
+        {
+          doc: 'read-only MQTT identities observer.<name> for apps and dashboards; each secret is generated once in <data_dir>/mqtt-identities/observer.<name>',
+        },
+      ),
+      tls: obj(
+        {
+          ca: str({
+            default: '',
+            doc: 'PEM file of the CA that signed the broker certificate; empty = the system CAs',
+          }),
+          cert: str({ default: '', doc: 'PEM client certificate, for brokers that require one (with mqtt.tls.key)' }),
+          key: str({ default: '', doc: 'PEM private key of mqtt.tls.cert' }),
+        },
+        {
+          doc: 'TLS for an mqtts:// (or tls://, wss://) mqtt.url; the daemon and its simulated controllers use it',
+          refine: (v, path, issues: Issue[]) => {
+            if ((v.cert === '') !== (v.key === ''))
+              issues.push({
+                path: `${path}.${v.cert ? 'key' : 'cert'}`,
+                rule: 'must be set with the other of cert/key',
+                value: '',
+              });
+          },
+        },
+      ),
       base: str({
         nonEmpty: true,
         default: 'brainstem',
@@ -149,10 +181,11 @@ export const daemonSchema = obj({
       doc: 'The MQTT broker (embedded or external) and the daemon client that robot controllers talk through',
       refine: (v, path, issues) => {
         if (v.url !== '') return;
-        if (v.username === '')
+        const userProblem = daemonUsernameProblem(v.username);
+        if (userProblem)
           issues.push({
             path: `${path}.username`,
-            rule: 'must be non-empty when the embedded broker runs (mqtt.url is empty)',
+            rule: `${userProblem} when the embedded broker runs (mqtt.url is empty)`,
             value: v.username,
           });
         if (v.protocol === '5')

@@ -2,7 +2,7 @@
 // password): created once, stored in data_dir with mode 0600, reused on later starts.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { leaves } from '../../robot/common/validation/builders.js';
 import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
@@ -26,6 +26,7 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
     const stored = readStored(file);
     if (stored) return { value: stored, file, generated: false };
     ensureDataDir(dataDir);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
     const value = randomBytes(24).toString('base64url');
     writeFileSync(file, value + '\n', { mode: 0o600 });
@@ -37,6 +38,11 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
       `cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`,
     );
   }
+}
+
+/** The value generated earlier in data_dir/name, if any (never creates one). */
+export function storedSecret(dataDir: string, name: string): string | undefined {
+  return readStored(join(dataDir, name));
 }
 
 function readStored(file: string): string | undefined {

@@ -1,21 +1,35 @@
-// The embedded MQTT broker (aedes, MQTT 3.1.1) on a loopback TCP port, password protected.
-// Runs only when mqtt.url is empty.
+// The embedded MQTT broker (aedes, MQTT 3.1.1) on a loopback TCP port. Each client logs in as
+// one identity (daemon, controller, observer; ./acl.ts) and may publish and subscribe only
+// within its grants; a client id belongs to one identity (no takeover). Runs only when
+// mqtt.url is empty.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { Aedes, type AuthenticateError } from 'aedes';
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
+import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
 export interface BrokerDeps {
   host: string;
   port: number;
-  username: string;
-  password: string;
+  /** Topic base the grants are written for (mqtt.base). */
+  base: string;
+  identities: Identity[];
   log: Logger;
 }
 
 const digest = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+interface Account {
+  username: string;
+  password: Buffer;
+  grants: Grants;
+}
+
+function refusal(message: string, returnCode: 2 | 4): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+}
 
 export class EmbeddedBroker extends Service {
   readonly name = 'mqtt-broker';
@@ -44,20 +58,52 @@ export class EmbeddedBroker extends Service {
   }
 
   protected async onStart(): Promise<void> {
-    const { host, port, log } = this.deps;
-    const user = digest(this.deps.username);
-    const pass = digest(this.deps.password);
+    const { host, port, base, log } = this.deps;
+    const accounts = new Map<string, Account>(
+      this.deps.identities.map((i) => [
+        i.username,
+        { username: i.username, password: digest(i.password), grants: grantsFor(base, i.role) },
+      ]),
+    );
+    const logins = new WeakMap<Client, Account>();
+    const warned = new WeakSet<Client>();
     const aedes = await Aedes.createBroker({
       authenticate: (client, username, password, done) => {
-        const ok =
-          username !== undefined &&
-          password !== undefined &&
-          timingSafeEqual(digest(username), user) &&
-          timingSafeEqual(digest(password), pass);
-        if (ok) return done(null, true);
-        log.warn({ client: client.id, username }, 'MQTT client refused: bad username or password');
-        const err = Object.assign(new Error('bad username or password'), { returnCode: 4 }) as AuthenticateError;
-        done(err, null);
+        const account = username === undefined ? undefined : accounts.get(username);
+        // Compare a digest even for unknown users, so timing does not tell which names exist.
+        const ok = timingSafeEqual(digest(password ?? ''), account?.password ?? digest('\0unknown'));
+        if (!account || !ok || password === undefined) {
+          log.warn({ client: client.id, username }, 'MQTT client refused: bad username or password');
+          return done(refusal('bad username or password', 4), null);
+        }
+        const owner = clientIdOwner(client.id, accounts.keys());
+        // Connected clients by id: in aedes but not in its typings.
+        const holder = (aedes as unknown as { clients: Record<string, Client | undefined> }).clients[client.id];
+        const heldBy = holder ? logins.get(holder)?.username : undefined;
+        if ((owner !== undefined && owner !== username) || (heldBy !== undefined && heldBy !== username)) {
+          log.warn(
+            { client: client.id, username, owner: owner ?? heldBy },
+            'MQTT client refused: client id of another identity',
+          );
+          return done(refusal('client id belongs to another identity', 2), null);
+        }
+        logins.set(client, account);
+        done(null, true);
+      },
+      authorizePublish: (client, packet, done) => {
+        const account = client ? logins.get(client) : undefined;
+        if (account && allowed(account.grants.publish, packet.topic)) return done(null);
+        log.warn({ client: client?.id, username: account?.username, topic: packet.topic }, 'MQTT publish refused');
+        done(new Error(`publish to ${packet.topic} not allowed`));
+      },
+      authorizeSubscribe: (client, sub, done) => {
+        const account = logins.get(client);
+        if (account && allowed(account.grants.subscribe, sub.topic)) return done(null, sub);
+        // The connection stays: warn once per client, so a looping client cannot flood the log.
+        const level = warned.has(client) ? 'debug' : 'warn';
+        warned.add(client);
+        log[level]({ client: client.id, username: account?.username, topic: sub.topic }, 'MQTT subscribe refused');
+        done(null, null);
       },
     });
     aedes.on('clientError', (client, err) => log.debug({ client: client.id, err: err.message }, 'MQTT client error'));

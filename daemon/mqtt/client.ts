@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { withTimeout } from '../util/net.js';
 import { backoffDelay } from './backoff.js';
+import { readTlsFiles } from './tls.js';
 import { AVAILABILITY_OFFLINE, AVAILABILITY_ONLINE, availabilityTopic } from './topics.js';
 
 export interface MqttClientDeps {
@@ -89,9 +90,11 @@ export class DaemonMqttClient extends Service {
     const topic = availabilityTopic(config.base);
     this.version = this.deps.embedded || config.protocol === '3.1.1' ? 4 : 5;
     const fromUrl = new URL(url);
+    const username = fromUrl.username ? decodeURIComponent(fromUrl.username) : config.username;
     const opts: IClientOptions = {
       protocolVersion: this.version,
-      clientId: `brainstem-daemon-${hostname().slice(0, 20)}-${randomBytes(3).toString('hex')}`,
+      // `<username>.…`: a broker with brainstem's ACLs binds client ids to identities this way.
+      clientId: `${username || 'brainstem'}.daemon-${hostname().slice(0, 20)}-${randomBytes(3).toString('hex')}`,
       clean: true,
       keepalive: 30,
       connectTimeout: FIRST_CONNECT_WAIT_MS,
@@ -103,7 +106,7 @@ export class DaemonMqttClient extends Service {
         ? {}
         : { username: config.username || undefined, password: this.deps.password || undefined }),
     };
-    const client = connect(url, opts);
+    const client = connect(url, { ...opts, ...readTlsFiles(config.tls, (k) => `mqtt.tls.${k}`) });
     this.client = client;
     let settle: () => void = () => undefined;
     const firstOutcome = new Promise<void>((resolve) => (settle = resolve));

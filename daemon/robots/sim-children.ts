@@ -1,6 +1,6 @@
 // Simulated controllers the daemon runs itself (`brainstem sim` children), so a fresh install
 // shows motion end to end: one per served robot marked `sim: true`, connected over that
-// robot's transport (the daemon's broker with its credentials, or /controller with the token).
+// robot's transport (the daemon's broker with the robot's own credentials, or /controller with the token).
 // A child that exits is restarted, after 1 s and twice as long after each exit within 10 s of
 // its start (up to 30 s); each stops when the daemon does, and by itself when the daemon dies
 // (its stdin closes).
@@ -21,11 +21,13 @@ export interface SimChildrenDeps {
   robots: ServedRobot[];
   base: string;
   configsDir: string;
-  /** Broker URL with credentials, read at start (the embedded broker's port is known then). */
-  brokerUrl: () => string;
+  /** Broker URL with the credentials of robot `id`, read at start (the embedded broker's port is known then). */
+  brokerUrl: (id: string) => string;
   /** ws://host:port/controller and the API token. */
   controllerUrl: () => string;
   token: string;
+  /** mqtt.tls: CA, client certificate and key files for an mqtts:// broker (empty = unset). */
+  tls: { ca: string; cert: string; key: string };
   log: Logger;
   /** The CLI entry to run (default dist/daemon/main.js of this package). */
   main?: string;
@@ -95,7 +97,8 @@ export class SimChildren extends Service {
       env.BRAINSTEM_TOKEN = this.deps.token;
     } else {
       args.push('--base', this.deps.base);
-      env.BRAINSTEM_SIM_BROKER = this.deps.brokerUrl();
+      for (const [k, file] of Object.entries(this.deps.tls)) if (file) args.push(`--${k}`, file);
+      env.BRAINSTEM_SIM_BROKER = this.deps.brokerUrl(robot.id);
     }
     const proc = spawn(process.execPath, [this.deps.main ?? join(repoRoot, 'dist', 'daemon', 'main.js'), ...args], {
       env,

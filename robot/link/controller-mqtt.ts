@@ -23,6 +23,8 @@ export interface ControllerMqttOptions {
   clientId: string;
   /** Seconds between reconnection attempts. */
   reconnect?: number;
+  /** PEM CA, client certificate and key for mqtts:// brokers. */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
 }
 
 /** Connect-refused codes meaning "not this protocol version" (3.1.1: 1, MQTT 5: 0x84). */
@@ -96,6 +98,7 @@ export class ControllerMqtt implements ControllerLink {
       clean: true,
       reconnectPeriod: (this.opts.reconnect ?? 1) * 1000,
       connectTimeout: 5000,
+      ...this.opts.tls,
       will: {
         topic: robotTopic(this.opts.base, this.opts.robot, 'availability'),
         payload: Buffer.from('offline'),

@@ -33,8 +33,10 @@ export interface TestDaemon extends DaemonParts {
   dataDir: string;
   http: string;
   ws: string;
-  /** The broker the daemon uses: URL without credentials, and credentials that work on it. */
+  /** The broker the daemon uses (URL without credentials) with the daemon's identity. */
   mqttEndpoint: { url: string; username: string; password: string };
+  /** Another identity by username (robot.<id>, observer.<name>). */
+  mqttAs(username: string): { url: string; username: string; password: string };
   stop(): Promise<void>;
 }
 
@@ -47,16 +49,19 @@ export async function startTestDaemon(...overrides: Record<string, unknown>[]): 
     const parts = createDaemon(config, { logs });
     await parts.daemon.start();
     const external = config.mqtt.url ? new URL(config.mqtt.url) : undefined;
+    const url = parts.broker ? parts.broker.url() : `${external!.protocol}//${external!.host}`;
+    const as = (username: string) => {
+      const id = parts.mqttIdentities.find((i) => i.username === username);
+      if (!id) throw new Error(`no MQTT identity ${username}`);
+      return { url, username, password: id.password };
+    };
     return {
       ...parts,
       dataDir: dir.path,
       http: parts.api.url(),
       ws: parts.api.url('ws') + '/ws',
-      mqttEndpoint: {
-        url: parts.broker ? parts.broker.url() : `${external!.protocol}//${external!.host}`,
-        username: external?.username ? decodeURIComponent(external.username) : config.mqtt.username,
-        password: external?.password ? decodeURIComponent(external.password) : parts.mqttPassword.value,
-      },
+      mqttEndpoint: as(parts.mqttIdentities[0]!.username),
+      mqttAs: as,
       stop: async () => {
         await parts.daemon.stop();
         dir.remove();

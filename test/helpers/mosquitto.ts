@@ -2,7 +2,8 @@
 // starts one), else a private `mosquitto` on a free port with a generated password file.
 // Without a mosquitto binary the test is skipped locally but fails when CI=true.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { pbkdf2Sync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { mosquittoPasswordLine } from '../../daemon/mqtt/identities.js';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -26,13 +27,6 @@ export function findMosquitto(): string | undefined {
   return dirs.map((d) => join(d, 'mosquitto')).find((p) => existsSync(p));
 }
 
-/** Mosquitto 2 password line: $7$ = PBKDF2-HMAC-SHA512, 101 iterations, 12-byte salt, 64-byte hash. */
-export function mosquittoPasswordLine(username: string, password: string): string {
-  const salt = randomBytes(12);
-  const hash = pbkdf2Sync(password, salt, 101, 64, 'sha512');
-  return `${username}:$7$101$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
 function fromUrl(raw: string): BrokerEndpoint {
   const u = new URL(raw);
   const username = decodeURIComponent(u.username);
@@ -48,11 +42,26 @@ function fromUrl(raw: string): BrokerEndpoint {
   };
 }
 
-async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
+/** Files for a private Mosquitto: password_file (default: one for brainstem-test), acl_file, TLS. */
+export interface MosquittoFiles {
+  passwordFile?: string;
+  aclFile?: string;
+  /** PEM files: the listener speaks TLS only (mqtts://). */
+  tls?: { cafile: string; certfile: string; keyfile: string };
+}
+
+async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<BrokerEndpoint> {
   const dir = tempDir('brainstem-mosquitto-');
   const username = 'brainstem-test';
   const password = randomBytes(12).toString('hex');
-  writeFileSync(join(dir.path, 'passwd'), mosquittoPasswordLine(username, password) + '\n', { mode: 0o600 });
+  const passwordFile = files?.passwordFile ?? join(dir.path, 'passwd');
+  if (!files?.passwordFile)
+    writeFileSync(passwordFile, mosquittoPasswordLine(username, password) + '\n', { mode: 0o600 });
+  const acl = files?.aclFile ? `acl_file ${files.aclFile}\n` : '';
+  const tls = files?.tls
+    ? `cafile ${files.tls.cafile}\ncertfile ${files.tls.certfile}\nkeyfile ${files.tls.keyfile}\n`
+    : '';
+  const scheme = files?.tls ? 'mqtts' : 'mqtt';
   let lastError = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -61,7 +70,7 @@ async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
     writeFileSync(
       conf,
-      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${join(dir.path, 'passwd')}\npersistence false\nlog_dest stderr\n`,
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwordFile}\n${acl}${tls}persistence false\nlog_dest stderr\n`,
     );
     const child: ChildProcess = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -69,12 +78,12 @@ async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
       await waitForPort('127.0.0.1', port, 5000, () => child.exitCode === null);
-      const url = `mqtt://127.0.0.1:${port}`;
+      const url = `${scheme}://127.0.0.1:${port}`;
       return {
         url,
         username,
         password,
-        urlWithCredentials: `mqtt://${username}:${password}@127.0.0.1:${port}`,
+        urlWithCredentials: `${scheme}://${username}:${password}@127.0.0.1:${port}`,
         stop: async () => {
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
@@ -89,6 +98,15 @@ async function spawnMosquitto(binary: string): Promise<BrokerEndpoint> {
   }
   dir.remove();
   throw new Error(`mosquitto did not start: ${lastError}`);
+}
+
+/** A private Mosquitto with these files (never CI's shared one), or undefined after t.skip(). */
+export async function getOwnMosquitto(t: TestContext, files: MosquittoFiles): Promise<BrokerEndpoint | undefined> {
+  const binary = findMosquitto();
+  if (binary) return spawnMosquitto(binary, files);
+  if (process.env.CI === 'true') throw new Error('CI=true but mosquitto is not installed (.ci/run installs it)');
+  t.skip('mosquitto is not installed (apt-get install mosquitto / brew install mosquitto)');
+  return undefined;
 }
 
 /** The broker, or undefined after t.skip() when none is available outside CI. Call stop() in t.after. */

@@ -1,7 +1,7 @@
 // A JSON-RPC 2.0 WebSocket test client: calls by id, raw frames, and notification waiting.
 import { WebSocket, type ClientOptions } from 'ws';
 import type { RpcContext } from '../../daemon/api/rpc/registry.js';
-import { within } from './wait.js';
+import { waitFor, within } from './wait.js';
 
 export interface RpcReply {
   jsonrpc: '2.0';
@@ -131,4 +131,15 @@ export function testRpcContext(): RpcContext {
     signal: new AbortController().signal,
     onClose: () => undefined,
   };
+}
+
+/** Waits until robots.list says robot `id` is ready (online, matching, fresh). */
+export async function waitRobotReady(rpc: RpcTestClient, id: string, what: string, timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    async () =>
+      (await rpc.call('robots.list')).result.robots.find((r: { id: string }) => r.id === id)?.ready ? true : undefined,
+    what,
+    timeoutMs,
+    50,
+  );
 }

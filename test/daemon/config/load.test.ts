@@ -194,6 +194,13 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
     /mqtt\.username: must be non-empty when the embedded broker runs/,
   ],
   [
+    'username with a dot with embedded broker (client ids are bound by prefix)',
+    { mqtt: { username: 'robot.yam' } },
+    /mqtt\.username: must be letters, digits, _ and - \(no dots.*got "robot\.yam"/,
+  ],
+  ['username a role prefix', { mqtt: { username: 'observer' } }, /mqtt\.username: must not be "robot" or "observer"/],
+  ['observer name not an id', { mqtt: { observers: ['a.b'] } }, /mqtt\.observers\[0\]: must match/],
+  [
     'reconnect min > max',
     { mqtt: { reconnect: { min_ms: 5000, max_ms: 1000 } } },
     /mqtt\.reconnect\.min_ms: must be <= mqtt\.reconnect\.max_ms \(1000\), got 5000/,

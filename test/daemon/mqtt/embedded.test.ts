@@ -8,6 +8,12 @@ import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
 import { waitFor } from '../../helpers/wait.js';
 
+/** Broker options with a single daemon identity. */
+const daemonOnly = (base: string, creds: { username: string; password: string }) => ({
+  base,
+  identities: [{ ...creds, role: { kind: 'daemon' as const } }],
+});
+
 let d: TestDaemon;
 before(async () => {
   d = await startTestDaemon();
@@ -28,7 +34,13 @@ test('wrong or missing credentials are refused', async () => {
 });
 
 test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds none', async (t) => {
-  const { url, username, password } = d.mqttEndpoint;
+  const creds = { username: 'u', password: 'p' };
+  const log = pino({ level: 'silent' });
+  const other = new EmbeddedBroker({ ...daemonOnly('second', creds), host: '127.0.0.1', port: 0, log });
+  await other.start();
+  t.after(() => other.stop());
+  const url = other.url();
+  const { username, password } = creds;
   const withCreds = url.replace('mqtt://', `mqtt://${username}:${password}@`);
   const second = await startTestDaemon({ mqtt: { url: withCreds, base: 'second' } });
   t.after(() => second.stop());
@@ -37,7 +49,7 @@ test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds 
   assert.deepEqual(Object.keys(health.services), ['api', 'mqtt-client', 'models', 'robots']);
   assert.equal(health.services['mqtt-client']!.detail!.protocol, '3.1.1');
   assert.equal(health.services['mqtt-client']!.detail!.url, url.replace('mqtt://', `mqtt://${username}:***@`));
-  const c = await connectMqtt(d.mqttEndpoint);
+  const c = await connectMqtt({ url, ...creds });
   t.after(() => c.endAsync());
   assert.equal((await nextMessage(c, 'second/daemon/availability')).payload, 'online');
   const offline = nextMessage(c, 'second/daemon/availability', (m) => m.payload === 'offline');
@@ -48,7 +60,7 @@ test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds 
 test('the client reconnects with backoff when its broker comes back, and republishes online', async (t) => {
   const log = pino({ level: 'silent' });
   const creds = { username: 'u', password: 'p' };
-  const first = new EmbeddedBroker({ host: '127.0.0.1', port: 0, ...creds, log });
+  const first = new EmbeddedBroker({ host: '127.0.0.1', port: 0, ...daemonOnly('brainstem', creds), log });
   await first.start();
   const port = first.address().port;
   const client = await startTestDaemon({
@@ -62,7 +74,7 @@ test('the client reconnects with backoff when its broker comes back, and republi
     'the client to notice the broker is gone',
   );
   assert.equal(client.daemon.health().ready, true, 'degraded still counts as ready');
-  const second = new EmbeddedBroker({ host: '127.0.0.1', port, ...creds, log });
+  const second = new EmbeddedBroker({ host: '127.0.0.1', port, ...daemonOnly('brainstem', creds), log });
   await second.start();
   t.after(() => second.stop());
   await waitFor(() => (client.daemon.health().status === 'ready' ? true : undefined), 'the client to reconnect');

@@ -66,6 +66,11 @@ export async function startRig(t: TestContext, transport: Transport, o: RigOptio
         : d.mqttEndpoint;
   const withCreds = (b: NonNullable<typeof broker>) =>
     b.url.replace('mqtt://', `mqtt://${encodeURIComponent(b.username)}:${encodeURIComponent(b.password)}@`);
+  // On the embedded broker each controller logs in as its own identity (robot.<id>).
+  const controllerBroker = (id: string) =>
+    transport === 'embedded' && d.mqttIdentities.some((i) => i.username === `robot.${id}`)
+      ? d.mqttAs(`robot.${id}`)
+      : broker!;
   const simArgs = (id: string, robot: string) => [
     '--robot',
     robot,
@@ -76,7 +81,7 @@ export async function startRig(t: TestContext, transport: Transport, o: RigOptio
     '--heartbeat-timeout',
     String(RIG_HEARTBEAT_TIMEOUT),
     ...(broker
-      ? ['--broker', withCreds(broker), '--base', base]
+      ? ['--broker', withCreds(controllerBroker(id)), '--base', base]
       : ['--ws', d.api.url('ws') + '/controller', '--token', TEST_TOKEN]),
   ];
   const sims = new Map<string, SimChild>();

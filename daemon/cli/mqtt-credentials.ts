@@ -1,0 +1,52 @@
+// `brainstem mqtt credentials --out DIR`: for an external Mosquitto, a password_file and an
+// acl_file with one user per identity of the config (daemon, robot.<id>, observer.<name>) and
+// the same grants the embedded broker enforces. Secrets are generated in data_dir when missing
+// and never printed.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { daemonUsernameProblem, mosquittoAcl } from '../mqtt/acl.js';
+import { identitySecretPath, mosquittoPasswordLine, mqttIdentities } from '../mqtt/identities.js';
+import { CliError } from './exit.js';
+import { group } from './group.js';
+
+export function registerMqttCredentials(program: Command): void {
+  group(program, 'mqtt', 'MQTT broker identities')
+    .command('credentials')
+    .description('write a Mosquitto password file and ACL file for the daemon, each controller and observer')
+    .requiredOption('-o, --out <dir>', 'directory for passwd and acl (created; passwd gets mode 0600)')
+    .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml')
+    .action((opts: { out: string; config?: string }) => {
+      const config = loadConfig({ file: opts.config });
+      const identities = mqttIdentities(config, true);
+      const daemon = identities[0]!;
+      const problem = daemonUsernameProblem(daemon.username);
+      if (problem) throw new CliError(`mqtt.username: ${problem}, got ${JSON.stringify(daemon.username)}`, 2);
+      if (!daemon.password)
+        throw new CliError('the daemon has no MQTT password: set mqtt.password or put it in mqtt.url', 2);
+      const out = resolve(opts.out);
+      mkdirSync(out, { recursive: true });
+      const passwd = join(out, 'passwd');
+      const acl = join(out, 'acl');
+      writeFileSync(passwd, identities.map((i) => mosquittoPasswordLine(i.username, i.password)).join('\n') + '\n', {
+        mode: 0o600,
+      });
+      chmodSync(passwd, 0o600);
+      writeFileSync(acl, mosquittoAcl(config.mqtt.base, identities));
+      const where = (u: string) =>
+        u === daemon.username
+          ? 'mqtt.password or <data_dir>/mqtt-password'
+          : join(config.data_dir, identitySecretPath(u));
+      process.stdout.write(
+        [
+          `wrote ${passwd} and ${acl} for base ${config.mqtt.base}; in mosquitto.conf:`,
+          `  password_file ${passwd}`,
+          `  acl_file ${acl}`,
+          'identities (secret in):',
+          ...identities.map((i) => `  ${i.username} (${i.role.kind}): ${where(i.username)}`),
+          '',
+        ].join('\n'),
+      );
+    });
+}

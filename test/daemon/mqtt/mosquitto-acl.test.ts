@@ -1,0 +1,83 @@
+// `brainstem mqtt credentials` against a real Mosquitto running with the files it writes: the
+// grants hold there too (Mosquitto drops a refused publish and keeps the connection), and the
+// daemon with its simulated controller (stored robot.yam secret) still moves the arm.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MqttClient } from 'mqtt';
+import { runCli, startTestDaemon, TEST_TOKEN } from '../../helpers/daemon.js';
+import { getOwnMosquitto } from '../../helpers/mosquitto.js';
+import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
+import { RpcTestClient, waitRobotReady } from '../../helpers/rpc.js';
+import { tempDir } from '../../helpers/temp.js';
+
+const BASE = 'lab';
+
+test('Mosquitto with the generated password and ACL files enforces the identities', async (t) => {
+  const dir = tempDir('brainstem-acl-');
+  t.after(() => dir.remove());
+  const dataDir = join(dir.path, 'data');
+  const config = join(dir.path, 'brainstem.yaml');
+  writeFileSync(
+    config,
+    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n    - {id: yam, robot: yam, sim: true}\n    - {id: other, robot: yam}\n`,
+  );
+  const out = join(dir.path, 'mosquitto');
+  const run = await runCli(['mqtt', 'credentials', '--config', config, '--out', out]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /robot\.yam \(controller\): .*mqtt-identities\/robot\.yam/);
+  const secret = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
+  const secrets = [
+    secret('mqtt-password'),
+    secret('mqtt-identities/robot.yam'),
+    secret('mqtt-identities/observer.app'),
+  ];
+  for (const s of secrets) assert.ok(!run.stdout.includes(s) && !run.stderr.includes(s), 'no secret printed');
+  assert.equal(statSync(join(out, 'passwd')).mode & 0o777, 0o600);
+  assert.match(readFileSync(join(out, 'passwd'), 'utf8'), /^robot\.yam:\$7\$101\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/m);
+
+  const broker = await getOwnMosquitto(t, { passwordFile: join(out, 'passwd'), aclFile: join(out, 'acl') });
+  if (!broker) return;
+  t.after(() => broker.stop());
+  const login = (username: string, password: string) => connectMqtt({ url: broker.url, username, password });
+  const daemonCreds = ['brainstem', secret('mqtt-password')] as const;
+  const yam = await login('robot.yam', secret('mqtt-identities/robot.yam'));
+  const app = await login('observer.app', secret('mqtt-identities/observer.app'));
+  const sniffer = await login(...daemonCreds);
+  t.after(() => Promise.all([yam, app, sniffer].map((c) => c.endAsync())));
+
+  /** `who` publishes on `topic` (acknowledged), then `marker` does: the sniffer sees only the marker. */
+  const refused = async (who: MqttClient, topic: string, marker: MqttClient) => {
+    const first = nextMessage(sniffer, topic, (m) => ['attack', 'marker'].includes(m.payload));
+    await sniffer.subscribeAsync(topic, { qos: 1 });
+    await who.publishAsync(topic, 'attack', { qos: 1 });
+    await marker.publishAsync(topic, 'marker', { qos: 1 });
+    assert.equal((await first).payload, 'marker', `refused on ${topic}`);
+  };
+  const other = await login('robot.other', secret('mqtt-identities/robot.other'));
+  t.after(() => other.endAsync());
+  await refused(yam, `${BASE}/robots/yam/trajectory`, sniffer);
+  await refused(yam, `${BASE}/robots/other/state`, other);
+  await refused(app, `${BASE}/robots/yam/stop`, sniffer);
+  await refused(app, `${BASE}/daemon/heartbeat`, sniffer);
+  await assert.rejects(login('robot.yam', 'wrong'), /Bad username or password|Not authorized/);
+
+  // The daemon on this broker: its secret and the sim's are the stored ones.
+  const d = await startTestDaemon({
+    data_dir: dataDir,
+    mqtt: { url: broker.url, base: BASE, observers: ['app'] },
+    robots: { simulate: true, serve: [{ id: 'yam', robot: 'yam', sim: true }] },
+  });
+  t.after(() => d.stop());
+  const rpc = await RpcTestClient.connect(d.ws, TEST_TOKEN);
+  t.after(() => rpc.close());
+  await waitRobotReady(rpc, 'yam', 'robot yam ready over Mosquitto');
+  const state = (await nextMessage(app, `${BASE}/robots/yam/state`)).payload;
+  assert.ok(JSON.parse(state).arms.arm, 'an observer reads state');
+  const call = async (name: string, args: object) =>
+    (await rpc.call('robots.call', { robot: 'yam', call: { name, arguments: args } }, 30_000)).result;
+  const p = (await call('get_state', {})).arms.arm.tcp as number[];
+  const moved = await call('move_to', { target: { pose_xyzquat: [p[0]! + 0.02, ...p.slice(1)] } });
+  assert.equal(moved.status, 'ok', moved.message);
+});
