@@ -32,6 +32,7 @@ test('stopping the sims: each child gets SIGTERM and exits by itself with code 0
     brokerUrl: () => 'mqtt://127.0.0.1:1',
     controllerUrl: () => url,
     token: 'x'.repeat(32),
+    tls: { ca: '', cert: '', key: '' },
     log,
   });
   await sims.start();
