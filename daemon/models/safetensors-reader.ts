@@ -1,8 +1,9 @@
 // Safetensors reader for TS tools and the float64 reference (the C++ engine has its own).
 // Validates the header fully (sizes, dtypes, offsets, overlaps) and reads tensors on demand.
 // A model folder is either one model.safetensors or shards listed in model.safetensors.index.json.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonSyntax, openRegularSync } from '../util/file-roots.js';
 
 export const DTYPE_BYTES = {
   BOOL: 1,
@@ -51,7 +52,7 @@ export class SafetensorsFile {
   ) {}
 
   static open(path: string): SafetensorsFile {
-    const fd = openSync(path, 'r');
+    const fd = openRegularSync(path);
     try {
       const size = fstatSync(fd).size;
       const fail = (why: string): never => {
@@ -70,7 +71,7 @@ export class SafetensorsFile {
       try {
         header = JSON.parse(headerBuf.toString('utf8'));
       } catch (e) {
-        fail(`header is not valid JSON (${(e as Error).message})`);
+        fail(`header is not valid JSON (${jsonSyntax(e)})`);
       }
       if (typeof header !== 'object' || header === null || Array.isArray(header)) fail('header is not a JSON object');
       const dataStart = 8 + headerLen;
@@ -170,7 +171,7 @@ export class SafetensorsModel {
       try {
         index = JSON.parse(readFileSync(indexPath, 'utf8'));
       } catch (e) {
-        throw new SafetensorsError(`${indexPath}: not valid JSON (${(e as Error).message})`);
+        throw new SafetensorsError(`${indexPath}: not valid JSON (${jsonSyntax(e)})`);
       }
       if (typeof index.weight_map !== 'object' || index.weight_map === null) {
         throw new SafetensorsError(`${indexPath}: weight_map is missing`);

@@ -2,6 +2,7 @@
 // native copy of A/B), unload, list, memory. The model stays loaded throughout; requests pick an
 // adapter by name and sessions switch without a reload. Unloading drops the manager's reference:
 // a session still running with the adapter keeps it alive until it switches away.
+import type { FileRoots } from '../../util/file-roots.js';
 import { EngineError, type NativeAdapter, type NativeModel } from '../native-model.js';
 import type { AdapterFormat, AdapterPlan } from './plan.js';
 import { AdapterError } from './plan.js';
@@ -49,6 +50,8 @@ export class AdapterManager {
 
   constructor(
     private readonly host: AdapterHost,
+    /** Where adapters may be read from (absent: anywhere; the daemon always sets it). */
+    private readonly roots?: FileRoots,
     /** Most adapters resident at once. */
     readonly maxAdapters = 16,
   ) {}
@@ -68,7 +71,9 @@ export class AdapterManager {
     }
     this.pending.add(name);
     try {
-      const plan = readAdapter(path, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
+      // Inside the roots, regular files only (checked off the event loop), before any is opened.
+      const source = this.roots ? (await this.roots.entry(path)).real : path;
+      const plan = readAdapter(source, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
       // The engine's checks against the model (modules, shapes, dtypes) make it a bad adapter too.
       const adapter = await this.host.loadAdapter(plan).catch((e: Error) => {
         throw e instanceof EngineError ? new AdapterError(e.message) : e;

@@ -290,7 +290,7 @@ test('the adapter manager names bad names, duplicates, limits and unknown adapte
   const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', seed: 1 }));
   t.after(() => model.dispose());
   const dir = writeAdapterDir(t, 'adapter_model.safetensors', peft(Q), peftConfig());
-  const m = new AdapterManager(model, 2);
+  const m = new AdapterManager(model, undefined, 2);
   await assert.rejects(
     m.load('base:tuned', dir),
     /adapter name must be 1-64 letters, digits, '\.', '_' or '-' .*, got "base:tuned"/,
