@@ -63,7 +63,10 @@ export class SafetensorsFile {
       readSync(fd, lenBuf, 0, 8, 0);
       const headerLen = Number(lenBuf.readBigUInt64LE(0));
       if (headerLen > MAX_HEADER_BYTES || 8 + headerLen > size) {
-        fail(`header length ${headerLen} runs past the end of the ${size}-byte file`);
+        // The length is the file's first 8 bytes: not echoed, the file may be anything.
+        fail(
+          `header length (the first 8 bytes) runs past the end of the ${size}-byte file: not safetensors, or truncated`,
+        );
       }
       const headerBuf = Buffer.alloc(headerLen);
       readSync(fd, headerBuf, 0, headerLen, 8);
