@@ -92,7 +92,8 @@ async function checkFolder(p: ModelProfile): Promise<void> {
       : (await stat(p.path)).isDirectory();
     if (!folder) throw new ModelLoadError(`${p.path} is not a folder`);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ModelLoadError(`folder ${p.path} does not exist`);
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as FileAccessError).problem === 'missing';
+    if (missing) throw new ModelLoadError(`folder ${p.path} does not exist`);
     if (e instanceof FileAccessError) throw new ModelLoadError(e.message);
     throw e;
   }

@@ -2,7 +2,7 @@
 // inside configured roots, only regular files and folders, symlinks resolved (a link out of the
 // roots is outside), checked through fs.promises so a FIFO or a device never blocks the event loop.
 import { constants, type Stats, closeSync, fstatSync, openSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { access, type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** outside: not under any root; missing: no such file; not_regular: a FIFO, socket, device… */
@@ -120,6 +120,22 @@ export function openRegularSync(path: string): number {
     throw new FileAccessError(`${path} is ${fileKind(s)}, not a regular file`, 'not_regular', path);
   }
   return fd;
+}
+
+/** existsSync off the event loop. */
+export const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** openRegularSync off the event loop: a file handle, only for a regular file. */
+export async function openRegular(path: string): Promise<FileHandle> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const s = await fh.stat();
+  if (s.isFile()) return fh;
+  await fh.close();
+  throw new FileAccessError(`${path} is ${fileKind(s)}, not a regular file`, 'not_regular', path);
 }
 
 /** A JSON.parse failure without the text it quotes (the file may not be what it claims). */

@@ -74,7 +74,7 @@ export class AdapterManager {
     try {
       // Inside the roots, regular files only (checked off the event loop), before any is opened.
       const source = this.roots ? (await this.roots.entry(path)).real : path;
-      const plan = readPlan(source, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
+      const plan = await readPlan(source, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
       // The engine's checks against the model (modules, shapes, dtypes) make it a bad adapter too.
       const adapter = await this.host.loadAdapter(plan).catch((e: Error) => {
         throw e instanceof EngineError ? new AdapterError(e.message) : e;
@@ -126,9 +126,9 @@ export class AdapterManager {
 }
 
 /** readAdapter, with a malformed safetensors file reported as the bad adapter it is. */
-function readPlan(path: string, o: ReadAdapterOptions): AdapterPlan {
+async function readPlan(path: string, o: ReadAdapterOptions): Promise<AdapterPlan> {
   try {
-    return readAdapter(path, o);
+    return await readAdapter(path, o);
   } catch (e) {
     throw e instanceof SafetensorsError ? new AdapterError(e.message) : e;
   }

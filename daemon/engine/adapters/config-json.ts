@@ -1,7 +1,6 @@
 // Typed reads of an adapter's JSON config: each accessor names the file, the key, the rule and
 // the value it found, so a bad adapter_config.json gets a message a user can act on.
-import { closeSync, readFileSync } from 'node:fs';
-import { jsonSyntax, openRegularSync } from '../../util/file-roots.js';
+import { jsonSyntax, openRegular } from '../../util/file-roots.js';
 import { AdapterError } from './plan.js';
 
 const show = (v: unknown) => JSON.stringify(v) ?? String(v);
@@ -13,15 +12,15 @@ export class ConfigJson {
     private readonly prefix = '',
   ) {}
 
-  static read(file: string): ConfigJson {
-    const fd = openRegularSync(file);
+  static async read(file: string): Promise<ConfigJson> {
+    const fh = await openRegular(file);
     let raw: unknown;
     try {
-      raw = JSON.parse(readFileSync(fd, 'utf8'));
+      raw = JSON.parse(await fh.readFile('utf8'));
     } catch (e) {
       throw new AdapterError(`${file}: cannot read it as JSON (${jsonSyntax(e)})`);
     } finally {
-      closeSync(fd);
+      await fh.close();
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new AdapterError(`${file}: must be a JSON object, got ${show(raw)}`);
