@@ -9,6 +9,7 @@ import { CancelledError, BusyError } from '../engine/request-queue.js';
 import { RequestError } from '../engine/request-error.js';
 import { ModelLoadError } from '../engine/served-model.js';
 import type { ToolCallError } from '../engine/tool-calls/errors.js';
+import { FileAccessError } from '../util/file-roots.js';
 import { HttpError } from './http.js';
 import { RpcCode, RpcError } from './rpc/registry.js';
 
@@ -19,6 +20,7 @@ export const ServingRpcCode = {
   MODEL_UNAVAILABLE: -32003,
   MODEL_OUTPUT: -32004,
   ENGINE: -32005,
+  BAD_FILE: -32006,
 } as const;
 
 interface Failure {
@@ -71,6 +73,26 @@ function classify(err: unknown): Failure & { message: string } {
       code: `invalid_${err.rule}`,
       param: err.field,
       rpc: RpcCode.INVALID_PARAMS,
+      message,
+    };
+  // A path outside the roots or missing is the caller's mistake; a file that is there but unusable
+  // (a FIFO, a malformed adapter) is its own application error.
+  if (err instanceof FileAccessError && err.problem !== 'not_regular')
+    return {
+      status: 400,
+      type: 'invalid_request_error',
+      code: err.problem === 'outside' ? 'path_outside_roots' : 'path_not_found',
+      param: 'path',
+      rpc: RpcCode.INVALID_PARAMS,
+      message,
+    };
+  if (err instanceof FileAccessError || (err instanceof AdapterError && err.field === 'path'))
+    return {
+      status: 422,
+      type: 'invalid_request_error',
+      code: 'bad_file',
+      param: 'path',
+      rpc: ServingRpcCode.BAD_FILE,
       message,
     };
   if (err instanceof AdapterError) {

@@ -106,7 +106,7 @@ export async function runDecodeBench(
     let adapter: DecodeBenchResult['adapter'] = null;
     const session = await model.createSession();
     if (adapterDir) {
-      const plan = readAdapter(adapterDir, { layers: model.summary.layers });
+      const plan = await readAdapter(adapterDir, { layers: model.summary.layers });
       const loaded = await model.loadAdapter(plan);
       session.setAdapter(loaded);
       const ranks = [...new Set(loaded.summary.modules.map((m) => m.rank))].sort((a, b) => a - b);

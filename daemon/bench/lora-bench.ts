@@ -58,7 +58,7 @@ export async function runLoraBench(o: LoraBenchOptions, clocks: BenchClocks = re
   const model = await NativeModel.load(o.model, { threads: o.threads, contextLength: o.prompt + o.gen });
   const sessions: NativeSession[] = [];
   try {
-    const plan = readAdapter(o.adapter, { layers: model.summary.layers });
+    const plan = await readAdapter(o.adapter, { layers: model.summary.layers });
     const adapter = await model.loadAdapter(plan);
     sessions.push(await model.createSession(), await model.createSession());
     sessions[1]!.setAdapter(adapter);

@@ -9,6 +9,7 @@ import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat 
 import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
 import { RequestError } from './request-error.js';
+import { EngineError } from './native-model.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
 import type { ServingMetrics } from './serving-metrics.js';
 
@@ -121,6 +122,8 @@ export class ChatService {
       return { id, created, model: this.modelName(body.model), result, queuedMs: lease.queuedMs, loadMs: lease.loadMs };
     } catch (err) {
       if (err instanceof RequestError) outcome = 'invalid';
+      // A fault of the model (a corrupt expert, NaN logits) names it: it is not the client's.
+      if (err instanceof EngineError) throw new EngineError(`model "${ref.name}": ${err.message}`);
       throw err;
     } finally {
       // Also reached when the consumer stops iterating (client gone).

@@ -5,6 +5,7 @@ import { parseDuration } from '../util/duration.js';
 import {
   bool,
   int,
+  list,
   obj,
   oneOf,
   optional,
@@ -138,7 +139,22 @@ export const modelsSchema = record(obj(modelFields), {
       : 'must be a model name of letters, digits, "_", "." or "-" (":" separates an adapter in requests)',
 });
 
+export const filesSchema = obj(
+  {
+    model_roots: list(str({ nonEmpty: true }), {
+      doc: 'folders model files may be read from, besides <data_dir>/models and each models.<name>.path itself; a model folder\'s files, symlinks resolved, must lie inside one (add ~/.cache/huggingface/hub for Hugging Face cache snapshots, whose files link into its blobs); "~" = home, relative = from the working directory',
+    }),
+    adapter_roots: list(str({ nonEmpty: true }), {
+      doc: 'folders adapters.load may read LoRA adapters from, besides <data_dir>/adapters and each configured models.<name>.adapters path; symlinks resolved must stay inside; "~" = home, relative = from the working directory',
+    }),
+  },
+  {
+    doc: 'Where model and adapter files may be read from: only regular files and folders inside these roots (no FIFOs, devices or sockets), symlinks resolved',
+  },
+);
+
 export type EngineConfig = Infer<typeof engineSchema>;
+export type FilesConfig = Infer<typeof filesSchema>;
 export type ModelConfig = Infer<typeof modelsSchema>[string];
 
 /** A model's effective profile: its own keys over the engine's defaults. */
@@ -156,6 +172,14 @@ export interface ModelProfile {
   stream?: StreamProfile;
   /** LoRA adapters loaded with the model, by name (paths resolved). */
   adapters?: Record<string, AdapterSource>;
+  /** Folders the model's files and its adapters may be read from (absent: anywhere). */
+  roots?: FileRootsConfig;
+}
+
+/** Resolved roots (absolute paths), built-in ones included. */
+export interface FileRootsConfig {
+  models: string[];
+  adapters: string[];
 }
 
 export interface AdapterSource {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { expandHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { synthModel } from '../tools/synth.js';
-import { resolveProfile, type ModelProfile } from './config.js';
+import { resolveProfile, type FileRootsConfig, type ModelProfile } from './config.js';
 
 export const DEMO_MODEL = 'demo';
 /** Bump when the synthetic format changes, so an old cached demo is not reused. */
@@ -35,18 +35,32 @@ export interface ServedModels {
 }
 
 export function servedModels(config: Config, cwd = process.cwd()): ServedModels {
+  const at = (p: string) => resolve(cwd, expandHome(p));
   const entries = Object.entries(config.models);
+  const roots = fileRoots(config, at);
   if (entries.length > 0) {
-    const at = (p: string) => resolve(cwd, expandHome(p));
     const models = Object.fromEntries(
-      entries.map(([name, m]) => [name, resolveProfile(m, config.engine, at(m.path), at)]),
+      entries.map(([name, m]) => [name, { ...resolveProfile(m, config.engine, at(m.path), at), roots }]),
     );
     return { models };
   }
   if (!config.engine.demo_model) return { models: {} };
   const dir = demoModelDir(config.data_dir);
   return {
-    models: { [DEMO_MODEL]: resolveProfile({ path: dir }, config.engine, dir) },
+    models: { [DEMO_MODEL]: { ...resolveProfile({ path: dir }, config.engine, dir), roots } },
     demo: { name: DEMO_MODEL, dir, prepare: () => ensureDemoModel(dir) },
+  };
+}
+
+/** files.* roots plus the built-in ones: <data_dir>/models and /adapters, and what the config names. */
+function fileRoots(config: Config, at: (p: string) => string): FileRootsConfig {
+  const models = Object.values(config.models);
+  return {
+    models: [...config.files.model_roots.map(at), join(config.data_dir, 'models'), ...models.map((m) => at(m.path))],
+    adapters: [
+      ...config.files.adapter_roots.map(at),
+      join(config.data_dir, 'adapters'),
+      ...models.flatMap((m) => Object.values(m.adapters ?? {}).map((a) => at(a.path))),
+    ],
   };
 }

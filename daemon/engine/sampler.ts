@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { loadNative } from '../native/binding.js';
 import { Prng } from '../../robot/common/prng.js';
+import { EngineError } from './native-model.js';
 import { RequestError, numberField } from './request-error.js';
 
 export interface SamplingParams {
@@ -170,7 +171,8 @@ export class Sampler {
     const argmax = native.argmax(l);
     const max = argmax < 0 ? -Infinity : l[argmax]!;
     if (argmax < 0 || max === Infinity)
-      throw new RequestError('logits', 'finite', 'no token has a finite logit to sample from');
+      // The request cannot cause this (biases are bounded): the model's weights or activations are not finite.
+      throw new EngineError('no token has a finite logit to sample from (NaN or ±Inf logits: the model is faulty)');
     if (p.temperature === 0 || p.topK === 1) return { ids: Int32Array.of(argmax), w: Float64Array.of(1), total: 1, l };
     // e = exp(z), z = (logit - max) / T: the top token has weight exp(0) = 1. Token order by z is
     // the order by logit, so comparisons read l.

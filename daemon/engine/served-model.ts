@@ -1,8 +1,9 @@
 // A model ready to serve: its text side (tokenizer, template, stop tokens), its constraint factory
 // and a way to open engine sessions. The native loader builds one from a folder and a profile;
 // tests may hand the registry another loader.
-import { existsSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { FileAccessError, FileRoots } from '../util/file-roots.js';
 import type { ModelSummary } from '../native/binding.js';
 import { AdapterManager } from './adapters/adapter-manager.js';
 import type { ModelProfile } from './config.js';
@@ -45,8 +46,7 @@ export class ModelLoadError extends Error {
 }
 
 export const loadNativeModel: ModelLoader = async (p, stage) => {
-  if (!existsSync(p.path)) throw new ModelLoadError(`folder ${p.path} does not exist`);
-  if (!statSync(p.path).isDirectory()) throw new ModelLoadError(`${p.path} is not a folder`);
+  await checkFolder(p);
   stage('tokenizer');
   const text = await loadTextModel(p.path);
   stage('weights');
@@ -66,7 +66,10 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     );
   }
   stage('session');
-  const adapters = new AdapterManager(native);
+  const adapters = new AdapterManager(
+    native,
+    p.roots && new FileRoots(p.roots.adapters, 'adapter', 'files.adapter_roots'),
+  );
   return {
     text,
     constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
@@ -80,3 +83,18 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     },
   };
 };
+
+/** The model folder exists and, with roots, lies inside them with only regular files in it. */
+async function checkFolder(p: ModelProfile): Promise<void> {
+  try {
+    const folder = p.roots
+      ? (await new FileRoots(p.roots.models, 'model', 'files.model_roots').entry(p.path)).folder
+      : (await stat(p.path)).isDirectory();
+    if (!folder) throw new ModelLoadError(`${p.path} is not a folder`);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT' || (e as FileAccessError).problem === 'missing';
+    if (missing) throw new ModelLoadError(`folder ${p.path} does not exist`);
+    if (e instanceof FileAccessError) throw new ModelLoadError(e.message);
+    throw e;
+  }
+}

@@ -48,17 +48,21 @@ export async function loadTextModel(dir: string): Promise<TextModel> {
   const eos = tokenText(tokConfig.eos_token);
   const template = new ChatTemplate(sources, { bos_token: bos, eos_token: eos });
   const stops = new Set<number>();
-  for (const [file, v] of [
-    ['generation_config.json', genConfig.eos_token_id],
-    ['config.json', config.eos_token_id],
+  // Every special token id must name a token of this tokenizer (eos ids also stop generation).
+  for (const [file, json] of [
+    ['generation_config.json', genConfig],
+    ['config.json', config],
   ] as const) {
-    for (const id of v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]) {
-      if (!Number.isInteger(id) || id < 0 || id >= tokenizer.vocabSize) {
-        throw new TokenizerLoadError(
-          `${join(dir, file)}: eos_token_id ${JSON.stringify(id)} is not a token id below ${tokenizer.vocabSize}`,
-        );
+    for (const key of ['eos_token_id', 'bos_token_id', 'pad_token_id'] as const) {
+      const v = json[key];
+      for (const id of v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]) {
+        if (!Number.isInteger(id) || id < 0 || id >= tokenizer.vocabSize) {
+          throw new TokenizerLoadError(
+            `${join(dir, file)}: ${key} ${JSON.stringify(id)} is not a token id below ${tokenizer.vocabSize}`,
+          );
+        }
+        if (key === 'eos_token_id') stops.add(id);
       }
-      stops.add(id);
     }
   }
   if (eos !== undefined) {

@@ -1,8 +1,9 @@
 // Safetensors reader for TS tools and the float64 reference (the C++ engine has its own).
 // Validates the header fully (sizes, dtypes, offsets, overlaps) and reads tensors on demand.
 // A model folder is either one model.safetensors or shards listed in model.safetensors.index.json.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonSyntax, openRegular, openRegularSync } from '../util/file-roots.js';
 
 export const DTYPE_BYTES = {
   BOOL: 1,
@@ -51,30 +52,15 @@ export class SafetensorsFile {
   ) {}
 
   static open(path: string): SafetensorsFile {
-    const fd = openSync(path, 'r');
+    const fd = openRegularSync(path);
     try {
       const size = fstatSync(fd).size;
-      const fail = (why: string): never => {
-        throw new SafetensorsError(`${path}: ${why}`);
-      };
-      if (size < 8) fail(`file is ${size} bytes, shorter than the 8-byte header length`);
-      const lenBuf = Buffer.alloc(8);
-      readSync(fd, lenBuf, 0, 8, 0);
-      const headerLen = Number(lenBuf.readBigUInt64LE(0));
-      if (headerLen > MAX_HEADER_BYTES || 8 + headerLen > size) {
-        fail(`header length ${headerLen} runs past the end of the ${size}-byte file`);
-      }
+      const first = Buffer.alloc(Math.min(8, size));
+      readSync(fd, first, 0, first.length, 0);
+      const headerLen = headerLength(path, size, first);
       const headerBuf = Buffer.alloc(headerLen);
       readSync(fd, headerBuf, 0, headerLen, 8);
-      let header: unknown;
-      try {
-        header = JSON.parse(headerBuf.toString('utf8'));
-      } catch (e) {
-        fail(`header is not valid JSON (${(e as Error).message})`);
-      }
-      if (typeof header !== 'object' || header === null || Array.isArray(header)) fail('header is not a JSON object');
-      const dataStart = 8 + headerLen;
-      const { tensors, metadata } = parseEntries(header as Record<string, unknown>, size - dataStart, dataStart, path);
+      const { tensors, metadata } = parseHeader(path, size, headerBuf);
       return new SafetensorsFile(path, fd, tensors, metadata);
     } catch (e) {
       closeSync(fd);
@@ -103,6 +89,56 @@ export class SafetensorsFile {
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** The tensors of a file's header, read off the event loop (adapters: only the header is needed). */
+export async function readSafetensorsHeader(path: string): Promise<SafetensorsHeader> {
+  const fh = await openRegular(path);
+  try {
+    const size = (await fh.stat()).size;
+    const first = Buffer.alloc(Math.min(8, size));
+    await fh.read(first, 0, first.length, 0);
+    const headerBuf = Buffer.alloc(headerLength(path, size, first));
+    await fh.read(headerBuf, 0, headerBuf.length, 8);
+    return parseHeader(path, size, headerBuf);
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface SafetensorsHeader {
+  tensors: Map<string, TensorInfo>;
+  metadata: Record<string, string>;
+}
+
+function failAt(path: string, why: string): never {
+  throw new SafetensorsError(`${path}: ${why}`);
+}
+
+/** The header's length from the file's first 8 bytes, checked against the file's size. */
+function headerLength(path: string, size: number, first: Buffer): number {
+  if (size < 8) failAt(path, `file is ${size} bytes, shorter than the 8-byte header length`);
+  const n = Number(first.readBigUInt64LE(0));
+  // The length is the file's first 8 bytes: not echoed, the file may be anything.
+  if (n > MAX_HEADER_BYTES || 8 + n > size)
+    failAt(
+      path,
+      `header length (the first 8 bytes) runs past the end of the ${size}-byte file: not safetensors, or truncated`,
+    );
+  return n;
+}
+
+function parseHeader(path: string, size: number, headerBuf: Buffer): SafetensorsHeader {
+  let header: unknown;
+  try {
+    header = JSON.parse(headerBuf.toString('utf8'));
+  } catch (e) {
+    failAt(path, `header is not valid JSON (${jsonSyntax(e)})`);
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    failAt(path, 'header is not a JSON object');
+  const dataStart = 8 + headerBuf.length;
+  return parseEntries(header as Record<string, unknown>, size - dataStart, dataStart, path);
 }
 
 function parseEntries(
@@ -170,7 +206,7 @@ export class SafetensorsModel {
       try {
         index = JSON.parse(readFileSync(indexPath, 'utf8'));
       } catch (e) {
-        throw new SafetensorsError(`${indexPath}: not valid JSON (${(e as Error).message})`);
+        throw new SafetensorsError(`${indexPath}: not valid JSON (${jsonSyntax(e)})`);
       }
       if (typeof index.weight_map !== 'object' || index.weight_map === null) {
         throw new SafetensorsError(`${indexPath}: weight_map is missing`);

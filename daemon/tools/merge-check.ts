@@ -159,7 +159,7 @@ function chosen(plan: AdapterPlan, filter?: string[]): AdapterPlan {
 
 export async function mergeCheck(o: MergeCheckOptions): Promise<MergeCheckResult> {
   const cfg = readRefConfig(o.model);
-  const plan = chosen(readAdapter(o.adapter, { layers: cfg.layers, name: 'merge-check' }), o.modules);
+  const plan = chosen(await readAdapter(o.adapter, { layers: cfg.layers, name: 'merge-check' }), o.modules);
   const loras = readAdapterWeights(plan);
   const weights = RefWeights.open(o.model, cfg, false);
   const modules: ModuleRetention[] = [];

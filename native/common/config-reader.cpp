@@ -30,7 +30,9 @@ void ConfigReader::error(const char* key, const std::string& rule) const {
 int64_t ConfigReader::integer(const char* key, int64_t min, std::optional<int64_t> def) const {
   const Json* v = get(key, !def);
   if (!v) return *def;
-  if (!v->is_int() || v->as_int() < min) error(key, "must be an integer ≥ " + std::to_string(min));
+  if (!v->is_int() || v->as_int() < min || v->as_int() > kMaxConfigInt) {
+    error(key, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(kMaxConfigInt) + "]");
+  }
   return v->as_int();
 }
 
@@ -62,11 +64,13 @@ std::string ConfigReader::string(const char* key, std::optional<std::string> def
 std::vector<int64_t> ConfigReader::int_list(const char* key, std::vector<int64_t> def) const {
   const Json* v = get(key, false);
   if (!v) return def;
-  if (v->is_int() && v->as_int() >= 0) return {v->as_int()};
-  if (!v->is_array()) error(key, "must be a list of integers ≥ 0");
+  const auto ok = [](const Json& j) { return j.is_int() && j.as_int() >= 0 && j.as_int() <= kMaxConfigInt; };
+  const std::string rule = "must be a list of integers in [0, " + std::to_string(kMaxConfigInt) + "]";
+  if (ok(*v)) return {v->as_int()};
+  if (!v->is_array()) error(key, rule);
   std::vector<int64_t> out;
   for (const Json& item : v->items()) {
-    if (!item.is_int() || item.as_int() < 0) error(key, "must be a list of integers ≥ 0");
+    if (!ok(item)) error(key, rule);
     out.push_back(item.as_int());
   }
   return out;

@@ -10,18 +10,22 @@
 
 namespace bs {
 
+// Every integer field fits 32 bits (no model needs more), so no caller truncates one silently.
+constexpr int64_t kMaxConfigInt = INT32_MAX;
+
 class ConfigReader {
  public:
   // `what` names the file in messages, `arch` the architecture that needs the fields.
   ConfigReader(const Json& root, std::string what, std::string arch);
 
   bool has(const char* key) const;
+  // An integer in [min, kMaxConfigInt].
   int64_t integer(const char* key, int64_t min, std::optional<int64_t> def = std::nullopt) const;
   // A finite number > `above` (exclusive).
   double number(const char* key, double above, std::optional<double> def = std::nullopt) const;
   bool boolean(const char* key, std::optional<bool> def = std::nullopt) const;
   std::string string(const char* key, std::optional<std::string> def = std::nullopt) const;
-  // A list of integers ≥ 0, or a single integer as a one-element list; def when absent or null.
+  // A list of integers in [0, kMaxConfigInt], or a single integer as a one-element list; def when absent or null.
   std::vector<int64_t> int_list(const char* key, std::vector<int64_t> def = {}) const;
 
   [[noreturn]] void error(const char* key, const std::string& rule) const;

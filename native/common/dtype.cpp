@@ -18,6 +18,25 @@ constexpr Entry kTypes[] = {
 };
 }  // namespace
 
+int64_t first_non_finite(const uint8_t* p, DType t, size_t n) {
+  // Non-finite exactly when every exponent bit is set (the bits are tested, no conversion).
+  if (t == DType::F32) {
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u;
+      std::memcpy(&u, p + 4 * i, 4);
+      if ((u & 0x7f800000u) == 0x7f800000u) return static_cast<int64_t>(i);
+    }
+  } else if (t == DType::F16 || t == DType::BF16) {
+    const uint16_t mask = t == DType::F16 ? 0x7c00 : 0x7f80;
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      if ((h & mask) == mask) return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
 size_t dtype_size(DType t) { return kTypes[static_cast<int>(t)].size; }
 const char* dtype_name(DType t) { return kTypes[static_cast<int>(t)].name; }
 

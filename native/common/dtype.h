@@ -38,6 +38,10 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+// Index of the first NaN or ±Inf among n elements of a float buffer (F16, BF16, F32), or -1;
+// -1 for every other dtype (integer codes have no non-finite values).
+int64_t first_non_finite(const uint8_t* p, DType t, size_t n);
+
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 

@@ -48,7 +48,6 @@ std::string layer_prefix(int64_t l) { return "model.layers." + std::to_string(l)
 
 void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   c.vocab = r.integer("vocab_size", 1);
-  if (c.vocab > INT32_MAX) r.error("vocab_size", "must fit a 32-bit token id");
   c.hidden = r.integer("hidden_size", 1);
   c.n_layers = r.integer("num_hidden_layers", 1);
   c.n_heads = r.integer("num_attention_heads", 1);
@@ -63,6 +62,12 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
   c.eos_token_ids = r.int_list("eos_token_id");
   c.bos_token_id = r.has("bos_token_id") ? r.integer("bos_token_id", 0) : -1;
+  const std::string in_vocab = "must be a token id below vocab_size " + std::to_string(c.vocab);
+  if (c.bos_token_id >= c.vocab) r.error("bos_token_id", in_vocab);
+  for (int64_t id : c.eos_token_ids) {
+    if (id >= c.vocab) r.error("eos_token_id", in_vocab);
+  }
+  if (r.has("pad_token_id") && r.integer("pad_token_id", 0) >= c.vocab) r.error("pad_token_id", in_vocab);
 }
 
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg) {
@@ -105,6 +110,7 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
   const int64_t E = c.router.n_experts;
   out.router = t.linear(mlp_prefix + ".gate", E, c.hidden);
   out.spec = c.router;
+  out.expert_checked.reset(new std::atomic<bool>[static_cast<size_t>(E)]());
   const std::string p = mlp_prefix + ".switch_mlp";
   out.gate = t.stacked(p + ".gate_proj", E, c.moe_intermediate, c.hidden);
   out.up = t.stacked(p + ".up_proj", E, c.moe_intermediate, c.hidden);

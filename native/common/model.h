@@ -2,6 +2,7 @@
 // the kernels it runs with. Architectures (models/*.cpp) fill it; the forward pass
 // (transformer.cpp) and the shared blocks are written once.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,8 @@ struct MoeWeights {
   // The stacked tensors behind gate, up, down: {weight, scales, biases} each when quantised,
   // {weight} each when plain; one expert is one contiguous slice of every one of them.
   std::vector<const TensorInfo*> expert_tensors;
+  // Per expert: its slices were scanned for non-finite values (on first use, not at load).
+  std::shared_ptr<std::atomic<bool>[]> expert_checked;
   bool has_shared = false;
   MlpWeights shared;
 };

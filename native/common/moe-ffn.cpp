@@ -4,9 +4,32 @@
 #include <algorithm>
 
 #include "common/blocks.h"
+#include "common/error.h"
 #include "common/experts/streamer.h"
 
 namespace bs {
+
+namespace {
+// Scans each routed expert's float slices (weights or scales/biases) once, on its first use, so
+// a corrupt expert is a model error naming the tensor rather than NaN logits.
+void check_experts_finite(const MoeWeights& w, const std::vector<ExpertGroup>& groups) {
+  if (!w.expert_checked) return;
+  const int64_t E = w.spec.n_experts;
+  for (const ExpertGroup& g : groups) {
+    std::atomic<bool>& done = w.expert_checked[g.expert];
+    if (done.load(std::memory_order_acquire)) continue;
+    for (const TensorInfo* t : w.expert_tensors) {
+      const size_t n = static_cast<size_t>(t->numel() / E);
+      const int64_t i = first_non_finite(t->data + (t->nbytes / E) * g.expert, t->dtype, n);
+      if (i >= 0) {
+        fail(*t->file, ": tensor ", t->name, " holds a non-finite value (NaN or ±Inf) in expert ", g.expert,
+             " at element ", i, " of its slice; the model's weights are corrupt");
+      }
+    }
+    done.store(true, std::memory_order_release);
+  }
+}
+}  // namespace
 
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
                const LayerLora* lora) {
@@ -79,7 +102,7 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }
-  sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s);
+  check_experts_finite(w, sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s));
   s.act.resize(rows * hidden);
   if (m.streamer && layer >= 0) {
     m.streamer->run(m, layer, phase, s);

@@ -92,14 +92,16 @@ void SafetensorsFile::parse_image(const uint8_t* data, size_t size) {
       fail(where, ": unknown dtype ", dt->brief(), " (supported: ", dtype_list(), ")");
     }
     if (!shape->is_array()) fail(where, ": shape must be an array, got ", shape->brief());
-    uint64_t numel = 1;
+    // Bytes = shape product × dtype size, capped so neither step wraps (2^62 bytes is past any file).
+    uint64_t want = dtype_size(t.dtype);
     bool overflow = false;
     for (size_t i = 0; i < shape->items().size(); ++i) {
       const uint64_t d = nonneg_int(shape->items()[i], where + ": shape[" + std::to_string(i) + "]");
       t.shape.push_back(static_cast<int64_t>(d));
-      if (d != 0 && numel > (1ull << 62) / d) overflow = true;
-      numel *= d;
+      if (d != 0 && want > (1ull << 62) / d) overflow = true;
+      want *= d;
     }
+    if (want == 0) overflow = false;  // a zero dimension: no bytes, whatever the other dimensions
     if (!offs->is_array() || offs->items().size() != 2) {
       fail(where, ": data_offsets must be [begin, end], got ", offs->brief());
     }
@@ -110,10 +112,13 @@ void SafetensorsFile::parse_image(const uint8_t* data, size_t size) {
       fail(where, ": data_offsets [", begin, ", ", end, "] run past the data section (", data_size,
            " bytes); the file is truncated or the header is wrong");
     }
-    const uint64_t want = numel * dtype_size(t.dtype);
-    if (overflow || want != end - begin) {
-      fail(where, ": shape ", t.shape_str(), " of ", dtype_name(t.dtype), " needs ", overflow ? 0 : want,
-           " bytes but data_offsets [", begin, ", ", end, "] hold ", end - begin);
+    if (overflow) {
+      fail(where, ": shape ", t.shape_str(), " of ", dtype_name(t.dtype),
+           " needs more than 2^62 bytes but data_offsets [", begin, ", ", end, "] hold ", end - begin);
+    }
+    if (want != end - begin) {
+      fail(where, ": shape ", t.shape_str(), " of ", dtype_name(t.dtype), " needs ", want, " bytes but data_offsets [",
+           begin, ", ", end, "] hold ", end - begin);
     }
     t.nbytes = end - begin;
     t.file_offset = data_start + begin;

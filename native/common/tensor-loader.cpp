@@ -23,6 +23,14 @@ void TensorLoader::check_shape(const TensorInfo& t, const std::vector<int64_t>& 
   }
 }
 
+void TensorLoader::check_finite(const TensorInfo& t) const {
+  const int64_t i = first_non_finite(t.data, t.dtype, static_cast<size_t>(t.numel()));
+  if (i >= 0) {
+    fail(*t.file, ": tensor ", t.name, " holds a non-finite value (NaN or ±Inf) at element ", i,
+         "; the model's weights are corrupt");
+  }
+}
+
 WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked) {
   const TensorInfo& w = require(path + ".weight");
   std::vector<int64_t> lead;
@@ -45,6 +53,7 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
            ".scales; a plain weight must be F16, BF16 or F32 (a quantised one needs .scales and .biases)");
     }
     check_shape(w, dims(out, in), "plain " + std::string(dtype_name(w.dtype)) + " weight [out, in]");
+    if (!stacked) check_finite(w);
     m.dtype = w.dtype;
   } else {
     const std::optional<QuantParams> qp = quant_.for_module(path);
@@ -75,6 +84,10 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
     check_shape(w, dims(out, in * qp->bits / 32), why);
     check_shape(*scales, dims(out, in / qp->group), why);
     check_shape(biases, dims(out, in / qp->group), why);
+    if (!stacked) {
+      check_finite(*scales);
+      check_finite(biases);
+    }
     m.format = WFormat::Affine;
     m.dtype = scales->dtype;
     m.bits = qp->bits;
@@ -103,6 +116,7 @@ std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) {
     fail(*t.file, ": tensor ", t.name, " has dtype ", dtype_name(t.dtype), " but must be F16, BF16 or F32");
   }
   check_shape(t, {n}, "a vector");
+  check_finite(t);
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = load_float(t.data, t.dtype, static_cast<size_t>(i));
   return v;

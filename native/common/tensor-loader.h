@@ -21,7 +21,8 @@ class TensorLoader {
   // The module at `path` as a [out, in] matrix: `path.weight` plus `.scales`/`.biases` when
   // quantised (MLX: quantised exactly when `path.scales` exists); with_bias adds `path.bias`.
   Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);
-  // A stacked [n, out, in] module (switch_mlp projections), quantised or plain.
+  // A stacked [n, out, in] module (switch_mlp projections), quantised or plain; its experts are
+  // checked for non-finite values on first use (check_expert_finite), the rest here at load.
   WeightMatrix stacked(const std::string& path, int64_t n, int64_t out, int64_t in);
   // A float vector (norm weights, biases, correction bias) of any float dtype, as float32.
   std::vector<float> vector(const std::string& name, int64_t n);
@@ -30,6 +31,8 @@ class TensorLoader {
 
  private:
   const TensorInfo& require(const std::string& name) const;
+  // Fails naming the tensor when its float bytes [from, from + n elements) hold a NaN or ±Inf.
+  void check_finite(const TensorInfo& t) const;
   void check_shape(const TensorInfo& t, const std::vector<int64_t>& want, const std::string& why) const;
   WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked);
 

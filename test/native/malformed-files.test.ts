@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeModel, EngineError } from '../../daemon/engine/native-model.js';
-import { editHeader, editJson, shardOf, synthTemp } from './helpers/model-files.js';
+import { editHeader, editJson, poisonTensor, shardOf, synthTemp } from './helpers/model-files.js';
 
 type Edit = (dir: string) => void;
 
@@ -150,6 +150,27 @@ const corpus: [string, Edit, RegExp][] = [
         c.quantization = { group_size: 64, bits: 3 };
       }),
     /quantization\.bits must be 4 or 8 .* got 3/,
+  ],
+  [
+    'a config integer past 32 bits (once truncated to 16)',
+    (d) =>
+      editJson(config(d), (c) => {
+        c.num_experts = 4294967312;
+      }),
+    /config\.json: field num_experts must be an integer in \[0, 2147483647\], got 4294967312/,
+  ],
+  [
+    'a bos_token_id outside the vocabulary',
+    (d) =>
+      editJson(config(d), (c) => {
+        c.bos_token_id = c.vocab_size;
+      }),
+    /config\.json: field bos_token_id must be a token id below vocab_size \d+, got \d+/,
+  ],
+  [
+    'a NaN in a non-expert weight',
+    (d) => poisonTensor(d, 'model.norm.weight', 3),
+    /\.safetensors: tensor model\.norm\.weight holds a non-finite value \(NaN or ±Inf\) at element 3; the model's weights are corrupt/,
   ],
   ['no config.json', (d) => unlinkSync(config(d)), /has no config\.json/],
   [

@@ -68,6 +68,12 @@ TEST(safetensors_rejects_each_malformation) {
                "unexpected field \"x\"");
   EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 16]}})")),
                "hold 16");
+  // 2^61 + 1 elements of 8 bytes wrap to 8 bytes in 64 bits: the dtype counts in the overflow check.
+  EXPECT_ERROR(parse(img(R"({"t": {"dtype": "F64", "shape": [2305843009213693953], "data_offsets": [0, 8]}})")),
+               "shape [2305843009213693953] of F64 needs more than 2^62 bytes but data_offsets [0, 8] hold 8");
+  const auto zero =
+      parse(img(R"({"t": {"dtype": "F64", "shape": [4294967296, 4294967296, 0], "data_offsets": [0, 0]}})"));
+  EXPECT(zero->tensors()[0].nbytes == 0u) << "a zero dimension holds no bytes, however large the others";
   EXPECT_ERROR(parse(img(R"({"__metadata__": {"a": 1}})")), "__metadata__.a must be a string");
 }
 

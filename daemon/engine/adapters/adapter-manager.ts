@@ -2,10 +2,12 @@
 // native copy of A/B), unload, list, memory. The model stays loaded throughout; requests pick an
 // adapter by name and sessions switch without a reload. Unloading drops the manager's reference:
 // a session still running with the adapter keeps it alive until it switches away.
+import { SafetensorsError } from '../../models/safetensors-reader.js';
+import type { FileRoots } from '../../util/file-roots.js';
 import { EngineError, type NativeAdapter, type NativeModel } from '../native-model.js';
 import type { AdapterFormat, AdapterPlan } from './plan.js';
 import { AdapterError } from './plan.js';
-import { readAdapter } from './read-adapter.js';
+import { readAdapter, type ReadAdapterOptions } from './read-adapter.js';
 
 /** Adapter names: used in HTTP model names `model:adapter`, so no ':' and no spaces. */
 export const ADAPTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -49,6 +51,8 @@ export class AdapterManager {
 
   constructor(
     private readonly host: AdapterHost,
+    /** Where adapters may be read from (absent: anywhere; the daemon always sets it). */
+    private readonly roots?: FileRoots,
     /** Most adapters resident at once. */
     readonly maxAdapters = 16,
   ) {}
@@ -68,7 +72,9 @@ export class AdapterManager {
     }
     this.pending.add(name);
     try {
-      const plan = readAdapter(path, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
+      // Inside the roots, regular files only (checked off the event loop), before any is opened.
+      const source = this.roots ? (await this.roots.entry(path)).real : path;
+      const plan = await readPlan(source, { layers: this.host.summary.layers, name, ...(format ? { format } : {}) });
       // The engine's checks against the model (modules, shapes, dtypes) make it a bad adapter too.
       const adapter = await this.host.loadAdapter(plan).catch((e: Error) => {
         throw e instanceof EngineError ? new AdapterError(e.message) : e;
@@ -116,6 +122,15 @@ export class AdapterManager {
     const e = this.entries.get(name);
     if (!e) throw new AdapterNotFoundError(name, [...this.entries.keys()].sort());
     return e;
+  }
+}
+
+/** readAdapter, with a malformed safetensors file reported as the bad adapter it is. */
+async function readPlan(path: string, o: ReadAdapterOptions): Promise<AdapterPlan> {
+  try {
+    return await readAdapter(path, o);
+  } catch (e) {
+    throw e instanceof SafetensorsError ? new AdapterError(e.message) : e;
   }
 }
 

@@ -1,6 +1,6 @@
 // Typed reads of an adapter's JSON config: each accessor names the file, the key, the rule and
 // the value it found, so a bad adapter_config.json gets a message a user can act on.
-import { readFileSync } from 'node:fs';
+import { jsonSyntax, openRegular } from '../../util/file-roots.js';
 import { AdapterError } from './plan.js';
 
 const show = (v: unknown) => JSON.stringify(v) ?? String(v);
@@ -12,12 +12,15 @@ export class ConfigJson {
     private readonly prefix = '',
   ) {}
 
-  static read(file: string): ConfigJson {
+  static async read(file: string): Promise<ConfigJson> {
+    const fh = await openRegular(file);
     let raw: unknown;
     try {
-      raw = JSON.parse(readFileSync(file, 'utf8'));
+      raw = JSON.parse(await fh.readFile('utf8'));
     } catch (e) {
-      throw new AdapterError(`${file}: cannot read it as JSON (${(e as Error).message})`);
+      throw new AdapterError(`${file}: cannot read it as JSON (${jsonSyntax(e)})`);
+    } finally {
+      await fh.close();
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new AdapterError(`${file}: must be a JSON object, got ${show(raw)}`);

@@ -2,9 +2,9 @@
 // last N layers, lora_parameters {rank, scale, dropout, keys}) + adapters.safetensors with
 // <module>.lora_a [in, r] and <module>.lora_b [r, out] (transposed against PEFT). The scale is
 // absolute (mlx-lm's default 20), not alpha / r. DoRA (`.m` tensors) and full fine-tunes are refused.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { SafetensorsFile, type TensorInfo } from '../../models/safetensors-reader.js';
+import { exists } from '../../util/file-roots.js';
+import { readSafetensorsHeader, type TensorInfo } from '../../models/safetensors-reader.js';
 import { ConfigJson } from './config-json.js';
 import { AdapterError, layerOf, pairRank, pairTensors, plannedModule, type AdapterPlan } from './plan.js';
 
@@ -19,8 +19,8 @@ function unexpected(file: string) {
   };
 }
 
-export function readMlxLm(dir: string, layers: number, name: string): AdapterPlan {
-  const c = ConfigJson.read(join(dir, 'adapter_config.json'));
+export async function readMlxLm(dir: string, layers: number, name: string): Promise<AdapterPlan> {
+  const c = await ConfigJson.read(join(dir, 'adapter_config.json'));
   const type = c.str('fine_tune_type', 'lora');
   if (type !== 'lora') c.fail('fine_tune_type', 'must be "lora" (DoRA and full fine-tunes are not applied unmerged)');
   // Older mlx-lm versions wrote lora_layers; -1 means every layer.
@@ -39,35 +39,31 @@ export function readMlxLm(dir: string, layers: number, name: string): AdapterPla
     keys = k as string[];
   }
   const file = join(dir, 'adapters.safetensors');
-  if (!existsSync(file))
+  if (!(await exists(file)))
     throw new AdapterError(`${dir}: mlx-lm adapter has adapter_config.json but no adapters.safetensors`);
-  const st = SafetensorsFile.open(file);
-  try {
-    const pairs = pairTensors(st.tensors.values(), '.lora_a', '.lora_b', (m) => m, unexpected(file));
-    if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
-    const modules = pairs.map((pair) => {
-      const r = pairRank(pair, true, file);
-      if (r !== rank) {
-        throw new AdapterError(
-          `${file}: tensor ${pair.a!.name} has rank ${r} (shape [${pair.a!.shape.join(', ')}]) but adapter_config.json lora_parameters.rank is ${rank}`,
-        );
-      }
-      const layer = layerOf(pair.module) ?? -1;
-      if (layer >= 0 && layer < first) {
-        throw new AdapterError(
-          `${file}: tensor ${pair.a!.name} is in layer ${layer}, but ${key} ${n} puts LoRA layers at ${first}..${layers - 1} (the last ${n})`,
-        );
-      }
-      const inLayer = pair.module.replace(/^.*?\.layers\.\d+\./, '');
-      if (keys && !keys.includes(inLayer)) {
-        throw new AdapterError(
-          `${file}: tensor ${pair.a!.name} targets ${inLayer}, which lora_parameters.keys ${JSON.stringify(keys)} does not list`,
-        );
-      }
-      return plannedModule(pair, r, scale, true, file, layers);
-    });
-    return { name, file, format: 'mlx', source: dir, modules };
-  } finally {
-    st.close();
-  }
+  const st = await readSafetensorsHeader(file);
+  const pairs = pairTensors(st.tensors.values(), '.lora_a', '.lora_b', (m) => m, unexpected(file));
+  if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
+  const modules = pairs.map((pair) => {
+    const r = pairRank(pair, true, file);
+    if (r !== rank) {
+      throw new AdapterError(
+        `${file}: tensor ${pair.a!.name} has rank ${r} (shape [${pair.a!.shape.join(', ')}]) but adapter_config.json lora_parameters.rank is ${rank}`,
+      );
+    }
+    const layer = layerOf(pair.module) ?? -1;
+    if (layer >= 0 && layer < first) {
+      throw new AdapterError(
+        `${file}: tensor ${pair.a!.name} is in layer ${layer}, but ${key} ${n} puts LoRA layers at ${first}..${layers - 1} (the last ${n})`,
+      );
+    }
+    const inLayer = pair.module.replace(/^.*?\.layers\.\d+\./, '');
+    if (keys && !keys.includes(inLayer)) {
+      throw new AdapterError(
+        `${file}: tensor ${pair.a!.name} targets ${inLayer}, which lora_parameters.keys ${JSON.stringify(keys)} does not list`,
+      );
+    }
+    return plannedModule(pair, r, scale, true, file, layers);
+  });
+  return { name, file, format: 'mlx', source: dir, modules };
 }

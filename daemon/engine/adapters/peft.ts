@@ -4,9 +4,9 @@
 // module name matches `(.*\.)?(k)$`, as PEFT's get_pattern_key); scale = alpha / r, or alpha / √r
 // with use_rslora. Features that add tensors or change the math (DoRA, bias, modules_to_save,
 // fan_in_fan_out, trainable tokens) are refused by name.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { SafetensorsFile, type TensorInfo } from '../../models/safetensors-reader.js';
+import { exists } from '../../util/file-roots.js';
+import { readSafetensorsHeader, type TensorInfo } from '../../models/safetensors-reader.js';
 import { ConfigJson } from './config-json.js';
 import { AdapterError, layerOf, pairRank, pairTensors, plannedModule, type AdapterPlan } from './plan.js';
 
@@ -84,8 +84,8 @@ function unexpected(file: string) {
   };
 }
 
-export function readPeft(dir: string, layers: number, name: string): AdapterPlan {
-  const c = ConfigJson.read(join(dir, 'adapter_config.json'));
+export async function readPeft(dir: string, layers: number, name: string): Promise<AdapterPlan> {
+  const c = await ConfigJson.read(join(dir, 'adapter_config.json'));
   refuse(c);
   const r = c.int('r', 1, 8);
   const alpha = c.num('lora_alpha', 8);
@@ -94,54 +94,49 @@ export function readPeft(dir: string, layers: number, name: string): AdapterPlan
   const alphas = c.numberMap('alpha_pattern');
   const selects = targetSelector(c);
   const file = join(dir, 'adapter_model.safetensors');
-  if (!existsSync(file)) {
-    const bin = existsSync(join(dir, 'adapter_model.bin'))
+  if (!(await exists(file))) {
+    const bin = (await exists(join(dir, 'adapter_model.bin')))
       ? ' (adapter_model.bin is a pickle: convert it to safetensors)'
       : '';
     throw new AdapterError(`${dir}: PEFT adapter has adapter_config.json but no adapter_model.safetensors${bin}`);
   }
-  const st = SafetensorsFile.open(file);
-  try {
-    const moduleOf = (prefix: string) => {
-      if (!prefix.startsWith(PREFIX))
-        throw new AdapterError(`${file}: tensor ${prefix}.lora_… does not start with ${PREFIX}`);
-      return prefix.slice(PREFIX.length);
-    };
-    const pairs = pairTensors(st.tensors.values(), '.lora_A.weight', '.lora_B.weight', moduleOf, unexpected(file));
-    if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
-    const modules = pairs.map((p) => {
-      const rank = pairRank(p, false, file);
-      const rk = patternKey(
-        ranks.map(([k]) => k),
-        p.module,
-        c.file,
-        'rank_pattern',
+  const st = await readSafetensorsHeader(file);
+  const moduleOf = (prefix: string) => {
+    if (!prefix.startsWith(PREFIX))
+      throw new AdapterError(`${file}: tensor ${prefix}.lora_… does not start with ${PREFIX}`);
+    return prefix.slice(PREFIX.length);
+  };
+  const pairs = pairTensors(st.tensors.values(), '.lora_A.weight', '.lora_B.weight', moduleOf, unexpected(file));
+  if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
+  const modules = pairs.map((p) => {
+    const rank = pairRank(p, false, file);
+    const rk = patternKey(
+      ranks.map(([k]) => k),
+      p.module,
+      c.file,
+      'rank_pattern',
+    );
+    const ak = patternKey(
+      alphas.map(([k]) => k),
+      p.module,
+      c.file,
+      'alpha_pattern',
+    );
+    const rm = rk === undefined ? r : ranks.find(([k]) => k === rk)![1];
+    const am = ak === undefined ? alpha : alphas.find(([k]) => k === ak)![1];
+    if (!Number.isInteger(rm) || rm < 1) c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
+    if (rank !== rm) {
+      const from = rk === undefined ? `r = ${r}` : `rank_pattern[${JSON.stringify(rk)}] = ${rm}`;
+      throw new AdapterError(
+        `${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`,
       );
-      const ak = patternKey(
-        alphas.map(([k]) => k),
-        p.module,
-        c.file,
-        'alpha_pattern',
+    }
+    if (!selects(p.module)) {
+      throw new AdapterError(
+        `${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`,
       );
-      const rm = rk === undefined ? r : ranks.find(([k]) => k === rk)![1];
-      const am = ak === undefined ? alpha : alphas.find(([k]) => k === ak)![1];
-      if (!Number.isInteger(rm) || rm < 1)
-        c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
-      if (rank !== rm) {
-        const from = rk === undefined ? `r = ${r}` : `rank_pattern[${JSON.stringify(rk)}] = ${rm}`;
-        throw new AdapterError(
-          `${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`,
-        );
-      }
-      if (!selects(p.module)) {
-        throw new AdapterError(
-          `${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`,
-        );
-      }
-      return plannedModule(p, rank, am / (rslora ? Math.sqrt(rm) : rm), false, file, layers);
-    });
-    return { name, file, format: 'peft', source: dir, modules };
-  } finally {
-    st.close();
-  }
+    }
+    return plannedModule(p, rank, am / (rslora ? Math.sqrt(rm) : rm), false, file, layers);
+  });
+  return { name, file, format: 'peft', source: dir, modules };
 }

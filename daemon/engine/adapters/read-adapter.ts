@@ -1,8 +1,9 @@
 // Reads any supported LoRA adapter into a plan: the format is told by the files present
 // (PEFT: adapter_model.safetensors; mlx-lm: adapters.safetensors; Edge0: a lone *.safetensors of
 // <module>.lora_A/.lora_B, or that file's path), or forced by `format`.
-import { existsSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { exists } from '../../util/file-roots.js';
 import { readEdge0 } from './edge0.js';
 import { readMlxLm } from './mlx-lm.js';
 import { readPeft } from './peft.js';
@@ -16,16 +17,18 @@ export interface ReadAdapterOptions {
   format?: AdapterFormat;
 }
 
-export function detectFormat(path: string): AdapterFormat {
-  if (!existsSync(path)) throw new AdapterError(`adapter path ${path} does not exist`);
-  if (!statSync(path).isDirectory()) return 'edge0';
-  if (existsSync(join(path, 'adapter_model.safetensors')) || existsSync(join(path, 'adapter_model.bin'))) return 'peft';
-  if (existsSync(join(path, 'adapters.safetensors'))) return 'mlx';
+export async function detectFormat(path: string): Promise<AdapterFormat> {
+  const s = await stat(path).catch(() => undefined);
+  if (!s) throw new AdapterError(`adapter path ${path} does not exist`);
+  if (!s.isDirectory()) return 'edge0';
+  if ((await exists(join(path, 'adapter_model.safetensors'))) || (await exists(join(path, 'adapter_model.bin'))))
+    return 'peft';
+  if (await exists(join(path, 'adapters.safetensors'))) return 'mlx';
   return 'edge0';
 }
 
-export function readAdapter(path: string, o: ReadAdapterOptions): AdapterPlan {
-  const format = o.format ?? detectFormat(path);
+export async function readAdapter(path: string, o: ReadAdapterOptions): Promise<AdapterPlan> {
+  const format = o.format ?? (await detectFormat(path));
   const name =
     o.name ??
     path

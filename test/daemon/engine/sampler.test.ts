@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_SAMPLING, type SamplingParams, Sampler, resolveSampling } from '../../../daemon/engine/sampler.js';
 import { RequestError } from '../../../daemon/engine/request-error.js';
+import { EngineError } from '../../../daemon/engine/native-model.js';
 import { Prng } from '../../../robot/common/prng.js';
 
 const L = Float32Array.of(2, 1, 0, -1);
@@ -90,7 +91,11 @@ test('frequency and presence penalties subtract per output occurrence (prompt to
 test('entries beyond the vocabulary are never sampled', () => {
   const s = new Sampler(params({ temperature: 0 }));
   assert.equal(s.sample(Float32Array.of(0, 1, 9), 2), 1);
-  assert.throws(() => s.sample(Float32Array.of(-Infinity, -Infinity)), /no token has a finite logit/);
+  // No finite logit is the model's fault (an engine error), never the request's.
+  assert.throws(
+    () => s.sample(Float32Array.of(-Infinity, NaN)),
+    (e: Error) => e instanceof EngineError && /no token has a finite logit .*the model is faulty/.test(e.message),
+  );
 });
 
 test('same seed → same tokens; another seed → other tokens', () => {

@@ -104,7 +104,7 @@ test('malformed files give errors that name the problem', () => {
   try {
     const ok = { t: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } };
     const cases: [string, string][] = [
-      [fileWithHeader(dir, ok, 8, 1 << 30), 'header length 1073741824 runs past the end'],
+      [fileWithHeader(dir, ok, 8, 1 << 30), 'header length (the first 8 bytes) runs past the end of the'],
       [fileWithHeader(dir, '{"t": [', 0), 'header is not valid JSON'],
       [
         fileWithHeader(dir, { t: { dtype: 'Q7', shape: [2], data_offsets: [0, 8] } }, 8),

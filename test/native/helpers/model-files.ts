@@ -46,3 +46,14 @@ export function shardOf(dir: string, tensor: string): string {
   if (!shard) throw new Error(`${tensor} is not in the index of ${dir}`);
   return join(dir, shard);
 }
+
+/** Overwrites one element of a float tensor with all-ones bits (a NaN in F32, F16 and BF16). */
+export function poisonTensor(dir: string, tensor: string, element = 0): void {
+  const path = shardOf(dir, tensor);
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const e = (JSON.parse(buf.subarray(8, 8 + n).toString('utf8')) as Header)[tensor]!;
+  const size = e.dtype === 'F32' ? 4 : 2;
+  buf.fill(0xff, 8 + n + e.data_offsets[0]! + element * size, 8 + n + e.data_offsets[0]! + (element + 1) * size);
+  writeFileSync(path, buf);
+}

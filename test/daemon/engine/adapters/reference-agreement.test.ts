@@ -86,7 +86,7 @@ for (const c of CASES) {
     const dir = synthTemp(t, { arch: c.arch, seed: 4, ...c.model });
     const adir = synthAdapterTemp(t, { ...c.adapter, model: dir, rms: 0.02, seed: 8 });
     if (c.dropConfig) rmSync(join(adir, 'adapter_config.json'));
-    const plan = readAdapter(adir, { layers: 4, name: 'tuned' });
+    const plan = await readAdapter(adir, { layers: 4, name: 'tuned' });
     assert.equal(plan.format, c.adapter.format);
     for (const m of plan.modules)
       assert.ok(

@@ -48,6 +48,7 @@ before(async () => {
         adapters: { cfg: { path: `${adapters.path}/cfg` } },
       },
     },
+    files: { adapter_roots: [adapters.path] },
   });
   ws = await RpcTestClient.connect(d.ws, TEST_TOKEN);
 });

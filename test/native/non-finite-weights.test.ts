@@ -1,0 +1,41 @@
+// Non-finite weights are a model error: non-expert tensors are scanned at load, each routed expert
+// on its first use; the error names the file, the tensor and the expert, and through the chat
+// API it is a server error naming the model (once it was "Invalid params", blaming the client).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { toRpcError } from '../../daemon/api/serving-errors.js';
+import { EngineError, NativeModel } from '../../daemon/engine/native-model.js';
+import { type Header, poisonTensor, shardOf, synthTemp } from './helpers/model-files.js';
+
+const SCALES = 'model.layers.0.mlp.switch_mlp.down_proj.scales';
+
+/** Poisons the first scale of every expert of layer 0, so any routing reaches one. */
+function poisonExperts(dir: string): void {
+  const experts = (JSON.parse(readFileSync(`${dir}/config.json`, 'utf8')) as { num_experts: number }).num_experts;
+  const path = shardOf(dir, SCALES);
+  const buf = readFileSync(path);
+  const header = JSON.parse(buf.subarray(8, 8 + Number(buf.readBigUInt64LE(0))).toString('utf8')) as Header;
+  const perExpert = header[SCALES]!.shape.slice(1).reduce((a, b) => a * b, 1);
+  for (let e = 0; e < experts; e++) poisonTensor(dir, SCALES, e * perExpert);
+}
+
+test('a NaN in an expert loads, then fails its first use naming the tensor and the expert', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
+  poisonExperts(dir);
+  const model = await NativeModel.load(dir);
+  t.after(() => model.dispose());
+  const s = await model.createSession();
+  const err = await s.prefill([1, 2, 3]).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof EngineError, String(err));
+  assert.match(
+    err.message,
+    /\.safetensors: tensor model\.layers\.0\.mlp\.switch_mlp\.down_proj\.scales holds a non-finite value \(NaN or ±Inf\) in expert \d+ at element 0 of its slice/,
+  );
+  const rpc = toRpcError(new EngineError(`model "m": ${err.message}`));
+  assert.deepEqual([rpc.code, (rpc.data as { code: string }).code], [-32005, 'engine_error'], 'a server error');
+  assert.doesNotMatch(rpc.message, /Invalid params/);
+});
