@@ -142,7 +142,7 @@ export const modelsSchema = record(obj(modelFields), {
 export const filesSchema = obj(
   {
     model_roots: list(str({ nonEmpty: true }), {
-      doc: 'folders model files may be read from, besides <data_dir>/models and each models.<name>.path itself; a model folder\'s files, symlinks resolved, must lie inside one (add ~/.cache/huggingface/hub for Hugging Face cache snapshots, whose files link into its blobs); "~" = home, relative = from the working directory',
+      doc: 'folders model files may be read from, besides <data_dir>/models and each models.<name>.path itself; a model folder\'s files, symlinks resolved, must lie inside one (a models.<name>.path that is a Hugging Face cache snapshot, models--org--name/snapshots/<rev>, also admits the blobs/ folder of that repo, where its files link to); "~" = home, relative = from the working directory',
     }),
     adapter_roots: list(str({ nonEmpty: true }), {
       doc: 'folders adapters.load may read LoRA adapters from, besides <data_dir>/adapters and each configured models.<name>.adapters path; symlinks resolved must stay inside; "~" = home, relative = from the working directory',

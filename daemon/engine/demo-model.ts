@@ -2,7 +2,7 @@
 // engine.demo_model is on), a tiny random-weight qwen3_moe generated once under data_dir on first
 // use, so the whole path runs on a fresh machine. Its output is gibberish by construction.
 import { existsSync, renameSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { expandHome } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { synthModel } from '../tools/synth.js';
@@ -56,11 +56,23 @@ export function servedModels(config: Config, cwd = process.cwd()): ServedModels 
 function fileRoots(config: Config, at: (p: string) => string): FileRootsConfig {
   const models = Object.values(config.models);
   return {
-    models: [...config.files.model_roots.map(at), join(config.data_dir, 'models'), ...models.map((m) => at(m.path))],
+    models: [
+      ...config.files.model_roots.map(at),
+      join(config.data_dir, 'models'),
+      ...models.flatMap((m) => withSnapshotBlobs(at(m.path))),
+    ],
     adapters: [
       ...config.files.adapter_roots.map(at),
       join(config.data_dir, 'adapters'),
       ...models.flatMap((m) => Object.values(m.adapters ?? {}).map((a) => at(a.path))),
     ],
   };
+}
+
+/** A Hugging Face cache snapshot (`models--org--name/snapshots/<rev>`) links its files into the repo's
+ *  `blobs/`, so a configured snapshot admits that folder too; any other folder is its own root. */
+export function withSnapshotBlobs(dir: string): string[] {
+  const rev = dirname(dir);
+  if (basename(rev) !== 'snapshots' || !basename(dirname(rev)).startsWith('models--')) return [dir];
+  return [dir, join(dirname(rev), 'blobs')];
 }

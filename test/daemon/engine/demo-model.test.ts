@@ -2,11 +2,18 @@
 // whole path through `brainstem start` (what `npm start` runs) on a fresh data_dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../../daemon/config/load.js';
-import { DEMO_MODEL, demoModelDir, ensureDemoModel, servedModels } from '../../../daemon/engine/demo-model.js';
+import {
+  DEMO_MODEL,
+  demoModelDir,
+  ensureDemoModel,
+  servedModels,
+  withSnapshotBlobs,
+} from '../../../daemon/engine/demo-model.js';
+import { type FileAccessError, FileRoots } from '../../../daemon/util/file-roots.js';
 import { spawnTestDaemon } from '../../helpers/daemon.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -69,4 +76,25 @@ test('`brainstem start` with no model configured serves the demo model on a fres
   assert.equal(typeof body.choices[0].message.content, 'string');
   assert.ok(existsSync(join(demoModelDir(d.dataDir), 'model.safetensors.index.json')));
   assert.match(d.output().stdout, /generated the demo model \(random weights: its output is gibberish\)/);
+});
+
+test('a configured Hugging Face cache snapshot admits its blobs, and nothing else beside it', async (t) => {
+  const cache = tempDir('bs-hf-');
+  t.after(() => cache.remove());
+  const repo = join(cache.path, 'models--org--tiny');
+  const snap = join(repo, 'snapshots', 'abc123');
+  mkdirSync(join(repo, 'blobs'), { recursive: true });
+  mkdirSync(snap, { recursive: true });
+  writeFileSync(join(repo, 'blobs', 'f00d'), '{}');
+  symlinkSync('../../blobs/f00d', join(snap, 'config.json'));
+  writeFileSync(join(cache.path, 'elsewhere.json'), '{}');
+  symlinkSync('../../../elsewhere.json', join(snap, 'tokenizer.json'));
+
+  assert.deepEqual(withSnapshotBlobs(snap), [snap, join(repo, 'blobs')]);
+  assert.deepEqual(withSnapshotBlobs(join(cache.path, 'plain')), [join(cache.path, 'plain')]);
+  const cfg = loadConfig({ env: {}, overrides: { data_dir: '/srv/bs', models: { tiny: { path: snap } } } });
+  const roots = servedModels(cfg).models.tiny!.roots!;
+  const files = new FileRoots(roots.models, 'model', 'files.model_roots');
+  assert.equal(await files.resolve(join(snap, 'config.json')), join(repo, 'blobs', 'f00d'));
+  await assert.rejects(files.resolve(join(snap, 'tokenizer.json')), (e: FileAccessError) => e.problem === 'outside');
 });
