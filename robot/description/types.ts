@@ -147,6 +147,16 @@ export interface SetupDescription {
   /** In the world frame. */
   workspace: Box;
   table: Plane;
+  /** Static shapes in the world frame that every link capsule and TCP keep clear of. */
+  obstacles: Obstacle[];
+  /** Smallest allowed surface distance to an obstacle (m). */
+  obstacleClearance: number;
 }
+
+/** A static obstacle: a box (pose = world-from-box, centred; half = half the size), sphere or capsule. */
+export type Obstacle =
+  | { name: string; shape: 'box'; pose: Float64Array; half: Triple }
+  | { name: string; shape: 'sphere'; center: Triple; radius: number }
+  | { name: string; shape: 'capsule'; a: Triple; b: Triple; radius: number };
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };

@@ -3,13 +3,15 @@
 // from the divided differences of the timed samples (robot/math/divided-differences.ts, the same
 // definition time scaling uses); workspace box and table plane for the TCP and every link capsule;
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
+// clearance; static obstacles of the setup for the TCP and every link capsule, with their own
 // clearance. Independent of any model; returns the earliest violation.
-import type { Box, JointLimits, Plane, RobotDescription, SetupDescription } from '../description/types.js';
+import type { Box, JointLimits, Obstacle, Plane, RobotDescription, SetupDescription } from '../description/types.js';
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
+import { obstacleDistance } from './obstacle-distance.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -23,6 +25,9 @@ export interface SafetyEnvelope {
   workspace: Box;
   table: Plane;
   minClearance: number;
+  /** Static obstacles in the same frame, and the smallest allowed distance to them (m). */
+  obstacles?: Obstacle[];
+  obstacleClearance?: number;
 }
 
 export type SafetyViolation =
@@ -39,6 +44,16 @@ export type SafetyViolation =
   | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number }
   /** distance: capsule surface distance, ≤ 0 when they overlap (m). */
   | { code: 'self-collision'; arm: string; links: [string, string]; sample: number; distance: number }
+  /** distance: surface distance of the TCP or capsule to the obstacle, ≤ 0 when they overlap (m). */
+  | {
+      code: 'obstacle';
+      arm: string;
+      link: string;
+      obstacle: string;
+      sample: number;
+      distance: number;
+      clearance: number;
+    }
   | {
       code: 'arm-collision';
       arms: [string, string];
@@ -125,6 +140,8 @@ export function checkTrajectories(
           if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
         }
       }
+      const hit = obstacleHit(arm, tcp, env, k);
+      if (hit) return fail(hit);
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
       const pairs = arm.selfPairs;
       for (let p = 0; p < pairs.length; p++) {
@@ -169,6 +186,44 @@ export function checkTrajectories(
     }
   }
   return { ok: true, minSelfDistance: minSelf, minArmDistance: minArm };
+}
+
+const tcpPoint = new Float64Array(3);
+
+/** The TCP's, then the first capsule's, obstacle closer than the clearance at sample k. */
+function obstacleHit(
+  arm: ArmSafetyModel,
+  tcp: Float64Array,
+  env: SafetyEnvelope,
+  k: number,
+): SafetyViolation | undefined {
+  const obstacles = env.obstacles ?? [];
+  const clearance = env.obstacleClearance ?? 0;
+  const c = arm.capsules;
+  tcpPoint[0] = tcp[3];
+  tcpPoint[1] = tcp[7];
+  tcpPoint[2] = tcp[11];
+  for (const o of obstacles) {
+    const d = obstacleDistance(tcpPoint, 0, 0, 0, o);
+    if (d < clearance)
+      return { code: 'obstacle', arm: arm.name, link: 'tcp', obstacle: o.name, sample: k, distance: d, clearance };
+  }
+  for (let i = 0; i < c.count; i++) {
+    for (const o of obstacles) {
+      const d = obstacleDistance(c.world, i * 6, i * 6 + 3, c.radius[i], o);
+      if (d < clearance)
+        return {
+          code: 'obstacle',
+          arm: arm.name,
+          link: c.links[i],
+          obstacle: o.name,
+          sample: k,
+          distance: d,
+          clearance,
+        };
+    }
+  }
+  return undefined;
 }
 
 function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<number>): string | undefined {
@@ -275,6 +330,8 @@ export function describeViolation(v: SafetyViolation): string {
       return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
     case 'table':
       return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+    case 'obstacle':
+      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
     case 'self-collision':
       return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
     case 'arm-collision':
@@ -294,6 +351,12 @@ export function robotSafety(robot: RobotDescription): { arms: ArmSafetyModel[]; 
 export function setupSafety(setup: SetupDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
   return {
     arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base)),
-    envelope: { workspace: setup.workspace, table: setup.table, minClearance: setup.minClearance },
+    envelope: {
+      workspace: setup.workspace,
+      table: setup.table,
+      minClearance: setup.minClearance,
+      obstacles: setup.obstacles,
+      obstacleClearance: setup.obstacleClearance,
+    },
   };
 }
