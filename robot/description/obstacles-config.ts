@@ -1,9 +1,10 @@
 // The `obstacles` list of a setup config: static boxes, spheres and capsules in the world frame,
-// each with a unique name, so a refusal can say which one a link came too close to.
+// each with a unique name, so a refusal can say which one a link came too close to; and an
+// arm's `held` object, a capsule in the TCP frame.
 import { isRecord } from '../common/validation/values.js';
 import { fromXyzRpy } from '../math/transform.js';
 import type { Checker } from './checker.js';
-import type { Obstacle } from './types.js';
+import type { HeldObject, Obstacle } from './types.js';
 
 const SHAPES = ['box', 'sphere', 'capsule'] as const;
 const KEYS: Record<(typeof SHAPES)[number], string[]> = {
@@ -50,4 +51,20 @@ export function readObstacles(c: Checker, list: unknown): Obstacle[] {
     }
   });
   return out;
+}
+
+/** An arm's `held: {name, a, b, radius_m}` (absent = nothing held). */
+export function readHeld(c: Checker, raw: unknown, q: string): HeldObject | undefined {
+  if (raw === undefined) return undefined;
+  if (!isRecord(raw)) {
+    c.issue(q, raw, 'must be a mapping {name, a, b, radius_m}');
+    return undefined;
+  }
+  c.knownKeys(raw, ['name', 'a', 'b', 'radius_m'], `${q}.`);
+  return {
+    name: c.string(raw, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/),
+    a: c.triple(raw, 'a', `${q}.a`),
+    b: c.triple(raw, 'b', `${q}.b`),
+    radius: c.number(raw, 'radius_m', `${q}.radius_m`, { gt: 0 }),
+  };
 }

@@ -5,7 +5,7 @@ import { formatIssue } from '../common/validation/issue.js';
 import { isRecord } from '../common/validation/values.js';
 import { Checker, descriptionPath } from './checker.js';
 import { readBox, readPlane } from './robot-config.js';
-import { readObstacles } from './obstacles-config.js';
+import { readHeld, readObstacles } from './obstacles-config.js';
 import type { ArmPlacement, RobotDescription, SetupDescription, Validated } from './types.js';
 
 /** The arm name of a single robot seen as a one-arm setup (the tools' arm name too). */
@@ -54,7 +54,7 @@ export function parseSetupConfig(
       c.issue(q, item, 'must be a mapping');
       return;
     }
-    c.knownKeys(item, ['name', 'robot', 'base'], `${q}.`);
+    c.knownKeys(item, ['name', 'robot', 'base', 'held'], `${q}.`);
     const arm = c.string(item, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/);
     if (names.has(arm)) c.issue(`${q}.name`, arm, 'must be unique');
     names.add(arm);
@@ -77,7 +77,8 @@ export function parseSetupConfig(
         });
       return;
     }
-    arms.push({ name: arm, robot: r.value, base });
+    const held = readHeld(c, item.held, `${q}.held`);
+    arms.push({ name: arm, robot: r.value, base, ...(held && { held }) });
   });
   const setup: SetupDescription = {
     name,

@@ -137,6 +137,16 @@ export interface ArmPlacement {
   robot: RobotDescription;
   /** World → arm base. */
   base: Transform;
+  /** An object held in the gripper (or a mounted tool), moving with the TCP. */
+  held?: HeldObject;
+}
+
+/** A capsule fixed in the TCP frame (a = b: a sphere), checked like a link of the arm. */
+export interface HeldObject {
+  name: string;
+  a: Triple;
+  b: Triple;
+  radius: number;
 }
 
 /** Several arms sharing one world frame (e.g. a bimanual station). */

@@ -5,13 +5,22 @@
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
 // clearance; static obstacles of the setup for the TCP and every link capsule, with their own
 // clearance. Independent of any model; returns the earliest violation.
-import type { Box, JointLimits, Obstacle, Plane, RobotDescription, SetupDescription } from '../description/types.js';
+import type {
+  Box,
+  HeldObject,
+  JointLimits,
+  Obstacle,
+  Plane,
+  RobotDescription,
+  SetupDescription,
+} from '../description/types.js';
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
-import { obstacleDistance } from './obstacle-distance.js';
+import { placeHeld } from './held-object.js';
+import { heldArmDistance, heldOutside, obstacleHit } from './scene-checks.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -79,6 +88,8 @@ export class ArmSafetyModel {
     readonly name: string,
     robot: RobotDescription,
     base?: Transform,
+    /** An object held at the TCP, checked like a link (not against the arm's own links). */
+    readonly held?: HeldObject,
   ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
@@ -119,6 +130,7 @@ export function checkTrajectories(
   const jointViolations = arms.map((arm, a) => jointLimitViolation(arm, trajectories[a]));
   const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
   const tcp = new Float64Array(12);
+  const heldWorld = arms.map(() => new Float64Array(6));
   let minSelf = Infinity,
     minArm = Infinity;
   for (let k = 0; k < count; k++) {
@@ -142,6 +154,11 @@ export function checkTrajectories(
       }
       const hit = obstacleHit(arm, tcp, env, k);
       if (hit) return fail(hit);
+      if (arm.held) {
+        placeHeld(arm.held, tcp, heldWorld[a]);
+        const v = heldOutside(arm, arm.held, heldWorld[a], env, k);
+        if (v) return fail(v);
+      }
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
       const pairs = arm.selfPairs;
       for (let p = 0; p < pairs.length; p++) {
@@ -182,48 +199,23 @@ export function checkTrajectories(
             }
           }
         }
+        if (arms[a].held || arms[b].held) {
+          const { links, distance } = heldArmDistance(arms[a], heldWorld[a], arms[b], heldWorld[b]);
+          minArm = Math.min(minArm, distance);
+          if (distance < env.minClearance)
+            return fail({
+              code: 'arm-collision',
+              arms: [arms[a].name, arms[b].name],
+              links,
+              sample: k,
+              distance,
+              clearance: env.minClearance,
+            });
+        }
       }
     }
   }
   return { ok: true, minSelfDistance: minSelf, minArmDistance: minArm };
-}
-
-const tcpPoint = new Float64Array(3);
-
-/** The TCP's, then the first capsule's, obstacle closer than the clearance at sample k. */
-function obstacleHit(
-  arm: ArmSafetyModel,
-  tcp: Float64Array,
-  env: SafetyEnvelope,
-  k: number,
-): SafetyViolation | undefined {
-  const obstacles = env.obstacles ?? [];
-  const clearance = env.obstacleClearance ?? 0;
-  const c = arm.capsules;
-  tcpPoint[0] = tcp[3];
-  tcpPoint[1] = tcp[7];
-  tcpPoint[2] = tcp[11];
-  for (const o of obstacles) {
-    const d = obstacleDistance(tcpPoint, 0, 0, 0, o);
-    if (d < clearance)
-      return { code: 'obstacle', arm: arm.name, link: 'tcp', obstacle: o.name, sample: k, distance: d, clearance };
-  }
-  for (let i = 0; i < c.count; i++) {
-    for (const o of obstacles) {
-      const d = obstacleDistance(c.world, i * 6, i * 6 + 3, c.radius[i], o);
-      if (d < clearance)
-        return {
-          code: 'obstacle',
-          arm: arm.name,
-          link: c.links[i],
-          obstacle: o.name,
-          sample: k,
-          distance: d,
-          clearance,
-        };
-    }
-  }
-  return undefined;
 }
 
 function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<number>): string | undefined {
@@ -316,6 +308,12 @@ function fail(violation: SafetyViolation): SafetyResult {
   return { ok: false, violation, message: describeViolation(violation) };
 }
 
+/** How a message names a link: the TCP, a held object (heldLink) or a link. */
+function part(link: string): string {
+  if (link === 'tcp') return 'TCP';
+  return link.startsWith('held:') ? `held object "${link.slice(5)}"` : `link "${link}"`;
+}
+
 export function describeViolation(v: SafetyViolation): string {
   const mm = (d: number): string => `${(d * 1000).toFixed(1)} mm`;
   switch (v.code) {
@@ -327,15 +325,15 @@ export function describeViolation(v: SafetyViolation): string {
     case 'joint-jerk':
       return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
     case 'workspace':
-      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
     case 'table':
-      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
     case 'obstacle':
-      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
     case 'self-collision':
       return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
     case 'arm-collision':
-      return `arm "${v.arms[0]}" link "${v.links[0]}" and arm "${v.arms[1]}" link "${v.links[1]}" are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
   }
 }
 
@@ -350,7 +348,7 @@ export function robotSafety(robot: RobotDescription): { arms: ArmSafetyModel[]; 
 /** Safety model of a multi-arm setup in the world frame, with the setup's workspace, table and clearance. */
 export function setupSafety(setup: SetupDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
   return {
-    arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base)),
+    arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base, a.held)),
     envelope: {
       workspace: setup.workspace,
       table: setup.table,

@@ -61,3 +61,21 @@ test('setup obstacles: each broken rule names the field, the rule and the value'
   );
   assert.ok(!parse({ obstacles: { name: 'x' } }).ok);
 });
+
+test('setup arms: an optional held object, a capsule in the TCP frame, with its issues', () => {
+  const arm = (held: unknown) => ({ arms: [{ ...base.arms[0], held }] });
+  const r = parse(arm({ name: 'cup', a: [0, 0, 0.02], b: [0, 0, 0.1], radius_m: 0.04 }));
+  assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
+  assert.deepEqual(r.value.arms[0].held, { name: 'cup', a: [0, 0, 0.02], b: [0, 0, 0.1], radius: 0.04 });
+  const none = parse({});
+  assert.ok(none.ok && !('held' in none.value.arms[0]));
+  const bad = parse(arm({ name: 'cup', a: [0, 0], b: [0, 0, 0.1], radius_m: -1 }));
+  assert.ok(!bad.ok);
+  assert.deepEqual(
+    bad.issues.map((i) => formatIssue(i)),
+    [
+      'robot "cell": arms[0].held.a: must be a list of three finite numbers, got [0,0]',
+      'robot "cell": arms[0].held.radius_m: must be > 0, got -1',
+    ],
+  );
+});
