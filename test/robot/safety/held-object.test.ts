@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { loadSetup } from '../../../robot/description/loader.js';
 import type { HeldObject, Triple } from '../../../robot/description/types.js';
 import { forwardKinematics } from '../../../robot/kinematics/forward.js';
-import { fromXyzRpy } from '../../../robot/math/transform.js';
 import {
   ArmSafetyModel,
   checkTrajectories,
