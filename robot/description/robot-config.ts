@@ -19,6 +19,7 @@ import type {
   Triple,
   Validated,
 } from './types.js';
+import { urdfCollisionCapsules } from './urdf-collision.js';
 import { importUrdf, type UrdfLimits } from './urdf.js';
 
 /** Defaults from GPT-Policy's robot profiles (FACTS.md). */
@@ -96,7 +97,7 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
     tcpSpeed: readTcpSpeed(c, raw),
     settle: readSettle(c, raw),
     gripper: readGripper(c, raw),
-    capsules: readCapsules(c, raw, linkNames),
+    capsules: readCapsules(c, raw, linkNames, built?.urdfText),
     selfCollisionIgnore: readIgnorePairs(c, raw, linkNames),
     workspace: readBox(c, raw, 'workspace') ?? { min: [0, 0, 0], max: [0, 0, 0] },
     table: readPlane(c, raw, 'table') ?? { normal: [0, 0, 1], offset: 0 },
@@ -108,7 +109,7 @@ function readKinematics(
   c: Checker,
   kin: Obj,
   source: ConfigSource,
-): { chain: KinematicChainSpec; urdfLimits?: Map<string, UrdfLimits> } | undefined {
+): { chain: KinematicChainSpec; urdfLimits?: Map<string, UrdfLimits>; urdfText?: string } | undefined {
   const type = c.oneOf(kin, 'type', 'kinematics.type', ['dh-standard', 'dh-modified', 'urdf'] as const);
   if (type === 'urdf') {
     c.knownKeys(kin, ['type', 'urdf', 'base_link', 'tip_link'], 'kinematics.');
@@ -127,7 +128,7 @@ function readKinematics(
       return undefined;
     }
     if (r.chain.joints.length === 0) c.issue('kinematics.urdf', file, 'chain has no moving joints');
-    return { chain: r.chain, urdfLimits: r.chain.limits };
+    return { chain: r.chain, urdfLimits: r.chain.limits, urdfText: text };
   }
   c.knownKeys(kin, ['type', 'base_link', 'joints', 'flange'], 'kinematics.');
   const baseLink = kin.base_link === undefined ? 'base' : c.string(kin, 'base_link', 'kinematics.base_link');
@@ -345,7 +346,19 @@ function readGripper(c: Checker, raw: Obj): GripperRange | undefined {
   return g;
 }
 
-function readCapsules(c: Checker, raw: Obj, links: Set<string>): CapsuleSpec[] {
+/** `capsules`: a list of {link, radius, a, b}, or `urdf` for capsules bounding the URDF's collision shapes. */
+function readCapsules(c: Checker, raw: Obj, links: Set<string>, urdfText?: string): CapsuleSpec[] {
+  if (raw.capsules === 'urdf') {
+    if (urdfText === undefined) {
+      // A URDF that failed to load has its own issue already.
+      const kin = raw.kinematics;
+      if (!isRecord(kin) || kin.type !== 'urdf') c.issue('capsules', 'urdf', 'needs kinematics.type urdf');
+      return [];
+    }
+    const r = urdfCollisionCapsules(urdfText, links);
+    if (!r.ok) for (const e of r.errors) c.issue('capsules', 'urdf', e);
+    return r.ok ? r.capsules : [];
+  }
   const list = raw.capsules ?? [];
   if (!Array.isArray(list)) {
     c.issue('capsules', list, 'must be a list');

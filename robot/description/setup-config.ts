@@ -5,6 +5,7 @@ import { formatIssue } from '../common/validation/issue.js';
 import { isRecord } from '../common/validation/values.js';
 import { Checker, descriptionPath } from './checker.js';
 import { readBox, readPlane } from './robot-config.js';
+import { readHeld, readObstacles } from './obstacles-config.js';
 import type { ArmPlacement, RobotDescription, SetupDescription, Validated } from './types.js';
 
 /** The arm name of a single robot seen as a one-arm setup (the tools' arm name too). */
@@ -18,6 +19,8 @@ export function singleArmSetup(robot: RobotDescription): SetupDescription {
     minClearance: 0,
     workspace: robot.workspace,
     table: robot.table,
+    obstacles: [],
+    obstacleClearance: 0,
   };
 }
 
@@ -36,7 +39,11 @@ export function parseSetupConfig(
     return { ok: false, issues: c.issues };
   }
   c.string(raw, 'name', 'name', /^[a-z0-9][a-z0-9_-]*$/);
-  c.knownKeys(raw, ['name', 'description', 'arms', 'min_clearance_m', 'workspace', 'table'], '');
+  c.knownKeys(
+    raw,
+    ['name', 'description', 'arms', 'min_clearance_m', 'workspace', 'table', 'obstacles', 'obstacle_clearance_m'],
+    '',
+  );
   const arms: ArmPlacement[] = [];
   const list = raw.arms;
   if (!Array.isArray(list) || list.length < 1) c.issue('arms', list, 'must be a non-empty list of {name, robot, base}');
@@ -47,7 +54,7 @@ export function parseSetupConfig(
       c.issue(q, item, 'must be a mapping');
       return;
     }
-    c.knownKeys(item, ['name', 'robot', 'base'], `${q}.`);
+    c.knownKeys(item, ['name', 'robot', 'base', 'held'], `${q}.`);
     const arm = c.string(item, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/);
     if (names.has(arm)) c.issue(`${q}.name`, arm, 'must be unique');
     names.add(arm);
@@ -70,7 +77,8 @@ export function parseSetupConfig(
         });
       return;
     }
-    arms.push({ name: arm, robot: r.value, base });
+    const held = readHeld(c, item.held, `${q}.held`);
+    arms.push({ name: arm, robot: r.value, base, ...(held && { held }) });
   });
   const setup: SetupDescription = {
     name,
@@ -78,6 +86,8 @@ export function parseSetupConfig(
     minClearance: c.number(raw, 'min_clearance_m', 'min_clearance_m', { min: 0 }),
     workspace: readBox(c, raw, 'workspace') ?? { min: [0, 0, 0], max: [0, 0, 0] },
     table: readPlane(c, raw, 'table') ?? { normal: [0, 0, 1], offset: 0 },
+    obstacles: readObstacles(c, raw.obstacles),
+    obstacleClearance: c.number(raw, 'obstacle_clearance_m', 'obstacle_clearance_m', { min: 0 }, 0),
   };
   return c.issues.length ? { ok: false, issues: c.issues } : { ok: true, value: setup };
 }

@@ -137,6 +137,16 @@ export interface ArmPlacement {
   robot: RobotDescription;
   /** World → arm base. */
   base: Transform;
+  /** An object held in the gripper (or a mounted tool), moving with the TCP. */
+  held?: HeldObject;
+}
+
+/** A capsule fixed in the TCP frame (a = b: a sphere), checked like a link of the arm. */
+export interface HeldObject {
+  name: string;
+  a: Triple;
+  b: Triple;
+  radius: number;
 }
 
 /** Several arms sharing one world frame (e.g. a bimanual station). */
@@ -147,6 +157,16 @@ export interface SetupDescription {
   /** In the world frame. */
   workspace: Box;
   table: Plane;
+  /** Static shapes in the world frame that every link capsule and TCP keep clear of. */
+  obstacles: Obstacle[];
+  /** Smallest allowed surface distance to an obstacle (m). */
+  obstacleClearance: number;
 }
+
+/** A static obstacle: a box (pose = world-from-box, centred; half = half the size), sphere or capsule. */
+export type Obstacle =
+  | { name: string; shape: 'box'; pose: Float64Array; half: Triple }
+  | { name: string; shape: 'sphere'; center: Triple; radius: number }
+  | { name: string; shape: 'capsule'; a: Triple; b: Triple; radius: number };
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };

@@ -3,13 +3,24 @@
 // from the divided differences of the timed samples (robot/math/divided-differences.ts, the same
 // definition time scaling uses); workspace box and table plane for the TCP and every link capsule;
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
+// clearance; static obstacles of the setup for the TCP and every link capsule, with their own
 // clearance. Independent of any model; returns the earliest violation.
-import type { Box, JointLimits, Plane, RobotDescription, SetupDescription } from '../description/types.js';
+import type {
+  Box,
+  HeldObject,
+  JointLimits,
+  Obstacle,
+  Plane,
+  RobotDescription,
+  SetupDescription,
+} from '../description/types.js';
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
+import { placeHeld } from './held-object.js';
+import { heldArmDistance, heldOutside, obstacleHit } from './scene-checks.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -23,6 +34,9 @@ export interface SafetyEnvelope {
   workspace: Box;
   table: Plane;
   minClearance: number;
+  /** Static obstacles in the same frame, and the smallest allowed distance to them (m). */
+  obstacles?: Obstacle[];
+  obstacleClearance?: number;
 }
 
 export type SafetyViolation =
@@ -39,6 +53,16 @@ export type SafetyViolation =
   | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number }
   /** distance: capsule surface distance, ≤ 0 when they overlap (m). */
   | { code: 'self-collision'; arm: string; links: [string, string]; sample: number; distance: number }
+  /** distance: surface distance of the TCP or capsule to the obstacle, ≤ 0 when they overlap (m). */
+  | {
+      code: 'obstacle';
+      arm: string;
+      link: string;
+      obstacle: string;
+      sample: number;
+      distance: number;
+      clearance: number;
+    }
   | {
       code: 'arm-collision';
       arms: [string, string];
@@ -64,6 +88,8 @@ export class ArmSafetyModel {
     readonly name: string,
     robot: RobotDescription,
     base?: Transform,
+    /** An object held at the TCP, checked like a link (not against the arm's own links). */
+    readonly held?: HeldObject,
   ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
@@ -104,6 +130,7 @@ export function checkTrajectories(
   const jointViolations = arms.map((arm, a) => jointLimitViolation(arm, trajectories[a]));
   const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
   const tcp = new Float64Array(12);
+  const heldWorld = arms.map(() => new Float64Array(6));
   let minSelf = Infinity,
     minArm = Infinity;
   for (let k = 0; k < count; k++) {
@@ -124,6 +151,13 @@ export function checkTrajectories(
           const o = pointOutside(env, c.world[e], c.world[e + 1], c.world[e + 2], c.radius[i]);
           if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
         }
+      }
+      const hit = obstacleHit(arm, tcp, env, k);
+      if (hit) return fail(hit);
+      if (arm.held) {
+        placeHeld(arm.held, tcp, heldWorld[a]);
+        const v = heldOutside(arm, arm.held, heldWorld[a], env, k);
+        if (v) return fail(v);
       }
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
       const pairs = arm.selfPairs;
@@ -164,6 +198,19 @@ export function checkTrajectories(
               });
             }
           }
+        }
+        if (arms[a].held || arms[b].held) {
+          const { links, distance } = heldArmDistance(arms[a], heldWorld[a], arms[b], heldWorld[b]);
+          minArm = Math.min(minArm, distance);
+          if (distance < env.minClearance)
+            return fail({
+              code: 'arm-collision',
+              arms: [arms[a].name, arms[b].name],
+              links,
+              sample: k,
+              distance,
+              clearance: env.minClearance,
+            });
         }
       }
     }
@@ -261,6 +308,12 @@ function fail(violation: SafetyViolation): SafetyResult {
   return { ok: false, violation, message: describeViolation(violation) };
 }
 
+/** How a message names a link: the TCP, a held object (heldLink) or a link. */
+function part(link: string): string {
+  if (link === 'tcp') return 'TCP';
+  return link.startsWith('held:') ? `held object "${link.slice(5)}"` : `link "${link}"`;
+}
+
 export function describeViolation(v: SafetyViolation): string {
   const mm = (d: number): string => `${(d * 1000).toFixed(1)} mm`;
   switch (v.code) {
@@ -272,13 +325,15 @@ export function describeViolation(v: SafetyViolation): string {
     case 'joint-jerk':
       return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
     case 'workspace':
-      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
     case 'table':
-      return `arm "${v.arm}" ${v.link === 'tcp' ? 'TCP' : `link "${v.link}"`} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+    case 'obstacle':
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
     case 'self-collision':
       return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
     case 'arm-collision':
-      return `arm "${v.arms[0]}" link "${v.links[0]}" and arm "${v.arms[1]}" link "${v.links[1]}" are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
   }
 }
 
@@ -293,7 +348,13 @@ export function robotSafety(robot: RobotDescription): { arms: ArmSafetyModel[]; 
 /** Safety model of a multi-arm setup in the world frame, with the setup's workspace, table and clearance. */
 export function setupSafety(setup: SetupDescription): { arms: ArmSafetyModel[]; envelope: SafetyEnvelope } {
   return {
-    arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base)),
-    envelope: { workspace: setup.workspace, table: setup.table, minClearance: setup.minClearance },
+    arms: setup.arms.map((a) => new ArmSafetyModel(a.name, a.robot, a.base, a.held)),
+    envelope: {
+      workspace: setup.workspace,
+      table: setup.table,
+      minClearance: setup.minClearance,
+      obstacles: setup.obstacles,
+      obstacleClearance: setup.obstacleClearance,
+    },
   };
 }

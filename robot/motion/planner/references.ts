@@ -71,6 +71,15 @@ function fromViolation(v: SafetyViolation, message: string): PlanFailure {
     case 'workspace':
     case 'table':
       return failure(v.code, msg, { arm: v.arm, link: v.link, sample: v.sample, distance: v.distance });
+    case 'obstacle':
+      return failure(v.code, msg, {
+        arm: v.arm,
+        link: v.link,
+        obstacle: v.obstacle,
+        sample: v.sample,
+        distance: v.distance,
+        limit: v.clearance,
+      });
     case 'self-collision':
       return failure(v.code, msg, { arm: v.arm, links: v.links, sample: v.sample, distance: v.distance });
     case 'arm-collision':

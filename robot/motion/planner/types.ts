@@ -107,6 +107,8 @@ export interface PlanFailure {
   joint?: string;
   links?: [string, string];
   link?: string;
+  /** For obstacle: the obstacle's name in the setup config. */
+  obstacle?: string;
   /** m: clearance, or how far past a boundary. */
   distance?: number;
   value?: number;

@@ -1,0 +1,90 @@
+// Checks of one sample against the scene: the TCP and link capsules against the setup's
+// obstacles, and a held object against workspace, table, obstacles and the other arm.
+import type { HeldObject } from '../description/types.js';
+import { heldLink, heldNearest } from './held-object.js';
+import { obstacleDistance } from './obstacle-distance.js';
+import { segmentDistance } from './segment-distance.js';
+import { type ArmSafetyModel, type SafetyEnvelope, type SafetyViolation, pointOutside } from './trajectory-check.js';
+
+const tcpPoint = new Float64Array(3);
+
+/** The TCP's, then the first capsule's, obstacle closer than the clearance at sample k. */
+export function obstacleHit(
+  arm: ArmSafetyModel,
+  tcp: Float64Array,
+  env: SafetyEnvelope,
+  k: number,
+): SafetyViolation | undefined {
+  const obstacles = env.obstacles ?? [];
+  const clearance = env.obstacleClearance ?? 0;
+  const c = arm.capsules;
+  tcpPoint[0] = tcp[3];
+  tcpPoint[1] = tcp[7];
+  tcpPoint[2] = tcp[11];
+  for (const o of obstacles) {
+    const d = obstacleDistance(tcpPoint, 0, 0, 0, o);
+    if (d < clearance)
+      return { code: 'obstacle', arm: arm.name, link: 'tcp', obstacle: o.name, sample: k, distance: d, clearance };
+  }
+  for (let i = 0; i < c.count; i++) {
+    for (const o of obstacles) {
+      const d = obstacleDistance(c.world, i * 6, i * 6 + 3, c.radius[i], o);
+      if (d < clearance)
+        return {
+          code: 'obstacle',
+          arm: arm.name,
+          link: c.links[i],
+          obstacle: o.name,
+          sample: k,
+          distance: d,
+          clearance,
+        };
+    }
+  }
+  return undefined;
+}
+
+/** A held object leaving the workspace, crossing the table or nearing an obstacle at sample k. */
+export function heldOutside(
+  arm: ArmSafetyModel,
+  held: HeldObject,
+  w: Float64Array,
+  env: SafetyEnvelope,
+  k: number,
+): SafetyViolation | undefined {
+  const link = heldLink(held);
+  for (let e = 0; e < 6; e += 3) {
+    const o = pointOutside(env, w[e], w[e + 1], w[e + 2], held.radius);
+    if (o) return { code: o.code, arm: arm.name, link, sample: k, distance: o.distance };
+  }
+  const clearance = env.obstacleClearance ?? 0;
+  for (const o of env.obstacles ?? []) {
+    const d = obstacleDistance(w, 0, 3, held.radius, o);
+    if (d < clearance)
+      return { code: 'obstacle', arm: arm.name, link, obstacle: o.name, sample: k, distance: d, clearance };
+  }
+  return undefined;
+}
+
+/** The closest pair involving a held object of arm a or b: held–capsule either way, or held–held. */
+export function heldArmDistance(
+  a: ArmSafetyModel,
+  wa: Float64Array,
+  b: ArmSafetyModel,
+  wb: Float64Array,
+): { links: [string, string]; distance: number } {
+  let best: { links: [string, string]; distance: number } = { links: ['', ''], distance: Infinity };
+  if (a.held) {
+    const n = heldNearest(wa, a.held.radius, b.capsules);
+    if (n.distance < best.distance) best = { links: [heldLink(a.held), n.link], distance: n.distance };
+  }
+  if (b.held) {
+    const n = heldNearest(wb, b.held.radius, a.capsules);
+    if (n.distance < best.distance) best = { links: [n.link, heldLink(b.held)], distance: n.distance };
+  }
+  if (a.held && b.held) {
+    const d = segmentDistance(wa, 0, 3, wb, 0, 3) - a.held.radius - b.held.radius;
+    if (d < best.distance) best = { links: [heldLink(a.held), heldLink(b.held)], distance: d };
+  }
+  return best;
+}
