@@ -43,7 +43,7 @@ export class RpcConnection implements RpcContext {
     this.hooks = {
       log,
       limits,
-      yieldToLoop: (calls) => this.admit(calls),
+      yieldToLoop: (calls) => this.limits.share.take(this, calls),
       onOutcome: (m: string, known: boolean, outcome: string) => this.metrics.countRpc(m, known, outcome),
     };
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -82,12 +82,13 @@ export class RpcConnection implements RpcContext {
   }
 
   /**
-   * Lets the next message or batch slice start: not while replies pile up unsent (work already
-   * received would grow the backlog past the pause), and only within the shared turn budget.
+   * Lets the next message start: not while replies pile up unsent (it would grow the backlog past
+   * the pause), and only within the turn budget shared with the other connections. A batch already
+   * started runs on: its finished calls' results are held until it replies.
    */
-  private async admit(calls = 1): Promise<void> {
+  private async admit(): Promise<void> {
     while (this.paused && !this.abort.signal.aborted) await new Promise<void>((resolve) => this.sleepers.push(resolve));
-    await this.limits.share.take(calls);
+    await this.limits.share.take(this);
   }
 
   private checkBacklog(): void {
