@@ -19,6 +19,8 @@ export interface LoadBenchOptions {
   processes: number;
   /** Every n-th client never reads its replies (0: none). */
   nonReaderEvery: number;
+  /** MQTT connections flooding the broker as an observer identity (0: none). */
+  mqttClients: number;
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -51,7 +53,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
       {
         data_dir: o.dataDir,
         server: { port: 0 },
-        mqtt: { embedded: { port: 0 } },
+        mqtt: { embedded: { port: 0 }, observers: ['bench'] },
         logging: { level: 'silent' },
         robots: { simulate: false, serve: [] },
       },
@@ -97,8 +99,24 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         },
       });
     });
-    children.push(...floods.map((f) => f.child));
+    const observerId = parts.mqttIdentities.find((i) => i.role.kind === 'observer')!;
+    const mqtt =
+      o.mqttClients > 0
+        ? spawnClient({
+            role: 'mqtt',
+            seconds: o.seconds,
+            mqttFlood: {
+              url: parts.broker!.url(),
+              username: observerId.username,
+              password: observerId.password,
+              base: config.mqtt.base,
+              clients: o.mqttClients,
+            },
+          })
+        : undefined;
+    children.push(...floods.map((f) => f.child), ...(mqtt ? [mqtt.child] : []));
     const reports = await Promise.all(floods.map((f) => f.report));
+    const mqttReport = (await mqtt?.report)?.mqtt;
     clearInterval(sampler);
     delay.disable();
     const ms = (ns: number) => r3(ns / 1e6);
@@ -128,6 +146,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         error_codes: merge('errors'),
         closed_by_daemon: merge('closes'),
       },
+      mqtt: { clients: o.mqttClients, ...(mqttReport ?? {}) },
       event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
       target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },

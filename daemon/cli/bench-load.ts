@@ -13,6 +13,7 @@ interface Flags {
   duration: string;
   processes: string;
   nonReaderEvery: string;
+  mqttClients: string;
   json?: boolean;
 }
 
@@ -26,6 +27,7 @@ export const registerBenchLoad: CommandRegistrar = (program: Command) => {
     .option('--duration <s>', 'seconds of flooding', '10')
     .option('--processes <n>', 'client processes the clients are spread over', '4')
     .option('--non-reader-every <n>', 'every n-th client never reads its replies (0: none)', '10')
+    .option('--mqtt-clients <n>', 'MQTT connections flooding the broker as an observer (0: none)', '10')
     .option('--json', 'print JSON')
     .action(async (f: Flags) => {
       const clients = intOption('clients', f.clients, 1, 10_000);
@@ -37,6 +39,7 @@ export const registerBenchLoad: CommandRegistrar = (program: Command) => {
           seconds: intOption('duration', f.duration, 1, 3600),
           processes: Math.min(clients, intOption('processes', f.processes, 1, 64)),
           nonReaderEvery: intOption('non-reader-every', f.nonReaderEvery, 0, 10_000),
+          mqttClients: intOption('mqtt-clients', f.mqttClients, 0, 1000),
         });
         printBench(result, f.json);
       } finally {
