@@ -55,7 +55,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         server: { port: 0 },
         mqtt: { embedded: { port: 0 }, observers: ['bench'] },
         logging: { level: 'silent' },
-        robots: { simulate: false, serve: [] },
+        robots: { simulate: true, serve: [{ id: 'arm', robot: 'yam', sim: true }] },
       },
     ],
   });
@@ -76,6 +76,14 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     });
     children.push(observer.child);
     await new Promise((resolve) => observer.child.once('message', resolve));
+    const motion = spawnClient({
+      role: 'motion',
+      seconds: o.seconds,
+      motion: { url: `${parts.api.url('ws')}/ws`, token: parts.token.value, robot: 'arm' },
+    });
+    children.push(motion.child);
+    // The flood starts once the simulated arm answers.
+    await new Promise((resolve) => motion.child.once('message', resolve));
     const rss0 = process.memoryUsage().rss;
     let rssPeak = rss0;
     const sampler = setInterval(() => {
@@ -117,6 +125,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     children.push(...floods.map((f) => f.child), ...(mqtt ? [mqtt.child] : []));
     const reports = await Promise.all(floods.map((f) => f.report));
     const mqttReport = (await mqtt?.report)?.mqtt;
+    const motions = (await motion.report).motions ?? {};
     clearInterval(sampler);
     delay.disable();
     const ms = (ns: number) => r3(ns / 1e6);
@@ -147,6 +156,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         closed_by_daemon: merge('closes'),
       },
       mqtt: { clients: o.mqttClients, ...(mqttReport ?? {}) },
+      motion: { move_to: motions, disturbed: Object.entries(motions).some(([k, n]) => k !== 'ok' && n > 0) },
       event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
       target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },

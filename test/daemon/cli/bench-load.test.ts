@@ -34,6 +34,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
     'heartbeat',
     'api',
     'mqtt',
+    'motion',
     'event_loop_delay_ms',
     'rss_mib',
     'target',
@@ -48,6 +49,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   // A refused publish costs the observer its connection: every session opened was closed after one.
   assert.ok(out.mqtt.connects > 0, 'the MQTT flood connected');
   assert.equal(out.mqtt.closed_after_publish, out.mqtt.connects);
+  assert.equal(typeof out.motion.disturbed, 'boolean');
   assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
   assert.equal((await runCli(['bench', 'load', '--clients', '0'])).code, 2);
 });
