@@ -142,7 +142,8 @@ async function observe(): Promise<void> {
 
 /** One observer session: allowed and refused subscriptions, then a publish it may not make. */
 function mqttSession(o: NonNullable<LoadClientSetup['mqttFlood']>, wrongPassword: boolean): Promise<void> {
-  const m = (report.mqtt ??= { connects: 0, refused_logins: 0, refused_subscriptions: 0, closed_after_publish: 0 });
+  report.mqtt ??= { connects: 0, refused_logins: 0, refused_subscriptions: 0, closed_after_publish: 0 };
+  const m = report.mqtt;
   return new Promise((resolve) => {
     const client: MqttClient = connect(o.url, {
       username: o.username,
