@@ -1,5 +1,6 @@
-// `brainstem bench load`: heartbeat period and API latency while N WebSocket clients flood the
-// daemon with valid and invalid traffic (daemon/bench/load-bench.ts). Prints JSON.
+// `brainstem bench load`: heartbeat period, API latency and a motion's outcome while WebSocket
+// clients and MQTT sessions flood the daemon with valid and invalid traffic
+// (daemon/bench/load-bench.ts). Prints JSON.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ export const registerBenchLoad: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks (JSON with --json)')
     .command('load')
     .description(
-      'Heartbeat gaps, API latency and RSS while WebSocket clients flood the API with valid and invalid traffic',
+      'Heartbeat gaps, API latency, motion outcomes and RSS while WebSocket clients flood the API and MQTT sessions the broker with valid and invalid traffic',
     )
     .option('--clients <n>', 'WebSocket clients', '200')
     .option('--duration <s>', 'seconds of flooding', '10')
