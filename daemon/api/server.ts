@@ -13,6 +13,7 @@ import { HttpError, sendError } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
 import { RpcConnection } from './rpc/connection.js';
+import { LoopShare } from './rpc/loop-share.js';
 import type { RpcRegistry } from './rpc/registry.js';
 
 export const WS_PATH = '/ws';
@@ -38,6 +39,9 @@ export class ApiServer extends Service {
   /** Clients that answered the last ping (or connected since). */
   private readonly alive = new WeakSet<WebSocket>();
   private nextConn = 1;
+  private readonly share = new LoopShare();
+  /** Resolved once listening: asking the socket on every health call costs a syscall. */
+  private port?: number;
   private readonly log: Logger;
 
   constructor(private readonly deps: ApiServerDeps) {
@@ -47,9 +51,8 @@ export class ApiServer extends Service {
 
   /** Bound address once started (port resolved when config asked for 0). */
   address(): { host: string; port: number } {
-    const a = this.server?.address() as AddressInfo | null | undefined;
-    if (!a) throw new Error('api server is not listening');
-    return { host: this.deps.config.host, port: a.port };
+    if (this.port === undefined || !this.server?.listening) throw new Error('api server is not listening');
+    return { host: this.deps.config.host, port: this.port };
   }
 
   url(scheme: 'http' | 'ws' = 'http'): string {
@@ -86,6 +89,7 @@ export class ApiServer extends Service {
       );
       server.listen(config.port, config.host, () => resolve());
     });
+    this.port = (server.address() as AddressInfo).port;
     this.log.info({ url: this.url(), ws: this.url('ws') + WS_PATH }, 'API listening');
   }
 
@@ -181,6 +185,7 @@ export class ApiServer extends Service {
         maxDepth: this.deps.config.max_json_depth,
         pauseBytes: this.deps.config.ws_pause_bytes,
         maxBufferedBytes: this.deps.config.ws_max_buffered_bytes,
+        share: this.share,
       });
     });
   }

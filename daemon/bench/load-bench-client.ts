@@ -1,17 +1,23 @@
 // Child process of `brainstem bench load`, kept off the daemon's process so that its event loop
 // and RSS are the daemon's own. Role "observer" records the daemon heartbeat's arrival times over
 // MQTT; role "flood" runs WebSocket clients that send valid and invalid traffic as fast as they are
-// answered, and a share of them that never read their replies.
-import { connectAsync } from 'mqtt';
+// answered, and a share of them that never read their replies; role "mqtt" floods the broker as an
+// observer identity: subscribes it may and may not make, refused publishes (which cost the
+// connection) and wrong passwords, reconnecting each time.
+import { connect, connectAsync, type MqttClient } from 'mqtt';
 import { WebSocket } from 'ws';
 
 export interface LoadClientSetup {
-  role: 'observer' | 'flood';
+  role: 'observer' | 'flood' | 'mqtt' | 'motion';
   seconds: number;
   /** flood: the JSON-RPC endpoint and token, clients in this process, and every how many does not read. */
   ws?: { url: string; token: string; clients: number; nonReaderEvery: number; maxBatch: number; maxDepth: number };
   /** observer: the broker and the heartbeat topic. */
   mqtt?: { url: string; username: string; password: string; topic: string };
+  /** motion: the JSON-RPC endpoint and token and the simulated robot moved back and forth. */
+  motion?: { url: string; token: string; robot: string };
+  /** mqtt: the broker, an observer identity, topics it may read and may not write, and connections. */
+  mqttFlood?: { url: string; username: string; password: string; base: string; clients: number };
 }
 
 export interface LoadClientReport {
@@ -21,6 +27,10 @@ export interface LoadClientReport {
   replies: number;
   errors: Record<string, number>;
   closes: Record<string, number>;
+  /** mqtt: sessions opened, logins refused, subscriptions refused, connections closed after a refused publish. */
+  /** motion: move_to outcomes by status (anything but ok means the flood disturbed a motion). */
+  motions?: Record<string, number>;
+  mqtt?: { connects: number; refused_logins: number; refused_subscriptions: number; closed_after_publish: number };
 }
 
 const IN_FLIGHT = 4;
@@ -130,5 +140,104 @@ async function observe(): Promise<void> {
   report.heartbeatTimesMs = times;
 }
 
-await (setup.role === 'observer' ? observe() : flood());
+/** One observer session: allowed and refused subscriptions, then a publish it may not make. */
+function mqttSession(o: NonNullable<LoadClientSetup['mqttFlood']>, wrongPassword: boolean): Promise<void> {
+  report.mqtt ??= { connects: 0, refused_logins: 0, refused_subscriptions: 0, closed_after_publish: 0 };
+  const m = report.mqtt;
+  return new Promise((resolve) => {
+    const client: MqttClient = connect(o.url, {
+      username: o.username,
+      password: wrongPassword ? `${o.password}x` : o.password,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      connectTimeout: 2000,
+    });
+    let published = false;
+    let ended = false;
+    // The broker should close it at once; one that is still open is ended here (and not counted).
+    const done = setTimeout(() => {
+      ended = true;
+      client.end(true);
+    }, 2000);
+    client.on('error', () => {
+      if (!published) m.refused_logins++;
+    });
+    client.once('close', () => {
+      clearTimeout(done);
+      if (published && !ended) m.closed_after_publish++;
+      resolve();
+    });
+    client.on('connect', () => {
+      m.connects++;
+      client.subscribe([`${o.base}/#`, '$SYS/#', 'elsewhere/#'], { qos: 0 }, (_err, granted) => {
+        for (const g of granted ?? []) if (g.qos === 128) m.refused_subscriptions++;
+        published = true;
+        client.publish(`${o.base}/robots/arm/cmd`, '{"not":"allowed"}', { qos: 0 });
+        client.publish(`${o.base}/daemon/heartbeat`, 'x'.repeat(1000), { qos: 0 });
+      });
+    });
+  });
+}
+
+async function mqttFlood(): Promise<void> {
+  const o = setup.mqttFlood!;
+  const end = Date.now() + setup.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: o.clients }, async (_, c) => {
+      for (let i = 0; Date.now() < end; i++) await mqttSession(o, (c + i) % 5 === 4);
+    }),
+  );
+}
+
+/** Moves the simulated arm 2 cm back and forth with robots.call move_to until the time is up. */
+async function motion(): Promise<void> {
+  const o = setup.motion!;
+  let end = Date.now() + 60_000;
+  const ws = new WebSocket(`${o.url}?token=${encodeURIComponent(o.token)}`);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const waiting = new Map<number, (r: { result?: Record<string, unknown> }) => void>();
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown> };
+    if (m.id !== undefined) waiting.get(m.id)?.(m);
+  });
+  let id = 0;
+  const call = (name: string, args: object) =>
+    new Promise<Record<string, unknown> | undefined>((resolve) => {
+      const n = ++id;
+      waiting.set(n, (r) => resolve(r.result));
+      ws.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: n,
+          method: 'robots.call',
+          params: { robot: o.robot, call: { name, arguments: args } },
+        }),
+      );
+    });
+  const motions: Record<string, number> = {};
+  report.motions = motions;
+  let tcp: number[] | undefined;
+  while (!tcp && Date.now() < end) {
+    const s = (await call('get_state', {})) as { arms?: { arm?: { tcp?: number[] } } } | undefined;
+    tcp = s?.arms?.arm?.tcp;
+    if (!tcp) await new Promise((r) => setTimeout(r, 100));
+  }
+  // The robot is up: the flood starts now.
+  process.send!({ ready: true });
+  end = Date.now() + setup.seconds * 1000;
+  for (let i = 0; tcp && Date.now() < end; i++) {
+    const r = await call('move_to', {
+      target: { pose_xyzquat: [tcp[0]! + (i % 2 === 0 ? 0.02 : 0), ...tcp.slice(1)] },
+    });
+    // Outcomes other than ok keep the start of their message: why the motion did not finish.
+    bump(
+      motions,
+      r?.status === 'ok' ? 'ok' : `${String(r?.status)}: ${String(r?.message).replace(/\d+/g, 'N').slice(0, 80)}`,
+    );
+  }
+  ws.close();
+}
+
+const roles = { observer: observe, flood, mqtt: mqttFlood, motion };
+await roles[setup.role]();
 process.send!(report, () => process.exit(0));

@@ -19,6 +19,8 @@ export interface LoadBenchOptions {
   processes: number;
   /** Every n-th client never reads its replies (0: none). */
   nonReaderEvery: number;
+  /** MQTT connections flooding the broker as an observer identity (0: none). */
+  mqttClients: number;
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -51,9 +53,9 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
       {
         data_dir: o.dataDir,
         server: { port: 0 },
-        mqtt: { embedded: { port: 0 } },
+        mqtt: { embedded: { port: 0 }, observers: ['bench'] },
         logging: { level: 'silent' },
-        robots: { simulate: false, serve: [] },
+        robots: { simulate: true, serve: [{ id: 'arm', robot: 'yam', sim: true }] },
       },
     ],
   });
@@ -74,6 +76,14 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     });
     children.push(observer.child);
     await new Promise((resolve) => observer.child.once('message', resolve));
+    const motion = spawnClient({
+      role: 'motion',
+      seconds: o.seconds,
+      motion: { url: `${parts.api.url('ws')}/ws`, token: parts.token.value, robot: 'arm' },
+    });
+    children.push(motion.child);
+    // The flood starts once the simulated arm answers.
+    await new Promise((resolve) => motion.child.once('message', resolve));
     const rss0 = process.memoryUsage().rss;
     let rssPeak = rss0;
     const sampler = setInterval(() => {
@@ -97,8 +107,25 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         },
       });
     });
-    children.push(...floods.map((f) => f.child));
+    const observerId = parts.mqttIdentities.find((i) => i.role.kind === 'observer')!;
+    const mqtt =
+      o.mqttClients > 0
+        ? spawnClient({
+            role: 'mqtt',
+            seconds: o.seconds,
+            mqttFlood: {
+              url: parts.broker!.url(),
+              username: observerId.username,
+              password: observerId.password,
+              base: config.mqtt.base,
+              clients: o.mqttClients,
+            },
+          })
+        : undefined;
+    children.push(...floods.map((f) => f.child), ...(mqtt ? [mqtt.child] : []));
     const reports = await Promise.all(floods.map((f) => f.report));
+    const mqttReport = (await mqtt?.report)?.mqtt;
+    const motions = (await motion.report).motions ?? {};
     clearInterval(sampler);
     delay.disable();
     const ms = (ns: number) => r3(ns / 1e6);
@@ -128,6 +155,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         error_codes: merge('errors'),
         closed_by_daemon: merge('closes'),
       },
+      mqtt: { clients: o.mqttClients, ...(mqttReport ?? {}) },
+      motion: { move_to: motions, disturbed: Object.entries(motions).some(([k, n]) => k !== 'ok' && n > 0) },
       event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
       target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },

@@ -1,5 +1,6 @@
-// `brainstem bench load`: heartbeat period and API latency while N WebSocket clients flood the
-// daemon with valid and invalid traffic (daemon/bench/load-bench.ts). Prints JSON.
+// `brainstem bench load`: heartbeat period, API latency and a motion's outcome while WebSocket
+// clients and MQTT sessions flood the daemon with valid and invalid traffic
+// (daemon/bench/load-bench.ts). Prints JSON.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ interface Flags {
   duration: string;
   processes: string;
   nonReaderEvery: string;
+  mqttClients: string;
   json?: boolean;
 }
 
@@ -20,12 +22,13 @@ export const registerBenchLoad: CommandRegistrar = (program: Command) => {
   group(program, 'bench', 'Benchmarks (JSON with --json)')
     .command('load')
     .description(
-      'Heartbeat gaps, API latency and RSS while WebSocket clients flood the API with valid and invalid traffic',
+      'Heartbeat gaps, API latency, motion outcomes and RSS while WebSocket clients flood the API and MQTT sessions the broker with valid and invalid traffic',
     )
     .option('--clients <n>', 'WebSocket clients', '200')
     .option('--duration <s>', 'seconds of flooding', '10')
     .option('--processes <n>', 'client processes the clients are spread over', '4')
     .option('--non-reader-every <n>', 'every n-th client never reads its replies (0: none)', '10')
+    .option('--mqtt-clients <n>', 'MQTT connections flooding the broker as an observer (0: none)', '10')
     .option('--json', 'print JSON')
     .action(async (f: Flags) => {
       const clients = intOption('clients', f.clients, 1, 10_000);
@@ -37,6 +40,7 @@ export const registerBenchLoad: CommandRegistrar = (program: Command) => {
           seconds: intOption('duration', f.duration, 1, 3600),
           processes: Math.min(clients, intOption('processes', f.processes, 1, 64)),
           nonReaderEvery: intOption('non-reader-every', f.nonReaderEvery, 0, 10_000),
+          mqttClients: intOption('mqtt-clients', f.mqttClients, 0, 1000),
         });
         printBench(result, f.json);
       } finally {

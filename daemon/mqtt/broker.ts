@@ -36,15 +36,16 @@ export class EmbeddedBroker extends Service {
   private aedes?: Aedes;
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  /** Resolved once listening: asking the socket on every health call costs a syscall. */
+  private port?: number;
 
   constructor(private readonly deps: BrokerDeps) {
     super();
   }
 
   address(): { host: string; port: number } {
-    const a = this.server?.address() as AddressInfo | null | undefined;
-    if (!a) throw new Error('embedded broker is not listening');
-    return { host: this.deps.host, port: a.port };
+    if (this.port === undefined || !this.server?.listening) throw new Error('embedded broker is not listening');
+    return { host: this.deps.host, port: this.port };
   }
 
   /** URL a local client uses to reach this broker (no credentials). */
@@ -127,6 +128,7 @@ export class EmbeddedBroker extends Service {
       );
       server.listen(port, host, () => resolve());
     });
+    this.port = (server.address() as AddressInfo).port;
     log.info({ url: this.url() }, 'embedded MQTT broker listening');
   }
 

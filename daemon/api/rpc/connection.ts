@@ -5,6 +5,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../metrics.js';
+import type { LoopShare } from './loop-share.js';
 import { handleMessage, type DispatchHooks, type MessageLimits } from './protocol.js';
 import { RpcCode, type RpcContext, type RpcRegistry } from './registry.js';
 
@@ -13,6 +14,8 @@ export interface ConnectionLimits extends MessageLimits {
   pauseBytes: number;
   /** Unsent bytes above which the client is disconnected (server.ws_max_buffered_bytes). */
   maxBufferedBytes: number;
+  /** The loop-turn budget shared by all connections. */
+  share: LoopShare;
 }
 
 /** Policy violation: the client does not read its replies. */
@@ -26,6 +29,8 @@ export class RpcConnection implements RpcContext {
   private readonly hooks: DispatchHooks;
   private paused = false;
   private closing = false;
+  /** Wakes the work that waits while the socket is paused (on resume or close). */
+  private readonly sleepers: (() => void)[] = [];
 
   constructor(
     readonly connectionId: string,
@@ -38,6 +43,7 @@ export class RpcConnection implements RpcContext {
     this.hooks = {
       log,
       limits,
+      yieldToLoop: (calls) => this.limits.share.take(this, calls),
       onOutcome: (m: string, known: boolean, outcome: string) => this.metrics.countRpc(m, known, outcome),
     };
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -75,6 +81,16 @@ export class RpcConnection implements RpcContext {
     return true;
   }
 
+  /**
+   * Lets the next message start: not while replies pile up unsent (it would grow the backlog past
+   * the pause), and only within the turn budget shared with the other connections. A batch already
+   * started runs on: its finished calls' results are held until it replies.
+   */
+  private async admit(): Promise<void> {
+    while (this.paused && !this.abort.signal.aborted) await new Promise<void>((resolve) => this.sleepers.push(resolve));
+    await this.limits.share.take(this);
+  }
+
   private checkBacklog(): void {
     const unsent = this.ws.bufferedAmount;
     if (unsent > this.limits.maxBufferedBytes) {
@@ -97,6 +113,7 @@ export class RpcConnection implements RpcContext {
     if (this.paused && !this.closing && this.ws.bufferedAmount <= this.limits.pauseBytes) {
       this.paused = false;
       this.ws.resume();
+      for (const wake of this.sleepers.splice(0)) wake();
     }
   }
 
@@ -115,7 +132,8 @@ export class RpcConnection implements RpcContext {
     const text = Array.isArray(data)
       ? Buffer.concat(data).toString('utf8')
       : Buffer.from(data as ArrayBuffer).toString('utf8');
-    handleMessage(text, this.registry, this, this.hooks)
+    this.admit()
+      .then(() => (this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks)))
       .then((reply) => {
         if (reply !== undefined) this.send(reply);
       })
@@ -126,6 +144,7 @@ export class RpcConnection implements RpcContext {
     this.log.debug({ conn: this.connectionId, code }, 'WebSocket closed');
     this.metrics.wsConnections.dec();
     this.abort.abort();
+    for (const wake of this.sleepers.splice(0)) wake();
     for (const fn of this.cleanups.splice(0)) {
       try {
         fn();

@@ -35,11 +35,12 @@ export interface DispatchHooks {
   /** Called once per request with `ok` or the error code. */
   onOutcome?(method: string, known: boolean, outcome: string): void;
   limits?: MessageLimits;
-  /** Lets timers and I/O run between slices of a batch (default: setImmediate). */
-  yieldToLoop?: () => Promise<void>;
+  /** Awaited before each slice of a batch (its size given) so timers and I/O run between slices (default: setImmediate). */
+  yieldToLoop?: (calls: number, first: boolean) => Promise<void>;
 }
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const nextTurn = (_calls: number, first: boolean): Promise<void> =>
+  first ? Promise.resolve() : new Promise((resolve) => setImmediate(resolve));
 
 const fail = (id: RpcId, code: number, message: string, data?: unknown): RpcResponse => ({
   jsonrpc: '2.0',
@@ -84,16 +85,24 @@ export async function handleMessage(
       `a batch of ${msg.length} calls exceeds the limit of ${limits.maxBatch} calls (server.max_batch_calls)`,
       { field: '(batch)', rule: 'max_batch_calls', limit: limits.maxBatch, value: msg.length },
     );
-  const replies = await runBatch(msg, (m) => handleRequest(m, registry, ctx, hooks), hooks.yieldToLoop ?? nextTurn);
+  const yieldToLoop = hooks.yieldToLoop ?? nextTurn;
+  const replies = await runBatch(msg, (m) => handleRequest(m, registry, ctx, hooks), yieldToLoop, ctx.signal);
   const sent = replies.filter((r): r is RpcResponse => r !== undefined);
   return sent.length > 0 ? sent : undefined;
 }
 
-/** Starts the calls a slice at a time, yielding between slices so timers (heartbeats) keep their period. */
-async function runBatch<T>(items: unknown[], run: (m: unknown) => Promise<T>, yieldToLoop: () => Promise<void>) {
+/** Starts the calls a slice at a time, yielding before each slice so timers (heartbeats) keep their period. */
+async function runBatch<T>(
+  items: unknown[],
+  run: (m: unknown) => Promise<T>,
+  yieldToLoop: (calls: number, first: boolean) => Promise<void>,
+  signal: AbortSignal,
+) {
   const pending: Promise<T>[] = [];
   for (let i = 0; i < items.length; i += BATCH_SLICE) {
-    if (i > 0) await yieldToLoop();
+    await yieldToLoop(Math.min(BATCH_SLICE, items.length - i), i === 0);
+    // The rest of a gone client's batch is not run: nobody would read its replies.
+    if (signal.aborted) break;
     for (const m of items.slice(i, i + BATCH_SLICE)) pending.push(run(m));
   }
   return Promise.all(pending);

@@ -1,12 +1,27 @@
 // `brainstem bench load` runs a small flood end to end and prints the documented JSON keys
-// (numbers are benchmark output, not asserted); every invalid kind of message got its error.
+// (numbers are benchmark output, not asserted); every invalid kind of message got its error, and
+// the MQTT observer flood's refused publishes closed its connections.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../../helpers/daemon.js';
 
 test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad flags exit 2', async () => {
   const r = await runCli(
-    ['bench', 'load', '--json', '--clients', '4', '--duration', '1', '--processes', '1', '--non-reader-every', '4'],
+    [
+      'bench',
+      'load',
+      '--json',
+      '--clients',
+      '4',
+      '--duration',
+      '1',
+      '--processes',
+      '1',
+      '--non-reader-every',
+      '4',
+      '--mqtt-clients',
+      '1',
+    ],
     {},
     { timeoutMs: 120_000 },
   );
@@ -18,6 +33,8 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
     'seconds',
     'heartbeat',
     'api',
+    'mqtt',
+    'motion',
     'event_loop_delay_ms',
     'rss_mib',
     'target',
@@ -29,6 +46,10 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   assert.ok(out.api.valid_call_latency_ms.max > 0, 'valid calls were answered');
   for (const code of ['-32700', '-32601', '-32602', '-32600'])
     assert.ok(out.api.error_codes[code] > 0, `invalid traffic got ${code}`);
+  // A refused publish costs the observer its connection: every session opened was closed after one.
+  assert.ok(out.mqtt.connects > 0, 'the MQTT flood connected');
+  assert.equal(out.mqtt.closed_after_publish, out.mqtt.connects);
+  assert.equal(typeof out.motion.disturbed, 'boolean');
   assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
   assert.equal((await runCli(['bench', 'load', '--clients', '0'])).code, 2);
 });

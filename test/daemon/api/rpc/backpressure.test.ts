@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { Metrics } from '../../../../daemon/api/metrics.js';
 import { CLOSE_BACKLOG, RpcConnection } from '../../../../daemon/api/rpc/connection.js';
+import { LoopShare } from '../../../../daemon/api/rpc/loop-share.js';
 import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
 import { int, obj } from '../../../../robot/common/validation/builders.js';
 
@@ -57,6 +58,7 @@ function connect(limits = { pauseBytes: 2000, maxBufferedBytes: 10_000 }) {
   const conn = new RpcConnection('c1', ws as unknown as WebSocket, rpc, new Metrics(), pino({ level: 'silent' }), {
     maxBatch: 1000,
     maxDepth: 64,
+    share: new LoopShare(),
     ...limits,
   });
   return { ws, conn };
