@@ -169,8 +169,11 @@ function mqttSession(o: NonNullable<LoadClientSetup['mqttFlood']>, wrongPassword
     });
     client.on('connect', () => {
       m.connects++;
-      client.subscribe([`${o.base}/#`, '$SYS/#', 'elsewhere/#'], { qos: 0 }, (_err, granted) => {
-        for (const g of granted ?? []) if (g.qos === 128) m.refused_subscriptions++;
+      client.subscribe([`${o.base}/#`, '$SYS/#', 'elsewhere/#'], { qos: 0 }, (err, granted) => {
+        // mqtt.js reports a SUBACK with refusals as an error carrying the packet's return codes.
+        const codes =
+          (err as { packet?: { granted?: number[] } } | null)?.packet?.granted ?? granted?.map((g) => g.qos);
+        for (const q of codes ?? []) if (q === 128) m.refused_subscriptions++;
         published = true;
         client.publish(`${o.base}/robots/arm/cmd`, '{"not":"allowed"}', { qos: 0 });
         client.publish(`${o.base}/daemon/heartbeat`, 'x'.repeat(1000), { qos: 0 });

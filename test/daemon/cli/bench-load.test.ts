@@ -49,6 +49,8 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   // A refused publish costs the observer its connection: every session opened was closed after one.
   assert.ok(out.mqtt.connects > 0, 'the MQTT flood connected');
   assert.equal(out.mqtt.closed_after_publish, out.mqtt.connects);
+  // $SYS/# and elsewhere/# are outside an observer's grants: two refusals in every SUBACK.
+  assert.equal(out.mqtt.refused_subscriptions, 2 * out.mqtt.connects);
   assert.equal(typeof out.motion.disturbed, 'boolean');
   assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
   assert.equal((await runCli(['bench', 'load', '--clients', '0'])).code, 2);
