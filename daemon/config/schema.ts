@@ -86,6 +86,12 @@ export const daemonSchema = obj({
         default: 16 << 20,
         doc: 'unsent replies above which a WebSocket client that does not read is disconnected (close code 1008)',
       }),
+      ws_total_buffered_bytes: int({
+        min: 1024,
+        max: 2 ** 40,
+        default: 128 << 20,
+        doc: "all WebSocket clients' unsent replies and unanswered messages together, above which the client holding the most is disconnected (close code 1008)",
+      }),
     },
     {
       doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)',
@@ -95,6 +101,12 @@ export const daemonSchema = obj({
             path: `${path}.ws_pause_bytes`,
             rule: `must be <= ${path}.ws_max_buffered_bytes (${v.ws_max_buffered_bytes})`,
             value: v.ws_pause_bytes,
+          });
+        if (v.ws_max_buffered_bytes > v.ws_total_buffered_bytes)
+          issues.push({
+            path: `${path}.ws_max_buffered_bytes`,
+            rule: `must be <= ${path}.ws_total_buffered_bytes (${v.ws_total_buffered_bytes})`,
+            value: v.ws_max_buffered_bytes,
           });
       },
     },
