@@ -121,6 +121,29 @@ export const daemonSchema = obj({
       embedded: obj({
         host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'embedded broker bind address' }),
         port: port(1883, 'embedded broker port (0 picks a free port)'),
+        tls: obj(
+          {
+            cert: str({ default: '', doc: 'PEM server certificate; set with key to add an MQTT-over-TLS listener' }),
+            key: str({ default: '', doc: 'PEM private key of mqtt.embedded.tls.cert' }),
+            host: str({
+              nonEmpty: true,
+              default: '127.0.0.1',
+              doc: 'TLS listener bind address (0.0.0.0 serves the LAN)',
+            }),
+            port: port(8883, 'TLS listener port (0 picks a free port)'),
+          },
+          {
+            doc: 'an mqtts:// listener of the embedded broker beside the plain loopback one, for controllers on other machines',
+            refine: (v, path, issues: Issue[]) => {
+              if ((v.cert === '') !== (v.key === ''))
+                issues.push({
+                  path: `${path}.${v.cert ? 'key' : 'cert'}`,
+                  rule: 'must be set with the other of cert/key',
+                  value: '',
+                });
+            },
+          },
+        ),
       }),
       username: str({
         default: 'brainstem',

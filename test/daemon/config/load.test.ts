@@ -35,7 +35,11 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.server.token, '');
   assert.equal(c.server.max_message_bytes, 4 * 1024 * 1024);
   assert.equal(c.mqtt.url, '');
-  assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+  assert.deepEqual(c.mqtt.embedded, {
+    host: '127.0.0.1',
+    port: 1883,
+    tls: { cert: '', key: '', host: '127.0.0.1', port: 8883 },
+  });
   assert.equal(c.mqtt.username, 'brainstem');
   assert.equal(c.mqtt.base, 'brainstem');
   assert.equal(c.mqtt.protocol, 'auto');
@@ -73,7 +77,7 @@ test('a user file overrides only the keys it names; null means default', () => {
     const c = loadConfig({ file, env: {} });
     assert.equal(c.server.port, 9000);
     assert.equal(c.server.host, '127.0.0.1');
-    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 11883 });
+    assert.deepEqual(c.mqtt.embedded, { ...loadConfig({ env: {} }).mqtt.embedded, port: 11883 });
   });
 });
 
