@@ -47,7 +47,13 @@ export class LocalProvider implements PolicyProvider {
     });
     return {
       contextTokens: counter.contextLength,
-      count: (messages, tools) => counter.count(this.body(messages, tools)),
+      count: (messages, tools) => {
+        try {
+          return counter.count(this.body(messages, tools));
+        } catch (e) {
+          throw this.failure(e);
+        }
+      },
     };
   }
 
@@ -65,6 +71,9 @@ export class LocalProvider implements PolicyProvider {
       await gen.return(undefined as never).catch(() => undefined);
     }
     const r = o.result;
+    // The chat service ends a cancelled request with what it had: no decision comes of it.
+    if (signal.aborted || r.finishReason === 'cancelled')
+      throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts: 1 });
     const bad = r.finishReason === 'error' && r.error;
     const reply = bad
       ? { content: r.error!.raw, toolCalls: [], finishReason: 'error', problem: r.error!.message }

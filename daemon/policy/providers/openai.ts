@@ -51,17 +51,8 @@ export class OpenAiProvider implements PolicyProvider {
 
   constructor(private readonly o: OpenAiProviderOptions) {
     this.name = o.name ?? 'openai';
-    let base: URL;
-    try {
-      base = new URL(o.baseUrl);
-    } catch {
-      throw new ProviderError(
-        this.name,
-        'request',
-        `baseUrl: must be an http(s) URL, got ${JSON.stringify(o.baseUrl)}`,
-      );
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    const protocol = URL.canParse(o.baseUrl) ? new URL(o.baseUrl).protocol : '';
+    if (protocol !== 'http:' && protocol !== 'https:')
       throw new ProviderError(
         this.name,
         'request',

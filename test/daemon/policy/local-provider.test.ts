@@ -4,6 +4,7 @@
 // with the engine's prompt.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ChatService } from '../../../daemon/engine/chat-service.js';
 import { compileHistory, type Turn } from '../../../daemon/policy/history.js';
 import { LocalProvider } from '../../../daemon/policy/providers/local.js';
 import { ProviderError } from '../../../daemon/policy/providers/types.js';
@@ -92,5 +93,19 @@ test('a prompt over the context is a request error naming it; an unknown model n
   await assert.rejects(
     missing.promptBudget(signal),
     (e: unknown) => e instanceof ProviderError && /model "nope" is not configured/.test(e.message),
+  );
+});
+
+test('a decision cancelled mid-generation is an aborted error, not a decision', async () => {
+  // The chat service answers a cancel with the output so far and finish reason "cancelled".
+  const chat = {
+    async *run() {
+      return { result: { finishReason: 'cancelled', content: '<tool_call>{"na', toolCalls: [] } };
+    },
+  } as unknown as ChatService;
+  const p = new LocalProvider({ chat, model: 'tiny' });
+  await assert.rejects(
+    p.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal),
+    (e: unknown) => e instanceof ProviderError && e.kind === 'aborted',
   );
 });
