@@ -6,6 +6,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendError } from '../../../daemon/api/http.js';
+import { outputFailure } from '../../../daemon/api/serving-errors.js';
+import { ToolCallError } from '../../../daemon/engine/tool-calls/errors.js';
 import { OpenAiProvider, type OpenAiProviderOptions } from '../../../daemon/policy/providers/openai.js';
 import { type DecisionRequest, ProviderError } from '../../../daemon/policy/providers/types.js';
 import { policyTools } from '../../../daemon/policy/tools.js';
@@ -208,6 +211,28 @@ test('5xx without Retry-After backs off with the injected jitter; x-should-retry
     assert.deepEqual(waits, []);
   } finally {
     await refusing.close();
+  }
+});
+
+test('a brainstem server refusing its model’s output (model_output_error): a malformed decision, not an error', async () => {
+  const raw = '<tool_call>{"name": "move_to", "arguments": {"target": ';
+  const server = await serve((req, res) => {
+    req.resume();
+    sendError(res, outputFailure(new ToolCallError('unclosed_tag', 'the output ended inside <tool_call>', raw)));
+  });
+  try {
+    const dec = await provider(server.url, []).decide(request(1), signal);
+    assert.equal(server.requests(), 1);
+    assert.equal(dec.raw, raw);
+    assert.equal(dec.finishReason, 'error');
+    assert.deepEqual(dec.call, {
+      ok: false,
+      code: 'json',
+      message: "the model's output is invalid (unclosed_tag): the output ended inside <tool_call>",
+    });
+    assert.deepEqual(dec.message, { role: 'assistant', text: raw });
+  } finally {
+    await server.close();
   }
 });
 
