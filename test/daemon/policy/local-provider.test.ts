@@ -100,6 +100,7 @@ test('a decision cancelled mid-generation is an aborted error, not a decision', 
   // The chat service answers a cancel with the output so far and finish reason "cancelled".
   const chat = {
     async *run() {
+      yield { type: 'content', text: '<tool_call>{"na' };
       return { result: { finishReason: 'cancelled', content: '<tool_call>{"na', toolCalls: [] } };
     },
   } as unknown as ChatService;
