@@ -39,6 +39,10 @@ export class Rasterizer {
   private readonly clipped = new Float64Array(12);
   private readonly viewFromWorld = new Float64Array(12);
   private readonly viewFromShape = new Float64Array(12);
+  /** The triangle being filled: edge k is A·u + B·v + C. */
+  private readonly edgeA = new Float64Array(3);
+  private readonly edgeB = new Float64Array(3);
+  private readonly edgeC = new Float64Array(3);
   // The target of the draw in progress (the supersampled one when asked for).
   private rgb = new Uint8Array(0);
   private invDepth = new Float32Array(0);
@@ -205,28 +209,54 @@ export class Rasterizer {
       pc = (c0 * iza + c1 * iz1 + c2 * iz2) / area;
     const rgb = this.rgb,
       zb = this.invDepth;
+    const ea = this.edgeA,
+      eb = this.edgeB,
+      ec = this.edgeC;
+    ea[0] = a0;
+    ea[1] = a1;
+    ea[2] = a2;
+    eb[0] = b0;
+    eb[1] = b1;
+    eb[2] = b2;
+    ec[0] = c0;
+    ec[1] = c1;
+    ec[2] = c2;
     for (let j = j0; j <= j1; j++) {
       const y = j + 0.5;
       const r0 = b0 * y + c0,
         r1 = b1 * y + c1,
         r2 = b2 * y + c2;
-      // The row's span from the three edges, one pixel wider each side; the exact test follows.
+      // Each edge crosses the row at pixel index −r/a − 0.5: the span runs one pixel past the
+      // crossings; pixels more than one pixel inside all of them need no edge test.
       let lo = i0,
-        hi = i1;
-      if (a0 > 0) lo = Math.max(lo, Math.ceil(-r0 / a0 - 0.5) - 1);
-      else if (a0 < 0) hi = Math.min(hi, Math.floor(-r0 / a0 - 0.5) + 1);
-      if (a1 > 0) lo = Math.max(lo, Math.ceil(-r1 / a1 - 0.5) - 1);
-      else if (a1 < 0) hi = Math.min(hi, Math.floor(-r1 / a1 - 0.5) + 1);
-      if (a2 > 0) lo = Math.max(lo, Math.ceil(-r2 / a2 - 0.5) - 1);
-      else if (a2 < 0) hi = Math.min(hi, Math.floor(-r2 / a2 - 0.5) + 1);
+        hi = i1,
+        sureLo = Number.NEGATIVE_INFINITY,
+        sureHi = Number.POSITIVE_INFINITY;
+      let empty = false;
+      for (let e = 0; e < 3; e++) {
+        const a = ea[e],
+          r = eb[e] * y + ec[e];
+        const x = -r / a - 0.5;
+        if (a > 0) {
+          lo = Math.max(lo, Math.ceil(x) - 1);
+          sureLo = Math.max(sureLo, x + 1);
+        } else if (a < 0) {
+          hi = Math.min(hi, Math.floor(x) + 1);
+          sureHi = Math.min(sureHi, x - 1);
+        } else if (r < 0) empty = true;
+        else if (r === 0) sureLo = Number.POSITIVE_INFINITY;
+      }
+      if (empty) continue;
       const rowZ = pv * y + pc;
       for (let i = lo; i <= hi; i++) {
         const x = i + 0.5;
-        const e0 = a0 * x + r0,
-          e1 = a1 * x + r1,
-          e2 = a2 * x + r2;
-        if (e0 < 0 || e1 < 0 || e2 < 0) continue;
-        if ((e0 === 0 && !t0) || (e1 === 0 && !t1) || (e2 === 0 && !t2)) continue;
+        if (i < sureLo || i > sureHi) {
+          const e0 = a0 * x + r0,
+            e1 = a1 * x + r1,
+            e2 = a2 * x + r2;
+          if (e0 < 0 || e1 < 0 || e2 < 0) continue;
+          if ((e0 === 0 && !t0) || (e1 === 0 && !t1) || (e2 === 0 && !t2)) continue;
+        }
         const iz = pu * x + rowZ;
         const k = j * w + i;
         if (iz <= zb[k]) continue;

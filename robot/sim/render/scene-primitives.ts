@@ -18,17 +18,29 @@ export const LINK_GREYS: Rgb[] = [
   [150, 150, 150],
   [190, 190, 190],
 ];
-/** Gripper fingers: colour, half extents (m, TCP frame: x across the jaw, z along the approach; centred on the TCP), widest opening (m). */
+/**
+ * A parallel gripper's fingers in the TCP frame: two boxes `depth` long along z and `thickness`
+ * wide, centred on the TCP, either side of the opening along `axis` (0 closed … openWidth open).
+ */
+export interface FingerGeometry {
+  openWidth: number;
+  depth: number;
+  thickness: number;
+  axis: 'x' | 'y';
+}
+/** The fingers drawn on every arm whose robot config has a gripper. */
+export const DEFAULT_FINGERS: FingerGeometry = { openWidth: 0.08, depth: 0.05, thickness: 0.02, axis: 'y' };
+/** Each finger's size across the opening (m), and its colour. */
+export const FINGER_PAD = 0.012;
 export const FINGER_COLOR: Rgb = [70, 70, 75];
-export const FINGER_HALF: Triple = [0.006, 0.01, 0.025];
-export const FINGER_MAX_OPENING = 0.08;
 
 /** An arm compiled once for drawing: its chain (world frame) and link capsules, plus FK scratch. */
 export interface ArmModel {
   name: string;
   chain: KinematicChain;
   capsules: LinkCapsules;
-  hasGripper: boolean;
+  /** Null for an arm without a gripper. */
+  fingers: FingerGeometry | null;
   frames: Float64Array;
   tcp: Transform;
 }
@@ -47,7 +59,7 @@ export function armModels(setup: SetupDescription): ArmModel[] {
       name,
       chain,
       capsules: new LinkCapsules(chain, robot.capsules),
-      hasGripper: robot.gripper !== undefined,
+      fingers: robot.gripper ? DEFAULT_FINGERS : null,
       frames: new Float64Array((chain.dof + 1) * 12),
       tcp: new Float64Array(12),
     };
@@ -99,12 +111,17 @@ function armPrimitives(view: ArmView, out: Primitive[]): void {
     const w = c.world.subarray(6 * i, 6 * i + 6);
     out.push(capsule(w.subarray(0, 3), w.subarray(3, 6), c.radius[i], LINK_GREYS[i % LINK_GREYS.length]));
   }
-  if (!view.model.hasGripper) return;
-  const opening = FINGER_MAX_OPENING * Math.min(1, Math.max(0, view.gripper ?? 1));
+  const f = view.model.fingers;
+  if (!f) return;
+  const opening = f.openWidth * Math.min(1, Math.max(0, view.gripper ?? 1));
+  const across = f.axis === 'x' ? 0 : 1;
+  const half: Triple = [f.thickness / 2, f.thickness / 2, f.depth / 2];
+  half[across] = FINGER_PAD / 2;
   for (const side of [-1, 1]) {
-    const offset = fromXyzRpy([side * (opening / 2 + FINGER_HALF[0]), 0, 0], [0, 0, 0]);
-    const pose = compose(offset, view.model.tcp, offset);
-    out.push({ shape: { kind: 'box', half: FINGER_HALF }, pose, color: FINGER_COLOR });
+    const xyz: Triple = [0, 0, 0];
+    xyz[across] = side * (opening / 2 + FINGER_PAD / 2);
+    const pose = compose(new Float64Array(12), view.model.tcp, fromXyzRpy(xyz, [0, 0, 0]));
+    out.push({ shape: { kind: 'box', half }, pose, color: FINGER_COLOR });
   }
 }
 

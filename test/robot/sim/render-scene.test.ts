@@ -11,7 +11,8 @@ import { Rasterizer, type Frame } from '../../../robot/sim/render/rasterizer.js'
 import {
   armModels,
   cameraPose,
-  FINGER_MAX_OPENING,
+  DEFAULT_FINGERS,
+  FINGER_PAD,
   renderCamera,
   scenePrimitives,
   type ArmView,
@@ -61,16 +62,18 @@ test('an open gripper draws two fingers beside the TCP; an arm without a gripper
   const yam = arms('yam');
   const yamPrims = scenePrimitives(s, [], yam);
   assert.equal(yamPrims.length, 1 + yam[0].model.capsules.count + 2);
-  const bare = yam.map((a) => ({ ...a, model: { ...a.model, hasGripper: false } }));
+  const bare = yam.map((a) => ({ ...a, model: { ...a.model, fingers: null } }));
   assert.equal(scenePrimitives(s, [], bare).length, 1 + yam[0].model.capsules.count);
-  // The fingers sit ±(opening/2 + finger half width) along the TCP x axis.
+  // The fingers sit ±(opening/2 + pad/2) along the TCP y axis.
   const tcp = yam[0].model.tcp;
   const fingers = yamPrims.slice(-2);
   const sep = Math.hypot(...[3, 7, 11].map((k) => fingers[0].pose[k] - fingers[1].pose[k]));
-  assert.ok(Math.abs(sep - (FINGER_MAX_OPENING + 0.012)) < 1e-9);
-  assert.ok(Math.abs(fingers[0].pose[3] + fingers[1].pose[3] - 2 * tcp[3]) < 1e-9);
+  assert.ok(Math.abs(sep - (DEFAULT_FINGERS.openWidth + FINGER_PAD)) < 1e-9);
+  for (const k of [3, 7, 11]) assert.ok(Math.abs(fingers[0].pose[k] + fingers[1].pose[k] - 2 * tcp[k]) < 1e-9);
+  // Along the TCP's y axis (its second column).
+  assert.ok(Math.abs(Math.abs(fingers[1].pose[3] - fingers[0].pose[3]) - sep * Math.abs(tcp[1])) < 1e-9);
   const closed = scenePrimitives(s, [], arms('yam', undefined, 0)).slice(-2);
-  assert.ok(Math.abs(Math.hypot(...[3, 7, 11].map((k) => closed[0].pose[k] - closed[1].pose[k])) - 0.012) < 1e-9);
+  assert.ok(Math.abs(Math.hypot(...[3, 7, 11].map((k) => closed[0].pose[k] - closed[1].pose[k])) - FINGER_PAD) < 1e-9);
 });
 
 test('a link-mounted camera moves with the joints: its pose is the link frame from FK times its mount pose', () => {

@@ -1,6 +1,8 @@
 // Hand-built workcell scenes and camera poses for the renderer's tests (no scene files needed).
 import { fromXyzRpy, type Transform } from '../../../robot/math/transform.js';
 import type { Triple } from '../../../robot/description/types.js';
+import { bottomZ } from '../../../robot/sim/scene/geometry.js';
+import { lookAt as sceneLookAt } from '../../../robot/sim/scene/scene-cameras.js';
 import type { Rgb, SceneCamera, SceneDescription, SceneObject, Shape } from '../../../robot/sim/scene/types.js';
 
 /** 640×480, fx = fy = 500, principal point at the image centre. */
@@ -12,29 +14,15 @@ export function lookingDown(eye: Triple): Transform {
 }
 
 /** World-from-optical of a camera at `eye` looking at `target` with world +z up in the image. */
-export function lookAt(eye: Triple, target: Triple): Transform {
-  const f = target.map((t, i) => t - eye[i]);
-  const fl = Math.hypot(f[0], f[1], f[2]);
-  const z = f.map((x) => x / fl);
-  const rl = Math.hypot(z[1], z[0]);
-  const x = [z[1] / rl, -z[0] / rl, 0];
-  const y = [z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]];
-  const t = new Float64Array(12);
-  for (let i = 0; i < 3; i++) {
-    t[4 * i] = x[i];
-    t[4 * i + 1] = y[i];
-    t[4 * i + 2] = z[i];
-    t[4 * i + 3] = eye[i];
-  }
-  return t;
-}
+export const lookAt = (eye: Triple, target: Triple): Transform => sceneLookAt(eye, target)!;
 
 export function camera(name: string, pose: Transform, extra: Partial<SceneCamera> = {}): SceneCamera {
   return { name, ...INTRINSICS, mount: { kind: 'world' }, pose, rate: 10, encoding: 'png', depth: true, ...extra };
 }
 
 export function object(name: string, shape: Shape, color: Rgb, xyz: Triple, yaw = 0): SceneObject {
-  return { name, shape, mass: 0.1, color, pose: fromXyzRpy(xyz, [0, 0, yaw]), tags: [], noise: { xy: 0, yaw: 0 } };
+  const pose = fromXyzRpy(xyz, [0, 0, yaw]);
+  return { name, shape, mass: 0.1, color, pose, tags: [], noise: { xy: 0, yaw: 0 }, restZ: bottomZ(shape, pose) };
 }
 
 export const TABLE_COLOR: Rgb = [160, 120, 80];

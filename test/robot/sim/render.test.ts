@@ -45,6 +45,16 @@ test('a box below a downward-looking camera has its shaded colour where its top-
   assert.ok(Math.abs(frame.depth![v * frame.width + ut] - 1) < 1e-3);
 });
 
+test('a face drawn as two triangles leaves no crack along their shared diagonal', () => {
+  // The slab's top (4 m square, 1 m below) fills the view; its diagonal runs through the image.
+  for (const eye of [lookingDown([0, 0, 1]), lookingDown([0.013, -0.027, 1]), lookAt([0.1, 0.1, 1], [0.3, 0.2, 0])]) {
+    const frame = new Rasterizer().render(INTRINSICS, eye, [table]);
+    const wood = shaded(TABLE_COLOR, TOP);
+    for (let k = 0; k < frame.width * frame.height; k++)
+      assert.deepEqual(pixel(frame, k % frame.width, Math.floor(k / frame.width)), wood, `pixel ${k}`);
+  }
+});
+
 test('a pixel is covered when its centre is: an edge at u = 400.4 leaves pixel 400 out, one at 400.6 takes it in', () => {
   const eye = lookingDown([0, 0, 1]);
   for (const [edge, inside] of [
