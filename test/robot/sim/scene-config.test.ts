@@ -7,53 +7,44 @@ import { formatIssue } from '../../../robot/common/validation/issue.js';
 import { listConfigs } from '../../../robot/description/loader.js';
 import { SCENES_DIR, loadScene, parseScene } from '../../../robot/sim/scene/scene-config.js';
 import type { SceneDescription } from '../../../robot/sim/scene/types.js';
+import { block, bowl, validScene } from './scene-fixtures.js';
 
-const block = (name: string, xyz: number[], extra: object = {}) => ({
-  name,
-  shape: 'box',
-  size_m: [0.04, 0.04, 0.04],
-  mass_kg: 0.05,
-  xyz,
-  ...extra,
-});
-const bowl = {
-  name: 'bowl',
-  shape: 'cylinder',
-  radius_m: 0.07,
-  height_m: 0.05,
-  mass_kg: 0.2,
-  xyz: [0.3, -0.2, 0.025],
-  tags: ['container'],
-};
-const base = {
-  name: 'cell',
-  robot: 'yam',
-  table: { size_m: [1, 1] },
-  objects: [block('cube', [0.3, 0, 0.02]), bowl],
-};
-
-function ok(raw: object): SceneDescription {
-  const r = parseScene({ ...base, ...raw }, 'cell');
-  assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
-  return r.value;
-}
+const base = { objects: [block('cube', [0.3, 0, 0.02]), bowl] };
+const ok = (raw: object): SceneDescription => validScene({ ...base, ...raw });
 
 /** The formatted issues of a scene that must fail. */
 function issues(raw: object, name = 'cell'): string[] {
-  const r = parseScene({ ...base, ...raw }, name);
+  const r = parseScene({ name, robot: 'yam', table: { size_m: [1, 1] }, ...base, ...raw }, name);
   assert.ok(!r.ok, 'expected the scene to be refused');
   return r.issues.map((i) => formatIssue(i));
 }
 
 test('every shipped scene loads and validates', () => {
   const names = listConfigs(SCENES_DIR);
-  assert.ok(names.includes('yam-pick-place'));
+  assert.deepEqual(names, ['dual-yam-handover', 'ur5e-stack', 'yam-pick-place']);
   for (const name of names) {
     const r = loadScene(name);
     assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
     assert.equal(r.value.name, name);
     assert.ok(r.value.objects.length > 0 && r.value.cameras.length > 0 && r.value.success.length > 0);
   }
+});
+
+test('dual-yam-handover and ur5e-stack: arms of the setup, link mounts, stacking predicates', () => {
+  const dual = loadScene('dual-yam-handover');
+  assert.ok(dual.ok);
+  assert.deepEqual(
+    dual.value.cameras.map((c) => c.mount),
+    [{ kind: 'world' }, { kind: 'link', arm: 'left', link: 'link_6' }, { kind: 'link', arm: 'right', link: 'link_6' }],
+  );
+  assert.deepEqual(dual.value.success[1].predicate, { kind: 'held_by', object: 'block', arm: 'right' });
+  const stack = loadScene('ur5e-stack');
+  assert.ok(stack.ok);
+  assert.deepEqual(
+    stack.value.success.map((p) => p.text),
+    ['on_top(green_block, red_block)', 'on_top(blue_block, green_block)', 'lifted(blue_block, 0.099)'],
+  );
+  assert.deepEqual(stack.value.obstacles[0].color, [25, 25, 25]);
 });
 
 test('yam-pick-place: colours, a container, a world camera from fov and a wrist camera on link_6', () => {
