@@ -17,6 +17,8 @@ export interface RenderBenchOptions {
   supersample: boolean;
   /** Monotonic clock in ms. */
   clock: () => number;
+  /** This process's CPU time in ms: rendering is synchronous, so a frame's CPU time excludes time spent waiting for a core. */
+  cpuClock: () => number;
 }
 
 export interface RenderBenchRow {
@@ -29,6 +31,7 @@ export interface RenderBenchRow {
   frames: number;
   render_p50_ms: number;
   render_p99_ms: number;
+  render_cpu_p50_ms: number;
   encode_p50_ms: number;
   encode_p99_ms: number;
   /** Depth PNG encoding, when the camera renders depth. */
@@ -64,25 +67,29 @@ export async function runRenderBench(
   const objects = startStates(scene);
   const rasterizer = new Rasterizer();
   const render = new Float64Array(o.frames),
+    renderCpu = new Float64Array(o.frames),
     encode = new Float64Array(o.frames),
     depthEncode = new Float64Array(o.frames);
   let bytes = 0;
   for (let k = -o.warmup; k < o.frames; k++) {
     sway(arms, home, k);
+    const c0 = o.cpuClock();
     const t0 = o.clock();
     const frame = renderCamera(rasterizer, scene, camera, objects, arms, { supersample: o.supersample });
     const t1 = o.clock();
+    const c1 = o.cpuClock();
     const image = await encodeRgb(frame, { format: camera.encoding });
     const t2 = o.clock();
     if (camera.depth) await encodeDepth(frame);
     const t3 = o.clock();
     if (k < 0) continue;
     render[k] = t1 - t0;
+    renderCpu[k] = c1 - c0;
     encode[k] = t2 - t1;
     depthEncode[k] = t3 - t2;
     bytes += image.length;
   }
-  for (const a of [render, encode, depthEncode]) a.sort();
+  for (const a of [render, renderCpu, encode, depthEncode]) a.sort();
   return {
     scene: scene.name,
     camera: camera.name,
@@ -93,6 +100,7 @@ export async function runRenderBench(
     frames: o.frames,
     render_p50_ms: round(percentile(render, 50)),
     render_p99_ms: round(percentile(render, 99)),
+    render_cpu_p50_ms: round(percentile(renderCpu, 50)),
     encode_p50_ms: round(percentile(encode, 50)),
     encode_p99_ms: round(percentile(encode, 99)),
     depth_encode_p50_ms: camera.depth ? round(percentile(depthEncode, 50)) : null,

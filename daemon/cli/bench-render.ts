@@ -1,9 +1,9 @@
 // `brainstem bench render`: ms per camera frame (render and encode apart, p50/p99) for each
 // camera of each shipped scene, on one core (sharp limited to one thread).
-import { readdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import sharp from 'sharp';
 import { formatIssues } from '../../robot/common/validation/issue.js';
+import { listConfigs } from '../../robot/description/loader.js';
 import { loadScene, SCENES_DIR } from '../../robot/sim/scene/scene-config.js';
 import { runRenderBench, type RenderBenchRow } from '../bench/render-bench.js';
 import { intOption, printBench } from './bench-common.js';
@@ -57,15 +57,14 @@ export const registerBenchRender: CommandRegistrar = (program: Command) => {
       const frames = intOption('frames', opts.frames, 1, 100000);
       const warmup = intOption('warmup', opts.warmup, 0, 100000);
       const size = resolution(opts.resolution);
-      const names = opts.scene.length
-        ? opts.scene
-        : readdirSync(SCENES_DIR)
-            .filter((f) => f.endsWith('.yaml'))
-            .map((f) => f.slice(0, -5))
-            .sort();
+      const names = opts.scene.length ? opts.scene : listConfigs(SCENES_DIR);
       // One core: the renderer runs on the main thread; sharp's thread pool would spread encoding.
       sharp.concurrency(1);
       const clock = (): number => performance.now();
+      const cpuClock = (): number => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1000;
+      };
       const rows: RenderBenchRow[] = [];
       for (const name of names) {
         const scene = loadScene(name);
@@ -78,6 +77,7 @@ export const registerBenchRender: CommandRegistrar = (program: Command) => {
               resolution: size,
               supersample: opts.supersample === true,
               clock,
+              cpuClock,
             }),
           );
       }
