@@ -3,13 +3,11 @@
 // a camera-frame point (x, y, z) projects to u = fx·x/z + cx, v = fy·y/z + cy, so a pixel is lit
 // by the triangle that covers its centre (top-left rule on shared edges) and is nearest along z.
 import { compose, invert, type Transform } from '../../math/transform.js';
-import type { Rgb, SceneCamera } from '../scene/types.js';
+import type { Rgb } from '../scene/types.js';
+import { checkIntrinsics, type CameraIntrinsics } from './intrinsics.js';
 import { MeshCache, type Primitive } from './mesh.js';
 import { BACKGROUND, brightness, shadeChannel } from './shading.js';
 import { depthFrom, downsample, fillRgb } from './framebuffer.js';
-
-/** Image size and pinhole intrinsics in pixels, as a scene camera has them. */
-export type CameraIntrinsics = Pick<SceneCamera, 'width' | 'height' | 'fx' | 'fy' | 'cx' | 'cy'>;
 
 export interface RenderOptions {
   /** Also return a depth image. */
@@ -30,7 +28,6 @@ export interface Frame {
 
 /** Surfaces closer than this along the optical axis (m) are clipped away. */
 export const NEAR_PLANE = 0.01;
-
 export class Rasterizer {
   private readonly meshes = new MeshCache();
   /** Camera-frame vertices of the primitive being drawn. */
@@ -60,6 +57,7 @@ export class Rasterizer {
     primitives: Primitive[],
     options: RenderOptions = {},
   ): Frame {
+    checkIntrinsics(camera);
     const s = options.supersample ? 2 : 1;
     const { width, height } = camera;
     this.w = width * s;

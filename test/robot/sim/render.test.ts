@@ -177,3 +177,15 @@ test('2×2 supersampling keeps face interiors and averages edges', () => {
   // Depth keeps the nearest of the four samples: the box top.
   assert.ok(Math.abs(frame.depth![240 * 640 + 400] - 0.9) < 1e-3);
 });
+
+test('intrinsics the rasteriser cannot use are refused by name', () => {
+  const eye = lookingDown([0, 0, 1]);
+  for (const [bad, message] of [
+    [{ width: 0 }, /camera width must be an integer in \[1, 8192\] \(got 0\)/],
+    [{ height: 2.5 }, /camera height must be an integer in \[1, 8192\] \(got 2.5\)/],
+    [{ fx: -1 }, /camera fx must be a positive number \(got -1\)/],
+    [{ fy: Number.NaN }, /camera fy must be a positive number \(got NaN\)/],
+    [{ cy: Number.POSITIVE_INFINITY }, /camera cy must be a finite number \(got Infinity\)/],
+  ] as const)
+    assert.throws(() => new Rasterizer().render({ ...INTRINSICS, ...bad }, eye, [table]), message);
+});
