@@ -20,7 +20,7 @@ interface Flags {
   depth?: string;
   joints: string[];
   gripper: string[];
-  seed?: string;
+  seed: string;
   quality?: string;
   supersample?: boolean;
 }
@@ -72,7 +72,7 @@ export const registerSimRender: CommandRegistrar = (program: Command) => {
     .option('--depth <file>', 'also write the depth image: 16-bit greyscale PNG in millimetres')
     .option('--joints <[arm=]q,...>', 'joint positions of an arm (rad), repeatable; default: home', repeat, [])
     .option('--gripper <[arm=]g>', 'gripper opening of an arm, 0 closed … 1 open, repeatable; default: 1', repeat, [])
-    .option('--seed <n>', "apply the scene's pose noise with this seed (default: no noise)")
+    .option('--seed <n>', "seed of the scene's pose noise, as brainstem sim --seed", '1')
     .option('--quality <q>', 'JPEG quality 1–100', '85')
     .option('--supersample', '2×2 supersampling (antialiased edges)')
     .action(async (flags: Flags) => {
@@ -82,7 +82,7 @@ export const registerSimRender: CommandRegistrar = (program: Command) => {
       if (flags.depth !== undefined && extname(flags.depth).toLowerCase() !== '.png')
         throw new CliError(`--depth must end in .png (got "${flags.depth}")`, 2);
       const quality = intOption('quality', flags.quality ?? '85', 1, 100);
-      const seed = flags.seed === undefined ? null : intOption('seed', flags.seed, 0, 2 ** 32 - 1);
+      const seed = intOption('seed', flags.seed, 0, 2 ** 32 - 1);
       const loaded = loadScene(flags.scene);
       if (!loaded.ok) throw new CliError(formatIssues(loaded.issues), 2);
       const scene = loaded.value;
