@@ -28,7 +28,7 @@ export interface FingerGeometry {
   thickness: number;
   axis: 'x' | 'y';
 }
-/** The fingers drawn on every arm whose robot config has a gripper. */
+/** The fingers drawn on an arm whose robot config has a gripper without a `jaw`. */
 export const DEFAULT_FINGERS: FingerGeometry = { openWidth: 0.08, depth: 0.05, thickness: 0.02, axis: 'y' };
 /** Each finger's size across the opening (m), and its colour. */
 export const FINGER_PAD = 0.012;
@@ -59,7 +59,8 @@ export function armModels(setup: SetupDescription): ArmModel[] {
       name,
       chain,
       capsules: new LinkCapsules(chain, robot.capsules),
-      fingers: robot.gripper ? DEFAULT_FINGERS : null,
+      // A robot config's `gripper.jaw` (the simulator's grasp volume) has the fields of FingerGeometry.
+      fingers: robot.gripper ? ((robot.gripper as { jaw?: FingerGeometry }).jaw ?? DEFAULT_FINGERS) : null,
       frames: new Float64Array((chain.dof + 1) * 12),
       tcp: new Float64Array(12),
     };

@@ -11,7 +11,6 @@ import { Rasterizer, type Frame } from '../../../robot/sim/render/rasterizer.js'
 import {
   armModels,
   cameraPose,
-  DEFAULT_FINGERS,
   FINGER_PAD,
   renderCamera,
   scenePrimitives,
@@ -68,12 +67,30 @@ test('an open gripper draws two fingers beside the TCP; an arm without a gripper
   const tcp = yam[0].model.tcp;
   const fingers = yamPrims.slice(-2);
   const sep = Math.hypot(...[3, 7, 11].map((k) => fingers[0].pose[k] - fingers[1].pose[k]));
-  assert.ok(Math.abs(sep - (DEFAULT_FINGERS.openWidth + FINGER_PAD)) < 1e-9);
+  assert.ok(Math.abs(sep - (yam[0].model.fingers!.openWidth + FINGER_PAD)) < 1e-9);
   for (const k of [3, 7, 11]) assert.ok(Math.abs(fingers[0].pose[k] + fingers[1].pose[k] - 2 * tcp[k]) < 1e-9);
   // Along the TCP's y axis (its second column).
   assert.ok(Math.abs(Math.abs(fingers[1].pose[3] - fingers[0].pose[3]) - sep * Math.abs(tcp[1])) < 1e-9);
   const closed = scenePrimitives(s, [], arms('yam', undefined, 0)).slice(-2);
   assert.ok(Math.abs(Math.hypot(...[3, 7, 11].map((k) => closed[0].pose[k] - closed[1].pose[k])) - FINGER_PAD) < 1e-9);
+});
+
+test("fingers follow the robot config's gripper jaw when it has one", () => {
+  const r = loadArms('yam');
+  assert.ok(r.ok);
+  const jaw = { openWidth: 0.1, depth: 0.03, thickness: 0.01, axis: 'x' as const };
+  const setup = r.value.setup;
+  const robot = { ...setup.arms[0].robot, gripper: { ...setup.arms[0].robot.gripper!, jaw } };
+  const [model] = armModels({ ...setup, arms: [{ ...setup.arms[0], robot }] });
+  assert.deepEqual(model.fingers, jaw);
+  const fingers = scenePrimitives(scene([], []), [], [{ model, q: robot.home, gripper: 0.5 }]).slice(-2);
+  assert.deepEqual(fingers[0].shape, { kind: 'box', half: [FINGER_PAD / 2, 0.005, 0.015] });
+  // Half open: 0.05 m between the fingers, along the TCP's x axis (its first column).
+  const tcp = model.tcp;
+  for (const k of [0, 1, 2])
+    assert.ok(
+      Math.abs(fingers[1].pose[4 * k + 3] - fingers[0].pose[4 * k + 3] - (0.05 + FINGER_PAD) * tcp[4 * k]) < 1e-9,
+    );
 });
 
 test('a link-mounted camera moves with the joints: its pose is the link frame from FK times its mount pose', () => {
