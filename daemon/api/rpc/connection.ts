@@ -69,6 +69,13 @@ export class RpcConnection implements RpcContext {
     return this.send({ jsonrpc: '2.0', method, params });
   }
 
+  sendBinary(data: Buffer): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN || this.closing) return false;
+    this.ws.send(data, { binary: true }, () => this.maybeResume());
+    this.checkBacklog();
+    return true;
+  }
+
   onClose(fn: () => void): void {
     if (this.abort.signal.aborted) fn();
     else this.cleanups.push(fn);
