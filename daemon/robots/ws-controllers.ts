@@ -45,7 +45,8 @@ export class WsControllers {
     };
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
-        const frame = decodeCameraFrame(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer));
+        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+        const frame = decodeCameraFrame(bytes);
         if (!frame.ok) return droppedHere({ code: 'invalid_meta', detail: frame.message });
         if (!this.on.accepts(frame.value.robot) || this.byRobot.get(frame.value.robot) !== ws)
           return warn(`frame:${frame.value.robot}`, 'camera frame for a robot this socket does not serve: ignored', {

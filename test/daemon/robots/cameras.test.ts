@@ -15,6 +15,8 @@ import { waitFor } from '../../helpers/wait.js';
 import { ControllerMqtt, type MqttVersion } from '../../../robot/link/controller-mqtt.js';
 import { ControllerWs } from '../../../robot/link/controller-ws.js';
 import type { ControllerLink } from '../../../robot/link/controller-link.js';
+import { startSim } from '../../../robot/sim/process.js';
+import { loadSimRobot } from '../../../robot/sim/robot.js';
 import {
   cameraMetaTopic,
   cameraTopic,
@@ -105,15 +107,16 @@ async function stream(rig: Rig, robot: string, name = 'wrist', kind = 'color'): 
 
 /** Waits until the stream has received `n` good frames and dropped `dropped` by reason. */
 async function until(rig: Rig, robot: string, received: number, dropped: Record<string, number> = {}, name = 'wrist') {
-  await waitFor(
-    async () => {
-      const s = await stream(rig, robot, name);
-      return s?.received === received && Object.entries(dropped).every(([k, v]) => s.dropped[k] === v)
-        ? true
-        : undefined;
-    },
-    `${robot}/${name}: ${received} frames, dropped ${JSON.stringify(dropped)} (now ${JSON.stringify(await stream(rig, robot, name))})`,
-  );
+  let last: any;
+  const done = async () => {
+    last = await stream(rig, robot, name);
+    return last?.received === received && Object.entries(dropped).every(([k, v]) => last.dropped[k] === v);
+  };
+  await waitFor(async () => ((await done()) ? true : undefined), `${robot}/${name}`).catch((err: Error) => {
+    throw new Error(
+      `${err.message}: ${received} frames, dropped ${JSON.stringify(dropped)}; now ${JSON.stringify(last)}`,
+    );
+  });
 }
 
 /** robots.frame as a data URL: the image bytes and the result. */
@@ -299,4 +302,47 @@ test('robots.frame names what is missing', async (t) => {
   );
   const bad = await rig.rpc.call('robots.frame', { robot: 'cam1', camera: 'wrist', format: 'gif' });
   assert.match(bad.error!.message, /format/);
+});
+
+test('the simulator sends the frames its hook renders, numbered per stream, stamped with the time it was asked', async (t) => {
+  const rig = await startRig(t);
+  const jpeg = await solidImage('jpeg', 16, 12);
+  const depth = await depthPng(16, 12);
+  const asked: number[] = [];
+  const sim = startSim({
+    robot: loadSimRobot('yam'),
+    sim: { robotId: 'camws', version: 'test' },
+    link: (on) => new ControllerWs({ url: `${rig.d.api.url('ws')}/controller`, robot: 'camws', token: TEST_TOKEN }, on),
+    cameras: {
+      rate: 50,
+      frames: async (now, controller) => {
+        asked.push(now);
+        assert.ok(controller.description(now).arms.length > 0);
+        return [
+          { camera: 'front', image: jpeg, meta: { encoding: 'jpeg', width: 16, height: 12 } },
+          { camera: 'front', image: depth, meta: { kind: 'depth', encoding: 'png', width: 16, height: 12 } },
+        ];
+      },
+    },
+  });
+  await waitFor(
+    async () => ((await stream(rig, 'camws', 'front'))?.received >= 3 ? true : undefined),
+    'three frames from the simulator',
+  );
+  await sim.close();
+  const ring = (await stream(rig, 'camws', 'front')).ring.frames;
+  const frames = await Promise.all(
+    Array.from({ length: ring }, (_, index) =>
+      rig.rpc.call('robots.frame', { robot: 'camws', camera: 'front', index }),
+    ),
+  );
+  const seqs = frames.map((r) => r.result.meta.seq);
+  assert.deepEqual(
+    seqs,
+    seqs.map((_, i) => seqs[0] - i),
+    'numbered 0, 1, 2, … per stream',
+  );
+  for (const r of frames) assert.ok(asked.includes(r.result.meta.time), 'time is the instant the hook was asked for');
+  const depthStream = await stream(rig, 'camws', 'front', 'depth');
+  assert.ok(depthStream.received >= 3 && Object.keys(depthStream.dropped).length === 0);
 });
