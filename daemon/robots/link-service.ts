@@ -30,7 +30,7 @@ import {
 } from '../../robot/link/camera-protocol.js';
 import { parsePayload } from '../../robot/link/controller-link.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
-import type { Command, CommandSink } from '../../robot/tools/executor.js';
+import type { Command, CommandSink, Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient } from '../mqtt/client.js';
@@ -90,8 +90,7 @@ export class RobotLink extends Service {
       : undefined;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
-      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) =>
-        this.plans.plan(entry.robot, dir, start, targets);
+      const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
       this.robots.set(
         entry.id,
         new RobotRuntime(
