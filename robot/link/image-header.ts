@@ -57,7 +57,10 @@ const isSof = (m: number) => m >= 0xc0 && m <= 0xcf && m !== 0xc4 && m !== 0xc8 
 const standalone = (m: number) => m === 0x01 || (m >= 0xd0 && m <= 0xd8);
 
 function jpegHeader(d: Buffer): Parsed {
-  if (d.length < 4 || d[d.length - 2] !== 0xff || d[d.length - 1] !== 0xd9)
+  // Some encoders pad the file with zero bytes after EOI.
+  let end = d.length;
+  while (end > 4 && d[end - 1] === 0) end--;
+  if (end < 4 || d[end - 2] !== 0xff || d[end - 1] !== 0xd9)
     return { ok: false, detail: 'JPEG: does not end with EOI (truncated)' };
   let i = 2;
   while (i + 4 <= d.length) {

@@ -117,6 +117,7 @@ test('image checks: sizes read from JPEG SOF and PNG IHDR; truncation, wrong typ
   assert.equal(checkImage(png, meta)?.code, 'wrong_encoding');
   assert.equal(checkImage(Buffer.from('hello'), meta)?.code, 'wrong_encoding');
   assert.equal(checkImage(jpeg.subarray(0, jpeg.length - 10), meta)?.code, 'corrupt');
+  assert.equal(checkImage(Buffer.concat([jpeg, Buffer.alloc(16)]), meta), null, 'zero padding after EOI is fine');
   assert.equal(
     checkImage(Buffer.concat([jpeg.subarray(0, 3), Buffer.alloc(40, 0x11), Buffer.from([0xff, 0xd9])]), meta)?.code,
     'corrupt',
