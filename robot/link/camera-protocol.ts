@@ -2,6 +2,7 @@
 // user properties, and the binary WebSocket layout `u32 BE header length | JSON header | image`.
 import { type Issue, formatIssues } from '../common/validation/issue.js';
 import { compileSchema } from '../common/validation/json-schema.js';
+import { parsePayload } from './controller-link.js';
 import { ROBOT_ID_PATTERN } from './protocol.js';
 import { CAMERA_NAME_PATTERN, cameraHeaderSchema, cameraMetaSchema } from './protocol-schemas.js';
 import type { Checked } from './protocol-validate.js';
@@ -120,20 +121,12 @@ export function metaFromUserProperties(props: Record<string, string | string[]>)
     const s = Array.isArray(raw) ? raw.join(',') : raw;
     if (INTRINSICS.includes(k as never)) intrinsics[k] = num(s);
     else if (k === 'frame') extrinsics.frame = s;
-    else if (k === 'pose') extrinsics.pose = parseJson(s);
+    else if (k === 'pose') extrinsics.pose = parsePayload(s);
     else out[k] = NUMERIC.has(k) ? num(s) : s;
   }
   if (Object.keys(intrinsics).length) out.intrinsics = intrinsics;
   if (Object.keys(extrinsics).length) out.extrinsics = extrinsics;
   return out;
-}
-
-function parseJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
 }
 
 /** One binary WebSocket message: 4-byte big-endian header length, the UTF-8 JSON header, the body. */
@@ -151,7 +144,7 @@ export function decodeBinary(buf: Buffer): Checked<{ header: unknown; body: Buff
   const n = buf.readUInt32BE(0);
   if (n > MAX_BINARY_HEADER || n > buf.length - 4)
     return bad(`length must be at most ${Math.min(MAX_BINARY_HEADER, buf.length - 4)} bytes`, n);
-  const header = parseJson(buf.subarray(4, 4 + n).toString('utf8'));
+  const header = parsePayload(buf.subarray(4, 4 + n).toString('utf8'));
   return { ok: true, value: { header, body: buf.subarray(4 + n) } };
 }
 
