@@ -44,6 +44,7 @@ test('malformed action log lines name the file, the line and the field', () => {
       return e as ContextInputError;
     }
   })()!;
+  assert.ok(err instanceof ContextInputError);
   assert.deepEqual([err.field, err.file, err.line], ['context.demonstrations[0].actions', 'a.csv', 3]);
 });
 
