@@ -1,5 +1,6 @@
 // The context compiler: goal images and demonstrations (keyframes interleaved with text records
 // and thinned action rows) as an ordered list of parts, with a report of what was dropped and why.
+import { basename } from 'node:path';
 import { type AnalysedDemonstration, analyseDemonstration } from './demonstration.js';
 import { stageOf } from './events.js';
 import type { FrameSet } from './frames.js';
@@ -9,7 +10,7 @@ import type { Keyframe } from './keyframes.js';
 import { ACTION_COLUMNS, actionRow, round, stateAt } from './records.js';
 import type { CompiledContext, ContextOptions, ContextPart, ContextReport, Dropped } from './types.js';
 
-interface Pick {
+interface Chosen {
   demo: number;
   video: number;
   kf: Keyframe;
@@ -25,7 +26,7 @@ export async function compileContext(input: unknown, options: Partial<ContextOpt
     for (const [i, g] of (spec.goals ?? []).entries()) {
       const field = `context.goals[${i}].path`;
       const path = o.resolvePath ? await o.resolvePath(g.path, field) : g.path;
-      goals.push({ path, label: g.label ?? g.path.split('/').pop()!, field });
+      goals.push({ path, label: g.label ?? basename(g.path), field });
     }
     const demos: AnalysedDemonstration[] = [];
     for (const [i, d] of (spec.demonstrations ?? []).entries())
@@ -92,7 +93,7 @@ async function assemble(
       detail: `beyond ${o.maxImages} images`,
     });
   });
-  const pool: Pick[] = demos.flatMap((d, di) =>
+  const pool: Chosen[] = demos.flatMap((d, di) =>
     d.videos.flatMap((v, vi) => v.selection.keyframes.map((kf) => ({ demo: di, video: vi, kf }))),
   );
   pool.sort((a, b) => a.kf.rank - b.kf.rank || a.demo - b.demo || a.video - b.video);
@@ -132,7 +133,7 @@ async function assemble(
   }
   for (const [di, d] of demos.entries()) {
     const picks = chosen.filter((p) => p.demo === di);
-    const timeOf = (p: Pick) => d.videos[p.video]!.frames.times[p.kf.index]!;
+    const timeOf = (p: Chosen) => d.videos[p.video]!.frames.times[p.kf.index]!;
     picks.sort((a, b) => timeOf(a) - timeOf(b) || a.video - b.video);
     for (const [vi, v] of d.videos.entries()) {
       const keyframes = picks.filter((p) => p.video === vi).map((p) => p.kf.index);
