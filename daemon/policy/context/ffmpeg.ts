@@ -29,12 +29,14 @@ export interface ExtractedFrames {
 
 export interface ExtractOptions {
   fps: number;
+  /** Longest side of the frames written (never enlarged): no frame is sent larger, and disk use stays small. */
+  maxSide: number;
   maxFrames: number;
   timeoutMs: number;
   pathEnv: string | undefined;
 }
 
-/** Frames f000000.png, f000001.png … of `file` at `fps`; one more than maxFrames at most, so a caller sees the excess. */
+/** Frames f000000.jpg, f000001.jpg … of `file` at `fps`; one more than maxFrames at most, so a caller sees the excess. */
 export async function extractFrames(file: string, field: string, o: ExtractOptions): Promise<ExtractedFrames> {
   try {
     if (!(await stat(file)).isFile()) throw new Error('not a regular file');
@@ -50,8 +52,9 @@ export async function extractFrames(file: string, field: string, o: ExtractOptio
     );
   const dir = await mkdtemp(join(tmpdir(), 'brainstem-frames-'));
   const remove = () => rm(dir, { recursive: true, force: true });
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', file, '-vf', `fps=${o.fps}`];
-  args.push('-frames:v', String(o.maxFrames + 1), '-start_number', '0', join(dir, 'f%06d.png'));
+  const box = `w='min(iw,${o.maxSide})':h='min(ih,${o.maxSide})':force_original_aspect_ratio=decrease:force_divisible_by=2`;
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', file, '-vf', `fps=${o.fps},scale=${box}`];
+  args.push('-frames:v', String(o.maxFrames + 1), '-q:v', '2', '-start_number', '0', join(dir, 'f%06d.jpg'));
   const problem = await new Promise<string | null>((done) => {
     execFile(ffmpeg, args, { timeout: o.timeoutMs, maxBuffer: 1 << 20 }, (err, _out, stderr) => {
       if (!err) return done(null);

@@ -23,6 +23,7 @@ export async function loadFrames(video: VideoInput, field: string, o: ContextOpt
     const path = await resolve(src.path, `${field}.source.path`);
     const out = await extractFrames(path, `${field}.source.path`, {
       fps,
+      maxSide: o.imageMaxSide,
       maxFrames: o.maxFrames,
       timeoutMs: o.ffmpegTimeoutMs,
       pathEnv: o.pathEnv ?? process.env.PATH,

@@ -98,8 +98,9 @@ export function checkContextInput(value: unknown, field = 'context'): ContextInp
 
 const RANGES: Partial<Record<keyof ContextOptions, [number, number, boolean]>> = {
   thumbSize: [4, 256, true],
-  windowS: [1e-3, 3600, false],
-  strideS: [1e-3, 3600, false],
+  // A stride under 0.05 s only repeats windows (and multiplies the work).
+  windowS: [0.05, 3600, false],
+  strideS: [0.05, 3600, false],
   minChange: [0, 1, false],
   duplicateDistance: [0, 1, false],
   maxKeyframesPerVideo: [2, 24, true],

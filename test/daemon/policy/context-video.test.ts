@@ -19,7 +19,7 @@ const input = args[args.indexOf('-i') + 1];
 if (fs.readFileSync(input, 'utf8') === 'bad') { process.stderr.write(input + ': Invalid data found when processing input\\n'); process.exit(1); }
 const out = args[args.length - 1];
 const frames = fs.readdirSync(path.join(__dirname, 'frames')).sort();
-frames.forEach((f, i) => fs.copyFileSync(path.join(__dirname, 'frames', f), out.replace('%06d', String(i).padStart(6, '0'))));
+frames.forEach((f, i) => fs.copyFileSync(path.join(__dirname, 'frames', f), out.replace('%06d.jpg', String(i).padStart(6, '0') + '.png')));
 `;
   writeFileSync(join(bin, 'ffmpeg'), script);
   chmodSync(join(bin, 'ffmpeg'), 0o755);
@@ -71,13 +71,15 @@ test('a video file is decoded by ffmpeg at the configured rate into a temporary 
     '-i',
     file,
     '-vf',
-    'fps=10',
+    "fps=10,scale=w='min(iw,768)':h='min(ih,768)':force_original_aspect_ratio=decrease:force_divisible_by=2",
     '-frames:v',
     '101',
+    '-q:v',
+    '2',
     '-start_number',
     '0',
   ]);
-  assert.match(out, /brainstem-frames-.*\/f%06d\.png$/);
+  assert.match(out, /brainstem-frames-.*\/f%06d\.jpg$/);
   assert.equal(existsSync(join(out, '..')), false);
   writeFileSync(file, 'bad');
   await assert.rejects(
@@ -90,7 +92,7 @@ test('a video file is decoded by ffmpeg at the configured rate into a temporary 
 
 const realFfmpeg = findOnPath('ffmpeg', process.env.PATH);
 
-test('a real ffmpeg decodes an encoded video to the same keyframes', {
+test('a real ffmpeg decodes an encoded video, scaled into the image box, to the same keyframes', {
   skip: realFfmpeg ? false : 'ffmpeg is not on PATH',
 }, async (t) => {
   const tmp = tempDir();
@@ -100,7 +102,9 @@ test('a real ffmpeg decodes an encoded video to the same keyframes', {
   const encode = ['-hide_banner', '-loglevel', 'error', '-framerate', '10', '-i', join(dir, 'frame_%03d.png')];
   execFileSync(realFfmpeg!, [...encode, '-c:v', 'ffv1', '-pix_fmt', 'bgr0', file]);
   const actions = writeJsonl(join(tmp.path, 'a.jsonl'), demoActions());
-  const { report } = await compileContext(videoInput(file, actions));
+  const { parts, report } = await compileContext(videoInput(file, actions), { imageMaxSide: 32 });
+  // ffmpeg itself scales the 64×48 frames into the 32 px box.
+  assert.ok(parts.every((p) => p.type === 'text' || (p.width === 32 && p.height === 24)));
   assert.deepEqual(report.videos, [
     { demo: 'pick', camera: 'top', frames: 60, candidates: [15, 27, 38, 52], keyframes: [0, 15, 27, 38, 59] },
   ]);
