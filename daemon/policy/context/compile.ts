@@ -2,18 +2,13 @@
 // and thinned action rows) as an ordered list of parts, with a report of what was dropped and why.
 import { basename } from 'node:path';
 import { type AnalysedDemonstration, analyseDemonstration } from './demonstration.js';
-import { stageOf } from './events.js';
 import type { FrameSet } from './frames.js';
-import { encodeImage } from './images.js';
 import { checkContextInput, contextOptions } from './input.js';
-import type { Keyframe } from './keyframes.js';
-import { ACTION_COLUMNS, actionRow, round, stateAt } from './records.js';
-import type { CompiledContext, ContextOptions, ContextPart, ContextReport, Dropped } from './types.js';
+import { type GoalImage, type KeyframeOf, demonstrationParts, goalParts } from './parts.js';
+import type { CompiledContext, ContextOptions, ContextReport, Dropped } from './types.js';
 
-interface Chosen {
+interface Chosen extends KeyframeOf {
   demo: number;
-  video: number;
-  kf: Keyframe;
 }
 
 /** Compiles `input` (checked by checkContextInput) with `options` over DEFAULT_CONTEXT_OPTIONS. */
@@ -22,7 +17,7 @@ export async function compileContext(input: unknown, options: Partial<ContextOpt
   const spec = checkContextInput(input);
   const opened: FrameSet[] = [];
   try {
-    const goals: { path: string; label: string; field: string }[] = [];
+    const goals: GoalImage[] = [];
     for (const [i, g] of (spec.goals ?? []).entries()) {
       const field = `context.goals[${i}].path`;
       const path = o.resolvePath ? await o.resolvePath(g.path, field) : g.path;
@@ -38,7 +33,7 @@ export async function compileContext(input: unknown, options: Partial<ContextOpt
 }
 
 async function assemble(
-  goals: { path: string; label: string; field: string }[],
+  goals: GoalImage[],
   demos: AnalysedDemonstration[],
   o: ContextOptions,
 ): Promise<CompiledContext> {
@@ -113,28 +108,9 @@ async function assemble(
   }
   const chosen = pool.slice(0, room);
 
-  const parts: ContextPart[] = [];
-  const text = (record: unknown) => parts.push({ type: 'text', text: JSON.stringify(record) });
-  if (goalsKept.length > 0)
-    text({
-      ref: 'goals',
-      count: goalsKept.length,
-      note: 'goal images: how the scene should look when the task is done',
-    });
-  for (const [i, g] of goalsKept.entries()) {
-    const id = `goal/${i + 1}`;
-    text({ ref: 'goal', id, label: g.label });
-    parts.push({
-      type: 'image',
-      id,
-      mime: 'image/jpeg',
-      ...(await encodeImage(g.path, o.imageMaxSide, o.jpegQuality, g.field)),
-    });
-  }
+  const parts = await goalParts(goalsKept, o);
   for (const [di, d] of demos.entries()) {
     const picks = chosen.filter((p) => p.demo === di);
-    const timeOf = (p: Chosen) => d.videos[p.video]!.frames.times[p.kf.index]!;
-    picks.sort((a, b) => timeOf(a) - timeOf(b) || a.video - b.video);
     for (const [vi, v] of d.videos.entries()) {
       const keyframes = picks.filter((p) => p.video === vi).map((p) => p.kf.index);
       report.videos.push({
@@ -145,44 +121,7 @@ async function assemble(
         keyframes: keyframes.sort((a, b) => a - b),
       });
     }
-    const times = d.videos[0]!.frames.times;
-    const header: Record<string, unknown> = {
-      ref: 'demonstration',
-      name: d.name,
-      note: 'a recorded demonstration to learn from, not commands to replay',
-      cameras: d.videos.map((v) => v.camera),
-      duration_s: round(times[times.length - 1]! - d.t0),
-      keyframes: picks.length,
-    };
-    if (d.actionsFile !== null) header.action_columns = ACTION_COLUMNS;
-    text(header);
-    let next = 0;
-    const rowsBefore = (limit: number) => {
-      const rows: unknown[][] = [];
-      while (next < d.kept.length && d.kept[next]!.t < limit) rows.push(actionRow(d.kept[next++]!, d.t0));
-      if (rows.length > 0) text({ ref: 'actions', demo: d.name, rows });
-    };
-    rowsBefore(picks.length > 0 ? timeOf(picks[0]!) : Infinity);
-    for (const [k, p] of picks.entries()) {
-      const v = d.videos[p.video]!;
-      const t = timeOf(p);
-      const id = `${d.name}/${v.camera}/${p.kf.index}`;
-      const record: Record<string, unknown> = {
-        ref: 'keyframe',
-        id,
-        demo: d.name,
-        camera: v.camera,
-        frame: p.kf.index,
-        t_s: round(t - d.t0),
-        stage: stageOf(t, p.kf.reason, d.events),
-      };
-      if (d.actionsFile !== null) Object.assign(record, stateAt(d.samples, t, o.alignToleranceS));
-      text(record);
-      const image = await encodeImage(v.frames.paths[p.kf.index]!, o.imageMaxSide, o.jpegQuality, v.field);
-      parts.push({ type: 'image', id, mime: 'image/jpeg', ...image });
-      const following = picks[k + 1];
-      if (!following || timeOf(following) > t) rowsBefore(following ? timeOf(following) : Infinity);
-    }
+    parts.push(...(await demonstrationParts(d, picks, o)));
   }
   report.images = parts.filter((p) => p.type === 'image').length;
   return { parts, report };

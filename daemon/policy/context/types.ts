@@ -109,6 +109,8 @@ export interface ImagePart {
   type: 'image';
   /** goal/<n> or <demo>/<camera>/<frame index>. */
   id: string;
+  /** What it shows, e.g. "demonstration pick, camera top, t=1.50 s, contact" (stands in when not shown). */
+  label: string;
   mime: 'image/jpeg';
   bytes: Buffer;
   width: number;

@@ -4,6 +4,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { compileContext } from '../../../daemon/policy/context/compile.js';
+import { referenceContent } from '../../../daemon/policy/context/parts.js';
+import { toOpenAiMessages } from '../../../daemon/policy/providers/openai-format.js';
 import type { ContextPart, ImagePart } from '../../../daemon/policy/context/types.js';
 import { tempDir } from '../../helpers/temp.js';
 import { demoActions, demoLevels, writeCsv, writeGreyFrames, writeJsonl } from './context-fixtures.js';
@@ -222,4 +224,31 @@ test('frame times from a timestamps sidecar; events with no frame near them are 
       ['sample', 'unaligned', 2, 'arm arm'],
     ],
   );
+});
+
+test('as provider content: texts as they are, images as {mime, bytes} with a label, sent as data URLs', async (t) => {
+  const d = await demo(t);
+  const { parts } = await compileContext({
+    goals: [{ path: d.goal, label: 'bowl full' }],
+    demonstrations: [{ name: 'pick', videos: [d.video], actions: d.actions }],
+  });
+  const content = referenceContent(parts);
+  assert.equal(content.length, parts.length);
+  const labels = content.flatMap((c) => (c.type === 'image' ? [c.label] : []));
+  assert.deepEqual(labels, [
+    'goal image 1: bowl full',
+    'demonstration pick, camera top, t=0.00 s, start',
+    'demonstration pick, camera top, t=1.50 s, contact',
+    'demonstration pick, camera top, t=2.70 s, carry',
+    'demonstration pick, camera top, t=3.80 s, release',
+    'demonstration pick, camera top, t=5.90 s, end',
+  ]);
+  const [user] = toOpenAiMessages([{ role: 'user', content }], { images: 'url' });
+  const sent = user!.content as { type: string; text?: string; image_url?: { url: string } }[];
+  const image = parts[2] as ImagePart;
+  assert.deepEqual(sent[2], {
+    type: 'image_url',
+    image_url: { url: `data:image/jpeg;base64,${image.bytes.toString('base64')}` },
+  });
+  assert.deepEqual(sent[0], { type: 'text', text: (parts[0] as { text: string }).text });
 });
