@@ -79,6 +79,20 @@ export class ArmSlot {
     this.mode = 'stop';
   }
 
+  /** The arm touched something: it stops where it is, its commands abort and a fault latches. */
+  collide(now: number): void {
+    this.latched.add('collision');
+    this.dyn.holdUntil(now);
+    this.halt(now, 'collision');
+  }
+
+  /** Fingers closed on an object stay at `stop`: a command to close further ends there. */
+  holdGripperAbove(stop: number): void {
+    const d = this.dyn;
+    if (d.gripper !== null && d.gripper < stop) d.gripper = stop;
+    if (d.gripperTarget !== null && d.gripperTarget < stop) d.gripperTarget = stop;
+  }
+
   /** A finished stop acknowledges latched faults. */
   clearFaults(): void {
     this.latched.clear();
