@@ -13,18 +13,26 @@ export interface NumberRule {
   min?: number;
 }
 
-/** The path of a description issue: `robot "arm": joint "j1": velocity`. */
-export function descriptionPath(robot: string, quantity: string, joint?: string): string {
-  return `robot "${robot}": ${joint === undefined ? '' : `joint "${joint}": `}${quantity}`;
+/** The path of a description issue: `robot "arm": joint "j1": velocity` (`scene "s": …` for a scene). */
+export function descriptionPath(robot: string, quantity: string, joint?: string, subject = 'robot'): string {
+  return `${subject} "${robot}": ${joint === undefined ? '' : `joint "${joint}": `}${quantity}`;
 }
 
 export class Checker {
   readonly issues: Issue[] = [];
 
-  constructor(readonly robot: string) {}
+  /** `subject` names what is checked in every path: a robot (setups too) or a scene. */
+  constructor(
+    readonly robot: string,
+    readonly subject = 'robot',
+  ) {}
+
+  path(quantity: string, joint?: string): string {
+    return descriptionPath(this.robot, quantity, joint, this.subject);
+  }
 
   issue(quantity: string, value: unknown, rule: string, joint?: string): void {
-    this.issues.push({ path: descriptionPath(this.robot, quantity, joint), rule, value });
+    this.issues.push({ path: this.path(quantity, joint), rule, value });
   }
 
   /** Reports keys of `obj` outside `allowed` (typos would otherwise be silently ignored). */
@@ -32,7 +40,7 @@ export class Checker {
     for (const k of Object.keys(obj)) {
       if (!allowed.includes(k))
         this.issues.push({
-          path: descriptionPath(this.robot, `${prefix}${k}`, joint),
+          path: this.path(`${prefix}${k}`, joint),
           ...unknownKey(k, allowed),
           value: obj[k],
         });
@@ -48,6 +56,19 @@ export class Checker {
       return undefined;
     }
     return v;
+  }
+
+  /** Calls `each` on every mapping of the list `list` (absent = none) with its quantity `key[i]`, in order. */
+  forEachItem(list: unknown, key: string, what: string, each: (item: Obj, quantity: string) => void): void {
+    if (list === undefined) return;
+    if (!Array.isArray(list)) {
+      this.issue(key, list, `must be a list of ${what}`);
+      return;
+    }
+    list.forEach((item, i) => {
+      if (isRecord(item)) each(item, `${key}[${i}]`);
+      else this.issue(`${key}[${i}]`, item, 'must be a mapping');
+    });
   }
 
   number(obj: Obj, key: string, quantity: string, rule: NumberRule, fallback?: number, joint?: string): number {

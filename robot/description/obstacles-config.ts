@@ -13,28 +13,21 @@ const KEYS: Record<(typeof SHAPES)[number], string[]> = {
   capsule: ['name', 'shape', 'a', 'b', 'radius_m'],
 };
 
-/** Reads `obstacles` (absent = none); every broken rule becomes an issue on `c`. */
-export function readObstacles(c: Checker, list: unknown): Obstacle[] {
-  if (list === undefined) return [];
-  if (!Array.isArray(list)) {
-    c.issue('obstacles', list, 'must be a list of {name, shape, …}');
-    return [];
-  }
+/**
+ * Reads `obstacles` (absent = none); every broken rule becomes an issue on `c`. `extraKeys` are
+ * allowed beside each shape's keys for a caller that reads more per obstacle (a scene's `color`).
+ */
+export function readObstacles(c: Checker, list: unknown, extraKeys: readonly string[] = []): Obstacle[] {
   const names = new Set<string>();
   const out: Obstacle[] = [];
-  list.forEach((item, i) => {
-    const q = `obstacles[${i}]`;
-    if (!isRecord(item)) {
-      c.issue(q, item, 'must be a mapping');
-      return;
-    }
+  c.forEachItem(list, 'obstacles', '{name, shape, …}', (item, q) => {
     const name = c.string(item, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/);
     if (names.has(name)) c.issue(`${q}.name`, name, 'must be unique');
     names.add(name);
     const shape = c.oneOf(item, 'shape', `${q}.shape`, SHAPES);
     // An unknown shape has no fields to check.
     if (shape !== item.shape) return;
-    c.knownKeys(item, KEYS[shape], `${q}.`);
+    c.knownKeys(item, [...KEYS[shape], ...extraKeys], `${q}.`);
     if (shape === 'box') {
       const size = c.triple(item, 'size', `${q}.size`);
       if (size.every(Number.isFinite) && !size.every((x) => x > 0))

@@ -3,7 +3,7 @@
 import { fromXyzRpy, identity } from '../math/transform.js';
 import { formatIssue } from '../common/validation/issue.js';
 import { isRecord } from '../common/validation/values.js';
-import { Checker, descriptionPath } from './checker.js';
+import { Checker } from './checker.js';
 import { readBox, readPlane } from './robot-config.js';
 import { readHeld, readObstacles } from './obstacles-config.js';
 import type { ArmPlacement, RobotDescription, SetupDescription, Validated } from './types.js';
@@ -70,7 +70,7 @@ export function parseSetupConfig(
     if (!r.ok) {
       for (const issue of r.issues)
         c.issues.push({
-          path: descriptionPath(c.robot, `${q}.robot`),
+          path: c.path(`${q}.robot`),
           rule: 'must name a valid robot config',
           value: robotName,
           hint: formatIssue(issue),

@@ -24,6 +24,11 @@ export interface SceneObject {
   tags: string[];
   /** Seeded uniform pose noise at start: ± metres in x and y, ± radians about z. */
   noise: { xy: number; yaw: number };
+  /**
+   * World z (m) of the object's bottom at rest at the start, computed at load: `pose` dropped
+   * straight down onto the table, an obstacle or an object (a container's bottom); `lifted` counts from it.
+   */
+  restZ: number;
 }
 
 /** A fixed shape in the world (reuses the setup's obstacle shapes), drawn in `color`. */
