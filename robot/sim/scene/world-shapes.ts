@@ -5,21 +5,14 @@ import type { Transform } from '../../math/transform.js';
 import { rotationZ } from '../../math/transform.js';
 import { segmentBoxDistance, segmentCylinderDistance } from '../../safety/obstacle-distance.js';
 import { segmentDistance } from '../../safety/segment-distance.js';
+import { halfHeight } from './geometry.js';
+import { isContainer } from './scene-layout.js';
 import type { SceneObject, Shape } from './types.js';
 
 /** Thickness of a container's floor (m): objects dropped into it rest this far above its bottom. */
 export const CONTAINER_FLOOR = 0.005;
 /** Thickness of a container's side wall (m): an arm may reach into the cavity inside it. */
 export const CONTAINER_WALL = 0.005;
-
-export function isContainer(o: SceneObject): boolean {
-  return o.tags.includes('container');
-}
-
-/** Half the height of an upright object (m). */
-export function halfHeight(s: Shape): number {
-  return s.kind === 'box' ? s.size[2] / 2 : s.kind === 'cylinder' ? s.height / 2 : s.radius;
-}
 
 /** Radius of a sphere about the centre that encloses the shape (m). */
 export function boundingRadius(s: Shape): number {
@@ -40,16 +33,6 @@ export function uprightPose(x: number, y: number, z: number, yaw: number): Trans
   t[7] = y;
   t[11] = z;
   return t;
-}
-
-/** Whether the world point (x, y) lies over the footprint of an upright object at `pose`. */
-export function footprintContains(s: Shape, pose: Transform, x: number, y: number): boolean {
-  const dx = x - pose[3],
-    dy = y - pose[7];
-  if (s.kind !== 'box') return dx * dx + dy * dy <= s.radius * s.radius;
-  const lx = pose[0] * dx + pose[4] * dy,
-    ly = pose[1] * dx + pose[5] * dy;
-  return Math.abs(lx) <= s.size[0] / 2 && Math.abs(ly) <= s.size[1] / 2;
 }
 
 /** Extent of an object at `pose` along the world unit direction u (m). */
@@ -87,7 +70,7 @@ export function objectDistance(e: Float64Array, r: number, o: SceneObject, pose:
 
 /** Whether both capsule ends, and so the whole convex capsule, lie inside the container's cavity. */
 function insideCavity(e: Float64Array, r: number, s: Shape, pose: Transform): boolean {
-  const h = halfHeight(s);
+  const h = halfHeight(s, pose);
   // The cavity as a solid from the floor to far above the rim: centred, tall, shifted up.
   const reach = 10;
   cavityPose.set(pose);

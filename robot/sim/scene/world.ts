@@ -4,10 +4,12 @@
 import type { SetupDescription } from '../../description/types.js';
 import { quatFromTransform } from '../../math/quaternion.js';
 import { compose, invert, type Transform } from '../../math/transform.js';
+import { bottomZ } from './geometry.js';
+import { evaluateAll } from './predicates.js';
 import type { ObjectState, SceneDescription, SceneObject } from './types.js';
 import { ArmBody } from './world-arm.js';
 import { armContacts, type Contact } from './world-collide.js';
-import { dropPose, noisyPoses, settleAll, type Placed } from './world-settle.js';
+import { dropPose, noisyPoses, settleAll, type Ground, type Placed } from './world-settle.js';
 
 /** A collision counts again only once it is this much deeper than when it was last reported (m). */
 export const DEEPER = 0.001;
@@ -38,7 +40,10 @@ interface Grip {
 }
 
 export class SimWorld {
+  /** The scene as simulated: each object's restZ is where it settled at start (after the noise). */
+  readonly scene: SceneDescription;
   readonly objects: ObjectState[];
+  private readonly ground: Ground;
   private readonly arms: ArmBody[];
   private readonly grips = new Map<string, Grip>();
   /** Pairs in contact now → the depth at which they were last reported. */
@@ -48,13 +53,14 @@ export class SimWorld {
   private time = 0;
   private changes = 0;
 
-  constructor(
-    readonly scene: SceneDescription,
-    setup: SetupDescription,
-    seed: number,
-  ) {
+  constructor(scene: SceneDescription, setup: SetupDescription, seed: number) {
     this.arms = setup.arms.map((a) => new ArmBody(a));
-    const poses = settleAll(scene.objects, noisyPoses(scene.objects, seed), scene.table.height);
+    this.ground = { table: scene.table.height, obstacles: scene.obstacles };
+    const poses = settleAll(scene.objects, noisyPoses(scene.objects, seed), this.ground);
+    this.scene = {
+      ...scene,
+      objects: scene.objects.map((o, i) => ({ ...o, restZ: bottomZ(o.shape, poses[i]!) })),
+    };
     this.objects = scene.objects.map((o, i) => ({ name: o.name, pose: poses[i]!, heldBy: null }));
   }
 
@@ -98,8 +104,8 @@ export class SimWorld {
     return events;
   }
 
-  /** The ground truth now; `predicates` are evaluated by the caller's evaluator. */
-  truth(predicates: Record<string, boolean> = {}): SceneTruth {
+  /** The ground truth now, with the scene's success predicates evaluated. */
+  truth(): SceneTruth {
     const q = new Float64Array(4);
     return {
       scene: this.scene.name,
@@ -112,7 +118,7 @@ export class SimWorld {
           held_by: o.heldBy,
         };
       }),
-      predicates,
+      predicates: evaluateAll(this.scene, this.objects),
       collisions: { count: this.collisions, last: this.lastCollision },
     };
   }
@@ -155,7 +161,7 @@ export class SimWorld {
     this.grips.delete(arm.name);
     const s = this.objects[grip.object]!;
     s.heldBy = null;
-    s.pose = dropPose(this.object(grip.object), s.pose, this.scene.table.height, this.placed(grip.object));
+    s.pose = dropPose(this.object(grip.object), s.pose, this.ground, this.placed(grip.object));
     this.changes++;
     return { kind: 'release', arm: arm.name, object: s.name };
   }

@@ -31,6 +31,7 @@ export function object(name: string, shape: Shape, xyz: [number, number, number]
     pose: uprightPose(xyz[0], xyz[1], xyz[2], 0),
     tags,
     noise: { xy: 0, yaw: 0 },
+    restZ: xyz[2],
   };
 }
 

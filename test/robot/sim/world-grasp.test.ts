@@ -1,7 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parsePredicate } from '../../../robot/sim/scene/predicate-text.js';
+import type { NamedPredicate } from '../../../robot/sim/scene/types.js';
 import { CONTAINER_FLOOR } from '../../../robot/sim/scene/world-shapes.js';
-import { BLOCK, down, YamCell } from './world-fixtures.js';
+import { BLOCK, down, pickScene, YamCell } from './world-fixtures.js';
+
+function success(texts: Record<string, string>): NamedPredicate[] {
+  return Object.entries(texts).map(([name, text]) => {
+    const p = parsePredicate(text);
+    assert.ok(p.ok);
+    return { name, text, predicate: p.predicate };
+  });
+}
 
 const near = (a: number, b: number, tol: number, what: string) =>
   assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} is not within ${tol} of ${b}`);
@@ -11,11 +21,20 @@ function pose(cell: YamCell, name: string): number[] {
 }
 
 test('grasp and release: over the block, close, lift, over the bowl, open — the block lands on the bowl floor', () => {
-  const cell = new YamCell();
+  const cell = new YamCell(
+    pickScene({
+      success: success({
+        in_bowl: 'inside(red_block, bowl)',
+        up: 'lifted(red_block, 0.05)',
+        held: 'held_by(red_block, arm)',
+      }),
+    }),
+  );
   cell.h.run(0.1);
   // Settled at start: the block on the table, the bowl too.
   near(pose(cell, 'red_block')[2]!, BLOCK / 2, 1e-12, 'block resting height');
   near(pose(cell, 'bowl')[2]!, 0.025, 1e-12, 'bowl resting height');
+  assert.deepEqual(cell.world.truth().predicates, { in_bowl: false, up: false, held: false });
   // TCP 1.5 cm above the block's centre: the fingers (5 cm deep) reach 1 cm down its sides.
   cell.jointMoveTo(down(0.3, 0, 0.15));
   cell.moveTo(down(0.3, 0, 0.035));
@@ -35,6 +54,8 @@ test('grasp and release: over the block, close, lift, over the bowl, open — th
   const tcp = cell.tcp(cell.q());
   near(lifted[2]!, tcp[11]! - 0.015, 2e-4, 'held block height');
   near(lifted[0]!, tcp[3]!, 2e-4, 'held block x');
+  // Its bottom 0.135 − 0.02 = 0.115 m up, from a rest height of 0.
+  assert.deepEqual(cell.world.truth().predicates, { in_bowl: false, up: true, held: true });
   cell.moveTo(down(0.3, 0.15, 0.15));
   cell.grip(1);
   const end = cell.world.truth().objects[0]!;
@@ -46,6 +67,7 @@ test('grasp and release: over the block, close, lift, over the bowl, open — th
   // Upright, the heading kept (the block was grasped square to the fingers).
   assert.ok(Math.abs(Math.abs(end.pose[6]!) - 1) < 1e-6, `upright quaternion ${end.pose.slice(3)}`);
   assert.equal(cell.world.truth().collisions.count, 0);
+  assert.deepEqual(cell.world.truth().predicates, { in_bowl: true, up: false, held: false });
 });
 
 test('closing beside a block grasps nothing: the fingers close fully', () => {

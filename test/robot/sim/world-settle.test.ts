@@ -3,18 +3,16 @@ import assert from 'node:assert/strict';
 import { Prng } from '../../../robot/common/prng.js';
 import type { SceneObject, Shape } from '../../../robot/sim/scene/types.js';
 import { dropPose, noisyPoses, settleAll, surfaceBelow, type Placed } from '../../../robot/sim/scene/world-settle.js';
-import {
-  CONTAINER_FLOOR,
-  footprintContains,
-  halfHeight,
-  isContainer,
-  uprightPose,
-  yawOf,
-} from '../../../robot/sim/scene/world-shapes.js';
+import { footprintContains, halfHeight } from '../../../robot/sim/scene/geometry.js';
+import { isContainer } from '../../../robot/sim/scene/scene-layout.js';
+import { CONTAINER_FLOOR, uprightPose, yawOf } from '../../../robot/sim/scene/world-shapes.js';
 import { SimWorld } from '../../../robot/sim/scene/world.js';
+import { loadScene } from '../../../robot/sim/scene/scene-config.js';
+import { loadArms } from '../../../robot/description/loader.js';
 import { object, pickScene, yamSetup } from './world-fixtures.js';
 
 const TABLE = 0.75;
+const GROUND = { table: TABLE, obstacles: [] };
 const cube = (s: number): Shape => ({ kind: 'box', size: [s, s, s] });
 
 test('objects settle straight down: on the table, stacked on a block, on a container floor', () => {
@@ -28,7 +26,7 @@ test('objects settle straight down: on the table, stacked on a block, on a conta
   const z = settleAll(
     objs,
     objs.map((o) => o.pose),
-    TABLE,
+    GROUND,
   ).map((p) => p[11]);
   // a on the table; b's centre (0.01, 0) is over a: a's top 0.79 + 0.03; the ball lands on the bowl's floor.
   assert.deepEqual(z, [
@@ -53,7 +51,7 @@ test('settling keeps the heading, drops tilt and sorts by height: a block declar
       pose[4 * i + j] = [0, 1, 2].reduce((acc, k) => acc + tilted[4 * i + k]! * roll[4 * k + j]!, 0);
   pose[11] = 0.1;
   const bottom = { ...object('bottom', cube(0.04), [0, 0, 0]), pose };
-  const out = settleAll([top, bottom], [top.pose, bottom.pose], 0);
+  const out = settleAll([top, bottom], [top.pose, bottom.pose], { table: 0, obstacles: [] });
   assert.equal(out[1]![11], 0.02);
   assert.ok(Math.abs(yawOf(out[1]!) - 0.3) < 1e-12);
   assert.ok(Math.abs(out[1]![10]! - 1) < 1e-12, 'upright');
@@ -102,40 +100,76 @@ test('property: a released object always ends resting on a surface under its cen
     const poses = settleAll(
       objs,
       objs.map((o) => o.pose),
-      TABLE,
+      GROUND,
     );
     const others: Placed[] = objs.map((o, i) => ({ object: o, pose: poses[i]! }));
     const held = randomObject(rng, n);
-    const lift = TABLE + halfHeight(held.shape) + rng.uniform(0, 0.5);
+    const lift = TABLE + halfHeight(held.shape, held.pose) + rng.uniform(0, 0.5);
     const from = uprightPose(rng.uniform(-0.1, 0.1), rng.uniform(-0.1, 0.1), lift, rng.uniform(-Math.PI, Math.PI));
-    const end = dropPose(held, from, TABLE, others);
+    const end = dropPose(held, from, GROUND, others);
     const input = JSON.stringify({
       case: c,
       objs: others.map((p) => [p.object.shape, p.object.tags, [...p.pose]]),
       held: held.shape,
       from: [...from],
     });
-    const bottom = end[11]! - halfHeight(held.shape);
+    const bottom = end[11]! - halfHeight(held.shape, from);
     const surfaces = [
       TABLE,
       ...others
         .filter((p) => footprintContains(p.object.shape, p.pose, end[3]!, end[7]!))
         .map((p) =>
           isContainer(p.object)
-            ? p.pose[11]! - halfHeight(p.object.shape) + CONTAINER_FLOOR
-            : p.pose[11]! + halfHeight(p.object.shape),
+            ? p.pose[11]! - halfHeight(p.object.shape, p.pose) + CONTAINER_FLOOR
+            : p.pose[11]! + halfHeight(p.object.shape, p.pose),
         ),
     ];
     assert.ok(
       surfaces.some((s) => Math.abs(s - bottom) < 1e-12),
       `not resting on a surface: ${input}`,
     );
-    assert.ok(bottom <= from[11]! - halfHeight(held.shape) + 0.005 + 1e-12, `moved up: ${input}`);
+    assert.ok(bottom <= from[11]! - halfHeight(held.shape, from) + 0.005 + 1e-12, `moved up: ${input}`);
     assert.deepEqual([end[3], end[7]], [from[3], from[7]], `moved sideways: ${input}`);
     assert.equal(
       bottom,
-      surfaceBelow(end[3]!, end[7]!, from[11]! - halfHeight(held.shape) + 0.005, TABLE, others),
+      surfaceBelow(end[3]!, end[7]!, from[11]! - halfHeight(held.shape, from) + 0.005, GROUND, others),
       input,
+    );
+  }
+});
+
+test('an obstacle is a surface too: a block over a shelf rests on its top', () => {
+  const shelf = {
+    name: 'shelf',
+    shape: 'box' as const,
+    pose: uprightPose(0, 0, TABLE + 0.1, 0),
+    half: [0.1, 0.1, 0.01] as [number, number, number],
+  };
+  const z = settleAll([object('a', cube(0.04), [0.05, 0, TABLE + 0.3])], [uprightPose(0.05, 0, TABLE + 0.3, 0)], {
+    table: TABLE,
+    obstacles: [shelf],
+  });
+  assert.equal(z[0]![11], TABLE + 0.11 + 0.02);
+});
+
+test('the shipped scenes start at rest, without a collision at the home pose, rest heights as loaded', () => {
+  for (const name of ['yam-pick-place', 'dual-yam-handover', 'ur5e-stack']) {
+    const s = loadScene(name);
+    assert.ok(s.ok, name);
+    const arms = loadArms(s.value.robot);
+    assert.ok(arms.ok, name);
+    const world = new SimWorld(s.value, arms.value.setup, 1);
+    const homes = new Map(arms.value.setup.arms.map((a) => [a.name, a.robot.home]));
+    const open = new Map(arms.value.setup.arms.map((a) => [a.name, 1]));
+    assert.deepEqual(world.update(0, homes, open), [], name);
+    assert.deepEqual(
+      world.scene.objects.map((o) => o.restZ),
+      s.value.objects.map((o) => o.restZ),
+      name,
+    );
+    assert.ok(
+      Object.values(world.truth().predicates).every((v) => !v),
+      `${name}: no success at start`,
     );
   }
 });
