@@ -1,9 +1,10 @@
 // Who may publish and subscribe what on the broker: one identity per role. The daemon alone
 // publishes commands and its heartbeat/availability; a controller publishes only its own robot's
-// identity, state and events and reads only its own commands; observers read. `$` topics ($SYS)
+// identity, state and events (and a simulator's `sim/scene`) and reads only its own commands; observers read. `$` topics ($SYS)
 // are granted to nobody. The embedded broker enforces these grants; `mosquittoAcl` writes them
 // for an external Mosquitto.
 import { CONTROLLER_TOPICS, DAEMON_TOPICS, daemonTopics, robotFilter, robotTopic } from '../../robot/link/protocol.js';
+import { simSceneTopic } from '../../robot/link/sim-scene.js';
 
 export type Role = { kind: 'daemon' } | { kind: 'controller'; robot: string } | { kind: 'observer'; name: string };
 
@@ -44,7 +45,7 @@ export function grantsFor(base: string, role: Role): Grants {
       };
     case 'controller':
       return {
-        publish: CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)),
+        publish: [...CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)), simSceneTopic(base, role.robot)],
         subscribe: [
           ...DAEMON_TOPICS.map((t) => robotTopic(base, role.robot, t)),
           daemon.heartbeat,

@@ -16,6 +16,7 @@ import {
   type HeartbeatMsg,
 } from '../../robot/link/protocol.js';
 import { decodeMessage } from '../../robot/link/protocol-validate.js';
+import { simSceneRobot, simSceneTopic } from '../../robot/link/sim-scene.js';
 import type { Command, CommandSink } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
@@ -69,6 +70,7 @@ export class RobotLink extends Service {
       {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
         message: (robot, type, payload) => this.robots.get(robot)!.receive(type, payload, this.now()),
+        scene: (robot, payload) => this.robots.get(robot)!.onSimScene(payload, this.now()),
         closed: (robot) => this.robots.get(robot)!.session.onAvailability('offline', this.now()),
       },
       deps.log,
@@ -93,6 +95,7 @@ export class RobotLink extends Service {
     const mqttRobots = [...this.robots.values()].filter((r) => r.entry.transport === 'mqtt');
     if (mqttRobots.length) {
       const filters = Object.fromEntries(CONTROLLER_TOPICS.map((t) => [robotFilter(base, t), DELIVERY[t].qos]));
+      filters[simSceneTopic(base, '+')] = 0;
       mqtt.subscribe(filters, (topic, payload) => this.onMqtt(topic, payload));
       mqtt.onConnection((up) => {
         const now = this.now();
@@ -144,6 +147,8 @@ export class RobotLink extends Service {
   }
 
   private onMqtt(topic: string, payload: Buffer): void {
+    const simRobot = simSceneRobot(this.deps.base, topic);
+    if (simRobot !== null) return this.onSimScene(simRobot, payload);
     const at = parseRobotTopic(this.deps.base, topic);
     if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
     const r = this.robots.get(at.robot);
@@ -158,6 +163,14 @@ export class RobotLink extends Service {
       );
     }
     r.receive(at.suffix as ControllerMessage, m.value as never, this.now());
+  }
+
+  private onSimScene(robot: string, payload: Buffer): void {
+    const r = this.robots.get(robot);
+    if (r?.entry.transport !== 'mqtt') return;
+    const m = decodeMessage('sim_scene', payload);
+    if (!m.ok) return this.invalid(robot, 'sim/scene', m.message);
+    r.onSimScene(m.value, this.now());
   }
 
   /** Invalid controller messages are counted and logged once per robot and topic. */

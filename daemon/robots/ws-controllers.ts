@@ -5,12 +5,15 @@ import type { WebSocket } from 'ws';
 import type { Logger } from '../log.js';
 import { decodeEnvelope, encodeEnvelope, type EnvelopeType } from '../../robot/link/ws-envelope.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
 import type { ControllerMessage } from './runtime.js';
 
 export interface WsControllerHandlers {
   /** Whether `robot` is served over WebSocket (others are refused). */
   accepts(robot: string): boolean;
   message(robot: string, type: ControllerMessage, payload: MessageBySuffix[ControllerMessage]): void;
+  /** A simulator's ground truth. */
+  scene(robot: string, payload: SimSceneMsg): void;
   /** The socket that served `robot` closed. */
   closed(robot: string): void;
 }
@@ -49,6 +52,7 @@ export class WsControllers {
         this.byRobot.set(robot, ws);
         this.log.info({ robot, remote }, 'controller connected over WebSocket');
       }
+      if (env.value.type === 'sim_scene') return this.on.scene(robot, env.value.payload as SimSceneMsg);
       this.on.message(
         robot,
         env.value.type as ControllerMessage,

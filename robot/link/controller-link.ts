@@ -1,6 +1,7 @@
 // The controller's end of the link, whatever carries it (MQTT broker or daemon WebSocket):
 // what a controller written in TypeScript (the simulator) publishes and receives.
 import type { MessageBySuffix } from './protocol-validate.js';
+import type { SimSceneMsg } from './sim-scene.js';
 
 export type ControllerSends = 'availability' | 'description' | 'state' | 'events';
 export type ControllerReceives = 'trajectory' | 'gripper' | 'stop' | 'heartbeat' | 'daemon_availability';
@@ -17,6 +18,8 @@ export interface ControllerLinkHandlers {
 export interface ControllerLink {
   readonly connected: boolean;
   send<K extends ControllerSends>(type: K, payload: MessageBySuffix[K]): void;
+  /** A simulator's ground truth (`sim/scene`), beside the protocol; dropped while disconnected. */
+  sendScene(payload: SimSceneMsg): void;
   /** Cuts the connection without a goodbye, as a crash would (the broker sends the last will). */
   drop(): void;
   /** Connects again after drop(). */

@@ -10,6 +10,7 @@ import {
   type ControllerSends,
 } from './controller-link.js';
 import type { MessageBySuffix } from './protocol-validate.js';
+import type { SimSceneMsg } from './sim-scene.js';
 
 export interface ControllerWsOptions {
   url: string;
@@ -37,6 +38,10 @@ export class ControllerWs implements ControllerLink {
 
   send<K extends ControllerSends>(type: K, payload: MessageBySuffix[K]): void {
     if (this.connected) this.ws!.send(encodeEnvelope(type, this.opts.robot, payload));
+  }
+
+  sendScene(payload: SimSceneMsg): void {
+    if (this.connected) this.ws!.send(encodeEnvelope('sim_scene', this.opts.robot, payload));
   }
 
   drop(): void {

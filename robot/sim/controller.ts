@@ -24,7 +24,7 @@ import { checkRates, checkTiming, type MotionRules } from './admit-motion.js';
 import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
 import type { SimRobot } from './robot.js';
-import type { SceneTruth, SimWorld } from './scene/world.js';
+import type { SimWorld } from './scene/world.js';
 
 export interface SimOptions extends MotionRules {
   robotId: string;
@@ -207,11 +207,6 @@ export class SimController {
       const stop = world.gripStop(name);
       if (stop !== null) slot.holdGripperAbove(stop);
     }
-  }
-
-  /** The workcell's ground truth (`sim.scene`), or null without a workcell. */
-  scene(): SceneTruth | null {
-    return this.world?.truth() ?? null;
   }
 
   /** Publishes a state and schedules the next at the nominal times t0 + k/rate (no drift; late ticks skip samples). */

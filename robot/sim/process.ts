@@ -1,15 +1,19 @@
 // The simulator as a process: wires a SimController to a controller link (MQTT or WebSocket)
 // on the real clock. On every (re)connection it publishes availability `online` and its
 // description; it ticks at the state rate and publishes what the controller emits; a
-// `disconnect` fault cuts the link without a goodbye and restores it when the fault ends.
+// `disconnect` fault cuts the link without a goodbye and restores it when the fault ends. With a
+// workcell it also publishes the ground truth (`sim/scene`) on every change, at most SCENE_HZ.
 import { randomUUID } from 'node:crypto';
 import { SimController, type SimOptions } from './controller.js';
 import type { SimRobot } from './robot.js';
+import type { SimWorld } from './scene/world.js';
 import type { ControllerLink, ControllerLinkHandlers } from '../link/controller-link.js';
 
 export interface SimProcessOptions {
   robot: SimRobot;
   sim: Partial<SimOptions> & Pick<SimOptions, 'version'>;
+  /** The workcell (objects, grasps, collisions) the arms act in; none = joints only. */
+  world?: SimWorld;
   /** Builds the link with the handlers the simulator needs. */
   link: (on: ControllerLinkHandlers) => ControllerLink;
   /** Controller clock in seconds (monotonic). */
@@ -23,6 +27,9 @@ export interface SimProcess {
   close(): Promise<void>;
 }
 
+/** Most `sim/scene` messages per second. */
+export const SCENE_HZ = 2;
+
 /** Monotonic seconds on an epoch-like scale. */
 export function monotonicSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
@@ -31,10 +38,17 @@ export function monotonicSeconds(): number {
 export function startSim(opts: SimProcessOptions): SimProcess {
   const clock = opts.clock ?? monotonicSeconds;
   const log = opts.log ?? (() => undefined);
-  const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock());
+  const world = opts.world ?? null;
+  const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock(), world);
   let lastDown = '';
+  // The scene version last published and when; -1 sends at once (a new connection too).
+  let sceneSent = { version: -1, at: -Infinity };
   const flush = (now: number) => {
     for (const m of controller.drain(now)) link.send(m.type, m.payload);
+    if (world && world.version !== sceneSent.version && now - sceneSent.at >= 1 / SCENE_HZ && link.connected) {
+      sceneSent = { version: world.version, at: now };
+      link.sendScene(world.truth());
+    }
   };
   const link: ControllerLink = opts.link({
     up() {
@@ -42,6 +56,8 @@ export function startSim(opts: SimProcessOptions): SimProcess {
       log('connected');
       link.send('availability', 'online');
       link.send('description', controller.description(clock()));
+      sceneSent = { version: -1, at: -Infinity };
+      flush(clock());
     },
     message(type, payload) {
       const now = clock();

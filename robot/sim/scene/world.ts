@@ -2,6 +2,7 @@
 // deterministic for a seed: the simulated controller calls update() after every step with the
 // measured joints and gripper positions, and acts on what it returns (docs/scenes.md).
 import type { SetupDescription } from '../../description/types.js';
+import type { SimCollision, SimSceneMsg } from '../../link/sim-scene.js';
 import { quatFromTransform } from '../../math/quaternion.js';
 import { compose, invert, type Transform } from '../../math/transform.js';
 import { bottomZ } from './geometry.js';
@@ -24,15 +25,6 @@ export type WorldEvent =
   | { kind: 'release'; arm: string; object: string }
   | { kind: 'collision'; contact: Contact };
 
-/** The workcell's ground truth (`sim.scene`): poses as [x, y, z, qx, qy, qz, qw]. */
-export interface SceneTruth {
-  scene: string;
-  time: number;
-  objects: { name: string; pose: number[]; held_by: string | null }[];
-  predicates: Record<string, boolean>;
-  collisions: { count: number; last: (Contact & { time: number }) | null };
-}
-
 interface Grip {
   object: number;
   tcpFromObject: Transform;
@@ -49,7 +41,7 @@ export class SimWorld {
   /** Pairs in contact now → the depth at which they were last reported. */
   private readonly contacts = new Map<string, number>();
   private collisions = 0;
-  private lastCollision: (Contact & { time: number }) | null = null;
+  private lastCollision: SimCollision | null = null;
   private time = 0;
   private changes = 0;
 
@@ -105,9 +97,10 @@ export class SimWorld {
   }
 
   /** The ground truth now, with the scene's success predicates evaluated. */
-  truth(): SceneTruth {
+  truth(): SimSceneMsg {
     const q = new Float64Array(4);
     return {
+      v: 1,
       scene: this.scene.name,
       time: this.time,
       objects: this.objects.map((o) => {

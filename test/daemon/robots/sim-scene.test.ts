@@ -1,0 +1,74 @@
+// The simulated workcell end to end: `brainstem sim --scene` publishes its ground truth beside
+// the protocol (MQTT `sim/scene`, WebSocket envelope `sim_scene`); the daemon keeps the latest
+// and `sim.scene` returns it. The CLI refuses a scene laid out for another robot.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadArms } from '../../../robot/description/loader.js';
+import { loadScene } from '../../../robot/sim/scene/scene-config.js';
+import { SimWorld } from '../../../robot/sim/scene/world.js';
+import { runCli } from '../../helpers/daemon.js';
+import { waitFor } from '../../helpers/wait.js';
+import { callTool, startRig, waitReady, type Transport } from './harness.js';
+
+/** The ground truth at start of yam-pick-place with seed 5, computed here. */
+function expected(): SimWorld {
+  const scene = loadScene('yam-pick-place');
+  const arms = loadArms('yam');
+  assert.ok(scene.ok && arms.ok);
+  return new SimWorld(scene.value, arms.value.setup, 5);
+}
+
+for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
+  test(`sim.scene over ${transport}: the seeded start of yam-pick-place, then a closing gripper beside the blocks grasps nothing`, async (t) => {
+    const rig = await startRig(t, transport, {
+      robots: [{ id: 'arm1', robot: 'yam' }],
+      simExtra: { arm1: ['--scene', 'yam-pick-place', '--seed', '5'] },
+    });
+    if (!rig) return;
+    await waitReady(rig, 'arm1');
+    const scene = await waitFor(
+      async () => {
+        const r = (await rig.rpc.call('sim.scene', { robot: 'arm1' })).result;
+        return r.scene ? r : undefined;
+      },
+      `a sim.scene (sim stderr: ${rig.sims.get('arm1')!.stderr()})`,
+    );
+    assert.equal(scene.robot, 'arm1');
+    assert.equal(typeof scene.age_ms, 'number');
+    const want = expected().truth();
+    assert.equal(scene.scene.scene, 'yam-pick-place');
+    assert.deepEqual(scene.scene.objects, want.objects);
+    assert.deepEqual(scene.scene.predicates, { block_in_bowl: false, red_lifted: false, red_held: false });
+    assert.deepEqual(scene.scene.collisions, { count: 0, last: null });
+    assert.match(
+      rig.sims.get('arm1')!.stderr(),
+      /scene yam-pick-place \(seed 5\): red_block, green_block, blue_block, bowl/,
+    );
+    const closed = await callTool(rig, 'arm1', 'set_gripper', { gripper: 0 });
+    assert.equal(closed.status, 'ok', closed.message);
+    const after = (await rig.rpc.call('sim.scene', { robot: 'arm1' })).result.scene;
+    assert.ok(after.objects.every((o: { held_by: string | null }) => o.held_by === null));
+  });
+}
+
+test('sim.scene of a robot without a workcell is null; of an unknown robot, invalid params', async (t) => {
+  const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
+  if (!rig) return;
+  await waitReady(rig, 'arm1');
+  assert.deepEqual((await rig.rpc.call('sim.scene', { robot: 'arm1' })).result, {
+    robot: 'arm1',
+    age_ms: null,
+    scene: null,
+  });
+  const bad = await rig.rpc.call('sim.scene', { robot: 'nope' });
+  assert.equal(bad.error?.code, -32602);
+});
+
+test('brainstem sim --scene: a scene for another robot, or a missing one, is a usage error naming both', async () => {
+  const other = await runCli(['sim', '--robot', 'ur5e', '--scene', 'yam-pick-place']);
+  assert.equal(other.code, 2);
+  assert.match(other.stderr, /--scene yam-pick-place is laid out for robot "yam", not "ur5e" \(--robot\)/);
+  const missing = await runCli(['sim', '--robot', 'yam', '--scene', 'no-such-scene']);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--scene: scene "no-such-scene": config file: cannot be read/);
+});
