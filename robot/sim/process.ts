@@ -30,6 +30,23 @@ export interface SimProcess {
 /** Most `sim/scene` messages per second. */
 export const SCENE_HZ = 2;
 
+/** When the ground truth goes out: on a change, at most SCENE_HZ times a second, at once after reset(). */
+export class SceneThrottle {
+  private sent = { version: -1, at: -Infinity };
+
+  /** A new connection: the next due() is true. */
+  reset(): void {
+    this.sent = { version: -1, at: -Infinity };
+  }
+
+  /** Whether to publish now (time s) the truth at `version`; true marks it sent. */
+  due(now: number, version: number): boolean {
+    if (version === this.sent.version || now - this.sent.at < 1 / SCENE_HZ) return false;
+    this.sent = { version, at: now };
+    return true;
+  }
+}
+
 /** Monotonic seconds on an epoch-like scale. */
 export function monotonicSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
@@ -41,14 +58,10 @@ export function startSim(opts: SimProcessOptions): SimProcess {
   const world = opts.world ?? null;
   const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock(), world);
   let lastDown = '';
-  // The scene version last published and when; -1 sends at once (a new connection too).
-  let sceneSent = { version: -1, at: -Infinity };
+  const scene = new SceneThrottle();
   const flush = (now: number) => {
     for (const m of controller.drain(now)) link.send(m.type, m.payload);
-    if (world && world.version !== sceneSent.version && now - sceneSent.at >= 1 / SCENE_HZ && link.connected) {
-      sceneSent = { version: world.version, at: now };
-      link.sendScene(world.truth());
-    }
+    if (world && link.connected && scene.due(now, world.version)) link.sendScene(world.truth());
   };
   const link: ControllerLink = opts.link({
     up() {
@@ -56,7 +69,7 @@ export function startSim(opts: SimProcessOptions): SimProcess {
       log('connected');
       link.send('availability', 'online');
       link.send('description', controller.description(clock()));
-      sceneSent = { version: -1, at: -Infinity };
+      scene.reset();
       flush(clock());
     },
     message(type, payload) {

@@ -36,6 +36,8 @@ test('a trajectory through a block stops the arm with a collision fault; it neve
     const x = cell.tcp(st.arms.arm!.q)[3]!;
     assert.ok(x <= face + CONTACT_SLACK + 0.001, `t=${st.time}: TCP x ${x} passed the block's face ${face}`);
   }
+  const stopped = cell.tcp(cell.q())[3]!;
+  assert.ok(stopped >= face - 0.002, `stopped at TCP x ${stopped}, short of the block's face ${face}`);
   assert.equal(cell.world.truth().objects[0]!.pose[0], 0.3, 'the block did not move');
   assert.equal(cell.world.truth().collisions.count, 1);
   assert.equal(cell.world.truth().collisions.last!.object, 'red_block');
