@@ -13,6 +13,7 @@ import { HttpError, sendError } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
 import { RpcConnection } from './rpc/connection.js';
+import { ServerBacklog } from './rpc/backlog.js';
 import { LoopShare } from './rpc/loop-share.js';
 import type { RpcRegistry } from './rpc/registry.js';
 
@@ -40,6 +41,7 @@ export class ApiServer extends Service {
   private readonly alive = new WeakSet<WebSocket>();
   private nextConn = 1;
   private readonly share = new LoopShare();
+  private readonly backlog: ServerBacklog;
   /** Resolved once listening: asking the socket on every health call costs a syscall. */
   private port?: number;
   private readonly log: Logger;
@@ -47,6 +49,7 @@ export class ApiServer extends Service {
   constructor(private readonly deps: ApiServerDeps) {
     super();
     this.log = deps.logs.get('api.http');
+    this.backlog = new ServerBacklog(deps.config.ws_total_buffered_bytes);
   }
 
   /** Bound address once started (port resolved when config asked for 0). */
@@ -186,6 +189,7 @@ export class ApiServer extends Service {
         pauseBytes: this.deps.config.ws_pause_bytes,
         maxBufferedBytes: this.deps.config.ws_max_buffered_bytes,
         share: this.share,
+        backlog: this.backlog,
       });
     });
   }

@@ -1,8 +1,11 @@
 // `brainstem bench load`: a real daemon (embedded broker, API) in this process while child
 // processes flood its WebSocket API with valid and invalid traffic (some clients never reading)
 // and another records the daemon heartbeat's arrivals over MQTT. Reports heartbeat gaps against
-// the period, API latency of the valid calls and the daemon's RSS growth.
+// the period, API latency of the valid calls and the daemon's RSS growth. The flood processes run
+// at a lower priority (nice FLOOD_NICE): on a small machine they stand for clients on other
+// machines, and must not take the CPU the daemon and its controller need to be measured.
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createDaemon } from '../compose.js';
 import { loadConfig } from '../config/load.js';
@@ -22,6 +25,9 @@ export interface LoadBenchOptions {
   /** MQTT connections flooding the broker as an observer identity (0: none). */
   mqttClients: number;
 }
+
+/** Niceness of the flood processes (the observer, motion client, daemon and controller keep theirs). */
+export const FLOOD_NICE = 10;
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const MiB = (b: number) => r3(b / (1 << 20));
@@ -123,6 +129,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
           })
         : undefined;
     children.push(...floods.map((f) => f.child), ...(mqtt ? [mqtt.child] : []));
+    const niced = [...floods, ...(mqtt ? [mqtt] : [])].map((f) => lowerPriority(f.child)).every(Boolean);
     const reports = await Promise.all(floods.map((f) => f.report));
     const mqttReport = (await mqtt?.report)?.mqtt;
     const motions = (await motion.report).motions ?? {};
@@ -140,6 +147,7 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     const maxGap = Math.max(0, ...gaps);
     return {
       clients: o.clients,
+      flood_nice: niced ? FLOOD_NICE : 0,
       non_readers: o.nonReaderEvery > 0 ? Math.floor(o.clients / o.nonReaderEvery) : 0,
       seconds: o.seconds,
       heartbeat: {
@@ -164,5 +172,16 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
     await parts.daemon.stop();
+  }
+}
+
+/** Best effort: false when the platform refused, and the flood runs at normal priority (reported). */
+function lowerPriority(child: ChildProcess): boolean {
+  try {
+    if (child.pid === undefined) return false;
+    setPriority(child.pid, FLOOD_NICE);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -86,6 +86,12 @@ export const daemonSchema = obj({
         default: 16 << 20,
         doc: 'unsent replies above which a WebSocket client that does not read is disconnected (close code 1008)',
       }),
+      ws_total_buffered_bytes: int({
+        min: 1024,
+        max: 2 ** 40,
+        default: 128 << 20,
+        doc: "all WebSocket clients' unsent replies and unanswered messages together, above which the client holding the most is disconnected (close code 1008)",
+      }),
     },
     {
       doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)',
@@ -95,6 +101,12 @@ export const daemonSchema = obj({
             path: `${path}.ws_pause_bytes`,
             rule: `must be <= ${path}.ws_max_buffered_bytes (${v.ws_max_buffered_bytes})`,
             value: v.ws_pause_bytes,
+          });
+        if (v.ws_max_buffered_bytes > v.ws_total_buffered_bytes)
+          issues.push({
+            path: `${path}.ws_max_buffered_bytes`,
+            rule: `must be <= ${path}.ws_total_buffered_bytes (${v.ws_total_buffered_bytes})`,
+            value: v.ws_max_buffered_bytes,
           });
       },
     },
@@ -109,6 +121,29 @@ export const daemonSchema = obj({
       embedded: obj({
         host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'embedded broker bind address' }),
         port: port(1883, 'embedded broker port (0 picks a free port)'),
+        tls: obj(
+          {
+            cert: str({ default: '', doc: 'PEM server certificate; set with key to add an MQTT-over-TLS listener' }),
+            key: str({ default: '', doc: 'PEM private key of mqtt.embedded.tls.cert' }),
+            host: str({
+              nonEmpty: true,
+              default: '127.0.0.1',
+              doc: 'TLS listener bind address (0.0.0.0 serves the LAN)',
+            }),
+            port: port(8883, 'TLS listener port (0 picks a free port)'),
+          },
+          {
+            doc: 'an mqtts:// listener of the embedded broker beside the plain loopback one, for controllers on other machines',
+            refine: (v, path, issues: Issue[]) => {
+              if ((v.cert === '') !== (v.key === ''))
+                issues.push({
+                  path: `${path}.${v.cert ? 'key' : 'cert'}`,
+                  rule: 'must be set with the other of cert/key',
+                  value: '',
+                });
+            },
+          },
+        ),
       }),
       username: str({
         default: 'brainstem',

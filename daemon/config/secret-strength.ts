@@ -22,17 +22,19 @@ interface Exposure {
   host: string;
 }
 
-function brokerExposure(config: Config): Exposure {
-  if (config.mqtt.url === '') return { key: 'mqtt.embedded.host', host: config.mqtt.embedded.host };
-  return { key: 'mqtt.url', host: new URL(config.mqtt.url).hostname };
+function brokerExposures(config: Config): Exposure[] {
+  const { url, embedded } = config.mqtt;
+  if (url !== '') return [{ key: 'mqtt.url', host: new URL(url).hostname }];
+  const plain = { key: 'mqtt.embedded.host', host: embedded.host };
+  return embedded.tls.cert ? [plain, { key: 'mqtt.embedded.tls.host', host: embedded.tls.host }] : [plain];
 }
 
 /** Where a secret at `path` can be tried from: its own listener, or (unknown sections) every one. */
 function exposuresOf(path: string, config: Config): Exposure[] {
   const server = { key: 'server.host', host: config.server.host };
   if (path.startsWith('server.')) return [server];
-  if (path.startsWith('mqtt.')) return [brokerExposure(config)];
-  return [server, brokerExposure(config)];
+  if (path.startsWith('mqtt.')) return brokerExposures(config);
+  return [server, ...brokerExposures(config)];
 }
 
 function valueAt(config: Config, path: string): unknown {

@@ -1,18 +1,23 @@
-// The embedded MQTT broker (aedes, MQTT 3.1.1) on a loopback TCP port. Each client logs in as
+// The embedded MQTT broker (aedes, MQTT 3.1.1) on a loopback TCP port, plus an optional TLS
+// listener (mqtt.embedded.tls) for controllers on other machines. Each client logs in as
 // one identity (daemon, controller, observer; ./acl.ts) and may publish and subscribe only
 // within its grants; a client id belongs to one identity (no takeover). Runs only when
 // mqtt.url is empty.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
+import { readTlsFiles } from './tls.js';
 import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
 export interface BrokerDeps {
   host: string;
   port: number;
+  /** Paths of the TLS listener's certificate and key (empty: no TLS listener). */
+  tls?: { cert: string; key: string; host: string; port: number };
   /** Topic base the grants are written for (mqtt.base). */
   base: string;
   identities: Identity[];
@@ -35,9 +40,11 @@ export class EmbeddedBroker extends Service {
   readonly name = 'mqtt-broker';
   private aedes?: Aedes;
   private server?: Server;
+  private tlsServer?: Server;
   private readonly sockets = new Set<Socket>();
   /** Resolved once listening: asking the socket on every health call costs a syscall. */
   private port?: number;
+  private tlsPort?: number;
 
   constructor(private readonly deps: BrokerDeps) {
     super();
@@ -54,8 +61,17 @@ export class EmbeddedBroker extends Service {
     return `mqtt://${dialHost(host)}:${port}`;
   }
 
+  /** mqtts:// URL of the TLS listener, when there is one. */
+  tlsUrl(): string | undefined {
+    const host = this.deps.tls?.host;
+    return this.tlsPort === undefined || host === undefined ? undefined : `mqtts://${dialHost(host)}:${this.tlsPort}`;
+  }
+
   protected override describe() {
-    return { detail: { url: this.url(), clients: this.aedes?.connectedClients ?? 0 } };
+    const tls = this.tlsUrl();
+    return {
+      detail: { url: this.url(), ...(tls ? { tls_url: tls } : {}), clients: this.aedes?.connectedClients ?? 0 },
+    };
   }
 
   protected async onStart(): Promise<void> {
@@ -112,35 +128,49 @@ export class EmbeddedBroker extends Service {
       log.debug({ client: client?.id, err: err.message }, 'MQTT connection error'),
     );
     this.aedes = aedes;
-    const server = createServer((socket) => {
+    const handle = (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
       aedes.handle(socket);
-    });
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `cannot listen on ${host}:${port}: ${err.code ?? err.message}; choose another mqtt.embedded.port (BRAINSTEM_MQTT_EMBEDDED_PORT) or set mqtt.url`,
-          ),
-        ),
-      );
-      server.listen(port, host, () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
+    };
+    this.server = createServer(handle);
+    this.port = await listen(
+      this.server,
+      host,
+      port,
+      'mqtt.embedded.port (BRAINSTEM_MQTT_EMBEDDED_PORT) or set mqtt.url',
+    );
+    const tls = this.deps.tls;
+    if (tls?.cert) {
+      const files = readTlsFiles({ cert: tls.cert, key: tls.key }, (k) => `mqtt.embedded.tls.${k}`);
+      this.tlsServer = createTlsServer({ cert: files.cert, key: files.key }, handle);
+      this.tlsServer.on('tlsClientError', (err) => log.debug({ err: err.message }, 'MQTT TLS handshake failed'));
+      this.tlsPort = await listen(this.tlsServer, tls.host, tls.port, 'mqtt.embedded.tls.port');
+      log.info({ url: this.tlsUrl() }, 'embedded MQTT broker listening for TLS');
+    }
     log.info({ url: this.url() }, 'embedded MQTT broker listening');
   }
 
   protected async onStop(): Promise<void> {
-    const server = this.server;
-    const closed = server?.listening
-      ? new Promise<void>((resolve) => server.close(() => resolve()))
-      : Promise.resolve();
+    const closing = [this.server, this.tlsServer].map((server) =>
+      server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve(),
+    );
     if (this.aedes) await new Promise<void>((resolve) => this.aedes!.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
-    await closed;
+    await Promise.all(closing);
     this.aedes = undefined;
     this.server = undefined;
+    this.tlsServer = undefined;
+    this.tlsPort = undefined;
   }
+}
+
+/** Listens on host:port and resolves the bound port; a failure names the setting to change. */
+function listen(server: Server, host: string, port: number, setting: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}; choose another ${setting}`)),
+    );
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
 }

@@ -17,7 +17,7 @@ import {
 } from '../../robot/link/protocol.js';
 import { decodeMessage } from '../../robot/link/protocol-validate.js';
 import { simSceneRobot, simSceneTopic } from '../../robot/link/sim-scene.js';
-import type { Command, CommandSink } from '../../robot/tools/executor.js';
+import type { Command, CommandSink, Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient } from '../mqtt/client.js';
@@ -59,8 +59,7 @@ export class RobotLink extends Service {
     const dir = this.dir;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
-      const planner = (start: Record<string, readonly number[]>, targets: Parameters<PlanThread['plan']>[3]) =>
-        this.plans.plan(entry.robot, dir, start, targets);
+      const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
       this.robots.set(
         entry.id,
         new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner),

@@ -20,6 +20,7 @@ import type {
   Triple,
   Validated,
 } from './types.js';
+import { readHeld } from './obstacles-config.js';
 import { urdfCollisionCapsules } from './urdf-collision.js';
 import { importUrdf, type UrdfLimits } from './urdf.js';
 
@@ -58,6 +59,7 @@ const TOP_KEYS = [
   'tcp_speed',
   'settle',
   'gripper',
+  'grasp_envelope',
   'capsules',
   'self_collision_ignore',
   'workspace',
@@ -85,6 +87,7 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
   c.knownKeys(tcpSec, ['xyz', 'rpy'], 'tcp.');
   const tcp = fromXyzRpy(c.triple(tcpSec, 'xyz', 'tcp.xyz', [0, 0, 0]), c.triple(tcpSec, 'rpy', 'tcp.rpy', [0, 0, 0]));
   const linkNames = new Set(built?.chain.links.map((l) => l.name) ?? []);
+  const envelope = readHeld(c, raw.grasp_envelope, 'grasp_envelope');
   const description: RobotDescription = {
     name,
     baseLink: built?.chain.baseLink ?? '',
@@ -98,6 +101,7 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
     tcpSpeed: readTcpSpeed(c, raw),
     settle: readSettle(c, raw),
     gripper: readGripper(c, raw),
+    ...(envelope && { graspEnvelope: envelope }),
     capsules: readCapsules(c, raw, linkNames, built?.urdfText),
     selfCollisionIgnore: readIgnorePairs(c, raw, linkNames),
     workspace: readBox(c, raw, 'workspace') ?? { min: [0, 0, 0], max: [0, 0, 0] },

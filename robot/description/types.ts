@@ -138,6 +138,8 @@ export interface RobotDescription {
   tcpSpeed: TcpSpeedLimits;
   settle: SettleCriteria;
   gripper?: GripperRange;
+  /** What the safety check assumes the gripper holds after it closes on an object (TCP frame). */
+  graspEnvelope?: HeldObject;
   capsules: CapsuleSpec[];
   /** Pairs of links whose capsules may touch (e.g. across a short wrist link). */
   selfCollisionIgnore: [string, string][];

@@ -88,8 +88,8 @@ export class ArmSafetyModel {
     readonly name: string,
     robot: RobotDescription,
     base?: Transform,
-    /** An object held at the TCP, checked like a link (not against the arm's own links). */
-    readonly held?: HeldObject,
+    /** An object held at the TCP, checked like a link (not against the arm's own links); set per plan. */
+    public held?: HeldObject,
   ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);

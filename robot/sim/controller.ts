@@ -195,6 +195,7 @@ export class SimController {
       grippers.set(name, slot.dyn.gripper);
     }
     for (const e of world.update(now, joints, grippers)) {
+      // The fingers stop where they meet the object.
       if (e.kind === 'grasp') this.arms.get(e.arm)!.dyn.gripper = e.gripper;
       else if (e.kind === 'collision') {
         const c = e.contact;
@@ -203,10 +204,7 @@ export class SimController {
         this.arms.get(c.arm)!.collide(now);
       }
     }
-    for (const [name, slot] of this.arms) {
-      const stop = world.gripStop(name);
-      if (stop !== null) slot.holdGripperAbove(stop);
-    }
+    for (const [name, slot] of this.arms) slot.holdAt(world.gripStop(name));
   }
 
   /** Publishes a state and schedules the next at the nominal times t0 + k/rate (no drift; late ticks skip samples). */

@@ -51,9 +51,11 @@ export interface ExecutorDeps {
   planner?: Planner;
 }
 
+/** grasped: the arms whose gripper holds an object (their grasp envelope joins the safety check). */
 export type Planner = (
   start: Record<string, readonly number[]>,
   targets: ArmTargets[],
+  grasped: string[],
 ) => PlanResult | Promise<PlanResult>;
 
 /** A call's id and the daemon time it arrived. */
@@ -69,6 +71,8 @@ interface Waiter {
   timeout: number;
   /** Controller time everything finished: the outcome waits for a state sampled after it. */
   doneAt?: number;
+  /** Arms whose gripper command finished on an object (reason `grasped`). */
+  grasped: Set<string>;
   finish: (status: OutcomeStatus, reason: string | undefined, message: string) => void;
 }
 
@@ -85,6 +89,8 @@ export class Executor implements SessionListener, MotionHost {
   private readonly planner: Planner;
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
+  /** Arms whose gripper last finished closed on an object: plans carry their grasp envelope. */
+  private readonly grasped = new Set<string>();
   private next = 1;
   private lastPoll = -Infinity;
   /** Until then staleness is not judged: the daemon was busy and states are still queued. */
@@ -95,7 +101,8 @@ export class Executor implements SessionListener, MotionHost {
     this.session = deps.session;
     this.options = { ...DEFAULT_EXECUTOR_OPTIONS, ...deps.options };
     this.validator = new ToolValidator(deps.model.armNames);
-    this.planner = deps.planner ?? ((start, targets) => planCartesianMotion(deps.model, start, targets));
+    this.planner =
+      deps.planner ?? ((start, targets, grasped) => planCartesianMotion(deps.model, start, targets, grasped));
     deps.session.listener = this;
   }
 
@@ -207,6 +214,7 @@ export class Executor implements SessionListener, MotionHost {
       this.waiters.set(`*${id}`, {
         ids: new Map([[id, '*']]),
         pending: new Set([id]),
+        grasped: new Set(),
         until: now + this.options.stopTimeout,
         timeout: this.options.stopTimeout,
         finish,
@@ -249,6 +257,12 @@ export class Executor implements SessionListener, MotionHost {
       const arm = w.ids.get(e.id);
       if (arm === undefined) continue;
       if (e.event === 'finished') {
+        if (e.command === 'gripper') {
+          if (e.reason === 'grasped') {
+            this.grasped.add(arm);
+            w.grasped.add(arm);
+          } else this.grasped.delete(arm);
+        }
         w.pending.delete(e.id);
         if (w.pending.size === 0) w.doneAt = e.time;
       } else if (e.event === 'rejected' || e.event === 'aborted' || e.event === 'fault') {
@@ -325,7 +339,7 @@ export class Executor implements SessionListener, MotionHost {
           );
         if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
       }
-      const planned = await this.planner(this.measured(), targets);
+      const planned = await this.planner(this.measured(), targets, [...this.grasped]);
       const planMs = round6((this.now() - rx.at) * 1000);
       if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
       if (!planned.ok)
@@ -368,7 +382,7 @@ export class Executor implements SessionListener, MotionHost {
   private async checkPath(targets: ArmTargets[], rx: Received): Promise<ToolOutcome> {
     const problem = await this.usable();
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
-    const planned = await this.planner(this.measured(), targets);
+    const planned = await this.planner(this.measured(), targets, [...this.grasped]);
     if (!planned.ok)
       return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
     const p = planned.plan;
@@ -420,6 +434,7 @@ export class Executor implements SessionListener, MotionHost {
       const w: Waiter = {
         ids,
         pending: new Set(ids.keys()),
+        grasped: new Set(),
         until: now + this.options.gripperTimeout,
         timeout: this.options.gripperTimeout,
         finish: (status, reason, message) => {
@@ -432,7 +447,8 @@ export class Executor implements SessionListener, MotionHost {
             status,
             ...(reason ? { reason } : {}),
             gripper: positions,
-            message: ok ? 'Gripper set.' : `Gripper not set: ${message}.`,
+            ...(ok ? { grasped: Object.fromEntries(arms.map(([a]) => [a, w.grasped.has(a)])) } : {}),
+            message: ok ? grippedText(w.grasped) : `Gripper not set: ${message}.`,
           });
         },
       };
@@ -483,4 +499,9 @@ export class Executor implements SessionListener, MotionHost {
       duration_s: round6(this.now() - rx.at),
     };
   }
+}
+
+/** The model's sentence for a gripper call that arrived: which grippers stopped on an object. */
+function grippedText(grasped: Set<string>): string {
+  return grasped.size ? `Gripper set; closed on an object (arm ${[...grasped].join(', ')}).` : 'Gripper set.';
 }

@@ -44,6 +44,8 @@ export interface ToolOutcome {
   arms?: Record<string, ArmReport>;
   /** For set_gripper: the commanded openings. */
   gripper?: Record<string, number | null>;
+  /** For set_gripper that arrived: per commanded arm, whether the gripper stopped on an object. */
+  grasped?: Record<string, boolean>;
   /** done: the model's summary (its outcome is re-checked by whoever reads the state, not assumed). */
   summary?: string;
   /** Milliseconds from the call to the plan and to the trajectories being handed to the transport. */

@@ -11,6 +11,8 @@ export interface PlanRequest {
   dir: string;
   start: Record<string, readonly number[]>;
   targets: ArmTargets[];
+  /** Arms holding a grasped object (Planner.setGrasped). */
+  grasped: string[];
   warmUp?: boolean;
 }
 
@@ -30,13 +32,14 @@ export class PlanThread {
     dir: string,
     start: Record<string, readonly number[]>,
     targets: ArmTargets[],
+    grasped: string[] = [],
   ): Promise<PlanResult> {
-    return this.request({ robot, dir, start, targets });
+    return this.request({ robot, dir, start, targets, grasped });
   }
 
   /** Compiles the robot's model and the planner in the worker before the first call needs them. */
   async warmUp(robot: string, dir: string): Promise<void> {
-    await this.request({ robot, dir, start: {}, targets: [], warmUp: true });
+    await this.request({ robot, dir, start: {}, targets: [], grasped: [], warmUp: true });
   }
 
   async close(): Promise<void> {

@@ -36,13 +36,16 @@ export type PlanResult =
 
 /**
  * Plans a path through `targets` (each names every arm; null holds that arm for that step)
- * from the measured joints `start` (every arm). Only the arms with a target are returned.
+ * from the measured joints `start` (every arm), the arms in `grasped` holding an object. Only
+ * the arms with a target are returned.
  */
 export function planCartesianMotion(
   model: RobotModel,
   start: Record<string, readonly number[]>,
   targets: ArmTargets[],
+  grasped: readonly string[] = [],
 ): PlanResult {
+  model.planner.setGrasped(grasped);
   const moving = model.armNames.filter((a) => targets.some((t) => t[a]));
   const perArm = Object.fromEntries(moving.map((a) => [a, targets.map((t) => t[a] ?? null)]));
   const r = model.planner.planCartesian({ measured: start, targets: perArm });
@@ -67,6 +70,8 @@ export function planStopFrom(
   moving: Record<string, { q: ArrayLike<number>; dq: ArrayLike<number>; ddq: ArrayLike<number> }>,
   still: Record<string, readonly number[]>,
 ): PlanResult {
+  // Braking stays on the path already checked with the held object; only the links are re-checked.
+  model.planner.setGrasped([]);
   const state = Object.fromEntries(
     model.armNames.map((a) => [a, moving[a] ?? { q: still[a]!, dq: still[a]!.map(() => 0) }]),
   );

@@ -1,21 +1,25 @@
 // One WebSocket client speaking JSON-RPC: runs requests concurrently, sends notifications,
 // and cleans up its subscriptions when the socket closes. A bad message never closes it;
 // an oversized one is cut off by ws (close code 1009) before it is buffered. A client that
-// does not read its replies is paused, then disconnected, so its backlog stays bounded.
+// does not read its replies, or whose messages pile up unanswered, is paused, then disconnected,
+// so its backlog stays bounded; ServerBacklog bounds the sum over all clients.
 import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../metrics.js';
+import type { BacklogHolder, ServerBacklog } from './backlog.js';
 import type { LoopShare } from './loop-share.js';
 import { handleMessage, type DispatchHooks, type MessageLimits } from './protocol.js';
 import { RpcCode, type RpcContext, type RpcRegistry } from './registry.js';
 
 export interface ConnectionLimits extends MessageLimits {
-  /** Unsent bytes above which the socket is not read (server.ws_pause_bytes). */
+  /** Unsent or unanswered bytes above which the socket is not read (server.ws_pause_bytes). */
   pauseBytes: number;
   /** Unsent bytes above which the client is disconnected (server.ws_max_buffered_bytes). */
   maxBufferedBytes: number;
   /** The loop-turn budget shared by all connections. */
   share: LoopShare;
+  /** The backlog of all connections (server.ws_total_buffered_bytes). */
+  backlog: ServerBacklog;
 }
 
 /** Policy violation: the client does not read its replies. */
@@ -23,12 +27,16 @@ export const CLOSE_BACKLOG = 1008;
 /** How long a client closed for its backlog may take to read the close frame. */
 const CLOSE_GRACE_MS = 1000;
 
-export class RpcConnection implements RpcContext {
+export class RpcConnection implements RpcContext, BacklogHolder {
   private readonly abort = new AbortController();
   private readonly cleanups: (() => void)[] = [];
   private readonly hooks: DispatchHooks;
   private paused = false;
   private closing = false;
+  /** Received message bytes not yet answered, and reply bytes not yet written out. */
+  private inBytes = 0;
+  private outBytes = 0;
+  private tracked = true;
   /** Wakes the work that waits while the socket is paused (on resume or close). */
   private readonly sleepers: (() => void)[] = [];
 
@@ -50,6 +58,7 @@ export class RpcConnection implements RpcContext {
     ws.on('error', (err) => this.log.warn({ conn: connectionId, err: err.message }, 'WebSocket error'));
     ws.once('close', (code) => this.closed(code));
     metrics.wsConnections.inc();
+    limits.backlog.add(this);
   }
 
   get signal(): AbortSignal {
@@ -60,7 +69,11 @@ export class RpcConnection implements RpcContext {
     return this.ws.bufferedAmount;
   }
 
-  /** True while the socket is not read because replies are waiting to be sent. */
+  get backlogBytes(): number {
+    return this.inBytes + this.outBytes;
+  }
+
+  /** True while the socket is not read because replies are waiting to be sent or messages to run. */
   get isPaused(): boolean {
     return this.paused;
   }
@@ -76,7 +89,13 @@ export class RpcConnection implements RpcContext {
 
   private send(msg: unknown): boolean {
     if (this.ws.readyState !== WebSocket.OPEN || this.closing) return false;
-    this.ws.send(JSON.stringify(msg), () => this.maybeResume());
+    const text = JSON.stringify(msg);
+    const bytes = Buffer.byteLength(text);
+    this.countOut(bytes);
+    this.ws.send(text, () => {
+      this.countOut(-bytes);
+      this.maybeResume();
+    });
     this.checkBacklog();
     return true;
   }
@@ -87,33 +106,64 @@ export class RpcConnection implements RpcContext {
    * started runs on: its finished calls' results are held until it replies.
    */
   private async admit(): Promise<void> {
-    while (this.paused && !this.abort.signal.aborted) await new Promise<void>((resolve) => this.sleepers.push(resolve));
+    while (this.ws.bufferedAmount > this.limits.pauseBytes && !this.abort.signal.aborted)
+      await new Promise<void>((resolve) => this.sleepers.push(resolve));
     await this.limits.share.take(this);
+  }
+
+  private countIn(bytes: number): void {
+    this.inBytes += bytes;
+    this.count(bytes);
+  }
+
+  private countOut(bytes: number): void {
+    this.outBytes += bytes;
+    this.count(bytes);
+  }
+
+  private count(bytes: number): void {
+    if (!this.tracked) return;
+    if (bytes > 0) this.limits.backlog.grow(bytes);
+    else this.limits.backlog.shrink(-bytes);
+  }
+
+  dropForBacklog(reason: string): void {
+    this.tracked = false;
+    this.disconnect(reason, { unsent: this.outBytes, unanswered: this.inBytes });
+  }
+
+  private disconnect(reason: string, detail: Record<string, number>): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.log.warn({ conn: this.connectionId, ...detail }, `WebSocket client disconnected: ${reason}`);
+    // The reason must fit a close frame (123 bytes).
+    this.ws.close(CLOSE_BACKLOG, reason);
+    setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   private checkBacklog(): void {
     const unsent = this.ws.bufferedAmount;
-    if (unsent > this.limits.maxBufferedBytes) {
-      this.closing = true;
-      this.log.warn({ conn: this.connectionId, unsent }, 'WebSocket client does not read its replies: disconnecting');
-      // The reason must fit a close frame (123 bytes).
-      this.ws.close(
-        CLOSE_BACKLOG,
-        `unsent replies exceed server.ws_max_buffered_bytes (${this.limits.maxBufferedBytes})`,
-      );
-      setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
-    } else if (unsent > this.limits.pauseBytes && !this.paused) {
+    if (unsent > this.limits.maxBufferedBytes)
+      this.disconnect(`unsent replies exceed server.ws_max_buffered_bytes (${this.limits.maxBufferedBytes})`, {
+        unsent,
+      });
+    else if ((unsent > this.limits.pauseBytes || this.inBytes > this.limits.pauseBytes) && !this.paused) {
       this.paused = true;
       this.ws.pause();
     }
   }
 
-  /** Called as each reply is written out: reading resumes once the backlog is under the bound. */
+  /** Called as each reply is written out or message answered: reading resumes once both backlogs are under the bound. */
   private maybeResume(): void {
-    if (this.paused && !this.closing && this.ws.bufferedAmount <= this.limits.pauseBytes) {
+    if (this.ws.bufferedAmount <= this.limits.pauseBytes) for (const wake of this.sleepers.splice(0)) wake();
+    if (
+      this.paused &&
+      !this.closing &&
+      this.ws.bufferedAmount <= this.limits.pauseBytes &&
+      this.inBytes <= this.limits.pauseBytes
+    ) {
       this.paused = false;
       this.ws.resume();
-      for (const wake of this.sleepers.splice(0)) wake();
     }
   }
 
@@ -129,20 +179,27 @@ export class RpcConnection implements RpcContext {
       });
       return;
     }
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString('utf8')
-      : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const text = raw.toString('utf8');
+    this.countIn(raw.length);
+    this.checkBacklog();
     this.admit()
       .then(() => (this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks)))
       .then((reply) => {
         if (reply !== undefined) this.send(reply);
       })
-      .catch((err: unknown) => this.log.error({ conn: this.connectionId, err }, 'JSON-RPC dispatch failed'));
+      .catch((err: unknown) => this.log.error({ conn: this.connectionId, err }, 'JSON-RPC dispatch failed'))
+      .finally(() => {
+        this.countIn(-raw.length);
+        this.maybeResume();
+      });
   }
 
   private closed(code: number): void {
     this.log.debug({ conn: this.connectionId, code }, 'WebSocket closed');
     this.metrics.wsConnections.dec();
+    if (this.tracked) this.limits.backlog.remove(this, this.backlogBytes);
+    this.tracked = false;
     this.abort.abort();
     for (const wake of this.sleepers.splice(0)) wake();
     for (const fn of this.cleanups.splice(0)) {

@@ -13,11 +13,16 @@ export type * from './types.js';
 /** Throws only at set-up (more than two arms, mixed reference rates, bad options). */
 export function createPlanner(description: RobotDescription | SetupDescription, options: PlannerOptions = {}): Planner {
   const setup = compileSetup(description, options);
+  const mounted = setup.arms.map((a) => a.safety.held);
   return {
     name: setup.name,
     arms: setup.arms.map((a) => ({ name: a.name, joints: a.safety.chain.jointNames.slice() })),
     rate: setup.rate,
     hold: setup.hold,
+    setGrasped: (grasped) =>
+      setup.arms.forEach((a, i) => {
+        a.safety.held = (grasped.includes(a.name) && a.robot.graspEnvelope) || mounted[i];
+      }),
     planCartesian: (request) => guard(() => planCartesian(setup, request)),
     planJoint: (request) => guard(() => planJoint(setup, request)),
     planStop: (request) => guard(() => planStop(setup, request)),

@@ -130,6 +130,12 @@ export interface Planner {
   /** Reference rate (Hz) and final hold (s) of every plan. */
   readonly rate: number;
   readonly hold: number;
+  /**
+   * Arms whose gripper has closed on an object: until the next call their safety check carries
+   * the robot's grasp envelope at the TCP (in place of a mounted held object); other arms carry
+   * only what the setup mounts.
+   */
+  setGrasped(arms: readonly string[]): void;
   planCartesian(request: CartesianRequest): PlanResult;
   planJoint(request: JointRequest): PlanResult;
   planStop(request: StopRequest): PlanResult;

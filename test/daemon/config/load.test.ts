@@ -35,7 +35,11 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.equal(c.server.token, '');
   assert.equal(c.server.max_message_bytes, 4 * 1024 * 1024);
   assert.equal(c.mqtt.url, '');
-  assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+  assert.deepEqual(c.mqtt.embedded, {
+    host: '127.0.0.1',
+    port: 1883,
+    tls: { cert: '', key: '', host: '127.0.0.1', port: 8883 },
+  });
   assert.equal(c.mqtt.username, 'brainstem');
   assert.equal(c.mqtt.base, 'brainstem');
   assert.equal(c.mqtt.protocol, 'auto');
@@ -73,7 +77,7 @@ test('a user file overrides only the keys it names; null means default', () => {
     const c = loadConfig({ file, env: {} });
     assert.equal(c.server.port, 9000);
     assert.equal(c.server.host, '127.0.0.1');
-    assert.deepEqual(c.mqtt.embedded, { host: '127.0.0.1', port: 11883 });
+    assert.deepEqual(c.mqtt.embedded, { ...loadConfig({ env: {} }).mqtt.embedded, port: 11883 });
   });
 });
 
@@ -465,7 +469,7 @@ test('prototype keys in overrides and unknown BRAINSTEM_ variables are refused',
   assert.match(msg, /BRAINSTEM_SERVER_CONSTRUCTOR: is not a known configuration variable/);
 });
 
-test('server limits: defaults, and ws_pause_bytes must not exceed ws_max_buffered_bytes', () => {
+test('server limits: defaults, and ws_pause_bytes ≤ ws_max_buffered_bytes ≤ ws_total_buffered_bytes', () => {
   const c = loadConfig({ env: {} });
   assert.equal(c.server.max_batch_calls, 1000);
   assert.equal(c.server.max_json_depth, 64);
@@ -473,4 +477,10 @@ test('server limits: defaults, and ws_pause_bytes must not exceed ws_max_buffere
   assert.equal(c.server.ws_max_buffered_bytes, 16 << 20);
   const msg = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_WS_PAUSE_BYTES: String(32 << 20) } }));
   assert.match(msg, /server\.ws_pause_bytes: must be <= server\.ws_max_buffered_bytes \(16777216\), got 33554432/);
+  assert.equal(c.server.ws_total_buffered_bytes, 128 << 20);
+  const total = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_WS_TOTAL_BUFFERED_BYTES: String(8 << 20) } }));
+  assert.match(
+    total,
+    /server\.ws_max_buffered_bytes: must be <= server\.ws_total_buffered_bytes \(8388608\), got 16777216/,
+  );
 });

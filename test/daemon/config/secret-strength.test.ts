@@ -64,6 +64,11 @@ test('a short broker password is refused when the embedded broker or the externa
     /mqtt\.password: must be at least 16 .*mqtt\.url \(broker\.local\)/,
     'short',
   );
+  refused(
+    { mqtt: { embedded: { tls: { cert: 'c.pem', key: 'k.pem', host: '0.0.0.0' } }, password: 'pw' } },
+    /mqtt\.password: must be at least 16 characters when mqtt\.embedded\.tls\.host \(0\.0\.0\.0\) is off loopback/,
+    'pw"',
+  );
   // The API off loopback does not expose the broker password, nor the reverse.
   load({ server: { host: '0.0.0.0', token: 'y'.repeat(20) }, mqtt: { password: 'pw' } });
   load({ server: { token: 'tok' }, mqtt: { embedded: { host: '0.0.0.0' }, password: 'z'.repeat(16) } });

@@ -1,32 +1,16 @@
 // mqtts:// to a Mosquitto with a test CA: the daemon and its simulated controller connect with
 // mqtt.tls.ca; without the CA the broker's certificate is refused; a missing file names its key.
+// The embedded broker's own TLS listener (mqtt.embedded.tls).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestDaemon, TEST_TOKEN } from '../../helpers/daemon.js';
 import { getOwnMosquitto } from '../../helpers/mosquitto.js';
+import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
 import { RpcTestClient, waitRobotReady } from '../../helpers/rpc.js';
+import { makeCerts } from '../../helpers/certs.js';
 import { tempDir } from '../../helpers/temp.js';
-
-/** A CA and a server certificate for 127.0.0.1 (P-256), or undefined without openssl. */
-function makeCerts(dir: string): { ca: string; cert: string; key: string } | undefined {
-  const f = (name: string) => join(dir, name);
-  writeFileSync(f('ext'), 'subjectAltName=IP:127.0.0.1\n');
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  const steps = [
-    ['req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=bs-test-ca'],
-    ['req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1'],
-    ['x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial'],
-  ];
-  steps[2]!.push('-out', f('server.pem'), '-days', '2', '-extfile', f('ext'));
-  for (const args of steps) {
-    const r = spawnSync('openssl', args, { stdio: 'pipe' });
-    if (r.error || r.status !== 0) return undefined;
-  }
-  return { ca: f('ca.pem'), cert: f('server.pem'), key: f('server.key') };
-}
 
 test('mqtts:// with mqtt.tls.ca: daemon and simulated controller connect; no CA, no connection', async (t) => {
   const dir = tempDir('brainstem-tls-');
@@ -59,5 +43,37 @@ test('mqtts:// with mqtt.tls.ca: daemon and simulated controller connect; no CA,
   await assert.rejects(
     startTestDaemon({ mqtt: { url: broker.urlWithCredentials, tls: { ca: join(dir.path, 'missing.pem') } } }),
     /mqtt\.tls\.ca: cannot read .*missing\.pem: ENOENT/,
+  );
+});
+
+test('mqtt.embedded.tls: the embedded broker also listens for mqtts://, with the same identities and ACLs', async (t) => {
+  const dir = tempDir('brainstem-tls-embedded-');
+  t.after(() => dir.remove());
+  const certs = makeCerts(dir.path);
+  if (!certs) return t.skip('openssl is not installed');
+  const d = await startTestDaemon({
+    mqtt: { observers: ['console'], embedded: { tls: { cert: certs.cert, key: certs.key, port: 0 } } },
+  });
+  t.after(() => d.stop());
+  const tlsUrl = d.broker!.tlsUrl()!;
+  assert.match(tlsUrl, /^mqtts:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal(d.daemon.health().services['mqtt-broker']!.detail!.tls_url, tlsUrl);
+
+  const observer = await connectMqtt({ ...d.mqttAs('observer.console'), url: tlsUrl }, { ca: readFileSync(certs.ca) });
+  t.after(() => observer.endAsync());
+  assert.equal((await nextMessage(observer, 'brainstem/daemon/availability')).payload, 'online');
+  await assert.rejects(
+    connectMqtt({ ...d.mqttAs('observer.console'), url: tlsUrl }),
+    /certificate/i,
+    'without the CA the self-signed broker is not trusted',
+  );
+  await assert.rejects(
+    connectMqtt({ ...d.mqttAs('observer.console'), url: tlsUrl, password: 'wrong' }, { ca: readFileSync(certs.ca) }),
+    /Bad username or password/,
+  );
+
+  await assert.rejects(
+    startTestDaemon({ mqtt: { embedded: { tls: { cert: certs.cert, key: '' } } } }),
+    /mqtt\.embedded\.tls\.key: must be set with the other of cert\/key/,
   );
 });

@@ -83,14 +83,16 @@ test('defaults: table at z = 0, grey objects, no noise, 10 Hz JPEG cameras witho
   );
 });
 
-test('loadScene: by path, a missing file, a name that is not the file name', () => {
+const head = (name: string): string => `name: ${name}\nrobot: yam\ntable: { size_m: [1, 1] }\n`;
+
+test('loadScene: by path, a missing file, a name that is not the file name, reserved keys, bad YAML', () => {
   const dir = mkdtempSync(join(tmpdir(), 'scenes-'));
   try {
     const file = join(dir, 'mine.yaml');
-    writeFileSync(file, 'name: mine\nrobot: yam\ntable: { size_m: [1, 1] }\n');
+    writeFileSync(file, head('mine'));
     const r = loadScene(file);
     assert.ok(r.ok && r.value.name === 'mine');
-    writeFileSync(join(dir, 'other.yaml'), 'name: mine\nrobot: yam\ntable: { size_m: [1, 1] }\n');
+    writeFileSync(join(dir, 'other.yaml'), head('mine'));
     const other = loadScene('other', dir);
     assert.ok(!other.ok);
     assert.deepEqual(
@@ -102,6 +104,19 @@ test('loadScene: by path, a missing file, a name that is not the file name', () 
     assert.match(
       formatIssue(missing.issues[0]),
       /^scene "nope": config file: cannot be read \(ENOENT\), got ".*nope\.yaml"$/,
+    );
+    writeFileSync(
+      join(dir, 'proto.yaml'),
+      `${head('proto')}__proto__: { x: 1 }\nsuccess: { constructor: "near(a, [0, 0, 0], 1)" }\n`,
+    );
+    const proto = loadScene('proto', dir);
+    assert.ok(!proto.ok);
+    assert.deepEqual(
+      proto.issues.map((i) => formatIssue(i)),
+      [
+        'scene "proto": __proto__: is a reserved key (__proto__, constructor and prototype are refused), got "__proto__"',
+        'scene "proto": success.constructor: is a reserved key (__proto__, constructor and prototype are refused), got "constructor"',
+      ],
     );
     writeFileSync(join(dir, 'bad.yaml'), 'name: [\n');
     const bad = loadScene('bad', dir);

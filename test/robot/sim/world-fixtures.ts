@@ -136,9 +136,11 @@ export class YamCell {
     return m.id;
   }
 
-  /** Commands the gripper to `position` (0 closed … 1 open) and waits a full stroke. */
-  grip(position: number): void {
-    this.h.send('gripper', { v: 1, id: `g${this.h.t}`, arm: 'arm', position, time: 0, expires_at: this.h.t + 1 });
+  /** Commands the gripper to `position` (0 closed … 1 open), waits a full stroke; returns the command's events. */
+  grip(position: number): string[] {
+    const id = `g${this.h.t}`;
+    this.h.send('gripper', { v: 1, id, arm: 'arm', position, time: 0, expires_at: this.h.t + 1 });
     this.h.run(this.h.t + 1.2);
+    return this.h.eventNames(id);
   }
 }

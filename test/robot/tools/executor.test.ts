@@ -361,3 +361,31 @@ test('dead man on dual-yam: a one-arm call stops only that arm; a call whose cli
   assert.equal(o.status, 'stopped', o.message);
   assert.equal(lb.trajectories().length, before, 'no trajectory sent');
 });
+
+test('a gripper that finishes on an object (reason grasped) adds the grasp envelope to every plan until it opens', async () => {
+  const lb = new Loopback('yam');
+  let grasp = true;
+  lb.edit = (type, p) => {
+    if (type === 'events' && p.command === 'gripper' && p.event === 'finished' && grasp) p.reason = 'grasped';
+  };
+  await lb.run(0.3);
+  // Pointing down, 3 cm above the table: the links clear it, a 3.5 cm envelope around the grasp site does not.
+  const low = { poses: [{ pose_xyzquat: [0.3, 0, 0.03, 0, 1, 0, 0] }] };
+  const before = await lb.outcome(lb.exec.execute(call('check_path', low)));
+  assert.equal(before.status, 'ok', before.message);
+
+  const closed = await lb.outcome(lb.exec.execute(call('set_gripper', { gripper: 0 })));
+  assert.equal(closed.status, 'ok', closed.message);
+  assert.deepEqual(closed.grasped, { arm: true });
+  assert.equal(closed.message, 'Gripper set; closed on an object (arm arm).');
+  const holding = await lb.outcome(lb.exec.execute(call('check_path', low)));
+  assert.equal(holding.status, 'infeasible', holding.message);
+  assert.match(holding.message, /held object "grasped".*below the table plane/);
+
+  grasp = false;
+  const opened = await lb.outcome(lb.exec.execute(call('set_gripper', { gripper: 1 })));
+  assert.deepEqual(opened.grasped, { arm: false });
+  assert.equal(opened.message, 'Gripper set.');
+  const after = await lb.outcome(lb.exec.execute(call('check_path', low)));
+  assert.equal(after.status, 'ok', `released: ${after.message}`);
+});

@@ -28,6 +28,8 @@ export class Loopback {
   states: StateMsg[] = [];
   /** False cuts the daemon → controller direction (commands and heartbeats are lost). */
   downlink = true;
+  /** Edits each message of the simulated controller before the daemon side sees it. */
+  edit?: (type: string, payload: Record<string, unknown>) => void;
   private hbSeq = 0;
   private lastHb = -Infinity;
 
@@ -82,6 +84,7 @@ export class Loopback {
       }
       this.sim.tick(this.t + OFFSET);
       for (const m of this.sim.drain(this.t + OFFSET)) {
+        this.edit?.(m.type, m.payload as unknown as Record<string, unknown>);
         const v = validateMessage(m.type, m.payload);
         if (!v.ok) throw new Error(`sim sent an invalid ${m.type}: ${v.message}`);
         if (m.type === 'state') {

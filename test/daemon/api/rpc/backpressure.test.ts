@@ -1,16 +1,18 @@
-// Per-connection backpressure: a client whose replies pile up unsent is not read (socket paused)
-// until they drain, and is disconnected with 1008 past the hard bound. A fake socket stands in
-// for ws so the unsent byte count is exact.
+// Per-connection backpressure: a client whose replies pile up unsent, or whose messages wait
+// unanswered, is not read (socket paused) until they drain, and is disconnected with 1008 past the
+// hard bound; across clients the one holding the most goes first past the daemon-wide bound. A
+// fake socket stands in for ws so the unsent byte count is exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { Metrics } from '../../../../daemon/api/metrics.js';
+import { ServerBacklog } from '../../../../daemon/api/rpc/backlog.js';
 import { CLOSE_BACKLOG, RpcConnection } from '../../../../daemon/api/rpc/connection.js';
 import { LoopShare } from '../../../../daemon/api/rpc/loop-share.js';
 import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
-import { int, obj } from '../../../../robot/common/validation/builders.js';
+import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
 /** A socket that never writes anything out until `flush()`, like a client that does not read. */
 class StuckSocket extends EventEmitter {
@@ -51,14 +53,32 @@ class StuckSocket extends EventEmitter {
   }
 }
 
-function connect(limits = { pauseBytes: 2000, maxBufferedBytes: 10_000 }) {
+/** Calls to test.wait finish when the test opens the gate. */
+let openGate: () => void = () => undefined;
+let gate = Promise.resolve();
+function closeGate(): void {
+  gate = new Promise((resolve) => {
+    openGate = resolve;
+  });
+}
+
+function connect(
+  limits = { pauseBytes: 2000, maxBufferedBytes: 10_000 },
+  backlog = new ServerBacklog(1 << 30),
+  id = 'c1',
+) {
   const rpc = new RpcRegistry();
   rpc.register('test.blob', obj({ n: int({ min: 0, max: 100_000 }) }), (p) => 'x'.repeat(p.n));
+  rpc.register('test.wait', obj({ pad: str({ default: '' }) }), async () => {
+    await gate;
+    return 'ok';
+  });
   const ws = new StuckSocket();
-  const conn = new RpcConnection('c1', ws as unknown as WebSocket, rpc, new Metrics(), pino({ level: 'silent' }), {
+  const conn = new RpcConnection(id, ws as unknown as WebSocket, rpc, new Metrics(), pino({ level: 'silent' }), {
     maxBatch: 1000,
     maxDepth: 64,
     share: new LoopShare(),
+    backlog,
     ...limits,
   });
   return { ws, conn };
@@ -91,4 +111,44 @@ test('past ws_max_buffered_bytes the client is closed with 1008 naming the limit
   assert.equal(ws.terminated, false);
   t.mock.timers.tick(1000);
   assert.equal(ws.terminated, true, 'a client that cannot read the close frame is cut off');
+});
+
+test('messages waiting unanswered past ws_pause_bytes pause reading until they are answered', async () => {
+  closeGate();
+  const { ws, conn } = connect();
+  const wait = (id: number) => ({ jsonrpc: '2.0', id, method: 'test.wait', params: { pad: 'p'.repeat(900) } });
+  await ws.deliver(wait(1));
+  await ws.deliver(wait(2));
+  assert.equal(ws.paused, false, 'about 1.9 kB unanswered: still reading');
+  await ws.deliver(wait(3));
+  assert.equal(ws.paused, true, 'past 2000 bytes unanswered: not read');
+  assert.ok(conn.backlogBytes > 2000);
+  openGate();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(ws.paused, false, 'answered: reading again');
+  ws.flush(3);
+  assert.equal(conn.backlogBytes, 0, 'nothing held once the replies are written');
+});
+
+test('past ws_total_buffered_bytes across clients the client holding the most is disconnected', async () => {
+  const backlog = new ServerBacklog(5000);
+  const limits = { pauseBytes: 10_000, maxBufferedBytes: 20_000 };
+  const a = connect(limits, backlog, 'a');
+  const b = connect(limits, backlog, 'b');
+  await b.ws.deliver(blob(1, 1500));
+  await a.ws.deliver(blob(1, 3000));
+  assert.equal(a.ws.closedWith, undefined, 'about 4.6 kB in all: under the bound');
+  await b.ws.deliver(blob(2, 1000));
+  assert.deepEqual(a.ws.closedWith, [
+    CLOSE_BACKLOG,
+    'backlog exceeds server.ws_total_buffered_bytes (5000) across clients',
+  ]);
+  assert.equal(b.ws.closedWith, undefined, 'the smaller holder stays');
+  assert.ok(backlog.bytes <= 5000 && backlog.bytes === b.conn.backlogBytes, `total ${backlog.bytes}`);
+  a.ws.emit('close', CLOSE_BACKLOG);
+  a.ws.flush(1);
+  assert.equal(backlog.bytes, b.conn.backlogBytes, 'a closed client leaves nothing counted');
+  b.ws.flush(2);
+  assert.equal(backlog.bytes, 0);
 });
