@@ -51,6 +51,40 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
   });
 }
 
+test('pick and place through robots.call: move over the red block, close (grasped), lift, over the bowl, open: block_in_bowl', async (t) => {
+  const rig = await startRig(t, 'embedded', {
+    robots: [{ id: 'arm1', robot: 'yam' }],
+    simExtra: { arm1: ['--scene', 'yam-pick-place', '--seed', '5'] },
+  });
+  if (!rig) return;
+  await waitReady(rig, 'arm1');
+  const [x, y] = expected().truth().objects[0]!.pose;
+  // The TCP pointing down (a half turn about y), the fingers closing along world y.
+  const to = async (px: number, py: number, pz: number) => {
+    const r = await callTool(rig, 'arm1', 'move_to', { target: { pose_xyzquat: [px, py, pz, 0, 1, 0, 0] } });
+    assert.equal(r.status, 'ok', r.message);
+  };
+  const truth = (pred: (s: any) => boolean, what: string) =>
+    waitFor(async () => {
+      const s = (await rig.rpc.call('sim.scene', { robot: 'arm1' })).result.scene;
+      return s && pred(s) ? s : undefined;
+    }, what);
+  await to(x!, y!, 0.15);
+  await to(x!, y!, 0.035);
+  const closed = await callTool(rig, 'arm1', 'set_gripper', { gripper: 0 });
+  assert.equal(closed.status, 'ok', closed.message);
+  assert.deepEqual(closed.grasped, { arm: true });
+  await truth((s) => s.predicates.red_held, 'red_held');
+  await to(x!, y!, 0.15);
+  await truth((s) => s.predicates.red_lifted, 'red_lifted');
+  await to(0.3, -0.17, 0.15);
+  const opened = await callTool(rig, 'arm1', 'set_gripper', { gripper: 1 });
+  assert.deepEqual(opened.grasped, { arm: false });
+  const end = await truth((s) => s.predicates.block_in_bowl, 'block_in_bowl');
+  assert.deepEqual(end.predicates, { block_in_bowl: true, red_lifted: false, red_held: false });
+  assert.deepEqual(end.collisions, { count: 0, last: null });
+});
+
 test('sim.scene of a robot without a workcell is null; of an unknown robot, invalid params', async (t) => {
   const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
   if (!rig) return;
