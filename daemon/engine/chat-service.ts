@@ -80,6 +80,19 @@ export class ChatService {
     return names.length === 1 ? names[0]! : '';
   }
 
+  /** Counts a chat body's prompt tokens exactly as run() renders them (template, tools, tokenizer) for
+   *  the model the body names, and tells that model's context; the lease is held only to read the model. */
+  async promptCounter(
+    model: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ contextLength: number; count(body: Record<string, unknown>): number }> {
+    const ref = parseModelRef(model, this.registry.names());
+    const lease = await this.registry.lease(ref.name, { signal });
+    const { text, contextLength } = lease.model;
+    lease.release();
+    return { contextLength, count: (body) => chatPrompt(text, parseChatRequest(body, text)).length };
+  }
+
   async *run(call: ChatCall): AsyncGenerator<ChatEvent, ChatOutcome> {
     const arrivedAt = this.clock();
     const created = Math.floor(Date.now() / 1000);

@@ -29,6 +29,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   const out = JSON.parse(r.stdout);
   assert.deepEqual(Object.keys(out), [
     'clients',
+    'flood_nice',
     'non_readers',
     'seconds',
     'heartbeat',
@@ -40,6 +41,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
     'target',
   ]);
   assert.equal(out.non_readers, 1);
+  assert.ok([0, 10].includes(out.flood_nice), `flood_nice ${out.flood_nice}`);
   assert.ok(out.heartbeat.received > 0, 'the observer received heartbeats');
   assert.deepEqual(Object.keys(out.heartbeat.gap_ms), ['p50', 'p99', 'max']);
   assert.equal(typeof out.heartbeat.gaps_over_2x_period, 'number');

@@ -1,0 +1,112 @@
+// The `local` provider: the daemon's own chat service in-process, a synthetic model constrained by
+// tool_choice "required". Over a few decisions with a growing history every call is schema-valid,
+// the episode's session is reused (only the new turns are prefilled) and the exact counter agrees
+// with the engine's prompt.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChatService } from '../../../daemon/engine/chat-service.js';
+import { compileHistory, type Turn } from '../../../daemon/policy/history.js';
+import { LocalProvider } from '../../../daemon/policy/providers/local.js';
+import { ProviderError } from '../../../daemon/policy/providers/types.js';
+import { policyTools } from '../../../daemon/policy/tools.js';
+import { compileSchema } from '../../../robot/common/validation/json-schema.js';
+import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { synthTiny, type TinyModel } from '../../helpers/serving.js';
+
+let model: TinyModel;
+let d: TestDaemon;
+const tools = policyTools(['arm'], ['top']);
+const checks = new Map(tools.map((t) => [t.name, compileSchema(t.parameters)]));
+const signal = new AbortController().signal;
+
+before(async () => {
+  model = await synthTiny(5);
+  d = await startTestDaemon({
+    models: { tiny: { path: model.path, threads: 1, context_length: 4096, keep_alive: -1 } },
+  });
+});
+
+after(async () => {
+  await d?.stop();
+  model?.remove();
+});
+
+test('every decision is a schema-valid tool call; the prefix cache serves the history; the count is exact', async () => {
+  const p = new LocalProvider({ chat: d.chat, model: 'tiny', cacheKey: 'episode-1' });
+  const budget = await p.promptBudget(signal);
+  assert.equal(budget.contextTokens, 4096);
+  const history = {
+    system: 'You drive one arm. Reply with exactly one tool call.',
+    references: [
+      { type: 'text' as const, text: 'Put the block in the bowl.' },
+      { type: 'image' as const, image: { url: 'data:image/png;base64,AA==' }, label: 'goal' },
+    ],
+    turns: [] as Turn[],
+  };
+  let previous = { tokens: 0, summarised: 0 };
+  for (let i = 1; i <= 4; i++) {
+    history.turns.push({ observation: [{ type: 'text', text: `observation ${i}: the arm is at rest` }] });
+    const prompt = compileHistory(history, {
+      tools,
+      keepImages: 2,
+      windowTurns: 10,
+      contextTokens: budget.contextTokens,
+      reserveTokens: 400,
+      count: budget.count,
+    });
+    const dec = await p.decide({ messages: prompt.messages, tools, limits: { maxTokens: 400, seed: i } }, signal);
+    assert.equal(dec.provider, 'local');
+    assert.ok(dec.call.ok, `decision ${i}: ${JSON.stringify(dec.call)}`);
+    if (!dec.call.ok) return;
+    assert.deepEqual(checks.get(dec.call.name)!(dec.call.arguments), [], `decision ${i}: ${dec.raw}`);
+    assert.equal(dec.finishReason, 'tool_calls');
+    // The counter is the engine's own rendering of this prompt.
+    assert.equal(dec.usage.promptTokens, prompt.tokens);
+    assert.equal(dec.usage.prefilledTokens! + dec.usage.cachedTokens!, dec.usage.promptTokens);
+    assert.ok(prompt.tokens <= 4096 - 400, `${prompt.tokens} prompt tokens`);
+    // Only what is new since the last prompt is prefilled (the engine's cache holds the rest),
+    // unless the history summarised another turn (the prompt then changes after the references).
+    const fresh = dec.usage.promptTokens - previous.tokens;
+    if (i > 1 && prompt.dropped.summarisedTurns === previous.summarised)
+      assert.ok(
+        dec.usage.prefilledTokens! <= fresh + 32,
+        `decision ${i}: prefilled ${dec.usage.prefilledTokens} of ${dec.usage.promptTokens}, ${fresh} new`,
+      );
+    previous = { tokens: dec.usage.promptTokens, summarised: prompt.dropped.summarisedTurns };
+    const turn = history.turns.at(-1)!;
+    turn.reply = dec.message;
+    turn.result = { tool: dec.call.name, status: 'ok', text: `{"status":"ok","decision":${i}}` };
+  }
+});
+
+test('a prompt over the context is a request error naming it; an unknown model names the model', async () => {
+  const p = new LocalProvider({ chat: d.chat, model: 'tiny' });
+  const long = 'block '.repeat(5000);
+  await assert.rejects(
+    p.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: long }] }], tools }, signal),
+    (e: unknown) =>
+      e instanceof ProviderError &&
+      e.kind === 'request' &&
+      /local provider: messages: the prompt has \d+ tokens; the context holds 4096/.test(e.message),
+  );
+  const missing = new LocalProvider({ chat: d.chat, model: 'nope' });
+  await assert.rejects(
+    missing.promptBudget(signal),
+    (e: unknown) => e instanceof ProviderError && /model "nope" is not configured/.test(e.message),
+  );
+});
+
+test('a decision cancelled mid-generation is an aborted error, not a decision', async () => {
+  // The chat service answers a cancel with the output so far and finish reason "cancelled".
+  const chat = {
+    async *run() {
+      yield { type: 'content', text: '<tool_call>{"na' };
+      return { result: { finishReason: 'cancelled', content: '<tool_call>{"na', toolCalls: [] } };
+    },
+  } as unknown as ChatService;
+  const p = new LocalProvider({ chat, model: 'tiny' });
+  await assert.rejects(
+    p.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal),
+    (e: unknown) => e instanceof ProviderError && e.kind === 'aborted',
+  );
+});
