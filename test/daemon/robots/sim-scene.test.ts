@@ -7,6 +7,7 @@ import { loadArms } from '../../../robot/description/loader.js';
 import { loadScene } from '../../../robot/sim/scene/scene-config.js';
 import { SimWorld } from '../../../robot/sim/scene/world.js';
 import { runCli } from '../../helpers/daemon.js';
+import { connectMqtt } from '../../helpers/mqtt.js';
 import { waitFor } from '../../helpers/wait.js';
 import { callTool, startRig, waitReady, type Transport } from './harness.js';
 
@@ -85,7 +86,7 @@ test('pick and place through robots.call: move over the red block, close (graspe
   assert.deepEqual(end.collisions, { count: 0, last: null });
 });
 
-test('sim.scene of a robot without a workcell is null; of an unknown robot, invalid params', async (t) => {
+test('sim.scene of a robot without a workcell is null; an invalid one is counted, not kept; an unknown robot is invalid params', async (t) => {
   const rig = await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] });
   if (!rig) return;
   await waitReady(rig, 'arm1');
@@ -94,6 +95,15 @@ test('sim.scene of a robot without a workcell is null; of an unknown robot, inva
     age_ms: null,
     scene: null,
   });
+  // The robot's own identity may publish there, but a malformed truth is refused.
+  const c = await connectMqtt(rig.d.mqttAs('robot.arm1'), { clientId: 'robot.arm1.test' });
+  t.after(() => c.endAsync());
+  await c.publishAsync(`${rig.base}/robots/arm1/sim/scene`, JSON.stringify({ v: 1, scene: 'x' }), { qos: 1 });
+  await waitFor(async () => {
+    const r = (await rig.rpc.call('robots.list')).result.robots[0];
+    return r.invalid_messages > 0 ? true : undefined;
+  }, 'the invalid sim/scene counted');
+  assert.equal((await rig.rpc.call('sim.scene', { robot: 'arm1' })).result.scene, null);
   const bad = await rig.rpc.call('sim.scene', { robot: 'nope' });
   assert.equal(bad.error?.code, -32602);
 });
