@@ -65,6 +65,9 @@ function num(flag: string, value: string, lo: number, hi: number): number {
 }
 
 export const registerSim: CommandRegistrar = (program: Command) => {
+  // `sim` and `sim render` share --scene and --seed: commander leaves options after a subcommand
+  // to it only when the program, and not just `sim`, has positional options.
+  program.enablePositionalOptions();
   program
     .command('sim')
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
