@@ -19,7 +19,8 @@ export type WorldEvent =
   | {
       kind: 'grasp';
       arm: string;
-      object: string /** Gripper position (0–1) where the fingers stop. */;
+      object: string;
+      /** Gripper position (0–1) where the fingers stop. */
       gripper: number;
     }
   | { kind: 'release'; arm: string; object: string }
