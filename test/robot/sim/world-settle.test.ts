@@ -9,6 +9,7 @@ import { CONTAINER_FLOOR, uprightPose, yawOf } from '../../../robot/sim/scene/wo
 import { SimWorld } from '../../../robot/sim/scene/world.js';
 import { loadScene } from '../../../robot/sim/scene/scene-config.js';
 import { loadArms } from '../../../robot/description/loader.js';
+import { startStates } from '../../../robot/sim/render/scene-start.js';
 import { object, pickScene, yamSetup } from './world-fixtures.js';
 
 const TABLE = 0.75;
@@ -171,5 +172,22 @@ test('the shipped scenes start at rest, without a collision at the home pose, re
       Object.values(world.truth().predicates).every((v) => !v),
       `${name}: no success at start`,
     );
+  }
+});
+
+test("the still-image start (sim render's startStates) is the simulator's start for the shipped scenes and seeds", () => {
+  for (const name of ['yam-pick-place', 'dual-yam-handover', 'ur5e-stack']) {
+    const s = loadScene(name);
+    assert.ok(s.ok, name);
+    const arms = loadArms(s.value.robot);
+    assert.ok(arms.ok, name);
+    for (const seed of [1, 5, 99]) {
+      const sim = new SimWorld(s.value, arms.value.setup, seed).objects;
+      startStates(s.value, seed).forEach((r, i) =>
+        r.pose.forEach((v, k) =>
+          assert.ok(Math.abs(v - sim[i]!.pose[k]!) < 1e-12, `${name} seed ${seed} ${r.name}[${k}]`),
+        ),
+      );
+    }
   }
 });
