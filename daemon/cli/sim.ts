@@ -7,7 +7,10 @@ import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { redactUrl } from '../config/secrets.js';
 import { readTlsFiles } from '../mqtt/tls.js';
-import { loadSimRobot } from '../../robot/sim/robot.js';
+import { formatIssue } from '../../robot/common/validation/issue.js';
+import { loadSimSetup, simRobotFrom } from '../../robot/sim/robot.js';
+import { loadScene } from '../../robot/sim/scene/scene-config.js';
+import { SimWorld } from '../../robot/sim/scene/world.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
 import { ControllerMqtt, type MqttVersion } from '../../robot/link/controller-mqtt.js';
@@ -20,6 +23,7 @@ const CLOSE_WAIT_MS = 300;
 
 interface SimFlags {
   robot?: string;
+  scene?: string;
   id?: string;
   broker?: string;
   ws?: string;
@@ -61,11 +65,18 @@ function num(flag: string, value: string, lo: number, hi: number): number {
 }
 
 export const registerSim: CommandRegistrar = (program: Command) => {
+  // `sim` and `sim render` share --scene and --seed: commander leaves options after a subcommand
+  // to it only when the program, and not just `sim`, has positional options.
+  program.enablePositionalOptions();
   program
     .command('sim')
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
     // Required, but checked in the action: commander would demand it of `sim render` too.
     .option('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file (required)')
+    .option(
+      '--scene <name|file>',
+      'simulated workcell: a name under configs/scenes/ or a YAML file, laid out for --robot',
+    )
     .option('--id <id>', 'robot id on the link (default: the robot name)')
     .option(
       '--broker <url>',
@@ -94,20 +105,21 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       (v: string, acc: string[]) => [...acc, v],
       [],
     )
-    .option('--seed <n>', 'seed for random faults', '1')
+    .option('--seed <n>', "seed for random faults and the scene's pose noise", '1')
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
       const stop = stopSignal(flags.exitOnStdinClose === true);
       if (flags.robot === undefined) throw new CliError("required option '--robot <name|file>' not specified", 2);
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
-      let robot;
+      let setup;
       let faults: Fault[];
       try {
-        robot = loadSimRobot(flags.robot);
+        setup = loadSimSetup(flags.robot);
         faults = flags.fault.map(parseFault);
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
+      const robot = simRobotFrom(setup);
       const id = flags.id ?? robot.name;
       if (!new RegExp(ROBOT_ID_PATTERN).test(id))
         throw new CliError(`--id must match ${ROBOT_ID_PATTERN} (got "${id}")`, 2);
@@ -128,6 +140,8 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
         faults,
       };
+      const world =
+        flags.scene === undefined ? undefined : new SimWorld(sceneFor(flags.scene, robot.name), setup, sim.seed);
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
       if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
@@ -142,6 +156,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         proc = startSim({
           robot,
           sim,
+          world,
           log,
           link: (on) =>
             flags.ws
@@ -167,6 +182,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       log(
         `robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`,
       );
+      if (world)
+        log(
+          `scene ${world.scene.name} (seed ${sim.seed}): ${world.objects.map((o) => o.name).join(', ') || 'no objects'}`,
+        );
       await stop;
       log('stopping');
       // Bounded: a broker that never answers must not hold the exit (the parent waits on it).
@@ -176,6 +195,18 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       process.exit(0);
     });
 };
+
+/** The scene `nameOrPath`, which must be laid out for robot `robot`; a usage error (exit 2) otherwise. */
+function sceneFor(nameOrPath: string, robot: string) {
+  const s = loadScene(nameOrPath);
+  if (!s.ok) throw new CliError(`--scene: ${s.issues.map((i) => formatIssue(i)).join('; ')}`, 2);
+  if (s.value.robot !== robot)
+    throw new CliError(
+      `--scene ${nameOrPath} is laid out for robot "${s.value.robot}", not "${robot}" (--robot): run it with --robot ${s.value.robot}`,
+      2,
+    );
+  return s.value;
+}
 
 /** Resolves on SIGINT or SIGTERM, or when stdin closes if asked; installed before anything else can run. */
 function stopSignal(onStdinClose: boolean): Promise<void> {

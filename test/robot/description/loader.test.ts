@@ -28,6 +28,9 @@ test('every shipped config loads and validates', () => {
   // Position and velocity limits come from the URDF, acceleration and jerk from the YAML.
   assert.deepEqual(yam.value.joints[1].limits, { lower: 0, upper: 3.65, velocity: 0.6, acceleration: 2, jerk: 12 });
   assert.ok(yam.value.links.some((l) => l.name === 'gripper' && l.frame === 6));
+  // Fingers travel 0.0475 m each: 0.095 m open at gripper position 1.
+  assert.deepEqual(yam.value.gripper!.jaw, { openWidth: 0.095, depth: 0.05, thickness: 0.02, axis: 'y' });
+  assert.equal(panda.value.gripper!.jaw!.openWidth, panda.value.gripper!.max);
   const dual = loadSetup('dual-yam');
   assert.ok(dual.ok);
   assert.deepEqual(
