@@ -11,6 +11,8 @@ import { formatIssue } from '../../robot/common/validation/issue.js';
 import { loadSimSetup, simRobotFrom } from '../../robot/sim/robot.js';
 import { loadScene } from '../../robot/sim/scene/scene-config.js';
 import { SimWorld } from '../../robot/sim/scene/world.js';
+import { cameraTickRate, workcellFrames } from '../../robot/sim/render/sim-cameras.js';
+import type { SetupDescription } from '../../robot/description/types.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
 import { ControllerMqtt, type MqttVersion } from '../../robot/link/controller-mqtt.js';
@@ -24,6 +26,7 @@ const CLOSE_WAIT_MS = 300;
 interface SimFlags {
   robot?: string;
   scene?: string;
+  cameraRate?: string;
   id?: string;
   broker?: string;
   ws?: string;
@@ -76,6 +79,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option(
       '--scene <name|file>',
       'simulated workcell: a name under configs/scenes/ or a YAML file, laid out for --robot',
+    )
+    .option(
+      '--camera-rate <hz>',
+      "frames per second of every scene camera (0.1–60; default: each camera's rate_hz; 0 = no frames)",
     )
     .option('--id <id>', 'robot id on the link (default: the robot name)')
     .option(
@@ -142,6 +149,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       };
       const world =
         flags.scene === undefined ? undefined : new SimWorld(sceneFor(flags.scene, robot.name), setup, sim.seed);
+      if (flags.cameraRate !== undefined && world === undefined)
+        throw new CliError("--camera-rate needs --scene (the cameras are the scene's)", 2);
+      const cameraRate = flags.cameraRate === undefined ? null : cameraRateFlag(flags.cameraRate);
+      const cameras = world && cameraRate !== 0 ? cameraHook(world, setup, cameraRate) : undefined;
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
       if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
@@ -157,6 +168,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
           robot,
           sim,
           world,
+          ...(cameras && { cameras }),
           log,
           link: (on) =>
             flags.ws
@@ -184,7 +196,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       );
       if (world)
         log(
-          `scene ${world.scene.name} (seed ${sim.seed}): ${world.objects.map((o) => o.name).join(', ') || 'no objects'}`,
+          `scene ${world.scene.name} (seed ${sim.seed}): ${world.objects.map((o) => o.name).join(', ') || 'no objects'}; cameras ${world.scene.cameras.map((c) => c.name).join(', ') || 'none'}${cameras ? ` at ${cameraRate ?? 'their own rates in'} Hz` : ' (no frames)'}`,
         );
       await stop;
       log('stopping');
@@ -219,4 +231,16 @@ function stopSignal(onStdinClose: boolean): Promise<void> {
       process.stdin.resume();
     }
   });
+}
+
+/** --camera-rate: 0 (no frames) or 0.1–60 Hz. */
+function cameraRateFlag(value: string): number {
+  const n = Number(value);
+  return n === 0 && value.trim() !== '' ? 0 : num('--camera-rate', value, 0.1, 60);
+}
+
+/** The renderer as the process's frames hook, asked at the fastest camera's rate; none without cameras. */
+function cameraHook(world: SimWorld, setup: SetupDescription, rate: number | null) {
+  const tick = cameraTickRate(world, rate);
+  return tick > 0 ? { frames: workcellFrames(world, setup, rate), rate: tick } : undefined;
 }

@@ -183,6 +183,11 @@ export class SimController {
     }
   }
 
+  /** Each arm's joint positions and gripper opening (0 closed … 1 open, null without a gripper) now. */
+  armPositions(): { name: string; q: readonly number[]; gripper: number | null }[] {
+    return [...this.arms].map(([name, slot]) => ({ name, q: slot.dyn.q, gripper: slot.dyn.gripper }));
+  }
+
   /**
    * One workcell step at the measured joints: a grasp stops the fingers on the object (a real
    * gripper signals a grasp so), a collision stops the arm where it is and latches a fault.
