@@ -8,11 +8,19 @@ import { formatIssue, type Issue } from '../../../robot/common/validation/issue.
 
 test('every shipped config loads and validates', () => {
   const names = listConfigs();
-  assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'yam']);
+  assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'ur5e-2f85', 'yam']);
+  const setups = ['dual-yam', 'ur5e-2f85'];
   for (const name of names) {
-    const r = name.startsWith('dual-') ? loadSetup(name) : loadRobot(name);
+    const r = setups.includes(name) ? loadSetup(name) : loadRobot(name);
     assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
   }
+  const gripped = loadSetup('ur5e-2f85');
+  assert.ok(gripped.ok);
+  // The arm's tool TCP replaces the ur5e config's bare flange: 0.15 m along the flange z axis.
+  assert.deepEqual(
+    [...gripped.value.arms[0]!.robot.tcp].map((x) => x + 0),
+    [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.15],
+  );
   const panda = loadRobot('panda');
   assert.ok(panda.ok);
   assert.equal(panda.value.joints.length, 7);
