@@ -32,7 +32,9 @@ const alive = (pid: number) => {
 };
 
 test('brainstem start on its defaults runs a simulated yam: robots.call move_to reaches; the sim ends with the daemon', async (t) => {
-  const d = await spawnTestDaemon({ BRAINSTEM_ROBOTS_SIMULATE: 'true' });
+  // Defaults but the stale limit: a CI machine loaded by other test files can starve the sim child
+  // past 200 ms (as test/daemon/robots/harness.ts allows for, too).
+  const d = await spawnTestDaemon({ BRAINSTEM_ROBOTS_SIMULATE: 'true', BRAINSTEM_ROBOTS_STALE_MS: '1000' });
   t.after(() => d.cleanup());
   const rpc = await RpcTestClient.connect(d.runtime.ws, d.token);
   t.after(() => rpc.close());
