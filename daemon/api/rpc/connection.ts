@@ -39,6 +39,9 @@ export class RpcConnection implements RpcContext, BacklogHolder {
   private tracked = true;
   /** Wakes the work that waits while the socket is paused (on resume or close). */
   private readonly sleepers: (() => void)[] = [];
+  /** One batch runs at a time per client: a started batch holds every result until it replies. */
+  private batchRunning = false;
+  private readonly batchWaiters: (() => void)[] = [];
 
   constructor(
     readonly connectionId: string,
@@ -111,13 +114,24 @@ export class RpcConnection implements RpcContext, BacklogHolder {
 
   /**
    * Lets the next message start: not while replies pile up unsent (it would grow the backlog past
-   * the pause), and only within the turn budget shared with the other connections. A batch already
-   * started runs on: its finished calls' results are held until it replies.
+   * the pause), a batch only once the client's previous batch has replied (its results are held
+   * until then: at most server.max_batch_calls results per client), and only within the turn budget
+   * shared with the other connections. A batch already started runs on.
    */
-  private async admit(): Promise<void> {
+  private async admit(batch: boolean): Promise<void> {
     while (this.ws.bufferedAmount > this.limits.pauseBytes && !this.abort.signal.aborted)
       await new Promise<void>((resolve) => this.sleepers.push(resolve));
+    if (batch) {
+      while (this.batchRunning && !this.abort.signal.aborted)
+        await new Promise<void>((resolve) => this.batchWaiters.push(resolve));
+      this.batchRunning = true;
+    }
     await this.limits.share.take(this);
+  }
+
+  private batchDone(): void {
+    this.batchRunning = false;
+    this.batchWaiters.shift()?.();
   }
 
   private countIn(bytes: number): void {
@@ -192,13 +206,15 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     const text = raw.toString('utf8');
     this.countIn(raw.length);
     this.checkBacklog();
-    this.admit()
+    const batch = /^\s*\[/.test(text);
+    this.admit(batch)
       .then(() => (this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks)))
       .then((reply) => {
         if (reply !== undefined) this.send(reply);
       })
       .catch((err: unknown) => this.log.error({ conn: this.connectionId, err }, 'JSON-RPC dispatch failed'))
       .finally(() => {
+        if (batch) this.batchDone();
         this.countIn(-raw.length);
         this.maybeResume();
       });
@@ -210,7 +226,7 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     if (this.tracked) this.limits.backlog.remove(this, this.backlogBytes);
     this.tracked = false;
     this.abort.abort();
-    for (const wake of this.sleepers.splice(0)) wake();
+    for (const wake of [...this.sleepers.splice(0), ...this.batchWaiters.splice(0)]) wake();
     for (const fn of this.cleanups.splice(0)) {
       try {
         fn();

@@ -152,3 +152,19 @@ test('past ws_total_buffered_bytes across clients the client holding the most is
   b.ws.flush(2);
   assert.equal(backlog.bytes, 0);
 });
+
+test('a client runs one batch at a time: its next batch starts once the previous one has replied', async () => {
+  closeGate();
+  const { ws } = connect();
+  const waiting = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'test.wait', params: {} }));
+  await ws.deliver(waiting);
+  await ws.deliver([blob(3, 10)]);
+  await ws.deliver(blob(4, 10));
+  const sent = () => ws.bufferedAmount;
+  const single = sent();
+  const one = JSON.stringify({ jsonrpc: '2.0', id: 4, result: 'x'.repeat(10) }).length;
+  assert.equal(single, one, 'only the single call replied: the second batch waits for the first');
+  openGate();
+  for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
+  assert.ok(sent() > single + 80, `both batches replied in the end (${sent()} bytes)`);
+});
