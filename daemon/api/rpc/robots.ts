@@ -11,7 +11,8 @@ import type { RobotRuntime } from '../../robots/runtime.js';
 export const STATE_NOTIFICATION = 'robots.state';
 export const PROGRESS_NOTIFICATION = 'robots.progress';
 
-export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
+/** `stopped`: told of each robot that robots.stop stopped (the policy service ends its episode). */
+export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?: (robot: string) => void): void {
   const robotOf = (id: string): RobotRuntime => {
     const r = link.robot(id);
     if (r) return r;
@@ -83,6 +84,7 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
       const pending = targets.map((r) =>
         r.executor.stop('user', undefined, arm ?? null).then((o) => ({ robot: r.id, ...o })),
       );
+      for (const r of targets) stopped?.(r.id);
       return { stopped: await Promise.all(pending) };
     },
     'stops every arm (of one robot, or of all) at once; the result reports them at rest',
