@@ -93,7 +93,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.pause',
     obj({ id }),
     ({ id: i }) => {
-      episode(i).pause();
+      episode(i).operator.pause();
       return policy.summary(i);
     },
     'pauses an episode before its next decision (the running call finishes)',
@@ -102,7 +102,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.resume',
     obj({ id }),
     ({ id: i }) => {
-      episode(i).resume();
+      episode(i).operator.resume();
       return policy.summary(i);
     },
     'resumes a paused episode',
@@ -111,7 +111,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.feedback',
     obj({ id, text: str({ nonEmpty: true, doc: 'operator words for the model' }) }),
     ({ id: i, text }) => {
-      episode(i).addFeedback(text);
+      episode(i).operator.addFeedback(text);
       return { id: i, queued: true };
     },
     'operator words that lead the next observation, marked as operator feedback',
@@ -120,7 +120,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.confirm',
     obj({ id, complete: bool({ doc: 'the claimed done is true' }), reason: optional(str()) }),
     ({ id: i, complete, reason }) => {
-      if (!episode(i).confirm(complete, reason))
+      if (!episode(i).operator.confirm(complete, reason))
         throw new RpcError(
           RpcCode.INVALID_PARAMS,
           `Invalid params: id: episode ${i} is not waiting for an operator confirmation (state ${episode(i).state})`,

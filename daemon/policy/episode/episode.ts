@@ -5,59 +5,32 @@
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
 import { compileHistory, type Turn } from '../history.js';
 import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
-import { ProviderError, type ContentPart, type Decision, type PolicyProvider } from '../providers/types.js';
-import { doneDescription, runCheck, type CheckResult, type CheckSpec } from './checks.js';
+import { ProviderError, type Decision } from '../providers/types.js';
+import { doneDescription, runCheck } from './checks.js';
+import { OperatorChannel } from './operator.js';
 import { buildObservation, outcomeText, previousOf, type Observation } from './observation.js';
 import { systemPrompt } from './prompt.js';
-import type {
-  Budget,
-  BudgetUsed,
-  EpisodeEvent,
-  EpisodeRobot,
-  EpisodeState,
-  FinalState,
-  FrameSource,
-  SceneTruth,
-} from './types.js';
+import type { BudgetUsed, EpisodeEvent, EpisodeOptions, EpisodeState, FinalState } from './types.js';
 import { isFinal } from './types.js';
-
-export interface EpisodeOptions {
-  id: string;
-  robot: EpisodeRobot;
-  instruction: string;
-  provider: PolicyProvider;
-  check: CheckSpec;
-  budget: Budget;
-  frames: FrameSource;
-  scene: SceneTruth;
-  /** Daemon clock (s). */
-  now: () => number;
-  imageMaxSide: number;
-  keepImages: number;
-  windowTurns: number;
-  /** Compiled references (goal images, demonstrations) after the instruction. */
-  references?: ContentPart[];
-  /** Every event, in order (records and notifications). */
-  emit: (e: EpisodeEvent, images?: Observation['images']) => void;
-}
 
 type Step = { result: NonNullable<Turn['result']>; final?: { state: FinalState; reason: string } };
 
+export type { EpisodeOptions } from './types.js';
+
 export class Episode {
   state: EpisodeState = 'starting';
-  paused = false;
   reason?: string;
+  readonly operator = new OperatorChannel((type, fields) => this.emit(type, fields));
   readonly used: BudgetUsed = { decisions: 0, wall_s: 0, prompt_tokens: 0, completion_tokens: 0 };
   readonly startedAt: number;
   private seq = 0;
   private readonly abort = new AbortController();
   private stopReason: string | null = null;
-  private readonly feedback: string[] = [];
-  private resumeWaiter: (() => void) | null = null;
-  private confirmWaiter: ((r: CheckResult) => void) | null = null;
   private readonly tools: PolicyTool[];
   private readonly turns: Turn[] = [];
   private previous: ReturnType<typeof previousOf> | null = null;
+  private stopped: Promise<ToolOutcome | null> = Promise.resolve(null);
+  private lastObservation: Observation | null = null;
   /** Resolves with the final state once the loop has ended (and the arms are at rest when stopped). */
   finished!: Promise<FinalState>;
 
@@ -91,44 +64,10 @@ export class Episode {
     if (this.stopReason === null) {
       this.stopReason = reason;
       this.abort.abort();
-      this.resumeWaiter?.();
+      this.operator.release();
       this.stopped = this.o.robot.stop(`policy_${reason}`);
     }
     return this.finished;
-  }
-  private stopped: Promise<ToolOutcome | null> = Promise.resolve(null);
-
-  pause(): void {
-    if (!this.paused && !isFinal(this.state)) {
-      this.paused = true;
-      this.emit('paused');
-    }
-  }
-
-  resume(): void {
-    if (!this.paused) return;
-    this.paused = false;
-    this.emit('resumed');
-    this.resumeWaiter?.();
-  }
-
-  /** Operator words: the next user turn leads with them. */
-  addFeedback(text: string): void {
-    this.feedback.push(text);
-    this.emit('feedback', { text });
-  }
-
-  /** The operator's answer to a pending `done`; false when none is pending. */
-  confirm(complete: boolean, reason?: string): boolean {
-    const w = this.confirmWaiter;
-    if (!w) return false;
-    this.confirmWaiter = null;
-    w({ complete, reason: `operator: ${reason ?? (complete ? 'confirmed' : 'rejected')}` });
-    return true;
-  }
-
-  get awaitingConfirm(): boolean {
-    return this.confirmWaiter !== null;
   }
 
   private async loop(): Promise<FinalState> {
@@ -137,8 +76,7 @@ export class Episode {
     try {
       const promptBudget = (await o.provider.promptBudget?.(this.abort.signal)) ?? {};
       for (;;) {
-        if (this.paused) await new Promise<void>((r) => (this.resumeWaiter = r));
-        this.resumeWaiter = null;
+        await this.operator.unpaused();
         if (this.stopReason !== null) throw new StopSignal();
         const over = this.overBudget();
         if (over) {
@@ -186,6 +124,7 @@ export class Episode {
         });
     }
     this.reason = final.reason;
+    this.operator.closed = true;
     this.set(final.state);
     this.emit('finished', { state: final.state, reason: final.reason, used: { ...this.used } });
     return final.state;
@@ -206,7 +145,7 @@ export class Episode {
 
   private async observe(): Promise<Turn> {
     const o = this.o;
-    const feedback = this.feedback.splice(0);
+    const feedback = this.operator.takeFeedback();
     const obs = await buildObservation({
       decision: this.used.decisions + 1,
       arms: o.robot.state(),
@@ -232,8 +171,6 @@ export class Episode {
     this.turns.push(turn);
     return turn;
   }
-  private lastObservation: Observation | null = null;
-
   private count(d: Decision): void {
     const u = this.used;
     u.decisions++;
@@ -304,11 +241,7 @@ export class Episode {
       instruction: o.instruction,
       summary,
       observation: this.lastObservation?.parts ?? turn.observation,
-      operator: (signal) =>
-        new Promise((resolve, reject) => {
-          this.confirmWaiter = resolve;
-          signal.addEventListener('abort', () => reject(new StopSignal()), { once: true });
-        }),
+      operator: (signal) => this.operator.awaitConfirm(signal, () => new StopSignal()),
       scene: o.scene,
       signal: this.abort.signal,
     });

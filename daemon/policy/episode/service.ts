@@ -217,7 +217,7 @@ export class PolicyService extends Service {
       robot: ep.o.robot.id,
       instruction: ep.o.instruction,
       state: ep.state,
-      paused: ep.paused,
+      paused: ep.operator.paused,
       provider: e.provider,
       check: ep.o.check.kind,
       budget: {

@@ -3,6 +3,9 @@
 import type { ToolOutcome, ArmReport } from '../../../robot/tools/outcome.js';
 import type { ToolResult } from '../../../robot/tools/validate.js';
 import type { Progress } from '../../../robot/tools/motion.js';
+import type { ContentPart, PolicyProvider } from '../providers/types.js';
+import type { CheckSpec } from './checks.js';
+import type { Observation } from './observation.js';
 
 export const EPISODE_STATES = [
   'starting',
@@ -110,4 +113,24 @@ export interface EpisodeSummary {
   /** Why it ended (final states). */
   reason?: string;
   started_at: string;
+}
+
+export interface EpisodeOptions {
+  id: string;
+  robot: EpisodeRobot;
+  instruction: string;
+  provider: PolicyProvider;
+  check: CheckSpec;
+  budget: Budget;
+  frames: FrameSource;
+  scene: SceneTruth;
+  /** Daemon clock (s). */
+  now: () => number;
+  imageMaxSide: number;
+  keepImages: number;
+  windowTurns: number;
+  /** Compiled references (goal images, demonstrations) after the instruction. */
+  references?: ContentPart[];
+  /** Every event, in order (records and notifications). */
+  emit: (e: EpisodeEvent, images?: Observation['images']) => void;
 }

@@ -3,9 +3,10 @@
 // counts are asserted, never times.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../../helpers/daemon.js';
+import { runCli, TEST_TOKEN } from '../../helpers/daemon.js';
+import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
 import { waitFor } from '../../helpers/wait.js';
 import { callTool, poseFromHere, startRig, waitReady, type Rig } from '../robots/harness.js';
 
@@ -207,5 +208,39 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.equal(events(rig, id).find((e) => e.type === 'outcome' && e.tool === 'move_to').status, 'stopped');
     const s = await callTool(rig, 'arm1', 'get_state', {});
     assert.ok(Math.max(...s.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
+  });
+
+  await t.test('brainstem policy run follows an episode to its end; the exit code says how it ended', async () => {
+    writeRuntimeInfo(rig.d.dataDir, {
+      pid: process.pid,
+      version: 'test',
+      started_at: new Date().toISOString(),
+      http: rig.d.http,
+      ws: rig.d.ws,
+      mqtt: null,
+      mqtt_embedded: true,
+    });
+    const env = { BRAINSTEM_DATA_DIR: rig.d.dataDir, BRAINSTEM_SERVER_TOKEN: TEST_TOKEN };
+    const file = join(rig.d.dataDir, 'decisions.jsonl');
+    writeFileSync(file, `${call('get_state', {})}\n${call('done', { summary: 'checked' })}\n`);
+    const json = await runCli(['policy', 'run', 'look around', '--robot', 'arm1', '--script', file, '--json'], env, {
+      timeoutMs: 60_000,
+    });
+    assert.equal(json.code, 0, json.stderr + json.stdout);
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(lines[0].type, 'started');
+    assert.deepEqual([lines.at(-1).type, lines.at(-1).state], ['finished', 'done']);
+    writeFileSync(file, `${call('give_up', { reason: 'no block in view' })}\n`);
+    const text = await runCli(['policy', 'run', 'look around', '--robot', 'arm1', '--script', file], env, {
+      timeoutMs: 60_000,
+    });
+    assert.equal(text.code, 3, text.stderr + text.stdout);
+    assert.match(text.stdout, /gave_up: no block in view/);
+    const bad = await runCli(['policy', 'run', 'x', '--robot', 'nope', '--script', file], env, { timeoutMs: 60_000 });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /robot: is not a served robot/);
   });
 });
