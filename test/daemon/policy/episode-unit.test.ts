@@ -209,6 +209,17 @@ test('the wall-time budget on an injected clock ends the episode before the next
   assert.match(ep.reason!, /ran 100 s/);
 });
 
+test('a token budget ends the episode before the decision that would exceed it', async () => {
+  const { ep } = episode({
+    provider: script(...Array(5).fill(call('get_state', {}))),
+    budget: { decisions: 10, wallS: 100, promptTokens: 0, completionTokens: 20 },
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'budget_exhausted');
+  assert.match(ep.reason!, /completion tokens used \(budget 20\)/);
+  assert.ok(ep.used.completion_tokens >= 20 && ep.used.decisions < 5);
+});
+
 test('a stop while the model thinks cancels the call, stops the arm and ends as stopped', async () => {
   let asked!: () => void;
   const thinking = new Promise<void>((r) => (asked = r));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runCli, TEST_TOKEN } from '../../helpers/daemon.js';
 import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
 import { waitFor } from '../../helpers/wait.js';
+import { RpcTestClient } from '../../helpers/rpc.js';
 import { callTool, poseFromHere, startRig, waitReady, type Rig } from '../robots/harness.js';
 
 const call = (name: string, args: object) => JSON.stringify({ name, arguments: args });
@@ -242,5 +243,41 @@ test('policy episodes on a simulated yam', async (t) => {
     const bad = await runCli(['policy', 'run', 'x', '--robot', 'nope', '--script', file], env, { timeoutMs: 60_000 });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /robot: is not a served robot/);
+  });
+
+  await t.test('closing the starting connection stops its episode (unless detached)', async () => {
+    const far = await poseFromHere(rig, 'arm1', 'arm', -0.06, 0, 0);
+    const other = await RpcTestClient.connect(rig.d.ws, TEST_TOKEN);
+    const r = await other.call('policy.start', {
+      robot: 'arm1',
+      instruction: 'move',
+      provider: { kind: 'scripted', lines: [call('move_to', { target: far }), call('done', { summary: 'x' })] },
+    });
+    const id = r.result.id;
+    await waitFor(
+      () => other.notifications.find((n) => n.params.type === 'progress' && n.params.phase === 'started'),
+      'the move to start',
+    );
+    await other.close();
+    const got = await waitFor(async () => {
+      const g = (await rig.rpc.call('policy.get', { id })).result;
+      return g.state === 'stopped' ? g : undefined;
+    }, 'the episode to stop');
+    assert.equal(got.reason, 'client_disconnected');
+  });
+
+  await t.test('a daemon stop ends a running episode as stopped with the arm at rest', async () => {
+    const far = await poseFromHere(rig, 'arm1', 'arm', 0.06, 0, 0);
+    const id = await start(rig, [call('move_to', { target: far }), call('done', { summary: 'x' })]);
+    await waitFor(
+      () => events(rig, id).find((e) => e.type === 'progress' && e.phase === 'started'),
+      'the move to start',
+    );
+    await rig.d.policy.stop();
+    const end = await finished(rig, id);
+    assert.deepEqual([end.state, end.reason], ['stopped', 'daemon_stop']);
+    const rest = events(rig, id).findLast((e) => e.type === 'outcome' && e.tool === 'stop');
+    assert.equal(rest.status, 'ok', rest.message);
+    assert.ok(Math.max(...rest.outcome.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
   });
 });
