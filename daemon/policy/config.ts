@@ -1,6 +1,6 @@
 // The `policy:` config section: episode defaults (budget, images, history) and how long episode
 // records are kept under <data_dir>/episodes.
-import { int, obj, type Infer } from '../../robot/common/validation/builders.js';
+import { int, list, obj, str, type Infer } from '../../robot/common/validation/builders.js';
 
 export const policySchema = obj(
   {
@@ -31,6 +31,9 @@ export const policySchema = obj(
       },
       { doc: 'Default episode budget: the episode ends as budget_exhausted when one is spent' },
     ),
+    api_key_envs: list(str({ nonEmpty: true }), {
+      doc: "environment variables an openai provider of policy.start may name as its api_key_env (the daemon sends that variable's value to the provider's base_url); empty = none",
+    }),
     image_max_side: int({
       min: 64,
       max: 1280,

@@ -19,7 +19,7 @@ import type { PolicyProvider } from '../providers/types.js';
 import type { CheckSpec } from './checks.js';
 
 const FIELDS_BY_KIND: Record<string, string[]> = {
-  scripted: ['script', 'lines'],
+  scripted: ['lines'],
   openai: ['base_url', 'model', 'api_key_env', 'timeout_ms', 'max_retries', 'context_tokens', 'images'],
   local: ['model'],
 };
@@ -27,7 +27,6 @@ const FIELDS_BY_KIND: Record<string, string[]> = {
 export const providerParams = obj(
   {
     kind: oneOf(['scripted', 'openai', 'local'], { doc: 'where the model runs' }),
-    script: optional(str({ nonEmpty: true, doc: 'scripted: a JSONL file of decisions on the daemon host' })),
     lines: optional(
       list(str(), {
         maxItems: 100_000,
@@ -47,7 +46,7 @@ export const providerParams = obj(
     images: optional(oneOf(['url', 'text'], { doc: 'openai: text = images as placeholders' })),
   },
   {
-    doc: 'the model: {kind: scripted, script | lines}, {kind: openai, base_url, model, ...} or {kind: local, model}',
+    doc: 'the model: {kind: scripted, lines}, {kind: openai, base_url, model, ...} or {kind: local, model}',
     refine: (v, path, issues) => {
       const allowed = FIELDS_BY_KIND[v.kind]!;
       for (const [k, value] of Object.entries(v))
@@ -61,8 +60,7 @@ export const providerParams = obj(
         if ((v as Record<string, unknown>)[k] === undefined)
           issues.push({ path: `${path}.${k}`, rule: `is required ${why}`, value: undefined });
       };
-      if (v.kind === 'scripted' && (v.script === undefined) === (v.lines === undefined))
-        issues.push({ path, rule: 'a scripted provider takes exactly one of script and lines', value: Object.keys(v) });
+      if (v.kind === 'scripted') need('lines', 'for the scripted provider');
       if (v.kind === 'openai') {
         need('base_url', 'for the openai provider');
         need('model', 'for the openai provider');
@@ -106,6 +104,8 @@ export interface ProviderContext {
   chat: ChatService;
   /** The episode id: the local provider's prompt cache key. */
   episode: string;
+  /** Environment variables an openai provider may name (policy.api_key_envs). */
+  apiKeyEnvs: readonly string[];
   name?: string;
 }
 
@@ -113,9 +113,13 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
   const name = c.name ?? p.kind;
   switch (p.kind) {
     case 'scripted':
-      if (p.script !== undefined) return ScriptedProvider.load(p.script, { name });
       return new ScriptedProvider('script', parseScript(p.lines!.join('\n'), 'script', name), { name });
     case 'openai':
+      // The daemon sends that variable's value to base_url: only variables the config allows.
+      if (p.api_key_env !== undefined && !c.apiKeyEnvs.includes(p.api_key_env))
+        throw new Error(
+          `provider.api_key_env: must be one of policy.api_key_envs (${c.apiKeyEnvs.join(', ') || 'none configured'}), got ${JSON.stringify(p.api_key_env)}`,
+        );
       return new OpenAiProvider({
         name,
         baseUrl: p.base_url!,

@@ -95,6 +95,12 @@ export class PolicyService extends Service {
         'robot',
         `robot: is not a served robot (served: ${[...this.deps.link.robots.keys()].join(', ') || 'none'}), got ${JSON.stringify(req.robot)}`,
       );
+    const problem = runtime.session.problem(this.deps.link.now());
+    if (problem)
+      throw new PolicyRequestError(
+        'robot',
+        `robot ${req.robot} is not ready (${problem.message}); an episode starts only on a ready robot`,
+      );
     const running = this.byRobot.get(req.robot);
     if (running)
       throw new PolicyRequestError(
@@ -102,7 +108,7 @@ export class PolicyService extends Service {
         `robot ${req.robot} already runs episode ${running} (${this.entries.get(running)!.episode.state}); stop it first (policy.stop)`,
       );
     const id = newEpisodeId(new Date(), randomBytes(3).toString('hex'));
-    const ctx = { chat: this.deps.chat, episode: id };
+    const ctx = { chat: this.deps.chat, episode: id, apiKeyEnvs: this.deps.config.api_key_envs };
     let provider;
     let check;
     try {
@@ -129,9 +135,7 @@ export class PolicyService extends Service {
       robot: req.robot,
       instruction: req.instruction,
       provider:
-        req.provider.kind === 'scripted'
-          ? { kind: 'scripted', script: req.provider.script ?? `${req.provider.lines!.length} lines` }
-          : req.provider,
+        req.provider.kind === 'scripted' ? { kind: 'scripted', lines: req.provider.lines!.length } : req.provider,
       check: req.check ?? { kind: 'none' },
       budget,
       started_at: startedAt,

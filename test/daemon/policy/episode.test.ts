@@ -245,6 +245,28 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.match(bad.stderr, /robot: is not a served robot/);
   });
 
+  await t.test('refused starts name the field: unknown robot, file scripts, unlisted key variables', async () => {
+    const bad = async (params: object): Promise<any> =>
+      (await rig.rpc.call('policy.start', { robot: 'arm1', instruction: 'x', ...params })).error;
+    const lines = [call('get_state', {})];
+    let e = await bad({ robot: 'nope', provider: { kind: 'scripted', lines } });
+    assert.match(e.message, /robot: is not a served robot \(served: arm1\), got "nope"/);
+    e = await bad({ provider: { kind: 'scripted', script: '/etc/passwd' } });
+    assert.match(e.message, /provider\.script: is not a known key/);
+    e = await bad({ provider: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'm', api_key_env: 'HOME' } });
+    assert.match(e.message, /api_key_env: must be one of policy\.api_key_envs \(none configured\), got "HOME"/);
+    e = await bad({ provider: { kind: 'local', model: 'm', lines } });
+    assert.match(e.message, /provider\.lines: is not an option of the local provider/);
+    e = await bad({ provider: { kind: 'scripted', lines: ['{"name": '] } });
+    assert.match(e.message, /script:1: not JSON/);
+    e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'verifier' } });
+    assert.match(e.message, /check\.provider: is required for, and only for, the verifier check/);
+    assert.equal(
+      (await rig.rpc.call('policy.list')).result.episodes.filter((x: any) => x.state === 'deciding').length,
+      0,
+    );
+  });
+
   await t.test('closing the starting connection stops its episode (unless detached)', async () => {
     const far = await poseFromHere(rig, 'arm1', 'arm', -0.06, 0, 0);
     const other = await RpcTestClient.connect(rig.d.ws, TEST_TOKEN);
