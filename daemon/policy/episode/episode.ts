@@ -13,7 +13,12 @@ import { systemPrompt } from './prompt.js';
 import type { BudgetUsed, EpisodeEvent, EpisodeOptions, EpisodeState, FinalState } from './types.js';
 import { isFinal } from './types.js';
 
-type Step = { result: NonNullable<Turn['result']>; final?: { state: FinalState; reason: string } };
+/** `previous`: the short account for the next observation (default: the result's status and text). */
+type Step = {
+  result: NonNullable<Turn['result']>;
+  previous?: ReturnType<typeof previousOf>;
+  final?: { state: FinalState; reason: string };
+};
 
 export type { EpisodeOptions } from './types.js';
 
@@ -98,7 +103,7 @@ export class Episode {
         turn.reply = d.message;
         const step = await this.act(d, turn);
         turn.result = step.result;
-        this.previous = previousOf(step.result.tool, step.result.status, step.result.text);
+        this.previous = step.previous ?? previousOf(step.result.tool, step.result.status, step.result.text);
         if (this.stopReason !== null) throw new StopSignal();
         if (step.final) {
           final = step.final;
@@ -227,7 +232,10 @@ export class Episode {
       message: outcome.message,
       outcome,
     });
-    return { result: { tool: name, status: outcome.status, text: outcomeText(outcome) } };
+    return {
+      result: { tool: name, status: outcome.status, text: outcomeText(outcome) },
+      previous: previousOf(name, outcome.status, outcome.message, outcome.reason),
+    };
   }
 
   private async checkDone(summary: string, turn: Turn): Promise<Step> {
