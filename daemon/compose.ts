@@ -13,6 +13,8 @@ import { registerModelMethods } from './api/rpc/models.js';
 import { registerAdapterMethods } from './api/rpc/adapters.js';
 import { registerPolicyMethods } from './api/rpc/policy.js';
 import { registerRobotMethods } from './api/rpc/robots.js';
+import { registerCameraMethods } from './api/rpc/cameras.js';
+import { registerCameraRoutes } from './api/camera-routes.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
 import type { Config } from './config/schema.js';
@@ -113,8 +115,14 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   registerModelMethods(rpc, models);
   registerAdapterMethods(rpc, models);
 
-  const robots = new RobotLink({ config: config.robots, base: config.mqtt.base, mqtt, log: logs.get('robots') });
-  api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController);
+  const robots = new RobotLink({
+    config: config.robots,
+    base: config.mqtt.base,
+    mqtt,
+    log: logs.get('robots'),
+    metrics: metrics.registry,
+  });
+  api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController, { maxPayload: robots.controllerMaxPayload });
   const policy = new PolicyService({
     config: config.policy,
     dataDir: config.data_dir,
@@ -124,6 +132,8 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   });
   registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
   registerPolicyMethods(rpc, policy, config.data_dir);
+  registerCameraMethods(rpc, robots);
+  registerCameraRoutes(routes, robots);
   const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
   const sims = simulated.length
     ? new SimChildren({

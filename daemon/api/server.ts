@@ -31,9 +31,11 @@ export interface ApiServerDeps {
 /** A further WebSocket endpoint (e.g. robot controllers on /controller): same token, same pings. */
 export type WebSocketEndpoint = (ws: WebSocket, req: IncomingMessage) => void;
 
+const wsServer = (maxPayload: number) => new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
+
 export class ApiServer extends Service {
   readonly name = 'api';
-  private readonly endpoints = new Map<string, WebSocketEndpoint>();
+  private readonly endpoints = new Map<string, { accept: WebSocketEndpoint; wss: WebSocketServer }>();
   private server?: Server;
   private wss?: WebSocketServer;
   private heartbeat?: NodeJS.Timeout;
@@ -63,19 +65,31 @@ export class ApiServer extends Service {
     return `${scheme}://${dialHost(host)}:${port}`;
   }
 
-  /** For later parts: accepts authenticated WebSocket upgrades on `path` (register before start). */
-  addWebSocketPath(path: string, onConnection: WebSocketEndpoint): void {
+  /**
+   * For later parts: accepts authenticated WebSocket upgrades on `path` (register before start);
+   * `maxPayload` replaces server.max_message_bytes there (camera frames are larger).
+   */
+  addWebSocketPath(path: string, onConnection: WebSocketEndpoint, opts: { maxPayload?: number } = {}): void {
     if (path === WS_PATH || this.endpoints.has(path)) throw new Error(`WebSocket path ${path} is already served`);
-    this.endpoints.set(path, onConnection);
+    this.endpoints.set(path, {
+      accept: onConnection,
+      wss: wsServer(opts.maxPayload ?? this.deps.config.max_message_bytes),
+    });
+  }
+
+  /** Every open WebSocket, of /ws and of the other endpoints. */
+  private *clients(): Iterable<WebSocket> {
+    yield* this.wss?.clients ?? [];
+    for (const e of this.endpoints.values()) yield* e.wss.clients;
   }
 
   protected override describe() {
-    return { detail: { url: this.url(), ws_clients: this.wss?.clients.size ?? 0 } };
+    return { detail: { url: this.url(), ws_clients: [...this.clients()].length } };
   }
 
   protected async onStart(): Promise<void> {
     const { config } = this.deps;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: config.max_message_bytes, perMessageDeflate: false });
+    this.wss = wsServer(config.max_message_bytes);
     this.heartbeat = setInterval(() => this.pingAll(), config.ws_heartbeat_ms);
     this.heartbeat.unref();
     const server = createServer((req, res) => void this.onRequest(req, res));
@@ -98,20 +112,22 @@ export class ApiServer extends Service {
 
   protected async onStop(): Promise<void> {
     clearInterval(this.heartbeat);
-    for (const ws of this.wss?.clients ?? []) ws.close(1001, 'daemon stopping');
+    for (const ws of this.clients()) ws.close(1001, 'daemon stopping');
     this.wss?.close();
     const server = this.server;
     if (!server?.listening) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     // Clients that ignore the close frame are cut off after a grace period.
-    const grace = setTimeout(() => this.wss?.clients.forEach((ws) => ws.terminate()), 1000);
+    const grace = setTimeout(() => {
+      for (const ws of this.clients()) ws.terminate();
+    }, 1000);
     await closed;
     clearTimeout(grace);
   }
 
   private pingAll(): void {
-    for (const ws of this.wss?.clients ?? []) {
+    for (const ws of this.clients()) {
       if (!this.alive.has(ws)) {
         this.log.info('WebSocket client missed a heartbeat: disconnecting');
         ws.terminate();
@@ -177,12 +193,12 @@ export class ApiServer extends Service {
     }
     const endpoint = this.endpoints.get(url.pathname);
     if (url.pathname !== WS_PATH && !endpoint) return refuse(404, 'Not Found');
-    this.wss!.handleUpgrade(req, socket, head, (ws) => {
+    (endpoint?.wss ?? this.wss!).handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextConn++}`;
       this.log.debug({ conn: id, path: url.pathname }, 'WebSocket connected');
       this.alive.add(ws);
       ws.on('pong', () => this.alive.add(ws));
-      if (endpoint) return endpoint(ws, req);
+      if (endpoint) return endpoint.accept(ws, req);
       new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'), {
         maxBatch: this.deps.config.max_batch_calls,
         maxDepth: this.deps.config.max_json_depth,

@@ -11,6 +11,7 @@ import { registerBenchLoad } from './bench-load.js';
 import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
+import { registerBenchRender } from './bench-render.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -21,6 +22,7 @@ import { registerPrerouter } from './prerouter.js';
 import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerMqttCredentials } from './mqtt-credentials.js';
 import { registerSim } from './sim.js';
+import { registerSimRender } from './sim-render.js';
 import { registerStart } from './start.js';
 
 export type { CommandRegistrar } from './group.js';
@@ -36,7 +38,9 @@ export const registrars: CommandRegistrar[] = [
   registerBenchDecode,
   registerBenchMembw,
   registerBenchPlan,
+  registerBenchRender,
   registerSim,
+  registerSimRender,
   registerMqttCredentials,
   registerModelsSynth,
   registerModelsSynthAdapter,

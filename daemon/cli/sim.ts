@@ -19,7 +19,7 @@ const VERSION = '0.1.0';
 const CLOSE_WAIT_MS = 300;
 
 interface SimFlags {
-  robot: string;
+  robot?: string;
   id?: string;
   broker?: string;
   ws?: string;
@@ -64,7 +64,8 @@ export const registerSim: CommandRegistrar = (program: Command) => {
   program
     .command('sim')
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
-    .requiredOption('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file')
+    // Required, but checked in the action: commander would demand it of `sim render` too.
+    .option('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file (required)')
     .option('--id <id>', 'robot id on the link (default: the robot name)')
     .option(
       '--broker <url>',
@@ -97,6 +98,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
       const stop = stopSignal(flags.exitOnStdinClose === true);
+      if (flags.robot === undefined) throw new CliError("required option '--robot <name|file>' not specified", 2);
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
       let robot;
       let faults: Fault[];

@@ -1,8 +1,9 @@
 // Who may publish and subscribe what on the broker: one identity per role. The daemon alone
 // publishes commands and its heartbeat/availability; a controller publishes only its own robot's
-// identity, state and events and reads only its own commands; observers read. `$` topics ($SYS)
+// identity, state, events and camera frames and reads only its own commands; observers read. `$` topics ($SYS)
 // are granted to nobody. The embedded broker enforces these grants; `mosquittoAcl` writes them
 // for an external Mosquitto.
+import { cameraFilter } from '../../robot/link/camera-protocol.js';
 import { CONTROLLER_TOPICS, DAEMON_TOPICS, daemonTopics, robotFilter, robotTopic } from '../../robot/link/protocol.js';
 
 export type Role = { kind: 'daemon' } | { kind: 'controller'; robot: string } | { kind: 'observer'; name: string };
@@ -44,7 +45,7 @@ export function grantsFor(base: string, role: Role): Grants {
       };
     case 'controller':
       return {
-        publish: CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)),
+        publish: [...CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)), cameraFilter(base, role.robot)],
         subscribe: [
           ...DAEMON_TOPICS.map((t) => robotTopic(base, role.robot, t)),
           daemon.heartbeat,

@@ -87,6 +87,35 @@ export const robotsSchema = obj(
       default: true,
       doc: 'start a simulated controller (a `brainstem sim` child) for each served robot marked sim: true; false waits for real controllers',
     }),
+    cameras: obj(
+      {
+        max_frame_bytes: int({
+          min: 1024,
+          max: 256 << 20,
+          default: 8 << 20,
+          doc: 'largest camera frame (encoded image) accepted; a larger one is dropped and counted (WebSocket: the socket is closed with 1009)',
+        }),
+        ring_frames: int({
+          min: 1,
+          max: 10_000,
+          default: 8,
+          doc: 'recent frames kept per camera stream (the latest included), for robots.frame index',
+        }),
+        ring_bytes: int({
+          min: 1024,
+          max: 2 ** 32,
+          default: 32 << 20,
+          doc: 'bytes of recent frames kept per camera stream; the oldest go first, the latest always stays',
+        }),
+        max_streams: int({
+          min: 1,
+          max: 256,
+          default: 16,
+          doc: "camera streams (a camera's colour or depth images) a robot may have; frames of further ones are dropped",
+        }),
+      },
+      { doc: 'camera frames controllers send (docs/protocol.md, "Camera frames")' },
+    ),
     serve: list(served, { doc: 'robots served (a user file replaces the list as a whole)' }),
   },
   {

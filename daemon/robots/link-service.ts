@@ -4,6 +4,8 @@
 // executor, and polls the executors (staleness, deadlines) every POLL_MS.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { IPublishPacket } from 'mqtt';
+import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { ROBOTS_DIR } from '../../robot/description/loader.js';
 import {
@@ -16,11 +18,24 @@ import {
   type HeartbeatMsg,
 } from '../../robot/link/protocol.js';
 import { decodeMessage } from '../../robot/link/protocol-validate.js';
+import {
+  cameraFilter,
+  CONTENT_TYPES,
+  MAX_BINARY_HEADER,
+  metaFromUserProperties,
+  parseCameraTopic,
+  validateCameraMeta,
+  type CameraMeta,
+  type CameraTopic,
+} from '../../robot/link/camera-protocol.js';
+import { parsePayload } from '../../robot/link/controller-link.js';
+import type { FrameProblem } from '../../robot/link/image-header.js';
 import type { Command, CommandSink, Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient } from '../mqtt/client.js';
 import { Service } from '../service.js';
+import { CameraStore } from './camera-store.js';
 import type { RobotsConfig } from './config.js';
 import { RobotRuntime, type ControllerMessage } from './runtime.js';
 import { WsControllers } from './ws-controllers.js';
@@ -36,6 +51,8 @@ export interface RobotLinkDeps {
   log: Logger;
   /** Daemon clock in seconds (monotonic). */
   now?: () => number;
+  /** Prometheus registry for the camera frame counter. */
+  metrics?: Registry;
 }
 
 export class RobotLink extends Service {
@@ -58,12 +75,38 @@ export class RobotLink extends Service {
     this.now = deps.now ?? (() => performance.now() / 1000);
     this.dir = deps.config.configs_dir || ROBOTS_DIR;
     const dir = this.dir;
+    const c = deps.config.cameras;
+    const limits = {
+      maxFrameBytes: c.max_frame_bytes,
+      ringFrames: c.ring_frames,
+      ringBytes: c.ring_bytes,
+      maxStreams: c.max_streams,
+    };
+    const frames = deps.metrics
+      ? new Counter({
+          name: 'brainstem_camera_frames_total',
+          help: 'Camera frames received, by robot, camera and outcome (ok or the drop reason)',
+          labelNames: ['robot', 'camera', 'outcome'] as const,
+          registers: [deps.metrics],
+        })
+      : undefined;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
       const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
       this.robots.set(
         entry.id,
-        new RobotRuntime(entry, deps.config, dir, this.now, this.session.slice(2), sink, planner),
+        new RobotRuntime(
+          entry,
+          deps.config,
+          dir,
+          this.now,
+          this.session.slice(2),
+          sink,
+          planner,
+          new CameraStore(entry.id, limits, deps.log, (camera, outcome) =>
+            frames?.inc({ robot: entry.id, camera, outcome }),
+          ),
+        ),
       );
     }
     this.ws = new WsControllers(
@@ -71,9 +114,17 @@ export class RobotLink extends Service {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
         message: (robot, type, payload) => this.robots.get(robot)!.receive(type, payload, this.now()),
         closed: (robot) => this.robots.get(robot)!.session.onAvailability('offline', this.now()),
+        frame: (robot, f) =>
+          this.robots.get(robot)!.cameras.accept(f.camera, f.meta.kind ?? 'color', f.meta, f.image, this.now()),
+        dropped: (robot, problem) => this.robots.get(robot)!.cameras.drop(null, 'color', problem, this.now()),
       },
       deps.log,
     );
+  }
+
+  /** The largest WebSocket message a controller may send: a camera frame with its header. */
+  get controllerMaxPayload(): number {
+    return this.deps.config.cameras.max_frame_bytes + MAX_BINARY_HEADER + 4;
   }
 
   /** The API server's handler for `/controller` sockets. */
@@ -94,7 +145,9 @@ export class RobotLink extends Service {
     const mqttRobots = [...this.robots.values()].filter((r) => r.entry.transport === 'mqtt');
     if (mqttRobots.length) {
       const filters = Object.fromEntries(CONTROLLER_TOPICS.map((t) => [robotFilter(base, t), DELIVERY[t].qos]));
-      mqtt.subscribe(filters, (topic, payload) => this.onMqtt(topic, payload));
+      mqtt.subscribe({ ...filters, [cameraFilter(base)]: 0 }, (topic, payload, packet) =>
+        this.onMqtt(topic, payload, packet),
+      );
       mqtt.onConnection((up) => {
         const now = this.now();
         for (const r of mqttRobots) r.session.setTransportUp(up, now);
@@ -144,7 +197,9 @@ export class RobotLink extends Service {
     for (const r of this.robots.values()) r.executor.poll(now);
   }
 
-  private onMqtt(topic: string, payload: Buffer): void {
+  private onMqtt(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    const camera = parseCameraTopic(this.deps.base, topic);
+    if (camera) return this.onCameraMqtt(camera, payload, packet);
     const at = parseRobotTopic(this.deps.base, topic);
     if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
     const r = this.robots.get(at.robot);
@@ -159,6 +214,44 @@ export class RobotLink extends Service {
       );
     }
     r.receive(at.suffix as ControllerMessage, m.value as never, this.now());
+  }
+
+  /**
+   * A camera image or sidecar over MQTT. The image's metadata: its MQTT 5 user properties, else
+   * the sidecar that came just before it on `<topic>/meta` (MQTT keeps one client's order).
+   */
+  private onCameraMqtt(at: CameraTopic, payload: Buffer, packet: IPublishPacket): void {
+    const r = this.robots.get(at.robot);
+    if (r?.entry.transport !== 'mqtt') return;
+    const now = this.now();
+    const store = r.cameras;
+    if (at.meta) {
+      const m =
+        payload.length > MAX_BINARY_HEADER
+          ? validateCameraMeta(`(${payload.length} bytes)`)
+          : validateCameraMeta(parsePayload(payload.toString('utf8')), at.kind);
+      if (!m.ok) store.drop(at.camera, at.kind, { code: 'invalid_meta', detail: m.message }, now);
+      return store.sidecar(at.camera, at.kind, m.ok ? m.value : 'invalid');
+    }
+    const props = packet.properties;
+    let meta: CameraMeta | FrameProblem;
+    if (props?.userProperties) {
+      const m = validateCameraMeta(metaFromUserProperties(props.userProperties), at.kind);
+      meta = m.ok ? m.value : { code: 'invalid_meta', detail: m.message };
+      if (m.ok && props.contentType !== undefined && props.contentType !== CONTENT_TYPES[m.value.encoding])
+        meta = {
+          code: 'wrong_encoding',
+          detail: `MQTT content type "${props.contentType}" but meta.encoding "${m.value.encoding}"`,
+        };
+    } else {
+      const side = store.takeSidecar(at.camera, at.kind);
+      if (side === 'invalid') return; // counted with its sidecar
+      meta = side ?? {
+        code: 'no_meta',
+        detail: 'no MQTT 5 user properties and no sidecar on <topic>/meta before the image',
+      };
+    }
+    store.accept(at.camera, at.kind, meta, payload, now);
   }
 
   /** Invalid controller messages are counted and logged once per robot and topic. */

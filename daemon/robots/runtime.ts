@@ -7,6 +7,7 @@ import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
+import type { CameraStore } from './camera-store.js';
 import type { RobotsConfig, ServedRobot } from './config.js';
 
 export type ControllerMessage = 'availability' | 'description' | 'state' | 'events';
@@ -26,6 +27,8 @@ export class RobotRuntime {
     idPrefix: string,
     sink: CommandSink,
     planner: Planner,
+    /** Its camera streams. */
+    readonly cameras: CameraStore,
   ) {
     this.id = entry.id;
     const loaded = loadArms(entry.robot, dir);
@@ -89,6 +92,7 @@ export class RobotRuntime {
       clock: clock ? { offset_s: clock.offset, uncertainty_s: clock.uncertainty, source: clock.source } : null,
       busy: this.executor.busyArms(),
       invalid_messages: s.invalid,
+      cameras: this.cameras.status(now),
     };
   }
 }

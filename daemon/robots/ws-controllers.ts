@@ -1,10 +1,12 @@
 // Controllers connected over the WebSocket `/controller` (token checked by the API server).
-// Each frame is one envelope; a socket serves the robots it announced, and its closing is their
-// last will: each of them is offline for the daemon.
+// Each text frame is one envelope, each binary frame one camera frame; a socket serves the robots
+// it announced, and its closing is their last will: each of them is offline for the daemon.
 import type { WebSocket } from 'ws';
 import type { Logger } from '../log.js';
 import { decodeEnvelope, encodeEnvelope, type EnvelopeType } from '../../robot/link/ws-envelope.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import { decodeCameraFrame, type CameraFrame } from '../../robot/link/camera-protocol.js';
+import type { FrameProblem } from '../../robot/link/image-header.js';
 import type { ControllerMessage } from './runtime.js';
 
 export interface WsControllerHandlers {
@@ -13,6 +15,10 @@ export interface WsControllerHandlers {
   message(robot: string, type: ControllerMessage, payload: MessageBySuffix[ControllerMessage]): void;
   /** The socket that served `robot` closed. */
   closed(robot: string): void;
+  /** A camera frame whose header and metadata are valid (the image is checked by the receiver). */
+  frame(robot: string, frame: CameraFrame): void;
+  /** A camera frame refused before its camera could be told (unreadable header, too large for the socket). */
+  dropped(robot: string, problem: FrameProblem): void;
 }
 
 export class WsControllers {
@@ -33,8 +39,21 @@ export class WsControllers {
       warned.add(key);
       this.log.warn({ remote, ...extra }, msg);
     };
+    // A frame refused before its robot is known counts for every robot this socket serves.
+    const droppedHere = (problem: FrameProblem) => {
+      for (const [robot, s] of this.byRobot) if (s === ws) this.on.dropped(robot, problem);
+    };
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return warn('binary', 'controller sent a binary frame: ignored (send JSON text envelopes)', {});
+      if (isBinary) {
+        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+        const frame = decodeCameraFrame(bytes);
+        if (!frame.ok) return droppedHere({ code: 'invalid_meta', detail: frame.message });
+        if (!this.on.accepts(frame.value.robot) || this.byRobot.get(frame.value.robot) !== ws)
+          return warn(`frame:${frame.value.robot}`, 'camera frame for a robot this socket does not serve: ignored', {
+            robot: frame.value.robot,
+          });
+        return this.on.frame(frame.value.robot, frame.value);
+      }
       const env = decodeEnvelope(data.toString(), 'controller');
       if (!env.ok)
         return warn(`invalid:${env.message.slice(0, 60)}`, 'invalid envelope from a controller: ignored', {
@@ -64,7 +83,11 @@ export class WsControllers {
         this.on.closed(robot);
       }
     });
-    ws.on('error', (err) => this.log.debug({ err: err.message }, 'controller WebSocket error'));
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws closes the socket (1009) on a message above maxPayload without reading it.
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') droppedHere({ code: 'oversize', detail: err.message });
+      this.log.debug({ err: err.message }, 'controller WebSocket error');
+    });
   }
 
   /** Sends one command envelope to the socket serving `robot`; returns why not, or null. */

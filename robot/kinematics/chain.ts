@@ -95,6 +95,14 @@ export class KinematicChain {
     return l.frame;
   }
 
+  /** Chain frame index of a link; writes chain-frame-from-link into `out`. */
+  linkFrame(name: string, out: Transform): number {
+    const l = this.linkFrames.get(name);
+    if (!l) throw new Error(`unknown link "${name}" in chain "${this.name}"`);
+    out.set(l.offset);
+    return l.frame;
+  }
+
   /** Midpoint of each joint's range (0 for continuous joints). */
   midRange(out: Float64Array = new Float64Array(this.dof)): Float64Array {
     for (let i = 0; i < this.dof; i++) {
@@ -113,7 +121,7 @@ export class KinematicChain {
 }
 
 /** A rotation taking ẑ to the unit vector `axis` (identity for +z, RotX(π) for −z). */
-function alignZTo(axis: Vec3Like): Transform {
+export function alignZTo(axis: Vec3Like): Transform {
   const [x, y, z] = [axis[0], axis[1], axis[2]];
   const s = Math.hypot(x, y);
   if (s < 1e-12) return z > 0 ? identity() : rotationX(new Float64Array(12), Math.PI);

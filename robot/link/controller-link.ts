@@ -1,5 +1,6 @@
 // The controller's end of the link, whatever carries it (MQTT broker or daemon WebSocket):
 // what a controller written in TypeScript (the simulator) publishes and receives.
+import type { FrameMeta } from './camera-protocol.js';
 import type { MessageBySuffix } from './protocol-validate.js';
 
 export type ControllerSends = 'availability' | 'description' | 'state' | 'events';
@@ -17,6 +18,11 @@ export interface ControllerLinkHandlers {
 export interface ControllerLink {
   readonly connected: boolean;
   send<K extends ControllerSends>(type: K, payload: MessageBySuffix[K]): void;
+  /**
+   * Sends one encoded camera frame (docs/protocol.md, "Camera frames"); false when it was not sent:
+   * not connected, or more than UNSENT_FRAME_BYTES are still waiting to go out (a slow link drops frames).
+   */
+  sendFrame(camera: string, image: Buffer, meta: FrameMeta): boolean;
   /** Cuts the connection without a goodbye, as a crash would (the broker sends the last will). */
   drop(): void;
   /** Connects again after drop(). */
@@ -24,6 +30,9 @@ export interface ControllerLink {
   /** Publishes availability `offline` and closes cleanly. */
   close(): Promise<void>;
 }
+
+/** Unsent bytes above which sendFrame skips a frame rather than queue it. */
+export const UNSENT_FRAME_BYTES = 16 << 20;
 
 /** JSON text → value; anything unparsable is handed on as its text, for the validator to name. */
 export function parsePayload(text: string): unknown {

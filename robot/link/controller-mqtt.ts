@@ -5,6 +5,14 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { DELIVERY, daemonTopics, mqtt5Properties, robotTopic } from './protocol.js';
 import {
+  CONTENT_TYPES,
+  cameraMetaTopic,
+  cameraTopic,
+  metaToUserProperties,
+  type FrameMeta,
+} from './camera-protocol.js';
+import {
+  UNSENT_FRAME_BYTES,
   parsePayload,
   type ControllerLink,
   type ControllerLinkHandlers,
@@ -68,6 +76,22 @@ export class ControllerMqtt implements ControllerLink {
       retain,
       ...(this.v5 ? { properties: mqtt5Properties(id) } : {}),
     });
+  }
+
+  /** MQTT 5: user properties and the content type; 3.1.1: the JSON sidecar on `<topic>/meta` first. */
+  sendFrame(camera: string, image: Buffer, meta: FrameMeta): boolean {
+    const c = this.client;
+    if (!c?.connected || (c.stream?.writableLength ?? 0) > UNSENT_FRAME_BYTES) return false;
+    const { base, robot } = this.opts;
+    const topic = cameraTopic(base, robot, camera, meta.kind);
+    if (this.v5) {
+      const properties = { contentType: CONTENT_TYPES[meta.encoding], userProperties: metaToUserProperties(meta) };
+      c.publish(topic, image, { qos: 0, retain: false, properties });
+    } else {
+      c.publish(cameraMetaTopic(base, robot, camera, meta.kind), JSON.stringify({ v: 1, ...meta }), { qos: 0 });
+      c.publish(topic, image, { qos: 0, retain: false });
+    }
+    return true;
   }
 
   drop(): void {

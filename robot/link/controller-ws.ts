@@ -1,8 +1,11 @@
 // Controller end of the protocol over the daemon's WebSocket (`/controller`, token as a Bearer
-// header). Frames are envelopes (ws-envelope.ts); a closing socket is either side's last will.
+// header). Frames are envelopes (ws-envelope.ts), camera frames binary (camera-protocol.ts); a
+// closing socket is either side's last will.
 import WebSocket from 'ws';
 import { encodeEnvelope, SENDS } from './ws-envelope.js';
+import { encodeCameraFrame, type FrameMeta } from './camera-protocol.js';
 import {
+  UNSENT_FRAME_BYTES,
   parsePayload,
   type ControllerLink,
   type ControllerLinkHandlers,
@@ -37,6 +40,13 @@ export class ControllerWs implements ControllerLink {
 
   send<K extends ControllerSends>(type: K, payload: MessageBySuffix[K]): void {
     if (this.connected) this.ws!.send(encodeEnvelope(type, this.opts.robot, payload));
+  }
+
+  /** One binary message: header length, JSON header {type: camera, robot, camera, meta}, image. */
+  sendFrame(camera: string, image: Buffer, meta: FrameMeta): boolean {
+    if (!this.connected || this.ws!.bufferedAmount > UNSENT_FRAME_BYTES) return false;
+    this.ws!.send(encodeCameraFrame(this.opts.robot, camera, meta, image));
+    return true;
   }
 
   drop(): void {

@@ -159,3 +159,37 @@ export const envelopeSchema: Schema = {
   required: ['type', 'payload'],
   additionalProperties: false,
 };
+
+const cameraName: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' };
+const pixels: Schema = { type: 'integer', minimum: 1, maximum: 16_384 };
+const focal: Schema = { type: 'number', exclusiveMinimum: 0, description: 'pixels' };
+
+/** A camera frame's metadata: MQTT sidecar JSON, the WebSocket frame header, MQTT 5 user properties. */
+export const cameraMetaSchema: Schema = message(
+  {
+    v: version,
+    seq,
+    time,
+    kind: { type: 'string', enum: ['color', 'depth'] },
+    encoding: { type: 'string', enum: ['jpeg', 'png'] },
+    width: pixels,
+    height: pixels,
+    intrinsics: message({ fx: focal, fy: focal, cx: { type: 'number' }, cy: { type: 'number' } }),
+    extrinsics: message({
+      frame: { type: 'string', minLength: 1, maxLength: 128 },
+      pose: { type: 'array', minItems: 7, maxItems: 7, items: { type: 'number' }, description: 'x y z qx qy qz qw' },
+    }),
+    depth_scale: { type: 'number', exclusiveMinimum: 0, description: 'metres per depth unit' },
+  },
+  ['kind', 'intrinsics', 'extrinsics', 'depth_scale'],
+);
+
+/** The JSON header of a binary WebSocket camera frame. */
+export const cameraHeaderSchema: Schema = message({
+  type: { type: 'string', const: 'camera' },
+  robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
+  camera: cameraName,
+  meta: {},
+});
+
+export const CAMERA_NAME_PATTERN = cameraName.pattern!;

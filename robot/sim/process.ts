@@ -2,10 +2,22 @@
 // on the real clock. On every (re)connection it publishes availability `online` and its
 // description; it ticks at the state rate and publishes what the controller emits; a
 // `disconnect` fault cuts the link without a goodbye and restores it when the fault ends.
+// Camera frames come from a `frames` hook (the renderer), asked `cameraRate` times a second.
 import { randomUUID } from 'node:crypto';
 import { SimController, type SimOptions } from './controller.js';
 import type { SimRobot } from './robot.js';
 import type { ControllerLink, ControllerLinkHandlers } from '../link/controller-link.js';
+import type { FrameMeta } from '../link/camera-protocol.js';
+
+/** One encoded image for a camera stream; the process numbers it (`seq`) and stamps `time`. */
+export interface SimFrame {
+  camera: string;
+  image: Buffer;
+  meta: Omit<FrameMeta, 'seq' | 'time'>;
+}
+
+/** Renders the frames of this instant (controller clock `now`) from the controller's state. */
+export type FramesHook = (now: number, controller: SimController) => SimFrame[] | Promise<SimFrame[]>;
 
 export interface SimProcessOptions {
   robot: SimRobot;
@@ -15,6 +27,8 @@ export interface SimProcessOptions {
   /** Controller clock in seconds (monotonic). */
   clock?: () => number;
   log?: (line: string) => void;
+  /** Camera frames to send, with the rate (Hz, > 0) to ask for them; a slow hook skips ticks. */
+  cameras?: { frames: FramesHook; rate: number };
 }
 
 export interface SimProcess {
@@ -70,12 +84,48 @@ export function startSim(opts: SimProcessOptions): SimProcess {
     controller.tick(now);
     flush(now);
   }, period);
+  const cameraTimer = opts.cameras ? cameraLoop(opts.cameras, controller, link, clock, log) : undefined;
   return {
     controller,
     link,
     async close() {
       clearInterval(timer);
+      clearInterval(cameraTimer);
       await link.close();
     },
   };
+}
+
+/** Asks the hook for frames at its rate while the link is up; one request at a time. */
+function cameraLoop(
+  cameras: NonNullable<SimProcessOptions['cameras']>,
+  controller: SimController,
+  link: ControllerLink,
+  clock: () => number,
+  log: (line: string) => void,
+): NodeJS.Timeout {
+  const seq = new Map<string, number>();
+  let busy = false;
+  const send = (frames: SimFrame[], time: number) => {
+    for (const f of frames) {
+      const key = `${f.camera}/${f.meta.kind ?? 'color'}`;
+      const n = seq.get(key) ?? 0;
+      if (link.sendFrame(f.camera, f.image, { ...f.meta, seq: n, time })) seq.set(key, n + 1);
+    }
+  };
+  return setInterval(
+    () => {
+      if (busy || !link.connected) return;
+      busy = true;
+      const now = clock();
+      Promise.resolve()
+        .then(() => cameras.frames(now, controller))
+        .then((frames) => send(frames, now))
+        .catch((err: Error) => log(`camera frames failed: ${err.message}`))
+        .finally(() => {
+          busy = false;
+        });
+    },
+    Math.max(1, 1000 / cameras.rate),
+  );
 }

@@ -22,11 +22,16 @@ export class RpcTestClient {
   /** Replies without a known id (id null, batches), in arrival order. */
   readonly unmatched: unknown[] = [];
   readonly notifications: RpcNotification[] = [];
+  /** Binary messages (robots.frame format binary), in arrival order. */
+  readonly binaries: Buffer[] = [];
   private waiters: (() => void)[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
 
   private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) this.binaries.push(Buffer.from(data as Buffer));
+      else this.onMessage(data.toString());
+    });
     this.closed = new Promise((resolve) =>
       ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
     );
@@ -127,6 +132,7 @@ export function testRpcContext(): RpcContext {
   return {
     connectionId: 't',
     notify: () => true,
+    sendBinary: () => true,
     bufferedAmount: 0,
     signal: new AbortController().signal,
     onClose: () => undefined,

@@ -82,17 +82,26 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     return this.send({ jsonrpc: '2.0', method, params });
   }
 
+  sendBinary(data: Buffer): boolean {
+    return this.write(data);
+  }
+
   onClose(fn: () => void): void {
     if (this.abort.signal.aborted) fn();
     else this.cleanups.push(fn);
   }
 
   private send(msg: unknown): boolean {
+    return this.write(JSON.stringify(msg));
+  }
+
+  /** One text or binary message, counted as unsent until ws has written it out. */
+  private write(data: string | Buffer): boolean {
     if (this.ws.readyState !== WebSocket.OPEN || this.closing) return false;
-    const text = JSON.stringify(msg);
-    const bytes = Buffer.byteLength(text);
+    const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     this.countOut(bytes);
-    this.ws.send(text, () => {
+    // ws sends a Buffer as a binary message, a string as text.
+    this.ws.send(data, () => {
       this.countOut(-bytes);
       this.maybeResume();
     });

@@ -29,6 +29,8 @@ export interface RpcContext {
   readonly connectionId: string;
   /** Sends a notification to this client (streamed results); false when it could not be sent. */
   notify(method: string, params: unknown): boolean;
+  /** Sends one binary WebSocket message to this client (camera frames); false when it could not be sent. */
+  sendBinary(data: Buffer): boolean;
   /** Bytes queued on the socket: streams can skip or pause when the client reads slowly. */
   readonly bufferedAmount: number;
   /** Aborted when the connection closes. */

@@ -11,19 +11,25 @@ import type { RobotRuntime } from '../../robots/runtime.js';
 export const STATE_NOTIFICATION = 'robots.state';
 export const PROGRESS_NOTIFICATION = 'robots.progress';
 
+/** The `robot` param of robots.* methods. */
+export const robotParam = str({ nonEmpty: true, doc: 'robot id (robots.list)' });
+
+/** The served robot `id`, or an invalid-params error naming the served ones. */
+export function servedRobot(link: RobotLink, id: string): RobotRuntime {
+  const r = link.robot(id);
+  if (r) return r;
+  const known = [...link.robots.keys()];
+  throw new RpcError(
+    RpcCode.INVALID_PARAMS,
+    `Invalid params: robot: is not a served robot (served: ${known.join(', ') || 'none'}), got ${JSON.stringify(id)}`,
+    { field: 'robot', rule: 'must be a served robot id' },
+  );
+}
+
 /** `stopped`: told of each robot that robots.stop stopped (the policy service ends its episode). */
 export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?: (robot: string) => void): void {
-  const robotOf = (id: string): RobotRuntime => {
-    const r = link.robot(id);
-    if (r) return r;
-    const known = [...link.robots.keys()];
-    throw new RpcError(
-      RpcCode.INVALID_PARAMS,
-      `Invalid params: robot: is not a served robot (served: ${known.join(', ') || 'none'}), got ${JSON.stringify(id)}`,
-      { field: 'robot', rule: 'must be a served robot id' },
-    );
-  };
-  const robot = str({ nonEmpty: true, doc: 'robot id (robots.list)' });
+  const robotOf = (id: string) => servedRobot(link, id);
+  const robot = robotParam;
 
   rpc.register(
     'robots.list',
@@ -118,6 +124,7 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?
           arms: armReports(r.model, s) ?? null,
           faults: s?.faults ?? [],
           busy: r.executor.busyArms(),
+          cameras: r.cameras.status(now),
         });
       }, 1000 / rate_hz);
       const stop = () => {

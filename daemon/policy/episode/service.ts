@@ -15,7 +15,8 @@ import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
 import type { EpisodeEvent, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
-import { isFinal, NO_FRAMES } from './types.js';
+import { isFinal } from './types.js';
+import { linkFrames } from './link-frames.js';
 
 export interface StartRequest {
   robot: string;
@@ -34,6 +35,7 @@ export interface PolicyServiceDeps {
   link: RobotLink;
   chat: ChatService;
   log: Logger;
+  /** Default: the robots' camera stores (linkFrames). */
   frames?: FrameSource;
   scene?: SceneTruth;
 }
@@ -69,7 +71,7 @@ export class PolicyService extends Service {
 
   constructor(private readonly deps: PolicyServiceDeps) {
     super();
-    this.frames = deps.frames ?? NO_FRAMES;
+    this.frames = deps.frames ?? linkFrames(deps.link);
     this.scene = deps.scene ?? { predicates: () => undefined };
   }
 

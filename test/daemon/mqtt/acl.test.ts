@@ -61,7 +61,7 @@ async function refused(who: string, topic: string, payload: string, retain = fal
 }
 
 async function markerSender(topic: string): Promise<{ client: MqttClient }> {
-  const robot = /\/robots\/([^/]+)\/(state|events|availability|description)$/.exec(topic)?.[1];
+  const robot = /\/robots\/([^/]+)\/(state|events|availability|description|cameras\/.+)$/.exec(topic)?.[1];
   return { client: robot ? await as(`robot.${robot}`) : await connectMqtt(d.mqttEndpoint) };
 }
 
@@ -70,6 +70,9 @@ test('a controller cannot command a robot, its own included, nor speak for anoth
   await refused('robot.yam', 'brainstem/robots/yam/trajectory', trajectory);
   await refused('robot.other', 'brainstem/robots/yam/state', '{}');
   await refused('robot.other', 'brainstem/robots/yam/events', '{}');
+  await refused('robot.other', 'brainstem/robots/yam/cameras/wrist', 'not a picture of yam');
+  await refused('robot.other', 'brainstem/robots/yam/cameras/wrist/meta', '{}');
+  await refused('observer.app', 'brainstem/robots/yam/cameras/wrist', 'x');
 });
 
 test('retained availability and description of a robot cannot be overwritten by others', async () => {

@@ -61,6 +61,13 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
   await refused(yam, `${BASE}/robots/other/state`, other);
   await refused(app, `${BASE}/robots/yam/stop`, sniffer);
   await refused(app, `${BASE}/daemon/heartbeat`, sniffer);
+  // Camera frames: a controller publishes its own robot's, observers read them.
+  await refused(other, `${BASE}/robots/yam/cameras/wrist`, yam);
+  const frameTopic = `${BASE}/robots/yam/cameras/wrist/meta`;
+  const frame = nextMessage(app, frameTopic);
+  await app.subscribeAsync(frameTopic, { qos: 1 });
+  await yam.publishAsync(frameTopic, 'meta', { qos: 1 });
+  assert.equal((await frame).payload, 'meta');
   await assert.rejects(login('robot.yam', 'wrong'), /Bad username or password|Not authorized/);
 
   // The daemon on this broker: its secret and the sim's are the stored ones.

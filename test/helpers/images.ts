@@ -1,0 +1,16 @@
+// Tiny valid images for camera tests, encoded with sharp.
+import sharp, { type SharpOptions } from 'sharp';
+
+/** A solid-colour JPEG or PNG of width × height. */
+export function solidImage(encoding: 'jpeg' | 'png', width: number, height: number, r = 200): Promise<Buffer> {
+  const img = sharp({ create: { width, height, channels: 3, background: { r, g: 40, b: 40 } } });
+  return (encoding === 'jpeg' ? img.jpeg() : img.png()).toBuffer();
+}
+
+/** A 16-bit grayscale PNG (a depth image) with every pixel `value`. */
+export function depthPng(width: number, height: number, value = 1234): Promise<Buffer> {
+  const raw = Buffer.from(new Uint16Array(width * height).fill(value).buffer);
+  // sharp reads 16-bit raw input with `depth`, which its typings for raw input omit.
+  const input = { raw: { width, height, channels: 1, depth: 'ushort' } } as SharpOptions;
+  return sharp(raw, input).toColourspace('grey16').png().toBuffer();
+}
