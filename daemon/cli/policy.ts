@@ -2,8 +2,10 @@
 // follows it to its end (lines on a terminal, events as JSON lines with --json); the exit code
 // says how it ended. `brainstem policy report ID`: the report of a recorded episode.
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
+import { compileContext } from '../policy/context/compile.js';
 import { readEvents } from '../policy/episode/records.js';
 import { episodeReport, reportText } from '../policy/episode/report.js';
 import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
@@ -31,8 +33,29 @@ interface RunOptions {
   predicates?: string;
   decisions?: string;
   wallS?: string;
+  context?: string;
   config?: string;
   json?: boolean;
+}
+
+/** The context compiler's input file compiled here (paths relative to it), as policy.start references. */
+async function referencesOf(file: string): Promise<{ text?: string; image_url?: string; label?: string }[]> {
+  let input: unknown;
+  try {
+    input = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new CliError(`--context: cannot read ${file} as JSON (${(e as Error).message})`, 2);
+  }
+  const compiled = await compileContext(input, { resolvePath: async (p) => resolve(dirname(file), p) }).catch(
+    (e: Error) => {
+      throw new CliError(`--context: ${e.message}`, 2);
+    },
+  );
+  return compiled.parts.map((p) =>
+    p.type === 'text'
+      ? { text: p.text }
+      : { image_url: `data:${p.mime};base64,${Buffer.from(p.bytes).toString('base64')}`, label: p.label },
+  );
 }
 
 const positive = (flag: string, v: string | undefined): number | undefined => {
@@ -101,6 +124,7 @@ export function registerPolicy(program: Command): void {
     .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key")
     .option('--check <kind>', 'none, operator, scene', 'none')
     .option('--predicates <names>', 'scene: comma-separated predicates that must hold (default all)')
+    .option('--context <file>', 'context compiler input (JSON: goals, demonstrations), compiled here and sent')
     .option('--decisions <n>', 'decision budget')
     .option('--wall-s <n>', 'wall-time budget in seconds')
     .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml (finds the daemon by data_dir)')
@@ -123,10 +147,11 @@ export function registerPolicy(program: Command): void {
         if (e.type === 'finished') finish(e.state as FinalState);
       });
       const budget = { decisions: positive('--decisions', o.decisions), wall_s: positive('--wall-s', o.wallS) };
+      const references = o.context ? await referencesOf(o.context) : undefined;
       const onSignal = () => void (id ? rpc.call('policy.stop', { id }) : rpc.close());
       process.once('SIGINT', onSignal);
       try {
-        const started = (await rpc.call('policy.start', {
+        const params = {
           robot: o.robot,
           instruction,
           provider: providerOf(o),
@@ -135,7 +160,15 @@ export function registerPolicy(program: Command): void {
             ...(o.predicates ? { predicates: o.predicates.split(',').map((s) => s.trim()) } : {}),
           },
           budget: Object.fromEntries(Object.entries(budget).filter(([, v]) => v !== undefined)),
-        })) as { id: string };
+          ...(references ? { context: { references } } : {}),
+        };
+        const size = Buffer.byteLength(JSON.stringify(params));
+        if (size > config.server.max_message_bytes)
+          throw new CliError(
+            `the request is ${size} bytes, over the daemon's server.max_message_bytes (${config.server.max_message_bytes}): a smaller --context, or raise that limit`,
+            2,
+          );
+        const started = (await rpc.call('policy.start', params)) as { id: string };
         id = started.id;
         const state = await Promise.race([
           ended,

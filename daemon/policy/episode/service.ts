@@ -175,6 +175,10 @@ export class PolicyService extends Service {
       provider: provider.name,
       check: check.kind,
       budget,
+      references: {
+        parts: req.references?.length ?? 0,
+        images: req.references?.filter((r) => r.type === 'image').length ?? 0,
+      },
     });
     episode.start();
     void episode.finished.then((state) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runCli, TEST_TOKEN } from '../../helpers/daemon.js';
 import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
 import { waitFor } from '../../helpers/wait.js';
+import { solidImage } from '../../helpers/images.js';
 import { RpcTestClient } from '../../helpers/rpc.js';
 import { callTool, poseFromHere, startRig, waitReady, type Rig } from '../robots/harness.js';
 
@@ -224,7 +225,11 @@ test('policy episodes on a simulated yam', async (t) => {
     const env = { BRAINSTEM_DATA_DIR: rig.d.dataDir, BRAINSTEM_SERVER_TOKEN: TEST_TOKEN };
     const file = join(rig.d.dataDir, 'decisions.jsonl');
     writeFileSync(file, `${call('get_state', {})}\n${call('done', { summary: 'checked' })}\n`);
-    const json = await runCli(['policy', 'run', 'look around', '--robot', 'arm1', '--script', file, '--json'], env, {
+    writeFileSync(join(rig.d.dataDir, 'goal.png'), await solidImage('png', 32, 24));
+    const context = join(rig.d.dataDir, 'context.json');
+    writeFileSync(context, JSON.stringify({ goals: [{ path: 'goal.png', label: 'the goal' }] }));
+    const args = ['policy', 'run', 'look around', '--robot', 'arm1', '--script', file, '--context', context, '--json'];
+    const json = await runCli(args, env, {
       timeoutMs: 60_000,
     });
     assert.equal(json.code, 0, json.stderr + json.stdout);
@@ -233,6 +238,7 @@ test('policy episodes on a simulated yam', async (t) => {
       .split('\n')
       .map((l) => JSON.parse(l));
     assert.equal(lines[0].type, 'started');
+    assert.equal(lines[0].references.images, 1, 'the compiled goal image was sent');
     assert.deepEqual([lines.at(-1).type, lines.at(-1).state], ['finished', 'done']);
     writeFileSync(file, `${call('give_up', { reason: 'no block in view' })}\n`);
     const text = await runCli(['policy', 'run', 'look around', '--robot', 'arm1', '--script', file], env, {
