@@ -25,6 +25,8 @@ export interface CheckInput {
   summary: string;
   /** The observation at the time of the claim (text, current frames). */
   observation: ContentPart[];
+  /** The episode's references (goal images, demonstrations), shown to a verifier before the observation. */
+  references: ContentPart[];
   /** Resolves with the operator's answer (operator check). */
   operator: (signal: AbortSignal) => Promise<CheckResult>;
   scene: SceneTruth;
@@ -101,7 +103,14 @@ async function verify(provider: PolicyProvider, i: CheckInput): Promise<CheckRes
         },
         {
           role: 'user',
-          content: [{ type: 'text', text: `Task: ${i.instruction}\nThe robot claims: ${i.summary}` }, ...i.observation],
+          content: [
+            { type: 'text', text: `Task: ${i.instruction}\nThe robot claims: ${i.summary}` },
+            ...(i.references.length
+              ? [{ type: 'text' as const, text: 'References given with the task:' }, ...i.references]
+              : []),
+            { type: 'text', text: 'The robot now:' },
+            ...i.observation,
+          ],
         },
       ],
       tools: [VERDICT_TOOL],

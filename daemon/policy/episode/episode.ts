@@ -249,6 +249,7 @@ export class Episode {
       instruction: o.instruction,
       summary,
       observation: this.lastObservation?.parts ?? turn.observation,
+      references: o.references ?? [],
       operator: (signal) => this.operator.awaitConfirm(signal, () => new StopSignal()),
       scene: o.scene,
       signal: this.abort.signal,

@@ -132,9 +132,12 @@ test('verifier check: a separate provider answers with verdict; a rejection cont
     call('verdict', { complete: false, reason: 'the block is outside' }),
     call('verdict', { complete: true, reason: 'inside' }),
   );
+  const asked: any[] = [];
+  const spy: PolicyProvider = { name: 'v', decide: (req, sig) => (asked.push(req), verifier.decide(req, sig)) };
   const { ep, events } = episode({
     provider: script(call('done', { summary: 'a' }), call('done', { summary: 'b' })),
-    check: { kind: 'verifier', provider: verifier },
+    check: { kind: 'verifier', provider: spy },
+    references: [{ type: 'image', image: { url: 'data:image/png;base64,AA==' }, label: 'goal' }],
   });
   ep.start();
   assert.equal(await ep.finished, 'done');
@@ -145,6 +148,17 @@ test('verifier check: a separate provider answers with verdict; a rejection cont
       [true, 'verifier: inside'],
     ],
   );
+  assert.deepEqual(
+    asked[0].tools.map((t: any) => t.name),
+    ['verdict'],
+  );
+  const content = asked[0].messages[1].content;
+  assert.equal(content[0].text, 'Task: put the block in the bowl\nThe robot claims: a');
+  assert.deepEqual(
+    [content[1].text, content[2].label, content[3].text],
+    ['References given with the task:', 'goal', 'The robot now:'],
+  );
+  assert.match(content[4].text, /^Observation /);
 });
 
 test('the done description follows the check; locate_point answers unavailable', async () => {
