@@ -131,6 +131,16 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'answers the operator check of a pending done',
   );
   rpc.register(
+    'policy.watch',
+    obj({ id }),
+    ({ id: i }, ctx) => {
+      episode(i);
+      ctx.onClose(policy.listen(i, (e) => ctx.notify(EVENT_NOTIFICATION, e)));
+      return { ...policy.summary(i), notification: EVENT_NOTIFICATION };
+    },
+    `streams an episode's further events to this connection as ${EVENT_NOTIFICATION} notifications (until it closes)`,
+  );
+  rpc.register(
     'policy.list',
     obj({}),
     () => ({ episodes: policy.list() }),

@@ -4,6 +4,7 @@
 // the model as errors and are never executed.
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
 import { compileHistory, type Turn } from '../history.js';
+import { imagePlaceholder } from '../providers/openai-format.js';
 import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
 import { ProviderError, type Decision } from '../providers/types.js';
 import { doneDescription, runCheck } from './checks.js';
@@ -98,6 +99,7 @@ export class Episode {
           },
           { tools: this.tools, keepImages: o.keepImages, windowTurns: o.windowTurns, ...promptBudget },
         );
+        this.forgetOldImages();
         const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
         this.count(d);
         turn.reply = d.message;
@@ -176,6 +178,17 @@ export class Episode {
     this.turns.push(turn);
     return turn;
   }
+  /** Images no prompt will show again become the placeholder the history policy would send. */
+  private forgetOldImages(): void {
+    const images = this.turns.flatMap((t) => t.observation.filter((p) => p.type === 'image'));
+    const old = new Set(images.slice(0, Math.max(0, images.length - this.o.keepImages)));
+    if (old.size === 0) return;
+    for (const t of this.turns)
+      t.observation = t.observation.map((p) =>
+        p.type === 'image' && old.has(p) ? { type: 'text', text: imagePlaceholder(p.label) } : p,
+      );
+  }
+
   private count(d: Decision): void {
     const u = this.used;
     u.decisions++;

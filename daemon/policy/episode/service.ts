@@ -200,11 +200,14 @@ export class PolicyService extends Service {
     return e.episode;
   }
 
+  /** Adds a listener of the episode's further events; returns its removal. */
   listen(id: string, l: EventListener): () => void {
     this.episode(id);
     const set = this.entries.get(id)!.listeners;
     set.add(l);
-    return () => set.delete(l);
+    return () => {
+      set.delete(l);
+    };
   }
 
   /** Stops an episode if it is known and running (a closed connection's episode). */

@@ -127,6 +127,33 @@ test('camera frames are scaled, sent as labelled images and recorded under image
   }
 });
 
+test('images no prompt shows again are dropped from memory; the prompts are as the history policy sends them', async () => {
+  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+    .png()
+    .toBuffer();
+  const frame: Frame = { camera: 'top', mime: 'image/png', bytes: new Uint8Array(png), width: 8, height: 8, time: 0 };
+  const seen: any[] = [];
+  const inner = script(call('get_state', {}), call('get_state', {}), call('done', { summary: 'a' }));
+  const { ep } = episode({
+    provider: { name: 'spy', decide: (req, s) => (seen.push(structuredClone(req)), inner.decide(req, s)) },
+    frames: { cameras: () => ['top'], latest: () => [frame] },
+    keepImages: 1,
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'done');
+  const parts = seen[2].messages.filter((m: any) => m.role === 'user').flatMap((m: any) => m.content);
+  assert.deepEqual(
+    parts.filter((p: any) => p.type === 'image').map((p: any) => p.label),
+    ['camera top, decision 3'],
+  );
+  assert.equal(parts.filter((p: any) => p.type === 'text' && /camera top, decision [12]/.test(p.text)).length, 2);
+  const held = (ep as any).turns.flatMap((t: any) => t.observation).filter((p: any) => p.type === 'image');
+  assert.deepEqual(
+    held.map((p: any) => p.label),
+    ['camera top, decision 3'],
+  );
+});
+
 test('verifier check: a separate provider answers with verdict; a rejection continues the loop', async () => {
   const verifier = script(
     call('verdict', { complete: false, reason: 'the block is outside' }),

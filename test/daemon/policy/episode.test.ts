@@ -286,12 +286,18 @@ test('policy episodes on a simulated yam', async (t) => {
       () => other.notifications.find((n) => n.params.type === 'progress' && n.params.phase === 'started'),
       'the move to start',
     );
+    const w = await rig.rpc.call('policy.watch', { id });
+    assert.equal(w.error, undefined, JSON.stringify(w.error));
+    const watched = w.result;
+    assert.equal(watched.id, id);
     await other.close();
     const got = await waitFor(async () => {
       const g = (await rig.rpc.call('policy.get', { id })).result;
       return g.state === 'stopped' ? g : undefined;
     }, 'the episode to stop');
     assert.equal(got.reason, 'client_disconnected');
+    const seen = await finished(rig, id);
+    assert.equal(seen.state, 'stopped', 'the watching connection got the end too');
   });
 
   await t.test('a daemon stop ends a running episode as stopped with the arm at rest', async () => {
