@@ -7,7 +7,12 @@ import type { CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { redactUrl } from '../config/secrets.js';
 import { readTlsFiles } from '../mqtt/tls.js';
-import { loadSimRobot } from '../../robot/sim/robot.js';
+import { formatIssue } from '../../robot/common/validation/issue.js';
+import { loadSimSetup, simRobotFrom } from '../../robot/sim/robot.js';
+import { loadScene } from '../../robot/sim/scene/scene-config.js';
+import { SimWorld } from '../../robot/sim/scene/world.js';
+import { cameraTickRate, workcellFrames } from '../../robot/sim/render/sim-cameras.js';
+import type { SetupDescription } from '../../robot/description/types.js';
 import { parseFault, type Fault } from '../../robot/sim/faults.js';
 import { startSim } from '../../robot/sim/process.js';
 import { ControllerMqtt, type MqttVersion } from '../../robot/link/controller-mqtt.js';
@@ -20,6 +25,8 @@ const CLOSE_WAIT_MS = 300;
 
 interface SimFlags {
   robot?: string;
+  scene?: string;
+  cameraRate?: string;
   id?: string;
   broker?: string;
   ws?: string;
@@ -61,11 +68,22 @@ function num(flag: string, value: string, lo: number, hi: number): number {
 }
 
 export const registerSim: CommandRegistrar = (program: Command) => {
+  // `sim` and `sim render` share --scene and --seed: commander leaves options after a subcommand
+  // to it only when the program, and not just `sim`, has positional options.
+  program.enablePositionalOptions();
   program
     .command('sim')
     .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
     // Required, but checked in the action: commander would demand it of `sim render` too.
     .option('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file (required)')
+    .option(
+      '--scene <name|file>',
+      'simulated workcell: a name under configs/scenes/ or a YAML file, laid out for --robot',
+    )
+    .option(
+      '--camera-rate <hz>',
+      "frames per second of every scene camera (0.1–60; default: each camera's rate_hz; 0 = no frames)",
+    )
     .option('--id <id>', 'robot id on the link (default: the robot name)')
     .option(
       '--broker <url>',
@@ -94,20 +112,21 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       (v: string, acc: string[]) => [...acc, v],
       [],
     )
-    .option('--seed <n>', 'seed for random faults', '1')
+    .option('--seed <n>', "seed for random faults and the scene's pose noise", '1')
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
     .action(async (flags: SimFlags) => {
       const stop = stopSignal(flags.exitOnStdinClose === true);
       if (flags.robot === undefined) throw new CliError("required option '--robot <name|file>' not specified", 2);
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
-      let robot;
+      let setup;
       let faults: Fault[];
       try {
-        robot = loadSimRobot(flags.robot);
+        setup = loadSimSetup(flags.robot);
         faults = flags.fault.map(parseFault);
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
+      const robot = simRobotFrom(setup);
       const id = flags.id ?? robot.name;
       if (!new RegExp(ROBOT_ID_PATTERN).test(id))
         throw new CliError(`--id must match ${ROBOT_ID_PATTERN} (got "${id}")`, 2);
@@ -128,6 +147,12 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         seed: num('--seed', flags.seed, 0, 2 ** 32 - 1),
         faults,
       };
+      const world =
+        flags.scene === undefined ? undefined : new SimWorld(sceneFor(flags.scene, robot.name), setup, sim.seed);
+      if (flags.cameraRate !== undefined && world === undefined)
+        throw new CliError("--camera-rate needs --scene (the cameras are the scene's)", 2);
+      const cameraRate = flags.cameraRate === undefined ? null : cameraRateFlag(flags.cameraRate);
+      const cameras = world && cameraRate !== 0 ? cameraHook(world, setup, cameraRate) : undefined;
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
       if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
@@ -142,6 +167,8 @@ export const registerSim: CommandRegistrar = (program: Command) => {
         proc = startSim({
           robot,
           sim,
+          world,
+          ...(cameras && { cameras }),
           log,
           link: (on) =>
             flags.ws
@@ -167,6 +194,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       log(
         `robot ${robot.name}: ${robot.arms.map((a) => `${a.name} (${a.joints.length} joints${a.gripper ? ', gripper' : ''})`).join(', ')}; ${redactUrl(where)}; state ${sim.rate} Hz`,
       );
+      if (world)
+        log(
+          `scene ${world.scene.name} (seed ${sim.seed}): ${world.objects.map((o) => o.name).join(', ') || 'no objects'}; cameras ${world.scene.cameras.map((c) => c.name).join(', ') || 'none'}${cameras ? ` at ${cameraRate ?? 'their own rates in'} Hz` : ' (no frames)'}`,
+        );
       await stop;
       log('stopping');
       // Bounded: a broker that never answers must not hold the exit (the parent waits on it).
@@ -176,6 +207,18 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       process.exit(0);
     });
 };
+
+/** The scene `nameOrPath`, which must be laid out for robot `robot`; a usage error (exit 2) otherwise. */
+function sceneFor(nameOrPath: string, robot: string) {
+  const s = loadScene(nameOrPath);
+  if (!s.ok) throw new CliError(`--scene: ${s.issues.map((i) => formatIssue(i)).join('; ')}`, 2);
+  if (s.value.robot !== robot)
+    throw new CliError(
+      `--scene ${nameOrPath} is laid out for robot "${s.value.robot}", not "${robot}" (--robot): run it with --robot ${s.value.robot}`,
+      2,
+    );
+  return s.value;
+}
 
 /** Resolves on SIGINT or SIGTERM, or when stdin closes if asked; installed before anything else can run. */
 function stopSignal(onStdinClose: boolean): Promise<void> {
@@ -188,4 +231,16 @@ function stopSignal(onStdinClose: boolean): Promise<void> {
       process.stdin.resume();
     }
   });
+}
+
+/** --camera-rate: 0 (no frames) or 0.1–60 Hz. */
+function cameraRateFlag(value: string): number {
+  const n = Number(value);
+  return n === 0 && value.trim() !== '' ? 0 : num('--camera-rate', value, 0.1, 60);
+}
+
+/** The renderer as the process's frames hook, asked at the fastest camera's rate; none without cameras. */
+function cameraHook(world: SimWorld, setup: SetupDescription, rate: number | null) {
+  const tick = cameraTickRate(world, rate);
+  return tick > 0 ? { frames: workcellFrames(world, setup, rate), rate: tick } : undefined;
 }

@@ -1,10 +1,12 @@
 // Who may publish and subscribe what on the broker: one identity per role. The daemon alone
 // publishes commands and its heartbeat/availability; a controller publishes only its own robot's
-// identity, state, events and camera frames and reads only its own commands; observers read. `$` topics ($SYS)
+// identity, state, events, camera frames (and a simulator's `sim/scene`) and reads only its own commands;
+// observers read. `$` topics ($SYS)
 // are granted to nobody. The embedded broker enforces these grants; `mosquittoAcl` writes them
 // for an external Mosquitto.
 import { cameraFilter } from '../../robot/link/camera-protocol.js';
 import { CONTROLLER_TOPICS, DAEMON_TOPICS, daemonTopics, robotFilter, robotTopic } from '../../robot/link/protocol.js';
+import { simSceneTopic } from '../../robot/link/sim-scene.js';
 
 export type Role = { kind: 'daemon' } | { kind: 'controller'; robot: string } | { kind: 'observer'; name: string };
 
@@ -45,7 +47,11 @@ export function grantsFor(base: string, role: Role): Grants {
       };
     case 'controller':
       return {
-        publish: [...CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)), cameraFilter(base, role.robot)],
+        publish: [
+          ...CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)),
+          cameraFilter(base, role.robot),
+          simSceneTopic(base, role.robot),
+        ],
         subscribe: [
           ...DAEMON_TOPICS.map((t) => robotTopic(base, role.robot, t)),
           daemon.heartbeat,

@@ -30,6 +30,7 @@ import {
 } from '../../robot/link/camera-protocol.js';
 import { parsePayload } from '../../robot/link/controller-link.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
+import { simSceneRobot, simSceneTopic } from '../../robot/link/sim-scene.js';
 import type { Command, CommandSink, Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
@@ -113,6 +114,7 @@ export class RobotLink extends Service {
       {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
         message: (robot, type, payload) => this.robots.get(robot)!.receive(type, payload, this.now()),
+        scene: (robot, payload) => this.robots.get(robot)!.onSimScene(payload, this.now()),
         closed: (robot) => this.robots.get(robot)!.session.onAvailability('offline', this.now()),
         frame: (robot, f) =>
           this.robots.get(robot)!.cameras.accept(f.camera, f.meta.kind ?? 'color', f.meta, f.image, this.now()),
@@ -145,6 +147,7 @@ export class RobotLink extends Service {
     const mqttRobots = [...this.robots.values()].filter((r) => r.entry.transport === 'mqtt');
     if (mqttRobots.length) {
       const filters = Object.fromEntries(CONTROLLER_TOPICS.map((t) => [robotFilter(base, t), DELIVERY[t].qos]));
+      filters[simSceneTopic(base, '+')] = 0;
       mqtt.subscribe({ ...filters, [cameraFilter(base)]: 0 }, (topic, payload, packet) =>
         this.onMqtt(topic, payload, packet),
       );
@@ -200,6 +203,8 @@ export class RobotLink extends Service {
   private onMqtt(topic: string, payload: Buffer, packet: IPublishPacket): void {
     const camera = parseCameraTopic(this.deps.base, topic);
     if (camera) return this.onCameraMqtt(camera, payload, packet);
+    const simRobot = simSceneRobot(this.deps.base, topic);
+    if (simRobot !== null) return this.onSimScene(simRobot, payload);
     const at = parseRobotTopic(this.deps.base, topic);
     if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
     const r = this.robots.get(at.robot);
@@ -252,6 +257,14 @@ export class RobotLink extends Service {
       };
     }
     store.accept(at.camera, at.kind, meta, payload, now);
+  }
+
+  private onSimScene(robot: string, payload: Buffer): void {
+    const r = this.robots.get(robot);
+    if (r?.entry.transport !== 'mqtt') return;
+    const m = decodeMessage('sim_scene', payload);
+    if (!m.ok) return this.invalid(robot, 'sim/scene', m.message);
+    r.onSimScene(m.value, this.now());
   }
 
   /** Invalid controller messages are counted and logged once per robot and topic. */

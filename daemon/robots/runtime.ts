@@ -5,6 +5,7 @@ import { loadArms } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/common/validation/issue.js';
 import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
 import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
 import type { CameraStore } from './camera-store.js';
@@ -18,6 +19,8 @@ export class RobotRuntime {
   readonly model: RobotModel;
   readonly session: ControllerSession;
   readonly executor: Executor;
+  /** The latest ground truth of a simulated workcell (`sim/scene`) and when it arrived (daemon s). */
+  simScene: { msg: SimSceneMsg; at: number } | null = null;
 
   constructor(
     readonly entry: ServedRobot,
@@ -63,6 +66,11 @@ export class RobotRuntime {
     else if (type === 'description') s.onDescription(payload as MessageBySuffix['description'], now);
     else if (type === 'state') s.onState(payload as MessageBySuffix['state'], now);
     else s.onEvent(payload as MessageBySuffix['events'], now);
+  }
+
+  /** A validated `sim/scene` from this robot's simulator. */
+  onSimScene(msg: SimSceneMsg, now: number): void {
+    this.simScene = { msg, at: now };
   }
 
   /** What robots.list shows about this robot now. */

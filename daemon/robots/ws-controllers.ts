@@ -7,12 +7,15 @@ import { decodeEnvelope, encodeEnvelope, type EnvelopeType } from '../../robot/l
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import { decodeCameraFrame, type CameraFrame } from '../../robot/link/camera-protocol.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
+import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
 import type { ControllerMessage } from './runtime.js';
 
 export interface WsControllerHandlers {
   /** Whether `robot` is served over WebSocket (others are refused). */
   accepts(robot: string): boolean;
   message(robot: string, type: ControllerMessage, payload: MessageBySuffix[ControllerMessage]): void;
+  /** A simulator's ground truth. */
+  scene(robot: string, payload: SimSceneMsg): void;
   /** The socket that served `robot` closed. */
   closed(robot: string): void;
   /** A camera frame whose header and metadata are valid (the image is checked by the receiver). */
@@ -68,6 +71,7 @@ export class WsControllers {
         this.byRobot.set(robot, ws);
         this.log.info({ robot, remote }, 'controller connected over WebSocket');
       }
+      if (env.value.type === 'sim_scene') return this.on.scene(robot, env.value.payload as SimSceneMsg);
       this.on.message(
         robot,
         env.value.type as ControllerMessage,

@@ -9,6 +9,7 @@ import type {
   CapsuleSpec,
   GripperRange,
   IkTolerances,
+  Jaw,
   JointDescription,
   KinematicChainSpec,
   PathSampling,
@@ -340,14 +341,29 @@ function readHome(c: Checker, raw: Obj, joints: JointDescription[]): number[] {
 function readGripper(c: Checker, raw: Obj): GripperRange | undefined {
   const s = c.section(raw, 'gripper', '', false);
   if (!s) return undefined;
-  c.knownKeys(s, ['min', 'max', 'unit'], 'gripper.');
+  c.knownKeys(s, ['min', 'max', 'unit', 'jaw'], 'gripper.');
   const g: GripperRange = {
     min: c.number(s, 'min', 'gripper.min', {}),
     max: c.number(s, 'max', 'gripper.max', {}),
     unit: c.oneOf(s, 'unit', 'gripper.unit', ['m', 'rad', 'normalized'] as const),
   };
   if (g.min >= g.max) c.issue('gripper.max', g.max, `must be > gripper.min (${g.min})`);
+  const jaw = readJaw(c, s);
+  if (jaw) g.jaw = jaw;
   return g;
+}
+
+/** `gripper.jaw`: {open_width_m, depth_m, thickness_m, axis: x|y}, all lengths > 0. */
+function readJaw(c: Checker, gripper: Obj): Jaw | undefined {
+  const s = c.section(gripper, 'jaw', 'gripper.', false);
+  if (!s) return undefined;
+  c.knownKeys(s, ['open_width_m', 'depth_m', 'thickness_m', 'axis'], 'gripper.jaw.');
+  return {
+    openWidth: c.number(s, 'open_width_m', 'gripper.jaw.open_width_m', { gt: 0 }),
+    depth: c.number(s, 'depth_m', 'gripper.jaw.depth_m', { gt: 0 }),
+    thickness: c.number(s, 'thickness_m', 'gripper.jaw.thickness_m', { gt: 0 }),
+    axis: c.oneOf(s, 'axis', 'gripper.jaw.axis', ['x', 'y'] as const),
+  };
 }
 
 /** `capsules`: a list of {link, radius, a, b}, or `urdf` for capsules bounding the URDF's collision shapes. */

@@ -54,7 +54,7 @@ export function parseSetupConfig(
       c.issue(q, item, 'must be a mapping');
       return;
     }
-    c.knownKeys(item, ['name', 'robot', 'base', 'held'], `${q}.`);
+    c.knownKeys(item, ['name', 'robot', 'base', 'tcp', 'held'], `${q}.`);
     const arm = c.string(item, 'name', `${q}.name`, /^[a-z0-9][a-z0-9_-]*$/);
     if (names.has(arm)) c.issue(`${q}.name`, arm, 'must be unique');
     names.add(arm);
@@ -78,7 +78,16 @@ export function parseSetupConfig(
       return;
     }
     const held = readHeld(c, item.held, `${q}.held`);
-    arms.push({ name: arm, robot: r.value, base, ...(held && { held }) });
+    const tcpSec = c.section(item, 'tcp', `${q}.`, false);
+    if (tcpSec) c.knownKeys(tcpSec, ['xyz', 'rpy'], `${q}.tcp.`);
+    // A tool of this station's arm: its TCP replaces the robot config's (flange → tool centre point).
+    const robot = tcpSec
+      ? {
+          ...r.value,
+          tcp: fromXyzRpy(c.triple(tcpSec, 'xyz', `${q}.tcp.xyz`), c.triple(tcpSec, 'rpy', `${q}.tcp.rpy`, [0, 0, 0])),
+        }
+      : r.value;
+    arms.push({ name: arm, robot, base, ...(held && { held }) });
   });
   const setup: SetupDescription = {
     name,

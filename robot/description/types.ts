@@ -88,6 +88,20 @@ export interface GripperRange {
   min: number;
   max: number;
   unit: 'm' | 'rad' | 'normalized';
+  /** The fingers' grasp volume, for the simulated workcell; absent = the simulator grasps nothing. */
+  jaw?: Jaw;
+}
+
+/**
+ * A parallel jaw in the TCP frame: a box centred on the TCP, `depth` along TCP z, `thickness`
+ * along the third axis, the fingers closing along `axis`; the opening is a linear map of the
+ * gripper position from min..max to 0..openWidth.
+ */
+export interface Jaw {
+  openWidth: number;
+  depth: number;
+  thickness: number;
+  axis: 'x' | 'y';
 }
 
 /** Capsule = all points within `radius` of segment a–b, endpoints in `link`'s frame. */

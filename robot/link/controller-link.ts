@@ -2,6 +2,7 @@
 // what a controller written in TypeScript (the simulator) publishes and receives.
 import type { FrameMeta } from './camera-protocol.js';
 import type { MessageBySuffix } from './protocol-validate.js';
+import type { SimSceneMsg } from './sim-scene.js';
 
 export type ControllerSends = 'availability' | 'description' | 'state' | 'events';
 export type ControllerReceives = 'trajectory' | 'gripper' | 'stop' | 'heartbeat' | 'daemon_availability';
@@ -23,6 +24,8 @@ export interface ControllerLink {
    * not connected, or more than UNSENT_FRAME_BYTES are still waiting to go out (a slow link drops frames).
    */
   sendFrame(camera: string, image: Buffer, meta: FrameMeta): boolean;
+  /** A simulator's ground truth (`sim/scene`), beside the protocol; dropped while disconnected. */
+  sendScene(payload: SimSceneMsg): void;
   /** Cuts the connection without a goodbye, as a crash would (the broker sends the last will). */
   drop(): void;
   /** Connects again after drop(). */

@@ -20,6 +20,7 @@ import {
   type ControllerSends,
 } from './controller-link.js';
 import type { MessageBySuffix } from './protocol-validate.js';
+import { simSceneTopic, type SimSceneMsg } from './sim-scene.js';
 
 export type MqttVersion = 'auto' | '3.1.1' | '5';
 
@@ -92,6 +93,16 @@ export class ControllerMqtt implements ControllerLink {
       c.publish(topic, image, { qos: 0, retain: false });
     }
     return true;
+  }
+
+  sendScene(payload: SimSceneMsg): void {
+    const c = this.client;
+    if (!c?.connected) return;
+    c.publish(simSceneTopic(this.opts.base, this.opts.robot), JSON.stringify(payload), {
+      qos: 0,
+      retain: false,
+      ...(this.v5 ? { properties: mqtt5Properties(null) } : {}),
+    });
   }
 
   drop(): void {

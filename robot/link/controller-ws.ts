@@ -13,6 +13,7 @@ import {
   type ControllerSends,
 } from './controller-link.js';
 import type { MessageBySuffix } from './protocol-validate.js';
+import type { SimSceneMsg } from './sim-scene.js';
 
 export interface ControllerWsOptions {
   url: string;
@@ -47,6 +48,10 @@ export class ControllerWs implements ControllerLink {
     if (!this.connected || this.ws!.bufferedAmount > UNSENT_FRAME_BYTES) return false;
     this.ws!.send(encodeCameraFrame(this.opts.robot, camera, meta, image));
     return true;
+  }
+
+  sendScene(payload: SimSceneMsg): void {
+    if (this.connected) this.ws!.send(encodeEnvelope('sim_scene', this.opts.robot, payload));
   }
 
   drop(): void {

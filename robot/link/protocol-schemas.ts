@@ -6,8 +6,8 @@ import { ROBOT_ID_PATTERN } from './protocol.js';
 const MAX_JOINTS = 64;
 export const MAX_POINTS = 100_000;
 
-const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };
-const time: Schema = { type: 'number', description: 'Seconds on the named clock' };
+export const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };
+export const time: Schema = { type: 'number', description: 'Seconds on the named clock' };
 const id: Schema = {
   type: 'string',
   minLength: 1,
@@ -15,14 +15,14 @@ const id: Schema = {
   pattern: '^[\\x21-\\x7e]+$',
   description: 'Printable ASCII without spaces',
 };
-const name: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' };
+export const name: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' };
 const code: Schema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_]*$' };
 const seq: Schema = { type: 'integer', minimum: 0 };
 const vector: Schema = { type: 'array', minItems: 1, maxItems: MAX_JOINTS, items: { type: 'number' } };
 const unit: Schema = { type: 'number', minimum: 0, maximum: 1 };
 const extensions = { '^x_': {} };
 
-function message(properties: Record<string, Schema>, optional: string[] = []): Schema {
+export function message(properties: Record<string, Schema>, optional: string[] = []): Schema {
   return {
     type: 'object',
     properties,
@@ -151,7 +151,17 @@ export const envelopeSchema: Schema = {
   properties: {
     type: {
       type: 'string',
-      enum: ['availability', 'description', 'state', 'events', 'trajectory', 'gripper', 'stop', 'heartbeat'],
+      enum: [
+        'availability',
+        'description',
+        'state',
+        'events',
+        'trajectory',
+        'gripper',
+        'stop',
+        'heartbeat',
+        'sim_scene',
+      ],
     },
     robot: { type: 'string', pattern: ROBOT_ID_PATTERN },
     payload: {},

@@ -23,6 +23,7 @@ import {
   stopSchema,
   trajectorySchema,
 } from './protocol-schemas.js';
+import { type SimSceneMsg, validateSimScene } from './sim-scene.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; issues: Issue[]; message: string };
 
@@ -167,6 +168,8 @@ export interface MessageBySuffix {
   stop: StopMsg;
   events: EventMsg;
   heartbeat: HeartbeatMsg;
+  /** A simulator's ground truth (WebSocket envelope type; on MQTT the topic `sim/scene`). */
+  sim_scene: SimSceneMsg;
 }
 
 const validators: { [K in keyof MessageBySuffix]: (v: unknown) => Checked<MessageBySuffix[K]> } = {
@@ -178,6 +181,7 @@ const validators: { [K in keyof MessageBySuffix]: (v: unknown) => Checked<Messag
   stop: validateStop,
   events: validateEvent,
   heartbeat: validateHeartbeat,
+  sim_scene: validateSimScene,
 };
 
 export function validateMessage<K extends keyof MessageBySuffix>(kind: K, v: unknown): Checked<MessageBySuffix[K]> {
@@ -185,7 +189,7 @@ export function validateMessage<K extends keyof MessageBySuffix>(kind: K, v: unk
 }
 
 /** Decodes a raw MQTT payload for a topic suffix (availability is text, the rest JSON) and validates it. */
-export function decodeMessage<K extends RobotTopic | 'heartbeat'>(
+export function decodeMessage<K extends RobotTopic | 'heartbeat' | 'sim_scene'>(
   kind: K,
   raw: Buffer | string,
 ): Checked<MessageBySuffix[K]> {

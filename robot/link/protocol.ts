@@ -152,6 +152,7 @@ export const ABORT_REASONS = [
   'tracking_error',
   'goal_tolerance',
   'controller_stall',
+  'collision',
   'fault',
 ] as const;
 /** Reason codes of `fault` events. */
@@ -162,6 +163,7 @@ export const FAULT_REASONS = [
   'tracking_error',
   'stall',
   'controller_stall',
+  'collision',
   'estop',
   'driver',
   'invalid',

@@ -11,7 +11,7 @@ export const CONTROLLER_PATH = '/controller';
 
 const checkEnvelope = compileSchema(envelopeSchema);
 
-export type EnvelopeType = RobotTopic | 'heartbeat';
+export type EnvelopeType = RobotTopic | 'heartbeat' | 'sim_scene';
 export type Sender = 'controller' | 'daemon';
 
 export interface Envelope<K extends EnvelopeType = EnvelopeType> {
@@ -23,7 +23,7 @@ export interface Envelope<K extends EnvelopeType = EnvelopeType> {
 
 /** Which envelope types each side may send. */
 export const SENDS: Record<Sender, readonly EnvelopeType[]> = {
-  controller: CONTROLLER_TOPICS,
+  controller: [...CONTROLLER_TOPICS, 'sim_scene'],
   daemon: [...DAEMON_TOPICS, 'heartbeat'],
 };
 

@@ -38,7 +38,18 @@ const INV_PHI = (Math.sqrt(5) - 1) / 2;
  * signed distance to a convex set is convex along a segment, so a golden-section search finds its minimum.
  */
 export function segmentBoxDistance(e: Float64Array, pose: Float64Array, h: readonly number[]): number {
-  // Endpoints in the box frame: Rᵀ(p − t).
+  const l = toLocal(e, pose);
+  return minAlong((t) => boxSignedDistance(l, t, h));
+}
+
+/** Signed distance of segment e (world) to an upright solid cylinder (axis = local z, centred) placed by `pose`. */
+export function segmentCylinderDistance(e: Float64Array, pose: Float64Array, radius: number, half: number): number {
+  const l = toLocal(e, pose);
+  return minAlong((t) => cylinderSignedDistance(l, t, radius, half));
+}
+
+/** Endpoints of segment e in the frame placed by `pose`: Rᵀ(p − t), into the shared scratch. */
+function toLocal(e: Float64Array, pose: Float64Array): Float64Array {
   const l = local;
   for (let k = 0; k < 6; k += 3) {
     const dx = e[k] - pose[3],
@@ -46,7 +57,11 @@ export function segmentBoxDistance(e: Float64Array, pose: Float64Array, h: reado
       dz = e[k + 2] - pose[11];
     for (let i = 0; i < 3; i++) l[k + i] = pose[i] * dx + pose[4 + i] * dy + pose[8 + i] * dz;
   }
-  const f = (t: number): number => boxSignedDistance(l, t, h);
+  return l;
+}
+
+/** Minimum over t in [0, 1] of a convex f, by golden-section search. */
+function minAlong(f: (t: number) => number): number {
   let lo = 0,
     hi = 1;
   let m1 = hi - INV_PHI * (hi - lo),
@@ -81,4 +96,15 @@ function boxSignedDistance(l: Float64Array, t: number, h: readonly number[]): nu
     inside = Math.max(inside, q);
   }
   return outside > 0 ? Math.sqrt(outside) : inside;
+}
+
+/** Signed distance from the point l_a + t (l_b − l_a) to the cylinder x² + y² ≤ r², |z| ≤ half. */
+function cylinderSignedDistance(l: Float64Array, t: number, r: number, half: number): number {
+  const x = l[0] + t * (l[3] - l[0]),
+    y = l[1] + t * (l[4] - l[1]),
+    z = l[2] + t * (l[5] - l[2]);
+  const qr = Math.hypot(x, y) - r,
+    qz = Math.abs(z) - half;
+  const outside = Math.hypot(Math.max(qr, 0), Math.max(qz, 0));
+  return outside > 0 ? outside : Math.max(qr, qz);
 }

@@ -44,18 +44,33 @@ export function obstacleHit(
   return undefined;
 }
 
-/** A held object leaving the workspace, crossing the table or nearing an obstacle at sample k. */
+/** How far the placed held capsule w reaches below the table plane (m, 0 when clear of it). */
+export function heldTableDepth(held: HeldObject, w: Float64Array, env: SafetyEnvelope): number {
+  const n = env.table.normal;
+  let depth = 0;
+  for (let e = 0; e < 6; e += 3)
+    depth = Math.max(depth, env.table.offset + held.radius - (n[0] * w[e] + n[1] * w[e + 1] + n[2] * w[e + 2]));
+  return depth;
+}
+
+/**
+ * A held object leaving the workspace, crossing the table or nearing an obstacle at sample k. It
+ * may reach `tableDepth` below the table (where it started: an object just grasped off the table
+ * has its envelope in it) but no deeper.
+ */
 export function heldOutside(
   arm: ArmSafetyModel,
   held: HeldObject,
   w: Float64Array,
   env: SafetyEnvelope,
   k: number,
+  tableDepth = 0,
 ): SafetyViolation | undefined {
   const link = heldLink(held);
   for (let e = 0; e < 6; e += 3) {
     const o = pointOutside(env, w[e], w[e + 1], w[e + 2], held.radius);
-    if (o) return { code: o.code, arm: arm.name, link, sample: k, distance: o.distance };
+    if (o && !(o.code === 'table' && o.distance <= tableDepth + 1e-9))
+      return { code: o.code, arm: arm.name, link, sample: k, distance: o.distance };
   }
   const clearance = env.obstacleClearance ?? 0;
   for (const o of env.obstacles ?? []) {

@@ -20,7 +20,7 @@ import { forwardKinematics } from '../kinematics/forward.js';
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
 import { placeHeld } from './held-object.js';
-import { heldArmDistance, heldOutside, obstacleHit } from './scene-checks.js';
+import { heldArmDistance, heldOutside, heldTableDepth, obstacleHit } from './scene-checks.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -90,6 +90,8 @@ export class ArmSafetyModel {
     base?: Transform,
     /** An object held at the TCP, checked like a link (not against the arm's own links); set per plan. */
     public held?: HeldObject,
+    /** Whether `held` is a grasped object's envelope (set per plan): it may start inside the table. */
+    public grasped = false,
   ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
@@ -131,6 +133,8 @@ export function checkTrajectories(
   const frames = arms.map((arm) => new Float64Array((arm.chain.dof + 1) * 12));
   const tcp = new Float64Array(12);
   const heldWorld = arms.map(() => new Float64Array(6));
+  // How deep each grasped object's envelope starts below the table (the object rested on it): never deeper.
+  const heldStart = arms.map(() => 0);
   let minSelf = Infinity,
     minArm = Infinity;
   for (let k = 0; k < count; k++) {
@@ -156,7 +160,8 @@ export function checkTrajectories(
       if (hit) return fail(hit);
       if (arm.held) {
         placeHeld(arm.held, tcp, heldWorld[a]);
-        const v = heldOutside(arm, arm.held, heldWorld[a], env, k);
+        if (k === 0 && arm.grasped) heldStart[a] = heldTableDepth(arm.held, heldWorld[a], env);
+        const v = heldOutside(arm, arm.held, heldWorld[a], env, k, heldStart[a]);
         if (v) return fail(v);
       }
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.

@@ -29,6 +29,8 @@ export class ArmSlot {
   mode: ArmMode = 'hold';
   private traj: { id: string; start: number; end: number; goal: number[]; started: boolean } | null = null;
   private grip: string | null = null;
+  /** Where the fingers hold an object (gripper position), or null. */
+  private hold: number | null = null;
   private readonly latched = new Set<string>();
 
   constructor(
@@ -79,6 +81,25 @@ export class ArmSlot {
     this.mode = 'stop';
   }
 
+  /** The arm touched something: it stops where it is, its commands abort and a fault latches. */
+  collide(now: number): void {
+    this.latched.add('collision');
+    this.dyn.holdUntil(now);
+    this.halt(now, 'collision');
+  }
+
+  /**
+   * The fingers hold an object at gripper position `stop` (null: nothing): they cannot close past
+   * it, so a closing command ends there, `finished` with reason `grasped`.
+   */
+  holdAt(stop: number | null): void {
+    this.hold = stop;
+    const d = this.dyn;
+    if (stop === null || d.gripper === null || d.gripperTarget === null) return;
+    d.gripper = Math.max(d.gripper, stop);
+    d.gripperTarget = Math.max(d.gripperTarget, stop);
+  }
+
   /** A finished stop acknowledges latched faults. */
   clearFaults(): void {
     this.latched.clear();
@@ -127,7 +148,7 @@ export class ArmSlot {
       }
     }
     if (this.grip && this.dyn.gripper === this.dyn.gripperTarget) {
-      this.emit(now, this.grip, 'gripper', 'finished');
+      this.emit(now, this.grip, 'gripper', 'finished', this.hold === null ? undefined : 'grasped');
       this.grip = null;
     }
     if (this.mode === 'stop' && this.dyn.reference.restsAt(now) && this.dyn.speed() <= this.o.restSpeed) {

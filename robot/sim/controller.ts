@@ -24,6 +24,7 @@ import { checkRates, checkTiming, type MotionRules } from './admit-motion.js';
 import { ArmSlot } from './arm-slot.js';
 import { FaultSchedule, type Fault } from './faults.js';
 import type { SimRobot } from './robot.js';
+import type { SimWorld } from './scene/world.js';
 
 export interface SimOptions extends MotionRules {
   robotId: string;
@@ -100,6 +101,8 @@ export class SimController {
     private readonly robot: SimRobot,
     options: Partial<SimOptions> & Pick<SimOptions, 'session' | 'version'>,
     private readonly t0: number,
+    /** The workcell the arms act in (objects, grasps, collisions); null = joints only. */
+    private readonly world: SimWorld | null = null,
   ) {
     this.options = { robotId: robot.name, ...SIM_DEFAULTS, ...options };
     this.t = t0;
@@ -170,15 +173,43 @@ export class SimController {
         const m = this.inbox.shift()!;
         this.handleCommand(ts, m.type, m.payload);
       }
-      for (const slot of this.arms.values()) {
-        slot.dyn.step(ts, this.faults.jointFaults(slot.spec.name, ts));
-        slot.watch(ts);
-      }
+      for (const slot of this.arms.values()) slot.dyn.step(ts, this.faults.jointFaults(slot.spec.name, ts));
+      if (this.world) this.simulate(this.world, ts);
+      for (const slot of this.arms.values()) slot.watch(ts);
       this.watchHeartbeat(ts);
       this.finishStops(ts);
       this.t = ts;
       if (ts >= this.nextStateAt) this.sampleState(ts);
     }
+  }
+
+  /** Each arm's joint positions and gripper opening (0 closed … 1 open, null without a gripper) now. */
+  armPositions(): { name: string; q: readonly number[]; gripper: number | null }[] {
+    return [...this.arms].map(([name, slot]) => ({ name, q: slot.dyn.q, gripper: slot.dyn.gripper }));
+  }
+
+  /**
+   * One workcell step at the measured joints: a grasp stops the fingers on the object (a real
+   * gripper signals a grasp so), a collision stops the arm where it is and latches a fault.
+   */
+  private simulate(world: SimWorld, now: number): void {
+    const joints = new Map<string, number[]>();
+    const grippers = new Map<string, number | null>();
+    for (const [name, slot] of this.arms) {
+      joints.set(name, slot.dyn.q);
+      grippers.set(name, slot.dyn.gripper);
+    }
+    for (const e of world.update(now, joints, grippers)) {
+      // The fingers stop where they meet the object.
+      if (e.kind === 'grasp') this.arms.get(e.arm)!.dyn.gripper = e.gripper;
+      else if (e.kind === 'collision') {
+        const c = e.contact;
+        const detail = `link ${c.link} hit ${c.object === 'table' ? 'the table' : c.object} (${(c.depth * 1000).toFixed(1)} mm deep)`;
+        this.event(now, null, c.arm, null, 'fault', 'collision', detail);
+        this.arms.get(c.arm)!.collide(now);
+      }
+    }
+    for (const [name, slot] of this.arms) slot.holdAt(world.gripStop(name));
   }
 
   /** Publishes a state and schedules the next at the nominal times t0 + k/rate (no drift; late ticks skip samples). */

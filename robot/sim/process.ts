@@ -1,11 +1,13 @@
 // The simulator as a process: wires a SimController to a controller link (MQTT or WebSocket)
 // on the real clock. On every (re)connection it publishes availability `online` and its
 // description; it ticks at the state rate and publishes what the controller emits; a
-// `disconnect` fault cuts the link without a goodbye and restores it when the fault ends.
+// `disconnect` fault cuts the link without a goodbye and restores it when the fault ends. With a
+// workcell it also publishes the ground truth (`sim/scene`) on every change, at most SCENE_HZ.
 // Camera frames come from a `frames` hook (the renderer), asked `cameraRate` times a second.
 import { randomUUID } from 'node:crypto';
 import { SimController, type SimOptions } from './controller.js';
 import type { SimRobot } from './robot.js';
+import type { SimWorld } from './scene/world.js';
 import type { ControllerLink, ControllerLinkHandlers } from '../link/controller-link.js';
 import type { FrameMeta } from '../link/camera-protocol.js';
 
@@ -22,6 +24,8 @@ export type FramesHook = (now: number, controller: SimController) => SimFrame[] 
 export interface SimProcessOptions {
   robot: SimRobot;
   sim: Partial<SimOptions> & Pick<SimOptions, 'version'>;
+  /** The workcell (objects, grasps, collisions) the arms act in; none = joints only. */
+  world?: SimWorld;
   /** Builds the link with the handlers the simulator needs. */
   link: (on: ControllerLinkHandlers) => ControllerLink;
   /** Controller clock in seconds (monotonic). */
@@ -37,6 +41,26 @@ export interface SimProcess {
   close(): Promise<void>;
 }
 
+/** Most `sim/scene` messages per second. */
+export const SCENE_HZ = 2;
+
+/** When the ground truth goes out: on a change, at most SCENE_HZ times a second, at once after reset(). */
+export class SceneThrottle {
+  private sent = { version: -1, at: -Infinity };
+
+  /** A new connection: the next due() is true. */
+  reset(): void {
+    this.sent = { version: -1, at: -Infinity };
+  }
+
+  /** Whether to publish now (time s) the truth at `version`; true marks it sent. */
+  due(now: number, version: number): boolean {
+    if (version === this.sent.version || now - this.sent.at < 1 / SCENE_HZ) return false;
+    this.sent = { version, at: now };
+    return true;
+  }
+}
+
 /** Monotonic seconds on an epoch-like scale. */
 export function monotonicSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
@@ -45,10 +69,13 @@ export function monotonicSeconds(): number {
 export function startSim(opts: SimProcessOptions): SimProcess {
   const clock = opts.clock ?? monotonicSeconds;
   const log = opts.log ?? (() => undefined);
-  const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock());
+  const world = opts.world ?? null;
+  const controller = new SimController(opts.robot, { session: randomUUID(), ...opts.sim }, clock(), world);
   let lastDown = '';
+  const scene = new SceneThrottle();
   const flush = (now: number) => {
     for (const m of controller.drain(now)) link.send(m.type, m.payload);
+    if (world && link.connected && scene.due(now, world.version)) link.sendScene(world.truth());
   };
   const link: ControllerLink = opts.link({
     up() {
@@ -56,6 +83,8 @@ export function startSim(opts: SimProcessOptions): SimProcess {
       log('connected');
       link.send('availability', 'online');
       link.send('description', controller.description(clock()));
+      scene.reset();
+      flush(clock());
     },
     message(type, payload) {
       const now = clock();

@@ -67,9 +67,14 @@ export function homeOf(arm: SimArm): number[] {
 
 /** `configs/robots/<name>.yaml` (a robot or a setup), or a config file given by its path (URDFs beside it). */
 export function loadSimRobot(nameOrPath: string, dir = ROBOTS_DIR): SimRobot {
+  return simRobotFrom(loadSimSetup(nameOrPath, dir));
+}
+
+/** The description loadSimRobot reads, as arms placed in one world (a robot is one arm named `arm`); throws naming every issue. */
+export function loadSimSetup(nameOrPath: string, dir = ROBOTS_DIR): SetupDescription {
   const isPath = /[\\/]/.test(nameOrPath) || /\.ya?ml$/.test(nameOrPath);
   const name = isPath ? basename(nameOrPath, extname(nameOrPath)) : nameOrPath;
   const r = loadArms(name, isPath ? dirname(nameOrPath) : dir);
   if (!r.ok) throw new Error(r.issues.map((i) => formatIssue(i)).join('; '));
-  return simRobotFrom(r.value.setup);
+  return r.value.setup;
 }

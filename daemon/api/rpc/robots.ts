@@ -153,4 +153,18 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?
     },
     'ends a robots.state subscription',
   );
+
+  rpc.register(
+    'sim.scene',
+    obj({ robot }),
+    ({ robot: id }) => {
+      const s = robotOf(id).simScene;
+      return {
+        robot: id,
+        age_ms: s ? Math.round((link.now() - s.at) * 1000) : null,
+        scene: s?.msg ?? null,
+      };
+    },
+    'the latest ground truth of a simulated workcell (object poses, held objects, success predicates, collisions); null until its simulator sends one',
+  );
 }

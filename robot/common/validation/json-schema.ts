@@ -32,6 +32,7 @@ export interface Schema {
   patternProperties?: Record<string, Schema>;
   propertyNames?: Schema;
   minProperties?: number;
+  maxProperties?: number;
   items?: Schema;
   minItems?: number;
   maxItems?: number;

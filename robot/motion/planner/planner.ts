@@ -21,7 +21,9 @@ export function createPlanner(description: RobotDescription | SetupDescription, 
     hold: setup.hold,
     setGrasped: (grasped) =>
       setup.arms.forEach((a, i) => {
-        a.safety.held = (grasped.includes(a.name) && a.robot.graspEnvelope) || mounted[i];
+        const envelope = grasped.includes(a.name) ? a.robot.graspEnvelope : undefined;
+        a.safety.held = envelope ?? mounted[i];
+        a.safety.grasped = envelope !== undefined;
       }),
     planCartesian: (request) => guard(() => planCartesian(setup, request)),
     planJoint: (request) => guard(() => planJoint(setup, request)),

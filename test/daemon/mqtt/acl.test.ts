@@ -61,7 +61,7 @@ async function refused(who: string, topic: string, payload: string, retain = fal
 }
 
 async function markerSender(topic: string): Promise<{ client: MqttClient }> {
-  const robot = /\/robots\/([^/]+)\/(state|events|availability|description|cameras\/.+)$/.exec(topic)?.[1];
+  const robot = /\/robots\/([^/]+)\/(state|events|availability|description|cameras\/.+|sim\/scene)$/.exec(topic)?.[1];
   return { client: robot ? await as(`robot.${robot}`) : await connectMqtt(d.mqttEndpoint) };
 }
 
@@ -73,6 +73,7 @@ test('a controller cannot command a robot, its own included, nor speak for anoth
   await refused('robot.other', 'brainstem/robots/yam/cameras/wrist', 'not a picture of yam');
   await refused('robot.other', 'brainstem/robots/yam/cameras/wrist/meta', '{}');
   await refused('observer.app', 'brainstem/robots/yam/cameras/wrist', 'x');
+  await refused('robot.other', 'brainstem/robots/yam/sim/scene', '{}');
 });
 
 test('retained availability and description of a robot cannot be overwritten by others', async () => {
@@ -130,9 +131,13 @@ test('the daemon and a controller still talk: state in, commands out', async () 
   await daemon.subscribeAsync('brainstem/robots/yam/state', { qos: 0 });
   const command = nextMessage(yam, 'brainstem/robots/yam/trajectory');
   const state = nextMessage(daemon, 'brainstem/robots/yam/state');
+  await daemon.subscribeAsync('brainstem/robots/yam/sim/scene', { qos: 0 });
+  const scene = nextMessage(daemon, 'brainstem/robots/yam/sim/scene');
   yam.publish('brainstem/robots/yam/state', 'state-1', { qos: 0 });
+  yam.publish('brainstem/robots/yam/sim/scene', 'scene-1', { qos: 0 });
   daemon.publish('brainstem/robots/yam/trajectory', trajectory, { qos: 1 });
   assert.equal((await state).payload, 'state-1');
+  assert.equal((await scene).payload, 'scene-1');
   assert.equal((await command).payload, trajectory);
   await yam.endAsync();
   await daemon.endAsync();

@@ -59,6 +59,8 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
   t.after(() => other.endAsync());
   await refused(yam, `${BASE}/robots/yam/trajectory`, sniffer);
   await refused(yam, `${BASE}/robots/other/state`, other);
+  // A simulator's ground truth: its own robot's only.
+  await refused(other, `${BASE}/robots/yam/sim/scene`, yam);
   await refused(app, `${BASE}/robots/yam/stop`, sniffer);
   await refused(app, `${BASE}/daemon/heartbeat`, sniffer);
   // Camera frames: a controller publishes its own robot's, observers read them.

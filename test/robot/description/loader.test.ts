@@ -8,11 +8,19 @@ import { formatIssue, type Issue } from '../../../robot/common/validation/issue.
 
 test('every shipped config loads and validates', () => {
   const names = listConfigs();
-  assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'yam']);
+  assert.deepEqual(names, ['dual-yam', 'panda', 'ur5e', 'ur5e-2f85', 'yam']);
+  const setups = ['dual-yam', 'ur5e-2f85'];
   for (const name of names) {
-    const r = name.startsWith('dual-') ? loadSetup(name) : loadRobot(name);
+    const r = setups.includes(name) ? loadSetup(name) : loadRobot(name);
     assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
   }
+  const gripped = loadSetup('ur5e-2f85');
+  assert.ok(gripped.ok);
+  // The arm's tool TCP replaces the ur5e config's bare flange: 0.15 m along the flange z axis.
+  assert.deepEqual(
+    [...gripped.value.arms[0]!.robot.tcp].map((x) => x + 0),
+    [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.15],
+  );
   const panda = loadRobot('panda');
   assert.ok(panda.ok);
   assert.equal(panda.value.joints.length, 7);
@@ -28,6 +36,9 @@ test('every shipped config loads and validates', () => {
   // Position and velocity limits come from the URDF, acceleration and jerk from the YAML.
   assert.deepEqual(yam.value.joints[1].limits, { lower: 0, upper: 3.65, velocity: 0.6, acceleration: 2, jerk: 12 });
   assert.ok(yam.value.links.some((l) => l.name === 'gripper' && l.frame === 6));
+  // Fingers travel 0.0475 m each: 0.095 m open at gripper position 1.
+  assert.deepEqual(yam.value.gripper!.jaw, { openWidth: 0.095, depth: 0.05, thickness: 0.02, axis: 'y' });
+  assert.equal(panda.value.gripper!.jaw!.openWidth, panda.value.gripper!.max);
   const dual = loadSetup('dual-yam');
   assert.ok(dual.ok);
   assert.deepEqual(

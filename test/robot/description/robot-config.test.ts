@@ -346,6 +346,20 @@ test('every validation rule reports robot, joint, quantity, value and rule', () 
       'robot "arm": gripper.unit: must be one of m, rad, normalized, got "mm"',
     ],
     [
+      'gripper jaw width',
+      (c) => {
+        c.gripper.jaw = { open_width_m: 0, depth_m: 0.05, thickness_m: 0.02, axis: 'y' };
+      },
+      'robot "arm": gripper.jaw.open_width_m: must be > 0, got 0',
+    ],
+    [
+      'gripper jaw axis',
+      (c) => {
+        c.gripper.jaw = { open_width_m: 0.08, depth_m: 0.05, thickness_m: 0.02, axis: 'z' };
+      },
+      'robot "arm": gripper.jaw.axis: must be one of x, y, got "z"',
+    ],
+    [
       'capsule link',
       (c) => {
         c.capsules[0].link = 'l7';

@@ -70,6 +70,14 @@ const valid: { [K in keyof MessageBySuffix]: () => unknown } = {
   stop,
   events: event,
   heartbeat,
+  sim_scene: () => ({
+    v: 1,
+    scene: 'yam-pick-place',
+    time: 3.5,
+    objects: [{ name: 'red_block', pose: [0.3, 0, 0.02, 0, 0, 0, 1], held_by: null }],
+    predicates: { in_bowl: false },
+    collisions: { count: 1, last: { arm: 'arm', link: 'gripper', object: 'table', depth: 0.002, time: 3.1 } },
+  }),
 };
 
 type Case = [kind: keyof MessageBySuffix, label: string, mutate: (m: any) => unknown, field: string, rule: RegExp];
@@ -241,6 +249,14 @@ const cases: Case[] = [
     (m) => ((m.points[0].qd = [0, 0]), m),
     'trajectory.points[0].qd',
     /is not a known field/,
+  ],
+  ['sim_scene', 'short pose', (m) => ((m.objects[0].pose = [0, 0, 0]), m), 'sim_scene.objects[0].pose', /at least 7/],
+  [
+    'sim_scene',
+    'predicate not boolean',
+    (m) => ((m.predicates.in_bowl = 'yes'), m),
+    'sim_scene.predicates.in_bowl',
+    /must be a boolean/,
   ],
   ['gripper', 'position above 1', (m) => ({ ...m, position: 1.5 }), 'gripper.position', /must be ≤ 1/],
   ['gripper', 'position below 0', (m) => ({ ...m, position: -0.1 }), 'gripper.position', /must be ≥ 0/],

@@ -35,7 +35,7 @@ test('bad envelopes name the problem', () => {
     [
       JSON.stringify({ type: 'stop', robot: 'a', payload: stop }),
       'controller',
-      /^envelope\.type: is not sent by the controller \(it sends availability, description, state, events\)/,
+      /^envelope\.type: is not sent by the controller \(it sends availability, description, state, events, sim_scene\)/,
     ],
     [
       JSON.stringify({ type: 'state', robot: 'a', payload: {} }),

@@ -86,3 +86,35 @@ test('a held object is checked against obstacles and the other arm (names the he
   });
   assert.ok(Math.abs((alone.violation as { distance: number }).distance + 0.015) < 1e-9);
 });
+
+test('a grasped envelope may start inside the table (the object rested there) but not go deeper; a mounted tool may not', () => {
+  const { envelope } = robotSafety(robot('panda'));
+  const bare = new ArmSafetyModel('panda', robot('panda'));
+  const T = tcpAt(bare, READY);
+  // A stick along the tool z axis whose far end's 2 cm ball reaches 1 cm into the table at READY.
+  const ball: HeldObject = { name: 'grasped', a: [0, 0, 0], b: [0, 0, (0.01 - T[11]!) / T[10]!], radius: 0.02 };
+  const lower = [0.2, -0.2]
+    .map((d) => READY.map((q, j) => (j === 3 ? q + d : q)))
+    .sort((a, b) => tcpAt(bare, a)[11]! - tcpAt(bare, b)[11]!);
+  const [deeper, higher] = [lower[0]!, lower[1]!];
+  assert.ok(
+    tcpAt(bare, deeper)[11]! < T[11]! && tcpAt(bare, higher)[11]! > T[11]!,
+    'one move lowers the TCP, one raises it',
+  );
+  const path = (to: number[]): JointTrajectory => ({
+    times: [0, 0.5, 1],
+    q: [...READY, ...READY.map((q, j) => (q + to[j]!) / 2), ...to],
+  });
+  const grasped = new ArmSafetyModel('panda', robot('panda'), undefined, ball, true);
+  assert.ok(checkTrajectories([grasped], [still(READY)], envelope).ok, 'resting where it was grasped');
+  const up = checkTrajectories([grasped], [path(higher)], envelope);
+  assert.ok(up.ok, up.ok ? '' : up.message);
+  const down = checkTrajectories([grasped], [path(deeper)], envelope);
+  assert.ok(
+    !down.ok && down.violation.code === 'table' && down.violation.sample === 1,
+    down.ok ? 'passed' : down.message,
+  );
+  const mounted = new ArmSafetyModel('panda', robot('panda'), undefined, ball);
+  const r = checkTrajectories([mounted], [still(READY)], envelope);
+  assert.ok(!r.ok && r.violation.code === 'table', 'a mounted tool starting in the table is refused');
+});

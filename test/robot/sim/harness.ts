@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { SimController, type Outbound, type SimOptions } from '../../../robot/sim/controller.js';
 import type { SimRobot } from '../../../robot/sim/robot.js';
+import type { SimWorld } from '../../../robot/sim/scene/world.js';
 import type { EventMsg, StateMsg, TrajectoryMsg, TrajectoryPoint } from '../../../robot/link/protocol.js';
 import { validateEvent, validateState } from '../../../robot/link/protocol-validate.js';
 
@@ -33,8 +34,8 @@ export class Harness {
   private hbSeq = 0;
   private ids = 0;
 
-  constructor(opts: Partial<SimOptions> = {}, robot: SimRobot = ROBOT) {
-    this.sim = new SimController(robot, { session: 's1', version: 'test', ...opts }, 0);
+  constructor(opts: Partial<SimOptions> = {}, robot: SimRobot = ROBOT, world: SimWorld | null = null) {
+    this.sim = new SimController(robot, { session: 's1', version: 'test', ...opts }, 0, world);
   }
 
   /** Advances to `until` in steps of dt, heartbeating and collecting (every message is validated). */

@@ -7,6 +7,7 @@ import { validateMessage } from '../../../robot/link/protocol-validate.js';
 import { loadArms } from '../../../robot/description/loader.js';
 import { SimController, type SimOptions } from '../../../robot/sim/controller.js';
 import { simRobotFrom, type SimRobot } from '../../../robot/sim/robot.js';
+import type { SimWorld } from '../../../robot/sim/scene/world.js';
 import { Executor, type Command, type ExecutorOptions } from '../../../robot/tools/executor.js';
 import { RobotModel } from '../../../robot/tools/robot-model.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
@@ -33,7 +34,13 @@ export class Loopback {
   private hbSeq = 0;
   private lastHb = -Infinity;
 
-  constructor(robot = 'yam', sim: Partial<SimOptions> = {}, exec: Partial<ExecutorOptions> = {}) {
+  constructor(
+    robot = 'yam',
+    sim: Partial<SimOptions> = {},
+    exec: Partial<ExecutorOptions> = {},
+    /** A workcell for the simulated arms (objects, grasps, collisions). */
+    world: SimWorld | null = null,
+  ) {
     const r = loadArms(robot);
     if (!r.ok) throw new Error(JSON.stringify(r.issues));
     this.model = new RobotModel(r.value.setup);
@@ -42,6 +49,7 @@ export class Loopback {
       this.robotSpec,
       { robotId: robot, session: 'sim-1', version: 'test', rate: 100, ...sim },
       OFFSET,
+      world,
     );
     this.session = new ControllerSession(robot, this.model.expectedArms(), 0.2);
     this.exec = new Executor({
