@@ -60,9 +60,14 @@ export const VERDICT_TOOL: PolicyTool = {
 };
 
 /** Scene predicates: all true, or the named ones; the reason names those that are false. */
-export function sceneVerdict(spec: { predicates?: string[] }, truth: SceneTruth, robot: string): CheckResult {
-  const scene = truth.predicates(robot);
+export async function sceneVerdict(
+  spec: { predicates?: string[] },
+  truth: SceneTruth,
+  robot: string,
+): Promise<CheckResult> {
+  const scene = await truth.predicates(robot);
   if (!scene) return { complete: false, reason: `robot ${robot} has no simulated scene to check` };
+  if (scene.problem) return { complete: false, reason: scene.problem };
   const all = scene.predicates;
   const names = spec.predicates?.length ? spec.predicates : Object.keys(all);
   const unknown = names.filter((n) => !(n in all));

@@ -16,7 +16,7 @@ import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from '
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
 import type { EpisodeEvent, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
 import { isFinal } from './types.js';
-import { linkFrames } from './link-frames.js';
+import { linkFrames, linkScene } from './link-frames.js';
 
 export interface StartRequest {
   robot: string;
@@ -37,6 +37,7 @@ export interface PolicyServiceDeps {
   log: Logger;
   /** Default: the robots' camera stores (linkFrames). */
   frames?: FrameSource;
+  /** Default: each robot's latest sim/scene (linkScene). */
   scene?: SceneTruth;
 }
 
@@ -72,7 +73,7 @@ export class PolicyService extends Service {
   constructor(private readonly deps: PolicyServiceDeps) {
     super();
     this.frames = deps.frames ?? linkFrames(deps.link);
-    this.scene = deps.scene ?? { predicates: () => undefined };
+    this.scene = deps.scene ?? linkScene(deps.link);
   }
 
   protected async onStart(): Promise<void> {
@@ -119,7 +120,7 @@ export class PolicyService extends Service {
     } catch (err) {
       throw new PolicyRequestError('provider', (err as Error).message);
     }
-    if (check.kind === 'scene' && !this.scene.predicates(req.robot))
+    if (check.kind === 'scene' && !(await this.scene.predicates(req.robot)))
       throw new PolicyRequestError('check', `check: scene needs a simulated scene, and robot ${req.robot} has none`);
     // A second start for the same robot while this one was being prepared.
     if (this.byRobot.has(req.robot))

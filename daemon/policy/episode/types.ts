@@ -41,9 +41,12 @@ export interface FrameSource {
 
 export const NO_FRAMES: FrameSource = { cameras: () => [], latest: () => [] };
 
-/** The simulator's success predicates for a robot's scene; undefined when it has no simulated scene. */
+/** `problem`: why the predicates cannot be trusted now (a check then rejects the claim with it). */
+type ScenePredicates = { predicates: Record<string, boolean>; problem?: string } | undefined;
+
+/** The simulator's success predicates for a robot's scene (as of now); undefined when it has no simulated scene. */
 export interface SceneTruth {
-  predicates(robot: string): { predicates: Record<string, boolean> } | undefined;
+  predicates(robot: string): ScenePredicates | Promise<ScenePredicates>;
 }
 
 /** What an episode needs of a served robot: its tools' validator and executor, its measured state. */

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../daemon/log.js';
-import { linkFrames } from '../../../daemon/policy/episode/link-frames.js';
+import { linkFrames, linkScene } from '../../../daemon/policy/episode/link-frames.js';
 import { CameraStore } from '../../../daemon/robots/camera-store.js';
 import type { RobotLink } from '../../../daemon/robots/link-service.js';
 import type { CameraMeta } from '../../../robot/link/camera-protocol.js';
@@ -43,4 +43,23 @@ test('linkFrames: the latest colour frame per camera; depth streams and unknown 
   assert.deepEqual(Buffer.from(f.bytes), second);
   assert.deepEqual(frames.cameras('other'), []);
   assert.deepEqual(frames.latest('other'), []);
+});
+
+test('linkScene: predicates of a sim/scene sampled after the last state; a problem when none comes; none without a simulator', async () => {
+  let now = 0;
+  const runtime: any = { simScene: null, session: { latest: { time: 10 } } };
+  const link = { robot: (id: string) => (id === 'arm1' ? runtime : undefined), now: () => now } as unknown as RobotLink;
+  const scene = linkScene(link, 1);
+  assert.equal(await scene.predicates('arm1'), undefined, 'no simulated scene');
+  assert.equal(await scene.predicates('other'), undefined);
+  const msg = (time: number, ok: boolean) => ({ msg: { time, predicates: { block_in_bowl: ok } }, at: 0 });
+  runtime.simScene = msg(9.5, false);
+  const waiting = scene.predicates('arm1');
+  runtime.simScene = msg(10.2, true);
+  assert.deepEqual(await waiting, { predicates: { block_in_bowl: true } });
+  runtime.simScene = msg(9.5, false);
+  const stale = scene.predicates('arm1');
+  now = 2;
+  const r = await stale;
+  assert.match(r!.problem!, /no scene newer than the robot's last state within 1 s/);
 });
