@@ -11,6 +11,7 @@ import { registerModelRoutes } from './api/openai/models-route.js';
 import { registerChatMethods } from './api/rpc/chat.js';
 import { registerModelMethods } from './api/rpc/models.js';
 import { registerAdapterMethods } from './api/rpc/adapters.js';
+import { registerPolicyMethods } from './api/rpc/policy.js';
 import { registerRobotMethods } from './api/rpc/robots.js';
 import { registerCameraMethods } from './api/rpc/cameras.js';
 import { registerCameraRoutes } from './api/camera-routes.js';
@@ -30,6 +31,7 @@ import { Logs } from './log.js';
 import type { Identity } from './mqtt/acl.js';
 import { EmbeddedBroker } from './mqtt/broker.js';
 import { mqttIdentities } from './mqtt/identities.js';
+import { PolicyService } from './policy/episode/service.js';
 import { RobotLink } from './robots/link-service.js';
 import { SimChildren } from './robots/sim-children.js';
 import { CONTROLLER_PATH } from '../robot/link/ws-envelope.js';
@@ -54,6 +56,8 @@ export interface DaemonParts {
   chat: ChatService;
   robots: RobotLink;
   sims?: SimChildren;
+  /** Policy episodes; the lead wires `policy.frames` (camera store) and `policy.scene` (simulator truth). */
+  policy: PolicyService;
   daemon: Daemon;
 }
 
@@ -119,7 +123,15 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     metrics: metrics.registry,
   });
   api.addWebSocketPath(CONTROLLER_PATH, robots.acceptController, { maxPayload: robots.controllerMaxPayload });
-  registerRobotMethods(rpc, robots);
+  const policy = new PolicyService({
+    config: config.policy,
+    dataDir: config.data_dir,
+    link: robots,
+    chat,
+    log: logs.get('policy'),
+  });
+  registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
+  registerPolicyMethods(rpc, policy, config.data_dir);
   registerCameraMethods(rpc, robots);
   registerCameraRoutes(routes, robots);
   const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
@@ -139,7 +151,8 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         log: logs.get('robots.sim'),
       })
     : undefined;
-  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt, models, robots, ...(sims ? [sims] : [])];
+  // The policy service stops first: its episodes end with the arms brought to rest while the link is up.
+  const services: Service[] = [api, ...(broker ? [broker] : []), mqtt, models, robots, ...(sims ? [sims] : []), policy];
   const daemon = new Daemon(services, logs.get('daemon'));
   const health = () => daemon.health();
 
@@ -185,6 +198,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     chat,
     robots,
     sims,
+    policy,
     daemon,
   };
 }

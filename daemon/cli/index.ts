@@ -17,6 +17,7 @@ import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
 import { registerLoraMergeCheck } from './lora-merge-check.js';
 import { registerModelsSynth } from './models-synth.js';
+import { registerPolicy } from './policy.js';
 import { registerPrerouter } from './prerouter.js';
 import { registerModelsSynthAdapter } from './models-synth-adapter.js';
 import { registerMqttCredentials } from './mqtt-credentials.js';
@@ -48,4 +49,5 @@ export const registrars: CommandRegistrar[] = [
   registerBenchConstrained,
   registerBenchCompare,
   registerPrerouter,
+  registerPolicy,
 ];

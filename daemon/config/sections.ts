@@ -2,6 +2,7 @@
 // Each owner defines its schema in its own module and assigns it here; types then flow into
 // `Config` automatically.
 import { engineSchema, filesSchema, modelsSchema } from '../engine/config.js';
+import { policySchema } from '../policy/config.js';
 import { robotsSchema } from '../robots/config.js';
 
 export const sections = {
@@ -13,4 +14,6 @@ export const sections = {
   files: filesSchema,
   /** Robots served over the controller link (daemon/robots/config.ts). */
   robots: robotsSchema,
+  /** Policy episodes: budget defaults, images, record retention (daemon/policy/config.ts). */
+  policy: policySchema,
 };

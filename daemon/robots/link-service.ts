@@ -68,6 +68,8 @@ export class RobotLink extends Service {
   private timers: NodeJS.Timeout[] = [];
   private hbSeq = 0;
   private readonly invalidLogged = new Set<string>();
+  /** Sees every command sent to a controller (the policy service records an episode's). */
+  commandObserver: ((robot: string, c: Command) => void) | null = null;
 
   constructor(private readonly deps: RobotLinkDeps) {
     super();
@@ -277,6 +279,7 @@ export class RobotLink extends Service {
   }
 
   private send(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
+    this.commandObserver?.(robot, c);
     if (transport === 'ws') return this.ws.send(robot, c.type, c.msg);
     const { mqtt, base } = this.deps;
     if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';

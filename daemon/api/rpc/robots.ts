@@ -26,7 +26,8 @@ export function servedRobot(link: RobotLink, id: string): RobotRuntime {
   );
 }
 
-export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
+/** `stopped`: told of each robot that robots.stop stopped (the policy service ends its episode). */
+export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?: (robot: string) => void): void {
   const robotOf = (id: string) => servedRobot(link, id);
   const robot = robotParam;
 
@@ -89,6 +90,7 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink): void {
       const pending = targets.map((r) =>
         r.executor.stop('user', undefined, arm ?? null).then((o) => ({ robot: r.id, ...o })),
       );
+      for (const r of targets) stopped?.(r.id);
       return { stopped: await Promise.all(pending) };
     },
     'stops every arm (of one robot, or of all) at once; the result reports them at rest',

@@ -60,7 +60,7 @@ test('GET /health with the token reports every service', async () => {
   assert.equal(r.status, 200);
   const body = (await r.json()) as any;
   assert.equal(body.status, 'ready');
-  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models', 'robots']);
+  assert.deepEqual(Object.keys(body.services), ['api', 'mqtt-broker', 'mqtt-client', 'models', 'robots', 'policy']);
   assert.deepEqual(
     body.services.models.detail.models,
     { demo: { state: 'unloaded', ready: false } },

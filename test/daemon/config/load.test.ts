@@ -225,7 +225,7 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   [
     'unknown top-level key',
     { databse: {} },
-    /databse: is not a known key \(known: data_dir, server, mqtt, logging, engine, models, files, robots\)/,
+    /databse: is not a known key \(known: data_dir, server, mqtt, logging, engine, models, files, robots, policy\)/,
   ],
   ['section not a mapping', { server: 5 }, /server: must be a mapping, not a number, got 5/],
   ['section is a list', { mqtt: [1] }, /mqtt: must be a mapping, not a list/],

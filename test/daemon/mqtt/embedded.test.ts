@@ -46,7 +46,7 @@ test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds 
   t.after(() => second.stop());
   assert.equal(second.broker, undefined);
   const health = second.daemon.health();
-  assert.deepEqual(Object.keys(health.services), ['api', 'mqtt-client', 'models', 'robots']);
+  assert.deepEqual(Object.keys(health.services), ['api', 'mqtt-client', 'models', 'robots', 'policy']);
   assert.equal(health.services['mqtt-client']!.detail!.protocol, '3.1.1');
   assert.equal(health.services['mqtt-client']!.detail!.url, url.replace('mqtt://', `mqtt://${username}:***@`));
   const c = await connectMqtt({ url, ...creds });

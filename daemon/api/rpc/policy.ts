@@ -1,0 +1,162 @@
+// The policy.* JSON-RPC methods: start an episode (its events stream to the caller as
+// policy.event notifications), stop, pause, resume, operator feedback and confirmation, list, get.
+import { bool, int, list, obj, optional, str } from '../../../robot/common/validation/builders.js';
+import { readEvents } from '../../policy/episode/records.js';
+import { checkParams, providerParams } from '../../policy/episode/provider-spec.js';
+import { PolicyRequestError, type PolicyService } from '../../policy/episode/service.js';
+import type { ContentPart } from '../../policy/providers/types.js';
+import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
+
+export const EVENT_NOTIFICATION = 'policy.event';
+
+const invalid = (err: unknown): never => {
+  if (err instanceof PolicyRequestError)
+    throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: ${err.message}`, { field: err.field });
+  throw err;
+};
+
+export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, dataDir: string): void {
+  const id = str({ nonEmpty: true, doc: 'episode id (policy.start, policy.list)' });
+  const episode = (i: string) => {
+    try {
+      return policy.episode(i);
+    } catch (err) {
+      return invalid(err);
+    }
+  };
+
+  rpc.register(
+    'policy.start',
+    obj({
+      robot: str({ nonEmpty: true, doc: 'robot id (robots.list)' }),
+      instruction: str({ nonEmpty: true, doc: 'the task, in words' }),
+      provider: providerParams,
+      check: optional(checkParams),
+      budget: optional(
+        obj({
+          decisions: optional(int({ min: 1, max: 100_000 })),
+          wall_s: optional(int({ min: 1, max: 86_400 })),
+          prompt_tokens: optional(int({ min: 0 })),
+          completion_tokens: optional(int({ min: 0 })),
+        }),
+      ),
+      context: optional(
+        obj({
+          references: list(
+            obj({
+              text: optional(str()),
+              image_url: optional(str({ nonEmpty: true, doc: 'a data: URL' })),
+              label: optional(str()),
+            }),
+            { maxItems: 200, doc: 'text and images the model sees first, never trimmed' },
+          ),
+        }),
+      ),
+      detach: bool({ default: false, doc: 'keep running when this connection closes (default: the episode stops)' }),
+    }),
+    async (p, ctx) => {
+      const references = p.context?.references.map(
+        (r, i): ContentPart =>
+          r.image_url !== undefined
+            ? { type: 'image', image: { url: r.image_url }, label: r.label ?? `reference ${i + 1}` }
+            : { type: 'text', text: r.text ?? '' },
+      );
+      const started = await policy
+        .startEpisode(
+          {
+            robot: p.robot,
+            instruction: p.instruction,
+            provider: p.provider,
+            ...(p.check ? { check: p.check } : {}),
+            ...(p.budget ? { budget: p.budget } : {}),
+            ...(references ? { references } : {}),
+          },
+          (e) => ctx.notify(EVENT_NOTIFICATION, e),
+        )
+        .catch(invalid);
+      if (!p.detach) ctx.onClose(() => policy.stopIfRunning(started, 'client_disconnected'));
+      return { id: started, notification: EVENT_NOTIFICATION };
+    },
+    `starts an episode; ${EVENT_NOTIFICATION} notifications stream its events to this connection; unless detach, closing the connection stops it`,
+  );
+
+  rpc.register(
+    'policy.stop',
+    obj({ id }),
+    async ({ id: i }) => {
+      const state = await episode(i).stop('operator');
+      return { id: i, state, summary: policy.summary(i) };
+    },
+    'stops an episode (the arm is brought to rest); the result comes once it has ended',
+  );
+  rpc.register(
+    'policy.pause',
+    obj({ id }),
+    ({ id: i }) => {
+      episode(i).operator.pause();
+      return policy.summary(i);
+    },
+    'pauses an episode before its next decision (the running call finishes)',
+  );
+  rpc.register(
+    'policy.resume',
+    obj({ id }),
+    ({ id: i }) => {
+      episode(i).operator.resume();
+      return policy.summary(i);
+    },
+    'resumes a paused episode',
+  );
+  rpc.register(
+    'policy.feedback',
+    obj({ id, text: str({ nonEmpty: true, doc: 'operator words for the model' }) }),
+    ({ id: i, text }) => {
+      episode(i).operator.addFeedback(text);
+      return { id: i, queued: true };
+    },
+    'operator words that lead the next observation, marked as operator feedback',
+  );
+  rpc.register(
+    'policy.confirm',
+    obj({ id, complete: bool({ doc: 'the claimed done is true' }), reason: optional(str()) }),
+    ({ id: i, complete, reason }) => {
+      if (!episode(i).operator.confirm(complete, reason))
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: id: episode ${i} is not waiting for an operator confirmation (state ${episode(i).state})`,
+          { field: 'id' },
+        );
+      return { id: i, complete };
+    },
+    'answers the operator check of a pending done',
+  );
+  rpc.register(
+    'policy.watch',
+    obj({ id }),
+    ({ id: i }, ctx) => {
+      episode(i);
+      ctx.onClose(policy.listen(i, (e) => ctx.notify(EVENT_NOTIFICATION, e)));
+      return { ...policy.summary(i), notification: EVENT_NOTIFICATION };
+    },
+    `streams an episode's further events to this connection as ${EVENT_NOTIFICATION} notifications (until it closes)`,
+  );
+  rpc.register(
+    'policy.list',
+    obj({}),
+    () => ({ episodes: policy.list() }),
+    'episodes of this daemon run, with state and budget used',
+  );
+  rpc.register(
+    'policy.get',
+    obj({ id, events: bool({ default: false, doc: 'include the recorded events' }) }),
+    ({ id: i, events }) => {
+      episode(i);
+      return {
+        ...policy.summary(i),
+        record: policy.recordDir(i),
+        ...(events ? { events: readEvents(dataDir, i) } : {}),
+      };
+    },
+    'one episode: state, budget used, record folder, and its events when asked',
+  );
+}

@@ -1,0 +1,202 @@
+// `brainstem policy run "instruction" --robot R ...`: starts an episode on the running daemon and
+// follows it to its end (lines on a terminal, events as JSON lines with --json); the exit code
+// says how it ended. `brainstem policy report ID`: the report of a recorded episode.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { compileContext } from '../policy/context/compile.js';
+import { readEvents } from '../policy/episode/records.js';
+import { episodeReport, reportText } from '../policy/episode/report.js';
+import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
+import { DaemonRpc } from './daemon-rpc.js';
+import { CliError } from './exit.js';
+import { group } from './group.js';
+
+/** Exit code by final state: 0 done; 1 and 2 stay the CLI's own errors. */
+export const EXIT_BY_STATE: Record<FinalState, number> = {
+  done: 0,
+  gave_up: 3,
+  budget_exhausted: 4,
+  stopped: 5,
+  failed: 6,
+};
+
+interface RunOptions {
+  robot: string;
+  provider: 'scripted' | 'openai' | 'local';
+  script?: string;
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  check: string;
+  predicates?: string;
+  decisions?: string;
+  wallS?: string;
+  context?: string;
+  config?: string;
+  json?: boolean;
+}
+
+/** The context compiler's input file compiled here (paths relative to it), as policy.start references. */
+async function referencesOf(file: string): Promise<{ text?: string; image_url?: string; label?: string }[]> {
+  let input: unknown;
+  try {
+    input = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new CliError(`--context: cannot read ${file} as JSON (${(e as Error).message})`, 2);
+  }
+  const compiled = await compileContext(input, { resolvePath: async (p) => resolve(dirname(file), p) }).catch(
+    (e: Error) => {
+      throw new CliError(`--context: ${e.message}`, 2);
+    },
+  );
+  return compiled.parts.map((p) =>
+    p.type === 'text'
+      ? { text: p.text }
+      : { image_url: `data:${p.mime};base64,${Buffer.from(p.bytes).toString('base64')}`, label: p.label },
+  );
+}
+
+const positive = (flag: string, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new CliError(`${flag}: must be a positive integer, got ${JSON.stringify(v)}`, 2);
+  return n;
+};
+
+function providerOf(o: RunOptions): Record<string, unknown> {
+  if (o.provider === 'scripted') {
+    if (!o.script) throw new CliError('--script: is required with --provider scripted', 2);
+    let text: string;
+    try {
+      text = readFileSync(o.script, 'utf8');
+    } catch (e) {
+      throw new CliError(`--script: cannot read ${o.script} (${(e as NodeJS.ErrnoException).code})`, 2);
+    }
+    return { kind: 'scripted', lines: text.split(/\r?\n/) };
+  }
+  if (o.provider === 'openai')
+    return {
+      kind: 'openai',
+      base_url: o.baseUrl,
+      model: o.model,
+      ...(o.apiKeyEnv ? { api_key_env: o.apiKeyEnv } : {}),
+    };
+  return { kind: 'local', model: o.model };
+}
+
+/** One terminal line for the events worth a line. */
+function line(e: EpisodeEvent): string | null {
+  const d = `#${e.decision as number}`;
+  switch (e.type) {
+    case 'started':
+      return `episode ${e.episode} on ${e.robot as string} (${e.provider as string}, check ${e.check as string})`;
+    case 'request':
+      return e.error !== undefined
+        ? `${d} ${(e.tool as string) ?? 'reply'} not executed: ${e.error as string}`
+        : `${d} ${e.tool as string} ${JSON.stringify(e.arguments)}`;
+    case 'outcome':
+      return `${d} ${e.tool as string} → ${e.status as string}: ${e.message as string}`;
+    case 'check_pending':
+      return `${d} done claimed: waiting for policy.confirm`;
+    case 'check':
+      return `${d} check ${e.complete ? 'confirmed' : 'rejected'}: ${e.reason as string}`;
+    case 'finished':
+      return `${e.state as string}: ${e.reason as string}`;
+    default:
+      return null;
+  }
+}
+
+export function registerPolicy(program: Command): void {
+  const policy = group(program, 'policy', 'policy episodes: a model drives a robot until the task is done and checked');
+  policy
+    .command('run')
+    .description('start an episode on the running daemon and follow it to its end')
+    .argument('<instruction>', 'the task, in words')
+    .requiredOption('-r, --robot <id>', 'served robot id')
+    .option('-p, --provider <kind>', 'scripted, openai or local', 'scripted')
+    .option('--script <file>', 'scripted: JSONL file of decisions')
+    .option('--base-url <url>', 'openai: API root up to and including /v1')
+    .option('--model <name>', 'openai: model name; local: served model')
+    .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key")
+    .option('--check <kind>', 'none, operator, scene', 'none')
+    .option('--predicates <names>', 'scene: comma-separated predicates that must hold (default all)')
+    .option('--context <file>', 'context compiler input (JSON: goals, demonstrations), compiled here and sent')
+    .option('--decisions <n>', 'decision budget')
+    .option('--wall-s <n>', 'wall-time budget in seconds')
+    .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml (finds the daemon by data_dir)')
+    .option('--json', 'print every event as a JSON line')
+    .action(async (instruction: string, o: RunOptions) => {
+      if (!['none', 'operator', 'scene'].includes(o.check))
+        throw new CliError(`--check: must be none, operator or scene, got ${JSON.stringify(o.check)}`, 2);
+      const config = loadConfig({ file: o.config });
+      let finish: (state: FinalState) => void = () => undefined;
+      const ended = new Promise<FinalState>((resolve) => (finish = resolve));
+      let id: string | undefined;
+      const rpc = await DaemonRpc.connect(config, (method, params) => {
+        if (method !== 'policy.event') return;
+        const e = params as EpisodeEvent;
+        if (o.json) process.stdout.write(`${JSON.stringify(e)}\n`);
+        else {
+          const l = line(e);
+          if (l) process.stdout.write(`${l}\n`);
+        }
+        if (e.type === 'finished') finish(e.state as FinalState);
+      });
+      const budget = { decisions: positive('--decisions', o.decisions), wall_s: positive('--wall-s', o.wallS) };
+      const references = o.context ? await referencesOf(o.context) : undefined;
+      const onSignal = () => void (id ? rpc.call('policy.stop', { id }) : rpc.close());
+      process.once('SIGINT', onSignal);
+      try {
+        const params = {
+          robot: o.robot,
+          instruction,
+          provider: providerOf(o),
+          check: {
+            kind: o.check,
+            ...(o.predicates ? { predicates: o.predicates.split(',').map((s) => s.trim()) } : {}),
+          },
+          budget: Object.fromEntries(Object.entries(budget).filter(([, v]) => v !== undefined)),
+          ...(references ? { context: { references } } : {}),
+        };
+        const size = Buffer.byteLength(JSON.stringify(params));
+        if (size > config.server.max_message_bytes)
+          throw new CliError(
+            `the request is ${size} bytes, over the daemon's server.max_message_bytes (${config.server.max_message_bytes}): a smaller --context, or raise that limit`,
+            2,
+          );
+        const started = (await rpc.call('policy.start', params)) as { id: string };
+        id = started.id;
+        const state = await Promise.race([
+          ended,
+          rpc.closed.then(() => {
+            throw new CliError('the daemon closed the connection before the episode ended', 1);
+          }),
+        ]);
+        process.exitCode = EXIT_BY_STATE[state];
+      } finally {
+        process.off('SIGINT', onSignal);
+        await rpc.close();
+      }
+    });
+  policy
+    .command('report')
+    .description("print a recorded episode's decisions, time, tokens, outcomes and failures")
+    .argument('<id>', 'episode id (ep-…)')
+    .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml (finds data_dir)')
+    .option('--json', 'print the report as JSON')
+    .action((id: string, o: { config?: string; json?: boolean }) => {
+      const config = loadConfig({ file: o.config });
+      let events: EpisodeEvent[];
+      try {
+        events = readEvents(config.data_dir, id);
+      } catch (err) {
+        throw new CliError((err as Error).message, 2);
+      }
+      const r = episodeReport(events);
+      process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : reportText(r));
+    });
+}

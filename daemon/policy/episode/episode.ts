@@ -1,0 +1,296 @@
+// One episode: the closed loop that asks the provider for one tool call per decision, executes it
+// on the robot and feeds the outcome back, until a `done` passes the completion check, the model
+// gives up, the budget is spent, or an operator stops it. Malformed or invalid calls go back to
+// the model as errors and are never executed.
+import type { ToolOutcome } from '../../../robot/tools/outcome.js';
+import { compileHistory, type Turn } from '../history.js';
+import { imagePlaceholder } from '../providers/openai-format.js';
+import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
+import { ProviderError, type Decision } from '../providers/types.js';
+import { doneDescription, runCheck } from './checks.js';
+import { OperatorChannel } from './operator.js';
+import { buildObservation, outcomeText, previousOf, type Observation } from './observation.js';
+import { systemPrompt } from './prompt.js';
+import type { BudgetUsed, EpisodeEvent, EpisodeOptions, EpisodeState, FinalState } from './types.js';
+import { isFinal } from './types.js';
+
+/** `previous`: the short account for the next observation (default: the result's status and text). */
+type Step = {
+  result: NonNullable<Turn['result']>;
+  previous?: ReturnType<typeof previousOf>;
+  final?: { state: FinalState; reason: string };
+};
+
+export type { EpisodeOptions } from './types.js';
+
+export class Episode {
+  state: EpisodeState = 'starting';
+  reason?: string;
+  readonly operator = new OperatorChannel((type, fields) => this.emit(type, fields));
+  readonly used: BudgetUsed = { decisions: 0, wall_s: 0, prompt_tokens: 0, completion_tokens: 0 };
+  readonly startedAt: number;
+  private seq = 0;
+  private readonly abort = new AbortController();
+  private stopReason: string | null = null;
+  private readonly tools: PolicyTool[];
+  private readonly turns: Turn[] = [];
+  private previous: ReturnType<typeof previousOf> | null = null;
+  private stopped: Promise<ToolOutcome | null> = Promise.resolve(null);
+  private lastObservation: Observation | null = null;
+  /** Resolves with the final state once the loop has ended (and the arms are at rest when stopped). */
+  finished!: Promise<FinalState>;
+
+  constructor(readonly o: EpisodeOptions) {
+    this.startedAt = o.now();
+    const cameras = o.frames.cameras(o.robot.id);
+    this.tools = policyTools(o.robot.arms, cameras).map((t) =>
+      t.name === 'done' ? { ...t, description: doneDescription(o.check) } : t,
+    );
+  }
+
+  /** Starts the loop; `finished` settles when it ends. */
+  start(): void {
+    this.finished = this.loop();
+  }
+
+  emit(type: EpisodeEvent['type'], fields: Record<string, unknown> = {}, images?: Observation['images']): void {
+    this.used.wall_s = Math.round((this.o.now() - this.startedAt) * 1000) / 1000;
+    this.o.emit({ episode: this.o.id, seq: this.seq++, t: this.used.wall_s, type, ...fields }, images);
+  }
+
+  private set(state: EpisodeState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.emit('state', { state });
+  }
+
+  /** Ends the episode as stopped: cancels the model call or check, stops the arms, waits for rest. */
+  async stop(reason: string): Promise<FinalState> {
+    if (isFinal(this.state)) return this.state;
+    if (this.stopReason === null) {
+      this.stopReason = reason;
+      this.abort.abort();
+      this.operator.release();
+      this.stopped = this.o.robot.stop(`policy_${reason}`);
+    }
+    return this.finished;
+  }
+
+  private async loop(): Promise<FinalState> {
+    const o = this.o;
+    let final: { state: FinalState; reason: string };
+    try {
+      const promptBudget = (await o.provider.promptBudget?.(this.abort.signal)) ?? {};
+      for (;;) {
+        await this.operator.unpaused();
+        if (this.stopReason !== null) throw new StopSignal();
+        const over = this.overBudget();
+        if (over) {
+          final = { state: 'budget_exhausted', reason: over };
+          break;
+        }
+        this.set('deciding');
+        const turn = await this.observe();
+        const prompt = compileHistory(
+          {
+            system: systemPrompt(o),
+            references: [{ type: 'text', text: `Task: ${o.instruction}` }, ...(o.references ?? [])],
+            turns: this.turns,
+          },
+          { tools: this.tools, keepImages: o.keepImages, windowTurns: o.windowTurns, ...promptBudget },
+        );
+        this.forgetOldImages();
+        const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
+        this.count(d);
+        turn.reply = d.message;
+        const step = await this.act(d, turn);
+        turn.result = step.result;
+        this.previous = step.previous ?? previousOf(step.result.tool, step.result.status, step.result.text);
+        if (this.stopReason !== null) throw new StopSignal();
+        if (step.final) {
+          final = step.final;
+          break;
+        }
+      }
+    } catch (err) {
+      if (this.stopReason !== null || err instanceof StopSignal)
+        final = { state: 'stopped', reason: this.stopReason ?? 'stopped' };
+      else if (err instanceof ProviderError && err.kind === 'aborted')
+        final = { state: 'stopped', reason: err.message };
+      else final = { state: 'failed', reason: (err as Error).message };
+    }
+    if (final.state === 'stopped') {
+      const rest = await this.stopped;
+      if (rest)
+        this.emit('outcome', {
+          decision: this.used.decisions,
+          tool: 'stop',
+          status: rest.status,
+          message: rest.message,
+          outcome: rest,
+        });
+    }
+    this.reason = final.reason;
+    this.operator.closed = true;
+    this.set(final.state);
+    this.emit('finished', { state: final.state, reason: final.reason, used: { ...this.used } });
+    return final.state;
+  }
+
+  private overBudget(): string | null {
+    const b = this.o.budget;
+    const u = this.used;
+    u.wall_s = this.o.now() - this.startedAt;
+    if (u.decisions >= b.decisions) return `all ${b.decisions} decisions are used`;
+    if (u.wall_s >= b.wallS) return `the episode ran ${b.wallS} s`;
+    if (b.promptTokens && u.prompt_tokens >= b.promptTokens)
+      return `${u.prompt_tokens} prompt tokens used (budget ${b.promptTokens})`;
+    if (b.completionTokens && u.completion_tokens >= b.completionTokens)
+      return `${u.completion_tokens} completion tokens used (budget ${b.completionTokens})`;
+    return null;
+  }
+
+  private async observe(): Promise<Turn> {
+    const o = this.o;
+    const feedback = this.operator.takeFeedback();
+    const obs = await buildObservation({
+      decision: this.used.decisions + 1,
+      arms: o.robot.state(),
+      previous: this.previous,
+      feedback,
+      frames: o.frames.latest(o.robot.id),
+      maxSide: o.imageMaxSide,
+      now: o.now(),
+    });
+    this.lastObservation = obs;
+    this.emit(
+      'observation',
+      {
+        decision: this.used.decisions + 1,
+        text: obs.text,
+        images: obs.images.map((i) => i.id),
+        feedback,
+        state: obs.state,
+      },
+      obs.images,
+    );
+    const turn: Turn = { observation: obs.parts };
+    this.turns.push(turn);
+    return turn;
+  }
+  /** Images no prompt will show again become the placeholder the history policy would send. */
+  private forgetOldImages(): void {
+    const images = this.turns.flatMap((t) => t.observation.filter((p) => p.type === 'image'));
+    const old = new Set(images.slice(0, Math.max(0, images.length - this.o.keepImages)));
+    if (old.size === 0) return;
+    for (const t of this.turns)
+      t.observation = t.observation.map((p) =>
+        p.type === 'image' && old.has(p) ? { type: 'text', text: imagePlaceholder(p.label) } : p,
+      );
+  }
+
+  private count(d: Decision): void {
+    const u = this.used;
+    u.decisions++;
+    u.prompt_tokens += d.usage.promptTokens;
+    u.completion_tokens += d.usage.completionTokens;
+    this.emit('decision', {
+      decision: u.decisions,
+      raw: d.raw,
+      finish_reason: d.finishReason,
+      usage: d.usage,
+      timing: d.timing,
+      used: { ...u },
+    });
+  }
+
+  /** What comes of one decision: a rejection, a loop tool, a checked `done`, or an executed call. */
+  private async act(d: Decision, turn: Turn): Promise<Step> {
+    const n = this.used.decisions;
+    const reject = (tool: string | null, message: string): Step => {
+      this.emit('request', { decision: n, tool, error: message });
+      return {
+        result: { tool, status: 'rejected', text: `Not executed: ${message} Reply with exactly one valid tool call.` },
+      };
+    };
+    if (!d.call.ok) return reject(null, d.call.message);
+    const { name, arguments: args } = d.call;
+    const loopTool = this.tools.find((t) => t.name === name && (name === 'give_up' || name === 'locate_point'));
+    if (loopTool) {
+      const problem = checkLoopToolArguments(loopTool, args);
+      if (problem) return reject(name, problem);
+      this.emit('request', { decision: n, tool: name, arguments: args });
+      if (name === 'give_up')
+        return {
+          result: { tool: name, status: 'ok', text: 'Given up.' },
+          final: { state: 'gave_up', reason: (args as { reason: string }).reason },
+        };
+      const text = 'locate_point is not available: this robot has no depth camera or calibration for it yet.';
+      this.emit('outcome', { decision: n, tool: name, status: 'unavailable', message: text });
+      return { result: { tool: name, status: 'unavailable', text } };
+    }
+    const v = this.o.robot.validate({ name, arguments: args });
+    if (!v.ok) return reject(name, v.message);
+    this.emit('request', { decision: n, tool: name, arguments: args });
+    if (v.call.tool === 'done') return this.checkDone(v.call.summary, turn);
+    this.set('executing');
+    const outcome = await this.o.robot.execute({ name, arguments: args }, (phase, detail) =>
+      this.emit('progress', { decision: n, tool: name, phase, ...detail }),
+    );
+    this.emit('outcome', {
+      decision: n,
+      tool: name,
+      status: outcome.status,
+      reason: outcome.reason,
+      message: outcome.message,
+      outcome,
+    });
+    return {
+      result: { tool: name, status: outcome.status, text: outcomeText(outcome) },
+      previous: previousOf(name, outcome.status, outcome.message, outcome.reason),
+    };
+  }
+
+  private async checkDone(summary: string, turn: Turn): Promise<Step> {
+    const o = this.o;
+    this.set('checking');
+    const spec = o.check;
+    if (spec.kind === 'operator')
+      this.emit('check_pending', { decision: this.used.decisions, kind: 'operator', summary });
+    const r = await runCheck(spec, {
+      robot: o.robot.id,
+      instruction: o.instruction,
+      summary,
+      observation: this.lastObservation?.parts ?? turn.observation,
+      references: o.references ?? [],
+      operator: (signal) => this.operator.awaitConfirm(signal, () => new StopSignal()),
+      scene: o.scene,
+      signal: this.abort.signal,
+    });
+    this.emit('check', {
+      decision: this.used.decisions,
+      kind: spec.kind,
+      complete: r.complete,
+      reason: r.reason,
+      ...(r.predicates ? { predicates: r.predicates } : {}),
+    });
+    if (r.complete)
+      return {
+        result: { tool: 'done', status: 'ok', text: `Confirmed: ${r.reason}` },
+        final: { state: 'done', reason: r.reason },
+      };
+    return {
+      result: {
+        tool: 'done',
+        status: 'rejected',
+        text: `Done not confirmed (${spec.kind} check): ${r.reason}. The task continues.`,
+      },
+    };
+  }
+}
+
+class StopSignal extends Error {
+  constructor() {
+    super('stopped');
+  }
+}

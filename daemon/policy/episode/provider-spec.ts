@@ -1,0 +1,154 @@
+// How policy.start names a provider (`provider: {kind, ...}`) and a completion check, as checked
+// params, and the provider and check they build.
+import {
+  int,
+  list,
+  obj,
+  oneOf,
+  optional,
+  str,
+  type Infer,
+  type Node,
+} from '../../../robot/common/validation/builders.js';
+import type { Issue } from '../../../robot/common/validation/issue.js';
+import type { ChatService } from '../../engine/chat-service.js';
+import { LocalProvider } from '../providers/local.js';
+import { OpenAiProvider } from '../providers/openai.js';
+import { parseScript, ScriptedProvider } from '../providers/scripted.js';
+import type { PolicyProvider } from '../providers/types.js';
+import type { CheckSpec } from './checks.js';
+
+const FIELDS_BY_KIND: Record<string, string[]> = {
+  scripted: ['lines'],
+  openai: ['base_url', 'model', 'api_key_env', 'timeout_ms', 'max_retries', 'context_tokens', 'images'],
+  local: ['model'],
+};
+
+export const providerParams = obj(
+  {
+    kind: oneOf(['scripted', 'openai', 'local'], { doc: 'where the model runs' }),
+    lines: optional(
+      list(str(), {
+        maxItems: 100_000,
+        doc: 'scripted: the JSONL lines themselves (the CLI sends its --script file so)',
+      }),
+    ),
+    base_url: optional(str({ nonEmpty: true, doc: 'openai: the API root up to and including /v1' })),
+    model: optional(
+      str({ nonEmpty: true, doc: 'openai: the model name; local: a served model (name or name:adapter)' }),
+    ),
+    api_key_env: optional(
+      str({ nonEmpty: true, doc: "openai: the daemon's environment variable holding the API key" }),
+    ),
+    timeout_ms: optional(int({ min: 1, max: 3_600_000, doc: 'openai: longest wait for one answer' })),
+    max_retries: optional(int({ min: 0, max: 100, doc: 'openai: retries on 429/5xx/timeouts' })),
+    context_tokens: optional(int({ min: 256, doc: "openai: the model's context, for the history policy" })),
+    images: optional(oneOf(['url', 'text'], { doc: 'openai: text = images as placeholders' })),
+  },
+  {
+    doc: 'the model: {kind: scripted, lines}, {kind: openai, base_url, model, ...} or {kind: local, model}',
+    refine: (v, path, issues) => {
+      const allowed = FIELDS_BY_KIND[v.kind]!;
+      for (const [k, value] of Object.entries(v))
+        if (k !== 'kind' && value !== undefined && !allowed.includes(k))
+          issues.push({
+            path: `${path}.${k}`,
+            rule: `is not an option of the ${v.kind} provider (${allowed.join(', ')})`,
+            value,
+          });
+      const need = (k: string, why: string) => {
+        if ((v as Record<string, unknown>)[k] === undefined)
+          issues.push({ path: `${path}.${k}`, rule: `is required ${why}`, value: undefined });
+      };
+      if (v.kind === 'scripted') need('lines', 'for the scripted provider');
+      if (v.kind === 'openai') {
+        need('base_url', 'for the openai provider');
+        need('model', 'for the openai provider');
+      }
+      if (v.kind === 'local') need('model', 'for the local provider');
+    },
+  },
+);
+export type ProviderParams = Infer<typeof providerParams>;
+
+export const checkParams: Node<{
+  kind: 'none' | 'operator' | 'scene' | 'verifier';
+  predicates?: string[];
+  provider?: ProviderParams;
+}> = obj(
+  {
+    kind: oneOf(['none', 'operator', 'scene', 'verifier'] as const, {
+      default: 'none',
+      doc: 'the completion check of a done',
+    }),
+    predicates: optional(list(str({ nonEmpty: true }), { doc: 'scene: the predicates that must hold (default all)' })),
+    provider: optional(providerParams),
+  },
+  {
+    doc: 'completion check: none, operator (policy.confirm), scene {predicates?}, verifier {provider}',
+    refine: (v, path, issues: Issue[]) => {
+      if ((v.kind === 'verifier') !== (v.provider !== undefined))
+        issues.push({
+          path: `${path}.provider`,
+          rule: 'is required for, and only for, the verifier check',
+          value: v.provider,
+        });
+      if (v.predicates !== undefined && v.kind !== 'scene')
+        issues.push({ path: `${path}.predicates`, rule: 'is only for the scene check', value: v.predicates });
+    },
+  },
+);
+export type CheckParams = Infer<typeof checkParams>;
+
+export interface ProviderContext {
+  chat: ChatService;
+  /** The episode id: the local provider's prompt cache key. */
+  episode: string;
+  /** Environment variables an openai provider may name (policy.api_key_envs). */
+  apiKeyEnvs: readonly string[];
+  name?: string;
+}
+
+export async function makeProvider(p: ProviderParams, c: ProviderContext): Promise<PolicyProvider> {
+  const name = c.name ?? p.kind;
+  switch (p.kind) {
+    case 'scripted':
+      return new ScriptedProvider('script', parseScript(p.lines!.join('\n'), 'script', name), { name });
+    case 'openai':
+      // The daemon sends that variable's value to base_url: only variables the config allows.
+      if (p.api_key_env !== undefined && !c.apiKeyEnvs.includes(p.api_key_env))
+        throw new Error(
+          `provider.api_key_env: must be one of policy.api_key_envs (${c.apiKeyEnvs.join(', ') || 'none configured'}), got ${JSON.stringify(p.api_key_env)}`,
+        );
+      return new OpenAiProvider({
+        name,
+        baseUrl: p.base_url!,
+        model: p.model!,
+        ...(p.api_key_env ? { apiKeyEnv: p.api_key_env } : {}),
+        ...(p.timeout_ms ? { timeoutMs: p.timeout_ms } : {}),
+        ...(p.max_retries !== undefined ? { retry: { maxRetries: p.max_retries } } : {}),
+        ...(p.context_tokens ? { contextTokens: p.context_tokens } : {}),
+        ...(p.images ? { images: p.images } : {}),
+      });
+    case 'local':
+      return new LocalProvider({ name, chat: c.chat, model: p.model!, cacheKey: c.episode });
+  }
+}
+
+export async function makeCheck(p: CheckParams | undefined, c: ProviderContext): Promise<CheckSpec> {
+  switch (p?.kind ?? 'none') {
+    case 'verifier':
+      return {
+        kind: 'verifier',
+        provider: await makeProvider(p!.provider!, {
+          ...c,
+          episode: `${c.episode}-verifier`,
+          name: `verifier-${p!.provider!.kind}`,
+        }),
+      };
+    case 'scene':
+      return { kind: 'scene', ...(p?.predicates ? { predicates: p.predicates } : {}) };
+    default:
+      return { kind: (p?.kind ?? 'none') as 'none' | 'operator' };
+  }
+}

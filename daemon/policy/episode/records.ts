@@ -1,0 +1,106 @@
+// Episode records under <data_dir>/episodes/<id>/: episode.json (the start and, once ended, the
+// end), events.jsonl (every event), states.jsonl (the measured state at each observation),
+// commands.jsonl (every trajectory, gripper and stop command sent to the robot) and images/.
+// Retention removes the oldest records past a count, a total size or an age.
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Observation } from './observation.js';
+import type { EpisodeEvent } from './types.js';
+
+export const episodesDir = (dataDir: string) => join(dataDir, 'episodes');
+
+/** Episode ids sort by start time: ep-YYYYMMDD-HHMMSS-<random>. */
+export const EPISODE_ID = /^ep-\d{8}-\d{6}-[0-9a-f]{6}$/;
+
+export function newEpisodeId(date: Date, random: string): string {
+  const iso = date.toISOString();
+  return `ep-${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random}`;
+}
+
+export class EpisodeRecorder {
+  readonly dir: string;
+
+  constructor(dataDir: string, id: string, start: Record<string, unknown>) {
+    this.dir = join(episodesDir(dataDir), id);
+    mkdirSync(join(this.dir, 'images'), { recursive: true });
+    writeFileSync(join(this.dir, 'episode.json'), `${JSON.stringify({ id, ...start }, null, 2)}\n`);
+  }
+
+  event(e: EpisodeEvent, images?: Observation['images']): void {
+    for (const img of images ?? []) writeFileSync(join(this.dir, 'images', img.id), img.bytes);
+    if (e.type === 'observation') this.line('states.jsonl', { decision: e.decision, t: e.t, arms: e.state });
+    this.line('events.jsonl', e);
+    if (e.type === 'finished') {
+      const file = join(this.dir, 'episode.json');
+      const start = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, `${JSON.stringify({ ...start, state: e.state, reason: e.reason, used: e.used }, null, 2)}\n`);
+    }
+  }
+
+  command(t: number, type: string, msg: unknown): void {
+    this.line('commands.jsonl', { t, type, msg });
+  }
+
+  private line(file: string, value: unknown): void {
+    appendFileSync(join(this.dir, file), `${JSON.stringify(value)}\n`);
+  }
+}
+
+/** An episode's events as recorded; throws a readable error when there is no such record. */
+export function readEvents(dataDir: string, id: string): EpisodeEvent[] {
+  if (!EPISODE_ID.test(id))
+    throw new Error(`episode id: must look like ep-20260101-120000-abcdef, got ${JSON.stringify(id)}`);
+  const file = join(episodesDir(dataDir), id, 'events.jsonl');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new Error(`episode ${id}: no record at ${file}`);
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as EpisodeEvent);
+}
+
+function size(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.size;
+  return readdirSync(path).reduce((n, f) => n + size(join(path, f)), 0);
+}
+
+export interface Retention {
+  maxEpisodes: number;
+  maxBytes: number;
+  maxAgeDays: number;
+}
+
+/** Removes the oldest records past the limits, never those in `keep`; returns the ids removed. */
+export function applyRetention(dataDir: string, r: Retention, keep: ReadonlySet<string>, nowMs: number): string[] {
+  const root = episodesDir(dataDir);
+  let ids: string[];
+  try {
+    ids = readdirSync(root)
+      .filter((f) => EPISODE_ID.test(f))
+      .sort();
+  } catch {
+    return [];
+  }
+  const entries = ids.map((id) => {
+    const p = join(root, id);
+    return { id, path: p, bytes: size(p), mtime: statSync(p).mtimeMs };
+  });
+  let total = entries.reduce((n, e) => n + e.bytes, 0);
+  let count = entries.length;
+  const removed: string[] = [];
+  for (const e of entries) {
+    if (keep.has(e.id)) continue;
+    const old = nowMs - e.mtime > r.maxAgeDays * 86_400_000;
+    if (!old && count <= r.maxEpisodes && total <= r.maxBytes) continue;
+    rmSync(e.path, { recursive: true, force: true });
+    removed.push(e.id);
+    total -= e.bytes;
+    count--;
+  }
+  return removed;
+}
