@@ -2,7 +2,8 @@
 // on the real clock. On every (re)connection it publishes availability `online` and its
 // description; it ticks at the state rate and publishes what the controller emits; a
 // `disconnect` fault cuts the link without a goodbye and restores it when the fault ends. With a
-// workcell it also publishes the ground truth (`sim/scene`) on every change, at most SCENE_HZ.
+// workcell it also publishes the ground truth (`sim/scene`) on every change, at most SCENE_HZ,
+// and unchanged every SCENE_KEEPALIVE_S.
 // Camera frames come from a `frames` hook (the renderer), asked `cameraRate` times a second.
 import { randomUUID } from 'node:crypto';
 import { SimController, type SimOptions } from './controller.js';
@@ -43,8 +44,10 @@ export interface SimProcess {
 
 /** Most `sim/scene` messages per second. */
 export const SCENE_HZ = 2;
+/** Longest gap between `sim/scene` messages: a daemon's scene check waits for one sampled after the robot's last state. */
+export const SCENE_KEEPALIVE_S = 1;
 
-/** When the ground truth goes out: on a change, at most SCENE_HZ times a second, at once after reset(). */
+/** When the ground truth goes out: on a change at most SCENE_HZ times a second, unchanged every SCENE_KEEPALIVE_S, at once after reset(). */
 export class SceneThrottle {
   private sent = { version: -1, at: -Infinity };
 
@@ -55,7 +58,8 @@ export class SceneThrottle {
 
   /** Whether to publish now (time s) the truth at `version`; true marks it sent. */
   due(now: number, version: number): boolean {
-    if (version === this.sent.version || now - this.sent.at < 1 / SCENE_HZ) return false;
+    const wait = version === this.sent.version ? SCENE_KEEPALIVE_S : 1 / SCENE_HZ;
+    if (now - this.sent.at < wait) return false;
     this.sent = { version, at: now };
     return true;
   }

@@ -3,7 +3,7 @@
 import type { RobotLink } from '../../robots/link-service.js';
 import type { Frame, FrameSource, SceneTruth } from './types.js';
 
-/** How long a scene check waits for a sim/scene sampled after the latest state (sent at ≥ 2 Hz). */
+/** How long a scene check waits for a sim/scene sampled after the latest state (sent at least once a second). */
 export const SCENE_FRESH_TIMEOUT_S = 3;
 const SCENE_POLL_MS = 50;
 
