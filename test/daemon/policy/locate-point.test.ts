@@ -7,6 +7,12 @@ import { decodeDepth, locatePoint } from '../../../daemon/policy/locate-point.js
 import { answerLocatePoint, MAX_DEPTH_AGE_S } from '../../../daemon/policy/episode/locate.js';
 import type { FrameMeta } from '../../../robot/link/camera-protocol.js';
 import type { FrameSource } from '../../../daemon/policy/episode/types.js';
+import { fromPose } from '../../../robot/math/quaternion.js';
+import { invert, transformPoint } from '../../../robot/math/transform.js';
+import { captureCamera } from '../../../robot/sim/render/capture.js';
+import { Rasterizer } from '../../../robot/sim/render/rasterizer.js';
+import { homeArms, startStates } from '../../../robot/sim/render/scene-start.js';
+import { loadScene } from '../../../robot/sim/scene/scene-config.js';
 
 const W = 64;
 const H = 48;
@@ -126,4 +132,23 @@ test('the episode answer maps the shown pixel onto the depth image and reports e
   assert.match(texts[3]!, /pixel \(64, 1\) is outside camera front's image \(64×48\)/);
   assert.match(texts[4]!, /cannot be decoded/);
   assert.match(texts[5]!, /no depth reading within 5×5 px/);
+});
+
+test("the simulator's front depth image locates the green block's top-face centre to 1 mm", async () => {
+  const loaded = loadScene('yam-pick-place');
+  assert.ok(loaded.ok);
+  const scene = loaded.value;
+  const front = scene.cameras.find((c) => c.name === 'front')!;
+  const images = await captureCamera(new Rasterizer(), scene, front, startStates(scene), homeArms(scene));
+  const d = images.find((i) => i.meta.kind === 'depth')!;
+  // The 4 cm green block rests at (0.28, 0, 0.02): its top-face centre, projected into the camera.
+  const top = [0.28, 0, 0.04];
+  const { pose } = d.meta.extrinsics;
+  const toOptical = invert(new Float64Array(12), fromPose(pose.slice(0, 3), pose.slice(3)));
+  const o = transformPoint(new Float64Array(3), toOptical, top);
+  const k = d.meta.intrinsics;
+  const [x, y] = [(k.fx * o[0]!) / o[2]! + k.cx, (k.fy * o[1]!) / o[2]! + k.cy];
+  const r = locatePoint(await decodeDepth(d.image, d.meta.depth_scale), { ...d.meta }, x, y);
+  assert.ok(r.ok && !r.fallback && r.frame === 'world');
+  near(r.point, top, 0.001); // depth is whole millimetres
 });
