@@ -9,6 +9,7 @@ import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.j
 import { ProviderError, type Decision } from '../providers/types.js';
 import { doneDescription, runCheck } from './checks.js';
 import { OperatorChannel } from './operator.js';
+import { answerLocatePoint } from './locate.js';
 import { buildObservation, outcomeText, previousOf, type Observation } from './observation.js';
 import { systemPrompt } from './prompt.js';
 import type { BudgetUsed, EpisodeEvent, EpisodeOptions, EpisodeState, FinalState } from './types.js';
@@ -225,9 +226,15 @@ export class Episode {
           result: { tool: name, status: 'ok', text: 'Given up.' },
           final: { state: 'gave_up', reason: (args as { reason: string }).reason },
         };
-      const text = 'locate_point is not available: this robot has no depth camera or calibration for it yet.';
-      this.emit('outcome', { decision: n, tool: name, status: 'unavailable', message: text });
-      return { result: { tool: name, status: 'unavailable', text } };
+      const a = await answerLocatePoint(
+        this.o.frames,
+        this.o.robot.id,
+        args as { camera: string; u: number; v: number },
+        this.o.now(),
+        this.o.imageMaxSide,
+      );
+      this.emit('outcome', { decision: n, tool: name, status: a.status, message: a.text });
+      return { result: { tool: name, status: a.status, text: a.text } };
     }
     const v = this.o.robot.validate({ name, arguments: args });
     if (!v.ok) return reject(name, v.message);

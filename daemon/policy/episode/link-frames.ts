@@ -1,5 +1,5 @@
 // What episodes read of the daemon's robot link: camera frames (each robot's colour streams and
-// their latest good frame; depth is not shown to the model) and a simulator's ground truth.
+// their latest good frame; depth is not shown to the model but answers locate_point) and a simulator's ground truth.
 import type { RobotLink } from '../../robots/link-service.js';
 import type { Frame, FrameSource, SceneTruth } from './types.js';
 
@@ -25,6 +25,10 @@ export function linkFrames(link: RobotLink): FrameSource {
         const { width, height } = f.meta;
         return [{ camera, mime: f.contentType, bytes: new Uint8Array(f.image), width, height, time: f.receivedAt }];
       }),
+    depth: (robot, camera) => {
+      const f = link.robot(robot)?.cameras.frame(camera, 'depth');
+      return f && { meta: f.meta, png: new Uint8Array(f.image), time: f.receivedAt };
+    },
   };
 }
 

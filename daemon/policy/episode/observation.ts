@@ -45,15 +45,19 @@ export function armView(arms: Record<string, ArmReport>): Record<string, unknown
   );
 }
 
+/** The size a width × height frame is shown to the model at: fitted within maxSide, aspect kept. */
+export function shownSize(width: number, height: number, maxSide: number): { width: number; height: number } {
+  const scale = Math.min(1, maxSide / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
 /** A frame re-encoded as JPEG when it is larger than maxSide (aspect kept), else as it came. */
 export async function fitFrame(
   f: Frame,
   maxSide: number,
 ): Promise<{ mime: string; bytes: Uint8Array; width: number; height: number }> {
   if (Math.max(f.width, f.height) <= maxSide) return { mime: f.mime, bytes: f.bytes, width: f.width, height: f.height };
-  const scale = maxSide / Math.max(f.width, f.height);
-  const width = Math.max(1, Math.round(f.width * scale));
-  const height = Math.max(1, Math.round(f.height * scale));
+  const { width, height } = shownSize(f.width, f.height, maxSide);
   const bytes = await sharp(f.bytes).resize(width, height, { fit: 'fill' }).jpeg({ quality: 85 }).toBuffer();
   return { mime: 'image/jpeg', bytes: new Uint8Array(bytes), width, height };
 }

@@ -1,5 +1,6 @@
 // The episode's vocabulary: states, budget, events, and the small interfaces an episode is given
 // (the robot it drives, the camera frames, the simulator's truth) so that each can be injected.
+import type { FrameMeta } from '../../../robot/link/camera-protocol.js';
 import type { ToolOutcome, ArmReport } from '../../../robot/tools/outcome.js';
 import type { ToolResult } from '../../../robot/tools/validate.js';
 import type { Progress } from '../../../robot/tools/motion.js';
@@ -33,10 +34,19 @@ export interface Frame {
   time: number;
 }
 
+/** A camera's latest depth frame: its metadata (intrinsics, extrinsics, depth_scale) and 16-bit PNG. */
+export interface DepthFrame {
+  meta: FrameMeta;
+  png: Uint8Array;
+  time: number;
+}
+
 /** The latest frame of each camera of a robot (the daemon's camera store; a stub has none). */
 export interface FrameSource {
   cameras(robot: string): string[];
   latest(robot: string): Frame[];
+  /** The latest depth frame of a camera (locate_point); undefined when it has none. */
+  depth?(robot: string, camera: string): DepthFrame | undefined;
 }
 
 export const NO_FRAMES: FrameSource = { cameras: () => [], latest: () => [] };

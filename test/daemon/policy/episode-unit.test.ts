@@ -310,3 +310,31 @@ test('retention removes the oldest records past the count, never a kept one', ()
     dir.remove();
   }
 });
+
+test('locate_point answers from the camera’s depth frame as the next tool message', async () => {
+  const seen: any[] = [];
+  const inner = script(call('locate_point', { camera: 'top', u: 2, v: 1 }), call('done', { summary: 'a' }));
+  const png = await sharp(new Uint16Array(4 * 3).fill(2000), { raw: { width: 4, height: 3, channels: 1 } })
+    .toColourspace('grey16')
+    .png()
+    .toBuffer();
+  const meta = {
+    seq: 1,
+    time: 0,
+    encoding: 'png' as const,
+    width: 4,
+    height: 3,
+    intrinsics: { fx: 2, fy: 2, cx: 2, cy: 1.5 },
+    extrinsics: { frame: 'world', pose: [0, 0, 1, 0, 0, 0, 1] },
+  };
+  const { ep, events } = episode({
+    provider: { name: 'spy', decide: (req, s) => (seen.push(req), inner.decide(req, s)) },
+    frames: { cameras: () => ['top'], latest: () => [], depth: () => ({ meta, png: new Uint8Array(png), time: 0 }) },
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'done');
+  assert.equal(events.find((e) => e.type === 'outcome')!.status, 'ok');
+  // Pixel (2, 1)'s centre (2.5, 1.5) at 2 m: optical (0.5, 0, 2), then 1 m up.
+  const answer = JSON.stringify(seen[1].messages);
+  assert.match(answer, /\\"point_xyz\\":\[0\.5,0,3\]/);
+});

@@ -1,0 +1,62 @@
+// The episode's answer to locate_point {camera, u, v}: the pixel of the image as the model was
+// shown it, mapped onto the camera's latest depth frame and back-projected (../locate-point.ts).
+import { decodeDepth, locatePoint } from '../locate-point.js';
+import { shownSize } from './observation.js';
+import type { FrameSource } from './types.js';
+
+/** A depth frame older than this (s, daemon clock) is not trusted to describe the scene now. */
+export const MAX_DEPTH_AGE_S = 2;
+
+export interface LocateAnswer {
+  status: 'ok' | 'unavailable' | 'error';
+  text: string;
+}
+
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+/**
+ * u, v: pixel indices (fractions allowed) of the camera's image as shown, width × height of the
+ * observation; the point is at that pixel's centre. Every failure is an answer, never a throw.
+ */
+export async function answerLocatePoint(
+  frames: FrameSource,
+  robot: string,
+  args: { camera: string; u: number; v: number },
+  now: number,
+  maxSide: number,
+): Promise<LocateAnswer> {
+  const { camera, u, v } = args;
+  const fail = (status: LocateAnswer['status'], why: string): LocateAnswer => ({
+    status,
+    text: `locate_point failed: ${why}`,
+  });
+  const d = frames.depth?.(robot, camera);
+  if (!d) return fail('unavailable', `camera ${camera} sends no depth image (only depth cameras can locate a pixel).`);
+  const age = now - d.time;
+  if (age > MAX_DEPTH_AGE_S)
+    return fail('error', `camera ${camera}'s latest depth image is ${age.toFixed(1)} s old (> ${MAX_DEPTH_AGE_S} s).`);
+  // The model points into the colour image as shown to it; the depth image may differ in size.
+  const colour = frames.latest(robot).find((f) => f.camera === camera);
+  const shown = shownSize(colour?.width ?? d.meta.width, colour?.height ?? d.meta.height, maxSide);
+  if (u >= shown.width || v >= shown.height)
+    return fail('error', `pixel (${u}, ${v}) is outside camera ${camera}'s image (${shown.width}×${shown.height}).`);
+  let depth: Awaited<ReturnType<typeof decodeDepth>>;
+  try {
+    depth = await decodeDepth(d.png, d.meta.depth_scale);
+  } catch (e) {
+    return fail('error', `camera ${camera}'s depth image cannot be decoded: ${(e as Error).message}.`);
+  }
+  const x = ((u + 0.5) * depth.width) / shown.width;
+  const y = ((v + 0.5) * depth.height) / shown.height;
+  const r = locatePoint(depth, d.meta, x, y);
+  if (!r.ok) return fail('error', `${r.reason}.`);
+  const body = {
+    camera,
+    pixel: [u, v],
+    frame: r.frame,
+    point_xyz: r.point.map(r4),
+    depth_m: r4(r.depth_m),
+    ...(r.fallback ? { note: 'no reading at the pixel: the median depth of the 5×5 px around it' } : {}),
+  };
+  return { status: 'ok', text: JSON.stringify(body) };
+}

@@ -1,0 +1,86 @@
+// locate_point: a pixel of a camera's latest image → a 3-D point, by pinhole back-projection of
+// the depth image's reading there (optical frame: +z forward, +x right, +y down) and the camera's
+// extrinsics. Pure but for decodeDepth, so the maths is tested on hand-made images.
+import sharp from 'sharp';
+import { DEFAULT_DEPTH_SCALE, type FrameMeta } from '../../robot/link/camera-protocol.js';
+import { fromPose, quatNormalize } from '../../robot/math/quaternion.js';
+import { transformPoint } from '../../robot/math/transform.js';
+
+/** A decoded depth image: row-major readings, `scale` metres per unit, 0 = no reading. */
+export interface DepthImage {
+  width: number;
+  height: number;
+  data: Uint16Array;
+  scale: number;
+}
+
+export type Located =
+  | { ok: true; point: [number, number, number]; frame: string; depth_m: number; fallback: boolean }
+  | { ok: false; reason: string };
+
+/** Side of the window whose median non-zero reading stands in for a pixel without one. */
+export const FALLBACK_WINDOW = 5;
+
+/**
+ * The point seen at continuous image coordinates (x, y) of the depth image (pixel (i, j) covers
+ * [i, i+1) × [j, j+1), its centre at (i + 0.5, j + 0.5), as in docs/cameras.md), in the frame the
+ * camera's extrinsics name. A pixel without a reading takes the median of the non-zero readings
+ * in the FALLBACK_WINDOW around it (`fallback: true`).
+ */
+export function locatePoint(
+  depth: DepthImage,
+  meta: Pick<FrameMeta, 'intrinsics' | 'extrinsics'>,
+  x: number,
+  y: number,
+): Located {
+  const { width, height } = depth;
+  if (!(x >= 0 && x < width && y >= 0 && y < height))
+    return { ok: false, reason: `pixel (${x}, ${y}) is outside the depth image (${width}×${height})` };
+  const k = meta.intrinsics;
+  if (!k) return { ok: false, reason: 'the depth image has no intrinsics' };
+  const e = meta.extrinsics;
+  if (e?.pose.length !== 7) return { ok: false, reason: 'the depth image has no extrinsics (pose of the camera)' };
+  const i = Math.floor(x);
+  const j = Math.floor(y);
+  let units = depth.data[j * width + i]!;
+  const fallback = units === 0;
+  if (fallback) {
+    units = windowMedian(depth, i, j);
+    if (units === 0)
+      return { ok: false, reason: `no depth reading within ${FALLBACK_WINDOW}×${FALLBACK_WINDOW} px of (${i}, ${j})` };
+  }
+  const z = units * depth.scale;
+  const optical = [((x - k.cx) * z) / k.fx, ((y - k.cy) * z) / k.fy, z];
+  const q = quatNormalize(new Float64Array(4), e.pose.slice(3, 7));
+  const t = fromPose(e.pose.slice(0, 3), q);
+  const p = transformPoint(new Float64Array(3), t, optical);
+  return { ok: true, point: [p[0]!, p[1]!, p[2]!], frame: e.frame, depth_m: z, fallback };
+}
+
+/** Median of the non-zero readings in the window around (i, j); 0 when there are none. */
+function windowMedian(d: DepthImage, i: number, j: number): number {
+  const r = Math.floor(FALLBACK_WINDOW / 2);
+  const seen: number[] = [];
+  for (let y = Math.max(0, j - r); y <= Math.min(d.height - 1, j + r); y++)
+    for (let x = Math.max(0, i - r); x <= Math.min(d.width - 1, i + r); x++) {
+      const u = d.data[y * d.width + x]!;
+      if (u > 0) seen.push(u);
+    }
+  if (seen.length === 0) return 0;
+  seen.sort((a, b) => a - b);
+  const m = seen.length >> 1;
+  return seen.length % 2 ? seen[m]! : (seen[m - 1]! + seen[m]!) / 2;
+}
+
+/** A 16-bit grayscale PNG of depth units, decoded; throws when it is not one. */
+export async function decodeDepth(png: Uint8Array, depthScale = DEFAULT_DEPTH_SCALE): Promise<DepthImage> {
+  // grey16 keeps all 16 bits; decoding without it would give 8-bit values widened back to 16.
+  const { data, info } = await sharp(png)
+    .toColourspace('grey16')
+    .raw({ depth: 'ushort' })
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 1) throw new Error(`depth image has ${info.channels} channels, not 1`);
+  const words = new Uint16Array(info.width * info.height);
+  for (let n = 0; n < words.length; n++) words[n] = data.readUInt16LE(n * 2);
+  return { width: info.width, height: info.height, data: words, scale: depthScale };
+}
