@@ -35,6 +35,16 @@ function topicBaseRule(s: string): string | undefined {
   return undefined;
 }
 
+/** A TLS certificate comes with its key: both set or neither. */
+function certWithKey(v: { cert: string; key: string }, path: string, issues: Issue[]): void {
+  if ((v.cert === '') !== (v.key === ''))
+    issues.push({
+      path: `${path}.${v.cert ? 'key' : 'cert'}`,
+      rule: 'must be set with the other of cert/key',
+      value: '',
+    });
+}
+
 export const daemonSchema = obj({
   data_dir: str({
     nonEmpty: true,
@@ -134,14 +144,7 @@ export const daemonSchema = obj({
           },
           {
             doc: 'an mqtts:// listener of the embedded broker beside the plain loopback one, for controllers on other machines',
-            refine: (v, path, issues: Issue[]) => {
-              if ((v.cert === '') !== (v.key === ''))
-                issues.push({
-                  path: `${path}.${v.cert ? 'key' : 'cert'}`,
-                  rule: 'must be set with the other of cert/key',
-                  value: '',
-                });
-            },
+            refine: certWithKey,
           },
         ),
       }),
@@ -174,14 +177,7 @@ export const daemonSchema = obj({
         },
         {
           doc: 'TLS for an mqtts:// (or tls://, wss://) mqtt.url; the daemon and its simulated controllers use it',
-          refine: (v, path, issues: Issue[]) => {
-            if ((v.cert === '') !== (v.key === ''))
-              issues.push({
-                path: `${path}.${v.cert ? 'key' : 'cert'}`,
-                rule: 'must be set with the other of cert/key',
-                value: '',
-              });
-          },
+          refine: certWithKey,
         },
       ),
       base: str({
