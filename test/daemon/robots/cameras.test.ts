@@ -147,7 +147,8 @@ test('embedded broker (MQTT 3.1.1 sidecar): frames served; corrupt, 100 MB, wron
     raw.publishAsync(cameraMetaTopic(rig.base, 'cam1', 'wrist'), JSON.stringify({ v: 1, ...m }));
   const image = (b: Buffer) => raw.publishAsync(cameraTopic(rig.base, 'cam1', 'wrist'), b);
   await side(meta(2));
-  await image(Buffer.concat([good.subarray(0, 3), randomBytes(200), Buffer.from([0xff, 0xd9])]));
+  // SOI, then a marker byte 0x00 with segment length 0: no header parses (random bytes could form one).
+  await image(Buffer.concat([good.subarray(0, 3), Buffer.alloc(200), Buffer.from([0xff, 0xd9])]));
   await side(meta(3, { encoding: 'png' }));
   await image(good);
   await image(good); // no sidecar before it
