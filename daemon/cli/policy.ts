@@ -29,7 +29,8 @@ interface RunOptions {
   baseUrl?: string;
   model?: string;
   apiKeyEnv?: string;
-  check: string;
+  check?: string;
+  task?: string;
   predicates?: string;
   decisions?: string;
   wallS?: string;
@@ -87,6 +88,20 @@ function providerOf(o: RunOptions): Record<string, unknown> {
   return { kind: 'local', model: o.model };
 }
 
+/** policy.start's check from --check, --task and --predicates (a task or predicates imply the scene check). */
+function checkOf(o: RunOptions): Record<string, unknown> {
+  const kind = o.check ?? (o.task || o.predicates ? 'scene' : 'none');
+  if (!['none', 'operator', 'scene'].includes(kind))
+    throw new CliError(`--check: must be none, operator or scene, got ${JSON.stringify(kind)}`, 2);
+  if (kind !== 'scene' && (o.task || o.predicates))
+    throw new CliError(`--task and --predicates: are only for --check scene, got --check ${kind}`, 2);
+  return {
+    kind,
+    ...(o.task ? { task: o.task } : {}),
+    ...(o.predicates ? { predicates: o.predicates.split(',').map((s) => s.trim()) } : {}),
+  };
+}
+
 /** One terminal line for the events worth a line. */
 function line(e: EpisodeEvent): string | null {
   const d = `#${e.decision as number}`;
@@ -122,16 +137,16 @@ export function registerPolicy(program: Command): void {
     .option('--base-url <url>', 'openai: API root up to and including /v1')
     .option('--model <name>', 'openai: model name; local: served model')
     .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key")
-    .option('--check <kind>', 'none, operator, scene', 'none')
-    .option('--predicates <names>', 'scene: comma-separated predicates that must hold (default all)')
+    .option('--check <kind>', 'none, operator or scene (default none; scene with --task or --predicates)')
+    .option('--task <name>', "scene: the scene's task whose predicates must hold")
+    .option('--predicates <names>', 'scene: instead of a task, comma-separated predicates that must hold')
     .option('--context <file>', 'context compiler input (JSON: goals, demonstrations), compiled here and sent')
     .option('--decisions <n>', 'decision budget')
     .option('--wall-s <n>', 'wall-time budget in seconds')
     .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml (finds the daemon by data_dir)')
     .option('--json', 'print every event as a JSON line')
     .action(async (instruction: string, o: RunOptions) => {
-      if (!['none', 'operator', 'scene'].includes(o.check))
-        throw new CliError(`--check: must be none, operator or scene, got ${JSON.stringify(o.check)}`, 2);
+      const check = checkOf(o);
       const config = loadConfig({ file: o.config });
       let finish: (state: FinalState) => void = () => undefined;
       const ended = new Promise<FinalState>((resolve) => (finish = resolve));
@@ -155,10 +170,7 @@ export function registerPolicy(program: Command): void {
           robot: o.robot,
           instruction,
           provider: providerOf(o),
-          check: {
-            kind: o.check,
-            ...(o.predicates ? { predicates: o.predicates.split(',').map((s) => s.trim()) } : {}),
-          },
+          check,
           budget: Object.fromEntries(Object.entries(budget).filter(([, v]) => v !== undefined)),
           ...(references ? { context: { references } } : {}),
         };

@@ -1,5 +1,5 @@
 // `sim/scene`: the ground truth a simulated workcell publishes beside the protocol (object poses,
-// who holds what, success predicates, collisions). Only simulators send it; it is never an
+// who holds what, predicates, the predicates each task requires, collisions). Only simulators send it; it is never an
 // input to a policy, only to tests and completion checks (docs/protocol.md, "Simulator topics").
 import { type Issue, formatIssues } from '../common/validation/issue.js';
 import { type Schema, compileSchema } from '../common/validation/json-schema.js';
@@ -27,6 +27,8 @@ export interface SimSceneMsg {
   /** World poses [x, y, z, qx, qy, qz, qw] (m, unit quaternion). */
   objects: { name: string; pose: number[]; held_by: string | null }[];
   predicates: Record<string, boolean>;
+  /** Each task of the scene: the names of the predicates that must all hold. */
+  tasks: Record<string, string[]>;
   collisions: { count: number; last: SimCollision | null };
 }
 
@@ -64,6 +66,12 @@ export const simSceneSchema: Schema = message({
     maxProperties: MAX_SCENE_OBJECTS,
     propertyNames: name,
     additionalProperties: { type: 'boolean' },
+  },
+  tasks: {
+    type: 'object',
+    maxProperties: MAX_SCENE_OBJECTS,
+    propertyNames: name,
+    additionalProperties: { type: 'array', minItems: 1, maxItems: MAX_SCENE_OBJECTS, items: name },
   },
   collisions: message({
     count: { type: 'integer', minimum: 0 },

@@ -1,6 +1,6 @@
 // Completion checks: a `done` is a claim; before an episode ends as done the configured check
 // confirms it. none: nothing to confirm. operator: a person answers with policy.confirm.
-// scene: the simulator's success predicates. verifier: a separate model call that may only
+// scene: the simulator's predicates a task of the scene requires (or named ones). verifier: a separate model call that may only
 // answer with the `verdict` tool.
 import { checkLoopToolArguments, type PolicyTool } from '../tools.js';
 import type { ContentPart, PolicyProvider } from '../providers/types.js';
@@ -9,14 +9,17 @@ import type { SceneTruth } from './types.js';
 export type CheckSpec =
   | { kind: 'none' }
   | { kind: 'operator' }
-  | { kind: 'scene'; predicates?: string[] }
+  | { kind: 'scene'; task?: string; predicates?: string[] }
   | { kind: 'verifier'; provider: PolicyProvider };
 
 export interface CheckResult {
   complete: boolean;
   reason: string;
-  /** scene: the predicates read. */
+  /** scene: every predicate read, the task checked, the predicates it required and those that held. */
   predicates?: Record<string, boolean>;
+  task?: string;
+  required?: string[];
+  held?: string[];
 }
 
 export interface CheckInput {
@@ -42,7 +45,7 @@ export function doneDescription(check: CheckSpec): string {
     case 'operator':
       return `${lead} An operator confirms or rejects the claim; a rejection comes back with the reason and the task continues.`;
     case 'scene':
-      return `${lead} The scene's success conditions${check.predicates?.length ? ` (${check.predicates.join(', ')})` : ''} are checked; if they do not hold, the reason comes back and the task continues.`;
+      return `${lead} The scene's success conditions${check.task ? ` of task ${check.task}` : ` (${(check.predicates ?? []).join(', ')})`} are checked; if they do not hold, the reason comes back and the task continues.`;
     case 'verifier':
       return `${lead} A separate model compares the current camera images and state with the instruction; a rejection comes back with its reason and the task continues.`;
   }
@@ -59,9 +62,9 @@ export const VERDICT_TOOL: PolicyTool = {
   },
 };
 
-/** Scene predicates: all true, or the named ones; the reason names those that are false. */
+/** The predicates a task of the scene requires (or the named ones) must all hold; the reason names those that do not. */
 export async function sceneVerdict(
-  spec: { predicates?: string[] },
+  spec: { task?: string; predicates?: string[] },
   truth: SceneTruth,
   robot: string,
 ): Promise<CheckResult> {
@@ -69,20 +72,36 @@ export async function sceneVerdict(
   if (!scene) return { complete: false, reason: `robot ${robot} has no simulated scene to check` };
   if (scene.problem) return { complete: false, reason: scene.problem };
   const all = scene.predicates;
-  const names = spec.predicates?.length ? spec.predicates : Object.keys(all);
-  const unknown = names.filter((n) => !(n in all));
+  const held = Object.keys(all).filter((n) => all[n]);
+  const problem = sceneSpecProblem(spec, scene);
+  if (problem) return { complete: false, reason: problem, predicates: all, held };
+  const required = spec.task ? scene.tasks![spec.task]! : spec.predicates!;
+  const lead = spec.task ? `task ${spec.task}: ` : '';
+  const failing = required.filter((n) => !all[n]);
+  return {
+    complete: failing.length === 0,
+    reason: failing.length
+      ? `${lead}not yet true in the scene: ${failing.join(', ')}`
+      : `${lead}true in the scene: ${required.join(', ')}`,
+    predicates: all,
+    ...(spec.task ? { task: spec.task } : {}),
+    required,
+    held,
+  };
+}
+
+/** Why a scene check cannot be judged on this scene: an unknown task or predicate. */
+export function sceneSpecProblem(
+  spec: { task?: string; predicates?: string[] },
+  scene: { predicates: Record<string, boolean>; tasks?: Record<string, string[]> },
+): string | undefined {
+  const tasks = scene.tasks ?? {};
+  if (spec.task !== undefined && !(spec.task in tasks))
+    return `check.task: is not a task of the scene (tasks: ${Object.keys(tasks).join(', ') || 'none'}), got ${JSON.stringify(spec.task)}`;
+  const unknown = (spec.predicates ?? []).filter((n) => !(n in scene.predicates));
   if (unknown.length)
-    return {
-      complete: false,
-      reason: `the scene has no predicate ${unknown.join(', ')} (it has: ${Object.keys(all).join(', ') || 'none'})`,
-      predicates: all,
-    };
-  if (names.length === 0)
-    return { complete: false, reason: 'the scene defines no success predicates', predicates: all };
-  const failing = names.filter((n) => !all[n]);
-  return failing.length
-    ? { complete: false, reason: `not yet true in the scene: ${failing.join(', ')}`, predicates: all }
-    : { complete: true, reason: `true in the scene: ${names.join(', ')}`, predicates: all };
+    return `check.predicates: the scene has no predicate ${unknown.join(', ')} (it has: ${Object.keys(scene.predicates).join(', ') || 'none'})`;
+  return undefined;
 }
 
 export async function runCheck(spec: CheckSpec, i: CheckInput): Promise<CheckResult> {

@@ -280,6 +280,9 @@ export class Episode {
       complete: r.complete,
       reason: r.reason,
       ...(r.predicates ? { predicates: r.predicates } : {}),
+      ...(r.task ? { task: r.task } : {}),
+      ...(r.required ? { required: r.required } : {}),
+      ...(r.held ? { held: r.held } : {}),
     });
     if (r.complete)
       return {

@@ -46,7 +46,7 @@ export function linkScene(link: RobotLink, timeoutS = SCENE_FRESH_TIMEOUT_S): Sc
       const until = link.now() + timeoutS;
       for (;;) {
         const s = r.simScene;
-        if (s && s.msg.time >= since) return { predicates: { ...s.msg.predicates } };
+        if (s && s.msg.time >= since) return { predicates: { ...s.msg.predicates }, tasks: { ...s.msg.tasks } };
         if (link.now() >= until)
           return {
             predicates: {},

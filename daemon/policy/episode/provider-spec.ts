@@ -73,6 +73,7 @@ export type ProviderParams = Infer<typeof providerParams>;
 
 export const checkParams: Node<{
   kind: 'none' | 'operator' | 'scene' | 'verifier';
+  task?: string;
   predicates?: string[];
   provider?: ProviderParams;
 }> = obj(
@@ -81,11 +82,14 @@ export const checkParams: Node<{
       default: 'none',
       doc: 'the completion check of a done',
     }),
-    predicates: optional(list(str({ nonEmpty: true }), { doc: 'scene: the predicates that must hold (default all)' })),
+    task: optional(str({ nonEmpty: true, doc: "scene: the scene's task whose predicates must hold" })),
+    predicates: optional(
+      list(str({ nonEmpty: true }), { minItems: 1, doc: 'scene: instead of a task, the predicates that must hold' }),
+    ),
     provider: optional(providerParams),
   },
   {
-    doc: 'completion check: none, operator (policy.confirm), scene {predicates?}, verifier {provider}',
+    doc: 'completion check: none, operator (policy.confirm), scene {task | predicates}, verifier {provider}',
     refine: (v, path, issues: Issue[]) => {
       if ((v.kind === 'verifier') !== (v.provider !== undefined))
         issues.push({
@@ -93,8 +97,15 @@ export const checkParams: Node<{
           rule: 'is required for, and only for, the verifier check',
           value: v.provider,
         });
-      if (v.predicates !== undefined && v.kind !== 'scene')
-        issues.push({ path: `${path}.predicates`, rule: 'is only for the scene check', value: v.predicates });
+      for (const k of ['task', 'predicates'] as const)
+        if (v[k] !== undefined && v.kind !== 'scene')
+          issues.push({ path: `${path}.${k}`, rule: 'is only for the scene check', value: v[k] });
+      if (v.kind === 'scene' && (v.task === undefined) === (v.predicates === undefined))
+        issues.push({
+          path: `${path}.task`,
+          rule: 'the scene check needs a task (or a list of predicates instead), not both',
+          value: v.task,
+        });
     },
   },
 );
@@ -147,7 +158,11 @@ export async function makeCheck(p: CheckParams | undefined, c: ProviderContext):
         }),
       };
     case 'scene':
-      return { kind: 'scene', ...(p?.predicates ? { predicates: p.predicates } : {}) };
+      return {
+        kind: 'scene',
+        ...(p?.task ? { task: p.task } : {}),
+        ...(p?.predicates ? { predicates: p.predicates } : {}),
+      };
     default:
       return { kind: (p?.kind ?? 'none') as 'none' | 'operator' };
   }

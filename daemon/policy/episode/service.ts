@@ -11,6 +11,7 @@ import type { RobotRuntime } from '../../robots/runtime.js';
 import { Service } from '../../service.js';
 import type { PolicyConfig } from '../config.js';
 import type { ContentPart } from '../providers/types.js';
+import { sceneSpecProblem } from './checks.js';
 import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
@@ -120,8 +121,13 @@ export class PolicyService extends Service {
     } catch (err) {
       throw new PolicyRequestError('provider', (err as Error).message);
     }
-    if (check.kind === 'scene' && !(await this.scene.predicates(req.robot)))
-      throw new PolicyRequestError('check', `check: scene needs a simulated scene, and robot ${req.robot} has none`);
+    if (check.kind === 'scene') {
+      const scene = await this.scene.predicates(req.robot);
+      if (!scene)
+        throw new PolicyRequestError('check', `check: scene needs a simulated scene, and robot ${req.robot} has none`);
+      const problem = scene.problem ? undefined : sceneSpecProblem(check, scene);
+      if (problem) throw new PolicyRequestError('check', `robot ${req.robot}: ${problem}`);
+    }
     // A second start for the same robot while this one was being prepared.
     if (this.byRobot.has(req.robot))
       throw new PolicyRequestError('robot', `robot ${req.robot} already runs episode ${this.byRobot.get(req.robot)}`);

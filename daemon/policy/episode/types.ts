@@ -51,10 +51,15 @@ export interface FrameSource {
 
 export const NO_FRAMES: FrameSource = { cameras: () => [], latest: () => [] };
 
-/** `problem`: why the predicates cannot be trusted now (a check then rejects the claim with it). */
-type ScenePredicates = { predicates: Record<string, boolean>; problem?: string } | undefined;
+/**
+ * Every predicate's value, the predicates each task requires, and `problem`: why the predicates
+ * cannot be trusted now (a check then rejects the claim with it).
+ */
+type ScenePredicates =
+  | { predicates: Record<string, boolean>; tasks?: Record<string, string[]>; problem?: string }
+  | undefined;
 
-/** The simulator's success predicates for a robot's scene (as of now); undefined when it has no simulated scene. */
+/** The simulator's predicates for a robot's scene (as of now); undefined when it has no simulated scene. */
 export interface SceneTruth {
   predicates(robot: string): ScenePredicates | Promise<ScenePredicates>;
 }

@@ -46,7 +46,7 @@ export function evaluatePredicate(scene: SceneDescription, states: readonly Obje
 export function evaluateAll(
   scene: SceneDescription,
   states: readonly ObjectState[],
-  predicates: readonly NamedPredicate[] = scene.success,
+  predicates: readonly NamedPredicate[] = scene.predicates,
 ): Record<string, boolean> {
   const out: Record<string, boolean> = {};
   for (const p of predicates) out[p.name] = evaluatePredicate(scene, states, p.predicate);

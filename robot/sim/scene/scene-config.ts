@@ -1,5 +1,6 @@
 // Scene files (configs/scenes/<name>.yaml) → SceneDescription: a table, objects, obstacles,
-// cameras and success predicates for a robot or setup of configs/robots/, checked as a whole.
+// cameras, named predicates and the tasks they define (the predicates a task requires) for a
+// robot or setup of configs/robots/, checked as a whole.
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,7 @@ import { readCameras } from './scene-cameras.js';
 import { readColor, readObjects, readSceneObstacles } from './scene-objects.js';
 import { NAME_PATTERN, parsePredicate } from './predicate-text.js';
 import { checkPredicate } from './predicates.js';
-import type { NamedPredicate, SceneDescription } from './types.js';
+import type { NamedPredicate, SceneDescription, SceneTask } from './types.js';
 
 /** configs/scenes/ of this package (from dist/robot/sim/scene/). */
 export const SCENES_DIR = fileURLToPath(new URL('../../../../configs/scenes/', import.meta.url));
@@ -28,7 +29,8 @@ const KEYS = [
   'objects',
   'obstacles',
   'cameras',
-  'success',
+  'predicates',
+  'tasks',
   'grasp_tolerance_m',
 ];
 const TABLE_COLOR: [number, number, number] = [160, 130, 100];
@@ -102,11 +104,13 @@ export function parseScene(raw: unknown, name: string, arms: ArmsLoader = shippe
     objects: readObjects(c, raw.objects),
     obstacles: readSceneObstacles(c, raw.obstacles),
     cameras: readCameras(c, raw.cameras, setup),
-    success: [],
+    predicates: [],
+    tasks: [],
     graspTolerance: c.number(raw, 'grasp_tolerance_m', 'grasp_tolerance_m', { min: 0 }, DEFAULT_GRASP_TOLERANCE_M),
   };
   checkNames(c, raw, scene);
-  scene.success = readSuccess(c, raw.success, scene, setup);
+  scene.predicates = readPredicates(c, raw.predicates, scene, setup);
+  scene.tasks = readTasks(c, raw.tasks, scene.predicates);
   if (c.issues.length === 0) checkLayout(c, scene);
   if (c.issues.length) return { ok: false, issues: c.issues };
   restHeights(scene);
@@ -163,7 +167,7 @@ function checkNames(c: Checker, raw: Record<string, unknown>, scene: SceneDescri
   }
 }
 
-function readSuccess(
+function readPredicates(
   c: Checker,
   v: unknown,
   scene: SceneDescription,
@@ -171,12 +175,16 @@ function readSuccess(
 ): NamedPredicate[] {
   if (v === undefined) return [];
   if (!isRecord(v)) {
-    c.issue('success', v, 'must be a mapping of predicate name to predicate text, e.g. {done: "inside(cube, bowl)"}');
+    c.issue(
+      'predicates',
+      v,
+      'must be a mapping of predicate name to predicate text, e.g. {in_bowl: "inside(cube, bowl)"}',
+    );
     return [];
   }
   const out: NamedPredicate[] = [];
   for (const [name, text] of Object.entries(v)) {
-    const q = `success.${name}`;
+    const q = `predicates.${name}`;
     if (!NAME_PATTERN.test(name)) c.issue(q, name, `name must match ${NAME_PATTERN}`);
     if (typeof text !== 'string') {
       c.issue(q, text, 'must be predicate text, e.g. "inside(cube, bowl)"');
@@ -194,6 +202,38 @@ function readSuccess(
     );
     if (rule) c.issue(q, text, rule);
     out.push({ name, text, predicate: p.predicate });
+  }
+  return out;
+}
+
+/** Tasks: an instruction and the names of the predicates that must all hold for it to be complete. */
+function readTasks(c: Checker, v: unknown, predicates: NamedPredicate[]): SceneTask[] {
+  if (v === undefined) return [];
+  if (!isRecord(v)) {
+    c.issue('tasks', v, 'must be a mapping of task name to {instruction, success: [predicate names]}');
+    return [];
+  }
+  const known = predicates.map((p) => p.name);
+  const out: SceneTask[] = [];
+  for (const [name, task] of Object.entries(v)) {
+    const q = `tasks.${name}`;
+    if (!NAME_PATTERN.test(name)) c.issue(q, name, `name must match ${NAME_PATTERN}`);
+    if (!isRecord(task)) {
+      c.issue(q, task, 'must be a mapping {instruction, success: [predicate names]}');
+      continue;
+    }
+    c.knownKeys(task, ['instruction', 'success'], `${q}.`);
+    const instruction = c.string(task, 'instruction', `${q}.instruction`);
+    const success = task.success;
+    if (!Array.isArray(success) || success.length === 0 || !success.every((s) => typeof s === 'string')) {
+      c.issue(`${q}.success`, success, 'must be a non-empty list of predicate names (keys of predicates)');
+      continue;
+    }
+    for (const s of success)
+      if (!known.includes(s))
+        c.issue(`${q}.success`, s, `names no predicate of the scene (${known.join(', ') || 'none'})`);
+    if (new Set(success).size !== success.length) c.issue(`${q}.success`, success, 'must not name a predicate twice');
+    out.push({ name, instruction, success });
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Plain-data simulated workcell: a table, objects that rest, get grasped and drop, fixed
-// obstacles, cameras, and success predicates over object poses. Units: m, rad, kg; poses are
+// obstacles, cameras, named predicates over object poses and the tasks they define. Units: m, rad, kg; poses are
 // Transforms (world-from-object, robot/math/transform.ts); the world frame is the setup's.
 import type { Obstacle, Triple } from '../../description/types.js';
 import type { Transform } from '../../math/transform.js';
@@ -55,7 +55,7 @@ export interface SceneCamera {
   depth: boolean;
 }
 
-/** A named success predicate over object poses (e.g. `inside(red_block, bowl)`). */
+/** A named predicate over object poses (e.g. `inside(red_block, bowl)`). */
 export type Predicate =
   | { kind: 'inside'; object: string; container: string }
   | { kind: 'on_top'; object: string; below: string }
@@ -70,6 +70,14 @@ export interface NamedPredicate {
   predicate: Predicate;
 }
 
+/** A task of the scene: its instruction and the predicates that must all hold for it to be complete. */
+export interface SceneTask {
+  name: string;
+  instruction: string;
+  /** Names of `SceneDescription.predicates`; the others are reported but not required. */
+  success: string[];
+}
+
 export interface SceneDescription {
   name: string;
   description: string;
@@ -80,7 +88,9 @@ export interface SceneDescription {
   objects: SceneObject[];
   obstacles: SceneObstacle[];
   cameras: SceneCamera[];
-  success: NamedPredicate[];
+  /** Every predicate, evaluated and reported; a task names those it requires. */
+  predicates: NamedPredicate[];
+  tasks: SceneTask[];
   /** Grasp test slack (m): how far outside the jaw volume an object may still be caught. */
   graspTolerance: number;
 }

@@ -97,7 +97,7 @@ export class SimWorld {
     return events;
   }
 
-  /** The ground truth now, with the scene's success predicates evaluated. */
+  /** The ground truth now, with the scene's predicates evaluated and each task's required ones. */
   truth(): SimSceneMsg {
     const q = new Float64Array(4);
     return {
@@ -113,6 +113,7 @@ export class SimWorld {
         };
       }),
       predicates: evaluateAll(this.scene, this.objects),
+      tasks: Object.fromEntries(this.scene.tasks.map((t) => [t.name, t.success])),
       collisions: { count: this.collisions, last: this.lastCollision },
     };
   }

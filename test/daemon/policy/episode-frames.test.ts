@@ -52,11 +52,12 @@ test('linkScene: predicates of a sim/scene sampled after the last state; a probl
   const scene = linkScene(link, 1);
   assert.equal(await scene.predicates('arm1'), undefined, 'no simulated scene');
   assert.equal(await scene.predicates('other'), undefined);
-  const msg = (time: number, ok: boolean) => ({ msg: { time, predicates: { block_in_bowl: ok } }, at: 0 });
+  const tasks = { put: ['block_in_bowl'] };
+  const msg = (time: number, ok: boolean) => ({ msg: { time, predicates: { block_in_bowl: ok }, tasks }, at: 0 });
   runtime.simScene = msg(9.5, false);
   const waiting = scene.predicates('arm1');
   runtime.simScene = msg(10.2, true);
-  assert.deepEqual(await waiting, { predicates: { block_in_bowl: true } });
+  assert.deepEqual(await waiting, { predicates: { block_in_bowl: true }, tasks });
   runtime.simScene = msg(9.5, false);
   const stale = scene.predicates('arm1');
   now = 2;

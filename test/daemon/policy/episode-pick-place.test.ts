@@ -38,8 +38,8 @@ function placeLines(): string[] {
   return [moveTo(x, y, 0.15), call('set_gripper', { gripper: 1 })];
 }
 
-// All three success predicates cannot hold at once (a held block is not in the bowl): the task's is block_in_bowl.
-const CHECK = { kind: 'scene', predicates: ['block_in_bowl'] };
+// The scene's task block_in_bowl requires red_in_bowl; red_lifted and red_held are only reported.
+const CHECK = { kind: 'scene', task: 'block_in_bowl' };
 
 async function rig(t: Parameters<typeof startRig>[0]): Promise<Rig> {
   const r = (await startRig(t, 'embedded', {
@@ -95,8 +95,12 @@ test('scripted pick and place on yam-pick-place: the scene check confirms block_
   const checks = events.filter((e) => e.type === 'check');
   assert.equal(checks.length, 1);
   assert.deepEqual([checks[0].decision, checks[0].kind, checks[0].complete], [7, 'scene', true]);
-  assert.deepEqual(checks[0].predicates, { block_in_bowl: true, red_lifted: false, red_held: false });
-  assert.equal(end.reason, 'true in the scene: block_in_bowl');
+  assert.deepEqual(checks[0].predicates, { red_in_bowl: true, red_lifted: false, red_held: false });
+  assert.equal(end.reason, 'task block_in_bowl: true in the scene: red_in_bowl');
+  assert.deepEqual(
+    [checks[0].task, checks[0].required, checks[0].held],
+    ['block_in_bowl', ['red_in_bowl'], ['red_in_bowl']],
+  );
   const scene = (await r.rpc.call('sim.scene', { robot: 'arm1' })).result.scene;
   assert.deepEqual(scene.collisions, { count: 0, last: null });
 });
@@ -111,15 +115,16 @@ test('a done claimed while the block is still held is rejected by the scene; the
   assert.deepEqual(
     checks.map((c) => [c.decision, c.complete, c.predicates]),
     [
-      [5, false, { block_in_bowl: false, red_lifted: true, red_held: true }],
-      [8, true, { block_in_bowl: true, red_lifted: false, red_held: false }],
+      [5, false, { red_in_bowl: false, red_lifted: true, red_held: true }],
+      [8, true, { red_in_bowl: true, red_lifted: false, red_held: false }],
     ],
   );
-  assert.equal(checks[0].reason, 'not yet true in the scene: block_in_bowl');
+  assert.equal(checks[0].reason, 'task block_in_bowl: not yet true in the scene: red_in_bowl');
+  assert.deepEqual(checks[0].held, ['red_lifted', 'red_held']);
   // The rejection is the next turn's previous result, with the check's reason.
   const next = events.find((e) => e.type === 'observation' && e.decision === 6);
   assert.match(next.text, /"tool":"done","status":"rejected"/);
-  assert.match(next.text, /not yet true in the scene: block_in_bowl/);
+  assert.match(next.text, /not yet true in the scene: red_in_bowl/);
   assert.deepEqual(
     outcomes(events).map(([tool, status]) => [tool, status]),
     [

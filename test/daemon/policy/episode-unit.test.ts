@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { ToolValidator } from '../../../robot/tools/validate.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
+import { sceneVerdict } from '../../../daemon/policy/episode/checks.js';
 import { Episode, type EpisodeOptions } from '../../../daemon/policy/episode/episode.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from '../../../daemon/policy/episode/records.js';
 import { parseScript, ScriptedProvider } from '../../../daemon/policy/providers/scripted.js';
@@ -194,12 +195,20 @@ test('the done description follows the check; locate_point answers unavailable',
   const { ep, events } = episode({
     provider: { name: 'spy', decide: (req, s) => (seen.push(req), inner.decide(req, s)) },
     frames: { cameras: () => ['top'], latest: () => [] },
-    check: { kind: 'scene', predicates: ['block_in_bowl'] },
-    scene: { predicates: () => ({ predicates: { block_in_bowl: true } }) },
+    check: { kind: 'scene', task: 'block_in_bowl' },
+    scene: {
+      predicates: () => ({
+        predicates: { red_in_bowl: true, red_held: false },
+        tasks: { block_in_bowl: ['red_in_bowl'] },
+      }),
+    },
   });
   ep.start();
   assert.equal(await ep.finished, 'done');
-  assert.match(seen[0].tools.find((t: any) => t.name === 'done').description, /success conditions \(block_in_bowl\)/);
+  assert.match(
+    seen[0].tools.find((t: any) => t.name === 'done').description,
+    /success conditions of task block_in_bowl are checked/,
+  );
   assert.equal(events.find((e) => e.type === 'outcome')!.status, 'unavailable');
 });
 
@@ -337,4 +346,30 @@ test('locate_point answers from the camera’s depth frame as the next tool mess
   // Pixel (2, 1)'s centre (2.5, 1.5) at 2 m: optical (0.5, 0, 2), then 1 m up.
   const answer = JSON.stringify(seen[1].messages);
   assert.match(answer, /\\"point_xyz\\":\[0\.5,0,3\]/);
+});
+
+test('scene check: a task requires only its predicates; the result names the task, those required and those that held', async () => {
+  const truth = {
+    predicates: () => ({
+      predicates: { in_bowl: true, lifted: false, held: false },
+      tasks: { put: ['in_bowl'], lift: ['held', 'lifted'] },
+    }),
+  };
+  assert.deepEqual(await sceneVerdict({ task: 'put' }, truth, 'arm1'), {
+    complete: true,
+    reason: 'task put: true in the scene: in_bowl',
+    predicates: { in_bowl: true, lifted: false, held: false },
+    task: 'put',
+    required: ['in_bowl'],
+    held: ['in_bowl'],
+  });
+  const lift = await sceneVerdict({ task: 'lift' }, truth, 'arm1');
+  assert.deepEqual([lift.complete, lift.reason], [false, 'task lift: not yet true in the scene: held, lifted']);
+  const named = await sceneVerdict({ predicates: ['in_bowl', 'lifted'] }, truth, 'arm1');
+  assert.deepEqual([named.complete, named.reason, named.task], [false, 'not yet true in the scene: lifted', undefined]);
+  const unknown = await sceneVerdict({ task: 'stack' }, truth, 'arm1');
+  assert.deepEqual(
+    [unknown.complete, unknown.reason],
+    [false, 'check.task: is not a task of the scene (tasks: put, lift), got "stack"'],
+  );
 });

@@ -38,7 +38,9 @@ test('policy episodes on a simulated yam', async (t) => {
   const rig = (await startRig(t, 'embedded', { robots: [{ id: 'arm1', robot: 'yam' }] }))!;
   await waitReady(rig, 'arm1');
   let sceneCalls = 0;
-  rig.d.policy.scene = { predicates: () => ({ predicates: { block_in_bowl: ++sceneCalls >= 3 } }) };
+  rig.d.policy.scene = {
+    predicates: () => ({ predicates: { in_bowl: ++sceneCalls >= 3 }, tasks: { block_in_bowl: ['in_bowl'] } }),
+  };
 
   await t.test('a few moves then done with check none: done, recorded, reported', async () => {
     const a = await poseFromHere(rig, 'arm1', 'arm', 0.03, 0, -0.02);
@@ -101,7 +103,7 @@ test('policy episodes on a simulated yam', async (t) => {
       rig,
       [call('done', { summary: 'in the bowl' }), call('get_state', {}), call('done', { summary: 'now' })],
       {
-        check: { kind: 'scene' },
+        check: { kind: 'scene', task: 'block_in_bowl' },
       },
     );
     const end = await finished(rig, id);
@@ -114,7 +116,8 @@ test('policy episodes on a simulated yam', async (t) => {
         [3, true],
       ],
     );
-    assert.match(checks[0].reason, /block_in_bowl/);
+    assert.equal(checks[0].reason, 'task block_in_bowl: not yet true in the scene: in_bowl');
+    assert.deepEqual([checks[1].task, checks[1].required, checks[1].held], ['block_in_bowl', ['in_bowl'], ['in_bowl']]);
     const obs2 = events(rig, id).find((e) => e.type === 'observation' && e.decision === 2);
     assert.match(obs2.text, /"tool":"done","status":"rejected"/);
   });
@@ -246,6 +249,19 @@ test('policy episodes on a simulated yam', async (t) => {
     });
     assert.equal(text.code, 3, text.stderr + text.stdout);
     assert.match(text.stdout, /gave_up: no block in view/);
+    writeFileSync(file, `${call('done', { summary: 'in the bowl' })}\n`);
+    const task = await runCli(
+      ['policy', 'run', 'put it in', '--robot', 'arm1', '--script', file, '--task', 'block_in_bowl', '--json'],
+      env,
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(task.code, 0, task.stderr + task.stdout);
+    const check = task.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === 'check');
+    assert.deepEqual([check.kind, check.task, check.required], ['scene', 'block_in_bowl', ['in_bowl']]);
     const bad = await runCli(['policy', 'run', 'x', '--robot', 'nope', '--script', file], env, { timeoutMs: 60_000 });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /robot: is not a served robot/);
@@ -267,6 +283,15 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.match(e.message, /script:1: not JSON/);
     e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'verifier' } });
     assert.match(e.message, /check\.provider: is required for, and only for, the verifier check/);
+    e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'scene' } });
+    assert.match(e.message, /check\.task: the scene check needs a task \(or a list of predicates instead\), not both/);
+    e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'scene', task: 'stack' } });
+    assert.match(
+      e.message,
+      /robot arm1: check\.task: is not a task of the scene \(tasks: block_in_bowl\), got "stack"/,
+    );
+    e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'operator', task: 'block_in_bowl' } });
+    assert.match(e.message, /check\.task: is only for the scene check/);
     assert.equal(
       (await rig.rpc.call('policy.list')).result.episodes.filter((x: any) => x.state === 'deciding').length,
       0,

@@ -39,7 +39,7 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
     const want = expected().truth();
     assert.equal(scene.scene.scene, 'yam-pick-place');
     assert.deepEqual(scene.scene.objects, want.objects);
-    assert.deepEqual(scene.scene.predicates, { block_in_bowl: false, red_lifted: false, red_held: false });
+    assert.deepEqual(scene.scene.predicates, { red_in_bowl: false, red_lifted: false, red_held: false });
     assert.deepEqual(scene.scene.collisions, { count: 0, last: null });
     assert.match(
       rig.sims.get('arm1')!.stderr(),
@@ -52,7 +52,7 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
   });
 }
 
-test('pick and place through robots.call: move over the red block, close (grasped), lift, over the bowl, open: block_in_bowl', async (t) => {
+test('pick and place through robots.call: move over the red block, close (grasped), lift, over the bowl, open: red_in_bowl', async (t) => {
   const rig = await startRig(t, 'embedded', {
     robots: [{ id: 'arm1', robot: 'yam' }],
     simExtra: { arm1: ['--scene', 'yam-pick-place', '--seed', '5'] },
@@ -81,8 +81,8 @@ test('pick and place through robots.call: move over the red block, close (graspe
   await to(0.3, -0.17, 0.15);
   const opened = await callTool(rig, 'arm1', 'set_gripper', { gripper: 1 });
   assert.deepEqual(opened.grasped, { arm: false });
-  const end = await truth((s) => s.predicates.block_in_bowl, 'block_in_bowl');
-  assert.deepEqual(end.predicates, { block_in_bowl: true, red_lifted: false, red_held: false });
+  const end = await truth((s) => s.predicates.red_in_bowl, 'red_in_bowl');
+  assert.deepEqual(end.predicates, { red_in_bowl: true, red_lifted: false, red_held: false });
   assert.deepEqual(end.collisions, { count: 0, last: null });
 });
 

@@ -76,6 +76,7 @@ const valid: { [K in keyof MessageBySuffix]: () => unknown } = {
     time: 3.5,
     objects: [{ name: 'red_block', pose: [0.3, 0, 0.02, 0, 0, 0, 1], held_by: null }],
     predicates: { in_bowl: false },
+    tasks: { block_in_bowl: ['in_bowl'] },
     collisions: { count: 1, last: { arm: 'arm', link: 'gripper', object: 'table', depth: 0.002, time: 3.1 } },
   }),
 };

@@ -101,12 +101,12 @@ test('evaluateAll: the yam-pick-place predicates at the start and with the red b
   const r = loadScene('yam-pick-place');
   assert.ok(r.ok);
   const start: ObjectState[] = r.value.objects.map((o) => ({ name: o.name, pose: o.pose, heldBy: null }));
-  assert.deepEqual(evaluateAll(r.value, start), { block_in_bowl: false, red_lifted: false, red_held: false });
+  assert.deepEqual(evaluateAll(r.value, start), { red_in_bowl: false, red_lifted: false, red_held: false });
   const bowl = r.value.objects.find((o) => o.name === 'bowl')!.pose;
   const done = start.map((st) =>
     st.name === 'red_block' ? { ...st, pose: fromXyzRpy([bowl[3], bowl[7], 0.02], [0, 0, 0.3]) } : st,
   );
-  assert.deepEqual(evaluateAll(r.value, done), { block_in_bowl: true, red_lifted: false, red_held: false });
+  assert.deepEqual(evaluateAll(r.value, done), { red_in_bowl: true, red_lifted: false, red_held: false });
 });
 
 test('inside, randomised (seed 20261203): a point in the footprint is inside, one beyond it is not', () => {

@@ -36,7 +36,8 @@ export function scene(objects: SceneObject[], cameras: SceneCamera[], robot = 'y
     objects,
     obstacles: [],
     cameras,
-    success: [],
+    predicates: [],
+    tasks: [],
     graspTolerance: 0.01,
   };
 }

@@ -26,7 +26,12 @@ test('every shipped scene loads and validates', () => {
     const r = loadScene(name);
     assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => formatIssue(i)).join('\n'));
     assert.equal(r.value.name, name);
-    assert.ok(r.value.objects.length > 0 && r.value.cameras.length > 0 && r.value.success.length > 0);
+    assert.ok(
+      r.value.objects.length > 0 &&
+        r.value.cameras.length > 0 &&
+        r.value.predicates.length > 0 &&
+        r.value.tasks.length > 0,
+    );
   }
 });
 
@@ -37,11 +42,11 @@ test('dual-yam-handover and ur5e-stack: arms of the setup, link mounts, stacking
     dual.value.cameras.map((c) => c.mount),
     [{ kind: 'world' }, { kind: 'link', arm: 'left', link: 'link_6' }, { kind: 'link', arm: 'right', link: 'link_6' }],
   );
-  assert.deepEqual(dual.value.success[1].predicate, { kind: 'held_by', object: 'block', arm: 'right' });
+  assert.deepEqual(dual.value.predicates[1].predicate, { kind: 'held_by', object: 'block', arm: 'right' });
   const stack = loadScene('ur5e-stack');
   assert.ok(stack.ok);
   assert.deepEqual(
-    stack.value.success.map((p) => p.text),
+    stack.value.predicates.map((p) => p.text),
     ['on_top(green_block, red_block)', 'on_top(blue_block, green_block)', 'lifted(blue_block, 0.099)'],
   );
   assert.deepEqual(stack.value.obstacles[0].color, [25, 25, 25]);
@@ -62,8 +67,8 @@ test('yam-pick-place: colours, a container, a world camera from fov and a wrist 
   assert.ok(Math.abs(front.fx - 320 / Math.tan(Math.PI / 6)) < 1e-9);
   assert.deepEqual([front.cx, front.cy, front.mount], [320, 240, { kind: 'world' }]);
   assert.deepEqual(wrist.mount, { kind: 'link', arm: 'arm', link: 'link_6' });
-  assert.deepEqual(s.success[0], {
-    name: 'block_in_bowl',
+  assert.deepEqual(s.predicates[0], {
+    name: 'red_in_bowl',
     text: 'inside(red_block, bowl)',
     predicate: { kind: 'inside', object: 'red_block', container: 'bowl' },
   });
@@ -107,7 +112,7 @@ test('loadScene: by path, a missing file, a name that is not the file name, rese
     );
     writeFileSync(
       join(dir, 'proto.yaml'),
-      `${head('proto')}__proto__: { x: 1 }\nsuccess: { constructor: "near(a, [0, 0, 0], 1)" }\n`,
+      `${head('proto')}__proto__: { x: 1 }\npredicates: { constructor: "near(a, [0, 0, 0], 1)" }\n`,
     );
     const proto = loadScene('proto', dir);
     assert.ok(!proto.ok);
@@ -115,7 +120,7 @@ test('loadScene: by path, a missing file, a name that is not the file name, rese
       proto.issues.map((i) => formatIssue(i)),
       [
         'scene "proto": __proto__: is a reserved key (__proto__, constructor and prototype are refused), got "__proto__"',
-        'scene "proto": success.constructor: is a reserved key (__proto__, constructor and prototype are refused), got "constructor"',
+        'scene "proto": predicates.constructor: is a reserved key (__proto__, constructor and prototype are refused), got "constructor"',
       ],
     );
     writeFileSync(join(dir, 'bad.yaml'), 'name: [\n');
@@ -164,8 +169,8 @@ test('robot, reserved keys and names shared by objects, obstacles and cameras', 
     issues({ robot: 'nope' }).map((i) => i.replace(/\(robot .*\), got/, '(…), got')),
     ['scene "cell": robot: must name a valid robot or setup config under configs/robots/ (…), got "nope"'],
   );
-  assert.deepEqual(issues({ success: JSON.parse('{"__proto__": "x"}') }), [
-    'scene "cell": success.__proto__: is a reserved key (__proto__, constructor and prototype are refused), got "__proto__"',
+  assert.deepEqual(issues({ predicates: JSON.parse('{"__proto__": "x"}') }), [
+    'scene "cell": predicates.__proto__: is a reserved key (__proto__, constructor and prototype are refused), got "__proto__"',
   ]);
   assert.deepEqual(issues(JSON.parse('{"objects": [{"constructor": 1}]}')), [
     'scene "cell": objects[0].constructor: is a reserved key (__proto__, constructor and prototype are refused), got "constructor"',
@@ -215,10 +220,10 @@ test('cameras: resolution, intrinsics, pose, mount, rate, encoding and depth rul
   );
 });
 
-test('success predicates: parse errors say what was expected; references are checked', () => {
+test('predicates: parse errors say what was expected; references are checked', () => {
   assert.deepEqual(
     issues({
-      success: {
+      predicates: {
         a: 'inside(cube, cube)',
         b: 'inside(bowl, cube)',
         c: 'on_top(cube, table)',
@@ -233,18 +238,66 @@ test('success predicates: parse errors say what was expected; references are che
       },
     }),
     [
-      'scene "cell": success.a: relates "cube" to itself, got "inside(cube, cube)"',
-      'scene "cell": success.b: needs "cube" to be a container (tags: [container]), got "inside(bowl, cube)"',
-      'scene "cell": success.c: names "table", which is not an object of the scene (cube, bowl), got "on_top(cube, table)"',
-      'scene "cell": success.d: names arm "left", which is not an arm of robot "yam" (arm), got "held_by(cube, left)"',
-      'scene "cell": success.e: names no predicate (did you mean "inside"?); expected one of inside(object, container), on_top(object, below), near(object, [x, y, z], tol_m), lifted(object, h_m), held_by(object, arm), got "insde(cube, bowl)"',
-      'scene "cell": success.f: argument 2 ([x, y, z]) of near(object, [x, y, z], tol_m) must be a point [x, y, z] of three finite numbers (m), got "near(cube, [1, 2], 0.1)"',
-      'scene "cell": success.g: lifted takes 2 arguments: lifted(object, h_m), got "lifted(cube)"',
-      'scene "cell": success.h: argument 2 (h_m) of lifted(object, h_m) must be a number > 0 (m), got "lifted(cube, -1)"',
-      'scene "cell": success.i: must be predicate text, e.g. "inside(cube, bowl)", got 42',
-      'scene "cell": success.j: must be a predicate call, one of inside(object, container), on_top(object, below), near(object, [x, y, z], tol_m), lifted(object, h_m), held_by(object, arm), got "cube in bowl"',
+      'scene "cell": predicates.a: relates "cube" to itself, got "inside(cube, cube)"',
+      'scene "cell": predicates.b: needs "cube" to be a container (tags: [container]), got "inside(bowl, cube)"',
+      'scene "cell": predicates.c: names "table", which is not an object of the scene (cube, bowl), got "on_top(cube, table)"',
+      'scene "cell": predicates.d: names arm "left", which is not an arm of robot "yam" (arm), got "held_by(cube, left)"',
+      'scene "cell": predicates.e: names no predicate (did you mean "inside"?); expected one of inside(object, container), on_top(object, below), near(object, [x, y, z], tol_m), lifted(object, h_m), held_by(object, arm), got "insde(cube, bowl)"',
+      'scene "cell": predicates.f: argument 2 ([x, y, z]) of near(object, [x, y, z], tol_m) must be a point [x, y, z] of three finite numbers (m), got "near(cube, [1, 2], 0.1)"',
+      'scene "cell": predicates.g: lifted takes 2 arguments: lifted(object, h_m), got "lifted(cube)"',
+      'scene "cell": predicates.h: argument 2 (h_m) of lifted(object, h_m) must be a number > 0 (m), got "lifted(cube, -1)"',
+      'scene "cell": predicates.i: must be predicate text, e.g. "inside(cube, bowl)", got 42',
+      'scene "cell": predicates.j: must be a predicate call, one of inside(object, container), on_top(object, below), near(object, [x, y, z], tol_m), lifted(object, h_m), held_by(object, arm), got "cube in bowl"',
     ],
   );
+});
+
+test('tasks: each names the predicates it requires; the others are reported, not required', () => {
+  const r = loadScene('yam-pick-place');
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.tasks, [
+    { name: 'block_in_bowl', instruction: 'Put the red block in the bowl.', success: ['red_in_bowl'] },
+    {
+      name: 'lift_red',
+      instruction: 'Pick up the red block and hold it above the table.',
+      success: ['red_held', 'red_lifted'],
+    },
+  ]);
+  const s = ok({
+    predicates: { in: 'inside(cube, bowl)', up: 'lifted(cube, 0.05)' },
+    tasks: { put: { instruction: 'put the cube in the bowl', success: ['in'] } },
+  });
+  assert.deepEqual(
+    [s.predicates.map((p) => p.name), s.tasks],
+    [['in', 'up'], [{ name: 'put', instruction: 'put the cube in the bowl', success: ['in'] }]],
+  );
+});
+
+test('tasks: unknown predicates, empty or repeated lists, missing instructions and unknown keys are refused', () => {
+  assert.deepEqual(
+    issues({
+      predicates: { in: 'inside(cube, bowl)' },
+      tasks: {
+        a: { instruction: 'x', success: ['in', 'out'] },
+        b: { instruction: 'x', success: [] },
+        c: { success: ['in'] },
+        d: { instruction: 'x', success: ['in', 'in'], sucess: 1 },
+        e: 'in',
+        F: { instruction: 'x', success: ['in'] },
+      },
+    }),
+    [
+      'scene "cell": tasks.a.success: names no predicate of the scene (in), got "out"',
+      'scene "cell": tasks.b.success: must be a non-empty list of predicate names (keys of predicates), got []',
+      'scene "cell": tasks.c.instruction: must be a non-empty string, got nothing',
+      'scene "cell": tasks.d.sucess: is not a known key (did you mean "success"?), got 1',
+      'scene "cell": tasks.d.success: must not name a predicate twice, got ["in","in"]',
+      'scene "cell": tasks.e: must be a mapping {instruction, success: [predicate names]}, got "in"',
+      'scene "cell": tasks.F: name must match /^[a-z0-9][a-z0-9_-]*$/, got "F"',
+    ],
+  );
+  // `success` was the old mapping of predicates: it is refused, not read.
+  assert.match(issues({ success: { in: 'inside(cube, bowl)' } })[0]!, /^scene "cell": success: is not a known key/);
 });
 
 test('layout: objects below the table or overlapping an object or obstacle are refused, naming the pair', () => {

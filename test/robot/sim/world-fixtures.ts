@@ -50,7 +50,8 @@ export function pickScene(extra: Partial<SceneDescription> = {}): SceneDescripti
     ],
     obstacles: [],
     cameras: [],
-    success: [],
+    predicates: [],
+    tasks: [],
     graspTolerance: 0.01,
     ...extra,
   };

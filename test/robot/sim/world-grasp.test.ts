@@ -5,7 +5,7 @@ import type { NamedPredicate } from '../../../robot/sim/scene/types.js';
 import { CONTAINER_FLOOR } from '../../../robot/sim/scene/world-shapes.js';
 import { BLOCK, down, pickScene, YamCell } from './world-fixtures.js';
 
-function success(texts: Record<string, string>): NamedPredicate[] {
+function predicates(texts: Record<string, string>): NamedPredicate[] {
   return Object.entries(texts).map(([name, text]) => {
     const p = parsePredicate(text);
     assert.ok(p.ok);
@@ -23,7 +23,7 @@ function pose(cell: YamCell, name: string): number[] {
 test('grasp and release: over the block, close, lift, over the bowl, open — the block lands on the bowl floor', () => {
   const cell = new YamCell(
     pickScene({
-      success: success({
+      predicates: predicates({
         in_bowl: 'inside(red_block, bowl)',
         up: 'lifted(red_block, 0.05)',
         held: 'held_by(red_block, arm)',
