@@ -12,6 +12,8 @@ import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
 import { DaemonRpc } from './daemon-rpc.js';
 import { CliError } from './exit.js';
 import { group } from './group.js';
+import { registerPolicyEval } from './policy-eval.js';
+import { positive, providerOf, withProviderOptions, type ProviderOptions } from './policy-options.js';
 
 /** Exit code by final state: 0 done; 1 and 2 stay the CLI's own errors. */
 export const EXIT_BY_STATE: Record<FinalState, number> = {
@@ -22,13 +24,8 @@ export const EXIT_BY_STATE: Record<FinalState, number> = {
   failed: 6,
 };
 
-interface RunOptions {
+interface RunOptions extends ProviderOptions {
   robot: string;
-  provider: 'scripted' | 'openai' | 'local';
-  script?: string;
-  baseUrl?: string;
-  model?: string;
-  apiKeyEnv?: string;
   check?: string;
   task?: string;
   predicates?: string;
@@ -57,35 +54,6 @@ async function referencesOf(file: string): Promise<{ text?: string; image_url?: 
       ? { text: p.text }
       : { image_url: `data:${p.mime};base64,${Buffer.from(p.bytes).toString('base64')}`, label: p.label },
   );
-}
-
-const positive = (flag: string, v: string | undefined): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1)
-    throw new CliError(`${flag}: must be a positive integer, got ${JSON.stringify(v)}`, 2);
-  return n;
-};
-
-function providerOf(o: RunOptions): Record<string, unknown> {
-  if (o.provider === 'scripted') {
-    if (!o.script) throw new CliError('--script: is required with --provider scripted', 2);
-    let text: string;
-    try {
-      text = readFileSync(o.script, 'utf8');
-    } catch (e) {
-      throw new CliError(`--script: cannot read ${o.script} (${(e as NodeJS.ErrnoException).code})`, 2);
-    }
-    return { kind: 'scripted', lines: text.split(/\r?\n/) };
-  }
-  if (o.provider === 'openai')
-    return {
-      kind: 'openai',
-      base_url: o.baseUrl,
-      model: o.model,
-      ...(o.apiKeyEnv ? { api_key_env: o.apiKeyEnv } : {}),
-    };
-  return { kind: 'local', model: o.model };
 }
 
 /** policy.start's check from --check, --task and --predicates (a task or predicates imply the scene check). */
@@ -127,16 +95,13 @@ function line(e: EpisodeEvent): string | null {
 
 export function registerPolicy(program: Command): void {
   const policy = group(program, 'policy', 'policy episodes: a model drives a robot until the task is done and checked');
-  policy
-    .command('run')
-    .description('start an episode on the running daemon and follow it to its end')
-    .argument('<instruction>', 'the task, in words')
-    .requiredOption('-r, --robot <id>', 'served robot id')
-    .option('-p, --provider <kind>', 'scripted, openai or local', 'scripted')
-    .option('--script <file>', 'scripted: JSONL file of decisions')
-    .option('--base-url <url>', 'openai: API root up to and including /v1')
-    .option('--model <name>', 'openai: model name; local: served model')
-    .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key")
+  withProviderOptions(
+    policy
+      .command('run')
+      .description('start an episode on the running daemon and follow it to its end')
+      .argument('<instruction>', 'the task, in words')
+      .requiredOption('-r, --robot <id>', 'served robot id'),
+  )
     .option('--check <kind>', 'none, operator or scene (default none; scene with --task or --predicates)')
     .option('--task <name>', "scene: the scene's task whose predicates must hold")
     .option('--predicates <names>', 'scene: instead of a task, comma-separated predicates that must hold')
@@ -211,4 +176,5 @@ export function registerPolicy(program: Command): void {
       const r = episodeReport(events);
       process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : reportText(r));
     });
+  registerPolicyEval(policy);
 }

@@ -1,0 +1,227 @@
+// `brainstem policy eval`: N seeded episodes of one scene task in a simulated workcell that this
+// process runs itself (a daemon on loopback serving one robot, and per run a `brainstem sim
+// --scene S --seed K+i` child), each checked by the task's scene check; one row per run and the
+// aggregate. Episodes are recorded under the config's data_dir like any other.
+import { pino } from 'pino';
+import { CONTROLLER_PATH } from '../../robot/link/ws-envelope.js';
+import type { SceneDescription } from '../../robot/sim/scene/types.js';
+import { createDaemon, type DaemonParts } from '../compose.js';
+import type { Config } from '../config/schema.js';
+import { Logs } from '../log.js';
+import { SimChildren } from '../robots/sim-children.js';
+import { sceneVerdict } from './episode/checks.js';
+import type { ProviderParams } from './episode/provider-spec.js';
+import type { BudgetUsed, EpisodeEvent, FinalState } from './episode/types.js';
+import { FINAL_STATES } from './episode/types.js';
+
+/** The id of the one robot the evaluation daemon serves. */
+export const EVAL_ROBOT = 'eval';
+const POLL_MS = 50;
+
+export interface EvalRequest {
+  /** The scene as `brainstem sim --scene` takes it: a name or a file path. */
+  sceneArg: string;
+  scene: SceneDescription;
+  task: string;
+  provider: ProviderParams;
+  runs: number;
+  seed: number;
+  budget: { decisions?: number; wall_s?: number };
+  /** Longest wait for a run's simulator to be ready (s). */
+  readyTimeoutS?: number;
+  /** Each run as it ends (progress on a terminal). */
+  onRun?: (run: EvalRun) => void;
+  signal?: AbortSignal;
+}
+
+export interface EvalRun extends BudgetUsed {
+  run: number;
+  seed: number;
+  episode: string;
+  outcome: FinalState;
+  reason: string;
+  /** The task's predicates all held when the episode ended (whatever the model claimed). */
+  success: boolean;
+  /** The scene's predicates that held then. */
+  held: string[];
+}
+
+export interface EvalResult {
+  scene: string;
+  task: string;
+  instruction: string;
+  robot: string;
+  provider: string;
+  seed: number;
+  runs: EvalRun[];
+  aggregate: {
+    runs: number;
+    successes: number;
+    success_rate: number;
+    outcomes: Record<FinalState, number>;
+    mean: BudgetUsed;
+  };
+}
+
+/** The config layer of the evaluation daemon: loopback, free ports, its own broker, one robot over /controller. */
+export function evalLayer(robot: string, base: string): Record<string, unknown> {
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    mqtt: { url: '', base, embedded: { host: '127.0.0.1', port: 0, tls: { cert: '', key: '' } } },
+    robots: { simulate: false, serve: [{ id: EVAL_ROBOT, robot, transport: 'ws' }] },
+  };
+}
+
+export async function runEval(config: Config, req: EvalRequest): Promise<EvalResult> {
+  const task = req.scene.tasks.find((t) => t.name === req.task);
+  if (!task)
+    throw new Error(
+      `--task: is not a task of scene ${req.scene.name} (tasks: ${req.scene.tasks.map((t) => t.name).join(', ') || 'none'}), got ${JSON.stringify(req.task)}`,
+    );
+  const logs = new Logs(config.logging, { destination: pino.destination({ dest: 2, sync: true }) });
+  const parts = createDaemon(config, { logs });
+  await parts.daemon.start();
+  const runs: EvalRun[] = [];
+  try {
+    for (let i = 0; i < req.runs && !req.signal?.aborted; i++) {
+      const run = await runOne(parts, req, task.instruction, i, logs);
+      runs.push(run);
+      req.onRun?.(run);
+    }
+  } finally {
+    await parts.daemon.stop();
+  }
+  return {
+    scene: req.scene.name,
+    task: task.name,
+    instruction: task.instruction,
+    robot: req.scene.robot,
+    provider: req.provider.kind,
+    seed: req.seed,
+    runs,
+    aggregate: aggregate(runs),
+  };
+}
+
+async function runOne(
+  parts: DaemonParts,
+  req: EvalRequest,
+  instruction: string,
+  i: number,
+  logs: Logs,
+): Promise<EvalRun> {
+  const seed = req.seed + i;
+  const runtime = parts.robots.robot(EVAL_ROBOT)!;
+  runtime.simScene = null;
+  const sims = new SimChildren({
+    robots: [
+      {
+        ...parts.config.robots.serve[0]!,
+        sim_args: [
+          ...['--scene', req.sceneArg, '--seed', String(seed)],
+          // The daemon's heartbeat timeout (robots.heartbeat.timeout_ms), not the simulator's own default.
+          ...['--heartbeat-timeout', String(parts.config.robots.heartbeat.timeout_ms / 1000)],
+        ],
+      },
+    ],
+    base: parts.config.mqtt.base,
+    configsDir: parts.config.robots.configs_dir,
+    brokerUrl: () => '',
+    controllerUrl: () => parts.api.url('ws') + CONTROLLER_PATH,
+    token: parts.token.value,
+    tls: parts.config.mqtt.tls,
+    log: logs.get('robots.sim'),
+  });
+  await sims.start();
+  try {
+    const now = parts.robots.now;
+    const until = now() + (req.readyTimeoutS ?? 60);
+    while (runtime.session.problem(now()) !== null || runtime.simScene === null) {
+      if (now() >= until)
+        throw new Error(
+          `run ${i + 1} (seed ${seed}): the simulated workcell was not ready within ${req.readyTimeoutS ?? 60} s (${runtime.session.problem(now())?.message ?? 'no sim/scene'})`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    let finish: (e: EpisodeEvent) => void = () => undefined;
+    const finished = new Promise<EpisodeEvent>((resolve) => (finish = resolve));
+    const episode = await parts.policy.startEpisode(
+      {
+        robot: EVAL_ROBOT,
+        instruction,
+        provider: req.provider,
+        check: { kind: 'scene', task: req.task },
+        budget: req.budget,
+      },
+      (e) => e.type === 'finished' && finish(e),
+    );
+    const stop = () => parts.policy.stopIfRunning(episode, 'operator');
+    req.signal?.addEventListener('abort', stop);
+    const end = await finished.finally(() => req.signal?.removeEventListener('abort', stop));
+    const verdict = await sceneVerdict({ task: req.task }, parts.policy.scene, EVAL_ROBOT);
+    const used = end.used as BudgetUsed;
+    return {
+      run: i + 1,
+      seed,
+      episode,
+      outcome: end.state as FinalState,
+      reason: end.reason as string,
+      success: verdict.complete,
+      held: verdict.held ?? [],
+      ...used,
+    };
+  } finally {
+    await sims.stop();
+  }
+}
+
+function aggregate(runs: EvalRun[]): EvalResult['aggregate'] {
+  const n = runs.length;
+  const mean = (k: keyof BudgetUsed) => (n ? runs.reduce((s, r) => s + r[k], 0) / n : 0);
+  const successes = runs.filter((r) => r.success).length;
+  return {
+    runs: n,
+    successes,
+    success_rate: n ? successes / n : 0,
+    outcomes: Object.fromEntries(FINAL_STATES.map((s) => [s, runs.filter((r) => r.outcome === s).length])) as Record<
+      FinalState,
+      number
+    >,
+    mean: {
+      decisions: mean('decisions'),
+      wall_s: mean('wall_s'),
+      prompt_tokens: mean('prompt_tokens'),
+      completion_tokens: mean('completion_tokens'),
+    },
+  };
+}
+
+/** The table a terminal shows: one row per run, then the aggregate. */
+export function evalTable(r: EvalResult): string {
+  const head = ['run', 'seed', 'outcome', 'success', 'decisions', 'wall_s', 'prompt_tok', 'completion_tok', 'episode'];
+  const rows = r.runs.map((x) => [
+    String(x.run),
+    String(x.seed),
+    x.outcome,
+    x.success ? 'yes' : 'no',
+    String(x.decisions),
+    x.wall_s.toFixed(1),
+    String(x.prompt_tokens),
+    String(x.completion_tokens),
+    x.episode,
+  ]);
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((v, c) => v.padEnd(widths[c]!))
+      .join('  ')
+      .trimEnd();
+  const a = r.aggregate;
+  return [
+    `scene ${r.scene}, task ${r.task} (${r.instruction}), provider ${r.provider}, seeds ${r.seed}..${r.seed + Math.max(a.runs - 1, 0)}`,
+    line(head),
+    ...rows.map(line),
+    `success ${a.successes}/${a.runs} (${(100 * a.success_rate).toFixed(1)}%); mean decisions ${a.mean.decisions.toFixed(1)}, wall ${a.mean.wall_s.toFixed(1)} s, prompt tokens ${a.mean.prompt_tokens.toFixed(0)}, completion tokens ${a.mean.completion_tokens.toFixed(0)}`,
+    '',
+  ].join('\n');
+}
