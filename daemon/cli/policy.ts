@@ -12,7 +12,7 @@ import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
 import { DaemonRpc } from './daemon-rpc.js';
 import { CliError } from './exit.js';
 import { group } from './group.js';
-import { registerPolicyEval } from './policy-eval.js';
+import { registerPolicyEval, registerPolicyReplay } from './policy-workcell.js';
 import { positive, providerOf, withProviderOptions, type ProviderOptions } from './policy-options.js';
 
 /** Exit code by final state: 0 done; 1 and 2 stay the CLI's own errors. */
@@ -177,4 +177,5 @@ export function registerPolicy(program: Command): void {
       process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : reportText(r));
     });
   registerPolicyEval(policy);
+  registerPolicyReplay(policy);
 }

@@ -1,22 +1,16 @@
 // `brainstem policy eval`: N seeded episodes of one scene task in a simulated workcell that this
-// process runs itself (a daemon on loopback serving one robot, and per run a `brainstem sim
-// --scene S --seed K+i` child), each checked by the task's scene check; one row per run and the
-// aggregate. Episodes are recorded under the config's data_dir like any other.
-import { pino } from 'pino';
-import { CONTROLLER_PATH } from '../../robot/link/ws-envelope.js';
+// process runs itself (workcell.ts: per run a `brainstem sim --scene S --seed K+i` child), each
+// checked by the task's scene check; one row per run and the aggregate. Episodes are recorded
+// under the config's data_dir like any other.
 import type { SceneDescription } from '../../robot/sim/scene/types.js';
-import { createDaemon, type DaemonParts } from '../compose.js';
 import type { Config } from '../config/schema.js';
-import { Logs } from '../log.js';
-import { SimChildren } from '../robots/sim-children.js';
 import { sceneVerdict } from './episode/checks.js';
 import type { ProviderParams } from './episode/provider-spec.js';
 import type { BudgetUsed, EpisodeEvent, FinalState } from './episode/types.js';
 import { FINAL_STATES } from './episode/types.js';
+import { startWorkcell, withSimulator, WORKCELL_ROBOT } from './workcell.js';
 
-/** The id of the one robot the evaluation daemon serves. */
-export const EVAL_ROBOT = 'eval';
-const POLL_MS = 50;
+type Workcell = Awaited<ReturnType<typeof startWorkcell>>;
 
 export interface EvalRequest {
   /** The scene as `brainstem sim --scene` takes it: a name or a file path. */
@@ -27,8 +21,6 @@ export interface EvalRequest {
   runs: number;
   seed: number;
   budget: { decisions?: number; wall_s?: number };
-  /** Longest wait for a run's simulator to be ready (s). */
-  readyTimeoutS?: number;
   /** Each run as it ends (progress on a terminal). */
   onRun?: (run: EvalRun) => void;
   signal?: AbortSignal;
@@ -63,33 +55,22 @@ export interface EvalResult {
   };
 }
 
-/** The config layer of the evaluation daemon: loopback, free ports, its own broker, one robot over /controller. */
-export function evalLayer(robot: string, base: string): Record<string, unknown> {
-  return {
-    server: { host: '127.0.0.1', port: 0 },
-    mqtt: { url: '', base, embedded: { host: '127.0.0.1', port: 0, tls: { cert: '', key: '' } } },
-    robots: { simulate: false, serve: [{ id: EVAL_ROBOT, robot, transport: 'ws' }] },
-  };
-}
-
 export async function runEval(config: Config, req: EvalRequest): Promise<EvalResult> {
   const task = req.scene.tasks.find((t) => t.name === req.task);
   if (!task)
     throw new Error(
       `--task: is not a task of scene ${req.scene.name} (tasks: ${req.scene.tasks.map((t) => t.name).join(', ') || 'none'}), got ${JSON.stringify(req.task)}`,
     );
-  const logs = new Logs(config.logging, { destination: pino.destination({ dest: 2, sync: true }) });
-  const parts = createDaemon(config, { logs });
-  await parts.daemon.start();
+  const w = await startWorkcell(config);
   const runs: EvalRun[] = [];
   try {
     for (let i = 0; i < req.runs && !req.signal?.aborted; i++) {
-      const run = await runOne(parts, req, task.instruction, i, logs);
+      const run = await runOne(w, req, task.instruction, i);
       runs.push(run);
       req.onRun?.(run);
     }
   } finally {
-    await parts.daemon.stop();
+    await w.parts.daemon.stop();
   }
   return {
     scene: req.scene.name,
@@ -103,51 +84,16 @@ export async function runEval(config: Config, req: EvalRequest): Promise<EvalRes
   };
 }
 
-async function runOne(
-  parts: DaemonParts,
-  req: EvalRequest,
-  instruction: string,
-  i: number,
-  logs: Logs,
-): Promise<EvalRun> {
+async function runOne(w: Workcell, req: EvalRequest, instruction: string, i: number): Promise<EvalRun> {
   const seed = req.seed + i;
-  const runtime = parts.robots.robot(EVAL_ROBOT)!;
-  runtime.simScene = null;
-  const sims = new SimChildren({
-    robots: [
-      {
-        ...parts.config.robots.serve[0]!,
-        sim_args: [
-          ...['--scene', req.sceneArg, '--seed', String(seed)],
-          // The daemon's heartbeat timeout (robots.heartbeat.timeout_ms), not the simulator's own default.
-          ...['--heartbeat-timeout', String(parts.config.robots.heartbeat.timeout_ms / 1000)],
-        ],
-      },
-    ],
-    base: parts.config.mqtt.base,
-    configsDir: parts.config.robots.configs_dir,
-    brokerUrl: () => '',
-    controllerUrl: () => parts.api.url('ws') + CONTROLLER_PATH,
-    token: parts.token.value,
-    tls: parts.config.mqtt.tls,
-    log: logs.get('robots.sim'),
-  });
-  await sims.start();
-  try {
-    const now = parts.robots.now;
-    const until = now() + (req.readyTimeoutS ?? 60);
-    while (runtime.session.problem(now()) !== null || runtime.simScene === null) {
-      if (now() >= until)
-        throw new Error(
-          `run ${i + 1} (seed ${seed}): the simulated workcell was not ready within ${req.readyTimeoutS ?? 60} s (${runtime.session.problem(now())?.message ?? 'no sim/scene'})`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+  const { policy } = w.parts;
+  const cameras = req.scene.cameras.filter((c) => c.rate > 0).map((c) => c.name);
+  return withSimulator(w, { scene: req.sceneArg, seed, cameras }, async () => {
     let finish: (e: EpisodeEvent) => void = () => undefined;
     const finished = new Promise<EpisodeEvent>((resolve) => (finish = resolve));
-    const episode = await parts.policy.startEpisode(
+    const episode = await policy.startEpisode(
       {
-        robot: EVAL_ROBOT,
+        robot: WORKCELL_ROBOT,
         instruction,
         provider: req.provider,
         check: { kind: 'scene', task: req.task },
@@ -155,11 +101,10 @@ async function runOne(
       },
       (e) => e.type === 'finished' && finish(e),
     );
-    const stop = () => parts.policy.stopIfRunning(episode, 'operator');
+    const stop = () => policy.stopIfRunning(episode, 'operator');
     req.signal?.addEventListener('abort', stop);
     const end = await finished.finally(() => req.signal?.removeEventListener('abort', stop));
-    const verdict = await sceneVerdict({ task: req.task }, parts.policy.scene, EVAL_ROBOT);
-    const used = end.used as BudgetUsed;
+    const verdict = await sceneVerdict({ task: req.task }, policy.scene, WORKCELL_ROBOT);
     return {
       run: i + 1,
       seed,
@@ -168,11 +113,9 @@ async function runOne(
       reason: end.reason as string,
       success: verdict.complete,
       held: verdict.held ?? [],
-      ...used,
+      ...(end.used as BudgetUsed),
     };
-  } finally {
-    await sims.stop();
-  }
+  });
 }
 
 function aggregate(runs: EvalRun[]): EvalResult['aggregate'] {

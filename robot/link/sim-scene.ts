@@ -22,6 +22,8 @@ export interface SimCollision {
 export interface SimSceneMsg {
   v: 1;
   scene: string;
+  /** The seed of the scene's start pose noise. */
+  seed: number;
   /** Controller time (s). */
   time: number;
   /** World poses [x, y, z, qx, qy, qz, qw] (m, unit quaternion). */
@@ -51,6 +53,7 @@ const collision: Schema = message({ arm: name, link: name, object: name, depth: 
 export const simSceneSchema: Schema = message({
   v: version,
   scene: name,
+  seed: { type: 'integer', minimum: 0 },
   time,
   objects: {
     type: 'array',

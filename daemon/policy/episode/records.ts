@@ -46,18 +46,26 @@ export class EpisodeRecorder {
   }
 }
 
-/** An episode's events as recorded; throws a readable error when there is no such record. */
-export function readEvents(dataDir: string, id: string): EpisodeEvent[] {
+/** A file of an episode's record; throws a readable error when there is no such record. */
+function readRecord(dataDir: string, id: string, name: string): string {
   if (!EPISODE_ID.test(id))
     throw new Error(`episode id: must look like ep-20260101-120000-abcdef, got ${JSON.stringify(id)}`);
-  const file = join(episodesDir(dataDir), id, 'events.jsonl');
-  let text: string;
+  const file = join(episodesDir(dataDir), id, name);
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch {
     throw new Error(`episode ${id}: no record at ${file}`);
   }
-  return text
+}
+
+/** An episode's episode.json (the start and, once ended, the end). */
+export function readEpisodeMeta(dataDir: string, id: string): Record<string, unknown> {
+  return JSON.parse(readRecord(dataDir, id, 'episode.json')) as Record<string, unknown>;
+}
+
+/** An episode's events as recorded. */
+export function readEvents(dataDir: string, id: string): EpisodeEvent[] {
+  return readRecord(dataDir, id, 'events.jsonl')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as EpisodeEvent);

@@ -140,8 +140,11 @@ export class PolicyService extends Service {
       completionTokens: b.completion_tokens ?? c.budget.completion_tokens,
     };
     const startedAt = new Date().toISOString();
+    const sim = runtime.simScene?.msg;
     const recorder = new EpisodeRecorder(this.deps.dataDir, id, {
       robot: req.robot,
+      robot_config: runtime.entry.robot,
+      ...(sim ? { sim: { scene: sim.scene, seed: sim.seed } } : {}),
       instruction: req.instruction,
       provider:
         req.provider.kind === 'scripted' ? { kind: 'scripted', lines: req.provider.lines!.length } : req.provider,

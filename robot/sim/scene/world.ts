@@ -46,7 +46,11 @@ export class SimWorld {
   private time = 0;
   private changes = 0;
 
-  constructor(scene: SceneDescription, setup: SetupDescription, seed: number) {
+  constructor(
+    scene: SceneDescription,
+    setup: SetupDescription,
+    readonly seed: number,
+  ) {
     this.arms = setup.arms.map((a) => new ArmBody(a));
     this.ground = { table: scene.table.height, obstacles: scene.obstacles };
     const poses = settleAll(scene.objects, noisyPoses(scene.objects, seed), this.ground);
@@ -103,6 +107,7 @@ export class SimWorld {
     return {
       v: 1,
       scene: this.scene.name,
+      seed: this.seed,
       time: this.time,
       objects: this.objects.map((o) => {
         quatFromTransform(q, o.pose);

@@ -1,9 +1,9 @@
-// `brainstem policy eval` end to end: the command runs its own daemon and one seeded simulator
-// per run of yam-pick-place; a script that places the red block succeeds on every seed (its
-// start noise is within the grasp's tolerance), one that gives up never does.
+// `brainstem policy eval` and `policy replay` end to end: the commands run their own daemon and a
+// seeded simulator per run of yam-pick-place; a script that places the red block succeeds on
+// every seed (its start noise is within the grasp's tolerance), one that gives up never does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../../helpers/daemon.js';
 import { tempDir } from '../../helpers/temp.js';
@@ -28,10 +28,11 @@ function setup(t: { after: (f: () => void) => void }) {
   const dir = tempDir('brainstem-eval-');
   t.after(() => dir.remove());
   const config = join(dir.path, 'config.yaml');
-  // A loaded test machine can pause a process for several hundred ms (as the e2e rig allows).
+  // A loaded test machine can pause a process for several hundred ms: staleness, heartbeat and
+  // command expiry limits as loose as the e2e rig's.
   writeFileSync(
     config,
-    `data_dir: ${join(dir.path, 'data')}\nlogging: { level: silent }\nrobots: { stale_ms: 1000, heartbeat: { timeout_ms: 1500 } }\n`,
+    `data_dir: ${join(dir.path, 'data')}\nlogging: { level: silent }\nrobots: { stale_ms: 1000, command_expiry_ms: 2000, heartbeat: { timeout_ms: 1500 } }\n`,
   );
   const script = (name: string, lines: string[]) => {
     const file = join(dir.path, `${name}.jsonl`);
@@ -49,8 +50,8 @@ function setup(t: { after: (f: () => void) => void }) {
   return { dir, config, script, run };
 }
 
-test('policy eval: a placing script succeeds on seeds 3 and 4; the table and JSON say so', async (t) => {
-  const { script, run, config } = setup(t);
+test('policy eval: a placing script succeeds on seeds 3 and 4; the table and JSON say so; policy replay re-executes a run', async (t) => {
+  const { script, run, config, dir } = setup(t);
   const r = await run(['--script', script('place', PLACE), '--runs', '2', '--seed', '3', '--json']);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   const out = JSON.parse(r.stdout);
@@ -76,6 +77,35 @@ test('policy eval: a placing script succeeds on seeds 3 and 4; the table and JSO
   const report = await runCli(['policy', 'report', out.runs[0].episode, '-c', config]);
   assert.equal(report.code, 0, report.stderr);
   assert.match(report.stdout, /set_gripper: ok ×2/);
+
+  // Replay run 2 (seed 4, recorded in episode.json) with one recorded outcome changed: that call differs.
+  const id = out.runs[1].episode;
+  const events = join(dir.path, 'data', 'episodes', id, 'events.jsonl');
+  const tampered = readFileSync(events, 'utf8')
+    .split('\n')
+    .map((l) =>
+      l.includes('"type":"outcome"') && l.includes('"decision":3,')
+        ? l.replace('"status":"ok"', '"status":"failed"')
+        : l,
+    );
+  writeFileSync(events, tampered.join('\n'));
+  const replay = await runCli(['policy', 'replay', id, '-c', config], {}, { timeoutMs: 120_000 });
+  assert.equal(replay.code, 7, replay.stderr + replay.stdout);
+  assert.deepEqual(replay.stdout.trim().split('\n'), [
+    `replay of ${id} on yam (scene yam-pick-place, seed 4)`,
+    '#1 move_to: recorded ok, replayed ok: match',
+    '#2 move_to: recorded ok, replayed ok: match',
+    '#3 set_gripper: recorded failed, replayed ok: DIFFERS',
+    '#4 move_to: recorded ok, replayed ok: match',
+    '#5 move_to: recorded ok, replayed ok: match',
+    '#6 set_gripper: recorded ok, replayed ok: match',
+    '#7 done: not replayed (recorded confirmed)',
+    '5 match, 1 differ, 1 not replayed',
+    'predicates at the last check: {"red_in_bowl":true,"red_lifted":false,"red_held":false}; after the replay: {"red_in_bowl":true,"red_lifted":false,"red_held":false}',
+  ]);
+  const missing = await runCli(['policy', 'replay', 'ep-20260101-000000-abcdef', '-c', config]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /episode ep-20260101-000000-abcdef: no record at /);
 });
 
 test('policy eval: a script that gives up fails on every seed; the table shows 0/2', async (t) => {

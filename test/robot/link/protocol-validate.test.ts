@@ -73,6 +73,7 @@ const valid: { [K in keyof MessageBySuffix]: () => unknown } = {
   sim_scene: () => ({
     v: 1,
     scene: 'yam-pick-place',
+    seed: 3,
     time: 3.5,
     objects: [{ name: 'red_block', pose: [0.3, 0, 0.02, 0, 0, 0, 1], held_by: null }],
     predicates: { in_bowl: false },
