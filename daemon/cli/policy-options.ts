@@ -33,23 +33,63 @@ export function withProviderOptions(c: Command): Command {
     .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key");
 }
 
+/** The verifier check's provider options: --verifier-provider etc., each defaulting to the episode's. */
+export interface VerifierOptions {
+  verifierProvider?: ProviderOptions['provider'];
+  verifierScript?: string;
+  verifierBaseUrl?: string;
+  verifierModel?: string;
+  verifierApiKeyEnv?: string;
+}
+
+export function withVerifierOptions(c: Command): Command {
+  return c
+    .option('--verifier-provider <kind>', "verifier: scripted, openai or local (default: the episode's --provider)")
+    .option('--verifier-script <file>', 'verifier: JSONL file of verdicts (scripted)')
+    .option('--verifier-base-url <url>', "verifier: API root (default: the episode's --base-url)")
+    .option('--verifier-model <name>', "verifier: model (default: the episode's --model)")
+    .option('--verifier-api-key-env <var>', "verifier: key variable (default: the episode's --api-key-env)");
+}
+
+/** Whether any --verifier-* option was given. */
+export const verifierGiven = (o: VerifierOptions): boolean =>
+  [o.verifierProvider, o.verifierScript, o.verifierBaseUrl, o.verifierModel, o.verifierApiKeyEnv].some(
+    (v) => v !== undefined,
+  );
+
+/** The verifier's provider: its own options over the episode's (never the episode's script). */
+export function verifierProviderOf(o: ProviderOptions & VerifierOptions): ProviderParams {
+  const own = (flag: string, v: string | undefined) => (v === undefined ? {} : { [flag]: v });
+  const p = providerOf(
+    {
+      provider: o.verifierProvider ?? o.provider,
+      ...own('script', o.verifierScript),
+      ...own('baseUrl', o.verifierBaseUrl ?? o.baseUrl),
+      ...own('model', o.verifierModel ?? o.model),
+      ...own('apiKeyEnv', o.verifierApiKeyEnv ?? o.apiKeyEnv),
+    },
+    '--verifier-',
+  );
+  return p;
+}
+
 /** The provider options as policy.start's `provider`, checked here too (policy eval starts episodes itself). */
-export function providerOf(o: ProviderOptions): ProviderParams {
-  const raw = rawProvider(o);
+export function providerOf(o: ProviderOptions, flags = '--'): ProviderParams {
+  const raw = rawProvider(o, flags);
   const issues: Issue[] = [];
   const checked = providerParams.check(raw, 'provider', issues);
   if (!checked || issues.length) throw new CliError(issues.map((i) => formatIssue(i)).join('; '), 2);
   return checked;
 }
 
-function rawProvider(o: ProviderOptions): Record<string, unknown> {
+function rawProvider(o: ProviderOptions, flags: string): Record<string, unknown> {
   if (o.provider === 'scripted') {
-    if (!o.script) throw new CliError('--script: is required with --provider scripted', 2);
+    if (!o.script) throw new CliError(`${flags}script: is required with ${flags}provider scripted`, 2);
     let text: string;
     try {
       text = readFileSync(o.script, 'utf8');
     } catch (e) {
-      throw new CliError(`--script: cannot read ${o.script} (${(e as NodeJS.ErrnoException).code})`, 2);
+      throw new CliError(`${flags}script: cannot read ${o.script} (${(e as NodeJS.ErrnoException).code})`, 2);
     }
     return { kind: 'scripted', lines: text.split(/\r?\n/) };
   }

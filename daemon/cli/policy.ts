@@ -13,7 +13,16 @@ import { DaemonRpc } from './daemon-rpc.js';
 import { CliError } from './exit.js';
 import { group } from './group.js';
 import { registerPolicyEval, registerPolicyReplay } from './policy-workcell.js';
-import { positive, providerOf, withProviderOptions, type ProviderOptions } from './policy-options.js';
+import {
+  positive,
+  providerOf,
+  verifierGiven,
+  verifierProviderOf,
+  withProviderOptions,
+  withVerifierOptions,
+  type ProviderOptions,
+  type VerifierOptions,
+} from './policy-options.js';
 
 /** Exit code by final state: 0 done; 1 and 2 stay the CLI's own errors. */
 export const EXIT_BY_STATE: Record<FinalState, number> = {
@@ -24,7 +33,7 @@ export const EXIT_BY_STATE: Record<FinalState, number> = {
   failed: 6,
 };
 
-interface RunOptions extends ProviderOptions {
+interface RunOptions extends ProviderOptions, VerifierOptions {
   robot: string;
   check?: string;
   task?: string;
@@ -56,15 +65,18 @@ async function referencesOf(file: string): Promise<{ text?: string; image_url?: 
   );
 }
 
-/** policy.start's check from --check, --task and --predicates (a task or predicates imply the scene check). */
+/** policy.start's check from --check, --task, --predicates (a task or predicates imply the scene check) and --verifier-*. */
 function checkOf(o: RunOptions): Record<string, unknown> {
   const kind = o.check ?? (o.task || o.predicates ? 'scene' : 'none');
-  if (!['none', 'operator', 'scene'].includes(kind))
-    throw new CliError(`--check: must be none, operator or scene, got ${JSON.stringify(kind)}`, 2);
+  if (!['none', 'operator', 'scene', 'verifier'].includes(kind))
+    throw new CliError(`--check: must be none, operator, scene or verifier, got ${JSON.stringify(kind)}`, 2);
   if (kind !== 'scene' && (o.task || o.predicates))
     throw new CliError(`--task and --predicates: are only for --check scene, got --check ${kind}`, 2);
+  if (kind !== 'verifier' && verifierGiven(o))
+    throw new CliError(`--verifier-*: options are only for --check verifier, got --check ${kind}`, 2);
   return {
     kind,
+    ...(kind === 'verifier' ? { provider: verifierProviderOf(o) } : {}),
     ...(o.task ? { task: o.task } : {}),
     ...(o.predicates ? { predicates: o.predicates.split(',').map((s) => s.trim()) } : {}),
   };
@@ -95,16 +107,17 @@ function line(e: EpisodeEvent): string | null {
 
 export function registerPolicy(program: Command): void {
   const policy = group(program, 'policy', 'policy episodes: a model drives a robot until the task is done and checked');
-  withProviderOptions(
+  const run = withProviderOptions(
     policy
       .command('run')
       .description('start an episode on the running daemon and follow it to its end')
       .argument('<instruction>', 'the task, in words')
       .requiredOption('-r, --robot <id>', 'served robot id'),
   )
-    .option('--check <kind>', 'none, operator or scene (default none; scene with --task or --predicates)')
+    .option('--check <kind>', 'none, operator, scene or verifier (default none; scene with --task or --predicates)')
     .option('--task <name>', "scene: the scene's task whose predicates must hold")
-    .option('--predicates <names>', 'scene: instead of a task, comma-separated predicates that must hold')
+    .option('--predicates <names>', 'scene: instead of a task, comma-separated predicates that must hold');
+  withVerifierOptions(run)
     .option('--context <file>', 'context compiler input (JSON: goals, demonstrations), compiled here and sent')
     .option('--decisions <n>', 'decision budget')
     .option('--wall-s <n>', 'wall-time budget in seconds')

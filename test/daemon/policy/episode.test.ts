@@ -262,6 +262,26 @@ test('policy episodes on a simulated yam', async (t) => {
       .map((l) => JSON.parse(l))
       .find((e) => e.type === 'check');
     assert.deepEqual([check.kind, check.task, check.required], ['scene', 'block_in_bowl', ['in_bowl']]);
+    // --check verifier: its own scripted provider answers with the verdict tool.
+    const verdicts = join(rig.d.dataDir, 'verdicts.jsonl');
+    writeFileSync(verdicts, `${call('verdict', { complete: true, reason: 'the block is in the bowl' })}\n`);
+    const verified = await runCli(
+      ['policy', 'run', 'put it in', '--robot', 'arm1', '--script', file, '--check', 'verifier'].concat([
+        '--verifier-script',
+        verdicts,
+      ]),
+      env,
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(verified.code, 0, verified.stderr + verified.stdout);
+    assert.match(verified.stdout, /\(scripted, check verifier\)/);
+    assert.match(verified.stdout, /#1 check confirmed: verifier: the block is in the bowl/);
+    const noScript = await runCli(
+      ['policy', 'run', 'x', '--robot', 'arm1', '--script', file, '--check', 'verifier'],
+      env,
+    );
+    assert.equal(noScript.code, 2);
+    assert.match(noScript.stderr, /--verifier-script: is required with --verifier-provider scripted/);
     const bad = await runCli(['policy', 'run', 'x', '--robot', 'nope', '--script', file], env, { timeoutMs: 60_000 });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /robot: is not a served robot/);
