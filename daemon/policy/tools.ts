@@ -44,7 +44,7 @@ export function loopTools(cameras: readonly string[]): PolicyTool[] {
     tools.push({
       name: 'locate_point',
       description:
-        "Turn a pixel of a camera's latest image (as shown to you) into the 3-D point seen there, from the camera's depth image and calibration; the answer names its frame (the simulator's is world).",
+        "Turn a pixel of a camera's latest image (as shown to you) into the 3-D point seen there, from the camera's depth image and calibration; point_xyz is in the frame of move_to targets.",
       parameters: {
         type: 'object',
         properties: { camera: { type: 'string', enum: [...cameras] }, u: pixel('u'), v: pixel('v') },

@@ -229,6 +229,7 @@ export class Episode {
       const a = await answerLocatePoint(
         this.o.frames,
         this.o.robot.id,
+        this.o.robot.frames,
         args as { camera: string; u: number; v: number },
         this.o.now(),
         this.o.imageMaxSide,

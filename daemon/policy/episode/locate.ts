@@ -1,7 +1,10 @@
 // The episode's answer to locate_point {camera, u, v}: the pixel of the image as the model was
-// shown it, mapped onto the camera's latest depth frame and back-projected (../locate-point.ts).
+// shown it, mapped onto the camera's latest depth frame, back-projected (../locate-point.ts) into
+// the camera's calibration frame and carried into the frame of the robot's tool poses.
 import { decodeDepth, locatePoint } from '../locate-point.js';
 import { shownSize } from './observation.js';
+import { invert, transformPoint } from '../../../robot/math/transform.js';
+import type { RobotFrames } from './robot-frames.js';
 import type { FrameSource } from './types.js';
 
 /** A depth frame older than this (s, daemon clock) is not trusted to describe the scene now. */
@@ -21,6 +24,7 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 export async function answerLocatePoint(
   frames: FrameSource,
   robot: string,
+  robotFrames: RobotFrames,
   args: { camera: string; u: number; v: number },
   now: number,
   maxSide: number,
@@ -50,11 +54,27 @@ export async function answerLocatePoint(
   const y = ((v + 0.5) * depth.height) / shown.height;
   const r = locatePoint(depth, d.meta, x, y);
   if (!r.ok) return fail('error', `${r.reason}.`);
+  const toTool = robotFrames.toolFrom(r.frame);
+  if (typeof toTool === 'string') return fail('error', `${toTool}.`);
+  const point = transformPoint(new Float64Array(3), toTool, r.point);
+  const arms = robotFrames.arms;
   const body = {
     camera,
     pixel: [u, v],
-    frame: r.frame,
-    point_xyz: r.point.map(r4),
+    frame: arms.length > 1 ? 'world' : 'base',
+    point_xyz: [...point].map(r4),
+    // With several arms, also in each arm's own base frame.
+    ...(arms.length > 1
+      ? {
+          arm_base_xyz: Object.fromEntries(
+            arms.map((a) => [
+              a.name,
+              [...transformPoint(new Float64Array(3), invert(new Float64Array(12), a.base), point)].map(r4),
+            ]),
+          ),
+        }
+      : {}),
+    calibration: { frame: r.frame, xyz: r.point.map(r4) },
     depth_m: r4(r.depth_m),
     ...(r.fallback ? { note: 'no reading at the pixel: the median depth of the 5×5 px around it' } : {}),
   };

@@ -18,6 +18,7 @@ import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
 import type { EpisodeEvent, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
 import { isFinal } from './types.js';
 import { linkFrames, linkScene } from './link-frames.js';
+import { robotFrames } from './robot-frames.js';
 
 export interface StartRequest {
   robot: string;
@@ -297,5 +298,6 @@ export function episodeRobot(r: RobotRuntime): EpisodeRobot {
     validate: (reply) => r.executor.validator.validate(reply),
     execute: (call, progress) => r.executor.execute(call, progress, r.executor.newId('call')),
     stop: (reason) => r.executor.stop(reason),
+    frames: robotFrames(r.model, (arm) => r.session.latest?.arms[arm]?.q),
   };
 }

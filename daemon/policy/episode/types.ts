@@ -7,6 +7,7 @@ import type { Progress } from '../../../robot/tools/motion.js';
 import type { ContentPart, PolicyProvider } from '../providers/types.js';
 import type { CheckSpec } from './checks.js';
 import type { Observation } from './observation.js';
+import type { RobotFrames } from './robot-frames.js';
 
 export const EPISODE_STATES = [
   'starting',
@@ -75,6 +76,8 @@ export interface EpisodeRobot {
   execute(call: { name: string; arguments: unknown }, progress: Progress): Promise<ToolOutcome>;
   /** Stops every arm; resolves when they are at rest. */
   stop(reason: string): Promise<ToolOutcome>;
+  /** Its frames as tool poses use them (locate_point answers in them). */
+  frames: RobotFrames;
 }
 
 export interface Budget {

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ToolValidator } from '../../../robot/tools/validate.js';
+import { identity } from '../../../robot/math/transform.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
 import { sceneVerdict } from '../../../daemon/policy/episode/checks.js';
 import { Episode, type EpisodeOptions } from '../../../daemon/policy/episode/episode.js';
@@ -57,6 +58,7 @@ function fakeRobot(): EpisodeRobot & { executed: string[]; stops: string[] } {
       stops.push(reason);
       return outcome('stop');
     },
+    frames: { toolFrom: () => identity(), arms: [{ name: 'arm', base: identity() }] },
   };
 }
 

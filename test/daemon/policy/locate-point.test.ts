@@ -1,5 +1,6 @@
-// locate_point: pinhole back-projection of a depth reading through the camera's extrinsics, checked
-// against hand-computed points on synthetic depth PNGs; the fallback window and every failure.
+// locate_point: pinhole back-projection of a depth reading through the camera's extrinsics, then
+// into the frame of the robot's tool poses, checked against hand-computed points on synthetic
+// depth PNGs; the fallback window and every failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
@@ -13,6 +14,9 @@ import { captureCamera } from '../../../robot/sim/render/capture.js';
 import { Rasterizer } from '../../../robot/sim/render/rasterizer.js';
 import { homeArms, startStates } from '../../../robot/sim/render/scene-start.js';
 import { loadScene } from '../../../robot/sim/scene/scene-config.js';
+import { loadArms } from '../../../robot/description/loader.js';
+import { RobotModel } from '../../../robot/tools/robot-model.js';
+import { robotFrames } from '../../../daemon/policy/episode/robot-frames.js';
 
 const W = 64;
 const H = 48;
@@ -91,23 +95,39 @@ test('a pixel outside the image, or a frame without calibration, is a reason, no
   await assert.rejects(decodeDepth(new Uint8Array([1, 2, 3])));
 });
 
-function source(image: Buffer | null, time = 10, colour?: { width: number; height: number }): FrameSource {
+function source(
+  image: Buffer | null,
+  time = 10,
+  colour?: { width: number; height: number },
+  frame = 'world',
+): FrameSource {
+  const m = { ...meta, extrinsics: { ...meta.extrinsics!, frame } };
   return {
     cameras: () => ['front'],
     latest: () => (colour ? [{ camera: 'front', mime: 'image/jpeg', bytes: new Uint8Array(), time, ...colour }] : []),
-    depth: (_robot, camera) => (camera === 'front' && image ? { meta, png: new Uint8Array(image), time } : undefined),
+    depth: (_robot, camera) =>
+      camera === 'front' && image ? { meta: m, png: new Uint8Array(image), time } : undefined,
   };
 }
+
+/** The frames of robot or setup `name` with every joint of every arm at `q`. */
+function framesOf(name: string, q: number[] = [0, 0, 0, 0, 0, 0]) {
+  const arms = loadArms(name);
+  assert.ok(arms.ok);
+  return robotFrames(new RobotModel(arms.value.setup), () => q);
+}
+const yam = framesOf('yam');
 
 test('the episode answer maps the shown pixel onto the depth image and reports every failure', async () => {
   const image = await png(plane(1500));
   const ask = (s: FrameSource, u: number, v: number, now = 10, maxSide = 1280, camera = 'front') =>
-    answerLocatePoint(s, 'arm1', { camera, u, v }, now, maxSide);
+    answerLocatePoint(s, 'arm1', yam, { camera, u, v }, now, maxSide);
   const full = await ask(source(image), 42, 14);
   assert.equal(full.status, 'ok');
   const body = JSON.parse(full.text);
+  // One arm: the world of the calibration is the robot's base frame.
   near(body.point_xyz, [1.315, 0.5, 2.715]);
-  assert.deepEqual([body.frame, body.depth_m, body.note], ['world', 1.5, undefined]);
+  assert.deepEqual([body.frame, body.depth_m, body.note, body.calibration.frame], ['base', 1.5, undefined, 'world']);
   // Shown at 32×24 (max side 32): pixel (21, 7)'s centre is depth (43, 15) → optical (0.33, −0.27, 1.5).
   near(JSON.parse((await ask(source(image), 21, 7, 10, 32)).text).point_xyz, [1.33, 0.5, 2.73]);
   // A colour image twice the depth's size: pixel (85, 29) centre → depth (42.75, 14.75).
@@ -132,6 +152,39 @@ test('the episode answer maps the shown pixel onto the depth image and reports e
   assert.match(texts[3]!, /pixel \(64, 1\) is outside camera front's image \(64×48\)/);
   assert.match(texts[4]!, /cannot be decoded/);
   assert.match(texts[5]!, /no depth reading within 5×5 px/);
+});
+
+test('the point is given in the frame of tool poses: a link calibration by FK of the measured joints, several arms each in its base', async () => {
+  const image = await png(plane(1500));
+  const answer = (frames: ReturnType<typeof framesOf>, frame: string, u = 42, v = 14) =>
+    answerLocatePoint(source(image, 10, undefined, frame), 'r', frames, { camera: 'front', u, v }, 10, 1280);
+  const ask = async (frames: ReturnType<typeof framesOf>, frame: string) => {
+    const a = await answer(frames, frame);
+    assert.equal(a.status, 'ok', a.text);
+    return JSON.parse(a.text);
+  };
+  // The calibration point is (1.315, 0.5, 2.715) in whatever frame the extrinsics name.
+  // yam link_1 = Trans(0, 0, 0.0631)·Rz(π/2)·Rz(q1); at q1 = π/2 a half turn: (x, y, z) → (−x, −y, z + 0.0631).
+  const turned = await ask(framesOf('yam', [Math.PI / 2, 0, 0, 0, 0, 0]), 'link_1');
+  near(turned.point_xyz, [-1.315, -0.5, 2.7781]);
+  assert.deepEqual([turned.frame, turned.calibration], ['base', { frame: 'link_1', xyz: [1.315, 0.5, 2.715] }]);
+  // dual-yam: bases at y = +0.3 (left) and −0.3 (right), both facing +x.
+  const dual = framesOf('dual-yam');
+  const world = await ask(dual, 'world');
+  near(world.point_xyz, [1.315, 0.5, 2.715]);
+  assert.equal(world.frame, 'world');
+  near(world.arm_base_xyz.left, [1.315, 0.2, 2.715]);
+  near(world.arm_base_xyz.right, [1.315, 0.8, 2.715]);
+  const onLeft = await ask(dual, 'left/base_link');
+  near(onLeft.point_xyz, [1.315, 0.8, 2.715]);
+  near(onLeft.arm_base_xyz.left, [1.315, 0.5, 2.715]);
+  near(onLeft.arm_base_xyz.right, [1.315, 1.1, 2.715]);
+  // A link of both arms must name its arm; an unknown frame is an error, not a point.
+  const fail = async (frames: ReturnType<typeof framesOf>, frame: string) => (await answer(frames, frame, 1, 1)).text;
+  assert.match(await fail(dual, 'link_1'), /"link_1" is a link of several arms \(left, right\): name it arm\/link/);
+  assert.match(await fail(yam, 'table'), /"table" is neither world nor a link of the robot's arms \(arm\)/);
+  const unmeasured = robotFrames(new RobotModel((loadArms('yam') as any).value.setup), () => undefined);
+  assert.match(await fail(unmeasured, 'link_1'), /arm arm has no measured joints to place link link_1/);
 });
 
 test("the simulator's front depth image locates the green block's top-face centre to 1 mm", async () => {
