@@ -98,11 +98,17 @@ export class Episode {
             references: [{ type: 'text', text: `Task: ${o.instruction}` }, ...(o.references ?? [])],
             turns: this.turns,
           },
-          { tools: this.tools, keepImages: o.keepImages, windowTurns: o.windowTurns, ...promptBudget },
+          {
+            tools: this.tools,
+            keepImages: o.keepImages,
+            windowTurns: o.windowTurns,
+            summaryBlock: o.summaryBlock,
+            ...promptBudget,
+          },
         );
         this.forgetOldImages();
         const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
-        this.count(d);
+        this.count(d, prompt.dropped.summarisedTurns);
         turn.reply = d.message;
         const step = await this.act(d, turn);
         turn.result = step.result;
@@ -190,7 +196,8 @@ export class Episode {
       );
   }
 
-  private count(d: Decision): void {
+  /** `summarised`: turns the prompt gave as the host summary (when it grows, the prompt changed after the references). */
+  private count(d: Decision, summarised: number): void {
     const u = this.used;
     u.decisions++;
     u.prompt_tokens += d.usage.promptTokens;
@@ -201,6 +208,7 @@ export class Episode {
       finish_reason: d.finishReason,
       usage: d.usage,
       timing: d.timing,
+      summarised_turns: summarised,
       used: { ...u },
     });
   }
