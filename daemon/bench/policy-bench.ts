@@ -7,6 +7,8 @@ import { loadConfig } from '../config/load.js';
 import { Logs } from '../log.js';
 import type { ProviderParams } from '../policy/episode/provider-spec.js';
 import type { EpisodeEvent } from '../policy/episode/types.js';
+import type { DecisionTiming, DecisionUsage } from '../policy/providers/types.js';
+import type { ToolOutcome } from '../../robot/tools/outcome.js';
 import { percentile } from './percentile.js';
 
 export interface PolicyBenchOptions {
@@ -46,6 +48,20 @@ export interface DecisionRow {
   overhead_ms: number;
 }
 
+/** The fields of episode events read here (docs/policy.md, Events). */
+type Ev = EpisodeEvent & {
+  state?: string;
+  phase?: string;
+  decision?: number;
+  tool?: string | null;
+  error?: string;
+  status?: string;
+  usage?: DecisionUsage;
+  timing?: DecisionTiming;
+  summarised_turns?: number;
+  outcome?: ToolOutcome;
+};
+
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const VERDICT_NO = JSON.stringify({
   name: 'verdict',
@@ -54,7 +70,7 @@ const VERDICT_NO = JSON.stringify({
 const ROBOT = 'bench';
 
 /** The rows of one episode from its events, each stamped (ms) when it was emitted. */
-function rows(episode: number, events: { at: number; e: EpisodeEvent & Record<string, any> }[]): DecisionRow[] {
+function rows(episode: number, events: { at: number; e: Ev }[]): DecisionRow[] {
   const out: DecisionRow[] = [];
   const starts = events.filter((x) => x.e.type === 'state' && x.e.state === 'deciding');
   const ends = [...starts.slice(1), ...events.filter((x) => x.e.type === 'finished')];
@@ -69,21 +85,21 @@ function rows(episode: number, events: { at: number; e: EpisodeEvent & Record<st
     const request = find('request');
     const outcome = find('outcome');
     const sent = within.find((x) => x.e.type === 'progress' && x.e.phase === 'sent');
-    const u = d.usage;
-    const t = d.timing;
+    const u = d.usage!;
+    const t = d.timing!;
     const motion = sent && outcome ? outcome.at - sent.at : 0;
     const cycle = end.at - start.at;
     const model = (t.queueMs ?? 0) + (t.prefillMs ?? 0) + (t.decodeMs ?? 0);
     out.push({
       episode,
-      decision: d.decision,
+      decision: d.decision!,
       tool: request?.e.tool ?? null,
       status: outcome?.e.status ?? (request?.e.error !== undefined ? 'rejected' : null),
       prompt_tokens: u.promptTokens,
       new_tokens: u.promptTokens - previousPrompt,
       prefilled_tokens: u.prefilledTokens ?? u.promptTokens,
       decode_tokens: u.completionTokens,
-      compacted: d.summarised_turns > previousSummarised,
+      compacted: d.summarised_turns! > previousSummarised,
       time_to_request_ms: r2((request?.at ?? start.at) - start.at),
       queue_ms: r2(t.queueMs ?? 0),
       prefill_ms: r2(t.prefillMs ?? 0),
@@ -94,7 +110,7 @@ function rows(episode: number, events: { at: number; e: EpisodeEvent & Record<st
       overhead_ms: r2(cycle - model - motion),
     });
     previousPrompt = u.promptTokens;
-    previousSummarised = d.summarised_turns;
+    previousSummarised = d.summarised_turns!;
   });
   return out;
 }
@@ -129,7 +145,7 @@ export async function runPolicyBench(o: PolicyBenchOptions): Promise<Record<stri
     const all: DecisionRow[] = [];
     const ends: string[] = [];
     for (let episode = 1; all.length < o.decisions; episode++) {
-      const events: { at: number; e: EpisodeEvent & Record<string, any> }[] = [];
+      const events: { at: number; e: Ev }[] = [];
       const left = o.decisions - all.length;
       const id = await parts.policy.startEpisode(
         {
@@ -143,7 +159,7 @@ export async function runPolicyBench(o: PolicyBenchOptions): Promise<Record<stri
             provider: { kind: 'scripted', lines: Array(left).fill(VERDICT_NO) } as ProviderParams,
           },
         },
-        (e) => events.push({ at: performance.now(), e }),
+        (e) => events.push({ at: performance.now(), e: e as Ev }),
       );
       await parts.policy.episode(id).finished;
       const r = rows(episode, events);
