@@ -17,9 +17,10 @@ export interface PolicyBenchOptions {
   decisions: number;
   threads: number;
   contextLength: number;
-  /** policy.window_turns and keep_images of the daemon (default: the config's). */
+  /** policy.window_turns, keep_images and summary_block of the daemon (default: the config's). */
   windowTurns?: number;
   keepImages?: number;
+  summaryBlock?: number;
 }
 
 /** One decision, times in ms. */
@@ -46,6 +47,10 @@ export interface DecisionRow {
   cycle_ms: number;
   /** cycle − queue − prefill − decode − motion (planning included). */
   overhead_ms: number;
+  /** Of the overhead: compiling the prompt (history, exact token count). */
+  prompt_ms: number;
+  /** Of the overhead: the chat service around the engine (template, tokenizing, constraint, parsing). */
+  chat_ms: number;
 }
 
 /** The fields of episode events read here (docs/policy.md, Events). */
@@ -59,6 +64,7 @@ type Ev = EpisodeEvent & {
   usage?: DecisionUsage;
   timing?: DecisionTiming;
   summarised_turns?: number;
+  prompt_ms?: number;
   outcome?: ToolOutcome;
 };
 
@@ -108,6 +114,8 @@ function rows(episode: number, events: { at: number; e: Ev }[]): DecisionRow[] {
       motion_ms: r2(motion),
       cycle_ms: r2(cycle),
       overhead_ms: r2(cycle - model - motion),
+      prompt_ms: r2(d.prompt_ms ?? 0),
+      chat_ms: r2(t.totalMs - model),
     });
     previousPrompt = u.promptTokens;
     previousSummarised = d.summarised_turns!;
@@ -134,6 +142,7 @@ export async function runPolicyBench(o: PolicyBenchOptions): Promise<Record<stri
         policy: {
           ...(o.windowTurns !== undefined ? { window_turns: o.windowTurns } : {}),
           ...(o.keepImages !== undefined ? { keep_images: o.keepImages } : {}),
+          ...(o.summaryBlock !== undefined ? { summary_block: o.summaryBlock } : {}),
         },
       },
     ],
@@ -175,10 +184,13 @@ export async function runPolicyBench(o: PolicyBenchOptions): Promise<Record<stri
       episodes: ends,
       window_turns: config.policy.window_turns,
       keep_images: config.policy.keep_images,
+      summary_block: config.policy.summary_block,
       warm_decisions: warm.length,
       warm_prefill_excess_tokens: stats(warm.map((r) => r.prefilled_tokens - r.new_tokens)),
       overhead_ms: stats(all.map((r) => r.overhead_ms)),
       overhead_ex_plan_ms: stats(all.map((r) => r.overhead_ms - r.plan_ms)),
+      prompt_ms: stats(all.map((r) => r.prompt_ms)),
+      chat_ms: stats(all.map((r) => r.chat_ms)),
       time_to_request_ms: stats(all.map((r) => r.time_to_request_ms)),
       plan_ms: stats(all.filter((r) => r.plan_ms > 0).map((r) => r.plan_ms)),
       rows: all,

@@ -18,6 +18,7 @@ interface Flags {
   context: string;
   windowTurns?: string;
   keepImages?: string;
+  summaryBlock?: string;
   json?: boolean;
 }
 
@@ -34,6 +35,7 @@ export const registerBenchPolicy: CommandRegistrar = (program: Command) => {
     .option('--context <n>', 'context length of the model (tokens)', '16384')
     .option('--window-turns <n>', 'policy.window_turns (default the config’s)')
     .option('--keep-images <n>', 'policy.keep_images (default the config’s)')
+    .option('--summary-block <n>', 'policy.summary_block (default the config’s)')
     .option('--json', 'print JSON')
     .action(async (f: Flags) => {
       if (f.provider !== 'local') throw new CliError(`--provider: only local is benchmarked, got "${f.provider}"`, 2);
@@ -48,6 +50,9 @@ export const registerBenchPolicy: CommandRegistrar = (program: Command) => {
           contextLength: intOption('context', f.context, 1024),
           ...(f.windowTurns !== undefined ? { windowTurns: intOption('window-turns', f.windowTurns, 1, 1000) } : {}),
           ...(f.keepImages !== undefined ? { keepImages: intOption('keep-images', f.keepImages, 0, 64) } : {}),
+          ...(f.summaryBlock !== undefined
+            ? { summaryBlock: intOption('summary-block', f.summaryBlock, 1, 1000) }
+            : {}),
         });
         printBench(result, f.json);
       } finally {

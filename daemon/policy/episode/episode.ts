@@ -92,6 +92,7 @@ export class Episode {
         }
         this.set('deciding');
         const turn = await this.observe();
+        const compileStart = performance.now();
         const prompt = compileHistory(
           {
             system: systemPrompt(o),
@@ -106,9 +107,10 @@ export class Episode {
             ...promptBudget,
           },
         );
+        const promptMs = performance.now() - compileStart;
         this.forgetOldImages();
         const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
-        this.count(d, prompt.dropped.summarisedTurns);
+        this.count(d, prompt.dropped.summarisedTurns, promptMs);
         turn.reply = d.message;
         const step = await this.act(d, turn);
         turn.result = step.result;
@@ -196,8 +198,9 @@ export class Episode {
       );
   }
 
-  /** `summarised`: turns the prompt gave as the host summary (when it grows, the prompt changed after the references). */
-  private count(d: Decision, summarised: number): void {
+  /** `summarised`: turns the prompt gave as the host summary (when it grows, the prompt changed
+   *  after the references); `promptMs`: compiling the prompt, exact token counts included. */
+  private count(d: Decision, summarised: number, promptMs: number): void {
     const u = this.used;
     u.decisions++;
     u.prompt_tokens += d.usage.promptTokens;
@@ -209,6 +212,7 @@ export class Episode {
       usage: d.usage,
       timing: d.timing,
       summarised_turns: summarised,
+      prompt_ms: Math.round(promptMs * 100) / 100,
       used: { ...u },
     });
   }
