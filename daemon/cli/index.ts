@@ -11,6 +11,7 @@ import { registerBenchLoad } from './bench-load.js';
 import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
+import { registerBenchPolicy } from './bench-policy.js';
 import { registerBenchRender } from './bench-render.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
@@ -38,6 +39,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchDecode,
   registerBenchMembw,
   registerBenchPlan,
+  registerBenchPolicy,
   registerBenchRender,
   registerSim,
   registerSimRender,

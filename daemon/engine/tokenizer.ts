@@ -23,6 +23,12 @@ function byteDecoderTable(): Map<string, number> {
 
 const BYTE_DECODER = byteDecoderTable();
 
+/** Texts this long are encoded section by section with the memo (shorter ones are cheap whole). */
+const MEMO_MIN_CHARS = 2048;
+const MEMO_MIN_SECTION_CHARS = 64;
+/** Characters of sections remembered, least recently used first out (~ a few long prompts). */
+const MEMO_MAX_CHARS = 4_000_000;
+
 export class TokenizerLoadError extends Error {
   constructor(message: string) {
     super(message);
@@ -40,6 +46,13 @@ export class TextTokenizer {
   private readonly added = new Map<number, string>();
   private readonly special = new Set<number>();
   private bytes: Array<Uint8Array | null> | undefined;
+  /** Added tokens by content, when text between them encodes on its own (see `sections`). */
+  private readonly splitAt: Map<string, number> | null;
+  /** Added token contents by first character, longest first. */
+  private readonly byFirst = new Map<string, string[]>();
+  /** Recent sections' ids: a chat prompt re-encoded each turn shares all but its last messages. */
+  private readonly memo = new Map<string, number[]>();
+  private memoChars = 0;
 
   constructor(tokenizerJson: unknown, tokenizerConfig: Record<string, unknown> = {}) {
     if (!isRecord(tokenizerJson) || !isRecord(tokenizerJson.model))
@@ -59,6 +72,21 @@ export class TextTokenizer {
     const decoder = tokenizerJson.decoder;
     const kinds = isRecord(decoder) ? [decoder, ...(Array.isArray(decoder.decoders) ? decoder.decoders : [])] : [];
     this.byteLevel = kinds.some((d) => isRecord(d) && d.type === 'ByteLevel');
+    // The library splits at added tokens first and encodes each section alone, unless a token
+    // strips the whitespace beside it, is matched after normalising, or a Metaspace pre-tokenizer
+    // treats the first section apart.
+    const tokens = [...this.tok.get_added_tokens_decoder().values()];
+    const independent =
+      !tokens.some((t) => t.lstrip || t.rstrip || t.single_word || t.normalized) &&
+      !JSON.stringify(tokenizerJson.pre_tokenizer ?? null).includes('"Metaspace"');
+    this.splitAt = independent ? new Map(tokens.map((t) => [t.content, t.id])) : null;
+    for (const t of independent ? tokens : []) {
+      if (t.content === '') continue;
+      const list = this.byFirst.get(t.content[0]!) ?? [];
+      list.push(t.content);
+      this.byFirst.set(t.content[0]!, list);
+    }
+    for (const list of this.byFirst.values()) list.sort((a, b) => b.length - a.length);
   }
 
   /** Loads tokenizer.json (and tokenizer_config.json when present) from a model folder. */
@@ -71,7 +99,55 @@ export class TextTokenizer {
 
   /** Token ids of `text`; special-token strings in it (e.g. `<|im_start|>`) become their ids. */
   encode(text: string): number[] {
+    if (!this.splitAt || text.length < MEMO_MIN_CHARS) return this.encodeWhole(text);
+    const ids: number[] = [];
+    for (const s of this.sections(text)) {
+      if (typeof s === 'number') ids.push(s);
+      else for (const id of this.encodeSection(s)) ids.push(id);
+    }
+    return ids;
+  }
+
+  private encodeWhole(text: string): number[] {
     return this.tok.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  /** The text between added tokens and the tokens' ids, split as the library does (longest match first). */
+  private *sections(text: string): Generator<string | number> {
+    const added = this.splitAt!;
+    let start = 0;
+    for (let i = 0; i < text.length; ) {
+      const match = this.byFirst.get(text[i]!)?.find((content) => text.startsWith(content, i));
+      if (match === undefined) {
+        i++;
+        continue;
+      }
+      if (i > start) yield text.slice(start, i);
+      yield added.get(match)!;
+      i += match.length;
+      start = i;
+    }
+    if (start < text.length) yield text.slice(start);
+  }
+
+  private encodeSection(s: string): number[] {
+    const hit = this.memo.get(s);
+    if (hit) {
+      this.memo.delete(s);
+      this.memo.set(s, hit);
+      return hit;
+    }
+    const ids = this.encodeWhole(s);
+    if (s.length >= MEMO_MIN_SECTION_CHARS) {
+      this.memo.set(s, ids);
+      this.memoChars += s.length;
+      for (const [k] of this.memo) {
+        if (this.memoChars <= MEMO_MAX_CHARS) break;
+        this.memo.delete(k);
+        this.memoChars -= k.length;
+      }
+    }
+    return ids;
   }
 
   decode(ids: readonly number[], skipSpecial = true): string {

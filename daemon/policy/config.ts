@@ -47,6 +47,12 @@ export const policySchema = obj(
       default: 12,
       doc: 'decisions sent verbatim; older ones become a host summary',
     }),
+    summary_block: int({
+      min: 1,
+      max: 1000,
+      default: 6,
+      doc: 'turns moved into the host summary at a time: the prompt before the window changes once per block, so a local model re-reads its whole history only then (the window holds window_turns − summary_block + 1 to window_turns turns)',
+    }),
     records: obj(
       {
         max_episodes: int({

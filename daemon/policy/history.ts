@@ -39,6 +39,9 @@ export interface HistoryOptions {
   keepImages: number;
   /** Turns sent verbatim (the current one included); older ones are summarised. */
   windowTurns: number;
+  /** Turns go into the summary this many at a time (default 1): the prompt after the references
+   *  then changes once per block rather than every decision, so a prefix cache stays warm between. */
+  summaryBlock?: number;
   /** The model's context (prompt + reply); absent: no token bound. */
   contextTokens?: number;
   /** Tokens left free for the reply (default 1024). */
@@ -85,7 +88,12 @@ export function compileHistory(h: EpisodeHistory, o: HistoryOptions): CompiledPr
   const count = o.count ?? ((m, t) => estimateTokens(m, t, o.imageTokens ?? DEFAULT_IMAGE_TOKENS));
   const budget = o.contextTokens === undefined ? Infinity : o.contextTokens - (o.reserveTokens ?? 1024);
   const n = h.turns.length;
-  const windowStart = Math.max(0, n - Math.max(1, o.windowTurns));
+  const block = Math.max(1, o.summaryBlock ?? 1);
+  const last = Math.max(0, n - 1);
+  // Summarised turns are a whole number of blocks (never the current turn): between blocks the
+  // window holds windowTurns − block + 1 to windowTurns turns.
+  const blocks = (turns: number) => Math.min(last, Math.ceil(turns / block) * block);
+  const windowStart = blocks(Math.max(0, n - Math.max(1, o.windowTurns)));
   const attempt = (start: number, keep: number) => {
     const built = build(h, start, keep);
     const tokens = count(built.messages, o.tools);
@@ -101,20 +109,22 @@ export function compileHistory(h: EpisodeHistory, o: HistoryOptions): CompiledPr
   const keep = Math.max(0, o.keepImages);
   const whole = attempt(windowStart, keep);
   if (whole) return whole;
-  // Oldest first: the fewest more turns into the summary (a binary search: fewer turns, fewer
+  // Oldest first: the fewest more blocks into the summary (a binary search: fewer turns, fewer
   // tokens), and when even the last turn alone is too long, its images too.
-  const last = Math.max(windowStart, n - 1);
   let best = attempt(last, keep);
   if (!best) {
     for (let k = keep - 1; k >= 0 && !best; k--) best = attempt(last, k);
     if (!best) throw new HistoryBudgetError(count(build(h, last, 0).messages, o.tools), budget);
     return best;
   }
-  let lo = windowStart + 1;
-  let hi = last;
+  // Where the summary may end: whole blocks past the window's start, or the last turn.
+  const starts: number[] = [];
+  for (let s = windowStart - (windowStart % block) + block; s < last; s += block) starts.push(s);
+  let lo = 0;
+  let hi = starts.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const p = attempt(mid, keep);
+    const p = attempt(starts[mid]!, keep);
     if (p) {
       best = p;
       hi = mid;

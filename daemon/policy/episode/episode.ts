@@ -92,17 +92,25 @@ export class Episode {
         }
         this.set('deciding');
         const turn = await this.observe();
+        const compileStart = performance.now();
         const prompt = compileHistory(
           {
             system: systemPrompt(o),
             references: [{ type: 'text', text: `Task: ${o.instruction}` }, ...(o.references ?? [])],
             turns: this.turns,
           },
-          { tools: this.tools, keepImages: o.keepImages, windowTurns: o.windowTurns, ...promptBudget },
+          {
+            tools: this.tools,
+            keepImages: o.keepImages,
+            windowTurns: o.windowTurns,
+            summaryBlock: o.summaryBlock,
+            ...promptBudget,
+          },
         );
+        const promptMs = performance.now() - compileStart;
         this.forgetOldImages();
         const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
-        this.count(d);
+        this.count(d, prompt.dropped.summarisedTurns, promptMs);
         turn.reply = d.message;
         const step = await this.act(d, turn);
         turn.result = step.result;
@@ -190,7 +198,9 @@ export class Episode {
       );
   }
 
-  private count(d: Decision): void {
+  /** `summarised`: turns the prompt gave as the host summary (when it grows, the prompt changed
+   *  after the references); `promptMs`: compiling the prompt, exact token counts included. */
+  private count(d: Decision, summarised: number, promptMs: number): void {
     const u = this.used;
     u.decisions++;
     u.prompt_tokens += d.usage.promptTokens;
@@ -201,6 +211,8 @@ export class Episode {
       finish_reason: d.finishReason,
       usage: d.usage,
       timing: d.timing,
+      summarised_turns: summarised,
+      prompt_ms: Math.round(promptMs * 100) / 100,
       used: { ...u },
     });
   }

@@ -167,6 +167,7 @@ export class PolicyService extends Service {
       imageMaxSide: c.image_max_side,
       keepImages: c.keep_images,
       windowTurns: c.window_turns,
+      summaryBlock: c.summary_block,
       ...(req.references ? { references: req.references } : {}),
       emit: (e, images) => {
         try {

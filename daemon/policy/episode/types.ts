@@ -150,6 +150,8 @@ export interface EpisodeOptions {
   imageMaxSide: number;
   keepImages: number;
   windowTurns: number;
+  /** Turns summarised at a time (HistoryOptions.summaryBlock). */
+  summaryBlock: number;
   /** Compiled references (goal images, demonstrations) after the instruction. */
   references?: ContentPart[];
   /** Every event, in order (records and notifications). */

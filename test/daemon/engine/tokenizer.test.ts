@@ -4,6 +4,7 @@ import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
 import { TextDiffStreamDecoder } from '../../../daemon/engine/detokenizer.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { FIXTURE } from './fake-sources.js';
+import { synthTiny } from '../../helpers/serving.js';
 
 test('encodes with the hand-chosen merges and byte-level ids', async () => {
   const tok = await TextTokenizer.fromDir(FIXTURE);
@@ -85,4 +86,45 @@ test('diff decoder (non-byte-level vocabularies) waits while the text ends in U+
 
 test('a tokenizer.json without a model is a clear load error', () => {
   assert.throws(() => new TextTokenizer({ version: '1.0' }), /tokenizer\.json has no "model" object/);
+});
+
+test('long texts are encoded section by section between added tokens, remembered, with the same ids as whole', async () => {
+  const model = await synthTiny(2);
+  try {
+    for (const tok of [await TextTokenizer.fromDir(FIXTURE), await TextTokenizer.fromDir(model.path)]) {
+      const whole = (text: string): number[] =>
+        (tok as unknown as { encodeWhole(t: string): number[] }).encodeWhole(text);
+      const r = new Prng(7);
+      const pieces = [
+        '<|im_start|>',
+        '<|im_end|>',
+        '<tool_call>',
+        '</tool_call>',
+        '\n',
+        ' ',
+        'é',
+        '0.123456',
+        '{"a": [1, 2]}',
+        'hello the world',
+        '<',
+        '|',
+        '🙂',
+      ];
+      let text = '<|im_start|>system\nYou drive one arm.<|im_end|>\n';
+      for (let turn = 0; turn < 6; turn++) {
+        for (let i = 0; i < 400; i++) text += pieces[r.nextU32() % pieces.length];
+        text += '<|im_end|>\n<|im_start|>assistant\n';
+        assert.ok(text.length >= 2048 || turn < 2);
+        // Each longer prompt shares its sections with the last (the memo answers those).
+        assert.deepEqual(tok.encode(text), whole(text), `turn ${turn}`);
+        assert.deepEqual(tok.encode(text), whole(text), `turn ${turn}, again`);
+      }
+      // Added tokens back to back, at the start and the end.
+      const edge = `<|im_end|><|im_start|>${'x'.repeat(3000)}<tool_call></tool_call>`;
+      assert.deepEqual(tok.encode(edge), whole(edge));
+      assert.ok((tok as unknown as { memo: Map<string, number[]> }).memo.size > 0, 'sections were remembered');
+    }
+  } finally {
+    model.remove();
+  }
 });

@@ -76,6 +76,7 @@ function episode(o: Partial<EpisodeOptions> & { provider: PolicyProvider }, even
     imageMaxSide: 1280,
     keepImages: 2,
     windowTurns: 8,
+    summaryBlock: 1,
     emit: (e) => events.push(e),
     ...o,
   });

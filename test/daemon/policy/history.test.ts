@@ -10,6 +10,7 @@ import {
   type Turn,
 } from '../../../daemon/policy/history.js';
 import type { ContentPart, PolicyMessage } from '../../../daemon/policy/providers/types.js';
+import { toOpenAiMessages } from '../../../daemon/policy/providers/openai-format.js';
 import { estimateTokens } from '../../../daemon/policy/tokens.js';
 import { policyTools } from '../../../daemon/policy/tools.js';
 
@@ -97,6 +98,28 @@ test('turns older than the window become one host summary; counts stay those of 
   // Deterministic: the same turns give the same text, also when built anew.
   assert.equal(summarise(episode(9).turns.slice(0, 7)), p.summary);
   assert.deepEqual(compileHistory(episode(9), { tools, keepImages: 3, windowTurns: 3 }), p);
+});
+
+test('summarised in blocks: between blocks each prompt, as a text-only model reads it, extends the previous one', () => {
+  const o = { tools, keepImages: 2, windowTurns: 6, summaryBlock: 3 };
+  const h = episode(0);
+  const summarised: number[] = [];
+  let previous: unknown[] = [];
+  for (let i = 1; i <= 14; i++) {
+    h.turns = [...h.turns.slice(0, -1), ...(i > 1 ? [turn(i - 1)] : []), turn(i, true)];
+    const p = compileHistory(h, o);
+    const verbatim = i - p.dropped.summarisedTurns;
+    assert.ok(verbatim >= Math.min(i, 4) && verbatim <= 6, `decision ${i}: ${verbatim} turns verbatim`);
+    const sent = toOpenAiMessages(p.messages, { images: 'text' });
+    if (p.dropped.summarisedTurns === summarised.at(-1))
+      assert.deepEqual(sent.slice(0, previous.length), previous, `decision ${i}`);
+    summarised.push(p.dropped.summarisedTurns);
+    previous = sent;
+  }
+  assert.deepEqual(summarised, [0, 0, 0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9]);
+  // One turn at a time (the default): the summary changes every decision past the window.
+  const one = compileHistory(h, { ...o, summaryBlock: 1 });
+  assert.equal(one.dropped.summarisedTurns, 8);
 });
 
 test('a reply without a call: its rejection leads the next observation (no unpaired tool message)', () => {

@@ -79,6 +79,38 @@ test('every decision is a schema-valid tool call; the prefix cache serves the hi
   }
 });
 
+test('past the window, summarised in blocks: only the first decision of a block prefills more than the new turns', async () => {
+  // Counts, not times: tokens the engine prefilled against tokens the prompt gained.
+  const few = tools.filter((t) => t.name === 'get_state' || t.name === 'set_gripper');
+  const p = new LocalProvider({ chat: d.chat, model: 'tiny', cacheKey: 'episode-blocks' });
+  const history = {
+    system: 'You drive one arm.',
+    references: [{ type: 'text' as const, text: 'Open.' }],
+    turns: [] as Turn[],
+  };
+  const summarised: number[] = [];
+  let previous = 0;
+  for (let i = 1; i <= 9; i++) {
+    history.turns.push({ observation: [{ type: 'text', text: `observation ${i}: the gripper is at 0.${i}` }] });
+    const prompt = compileHistory(history, { tools: few, keepImages: 0, windowTurns: 3, summaryBlock: 3 });
+    const dec = await p.decide({ messages: prompt.messages, tools: few, limits: { maxTokens: 80, seed: i } }, signal);
+    assert.ok(dec.call.ok, JSON.stringify(dec.call));
+    const u = dec.usage;
+    if (i > 1 && prompt.dropped.summarisedTurns === summarised.at(-1))
+      assert.ok(
+        u.prefilledTokens! <= u.promptTokens - previous + 32,
+        `decision ${i}: prefilled ${u.prefilledTokens} of ${u.promptTokens}, ${u.promptTokens - previous} new`,
+      );
+    summarised.push(prompt.dropped.summarisedTurns);
+    previous = u.promptTokens;
+    const turn = history.turns.at(-1)!;
+    turn.reply = dec.message;
+    turn.result = { tool: dec.call.ok ? dec.call.name : null, status: 'ok', text: `{"status":"ok","decision":${i}}` };
+  }
+  // The summary changed twice in nine decisions (one turn at a time, it would change six times).
+  assert.deepEqual(summarised, [0, 0, 0, 3, 3, 3, 6, 6, 6]);
+});
+
 test('a prompt over the context is a request error naming it; an unknown model names the model', async () => {
   const p = new LocalProvider({ chat: d.chat, model: 'tiny' });
   const long = 'block '.repeat(5000);

@@ -4,8 +4,7 @@
 // except the short per-attempt timeout.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendError } from '../../../daemon/api/http.js';
 import { outputFailure } from '../../../daemon/api/serving-errors.js';
 import { ToolCallError } from '../../../daemon/engine/tool-calls/errors.js';
@@ -14,6 +13,7 @@ import { type DecisionRequest, ProviderError } from '../../../daemon/policy/prov
 import { policyTools } from '../../../daemon/policy/tools.js';
 import { compileSchema } from '../../../robot/common/validation/json-schema.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../helpers/daemon.js';
+import { forward as forwardTo, serve } from '../../helpers/loopback-http.js';
 import { synthTiny, type TinyModel } from '../../helpers/serving.js';
 
 let model: TinyModel;
@@ -61,37 +61,8 @@ function provider(baseUrl: string, waits: number[], more: Partial<OpenAiProvider
   });
 }
 
-/** A loopback HTTP server; `handle` answers each request (counted). */
-async function serve(handle: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
-  let n = 0;
-  const server: Server = createServer((req, res) => handle(req, res, ++n));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return {
-    url,
-    requests: () => n,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-/** Forwards a request to the daemon and its answer back (headers that matter: status, content-type). */
-async function forward(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const body = Buffer.concat(chunks);
-  const r = await fetch(`${d.http}${req.url}`, {
-    method: req.method,
-    headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
-    body,
-  });
-  res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-  res.end(Buffer.from(await r.arrayBuffer()));
-  return body;
-}
+/** Forwards a request to the test daemon. */
+const forward = (req: IncomingMessage, res: ServerResponse) => forwardTo(req, res, d.http);
 
 test('decisions from a second daemon: one schema-valid tool call each, usage and the history message', async () => {
   let t = 0;

@@ -1,0 +1,80 @@
+// The `local` provider end to end: a daemon serving a synthetic model (random weights) and a
+// simulated yam runs a bounded episode started over the WebSocket API. Decoding is constrained
+// to the tool schemas, so every reply is one call whose arguments match its tool's schema; the
+// episode ends by its decision budget or the model's give_up (its done claims are checked by a
+// verifier that never confirms, so they go back to it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { policyTools } from '../../../daemon/policy/tools.js';
+import { compileSchema } from '../../../robot/common/validation/json-schema.js';
+import { synthTiny } from '../../helpers/serving.js';
+import { waitFor } from '../../helpers/wait.js';
+import { startRig, waitReady } from '../robots/harness.js';
+
+const DECISIONS = 4;
+const NOT_YET = JSON.stringify({
+  name: 'verdict',
+  arguments: { complete: false, reason: 'the block is not in the bowl' },
+});
+
+test('a synthetic local model drives a bounded episode with schema-valid tool calls only', async (t) => {
+  const model = await synthTiny(11);
+  t.after(() => model.remove());
+  const rig = (await startRig(t, 'embedded', {
+    robots: [{ id: 'arm1', robot: 'yam' }],
+    config: { models: { tiny: { path: model.path, threads: 1, context_length: 8192, keep_alive: -1 } } },
+  }))!;
+  await waitReady(rig, 'arm1');
+  const r = await rig.rpc.call('policy.start', {
+    robot: 'arm1',
+    instruction: 'put the block in the bowl',
+    provider: { kind: 'local', model: 'tiny' },
+    budget: { decisions: DECISIONS },
+    // A verifier that never confirms: a done goes back to the model and the loop goes on.
+    check: { kind: 'verifier', provider: { kind: 'scripted', lines: Array(DECISIONS).fill(NOT_YET) } },
+  });
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  const id = r.result.id;
+  const events = () =>
+    rig.rpc.notifications.filter((n) => n.method === 'policy.event' && n.params.episode === id).map((n) => n.params);
+  const end = await waitFor(() => events().find((e) => e.type === 'finished'), 'the episode to end', 120_000);
+  const all = events();
+
+  const decisions = all.filter((e) => e.type === 'decision');
+  assert.ok(['budget_exhausted', 'gave_up'].includes(end.state), `${end.state}: ${end.reason}`);
+  if (end.state === 'budget_exhausted') assert.equal(decisions.length, DECISIONS);
+  else assert.equal(JSON.parse(decisions.at(-1).raw).name, 'give_up');
+  // Every done was checked and refused, and the refusal reached the model's next turn.
+  const dones = decisions.filter((d) => JSON.parse(d.raw).name === 'done').map((d) => d.decision);
+  const checks = all.filter((e) => e.type === 'check');
+  assert.deepEqual(
+    checks.map((c) => [c.decision, c.complete]),
+    dones.map((n) => [n, false]),
+  );
+  for (const n of dones.filter((x) => x < decisions.length)) {
+    const next = all.find((e) => e.type === 'observation' && e.decision === n + 1);
+    assert.match(next.text, /"tool":"done","status":"rejected"/);
+  }
+  assert.equal(end.used.decisions, decisions.length);
+  assert.ok(decisions.length >= 1 && decisions.length <= DECISIONS);
+
+  // The tools the episode offered (yam in the sim: one arm, its cameras when it has any).
+  const cameras = rig.d.policy.frames.cameras('arm1');
+  const schemas = new Map(policyTools(['arm'], cameras).map((x) => [x.name, compileSchema(x.parameters)]));
+  for (const d of decisions) {
+    assert.equal(d.finish_reason, 'tool_calls', d.raw);
+    // A native call and no text: raw is the call as {"name", "arguments"} (its strings may hold anything).
+    const c = JSON.parse(d.raw);
+    const check = schemas.get(c.name);
+    assert.ok(check, `decision ${d.decision} names an offered tool: ${c.name}`);
+    assert.deepEqual(check(c.arguments), [], `decision ${d.decision}: ${d.raw}`);
+    assert.ok(d.usage.promptTokens > 0 && d.usage.completionTokens > 0);
+  }
+  // Each decision's request event: the parsed call, or a robot-level refusal that names the tool
+  // (never a reply the loop could not read as a call).
+  const requests = all.filter((e) => e.type === 'request');
+  assert.equal(requests.length, decisions.length);
+  for (const q of requests) assert.notEqual(q.tool, null, JSON.stringify(q));
+  for (const q of requests.filter((x) => x.arguments !== undefined))
+    assert.deepEqual(schemas.get(q.tool)!(q.arguments), [], JSON.stringify(q));
+});
