@@ -40,6 +40,8 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
     assert.equal(scene.scene.scene, 'yam-pick-place');
     assert.deepEqual(scene.scene.objects, want.objects);
     assert.deepEqual(scene.scene.predicates, { red_in_bowl: false, red_lifted: false, red_held: false });
+    assert.deepEqual(scene.scene.tasks, { block_in_bowl: ['red_in_bowl'], lift_red: ['red_held', 'red_lifted'] });
+    assert.equal(scene.scene.seed, 5);
     assert.deepEqual(scene.scene.collisions, { count: 0, last: null });
     assert.match(
       rig.sims.get('arm1')!.stderr(),
