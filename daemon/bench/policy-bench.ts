@@ -36,7 +36,7 @@ export interface DecisionRow {
   decode_tokens: number;
   /** The prompt's host summary grew (its text after the references changed). */
   compacted: boolean;
-  /** From the decision's start (observation, prompt, model call) to its parsed tool request. */
+  /** From the decision's observation (prompt, model call) to its parsed tool request. */
   time_to_request_ms: number;
   queue_ms: number;
   prefill_ms: number;
@@ -78,7 +78,8 @@ const ROBOT = 'bench';
 /** The rows of one episode from its events, each stamped (ms) when it was emitted. */
 function rows(episode: number, events: { at: number; e: Ev }[]): DecisionRow[] {
   const out: DecisionRow[] = [];
-  const starts = events.filter((x) => x.e.type === 'state' && x.e.state === 'deciding');
+  // A decision runs from its observation to the next one (the state stays `deciding` after a refused call).
+  const starts = events.filter((x) => x.e.type === 'observation');
   const ends = [...starts.slice(1), ...events.filter((x) => x.e.type === 'finished')];
   let previousPrompt = 0;
   let previousSummarised = 0;
@@ -137,7 +138,13 @@ export async function runPolicyBench(o: PolicyBenchOptions): Promise<Record<stri
         server: { port: 0 },
         mqtt: { embedded: { port: 0 } },
         logging: { level: 'silent' },
-        robots: { simulate: true, serve: [{ id: ROBOT, robot: 'yam', sim: true }] },
+        // Staleness and heartbeat limits as the test rig's: a loaded machine may pause a process for a few 100 ms.
+        robots: {
+          simulate: true,
+          serve: [{ id: ROBOT, robot: 'yam', sim: true }],
+          stale_ms: 1000,
+          heartbeat: { timeout_ms: 1500 },
+        },
         models: { bench: { path: o.model, threads: o.threads, context_length: o.contextLength, keep_alive: -1 } },
         policy: {
           ...(o.windowTurns !== undefined ? { window_turns: o.windowTurns } : {}),

@@ -34,6 +34,9 @@ export const policySchema = obj(
     api_key_envs: list(str({ nonEmpty: true }), {
       doc: "environment variables an openai provider of policy.start may name as its api_key_env (the daemon sends that variable's value to the provider's base_url); empty = none",
     }),
+    context_roots: list(str({ nonEmpty: true }), {
+      doc: 'folders the file paths of a policy.start context (goal images, demonstration videos, frame folders, action logs) may be read from, besides <data_dir>/context (where relative paths start); symlinks resolved must stay inside; "~" = home, relative = from the working directory',
+    }),
     image_max_side: int({
       min: 64,
       max: 1280,

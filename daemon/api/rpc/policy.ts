@@ -1,6 +1,6 @@
 // The policy.* JSON-RPC methods: start an episode (its events stream to the caller as
 // policy.event notifications), stop, pause, resume, operator feedback and confirmation, list, get.
-import { bool, int, list, obj, optional, str } from '../../../robot/common/validation/builders.js';
+import { anything, bool, int, list, obj, optional, str } from '../../../robot/common/validation/builders.js';
 import { readEvents } from '../../policy/episode/records.js';
 import { checkParams, providerParams } from '../../policy/episode/provider-spec.js';
 import { PolicyRequestError, type PolicyService } from '../../policy/episode/service.js';
@@ -42,25 +42,42 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
       ),
       context: optional(
         obj({
-          references: list(
-            obj({
-              text: optional(str()),
-              image_url: optional(str({ nonEmpty: true, doc: 'a data: URL' })),
-              label: optional(str()),
-            }),
-            { maxItems: 200, doc: 'text and images the model sees first, never trimmed' },
+          references: optional(
+            list(
+              obj({
+                text: optional(str()),
+                image_url: optional(str({ nonEmpty: true, doc: 'a data: URL' })),
+                label: optional(str()),
+              }),
+              { maxItems: 200, doc: 'text and images the model sees first, never trimmed' },
+            ),
+          ),
+          goals: optional(
+            anything('goal images by file path, compiled in the daemon (docs/policy.md, Context compiler)'),
+          ),
+          demonstrations: optional(
+            anything('demonstrations (videos, frame folders, action logs) by file path, compiled in the daemon'),
           ),
         }),
       ),
       detach: bool({ default: false, doc: 'keep running when this connection closes (default: the episode stops)' }),
     }),
     async (p, ctx) => {
-      const references = p.context?.references.map(
+      const references = p.context?.references?.map(
         (r, i): ContentPart =>
           r.image_url !== undefined
             ? { type: 'image', image: { url: r.image_url }, label: r.label ?? `reference ${i + 1}` }
             : { type: 'text', text: r.text ?? '' },
       );
+      const c = p.context;
+      // File paths are compiled by the service, read only inside policy.context_roots.
+      const files =
+        c && (c.goals !== undefined || c.demonstrations !== undefined)
+          ? {
+              ...(c.goals !== undefined ? { goals: c.goals } : {}),
+              ...(c.demonstrations !== undefined ? { demonstrations: c.demonstrations } : {}),
+            }
+          : undefined;
       const started = await policy
         .startEpisode(
           {
@@ -70,6 +87,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
             ...(p.check ? { check: p.check } : {}),
             ...(p.budget ? { budget: p.budget } : {}),
             ...(references ? { references } : {}),
+            ...(files ? { context: files } : {}),
           },
           (e) => ctx.notify(EVENT_NOTIFICATION, e),
         )

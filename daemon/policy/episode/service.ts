@@ -10,8 +10,11 @@ import type { RobotLink } from '../../robots/link-service.js';
 import type { RobotRuntime } from '../../robots/runtime.js';
 import { Service } from '../../service.js';
 import type { PolicyConfig } from '../config.js';
+import { referenceContent } from '../context/parts.js';
+import { type CompiledContext, ContextInputError } from '../context/types.js';
 import type { ContentPart } from '../providers/types.js';
 import { sceneSpecProblem } from './checks.js';
+import { compileContextFiles, contextBase, contextRoots } from './context-files.js';
 import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
@@ -27,6 +30,8 @@ export interface StartRequest {
   check?: CheckParams;
   budget?: { decisions?: number; wall_s?: number; prompt_tokens?: number; completion_tokens?: number };
   references?: ContentPart[];
+  /** The context compiler's input (goals, demonstrations) with file paths, compiled here first. */
+  context?: unknown;
 }
 
 export type EventListener = (e: EpisodeEvent) => void;
@@ -129,6 +134,7 @@ export class PolicyService extends Service {
       const problem = scene.problem ? undefined : sceneSpecProblem(check, scene);
       if (problem) throw new PolicyRequestError('check', `robot ${req.robot}: ${problem}`);
     }
+    const references = await this.references(req);
     // A second start for the same robot while this one was being prepared.
     if (this.byRobot.has(req.robot))
       throw new PolicyRequestError('robot', `robot ${req.robot} already runs episode ${this.byRobot.get(req.robot)}`);
@@ -168,7 +174,7 @@ export class PolicyService extends Service {
       keepImages: c.keep_images,
       windowTurns: c.window_turns,
       summaryBlock: c.summary_block,
-      ...(req.references ? { references: req.references } : {}),
+      ...(references.parts.length ? { references: references.parts } : {}),
       emit: (e, images) => {
         try {
           recorder.event(e, images);
@@ -188,8 +194,9 @@ export class PolicyService extends Service {
       check: check.kind,
       budget,
       references: {
-        parts: req.references?.length ?? 0,
-        images: req.references?.filter((r) => r.type === 'image').length ?? 0,
+        parts: references.parts.length,
+        images: references.parts.filter((r) => r.type === 'image').length,
+        ...(references.compiled ? { compiled: references.compiled } : {}),
       },
     });
     episode.start();
@@ -199,6 +206,29 @@ export class PolicyService extends Service {
       this.forgetOld();
     });
     return id;
+  }
+
+  /** The context's files compiled (inside the context roots), then the references given as they are. */
+  private async references(req: StartRequest): Promise<{ parts: ContentPart[]; compiled?: object }> {
+    if (req.context === undefined) return { parts: req.references ?? [] };
+    const { config, dataDir } = this.deps;
+    let c: CompiledContext;
+    try {
+      c = await compileContextFiles(req.context, contextRoots(config.context_roots, dataDir), contextBase(dataDir));
+    } catch (err) {
+      if (err instanceof ContextInputError) throw new PolicyRequestError(err.field, err.message);
+      throw err;
+    }
+    const r = c.report;
+    return {
+      parts: [...referenceContent(c.parts), ...(req.references ?? [])],
+      compiled: {
+        images: r.images,
+        keyframes: r.videos.reduce((n, v) => n + v.keyframes.length, 0),
+        action_rows: r.actions.reduce((n, a) => n + a.kept, 0),
+        dropped: r.dropped.length,
+      },
+    };
   }
 
   /** The episode by id (running or ended in this daemon run). */

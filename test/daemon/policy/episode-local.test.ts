@@ -7,6 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { policyTools } from '../../../daemon/policy/tools.js';
 import { compileSchema } from '../../../robot/common/validation/json-schema.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { solidImage } from '../../helpers/images.js';
 import { synthTiny } from '../../helpers/serving.js';
 import { waitFor } from '../../helpers/wait.js';
 import { startRig, waitReady } from '../robots/harness.js';
@@ -25,11 +28,27 @@ test('a synthetic local model drives a bounded episode with schema-valid tool ca
     config: { models: { tiny: { path: model.path, threads: 1, context_length: 8192, keep_alive: -1 } } },
   }))!;
   await waitReady(rig, 'arm1');
+  // The context by file path, compiled in the daemon, read only inside its roots.
+  mkdirSync(join(rig.d.dataDir, 'context'));
+  writeFileSync(join(rig.d.dataDir, 'context', 'goal.png'), await solidImage('png', 32, 24));
+  const outside = await rig.rpc.call('policy.start', {
+    robot: 'arm1',
+    instruction: 'x',
+    provider: { kind: 'local', model: 'tiny' },
+    context: { goals: [{ path: '/etc/hostname' }] },
+  });
+  assert.equal(outside.error?.code, -32602);
+  assert.equal(outside.error.data.field, 'context.goals[0].path');
+  assert.match(
+    outside.error.message,
+    /context path \/etc\/hostname leads outside the context roots .*policy\.context_roots/,
+  );
   const r = await rig.rpc.call('policy.start', {
     robot: 'arm1',
     instruction: 'put the block in the bowl',
     provider: { kind: 'local', model: 'tiny' },
     budget: { decisions: DECISIONS },
+    context: { goals: [{ path: 'goal.png', label: 'block in bowl' }] },
     // A verifier that never confirms: a done goes back to the model and the loop goes on.
     check: { kind: 'verifier', provider: { kind: 'scripted', lines: Array(DECISIONS).fill(NOT_YET) } },
   });
@@ -41,6 +60,12 @@ test('a synthetic local model drives a bounded episode with schema-valid tool ca
   const all = events();
 
   const decisions = all.filter((e) => e.type === 'decision');
+  const started = all.find((e) => e.type === 'started');
+  assert.deepEqual(started.references, {
+    parts: 3,
+    images: 1,
+    compiled: { images: 1, keyframes: 0, action_rows: 0, dropped: 0 },
+  });
   assert.ok(['budget_exhausted', 'gave_up'].includes(end.state), `${end.state}: ${end.reason}`);
   if (end.state === 'budget_exhausted') assert.equal(decisions.length, DECISIONS);
   else assert.equal(JSON.parse(decisions.at(-1).raw).name, 'give_up');
