@@ -1,0 +1,158 @@
+// The console's HTTP routes, all public (the page and its code are not secrets): GET / (the
+// console with a live session cookie, else the login page), POST /console/login (token → cookie),
+// POST /console/logout, and the fixed files under /console/. Data flow over /ws only.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { tokenMatches } from '../api/auth.js';
+import { HttpError, readBody } from '../api/http.js';
+import type { HttpRoutes } from '../api/routes.js';
+import { type Asset, inlineScriptHashes, loadAssets } from './assets.js';
+import { ConsoleSessions } from './sessions.js';
+
+const LOGIN_BODY_BYTES = 4096;
+
+/** A Host header fit to go into the CSP (anything else: the page gets 'self' only). */
+const SAFE_HOST = /^[A-Za-z0-9.\-[\]:]{1,255}$/;
+
+function securityHeaders(req: IncomingMessage, scriptHashes: string[]): Record<string, string> {
+  const host = req.headers.host ?? '';
+  const ws = SAFE_HOST.test(host) ? ` ws://${host} wss://${host}` : '';
+  return {
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src 'self' ${scriptHashes.join(' ')}`.trim(),
+      "style-src 'self'",
+      "img-src 'self' data: blob:",
+      `connect-src 'self'${ws}`,
+      "form-action 'self'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'x-content-type-options': 'nosniff',
+    // same-origin, not no-referrer: with no-referrer Chromium posts forms with `Origin: null`.
+    'referrer-policy': 'same-origin',
+    'x-frame-options': 'DENY',
+  };
+}
+
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  a: Asset,
+  status = 200,
+  extra: Record<string, string> = {},
+): void {
+  const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+  if (status === 200 && req.headers['if-none-match'] === a.etag) {
+    res.writeHead(304, { etag: a.etag, ...extra });
+    res.end();
+    return;
+  }
+  const body = gzip ? a.gzip : a.body;
+  res.writeHead(status, {
+    'content-type': a.type,
+    'content-length': body.length,
+    'cache-control': 'no-cache',
+    etag: a.etag,
+    vary: 'accept-encoding, cookie',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+    ...extra,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** The token of a login form (urlencoded, as the page's <form> posts it) or JSON body. */
+function formToken(body: Buffer, type: string | undefined): string | undefined {
+  const text = body.toString('utf8');
+  if (type?.startsWith('application/json')) {
+    try {
+      const v = JSON.parse(text) as { token?: unknown };
+      return typeof v?.token === 'string' ? v.token : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return new URLSearchParams(text).get('token') ?? undefined;
+}
+
+/** A form posted from another site (its Origin names another host) is refused. */
+function crossSite(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null') return origin === 'null';
+  try {
+    return new URL(origin).host !== req.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+export function registerConsoleRoutes(routes: HttpRoutes, token: string, sessions: ConsoleSessions): void {
+  const assets = loadAssets();
+  const page = (name: string) => {
+    const a = assets.get(`/console/${name}`);
+    if (!a) throw new Error(`console page ${name} is missing`);
+    return { asset: a, hashes: inlineScriptHashes(a.body.toString('utf8')) };
+  };
+  const consolePage = page('index.html');
+  const loginPage = page('login.html');
+  const failedText = loginPage.asset.body.toString('utf8').replace(' data-login-error hidden', ' data-login-error');
+  const failedBody = Buffer.from(failedText);
+  const failedLogin: Asset = {
+    ...loginPage.asset,
+    body: failedBody,
+    gzip: gzipSync(failedBody),
+    etag: '"login-failed"',
+  };
+  const serve = (req: IncomingMessage, res: ServerResponse, p: { asset: Asset; hashes: string[] }, status = 200) =>
+    send(req, res, p.asset, status, securityHeaders(req, p.hashes));
+
+  routes.add({
+    method: 'GET',
+    path: '/',
+    auth: false,
+    handler: (req, res) => serve(req, res, sessions.valid(ConsoleSessions.idOf(req)) ? consolePage : loginPage),
+  });
+  routes.add({
+    method: 'POST',
+    path: '/console/login',
+    auth: false,
+    handler: async (req, res) => {
+      if (crossSite(req)) throw new HttpError(403, 'console login: Origin must be this host', 'permission_error');
+      const presented = formToken(await readBody(req, LOGIN_BODY_BYTES), req.headers['content-type']);
+      if (!tokenMatches(presented, token)) {
+        const headers = securityHeaders(req, loginPage.hashes);
+        send(req, res, failedLogin, 401, { ...headers, 'cache-control': 'no-store' });
+        return;
+      }
+      res.writeHead(303, {
+        location: '/',
+        'set-cookie': sessions.cookie(sessions.create()),
+        'cache-control': 'no-store',
+      });
+      res.end();
+    },
+  });
+  routes.add({
+    method: 'POST',
+    path: '/console/logout',
+    auth: false,
+    handler: (req, res) => {
+      if (crossSite(req)) throw new HttpError(403, 'console logout: Origin must be this host', 'permission_error');
+      sessions.revoke(ConsoleSessions.idOf(req));
+      res.writeHead(303, { location: '/', 'set-cookie': sessions.cookie(null), 'cache-control': 'no-store' });
+      res.end();
+    },
+  });
+  for (const path of ['/console/:file', '/console/vendor/:file']) {
+    routes.add({
+      method: 'GET',
+      path,
+      auth: false,
+      handler: (req, res, { url }) => {
+        const a = assets.get(url.pathname);
+        if (!a) throw new HttpError(404, `no console file ${url.pathname}`);
+        send(req, res, a, 200, { 'x-content-type-options': 'nosniff' });
+      },
+    });
+  }
+}
