@@ -20,6 +20,7 @@ import { registerStatusRoutes } from './api/status-routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { registerRobotViewMethods } from './api/rpc/robot-views.js';
 import { registerMetricsMethod } from './api/rpc/metrics-snapshot.js';
+import { registerPolicyRecordMethods } from './api/rpc/policy-records.js';
 import { ConsoleSessions } from './console/sessions.js';
 import type { Config } from './config/schema.js';
 import { ConfigError, formatConfigIssues } from './config/load.js';
@@ -141,6 +142,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   registerCameraMethods(rpc, robots);
   registerRobotViewMethods(rpc, robots);
   registerMetricsMethod(rpc, metrics.registry);
+  registerPolicyRecordMethods(rpc, config.data_dir);
   registerCameraRoutes(routes, robots);
   const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
   const sims = simulated.length

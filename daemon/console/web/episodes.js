@@ -19,7 +19,7 @@ function describe(e) {
     case 'state':
       return `state → ${e.state}`;
     case 'observation':
-      return `observation ${e.decision}${e.images?.length ? ` · images: ${e.images.join(', ')}` : ''}${e.feedback?.length ? ` · feedback: ${e.feedback.join(' / ')}` : ''}`;
+      return `observation ${e.decision}${e.feedback?.length ? ` · feedback: ${e.feedback.join(' / ')}` : ''}`;
     case 'decision':
       return `model ${e.decision}: ${short(e.raw, 300)} (${e.finish_reason}; ${tokens(e.usage)})`;
     case 'request':
@@ -129,29 +129,39 @@ export class Episodes {
       if (!FINAL.has(s.state)) await this.rpc.call('policy.watch', { id: s.id }).catch(this.onError);
   }
 
+  /** This run's episodes (policy.list), then earlier ones from their records (policy.records). */
   async refreshList() {
     const { episodes } = await this.rpc.call('policy.list');
     for (const s of episodes) this.summaries.set(s.id, s);
+    const live = new Set(episodes.map((s) => s.id));
+    const { episodes: records } = await this.rpc.call('policy.records', { limit: 50 });
+    const past = records.filter((r) => !live.has(r.id)).map((r) => ({ ...r, past: true }));
     const list = $('episode-list');
     list.replaceChildren(
-      ...episodes
-        .slice()
-        .reverse()
-        .map((s) => {
-          const b = document.createElement('button');
-          b.type = 'button';
-          b.className = 'episode-item';
-          b.dataset.id = s.id;
-          b.dataset.state = s.state;
-          b.textContent = `${s.id} · ${s.robot} · ${s.state} · ${s.instruction}`;
-          b.addEventListener('click', () => this.select(s.id).catch(this.onError));
-          return b;
-        }),
+      ...[...episodes.slice().reverse(), ...past].map((s) => {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'episode-item';
+        b.dataset.id = s.id;
+        b.dataset.state = s.state;
+        b.textContent = `${s.past ? 'record · ' : ''}${s.id} · ${s.robot} · ${s.state ?? 'unfinished'} · ${s.instruction}`;
+        b.addEventListener('click', () => this.select(s.id).catch(this.onError));
+        return b;
+      }),
     );
+  }
+
+  /** A recorded episode of an earlier run: read-only, from its record. */
+  async selectRecord(id) {
+    const r = await this.rpc.call('policy.record', { id });
+    this.events.set(id, r.events);
+    this.setSummary({ ...r.episode, id, state: r.episode.state ?? 'unfinished' });
+    this.render();
   }
 
   async select(id) {
     this.selected = id;
+    if (!this.summaries.has(id)) return this.selectRecord(id);
     const got = await this.rpc.call('policy.get', { id, events: true });
     // Recorded events first, then any notified since that the record did not have yet.
     const seen = new Set(got.events.map((e) => e.seq));
@@ -200,7 +210,28 @@ export class Episodes {
     const t = document.createElement('time');
     t.textContent = `${(e.t ?? 0).toFixed(2)} s`;
     li.append(t, document.createTextNode(` ${describe(e)}`));
+    if (e.type === 'observation') for (const image of e.images ?? []) li.append(this.thumbnail(e.episode, image));
     $('timeline').append(li);
+  }
+
+  /** An observation image of the record, fetched once (policy.image). */
+  thumbnail(id, image) {
+    const img = document.createElement('img');
+    img.className = 'thumb';
+    img.alt = image;
+    img.title = image;
+    const key = `${id}/${image}`;
+    this.thumbs ??= new Map();
+    if (!this.thumbs.has(key))
+      this.thumbs.set(
+        key,
+        this.rpc.call('policy.image', { id, image }).then((r) => r.data_url),
+      );
+    this.thumbs.get(key).then(
+      (url) => (img.src = url),
+      () => img.remove(),
+    );
+    return img;
   }
 
   render() {

@@ -77,15 +77,17 @@ export class Plots {
     const byT = new Map(measured.map((s) => [s.t, s]));
     const planned = (t, k) => (plan ? planAt(plan.points, plan.start_time, t, k, j) : null);
     const lim = joint.limits;
+    // Seconds relative to the newest measurement: controller clocks count from their own start.
+    const rel = xs.map((t) => t - now);
     const pos = [
-      xs,
+      rel,
       xs.map((t) => planned(t, 'q')),
       xs.map((t) => byT.get(t)?.q[j] ?? null),
       xs.map(() => lim.lower),
       xs.map(() => lim.upper),
     ];
     const vel = [
-      xs,
+      rel,
       xs.map((t) => planned(t, 'dq')),
       xs.map((t) => byT.get(t)?.dq[j] ?? null),
       xs.map(() => -lim.velocity),
@@ -113,7 +115,10 @@ export class Plots {
       height: 150,
       series,
       scales: { x: { time: false } },
-      axes: [{ stroke: '#9ab' }, { stroke: '#9ab', label: unit, size: 50 }],
+      axes: [
+        { stroke: '#9ab', label: 's (0 = latest state)' },
+        { stroke: '#9ab', label: unit, size: 50 },
+      ],
       legend: { show: false },
     };
     const div = document.createElement('div');

@@ -61,18 +61,13 @@ test('operator console in Chromium', async (t) => {
       );
       assert.ok(await c.page.evaluate('brainstemConsole.view.frames > 0'), 'rendered');
       const target = await poseFromHere(rig, 'arm1', 'arm', 0.08, 0.06, -0.04);
+      // What the page shows, sampled until the move's outcome (bounded).
       const seen: number[][] = [];
+      let moving = true;
       const watching = (async () => {
-        for (let i = 0; i < 400; i++) {
-          seen.push((await shown()).q);
-          if (
-            seen.length > 3 &&
-            (await c.page.evaluate("brainstemConsole.view.robots.get('arm1').ghosts.get('arm').id"))
-          )
-            break;
-        }
+        for (let i = 0; i < 2000 && moving; i++) seen.push((await shown()).q);
       })();
-      const out = await callTool(rig, 'arm1', 'move_to', { target });
+      const out = await callTool(rig, 'arm1', 'move_to', { target }).finally(() => (moving = false));
       assert.equal(out.status, 'ok', out.message);
       await watching;
       const measured = out.arms.arm.q as number[];
@@ -133,6 +128,7 @@ test('operator console in Chromium', async (t) => {
     assert.match(text!, /get_state → ok/);
     assert.match(text!, /finished: done/);
     assert.equal(await c.page.textContent('#episode-state'), 'done');
+    await c.page.waitForSelector('#timeline li[data-type=observation] img.thumb[src^="data:image/"]');
     await c.page.waitForSelector('#episode-list [data-state=done]');
   });
 
@@ -167,8 +163,10 @@ test('operator console in Chromium', async (t) => {
       const s = await callTool(rig, 'arm1', 'get_state', {});
       assert.ok(Math.max(...s.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
       await e.page.click('#estop');
-      await e.page.waitForFunction(
-        'globalThis.brainstemEstop.presses === 2 && globalThis.brainstemEstop.phase === "rest"',
+      await pageValue(
+        e,
+        "brainstemEstop.presses === 2 && brainstemEstop.phase === 'rest'",
+        'the clicked stop confirmed',
       );
     },
   );
