@@ -92,9 +92,9 @@ test('console RPCs on a daemon serving arm1 (yam) and duo (dual-yam) without con
     assert.deepEqual(rec.events, events);
     const img = (await rpc.call('policy.image', { id, image: 'd1-front.jpg' })).result;
     assert.equal(img.data_url, 'data:image/jpeg;base64,/9j/2Q==');
-    const escape = await rpc.call('policy.image', { id, image: '../episode.json' });
-    assert.equal(escape.error!.code, -32602);
-    assert.equal(escape.error!.data.field, 'image');
+    const outside = await rpc.call('policy.image', { id, image: '../episode.json' });
+    assert.equal(outside.error!.code, -32602);
+    assert.equal(outside.error!.data.field, 'image');
     const missing = await rpc.call('policy.record', { id: 'ep-20250101-120000-000000' });
     assert.match(missing.error!.message, /no record of episode/);
   });
