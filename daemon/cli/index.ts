@@ -12,6 +12,7 @@ import { registerBenchLora } from './bench-lora.js';
 import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchRender } from './bench-render.js';
+import { registerBenchConsole } from './bench-console.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -39,6 +40,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchMembw,
   registerBenchPlan,
   registerBenchRender,
+  registerBenchConsole,
   registerSim,
   registerSimRender,
   registerMqttCredentials,

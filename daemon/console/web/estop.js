@@ -8,7 +8,7 @@
   let ws = null;
   let nextId = 1;
   let opened = null;
-  const view = { connected: false, phase: 'idle', result: null, presses: 0 };
+  const view = { connected: false, phase: 'idle', result: null, presses: 0, lastMs: null };
   globalThis.brainstemEstop = view;
 
   function show(phase, text) {
@@ -72,10 +72,12 @@
 
   async function stopAll() {
     view.presses++;
+    const pressed = performance.now();
     show('stopping', 'Stopping every arm…');
     try {
       const r = await call('robots.stop', {});
       view.result = r;
+      view.lastMs = performance.now() - pressed;
       const rest = r.stopped.every((s) => s.ok);
       show(rest ? 'rest' : 'problem', `${rest ? 'STOPPED' : 'STOP SENT, CHECK'}: ${describe(r.stopped)}`);
     } catch (err) {
