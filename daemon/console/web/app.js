@@ -25,7 +25,7 @@ const rpc = new Rpc((state) => {
 });
 const view = new View3d($('view3d'));
 const cameras = new Cameras($('camera-grid'));
-const plots = new Plots(rpc, $('plots'), $('plot-robot'), $('plot-arm'), $('plot-info'));
+const plots = new Plots(rpc, $('plots'), $('plot-robot'), $('plot-arm'), $('plot-info'), $('plot-quantity'));
 const episodes = new Episodes(rpc, showError);
 const models = new Models(rpc, $('models'), $('system-sparks'));
 const robots = new Map();

@@ -109,6 +109,14 @@ test('operator console in Chromium', async (t) => {
     for (let i = 0; i < data.length; i += info.channels)
       colours.add((data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!);
     assert.ok(colours.size > 3, `${colours.size} colours in the plot`);
+    await pageValue(
+      c,
+      "/settle \\d+\\.\\d+ s after its end/.test(document.getElementById('plot-info').textContent)",
+      'the settle time',
+    );
+    await c.page.selectOption('#plot-quantity', 'jerk');
+    await pageValue(c, "document.querySelector('#plots .u-title')?.textContent === 'joint1 jerk'", 'the jerk charts');
+    assert.equal(await c.page.locator('#plots .uplot').count(), 6);
   });
 
   await t.test('an episode started from the form with the scripted provider shows its timeline', async () => {
