@@ -3,12 +3,21 @@
 // camera frusta from the cameras' metadata. Renders only when something changed.
 import * as THREE from 'three';
 import { OrbitControls } from '/console/vendor/OrbitControls.js';
+import { bandColor, boundingRadius, clearances } from './clearance.js';
 import { ArmModel, capsuleMesh, matrix } from './robot-model.js';
 
 const SPACING = 1.5;
 const rgb = (c) => new THREE.Color(c[0] / 255, c[1] / 255, c[2] / 255);
 const LINK = new THREE.MeshStandardMaterial({ color: 0x8aa4c8, roughness: 0.6 });
 const HIT = new THREE.MeshStandardMaterial({ color: 0xe04040, roughness: 0.6 });
+const BAND = new Map();
+/** The link material for a clearance band colour (one material per colour). */
+const bandMaterial = (color) => {
+  if (!BAND.has(color)) BAND.set(color, new THREE.MeshStandardMaterial({ color, roughness: 0.6 }));
+  return BAND.get(color);
+};
+/** Clearances are recomputed at most this often (ms): a drawing aid, not a check. */
+const CLEARANCE_MS = 100;
 const GHOST = new THREE.MeshBasicMaterial({ color: 0x40c0ff, transparent: true, opacity: 0.22, depthWrite: false });
 const PATH = new THREE.LineBasicMaterial({ color: 0x40c0ff });
 const FRUSTUM = new THREE.LineBasicMaterial({ color: 0xffc040 });
@@ -133,11 +142,24 @@ export class View3d {
     for (const o of layout?.objects ?? []) {
       const m = shapeMesh(o.shape, o.color);
       m.visible = false;
+      m.userData.shape = o.shape;
       group.add(m);
       objects.set(o.name, m);
     }
     this.scene.add(group);
-    this.robots.set(desc.robot, { desc, group, arms, ghosts, objects, frusta: new Map(), hits, collisions: 0 });
+    const plane = desc.table;
+    const tableZ = layout ? layout.table.height : plane.normal[2] === 1 ? plane.offset : null;
+    this.robots.set(desc.robot, {
+      desc,
+      group,
+      arms,
+      ghosts,
+      objects,
+      frusta: new Map(),
+      hits,
+      tableZ,
+      clearance: null,
+    });
     this.dirty();
   }
 
@@ -146,7 +168,41 @@ export class View3d {
     const r = this.robots.get(robot);
     if (!r || !arms) return;
     for (const [name, s] of Object.entries(arms)) r.arms.get(name)?.setJoints(s.q);
+    if (!(performance.now() - (r.clearedAt ?? 0) < CLEARANCE_MS)) this.recolor(r);
     this.dirty();
+  }
+
+  /** Colours each link by its clearance band, the link of the last collision red. */
+  recolor(r) {
+    r.clearedAt = performance.now();
+    r.group.updateWorldMatrix(true, true);
+    const spheres = [...r.objects.values()]
+      .filter((m) => m.visible)
+      .map((m) => ({
+        center: m.getWorldPosition(new THREE.Vector3()),
+        radius: boundingRadius(m.userData.shape),
+        heldBy: m.userData.heldBy,
+      }));
+    const tableZ = r.tableZ === null ? null : r.tableZ + r.group.position.z;
+    r.clearance = clearances(r.arms, spheres, tableZ);
+    for (const [name, arm] of r.arms)
+      for (const mesh of arm.meshes) {
+        const band = bandColor(r.clearance.get(mesh));
+        mesh.material = r.hits.has(`${name}/${mesh.userData.link}`) ? HIT : band === null ? LINK : bandMaterial(band);
+      }
+  }
+
+  /** The smallest clearance (m) of each link of an arm, as last computed (for the page and tests). */
+  clearance(robot, arm) {
+    const r = this.robots.get(robot);
+    const model = r?.arms.get(arm);
+    if (!model || !r.clearance) return null;
+    const out = {};
+    for (const mesh of model.meshes) {
+      const link = mesh.userData.link;
+      out[link] = Math.min(out[link] ?? Infinity, r.clearance.get(mesh));
+    }
+    return out;
   }
 
   /** robots.plans: each arm's last trajectory, its end pose ghosted and its TCP path drawn. */
@@ -185,12 +241,12 @@ export class View3d {
       m.position.set(x, y, z);
       m.quaternion.set(qx, qy, qz, qw);
       m.visible = true;
+      m.userData.heldBy = o.held_by;
     }
     const last = truth.collisions?.last;
     r.hits.clear();
     if (last && truth.collisions.count > 0) r.hits.add(`${last.arm}/${last.link}`);
-    for (const [name, arm] of r.arms)
-      for (const mesh of arm.meshes) mesh.material = r.hits.has(`${name}/${mesh.userData.link}`) ? HIT : LINK;
+    this.recolor(r);
     this.dirty();
   }
 

@@ -60,6 +60,16 @@ test('operator console in Chromium', async (t) => {
         'the four scene objects placed from sim.scene',
       );
       assert.ok(await c.page.evaluate('brainstemConsole.view.frames > 0'), 'rendered');
+      const clear = await pageValue<Record<string, number>>(
+        c,
+        "brainstemConsole.view.clearance('arm1', 'arm')",
+        'link clearances',
+      );
+      assert.ok(Object.keys(clear).length >= 5, JSON.stringify(clear));
+      assert.ok(
+        Object.values(clear).every((x) => Number.isFinite(x) && x > -0.5 && x < 2),
+        JSON.stringify(clear),
+      );
       const target = await poseFromHere(rig, 'arm1', 'arm', 0.08, 0.06, -0.04);
       // What the page shows, sampled until the move's outcome (bounded).
       const seen: number[][] = [];
