@@ -10,6 +10,28 @@ import { type Asset, inlineScriptHashes, loadAssets } from './assets.js';
 import { ConsoleSessions } from './sessions.js';
 
 const LOGIN_BODY_BYTES = 4096;
+/** Failed logins in LOGIN_WINDOW_MS after which every login waits (429): guessing is slowed. */
+export const MAX_FAILED_LOGINS = 10;
+const LOGIN_WINDOW_MS = 10_000;
+
+/** The failed logins of the last window; while there are too many, logins are refused. */
+class LoginLimiter {
+  private failures: number[] = [];
+
+  constructor(private readonly now: () => number) {}
+
+  /** Seconds to wait before the next login is heard, or 0. */
+  retryAfter(): number {
+    const t = this.now();
+    this.failures = this.failures.filter((f) => t - f < LOGIN_WINDOW_MS);
+    if (this.failures.length < MAX_FAILED_LOGINS) return 0;
+    return Math.ceil((this.failures[0]! + LOGIN_WINDOW_MS - t) / 1000);
+  }
+
+  failed(): void {
+    this.failures.push(this.now());
+  }
+}
 
 /** A Host header fit to go into the CSP (anything else: the page gets 'self' only). */
 const SAFE_HOST = /^[A-Za-z0-9.\-[\]:]{1,255}$/;
@@ -86,8 +108,14 @@ function crossSite(req: IncomingMessage): boolean {
   }
 }
 
-export function registerConsoleRoutes(routes: HttpRoutes, token: string, sessions: ConsoleSessions): void {
+export function registerConsoleRoutes(
+  routes: HttpRoutes,
+  token: string,
+  sessions: ConsoleSessions,
+  now: () => number = () => performance.now(),
+): void {
   const assets = loadAssets();
+  const limiter = new LoginLimiter(now);
   const page = (name: string) => {
     const a = assets.get(`/console/${name}`);
     if (!a) throw new Error(`console page ${name} is missing`);
@@ -118,8 +146,18 @@ export function registerConsoleRoutes(routes: HttpRoutes, token: string, session
     auth: false,
     handler: async (req, res) => {
       if (crossSite(req)) throw new HttpError(403, 'console login: Origin must be this host', 'permission_error');
+      const wait = limiter.retryAfter();
+      if (wait > 0)
+        throw new HttpError(
+          429,
+          `console login: ${MAX_FAILED_LOGINS} wrong tokens within ${LOGIN_WINDOW_MS / 1000} s; try again in ${wait} s`,
+          'rate_limit_error',
+          undefined,
+          { headers: { 'retry-after': String(wait) } },
+        );
       const presented = formToken(await readBody(req, LOGIN_BODY_BYTES), req.headers['content-type']);
       if (!tokenMatches(presented, token)) {
+        limiter.failed();
         const headers = securityHeaders(req, loginPage.hashes);
         send(req, res, failedLogin, 401, { ...headers, 'cache-control': 'no-store' });
         return;

@@ -24,10 +24,15 @@
     opened = new Promise((resolve, reject) => {
       ws.addEventListener('open', () => {
         view.connected = true;
+        button.dataset.connected = 'true';
+        if (view.phase === 'offline') show('idle', '');
         resolve();
       });
       ws.addEventListener('close', () => {
         view.connected = false;
+        button.dataset.connected = 'false';
+        if (view.phase === 'idle' || view.phase === 'offline')
+          show('offline', 'E-stop not connected to the daemon (retrying every second; reload to log in again).');
         ws = null;
         for (const p of pending.values()) p.reject(new Error('connection closed'));
         pending.clear();

@@ -159,6 +159,16 @@ test('console serving and login', async (t) => {
   });
 });
 
+test('after 10 wrong tokens within 10 s every login waits (429 with Retry-After), the right token too', async (t) => {
+  const d = await startTestDaemon();
+  t.after(() => d.stop());
+  for (let i = 0; i < 10; i++) assert.equal((await login(d, `wrong-${i}-0123456789abcdef`)).status, 401);
+  const r = await login(d, TEST_TOKEN);
+  assert.equal(r.status, 429);
+  assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  assert.match(((await r.json()) as any).error.message, /10 wrong tokens within 10 s; try again in \d+ s/);
+});
+
 test('server.console.enabled false: no page, / needs the token like any route', async (t) => {
   const d = await startTestDaemon({ server: { console: { enabled: false } } });
   t.after(() => d.stop());
