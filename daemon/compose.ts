@@ -86,7 +86,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
 
   const sessions = config.server.console.enabled ? new ConsoleSessions(config.server.console.session_ttl_s) : undefined;
   const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics, sessions });
-  if (sessions) registerConsoleRoutes(routes, token.value, sessions);
+  if (sessions) registerConsoleRoutes(routes, token.value, sessions, logs.get('console'));
   const broker = embedded
     ? new EmbeddedBroker({
         ...config.mqtt.embedded,

@@ -33,7 +33,7 @@ export function bundleSizes(): Record<string, number> {
     if (path.endsWith('/login.html')) continue;
     const vendor = path.startsWith('/console/vendor/');
     sum[vendor ? 'vendor_bytes' : 'page_bytes'] += a.body.length;
-    sum[vendor ? 'vendor_gzip_bytes' : 'page_gzip_bytes'] += a.gzip.length;
+    sum[vendor ? 'vendor_gzip_bytes' : 'page_gzip_bytes'] += a.gzip().length;
   }
   return { ...sum, total_gzip_bytes: sum.page_gzip_bytes + sum.vendor_gzip_bytes };
 }

@@ -2,11 +2,11 @@
 // console with a live session cookie, else the login page), POST /console/login (token → cookie),
 // POST /console/logout, and the fixed files under /console/. Data flow over /ws only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gzipSync } from 'node:zlib';
 import { tokenMatches } from '../api/auth.js';
 import { HttpError, readBody } from '../api/http.js';
 import type { HttpRoutes } from '../api/routes.js';
-import { type Asset, inlineScriptHashes, loadAssets } from './assets.js';
+import type { Logger } from '../log.js';
+import { type Asset, ConsoleFiles, type Page } from './assets.js';
 import { ConsoleSessions } from './sessions.js';
 
 const LOGIN_BODY_BYTES = 4096;
@@ -70,7 +70,7 @@ function send(
     res.end();
     return;
   }
-  const body = gzip ? a.gzip : a.body;
+  const body = gzip ? a.gzip() : a.body;
   res.writeHead(status, {
     'content-type': a.type,
     'content-length': body.length,
@@ -108,37 +108,46 @@ function crossSite(req: IncomingMessage): boolean {
   }
 }
 
+/** Registers the console; without its files (a tree copied without daemon/console/web) `/` says so (503). */
 export function registerConsoleRoutes(
   routes: HttpRoutes,
   token: string,
   sessions: ConsoleSessions,
-  now: () => number = () => performance.now(),
+  log: Logger,
+  opts: { now?: () => number; webDir?: string } = {},
 ): void {
-  const assets = loadAssets();
-  const limiter = new LoginLimiter(now);
-  const page = (name: string) => {
-    const a = assets.get(`/console/${name}`);
-    if (!a) throw new Error(`console page ${name} is missing`);
-    return { asset: a, hashes: inlineScriptHashes(a.body.toString('utf8')) };
-  };
-  const consolePage = page('index.html');
-  const loginPage = page('login.html');
-  const failedText = loginPage.asset.body.toString('utf8').replace(' data-login-error hidden', ' data-login-error');
-  const failedBody = Buffer.from(failedText);
-  const failedLogin: Asset = {
-    ...loginPage.asset,
-    body: failedBody,
-    gzip: gzipSync(failedBody),
-    etag: '"login-failed"',
-  };
-  const serve = (req: IncomingMessage, res: ServerResponse, p: { asset: Asset; hashes: string[] }, status = 200) =>
-    send(req, res, p.asset, status, securityHeaders(req, p.hashes));
+  const files = new ConsoleFiles(opts.webDir);
+  const problem = files.problem();
+  if (problem) {
+    const message = `the operator console's files are missing (${problem}); the API works without it`;
+    log.warn(message);
+    routes.add({
+      method: 'GET',
+      path: '/',
+      auth: false,
+      handler: () => {
+        throw new HttpError(503, message, 'server_error');
+      },
+    });
+    return;
+  }
+  const limiter = new LoginLimiter(opts.now ?? (() => performance.now()));
+  const serve = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    p: Page,
+    status = 200,
+    extra: Record<string, string> = {},
+  ) => send(req, res, p.asset, status, { ...securityHeaders(req, p.hashes), ...extra });
 
   routes.add({
     method: 'GET',
     path: '/',
     auth: false,
-    handler: (req, res) => serve(req, res, sessions.valid(ConsoleSessions.idOf(req)) ? consolePage : loginPage),
+    handler: (req, res) => {
+      const f = files.get();
+      serve(req, res, sessions.valid(ConsoleSessions.idOf(req)) ? f.console : f.login);
+    },
   });
   routes.add({
     method: 'POST',
@@ -158,8 +167,7 @@ export function registerConsoleRoutes(
       const presented = formToken(await readBody(req, LOGIN_BODY_BYTES), req.headers['content-type']);
       if (!tokenMatches(presented, token)) {
         limiter.failed();
-        const headers = securityHeaders(req, loginPage.hashes);
-        send(req, res, failedLogin, 401, { ...headers, 'cache-control': 'no-store' });
+        serve(req, res, files.get().failedLogin, 401, { 'cache-control': 'no-store' });
         return;
       }
       res.writeHead(303, {
@@ -187,7 +195,7 @@ export function registerConsoleRoutes(
       path,
       auth: false,
       handler: (req, res, { url }) => {
-        const a = assets.get(url.pathname);
+        const a = files.get().assets.get(url.pathname);
         if (!a) throw new HttpError(404, `no console file ${url.pathname}`);
         send(req, res, a, 200, { 'x-content-type-options': 'nosniff' });
       },

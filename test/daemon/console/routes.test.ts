@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { WebSocket } from 'ws';
+import { HttpRoutes } from '../../../daemon/api/routes.js';
+import { registerConsoleRoutes } from '../../../daemon/console/routes.js';
 import { ConsoleSessions } from '../../../daemon/console/sessions.js';
+import type { Logger } from '../../../daemon/log.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../helpers/daemon.js';
 
 async function login(d: TestDaemon, token: string, headers: Record<string, string> = {}): Promise<Response> {
@@ -174,6 +177,18 @@ test('server.console.enabled false: no page, / needs the token like any route', 
   t.after(() => d.stop());
   assert.equal((await fetch(`${d.http}/`)).status, 401);
   assert.equal((await login(d, TEST_TOKEN)).status, 401);
+});
+
+test('without the page files the daemon still serves the API and / answers 503 naming them', async () => {
+  const routes = new HttpRoutes();
+  const warnings: string[] = [];
+  const log = { warn: (m: string) => warnings.push(m) } as unknown as Logger;
+  registerConsoleRoutes(routes, TEST_TOKEN, new ConsoleSessions(60), log, { webDir: '/nonexistent/web' });
+  assert.match(warnings[0]!, /operator console's files are missing \(\/nonexistent\/web\/index.html is missing\)/);
+  const m = routes.match('GET', '/');
+  assert.ok('route' in m);
+  assert.throws(() => m.route.handler({} as never, {} as never, {} as never), { status: 503 });
+  assert.equal(routes.list().length, 1);
 });
 
 test('sessions expire after session_ttl_s on their clock and stay bounded in number', () => {
