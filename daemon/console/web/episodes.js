@@ -111,6 +111,7 @@ export class Episodes {
       provider,
       check: { kind: f.check.value },
       ...(decisions > 0 ? { budget: { decisions } } : {}),
+      ...(f.detach.checked ? { detach: true } : {}),
     };
   }
 

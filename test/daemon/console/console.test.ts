@@ -18,7 +18,7 @@ test('operator console in Chromium', async (t) => {
     robots: [{ id: 'arm1', robot: 'yam' }],
     simExtra: { arm1: ['--scene', 'yam-pick-place', '--seed', '5', '--camera-rate', '2'] },
   }))!;
-  await waitReady(rig, 'arm1');
+  await waitReady(rig, 'arm1', 60_000);
   const base = rig.d.http;
 
   await t.test(

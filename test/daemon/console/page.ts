@@ -44,7 +44,7 @@ export async function logIn(c: ConsolePage, base: string, token = TEST_TOKEN): P
 }
 
 /** Polls an expression in the page until it is not undefined/null/false. */
-export function pageValue<T>(c: ConsolePage, expr: string, what: string, timeoutMs = 20_000): Promise<T> {
+export function pageValue<T>(c: ConsolePage, expr: string, what: string, timeoutMs = 30_000): Promise<T> {
   return waitFor(
     async () => {
       // Before the module has run its handles are missing: not yet, rather than an error.
