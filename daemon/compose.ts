@@ -17,6 +17,11 @@ import { registerCameraMethods } from './api/rpc/cameras.js';
 import { registerCameraRoutes } from './api/camera-routes.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
+import { registerConsoleRoutes } from './console/routes.js';
+import { registerRobotViewMethods } from './api/rpc/robot-views.js';
+import { registerMetricsMethod } from './api/rpc/metrics-snapshot.js';
+import { registerPolicyRecordMethods } from './api/rpc/policy-records.js';
+import { ConsoleSessions } from './console/sessions.js';
 import type { Config } from './config/schema.js';
 import { ConfigError, formatConfigIssues } from './config/load.js';
 import { checkSecretStrength } from './config/secret-strength.js';
@@ -79,7 +84,9 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
   for (const w of strength.warnings) logs.get('daemon').warn(w);
 
-  const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics });
+  const sessions = config.server.console.enabled ? new ConsoleSessions(config.server.console.session_ttl_s) : undefined;
+  const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics, sessions });
+  if (sessions) registerConsoleRoutes(routes, token.value, sessions, logs.get('console'));
   const broker = embedded
     ? new EmbeddedBroker({
         ...config.mqtt.embedded,
@@ -133,6 +140,9 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
   registerPolicyMethods(rpc, policy, config.data_dir);
   registerCameraMethods(rpc, robots);
+  registerRobotViewMethods(rpc, robots);
+  registerMetricsMethod(rpc, metrics.registry);
+  registerPolicyRecordMethods(rpc, config.data_dir);
   registerCameraRoutes(routes, robots);
   const simulated = config.robots.simulate ? config.robots.serve.filter((r) => r.sim) : [];
   const sims = simulated.length

@@ -1,5 +1,6 @@
 // The one HTTP server: registered routes (token-protected unless marked public, checked before
-// routing) and the JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token).
+// routing) and the JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token
+// or, on /ws only, a console session cookie from the same origin).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -26,6 +27,8 @@ export interface ApiServerDeps {
   routes: HttpRoutes;
   rpc: RpcRegistry;
   metrics: Metrics;
+  /** Console logins (daemon/console): a session cookie from the same origin also opens /ws. */
+  sessions?: { upgradeAllowed(req: IncomingMessage): boolean };
 }
 
 /** A further WebSocket endpoint (e.g. robot controllers on /controller): same token, same pings. */
@@ -187,7 +190,8 @@ export class ApiServer extends Service {
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };
     socket.on('error', () => socket.destroy());
-    if (!tokenMatches(presentedToken(req, url, true), this.deps.token)) {
+    const byCookie = url.pathname === WS_PATH && this.deps.sessions?.upgradeAllowed(req) === true;
+    if (!byCookie && !tokenMatches(presentedToken(req, url, true), this.deps.token)) {
       this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
       return refuse(401, 'Unauthorized');
     }

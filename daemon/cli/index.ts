@@ -13,6 +13,7 @@ import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchPolicy } from './bench-policy.js';
 import { registerBenchRender } from './bench-render.js';
+import { registerBenchConsole } from './bench-console.js';
 import { registerBenchTiming } from './bench-timing.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
@@ -41,6 +42,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchPlan,
   registerBenchPolicy,
   registerBenchRender,
+  registerBenchConsole,
   registerSim,
   registerSimRender,
   registerMqttCredentials,

@@ -1,6 +1,6 @@
 // The one schema for the whole daemon. Its docs generate docs/config.md (daemon/config/docs.ts);
 // configs/brainstem.yaml documents every key too, and tests keep both in agreement with it.
-import { int, list, obj, oneOf, record, str, type Infer } from '../../robot/common/validation/builders.js';
+import { bool, int, list, obj, oneOf, record, str, type Infer } from '../../robot/common/validation/builders.js';
 import { ROBOT_ID_PATTERN } from '../../robot/link/protocol.js';
 import { daemonUsernameProblem } from '../mqtt/acl.js';
 import type { Issue } from '../../robot/common/validation/issue.js';
@@ -102,6 +102,18 @@ export const daemonSchema = obj({
         default: 128 << 20,
         doc: "all WebSocket clients' unsent replies and unanswered messages together, above which the client holding the most is disconnected (close code 1008)",
       }),
+      console: obj(
+        {
+          enabled: bool({ default: true, doc: 'serve the operator console (a web page) at / (docs/console.md)' }),
+          session_ttl_s: int({
+            min: 60,
+            max: 30 * 86_400,
+            default: 43_200,
+            doc: 'how long a console login (an HttpOnly session cookie, never the token itself) stays valid, in seconds',
+          }),
+        },
+        { doc: 'The operator console: a web page served at / that logs in with the API token' },
+      ),
     },
     {
       doc: 'The HTTP and WebSocket server (OpenAI-compatible routes, JSON-RPC)',

@@ -92,7 +92,12 @@ export class RobotLink extends Service {
         })
       : undefined;
     for (const entry of deps.config.serve) {
-      const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
+      const sink: CommandSink = (c, expiresIn) => {
+        const why = this.send(entry.id, entry.transport, c, expiresIn);
+        if (why === null && c.type === 'trajectory')
+          this.robots.get(entry.id)!.plans.set(c.msg.arm, { msg: c.msg, at: this.now() });
+        return why;
+      };
       const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
       this.robots.set(
         entry.id,

@@ -5,6 +5,7 @@ import { loadArms } from '../../robot/description/loader.js';
 import { formatIssue } from '../../robot/common/validation/issue.js';
 import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import type { TrajectoryMsg } from '../../robot/link/protocol.js';
 import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
 import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
@@ -21,6 +22,8 @@ export class RobotRuntime {
   readonly executor: Executor;
   /** The latest ground truth of a simulated workcell (`sim/scene`) and when it arrived (daemon s). */
   simScene: { msg: SimSceneMsg; at: number } | null = null;
+  /** The last trajectory sent to each arm and when (daemon s): what `robots.plans` shows. */
+  readonly plans = new Map<string, { msg: TrajectoryMsg; at: number }>();
 
   constructor(
     readonly entry: ServedRobot,

@@ -1,5 +1,6 @@
 // Without the native addon, doctor and start say what to run instead of crashing.
-// The compiled tree (without tests) is copied next to configs and node_modules but without build/.
+// The compiled tree (without tests) is copied next to configs, the console's page and node_modules
+// but without build/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, symlinkSync } from 'node:fs';
@@ -18,6 +19,8 @@ function treeWithoutAddon(t: { after(fn: () => void): void }): string {
     filter: (src) => !src.includes(`${join('dist', 'test')}`),
   });
   cpSync(join(repoRoot, 'configs'), join(dir.path, 'configs'), { recursive: true });
+  // The operator console's page is read from the source tree, as an install has it.
+  cpSync(join(repoRoot, 'daemon', 'console', 'web'), join(dir.path, 'daemon', 'console', 'web'), { recursive: true });
   cpSync(join(repoRoot, 'package.json'), join(dir.path, 'package.json'));
   symlinkSync(join(repoRoot, 'node_modules'), join(dir.path, 'node_modules'));
   return join(dir.path, 'dist', 'daemon', 'main.js');

@@ -1,0 +1,101 @@
+// Emergency stop: a classic script with no imports and its own WebSocket, so the button works
+// when the console's modules fail to load or throw. Click or Esc sends robots.stop to every robot.
+(() => {
+  const button = document.getElementById('estop');
+  const status = document.getElementById('estop-status');
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+  const pending = new Map();
+  let ws = null;
+  let nextId = 1;
+  let opened = null;
+  const view = { connected: false, phase: 'idle', result: null, presses: 0, lastMs: null };
+  globalThis.brainstemEstop = view;
+
+  function show(phase, text) {
+    view.phase = phase;
+    status.textContent = text;
+    status.dataset.phase = phase;
+    button.dataset.phase = phase;
+  }
+
+  function connect() {
+    if (ws) return opened;
+    ws = new WebSocket(url);
+    opened = new Promise((resolve, reject) => {
+      ws.addEventListener('open', () => {
+        view.connected = true;
+        button.dataset.connected = 'true';
+        if (view.phase === 'offline') show('idle', '');
+        resolve();
+      });
+      ws.addEventListener('close', () => {
+        view.connected = false;
+        button.dataset.connected = 'false';
+        if (view.phase === 'idle' || view.phase === 'offline')
+          show('offline', 'E-stop not connected to the daemon (retrying every second; reload to log in again).');
+        ws = null;
+        for (const p of pending.values()) p.reject(new Error('connection closed'));
+        pending.clear();
+        reject(new Error('cannot reach the daemon'));
+        setTimeout(connect, 1000);
+      });
+    });
+    opened.catch(() => undefined);
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data !== 'string') return;
+      let m;
+      try {
+        m = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      const p = pending.get(m.id);
+      if (!p) return;
+      pending.delete(m.id);
+      if (m.error) p.reject(new Error(m.error.message));
+      else p.resolve(m.result);
+    });
+    return opened;
+  }
+
+  async function call(method, params) {
+    await connect();
+    const id = `estop-${nextId++}`;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  /** One line per robot: at rest, or why not. */
+  function describe(stopped) {
+    if (stopped.length === 0) return 'No robots are served.';
+    return stopped
+      .map((s) => `${s.robot}: ${s.ok ? 'all arms at rest' : `${s.status}${s.message ? ` (${s.message})` : ''}`}`)
+      .join('\n');
+  }
+
+  async function stopAll() {
+    view.presses++;
+    const pressed = performance.now();
+    show('stopping', 'Stopping every arm…');
+    try {
+      const r = await call('robots.stop', {});
+      view.result = r;
+      view.lastMs = performance.now() - pressed;
+      const rest = r.stopped.every((s) => s.ok);
+      show(rest ? 'rest' : 'problem', `${rest ? 'STOPPED' : 'STOP SENT, CHECK'}: ${describe(r.stopped)}`);
+    } catch (err) {
+      show('problem', `Stop failed: ${err.message}. Use the hardware stop.`);
+    }
+  }
+
+  button.addEventListener('click', stopAll);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !e.repeat) {
+      e.preventDefault();
+      stopAll();
+    }
+  });
+  connect();
+})();

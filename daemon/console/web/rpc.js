@@ -1,0 +1,85 @@
+// The page's JSON-RPC connection to /ws (authenticated by the session cookie): calls by id,
+// notifications by method, and reconnection with the open handlers run again each time.
+export class Rpc {
+  constructor(onStatus) {
+    this.url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+    this.onStatus = onStatus;
+    this.pending = new Map();
+    this.handlers = new Map();
+    this.openHandlers = [];
+    this.next = 1;
+    this.ws = null;
+    this.delay = 500;
+  }
+
+  /** `fn(params)` for every notification `method`. */
+  on(method, fn) {
+    if (!this.handlers.has(method)) this.handlers.set(method, []);
+    this.handlers.get(method).push(fn);
+  }
+
+  /** `fn()` on every (re)connection: subscriptions are per connection. */
+  onOpen(fn) {
+    this.openHandlers.push(fn);
+    if (this.ws?.readyState === WebSocket.OPEN) fn();
+  }
+
+  connect() {
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    this.onStatus('connecting');
+    ws.addEventListener('open', () => {
+      this.delay = 500;
+      this.onStatus('open');
+      for (const fn of this.openHandlers) fn();
+    });
+    ws.addEventListener('message', (e) => typeof e.data === 'string' && this.receive(e.data));
+    ws.addEventListener('close', () => {
+      for (const p of this.pending.values()) p.reject(new Error('connection closed'));
+      this.pending.clear();
+      this.onStatus('closed');
+      this.delay = Math.min(this.delay * 2, 8000);
+      setTimeout(() => this.connect(), this.delay);
+    });
+  }
+
+  receive(text) {
+    let m;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (m.method && m.id === undefined) {
+      for (const fn of this.handlers.get(m.method) ?? []) {
+        try {
+          fn(m.params);
+        } catch (err) {
+          console.error(`${m.method} handler`, err);
+        }
+      }
+      return;
+    }
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.error) p.reject(Object.assign(new Error(m.error.message), { code: m.error.code, data: m.error.data }));
+    else p.resolve(m.result);
+  }
+
+  call(method, params = {}) {
+    if (this.ws?.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected to the daemon'));
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+}
+
+/** Calls `fn` now and every `ms` while the page is open; errors are shown by `onError`. */
+export function every(ms, fn, onError = (err) => console.warn(err)) {
+  const run = () => Promise.resolve().then(fn).catch(onError);
+  run();
+  return setInterval(run, ms);
+}
