@@ -93,7 +93,8 @@ export class RobotLink extends Service {
       : undefined;
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => this.send(entry.id, entry.transport, c, expiresIn);
-      const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
+      const planner: Planner = (start, targets, grasped) =>
+        this.plans.plan(entry.robot, dir, start, targets, grasped, this.robots.get(entry.id)?.sceneSnapshot());
       this.robots.set(
         entry.id,
         new RobotRuntime(

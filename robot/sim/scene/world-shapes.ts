@@ -53,7 +53,12 @@ const end = new Float64Array(6);
  * A container counts as solid only where the capsule is not wholly inside its cavity (the
  * shape shrunk by the wall, from the floor up, open above): the arm may reach in, not through the wall.
  */
-export function objectDistance(e: Float64Array, r: number, o: SceneObject, pose: Transform): number {
+export function objectDistance(
+  e: Float64Array,
+  r: number,
+  o: Pick<SceneObject, 'shape' | 'tags'>,
+  pose: Transform,
+): number {
   const s = o.shape;
   let d: number;
   if (s.kind === 'sphere') {

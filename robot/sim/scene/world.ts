@@ -2,12 +2,13 @@
 // deterministic for a seed: the simulated controller calls update() after every step with the
 // measured joints and gripper positions, and acts on what it returns (docs/scenes.md).
 import type { SetupDescription } from '../../description/types.js';
-import type { SimCollision, SimSceneMsg } from '../../link/sim-scene.js';
+import type { SimCollision, SimObstacle, SimSceneMsg } from '../../link/sim-scene.js';
 import { quatFromTransform } from '../../math/quaternion.js';
 import { compose, invert, type Transform } from '../../math/transform.js';
 import { bottomZ } from './geometry.js';
 import { evaluateAll } from './predicates.js';
-import type { ObjectState, SceneDescription, SceneObject } from './types.js';
+import { isContainer } from './scene-layout.js';
+import type { ObjectState, SceneDescription, SceneObject, SceneObstacle } from './types.js';
 import { ArmBody } from './world-arm.js';
 import { armContacts, type Contact } from './world-collide.js';
 import { dropPose, noisyPoses, settleAll, type Ground, type Placed } from './world-settle.js';
@@ -104,16 +105,21 @@ export class SimWorld {
       v: 1,
       scene: this.scene.name,
       time: this.time,
-      objects: this.objects.map((o) => {
+      objects: this.objects.map((o, i) => {
         quatFromTransform(q, o.pose);
+        const object = this.scene.objects[i]!;
         return {
           name: o.name,
           pose: [o.pose[3]!, o.pose[7]!, o.pose[11]!, q[0]!, q[1]!, q[2]!, q[3]!],
           held_by: o.heldBy,
+          shape: object.shape,
+          container: isContainer(object),
         };
       }),
       predicates: evaluateAll(this.scene, this.objects),
       collisions: { count: this.collisions, last: this.lastCollision },
+      obstacles: this.scene.obstacles.map(wireObstacle),
+      grasp_tolerance: this.scene.graspTolerance,
     };
   }
 
@@ -196,4 +202,17 @@ export class SimWorld {
     for (const key of this.contacts.keys()) if (!seen.has(key)) this.contacts.delete(key);
     return events;
   }
+}
+
+/** An obstacle as `sim/scene` sends it (a box's pose as [x, y, z, qx, qy, qz, qw]). */
+function wireObstacle(o: SceneObstacle): SimObstacle {
+  if (o.shape === 'sphere') return { name: o.name, shape: 'sphere', center: [...o.center], radius: o.radius };
+  if (o.shape === 'capsule') return { name: o.name, shape: 'capsule', a: [...o.a], b: [...o.b], radius: o.radius };
+  const q = quatFromTransform(new Float64Array(4), o.pose);
+  return {
+    name: o.name,
+    shape: 'box',
+    pose: [o.pose[3]!, o.pose[7]!, o.pose[11]!, q[0]!, q[1]!, q[2]!, q[3]!],
+    size: o.half.map((h) => 2 * h),
+  };
 }
