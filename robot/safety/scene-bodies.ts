@@ -8,7 +8,7 @@ import { compose, type Transform } from '../math/transform.js';
 import { topZ } from '../sim/scene/geometry.js';
 import type { SceneObject, Shape } from '../sim/scene/types.js';
 import { CONTACT_SLACK } from '../sim/scene/world-collide.js';
-import { boundingRadius, objectDistance, widthAlong } from '../sim/scene/world-shapes.js';
+import { boundingCapsule, boundingRadius, objectDistance, widthAlong } from '../sim/scene/world-shapes.js';
 import { heldLink } from './held-object.js';
 import { closingAxis, inJaw } from './jaw.js';
 import { segmentDistance } from './segment-distance.js';
@@ -27,30 +27,9 @@ export interface HeldBody {
 /** How far a held object may sink into the surface it is set down on (m): the simulator's resting contact. */
 export const REST_SLACK = CONTACT_SLACK;
 
-/** The capsule (TCP frame) bounding a held body: a box over its longest axis, a cylinder over its axis. */
+/** The capsule (TCP frame) bounding a held body. */
 export function heldCapsule(body: HeldBody): HeldObject {
-  const s = body.shape;
-  const a = [0, 0, 0],
-    b = [0, 0, 0];
-  let radius = s.kind === 'box' ? 0 : s.radius;
-  if (s.kind === 'box') {
-    const h = s.size.map((x) => x / 2);
-    const i = h.indexOf(Math.max(...h));
-    a[i] = -h[i]!;
-    b[i] = h[i]!;
-    radius = Math.hypot(...h.filter((_, j) => j !== i));
-  } else if (s.kind === 'cylinder') {
-    a[2] = -s.height / 2;
-    b[2] = s.height / 2;
-  }
-  const t = body.tcpFromObject;
-  const put = (p: number[]): [number, number, number] =>
-    [0, 1, 2].map((r) => t[r * 4]! * p[0]! + t[r * 4 + 1]! * p[1]! + t[r * 4 + 2]! * p[2]! + t[r * 4 + 3]!) as [
-      number,
-      number,
-      number,
-    ];
-  return { name: body.name, a: put(a), b: put(b), radius };
+  return { name: body.name, ...boundingCapsule(body.shape, body.tcpFromObject) };
 }
 
 const objectPose = new Float64Array(12);

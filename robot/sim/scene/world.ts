@@ -10,7 +10,7 @@ import { evaluateAll } from './predicates.js';
 import { isContainer } from './scene-layout.js';
 import type { ObjectState, SceneDescription, SceneObject, SceneObstacle } from './types.js';
 import { ArmBody } from './world-arm.js';
-import { armContacts, type Contact } from './world-collide.js';
+import { armContacts, heldContacts, type Contact } from './world-collide.js';
 import { dropPose, noisyPoses, settleAll, type Ground, type Placed } from './world-settle.js';
 
 /** A collision counts again only once it is this much deeper than when it was last reported (m). */
@@ -179,15 +179,16 @@ export class SimWorld {
     const free = this.placed();
     const seen = new Set<string>();
     const events: WorldEvent[] = [];
+    const { obstacles, table, graspTolerance } = this.scene;
     for (const arm of this.arms) {
       if (!arm.placed) continue;
-      for (const c of armContacts(
-        arm,
-        free,
-        this.scene.obstacles,
-        this.scene.table.height,
-        this.scene.graspTolerance,
-      )) {
+      const found = armContacts(arm, free, obstacles, table.height, graspTolerance);
+      const grip = this.grips.get(arm.name);
+      if (grip) {
+        const held = this.objects[grip.object]!;
+        found.push(...heldContacts(arm.name, this.object(grip.object), held.pose, free, obstacles, table.height));
+      }
+      for (const c of found) {
         const key = `${c.arm}\u0000${c.link}\u0000${c.object}`;
         seen.add(key);
         const reported = this.contacts.get(key);
