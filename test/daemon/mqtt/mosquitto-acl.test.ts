@@ -1,7 +1,7 @@
 // `brainstem mqtt credentials` against a real Mosquitto running with the files it writes: the
 // grants hold there too (Mosquitto drops a refused publish and keeps the connection), and the
 // daemon with its simulated controller (stored robot.yam secret) still moves the arm.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,20 +14,30 @@ import { tempDir } from '../../helpers/temp.js';
 
 const BASE = 'lab';
 
-test('Mosquitto with the generated password and ACL files enforces the identities', async (t) => {
+/** `brainstem mqtt credentials` for a config serving `serve` (YAML list items) with observer `app`. */
+async function credentials(t: TestContext, serve: string[]) {
   const dir = tempDir('brainstem-acl-');
   t.after(() => dir.remove());
   const dataDir = join(dir.path, 'data');
   const config = join(dir.path, 'brainstem.yaml');
+  const items = serve.map((x) => `    - ${x}\n`).join('');
   writeFileSync(
     config,
-    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n    - {id: yam, robot: yam, sim: true}\n    - {id: other, robot: yam}\n`,
+    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n${items}`,
   );
   const out = join(dir.path, 'mosquitto');
   const run = await runCli(['mqtt', 'credentials', '--config', config, '--out', out]);
   assert.equal(run.code, 0, run.stderr);
-  assert.match(run.stdout, /robot\.yam \(controller\): .*mqtt-identities\/robot\.yam/);
   const secret = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
+  return { dataDir, out, run, secret };
+}
+
+test('Mosquitto with the generated password and ACL files enforces the identities', async (t) => {
+  const { dataDir, out, run, secret } = await credentials(t, [
+    '{id: yam, robot: yam, sim: true}',
+    '{id: other, robot: yam}',
+  ]);
+  assert.match(run.stdout, /robot\.yam \(controller\): .*mqtt-identities\/robot\.yam/);
   const secrets = [
     secret('mqtt-password'),
     secret('mqtt-identities/robot.yam'),
@@ -92,17 +102,7 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
 });
 
 test("Mosquitto with brainstem.conf binds client ids to identities: another identity reusing a controller's id does not knock it off", async (t) => {
-  const dir = tempDir('brainstem-acl-');
-  t.after(() => dir.remove());
-  const dataDir = join(dir.path, 'data');
-  const config = join(dir.path, 'brainstem.yaml');
-  writeFileSync(
-    config,
-    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n    - {id: yam, robot: yam}\n`,
-  );
-  const out = join(dir.path, 'mosquitto');
-  const run = await runCli(['mqtt', 'credentials', '--config', config, '--out', out]);
-  assert.equal(run.code, 0, run.stderr);
+  const { out, run, secret } = await credentials(t, ['{id: yam, robot: yam}']);
   const conf = readFileSync(join(out, 'brainstem.conf'), 'utf8');
   assert.ok(conf.includes(`password_file ${join(out, 'passwd')}\n`) && conf.includes(`acl_file ${join(out, 'acl')}\n`));
   assert.match(run.stdout, /^ {2}use_username_as_clientid true$/m);
@@ -116,7 +116,6 @@ test("Mosquitto with brainstem.conf binds client ids to identities: another iden
   });
   if (!broker) return;
   t.after(() => broker.stop());
-  const secret = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
   const login = (username: string, password: string, clientId: string) =>
     connectMqtt({ url: broker.url, username, password }, { clientId });
   const yam = await login('robot.yam', secret('mqtt-identities/robot.yam'), 'robot.yam.sim');
