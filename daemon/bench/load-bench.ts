@@ -12,6 +12,7 @@ import { loadConfig } from '../config/load.js';
 import { Logs } from '../log.js';
 import { daemonTopics } from '../../robot/link/protocol.js';
 import type { LoadClientReport, LoadClientSetup } from './load-bench-client.js';
+import { collectGarbage, memorySample, peakOf } from './memory-sample.js';
 import { percentile } from './percentile.js';
 
 export interface LoadBenchOptions {
@@ -30,7 +31,6 @@ export interface LoadBenchOptions {
 export const FLOOD_NICE = 10;
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
-const MiB = (b: number) => r3(b / (1 << 20));
 
 function spawnClient(setup: LoadClientSetup): { child: ChildProcess; report: Promise<LoadClientReport> } {
   const child = fork(new URL('./load-bench-client.js', import.meta.url), [JSON.stringify(setup)], {
@@ -90,10 +90,10 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     children.push(motion.child);
     // The flood starts once the simulated arm answers.
     await new Promise((resolve) => motion.child.once('message', resolve));
-    const rss0 = process.memoryUsage().rss;
-    let rssPeak = rss0;
+    const mem0 = memorySample();
+    let memPeak = mem0;
     const sampler = setInterval(() => {
-      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      memPeak = peakOf(memPeak, memorySample());
     }, 100);
     // The daemon loop's own blocking, told apart from the CPU being taken by other processes.
     const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -136,7 +136,11 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     clearInterval(sampler);
     delay.disable();
     const ms = (ns: number) => r3(ns / 1e6);
-    const rss1 = process.memoryUsage().rss;
+    const mem1 = memorySample();
+    // The flood's clients are gone; what a full collection leaves is what the daemon retains.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    collectGarbage();
+    const memGc = memorySample();
     const beats = (await observer.report).heartbeatTimesMs ?? [];
     const gaps = beats.slice(1).map((t, i) => t - beats[i]!);
     const merge = (key: 'errors' | 'closes') => {
@@ -166,7 +170,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
       mqtt: { clients: o.mqttClients, ...(mqttReport ?? {}) },
       motion: { move_to: motions, disturbed: Object.entries(motions).some(([k, n]) => k !== 'ok' && n > 0) },
       event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
-      rss_mib: { before: MiB(rss0), peak: MiB(rssPeak), after: MiB(rss1), growth: MiB(rssPeak - rss0) },
+      rss_mib: { before: mem0.rss, peak: memPeak.rss, after: mem1.rss, growth: r3(memPeak.rss - mem0.rss) },
+      memory_mib: { before: mem0, peak: memPeak, after: mem1, after_gc: memGc },
       target: { max_heartbeat_gap_ms: 2 * period, met: maxGap <= 2 * period },
     };
   } finally {

@@ -1,6 +1,7 @@
 // `brainstem mqtt credentials --out DIR`: for an external Mosquitto, a password_file and an
 // acl_file with one user per identity of the config (daemon, robot.<id>, observer.<name>) and
-// the same grants the embedded broker enforces. Secrets are generated in data_dir when missing
+// the same grants the embedded broker enforces, and the mosquitto.conf lines that bind client ids
+// to identities. Secrets are generated in data_dir when missing
 // and never printed.
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,11 +12,28 @@ import { identitySecretPath, mosquittoPasswordLine, mqttIdentities } from '../mq
 import { CliError } from './exit.js';
 import { group } from './group.js';
 
+/**
+ * The mosquitto.conf lines for the files. use_username_as_clientid binds a client id to its
+ * identity (the id becomes the username): no client can knock another identity's off by reusing
+ * its id. The cost: one connection per identity at a time (a second one replaces the first).
+ */
+export function mosquittoConf(passwd: string, acl: string): string {
+  return [
+    '# brainstem identities (written by `brainstem mqtt credentials`); docs/protocol.md, "Security".',
+    'allow_anonymous false',
+    `password_file ${passwd}`,
+    `acl_file ${acl}`,
+    '# Each client id is replaced by its username: no client id takeover across identities.',
+    'use_username_as_clientid true',
+    '',
+  ].join('\n');
+}
+
 export function registerMqttCredentials(program: Command): void {
   group(program, 'mqtt', 'MQTT broker identities')
     .command('credentials')
     .description('write a Mosquitto password file and ACL file for the daemon, each controller and observer')
-    .requiredOption('-o, --out <dir>', 'directory for passwd and acl (created; passwd gets mode 0600)')
+    .requiredOption('-o, --out <dir>', 'directory for passwd, acl and brainstem.conf (created; passwd gets mode 0600)')
     .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml')
     .action((opts: { out: string; config?: string }) => {
       const config = loadConfig({ file: opts.config });
@@ -34,15 +52,19 @@ export function registerMqttCredentials(program: Command): void {
       });
       chmodSync(passwd, 0o600);
       writeFileSync(acl, mosquittoAcl(config.mqtt.base, identities));
+      const conf = join(out, 'brainstem.conf');
+      writeFileSync(conf, mosquittoConf(passwd, acl));
       const where = (u: string) =>
         u === daemon.username
           ? 'mqtt.password or <data_dir>/mqtt-password'
           : join(config.data_dir, identitySecretPath(u));
       process.stdout.write(
         [
-          `wrote ${passwd} and ${acl} for base ${config.mqtt.base}; in mosquitto.conf:`,
-          `  password_file ${passwd}`,
-          `  acl_file ${acl}`,
+          `wrote ${passwd}, ${acl} and ${conf} for base ${config.mqtt.base}; in mosquitto.conf (or the directory of an include_dir):`,
+          ...mosquittoConf(passwd, acl)
+            .split('\n')
+            .filter((l) => l && !l.startsWith('#'))
+            .map((l) => `  ${l}`),
           'identities (secret in):',
           ...identities.map((i) => `  ${i.username} (${i.role.kind}): ${where(i.username)}`),
           '',

@@ -98,7 +98,8 @@ export class RobotLink extends Service {
           this.robots.get(entry.id)!.plans.set(c.msg.arm, { msg: c.msg, at: this.now() });
         return why;
       };
-      const planner: Planner = (start, targets, grasped) => this.plans.plan(entry.robot, dir, start, targets, grasped);
+      const planner: Planner = (start, targets, grasped) =>
+        this.plans.plan(entry.robot, dir, start, targets, grasped, this.robots.get(entry.id)?.sceneSnapshot());
       this.robots.set(
         entry.id,
         new RobotRuntime(

@@ -9,6 +9,7 @@ import type { TrajectoryMsg } from '../../robot/link/protocol.js';
 import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
 import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
+import type { SceneSnapshot } from '../../robot/tools/plan-scene.js';
 import type { CameraStore } from './camera-store.js';
 import type { RobotsConfig, ServedRobot } from './config.js';
 
@@ -74,6 +75,16 @@ export class RobotRuntime {
   /** A validated `sim/scene` from this robot's simulator. */
   onSimScene(msg: SimSceneMsg, now: number): void {
     this.simScene = { msg, at: now };
+  }
+
+  /** The latest ground truth with the measured grippers, for the planner's safety check; undefined without a simulated scene. */
+  sceneSnapshot(): SceneSnapshot | undefined {
+    if (!this.simScene) return undefined;
+    const arms = this.session.latest?.arms ?? {};
+    return {
+      msg: this.simScene.msg,
+      grippers: Object.fromEntries(this.model.armNames.map((a) => [a, arms[a]?.gripper ?? null])),
+    };
   }
 
   /** What robots.list shows about this robot now. */

@@ -3,7 +3,7 @@
 import type { Schema } from '../common/validation/json-schema.js';
 import { ROBOT_ID_PATTERN } from './protocol.js';
 
-const MAX_JOINTS = 64;
+export const MAX_JOINTS = 64;
 export const MAX_POINTS = 100_000;
 
 export const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };

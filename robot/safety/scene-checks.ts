@@ -1,8 +1,10 @@
-// Checks of one sample against the scene: the TCP and link capsules against the setup's
-// obstacles, and a held object against workspace, table, obstacles and the other arm.
+// Checks of one sample against the scene: the TCP and link capsules against the setup's and the
+// simulated scene's obstacles, and a held object against workspace, table, obstacles and the other arm.
 import type { HeldObject } from '../description/types.js';
 import { heldLink, heldNearest } from './held-object.js';
 import { obstacleDistance } from './obstacle-distance.js';
+import { obstacleSolid } from '../sim/scene/geometry.js';
+import { REST_SLACK, heldBodyBottom, heldBodyDepth } from './scene-bodies.js';
 import { segmentDistance } from './segment-distance.js';
 import { type ArmSafetyModel, type SafetyEnvelope, type SafetyViolation, pointOutside } from './trajectory-check.js';
 
@@ -56,26 +58,35 @@ export function heldTableDepth(held: HeldObject, w: Float64Array, env: SafetyEnv
 /**
  * A held object leaving the workspace, crossing the table or nearing an obstacle at sample k. It
  * may reach `tableDepth` below the table (where it started: an object just grasped off the table
- * has its envelope in it) but no deeper.
+ * has its envelope in it) but no deeper. A held scene object (arm.heldBody) is measured against
+ * the table by its exact shape, and is clear of an obstacle it rests on top of (REST_SLACK).
  */
 export function heldOutside(
   arm: ArmSafetyModel,
   held: HeldObject,
   w: Float64Array,
+  tcp: Float64Array,
   env: SafetyEnvelope,
   k: number,
   tableDepth = 0,
 ): SafetyViolation | undefined {
   const link = heldLink(held);
+  const body = arm.heldBody;
   for (let e = 0; e < 6; e += 3) {
     const o = pointOutside(env, w[e], w[e + 1], w[e + 2], held.radius);
-    if (o && !(o.code === 'table' && o.distance <= tableDepth + 1e-9))
+    if (o && !(o.code === 'table' && (body || o.distance <= tableDepth + 1e-9)))
       return { code: o.code, arm: arm.name, link, sample: k, distance: o.distance };
   }
+  if (body) {
+    const depth = heldBodyDepth(body, tcp, env);
+    if (depth > Math.max(tableDepth, REST_SLACK))
+      return { code: 'table', arm: arm.name, link, sample: k, distance: depth };
+  }
+  const bottom = body ? heldBodyBottom(body, tcp) : -Infinity;
   const clearance = env.obstacleClearance ?? 0;
   for (const o of env.obstacles ?? []) {
     const d = obstacleDistance(w, 0, 3, held.radius, o);
-    if (d < clearance)
+    if (d < clearance && bottom < obstacleSolid(o).zMax + clearance - REST_SLACK)
       return { code: 'obstacle', arm: arm.name, link, obstacle: o.name, sample: k, distance: d, clearance };
   }
   return undefined;

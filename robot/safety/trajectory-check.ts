@@ -8,6 +8,7 @@
 import type {
   Box,
   HeldObject,
+  Jaw,
   JointLimits,
   Obstacle,
   Plane,
@@ -21,6 +22,7 @@ import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
 import { placeHeld } from './held-object.js';
 import { heldArmDistance, heldOutside, heldTableDepth, obstacleHit } from './scene-checks.js';
+import { type HeldBody, type SceneBody, heldBodyDepth, heldBodyHit, objectHit } from './scene-bodies.js';
 import { segmentDistance } from './segment-distance.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
@@ -37,6 +39,10 @@ export interface SafetyEnvelope {
   /** Static obstacles in the same frame, and the smallest allowed distance to them (m). */
   obstacles?: Obstacle[];
   obstacleClearance?: number;
+  /** Objects of a simulated scene nobody holds (set per plan from its ground truth). */
+  objects?: SceneBody[];
+  /** The scene's grasp tolerance (m): slack of the jaw channel that lets the gripper enclose an object. */
+  graspTolerance?: number;
 }
 
 export type SafetyViolation =
@@ -63,6 +69,16 @@ export type SafetyViolation =
       distance: number;
       clearance: number;
     }
+  /** distance: surface distance of a capsule or held object to a scene object, < 0 inside it (m). */
+  | {
+      code: 'object';
+      arm: string;
+      link: string;
+      object: string;
+      sample: number;
+      distance: number;
+      clearance: number;
+    }
   | {
       code: 'arm-collision';
       arms: [string, string];
@@ -83,6 +99,11 @@ export class ArmSafetyModel {
   readonly capsules: LinkCapsules;
   /** Capsule index pairs checked for self-collision (different, non-adjacent frames, not ignored). */
   readonly selfPairs: [number, number][];
+  readonly jaw: Jaw | null;
+  /** The gripper's opening during the plan (m; set per plan from the measured gripper). */
+  opening = 0;
+  /** The scene object the gripper holds (set per plan); `held` is then its bounding capsule. */
+  heldBody?: HeldBody;
 
   constructor(
     readonly name: string,
@@ -95,6 +116,7 @@ export class ArmSafetyModel {
   ) {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
+    this.jaw = robot.gripper?.jaw ?? null;
     this.capsules = new LinkCapsules(this.chain, robot.capsules);
     const ignored = new Set(robot.selfCollisionIgnore.flatMap(([a, b]) => [`${a}\0${b}`, `${b}\0${a}`]));
     const c = this.capsules;
@@ -156,12 +178,17 @@ export function checkTrajectories(
           if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
         }
       }
-      const hit = obstacleHit(arm, tcp, env, k);
+      const hit = obstacleHit(arm, tcp, env, k) ?? objectHit(arm, tcp, env, k);
       if (hit) return fail(hit);
       if (arm.held) {
         placeHeld(arm.held, tcp, heldWorld[a]);
-        if (k === 0 && arm.grasped) heldStart[a] = heldTableDepth(arm.held, heldWorld[a], env);
-        const v = heldOutside(arm, arm.held, heldWorld[a], env, k, heldStart[a]);
+        if (k === 0 && (arm.grasped || arm.heldBody))
+          heldStart[a] = arm.heldBody
+            ? heldBodyDepth(arm.heldBody, tcp, env)
+            : heldTableDepth(arm.held, heldWorld[a], env);
+        const v =
+          heldOutside(arm, arm.held, heldWorld[a], tcp, env, k, heldStart[a]) ??
+          heldBodyHit(arm, tcp, heldWorld[a], env, k);
         if (v) return fail(v);
       }
       // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
@@ -335,6 +362,8 @@ export function describeViolation(v: SafetyViolation): string {
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
     case 'obstacle':
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
+    case 'object':
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from object "${v.object}" (inside it), below the clearance ${mm(v.clearance)}`;
     case 'self-collision':
       return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
     case 'arm-collision':

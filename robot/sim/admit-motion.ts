@@ -3,7 +3,7 @@
 // fails any of them is refused before the arm moves (defence in depth behind the daemon's planner).
 import type { TrajectoryMsg, TrajectoryPoint } from '../link/protocol.js';
 import type { Rejection } from './admit.js';
-import { coefficients, polyAt } from './interpolate.js';
+import { coefficientsInto } from './interpolate.js';
 import type { SimArm } from './robot.js';
 
 export interface MotionRules {
@@ -58,25 +58,29 @@ export function checkTiming(m: TrajectoryMsg, now: number, r: MotionRules): Reje
 export function checkRates(m: TrajectoryMsg, arm: SimArm, tolerance: number): Rejection | null {
   const pts = m.points;
   const linear = pts[0]!.dq === undefined;
-  let before: number[] | null = null;
+  const n = pts[0]!.q.length;
+  // Reused across segments: the mean velocities of this segment and of the one before.
+  let mean = new Float64Array(n);
+  let before = new Float64Array(n);
   for (let k = 0; k + 1 < pts.length; k++) {
     const a = pts[k]!;
     const b = pts[k + 1]!;
     const h = b.t - a.t;
-    const mean = a.q.map((q, j) => (b.q[j]! - q) / h);
-    for (let j = 0; j < mean.length; j++) {
-      const bad = rate(arm, j, 'velocity', mean[j]!, tolerance, () => `between points[${k}] and points[${k + 1}]`);
-      if (bad) return bad;
+    for (let j = 0; j < n; j++) {
+      mean[j] = (b.q[j]! - a.q[j]!) / h;
+      // The message (a closure) only for a failure: this runs per joint and point.
+      if (Math.abs(mean[j]!) > arm.joints[j]!.velocity * (1 + tolerance))
+        return rate(arm, j, 'velocity', mean[j]!, tolerance, () => `between points[${k}] and points[${k + 1}]`);
     }
-    if (linear && before) {
+    if (linear && k > 0) {
       const span = (h + (a.t - pts[k - 1]!.t)) / 2;
-      for (let j = 0; j < mean.length; j++) {
+      for (let j = 0; j < n; j++) {
         const acc = (mean[j]! - before[j]!) / span;
-        const bad = rate(arm, j, 'acceleration', acc, tolerance, () => `at points[${k}] (finite difference)`);
-        if (bad) return bad;
+        if (Math.abs(acc) > arm.joints[j]!.acceleration * (1 + tolerance))
+          return rate(arm, j, 'acceleration', acc, tolerance, () => `at points[${k}] (finite difference)`);
       }
     }
-    before = mean;
+    [before, mean] = [mean, before];
     if (!linear) {
       const bad = checkSegment(a, b, k, arm, tolerance);
       if (bad) return bad;
@@ -84,6 +88,8 @@ export function checkRates(m: TrajectoryMsg, arm: SimArm, tolerance: number): Re
   }
   return null;
 }
+
+const coeffs = new Float64Array(6);
 
 /** Sub-samples one cubic or quintic segment: positions within the limits, velocity and acceleration within theirs. */
 function checkSegment(
@@ -96,15 +102,22 @@ function checkSegment(
   const h = b.t - a.t;
   const n = Math.min(64, Math.max(4, Math.ceil(h / SUB_STEP)));
   for (let j = 0; j < a.q.length; j++) {
-    const c = coefficients(a, b, j, h);
+    const c = coeffs;
+    const len = coefficientsInto(c, a, b, j, h);
     const { name, lower, upper, velocity, acceleration } = arm.joints[j]!;
     const vmax = velocity * (1 + tolerance);
     const amax = acceleration * (1 + tolerance);
     for (let i = 0; i <= n; i++) {
       const tau = (h * i) / n;
-      const q = polyAt(c, tau, 0);
-      const v = polyAt(c, tau, 1);
-      const acc = polyAt(c, tau, 2);
+      // Position, velocity and acceleration in one Horner pass (polyAt thrice, without its branches).
+      let q = c[len - 1]!,
+        v = 0,
+        acc = 0;
+      for (let e = len - 2; e >= 0; e--) {
+        acc = acc * tau + 2 * v;
+        v = v * tau + q;
+        q = q * tau + c[e]!;
+      }
       if (q >= lower - POSITION_SLACK && q <= upper + POSITION_SLACK && Math.abs(v) <= vmax && Math.abs(acc) <= amax)
         continue;
       const at = () => `at t = ${(a.t + tau).toFixed(4)} s (between points[${k}] and points[${k + 1}])`;

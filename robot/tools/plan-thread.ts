@@ -3,6 +3,7 @@
 // is started again on the next request.
 import { Worker } from 'node:worker_threads';
 import type { PlanResult } from './plan.js';
+import type { SceneSnapshot } from './plan-scene.js';
 import type { ArmTargets } from './validate.js';
 
 export interface PlanRequest {
@@ -13,6 +14,8 @@ export interface PlanRequest {
   targets: ArmTargets[];
   /** Arms holding a grasped object (Planner.setGrasped). */
   grasped: string[];
+  /** A simulated workcell's ground truth to check against. */
+  scene?: SceneSnapshot;
   warmUp?: boolean;
 }
 
@@ -33,8 +36,9 @@ export class PlanThread {
     start: Record<string, readonly number[]>,
     targets: ArmTargets[],
     grasped: string[] = [],
+    scene?: SceneSnapshot,
   ): Promise<PlanResult> {
-    return this.request({ robot, dir, start, targets, grasped });
+    return this.request({ robot, dir, start, targets, grasped, ...(scene && { scene }) });
   }
 
   /** Compiles the robot's model and the planner in the worker before the first call needs them. */

@@ -30,7 +30,7 @@ parentPort!.on('message', (req: PlanRequest) => {
       const w = warmUpRequest(m);
       for (let i = 0; i < 3; i++) planCartesianMotion(m, w.start, w.targets);
       result = { ok: false, code: 'invalid_target', arm: null, message: 'warm-up' };
-    } else result = planCartesianMotion(m, req.start, req.targets, req.grasped);
+    } else result = planCartesianMotion(m, req.start, req.targets, req.grasped, req.scene);
   } catch (err) {
     result = { ok: false, code: 'planner_error', arm: null, message: (err as Error).message };
   }

@@ -8,6 +8,7 @@ import { poseDistance } from '../kinematics/pose-error.js';
 import { forwardKinematics } from '../kinematics/forward.js';
 import type { ArmReferences, PlanFailure, PoseTarget } from '../motion/planner/planner.js';
 import type { RobotModel } from './robot-model.js';
+import { planScene, type SceneSnapshot } from './plan-scene.js';
 import type { ArmTargets } from './validate.js';
 
 export interface PlannedArm {
@@ -36,16 +37,18 @@ export type PlanResult =
 
 /**
  * Plans a path through `targets` (each names every arm; null holds that arm for that step)
- * from the measured joints `start` (every arm), the arms in `grasped` holding an object. Only
- * the arms with a target are returned.
+ * from the measured joints `start` (every arm), the arms in `grasped` holding an object, checked
+ * against a simulated workcell's objects when `scene` is given. Only the arms with a target are returned.
  */
 export function planCartesianMotion(
   model: RobotModel,
   start: Record<string, readonly number[]>,
   targets: ArmTargets[],
   grasped: readonly string[] = [],
+  scene?: SceneSnapshot,
 ): PlanResult {
   model.planner.setGrasped(grasped);
+  model.planner.setScene(scene ? planScene(model, scene, start, grasped) : null);
   const moving = model.armNames.filter((a) => targets.some((t) => t[a]));
   const perArm = Object.fromEntries(moving.map((a) => [a, targets.map((t) => t[a] ?? null)]));
   const r = model.planner.planCartesian({ measured: start, targets: perArm });
@@ -72,6 +75,7 @@ export function planStopFrom(
 ): PlanResult {
   // Braking stays on the path already checked with the held object; only the links are re-checked.
   model.planner.setGrasped([]);
+  model.planner.setScene(null);
   const state = Object.fromEntries(
     model.armNames.map((a) => [a, moving[a] ?? { q: still[a]!, dq: still[a]!.map(() => 0) }]),
   );

@@ -48,6 +48,8 @@ export interface MosquittoFiles {
   aclFile?: string;
   /** PEM files: the listener speaks TLS only (mqtts://). */
   tls?: { cafile: string; certfile: string; keyfile: string };
+  /** More mosquitto.conf lines (after the listener). */
+  conf?: string;
 }
 
 async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<BrokerEndpoint> {
@@ -70,7 +72,7 @@ async function spawnMosquitto(binary: string, files?: MosquittoFiles): Promise<B
     const asRoot = process.getuid?.() === 0 ? 'user root\n' : '';
     writeFileSync(
       conf,
-      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwordFile}\n${acl}${tls}persistence false\nlog_dest stderr\n`,
+      `${asRoot}listener ${port} 127.0.0.1\nallow_anonymous false\npassword_file ${passwordFile}\n${acl}${tls}${files?.conf ?? ''}persistence false\nlog_dest stderr\n`,
     );
     const child: ChildProcess = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

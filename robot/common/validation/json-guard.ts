@@ -45,20 +45,48 @@ export function depthIssue(value: unknown, limit: number, path = ''): Issue | un
   return { path, rule: `must not nest arrays and objects more than ${limit} levels deep`, value: `${depth} levels` };
 }
 
-/** Prototype names used as keys anywhere in `value` (at most `max`; an object's keys before its children's). */
+/** An object or array met by the prototype-key walk; its path is spelled out only for an issue. */
+interface Visit {
+  v: object;
+  parent: Visit | null;
+  key: string | number;
+}
+
+function pathOf(n: Visit, base: string): string {
+  const keys: (string | number)[] = [];
+  for (let p: Visit | null = n; p?.parent; p = p.parent) keys.push(p.key);
+  let out = base;
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    out = typeof k === 'number' ? `${out}[${k}]` : keyPath(out, k);
+  }
+  return out;
+}
+
+/**
+ * Prototype names used as keys anywhere in `value` (at most `max`; an object's keys before its
+ * children's). Scalars are not visited and paths are built only for issues: a 100,000-point
+ * trajectory is walked in milliseconds.
+ */
 export function prototypeKeyIssues(value: unknown, path = '', max = 10): Issue[] {
   const issues: Issue[] = [];
-  const stack: [unknown, string][] = [[value, path]];
+  if (typeof value !== 'object' || value === null) return issues;
+  const stack: Visit[] = [{ v: value, parent: null, key: '' }];
+  const children: Visit[] = [];
   while (stack.length > 0 && issues.length < max) {
-    const [v, at] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    const children: [unknown, string][] = [];
-    if (Array.isArray(v)) v.forEach((x, i) => children.push([x, `${at}[${i}]`]));
-    else
-      for (const [k, x] of Object.entries(v)) {
-        const p = keyPath(at, k);
-        if (isPrototypeKey(k)) issues.push({ path: p, rule: PROTOTYPE_KEY_RULE, value: k });
-        else children.push([x, p]);
+    const n = stack.pop()!;
+    children.length = 0;
+    if (Array.isArray(n.v)) {
+      const a = n.v as unknown[];
+      for (let i = 0; i < a.length; i++) {
+        const x = a[i];
+        if (typeof x === 'object' && x !== null) children.push({ v: x, parent: n, key: i });
+      }
+    } else
+      for (const k of Object.keys(n.v)) {
+        const x = (n.v as Record<string, unknown>)[k];
+        if (isPrototypeKey(k)) issues.push({ path: keyPath(pathOf(n, path), k), rule: PROTOTYPE_KEY_RULE, value: k });
+        else if (typeof x === 'object' && x !== null) children.push({ v: x, parent: n, key: k });
       }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }

@@ -6,6 +6,7 @@ import { type PlannerOptions, compileSetup } from './compiled.js';
 import { planCartesian } from './cartesian.js';
 import { planJoint, planStop } from './joint-space.js';
 import type { Planner } from './types.js';
+import { heldCapsule } from '../../safety/scene-bodies.js';
 
 export type { PlannerOptions } from './compiled.js';
 export type * from './types.js';
@@ -14,6 +15,7 @@ export type * from './types.js';
 export function createPlanner(description: RobotDescription | SetupDescription, options: PlannerOptions = {}): Planner {
   const setup = compileSetup(description, options);
   const mounted = setup.arms.map((a) => a.safety.held);
+  const fixed = setup.envelope.obstacles ?? [];
   return {
     name: setup.name,
     arms: setup.arms.map((a) => ({ name: a.name, joints: a.safety.chain.jointNames.slice() })),
@@ -24,7 +26,21 @@ export function createPlanner(description: RobotDescription | SetupDescription, 
         const envelope = grasped.includes(a.name) ? a.robot.graspEnvelope : undefined;
         a.safety.held = envelope ?? mounted[i];
         a.safety.grasped = envelope !== undefined;
+        a.safety.heldBody = undefined;
       }),
+    setScene: (scene) => {
+      const env = setup.envelope;
+      env.objects = scene?.objects;
+      env.graspTolerance = scene?.graspTolerance;
+      env.obstacles = scene ? [...fixed, ...scene.obstacles] : fixed;
+      for (const { safety } of setup.arms) {
+        const arm = scene?.arms[safety.name];
+        const g = arm?.gripper ?? 0;
+        safety.opening = safety.jaw ? safety.jaw.openWidth * Math.min(Math.max(g, 0), 1) : 0;
+        safety.heldBody = arm?.held;
+        if (arm?.held) safety.held = heldCapsule(arm.held);
+      }
+    },
     planCartesian: (request) => guard(() => planCartesian(setup, request)),
     planJoint: (request) => guard(() => planJoint(setup, request)),
     planStop: (request) => guard(() => planStop(setup, request)),

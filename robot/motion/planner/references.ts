@@ -80,6 +80,15 @@ function fromViolation(v: SafetyViolation, message: string): PlanFailure {
         distance: v.distance,
         limit: v.clearance,
       });
+    case 'object':
+      return failure(v.code, msg, {
+        arm: v.arm,
+        link: v.link,
+        object: v.object,
+        sample: v.sample,
+        distance: v.distance,
+        limit: v.clearance,
+      });
     case 'self-collision':
       return failure(v.code, msg, { arm: v.arm, links: v.links, sample: v.sample, distance: v.distance });
     case 'arm-collision':

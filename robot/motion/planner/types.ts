@@ -1,6 +1,8 @@
 // The planner's API types: requests for one robot or a multi-arm setup (keyed by arm name),
 // timed joint references per arm, and result codes. Plain data; no exceptions on the control path.
 import type { PoseTarget } from '../cartesian-path.js';
+import type { Obstacle } from '../../description/types.js';
+import type { HeldBody, SceneBody } from '../../safety/scene-bodies.js';
 import type { SafetyViolation } from '../../safety/trajectory-check.js';
 
 export type { PoseTarget };
@@ -109,6 +111,8 @@ export interface PlanFailure {
   link?: string;
   /** For obstacle: the obstacle's name in the setup config. */
   obstacle?: string;
+  /** For object: the scene object's name. */
+  object?: string;
   /** m: clearance, or how far past a boundary. */
   distance?: number;
   value?: number;
@@ -136,7 +140,23 @@ export interface Planner {
    * only what the setup mounts.
    */
   setGrasped(arms: readonly string[]): void;
+  /**
+   * The simulated scene the next plans are checked against (after setGrasped; null: none): its
+   * objects nobody holds, its obstacles (beside the setup's), and per arm the gripper position
+   * and the object it holds (its bounding capsule replaces the grasp envelope).
+   */
+  setScene(scene: PlanScene | null): void;
   planCartesian(request: CartesianRequest): PlanResult;
   planJoint(request: JointRequest): PlanResult;
   planStop(request: StopRequest): PlanResult;
+}
+
+/** A simulated scene in the planner's frame (robot/tools/plan-scene.ts builds it from `sim/scene`). */
+export interface PlanScene {
+  objects: SceneBody[];
+  obstacles: Obstacle[];
+  /** The scene's grasp tolerance (m). */
+  graspTolerance: number;
+  /** gripper: the measured position (0 closed … 1 open; null: none); held: the object in it. */
+  arms: Record<string, { gripper: number | null; held?: HeldBody }>;
 }

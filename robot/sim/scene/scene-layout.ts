@@ -4,7 +4,7 @@ import type { Checker } from '../../description/checker.js';
 import { CONTACT_EPS, type Solid, bottomZ, footprintHas, obstacleSolid, solidOf, solidsOverlap } from './geometry.js';
 import type { SceneDescription, SceneObject } from './types.js';
 
-export const isContainer = (o: SceneObject): boolean => o.tags.includes('container');
+export const isContainer = (o: Pick<SceneObject, 'tags'>): boolean => o.tags.includes('container');
 
 /** Whether `inner`'s centre is over `container`'s footprint and not below its bottom. */
 function within(inner: Solid & { x: number; y: number }, container: Solid): boolean {

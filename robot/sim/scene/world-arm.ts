@@ -3,7 +3,8 @@
 import type { ArmPlacement, Jaw } from '../../description/types.js';
 import { KinematicChain } from '../../kinematics/chain.js';
 import { forwardKinematics } from '../../kinematics/forward.js';
-import { invert, type Transform } from '../../math/transform.js';
+import type { Transform } from '../../math/transform.js';
+import { closingAxis, inJaw } from '../../safety/jaw.js';
 import { LinkCapsules } from '../../safety/link-capsules.js';
 import type { Shape } from './types.js';
 import { widthAlong } from './world-shapes.js';
@@ -19,8 +20,6 @@ export class ArmBody {
   gripper: number | null = null;
   /** Whether place() has run: before, the capsules are nowhere. */
   placed = false;
-  private readonly tcpInv: Transform = new Float64Array(12);
-  private readonly p = new Float64Array(3);
   private readonly u = new Float64Array(3);
 
   constructor(placement: ArmPlacement) {
@@ -36,7 +35,6 @@ export class ArmBody {
   place(q: ArrayLike<number>): void {
     forwardKinematics(this.chain, q, this.tcp, this.frames);
     this.capsules.place(this.frames);
-    invert(this.tcpInv, this.tcp);
     this.placed = true;
   }
 
@@ -57,9 +55,7 @@ export class ArmBody {
 
   /** Extent of a shape at `pose` across the jaw (along the fingers' closing axis), m. */
   widthAcross(shape: Shape, pose: Transform): number {
-    const k = this.jaw?.axis === 'x' ? 0 : 1;
-    for (let i = 0; i < 3; i++) this.u[i] = this.tcp[4 * i + k];
-    return widthAlong(shape, pose, this.u);
+    return this.jaw ? widthAlong(shape, pose, closingAxis(this.jaw, this.tcp, this.u)) : 0;
   }
 
   /**
@@ -67,23 +63,6 @@ export class ArmBody {
    * `ahead`, the box runs on without end along TCP +z (the channel the fingers sweep as they approach).
    */
   inJaw(pose: Transform, tol: number, ahead = false): boolean {
-    const jaw = this.jaw;
-    if (!jaw) return false;
-    const t = this.tcpInv,
-      p = this.p;
-    for (let i = 0; i < 3; i++)
-      p[i] = t[4 * i] * pose[3] + t[4 * i + 1] * pose[7] + t[4 * i + 2] * pose[11] + t[4 * i + 3];
-    const [across, along] = jaw.axis === 'x' ? [p[0], p[1]] : [p[1], p[0]];
-    return (
-      Math.abs(across) <= this.opening() / 2 + tol &&
-      Math.abs(along) <= jaw.thickness / 2 + tol &&
-      p[2] >= -jaw.depth / 2 - tol &&
-      (ahead || p[2] <= jaw.depth / 2 + tol)
-    );
-  }
-
-  /** TCP-from-world pose (valid after place). */
-  tcpInverse(): Transform {
-    return this.tcpInv;
+    return this.jaw !== null && inJaw(this.jaw, this.opening(), this.tcp, pose[3], pose[7], pose[11], tol, ahead);
   }
 }

@@ -1,12 +1,15 @@
 // Contacts of one arm's link capsules with the workcell: objects nobody holds, the scene's fixed
 // obstacles, and the table top (no moving capsule may dip below it). The gripper's capsule may
 // overlap an object that sits in the jaw's channel and fits between the open fingers: the hand
-// is closing around it, not hitting it.
+// is closing around it, not hitting it. A held object hits what its arm carries it into.
 import type { Obstacle } from '../../description/types.js';
+import type { Transform } from '../../math/transform.js';
 import { obstacleDistance } from '../../safety/obstacle-distance.js';
 import type { ArmBody } from './world-arm.js';
 import type { Placed } from './world-settle.js';
-import { boundingRadius, objectDistance } from './world-shapes.js';
+import { bottomZ, obstacleSolid, topZ } from './geometry.js';
+import type { SceneObject } from './types.js';
+import { boundingCapsule, boundingRadius, objectDistance } from './world-shapes.js';
 
 /** Penetration tolerated before a contact counts (m): resting contact and rounding. */
 export const CONTACT_SLACK = 0.001;
@@ -58,4 +61,34 @@ export function armContacts(
     if (c.frame[i] !== 0) add(link, 'table', Math.min(seg[2]!, seg[5]!) - r - table);
   }
   return [...found.values()];
+}
+
+/**
+ * Contacts of an object held by `arm`, as its bounding capsule (boundingCapsule, as the planner
+ * checks it), with the objects nobody holds, the obstacles and, by its exact bottom, the table.
+ * Resting on top of something (its exact bottom no more than CONTACT_SLACK below that one's top)
+ * is not a contact; the link is named `held:<object>`.
+ */
+export function heldContacts(
+  arm: string,
+  held: SceneObject,
+  pose: Transform,
+  objects: readonly Placed[],
+  obstacles: readonly Obstacle[],
+  table: number,
+): Contact[] {
+  const link = `held:${held.name}`;
+  const cap = boundingCapsule(held.shape, pose);
+  seg.set(cap.a, 0);
+  seg.set(cap.b, 3);
+  const bottom = bottomZ(held.shape, pose);
+  const out: Contact[] = [];
+  const add = (object: string, d: number, top: number) => {
+    if (d < -CONTACT_SLACK && bottom < top - CONTACT_SLACK) out.push({ arm, link, object, depth: -d });
+  };
+  for (const o of objects)
+    add(o.object.name, objectDistance(seg, cap.radius, o.object, o.pose), topZ(o.object.shape, o.pose));
+  for (const ob of obstacles) add(ob.name, obstacleDistance(seg, 0, 3, cap.radius, ob), obstacleSolid(ob).zMax);
+  if (table - bottom > CONTACT_SLACK) out.push({ arm, link, object: 'table', depth: table - bottom });
+  return out;
 }

@@ -7,6 +7,7 @@ import { segmentBoxDistance, segmentCylinderDistance } from '../../safety/obstac
 import { segmentDistance } from '../../safety/segment-distance.js';
 import { halfHeight } from './geometry.js';
 import { isContainer } from './scene-layout.js';
+import type { Triple } from '../../description/types.js';
 import type { SceneObject, Shape } from './types.js';
 
 /** Thickness of a container's floor (m): objects dropped into it rest this far above its bottom. */
@@ -19,6 +20,34 @@ export function boundingRadius(s: Shape): number {
   if (s.kind === 'box') return 0.5 * Math.hypot(s.size[0], s.size[1], s.size[2]);
   if (s.kind === 'cylinder') return Math.hypot(s.radius, s.height / 2);
   return s.radius;
+}
+
+/**
+ * The capsule bounding a shape placed by `frame` (endpoints in frame's parent): a box over its
+ * longest axis with the half-diagonal of the other two as radius, a cylinder over its axis, a
+ * sphere exactly. How a held object is checked, by the planner and the simulator alike.
+ */
+export function boundingCapsule(s: Shape, frame: Transform): { a: Triple; b: Triple; radius: number } {
+  const a = [0, 0, 0],
+    b = [0, 0, 0];
+  let radius = s.kind === 'box' ? 0 : s.radius;
+  if (s.kind === 'box') {
+    const h = s.size.map((x) => x / 2);
+    const i = h.indexOf(Math.max(...h));
+    a[i] = -h[i]!;
+    b[i] = h[i]!;
+    radius = Math.hypot(...h.filter((_, j) => j !== i));
+  } else if (s.kind === 'cylinder') {
+    a[2] = -s.height / 2;
+    b[2] = s.height / 2;
+  }
+  const put = (p: number[]): Triple => {
+    const out = [0, 0, 0] as Triple;
+    for (let r = 0; r < 3; r++)
+      out[r] = frame[r * 4]! * p[0]! + frame[r * 4 + 1]! * p[1]! + frame[r * 4 + 2]! * p[2]! + frame[r * 4 + 3]!;
+    return out;
+  };
+  return { a: put(a), b: put(b), radius };
 }
 
 /** Heading of a pose: the angle of its x axis projected onto the world xy plane (rad). */
@@ -53,7 +82,12 @@ const end = new Float64Array(6);
  * A container counts as solid only where the capsule is not wholly inside its cavity (the
  * shape shrunk by the wall, from the floor up, open above): the arm may reach in, not through the wall.
  */
-export function objectDistance(e: Float64Array, r: number, o: SceneObject, pose: Transform): number {
+export function objectDistance(
+  e: Float64Array,
+  r: number,
+  o: Pick<SceneObject, 'shape' | 'tags'>,
+  pose: Transform,
+): number {
   const s = o.shape;
   let d: number;
   if (s.kind === 'sphere') {

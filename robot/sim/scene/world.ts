@@ -2,14 +2,15 @@
 // deterministic for a seed: the simulated controller calls update() after every step with the
 // measured joints and gripper positions, and acts on what it returns (docs/scenes.md).
 import type { SetupDescription } from '../../description/types.js';
-import type { SimCollision, SimSceneMsg } from '../../link/sim-scene.js';
+import type { SimCollision, SimObstacle, SimSceneMsg } from '../../link/sim-scene.js';
 import { quatFromTransform } from '../../math/quaternion.js';
 import { compose, invert, type Transform } from '../../math/transform.js';
 import { bottomZ } from './geometry.js';
 import { evaluateAll } from './predicates.js';
-import type { ObjectState, SceneDescription, SceneObject } from './types.js';
+import { isContainer } from './scene-layout.js';
+import type { ObjectState, SceneDescription, SceneObject, SceneObstacle } from './types.js';
 import { ArmBody } from './world-arm.js';
-import { armContacts, type Contact } from './world-collide.js';
+import { armContacts, heldContacts, type Contact } from './world-collide.js';
 import { dropPose, noisyPoses, settleAll, type Ground, type Placed } from './world-settle.js';
 
 /** A collision counts again only once it is this much deeper than when it was last reported (m). */
@@ -109,17 +110,22 @@ export class SimWorld {
       scene: this.scene.name,
       seed: this.seed,
       time: this.time,
-      objects: this.objects.map((o) => {
+      objects: this.objects.map((o, i) => {
         quatFromTransform(q, o.pose);
+        const object = this.scene.objects[i]!;
         return {
           name: o.name,
           pose: [o.pose[3]!, o.pose[7]!, o.pose[11]!, q[0]!, q[1]!, q[2]!, q[3]!],
           held_by: o.heldBy,
+          shape: object.shape,
+          container: isContainer(object),
         };
       }),
       predicates: evaluateAll(this.scene, this.objects),
       tasks: Object.fromEntries(this.scene.tasks.map((t) => [t.name, t.success])),
       collisions: { count: this.collisions, last: this.lastCollision },
+      obstacles: this.scene.obstacles.map(wireObstacle),
+      grasp_tolerance: this.scene.graspTolerance,
     };
   }
 
@@ -179,15 +185,16 @@ export class SimWorld {
     const free = this.placed();
     const seen = new Set<string>();
     const events: WorldEvent[] = [];
+    const { obstacles, table, graspTolerance } = this.scene;
     for (const arm of this.arms) {
       if (!arm.placed) continue;
-      for (const c of armContacts(
-        arm,
-        free,
-        this.scene.obstacles,
-        this.scene.table.height,
-        this.scene.graspTolerance,
-      )) {
+      const found = armContacts(arm, free, obstacles, table.height, graspTolerance);
+      const grip = this.grips.get(arm.name);
+      if (grip) {
+        const held = this.objects[grip.object]!;
+        found.push(...heldContacts(arm.name, this.object(grip.object), held.pose, free, obstacles, table.height));
+      }
+      for (const c of found) {
         const key = `${c.arm}\u0000${c.link}\u0000${c.object}`;
         seen.add(key);
         const reported = this.contacts.get(key);
@@ -202,4 +209,17 @@ export class SimWorld {
     for (const key of this.contacts.keys()) if (!seen.has(key)) this.contacts.delete(key);
     return events;
   }
+}
+
+/** An obstacle as `sim/scene` sends it (a box's pose as [x, y, z, qx, qy, qz, qw]). */
+function wireObstacle(o: SceneObstacle): SimObstacle {
+  if (o.shape === 'sphere') return { name: o.name, shape: 'sphere', center: [...o.center], radius: o.radius };
+  if (o.shape === 'capsule') return { name: o.name, shape: 'capsule', a: [...o.a], b: [...o.b], radius: o.radius };
+  const q = quatFromTransform(new Float64Array(4), o.pose);
+  return {
+    name: o.name,
+    shape: 'box',
+    pose: [o.pose[3]!, o.pose[7]!, o.pose[11]!, q[0]!, q[1]!, q[2]!, q[3]!],
+    size: o.half.map((h) => 2 * h),
+  };
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../../helpers/daemon.js';
 
-test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad flags exit 2', async () => {
+test('bench load --json: heartbeat gaps, API latency, error codes, RSS and its breakdown; bad flags exit 2', async () => {
   const r = await runCli(
     [
       'bench',
@@ -38,6 +38,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
     'motion',
     'event_loop_delay_ms',
     'rss_mib',
+    'memory_mib',
     'target',
   ]);
   assert.equal(out.non_readers, 1);
@@ -55,5 +56,9 @@ test('bench load --json: heartbeat gaps, API latency, error codes and RSS; bad f
   assert.equal(out.mqtt.refused_subscriptions, 2 * out.mqtt.connects);
   assert.equal(typeof out.motion.disturbed, 'boolean');
   assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
+  // Where the memory is: before, peak, after the flood, and after a full collection.
+  assert.deepEqual(Object.keys(out.memory_mib), ['before', 'peak', 'after', 'after_gc']);
+  for (const s of Object.values(out.memory_mib) as Record<string, number>[])
+    assert.deepEqual(Object.keys(s), ['rss', 'heap_used', 'heap_total', 'external', 'array_buffers']);
   assert.equal((await runCli(['bench', 'load', '--clients', '0'])).code, 2);
 });

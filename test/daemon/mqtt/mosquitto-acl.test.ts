@@ -1,7 +1,7 @@
 // `brainstem mqtt credentials` against a real Mosquitto running with the files it writes: the
 // grants hold there too (Mosquitto drops a refused publish and keeps the connection), and the
 // daemon with its simulated controller (stored robot.yam secret) still moves the arm.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,20 +14,30 @@ import { tempDir } from '../../helpers/temp.js';
 
 const BASE = 'lab';
 
-test('Mosquitto with the generated password and ACL files enforces the identities', async (t) => {
+/** `brainstem mqtt credentials` for a config serving `serve` (YAML list items) with observer `app`. */
+async function credentials(t: TestContext, serve: string[]) {
   const dir = tempDir('brainstem-acl-');
   t.after(() => dir.remove());
   const dataDir = join(dir.path, 'data');
   const config = join(dir.path, 'brainstem.yaml');
+  const items = serve.map((x) => `    - ${x}\n`).join('');
   writeFileSync(
     config,
-    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n    - {id: yam, robot: yam, sim: true}\n    - {id: other, robot: yam}\n`,
+    `data_dir: ${dataDir}\nmqtt:\n  base: ${BASE}\n  observers: [app]\nrobots:\n  serve:\n${items}`,
   );
   const out = join(dir.path, 'mosquitto');
   const run = await runCli(['mqtt', 'credentials', '--config', config, '--out', out]);
   assert.equal(run.code, 0, run.stderr);
-  assert.match(run.stdout, /robot\.yam \(controller\): .*mqtt-identities\/robot\.yam/);
   const secret = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
+  return { dataDir, out, run, secret };
+}
+
+test('Mosquitto with the generated password and ACL files enforces the identities', async (t) => {
+  const { dataDir, out, run, secret } = await credentials(t, [
+    '{id: yam, robot: yam, sim: true}',
+    '{id: other, robot: yam}',
+  ]);
+  assert.match(run.stdout, /robot\.yam \(controller\): .*mqtt-identities\/robot\.yam/);
   const secrets = [
     secret('mqtt-password'),
     secret('mqtt-identities/robot.yam'),
@@ -89,4 +99,42 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
   const p = (await call('get_state', {})).arms.arm.tcp as number[];
   const moved = await call('move_to', { target: { pose_xyzquat: [p[0]! + 0.02, ...p.slice(1)] } });
   assert.equal(moved.status, 'ok', moved.message);
+});
+
+test("Mosquitto with brainstem.conf binds client ids to identities: another identity reusing a controller's id does not knock it off", async (t) => {
+  const { out, run, secret } = await credentials(t, ['{id: yam, robot: yam}']);
+  const conf = readFileSync(join(out, 'brainstem.conf'), 'utf8');
+  assert.ok(conf.includes(`password_file ${join(out, 'passwd')}\n`) && conf.includes(`acl_file ${join(out, 'acl')}\n`));
+  assert.match(run.stdout, /^ {2}use_username_as_clientid true$/m);
+  // The harness writes its own listener, password_file and acl_file lines; the binding is the new one.
+  const bind = conf.split('\n').filter((l) => l.startsWith('use_username_as_clientid'));
+  assert.deepEqual(bind, ['use_username_as_clientid true']);
+  const broker = await getOwnMosquitto(t, {
+    passwordFile: join(out, 'passwd'),
+    aclFile: join(out, 'acl'),
+    conf: `${bind[0]}\n`,
+  });
+  if (!broker) return;
+  t.after(() => broker.stop());
+  const login = (username: string, password: string, clientId: string) =>
+    connectMqtt({ url: broker.url, username, password }, { clientId });
+  const yam = await login('robot.yam', secret('mqtt-identities/robot.yam'), 'robot.yam.sim');
+  let closes = 0;
+  yam.on('close', () => closes++);
+  const sniffer = await login('brainstem', secret('mqtt-password'), 'brainstem.sniffer');
+  // The observer takes the simulator's id, then the bare identity name: neither is its own.
+  const thief = await login('observer.app', secret('mqtt-identities/observer.app'), 'robot.yam.sim');
+  const thief2 = await login('observer.app', secret('mqtt-identities/observer.app'), 'robot.yam');
+  t.after(() => Promise.all([yam, sniffer, thief, thief2].map((c) => c.endAsync())));
+  const topic = `${BASE}/robots/yam/state`;
+  const seen = nextMessage(sniffer, topic);
+  await sniffer.subscribeAsync(topic, { qos: 1 });
+  await yam.publishAsync(topic, 'still here', { qos: 1 });
+  assert.equal((await seen).payload, 'still here');
+  assert.equal(closes, 0, 'the controller kept its connection');
+  // The trade-off: one connection per identity. A second robot.yam login replaces the first.
+  const closed = new Promise<void>((resolve) => yam.once('close', () => resolve()));
+  const second = await login('robot.yam', secret('mqtt-identities/robot.yam'), 'robot.yam.other');
+  t.after(() => second.endAsync());
+  await closed;
 });

@@ -252,6 +252,20 @@ const cases: Case[] = [
     'trajectory.points[0].qd',
     /is not a known field/,
   ],
+  [
+    'sim_scene',
+    'box without a size',
+    (m) => ((m.objects[0].shape = { kind: 'box' }), m),
+    'sim_scene.objects[0].shape.size',
+    /is required for box, got nothing/,
+  ],
+  [
+    'sim_scene',
+    'capsule obstacle without an end',
+    (m) => ((m.obstacles = [{ name: 'post', shape: 'capsule', a: [0, 0, 0], radius: 0.03 }]), m),
+    'sim_scene.obstacles[0].b',
+    /is required for capsule, got nothing/,
+  ],
   ['sim_scene', 'short pose', (m) => ((m.objects[0].pose = [0, 0, 0]), m), 'sim_scene.objects[0].pose', /at least 7/],
   [
     'sim_scene',
