@@ -52,6 +52,11 @@ async function rig(t: Parameters<typeof startRig>[0]): Promise<Rig> {
     async () => (await r.rpc.call('sim.scene', { robot: 'arm1' })).result.scene ?? undefined,
     'a sim.scene',
   );
+  // The first renders can pause the simulator on a loaded machine: start once both cameras have
+  // sent a frame and the robot is ready again (as policy eval does).
+  const cameras = r.d.robots.robot('arm1')!.cameras;
+  await waitFor(() => (['front', 'wrist'].every((c) => cameras.frame(c, 'color')) ? true : undefined), 'camera frames');
+  await waitReady(r, 'arm1');
   return r;
 }
 
