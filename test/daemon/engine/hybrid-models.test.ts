@@ -1,0 +1,127 @@
+// The hybrid Gated DeltaNet MoE archs (qwen3_next, qwen3_5_moe) on tiny synthetic models: the
+// recurrent state survives truncation (a prefix restores the state at that prefix, from a
+// snapshot or a replay), agrees with the float64 reference after truncation, and malformed
+// hybrid folders fail naming the tensor or key. Plain agreement with the reference (prefill,
+// decode, every kernel set) is in reference-agreement.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
+import { referenceForward } from '../../../daemon/tools/reference/forward.js';
+import { Prng } from '../../../robot/common/prng.js';
+import { editHeader, editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
+import { logitsDiff } from './logits-compare.js';
+
+const HYBRID = ['qwen3_next', 'qwen3_5_moe'] as const;
+
+function assertClose(got: Float32Array, want: ArrayLike<number>, what: string, rel = 1e-5): void {
+  const d = logitsDiff(got, want, rel);
+  assert.ok(d.worst <= d.bound, `${what}: token ${d.at} |Δ| ${d.worst} > ${d.bound}`);
+}
+
+for (const arch of HYBRID) {
+  test(`${arch}: truncating to every position of a prompt and continuing gives the straight run's logits`, async (t) => {
+    const dir = synthTemp(t, { arch, seed: 3 });
+    const rng = new Prng(9);
+    const prompt = Array.from({ length: 12 }, () => rng.int(600));
+    const next = [5, 77, 301];
+    const model = await NativeModel.load(dir, { threads: 2, activationBits: 24 });
+    t.after(() => model.dispose());
+    const s = await model.createSession();
+    // Straight: the prompt, then three decode steps.
+    const straight = [await s.prefill(prompt)];
+    for (const tok of next) straight.push(await s.decode(tok));
+    for (let p = 0; p < prompt.length; p++) {
+      // Rewind into the prompt (a snapshot or the zero state plus a replay), then continue.
+      await s.truncate(p);
+      assert.equal(s.length, p);
+      const got = [await s.prefill(prompt.slice(p))];
+      for (const tok of next) got.push(await s.decode(tok));
+      got.forEach((l, i) => assertClose(l, straight[i]!, `truncate(${p}) step ${i}`));
+      // A snapshot hit restores the exact state: prefill(prompt[:p]) then prefill(rest) twice.
+      if (p < 2) continue;
+      await s.truncate(0);
+      await s.prefill(prompt.slice(0, p));
+      const first = await s.prefill(prompt.slice(p));
+      await s.truncate(p);
+      const again = await s.prefill(prompt.slice(p));
+      assert.deepEqual(again, first, `snapshot at ${p}: continuation differs`);
+    }
+    await s.truncate(0);
+    s.dispose();
+  });
+
+  test(`${arch}: the engine after truncations matches the float64 reference`, async (t) => {
+    const dir = synthTemp(t, { arch, seed: 4 });
+    const model = await NativeModel.load(dir, { threads: 1, backend: 'cpu-ref' });
+    t.after(() => model.dispose());
+    const ref = referenceForward(dir);
+    t.after(() => ref.close());
+    const s = await model.createSession();
+    const prompt = [3, 14, 15, 92, 65, 35, 89, 79];
+    assertClose(await s.prefill(prompt), ref.prefill(prompt), 'prefill');
+    for (const [keep, more] of [
+      [5, [26, 53]],
+      [2, [58, 97, 93]],
+      [4, [23]],
+    ] as const) {
+      await s.truncate(keep);
+      ref.truncate(keep);
+      assertClose(await s.prefill([...more]), ref.prefill([...more]), `truncate(${keep}) + ${more.length}`);
+      assertClose(await s.decode(1), ref.decode(1), `truncate(${keep}) then decode`);
+    }
+    s.dispose();
+  });
+}
+
+const conv = 'model.layers.0.linear_attn.conv1d.weight';
+const rejects = async (dir: string, pattern: RegExp) => {
+  await assert.rejects(NativeModel.load(dir), (e: Error) => {
+    assert.ok(e instanceof EngineError, String(e));
+    assert.match(e.message, pattern);
+    return true;
+  });
+};
+
+test('malformed hybrid folders are refused naming the tensor or key', async (t) => {
+  let dir = synthTemp(t, { arch: 'qwen3_next', seed: 1 });
+  editHeader(shardOf(dir, conv), (h) => delete h[conv]);
+  editJson(join(dir, 'model.safetensors.index.json'), (j) => delete (j.weight_map as Record<string, string>)[conv]);
+  await rejects(dir, /missing tensor model\.layers\.0\.linear_attn\.conv1d\.weight/);
+
+  dir = synthTemp(t, { arch: 'qwen3_next', seed: 1 });
+  editHeader(shardOf(dir, conv), (h) => {
+    h[conv]!.shape = [h[conv]!.shape[0]! / 2, 8, 1];
+  });
+  await rejects(dir, /tensor model\.layers\.0\.linear_attn\.conv1d\.weight has shape \[128, 8, 1\].*\[256, 4, 1\]/);
+
+  dir = synthTemp(t, { arch: 'qwen3_next', seed: 1 });
+  editJson(join(dir, 'config.json'), (j) => (j.full_attention_interval = 4));
+  await rejects(dir, /layer 1 is linear_attention by config\.json .* model\.layers\.1\.self_attn tensors/);
+
+  dir = synthTemp(t, { arch: 'qwen3_next', seed: 1 });
+  editJson(join(dir, 'config.json'), (j) => (j.full_attention_interval = 0));
+  await rejects(dir, /field full_attention_interval must be an integer in \[1, /);
+
+  dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 1 });
+  editJson(join(dir, 'config.json'), (j) => {
+    const text = j.text_config as { layer_types: string[] };
+    text.layer_types = text.layer_types.slice(0, 3);
+  });
+  await rejects(dir, /text_config: field layer_types must list one type per layer \(num_hidden_layers 4\)/);
+
+  dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 1 });
+  editJson(join(dir, 'config.json'), (j) => {
+    const text = j.text_config as { layer_types: string[] };
+    text.layer_types[0] = 'full_attention';
+  });
+  await rejects(dir, /field full_attention_interval disagrees with layer_types at layer 0/);
+
+  dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 1 });
+  editJson(join(dir, 'config.json'), (j) => {
+    const text = j.text_config as Record<string, unknown>;
+    delete text.full_attention_interval;
+    (text.layer_types as string[])[0] = 'full_attention';
+  });
+  await rejects(dir, /layer 0 is full_attention .* language_model\.model\.layers\.0\.linear_attn tensors/);
+});
