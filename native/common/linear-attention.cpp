@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/lora.h"
+
 namespace bs {
 
 namespace {
@@ -145,7 +147,8 @@ void gated_delta_rule(const ExecCtx& ctx, const LinearAttnConfig& c, const float
 }
 
 void linear_attention_block(const Model& m, const LinearAttnWeights& w, const float* xn, int64_t n, float* state,
-                            Scratch& s, float* out) {
+                            Scratch& s, float* out, const LayerLora* lora) {
+  auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   const ModelConfig& cfg = m.cfg;
   const LinearAttnConfig& c = cfg.linear;
   const Layout L(c);
@@ -159,8 +162,8 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
     const int64_t group = 2 * L.Dk + 2 * r * L.Dv;
     s.lin_proj.resize(n * L.Hk * group);
     s.lin_proj2.resize(n * L.Hk * 2 * r);
-    run_linear(m, w.qkvz, xn, n, s.lin_proj.data(), s);
-    run_linear(m, w.ba, xn, n, s.lin_proj2.data(), s);
+    run_linear(m, w.qkvz, xn, n, s.lin_proj.data(), s, delta(LoraSlot::LinQkvz));
+    run_linear(m, w.ba, xn, n, s.lin_proj2.data(), s, delta(LoraSlot::LinBa));
     for (int64_t t = 0; t < n; ++t) {
       float* qkv = s.lin_qkv.data() + t * L.C;
       for (int64_t kh = 0; kh < L.Hk; ++kh) {
@@ -175,10 +178,10 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
       }
     }
   } else {
-    run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s);
-    run_linear(m, w.z, xn, n, s.lin_z.data(), s);
-    run_linear(m, w.b, xn, n, s.lin_b.data(), s);
-    run_linear(m, w.a, xn, n, s.lin_a.data(), s);
+    run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+    run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+    run_linear(m, w.b, xn, n, s.lin_b.data(), s, delta(LoraSlot::LinB));
+    run_linear(m, w.a, xn, n, s.lin_a.data(), s, delta(LoraSlot::LinA));
   }
   s.lin_conv.resize(n * L.C);
   causal_conv_silu(w.conv.data(), L.C, c.conv_kernel, state, s.lin_qkv.data(), n, s.lin_conv.data());
@@ -211,7 +214,7 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
     const float z = s.lin_z[i];
     s.lin_y[i] *= z / (1.0f + std::exp(-z));
   }
-  run_linear(m, w.out, s.lin_y.data(), n, out, s);
+  run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
 }
 
 }  // namespace bs

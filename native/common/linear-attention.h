@@ -24,7 +24,8 @@ constexpr int64_t kDeltaChunk = 64;
 
 // One Gated DeltaNet layer: xn [n, hidden] → out [n, hidden], advancing `state` (conv history
 // then S, LinearAttnConfig::state_floats() floats). Decode (n = 1) allocates nothing once warm.
+// `lora` (nullable): the session's adapter for this layer (its Lin* slots).
 void linear_attention_block(const Model& m, const LinearAttnWeights& w, const float* xn, int64_t n, float* state,
-                            Scratch& s, float* out);
+                            Scratch& s, float* out, const LayerLora* lora = nullptr);
 
 }  // namespace bs

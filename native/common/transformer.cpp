@@ -238,7 +238,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
     norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
     if (lw.is_linear) {
-      linear_attention_block(m, lw.linear, xn_.data(), n, rec_.data() + rec_offset_[l], s, y_.data());
+      linear_attention_block(m, lw.linear, xn_.data(), n, rec_.data() + rec_offset_[l], s, y_.data(), lora);
     } else {
       attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);
     }

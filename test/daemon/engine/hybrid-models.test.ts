@@ -1,15 +1,17 @@
 // The hybrid Gated DeltaNet MoE archs (qwen3_next, qwen3_5_moe) on tiny synthetic models: the
 // recurrent state survives truncation (a prefix restores the state at that prefix, from a
-// snapshot or a replay), agrees with the float64 reference after truncation, and malformed
-// hybrid folders fail naming the tensor or key. Plain agreement with the reference (prefill,
+// snapshot or a replay), agrees with the float64 reference after truncation, malformed
+// hybrid folders fail naming the tensor or key, and adapters are checked against layer types. Plain agreement with the reference (prefill,
 // decode, every kernel set) is in reference-agreement.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { readAdapter } from '../../../daemon/engine/adapters/read-adapter.js';
 import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { editHeader, editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
+import { peftConfig, type RawTensor, writeAdapterDir } from './adapters/helpers.js';
 import { logitsDiff } from './logits-compare.js';
 
 const HYBRID = ['qwen3_next', 'qwen3_5_moe'] as const;
@@ -124,4 +126,34 @@ test('malformed hybrid folders are refused naming the tensor or key', async (t) 
     (text.layer_types as string[])[0] = 'full_attention';
   });
   await rejects(dir, /layer 0 is full_attention .* language_model\.model\.layers\.0\.linear_attn tensors/);
+});
+
+test('adapters on hybrid models: a projection the layer does not have is refused naming it', async (t) => {
+  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_next', seed: 1 }));
+  t.after(() => model.dispose());
+  const peft = (module: string, inDim: number, outDim: number): RawTensor[] => [
+    { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
+    { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
+  ];
+  const cases: [RawTensor[], RegExp][] = [
+    [peft('model.layers.0.self_attn.q_proj', 128, 256), /but layer 0 is a linear-attention layer/],
+    [peft('model.layers.1.linear_attn.out_proj', 128, 128), /but layer 1 is not a linear-attention layer/],
+    [
+      peft('model.layers.0.linear_attn.in_proj_qkv', 128, 256),
+      /but this qwen3_next model's linear attention has no such projection/,
+    ],
+    [peft('model.layers.0.mlp.shared_expert_gate', 128, 1), /the shared-expert gate, which cannot carry a LoRA/],
+    [
+      peft('model.layers.0.linear_attn.in_proj_ba', 128, 4),
+      /module model\.layers\.0\.linear_attn\.in_proj_ba has 8 outputs and rank 4/,
+    ],
+  ];
+  for (const [tensors, want] of cases) {
+    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
+    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
+      assert.ok(e instanceof EngineError, String(e));
+      assert.match(e.message, want);
+      return true;
+    });
+  }
 });
