@@ -108,7 +108,28 @@ MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, 
                     t.linear(prefix + ".down_proj", hidden, inter)};
 }
 
+namespace {
+// The engine reads experts stacked as mlx-lm writes them (switch_mlp.*); Hugging Face's
+// per-expert (experts.N.*) and fused (experts.gate_up_proj) layouts, or a mixture, are named.
+void check_expert_layout(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix) {
+  const std::string stacked = mlp_prefix + ".switch_mlp.gate_proj.weight";
+  const std::string per_expert = mlp_prefix + ".experts.0.gate_proj.weight";
+  const std::string fused = t.has(mlp_prefix + ".experts.gate_up_proj") ? mlp_prefix + ".experts.gate_up_proj"
+                                                                        : mlp_prefix + ".experts.gate_up_proj.weight";
+  const char* other = t.has(per_expert) ? "per-expert" : t.has(fused) ? "fused gate_up" : nullptr;
+  if (!other) return;
+  const std::string found = c.weight_prefix + (t.has(per_expert) ? per_expert : fused);
+  if (t.has(stacked)) {
+    fail("tensors ", c.weight_prefix, stacked, " and ", found, " mix the stacked and ", other,
+         " expert layouts; a folder must use one (mlx_lm.convert writes switch_mlp.*)");
+  }
+  fail("tensor ", found, " uses the Hugging Face ", other, " expert layout; the engine reads experts stacked as ",
+       c.weight_prefix, stacked, " (convert the checkpoint with mlx_lm.convert)");
+}
+}  // namespace
+
 void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
+  check_expert_layout(c, t, mlp_prefix);
   const int64_t E = c.router.n_experts;
   out.router = t.linear(mlp_prefix + ".gate", E, c.hidden);
   out.spec = c.router;

@@ -105,6 +105,28 @@ test('malformed hybrid folders are refused naming the tensor or key', async (t) 
   editJson(join(dir, 'config.json'), (j) => (j.full_attention_interval = 0));
   await rejects(dir, /field full_attention_interval must be an integer in \[1, /);
 
+  // Expert layouts: Hugging Face per-expert tensors beside switch_mlp, or instead of it.
+  const rename = (d: string, from: string, to: string) => {
+    editHeader(shardOf(d, from), (h) => {
+      h[to] = h[from]!;
+      delete h[from];
+    });
+    editJson(join(d, 'model.safetensors.index.json'), (j) => {
+      const map = j.weight_map as Record<string, string>;
+      map[to] = map[from]!;
+      delete map[from];
+    });
+  };
+  const mlp = 'model.layers.0.mlp';
+  dir = synthTemp(t, { arch: 'qwen3_next', seed: 1 });
+  rename(dir, `${mlp}.switch_mlp.up_proj.weight`, `${mlp}.experts.0.gate_proj.weight`);
+  await rejects(
+    dir,
+    /tensors model\.layers\.0\.mlp\.switch_mlp\.gate_proj\.weight and .*experts\.0\.gate_proj\.weight mix/,
+  );
+  rename(dir, `${mlp}.switch_mlp.gate_proj.weight`, `${mlp}.experts.1.gate_proj.weight`);
+  await rejects(dir, /tensor model\.layers\.0\.mlp\.experts\.0\.gate_proj\.weight uses the Hugging Face per-expert/);
+
   dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 1 });
   editJson(join(dir, 'config.json'), (j) => {
     const text = j.text_config as { layer_types: string[] };
