@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { readAdapter } from '../../../daemon/engine/adapters/read-adapter.js';
 import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
+import { configJson, synthSpec } from '../../../daemon/tools/synth-shapes.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { editHeader, editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
 import { peftConfig, type RawTensor, writeAdapterDir } from './adapters/helpers.js';
@@ -178,4 +179,41 @@ test('adapters on hybrid models: a projection the layer does not have is refused
       return true;
     });
   }
+});
+
+test('moe-35b has the published Qwen3.5-35B-A3B dimensions; shapes are per architecture family', () => {
+  const s = synthSpec('qwen3_5_moe', 'moe-35b');
+  const text = configJson(s).text_config as Record<string, unknown>;
+  const want: Record<string, unknown> = {
+    hidden_size: 2048,
+    num_hidden_layers: 40,
+    num_attention_heads: 16,
+    num_key_value_heads: 2,
+    head_dim: 256,
+    linear_num_key_heads: 16,
+    linear_key_head_dim: 128,
+    linear_num_value_heads: 32,
+    linear_value_head_dim: 128,
+    linear_conv_kernel_dim: 4,
+    full_attention_interval: 4,
+    num_experts: 256,
+    num_experts_per_tok: 8,
+    moe_intermediate_size: 512,
+    shared_expert_intermediate_size: 512,
+    vocab_size: 248320,
+    max_position_embeddings: 262144,
+  };
+  for (const [k, v] of Object.entries(want)) assert.equal(text[k], v, k);
+  assert.deepEqual(text.rope_parameters, {
+    partial_rotary_factor: 0.25,
+    rope_theta: 1e7,
+    mrope_interleaved: true,
+    mrope_section: [11, 11, 10],
+    rope_type: 'default',
+  });
+  const types = text.layer_types as string[];
+  assert.equal(types.filter((x) => x === 'full_attention').length, 10);
+  assert.equal(types[3], 'full_attention');
+  assert.throws(() => synthSpec('qwen3_5_moe', 'moe-30b'), /shape moe-30b is not defined for qwen3_5_moe/);
+  assert.throws(() => synthSpec('qwen3_moe', 'moe-35b'), /shape moe-35b is not defined for qwen3_moe/);
 });
