@@ -145,8 +145,15 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
     if (rec_.empty()) n_past_ = n_past;
     last_ids_ = saved_last_ids_;
     predicted_ = saved_predicted_;
-    // A hybrid model's completed chunks advanced its recurrent state: rebuild it at n_past.
-    if (!rec_.empty()) restore_recurrent(n_past);
+    // A hybrid model's completed chunks advanced its recurrent state: rebuild it at n_past. Should
+    // the replay fail too, the session stays consistent at the shorter prefix it reached; the
+    // caller sees the first error.
+    if (!rec_.empty()) {
+      try {
+        restore_recurrent(n_past);
+      } catch (...) {
+      }
+    }
     throw;
   }
   if (!rec_.empty() && n > 1) save_snapshot();

@@ -90,7 +90,8 @@ void load_linear_attention(const ModelConfig& cfg, TensorLoader& t, const std::s
 
 void read_hybrid_config(const ConfigReader& r, ModelConfig& cfg) {
   read_decoder_config(r, cfg);
-  const bool nested = r.has("rope_parameters");
+  // Qwen3.5 keeps the factor under rope_parameters, Qwen3-Next at the top level.
+  const bool nested = r.has("rope_parameters") && r.sub("rope_parameters").has("partial_rotary_factor");
   const ConfigReader rope = nested ? r.sub("rope_parameters") : r;
   const double factor = rope.number("partial_rotary_factor", 0.0, 1.0);
   if (factor > 1.0) rope.error("partial_rotary_factor", "must be in (0, 1]");
