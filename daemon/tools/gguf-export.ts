@@ -39,6 +39,8 @@ export function exportGguf(
   name = 'brainstem synthetic model',
 ): number {
   const c = readRefConfig(mlxDir);
+  if (c.linear)
+    throw new Error(`GGUF export covers qwen3_moe and glm4_moe, not ${c.arch} (a hybrid linear-attention model)`);
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(
       `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,

@@ -1,6 +1,7 @@
-// The projections of a qwen3_moe / glm4_moe model a LoRA may target, with their shapes, read
-// from config.json: attention q/k/v/o in every layer, the dense MLP in dense layers, the shared
-// experts in MoE layers that have them. Routed experts and routers are never targets.
+// The projections of a model a LoRA may target, with their shapes, read from config.json:
+// attention q/k/v/o (full-attention layers), the dense MLP in dense layers, the shared experts in
+// MoE layers that have them, and the Gated DeltaNet projections of hybrid models' linear layers.
+// Routed experts, routers and gates are never targets.
 import type { RefConfig } from './reference/model-config.js';
 
 export const ATTENTION = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj'] as const;
@@ -10,11 +11,27 @@ export const SHARED_MLP = [
   'mlp.shared_experts.up_proj',
   'mlp.shared_experts.down_proj',
 ] as const;
+/** Qwen3-Next / Qwen3.5 name their (single, gated) shared expert without the s. */
+export const SHARED_EXPERT = [
+  'mlp.shared_expert.gate_proj',
+  'mlp.shared_expert.up_proj',
+  'mlp.shared_expert.down_proj',
+] as const;
+export const LINEAR_ATTENTION = [
+  'linear_attn.in_proj_qkv',
+  'linear_attn.in_proj_z',
+  'linear_attn.in_proj_b',
+  'linear_attn.in_proj_a',
+  'linear_attn.in_proj_qkvz',
+  'linear_attn.in_proj_ba',
+  'linear_attn.out_proj',
+] as const;
 const GROUPS: Record<string, readonly string[]> = {
   attention: ATTENTION,
   mlp: DENSE_MLP,
-  shared: SHARED_MLP,
-  all: [...ATTENTION, ...DENSE_MLP, ...SHARED_MLP],
+  shared: [...SHARED_MLP, ...SHARED_EXPERT],
+  linear: LINEAR_ATTENTION,
+  all: [...ATTENTION, ...DENSE_MLP, ...SHARED_MLP, ...SHARED_EXPERT, ...LINEAR_ATTENTION],
 };
 export const TARGET_NAMES = [...Object.keys(GROUPS), ...GROUPS.all!];
 
@@ -40,6 +57,7 @@ export function expandTargets(names: readonly string[]): string[] {
 
 /** [out, in] of an in-layer projection of layer l, or undefined where the layer has none. */
 export function projectionShape(c: RefConfig, l: number, inLayer: string): [number, number] | undefined {
+  if (c.linear) return hybridShape(c, l, inLayer);
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const dense = c.denseLayers.has(l);
@@ -69,4 +87,37 @@ export function targetModules(c: RefConfig, targets: readonly string[], layers?:
     }
   }
   return out;
+}
+
+function hybridShape(c: RefConfig, l: number, inLayer: string): [number, number] | undefined {
+  const h = c.hidden;
+  const { kHeads, vHeads, kDim, vDim, fused, sharedIntermediate: si, layers } = c.linear!;
+  const key = kHeads * kDim;
+  const value = vHeads * vDim;
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const lin = layers.has(l);
+  const shapes: Record<string, [number, number] | undefined> = lin
+    ? {
+        'linear_attn.in_proj_qkv': fused ? undefined : [2 * key + value, h],
+        'linear_attn.in_proj_z': fused ? undefined : [value, h],
+        'linear_attn.in_proj_b': fused ? undefined : [vHeads, h],
+        'linear_attn.in_proj_a': fused ? undefined : [vHeads, h],
+        'linear_attn.in_proj_qkvz': fused ? [2 * key + 2 * value, h] : undefined,
+        'linear_attn.in_proj_ba': fused ? [2 * vHeads, h] : undefined,
+        'linear_attn.out_proj': [h, value],
+      }
+    : {
+        // q_proj gives q and its output gate per head.
+        'self_attn.q_proj': [2 * q, h],
+        'self_attn.k_proj': [kv, h],
+        'self_attn.v_proj': [kv, h],
+        'self_attn.o_proj': [h, q],
+      };
+  if (si > 0 && !c.denseLayers.has(l)) {
+    shapes['mlp.shared_expert.gate_proj'] = [si, h];
+    shapes['mlp.shared_expert.up_proj'] = [si, h];
+    shapes['mlp.shared_expert.down_proj'] = [h, si];
+  }
+  return shapes[inLayer];
 }

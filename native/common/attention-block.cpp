@@ -19,7 +19,19 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(pos0 + t);
 
   auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
-  run_linear(m, w.q, xn, n, s.q.data(), s, delta(LoraSlot::Q));
+  if (c.attn_output_gate) {
+    // q_proj gives per head [q head_dim | gate head_dim]; the gate scales the output below.
+    s.q_gate.resize(2 * n * q_dim);
+    s.attn_gate.resize(n * q_dim);
+    run_linear(m, w.q, xn, n, s.q_gate.data(), s, delta(LoraSlot::Q));
+    for (int64_t i = 0; i < n * c.n_heads; ++i) {
+      const float* src = s.q_gate.data() + 2 * i * c.head_dim;
+      std::copy_n(src, c.head_dim, s.q.data() + i * c.head_dim);
+      std::copy_n(src + c.head_dim, c.head_dim, s.attn_gate.data() + i * c.head_dim);
+    }
+  } else {
+    run_linear(m, w.q, xn, n, s.q.data(), s, delta(LoraSlot::Q));
+  }
   run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
   run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
   if (!w.q_norm.empty()) {
@@ -50,6 +62,9 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   const AttentionParams ap{static_cast<int>(c.n_heads), static_cast<int>(c.n_kv_heads), static_cast<int>(c.head_dim),
                            static_cast<float>(1.0 / std::sqrt(double(c.head_dim))), m.kv_f16()};
   d.pick(Op::Attention).attention(ctx, s.q.data(), k_cache, v_cache, pos0, n, ap, s.attn.data());
+  if (c.attn_output_gate) {
+    for (int64_t i = 0; i < n * q_dim; ++i) s.attn[i] /= 1.0f + std::exp(-s.attn_gate[i]);
+  }
   run_linear(m, w.o, s.attn.data(), n, out, s, delta(LoraSlot::O));
 }
 

@@ -19,6 +19,9 @@ struct ExpertGroup {
 // the blocks read, for active-bytes-per-token accounting.
 struct Scratch {
   std::vector<float> q, k, v, attn, gate, up, act, rows, logits, weights, out, sub_x, sub_act;
+  // Hybrid layers: the gated attention's q|gate and gate, the shared-expert gate, Gated DeltaNet.
+  std::vector<float> q_gate, attn_gate, shared_gate, lin_proj, lin_proj2, lin_qkv, lin_z, lin_b, lin_a, lin_conv, lin_y,
+      lin_work;
   std::vector<int32_t> ids, positions, order_ids, sub_ids;
   std::vector<int64_t> order, expert_start;
   std::vector<ExpertGroup> groups;

@@ -14,8 +14,9 @@ namespace bs {
 namespace {
 
 constexpr const char* kTargets =
-    "LoRA targets: self_attn.{q,k,v,o}_proj, the dense mlp.{gate,up,down}_proj and "
-    "mlp.shared_experts.{gate,up,down}_proj of model.layers.N";
+    "LoRA targets: self_attn.{q,k,v,o}_proj, the dense mlp.{gate,up,down}_proj, "
+    "mlp.shared_experts.{gate,up,down}_proj (mlp.shared_expert.* on hybrid models) and "
+    "linear_attn.{in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,in_proj_qkvz,in_proj_ba,out_proj} of model.layers.N";
 
 struct Target {
   int64_t layer = 0;
@@ -26,8 +27,10 @@ struct Target {
 // Maps an MLX module path onto the layer slot and base Linear it adds to, or fails saying
 // why that module cannot carry a LoRA.
 Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who) {
-  const std::string& p = ms.module;
-  const std::string bad = who + ": tensor " + ms.a_tensor + " targets " + p + ", ";
+  // Qwen3.5 names carry "language_model." before model.layers; adapters may write it or not.
+  const std::string& pre = m.cfg.weight_prefix;
+  const std::string p = !pre.empty() && ms.module.rfind(pre, 0) == 0 ? ms.module.substr(pre.size()) : ms.module;
+  const std::string bad = who + ": tensor " + ms.a_tensor + " targets " + ms.module + ", ";
   const std::string prefix = "model.layers.";
   size_t at = prefix.size();
   if (p.rfind(prefix, 0) != 0 || at >= p.size() || !std::isdigit(static_cast<unsigned char>(p[at]))) {
@@ -52,7 +55,25 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
   static const Named mlp[] = {{"gate_proj", LoraSlot::Gate}, {"up_proj", LoraSlot::Up}, {"down_proj", LoraSlot::Down}};
   const Linear* attn_linear[] = {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o};
   for (int i = 0; i < 4; ++i) {
-    if (rest == attn[i].name) return {l, attn[i].slot, attn_linear[i]};
+    if (rest != attn[i].name) continue;
+    if (lw.is_linear) fail(bad, "but layer ", l, " is a linear-attention layer (", kTargets, ")");
+    return {l, attn[i].slot, attn_linear[i]};
+  }
+  static const Named lin[] = {
+      {"linear_attn.in_proj_qkv", LoraSlot::LinQkv},   {"linear_attn.in_proj_z", LoraSlot::LinZ},
+      {"linear_attn.in_proj_b", LoraSlot::LinB},       {"linear_attn.in_proj_a", LoraSlot::LinA},
+      {"linear_attn.in_proj_qkvz", LoraSlot::LinQkvz}, {"linear_attn.in_proj_ba", LoraSlot::LinBa},
+      {"linear_attn.out_proj", LoraSlot::LinOut}};
+  const LinearAttnWeights& la = lw.linear;
+  const Linear* lin_linear[] = {&la.qkv, &la.z, &la.b, &la.a, &la.qkvz, &la.ba, &la.out};
+  for (int i = 0; i < 7; ++i) {
+    if (rest != lin[i].name) continue;
+    if (!lw.is_linear) fail(bad, "but layer ", l, " is not a linear-attention layer (", kTargets, ")");
+    const bool fused_slot = lin[i].slot == LoraSlot::LinQkvz || lin[i].slot == LoraSlot::LinBa;
+    if (lin[i].slot != LoraSlot::LinOut && fused_slot != la.fused) {
+      fail(bad, "but this ", m.cfg.arch, " model's linear attention has no such projection (", kTargets, ")");
+    }
+    return {l, lin[i].slot, lin_linear[i]};
   }
   if (rest.rfind("mlp.switch_mlp.", 0) == 0 || rest.rfind("mlp.experts.", 0) == 0) {
     fail(bad,
@@ -61,9 +82,14 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
          kTargets, ")");
   }
   if (rest == "mlp.gate") fail(bad, "the MoE router, which cannot carry a LoRA (", kTargets, ")");
-  const bool shared = rest.rfind("mlp.shared_experts.", 0) == 0;
+  if (rest == "mlp.shared_expert_gate") fail(bad, "the shared-expert gate, which cannot carry a LoRA (", kTargets, ")");
+  // glm4_moe names its shared experts mlp.shared_experts, Qwen3-Next / Qwen3.5 mlp.shared_expert.
+  const size_t shared_len = rest.rfind("mlp.shared_experts.", 0) == 0  ? 19
+                            : rest.rfind("mlp.shared_expert.", 0) == 0 ? 18
+                                                                       : 0;
+  const bool shared = shared_len > 0;
   const bool dense = !shared && rest.rfind("mlp.", 0) == 0;
-  const std::string proj = shared ? rest.substr(19) : dense ? rest.substr(4) : std::string();
+  const std::string proj = shared ? rest.substr(shared_len) : dense ? rest.substr(4) : std::string();
   for (int i = 0; i < 3 && (shared || dense); ++i) {
     if (proj != mlp[i].name) continue;
     const MlpWeights* w = nullptr;

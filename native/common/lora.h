@@ -17,8 +17,9 @@ class Model;
 struct Linear;
 
 // The projections of a layer a LoRA may target. Gate/Up/Down are the layer's dense MLP, or its
-// shared experts in a MoE layer (a layer has one or the other); routed experts never.
-enum class LoraSlot : uint8_t { Q, K, V, O, Gate, Up, Down, Count };
+// shared experts in a MoE layer (a layer has one or the other); routed experts never. The Lin*
+// slots are a Gated DeltaNet layer's projections (linear_attn.in_proj_*, out_proj).
+enum class LoraSlot : uint8_t { Q, K, V, O, Gate, Up, Down, LinQkv, LinZ, LinB, LinA, LinQkvz, LinBa, LinOut, Count };
 
 struct LoraModule {
   std::string path;  // model.layers.3.self_attn.q_proj

@@ -12,7 +12,7 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -56,7 +56,9 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   c.head_dim = r.integer("head_dim", 2, c.hidden / c.n_heads);
   if (c.head_dim % 2 != 0 || c.head_dim < 2) r.error("head_dim", "must be even and ≥ 2 (RoPE pairs dims)");
   c.rms_eps = static_cast<float>(r.number("rms_norm_eps", 0.0));
-  c.rope_theta = r.number("rope_theta", 0.0);
+  // Qwen3.5 keeps RoPE under rope_parameters.
+  c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
+                                                                  : r.sub("rope_parameters").number("rope_theta", 0.0);
   if (r.has("rope_scaling")) r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
   c.max_positions = r.integer("max_position_embeddings", 1);
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
@@ -106,7 +108,28 @@ MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, 
                     t.linear(prefix + ".down_proj", hidden, inter)};
 }
 
+namespace {
+// The engine reads experts stacked as mlx-lm writes them (switch_mlp.*); Hugging Face's
+// per-expert (experts.N.*) and fused (experts.gate_up_proj) layouts, or a mixture, are named.
+void check_expert_layout(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix) {
+  const std::string stacked = mlp_prefix + ".switch_mlp.gate_proj.weight";
+  const std::string per_expert = mlp_prefix + ".experts.0.gate_proj.weight";
+  const std::string fused = t.has(mlp_prefix + ".experts.gate_up_proj") ? mlp_prefix + ".experts.gate_up_proj"
+                                                                        : mlp_prefix + ".experts.gate_up_proj.weight";
+  const char* other = t.has(per_expert) ? "per-expert" : t.has(fused) ? "fused gate_up" : nullptr;
+  if (!other) return;
+  const std::string found = c.weight_prefix + (t.has(per_expert) ? per_expert : fused);
+  if (t.has(stacked)) {
+    fail("tensors ", c.weight_prefix, stacked, " and ", found, " mix the stacked and ", other,
+         " expert layouts; a folder must use one (mlx_lm.convert writes switch_mlp.*)");
+  }
+  fail("tensor ", found, " uses the Hugging Face ", other, " expert layout; the engine reads experts stacked as ",
+       c.weight_prefix, stacked, " (convert the checkpoint with mlx_lm.convert)");
+}
+}  // namespace
+
 void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
+  check_expert_layout(c, t, mlp_prefix);
   const int64_t E = c.router.n_experts;
   out.router = t.linear(mlp_prefix + ".gate", E, c.hidden);
   out.spec = c.router;
@@ -143,6 +166,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   const QuantConfig quant = QuantConfig::from_config(config, config_path);
   m->store = WeightStore::open(dir);
   TensorLoader t(*m->store, quant, arch.model_type);
+  t.set_prefix(c.weight_prefix);
 
   m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
   m->final_norm = t.vector("model.norm.weight", c.hidden);

@@ -19,6 +19,18 @@ namespace bs {
 
 class ThreadPool;
 
+// Gated DeltaNet sizes: q/k heads of k_dim, v heads of v_dim (v head h reads q/k head
+// h / (v_heads / k_heads)), a depthwise causal conv of conv_kernel taps over [q | k | v].
+struct LinearAttnConfig {
+  int64_t k_heads = 0, v_heads = 0, k_dim = 0, v_dim = 0, conv_kernel = 0;
+  int64_t key_dim() const { return k_heads * k_dim; }
+  int64_t value_dim() const { return v_heads * v_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+  // Floats of one layer's recurrent state: conv history [K-1, conv_dim] + S [v_heads, v_dim, k_dim].
+  int64_t conv_floats() const { return (conv_kernel - 1) * conv_dim(); }
+  int64_t state_floats() const { return conv_floats() + v_heads * v_dim * k_dim; }
+};
+
 struct ModelConfig {
   std::string arch;  // config.json model_type
   int64_t vocab = 0, hidden = 0, n_layers = 0;
@@ -35,6 +47,12 @@ struct ModelConfig {
   bool tie_embeddings = false, qk_norm = false, attention_bias = false;
   std::vector<int64_t> eos_token_ids;
   int64_t bos_token_id = -1;
+  // Hybrid models (qwen3_next, qwen3_5_moe): per layer, Gated DeltaNet (true) or full attention.
+  std::vector<bool> linear_layer;
+  LinearAttnConfig linear;
+  bool attn_output_gate = false;  // q_proj also gives a per-head sigmoid gate on the attention output
+  // Names are looked up as weight_prefix + "model.layers.N..." ("language_model." for Qwen3.5).
+  std::string weight_prefix;
 };
 
 struct AttentionWeights {
@@ -44,6 +62,19 @@ struct AttentionWeights {
 
 struct MlpWeights {
   Linear gate, up, down;
+};
+
+// One Gated DeltaNet layer. qwen3_5_moe: separate in_proj_{qkv,z,b,a}; qwen3_next: in_proj_qkvz
+// and in_proj_ba grouped per k head (fused), rearranged into the same [q | k | v] layout.
+struct LinearAttnWeights {
+  bool fused = false;
+  Linear qkv, z, b, a;         // unfused
+  Linear qkvz, ba;             // fused
+  std::vector<float> conv;     // [conv_dim, conv_kernel]; tap K-1 multiplies the current token
+  std::vector<float> dt_bias;  // [v_heads]
+  std::vector<float> a_neg;    // -exp(A_log) [v_heads]
+  std::vector<float> norm;     // gated RMSNorm weight [v_dim]
+  Linear out;                  // [hidden, value_dim]
 };
 
 struct MoeWeights {
@@ -57,11 +88,16 @@ struct MoeWeights {
   std::shared_ptr<std::atomic<bool>[]> expert_checked;
   bool has_shared = false;
   MlpWeights shared;
+  // Qwen3-Next / Qwen3.5: the shared expert's output times sigmoid(shared_gate · x) [1, hidden].
+  bool shared_gated = false;
+  Linear shared_gate;
 };
 
 struct LayerWeights {
   std::vector<float> input_norm, post_norm;  // [hidden]
   AttentionWeights attn;
+  bool is_linear = false;  // a Gated DeltaNet layer: `linear` instead of `attn`
+  LinearAttnWeights linear;
   bool is_moe = false;
   MlpWeights mlp;  // dense layers
   MoeWeights moe;  // MoE layers

@@ -2,6 +2,7 @@
 // and the weighted scatter back to tokens. The expert executor (experts/streamer.cpp) runs the
 // same pieces over slot buffers; without one, experts are read from the mapped file (exact).
 #include <algorithm>
+#include <cmath>
 
 #include "common/blocks.h"
 #include "common/error.h"
@@ -99,6 +100,14 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   const int64_t hidden = m.cfg.hidden, k = m.top_k, rows = n * k;
   if (w.has_shared) {
     mlp_block(m, w.shared, xn, n, s, out, lora);
+    if (w.shared_gated) {
+      s.shared_gate.resize(n);
+      run_linear(m, w.shared_gate, xn, n, s.shared_gate.data(), s);
+      for (int64_t t = 0; t < n; ++t) {
+        const float g = 1.0f / (1.0f + std::exp(-s.shared_gate[t]));
+        for (int64_t i = 0; i < hidden; ++i) out[t * hidden + i] *= g;
+      }
+    }
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }

@@ -47,7 +47,9 @@ class Session {
   // Routing decisions are reported to `r` (nullptr: none) until replaced.
   void set_recorder(RoutingRecorder* r) { recorder_ = r; }
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
-  // The prerouter's state (last routing, pending predictions) is dropped.
+  // The prerouter's state (last routing, pending predictions) is dropped. A hybrid model's
+  // recurrent state is restored from the latest snapshot at or before n (the end of a recent
+  // prefill) and the tokens from there to n are run again.
   void truncate(int64_t n);
   // The LoRA adapter later calls run with (nullptr: the base model). Cached keys and values
   // stay as they were computed, so outputs change from the next token on; callers that
@@ -57,6 +59,8 @@ class Session {
 
  private:
   static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
+  // Recurrent-state snapshots kept (each is every linear layer's conv history and S).
+  static constexpr size_t kMaxSnapshots = 4;
   // Routing of one MoE layer for one token: ids and weights [K].
   struct Routing {
     std::vector<int32_t> ids;
@@ -65,6 +69,10 @@ class Session {
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
   void moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora);
   void reserve(int64_t tokens);
+  // Hybrid models: the recurrent state at position n ≤ n_past from a snapshot plus a replay of
+  // the tokens after it (forward_mu held); also repairs a state a failed chunk left half-advanced.
+  void restore_recurrent(int64_t n);
+  void save_snapshot();
 
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const LoraAdapter> adapter_;
@@ -72,6 +80,12 @@ class Session {
   // Per layer [capacity, n_kv, head_dim] elements of the model's KV type, as raw bytes.
   std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
   std::vector<float> x_, xn_, y_;
+  // Hybrid models: every linear layer's recurrent state (layer l at rec_offset_[l], −1 for
+  // attention layers), the tokens in the cache (for replays) and snapshots (position, state).
+  std::vector<float> rec_;
+  std::vector<int64_t> rec_offset_;
+  std::vector<int32_t> tokens_, replay_;
+  std::vector<std::pair<int64_t, std::vector<float>>> snapshots_;
   Scratch scratch_;
   SessionStats stats_;
   // Prerouter: per layer, the executed top-k of the last token (t−1 for the next step; empty

@@ -15,9 +15,11 @@ class TensorLoader {
  public:
   TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch);
 
-  bool has(const std::string& name) const { return store_.find(name) != nullptr; }
+  // Every name below is looked up as prefix + name (Qwen3.5 checkpoints: "language_model.").
+  void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+  bool has(const std::string& name) const { return store_.find(prefix_ + name) != nullptr; }
   // The tensor's header entry (nullptr when absent).
-  const TensorInfo* info(const std::string& name) const { return store_.find(name); }
+  const TensorInfo* info(const std::string& name) const { return store_.find(prefix_ + name); }
   // The module at `path` as a [out, in] matrix: `path.weight` plus `.scales`/`.biases` when
   // quantised (MLX: quantised exactly when `path.scales` exists); with_bias adds `path.bias`.
   Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);
@@ -39,6 +41,7 @@ class TensorLoader {
   const WeightStore& store_;
   const QuantConfig& quant_;
   std::string arch_;
+  std::string prefix_;
   uint64_t matrix_bytes_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/linear-attention.h"
 #include "common/session.h"
 #include "cpu/thread-pool.h"
 
@@ -24,12 +25,24 @@ Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : m
   last_ids_.resize(model_->cfg.n_layers);
   predicted_.resize(model_->cfg.n_layers);
   consume_.resize(model_->cfg.n_layers);
+  const ModelConfig& c = model_->cfg;
+  rec_offset_.assign(c.n_layers, -1);
+  int64_t floats = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    if (l < static_cast<int64_t>(c.linear_layer.size()) && c.linear_layer[l]) {
+      rec_offset_[l] = floats;
+      floats += c.linear.state_floats();
+    }
+  }
+  rec_.assign(floats, 0.0f);
 }
 
 uint64_t Session::state_bytes() const {
   uint64_t b = 0;
   for (const auto& c : k_cache_) b += c.capacity();
   for (const auto& c : v_cache_) b += c.capacity();
+  b += rec_.capacity() * sizeof(float);
+  for (const auto& snap : snapshots_) b += snap.second.capacity() * sizeof(float);
   return b;
 }
 
@@ -39,7 +52,9 @@ void Session::reserve(int64_t tokens) {
   while (cap < tokens) cap *= 2;
   cap = std::min(cap, ctx_len_);
   const int64_t row_bytes = model_->cfg.n_kv_heads * model_->cfg.head_dim * (model_->kv_f16() ? 2 : 4);
+  if (!rec_.empty()) tokens_.reserve(cap);
   for (size_t l = 0; l < k_cache_.size(); ++l) {
+    if (rec_offset_[l] >= 0) continue;  // linear layers keep no KV cache
     k_cache_[l].resize(cap * row_bytes);
     v_cache_[l].resize(cap * row_bytes);
   }
@@ -48,9 +63,51 @@ void Session::reserve(int64_t tokens) {
 
 void Session::truncate(int64_t n) {
   if (n < 0 || n > n_past_) fail("truncate(", n, ") is outside the session's ", n_past_, " cached tokens");
-  n_past_ = n;  // rows past n are overwritten by the next append
   for (auto& v : last_ids_) v.clear();
   for (Routing& r : predicted_) r = {};
+  if (rec_.empty()) {
+    n_past_ = n;  // rows past n are overwritten by the next append
+    return;
+  }
+  if (n == n_past_) return;
+  std::lock_guard<std::mutex> lock(model_->forward_mu);
+  restore_recurrent(n);
+}
+
+void Session::restore_recurrent(int64_t n) {
+  // The latest snapshot at or before n (none: the zero state at position 0).
+  const std::pair<int64_t, std::vector<float>>* best = nullptr;
+  for (const auto& snap : snapshots_) {
+    if (snap.first <= n && (!best || snap.first > best->first)) best = &snap;
+  }
+  const int64_t from = best ? best->first : 0;
+  replay_.assign(tokens_.begin() + from, tokens_.begin() + n);
+  if (best) {
+    std::copy(best->second.begin(), best->second.end(), rec_.begin());
+  } else {
+    std::fill(rec_.begin(), rec_.end(), 0.0f);
+  }
+  snapshots_.erase(std::remove_if(snapshots_.begin(), snapshots_.end(), [&](const auto& s) { return s.first > n; }),
+                   snapshots_.end());
+  n_past_ = from;
+  tokens_.resize(from);
+  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += kChunk) {
+    forward_chunk(replay_.data() + i, std::min<int64_t>(kChunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
+  }
+}
+
+void Session::save_snapshot() {
+  std::pair<int64_t, std::vector<float>>* slot = nullptr;
+  for (auto& snap : snapshots_) {
+    if (snap.first == n_past_) slot = &snap;
+  }
+  if (!slot && snapshots_.size() < kMaxSnapshots) slot = &snapshots_.emplace_back();
+  if (!slot) {  // full: the earliest position makes way
+    slot = &*std::min_element(snapshots_.begin(), snapshots_.end(),
+                              [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+  slot->first = n_past_;
+  slot->second.assign(rec_.begin(), rec_.end());
 }
 
 void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
@@ -85,11 +142,21 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
       forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
     }
   } catch (...) {
-    n_past_ = n_past;
+    if (rec_.empty()) n_past_ = n_past;
     last_ids_ = saved_last_ids_;
     predicted_ = saved_predicted_;
+    // A hybrid model's completed chunks advanced its recurrent state: rebuild it at n_past. Should
+    // the replay fail too, the session stays consistent at the shorter prefix it reached; the
+    // caller sees the first error.
+    if (!rec_.empty()) {
+      try {
+        restore_recurrent(n_past);
+      } catch (...) {
+      }
+    }
     throw;
   }
+  if (!rec_.empty() && n > 1) save_snapshot();
 }
 
 void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora) {
@@ -177,7 +244,11 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     const LayerWeights& lw = m.layers[l];
     const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
     norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
-    attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);
+    if (lw.is_linear) {
+      linear_attention_block(m, lw.linear, xn_.data(), n, rec_.data() + rec_offset_[l], s, y_.data(), lora);
+    } else {
+      attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);
+    }
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
     norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
     if (lw.is_moe) {
@@ -193,6 +264,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     run_linear(m, m.lm_head, xn_.data(), 1, logits, s);
   }
   n_past_ += n;
+  if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens, tokens + n);
   stats_.tokens += n;
   stats_.weight_bytes += s.bytes_touched;
   stats_.experts_computed += s.experts_touched;

@@ -1,12 +1,20 @@
-// Float64 reference forward pass of qwen3_moe and glm4_moe MLX folders (the test oracle for the
-// C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
+// Float64 reference forward pass of qwen3_moe, glm4_moe, qwen3_next and qwen3_5_moe MLX folders
+// (the test oracle for the C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
 // time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
 import { readRefConfig, type RefConfig } from './model-config.js';
 import { matvec, RefWeights } from './weights.js';
-import { attend, axpy, rmsNorm, rmsNormHeads, rope, silu } from './ops.js';
+import { attend, axpy, rmsNorm, rmsNormHeads, rope, sigmoid, silu } from './ops.js';
 import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
 import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
 import { addLoraDelta, type FloatAdapter } from './adapter-weights.js';
+import {
+  cloneLinearState,
+  emptyLinearState,
+  linearStep,
+  unfuse,
+  type LinearInputs,
+  type LinearState,
+} from './linear-attention.js';
 
 export interface ReferenceOptions {
   /** Observes every routing decision (layer, chosen experts, their weights). */
@@ -58,6 +66,11 @@ export function referenceGreedy(model: ReferenceModel, prompt: readonly number[]
 class Reference implements ReferenceModel {
   private keys: Float64Array[][];
   private values: Float64Array[][];
+  /** Hybrid models: each linear layer's recurrent state, and its copy after every position
+   *  (history[n] = the states after n tokens) so truncate restores it exactly. */
+  private linear = new Map<number, LinearState>();
+  private history: Map<number, LinearState>[] = [];
+  private tokens = 0;
   private readonly heads?: RefPrerouter;
   /** Per layer: experts of the last token (t−1 for the next), and the routing predicted for the next token. */
   private lastExperts: (number[] | undefined)[] = [];
@@ -71,13 +84,23 @@ class Reference implements ReferenceModel {
     this.keys = Array.from({ length: config.layers }, () => []);
     this.values = Array.from({ length: config.layers }, () => []);
     const moe = new Set(Array.from({ length: config.layers }, (_, l) => l).filter((l) => !config.denseLayers.has(l)));
+    this.resetLinear();
     if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe);
     else if (options.prerouter !== undefined)
       this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
   }
 
   get position(): number {
-    return this.keys[0]?.length ?? 0;
+    return this.tokens;
+  }
+
+  private resetLinear(): void {
+    for (const l of this.config.linear?.layers ?? []) this.linear.set(l, emptyLinearState(this.config));
+    this.history = [this.snapshot()];
+  }
+
+  private snapshot(): Map<number, LinearState> {
+    return new Map([...this.linear].map(([l, st]) => [l, cloneLinearState(st)]));
   }
 
   prefill(tokens: readonly number[]): Float64Array {
@@ -91,7 +114,12 @@ class Reference implements ReferenceModel {
     if (!Number.isInteger(n) || n < 0 || n > this.position) {
       throw new RangeError(`truncate: n must be an integer in [0, ${this.position}], got ${n}`);
     }
-    for (const c of [...this.keys, ...this.values]) c.length = n;
+    for (const c of [...this.keys, ...this.values]) c.length = Math.min(c.length, n);
+    this.tokens = n;
+    if (this.config.linear) {
+      this.history.length = n + 1;
+      this.linear = new Map([...this.history[n]!].map(([l, st]) => [l, cloneLinearState(st)]));
+    }
     this.lastExperts = [];
     this.predicted = [];
   }
@@ -115,10 +143,13 @@ class Reference implements ReferenceModel {
     this.predicted = [];
     for (let l = 0; l < c.layers; l++) {
       const p = `model.layers.${l}`;
-      axpy(h, 1, this.attention(l, rmsNorm(h, this.w.floats(`${p}.input_layernorm.weight`), c.rmsEps), pos));
+      const xin = rmsNorm(h, this.w.floats(`${p}.input_layernorm.weight`), c.rmsEps);
+      axpy(h, 1, c.linear?.layers.has(l) ? this.linearAttention(l, xin) : this.attention(l, xin, pos));
       const x = rmsNorm(h, this.w.floats(`${p}.post_attention_layernorm.weight`), c.rmsEps);
       axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x, decode ? consume[l] : undefined));
     }
+    this.tokens++;
+    if (c.linear) this.history.push(this.snapshot());
     const out = rmsNorm(h, this.w.floats('model.norm.weight'), c.rmsEps);
     return matvec(this.w.matrix(c.tied ? 'model.embed_tokens' : 'lm_head'), out);
   }
@@ -135,7 +166,19 @@ class Reference implements ReferenceModel {
   private attention(l: number, x: Float64Array, pos: number): Float64Array {
     const c = this.config;
     const p = `model.layers.${l}.self_attn`;
-    const q = this.proj(`${p}.q_proj`, x);
+    let q = this.proj(`${p}.q_proj`, x);
+    // Hybrid models: q_proj gives per head [q | gate]; sigmoid(gate) scales the output.
+    let gate: Float64Array | undefined;
+    if (c.linear) {
+      const hd = c.headDim;
+      gate = new Float64Array(c.heads * hd);
+      const qs = new Float64Array(c.heads * hd);
+      for (let hh = 0; hh < c.heads; hh++) {
+        qs.set(q.subarray(2 * hh * hd, (2 * hh + 1) * hd), hh * hd);
+        gate.set(q.subarray((2 * hh + 1) * hd, (2 * hh + 2) * hd), hh * hd);
+      }
+      q = qs;
+    }
     const k = this.proj(`${p}.k_proj`, x);
     const v = this.proj(`${p}.v_proj`, x);
     if (c.qkNorm) {
@@ -147,7 +190,28 @@ class Reference implements ReferenceModel {
     this.keys[l].push(k);
     this.values[l].push(v);
     const o = attend(q, this.keys[l], this.values[l], c.heads, c.kvHeads, c.headDim);
+    if (gate) for (let i = 0; i < o.length; i++) o[i] *= sigmoid(gate[i]);
     return this.proj(`${p}.o_proj`, o);
+  }
+
+  private linearAttention(l: number, x: Float64Array): Float64Array {
+    const c = this.config;
+    const p = `model.layers.${l}.linear_attn`;
+    const inputs: LinearInputs = c.linear!.fused
+      ? unfuse(c, this.proj(`${p}.in_proj_qkvz`, x), this.proj(`${p}.in_proj_ba`, x))
+      : {
+          qkv: this.proj(`${p}.in_proj_qkv`, x),
+          z: this.proj(`${p}.in_proj_z`, x),
+          b: this.proj(`${p}.in_proj_b`, x),
+          a: this.proj(`${p}.in_proj_a`, x),
+        };
+    const params = {
+      conv: this.w.floats(`${p}.conv1d.weight`),
+      dtBias: this.w.floats(`${p}.dt_bias`),
+      aLog: this.w.floats(`${p}.A_log`),
+      norm: this.w.floats(`${p}.norm.weight`),
+    };
+    return this.proj(`${p}.out_proj`, linearStep(c, params, inputs, this.linear.get(l)!));
   }
 
   /** down(silu(gate(x)) * up(x)) for a dense MLP or one expert of a stacked one. */
@@ -163,7 +227,7 @@ class Reference implements ReferenceModel {
   /** Layer l's routing function applied to router logits (the router's or a head's). */
   private route(l: number, logits: ArrayLike<number>): Route {
     const c = this.config;
-    return c.arch === 'qwen3_moe'
+    return c.arch !== 'glm4_moe'
       ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
       : routeSigmoidGroup(logits, this.w.floats(`model.layers.${l}.mlp.gate.e_score_correction_bias`), {
           k: c.topK,
@@ -185,6 +249,10 @@ class Reference implements ReferenceModel {
     const out = new Float64Array(c.hidden);
     route.experts.forEach((e, i) => axpy(out, route.weights[i], this.mlp(`${p}.switch_mlp`, x, e)));
     if (c.sharedExperts > 0) axpy(out, 1, this.mlp(`${p}.shared_experts`, x));
+    if (c.linear && c.linear.sharedIntermediate > 0) {
+      const g = sigmoid(matvec(this.w.matrix(`${p}.shared_expert_gate`), x)[0]!);
+      axpy(out, g, this.mlp(`${p}.shared_expert`, x));
+    }
     return out;
   }
 }

@@ -8,8 +8,26 @@ export interface QuantParams {
   groupSize: number;
 }
 
+/** Gated DeltaNet sizes and the layer pattern of a hybrid model (qwen3_next, qwen3_5_moe). */
+export interface RefLinearConfig {
+  kHeads: number;
+  vHeads: number;
+  kDim: number;
+  vDim: number;
+  convKernel: number;
+  /** Layers that are Gated DeltaNet (the others: gated full attention). */
+  layers: Set<number>;
+  /** qwen3_next: in_proj_qkvz / in_proj_ba grouped per k head. */
+  fused: boolean;
+  sharedIntermediate: number;
+}
+
 export interface RefConfig {
-  arch: 'qwen3_moe' | 'glm4_moe';
+  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe';
+  /** Tensor-name prefix ("language_model." for qwen3_5_moe). */
+  prefix: string;
+  /** Hybrid models only. */
+  linear?: RefLinearConfig;
   vocabSize: number;
   /** Trained context length (max_position_embeddings). */
   maxPositions: number;
@@ -70,8 +88,11 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
     return v;
   };
   const arch = c.model_type;
+  if (arch === 'qwen3_next' || arch === 'qwen3_5_moe') return parseHybrid(c, where);
   if (arch !== 'qwen3_moe' && arch !== 'glm4_moe') {
-    throw new Error(`${where}: model_type must be qwen3_moe or glm4_moe, got ${JSON.stringify(arch)}`);
+    throw new Error(
+      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next or qwen3_5_moe, got ${JSON.stringify(arch)}`,
+    );
   }
   const glm = arch === 'glm4_moe';
   const layers = int('num_hidden_layers');
@@ -91,6 +112,7 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
   const { quant, overrides } = parseQuantization(c.quantization, where);
   return {
     arch,
+    prefix: '',
     vocabSize: int('vocab_size'),
     maxPositions: int('max_position_embeddings', 4096),
     hidden,
@@ -135,4 +157,43 @@ function parseQuantization(q: unknown, where: string): { quant?: QuantParams; ov
     if (typeof v === 'object' && v !== null) overrides.set(k, params(v, `["${k}"]`));
   }
   return { quant, overrides };
+}
+
+/** qwen3_next (keys at the top) and qwen3_5_moe (keys under text_config, RoPE under
+ *  rope_parameters): the qwen3_moe fields plus the Gated DeltaNet ones. */
+function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
+  const arch = c.model_type as 'qwen3_next' | 'qwen3_5_moe';
+  const text = (arch === 'qwen3_5_moe' ? c.text_config : c) as Record<string, unknown> | undefined;
+  if (typeof text !== 'object' || text === null) throw new Error(`${where}: text_config must be an object`);
+  const rope = (text.rope_parameters ?? {}) as Record<string, unknown>;
+  const base = parseRefConfig(
+    { ...text, ...rope, model_type: 'qwen3_moe', quantization: c.quantization, intermediate_size: 1 },
+    where,
+  );
+  const int = (key: string): number => {
+    const v = text[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+      throw new Error(`${where}: ${key} must be a positive integer, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const layers = new Set<number>();
+  const interval = int('full_attention_interval');
+  for (let l = 0; l < base.layers; l++) if ((l + 1) % interval !== 0) layers.add(l);
+  return {
+    ...base,
+    arch,
+    prefix: arch === 'qwen3_5_moe' ? 'language_model.' : '',
+    rotaryDims: Math.trunc(base.headDim * ((rope.partial_rotary_factor ?? text.partial_rotary_factor) as number)),
+    normTopK: arch === 'qwen3_5_moe' ? true : base.normTopK,
+    linear: {
+      kHeads: int('linear_num_key_heads'),
+      vHeads: int('linear_num_value_heads'),
+      kDim: int('linear_key_head_dim'),
+      vDim: int('linear_value_head_dim'),
+      convKernel: int('linear_conv_kernel_dim'),
+      layers,
+      fused: arch === 'qwen3_next',
+      sharedIntermediate: int('shared_expert_intermediate_size'),
+    },
+  };
 }

@@ -80,13 +80,18 @@ export class RefWeights {
     this.st.close();
   }
 
+  /** Names are looked up under the model's prefix ("language_model." for qwen3_5_moe). */
+  private full(name: string): string {
+    return this.config.prefix + name;
+  }
+
   has(name: string): boolean {
-    return this.st.has(name);
+    return this.st.has(this.full(name));
   }
 
   /** A float tensor (norm weights, biases, plain matrices) as float64. */
   floats(name: string): Float64Array {
-    return this.part(name, undefined, toFloat64);
+    return this.part(this.full(name), undefined, toFloat64);
   }
 
   /** Decoded tensor data, or the slice of one expert (leading dimension) of a stacked tensor. */
@@ -118,6 +123,10 @@ export class RefWeights {
   }
 
   quantFor(path: string): QuantParams {
+    return this.quantOf(this.full(path));
+  }
+
+  private quantOf(path: string): QuantParams {
     const q = this.config.quantOverrides.get(path) ?? this.config.quant;
     if (!q) throw new Error(`${path} is quantised but config.json has no quantization entry`);
     return q;
@@ -125,10 +134,14 @@ export class RefWeights {
 
   /** Rows and columns of module `path` (one expert's when `stacked`), from the headers alone. */
   dims(path: string, stacked = false): { rows: number; cols: number } {
+    return this.dimsOf(this.full(path), stacked);
+  }
+
+  private dimsOf(path: string, stacked: boolean): { rows: number; cols: number } {
     const wInfo = this.st.info(`${path}.weight`);
     const [rows, inner] = stacked ? wInfo.shape.slice(1) : wInfo.shape;
     if (!this.st.has(`${path}.scales`)) return { rows, cols: inner };
-    const { bits, groupSize } = this.quantFor(path);
+    const { bits, groupSize } = this.quantOf(path);
     const sInfo = this.st.info(`${path}.scales`);
     const groups = sInfo.shape[sInfo.shape.length - 1];
     const cols = (inner * 32) / bits;
@@ -142,12 +155,13 @@ export class RefWeights {
 
   /** Module `path` as a matrix: quantised when `<path>.scales` exists, else `<path>.weight`.
    *  With `expert`, selects one expert of a stacked [E, out, in] tensor. */
-  matrix(path: string, expert?: number): RefMatrix {
-    const { rows, cols } = this.dims(path, expert !== undefined);
+  matrix(name: string, expert?: number): RefMatrix {
+    const path = this.full(name);
+    const { rows, cols } = this.dimsOf(path, expert !== undefined);
     if (!this.st.has(`${path}.scales`)) {
       return denseMatrix(rows, cols, this.part(`${path}.weight`, expert, toFloat64));
     }
-    const { bits, groupSize } = this.quantFor(path);
+    const { bits, groupSize } = this.quantOf(path);
     const wordsPerRow = (cols * bits) / 32;
     const groupsPerRow = cols / groupSize;
     const w = this.part(`${path}.weight`, expert, RefWeights.words);

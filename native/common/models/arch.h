@@ -20,6 +20,8 @@ struct ArchDef {
 
 const ArchDef& qwen3_moe_arch();
 const ArchDef& glm4_moe_arch();
+const ArchDef& qwen3_next_arch();
+const ArchDef& qwen3_5_moe_arch();
 
 // Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
 // with the cross-field checks (GQA divisibility, even head_dim ...).
@@ -37,5 +39,10 @@ MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, 
 // The router mlp.gate [E, hidden] (quantised or plain) and mlp.switch_mlp.{gate,up,down}_proj
 // stacked over the experts; out.spec starts as cfg.router.
 void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out);
+
+// Hybrid Gated DeltaNet / gated-attention MoE models (models/hybrid.cpp): the keys Qwen3-Next
+// and Qwen3.5's text_config share, and one layer (`fused`: qwen3_next's in_proj_qkvz / _ba).
+void read_hybrid_config(const ConfigReader& r, ModelConfig& cfg);
+void load_hybrid_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, bool fused, LayerWeights& out);
 
 }  // namespace bs

@@ -51,7 +51,7 @@ test('synth-adapter writes each format and prints JSON; bad flags exit 2', () =>
     [['--format', 'lycoris'], /--format must be one of peft, mlx, edge0, got "lycoris"/],
     [['--rank', '0'], /--rank must be an integer in \[1, 4096\], got "0"/],
     [['--rms', '-1'], /--rms must be a positive number, got "-1"/],
-    [['--targets', 'experts'], /--targets must be one of attention, mlp, shared, all, self_attn\.q_proj/],
+    [['--targets', 'experts'], /--targets must be one of attention, mlp, shared, linear, all, self_attn\.q_proj/],
   ];
   for (const [flags, want] of bad) {
     const r = run('models', 'synth-adapter', '--model', model, '--out', join(root, 'x'), ...flags);

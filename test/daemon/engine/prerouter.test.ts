@@ -48,21 +48,23 @@ const CASES: Case[] = [
   { arch: 'glm4_moe', heads: 'file', decodePath: 'staged', ioMode: 'page-cache' },
   { arch: 'qwen3_moe', heads: 'file', decodePath: 'hot', ioMode: 'page-cache' },
   { arch: 'glm4_moe', heads: 'zero-training', decodePath: 'exact', ioMode: 'page-cache' },
+  { arch: 'qwen3_5_moe', heads: 'file', decodePath: 'staged', ioMode: 'page-cache' },
+  { arch: 'qwen3_next', heads: 'zero-training', decodePath: 'hot', ioMode: 'direct' },
 ];
 
 for (const c of CASES) {
   const name = `${c.arch}, ${c.heads} heads, decode ${c.decodePath} (${c.ioMode})`;
   test(`${name}: logits equal a model whose routers are replaced by the heads`, async (t) => {
     const dir = synthTemp(t, { arch: c.arch, seed: 31 });
-    // qwen3_moe tiny: layers 0-3 MoE → owners 0,1,2; glm4_moe tiny: layer 0 dense → owners 1,2.
-    const owners = c.arch === 'qwen3_moe' ? [0, 1, 2] : [1, 2];
+    // qwen3_moe and the hybrids tiny: layers 0-3 MoE → owners 0,1,2; glm4_moe: layer 0 dense → 1,2.
+    const owners = c.arch === 'glm4_moe' ? [1, 2] : [0, 1, 2];
     let prerouter = 'on';
     let refHeads = 'zero-training';
     if (c.heads === 'file') {
       prerouter = refHeads = join(dir, 'heads.safetensors');
       writePrerouterHeads(prerouter, randomHeads(owners, 24, 5), {
         topK: 4,
-        routing: c.arch === 'qwen3_moe' ? 'softmax_topk' : 'sigmoid_group',
+        routing: c.arch === 'glm4_moe' ? 'sigmoid_group' : 'softmax_topk',
         hiddenSize: HIDDEN,
         numExperts: EXPERTS,
         source: 'test',

@@ -29,6 +29,8 @@ const CASES: [Arch, SpecOverrides, string][] = [
   ['qwen3_moe', { tieWordEmbeddings: true, mlpOnlyLayers: [1] }, 'qwen3_moe tied, dense layer 1'],
   ['glm4_moe', {}, 'glm4_moe n_group 4 / topk_group 2'],
   ['glm4_moe', { nGroup: 1, topkGroup: 1 }, 'glm4_moe n_group 1 (GLM-4.5-Air routing)'],
+  ['qwen3_next', {}, 'qwen3_next (Gated DeltaNet + gated attention, fused projections)'],
+  ['qwen3_5_moe', {}, 'qwen3_5_moe (language_model. prefix, text_config)'],
 ];
 
 // Every kernel set this machine can run (cpu-ref and the fast ones), each against the reference.
@@ -100,7 +102,7 @@ function checkAgainstReference(
 }
 
 test('synth → load → generate: the CLI-written folder runs through tokenizer, engine and generate()', async (t) => {
-  for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
+  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_5_moe'] as const) {
     const dir = tempDir('bs-roundtrip-');
     t.after(() => dir.remove());
     const synth = await runCli(

@@ -1,7 +1,8 @@
 // The engine's unmerged LoRA against the float64 TS reference dequant(W)·x + s·B(A·x) on tiny
 // models, for every format: PEFT (with rank_pattern, alpha_pattern and rsLoRA), mlx-lm (last N
 // layers, transposed tensors), Edge0 (with and without adapter_config.json), F32/F16/BF16 A and B,
-// targets on attention, dense MLP and shared-expert projections.
+// targets on attention, dense MLP and shared-expert projections, and on the hybrid models' gated
+// attention, Gated DeltaNet projections and gated shared expert.
 //
 // Tolerance: as the base engine-vs-reference test, 1e-5 × max(1, max|logit|): the engine keeps
 // activations in float32 and the reference LoRA kernel accumulates in double, rounding once per
@@ -78,6 +79,24 @@ const CASES: Case[] = [
     adapter: { format: 'edge0', rank: 16, alpha: 32, targets: ['self_attn.q_proj', 'self_attn.v_proj'] },
     scale: () => 2,
     dropConfig: true,
+  },
+  {
+    name: 'PEFT qwen3_5_moe, gated attention + linear attention + gated shared expert, BF16',
+    arch: 'qwen3_5_moe',
+    adapter: { format: 'peft', rank: 8, alpha: 16, targets: ['all'], dtype: 'BF16' },
+    scale: () => 2,
+  },
+  {
+    name: 'Edge0 qwen3_next, fused linear-attention projections (in_proj_qkvz, in_proj_ba, out_proj)',
+    arch: 'qwen3_next',
+    adapter: { format: 'edge0', rank: 4, alpha: 8, targets: ['linear'] },
+    scale: () => 2,
+  },
+  {
+    name: 'mlx-lm qwen3_next, last 2 layers (one linear, one full attention), F32',
+    arch: 'qwen3_next',
+    adapter: { format: 'mlx', rank: 4, alpha: 10, targets: ['linear', 'attention'], numLayers: 2 },
+    scale: () => 10 / 4,
   },
 ];
 

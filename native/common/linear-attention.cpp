@@ -1,0 +1,220 @@
+#include "common/linear-attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/lora.h"
+
+namespace bs {
+
+namespace {
+
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float dot(const float* a, const float* b, int64_t n) {
+  float s = 0.0f;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// x ← x · rsqrt(mean(x²) + eps) · scale over n values (MLX's l2-norm of q and k).
+void rms_scale(float* x, int64_t n, float eps, float scale) {
+  const float inv = scale / std::sqrt(dot(x, x, n) / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+struct Layout {
+  int64_t Hk, Hv, Dk, Dv, C, ratio, key_dim;
+  explicit Layout(const LinearAttnConfig& c)
+      : Hk(c.k_heads),
+        Hv(c.v_heads),
+        Dk(c.k_dim),
+        Dv(c.v_dim),
+        C(c.conv_dim()),
+        ratio(c.v_heads / c.k_heads),
+        key_dim(c.key_dim()) {}
+  const float* q(const float* qkv, int64_t t, int64_t h) const { return qkv + t * C + (h / ratio) * Dk; }
+  const float* k(const float* qkv, int64_t t, int64_t h) const { return qkv + t * C + key_dim + (h / ratio) * Dk; }
+  const float* v(const float* qkv, int64_t t, int64_t h) const { return qkv + t * C + 2 * key_dim + h * Dv; }
+};
+
+void recurrent_head(const Layout& L, int64_t h, const float* qkv, const float* g, const float* beta, int64_t n,
+                    float* S, float* y) {
+  for (int64_t t = 0; t < n; ++t) {
+    const float a = std::exp(g[t * L.Hv + h]), b = beta[t * L.Hv + h];
+    const float *q = L.q(qkv, t, h), *k = L.k(qkv, t, h), *v = L.v(qkv, t, h);
+    float* yt = y + (t * L.Hv + h) * L.Dv;
+    for (int64_t i = 0; i < L.Dv; ++i) {
+      float* row = S + i * L.Dk;
+      for (int64_t j = 0; j < L.Dk; ++j) row[j] *= a;
+      const float d = b * (v[i] - dot(row, k, L.Dk));
+      for (int64_t j = 0; j < L.Dk; ++j) row[j] += d * k[j];
+      yt[i] = dot(row, q, L.Dk);
+    }
+  }
+}
+
+// One block of n ≤ chunk tokens with the state at its start S0. With G the running sum of g:
+// u_i = β_i v_i − β_i e^{G_i} S0 k_i − Σ_{j<i} β_i e^{G_i−G_j} (k_i·k_j) u_j,
+// y_i = e^{G_i} S0 q_i + Σ_{j≤i} e^{G_i−G_j} (q_i·k_j) u_j, S = e^{G_n} S0 + Σ_j e^{G_n−G_j} u_j k_jᵀ.
+// work: G [chunk] + U [chunk, Dv].
+void chunk_head(const Layout& L, int64_t h, const float* qkv, const float* g, const float* beta, int64_t n, float* S,
+                float* y, float* work, int64_t chunk) {
+  float* G = work;
+  float* U = work + chunk;
+  float acc = 0.0f;
+  for (int64_t i = 0; i < n; ++i) G[i] = acc += g[i * L.Hv + h];
+  for (int64_t i = 0; i < n; ++i) {
+    const float b = beta[i * L.Hv + h], gi = std::exp(G[i]);
+    const float *q = L.q(qkv, i, h), *k = L.k(qkv, i, h), *v = L.v(qkv, i, h);
+    float* u = U + i * L.Dv;
+    float* yi = y + (i * L.Hv + h) * L.Dv;
+    for (int64_t d = 0; d < L.Dv; ++d) {
+      const float* row = S + d * L.Dk;
+      u[d] = b * (v[d] - gi * dot(row, k, L.Dk));
+      yi[d] = gi * dot(row, q, L.Dk);
+    }
+    for (int64_t j = 0; j < i; ++j) {
+      const float c = b * std::exp(G[i] - G[j]) * dot(k, L.k(qkv, j, h), L.Dk);
+      const float* uj = U + j * L.Dv;
+      for (int64_t d = 0; d < L.Dv; ++d) u[d] -= c * uj[d];
+    }
+    for (int64_t j = 0; j <= i; ++j) {
+      const float c = std::exp(G[i] - G[j]) * dot(q, L.k(qkv, j, h), L.Dk);
+      const float* uj = U + j * L.Dv;
+      for (int64_t d = 0; d < L.Dv; ++d) yi[d] += c * uj[d];
+    }
+  }
+  const float decay = std::exp(G[n - 1]);
+  for (int64_t d = 0; d < L.Dv; ++d) {
+    float* row = S + d * L.Dk;
+    for (int64_t e = 0; e < L.Dk; ++e) row[e] *= decay;
+    for (int64_t j = 0; j < n; ++j) {
+      const float c = std::exp(G[n - 1] - G[j]) * U[j * L.Dv + d];
+      const float* kj = L.k(qkv, j, h);
+      for (int64_t e = 0; e < L.Dk; ++e) row[e] += c * kj[e];
+    }
+  }
+}
+
+}  // namespace
+
+void causal_conv_silu(const float* w, int64_t C, int64_t K, float* history, const float* x, int64_t n, float* out) {
+  // Row r of the virtual input: history row r for r < K-1, else x row r - (K-1).
+  auto in = [&](int64_t r) { return r < K - 1 ? history + r * C : x + (r - (K - 1)) * C; };
+  for (int64_t t = 0; t < n; ++t) {
+    float* o = out + t * C;
+    for (int64_t c = 0; c < C; ++c) {
+      float s = 0.0f;
+      for (int64_t j = 0; j < K; ++j) s += w[c * K + j] * in(t + j)[c];
+      o[c] = s / (1.0f + std::exp(-s));
+    }
+  }
+  // The new history: the last K-1 rows of the input (shifting in place when n < K-1).
+  for (int64_t r = 0; r < K - 1; ++r) {
+    const int64_t src = n + r;
+    if (src < K - 1) {
+      std::copy_n(history + src * C, C, history + r * C);
+    } else {
+      std::copy_n(x + (src - (K - 1)) * C, C, history + r * C);
+    }
+  }
+}
+
+void gated_delta_rule(const ExecCtx& ctx, const LinearAttnConfig& c, const float* qkv, const float* g,
+                      const float* beta, int64_t n, int64_t chunk, float* state, Scratch& s, float* y) {
+  const Layout L(c);
+  const int64_t head_state = L.Dv * L.Dk;
+  if (chunk <= 0) {
+    ctx.parallel_for(L.Hv, [&](int64_t b, int64_t e) {
+      for (int64_t h = b; h < e; ++h) recurrent_head(L, h, qkv, g, beta, n, state + h * head_state, y);
+    });
+    return;
+  }
+  const int64_t per_head = chunk * (1 + L.Dv);
+  s.lin_work.resize(L.Hv * per_head);
+  float* work = s.lin_work.data();
+  ctx.parallel_for(L.Hv, [&](int64_t b, int64_t e) {
+    for (int64_t h = b; h < e; ++h) {
+      for (int64_t t0 = 0; t0 < n; t0 += chunk) {
+        const int64_t m = std::min(chunk, n - t0);
+        chunk_head(L, h, qkv + t0 * L.C, g + t0 * L.Hv, beta + t0 * L.Hv, m, state + h * head_state,
+                   y + t0 * L.Hv * L.Dv, work + h * per_head, chunk);
+      }
+    }
+  });
+}
+
+void linear_attention_block(const Model& m, const LinearAttnWeights& w, const float* xn, int64_t n, float* state,
+                            Scratch& s, float* out, const LayerLora* lora) {
+  auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
+  const ModelConfig& cfg = m.cfg;
+  const LinearAttnConfig& c = cfg.linear;
+  const Layout L(c);
+  const int64_t VD = c.value_dim(), r = L.ratio;
+  s.lin_qkv.resize(n * L.C);
+  s.lin_z.resize(n * VD);
+  s.lin_b.resize(n * L.Hv);
+  s.lin_a.resize(n * L.Hv);
+  if (w.fused) {
+    // qwen3_next: per k head [q Dk | k Dk | v r·Dv | z r·Dv] and [b r | a r].
+    const int64_t group = 2 * L.Dk + 2 * r * L.Dv;
+    s.lin_proj.resize(n * L.Hk * group);
+    s.lin_proj2.resize(n * L.Hk * 2 * r);
+    run_linear(m, w.qkvz, xn, n, s.lin_proj.data(), s, delta(LoraSlot::LinQkvz));
+    run_linear(m, w.ba, xn, n, s.lin_proj2.data(), s, delta(LoraSlot::LinBa));
+    for (int64_t t = 0; t < n; ++t) {
+      float* qkv = s.lin_qkv.data() + t * L.C;
+      for (int64_t kh = 0; kh < L.Hk; ++kh) {
+        const float* p = s.lin_proj.data() + (t * L.Hk + kh) * group;
+        std::copy_n(p, L.Dk, qkv + kh * L.Dk);
+        std::copy_n(p + L.Dk, L.Dk, qkv + L.key_dim + kh * L.Dk);
+        std::copy_n(p + 2 * L.Dk, r * L.Dv, qkv + 2 * L.key_dim + kh * r * L.Dv);
+        std::copy_n(p + 2 * L.Dk + r * L.Dv, r * L.Dv, s.lin_z.data() + t * VD + kh * r * L.Dv);
+        const float* ba = s.lin_proj2.data() + (t * L.Hk + kh) * 2 * r;
+        std::copy_n(ba, r, s.lin_b.data() + t * L.Hv + kh * r);
+        std::copy_n(ba + r, r, s.lin_a.data() + t * L.Hv + kh * r);
+      }
+    }
+  } else {
+    run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+    run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+    run_linear(m, w.b, xn, n, s.lin_b.data(), s, delta(LoraSlot::LinB));
+    run_linear(m, w.a, xn, n, s.lin_a.data(), s, delta(LoraSlot::LinA));
+  }
+  s.lin_conv.resize(n * L.C);
+  causal_conv_silu(w.conv.data(), L.C, c.conv_kernel, state, s.lin_qkv.data(), n, s.lin_conv.data());
+  // q and k: unit RMS (eps 1e-6, as MLX), then q / Dk and k / √Dk, so q·k is the cosine / √Dk.
+  const float inv_dk = 1.0f / static_cast<float>(L.Dk), inv_sqrt_dk = 1.0f / std::sqrt(static_cast<float>(L.Dk));
+  for (int64_t t = 0; t < n; ++t) {
+    float* row = s.lin_conv.data() + t * L.C;
+    for (int64_t kh = 0; kh < L.Hk; ++kh) {
+      rms_scale(row + kh * L.Dk, L.Dk, 1e-6f, inv_dk);
+      rms_scale(row + L.key_dim + kh * L.Dk, L.Dk, 1e-6f, inv_sqrt_dk);
+    }
+  }
+  // b → β = sigmoid(b); a → log-decay g = −exp(A_log) · softplus(a + dt_bias).
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t h = 0; h < L.Hv; ++h) {
+      float& b = s.lin_b[t * L.Hv + h];
+      float& a = s.lin_a[t * L.Hv + h];
+      b = sigmoid(b);
+      a = w.a_neg[h] * softplus(a + w.dt_bias[h]);
+    }
+  }
+  s.lin_y.resize(n * VD);
+  gated_delta_rule(m.ctx(), c, s.lin_conv.data(), s.lin_a.data(), s.lin_b.data(), n, n > 1 ? kDeltaChunk : 0,
+                   state + c.conv_floats(), s, s.lin_y.data());
+  // Gated RMSNorm per head over Dv: rmsnorm(y) · w · silu(z).
+  m.dispatch()
+      .pick(Op::RmsNorm)
+      .rmsnorm(m.ctx(), s.lin_y.data(), w.norm.data(), n * L.Hv, L.Dv, cfg.rms_eps, s.lin_y.data());
+  for (int64_t i = 0; i < n * VD; ++i) {
+    const float z = s.lin_z[i];
+    s.lin_y[i] *= z / (1.0f + std::exp(-z));
+  }
+  run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
+}
+
+}  // namespace bs
