@@ -13,6 +13,7 @@ import { registerBenchMembw } from './bench-membw.js';
 import { registerBenchPlan } from './bench-plan.js';
 import { registerBenchRender } from './bench-render.js';
 import { registerBenchTiming } from './bench-timing.js';
+import { registerBenchVision } from './bench-vision.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
 import { registerLoraMergeCheck } from './lora-merge-check.js';
@@ -48,6 +49,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchLora,
   registerBenchConstrained,
   registerBenchCompare,
+  registerBenchVision,
   registerPrerouter,
   registerPolicy,
 ];

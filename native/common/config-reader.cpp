@@ -61,6 +61,13 @@ std::string ConfigReader::string(const char* key, std::optional<std::string> def
   return v->as_string();
 }
 
+std::optional<ConfigReader> ConfigReader::section(const char* key) const {
+  const Json* v = get(key, false);
+  if (!v) return std::nullopt;
+  if (!v->is_object()) error(key, "must be an object");
+  return ConfigReader(*v, what_ + " " + key, arch_);
+}
+
 std::vector<int64_t> ConfigReader::int_list(const char* key, std::vector<int64_t> def) const {
   const Json* v = get(key, false);
   if (!v) return def;

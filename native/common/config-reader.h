@@ -28,6 +28,10 @@ class ConfigReader {
   // A list of integers in [0, kMaxConfigInt], or a single integer as a one-element list; def when absent or null.
   std::vector<int64_t> int_list(const char* key, std::vector<int64_t> def = {}) const;
 
+  // A reader over the object field `key` (messages name it "<what> <key>"); nullopt when absent
+  // or null, an error when it is not an object.
+  std::optional<ConfigReader> section(const char* key) const;
+
   [[noreturn]] void error(const char* key, const std::string& rule) const;
   const std::string& what() const { return what_; }
 

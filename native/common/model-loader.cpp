@@ -12,7 +12,7 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch(), &qwen3_vl_moe_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -57,7 +57,9 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   if (c.head_dim % 2 != 0 || c.head_dim < 2) r.error("head_dim", "must be even and ≥ 2 (RoPE pairs dims)");
   c.rms_eps = static_cast<float>(r.number("rms_norm_eps", 0.0));
   c.rope_theta = r.number("rope_theta", 0.0);
-  if (r.has("rope_scaling")) r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  if (r.has("rope_scaling") && c.mrope_section.empty()) {
+    r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  }
   c.max_positions = r.integer("max_position_embeddings", 1);
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
   c.eos_token_ids = r.int_list("eos_token_id");
@@ -134,7 +136,10 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   if (!std::filesystem::exists(config_path, ec)) fail("model folder ", dir, " has no config.json");
   const Json config = Json::parse(read_text_file(config_path), config_path);
   const ArchDef& arch = find_arch(ConfigReader(config, config_path, "the engine"));
-  const ConfigReader r(config, config_path, arch.model_type);
+  const Json* text = arch.text_section ? config.find(arch.text_section) : &config;
+  if (!text || !text->is_object())
+    fail(config_path, ": ", arch.model_type, " needs a \"", arch.text_section, "\" object");
+  const ConfigReader r(*text, arch.text_section ? config_path + " " + arch.text_section : config_path, arch.model_type);
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
   ModelConfig& c = m->cfg;
@@ -142,7 +147,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   arch.read_config(r, c);
   const QuantConfig quant = QuantConfig::from_config(config, config_path);
   m->store = WeightStore::open(dir);
-  TensorLoader t(*m->store, quant, arch.model_type);
+  TensorLoader t(*m->store, quant, arch.model_type, arch.tensor_prefix);
 
   m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
   m->final_norm = t.vector("model.norm.weight", c.hidden);

@@ -4,8 +4,8 @@
 
 namespace bs {
 
-TensorLoader::TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch)
-    : store_(store), quant_(quant), arch_(std::move(arch)) {}
+TensorLoader::TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch, std::string prefix)
+    : store_(store), quant_(quant), arch_(std::move(arch)), prefix_(std::move(prefix)) {}
 
 const TensorInfo& TensorLoader::require(const std::string& name) const {
   const TensorInfo* t = store_.find(name);
@@ -101,16 +101,18 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
 
 Linear TensorLoader::linear(const std::string& path, int64_t out, int64_t in, bool with_bias) {
   Linear l;
-  l.w = matrix(path, 1, out, in, false);
-  if (with_bias) l.bias = vector(path + ".bias", out);
+  l.w = matrix(prefix_ + path, 1, out, in, false);
+  if (with_bias) l.bias = vector_at(prefix_ + path + ".bias", out);
   return l;
 }
 
 WeightMatrix TensorLoader::stacked(const std::string& path, int64_t n, int64_t out, int64_t in) {
-  return matrix(path, n, out, in, true);
+  return matrix(prefix_ + path, n, out, in, true);
 }
 
-std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) {
+std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) { return vector_at(prefix_ + name, n); }
+
+std::vector<float> TensorLoader::vector_at(const std::string& name, int64_t n) {
   const TensorInfo& t = require(name);
   if (!is_float_weight(t.dtype)) {
     fail(*t.file, ": tensor ", t.name, " has dtype ", dtype_name(t.dtype), " but must be F16, BF16 or F32");

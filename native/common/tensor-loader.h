@@ -13,11 +13,12 @@ namespace bs {
 
 class TensorLoader {
  public:
-  TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch);
+  // `prefix` goes before every name asked for (vision-language folders: "language_model.").
+  TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch, std::string prefix = "");
 
-  bool has(const std::string& name) const { return store_.find(name) != nullptr; }
+  bool has(const std::string& name) const { return store_.find(prefix_ + name) != nullptr; }
   // The tensor's header entry (nullptr when absent).
-  const TensorInfo* info(const std::string& name) const { return store_.find(name); }
+  const TensorInfo* info(const std::string& name) const { return store_.find(prefix_ + name); }
   // The module at `path` as a [out, in] matrix: `path.weight` plus `.scales`/`.biases` when
   // quantised (MLX: quantised exactly when `path.scales` exists); with_bias adds `path.bias`.
   Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);
@@ -35,10 +36,11 @@ class TensorLoader {
   void check_finite(const TensorInfo& t) const;
   void check_shape(const TensorInfo& t, const std::vector<int64_t>& want, const std::string& why) const;
   WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked);
+  std::vector<float> vector_at(const std::string& name, int64_t n);  // name with the prefix
 
   const WeightStore& store_;
   const QuantConfig& quant_;
-  std::string arch_;
+  std::string arch_, prefix_;
   uint64_t matrix_bytes_ = 0;
 };
 

@@ -125,7 +125,7 @@ const corpus: [string, Edit, RegExp][] = [
       editJson(config(d), (c) => {
         c.model_type = 'llama';
       }),
-    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe\)/,
+    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe[^)]*\)/,
   ],
   [
     'missing config field',

@@ -10,6 +10,10 @@ export interface QuantParams {
 
 export interface RefConfig {
   arch: 'qwen3_moe' | 'glm4_moe';
+  /** Before every tensor name ("language_model." in qwen3_vl_moe folders). */
+  tensorPrefix: string;
+  /** Multimodal RoPE sections (time, height, width) and their layout; absent: 1-D RoPE. */
+  mrope?: { section: [number, number, number]; interleaved: boolean };
   vocabSize: number;
   /** Trained context length (max_position_embeddings). */
   maxPositions: number;
@@ -52,7 +56,11 @@ export function readRefConfig(dir: string): RefConfig {
   return parseRefConfig(raw, path);
 }
 
-export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'): RefConfig {
+export function parseRefConfig(root: Record<string, unknown>, where = 'config.json'): RefConfig {
+  // qwen3_vl_moe: the language model is qwen3_moe in text_config, tensors under language_model.
+  const vl = root.model_type === 'qwen3_vl_moe';
+  const c = vl ? { ...(root.text_config as Record<string, unknown>), model_type: 'qwen3_moe' } : root;
+  const scaling = c.rope_scaling as { mrope_section?: number[]; mrope_interleaved?: boolean } | null | undefined;
   const num = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isFinite(v))
@@ -88,9 +96,14 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
     if (!Array.isArray(only)) throw new Error(`${where}: mlp_only_layers must be a list, got ${JSON.stringify(only)}`);
     for (let l = 0; l < layers; l++) if (only.includes(l) || step < 1 || (l + 1) % step !== 0) denseLayers.add(l);
   }
-  const { quant, overrides } = parseQuantization(c.quantization, where);
+  const { quant, overrides } = parseQuantization(root.quantization, where);
+  const section = scaling?.mrope_section;
   return {
     arch,
+    tensorPrefix: vl ? 'language_model.' : '',
+    ...(vl && section?.length === 3
+      ? { mrope: { section: section as [number, number, number], interleaved: scaling?.mrope_interleaved === true } }
+      : {}),
     vocabSize: int('vocab_size'),
     maxPositions: int('max_position_embeddings', 4096),
     hidden,

@@ -81,12 +81,12 @@ export class RefWeights {
   }
 
   has(name: string): boolean {
-    return this.st.has(name);
+    return this.st.has(this.config.tensorPrefix + name);
   }
 
   /** A float tensor (norm weights, biases, plain matrices) as float64. */
   floats(name: string): Float64Array {
-    return this.part(name, undefined, toFloat64);
+    return this.part(this.config.tensorPrefix + name, undefined, toFloat64);
   }
 
   /** Decoded tensor data, or the slice of one expert (leading dimension) of a stacked tensor. */
@@ -142,7 +142,8 @@ export class RefWeights {
 
   /** Module `path` as a matrix: quantised when `<path>.scales` exists, else `<path>.weight`.
    *  With `expert`, selects one expert of a stacked [E, out, in] tensor. */
-  matrix(path: string, expert?: number): RefMatrix {
+  matrix(name: string, expert?: number): RefMatrix {
+    const path = this.config.tensorPrefix + name;
     const { rows, cols } = this.dims(path, expert !== undefined);
     if (!this.st.has(`${path}.scales`)) {
       return denseMatrix(rows, cols, this.part(`${path}.weight`, expert, toFloat64));
