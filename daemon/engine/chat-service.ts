@@ -89,6 +89,11 @@ export class ChatService {
     return names.length === 1 ? names[0]! : '';
   }
 
+  /** What the named model's folder takes (['text'] or ['text', 'image']), without loading it. */
+  inputsOf(model: unknown): string[] {
+    return this.registry.statusOf(parseModelRef(model, this.registry.names()).name).inputs;
+  }
+
   /** Counts a chat body's prompt tokens exactly as run() renders them (template, tools, tokenizer) for
    *  the model the body names, and tells that model's context; the lease is held only to read the model. */
   async promptCounter(

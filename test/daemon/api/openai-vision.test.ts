@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { hugeHeaderPng } from '../../helpers/images.js';
 import { synthModel } from '../../../daemon/tools/synth.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../helpers/daemon.js';
+import { RpcTestClient } from '../../helpers/rpc.js';
 import { tempDir, type TempDir } from '../../helpers/temp.js';
 
 let dir: TempDir;
@@ -117,4 +118,21 @@ test('a vision token typed into the text is a placeholder mismatch (400); a text
     assert.match((e as Error).message, /takes text only/);
     return true;
   });
+});
+
+test('WebSocket chat takes the same image parts; a bad image is invalid params and the socket stays open', async () => {
+  const ws = await RpcTestClient.connect(d.ws, TEST_TOKEN);
+  try {
+    const url = await pattern(1);
+    const call = (u: string) => ws.call('chat', { ...ask(u), stream: false }, 60_000);
+    const ok = await call(url);
+    const http = await client.chat.completions.create(ask(url));
+    assert.equal(ok.result.message.content, http.choices[0]!.message.content);
+    const bad = await call('data:image/png;base64,bm90IGFuIGltYWdl');
+    assert.equal(bad.error?.code, -32602, JSON.stringify(bad.error));
+    assert.match(bad.error!.message, /messages\[0\]\.content\[1\]/);
+    assert.equal((await call(url)).result.finish_reason, ok.result.finish_reason);
+  } finally {
+    await ws.close();
+  }
 });
