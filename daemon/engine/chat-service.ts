@@ -105,7 +105,14 @@ export class ChatService {
     const { text, contextLength } = lease.model;
     lease.release();
     const { vision } = lease.model;
-    return { contextLength, count: (body) => chatPrompt(text, parseChatRequest(body, text, vision)).length };
+    return {
+      contextLength,
+      // Each image's one placeholder becomes one token per merged patch (sized from its header).
+      count: (body) => {
+        const req = parseChatRequest(body, text, vision);
+        return req.images.reduce((n, img) => n + vision!.tokensFor(img) - 1, chatPrompt(text, req).length);
+      },
+    };
   }
 
   async *run(call: ChatCall): AsyncGenerator<ChatEvent, ChatOutcome> {

@@ -2,7 +2,7 @@
 // patch grid → patches. Only data URLs: the daemon never fetches http(s) images. Every failure
 // is an ImageError naming what was wrong (requests answer it with 400).
 import sharp, { type Metadata } from 'sharp';
-import { type Patches, patchify, smartResize } from './preprocess.js';
+import { cappedConfig, type Patches, patchify, smartResize } from './preprocess.js';
 import type { PreprocessorConfig } from './preprocessor-config.js';
 
 export class ImageError extends Error {
@@ -88,10 +88,7 @@ export async function prepareImage(
       'pixels',
       `the image is ${width}×${height} = ${width * height} pixels, more than max_input_pixels ${limits.maxInputPixels}`,
     );
-  const capped =
-    limits.maxPixels > 0
-      ? { ...cfg, maxPixels: Math.max(cfg.minPixels, Math.min(cfg.maxPixels, limits.maxPixels)) }
-      : cfg;
+  const capped = cappedConfig(cfg, limits.maxPixels);
   let size: [number, number];
   try {
     size = smartResize(height, width, capped);

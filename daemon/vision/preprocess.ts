@@ -9,6 +9,11 @@ function roundHalfEven(x: number): number {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** The config with max_pixels lowered to `maxPixels` (0: unchanged; never below min_pixels). */
+export function cappedConfig(c: PreprocessorConfig, maxPixels: number): PreprocessorConfig {
+  return maxPixels > 0 ? { ...c, maxPixels: Math.max(c.minPixels, Math.min(c.maxPixels, maxPixels)) } : c;
+}
+
 /** Output [height, width]: multiples of patch·merge, area within [minPixels, maxPixels]. */
 export function smartResize(height: number, width: number, c: PreprocessorConfig): [number, number] {
   const f = c.patchSize * c.mergeSize;

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { RequestError } from '../engine/request-error.js';
 import type { ImageSink } from '../engine/chat-template.js';
 import { decodeDataUrl, ImageError, type ImageLimits, prepareImage } from './image-input.js';
+import { imageSize } from './image-size.js';
+import { cappedConfig, smartResize } from './preprocess.js';
 import { type ImageFeatures, type TowerOptions, VisionTower } from './vision-tower.js';
 
 /** An image of a request, decoded from its data URL (not yet preprocessed). */
@@ -92,6 +94,20 @@ export class VisionRuntime {
         }
       },
     };
+  }
+
+  /** Image tokens this image will take, from its header (1 when the header is not understood:
+   *  it then counts as its one placeholder). */
+  tokensFor(img: RequestImage): number {
+    const size = imageSize(img.bytes);
+    const p = this.tower.preprocessor;
+    if (!size || size.width < 1 || size.height < 1) return 1;
+    try {
+      const [h, w] = smartResize(size.height, size.width, cappedConfig(p, this.o.limits.maxPixels));
+      return ((h / p.patchSize) * (w / p.patchSize)) / (p.mergeSize * p.mergeSize);
+    } catch {
+      return 1;
+    }
   }
 
   /** Preprocesses and encodes one image, or returns it from the cache. Bad images → RequestError. */

@@ -39,9 +39,8 @@ export class LocalProvider implements PolicyProvider {
     this.clock = o.clock ?? (() => performance.now());
   }
 
-  /** The model's context and a counter (its chat template and tokenizer). Images count as their
-   *  placeholders (text-only models), or as their vision placeholder tokens before expansion to one
-   *  per merged patch (vision models: an undercount). */
+  /** The model's context and an exact counter (its chat template and tokenizer; images as their
+   *  placeholder for text-only models, as one token per merged patch for vision models). */
   async promptBudget(signal: AbortSignal): Promise<PromptBudget> {
     const counter = await this.o.chat.promptCounter(this.o.model, signal).catch((e) => {
       throw this.failure(e);

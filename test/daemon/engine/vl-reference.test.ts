@@ -3,6 +3,8 @@
 // width) RoPE positions, then decode continuing after the image's largest position.
 // Bound as in reference-agreement.test.ts (float32 engine vs float64 reference: 1e-5 of the logit scale).
 import { test } from 'node:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward, type RefTokenInput } from '../../../daemon/tools/reference/forward.js';
@@ -73,4 +75,26 @@ test('multimodal prefill rejects bad rows, sizes and positions with a clear mess
     /3 × 3 positions/,
   );
   assert.equal(s.info().nPast, 0);
+});
+
+test('qwen3_vl_moe config errors name text_config and rope_scaling', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_vl_moe', seed: 1 });
+  const path = join(dir, 'config.json');
+  const config = JSON.parse(readFileSync(path, 'utf8'));
+  const load = async (edit: (c: any) => void, message: RegExp) => {
+    const c = structuredClone(config);
+    edit(c);
+    writeFileSync(path, JSON.stringify(c));
+    await assert.rejects(NativeModel.load(dir, { threads: 1 }), message);
+  };
+  await load((c) => delete c.text_config, /qwen3_vl_moe needs a "text_config" object/);
+  await load(
+    (c) => (c.text_config.rope_scaling = null),
+    /config\.json text_config: field rope_scaling must give mrope_section/,
+  );
+  await load(
+    (c) => (c.text_config.rope_scaling.mrope_section = [8, 5, 5]),
+    /text_config rope_scaling: field mrope_section must sum to head_dim \/ 2 = 16/,
+  );
+  await load((c) => (c.text_config.rope_scaling.mrope_section = [16]), /mrope_section must list 3 sections/);
 });

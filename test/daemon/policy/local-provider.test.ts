@@ -63,8 +63,8 @@ test('a model with a vision tower gets the references and observations as images
   const dec = await p.decide({ messages: prompt.messages, tools, limits: { maxTokens: 400, seed: 1 } }, signal);
   assert.ok(dec.call.ok, JSON.stringify(dec.call));
   assert.equal(d.models.statusOf('vl').vision?.images_encoded, 1);
-  // 64×64 → 4 image tokens where the placeholder stood: 3 more than the counted prompt.
-  assert.equal(dec.usage.promptTokens, prompt.tokens + 3);
+  // The counter sizes the image from its header: 64×64 → 4 image tokens, exactly as the engine ran it.
+  assert.equal(dec.usage.promptTokens, prompt.tokens);
 });
 
 test('every decision is a schema-valid tool call; the prefix cache serves the history; the count is exact', async () => {

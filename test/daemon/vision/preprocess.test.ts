@@ -105,3 +105,15 @@ test('bad images are ImageErrors naming the rule: corrupt, truncated, huge heade
   assert.equal(ok.mime, 'image/jpeg');
   assert.deepEqual(ok.bytes, jpeg);
 });
+
+test('engine.vision.max_pixels downscales below the preprocessor maximum', async () => {
+  const png = await sharp({ create: { width: 256, height: 128, channels: 3, background: '#123456' } })
+    .png()
+    .toBuffer();
+  const full = await prepareImage(png, SMALL, LIMITS);
+  assert.deepEqual(full.resized, [128, 256]);
+  // 256×128 = 32768 > 8192: β = 2 → floor(64/32)·32 = 64, floor(128/32)·32 = 128.
+  const capped = await prepareImage(png, SMALL, { ...LIMITS, maxPixels: 8192 });
+  assert.deepEqual(capped.resized, [64, 128]);
+  assert.deepEqual(capped.grid, [1, 4, 8]);
+});
