@@ -15,7 +15,7 @@ test('native info lists the reference kernel set and the supported architectures
   const info = loadNative().info();
   const ref = info.kernelSets.find((k) => k.name === 'cpu-ref');
   assert.ok(ref?.usable, JSON.stringify(info.kernelSets));
-  assert.deepEqual([...info.architectures].sort(), ['glm4_moe', 'qwen3_moe']);
+  assert.deepEqual([...info.architectures].sort(), ['glm4_moe', 'qwen3_moe', 'qwen3_vl_moe']);
 });
 
 test('GPU devices are always listed: compiled or not, usable only with a device', () => {
