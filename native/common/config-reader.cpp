@@ -22,6 +22,24 @@ const Json* ConfigReader::get(const char* key, bool required) const {
   return v && !v->is_null() ? v : nullptr;
 }
 
+std::vector<std::string> ConfigReader::string_list(const char* key, std::vector<std::string> def) const {
+  const Json* v = get(key, false);
+  if (!v) return def;
+  if (!v->is_array()) error(key, "must be a list of strings");
+  std::vector<std::string> out;
+  for (const Json& item : v->items()) {
+    if (!item.is_string()) error(key, "must be a list of strings");
+    out.push_back(item.as_string());
+  }
+  return out;
+}
+
+ConfigReader ConfigReader::sub(const char* key) const {
+  const Json* v = get(key, true);
+  if (!v->is_object()) error(key, "must be a JSON object");
+  return ConfigReader(*v, what_ + " " + key, arch_);
+}
+
 void ConfigReader::error(const char* key, const std::string& rule) const {
   const Json* v = root_.find(key);
   fail(what_, ": field ", key, " ", rule, ", got ", v ? v->brief() : std::string("nothing"));
@@ -59,13 +77,6 @@ std::string ConfigReader::string(const char* key, std::optional<std::string> def
   if (!v) return *def;
   if (!v->is_string()) error(key, "must be a string");
   return v->as_string();
-}
-
-std::optional<ConfigReader> ConfigReader::section(const char* key) const {
-  const Json* v = get(key, false);
-  if (!v) return std::nullopt;
-  if (!v->is_object()) error(key, "must be an object");
-  return ConfigReader(*v, what_ + " " + key, arch_);
 }
 
 std::vector<int64_t> ConfigReader::int_list(const char* key, std::vector<int64_t> def) const {

@@ -28,9 +28,11 @@ class ConfigReader {
   // A list of integers in [0, kMaxConfigInt], or a single integer as a one-element list; def when absent or null.
   std::vector<int64_t> int_list(const char* key, std::vector<int64_t> def = {}) const;
 
-  // A reader over the object field `key` (messages name it "<what> <key>"); nullopt when absent
-  // or null, an error when it is not an object.
-  std::optional<ConfigReader> section(const char* key) const;
+  // A list of strings; def when absent or null.
+  std::vector<std::string> string_list(const char* key, std::vector<std::string> def = {}) const;
+  // The object at `key` (e.g. Qwen3.5's "text_config") read the same way; errors name it as
+  // "<file> <key>". Throws when it is missing or not an object.
+  ConfigReader sub(const char* key) const;
 
   [[noreturn]] void error(const char* key, const std::string& rule) const;
   const std::string& what() const { return what_; }

@@ -136,10 +136,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   if (!std::filesystem::exists(config_path, ec)) fail("model folder ", dir, " has no config.json");
   const Json config = Json::parse(read_text_file(config_path), config_path);
   const ArchDef& arch = find_arch(ConfigReader(config, config_path, "the engine"));
-  const Json* text = arch.text_section ? config.find(arch.text_section) : &config;
-  if (!text || !text->is_object())
-    fail(config_path, ": ", arch.model_type, " needs a \"", arch.text_section, "\" object");
-  const ConfigReader r(*text, arch.text_section ? config_path + " " + arch.text_section : config_path, arch.model_type);
+  const ConfigReader r(config, config_path, arch.model_type);
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
   ModelConfig& c = m->cfg;
@@ -147,7 +144,8 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   arch.read_config(r, c);
   const QuantConfig quant = QuantConfig::from_config(config, config_path);
   m->store = WeightStore::open(dir);
-  TensorLoader t(*m->store, quant, arch.model_type, arch.tensor_prefix);
+  TensorLoader t(*m->store, quant, arch.model_type);
+  t.set_prefix(c.weight_prefix);
 
   m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
   m->final_norm = t.vector("model.norm.weight", c.hidden);

@@ -39,6 +39,8 @@ struct ModelConfig {
   bool tie_embeddings = false, qk_norm = false, attention_bias = false;
   std::vector<int64_t> eos_token_ids;
   int64_t bos_token_id = -1;
+  // Names are looked up as weight_prefix + "model.layers.N..." ("language_model." for Qwen3.5).
+  std::string weight_prefix;
 };
 
 struct AttentionWeights {

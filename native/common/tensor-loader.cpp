@@ -4,14 +4,15 @@
 
 namespace bs {
 
-TensorLoader::TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch, std::string prefix)
-    : store_(store), quant_(quant), arch_(std::move(arch)), prefix_(std::move(prefix)) {}
+TensorLoader::TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch)
+    : store_(store), quant_(quant), arch_(std::move(arch)) {}
 
 const TensorInfo& TensorLoader::require(const std::string& name) const {
-  const TensorInfo* t = store_.find(name);
+  const TensorInfo* t = store_.find(prefix_ + name);
   if (!t) {
-    fail(store_.dir(), ": missing tensor ", name, ", which the ", arch_, " architecture needs for this config.json (",
-         store_.tensor_count(), " tensors in ", store_.files().size(), " file(s))");
+    fail(store_.dir(), ": missing tensor ", prefix_ + name, ", which the ", arch_,
+         " architecture needs for this config.json (", store_.tensor_count(), " tensors in ", store_.files().size(),
+         " file(s))");
   }
   return *t;
 }
@@ -46,20 +47,20 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
   m.rows = out;
   m.cols = in;
   m.w = w.data;
-  const TensorInfo* scales = store_.find(path + ".scales");
+  const TensorInfo* scales = store_.find(prefix_ + path + ".scales");
   if (!scales) {
     if (!is_float_weight(w.dtype)) {
-      fail(*w.file, ": tensor ", w.name, " has dtype ", dtype_name(w.dtype), " and no ", path,
+      fail(*w.file, ": tensor ", w.name, " has dtype ", dtype_name(w.dtype), " and no ", prefix_ + path,
            ".scales; a plain weight must be F16, BF16 or F32 (a quantised one needs .scales and .biases)");
     }
     check_shape(w, dims(out, in), "plain " + std::string(dtype_name(w.dtype)) + " weight [out, in]");
     if (!stacked) check_finite(w);
     m.dtype = w.dtype;
   } else {
-    const std::optional<QuantParams> qp = quant_.for_module(path);
+    const std::optional<QuantParams> qp = quant_.for_module(prefix_ + path);
     if (!qp) {
-      fail(store_.dir(), ": tensor ", path, ".scales exists but config.json \"quantization\" gives no bits and ",
-           "group_size for ", path);
+      fail(store_.dir(), ": tensor ", prefix_ + path,
+           ".scales exists but config.json \"quantization\" gives no bits and ", "group_size for ", path);
     }
     const TensorInfo& biases = require(path + ".biases");
     if (w.dtype != DType::U32) {
@@ -67,11 +68,12 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
            " but a quantised weight must be U32 (packed codes)");
     }
     if (!is_float_weight(scales->dtype) || biases.dtype != scales->dtype) {
-      fail(*scales->file, ": tensors ", path, ".scales and .biases must share one float dtype, got ",
+      fail(*scales->file, ": tensors ", prefix_ + path, ".scales and .biases must share one float dtype, got ",
            dtype_name(scales->dtype), " and ", dtype_name(biases.dtype));
     }
     if (in % qp->group != 0) {
-      fail(store_.dir(), ": module ", path, " has ", in, " inputs, not a multiple of its group_size ", qp->group);
+      fail(store_.dir(), ": module ", prefix_ + path, " has ", in, " inputs, not a multiple of its group_size ",
+           qp->group);
     }
     std::string why = std::to_string(qp->bits) + "-bit, group " + std::to_string(qp->group) + " from config.json";
     if (!w.shape.empty() && w.shape.back() > 0 && w.shape.back() != in * qp->bits / 32) {
@@ -101,18 +103,16 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
 
 Linear TensorLoader::linear(const std::string& path, int64_t out, int64_t in, bool with_bias) {
   Linear l;
-  l.w = matrix(prefix_ + path, 1, out, in, false);
-  if (with_bias) l.bias = vector_at(prefix_ + path + ".bias", out);
+  l.w = matrix(path, 1, out, in, false);
+  if (with_bias) l.bias = vector(path + ".bias", out);
   return l;
 }
 
 WeightMatrix TensorLoader::stacked(const std::string& path, int64_t n, int64_t out, int64_t in) {
-  return matrix(prefix_ + path, n, out, in, true);
+  return matrix(path, n, out, in, true);
 }
 
-std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) { return vector_at(prefix_ + name, n); }
-
-std::vector<float> TensorLoader::vector_at(const std::string& name, int64_t n) {
+std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) {
   const TensorInfo& t = require(name);
   if (!is_float_weight(t.dtype)) {
     fail(*t.file, ": tensor ", t.name, " has dtype ", dtype_name(t.dtype), " but must be F16, BF16 or F32");

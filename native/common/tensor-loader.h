@@ -13,9 +13,10 @@ namespace bs {
 
 class TensorLoader {
  public:
-  // `prefix` goes before every name asked for (vision-language folders: "language_model.").
-  TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch, std::string prefix = "");
+  TensorLoader(const WeightStore& store, const QuantConfig& quant, std::string arch);
 
+  // Every name below is looked up as prefix + name (Qwen3.5 checkpoints: "language_model.").
+  void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   bool has(const std::string& name) const { return store_.find(prefix_ + name) != nullptr; }
   // The tensor's header entry (nullptr when absent).
   const TensorInfo* info(const std::string& name) const { return store_.find(prefix_ + name); }
@@ -36,11 +37,11 @@ class TensorLoader {
   void check_finite(const TensorInfo& t) const;
   void check_shape(const TensorInfo& t, const std::vector<int64_t>& want, const std::string& why) const;
   WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked);
-  std::vector<float> vector_at(const std::string& name, int64_t n);  // name with the prefix
 
   const WeightStore& store_;
   const QuantConfig& quant_;
-  std::string arch_, prefix_;
+  std::string arch_;
+  std::string prefix_;
   uint64_t matrix_bytes_ = 0;
 };
 

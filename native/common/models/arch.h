@@ -16,10 +16,6 @@ struct ArchDef {
   void (*read_config)(const ConfigReader& r, ModelConfig& cfg);
   // Loads layer `l` (prefix "model.layers.<l>"), checking every tensor against cfg.
   void (*load_layer)(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out);
-  // Vision-language folders: the text model's config.json object (e.g. "text_config"; null: the
-  // root) and the prefix of every language-model tensor name (e.g. "language_model.").
-  const char* text_section = nullptr;
-  const char* tensor_prefix = "";
 };
 
 const ArchDef& qwen3_moe_arch();
