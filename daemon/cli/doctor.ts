@@ -12,7 +12,7 @@ export function registerDoctor(program: Command): void {
     .option('-c, --config <file>', 'config file (for data_dir)')
     .action(async (opts: { json?: boolean; config?: string }) => {
       const config = loadConfig({ file: opts.config });
-      const report = await gatherDoctorReport(config.data_dir);
+      const report = await gatherDoctorReport(config.data_dir, undefined, config.models);
       process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : formatDoctorReport(report));
       if (!report.native.built) process.stderr.write(`note: ${report.native.error}\n`);
     });

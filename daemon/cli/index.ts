@@ -15,6 +15,7 @@ import { registerBenchPolicy } from './bench-policy.js';
 import { registerBenchRender } from './bench-render.js';
 import { registerBenchConsole } from './bench-console.js';
 import { registerBenchTiming } from './bench-timing.js';
+import { registerBenchVision } from './bench-vision.js';
 import { registerConfigCheck } from './config-check.js';
 import { registerDoctor } from './doctor.js';
 import { registerLoraMergeCheck } from './lora-merge-check.js';
@@ -52,6 +53,7 @@ export const registrars: CommandRegistrar[] = [
   registerBenchLora,
   registerBenchConstrained,
   registerBenchCompare,
+  registerBenchVision,
   registerPrerouter,
   registerPolicy,
 ];

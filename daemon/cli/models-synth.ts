@@ -3,10 +3,10 @@
 import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
-import { ARCHS, SHAPES, type Arch, type ShapeName } from '../tools/synth-shapes.js';
+import { SHAPES, type ShapeName } from '../tools/synth-shapes.js';
 import { QUANT_BITS, QUANT_GROUPS, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
 import { GGUF_TYPES, type GgufFileType } from '../tools/gguf-export.js';
-import { synthGguf, synthModel, type SynthOptions } from '../tools/synth.js';
+import { SYNTH_ARCHS, synthGguf, synthModel, type SynthArch, type SynthOptions } from '../tools/synth.js';
 
 interface RawOptions {
   arch: string;
@@ -47,7 +47,7 @@ export function parseSynthOptions(o: RawOptions): {
   ggufType: GgufFileType;
 } {
   const opts: SynthOptions = {
-    arch: oneOf<Arch>('--arch', o.arch, ARCHS),
+    arch: oneOf<SynthArch>('--arch', o.arch, SYNTH_ARCHS),
     shape: oneOf<ShapeName>('--shape', o.shape, SHAPES),
     out: o.out,
     seed: integer('--seed', o.seed, 0, 2 ** 32 - 1),
@@ -83,7 +83,10 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
   group(program, 'models', 'Model folders: synthesise, inspect')
     .command('synth')
     .description('Write a synthetic MoE model (random weights) in the mlx-community layout, or as GGUF')
-    .requiredOption('--arch <arch>', `architecture: ${ARCHS.join(' | ')}`)
+    .requiredOption(
+      '--arch <arch>',
+      `architecture: ${SYNTH_ARCHS.join(' | ')} (qwen3_vl_moe adds an ONNX vision tower)`,
+    )
     .requiredOption('--shape <shape>', `size preset: ${SHAPES.join(' | ')}`)
     .requiredOption('--out <dir>', 'output folder (must be empty unless --force)')
     .option('--seed <n>', 'random seed (same seed, same bytes)', '0')

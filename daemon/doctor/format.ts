@@ -46,5 +46,15 @@ export function formatDoctorReport(r: DoctorReport): string {
   );
   lines.push(`           ${p.note}`);
   lines.push('           (config: engine.* for every model, models.<name>.* and models.<name>.top_k for one)');
+  const v = r.vision;
+  lines.push(
+    v.onnxruntime
+      ? `Vision     onnxruntime-node ${v.onnxruntime}: towers run on ${v.provider} (${v.why})`
+      : `Vision     onnxruntime-node not available: ${v.error}`,
+  );
+  for (const m of v.models)
+    lines.push(
+      `  ${m.name.padEnd(12)} ${m.inputs.join(' + ')}${m.vision?.missing ? `  (vision_config but ${m.vision.missing})` : ''}  ${m.path}`,
+    );
   return lines.join('\n') + '\n';
 }

@@ -5,6 +5,7 @@ import { tryLoadNative, type BackendInfo, type NativeAddon } from '../native/bin
 import { describeDisks, type DiskReport } from './disks.js';
 import { detectJetson, type JetsonInfo, type ReadText, readText } from './jetson.js';
 import { recommendProfile, type EngineProfile } from './profile.js';
+import { describeVision, type VisionReport } from './vision.js';
 
 export interface CpuReport {
   vendor: string;
@@ -25,6 +26,8 @@ export interface DoctorReport {
   disks: DiskReport;
   native: { built: boolean; version?: string; cpu_features?: string; backends: BackendInfo[]; error?: string };
   recommended_profile: EngineProfile;
+  /** onnxruntime-node and the provider vision towers run on; what each configured model takes. */
+  vision: VisionReport;
 }
 
 /** Everything doctor reads from the machine, injectable for tests. */
@@ -75,7 +78,11 @@ function describeCpu(c: Systeminformation.CpuData, probe: DoctorProbe, jetson: J
   return report;
 }
 
-export async function gatherDoctorReport(dataDir: string, probe: DoctorProbe = systemProbe): Promise<DoctorReport> {
+export async function gatherDoctorReport(
+  dataDir: string,
+  probe: DoctorProbe = systemProbe,
+  models: Record<string, { path: string }> = {},
+): Promise<DoctorReport> {
   const jetson = probe.platform === 'linux' ? detectJetson(probe.readText) : undefined;
   const [cpu, mem, fsSize, layout, blocks] = await Promise.all([
     probe.cpu(),
@@ -101,5 +108,6 @@ export async function gatherDoctorReport(dataDir: string, probe: DoctorProbe = s
       ? { built: true, version: info.version, cpu_features: info.cpuFeatures, backends: info.backends }
       : { built: false, backends: [], error: native.error },
     recommended_profile: recommendProfile(mem.total),
+    vision: await describeVision(models),
   };
 }

@@ -12,6 +12,15 @@ import { RequestError } from './request-error.js';
 import { EngineError } from './native-model.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
 import type { ServingMetrics } from './serving-metrics.js';
+import { splicePrompt } from '../vision/splice.js';
+import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
+
+/** Encodes the request's images (bad ones → 400) and splices them into the rendered prompt. */
+async function spliceImages(vision: VisionRuntime, rendered: number[], images: RequestImage[]) {
+  const encoded = [];
+  for (const img of images) encoded.push(await vision.encode(img));
+  return splicePrompt(rendered, encoded, vision.ids, vision.tower.preprocessor.mergeSize);
+}
 
 /** A model as requests name it: `name`, or `name:adapter` for a LoRA adapter of that model. */
 export interface ModelRef {
@@ -80,6 +89,11 @@ export class ChatService {
     return names.length === 1 ? names[0]! : '';
   }
 
+  /** What the named model's folder takes (['text'] or ['text', 'image']), without loading it. */
+  inputsOf(model: unknown): string[] {
+    return this.registry.statusOf(parseModelRef(model, this.registry.names()).name).inputs;
+  }
+
   /** Counts a chat body's prompt tokens exactly as run() renders them (template, tools, tokenizer) for
    *  the model the body names, and tells that model's context; the lease is held only to read the model. */
   async promptCounter(
@@ -90,7 +104,15 @@ export class ChatService {
     const lease = await this.registry.lease(ref.name, { signal });
     const { text, contextLength } = lease.model;
     lease.release();
-    return { contextLength, count: (body) => chatPrompt(text, parseChatRequest(body, text)).length };
+    const { vision } = lease.model;
+    return {
+      contextLength,
+      // Each image's one placeholder becomes one token per merged patch (sized from its header).
+      count: (body) => {
+        const req = parseChatRequest(body, text, vision);
+        return req.images.reduce((n, img) => n + vision!.tokensFor(img) - 1, chatPrompt(text, req).length);
+      },
+    };
   }
 
   async *run(call: ChatCall): AsyncGenerator<ChatEvent, ChatOutcome> {
@@ -107,9 +129,15 @@ export class ChatService {
     let outcome = 'failed';
     try {
       const adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
-      const req = parseChatRequest(body, lease.model.text);
-      const prompt = chatPrompt(lease.model.text, req);
-      const session = await lease.sessions.take(prompt, key ?? undefined, adapter);
+      const vision = lease.model.vision;
+      const req = parseChatRequest(body, lease.model.text, vision);
+      const rendered = chatPrompt(lease.model.text, req);
+      const spliced =
+        vision && (req.images.length > 0 || rendered.includes(vision.ids.image))
+          ? await spliceImages(vision, rendered, req.images)
+          : undefined;
+      const prompt = spliced?.prompt ?? rendered;
+      const session = await lease.sessions.take(spliced?.images.keys ?? prompt, key ?? undefined, adapter);
       const streamBefore = session.engine.streamStats?.();
       let result: ChatResult;
       try {
@@ -121,6 +149,7 @@ export class ChatService {
           prompt,
           startedAt: arrivedAt,
           adapter,
+          ...(spliced ? { images: spliced.images } : {}),
         });
       } finally {
         // The lease keeps the session alive until release, so its counters can still be read.

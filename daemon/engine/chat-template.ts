@@ -84,8 +84,15 @@ export class ChatTemplate {
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool', 'developer']);
 
+/** Where image content parts go: `add` takes the part's image_url.url (checking it) and the text
+ *  standing for the image in the message is `placeholder`. Absent: the model takes text only. */
+export interface ImageSink {
+  readonly placeholder: string;
+  add(url: unknown, at: string): void;
+}
+
 /** Checks OpenAI-style messages and turns them into what chat templates read. */
-export function normalizeMessages(raw: unknown): ChatMessage[] {
+export function normalizeMessages(raw: unknown, images?: ImageSink): ChatMessage[] {
   if (!Array.isArray(raw) || raw.length === 0)
     throw new RequestError('messages', 'required', `must be a non-empty array, got ${showValue(raw)}`);
   return raw.map((m, i) => {
@@ -99,7 +106,10 @@ export function normalizeMessages(raw: unknown): ChatMessage[] {
       );
     }
     const role = m.role === 'developer' ? 'system' : (m.role as ChatMessage['role']);
-    const out: ChatMessage = { role, content: contentText(m.content, `${at}.content`, role === 'assistant') };
+    const out: ChatMessage = {
+      role,
+      content: contentText(m.content, `${at}.content`, role === 'assistant', images),
+    };
     if (typeof m.name === 'string') out.name = m.name;
     if (typeof m.reasoning_content === 'string') out.reasoning_content = m.reasoning_content;
     if (role === 'tool') {
@@ -119,17 +129,28 @@ export function normalizeMessages(raw: unknown): ChatMessage[] {
   });
 }
 
-function contentText(content: unknown, at: string, nullable: boolean): string {
+function contentText(content: unknown, at: string, nullable: boolean, images?: ImageSink): string {
   if (typeof content === 'string') return content;
   if ((content === null || content === undefined) && nullable) return '';
   if (Array.isArray(content)) {
     return content
       .map((part, k) => {
         if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        if (isRecord(part) && part.type === 'image_url') {
+          if (!images)
+            throw new RequestError(
+              `${at}[${k}]`,
+              'vision',
+              'this model takes text only (its folder has no vision tower); send image parts to a vision model',
+            );
+          const url = isRecord(part.image_url) ? part.image_url.url : part.image_url;
+          images.add(url, `${at}[${k}].image_url.url`);
+          return images.placeholder;
+        }
         throw new RequestError(
           `${at}[${k}]`,
           'type',
-          `only {"type": "text", "text": ...} parts are supported, got ${showValue(part)}`,
+          `only {"type": "text", "text": ...} and {"type": "image_url", ...} parts are supported, got ${showValue(part)}`,
         );
       })
       .join('\n');

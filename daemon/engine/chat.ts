@@ -23,6 +23,8 @@ import type { TextModel } from './text-config.js';
 import { ToolCallError } from './tool-calls/errors.js';
 import type { ToolCall } from './tool-calls/resolve.js';
 import { ToolCallStreamParser } from './tool-calls/stream-parser.js';
+import type { PromptImages } from '../vision/splice.js';
+import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
 import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
 
 export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
@@ -36,6 +38,8 @@ export interface ChatRequest {
   maxTokens?: number;
   stop: string[];
   templateKwargs: Record<string, unknown>;
+  /** Image parts in message order (each stands as one placeholder in its message's text). */
+  images: RequestImage[];
 }
 
 export type ChatEvent = { type: 'content'; text: string } | { type: 'tool_call'; call: ToolCall; index: number };
@@ -52,8 +56,9 @@ export interface ChatResult {
   timings: Timings;
 }
 
-/** Reads an OpenAI chat-completions body (stream handling is the caller's). */
-export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
+/** Reads an OpenAI chat-completions body (stream handling is the caller's). Image parts need
+ *  `vision` (the model's vision side); without it they are refused. */
+export function parseChatRequest(body: unknown, model: TextModel, vision?: VisionRuntime): ChatRequest {
   if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${showValue(body)}`);
   if (body.n !== undefined && body.n !== null && body.n !== 1)
     throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
@@ -70,8 +75,9 @@ export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
   const kwargs = body.chat_template_kwargs ?? {};
   if (!isRecord(kwargs))
     throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
+  const images: RequestImage[] = [];
   const req: ChatRequest = {
-    messages: normalizeMessages(body.messages),
+    messages: normalizeMessages(body.messages, vision?.sink(images)),
     tools,
     toolChoice: parseToolChoice(body.tool_choice, tools),
     responseFormat: parseResponseFormat(body.response_format),
@@ -79,6 +85,7 @@ export function parseChatRequest(body: unknown, model: TextModel): ChatRequest {
     maxTokens: numberField(body.max_completion_tokens ?? body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
     stop: stop as string[],
     templateKwargs: kwargs,
+    images,
   };
   const forced = req.toolChoice.kind === 'required' || req.toolChoice.kind === 'function';
   if (forced && req.responseFormat.kind === 'json') {
@@ -125,6 +132,8 @@ export interface ChatRunOptions {
   startedAt?: number;
   /** LoRA adapter the request runs with (default: the base model). */
   adapter?: AdapterRef | null;
+  /** The prompt's image rows (the prompt was spliced by splicePrompt). */
+  images?: PromptImages;
 }
 
 /** The request's prompt tokens: the chat template with its tools and the generation prompt. */
@@ -193,6 +202,7 @@ export async function* runChat(
     vocabSize: model.tokenizer.vocabSize,
     constraint,
     adapter: o.adapter ?? null,
+    ...(o.images ? { images: o.images } : {}),
     signal,
     clock,
     startedAt,

@@ -17,6 +17,8 @@ import {
 import type { Issue } from '../../robot/common/validation/issue.js';
 import { ADAPTER_NAME } from './adapters/adapter-manager.js';
 import { ADAPTER_FORMATS, type AdapterFormat } from './adapters/plan.js';
+import type { VisionOptions } from '../vision/vision-runtime.js';
+import { visionOptions, visionSchema } from '../vision/config.js';
 import { resolveStream, streamEngineFields, streamModelFields, type StreamProfile } from './stream-config.js';
 
 /** A keep-alive: seconds or a "5m"-style string, kept as written (so a printed config reads back
@@ -77,6 +79,7 @@ export const engineSchema = obj(
       doc: 'with no models configured, serve a tiny random-weight model named demo (generated once under <data_dir>/models)',
     }),
     ...streamEngineFields,
+    vision: visionSchema,
   },
   { doc: 'Serving defaults every model starts from (models.<name> overrides them per model)' },
 );
@@ -174,6 +177,8 @@ export interface ModelProfile {
   adapters?: Record<string, AdapterSource>;
   /** Folders the model's files and its adapters may be read from (absent: anywhere). */
   roots?: FileRootsConfig;
+  /** Vision tower settings (used when the folder has one). */
+  vision?: VisionOptions;
 }
 
 /** Resolved roots (absolute paths), built-in ones included. */
@@ -205,6 +210,7 @@ export function resolveProfile(
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,
     stream: resolveStream(m, e),
+    vision: visionOptions(e.vision),
     adapters: Object.fromEntries(
       Object.entries(m.adapters ?? {}).map(([name, a]) => [
         name,

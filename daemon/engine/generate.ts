@@ -3,6 +3,7 @@
 // is checked around every engine call; timings use an injected clock.
 import type { StreamDecoder } from './detokenizer.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
+import type { PromptImages } from '../vision/splice.js';
 import { RequestError } from './request-error.js';
 import type { Sampler } from './sampler.js';
 import { StopStringMatcher } from './stop-strings.js';
@@ -27,6 +28,8 @@ export interface GenerateOptions {
   /** Logits entries at or beyond this id are never sampled (model vocab padding). */
   vocabSize: number;
   constraint?: TokenConstraint;
+  /** The prompt's image rows (multimodal models), spliced by splicePrompt. */
+  images?: PromptImages;
   /** LoRA adapter to run with (default: the base model); the session's cache is keyed by it. */
   adapter?: AdapterRef | null;
   signal?: AbortSignal;
@@ -87,7 +90,7 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
   let decodeTokens = 0;
 
   const tPrefill = clock();
-  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal, o.adapter ?? null);
+  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal, o.adapter ?? null, o.images);
   const tPrefillEnd = clock();
   o.sampler.prime(o.prompt);
   let logits = first?.logits;

@@ -13,6 +13,8 @@ import { BusyError, CancelledError, RequestQueue } from './request-queue.js';
 import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type ServedModel } from './served-model.js';
 import type { ServingMetrics } from './serving-metrics.js';
 import { SessionPool } from './session-pool.js';
+import { describeModelFolder } from '../vision/model-folder.js';
+import { type VisionStatus, visionStatus } from '../vision/vision-status.js';
 
 export type ModelState = 'unloaded' | 'loading' | 'loaded' | 'failed';
 
@@ -404,9 +406,12 @@ export class ModelRegistry extends Service {
         ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens }
         : { count: 0, in_use: 0, cached_tokens: [] },
       adapters,
+      inputs: describeModelFolder(slot.profile.path).inputs,
+      ...(s?.vision ? { vision: visionStatus(s.vision) } : {}),
       memory: {
         kv_cache_bytes: pool?.stateBytes ?? 0,
         adapter_bytes: adapters.reduce((n, a) => n + a.bytes, 0),
+        vision_bytes: s?.vision?.bytes() ?? 0,
         weight_file_bytes: s?.summary?.fileBytes ?? null,
         weight_matrix_bytes: s?.summary?.matrixBytes ?? null,
       },
@@ -443,10 +448,16 @@ export interface ModelStatus {
   memory: {
     kv_cache_bytes: number;
     adapter_bytes: number;
+    /** The vision tower's file and the cached image features. */
+    vision_bytes: number;
     weight_file_bytes: number | null;
     weight_matrix_bytes: number | null;
   };
   engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
+  /** What the folder takes: ['text'] or ['text', 'image']. */
+  inputs: string[];
+  /** The loaded vision tower (absent: text only or not loaded). */
+  vision?: VisionStatus;
 }
 
 /** A LoRA adapter of a model: resident (`loaded`) or waiting for the model's next load. */

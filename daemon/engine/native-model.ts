@@ -16,6 +16,7 @@ import {
   type SessionHandle,
   type SessionInfo,
   type StreamStats,
+  type MultimodalPrefill,
 } from '../native/binding.js';
 import type { AdapterRef, LogitsSource } from './prefix-cache.js';
 
@@ -169,9 +170,9 @@ export class NativeSession implements LogitsSource {
   }
 
   /** Appends tokens; resolves to the last token's logits. */
-  prefill(tokens: ArrayLike<number>): Promise<Float32Array> {
+  prefill(tokens: ArrayLike<number>, multimodal?: MultimodalPrefill): Promise<Float32Array> {
     const ids = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
-    return call(this.addon.prefill(this.handle, ids));
+    return call(this.addon.prefill(this.handle, ids, multimodal));
   }
 
   decode(token: number): Promise<Float32Array> {

@@ -4,6 +4,9 @@
 // Reuse is keyed by LoRA adapter: keys and values depend on it (the adapter changes k/v_proj and
 // every earlier layer), so a request with another adapter than the cache's starts from empty.
 
+import type { MultimodalPrefill } from '../native/binding.js';
+import { type PromptImages, sliceImages } from '../vision/splice.js';
+
 /** A LoRA adapter as the prefix cache sees it: an identity that changes on every load. */
 export interface AdapterRef {
   readonly id: string;
@@ -11,8 +14,8 @@ export interface AdapterRef {
 
 /** What the engine's session offers (the native engine implements it). */
 export interface LogitsSource {
-  /** Appends tokens to the KV cache; returns the logits after the last one. */
-  prefill(tokens: Int32Array): Promise<Float32Array>;
+  /** Appends tokens to the KV cache (image rows given by `multimodal`); returns the logits after the last one. */
+  prefill(tokens: Int32Array, multimodal?: MultimodalPrefill): Promise<Float32Array>;
   /** Appends one token; returns the logits after it. */
   decode(token: number): Promise<Float32Array>;
   /** Keeps the first n tokens of the KV cache. */
@@ -41,8 +44,8 @@ export interface PrefillResult {
 /** One request at a time: the caller (the model's queue) serialises use of a session. */
 export class PrefixSession {
   readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0 };
-  /** Mirror of the tokens in the source's KV cache. */
-  private cached: number[] = [];
+  /** Mirror of the source's KV cache: token ids, and "<image hash>:<k>" for image rows. */
+  private cached: (number | string)[] = [];
   /** Adapter the cached tokens were computed with (null: the base model). */
   private adapterRef: AdapterRef | null = null;
 
@@ -52,7 +55,7 @@ export class PrefixSession {
     private readonly prefillChunk = 0,
   ) {}
 
-  get tokens(): readonly number[] {
+  get tokens(): readonly (number | string)[] {
     return this.cached;
   }
 
@@ -65,12 +68,14 @@ export class PrefixSession {
    * Brings the cache to `prompt` run with `adapter` (null: the base model) and returns the logits
    * after its last token. At least the last prompt token is always prefilled (the cache keeps no
    * logits). Another adapter than the cache's empties the cache first. Returns undefined when
-   * `signal` aborted between chunks; the cache then holds the prefix prefilled so far.
+   * `signal` aborted between chunks; the cache then holds the prefix prefilled so far. With
+   * `images`, their rows are prefilled with image embeddings and matched by image content.
    */
   async start(
     prompt: readonly number[],
     signal?: AbortSignal,
     adapter: AdapterRef | null = null,
+    images?: PromptImages,
   ): Promise<PrefillResult | undefined> {
     if (prompt.length === 0) throw new RangeError('the prompt has no tokens');
     if ((adapter?.id ?? null) !== (this.adapterRef?.id ?? null)) {
@@ -82,9 +87,10 @@ export class PrefixSession {
     }
     // Someone else moved the source (or a call failed): trust nothing in it.
     if (this.source.length !== this.cached.length) this.cached = [];
+    const keys = images?.keys ?? prompt;
     let keep = 0;
     const limit = Math.min(this.cached.length, prompt.length - 1);
-    while (keep < limit && this.cached[keep] === prompt[keep]) keep++;
+    while (keep < limit && this.cached[keep] === keys[keep]) keep++;
     if (this.source.length !== keep) await this.guard(() => this.source.truncate(keep));
     this.cached.length = keep;
     this.stats.reusedTokens += keep;
@@ -92,9 +98,10 @@ export class PrefixSession {
     let logits: Float32Array | undefined;
     for (let at = keep; at < prompt.length; at += chunk) {
       if (signal?.aborted) return undefined;
-      const part = prompt.slice(at, Math.min(prompt.length, at + chunk));
-      logits = await this.guard(() => this.source.prefill(Int32Array.from(part)));
-      this.cached.push(...part);
+      const end = Math.min(prompt.length, at + chunk);
+      const part = Int32Array.from(prompt.slice(at, end));
+      logits = await this.guard(() => this.source.prefill(part, images && sliceImages(images, at, end)));
+      this.cached.push(...keys.slice(at, end));
       this.stats.prefilledTokens += part.length;
     }
     return { logits: logits!, reused: keep, prefilled: prompt.length - keep };

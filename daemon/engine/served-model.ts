@@ -12,6 +12,11 @@ import { NativeModel } from './native-model.js';
 import { streamLoadOptions } from './stream-config.js';
 import type { EngineSession } from './session-pool.js';
 import { loadTextModel, type TextModel } from './text-config.js';
+import { describeModelFolder } from '../vision/model-folder.js';
+import { VisionRuntime } from '../vision/vision-runtime.js';
+import { visionOptions, visionSchema } from '../vision/config.js';
+
+const DEFAULT_VISION = visionOptions(visionSchema.check({}, 'engine.vision', [])!);
 
 export interface ServedModel {
   readonly text: TextModel;
@@ -22,6 +27,8 @@ export interface ServedModel {
   readonly summary?: ModelSummary;
   /** The model's resident LoRA adapters (absent: this model takes none). */
   readonly adapters?: AdapterManager;
+  /** The vision tower and image handling (absent: text only). */
+  readonly vision?: VisionRuntime;
   createSession(): Promise<EngineSession>;
   dispose(): void;
 }
@@ -65,6 +72,15 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
       `tokenizer.json has ${text.tokenizer.vocabSize} tokens but the weights only ${vocab} rows (config.json vocab_size)`,
     );
   }
+  let vision: VisionRuntime | undefined;
+  if (describeModelFolder(p.path).inputs.includes('image')) {
+    try {
+      vision = await VisionRuntime.load(p.path, p.vision ?? DEFAULT_VISION, (t) => text.tokenizer.idOf(t));
+    } catch (e) {
+      native.dispose();
+      throw new ModelLoadError(`vision tower: ${(e as Error).message}`);
+    }
+  }
   stage('session');
   const adapters = new AdapterManager(
     native,
@@ -76,10 +92,12 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     contextLength: native.summary.contextLength,
     summary: native.summary,
     adapters,
+    ...(vision ? { vision } : {}),
     createSession: () => native.createSession(),
     dispose: () => {
       adapters.clear();
       native.dispose();
+      void vision?.dispose();
     },
   };
 };

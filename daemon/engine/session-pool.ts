@@ -40,7 +40,7 @@ export interface PoolStats {
   stateBytes: number;
 }
 
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
+function commonPrefix(a: readonly (number | string)[], b: readonly (number | string)[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
@@ -63,7 +63,12 @@ export class SessionPool {
     if (this.slots.length === 0) this.add(await this.create());
   }
 
-  async take(prompt: readonly number[], key?: string, adapter: AdapterRef | null = null): Promise<SessionLease> {
+  /** `prompt`: the prompt's cache keys (token ids; image rows by content, see PromptImages.keys). */
+  async take(
+    prompt: readonly (number | string)[],
+    key?: string,
+    adapter: AdapterRef | null = null,
+  ): Promise<SessionLease> {
     const idle = this.slots.filter((s) => !s.inUse);
     let best: Slot | undefined;
     let bestLcp = -1;

@@ -289,6 +289,16 @@ export interface MembwResult {
   readGbS: number;
 }
 
+/** Image embeddings for one prefill: rows[r] (ascending indices into its tokens) take
+ *  embeds[r·hidden ..]; after decoder layer l they add deepstack[(l·rows + r)·hidden ..];
+ *  positions [3 × tokens] are the (time, height, width) RoPE positions of every token. */
+export interface MultimodalPrefill {
+  embeds: Float32Array;
+  rows: Int32Array;
+  deepstack?: Float32Array;
+  positions?: Int32Array;
+}
+
 export interface NativeAddon {
   info(): NativeInfo;
   /** Maps the folder's safetensors read-only and checks every tensor against config.json. */
@@ -296,8 +306,9 @@ export interface NativeAddon {
   /** Sessions created earlier keep the mappings alive until they are disposed. */
   disposeModel(model: ModelHandle): void;
   createSession(model: ModelHandle, opts?: { contextLength?: number }): Promise<SessionHandle>;
-  /** Appends tokens to the session; resolves to the last token's logits [vocabSize]. */
-  prefill(session: SessionHandle, tokens: Int32Array): Promise<Float32Array>;
+  /** Appends tokens to the session; resolves to the last token's logits [vocabSize]. With
+   *  `multimodal`, image embeddings replace the listed rows (see MultimodalPrefill). */
+  prefill(session: SessionHandle, tokens: Int32Array, multimodal?: MultimodalPrefill): Promise<Float32Array>;
   /** Appends one token; resolves to its logits [vocabSize]. */
   decode(session: SessionHandle, token: number): Promise<Float32Array>;
   /** Keeps the first nTokens of the KV cache. */

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } f
 import { join } from 'node:path';
 import { endianness } from 'node:os';
 import {
+  ARCHS,
   configJson,
   isMoeLayer,
   synthSpec,
@@ -20,9 +21,15 @@ import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from '
 import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 import { exportGguf, type GgufFileType } from './gguf-export.js';
 import { planHybridTensors } from './synth-hybrid.js';
+import { VL_TENSOR_PREFIX, visionSpec, vlConfigJson, writeVisionTower } from './synth-vision.js';
+
+/** Architectures `models synth` writes: the text-only ones and qwen3_vl_moe (qwen3_moe text
+ *  under language_model. plus an ONNX vision tower). */
+export const SYNTH_ARCHS = [...ARCHS, 'qwen3_vl_moe'] as const;
+export type SynthArch = (typeof SYNTH_ARCHS)[number];
 
 export interface SynthOptions extends SpecOverrides {
-  arch: Arch;
+  arch: SynthArch;
   shape: ShapeName;
   out: string;
   seed?: number;
@@ -175,16 +182,20 @@ function writeTokenizer(spec: SynthSpec, choice: string | undefined, dir: string
 /** Writes a complete synthetic model folder (MLX format). */
 export function synthModel(opts: SynthOptions): SynthResult {
   if (endianness() !== 'LE') throw new Error('synthetic models are written from little-endian memory only');
-  const spec = synthSpec(opts.arch, opts.shape, opts);
+  const vl = opts.arch === 'qwen3_vl_moe';
+  const spec = synthSpec(vl ? 'qwen3_moe' : (opts.arch as Arch), opts.shape, opts);
+  const vision = vl ? visionSpec(opts.shape, spec.hiddenSize) : undefined;
   const seed = opts.seed ?? 0;
   const dir = opts.out;
   prepareOut(dir, opts.force);
   mkdirSync(dir, { recursive: true });
   const files: SynthResult['files'] = [];
-  writeJson(dir, 'config.json', configJson(spec), 4, files);
-  writeTokenizer(spec, opts.tokenizer, dir, files);
+  writeJson(dir, 'config.json', vision ? vlConfigJson(spec, vision) : configJson(spec), 4, files);
+  if (vision) files.push(...writeVisionTower(dir, vision, seed));
+  // The vision model's placeholder ids are those of the synthetic vocabulary unless a folder is named.
+  writeTokenizer(spec, vl ? (opts.tokenizer ?? 'synthetic') : opts.tokenizer, dir, files);
 
-  const tensors = planTensors(spec, seed);
+  const tensors = planTensors(spec, seed).map((t) => (vl ? { ...t, name: VL_TENSOR_PREFIX + t.name } : t));
   const limit = opts.maxShardBytes ?? (opts.shape === 'tiny' ? TINY_SHARD_BYTES : MLX_SHARD_BYTES);
   const shards = makeShards(tensors, limit);
   const weightMap: Record<string, string> = {};
@@ -216,6 +227,8 @@ export function synthModel(opts: SynthOptions): SynthResult {
 /** The same model as one GGUF file `<out>/model-<type>.gguf`: synthesised as MLX into a
  *  temporary sub-folder, converted by exportGguf, then the MLX copy is removed. */
 export function synthGguf(opts: SynthOptions, type: GgufFileType): SynthResult {
+  if (opts.arch === 'qwen3_vl_moe')
+    throw new Error('--format gguf writes text-only models; qwen3_vl_moe is MLX + ONNX');
   const dir = opts.out;
   prepareOut(dir, opts.force);
   const tmp = join(dir, '.mlx-tmp');

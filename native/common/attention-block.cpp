@@ -5,6 +5,43 @@
 
 namespace bs {
 
+namespace {
+
+// Which position (0 time, 1 height, 2 width) rotates frequency slot i: interleaved T,H,W,T,…
+// while each section lasts (Qwen3-VL), or contiguous sections (Qwen2-VL).
+int mrope_axis(const ModelConfig& c, int i) {
+  const std::vector<int>& s = c.mrope_section;
+  if (c.mrope_interleaved) {
+    if (i % 3 == 1 && i < 3 * s[1]) return 1;
+    if (i % 3 == 2 && i < 3 * s[2]) return 2;
+    return 0;
+  }
+  return i < s[0] ? 0 : i < s[0] + s[1] ? 1 : 2;
+}
+
+// Multimodal RoPE on x[n, heads, head_dim] (non-traditional pairs i, i + rot/2; angles in double).
+void mrope(const ModelConfig& c, float* x, int64_t n, int64_t heads, const int32_t* pos, int64_t stride) {
+  const int half = static_cast<int>(c.rot_dims / 2);
+  std::vector<double> cs(2 * half);
+  for (int64_t t = 0; t < n; ++t) {
+    for (int i = 0; i < half; ++i) {
+      const double angle = pos[mrope_axis(c, i) * stride + t] * std::pow(c.rope_theta, -2.0 * i / c.rot_dims);
+      cs[2 * i] = std::cos(angle);
+      cs[2 * i + 1] = std::sin(angle);
+    }
+    for (int64_t h = 0; h < heads; ++h) {
+      float* v = x + (t * heads + h) * c.head_dim;
+      for (int i = 0; i < half; ++i) {
+        const double a = v[i], b = v[i + half];
+        v[i] = static_cast<float>(a * cs[2 * i] - b * cs[2 * i + 1]);
+        v[i + half] = static_cast<float>(b * cs[2 * i] + a * cs[2 * i + 1]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0, void* k_cache,
                      void* v_cache, Scratch& s, float* out, const LayerLora* lora) {
   const ModelConfig& c = m.cfg;
@@ -16,7 +53,7 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   s.v.resize(n * kv_dim);
   s.attn.resize(n * q_dim);
   s.positions.resize(n);
-  for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(pos0 + t);
+  for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(pos0 + s.rope_shift + t);
 
   auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   if (c.attn_output_gate) {
@@ -39,11 +76,17 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
     kn.rmsnorm(ctx, s.q.data(), w.q_norm.data(), n * c.n_heads, c.head_dim, c.rms_eps, s.q.data());
     kn.rmsnorm(ctx, s.k.data(), w.k_norm.data(), n * c.n_kv_heads, c.head_dim, c.rms_eps, s.k.data());
   }
-  const Kernels& kr = d.pick(Op::Rope);
-  RopeParams rp{static_cast<int>(c.n_heads), static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims), c.rope_theta};
-  kr.rope(ctx, s.q.data(), s.positions.data(), n, rp);
-  rp.n_heads = static_cast<int>(c.n_kv_heads);
-  kr.rope(ctx, s.k.data(), s.positions.data(), n, rp);
+  if (s.mrope) {
+    mrope(c, s.q.data(), n, c.n_heads, s.mrope, s.mrope_stride);
+    mrope(c, s.k.data(), n, c.n_kv_heads, s.mrope, s.mrope_stride);
+  } else {
+    const Kernels& kr = d.pick(Op::Rope);
+    RopeParams rp{static_cast<int>(c.n_heads), static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims),
+                  c.rope_theta};
+    kr.rope(ctx, s.q.data(), s.positions.data(), n, rp);
+    rp.n_heads = static_cast<int>(c.n_kv_heads);
+    kr.rope(ctx, s.k.data(), s.positions.data(), n, rp);
+  }
 
   // This chunk's keys and values go into cache rows pos0.. (rounded to half when the cache is F16).
   const int64_t count = n * kv_dim, at = pos0 * kv_dim;

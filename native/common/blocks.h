@@ -36,6 +36,11 @@ struct Scratch {
     group_ids.clear();
     miss_ids.clear();
   }
+  // RoPE positions of the chunk: position of token t = pos0 + rope_shift + t, or with mrope its
+  // (time, height, width) positions mrope[t], mrope[stride + t], mrope[2·stride + t].
+  int64_t rope_shift = 0;
+  const int32_t* mrope = nullptr;
+  int64_t mrope_stride = 0;
   uint64_t bytes_touched = 0;
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
 };

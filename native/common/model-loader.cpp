@@ -12,7 +12,8 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch(),
+                                 &qwen3_vl_moe_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -59,7 +60,9 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   // Qwen3.5 keeps RoPE under rope_parameters.
   c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
                                                                   : r.sub("rope_parameters").number("rope_theta", 0.0);
-  if (r.has("rope_scaling")) r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  if (r.has("rope_scaling") && c.mrope_section.empty()) {
+    r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  }
   c.max_positions = r.integer("max_position_embeddings", 1);
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
   c.eos_token_ids = r.int_list("eos_token_id");

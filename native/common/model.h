@@ -39,6 +39,10 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   float rms_eps = 1e-6f;
   int64_t max_positions = 0;
+  // Multimodal RoPE (rope_scaling.mrope_section): frequency slots per (time, height, width)
+  // position, interleaved T,H,W,T,… when mrope_interleaved; empty for plain 1-D RoPE.
+  std::vector<int> mrope_section;
+  bool mrope_interleaved = false;
   int64_t intermediate = 0;         // dense MLP layers
   int64_t moe_intermediate = 0;     // one routed expert
   int64_t shared_intermediate = 0;  // shared experts (0: none)

@@ -28,6 +28,19 @@ struct RoutingRecorder {
   virtual void on_route(int64_t layer, const float* xn, int64_t n, const int32_t* ids, int k) = 0;
 };
 
+// Image (or video) embeddings spliced into one append: token rows[r] (ascending indices into the
+// append) takes embeds[r] instead of its token's embedding, and after decoder layer l < n_deep
+// adds deepstack[l][r]. positions [3][n]: each token's (time, height, width) RoPE position, for
+// models with multimodal RoPE (nullptr: 1-D positions continuing the cache's).
+struct MultimodalInput {
+  const float* embeds = nullptr;  // [n_rows, hidden]
+  const int64_t* rows = nullptr;  // [n_rows]
+  int64_t n_rows = 0;
+  const float* deepstack = nullptr;  // [n_deep, n_rows, hidden]
+  int64_t n_deep = 0;
+  const int32_t* positions = nullptr;  // [3, n]
+};
+
 class Session {
  public:
   // context_length ≤ 0: the model's max_position_embeddings.
@@ -43,7 +56,8 @@ class Session {
   // Appends tokens (n ≥ 1) and writes the last token's logits to logits[vocab]. Throws
   // bs::Error before changing anything when an id is outside the vocabulary or the context
   // would overflow.
-  void append(const int32_t* tokens, int64_t n, float* logits);
+  // With `mm`, its rows take image embeddings (see MultimodalInput); checked before anything changes.
+  void append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm = nullptr);
   // Routing decisions are reported to `r` (nullptr: none) until replaced.
   void set_recorder(RoutingRecorder* r) { recorder_ = r; }
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
@@ -67,6 +81,17 @@ class Session {
     std::vector<float> weights;
   };
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
+  // The multimodal part of the chunk being run: token start..start+n of the append, rows [r0, r1).
+  struct MmChunk {
+    const MultimodalInput* in;
+    int64_t start, total, r0, r1;
+  };
+  void check_multimodal(const MultimodalInput& mm, int64_t n) const;
+  void splice_embeddings();
+  void add_deepstack(int64_t layer);
+  // RoPE position of the next token after the first n cached ones, minus n (0 without images).
+  int64_t rope_shift(int64_t n) const { return n == 0 || shift_.empty() ? 0 : shift_[n - 1]; }
+  void record_positions(int64_t n);
   void moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora);
   void reserve(int64_t tokens);
   // Hybrid models: the recurrent state at position n ≤ n_past from a snapshot plus a replay of
@@ -99,6 +124,10 @@ class Session {
   std::vector<Routing> saved_predicted_;
   HeadScratch head_scratch_;
   RoutingRecorder* recorder_ = nullptr;
+  const MmChunk* mm_ = nullptr;
+  // Per cached row: (largest RoPE position up to it) + 1 − (row + 1); empty while every position
+  // equals its row (text only), so decode after an image continues past the image's positions.
+  std::vector<int32_t> shift_;
   std::vector<float> head_logits_;
 };
 

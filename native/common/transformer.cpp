@@ -117,7 +117,7 @@ void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
   adapter_ = std::move(adapter);
 }
 
-void Session::append(const int32_t* tokens, int64_t n, float* logits) {
+void Session::append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm) {
   const int64_t vocab = model_->cfg.vocab;
   if (n < 1) fail("no tokens given; pass at least one token id");
   for (int64_t i = 0; i < n; ++i) {
@@ -129,6 +129,7 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
     fail("context is full: ", n_past_, " cached + ", n, " new tokens exceed the session's contextLength ", ctx_len_,
          "; truncate the session or create one with a larger contextLength");
   }
+  if (mm) check_multimodal(*mm, n);
   reserve(n_past_ + n);
   std::lock_guard<std::mutex> lock(model_->forward_mu);
   // A failed call leaves the session as it was (n_past is advanced per completed chunk), so
@@ -139,9 +140,18 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits) {
   try {
     for (int64_t i = 0; i < n; i += kChunk) {
       const int64_t m = std::min(kChunk, n - i);
+      MmChunk chunk{};
+      if (mm) {
+        const int64_t* end = mm->rows + mm->n_rows;
+        chunk = {mm, i, n, std::lower_bound(mm->rows, end, i) - mm->rows,
+                 std::lower_bound(mm->rows, end, i + m) - mm->rows};
+      }
+      mm_ = mm ? &chunk : nullptr;
       forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
+      mm_ = nullptr;
     }
   } catch (...) {
+    mm_ = nullptr;
     if (rec_.empty()) n_past_ = n_past;
     last_ids_ = saved_last_ids_;
     predicted_ = saved_predicted_;
@@ -237,6 +247,10 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   y_.resize(n * H);
 
   d.pick(Op::Embed, &m.embed).embed(ctx, m.embed, tokens, n, x_.data());
+  if (mm_) splice_embeddings();
+  s.rope_shift = rope_shift(n_past_);
+  s.mrope = mm_ && mm_->in->positions ? mm_->in->positions + mm_->start : nullptr;
+  s.mrope_stride = mm_ ? mm_->total : 0;
   s.bytes_touched += static_cast<uint64_t>(n) * m.embed.mat_bytes() / m.embed.rows;
   const Kernels& norm = d.pick(Op::RmsNorm);
   const Kernels& add = d.pick(Op::Add);
@@ -257,12 +271,14 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
       mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data(), lora);
     }
     add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+    if (mm_ && l < mm_->in->n_deep) add_deepstack(l);
   }
   if (logits) {
     const float* last = x_.data() + (n - 1) * H;
     norm.rmsnorm(ctx, last, m.final_norm.data(), 1, H, c.rms_eps, xn_.data());
     run_linear(m, m.lm_head, xn_.data(), 1, logits, s);
   }
+  record_positions(n);
   n_past_ += n;
   if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens, tokens + n);
   stats_.tokens += n;

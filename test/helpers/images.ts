@@ -14,3 +14,11 @@ export function depthPng(width: number, height: number, value = 1234): Promise<B
   const input = { raw: { width, height, channels: 1, depth: 'ushort' } } as SharpOptions;
   return sharp(raw, input).toColourspace('grey16').png().toBuffer();
 }
+
+/** A 1×1 PNG whose IHDR claims 50000×50000: decoders must refuse it from the header alone. */
+export async function hugeHeaderPng(): Promise<Buffer> {
+  const png = Buffer.from(await solidImage('png', 1, 1));
+  png.writeUInt32BE(50000, 16);
+  png.writeUInt32BE(50000, 20);
+  return png;
+}

@@ -15,7 +15,7 @@ test('native info lists the reference kernel set and the supported architectures
   const info = loadNative().info();
   const ref = info.kernelSets.find((k) => k.name === 'cpu-ref');
   assert.ok(ref?.usable, JSON.stringify(info.kernelSets));
-  for (const arch of ['glm4_moe', 'qwen3_moe', 'qwen3_next', 'qwen3_5_moe'])
+  for (const arch of ['glm4_moe', 'qwen3_moe', 'qwen3_next', 'qwen3_5_moe', 'qwen3_vl_moe'])
     assert.ok(info.architectures.includes(arch), `${arch} in ${info.architectures}`);
 });
 

@@ -36,6 +36,7 @@ export function registerModelMethods(rpc: RpcRegistry, registry: ModelRegistry):
         path: s.path,
         state: s.state,
         context_length: s.profile.context_length || null,
+        inputs: s.inputs,
         loaded_at: s.loaded_at,
       })),
     }),

@@ -39,8 +39,8 @@ export class LocalProvider implements PolicyProvider {
     this.clock = o.clock ?? (() => performance.now());
   }
 
-  /** The model's context and an exact counter (its chat template and tokenizer). Images count as
-   *  their placeholders: the engine reads text only. */
+  /** The model's context and an exact counter (its chat template and tokenizer; images as their
+   *  placeholder for text-only models, as one token per merged patch for vision models). */
   async promptBudget(signal: AbortSignal): Promise<PromptBudget> {
     const counter = await this.o.chat.promptCounter(this.o.model, signal).catch((e) => {
       throw this.failure(e);
@@ -110,7 +110,7 @@ export class LocalProvider implements PolicyProvider {
   private body(messages: readonly PolicyMessage[], tools: readonly PolicyTool[], l: DecisionLimits = {}) {
     return {
       model: this.o.model,
-      messages: toOpenAiMessages(messages, { images: 'text' }),
+      messages: toOpenAiMessages(messages, { images: this.takesImages() ? 'url' : 'text' }),
       tools: toOpenAiTools(tools),
       tool_choice: 'required',
       ...(this.o.cacheKey !== undefined ? { prompt_cache_key: this.o.cacheKey } : {}),
@@ -124,6 +124,15 @@ export class LocalProvider implements PolicyProvider {
     if (err instanceof RequestError) return new ProviderError(this.name, 'request', err.message, { attempts: 1 });
     if (err instanceof CancelledError) return new ProviderError(this.name, 'aborted', err.message, { attempts: 1 });
     return new ProviderError(this.name, 'model', err instanceof Error ? err.message : String(err), { attempts: 1 });
+  }
+
+  /** Whether the model has a vision tower (then observations and references go as images). */
+  private takesImages(): boolean {
+    try {
+      return this.o.chat.inputsOf(this.o.model).includes('image');
+    } catch {
+      return false; // an unknown model fails in decide with the chat service's own error
+    }
   }
 
   private newId(): string {

@@ -3,7 +3,7 @@
 // time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
 import { readRefConfig, type RefConfig } from './model-config.js';
 import { matvec, RefWeights } from './weights.js';
-import { attend, axpy, rmsNorm, rmsNormHeads, rope, sigmoid, silu } from './ops.js';
+import { attend, axpy, mropeSlots, rmsNorm, rmsNormHeads, rope, sigmoid, silu } from './ops.js';
 import { routeSigmoidGroup, routeSoftmaxTopK, type Route } from './routing.js';
 import { filePrerouter, zeroTrainingPrerouter, type RefPrerouter } from './prerouter.js';
 import { addLoraDelta, type FloatAdapter } from './adapter-weights.js';
@@ -29,12 +29,20 @@ export interface ReferenceOptions {
   adapter?: FloatAdapter;
 }
 
+/** One token's multimodal input: its embedding instead of the token's, DeepStack features added
+ *  after layers 0.., and its (time, height, width) RoPE position. */
+export interface RefTokenInput {
+  embed?: Float64Array;
+  deepstack?: Float64Array[];
+  pos3?: readonly [number, number, number];
+}
+
 export interface ReferenceModel {
   readonly config: RefConfig;
   /** Tokens in the KV cache. */
   readonly position: number;
   /** Appends tokens to the cache; returns the logits after the last one. */
-  prefill(tokens: readonly number[]): Float64Array;
+  prefill(tokens: readonly number[], multimodal?: readonly (RefTokenInput | undefined)[]): Float64Array;
   /** Appends one token; returns the logits for the next position. */
   decode(token: number): Float64Array;
   /** Drops cached positions >= n (0 empties the cache). */
@@ -75,6 +83,8 @@ class Reference implements ReferenceModel {
   /** Per layer: experts of the last token (t−1 for the next), and the routing predicted for the next token. */
   private lastExperts: (number[] | undefined)[] = [];
   private predicted: (Route | undefined)[] = [];
+  /** Per cached row: the RoPE position after it (its row + 1 for text-only prompts). */
+  private nextPos: number[] = [];
 
   constructor(
     readonly config: RefConfig,
@@ -103,10 +113,12 @@ class Reference implements ReferenceModel {
     return new Map([...this.linear].map(([l, st]) => [l, cloneLinearState(st)]));
   }
 
-  prefill(tokens: readonly number[]): Float64Array {
+  prefill(tokens: readonly number[], multimodal: readonly (RefTokenInput | undefined)[] = []): Float64Array {
     if (tokens.length === 0) throw new RangeError('prefill: tokens must not be empty');
     let logits: Float64Array = new Float64Array(0);
-    for (const t of tokens) logits = this.step(t, false);
+    tokens.forEach((t, i) => {
+      logits = this.step(t, false, multimodal[i]);
+    });
     return logits;
   }
 
@@ -120,6 +132,7 @@ class Reference implements ReferenceModel {
       this.history.length = n + 1;
       this.linear = new Map([...this.history[n]!].map(([l, st]) => [l, cloneLinearState(st)]));
     }
+    this.nextPos.length = Math.min(this.nextPos.length, n);
     this.lastExperts = [];
     this.predicted = [];
   }
@@ -132,13 +145,16 @@ class Reference implements ReferenceModel {
     return this.step(token, true);
   }
 
-  private step(token: number, decode: boolean): Float64Array {
+  private step(token: number, decode: boolean, mm?: RefTokenInput): Float64Array {
     const c = this.config;
     if (!Number.isInteger(token) || token < 0 || token >= c.vocabSize) {
       throw new RangeError(`token must be an integer in [0, ${c.vocabSize}), got ${token}`);
     }
-    const pos = this.position;
-    const h = this.w.matrix('model.embed_tokens').row(token);
+    const next = this.nextPos[this.position - 1] ?? 0;
+    const p3 = mm?.pos3 ?? [next, next, next];
+    const pos = c.mrope ? mropeSlots(p3, c.rotaryDims, c.mrope.section, c.mrope.interleaved) : next;
+    this.nextPos.push(Math.max(next, Math.max(...p3) + 1));
+    const h = mm?.embed ? Float64Array.from(mm.embed) : this.w.matrix('model.embed_tokens').row(token);
     const consume = this.predicted;
     this.predicted = [];
     for (let l = 0; l < c.layers; l++) {
@@ -147,6 +163,8 @@ class Reference implements ReferenceModel {
       axpy(h, 1, c.linear?.layers.has(l) ? this.linearAttention(l, xin) : this.attention(l, xin, pos));
       const x = rmsNorm(h, this.w.floats(`${p}.post_attention_layernorm.weight`), c.rmsEps);
       axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x, decode ? consume[l] : undefined));
+      const deep = mm?.deepstack?.[l];
+      if (deep) axpy(h, 1, deep);
     }
     this.tokens++;
     if (c.linear) this.history.push(this.snapshot());
@@ -163,7 +181,7 @@ class Reference implements ReferenceModel {
     return y;
   }
 
-  private attention(l: number, x: Float64Array, pos: number): Float64Array {
+  private attention(l: number, x: Float64Array, pos: number | readonly number[]): Float64Array {
     const c = this.config;
     const p = `model.layers.${l}.self_attn`;
     let q = this.proj(`${p}.q_proj`, x);

@@ -28,6 +28,8 @@ export interface RefConfig {
   prefix: string;
   /** Hybrid models only. */
   linear?: RefLinearConfig;
+  /** Multimodal RoPE sections (time, height, width) and their layout; absent: 1-D RoPE. */
+  mrope?: { section: [number, number, number]; interleaved: boolean };
   vocabSize: number;
   /** Trained context length (max_position_embeddings). */
   maxPositions: number;
@@ -70,7 +72,11 @@ export function readRefConfig(dir: string): RefConfig {
   return parseRefConfig(raw, path);
 }
 
-export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'): RefConfig {
+export function parseRefConfig(root: Record<string, unknown>, where = 'config.json'): RefConfig {
+  // qwen3_vl_moe: the language model is qwen3_moe in text_config, tensors under language_model.
+  const vl = root.model_type === 'qwen3_vl_moe';
+  const c = vl ? { ...(root.text_config as Record<string, unknown>), model_type: 'qwen3_moe' } : root;
+  const scaling = c.rope_scaling as { mrope_section?: number[]; mrope_interleaved?: boolean } | null | undefined;
   const num = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isFinite(v))
@@ -109,10 +115,14 @@ export function parseRefConfig(c: Record<string, unknown>, where = 'config.json'
     if (!Array.isArray(only)) throw new Error(`${where}: mlp_only_layers must be a list, got ${JSON.stringify(only)}`);
     for (let l = 0; l < layers; l++) if (only.includes(l) || step < 1 || (l + 1) % step !== 0) denseLayers.add(l);
   }
-  const { quant, overrides } = parseQuantization(c.quantization, where);
+  const { quant, overrides } = parseQuantization(root.quantization, where);
+  const section = scaling?.mrope_section;
   return {
     arch,
-    prefix: '',
+    prefix: vl ? 'language_model.' : '',
+    ...(vl && section?.length === 3
+      ? { mrope: { section: section as [number, number, number], interleaved: scaling?.mrope_interleaved === true } }
+      : {}),
     vocabSize: int('vocab_size'),
     maxPositions: int('max_position_embeddings', 4096),
     hidden,

@@ -20,12 +20,19 @@ export function rmsNormHeads(x: Float64Array, w: Float64Array, eps: number): voi
  * Non-traditional ("rotate half", NeoX) RoPE on each head of a [heads * headDim] vector, in
  * place: pairs (i, i + rot/2) for i < rot/2 rotate by pos * theta^(-2i/rot); dims >= rot pass.
  */
-export function rope(x: Float64Array, headDim: number, rot: number, pos: number, theta: number): void {
+/** `pos`: one position, or one per frequency slot (multimodal RoPE). */
+export function rope(
+  x: Float64Array,
+  headDim: number,
+  rot: number,
+  pos: number | readonly number[],
+  theta: number,
+): void {
   const half = rot / 2;
   for (let h = 0; h * headDim < x.length; h++) {
     const o = h * headDim;
     for (let i = 0; i < half; i++) {
-      const angle = pos * theta ** ((-2 * i) / rot);
+      const angle = (typeof pos === 'number' ? pos : pos[i]) * theta ** ((-2 * i) / rot);
       const c = Math.cos(angle);
       const s = Math.sin(angle);
       const a = x[o + i];
@@ -34,6 +41,24 @@ export function rope(x: Float64Array, headDim: number, rot: number, pos: number,
       x[o + i + half] = b * c + a * s;
     }
   }
+}
+
+/** Per frequency slot (rot/2 of them), the position that rotates it: time, height or width,
+ *  interleaved T,H,W,T,… while each section lasts, or in contiguous sections. */
+export function mropeSlots(
+  pos: readonly [number, number, number],
+  rot: number,
+  section: readonly [number, number, number],
+  interleaved: boolean,
+): number[] {
+  return Array.from({ length: rot / 2 }, (_, i) => {
+    if (interleaved) {
+      if (i % 3 === 1 && i < 3 * section[1]) return pos[1];
+      if (i % 3 === 2 && i < 3 * section[2]) return pos[2];
+      return pos[0];
+    }
+    return i < section[0] ? pos[0] : i < section[0] + section[1] ? pos[1] : pos[2];
+  });
 }
 
 export function silu(x: number): number {

@@ -150,6 +150,50 @@ Napi::Value logits_value(Napi::Env env, const std::vector<float>& logits) {
   return out;
 }
 
+// prefill's optional third argument {embeds, rows, deepstack?, positions?} (see MultimodalInput).
+struct MultimodalArgs {
+  bool given = false;
+  std::vector<float> embeds, deepstack;
+  std::vector<int64_t> rows;
+  std::vector<int32_t> positions;
+};
+
+template <typename A, typename T>
+bool typed_field(const Napi::Object& o, const char* key, napi_typedarray_type type, std::vector<T>& out) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return true;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) return false;
+  A a = v.As<A>();
+  out.assign(a.Data(), a.Data() + a.ElementLength());
+  return true;
+}
+
+std::string multimodal_args(const Napi::Value& v, int64_t n, MultimodalArgs& out) {
+  if (v.IsUndefined() || v.IsNull()) return "";
+  if (!v.IsObject()) return "prefill: multimodal must be an object {embeds, rows, deepstack?, positions?}";
+  const Napi::Object o = v.As<Napi::Object>();
+  out.given = true;
+  if (!typed_field<Napi::Float32Array>(o, "embeds", napi_float32_array, out.embeds)) {
+    return "prefill: multimodal.embeds must be a Float32Array";
+  }
+  if (!typed_field<Napi::Float32Array>(o, "deepstack", napi_float32_array, out.deepstack)) {
+    return "prefill: multimodal.deepstack must be a Float32Array";
+  }
+  std::vector<int32_t> rows;
+  if (!typed_field<Napi::Int32Array>(o, "rows", napi_int32_array, rows)) {
+    return "prefill: multimodal.rows must be an Int32Array of token indices";
+  }
+  out.rows.assign(rows.begin(), rows.end());
+  if (!typed_field<Napi::Int32Array>(o, "positions", napi_int32_array, out.positions)) {
+    return "prefill: multimodal.positions must be an Int32Array [3 × tokens]";
+  }
+  if (!out.positions.empty() && static_cast<int64_t>(out.positions.size()) != 3 * n) {
+    return "prefill: multimodal.positions must hold 3 × " + std::to_string(n) + " positions, got " +
+           std::to_string(out.positions.size());
+  }
+  return "";
+}
+
 Napi::Value Prefill(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
@@ -158,11 +202,35 @@ Napi::Value Prefill(const Napi::CallbackInfo& info) {
   Napi::Int32Array arr = info[1].As<Napi::Int32Array>();
   auto tokens = std::make_shared<std::vector<int32_t>>(arr.Data(), arr.Data() + arr.ElementLength());
   auto logits = std::make_shared<std::vector<float>>();
+  auto mm = std::make_shared<MultimodalArgs>();
+  std::string err = multimodal_args(info[2], static_cast<int64_t>(tokens->size()), *mm);
   return session_call(
-      info, "prefill", [](Session&) { return std::string(); },
+      info, "prefill",
+      [=](Session& s) {
+        if (!err.empty() || !mm->given) return err;
+        const int64_t H = s.model().cfg.hidden, rows = static_cast<int64_t>(mm->rows.size());
+        if (static_cast<int64_t>(mm->embeds.size()) != rows * H) {
+          return "prefill: multimodal.embeds must hold rows.length × hidden_size = " + std::to_string(rows * H) +
+                 " floats, got " + std::to_string(mm->embeds.size());
+        }
+        if (rows == 0 ? !mm->deepstack.empty() : mm->deepstack.size() % (rows * H) != 0) {
+          return std::string("prefill: multimodal.deepstack must hold a whole number of [rows, hidden_size] blocks");
+        }
+        return std::string();
+      },
       [=](Session& s) {
         logits->resize(s.model().cfg.vocab);
-        s.append(tokens->data(), static_cast<int64_t>(tokens->size()), logits->data());
+        MultimodalInput in;
+        if (mm->given) {
+          const int64_t H = s.model().cfg.hidden;
+          in.n_rows = static_cast<int64_t>(mm->rows.size());
+          in.rows = mm->rows.data();
+          in.embeds = mm->embeds.data();
+          in.n_deep = in.n_rows > 0 ? static_cast<int64_t>(mm->deepstack.size()) / (in.n_rows * H) : 0;
+          in.deepstack = mm->deepstack.data();
+          in.positions = mm->positions.empty() ? nullptr : mm->positions.data();
+        }
+        s.append(tokens->data(), static_cast<int64_t>(tokens->size()), logits->data(), mm->given ? &in : nullptr);
       },
       [=](Napi::Env e) { return logits_value(e, *logits); });
 }

@@ -22,6 +22,7 @@ const ArchDef& qwen3_moe_arch();
 const ArchDef& glm4_moe_arch();
 const ArchDef& qwen3_next_arch();
 const ArchDef& qwen3_5_moe_arch();
+const ArchDef& qwen3_vl_moe_arch();
 
 // Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
 // with the cross-field checks (GQA divisibility, even head_dim ...).

@@ -59,6 +59,14 @@ test('defaults come from configs/brainstem.yaml', () => {
     io_threads: 4,
     io_mode: 'page-cache',
     prerouter: 'off',
+    vision: {
+      threads: 0,
+      provider: 'auto',
+      max_pixels: 0,
+      max_input_pixels: 40_000_000,
+      max_image_bytes: 20 * 1024 * 1024,
+      cache_images: 16,
+    },
   });
   assert.deepEqual(c.models, {});
   assert.deepEqual(JSON.parse(JSON.stringify(c.robots.serve)), [

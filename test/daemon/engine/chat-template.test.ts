@@ -140,7 +140,7 @@ test('malformed messages are rejected with the field, rule and value', () => {
     [[{ role: 'user', content: 5 }], /^messages\[0\]\.content: must be a string or an array of text parts, got 5/],
     [
       [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }],
-      /^messages\[0\]\.content\[0\]: only \{"type": "text"/,
+      /^messages\[0\]\.content\[0\]: this model takes text only/,
     ],
     [
       [

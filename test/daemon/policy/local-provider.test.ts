@@ -12,8 +12,12 @@ import { policyTools } from '../../../daemon/policy/tools.js';
 import { compileSchema } from '../../../robot/common/validation/json-schema.js';
 import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { synthTiny, type TinyModel } from '../../helpers/serving.js';
+import { solidImage } from '../../helpers/images.js';
+import { tempDir, type TempDir } from '../../helpers/temp.js';
+import { synthModel } from '../../../daemon/tools/synth.js';
 
 let model: TinyModel;
+let vl: TempDir;
 let d: TestDaemon;
 const tools = policyTools(['arm'], ['top']);
 const checks = new Map(tools.map((t) => [t.name, compileSchema(t.parameters)]));
@@ -21,14 +25,46 @@ const signal = new AbortController().signal;
 
 before(async () => {
   model = await synthTiny(5);
+  vl = tempDir('bs-vl-model-');
+  synthModel({ arch: 'qwen3_vl_moe', shape: 'tiny', out: vl.path, seed: 5, force: true });
   d = await startTestDaemon({
-    models: { tiny: { path: model.path, threads: 1, context_length: 4096, keep_alive: -1 } },
+    models: {
+      tiny: { path: model.path, threads: 1, context_length: 4096, keep_alive: -1 },
+      vl: { path: vl.path, threads: 1, context_length: 4096, keep_alive: -1 },
+    },
   });
 });
 
 after(async () => {
   await d?.stop();
   model?.remove();
+  vl?.remove();
+});
+
+test('a model with a vision tower gets the references and observations as images', async () => {
+  const p = new LocalProvider({ chat: d.chat, model: 'vl', cacheKey: 'episode-vl' });
+  const png = await solidImage('png', 64, 64);
+  const history = {
+    system: 'You drive one arm. Reply with exactly one tool call.',
+    references: [
+      { type: 'image' as const, image: { url: `data:image/png;base64,${png.toString('base64')}` }, label: 'goal' },
+    ],
+    turns: [{ observation: [{ type: 'text' as const, text: 'observation 1: the arm is at rest' }] }] as Turn[],
+  };
+  const budget = await p.promptBudget(signal);
+  const prompt = compileHistory(history, {
+    tools,
+    keepImages: 2,
+    windowTurns: 10,
+    contextTokens: budget.contextTokens,
+    reserveTokens: 400,
+    count: budget.count,
+  });
+  const dec = await p.decide({ messages: prompt.messages, tools, limits: { maxTokens: 400, seed: 1 } }, signal);
+  assert.ok(dec.call.ok, JSON.stringify(dec.call));
+  assert.equal(d.models.statusOf('vl').vision?.images_encoded, 1);
+  // The counter sizes the image from its header: 64×64 → 4 image tokens, exactly as the engine ran it.
+  assert.equal(dec.usage.promptTokens, prompt.tokens);
 });
 
 test('every decision is a schema-valid tool call; the prefix cache serves the history; the count is exact', async () => {
