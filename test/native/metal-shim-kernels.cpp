@@ -39,6 +39,17 @@ kernel void shim_divergent(device float* out [[buffer(0)]], uint lane [[thread_i
   }
 }
 
+// Reads another simdgroup's threadgroup slot, after a barrier or (a race) without one.
+kernel void shim_neighbour(device uint* stale [[buffer(0)]], constant uint& barrier [[buffer(1)]],
+                           uint3 tg [[threadgroup_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],
+                           uint lane [[thread_index_in_simdgroup]], uint n_sg [[simdgroups_per_threadgroup]]) {
+  threadgroup float slot[32];
+  if (lane == 0) slot[sg] = float(tg.x * 32u + sg);
+  if (barrier) threadgroup_barrier(mem_flags::mem_threadgroup);
+  const uint other = (sg + 1u) % n_sg;
+  if (slot[other] != float(tg.x * 32u + other)) stale[0] += 1u;  // fibers share one OS thread
+}
+
 kernel void shim_early_return(device float* out [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {
   if (tid == 3) return;
   threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -258,6 +269,14 @@ std::string shim_divergent_simd() {
 std::string shim_barrier_after_return() {
   float out[64] = {};
   return run_selftest([&](const Thread& t) { msl_shim::shim_early_return(out, t.tid); }, 64);
+}
+
+int shim_stale_reads(bool barrier) {
+  uint32_t stale = 0;
+  const uint32_t b = barrier ? 1 : 0;
+  msl_shim::dispatch(
+      {8, 1, 1}, 128, [&](const Thread& t) { msl_shim::shim_neighbour(&stale, b, t.tgid, t.sg, t.lane, t.n_sg); }, 11);
+  return static_cast<int>(stale);
 }
 
 std::string shim_lane_sum(float& sum) {

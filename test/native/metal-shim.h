@@ -31,5 +31,8 @@ std::vector<std::string> shim_kernel_names();
 std::string shim_divergent_simd();
 std::string shim_barrier_after_return();
 std::string shim_lane_sum(float& sum);
+// Threads of 8 groups that read a neighbour simdgroup's threadgroup slot before it was written
+// (with `barrier` false the kernel lacks its threadgroup_barrier: the shuffled order shows it).
+int shim_stale_reads(bool barrier);
 
 }  // namespace bt

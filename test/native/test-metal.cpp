@@ -88,6 +88,8 @@ TEST(metal_shim_runs_simdgroups_in_lockstep_and_reports_divergence) {
   EXPECT(diverged.find("divergence") != std::string::npos) << diverged;
   const std::string returned = bt::shim_barrier_after_return();
   EXPECT(returned.find("returned") != std::string::npos) << returned;
+  EXPECT(bt::shim_stale_reads(true) == 0);
+  EXPECT(bt::shim_stale_reads(false) > 0) << "a missing barrier went unnoticed";
 }
 
 TEST(metal_qmatvec_and_qmatmul_match_the_reference) {
