@@ -38,10 +38,14 @@ class MtlList : public CommandList {
       enc_ = [cb_ computeCommandEncoder];
     }
   }
+  ~MtlList() override {
+    if (!ended_) [enc_ endEncoding];  // a list dropped unrun (an error while staging)
+  }
   void dispatch(const char* kernel, Grid g, uint32_t threads, const std::vector<Arg>& args) override;
   void commit_and_wait() override {
     @autoreleasepool {
       [enc_ endEncoding];
+      ended_ = true;
       [cb_ commit];
       [cb_ waitUntilCompleted];
       if (cb_.status == MTLCommandBufferStatusError) fail("metal: command buffer failed: ", message(cb_.error));
@@ -52,6 +56,7 @@ class MtlList : public CommandList {
   MtlDevice& d_;
   id<MTLCommandBuffer> cb_;
   id<MTLComputeCommandEncoder> enc_;
+  bool ended_ = false;
 };
 
 class MtlDevice : public Device {
@@ -61,11 +66,15 @@ class MtlDevice : public Device {
       queue_ = [dev_ newCommandQueue];
       if (!queue_) fail("metal: cannot create a command queue");
       MTLCompileOptions* opts = [MTLCompileOptions new];
+#if defined(__MAC_15_0) && __MAC_OS_X_VERSION_MAX_ALLOWED >= __MAC_15_0
       if (@available(macOS 15.0, *)) {
         opts.mathMode = MTLMathModeSafe;
       } else {
         opts.fastMathEnabled = NO;
       }
+#else
+      opts.fastMathEnabled = NO;
+#endif
       NSError* err = nil;
       const std::string src = library_source();
       lib_ = [dev_ newLibraryWithSource:[NSString stringWithUTF8String:src.c_str()] options:opts error:&err];

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "common/error.h"
 #include "metal/params.h"
@@ -140,16 +141,31 @@ bool MetalOps::fits_sigmoid_group(const bs::SigmoidGroupParams& p) {
          (p.n_group == 1 || p.n_experts / p.n_group >= 2) && p.topk_group >= 1 && p.topk_group <= p.n_group;
 }
 
+namespace {
+
+// The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
+QMatParams qparams(const WeightMatrix& w, int64_t n) {
+  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1};
+}
+
+// Encodes y = W·x over the stack w: plain (matrix p.mat, tokens in chunks) or gathered (matrix of
+// slot i from ids[i], through slots when p.has_slots; x row i / p.x_div).
+void encode_qmatmul(Call& c, const WeightMatrix& w, QMatParams p, Arg x, Arg y, Arg ids, Arg slots) {
+  const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
+            bi = c.weight(w.biases, sb_bytes(w), p.b_off);
+  const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), p.gather ? p.n : ceil_div(p.n, BS_MM_TOKENS)};
+  c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, Call::params(p)});
+}
+
+}  // namespace
+
 void MetalOps::qmatmul(const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
   if (n <= 0 || w.rows <= 0) return;
   Call c(*this);
-  QMatParams p{
-      u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), u32(mat), 0, 0};
-  const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
-            bi = c.weight(w.biases, sb_bytes(w), p.b_off);
+  QMatParams p = qparams(w, n);
+  p.mat = u32(mat);
   const Arg none = c.scratch(4);
-  c.dispatch("bs_qmatmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
-             {codes, sc, bi, c.in(x, n * w.cols * 4), c.out(y, n * w.rows * 4), none, none, Call::params(p)});
+  encode_qmatmul(c, w, p, c.in(x, n * w.cols * 4), c.out(y, n * w.rows * 4), none, none);
   c.run();
 }
 
@@ -157,13 +173,38 @@ void MetalOps::gather_matmul(const WeightMatrix& w, const int32_t* ids, const fl
                              const int32_t* slots, int64_t n_experts) {
   if (m <= 0 || w.rows <= 0) return;
   Call c(*this);
-  QMatParams p{u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group),   type_code(w.dtype), 0, 0, 0,
-               u32(m),      0,           1,           slots ? 1u : 0u};
-  const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
-            bi = c.weight(w.biases, sb_bytes(w), p.b_off);
-  c.dispatch("bs_qmatmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), u32(m)}, kMatThreads,
-             {codes, sc, bi, c.in(x, m * w.cols * 4), c.out(y, m * w.rows * 4), c.in(ids, m * 4),
-              slots ? c.in(slots, n_experts * 4) : c.scratch(4), Call::params(p)});
+  QMatParams p = qparams(w, m);
+  p.gather = 1;
+  p.has_slots = slots ? 1 : 0;
+  encode_qmatmul(c, w, p, c.in(x, m * w.cols * 4), c.out(y, m * w.rows * 4), c.in(ids, m * 4),
+                 slots ? c.in(slots, n_experts * 4) : c.scratch(4));
+  c.run();
+}
+
+void MetalOps::moe_block(const MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+  if (n <= 0) return;
+  const int64_t H = m.router->cols, E = rp.n_experts, k = rp.top_k, I = m.gate->rows;
+  Call c(*this);
+  const Arg xa = c.in(x, n * H * 4), logits = c.scratch(n * E * 4), ids = c.scratch(n * k * 4),
+            wts = c.scratch(n * k * 4), gate = c.scratch(n * k * I * 4), up = c.scratch(n * k * I * 4),
+            down = c.scratch(n * k * H * 4), none = c.scratch(4);
+  encode_qmatmul(c, *m.router, qparams(*m.router, n), xa, logits, none, none);
+  const SoftmaxTopKParams pr{u32(n), u32(E), u32(k), rp.norm_topk_prob ? 1u : 0u};
+  c.dispatch("bs_route_softmax_topk", {u32(n)}, 32, {logits, ids, wts, Call::params(pr)});
+  for (const auto& [w, y] : {std::pair{m.gate, gate}, std::pair{m.up, up}}) {
+    QMatParams p = qparams(*w, n * k);
+    p.gather = 1;
+    p.x_div = u32(k);
+    encode_qmatmul(c, *w, p, xa, y, ids, none);
+  }
+  const ElementwiseParams pe{u32(n * k * I), 0.0f};
+  c.dispatch("bs_silu_mul", {ceil_div(n * k * I, BS_BLOCK)}, BS_BLOCK, {gate, up, gate, Call::params(pe)});
+  QMatParams pd = qparams(*m.down, n * k);
+  pd.gather = 1;
+  encode_qmatmul(c, *m.down, pd, gate, down, ids, none);
+  const CombineParams pc{u32(n), u32(k), u32(H)};
+  c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n)}, BS_BLOCK,
+             {down, wts, c.out(out, n * H * 4), Call::params(pc)});
   c.run();
 }
 

@@ -11,6 +11,12 @@
 
 namespace bs::metal {
 
+// One MoE block's routed experts: router [E, hidden]; gate, up [E, inter, hidden]; down
+// [E, hidden, inter]; all affine.
+struct MoeWeights {
+  const WeightMatrix *router, *gate, *up, *down;
+};
+
 class MetalOps {
  public:
   explicit MetalOps(Device& d) : d_(d) {}
@@ -41,6 +47,9 @@ class MetalOps {
   void silu_mul(const float* gate, const float* up, int64_t n, float* out);
   void add(const float* x, float s, int64_t n, float* y);
   void lora_delta(const LoraWeights& l, const float* x, int64_t n, float* y);
+  // out[n, hidden] = Σ_j w_j · down_j(silu(gate_j·x) · up_j·x) over each token's softmax top-k
+  // experts, in one command list: routing ids and weights stay on the GPU (only out comes back).
+  void moe_block(const MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out);
   // A prerouter head (heads.h): logits[E] = linear·f + fc2·gelu_erf(fc1·f) for the features
   // f = [hidden; onehot(cur); onehot(prev)]; fc1/fc2 null for a head without the MLP.
   void prerouter(const WeightMatrix& linear, const WeightMatrix* fc1, const WeightMatrix* fc2, const float* hidden,

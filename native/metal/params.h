@@ -23,11 +23,12 @@ using uint = uint32_t;
 #define BS_MAX_HEAD_DIM 256u
 
 // y[i, rows] = W[mat_i] · x[i, cols] for i < n, W affine (codes, scales, biases): mat_i is
-// `mat`, or with `gather` slots[ids[i]] (the slot table; identity when has_slots is 0).
+// `mat`, or with `gather` slots[ids[i]] (the slot table; identity when has_slots is 0) and x
+// row i / x_div (x_div = top-k: every routed slot of a token reads the token's row).
 struct QMatParams {
   uint rows, cols, bits, group, sb_type;
   uint w_off, s_off, b_off;  // bytes into the code, scale and bias buffers
-  uint n, mat, gather, has_slots;
+  uint n, mat, gather, has_slots, x_div;
 };
 
 // y[i, rows] = alpha · W[mat] · x[i, cols] (+ y when accumulate), W dense F32/F16/BF16.
@@ -64,6 +65,11 @@ struct SoftmaxTopKParams {
 struct SigmoidGroupParams {
   uint n_tok, n_experts, top_k, n_group, topk_group, norm, has_bias;
   float scaling;
+};
+
+// out[t, d] = Σ_j weights[t, j] · y[t·k + j, d]: a token's routed expert outputs, weighted.
+struct CombineParams {
+  uint n_tok, k, d;
 };
 
 struct ElementwiseParams {

@@ -14,6 +14,7 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
   const uint count = p.gather ? 1u : min(BS_MM_TOKENS, p.n - i0);
   uint mat = p.mat;
   if (p.gather) mat = p.has_slots ? uint(slots[ids[i0]]) : uint(ids[i0]);
+  const uint xrow = p.gather ? i0 / p.x_div : i0;
   const uint words = p.cols * p.bits / 32u, per_word = 32u / p.bits, groups = p.cols / p.group;
   const uint mask = (1u << p.bits) - 1u;
   const uint base = mat * p.rows + row;
@@ -26,7 +27,7 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
     const uint g = base * groups + c0 / p.group;  // a word never straddles groups (group ≥ 32)
     const float s = bs_load(scales, p.s_off, p.sb_type, g), b = bs_load(biases, p.b_off, p.sb_type, g);
     for (uint t = 0; t < count; ++t) {
-      device const float* xt = x + (i0 + t) * p.cols + c0;
+      device const float* xt = x + (xrow + t) * p.cols + c0;
       float dot = 0.0f, sum = 0.0f;
       for (uint e = 0; e < per_word; ++e) {
         dot += float((word >> (e * p.bits)) & mask) * xt[e];

@@ -23,6 +23,7 @@ using namespace bs::metal;
 #include "metal/dense-matmul.metal"
 #include "metal/elementwise.metal"
 #include "metal/embed.metal"
+#include "metal/moe-combine.metal"
 #include "metal/prerouter.metal"
 #include "metal/qmatmul.metal"
 #include "metal/rmsnorm.metal"
@@ -143,6 +144,11 @@ const std::map<std::string, KernelEntry>& kernels() {
         [](const Bound& b, const Thread& t) {
           bs_add(at<F>(b, 0), at<float*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
         }}},
+      {"bs_moe_combine",
+       {4,
+        [](const Bound& b, const Thread& t) {
+          bs_moe_combine(at<F>(b, 0), at<F>(b, 1), at<float*>(b, 2), *at<const CombineParams*>(b, 3), t.tgid, t.tid);
+        }}},
       {"bs_prerouter_linear",
        {6,
         [](const Bound& b, const Thread& t) {
@@ -214,6 +220,7 @@ class ShimList : public bs::metal::CommandList {
       }
       ++d_.dispatches;
     }
+    ++d_.commits;
     for (const ShimBuffer* b : buffers_) {
       if (!b->guard_intact()) bs::fail("msl shim: a kernel wrote past the end of a buffer");
     }

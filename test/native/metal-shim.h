@@ -11,9 +11,9 @@ namespace bt {
 
 class ShimDevice : public bs::metal::Device {
  public:
-  bool refuse_wraps = false;  // exercise the copy path for weights
-  uint64_t seed = 1;          // shuffles the lanes' order in every phase
-  int dispatches = 0, wraps = 0;
+  bool refuse_wraps = false;                   // exercise the copy path for weights
+  uint64_t seed = 1;                           // shuffles the lanes' order in every phase
+  int dispatches = 0, commits = 0, wraps = 0;  // commits: command lists run
 
   std::string name() const override { return "msl-shim (CPU)"; }
   uint64_t working_set_budget() const override { return uint64_t{1} << 30; }

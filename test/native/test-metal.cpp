@@ -292,6 +292,45 @@ TEST(metal_routing_matches_the_reference) {
   }
 }
 
+// A MoE block in one command list (router, routing, gathered gate/up, SiLU-gate, gathered down,
+// weighted sum; the ids never leave the GPU) against the same steps on the reference kernels.
+TEST(metal_moe_block_in_one_command_list_matches_the_reference) {
+  UseDevice use;
+  if (!use.ready(t)) return;
+  bs::metal::MetalOps ops(*use.dev);
+  for (int c = 0; c < 6; ++c) {
+    bt::Rng r(39700 + c);
+    const int group = 32 << r.below(2), bits = r.below(2) ? 8 : 4;
+    const int64_t E = 4 + r.below(13), H = group * (1 + r.below(3)), I = group * (1 + r.below(2)), n = 1 + r.below(4);
+    const int k = 1 + static_cast<int>(r.below(4));
+    const auto router = bt::random_affine(r, 1, E, H, bits, group, bs::DType::BF16);
+    const auto gate = bt::random_affine(r, E, I, H, bits, group, bs::DType::BF16),
+               up = bt::random_affine(r, E, I, H, bits, group, bs::DType::BF16),
+               down = bt::random_affine(r, E, H, I, bits, group, bs::DType::BF16);
+    const auto x = bt::random_vec(r, n * H);
+    const bs::SoftmaxTopKParams rp{static_cast<int>(E), k, c % 2 == 0};
+    std::vector<float> logits(n * E), w(n * k), xs(n * k * H), g(n * k * I), u(g.size()), d(n * k * H);
+    std::vector<int32_t> ids(n * k);
+    ref().qmatmul(bs::ExecCtx{}, router.m, 0, x.data(), n, logits.data());
+    ref().route_softmax_topk(bs::ExecCtx{}, logits.data(), n, rp, ids.data(), w.data());
+    for (int64_t i = 0; i < n * k; ++i) std::copy_n(x.begin() + (i / k) * H, H, xs.begin() + i * H);
+    ref().gather_matmul(bs::ExecCtx{}, gate.m, ids.data(), xs.data(), n * k, g.data());
+    ref().gather_matmul(bs::ExecCtx{}, up.m, ids.data(), xs.data(), n * k, u.data());
+    ref().silu_mul(bs::ExecCtx{}, g.data(), u.data(), n * k * I, g.data());
+    ref().gather_matmul(bs::ExecCtx{}, down.m, ids.data(), g.data(), n * k, d.data());
+    std::vector<float> want(n * H, 0.0f), got(n * H);
+    for (int64_t i = 0; i < n * k; ++i) ref().add(bs::ExecCtx{}, d.data() + i * H, w[i], H, want.data() + (i / k) * H);
+    const int dispatches = use.shim.dispatches, commits = use.shim.commits;
+    ops.moe_block({&router.m, &gate.m, &up.m, &down.m}, rp, x.data(), n, got.data());
+    std::ostringstream desc;
+    desc << "moe seed " << 39700 + c << " E " << E << " k " << k << " H " << H << " I " << I << " n " << n;
+    expect_close(t, got, want, 1e-5, desc.str());
+    if (!use.on_gpu()) {
+      EXPECT(use.shim.dispatches - dispatches == 7 && use.shim.commits - commits == 1) << desc.str() << ": one list";
+    }
+  }
+}
+
 // A prerouter head against the engine's formula on the reference kernels: linear·f +
 // fc2·gelu_erf(fc1·f) with f = [hidden; onehot(cur); onehot(prev)] built on the CPU.
 TEST(metal_prerouter_head_matches_the_reference) {
