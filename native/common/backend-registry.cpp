@@ -12,6 +12,9 @@
 #ifdef BRAINSTEM_WITH_CUDA
 #include "cuda/cuda-backend.h"
 #endif
+#ifdef BRAINSTEM_WITH_METAL
+#include "metal/metal-backend.h"
+#endif
 
 namespace bs {
 
@@ -57,6 +60,9 @@ const std::vector<const Backend*>& compiled_backends() {
     std::vector<const Backend*> v = cpu_backends();
 #ifdef BRAINSTEM_WITH_CUDA
     v.push_back(&cuda_backend());  // chosen by name only, never by "auto"
+#endif
+#ifdef BRAINSTEM_WITH_METAL
+    v.push_back(&metal_backend());  // likewise
 #endif
     return v;
   }();

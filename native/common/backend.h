@@ -153,7 +153,7 @@ struct Backend {
 };
 
 // Every backend compiled into this binary: the CPU kernel sets (reference first, then by
-// preference), then accelerator sets (CUDA).
+// preference), then accelerator sets (CUDA; Metal on macOS).
 const std::vector<const Backend*>& compiled_backends();
 const Backend& reference_backend();
 // nullptr when no compiled backend has that name.

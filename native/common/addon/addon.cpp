@@ -8,6 +8,7 @@
 #include "common/backend.h"
 #include "common/cpu-features.h"
 #include "common/model.h"
+#include "metal/metal-backend.h"
 
 namespace {
 
@@ -49,7 +50,9 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   for (const char* gpu : {"cuda", "metal"}) {
     const bs::Backend* b = bs::find_backend(gpu);
     if (b) {
-      device(gpu, true, b->usable(), std::string(b->detail) + (b->usable() ? "" : " (no usable device found)"));
+      // Metal names its GPU and working-set budget, or why it cannot run (library compile errors too).
+      const std::string detail = std::string(gpu) == "metal" ? bs::metal::describe() : b->detail;
+      device(gpu, true, b->usable(), detail + (b->usable() ? "" : " (no usable device found)"));
     } else {
       device(gpu, false, false, "not compiled into this build");
     }

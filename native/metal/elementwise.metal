@@ -1,0 +1,16 @@
+// Elementwise ops, one thread per element: out = silu(gate) · up, and y += s · x.
+kernel void bs_silu_mul(device const float* gate [[buffer(0)]], device const float* up [[buffer(1)]],
+                        device float* out [[buffer(2)]], constant ElementwiseParams& p [[buffer(3)]],
+                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = tg.x * BS_BLOCK + tid;
+  if (i >= p.n) return;
+  const float g = gate[i];
+  out[i] = g / (1.0f + exp(-g)) * up[i];
+}
+
+kernel void bs_add(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                   constant ElementwiseParams& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                   uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = tg.x * BS_BLOCK + tid;
+  if (i < p.n) y[i] += p.s * x[i];
+}

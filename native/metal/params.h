@@ -1,0 +1,89 @@
+// Argument blocks of the Metal kernels, shared verbatim by the host (C++) and the kernels (MSL):
+// the host embeds this file ahead of the .metal sources. Plain 32-bit fields only, so both
+// compilers lay them out alike. Byte offsets locate operands inside page-aligned buffers.
+#ifndef BS_METAL_PARAMS_H
+#define BS_METAL_PARAMS_H
+#ifndef __METAL_VERSION__
+#include <cstdint>
+namespace bs::metal {
+using uint = uint32_t;
+#endif
+
+// Element types of weights, scales and caches (a kernel's `type` fields).
+#define BS_T_F32 0u
+#define BS_T_F16 1u
+#define BS_T_BF16 2u
+
+// Rows one matmul simdgroup's threadgroup covers, and tokens one pass shares a weight row across.
+#define BS_MM_SIMDGROUPS 4u
+#define BS_MM_TOKENS 8u
+// Threads of row-parallel (norm) and elementwise kernels; most routed experts a kernel takes.
+#define BS_BLOCK 256u
+#define BS_MAX_EXPERTS 512u
+#define BS_MAX_HEAD_DIM 256u
+
+// y[i, rows] = W[mat_i] · x[i, cols] for i < n, W affine (codes, scales, biases): mat_i is
+// `mat`, or with `gather` slots[ids[i]] (the slot table; identity when has_slots is 0) and x
+// row i / x_div (x_div = top-k: every routed slot of a token reads the token's row).
+struct QMatParams {
+  uint rows, cols, bits, group, sb_type;
+  uint w_off, s_off, b_off;  // bytes into the code, scale and bias buffers
+  uint n, mat, gather, has_slots, x_div;
+};
+
+// y[i, rows] = alpha · W[mat] · x[i, cols] (+ y when accumulate), W dense F32/F16/BF16.
+struct DenseParams {
+  uint rows, cols, type, w_off, mat, n, accumulate;
+  float alpha;
+};
+
+// out[i, cols] = row ids[i] of the table, affine (bits > 0) or dense.
+struct EmbedParams {
+  uint rows, cols, bits, group, type, w_off, s_off, b_off, n;
+};
+
+struct RmsNormParams {
+  uint rows, d;
+  float eps;
+};
+
+// NeoX pairs (i, i + rot/2) of each head.
+struct RopeParams {
+  uint n_tok, n_heads, head_dim, rot_dims;
+};
+
+// Causal attention of n_tok queries at positions pos0.. over a cache of [*, n_kv, head_dim].
+struct AttentionParams {
+  uint n_q, n_kv, head_dim, pos0, n_tok, kv_type;
+  float scale;
+};
+
+struct SoftmaxTopKParams {
+  uint n_tok, n_experts, top_k, norm;
+};
+
+struct SigmoidGroupParams {
+  uint n_tok, n_experts, top_k, n_group, topk_group, norm, has_bias;
+  float scaling;
+};
+
+// out[t, d] = Σ_j weights[t, j] · y[t·k + j, d]: a token's routed expert outputs, weighted.
+struct CombineParams {
+  uint n_tok, k, d;
+};
+
+struct ElementwiseParams {
+  uint n;
+  float s;
+};
+
+// y[rows] = W[:, :hidden] · x + Σ_j W[:, hidden + cur_j] + Σ_j W[:, hidden + E + prev_j], W
+// dense [rows, hidden + 2E] (a prerouter head's first layer), gelu-erf applied when `gelu`.
+struct PrerouterParams {
+  uint rows, hidden, n_experts, k, type, w_off, has_cur, has_prev, gelu;
+};
+
+#ifndef __METAL_VERSION__
+}  // namespace bs::metal
+#endif
+#endif  // BS_METAL_PARAMS_H

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The Metal backend on a Mac (Apple silicon): builds the addon with Metal, then runs
+#   ops     the Metal op tests on the GPU (test/native/test-metal.cpp, the cases the shim runs
+#           on Linux) against the scalar reference kernels,
+#   model   greedy decode of synthetic models on 'metal' vs 'cpu-ref' (metal-model.test.ts),
+#   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
+#           decode benchmark on 'metal' and on the fastest CPU set,
+#   doctor  what `brainstem doctor` reports (Metal device and GPU working-set budget),
+# and prints one JSON object on stdout (logs go to stderr and to $OUT_DIR).
+# Usage: test/device/metal-check.sh [MODEL_DIR]   (npm run test:metal -- [MODEL_DIR])
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+if [ "$(uname -s)" != Darwin ]; then
+  echo "metal-check: needs macOS with a Metal GPU (on Linux the shim tests run in the normal suite)" >&2
+  exit 2
+fi
+model="${1:-}"
+out="${OUT_DIR:-$(mktemp -d -t brainstem-metal)}"
+mkdir -p "$out"
+echo "metal-check: logs in $out" >&2
+
+npm run -s build:ts >"$out/build-ts.log" 2>&1 && npx cmake-js compile --out build >"$out/build-native.log" 2>&1
+build=$?
+bin=build/Release/brainstem-native-tests
+
+ops=1 model_rc=1
+if [ $build -eq 0 ]; then
+  BRAINSTEM_TEST_METAL=gpu "$bin" metal >"$out/ops.log" 2>&1
+  ops=$?
+  node test/run.mjs metal-model >"$out/model.log" 2>&1
+  model_rc=$?
+  "$bin" --bench >"$out/bench-ops.json" 2>"$out/bench-ops.log"
+  node dist/daemon/main.js doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
+  if [ -n "$model" ]; then
+    for backend in metal auto; do
+      node dist/daemon/main.js bench-decode --model "$model" --backend "$backend" --json \
+        >"$out/bench-decode-$backend.json" 2>"$out/bench-decode-$backend.log"
+    done
+  fi
+fi
+
+OUT="$out" BUILD=$build OPS=$ops MODEL=$model_rc node --input-type=module -e '
+import { existsSync, readFileSync } from "node:fs";
+const dir = process.env.OUT;
+const json = (f) => { try { return JSON.parse(readFileSync(`${dir}/${f}`, "utf8")); } catch { return null; } };
+const tail = (f) => existsSync(`${dir}/${f}`) ? readFileSync(`${dir}/${f}`, "utf8").split("\n").slice(-40).join("\n") : "";
+const doctor = json("doctor.json");
+const metal = doctor?.native?.backends?.find((b) => b.name === "metal") ?? null;
+const bench = json("bench-ops.json");
+console.log(JSON.stringify({
+  build: { ok: process.env.BUILD === "0", log: process.env.BUILD === "0" ? undefined : tail("build-native.log") },
+  device: metal,
+  ops: { ok: process.env.OPS === "0", log: tail("ops.log") },
+  model: { ok: process.env.MODEL === "0", log: tail("model.log") },
+  bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "metal" || b.backend.startsWith("cpu-neon")) : null,
+  bench_decode: { metal: json("bench-decode-metal.json"), cpu: json("bench-decode-auto.json") },
+}, null, 2));
+'
+[ $build -eq 0 ] && [ $ops -eq 0 ] && [ $model_rc -eq 0 ]
