@@ -4,6 +4,7 @@
 import type { Obstacle, Triple } from '../description/types.js';
 import type { SimObstacle, SimSceneMsg } from '../link/sim-scene.js';
 import { forwardKinematics } from '../kinematics/forward.js';
+import { boundingRadius } from '../sim/scene/world-shapes.js';
 import { fromPose } from '../math/quaternion.js';
 import { compose, invert } from '../math/transform.js';
 import type { PlanScene } from '../motion/planner/types.js';
@@ -18,8 +19,9 @@ export interface SceneSnapshot {
 
 /**
  * The planner's scene. An object counts as held only by an arm in `grasped` (its gripper command
- * finished on an object) that the ground truth names; otherwise it is checked where it is, so a
- * ground truth a moment older than the grasp or release never hides an object.
+ * finished on an object): the one the ground truth names, or, while the ground truth is older than
+ * the grasp, the free object whose centre lies nearest the arm's TCP within the object's bounding
+ * radius (the one the closed jaw holds). Any other object is checked where it is.
  */
 export function planScene(
   model: RobotModel,
@@ -33,13 +35,15 @@ export function planScene(
     graspTolerance: snap.msg.grasp_tolerance ?? 0,
     arms: Object.fromEntries(model.armNames.map((a) => [a, { gripper: snap.grippers[a] ?? null }])),
   };
+  const holder = heldBy(model, snap, start, grasped);
   for (const o of snap.msg.objects) {
     if (!o.shape) continue;
     const pose = fromPose(o.pose.slice(0, 3), o.pose.slice(3));
-    const arm = o.held_by !== null && grasped.includes(o.held_by) ? scene.arms[o.held_by] : undefined;
-    const q = arm && start[o.held_by!];
+    const by = holder.get(o.name);
+    const arm = by === undefined ? undefined : scene.arms[by];
+    const q = by === undefined ? undefined : start[by];
     if (arm && q) {
-      const tcp = forwardKinematics(model.arm(o.held_by!).chain, q, new Float64Array(12));
+      const tcp = forwardKinematics(model.arm(by!).chain, q, new Float64Array(12));
       arm.held = {
         name: o.name,
         shape: o.shape,
@@ -48,6 +52,31 @@ export function planScene(
     } else scene.objects.push({ name: o.name, shape: o.shape, pose, tags: o.container ? ['container'] : [] });
   }
   return scene;
+}
+
+/** Object name → the grasped arm holding it (see planScene). */
+function heldBy(
+  model: RobotModel,
+  snap: SceneSnapshot,
+  start: Record<string, readonly number[]>,
+  grasped: readonly string[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const o of snap.msg.objects) if (o.held_by !== null && grasped.includes(o.held_by)) out.set(o.name, o.held_by);
+  const named = new Set(out.values());
+  for (const arm of grasped) {
+    const q = start[arm];
+    if (named.has(arm) || !q) continue;
+    const tcp = forwardKinematics(model.arm(arm).chain, q, new Float64Array(12));
+    let best: { name: string; d: number } | undefined;
+    for (const o of snap.msg.objects) {
+      if (!o.shape || o.held_by !== null || out.has(o.name)) continue;
+      const d = Math.hypot(o.pose[0]! - tcp[3]!, o.pose[1]! - tcp[7]!, o.pose[2]! - tcp[11]!);
+      if (d <= boundingRadius(o.shape) && (!best || d < best.d)) best = { name: o.name, d };
+    }
+    if (best) out.set(best.name, arm);
+  }
+  return out;
 }
 
 function obstacle(o: SimObstacle): Obstacle {
