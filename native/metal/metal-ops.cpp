@@ -6,27 +6,15 @@
 #include <utility>
 
 #include "common/error.h"
-#include "metal/params.h"
+#include "metal/metal-encode.h"
 
 namespace bs::metal {
 
 namespace {
 
-constexpr uint32_t kMatThreads = BS_MM_SIMDGROUPS * 32;
 constexpr uint64_t kMaxOffset = uint64_t{1} << 32;
 
-uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
-uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
-
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
-// Bytes of every matrix of the stack: codes (or dense elements), and scales/biases.
-size_t code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.n_mats * w.rows) * w.row_bytes(); }
-size_t sb_bytes(const WeightMatrix& w) {
-  return static_cast<size_t>(w.n_mats * w.rows * w.groups_per_row()) * dtype_size(w.dtype);
-}
 
 bool weight_ok(const WeightMatrix& w) {
   if (!is_float_weight(w.dtype) || !aligned(w.w, w.quantised() ? 4 : dtype_size(w.dtype))) return false;
@@ -64,11 +52,7 @@ class Call {
   // A weight range in place: its pages wrapped without a copy when the device takes them (the
   // mmapped files), else copied. `off` receives the range's byte offset inside the buffer.
   Arg weight(const void* p, size_t bytes, uint32_t& off) {
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
-    if (auto b = ops_.d_.wrap(reinterpret_cast<void*>(begin), end - begin)) {
-      off = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) - begin);
+    if (auto b = wrap_range(ops_.d_, p, bytes, off)) {
       wraps_.push_back(std::move(b));
       return {wraps_.back().get(), 0};
     }
@@ -142,11 +126,6 @@ bool MetalOps::fits_sigmoid_group(const bs::SigmoidGroupParams& p) {
 }
 
 namespace {
-
-// The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
-QMatParams qparams(const WeightMatrix& w, int64_t n) {
-  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1};
-}
 
 // Encodes y = W·x over the stack w: plain (matrix p.mat, tokens in chunks) or gathered (matrix of
 // slot i from ids[i], through slots when p.has_slots; x row i / p.x_div).

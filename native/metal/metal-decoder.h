@@ -1,0 +1,56 @@
+// A whole decode step on a Metal device: one command list per token, from the embedding to the
+// logits. Weights are wrapped in place once (the mmapped files), the KV cache, activations and
+// routing live in device buffers between ops and tokens, and only the logits come back.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/model.h"
+#include "metal/metal-device.h"
+
+namespace bs::metal {
+
+class MetalDecoder {
+ public:
+  // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
+  static std::string unsupported(const Model& m);
+
+  // Throws bs::Error when the model is unsupported or a buffer cannot be allocated.
+  MetalDecoder(Device& d, const Model& m, int64_t max_positions);
+  ~MetalDecoder();
+
+  // Runs `token` at the next position (one command list) and writes logits [vocab].
+  void step(int32_t token, float* logits);
+  int64_t position() const { return pos_; }
+  // Command lists committed so far (one per step).
+  int64_t commits() const { return commits_; }
+
+ private:
+  struct Weight;
+  struct Layer;
+  const Weight& weight(const WeightMatrix& w);
+  Arg floats(const std::vector<float>& v);
+  Arg scratch(size_t bytes);
+  void linear(CommandList& c, const Linear& l, Arg x, Arg y);
+  void matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, int64_t n, Arg ids, uint32_t x_div);
+  void rmsnorm(CommandList& c, Arg x, Arg w, int64_t rows, int64_t d, Arg y);
+  void add(CommandList& c, Arg x, Arg y, int64_t n);
+  void attention(CommandList& c, int64_t l);
+  void moe(CommandList& c, const bs::MoeWeights& w);
+  void mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y);
+
+  Device& d_;
+  const Model& m_;
+  int64_t max_pos_, pos_ = 0, commits_ = 0;
+  std::vector<std::unique_ptr<Buffer>> owned_;
+  std::vector<std::unique_ptr<Weight>> weights_;
+  std::unordered_map<const void*, const Weight*> index_;  // by the matrix's first byte
+  std::unordered_map<const void*, Arg> vectors_;          // norms and biases, by their data
+  std::vector<Arg> k_cache_, v_cache_;
+  Arg x_, xn_, y_, y2_, q_, attn_, gate_, up_, logits_, e_logits_, ids_, wts_, rows_, token_, position_, inv_freq_;
+};
+
+}  // namespace bs::metal
