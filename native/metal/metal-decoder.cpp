@@ -64,7 +64,8 @@ std::string MetalDecoder::unsupported(const Model& m) {
   return "";
 }
 
-MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions) : d_(d), m_(m), max_pos_(max_positions) {
+MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk)
+    : d_(d), m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
   const ModelConfig& c = m.cfg;
   for (const WeightMatrix* w : matrices(m)) weight(*w);
@@ -74,11 +75,12 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions) : d
     k_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
     v_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
   }
-  x_ = scratch(H * 4), xn_ = scratch(H * 4), y_ = scratch(H * 4), y2_ = scratch(H * 4);
-  q_ = scratch(c.n_heads * c.head_dim * 4), attn_ = scratch(c.n_heads * c.head_dim * 4);
-  gate_ = scratch(inter * 4), up_ = scratch(inter * 4), rows_ = scratch(k * H * 4);
-  logits_ = scratch(c.vocab * 4), e_logits_ = scratch(std::max(1, c.router.n_experts) * 4);
-  ids_ = scratch(k * 4), wts_ = scratch(k * 4), token_ = scratch(4), position_ = scratch(4);
+  const int64_t n = max_chunk_, E = std::max(1, c.router.n_experts);
+  x_ = scratch(n * H * 4), xn_ = scratch(n * H * 4), y_ = scratch(n * H * 4), y2_ = scratch(n * H * 4);
+  q_ = scratch(n * c.n_heads * c.head_dim * 4), attn_ = scratch(n * c.n_heads * c.head_dim * 4);
+  gate_ = scratch(n * inter * 4), up_ = scratch(n * inter * 4), rows_ = scratch(n * k * H * 4);
+  logits_ = scratch(c.vocab * 4), e_logits_ = scratch(n * E * 4);
+  ids_ = scratch(n * k * 4), wts_ = scratch(n * k * 4), token_ = scratch(n * 4), position_ = scratch(n * 4);
   std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
   for (size_t i = 0; i < inv.size(); ++i)
     inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
@@ -99,6 +101,8 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions) : d
 }
 
 MetalDecoder::~MetalDecoder() = default;
+
+Arg MetalDecoder::at(Arg a, int64_t floats) { return {a.buf, a.offset + static_cast<size_t>(floats) * 4}; }
 
 Arg MetalDecoder::scratch(size_t bytes) {
   auto b = d_.alloc(std::max<size_t>(bytes, 16));
@@ -158,9 +162,11 @@ void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, i
              {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
+// y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
 void MetalDecoder::linear(CommandList& c, const Linear& l, Arg x, Arg y) {
-  matmul(c, l.w, x, y, 1, {}, 1);
-  if (!l.bias.empty()) add(c, vectors_.at(l.bias.data()), y, l.w.rows);
+  matmul(c, l.w, x, y, n_, {}, 1);
+  if (l.bias.empty()) return;
+  for (int64_t t = 0; t < n_; ++t) add(c, vectors_.at(l.bias.data()), at(y, t * l.w.rows), l.w.rows);
 }
 
 void MetalDecoder::rmsnorm(CommandList& c, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
@@ -173,35 +179,34 @@ void MetalDecoder::add(CommandList& c, Arg x, Arg y, int64_t n) {
   c.dispatch("bs_add", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// q, and this position's k and v straight into the caches; qk-norm and RoPE in place there.
+// q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
 void MetalDecoder::attention(CommandList& c, int64_t l) {
   const ModelConfig& cfg = m_.cfg;
   const AttentionWeights& w = m_.layers[l].attn;
   const int64_t kv = cfg.n_kv_heads * cfg.head_dim;
-  const Arg k_at{k_cache_[l].buf, static_cast<size_t>(pos_ * kv) * 4};
-  const Arg v_at{v_cache_[l].buf, static_cast<size_t>(pos_ * kv) * 4};
+  const Arg k_at = at(k_cache_[l], pos_ * kv), v_at = at(v_cache_[l], pos_ * kv);
   linear(c, w.q, xn_, q_);
   linear(c, w.k, xn_, k_at);
   linear(c, w.v, xn_, v_at);
   if (!w.q_norm.empty()) {
-    rmsnorm(c, q_, vectors_.at(w.q_norm.data()), cfg.n_heads, cfg.head_dim, q_);
-    rmsnorm(c, k_at, vectors_.at(w.k_norm.data()), cfg.n_kv_heads, cfg.head_dim, k_at);
+    rmsnorm(c, q_, vectors_.at(w.q_norm.data()), n_ * cfg.n_heads, cfg.head_dim, q_);
+    rmsnorm(c, k_at, vectors_.at(w.k_norm.data()), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
   }
   const int64_t half = cfg.rot_dims / 2;
   for (const auto& [x, heads] : {std::pair{q_, cfg.n_heads}, std::pair{k_at, cfg.n_kv_heads}}) {
-    const RopeParams p{1, u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
+    const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
     if (half > 0)
-      c.dispatch("bs_rope", {ceil_div(heads * half, BS_BLOCK), 1}, BS_BLOCK,
+      c.dispatch("bs_rope", {ceil_div(heads * half, BS_BLOCK), u32(n_)}, BS_BLOCK,
                  {x, position_, inv_freq_, {nullptr, 0, &p, sizeof p}});
   }
   const AttentionParams p{u32(cfg.n_heads),
                           u32(cfg.n_kv_heads),
                           u32(cfg.head_dim),
                           u32(pos_),
-                          1,
+                          u32(n_),
                           BS_T_F32,
                           static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.head_dim)))};
-  c.dispatch("bs_attention", {u32(cfg.n_heads), 1}, kMatThreads,
+  c.dispatch("bs_attention", {u32(cfg.n_heads), u32(n_)}, kMatThreads,
              {q_, k_cache_[l], v_cache_[l], attn_, {nullptr, 0, &p, sizeof p}});
   linear(c, w.o, attn_, y_);
 }
@@ -209,21 +214,22 @@ void MetalDecoder::attention(CommandList& c, int64_t l) {
 void MetalDecoder::mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y) {
   linear(c, w.gate, x, gate_);
   linear(c, w.up, x, up_);
-  const ElementwiseParams p{u32(w.gate.w.rows), 0.0f};
-  c.dispatch("bs_silu_mul", {ceil_div(w.gate.w.rows, BS_BLOCK)}, BS_BLOCK,
-             {gate_, up_, gate_, {nullptr, 0, &p, sizeof p}});
+  const int64_t n = n_ * w.gate.w.rows;
+  const ElementwiseParams p{u32(n), 0.0f};
+  c.dispatch("bs_silu_mul", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {gate_, up_, gate_, {nullptr, 0, &p, sizeof p}});
   linear(c, w.down, gate_, y);
 }
 
 // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
 void MetalDecoder::moe(CommandList& c, const bs::MoeWeights& w) {
   const int64_t H = m_.cfg.hidden, E = w.spec.n_experts, k = m_.top_k, I = w.gate.rows;
+  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
   linear(c, w.router, xn_, e_logits_);
   if (w.spec.family == RoutingFamily::SoftmaxTopK) {
-    const SoftmaxTopKParams p{1, u32(E), u32(k), w.spec.norm_topk_prob ? 1u : 0u};
-    c.dispatch("bs_route_softmax_topk", {1}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+    const SoftmaxTopKParams p{u32(n_), u32(E), u32(k), w.spec.norm_topk_prob ? 1u : 0u};
+    c.dispatch("bs_route_softmax_topk", {u32(n_)}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
   } else {
-    const SigmoidGroupParams p{1,
+    const SigmoidGroupParams p{u32(n_),
                                u32(E),
                                u32(k),
                                u32(w.spec.n_group),
@@ -232,29 +238,36 @@ void MetalDecoder::moe(CommandList& c, const bs::MoeWeights& w) {
                                w.spec.correction_bias.empty() ? 0u : 1u,
                                w.spec.routed_scaling_factor};
     const Arg bias = w.spec.correction_bias.empty() ? token_ : vectors_.at(w.spec.correction_bias.data());
-    c.dispatch("bs_route_sigmoid_group", {1}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+    c.dispatch("bs_route_sigmoid_group", {u32(n_)}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
   }
-  matmul(c, w.gate, xn_, gate_, k, ids_, u32(k));
-  matmul(c, w.up, xn_, up_, k, ids_, u32(k));
-  const ElementwiseParams ps{u32(k * I), 0.0f};
-  c.dispatch("bs_silu_mul", {ceil_div(k * I, BS_BLOCK)}, BS_BLOCK, {gate_, up_, gate_, {nullptr, 0, &ps, sizeof ps}});
-  matmul(c, w.down, gate_, rows_, k, ids_, 1);
-  const CombineParams pc{1, u32(k), u32(H)};
-  c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), 1}, BS_BLOCK, {rows_, wts_, y_, {nullptr, 0, &pc, sizeof pc}});
+  matmul(c, w.gate, xn_, gate_, rows, ids_, u32(k));
+  matmul(c, w.up, xn_, up_, rows, ids_, u32(k));
+  const ElementwiseParams ps{u32(rows * I), 0.0f};
+  c.dispatch("bs_silu_mul", {ceil_div(rows * I, BS_BLOCK)}, BS_BLOCK,
+             {gate_, up_, gate_, {nullptr, 0, &ps, sizeof ps}});
+  matmul(c, w.down, gate_, rows_, rows, ids_, 1);
+  const CombineParams pc{u32(n_), u32(k), u32(H)};
+  c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n_)}, BS_BLOCK,
+             {rows_, wts_, y_, {nullptr, 0, &pc, sizeof pc}});
   if (w.has_shared) {
     mlp(c, w.shared, xn_, y2_);
-    add(c, y2_, y_, H);
+    add(c, y2_, y_, n_ * H);
   }
 }
 
-void MetalDecoder::step(int32_t token, float* logits) {
+void MetalDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
   const ModelConfig& cfg = m_.cfg;
-  if (pos_ >= max_pos_) fail("metal decoder: position ", pos_, " is past its cache of ", max_pos_, " positions");
-  if (token < 0 || token >= cfg.vocab)
-    fail("metal decoder: token ", token, " is outside the vocabulary of ", cfg.vocab);
-  const int32_t at = static_cast<int32_t>(pos_);
-  std::memcpy(token_.buf->contents(), &token, 4);
-  std::memcpy(position_.buf->contents(), &at, 4);
+  if (n < 1 || n > max_chunk_) fail("metal decoder: a chunk takes 1 to ", max_chunk_, " tokens, got ", n);
+  if (pos_ + n > max_pos_)
+    fail("metal decoder: positions ", pos_, "..", pos_ + n - 1, " run past its cache of ", max_pos_, " positions");
+  for (int64_t t = 0; t < n; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= cfg.vocab)
+      fail("metal decoder: token ", tokens[t], " is outside the vocabulary of ", cfg.vocab);
+  }
+  n_ = n;
+  auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
+  auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
+  for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
   std::unique_ptr<CommandList> c = d_.begin();
   const int64_t H = cfg.hidden;
   const Weight& e = weight(m_.embed);
@@ -266,24 +279,26 @@ void MetalDecoder::step(int32_t token, float* logits) {
                        e.w_off,
                        e.s_off,
                        e.b_off,
-                       1};
-  c->dispatch("bs_embed", {ceil_div(H, BS_BLOCK), 1}, BS_BLOCK,
+                       u32(n)};
+  c->dispatch("bs_embed", {ceil_div(H, BS_BLOCK), u32(n)}, BS_BLOCK,
               {e.codes, e.scales, e.biases, token_, x_, {nullptr, 0, &pe, sizeof pe}});
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
     const LayerWeights& lw = m_.layers[l];
-    rmsnorm(*c, x_, vectors_.at(lw.input_norm.data()), 1, H, xn_);
+    rmsnorm(*c, x_, vectors_.at(lw.input_norm.data()), n, H, xn_);
     attention(*c, l);
-    add(*c, y_, x_, H);
-    rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), 1, H, xn_);
+    add(*c, y_, x_, n * H);
+    rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), n, H, xn_);
     if (lw.is_moe) moe(*c, lw.moe);
     else mlp(*c, lw.mlp, xn_, y_);
-    add(*c, y_, x_, H);
+    add(*c, y_, x_, n * H);
   }
-  rmsnorm(*c, x_, vectors_.at(m_.final_norm.data()), 1, H, xn_);
+  // Only the last token's logits: its row through the final norm and the LM head.
+  rmsnorm(*c, at(x_, (n - 1) * H), vectors_.at(m_.final_norm.data()), 1, H, xn_);
+  n_ = 1;
   linear(*c, m_.lm_head, xn_, logits_);
   c->commit_and_wait();
   ++commits_;
-  ++pos_;
+  pos_ += n;
   std::memcpy(logits, logits_.buf->contents(), static_cast<size_t>(cfg.vocab) * 4);
 }
 

@@ -1,5 +1,5 @@
 // The whole-token Metal decoder (native/metal/metal-decoder.cpp) on synthetic models: one command
-// list per token through the shim device here (the system GPU with BRAINSTEM_TEST_METAL=gpu on a
+// list per append (a prefill chunk or one token) through the shim device here (the system GPU with BRAINSTEM_TEST_METAL=gpu on a
 // Mac), greedy tokens identical to the CPU reference kernels and logits within float tolerance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
 
 interface Probe {
   device: string;
-  steps: number;
+  appends: number;
   commits: number;
   tokens_cpu: number[];
   tokens_metal: number[];
@@ -25,11 +25,12 @@ function probe(dir: string, tokens: number): Probe {
   return JSON.parse(r.stdout) as Probe;
 }
 
-test('the Metal decoder decodes qwen3_moe and glm4_moe greedily like the CPU, one command list per token', (t) => {
+test('the Metal decoder prefills and decodes qwen3_moe and glm4_moe greedily like the CPU, one command list per append', (t) => {
   for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
-    const p = probe(dir, 6);
-    assert.equal(p.commits, p.steps, `${arch}: one command list per token`);
+    const p = probe(dir, 7);
+    assert.equal(p.commits, p.appends, `${arch}: one command list per append (the prompt, then each token)`);
+    assert.equal(p.tokens_metal.length, 7, `${arch}: every step ran`);
     assert.deepEqual(p.tokens_metal, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
     assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
   }
