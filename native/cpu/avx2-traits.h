@@ -12,6 +12,9 @@ namespace {
 struct Avx2 {
   static constexpr int L = 8;
   static constexpr bool kIntDot = true;
+  // No integer prefill GEMM: two activation bytes take two vpmaddubsw per 32 multiply-adds,
+  // one pipe on Zen (measured no faster than the float GEMM's two FMA pipes, and less exact).
+  static constexpr bool kIntGemm = false;
   static constexpr int kGemmT = 3, kGemmR = 4;  // prefill register tile: tokens × rows
   using F = __m256;
   using I = __m256i;
@@ -79,66 +82,6 @@ struct Avx2 {
     } else {
       return _mm256_add_epi32(byte_sum(1, 256), byte_sum(0, 1));
     }
-  }
-  // Prefill tile (fast-int-gemm.h): words [j, j + 8) of 8 rows as 8 words of [lo nibbles of
-  // the 8 rows, hi nibbles] (o + 16·w): an 8 × 8 transpose of 32-bit words in registers.
-  static void tile_words(const uint8_t* const* rows, int64_t j, uint32_t* o) {
-    I r[8];
-    for (int i = 0; i < 8; ++i) r[i] = load_codes(rows[i] + 4 * j);
-    I a[8], b[8];
-    for (int i = 0; i < 8; i += 2) {
-      a[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
-      a[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-      for (int k = 0; k < 2; ++k) {
-        b[i + k] = _mm256_unpacklo_epi64(a[i + k], a[i + 2 + k]);
-        b[i + 2 + k] = _mm256_unpackhi_epi64(a[i + k], a[i + 2 + k]);
-      }
-    }
-    // b[0..3] hold words {0,4}, {2,6}, {1,5}, {3,7} of rows 0-3 (128-bit halves), b[4..7] of rows 4-7.
-    const int word_of[4] = {0, 2, 1, 3};
-    const I m = _mm256_set1_epi8(0x0F);
-    for (int k = 0; k < 4; ++k) {
-      const I lo = _mm256_permute2x128_si256(b[k], b[k + 4], 0x20),
-              hi = _mm256_permute2x128_si256(b[k], b[k + 4], 0x31);
-      for (int h = 0; h < 2; ++h) {
-        const I v = h ? hi : lo;
-        uint32_t* w = o + 16 * (word_of[k] + 4 * h);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_and_si256(v, m));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 8), _mm256_and_si256(_mm256_srli_epi16(v, 4), m));
-      }
-    }
-  }
-  // Prefill (fast-int-gemm.h): a block of 32 elements of 8 rows (lane = row; tile words
-  // w[i] lo/hi at 64i, 64i + 32) against T tokens' two activation bytes, broadcast a dword at
-  // a time. The signed top byte (≤ 2·15·128 per maddubs) sums the block's four words in 16
-  // bits, then madd weights it by 256; the unsigned low byte (≤ 2·15·255) goes to int32 per
-  // word (three accumulators per token keep four tokens in registers).
-  template <int T>
-  static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
-    I hi[T];
-    const I ones = _mm256_set1_epi16(1);
-    auto bcast = [](const int8_t* p) {
-      int32_t v;
-      __builtin_memcpy(&v, p, 4);
-      return _mm256_set1_epi32(v);
-    };
-    for (int i = 0; i < 4; ++i) {
-      const I wl = load_codes(wt + 64 * i), wh = load_codes(wt + 64 * i + 32);
-#pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) {
-        const I h = _mm256_add_epi16(_mm256_maddubs_epi16(wl, bcast(x[t] + 8 * L + 4 * i)),
-                                     _mm256_maddubs_epi16(wh, bcast(x[t] + 12 * L + 4 * i)));
-        const I l = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(bcast(x[t] + 4 * i), wl),
-                                                       _mm256_maddubs_epi16(bcast(x[t] + 4 * L + 4 * i), wh)),
-                                      ones);
-        hi[t] = i == 0 ? h : _mm256_add_epi16(hi[t], h);
-        out[t] = i == 0 ? l : _mm256_add_epi32(out[t], l);
-      }
-    }
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) out[t] = _mm256_add_epi32(out[t], _mm256_madd_epi16(hi[t], _mm256_set1_epi16(256)));
   }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;

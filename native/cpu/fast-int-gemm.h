@@ -4,7 +4,8 @@
 // elements) and high nibbles (odd) apart, in the order of the activation bytes; so each
 // vector lane is one row: byte dot products against a token's broadcast activation dword
 // (V::block_isum2) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
-// applies per block to L rows, and no horizontal sum is needed.
+// applies per block to L rows, and no horizontal sum is needed. Sets with V::kIntGemm use it
+// (cpu-avx512 on vpdpbusd, cpu-neon-dotprod on sdot/udot); cpu-avx2 keeps the float GEMM.
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -36,17 +37,8 @@ struct FastIntGemm {
     const uint8_t* rows[L];
     for (int i = 0; i < L; ++i) rows[i] = w.w_row(mat, r0 + std::min(i, nr - 1));
     // Word by word, rows innermost: the stores run in order (rows past nr repeat the last row
-    // and are zeroed below, so the inner loop has no branch).
-    int64_t j = 0;
-    if constexpr (requires(const uint8_t* const* r, uint32_t* o) { V::tile_words(r, 0, o); }) {
-      for (; j + L <= row_words; j += L) V::tile_words(rows, j, tile + 2 * L * j);  // L words of L rows at once
-      if (nr < L) {                                                                 // the repeated last row, zeroed
-        for (int64_t k = 0; k < j; ++k) {
-          for (int i = nr; i < L; ++i) tile[2 * L * k + i] = tile[2 * L * k + L + i] = 0;
-        }
-      }
-    }
-    for (; j < row_words; ++j) {
+    // and are zeroed, so the inner loop has no branch).
+    for (int64_t j = 0; j < row_words; ++j) {
       uint32_t* o = tile + 2 * L * j;
       for (int i = 0; i < L; ++i) {
         uint32_t v;

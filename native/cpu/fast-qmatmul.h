@@ -98,11 +98,13 @@ struct FastQMatMul {
                     float* y, int64_t ldy) {
     if constexpr (V::kIntDot) {
       if (a.ints) {
-        if (a.bytes == 2 && nt >= FastIntGemm<V>::kMinTokens) {
-          FastIntGemm<V>::qrows(w, mat, r0, r1, a, t0, nt, y, ldy);
-        } else {
-          FastIntDot<V>::qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
+        if constexpr (V::kIntGemm) {
+          if (a.bytes == 2 && nt >= FastIntGemm<V>::kMinTokens) {
+            FastIntGemm<V>::qrows(w, mat, r0, r1, a, t0, nt, y, ldy);
+            return;
+          }
         }
+        FastIntDot<V>::qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
         return;
       }
     }

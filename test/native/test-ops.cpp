@@ -213,10 +213,11 @@ TEST(op_qmatvec_block_maxima) {
 }
 
 // The prefill's integer GEMM (fast-int-gemm.h: two-byte activations, runs of ≥ 4 tokens,
-// 4-bit codes, L rows per tile): random shapes with partial row tiles, tail chunks, every
-// group, runs long and short in one gather, and an activation 1000× its block in some
-// tokens (split off and added back per row; its term is left out of the bound). Sets this
-// CPU cannot run are reported as skipped, by name and reason.
+// 4-bit codes, L rows per tile; cpu-avx512 and cpu-neon-dotprod, while cpu-avx2 runs these
+// cases on its float GEMM): random shapes with partial row tiles, tail chunks, every group,
+// runs long and short in one gather, and an activation 1000× its block in some tokens
+// (split off and added back per row; its term is left out of the bound). Sets this CPU
+// cannot run are reported as skipped, by name and reason.
 TEST(op_qmatmul_integer_gemm) {
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) std::printf("# skip %s: this machine lacks what it needs (%s)\n", b->name, b->detail);
