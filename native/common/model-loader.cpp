@@ -153,6 +153,9 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   if (opts.activation_bits != 24 && opts.activation_bits != 16) {
     fail("activationBits must be 16 or 24, got ", opts.activation_bits);
   }
+  if (opts.prefill_chunk < 1 || opts.prefill_chunk > 4096) {
+    fail("prefillChunk must be between 1 and 4096, got ", opts.prefill_chunk);
+  }
   const Backend& backend = pick_backend(opts.backend);
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
   std::error_code ec;
@@ -163,6 +166,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   const ConfigReader r(config, config_path, arch.model_type);
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
+  m->prefill_chunk = opts.prefill_chunk;
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

@@ -113,6 +113,7 @@ struct LoadOptions {
   std::string backend;       // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;       // KV caches in IEEE half (half the memory) instead of float32
   int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
+  int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
 };
 
@@ -130,7 +131,8 @@ class Model {
   std::vector<float> final_norm;
   Linear lm_head;  // tied: a view of embed
   std::vector<LayerWeights> layers;
-  int top_k = 0;  // routing width in use
+  int top_k = 0;                // routing width in use
+  int64_t prefill_chunk = 128;  // tokens per forward step of a prefill
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)

@@ -72,7 +72,6 @@ class Session {
   const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
 
  private:
-  static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
   // Recurrent-state snapshots kept (each is every linear layer's conv history and S).
   static constexpr size_t kMaxSnapshots = 4;
   // Routing of one MoE layer for one token: ids and weights [K].

@@ -91,8 +91,9 @@ void Session::restore_recurrent(int64_t n) {
                    snapshots_.end());
   n_past_ = from;
   tokens_.resize(from);
-  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += kChunk) {
-    forward_chunk(replay_.data() + i, std::min<int64_t>(kChunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
+  const int64_t chunk = model_->prefill_chunk;
+  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += chunk) {
+    forward_chunk(replay_.data() + i, std::min<int64_t>(chunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
   }
 }
 
@@ -138,8 +139,8 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
   saved_last_ids_ = last_ids_;
   saved_predicted_ = predicted_;
   try {
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    for (int64_t i = 0; i < n; i += model_->prefill_chunk) {
+      const int64_t m = std::min(model_->prefill_chunk, n - i);
       MmChunk chunk{};
       if (mm) {
         const int64_t* end = mm->rows + mm->n_rows;
