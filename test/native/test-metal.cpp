@@ -179,7 +179,8 @@ TEST(metal_embed_matches_the_reference) {
     std::vector<float> got(n * w.m.cols), want(got.size());
     metal().embed(bs::ExecCtx{}, w.m, ids.data(), n, got.data());
     ref().embed(bs::ExecCtx{}, w.m, ids.data(), n, want.data());
-    EXPECT(got == want) << "embed seed " << 34000 + c << " " << describe(w.m);
+    // Not bit-exact: a compiler may fuse scale·q + bias into one FMA (Metal's fast math, aarch64).
+    expect_close(t, got, want, 1e-6, "embed seed " + std::to_string(34000 + c) + " " + describe(w.m));
   }
 }
 
