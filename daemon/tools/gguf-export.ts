@@ -1,4 +1,5 @@
-// Converts an MLX qwen3_moe / glm4_moe folder into GGUF for llama.cpp (`qwen3moe` / `glm4moe`),
+// Converts an MLX qwen3_moe / glm4_moe / qwen3 / llama folder into GGUF for llama.cpp (`qwen3moe`,
+// `glm4moe`, `qwen3`, `llama`),
 // with the metadata keys and tensor names of llama.cpp's convert_hf_to_gguf.py: weights are
 // dequantised to F32/F16 (or requantised to Q4_0); norms, biases and routers stay F32.
 // The tokenizer goes in as llama.cpp's "gpt2" BPE with the "qwen2" pre-tokenizer.
@@ -27,8 +28,17 @@ const FILE_TYPE: Record<GgufFileType, { ggml: GgmlType; fileType: number }> = {
 
 const TOKEN_TYPE = { normal: 1, control: 3, userDefined: 4, unused: 5 };
 
+const GGUF_ARCH: Partial<Record<RefConfig['arch'], string>> = {
+  qwen3_moe: 'qwen3moe',
+  glm4_moe: 'glm4moe',
+  qwen3: 'qwen3',
+  llama: 'llama',
+};
+
 export function ggufArchName(c: RefConfig): string {
-  return c.arch === 'qwen3_moe' ? 'qwen3moe' : 'glm4moe';
+  const a = GGUF_ARCH[c.arch];
+  if (!a) throw new Error(`GGUF export covers ${Object.keys(GGUF_ARCH).join(', ')}, not ${c.arch}`);
+  return a;
 }
 
 /** Writes `<mlxDir>`'s model as one GGUF file; returns its size in bytes. */
@@ -39,8 +49,7 @@ export function exportGguf(
   name = 'brainstem synthetic model',
 ): number {
   const c = readRefConfig(mlxDir);
-  if (c.linear)
-    throw new Error(`GGUF export covers qwen3_moe and glm4_moe, not ${c.arch} (a hybrid linear-attention model)`);
+  ggufArchName(c);
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(
       `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,
@@ -76,10 +85,14 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufV
     [`${a}.attention.layer_norm_rms_epsilon`, f32(c.rmsEps)],
     [`${a}.rope.freq_base`, f32(c.ropeTheta)],
     [`${a}.rope.dimension_count`, u32(c.rotaryDims)],
-    [`${a}.expert_count`, u32(c.experts)],
-    [`${a}.expert_used_count`, u32(c.topK)],
-    [`${a}.expert_feed_forward_length`, u32(c.moeIntermediate)],
   ];
+  if (c.experts > 0) {
+    kv.push(
+      [`${a}.expert_count`, u32(c.experts)],
+      [`${a}.expert_used_count`, u32(c.topK)],
+      [`${a}.expert_feed_forward_length`, u32(c.moeIntermediate)],
+    );
+  }
   if (c.arch === 'glm4_moe') {
     kv.push(
       [`${a}.expert_shared_count`, u32(c.sharedExperts)],
@@ -144,11 +157,13 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
   const out: GgufTensor[] = [];
   const vec = (name: string, src: string) =>
     out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
-  const mat = (name: string, path: string, experts = 0, type = matType) => {
+  const mat = (name: string, path: string, experts = 0, type = matType, heads = 0) => {
     const m = w.dims(path, experts > 0);
     const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
-    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type) });
+    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type, heads) });
   };
+  // llama.cpp's llama ropes interleaved pairs: convert_hf_to_gguf permutes q/k rows per head.
+  const ropeHeads = (m: string) => (c.arch !== 'llama' ? 0 : m === 'q_proj' ? c.heads : m === 'k_proj' ? c.kvHeads : 0);
   mat('token_embd.weight', 'model.embed_tokens');
   for (let l = 0; l < c.layers; l++) {
     const p = `model.layers.${l}`;
@@ -159,7 +174,7 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       ['attn_k', 'k_proj'],
       ['attn_v', 'v_proj'],
     ]) {
-      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`);
+      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`, 0, matType, ropeHeads(m));
       if (w.has(`${p}.self_attn.${m}.bias`)) vec(`${b}.${g}.bias`, `${p}.self_attn.${m}.bias`);
     }
     mat(`${b}.attn_output.weight`, `${p}.self_attn.o_proj`);
@@ -168,7 +183,7 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       vec(`${b}.attn_k_norm.weight`, `${p}.self_attn.k_norm.weight`);
     }
     vec(
-      `${b}.${c.arch === 'qwen3_moe' ? 'ffn_norm' : 'post_attention_norm'}.weight`,
+      `${b}.${c.arch === 'glm4_moe' ? 'post_attention_norm' : 'ffn_norm'}.weight`,
       `${p}.post_attention_layernorm.weight`,
     );
     const ffn = (suffix: string, mlp: string) => {
@@ -203,9 +218,12 @@ function f32Bytes(v: ArrayLike<number>): Uint8Array {
   return new Uint8Array(Float32Array.from(v).buffer);
 }
 
-function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlType): Generator<Uint8Array> {
+/** Rows in GGUF order; with `heads` > 0, each head's half-split rows (i, i + d/2) interleaved. */
+function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlType, heads = 0): Generator<Uint8Array> {
   for (let e = 0; e < Math.max(1, experts); e++) {
     const m = w.matrix(path, experts > 0 ? e : undefined);
+    const d = heads > 0 ? m.rows / heads : 0;
+    const source = (r: number) => (d === 0 ? r : r - (r % d) + ((r % d) % 2) * (d / 2) + Math.floor((r % d) / 2));
     const rowBytes = (m.cols / GGML_TYPES[type].block) * GGML_TYPES[type].bytes;
     const rowsPerChunk = Math.max(1, Math.floor((4 << 20) / rowBytes));
     const row = new Float64Array(m.cols);
@@ -214,7 +232,7 @@ function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlTyp
       const buf = new Uint8Array(n * rowBytes);
       const view = new DataView(buf.buffer);
       for (let r = 0; r < n; r++) {
-        m.row(r0 + r, row);
+        m.row(source(r0 + r), row);
         const o = r * rowBytes;
         if (type === 'F32') for (let i = 0; i < m.cols; i++) view.setFloat32(o + 4 * i, row[i], true);
         else if (type === 'F16') for (let i = 0; i < m.cols; i++) view.setUint16(o + 2 * i, numberToF16(row[i]), true);
