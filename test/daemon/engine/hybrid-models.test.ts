@@ -77,6 +77,34 @@ for (const arch of HYBRID) {
   });
 }
 
+test('hybrid decode keeps a snapshot: truncating into generated text replays fewer than 32 tokens', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 3 });
+  const model = await NativeModel.load(dir, { threads: 2, activationBits: 24 });
+  t.after(() => model.dispose());
+  const s = await model.createSession();
+  const prompt = [3, 14, 15, 92, 65, 35, 89, 79];
+  const straight = [await s.prefill(prompt)];
+  const generated: number[] = [];
+  for (let i = 0; i < 70; i++) {
+    generated.push((i * 37) % 600);
+    straight.push(await s.decode(generated[i]!));
+  }
+  // 78 tokens; decode snapshots at 40 and 72 (every 32 after the prefill's at 8).
+  for (const [to, replayed] of [
+    [75, 3],
+    [60, 20],
+    [41, 1],
+  ] as const) {
+    const before = s.info().tokens;
+    await s.truncate(to);
+    assert.equal(s.info().tokens - before, replayed, `truncate(${to}) replays from the latest snapshot`);
+    for (let i = to - prompt.length; i < to - prompt.length + 3; i++) {
+      assertClose(await s.decode(generated[i]!), straight[i + 1]!, `truncate(${to}) then decode ${i}`);
+    }
+  }
+  s.dispose();
+});
+
 const conv = 'model.layers.0.linear_attn.conv1d.weight';
 const rejects = async (dir: string, pattern: RegExp) => {
   await assert.rejects(NativeModel.load(dir), (e: Error) => {
