@@ -16,6 +16,7 @@ import {
 } from './gguf-writer.js';
 import { readRefConfig, type RefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';
+import { hybridKv, hybridTensors } from './gguf-hybrid.js';
 
 export const GGUF_TYPES = ['f32', 'f16', 'q4_0'] as const;
 export type GgufFileType = (typeof GGUF_TYPES)[number];
@@ -30,6 +31,7 @@ const TOKEN_TYPE = { normal: 1, control: 3, userDefined: 4, unused: 5 };
 
 const GGUF_ARCH: Partial<Record<RefConfig['arch'], string>> = {
   qwen3_moe: 'qwen3moe',
+  qwen3_5_moe: 'qwen35moe',
   glm4_moe: 'glm4moe',
   qwen3: 'qwen3',
   llama: 'llama',
@@ -57,14 +59,14 @@ export function exportGguf(
   }
   const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
-    const kv = new Map<string, GgufValue>([...modelKv(c, name, type), ...tokenizerKv(mlxDir, c)]);
+    const kv = new Map<string, GgufValue>([...modelKv(c, name, type, mlxDir), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
   } finally {
     w.close();
   }
 }
 
-function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufValue][] {
+function modelKv(c: RefConfig, name: string, type: GgufFileType, dir: string): [string, GgufValue][] {
   const a = ggufArchName(c);
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
   const f32 = (value: number): GgufValue => ({ type: 'f32', value });
@@ -86,6 +88,7 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufV
     [`${a}.rope.freq_base`, f32(c.ropeTheta)],
     [`${a}.rope.dimension_count`, u32(c.rotaryDims)],
   ];
+  if (c.linear) kv.push(...hybridKv(c, a, dir));
   if (c.experts > 0) {
     kv.push(
       [`${a}.expert_count`, u32(c.experts)],
@@ -156,14 +159,22 @@ function tokenizerKv(dir: string, c: RefConfig): [string, GgufValue][] {
 function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[] {
   const out: GgufTensor[] = [];
   const vec = (name: string, src: string) =>
-    out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
-  const mat = (name: string, path: string, experts = 0, type = matType, heads = 0) => {
+    out.push({ name, dims: w.st.info(c.prefix + src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
+  const mat = (name: string, path: string, experts = 0, type = matType, order: Order = {}) => {
     const m = w.dims(path, experts > 0);
     const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
-    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type, heads) });
+    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type, order) });
   };
   // llama.cpp's llama ropes interleaved pairs: convert_hf_to_gguf permutes q/k rows per head.
-  const ropeHeads = (m: string) => (c.arch !== 'llama' ? 0 : m === 'q_proj' ? c.heads : m === 'k_proj' ? c.kvHeads : 0);
+  const ropeOrder = (m: string): Order => {
+    const heads = c.arch !== 'llama' ? 0 : m === 'q_proj' ? c.heads : m === 'k_proj' ? c.kvHeads : 0;
+    const d = c.headDim;
+    return heads === 0 ? {} : { row: (r) => r - (r % d) + ((r % d) % 2) * (d / 2) + Math.floor((r % d) / 2) };
+  };
+  if (c.linear) {
+    hybridTensors(c, w, out, mat, matType);
+    return out;
+  }
   mat('token_embd.weight', 'model.embed_tokens');
   for (let l = 0; l < c.layers; l++) {
     const p = `model.layers.${l}`;
@@ -174,7 +185,7 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       ['attn_k', 'k_proj'],
       ['attn_v', 'v_proj'],
     ]) {
-      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`, 0, matType, ropeHeads(m));
+      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`, 0, matType, ropeOrder(m));
       if (w.has(`${p}.self_attn.${m}.bias`)) vec(`${b}.${g}.bias`, `${p}.self_attn.${m}.bias`);
     }
     mat(`${b}.attn_output.weight`, `${p}.self_attn.o_proj`);
@@ -214,16 +225,29 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
   return out;
 }
 
-function f32Bytes(v: ArrayLike<number>): Uint8Array {
+export function f32Bytes(v: ArrayLike<number>): Uint8Array {
   return new Uint8Array(Float32Array.from(v).buffer);
 }
 
-/** Rows in GGUF order; with `heads` > 0, each head's half-split rows (i, i + d/2) interleaved. */
-function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlType, heads = 0): Generator<Uint8Array> {
+/** Where GGUF row r / column i of a matrix comes from (default: the same index). */
+export interface Order {
+  row?: (r: number) => number;
+  col?: (i: number) => number;
+}
+
+/** Rows in GGUF order, each streamed from its source row (and columns) of the MLX module. */
+export function* matrixRows(
+  w: RefWeights,
+  path: string,
+  experts: number,
+  type: GgmlType,
+  order: Order = {},
+): Generator<Uint8Array> {
   for (let e = 0; e < Math.max(1, experts); e++) {
     const m = w.matrix(path, experts > 0 ? e : undefined);
-    const d = heads > 0 ? m.rows / heads : 0;
-    const source = (r: number) => (d === 0 ? r : r - (r % d) + ((r % d) % 2) * (d / 2) + Math.floor((r % d) / 2));
+    const source = order.row ?? ((r: number) => r);
+    const col = order.col;
+    const src = new Float64Array(col ? m.cols : 0);
     const rowBytes = (m.cols / GGML_TYPES[type].block) * GGML_TYPES[type].bytes;
     const rowsPerChunk = Math.max(1, Math.floor((4 << 20) / rowBytes));
     const row = new Float64Array(m.cols);
@@ -232,7 +256,12 @@ function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlTyp
       const buf = new Uint8Array(n * rowBytes);
       const view = new DataView(buf.buffer);
       for (let r = 0; r < n; r++) {
-        m.row(source(r0 + r), row);
+        if (col) {
+          m.row(source(r0 + r), src);
+          for (let i = 0; i < m.cols; i++) row[i] = src[col(i)]!;
+        } else {
+          m.row(source(r0 + r), row);
+        }
         const o = r * rowBytes;
         if (type === 'F32') for (let i = 0; i < m.cols; i++) view.setFloat32(o + 4 * i, row[i], true);
         else if (type === 'F16') for (let i = 0; i < m.cols; i++) view.setUint16(o + 2 * i, numberToF16(row[i]), true);

@@ -75,6 +75,7 @@ const cases = [
   { arch: 'glm4_moe' as const, nGroup: 4, seed: 23 },
   { arch: 'qwen3' as const, nGroup: undefined, seed: 24 },
   { arch: 'llama' as const, nGroup: undefined, seed: 25 },
+  { arch: 'qwen3_5_moe' as const, nGroup: undefined, seed: 26 },
 ];
 
 for (const c of cases) {
