@@ -1,5 +1,5 @@
-// Converts an MLX qwen3_moe / glm4_moe / qwen3 / llama folder into GGUF for llama.cpp (`qwen3moe`,
-// `glm4moe`, `qwen3`, `llama`),
+// Converts an MLX folder into GGUF for llama.cpp: qwen3_moe / glm4_moe / qwen3 / llama as
+// `qwen3moe` / `glm4moe` / `qwen3` / `llama` (the hybrids in gguf-hybrid.ts),
 // with the metadata keys and tensor names of llama.cpp's convert_hf_to_gguf.py: weights are
 // dequantised to F32/F16 (or requantised to Q4_0); norms, biases and routers stay F32.
 // The tokenizer goes in as llama.cpp's "gpt2" BPE with the "qwen2" pre-tokenizer.
@@ -32,6 +32,7 @@ const TOKEN_TYPE = { normal: 1, control: 3, userDefined: 4, unused: 5 };
 const GGUF_ARCH: Partial<Record<RefConfig['arch'], string>> = {
   qwen3_moe: 'qwen3moe',
   qwen3_5_moe: 'qwen35moe',
+  qwen3_next: 'qwen3next',
   glm4_moe: 'glm4moe',
   qwen3: 'qwen3',
   llama: 'llama',
@@ -162,7 +163,8 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
     out.push({ name, dims: w.st.info(c.prefix + src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
   const mat = (name: string, path: string, experts = 0, type = matType, order: Order = {}) => {
     const m = w.dims(path, experts > 0);
-    const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
+    const rows = order.rows ?? m.rows;
+    const dims = experts > 0 ? [m.cols, rows, experts] : [m.cols, rows];
     out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type, order) });
   };
   // llama.cpp's llama ropes interleaved pairs: convert_hf_to_gguf permutes q/k rows per head.
@@ -233,6 +235,8 @@ export function f32Bytes(v: ArrayLike<number>): Uint8Array {
 export interface Order {
   row?: (r: number) => number;
   col?: (i: number) => number;
+  /** Rows written (default: the module's), for a part of a fused module. */
+  rows?: number;
 }
 
 /** Rows in GGUF order, each streamed from its source row (and columns) of the MLX module. */
@@ -251,8 +255,9 @@ export function* matrixRows(
     const rowBytes = (m.cols / GGML_TYPES[type].block) * GGML_TYPES[type].bytes;
     const rowsPerChunk = Math.max(1, Math.floor((4 << 20) / rowBytes));
     const row = new Float64Array(m.cols);
-    for (let r0 = 0; r0 < m.rows; r0 += rowsPerChunk) {
-      const n = Math.min(rowsPerChunk, m.rows - r0);
+    const rows = order.rows ?? m.rows;
+    for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
+      const n = Math.min(rowsPerChunk, rows - r0);
       const buf = new Uint8Array(n * rowBytes);
       const view = new DataView(buf.buffer);
       for (let r = 0; r < n; r++) {

@@ -1,7 +1,8 @@
-// The qwen3_5_moe part of the GGUF export (llama.cpp's `qwen35moe`), with what llama.cpp's
-// convert_hf_to_gguf does to these tensors: Gated DeltaNet projections become attn_qkv /
-// attn_gate / ssm_{beta,alpha,conv1d,dt,a,norm,out}, A_log is stored as ssm_a = −exp(A_log), and
-// the value heads are reordered from grouped by key head (h = kh·r + j) to tiled (j·Hk + kh).
+// The hybrid part of the GGUF export (qwen3_5_moe → llama.cpp's `qwen35moe`, qwen3_next →
+// `qwen3next`), with what llama.cpp's convert_hf_to_gguf does to these tensors: Gated DeltaNet
+// projections become attn_qkv / attn_gate / ssm_{beta,alpha,ba,conv1d,dt,a,norm,out}, A_log is
+// stored as ssm_a = −exp(A_log), and qwen35moe's value heads are reordered from grouped by key
+// head (h = kh·r + j) to tiled (j·Hk + kh).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GgmlType, GgufTensor, GgufValue } from './gguf-writer.js';
@@ -20,9 +21,13 @@ export function hybridKv(c: RefConfig, a: string, dir: string): [string, GgufVal
   while (L.layers.has(interval - 1)) interval++;
   const text = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).text_config ?? {};
   const section: number[] = text.rope_parameters?.mrope_section ?? text.rope_scaling?.mrope_section ?? [11, 11, 10];
+  const sections: [string, GgufValue][] =
+    c.arch === 'qwen3_5_moe'
+      ? [[`${a}.rope.dimension_sections`, { type: 'array', of: 'i32', value: [...section, 0] }]]
+      : [];
   return [
+    ...sections,
     [`${a}.expert_shared_feed_forward_length`, u32(L.sharedIntermediate)],
-    [`${a}.rope.dimension_sections`, { type: 'array', of: 'i32', value: [...section, 0] }],
     [`${a}.ssm.conv_kernel`, u32(L.convKernel)],
     [`${a}.ssm.state_size`, u32(L.kDim)],
     [`${a}.ssm.group_count`, u32(L.kHeads)],
@@ -34,11 +39,12 @@ export function hybridKv(c: RefConfig, a: string, dir: string): [string, GgufVal
 
 export function hybridTensors(c: RefConfig, w: RefWeights, out: GgufTensor[], mat: Mat, matType: GgmlType): void {
   const L = c.linear!;
-  if (c.arch !== 'qwen3_5_moe') throw new Error(`GGUF export of ${c.arch} is not written (only qwen3_5_moe)`);
-  if (L.kDim !== L.vDim) throw new Error(`llama.cpp's qwen35moe needs equal key and value head dims`);
+  if (L.kDim !== L.vDim) throw new Error(`llama.cpp's ${c.arch} GGUF needs equal key and value head dims`);
   const r = L.vHeads / L.kHeads;
-  // Tiled value head n = j·Hk + kh comes from grouped head kh·r + j.
-  const head = (n: number) => (n % L.kHeads) * r + Math.floor(n / L.kHeads);
+  // qwen35moe: tiled value head n = j·Hk + kh comes from grouped head kh·r + j; qwen3next keeps
+  // the grouped order.
+  const tiled = c.arch === 'qwen3_5_moe';
+  const head = (n: number) => (tiled ? (n % L.kHeads) * r + Math.floor(n / L.kHeads) : n);
   const vRow = (d: number) => (i: number) => head(Math.floor(i / d)) * d + (i % d);
   const qk = 2 * L.kHeads * L.kDim;
   const floats = (name: string, values: () => ArrayLike<number>, dims: number[]) =>
@@ -59,12 +65,16 @@ export function hybridTensors(c: RefConfig, w: RefWeights, out: GgufTensor[], ma
       const a = `${p}.linear_attn`;
       const C = qk + L.vHeads * L.vDim;
       const K = L.convKernel;
-      mat(`${b}.attn_qkv.weight`, `${a}.in_proj_qkv`, 0, matType, {
-        row: (i) => (i < qk ? i : qk + vRow(L.vDim)(i - qk)),
-      });
-      mat(`${b}.attn_gate.weight`, `${a}.in_proj_z`, 0, matType, { row: vRow(L.vDim) });
-      mat(`${b}.ssm_beta.weight`, `${a}.in_proj_b`, 0, matType, { row: vRow(1) });
-      mat(`${b}.ssm_alpha.weight`, `${a}.in_proj_a`, 0, matType, { row: vRow(1) });
+      if (L.fused) {
+        fusedProjections(c, b, a, mat, matType);
+      } else {
+        mat(`${b}.attn_qkv.weight`, `${a}.in_proj_qkv`, 0, matType, {
+          row: (i) => (i < qk ? i : qk + vRow(L.vDim)(i - qk)),
+        });
+        mat(`${b}.attn_gate.weight`, `${a}.in_proj_z`, 0, matType, { row: vRow(L.vDim) });
+        mat(`${b}.ssm_beta.weight`, `${a}.in_proj_b`, 0, matType, { row: vRow(1) });
+        mat(`${b}.ssm_alpha.weight`, `${a}.in_proj_a`, 0, matType, { row: vRow(1) });
+      }
       // conv1d [C, K, 1] (or [C, 1, K]): row-major c·K + k either way; GGUF dims [K, C].
       floats(`${b}.ssm_conv1d.weight`, () => {
         const src = w.floats(`${a}.conv1d.weight`);
@@ -105,4 +115,22 @@ export function hybridTensors(c: RefConfig, w: RefWeights, out: GgufTensor[], ma
   }
   vec('output_norm.weight', 'model.norm.weight', c.hidden);
   if (!c.tied) mat('output.weight', 'lm_head');
+}
+
+/** qwen3_next's in_proj_qkvz (per k head [q | k | v·r | z·r]) as attn_qkv [q all | k all | v all]
+ *  and attn_gate [z all]; in_proj_ba stays grouped as llama.cpp's ssm_ba. */
+function fusedProjections(c: RefConfig, b: string, a: string, mat: Mat, matType: GgmlType): void {
+  const { kHeads, vHeads, kDim, vDim } = c.linear!;
+  const r = vHeads / kHeads;
+  const group = 2 * kDim + 2 * r * vDim;
+  const qk = kHeads * kDim;
+  const v = (i: number) => {
+    const h = Math.floor(i / vDim);
+    return Math.floor(h / r) * group + 2 * kDim + (h % r) * vDim + (i % vDim);
+  };
+  const row = (i: number) =>
+    i < 2 * qk ? Math.floor((i % qk) / kDim) * group + (i < qk ? 0 : kDim) + (i % kDim) : v(i - 2 * qk);
+  mat(`${b}.attn_qkv.weight`, `${a}.in_proj_qkvz`, 0, matType, { row, rows: 2 * qk + vHeads * vDim });
+  mat(`${b}.attn_gate.weight`, `${a}.in_proj_qkvz`, 0, matType, { row: (i) => v(i) + r * vDim, rows: vHeads * vDim });
+  mat(`${b}.ssm_ba.weight`, `${a}.in_proj_ba`);
 }

@@ -76,6 +76,7 @@ const cases = [
   { arch: 'qwen3' as const, nGroup: undefined, seed: 24 },
   { arch: 'llama' as const, nGroup: undefined, seed: 25 },
   { arch: 'qwen3_5_moe' as const, nGroup: undefined, seed: 26 },
+  { arch: 'qwen3_next' as const, nGroup: undefined, seed: 27 },
 ];
 
 for (const c of cases) {
