@@ -124,9 +124,9 @@ const corpus: [string, Edit, RegExp][] = [
     'unsupported architecture',
     (d) =>
       editJson(config(d), (c) => {
-        c.model_type = 'llama';
+        c.model_type = 'mistral';
       }),
-    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*\)/,
+    /config\.json: model_type "mistral" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*llama\)/,
   ],
   [
     'missing config field',

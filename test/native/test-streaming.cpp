@@ -157,7 +157,11 @@ TEST(slot_cache_victims_skip_pinned_reserved_loading_and_kept) {
   bs::LayerLayout lay;
   lay.n_experts = 8;
   lay.proto[0] = lay.proto[1] = lay.proto[2] = g.m;
-  for (int i = 0; i < 9; ++i) lay.ranges.push_back({0, 0, 256, "t"});
+  bs::ExpertRange range;
+  range.bytes = 256;
+  range.file.assign(8, 0);
+  range.offset.assign(8, 0);
+  lay.ranges.assign(9, range);
   lay.views(std::vector<uint8_t*>(9, g.w.data()).data(), 8, lay.proto);
   bs::SlotCache c(lay, 3);
   std::vector<char> keep(8, 0);
