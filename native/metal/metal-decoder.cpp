@@ -54,6 +54,7 @@ std::string MetalDecoder::unsupported(const Model& m) {
     return "more than " + std::to_string(BS_MAX_EXPERTS) + " experts";
   for (const LayerWeights& lw : m.layers) {
     if (lw.is_moe && lw.moe.shared_gated) return "the sigmoid-gated shared expert has no Metal path yet";
+    if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
     if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
   }
   for (const WeightMatrix* w : matrices(m)) {

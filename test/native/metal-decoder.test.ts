@@ -25,8 +25,8 @@ function probe(dir: string, tokens: number): Probe {
   return JSON.parse(r.stdout) as Probe;
 }
 
-test('the Metal decoder prefills and decodes qwen3_moe and glm4_moe greedily like the CPU, one command list per append', (t) => {
-  for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
+test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense archs greedily like the CPU, one command list per append', (t) => {
+  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3', 'llama'] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append (the prompt, then each token)`);
