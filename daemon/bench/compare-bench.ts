@@ -1,10 +1,13 @@
-// `bench compare`: our engine and llama.cpp (node-llama-cpp, a dev dependency) on the same
-// synthetic model — the MLX folder for us, its GGUF Q4_0 export for llama.cpp — in one
-// process, arms alternating round by round so both see the same machine load. Reports
-// medians of prefill and decode throughput, their ratios, and each decode rate as a fraction
-// of the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
+// `bench compare`: our engine and llama.cpp on the same synthetic model — the MLX folder for us,
+// its GGUF Q4_0 export for llama.cpp — arms taking turns round by round so all see the same
+// machine load. llama.cpp arms: `prebuilt` (node-llama-cpp's binary, in this process), `native`
+// (llama-bench compiled on this machine, llama-build.ts) or a llama-bench path. Reports medians of
+// prefill (per prompt length) and decode throughput, ratios, and each decode rate as a fraction of
+// the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { llamaBenchArm } from './llama-bench-arm.js';
+import { ensureNativeLlama, spawnRunner, type Runner } from './llama-build.js';
 import { exportGguf } from '../tools/gguf-export.js';
 import { Prng } from '../../robot/common/prng.js';
 import { EngineError, NativeModel, argmax } from '../engine/native-model.js';
@@ -14,7 +17,8 @@ export interface CompareOptions {
   /** GGUF file; default `<model>/model-q4_0.gguf`, exported from the folder when missing. */
   gguf?: string;
   threads: number;
-  prompt: number;
+  /** Prompt lengths to prefill (each from an empty cache); decode follows the first. */
+  prompts: number[];
   gen: number;
   rounds: number;
   seed: number;
@@ -24,6 +28,12 @@ export interface CompareOptions {
   kvCache: 'f16' | 'f32';
   /** Our integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
   activationBits?: 16 | 24;
+  /** llama.cpp arms in order: 'prebuilt', 'native' or a llama-bench path (default ['prebuilt']). */
+  llama?: string[];
+  /** Where 'native' builds are cached (<dataDir>/llama.cpp/...). */
+  dataDir?: string;
+  /** Runs llama-bench and the build (injected in tests). */
+  run?: Runner;
   /** Called with a line of progress (GGUF export, rounds). */
   log?: (line: string) => void;
 }
@@ -50,20 +60,31 @@ export interface OurArm extends BenchArm {
 }
 
 export interface ArmReport {
+  name: string;
+  /** At the first prompt length. */
   prefill_tok_s: number;
+  /** Median prefill tok/s per prompt length. */
+  prefill_by_prompt: Record<string, number>;
   decode_tok_s: number;
-  /** Per round, in round order. */
+  /** Per round, in round order (prefill at the first prompt length). */
   prefill_rounds: number[];
   decode_rounds: number[];
   /** decode_tok_s / roofline_decode_tok_s. */
   decode_roofline_fraction: number;
 }
 
+/** A llama.cpp arm with our speed relative to it (brainstem ÷ this arm). */
+export interface LlamaArmReport extends ArmReport {
+  decode_ratio: number;
+  prefill_ratio: number;
+  prefill_ratio_by_prompt: Record<string, number>;
+}
+
 export interface CompareReport {
   model: string;
   gguf: string;
   threads: number;
-  prompt_tokens: number;
+  prompt_tokens: number[];
   gen_tokens: number;
   rounds: number;
   kv_cache: string;
@@ -77,8 +98,10 @@ export interface CompareReport {
   /** membw / active bytes: the decode rate if reading the weights were the only cost. */
   roofline_decode_tok_s: number;
   brainstem: ArmReport;
-  llama_cpp: ArmReport;
-  /** brainstem / llama.cpp. */
+  /** The first llama.cpp arm (as in llama_arms). */
+  llama_cpp: LlamaArmReport;
+  llama_arms: LlamaArmReport[];
+  /** brainstem / the first llama.cpp arm. */
   decode_ratio: number;
   prefill_ratio: number;
 }
@@ -116,11 +139,11 @@ export function resolveGguf(model: string, gguf: string | undefined, log: (line:
 
 export async function ourArm(
   model: string,
-  o: Pick<CompareOptions, 'threads' | 'backend' | 'kvCache' | 'activationBits' | 'prompt' | 'gen'>,
+  o: Pick<CompareOptions, 'threads' | 'backend' | 'kvCache' | 'activationBits' | 'prompts' | 'gen'>,
 ): Promise<OurArm> {
   const m = await NativeModel.load(model, {
     threads: o.threads,
-    contextLength: o.prompt + o.gen + 1,
+    contextLength: Math.max(...o.prompts) + o.gen + 1,
     kvCache: o.kvCache,
     ...(o.activationBits ? { activationBits: o.activationBits } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
@@ -156,7 +179,7 @@ export async function ourArm(
 
 export async function llamaArm(
   gguf: string,
-  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompt' | 'gen'>,
+  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompts' | 'gen'>,
 ): Promise<BenchArm> {
   let lib: typeof import('node-llama-cpp');
   try {
@@ -176,9 +199,10 @@ export async function llamaArm(
   });
   const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
   const kv = o.kvCache === 'f16' ? 'F16' : 'F32';
+  const longest = Math.max(...o.prompts);
   const ctx = await model.createContext({
-    contextSize: o.prompt + o.gen + 8,
-    batchSize: Math.max(o.prompt, 1),
+    contextSize: longest + o.gen + 8,
+    batchSize: Math.max(longest, 1),
     threads: { ideal: o.threads, min: o.threads },
     flashAttention: false,
     experimentalKvCacheKeyType: kv,
@@ -187,7 +211,7 @@ export async function llamaArm(
   const seq = ctx.getSequence();
   const clock = () => performance.now() / 1e3;
   return {
-    name: 'llama.cpp',
+    name: 'prebuilt',
     async run(prompt, gen) {
       await seq.clearHistory();
       const tokens = prompt as import('node-llama-cpp').Token[];
@@ -209,25 +233,74 @@ export async function llamaArm(
   };
 }
 
-function report(t: ArmTiming[], o: CompareOptions, roofline: number): ArmReport {
-  const prefill = t.map((x) => o.prompt / x.prefillS);
-  const decode = t.map((x) => (o.gen > 0 ? o.gen / x.decodeS : 0));
+function report(name: string, t: ArmTiming[][], o: CompareOptions, roofline: number): ArmReport {
+  const byPrompt = o.prompts.map((p, i) => t.map((round) => p / round[i]!.prefillS));
+  const decode = t.map((round) => (o.gen > 0 ? o.gen / round[0]!.decodeS : 0));
   const d = median(decode);
   return {
-    prefill_tok_s: median(prefill),
+    name,
+    prefill_tok_s: median(byPrompt[0]!),
+    prefill_by_prompt: Object.fromEntries(o.prompts.map((p, i) => [String(p), median(byPrompt[i]!)])),
     decode_tok_s: d,
-    prefill_rounds: prefill,
+    prefill_rounds: byPrompt[0]!,
     decode_rounds: decode,
     decode_roofline_fraction: roofline > 0 ? d / roofline : 0,
   };
 }
 
+const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+
+function against(ours: ArmReport, l: ArmReport): LlamaArmReport {
+  return {
+    ...l,
+    decode_ratio: ratio(ours.decode_tok_s, l.decode_tok_s),
+    prefill_ratio: ratio(ours.prefill_tok_s, l.prefill_tok_s),
+    prefill_ratio_by_prompt: Object.fromEntries(
+      Object.entries(ours.prefill_by_prompt).map(([p, v]) => [p, ratio(v, l.prefill_by_prompt[p]!)]),
+    ),
+  };
+}
+
+/** A llama-bench path: the binary itself, or a llama.cpp build folder holding bin/llama-bench. */
+export function llamaBenchPath(path: string): string {
+  if (!existsSync(path)) throw new EngineError(`--llama ${path} does not exist`);
+  if (!statSync(path).isDirectory()) {
+    if (/\.(so|dylib|dll)(\.|$)/.test(path))
+      throw new EngineError(`--llama ${path} is a library; give a llama-bench binary or a llama.cpp build folder`);
+    return path;
+  }
+  const found = ['build/bin/llama-bench', 'bin/llama-bench', 'llama-bench'].map((p) => join(path, p)).find(existsSync);
+  if (!found) throw new EngineError(`--llama ${path} is a folder without bin/llama-bench (a llama.cpp build folder)`);
+  return found;
+}
+
+async function llamaArms(o: CompareOptions, gguf: string, log: (line: string) => void): Promise<BenchArm[]> {
+  const arms: BenchArm[] = [];
+  const run = o.run ?? spawnRunner;
+  try {
+    for (const spec of o.llama ?? ['prebuilt']) {
+      if (spec === 'prebuilt') arms.push(await llamaArm(gguf, o));
+      else {
+        const binary =
+          spec === 'native'
+            ? (await ensureNativeLlama({ dataDir: o.dataDir ?? '.', run, log })).binary
+            : llamaBenchPath(spec);
+        arms.push(llamaBenchArm({ name: spec, binary, gguf, threads: o.threads, kvCache: o.kvCache, run }));
+      }
+    }
+    return arms;
+  } catch (e) {
+    for (const a of arms) await a.dispose();
+    throw e;
+  }
+}
+
 /** Runs the comparison. `membw(threads)` measures read bandwidth in GB/s (before each
- *  round); arms are injectable for tests (default: ours and llama.cpp, loaded here). */
+ *  round); arms are injectable for tests (default: ours and the `llama` arms, loaded here). */
 export async function runCompareBench(
   o: CompareOptions,
   membw: (threads: number) => Promise<number>,
-  arms?: { ours: OurArm; llama: BenchArm },
+  arms?: { ours: OurArm; llama: BenchArm[] },
 ): Promise<CompareReport> {
   const log = o.log ?? (() => {});
   const gguf = arms ? (o.gguf ?? '') : resolveGguf(o.model, o.gguf, log);
@@ -235,34 +308,37 @@ export async function runCompareBench(
   let llama = arms?.llama;
   try {
     ours ??= await ourArm(o.model, o);
-    llama ??= await llamaArm(gguf, o);
+    llama ??= await llamaArms(o, gguf, log);
     const rng = new Prng(o.seed);
-    const prompt = Array.from({ length: o.prompt }, () => rng.int(ours!.vocab));
-    const mine: ArmTiming[] = [];
-    const theirs: ArmTiming[] = [];
+    const longest = Array.from({ length: Math.max(...o.prompts) }, () => rng.int(ours!.vocab));
+    const all: BenchArm[] = [ours, ...llama];
+    const timings = new Map<BenchArm, ArmTiming[][]>(all.map((a) => [a, []]));
     const bw: number[] = [];
     for (let r = 0; r < o.rounds; r++) {
       bw.push(await membw(o.threads));
-      // Alternate which arm goes first, so neither always meets a warmer or colder machine.
-      const order: BenchArm[] = r % 2 === 0 ? [ours, llama] : [llama, ours];
+      // Rotate which arm goes first, so none always meets a warmer or colder machine.
+      const order = all.map((_, i) => all[(i + r) % all.length]!);
       for (const arm of order) {
-        const t = await arm.run(prompt, o.gen);
-        (arm === ours ? mine : theirs).push(t);
-        log(
-          `round ${r + 1}/${o.rounds} ${arm.name}: prefill ${(o.prompt / t.prefillS).toFixed(1)} tok/s, decode ${(o.gen / t.decodeS).toFixed(2)} tok/s`,
-        );
+        const round: ArmTiming[] = [];
+        for (const [i, p] of o.prompts.entries()) {
+          const t = await arm.run(longest.slice(0, p), i === 0 ? o.gen : 0);
+          round.push(t);
+          const decode = i === 0 ? `, decode ${(o.gen / t.decodeS).toFixed(2)} tok/s` : '';
+          log(`round ${r + 1}/${o.rounds} ${arm.name}: prefill ${p} ${(p / t.prefillS).toFixed(1)} tok/s${decode}`);
+        }
+        timings.get(arm)!.push(round);
       }
     }
     const membwGbS = median(bw);
     const active = ours.activeBytes();
     const roofline = active > 0 ? (membwGbS * 1e9) / active : 0;
-    const b = report(mine, o, roofline);
-    const l = report(theirs, o, roofline);
+    const b = report(ours.name, timings.get(ours)!, o, roofline);
+    const ls = llama.map((a) => against(b, report(a.name, timings.get(a)!, o, roofline)));
     return {
       model: o.model,
       gguf,
       threads: o.threads,
-      prompt_tokens: o.prompt,
+      prompt_tokens: o.prompts,
       gen_tokens: o.gen,
       rounds: o.rounds,
       kv_cache: o.kvCache,
@@ -272,14 +348,15 @@ export async function runCompareBench(
       active_bytes_per_token: active,
       roofline_decode_tok_s: roofline,
       brainstem: b,
-      llama_cpp: l,
-      decode_ratio: l.decode_tok_s > 0 ? b.decode_tok_s / l.decode_tok_s : 0,
-      prefill_ratio: l.prefill_tok_s > 0 ? b.prefill_tok_s / l.prefill_tok_s : 0,
+      llama_cpp: ls[0]!,
+      llama_arms: ls,
+      decode_ratio: ls[0]!.decode_ratio,
+      prefill_ratio: ls[0]!.prefill_ratio,
     };
   } finally {
     if (!arms) {
       await ours?.dispose();
-      await llama?.dispose();
+      for (const a of llama ?? []) await a.dispose();
     }
   }
 }

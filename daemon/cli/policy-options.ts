@@ -13,6 +13,7 @@ export interface ProviderOptions {
   baseUrl?: string;
   model?: string;
   apiKeyEnv?: string;
+  expertsPerToken?: string;
 }
 
 export const positive = (flag: string, v: string | undefined): number | undefined => {
@@ -30,7 +31,11 @@ export function withProviderOptions(c: Command): Command {
     .option('--script <file>', 'scripted: JSONL file of decisions')
     .option('--base-url <url>', 'openai: API root up to and including /v1')
     .option('--model <name>', 'openai: model name; local: served model')
-    .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key");
+    .option('--api-key-env <var>', "openai: the daemon's environment variable holding the key")
+    .option(
+      '--experts-per-token <k>',
+      "local: routing width K of the episode's decisions (the verifier runs at full K)",
+    );
 }
 
 /** The verifier check's provider options: --verifier-provider etc., each defaulting to the episode's. */
@@ -100,5 +105,9 @@ function rawProvider(o: ProviderOptions, flags: string): Record<string, unknown>
       model: o.model,
       ...(o.apiKeyEnv ? { api_key_env: o.apiKeyEnv } : {}),
     };
-  return { kind: 'local', model: o.model };
+  return {
+    kind: 'local',
+    model: o.model,
+    ...(o.expertsPerToken !== undefined ? { experts_per_token: Number(o.expertsPerToken) } : {}),
+  };
 }

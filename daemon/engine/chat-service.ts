@@ -8,7 +8,7 @@ import { selectAdapter } from './adapters/select.js';
 import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
 import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
-import { RequestError } from './request-error.js';
+import { RequestError, numberField } from './request-error.js';
 import { EngineError } from './native-model.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
 import type { ServingMetrics } from './serving-metrics.js';
@@ -52,8 +52,21 @@ export function parseKeepAlive(raw: unknown): number | undefined {
   return d.ms;
 }
 
+/**
+ * The request's `experts_per_token` (routing width K, 1..the model's K) as a session key: null for
+ * the model's own K (absent, or equal to it), so such requests share cached prefixes. Named apart
+ * from `top_k`, which the body already takes for sampling.
+ */
+export function parseExpertsPerToken(raw: unknown, modelK: number | undefined, model: string): number | null {
+  if (raw === undefined || raw === null) return null;
+  if (!modelK)
+    throw new RequestError('experts_per_token', 'moe', `model "${model}" routes no experts, got ${showValue(raw)}`);
+  const k = numberField(raw, 'experts_per_token', 1, modelK, { integer: true })!;
+  return k === modelK ? null : k;
+}
+
 export interface ChatCall {
-  /** The OpenAI chat-completions body (plus keep_alive, prompt_cache_key, adapter). */
+  /** The OpenAI chat-completions body (plus keep_alive, prompt_cache_key, adapter, experts_per_token). */
   body: Record<string, unknown>;
   signal?: AbortSignal;
   /** Load progress while this request waits for its model. */
@@ -129,6 +142,7 @@ export class ChatService {
     let outcome = 'failed';
     try {
       const adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
+      const topK = parseExpertsPerToken(body.experts_per_token, lease.model.summary?.topK, ref.name);
       const vision = lease.model.vision;
       const req = parseChatRequest(body, lease.model.text, vision);
       const rendered = chatPrompt(lease.model.text, req);
@@ -137,7 +151,7 @@ export class ChatService {
           ? await spliceImages(vision, rendered, req.images)
           : undefined;
       const prompt = spliced?.prompt ?? rendered;
-      const session = await lease.sessions.take(spliced?.images.keys ?? prompt, key ?? undefined, adapter);
+      const session = await lease.sessions.take(spliced?.images.keys ?? prompt, key ?? undefined, adapter, topK);
       const streamBefore = session.engine.streamStats?.();
       let result: ChatResult;
       try {
@@ -149,6 +163,7 @@ export class ChatService {
           prompt,
           startedAt: arrivedAt,
           adapter,
+          topK,
           ...(spliced ? { images: spliced.images } : {}),
         });
       } finally {

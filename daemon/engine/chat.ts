@@ -132,6 +132,8 @@ export interface ChatRunOptions {
   startedAt?: number;
   /** LoRA adapter the request runs with (default: the base model). */
   adapter?: AdapterRef | null;
+  /** Routing width (experts per token) the request runs at (default null: the model's). */
+  topK?: number | null;
   /** The prompt's image rows (the prompt was spliced by splicePrompt). */
   images?: PromptImages;
 }
@@ -202,6 +204,7 @@ export async function* runChat(
     vocabSize: model.tokenizer.vocabSize,
     constraint,
     adapter: o.adapter ?? null,
+    topK: o.topK ?? null,
     ...(o.images ? { images: o.images } : {}),
     signal,
     clock,

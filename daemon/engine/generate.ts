@@ -32,6 +32,8 @@ export interface GenerateOptions {
   images?: PromptImages;
   /** LoRA adapter to run with (default: the base model); the session's cache is keyed by it. */
   adapter?: AdapterRef | null;
+  /** Routing width (experts per token; default null: the model's); the session's cache is keyed by it. */
+  topK?: number | null;
   signal?: AbortSignal;
   /** Milliseconds; inject a fake in tests. */
   clock?: () => number;
@@ -90,7 +92,9 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
   let decodeTokens = 0;
 
   const tPrefill = clock();
-  const first = o.signal?.aborted ? undefined : await session.start(o.prompt, o.signal, o.adapter ?? null, o.images);
+  const first = o.signal?.aborted
+    ? undefined
+    : await session.start(o.prompt, o.signal, o.adapter ?? null, o.images, o.topK ?? null);
   const tPrefillEnd = clock();
   o.sampler.prime(o.prompt);
   let logits = first?.logits;

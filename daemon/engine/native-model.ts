@@ -138,13 +138,17 @@ export interface GreedyResult {
 
 export class NativeSession implements LogitsSource {
   private current: NativeAdapter | null = null;
+  /** The model's routing width, which `setTopK(null)` returns to. */
+  private readonly modelTopK: number;
 
   constructor(
     private readonly addon: NativeAddon,
     private readonly handle: SessionHandle,
     readonly vocabSize: number,
     readonly model?: NativeModel,
-  ) {}
+  ) {
+    this.modelTopK = addon.sessionInfo(handle).topK;
+  }
 
   /** The adapter the session runs with (null: the base model). */
   get adapter(): NativeAdapter | null {
@@ -167,6 +171,23 @@ export class NativeSession implements LogitsSource {
       throw new EngineError((err as Error).message);
     }
     this.current = adapter;
+  }
+
+  /**
+   * Routes later calls with the top `k` experts per token (null: the model's K), without a reload.
+   * Like an adapter the KV cache is kept; PrefixSession keys reuse by K.
+   */
+  setTopK(k: number | null): void {
+    try {
+      this.addon.setTopK(this.handle, k ?? this.modelTopK);
+    } catch (err) {
+      throw new EngineError((err as Error).message);
+    }
+  }
+
+  /** The routing width later calls run at. */
+  get topK(): number {
+    return this.info().topK;
   }
 
   /** Appends tokens; resolves to the last token's logits. */

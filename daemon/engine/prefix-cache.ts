@@ -1,8 +1,9 @@
 // Prompt-prefix reuse over an engine session: a prompt that extends the tokens already in the
 // session's KV cache only prefills the new tokens; otherwise the cache is truncated to the common
 // prefix first. Agent loops resend a growing context every step, so this turns O(n²) into O(n).
-// Reuse is keyed by LoRA adapter: keys and values depend on it (the adapter changes k/v_proj and
-// every earlier layer), so a request with another adapter than the cache's starts from empty.
+// Reuse is keyed by LoRA adapter and routing width K: keys and values depend on both (the adapter
+// changes k/v_proj, K which experts every earlier layer adds), so a request with another adapter or
+// K than the cache's starts from empty.
 
 import type { MultimodalPrefill } from '../native/binding.js';
 import { type PromptImages, sliceImages } from '../vision/splice.js';
@@ -24,6 +25,8 @@ export interface LogitsSource {
   readonly length: number;
   /** Selects the adapter later calls run with (null: the base model); absent: no adapters. */
   setAdapter?(adapter: AdapterRef | null): void;
+  /** Selects the routing width (experts per token) later calls run at (null: the model's); absent: fixed. */
+  setTopK?(k: number | null): void;
 }
 
 export interface PrefixStats {
@@ -48,6 +51,8 @@ export class PrefixSession {
   private cached: (number | string)[] = [];
   /** Adapter the cached tokens were computed with (null: the base model). */
   private adapterRef: AdapterRef | null = null;
+  /** Routing width the cached tokens were computed at (null: the model's). */
+  private k: number | null = null;
 
   /** `prefillChunk`: tokens per prefill call, so cancellation can land between chunks (0 = all at once). */
   constructor(
@@ -64,10 +69,16 @@ export class PrefixSession {
     return this.adapterRef;
   }
 
+  /** The routing width the cached tokens were computed at (null: the model's). */
+  get topK(): number | null {
+    return this.k;
+  }
+
   /**
-   * Brings the cache to `prompt` run with `adapter` (null: the base model) and returns the logits
-   * after its last token. At least the last prompt token is always prefilled (the cache keeps no
-   * logits). Another adapter than the cache's empties the cache first. Returns undefined when
+   * Brings the cache to `prompt` run with `adapter` (null: the base model) at routing width `topK`
+   * (null: the model's) and returns the logits after its last token. At least the last prompt token
+   * is always prefilled (the cache keeps no logits). Another adapter or K than the cache's empties
+   * the cache first. Returns undefined when
    * `signal` aborted between chunks; the cache then holds the prefix prefilled so far. With
    * `images`, their rows are prefilled with image embeddings and matched by image content.
    */
@@ -76,12 +87,21 @@ export class PrefixSession {
     signal?: AbortSignal,
     adapter: AdapterRef | null = null,
     images?: PromptImages,
+    topK: number | null = null,
   ): Promise<PrefillResult | undefined> {
     if (prompt.length === 0) throw new RangeError('the prompt has no tokens');
-    if ((adapter?.id ?? null) !== (this.adapterRef?.id ?? null)) {
-      if (!this.source.setAdapter) throw new RangeError('this engine session cannot run LoRA adapters');
-      this.source.setAdapter(adapter);
-      this.adapterRef = adapter;
+    const otherAdapter = (adapter?.id ?? null) !== (this.adapterRef?.id ?? null);
+    if (otherAdapter || topK !== this.k) {
+      if (otherAdapter) {
+        if (!this.source.setAdapter) throw new RangeError('this engine session cannot run LoRA adapters');
+        this.source.setAdapter(adapter);
+        this.adapterRef = adapter;
+      }
+      if (topK !== this.k) {
+        if (!this.source.setTopK) throw new RangeError('this engine session cannot change its routing width');
+        this.source.setTopK(topK);
+        this.k = topK;
+      }
       this.cached = [];
       if (this.source.length !== 0) await this.guard(() => this.source.truncate(0));
     }

@@ -3,8 +3,8 @@
 // keeps at least half of the session's cache (or covers the whole prompt); otherwise a new session
 // while the pool has room (a different conversation does not wipe another's cache), else the
 // least recently used. `key` (the request's prompt_cache_key) pins a conversation to its session.
-// A cache computed with another LoRA adapter shares no prefix with the request (keys and values
-// depend on the adapter), so sessions are matched on (adapter, prefix).
+// A cache computed with another LoRA adapter or routing width K shares no prefix with the request
+// (keys and values depend on both), so sessions are matched on (adapter, K, prefix).
 import { PrefixSession, type AdapterRef, type LogitsSource } from './prefix-cache.js';
 import type { StreamStats } from '../native/binding.js';
 
@@ -68,13 +68,14 @@ export class SessionPool {
     prompt: readonly (number | string)[],
     key?: string,
     adapter: AdapterRef | null = null,
+    topK: number | null = null,
   ): Promise<SessionLease> {
     const idle = this.slots.filter((s) => !s.inUse);
     let best: Slot | undefined;
     let bestLcp = -1;
     for (const s of idle) {
-      const lcp =
-        (s.session.adapter?.id ?? null) === (adapter?.id ?? null) ? commonPrefix(s.session.tokens, prompt) : 0;
+      const same = (s.session.adapter?.id ?? null) === (adapter?.id ?? null) && s.session.topK === topK;
+      const lcp = same ? commonPrefix(s.session.tokens, prompt) : 0;
       if (lcp > bestLcp || (lcp === bestLcp && key !== undefined && s.key === key)) [best, bestLcp] = [s, lcp];
     }
     const keyed = key === undefined ? undefined : idle.find((s) => s.key === key);

@@ -183,6 +183,8 @@ export interface SessionInfo {
   stream: StreamStats;
   /** Name of the LoRA adapter the session runs with, null for the base model. */
   adapter: string | null;
+  /** Routing width (experts per token) the session runs at; 0 once disposed. */
+  topK: number;
 }
 
 export interface CalibrateOptions {
@@ -346,6 +348,8 @@ export interface NativeAddon {
   disposeAdapter(adapter: AdapterHandle): void;
   /** The adapter the session's next calls run with (null: the base model). Throws while busy. */
   setAdapter(session: SessionHandle, adapter: AdapterHandle | null): void;
+  /** Routes later calls with the top `topK` experts per token (1 ≤ topK ≤ the model's K); throws RangeError outside. */
+  setTopK(session: SessionHandle, topK: number): void;
   /** Memory read bandwidth with a native multi-threaded read loop. */
   membw(opts?: MembwOptions): Promise<MembwResult>;
 }

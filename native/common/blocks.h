@@ -43,6 +43,7 @@ struct Scratch {
   int64_t mrope_stride = 0;
   uint64_t bytes_touched = 0;
   uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
+  int top_k = 0;                 // routing width of the pass in progress (the session's); 0 = the model's
 };
 
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
@@ -55,7 +56,10 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
                const LayerLora* lora = nullptr);
 
-// s.ids, s.weights [n, K] = the layer's router on xn through its routing function.
+// s.ids, s.weights [n, K] = the layer's router on xn through its routing function (K = routing_k).
+// The routing width a pass runs at: the session's (s.top_k) or, unset, the model's.
+inline int routing_k(const Model& m, const Scratch& s) { return s.top_k > 0 ? s.top_k : m.top_k; }
+
 void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s);
 
 // Sorts the n·k routed (token, slot) rows by expert: s.order[r] = token·k + slot,

@@ -46,10 +46,11 @@ void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, 
 void route_tokens(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s) {
   const int64_t E = w.spec.n_experts;
   s.logits.resize(n * E);
-  s.ids.resize(n * m.top_k);
-  s.weights.resize(n * m.top_k);
+  const int k = routing_k(m, s);
+  s.ids.resize(n * k);
+  s.weights.resize(n * k);
   run_linear(m, w.router, xn, n, s.logits.data(), s);
-  route(m.dispatch(), m.ctx(), w.spec, s.logits.data(), n, m.top_k, s.ids.data(), s.weights.data());
+  route(m.dispatch(), m.ctx(), w.spec, s.logits.data(), n, k, s.ids.data(), s.weights.data());
 }
 
 std::vector<ExpertGroup>& sort_routed_rows(const Model& m, const float* xn, int64_t n, int k, const int32_t* ids,
@@ -96,7 +97,7 @@ void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, cons
 
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
                  const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora) {
-  const int64_t hidden = m.cfg.hidden, k = m.top_k, rows = n * k;
+  const int64_t hidden = m.cfg.hidden, k = routing_k(m, s), rows = n * k;
   if (w.has_shared) {
     mlp_block(m, w.shared, xn, n, s, out, lora);
     if (w.shared_gated) {

@@ -71,6 +71,12 @@ class Session {
   // reuse a cached prefix must key it by adapter. Throws bs::Error for another model's adapter.
   void set_adapter(std::shared_ptr<const LoraAdapter> adapter);
   const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
+  // Routes later calls with the top k experts per token (1 ≤ k ≤ the model's K), without a reload.
+  // Like an adapter, cached keys and values stay as computed: callers that reuse a prefix must key
+  // it by k. A change drops the prerouter's state (its one-hot features have k entries).
+  // Throws bs::Error for k out of range.
+  void set_top_k(int k);
+  int top_k() const { return top_k_; }
 
  private:
   // Recurrent-state snapshots kept (each is every linear layer's conv history and S).
@@ -112,6 +118,7 @@ class Session {
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const LoraAdapter> adapter_;
   int64_t ctx_len_ = 0, n_past_ = 0, capacity_ = 0;
+  int top_k_ = 0;
   // Per layer [capacity, n_kv, head_dim] elements of the model's KV type, as raw bytes.
   std::vector<std::vector<uint8_t>> k_cache_, v_cache_;
   std::vector<float> x_, xn_, y_;

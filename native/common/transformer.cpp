@@ -19,6 +19,7 @@ Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bi
 Model::~Model() = default;
 
 Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : model_(std::move(model)) {
+  top_k_ = model_->top_k;
   ctx_len_ = context_length > 0 ? context_length : model_->cfg.max_positions;
   k_cache_.resize(model_->cfg.n_layers);
   v_cache_.resize(model_->cfg.n_layers);
@@ -60,6 +61,16 @@ void Session::reserve(int64_t tokens) {
     v_cache_[l].resize(cap * row_bytes);
   }
   capacity_ = cap;
+}
+
+void Session::set_top_k(int k) {
+  if (k < 1 || k > model_->top_k) {
+    fail("topK (experts per token) must be between 1 and the model's ", model_->top_k, ", got ", k);
+  }
+  if (k == top_k_) return;
+  top_k_ = k;
+  for (auto& v : last_ids_) v.clear();
+  for (Routing& r : predicted_) r = {};
 }
 
 void Session::truncate(int64_t n) {
@@ -191,7 +202,7 @@ void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lor
   const Model& m = *model_;
   const LayerWeights& lw = m.layers[l];
   Scratch& s = scratch_;
-  const int k = m.top_k;
+  const int k = top_k_;
   const Phase phase = n == 1 ? Phase::Decode : Phase::Prefill;
   const int32_t* ids;
   const float* weights;
@@ -238,6 +249,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   Scratch& s = scratch_;
   s.bytes_touched = 0;
   s.experts_touched = 0;
+  s.top_k = top_k_;
   // Predictions made at the previous step are consumed now; this step makes the next ones.
   consume_.swap(predicted_);
   for (Routing& r : predicted_) {
@@ -256,7 +268,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     streamer->begin_forward();
     if (n == 1) {
       for (int64_t l = 0; l < c.n_layers; ++l) {
-        if (!consume_[l].ids.empty()) streamer->reserve(l, consume_[l].ids.data(), m.top_k);
+        if (!consume_[l].ids.empty()) streamer->reserve(l, consume_[l].ids.data(), top_k_);
       }
     }
   }

@@ -21,7 +21,7 @@ import type { CheckSpec } from './checks.js';
 const FIELDS_BY_KIND: Record<string, string[]> = {
   scripted: ['lines'],
   openai: ['base_url', 'model', 'api_key_env', 'timeout_ms', 'max_retries', 'context_tokens', 'images'],
-  local: ['model'],
+  local: ['model', 'experts_per_token'],
 };
 
 export const providerParams = obj(
@@ -44,6 +44,13 @@ export const providerParams = obj(
     max_retries: optional(int({ min: 0, max: 100, doc: 'openai: retries on 429/5xx/timeouts' })),
     context_tokens: optional(int({ min: 256, doc: "openai: the model's context, for the history policy" })),
     images: optional(oneOf(['url', 'text'], { doc: 'openai: text = images as placeholders' })),
+    experts_per_token: optional(
+      int({
+        min: 1,
+        max: 1024,
+        doc: "local: routing width K each decision runs at (1..the model's K; default the model's), without a reload",
+      }),
+    ),
   },
   {
     doc: 'the model: {kind: scripted, lines}, {kind: openai, base_url, model, ...} or {kind: local, model}',
@@ -91,6 +98,12 @@ export const checkParams: Node<{
   {
     doc: 'completion check: none, operator (policy.confirm), scene {task | predicates}, verifier {provider}',
     refine: (v, path, issues: Issue[]) => {
+      if (v.provider?.experts_per_token !== undefined)
+        issues.push({
+          path: `${path}.provider.experts_per_token`,
+          rule: "is not for the verifier, which runs at the model's full routing width",
+          value: v.provider.experts_per_token,
+        });
       if ((v.kind === 'verifier') !== (v.provider !== undefined))
         issues.push({
           path: `${path}.provider`,
@@ -142,7 +155,13 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
         ...(p.images ? { images: p.images } : {}),
       });
     case 'local':
-      return new LocalProvider({ name, chat: c.chat, model: p.model!, cacheKey: c.episode });
+      return new LocalProvider({
+        name,
+        chat: c.chat,
+        model: p.model!,
+        cacheKey: c.episode,
+        ...(p.experts_per_token !== undefined ? { expertsPerToken: p.experts_per_token } : {}),
+      });
   }
 }
 

@@ -23,6 +23,8 @@ export interface LocalProviderOptions {
   model: string;
   /** The server-side session to reuse across decisions (e.g. the episode id), so the prefix cache hits. */
   cacheKey?: string;
+  /** Routing width K every decision runs at (default: the model's); the chat service checks it against the model. */
+  expertsPerToken?: number;
   /** Provider name in decisions and errors (default 'local'). */
   name?: string;
   /** ms clock for timings (default performance.now). */
@@ -114,6 +116,7 @@ export class LocalProvider implements PolicyProvider {
       tools: toOpenAiTools(tools),
       tool_choice: 'required',
       ...(this.o.cacheKey !== undefined ? { prompt_cache_key: this.o.cacheKey } : {}),
+      ...(this.o.expertsPerToken !== undefined ? { experts_per_token: this.o.expertsPerToken } : {}),
       ...(l.maxTokens !== undefined ? { max_tokens: l.maxTokens } : {}),
       ...(l.temperature !== undefined ? { temperature: l.temperature } : {}),
       ...(l.seed !== undefined ? { seed: l.seed } : {}),

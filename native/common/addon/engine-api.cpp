@@ -9,6 +9,7 @@
 #include "common/addon/exports.h"
 #include "common/addon/handles.h"
 #include "common/addon/stream-api.h"
+#include "common/error.h"
 #include "common/logits.h"
 
 namespace bs::addon {
@@ -260,6 +261,24 @@ Napi::Value Truncate(const Napi::CallbackInfo& info) {
       [](Napi::Env e) { return e.Undefined(); });
 }
 
+// Synchronous like setAdapter: it only changes what later calls run with.
+Napi::Value SetTopK(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
+  if (!box) throw Napi::TypeError::New(env, "setTopK: first argument is not a session handle");
+  int64_t k = 0;
+  const std::string err = int_arg(info[1], "setTopK: topK", 1, INT32_MAX, k);
+  if (!err.empty()) throw Napi::RangeError::New(env, err);
+  if (!box->session) throw Napi::Error::New(env, "setTopK: the session was disposed");
+  if (box->busy) throw Napi::Error::New(env, "setTopK: the session is busy with another call; await it first");
+  try {
+    box->session->set_top_k(static_cast<int>(k));
+  } catch (const Error& e) {
+    throw Napi::RangeError::New(env, std::string("setTopK: ") + e.what());
+  }
+  return env.Undefined();
+}
+
 Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
   if (!box) throw Napi::TypeError::New(info.Env(), "sessionInfo: argument is not a session handle");
@@ -274,6 +293,7 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("stateBytes", box->session && !box->busy ? static_cast<double>(box->session->state_bytes()) : 0.0);
   o.Set("stream", stream_stats(info.Env(), box->stats, box->buffer_bytes));
   const LoraAdapter* adapter = box->session ? box->session->adapter().get() : nullptr;
+  o.Set("topK", box->session ? box->session->top_k() : 0);
   o.Set("adapter", adapter ? Napi::Value(Napi::String::New(info.Env(), adapter->name())) : info.Env().Null());
   return o;
 }
@@ -332,6 +352,7 @@ void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("prefill", Napi::Function::New(env, Prefill, "prefill"));
   exports.Set("decode", Napi::Function::New(env, Decode, "decode"));
   exports.Set("truncate", Napi::Function::New(env, Truncate, "truncate"));
+  exports.Set("setTopK", Napi::Function::New(env, SetTopK, "setTopK"));
   exports.Set("sessionInfo", Napi::Function::New(env, SessionInfo, "sessionInfo"));
   exports.Set("disposeSession", Napi::Function::New(env, DisposeSession, "disposeSession"));
   exports.Set("argmax", Napi::Function::New(env, Argmax, "argmax"));

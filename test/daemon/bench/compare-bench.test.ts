@@ -1,7 +1,7 @@
 // bench compare: the report's arithmetic on scripted arms (medians, ratios, roofline
-// fractions, alternating order, one prompt for both), a real run of our engine against
-// llama.cpp (node-llama-cpp's prebuilt CPU binary) on a tiny model and its GGUF Q4_0 export,
-// and the CLI's argument errors. No timing is asserted.
+// fractions, arms taking turns, one prompt for all, prefill per prompt length), a real run of our
+// engine against llama.cpp (node-llama-cpp's prebuilt CPU binary) on a tiny model and its GGUF
+// Q4_0 export, and the CLI's argument errors. No timing is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -23,7 +23,8 @@ function scripted(name: string, timings: ArmTiming[], calls: string[], prompts: 
     async run(prompt, gen) {
       calls.push(name);
       prompts.push(prompt);
-      assert.equal(gen, 10);
+      assert.equal(gen, prompt.length === 16 ? 10 : 0, 'decode follows the first prompt length only');
+      if (prompt.length !== 16) return { prefillS: prompt.length / 100, decodeS: 0 };
       return timings[i++]!;
     },
     async dispose() {},
@@ -61,13 +62,21 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
   );
   const bw = [20, 30, 10];
   const r = await runCompareBench(
-    { model: 'm', threads: 2, prompt: 16, gen: 10, rounds: 3, seed: 4, kvCache: 'f16' },
+    { model: 'm', threads: 2, prompts: [16, 64], gen: 10, rounds: 3, seed: 4, kvCache: 'f16' },
     async () => bw.shift()!,
-    { ours, llama },
+    { ours, llama: [llama] },
   );
-  assert.deepEqual(calls, ['brainstem', 'llama.cpp', 'llama.cpp', 'brainstem', 'brainstem', 'llama.cpp']);
-  for (const p of prompts) assert.deepEqual(p, prompts[0], 'both arms get the same prompt every round');
-  assert.equal(prompts[0]!.length, 16);
+  const order = calls.filter((_, i) => i % 2 === 0);
+  assert.deepEqual(order, ['brainstem', 'llama.cpp', 'llama.cpp', 'brainstem', 'brainstem', 'llama.cpp']);
+  const at16 = prompts.filter((p) => p.length === 16);
+  for (const p of at16) assert.deepEqual(p, at16[0], 'every arm gets the same prompt every round');
+  for (const p of prompts.filter((x) => x.length === 64)) assert.deepEqual(p.slice(0, 16), at16[0]);
+  assert.equal(prompts.length, 12);
+  assert.deepEqual(r.prompt_tokens, [16, 64]);
+  assert.deepEqual(r.brainstem.prefill_by_prompt, { '16': 16, '64': 100 });
+  assert.deepEqual(r.llama_cpp.prefill_ratio_by_prompt, { '16': 4, '64': 1 });
+  assert.equal(r.llama_arms.length, 1);
+  assert.equal(r.llama_cpp.name, 'llama.cpp');
   assert.ok(prompts[0]!.every((t) => Number.isInteger(t) && t >= 0 && t < 50));
   assert.deepEqual(r.brainstem.decode_rounds, [10, 40, 20]);
   assert.equal(r.brainstem.decode_tok_s, 20);
@@ -90,7 +99,7 @@ test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF 
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 12 });
   const lines: string[] = [];
   const r = await runCompareBench(
-    { model: dir, threads: 2, prompt: 8, gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
+    { model: dir, threads: 2, prompts: [8], gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
     async () => 10,
   );
   assert.equal(r.gguf, join(dir, 'model-q4_0.gguf'));

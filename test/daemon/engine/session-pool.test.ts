@@ -5,6 +5,10 @@ import { HashLogitsSource } from './fake-sources.js';
 
 class FakeSession extends HashLogitsSource implements EngineSession {
   disposed = false;
+  topK: number | null = null;
+  setTopK(k: number | null): void {
+    this.topK = k;
+  }
   stateBytes(): number {
     return this.length * 8;
   }
@@ -104,4 +108,31 @@ test('sessions in use are never handed out twice; stats and clear', async () => 
   p.clear();
   assert.ok(made.every((s) => s.disposed));
   assert.equal(p.stats().sessions, 0);
+});
+
+test('a session cached at another routing width K is not reused for its prefix', async () => {
+  const { p, made } = pool(4);
+  const prompt = range(0, 20);
+  const narrow = await p.take(prompt, undefined, null, 2);
+  await narrow.session.start(prompt, undefined, null, undefined, 2);
+  narrow.release();
+  const full = await p.take([...prompt, 99], undefined, null, null);
+  assert.equal(full.reason, 'new', 'K = 2 keys and values are not a prefix of a full-K prompt');
+  full.release();
+  const again = await p.take([...prompt, 98], undefined, null, 2);
+  assert.equal(again.reason, 'reuse');
+  assert.equal(again.engine, made[0]);
+  const r = await again.session.start([...prompt, 98], undefined, null, undefined, 2);
+  assert.equal(r!.reused, 20);
+  again.release();
+  // A pool that must reuse the K = 2 session for a full-K request switches its width and starts empty.
+  const one = pool(1);
+  const a = await one.p.take(prompt, undefined, null, 2);
+  await a.session.start(prompt, undefined, null, undefined, 2);
+  a.release();
+  const b = await one.p.take(prompt, undefined, null, null);
+  const rb = await b.session.start(prompt, undefined, null, undefined, null);
+  assert.equal(rb!.reused, 0);
+  assert.equal(one.made[0]!.topK, null);
+  b.release();
 });

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import type { ChatService } from '../../../daemon/engine/chat-service.js';
 import { compileHistory, type Turn } from '../../../daemon/policy/history.js';
 import { LocalProvider } from '../../../daemon/policy/providers/local.js';
+import { checkParams, makeProvider, providerParams } from '../../../daemon/policy/episode/provider-spec.js';
+import type { Issue } from '../../../robot/common/validation/issue.js';
 import { ProviderError } from '../../../daemon/policy/providers/types.js';
 import { policyTools } from '../../../daemon/policy/tools.js';
 import { compileSchema } from '../../../robot/common/validation/json-schema.js';
@@ -176,5 +178,49 @@ test('a decision cancelled mid-generation is an aborted error, not a decision', 
   await assert.rejects(
     p.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal),
     (e: unknown) => e instanceof ProviderError && e.kind === 'aborted',
+  );
+});
+
+test('experts_per_token: the local provider decides at its K; the verifier may not narrow it; bad K is a request error', async () => {
+  const bodies: Record<string, unknown>[] = [];
+  const chat = {
+    async *run(call: { body: Record<string, unknown> }) {
+      bodies.push(call.body);
+      yield { type: 'content', text: '' };
+      return { result: { finishReason: 'cancelled', content: '', toolCalls: [] } };
+    },
+  } as unknown as ChatService;
+  const spec = providerParams.check({ kind: 'local', model: 'tiny', experts_per_token: 2 }, 'provider', [])!;
+  const p = await makeProvider(spec, { chat, episode: 'e1', apiKeyEnvs: [] });
+  await p
+    .decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal)
+    .catch(() => {});
+  assert.equal(bodies[0]!.experts_per_token, 2);
+
+  const issues: Issue[] = [];
+  checkParams.check(
+    { kind: 'verifier', provider: { kind: 'local', model: 'tiny', experts_per_token: 2 } },
+    'check',
+    issues,
+  );
+  assert.deepEqual(
+    issues.map((i) => [i.path, i.rule]),
+    [['check.provider.experts_per_token', "is not for the verifier, which runs at the model's full routing width"]],
+  );
+  const openai: Issue[] = [];
+  providerParams.check(
+    { kind: 'openai', base_url: 'http://x/v1', model: 'm', experts_per_token: 2 },
+    'provider',
+    openai,
+  );
+  assert.match(openai[0]!.rule, /is not an option of the openai provider/);
+
+  const wide = new LocalProvider({ chat: d.chat, model: 'tiny', expertsPerToken: 9 });
+  await assert.rejects(
+    wide.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal),
+    (e: unknown) =>
+      e instanceof ProviderError &&
+      e.kind === 'request' &&
+      /experts_per_token: must be in \[1, 4\], got 9/.test(e.message),
   );
 });
