@@ -24,6 +24,8 @@ export interface CompareOptions {
   kvCache: 'f16' | 'f32';
   /** Our integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
   activationBits?: 16 | 24;
+  /** Run llama.cpp on its CUDA build with every layer on the GPU (default: its CPU build). */
+  llamaCuda?: boolean;
   /** Called with a line of progress (GGUF export, rounds). */
   log?: (line: string) => void;
 }
@@ -156,7 +158,7 @@ export async function ourArm(
 
 export async function llamaArm(
   gguf: string,
-  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompt' | 'gen'>,
+  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompt' | 'gen' | 'llamaCuda'>,
 ): Promise<BenchArm> {
   let lib: typeof import('node-llama-cpp');
   try {
@@ -164,9 +166,9 @@ export async function llamaArm(
   } catch (err) {
     throw new LlamaCppMissingError((err as Error).message.split('\n')[0]!);
   }
-  // Prebuilt CPU binary only: never build, never download, no GPU probing.
+  // Prebuilt binaries only (CPU, or CUDA when asked): never build, never download.
   const llama = await lib.getLlama({
-    gpu: false,
+    gpu: o.llamaCuda ? 'cuda' : false,
     build: 'never',
     skipDownload: true,
     usePrebuiltBinaries: true,
@@ -174,7 +176,7 @@ export async function llamaArm(
     logLevel: lib.LlamaLogLevel.error,
     maxThreads: o.threads,
   });
-  const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
+  const model = await llama.loadModel({ modelPath: gguf, gpuLayers: o.llamaCuda ? 'max' : 0 });
   const kv = o.kvCache === 'f16' ? 'F16' : 'F32';
   const ctx = await model.createContext({
     contextSize: o.prompt + o.gen + 8,
@@ -187,7 +189,7 @@ export async function llamaArm(
   const seq = ctx.getSequence();
   const clock = () => performance.now() / 1e3;
   return {
-    name: 'llama.cpp',
+    name: o.llamaCuda ? 'llama.cpp (cuda)' : 'llama.cpp',
     async run(prompt, gen) {
       await seq.clearHistory();
       const tokens = prompt as import('node-llama-cpp').Token[];

@@ -21,6 +21,7 @@ interface RawOptions {
   backend: string;
   kvCache: string;
   activationBits: string;
+  llamaCuda?: boolean;
   json?: boolean;
 }
 
@@ -43,6 +44,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     .option('--backend <name>', 'our kernel set (auto = fastest usable)', 'auto')
     .option('--kv-cache <type>', 'KV cache type of both engines: f16 | f32', 'f16')
     .option('--activation-bits <n>', 'our integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
+    .option('--llama-cuda', "llama.cpp on node-llama-cpp's CUDA build, every layer on the GPU")
     .option('--json', 'print JSON')
     .action(async (raw: RawOptions) => {
       if (raw.kvCache !== 'f16' && raw.kvCache !== 'f32') {
@@ -60,6 +62,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
         backend: raw.backend,
         kvCache: raw.kvCache,
         activationBits: activationBitsOption(raw.activationBits),
+        llamaCuda: raw.llamaCuda === true,
         log: (line: string) => process.stderr.write(`${line}\n`),
       } as const;
       try {

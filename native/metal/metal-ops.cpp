@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/accel-limits.h"
 #include "common/error.h"
 #include "metal/params.h"
 
@@ -127,18 +128,15 @@ bool MetalOps::accepts(Op op, const WeightMatrix* w) {
 }
 
 bool MetalOps::fits_attention(const bs::AttentionParams& p) {
-  return p.head_dim > 0 && p.head_dim <= static_cast<int>(BS_MAX_HEAD_DIM) && p.n_kv_heads > 0 &&
-         p.n_q_heads % p.n_kv_heads == 0;
+  return bs::fits_attention(p, static_cast<int>(BS_MAX_HEAD_DIM));
 }
 
 bool MetalOps::fits_softmax_topk(const bs::SoftmaxTopKParams& p) {
-  return p.n_experts > 0 && p.n_experts <= static_cast<int>(BS_MAX_EXPERTS) && p.top_k > 0 && p.top_k <= p.n_experts;
+  return bs::fits_softmax_topk(p, static_cast<int>(BS_MAX_EXPERTS));
 }
 
 bool MetalOps::fits_sigmoid_group(const bs::SigmoidGroupParams& p) {
-  return p.n_experts > 0 && p.n_experts <= static_cast<int>(BS_MAX_EXPERTS) && p.top_k > 0 && p.top_k <= p.n_experts &&
-         p.n_group >= 1 && p.n_group <= 32 && p.n_experts % p.n_group == 0 &&
-         (p.n_group == 1 || p.n_experts / p.n_group >= 2) && p.topk_group >= 1 && p.topk_group <= p.n_group;
+  return bs::fits_sigmoid_group(p, static_cast<int>(BS_MAX_EXPERTS));
 }
 
 namespace {
