@@ -1,8 +1,10 @@
-// The kernel table of a GPU set (Metal, CUDA), written once: each op runs OpsT's method through
+// The kernel table of a GPU set (Metal, CUDA), written once: each op runs OpsT's method (an
+// AccelOps with static accepts(), max_head_dim and max_experts) through
 // on_device(body) — which runs body under the set's lock and returns false when the device
 // failed (the set then reports itself unusable) — and otherwise, or when the call's shape is
 // outside the kernels' limits, finishes on the reference kernel.
 #pragma once
+#include "common/accel-limits.h"
 #include "common/backend.h"
 #include "common/function-ref.h"
 
@@ -38,20 +40,21 @@ struct AccelTable {
   }
   static void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                         const AttentionParams& p, float* out) {
-    if (!OpsT::fits_attention(p) || !on_device([&](OpsT& o) { o.attention(q, k, v, pos0, n_tok, p, out); })) {
+    if (!fits_attention(p, OpsT::max_head_dim) ||
+        !on_device([&](OpsT& o) { o.attention(q, k, v, pos0, n_tok, p, out); })) {
       ref().attention(ctx, q, k, v, pos0, n_tok, p, out);
     }
   }
   static void route_softmax_topk(const ExecCtx& ctx, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p,
                                  int32_t* ids, float* weights) {
-    if (!OpsT::fits_softmax_topk(p) ||
+    if (!fits_softmax_topk(p, OpsT::max_experts) ||
         !on_device([&](OpsT& o) { o.route_softmax_topk(logits, n_tok, p, ids, weights); })) {
       ref().route_softmax_topk(ctx, logits, n_tok, p, ids, weights);
     }
   }
   static void route_sigmoid_group(const ExecCtx& ctx, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
                                   int32_t* ids, float* weights) {
-    if (!OpsT::fits_sigmoid_group(p) ||
+    if (!fits_sigmoid_group(p, OpsT::max_experts) ||
         !on_device([&](OpsT& o) { o.route_sigmoid_group(logits, n_tok, p, ids, weights); })) {
       ref().route_sigmoid_group(ctx, logits, n_tok, p, ids, weights);
     }

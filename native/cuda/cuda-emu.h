@@ -3,17 +3,17 @@
 // warps whose shuffles resolve only when every live lane reaches them, __syncthreads as the
 // group barrier, divergence an error), and the runtime API is a CPU stand-in: device memory is
 // host memory, streams run in order at once, capture records launches and copies into a graph
-// that replays them. Counters and failure injection (emu::device()) let tests check host
-// synchronisations, uploads and the fallback after a device error. Everything lives in
-// namespace bs::cuda_emu so it never meets the real runtime linked into the same binary.
+// that replays them; allocations carry a guard band checked at every synchronisation. Counters and failure injection
+// (emu::device()) let tests check host synchronisations, uploads and the fallback after a device error. Everything
+// lives in namespace bs::cuda_emu so it never meets the real runtime linked into the same binary.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -75,7 +75,7 @@ struct Device {
   uint64_t seed = 1;         // shuffles the lanes' order in every launch
   int launches = 0, syncs = 0, graph_launches = 0;  // syncs: host waits (stream/event/device)
   uint64_t h2d_bytes = 0, d2h_bytes = 0;
-  std::set<const void*> allocations;  // live cudaMalloc pointers
+  std::map<void*, size_t> allocations;  // live cudaMalloc pointers and sizes, each with a guard band
   std::string last_launch_error;
 };
 
@@ -105,6 +105,19 @@ inline cudaError_t enqueue(cudaStream_t s, std::function<void()> op) {
 }
 
 inline thread_local dim3 grid_dim;
+
+constexpr size_t kGuard = 64;
+constexpr uint8_t kGuardByte = 0xa5;
+
+// Whether every live allocation's guard band is intact (no kernel or copy wrote past its end).
+inline bool guards_intact() {
+  for (const auto& [p, n] : device().allocations) {
+    for (size_t i = 0; i < kGuard; ++i) {
+      if (static_cast<const uint8_t*>(p)[n + i] != kGuardByte) return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace emu
 
@@ -155,10 +168,11 @@ inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 
 inline cudaError_t cudaMalloc(void** p, size_t n) {
   if (!emu::ok()) return cudaErrorMemoryAllocation;
-  *p = std::aligned_alloc(256, (std::max<size_t>(n, 1) + 255) / 256 * 256);
+  *p = std::aligned_alloc(256, (n + emu::kGuard + 255) / 256 * 256);
   if (!*p) return cudaErrorMemoryAllocation;
   std::memset(*p, 0xff, n);  // NaN-ish garbage: a kernel reading unwritten memory shows
-  emu::device().allocations.insert(*p);
+  std::memset(static_cast<uint8_t*>(*p) + n, emu::kGuardByte, emu::kGuard);
+  emu::device().allocations[*p] = n;
   return cudaSuccess;
 }
 inline cudaError_t cudaFree(void* p) {
@@ -201,6 +215,10 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
   ++emu::device().syncs;
+  if (!emu::guards_intact()) {
+    emu::device().last_launch_error = "a kernel or copy wrote past the end of a device buffer";
+    return cudaErrorLaunchFailure;
+  }
   return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
 }
 inline cudaError_t cudaDeviceSynchronize() { return cudaStreamSynchronize(nullptr); }

@@ -26,23 +26,10 @@ namespace {
 
 int type_code(DType t) { return t == DType::F32 ? kF32 : t == DType::F16 ? kF16 : kBF16; }
 
-bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
-size_t code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.n_mats * w.rows) * w.row_bytes(); }
-size_t sb_bytes(const WeightMatrix& w) {
-  return static_cast<size_t>(w.n_mats * w.rows * w.groups_per_row()) * dtype_size(w.dtype);
-}
 // One matrix of the stack: its codes and its scales/biases.
 size_t mat_code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.rows) * w.row_bytes(); }
 size_t mat_sb_bytes(const WeightMatrix& w) {
   return static_cast<size_t>(w.rows * w.groups_per_row()) * dtype_size(w.dtype);
-}
-
-bool weight_ok(const WeightMatrix& w) {
-  if (!is_float_weight(w.dtype) || !aligned(w.w, w.quantised() ? 4 : dtype_size(w.dtype))) return false;
-  if (!w.quantised()) return true;
-  return (w.bits == 4 || w.bits == 8) && (w.group == 32 || w.group == 64 || w.group == 128) &&
-         aligned(w.scales, dtype_size(w.dtype)) && aligned(w.biases, dtype_size(w.dtype));
 }
 
 void launched(cudaError_t e, const char* kernel) { check(e, kernel); }
@@ -95,19 +82,13 @@ bool Ops::accepts(Op op, const WeightMatrix* w) {
   switch (op) {
     case Op::QMatVec:
     case Op::QMatMul:
-    case Op::GatherMatMul: return w && w->quantised() && weight_ok(*w);
+    case Op::GatherMatMul: return w && w->quantised() && gpu_readable(*w);
     case Op::DenseMatMul:
-    case Op::LoraDelta: return w && !w->quantised() && weight_ok(*w);
-    case Op::Embed: return w && weight_ok(*w);
+    case Op::LoraDelta: return w && !w->quantised() && gpu_readable(*w);
+    case Op::Embed: return w && gpu_readable(*w);
     default: return true;
   }
 }
-
-bool Ops::fits_attention(const bs::AttentionParams& p) { return bs::fits_attention(p, kMaxHeadDim); }
-
-bool Ops::fits_softmax_topk(const bs::SoftmaxTopKParams& p) { return bs::fits_softmax_topk(p, kMaxExperts); }
-
-bool Ops::fits_sigmoid_group(const bs::SigmoidGroupParams& p) { return bs::fits_sigmoid_group(p, kMaxExperts); }
 
 void Ops::qmatmul(const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
   if (n <= 0 || w.rows <= 0) return;
@@ -261,7 +242,7 @@ void Ops::lora_delta(const LoraWeights& l, const float* x, int64_t n, float* y) 
   c_.finish();
 }
 
-void Ops::moe_block(const MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+void Ops::moe_block(const bs::MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
   if (n <= 0) return;
   const int64_t H = m.router->cols, k = rp.top_k, I = m.gate->rows;
   c_.begin();

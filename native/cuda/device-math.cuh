@@ -2,22 +2,16 @@
 // KV caches stored as F32, F16 or BF16 exactly as in the file), warp reductions by butterfly
 // shuffles (every lane gets the same bits) and the routing order of candidates.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "cuda/cuda-api.h"
+#include "cuda/kernel-limits.h"
 
 namespace bs::BS_CUDA_NS {
 
 // Element type codes passed to kernels.
 enum ScaleType : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
-
-// Threads of row-parallel and elementwise kernels; warps (rows) per matmul block; tokens one
-// matmul pass shares each weight load across; limits of the attention and routing kernels.
-constexpr int kBlock = 256;
-constexpr int kMatWarps = 4;
-constexpr int kMatTokens = 8;
-constexpr int kMaxHeadDim = 256;
-constexpr int kMaxExperts = 512;
 
 __device__ __forceinline__ float half_to_float(uint16_t h) {
 #ifdef BS_CUDA_EMULATION
@@ -62,6 +56,25 @@ __device__ __forceinline__ uint32_t warp_argmax(float v, uint32_t i, float& best
   }
   best_v = v;
   return i;
+}
+
+// One round of a warp's top-k, lane L holding candidates L, L + 32, ... in v[0..per_lane) of n:
+// the best not yet taken (ties to the lower id), marked taken by its lane; every lane gets its
+// id and value.
+__device__ __forceinline__ uint32_t warp_take_best(const float* v, int per_lane, int n, uint32_t& taken, float& win_v) {
+  const int lane = threadIdx.x & 31;
+  float best_v = -INFINITY;
+  uint32_t best_i = 0xffffffffu;
+  for (int e = 0; e < per_lane; ++e) {
+    const uint32_t id = lane + 32 * e;
+    if (static_cast<int>(id) < n && !(taken & (1u << e)) && better(v[e], id, best_v, best_i)) {
+      best_v = v[e];
+      best_i = id;
+    }
+  }
+  const uint32_t win = warp_argmax(best_v, best_i, win_v);
+  if (static_cast<int>(win % 32) == lane) taken |= 1u << (win / 32);
+  return win;
 }
 
 __device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }

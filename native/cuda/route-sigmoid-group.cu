@@ -59,19 +59,9 @@ __global__ void route_sigmoid_group_kernel(SigmoidGroupArgs a, const float* __re
   uint32_t taken = 0;
   float chosen_sum = 0.0f;
   for (int r = 0; r < a.top_k; ++r) {
-    float best_v = -INFINITY;
-    uint32_t best_i = 0xffffffffu;
-    for (int e = 0; e < per_lane; ++e) {
-      const uint32_t id = lane + 32 * e;
-      if (static_cast<int>(id) < E && !(taken & (1u << e)) && better(sel[e], id, best_v, best_i)) {
-        best_v = sel[e];
-        best_i = id;
-      }
-    }
     float win_v;
-    const uint32_t win = warp_argmax(best_v, best_i, win_v);
+    const uint32_t win = warp_take_best(sel, per_lane, E, taken, win_v);
     const bool mine = static_cast<int>(win % 32) == lane;
-    if (mine) taken |= 1u << (win / 32);
     const float s = warp_sum(mine ? sv[win / 32] : 0.0f);  // the winner's sigmoid, to every lane
     chosen_sum += s;
     if (lane == 0) {

@@ -27,18 +27,8 @@ __global__ void route_softmax_topk_kernel(SoftmaxTopKArgs a, const float* __rest
   uint32_t taken = 0;  // bit e: expert lane + 32e chosen
   float chosen_sum = 0.0f;
   for (int r = 0; r < a.top_k; ++r) {
-    float best_v = -INFINITY;
-    uint32_t best_i = 0xffffffffu;
-    for (int e = 0; e < per_lane; ++e) {
-      const uint32_t id = lane + 32 * e;
-      if (static_cast<int>(id) < E && !(taken & (1u << e)) && better(lv[e], id, best_v, best_i)) {
-        best_v = lv[e];
-        best_i = id;
-      }
-    }
     float win_v;
-    const uint32_t win = warp_argmax(best_v, best_i, win_v);
-    if (static_cast<int>(win % 32) == lane) taken |= 1u << (win / 32);
+    const uint32_t win = warp_take_best(lv, per_lane, E, taken, win_v);
     const float prob = expf(win_v - mx) / sum;
     chosen_sum += prob;
     if (lane == 0) {

@@ -21,21 +21,10 @@ uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
 uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
 
-bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
-// Bytes of every matrix of the stack: codes (or dense elements), and scales/biases.
-size_t code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.n_mats * w.rows) * w.row_bytes(); }
-size_t sb_bytes(const WeightMatrix& w) {
-  return static_cast<size_t>(w.n_mats * w.rows * w.groups_per_row()) * dtype_size(w.dtype);
-}
-
+// Beyond what the kernels read, every byte offset must fit the kernels' 32-bit fields.
 bool weight_ok(const WeightMatrix& w) {
-  if (!is_float_weight(w.dtype) || !aligned(w.w, w.quantised() ? 4 : dtype_size(w.dtype))) return false;
-  if (code_bytes(w) + 2 * sysconf(_SC_PAGESIZE) >= kMaxOffset) return false;
-  if (!w.quantised()) return true;
-  return (w.bits == 4 || w.bits == 8) && (w.group == 32 || w.group == 64 || w.group == 128) &&
-         aligned(w.scales, dtype_size(w.dtype)) && aligned(w.biases, dtype_size(w.dtype)) &&
-         sb_bytes(w) + 2 * sysconf(_SC_PAGESIZE) < kMaxOffset;
+  if (!gpu_readable(w) || code_bytes(w) + 2 * sysconf(_SC_PAGESIZE) >= kMaxOffset) return false;
+  return !w.quantised() || sb_bytes(w) + 2 * sysconf(_SC_PAGESIZE) < kMaxOffset;
 }
 
 }  // namespace
@@ -127,18 +116,6 @@ bool MetalOps::accepts(Op op, const WeightMatrix* w) {
   }
 }
 
-bool MetalOps::fits_attention(const bs::AttentionParams& p) {
-  return bs::fits_attention(p, static_cast<int>(BS_MAX_HEAD_DIM));
-}
-
-bool MetalOps::fits_softmax_topk(const bs::SoftmaxTopKParams& p) {
-  return bs::fits_softmax_topk(p, static_cast<int>(BS_MAX_EXPERTS));
-}
-
-bool MetalOps::fits_sigmoid_group(const bs::SigmoidGroupParams& p) {
-  return bs::fits_sigmoid_group(p, static_cast<int>(BS_MAX_EXPERTS));
-}
-
 namespace {
 
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
@@ -179,7 +156,8 @@ void MetalOps::gather_matmul(const WeightMatrix& w, const int32_t* ids, const fl
   c.run();
 }
 
-void MetalOps::moe_block(const MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+void MetalOps::moe_block(const bs::MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n,
+                         float* out) {
   if (n <= 0) return;
   const int64_t H = m.router->cols, E = rp.n_experts, k = rp.top_k, I = m.gate->rows;
   Call c(*this);

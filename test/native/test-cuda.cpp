@@ -55,6 +55,8 @@ __global__ void exited_lane_kernel(float* out) {
   out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1);
 }
 
+__global__ void overrun_kernel(float* out, int n) { out[n + threadIdx.x] = 1.0f; }
+
 // Reads another warp's shared slot, after __syncthreads or (a race) without it.
 __global__ void neighbour_kernel(uint32_t* stale, bool sync) {
   __shared__ float slot[32];
@@ -138,6 +140,12 @@ TEST(cuda_emulation_runs_warps_in_lockstep_and_reports_races) {
   EXPECT(err.empty() && stale == 0) << err;
   err = run(BS_LAUNCH(neighbour_kernel, 8, 128, nullptr), &stale, false);
   EXPECT(stale > 0) << "a missing __syncthreads went unnoticed";
+  void* buf = nullptr;
+  EXPECT(cudaMalloc(&buf, 16 * sizeof(float)) == cudaSuccess);
+  EXPECT(cudaStreamSynchronize(nullptr) == cudaSuccess);
+  run(BS_LAUNCH(overrun_kernel, 1, 32, nullptr), static_cast<float*>(buf), 16);
+  EXPECT(cudaStreamSynchronize(nullptr) != cudaSuccess) << "a write past the end of a buffer went unnoticed";
+  cudaFree(buf);
 }
 
 TEST(cuda_emu_qmatvec_and_qmatmul_match_the_reference) {
