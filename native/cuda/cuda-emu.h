@@ -2,10 +2,10 @@
 // kernels run on the lockstep fiber scheduler (common/lockstep.h: one fiber per thread, 32-lane
 // warps whose shuffles resolve only when every live lane reaches them, __syncthreads as the
 // group barrier, divergence an error), and the runtime API is a CPU stand-in: device memory is
-// host memory, streams run in order at once, capture records launches and copies into a graph
-// that replays them; allocations carry a guard band checked at every synchronisation. Counters and failure injection
-// (emu::device()) let tests check host synchronisations, uploads and the fallback after a device error. Everything
-// lives in namespace bs::cuda_emu so it never meets the real runtime linked into the same binary.
+// host memory with a guard band checked at every synchronisation, streams run in order at once.
+// Counters and failure injection (emu::device()) let tests check host synchronisations, uploads
+// and the fallback after a device error. Everything lives in namespace bs::cuda_emu so it never
+// meets the real runtime linked into the same binary.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -38,7 +38,6 @@ enum cudaMemcpyKind : int {
   cudaMemcpyDeviceToDevice,
   cudaMemcpyDefault
 };
-enum cudaStreamCaptureMode : int { cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal };
 constexpr unsigned cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2, cudaHostAllocDefault = 0,
                    cudaHostAllocMapped = 2, cudaHostRegisterMapped = 2, cudaHostRegisterReadOnly = 8;
 
@@ -53,27 +52,20 @@ struct cudaDeviceProp {
   size_t totalGlobalMem;
 };
 
-struct EmuGraph {
-  std::vector<std::function<void()>> ops;
-};
-struct EmuStream {
-  EmuGraph* capture = nullptr;  // recording into this graph when set
-};
+struct EmuStream {};
 using cudaStream_t = EmuStream*;
 using cudaEvent_t = int*;
-using cudaGraph_t = EmuGraph*;
-using cudaGraphExec_t = EmuGraph*;
 
 namespace emu {
 
 // The emulated device, and what tests read and inject.
 struct Device {
-  bool present = true;       // cudaGetDeviceCount reports 1 (else 0)
-  int major = 9, minor = 0;  // compute capability reported
-  bool integrated = false;   // reports shared CPU/GPU memory (Jetson)
-  int fail_after = -1;       // ≥ 0: that many more runtime calls succeed, then every call fails
-  uint64_t seed = 1;         // shuffles the lanes' order in every launch
-  int launches = 0, syncs = 0, graph_launches = 0;  // syncs: host waits (stream/event/device)
+  bool present = true;          // cudaGetDeviceCount reports 1 (else 0)
+  int major = 9, minor = 0;     // compute capability reported
+  bool integrated = false;      // reports shared CPU/GPU memory (Jetson)
+  int fail_after = -1;          // ≥ 0: that many more runtime calls succeed, then every call fails
+  uint64_t seed = 1;            // shuffles the lanes' order in every launch
+  int launches = 0, syncs = 0;  // syncs: host waits (stream or event)
   uint64_t h2d_bytes = 0, d2h_bytes = 0;
   std::map<void*, size_t> allocations;  // live cudaMalloc pointers and sizes, each with a guard band
   std::string last_launch_error;
@@ -93,14 +85,10 @@ inline bool ok() {
   return true;
 }
 
-// Runs op now, or records it when s is capturing.
-inline cudaError_t enqueue(cudaStream_t s, std::function<void()> op) {
+// Runs op in stream order: at once.
+inline cudaError_t enqueue(cudaStream_t, const std::function<void()>& op) {
   if (!ok()) return cudaErrorLaunchFailure;
-  if (s && s->capture) {
-    s->capture->ops.push_back(std::move(op));
-  } else {
-    op();
-  }
+  op();
   return cudaSuccess;
 }
 
@@ -196,14 +184,6 @@ inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMem
   if (kind == cudaMemcpyDeviceToHost) emu::device().d2h_bytes += n;
   return emu::enqueue(s, [=] { std::memmove(dst, src, n); });
 }
-inline cudaError_t cudaMemsetAsync(void* dst, int v, size_t n, cudaStream_t s) {
-  return emu::enqueue(s, [=] { std::memset(dst, v, n); });
-}
-inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
-  ++emu::device().syncs;
-  return cudaMemcpyAsync(dst, src, n, kind, nullptr);
-}
-
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
   if (!emu::ok()) return cudaErrorLaunchFailure;
   *s = new EmuStream();
@@ -221,7 +201,6 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
   }
   return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
 }
-inline cudaError_t cudaDeviceSynchronize() { return cudaStreamSynchronize(nullptr); }
 inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
   static int token;
   *e = &token;
@@ -231,38 +210,6 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaStreamSynchronize(nullptr); }
-
-inline cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
-  if (!s || s->capture) return cudaErrorInvalidValue;
-  s->capture = new EmuGraph();
-  return cudaSuccess;
-}
-inline cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
-  if (!s || !s->capture) return cudaErrorInvalidValue;
-  *g = s->capture;
-  s->capture = nullptr;
-  return cudaSuccess;
-}
-inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
-  *e = new EmuGraph(*g);
-  return cudaSuccess;
-}
-inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
-  ++emu::device().graph_launches;
-  for (const auto& op : e->ops) {
-    const cudaError_t r = emu::enqueue(s, op);
-    if (r != cudaSuccess) return r;
-  }
-  return last_error();
-}
-inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
-  delete g;
-  return cudaSuccess;
-}
-inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
-  delete e;
-  return cudaSuccess;
-}
 
 // kernel<<<grid, block, 0, stream>>>(args...) as BS_LAUNCH(kernel, grid, block, stream)(args...):
 // 1-D blocks; a lockstep failure becomes the launch's error, as a faulting kernel would.
