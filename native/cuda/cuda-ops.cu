@@ -242,7 +242,8 @@ void Ops::lora_delta(const LoraWeights& l, const float* x, int64_t n, float* y) 
   c_.finish();
 }
 
-void Ops::moe_block(const bs::MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+void Ops::moe_block(const bs::MoeBlockWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n,
+                    float* out) {
   if (n <= 0) return;
   const int64_t H = m.router->cols, k = rp.top_k, I = m.gate->rows;
   c_.begin();

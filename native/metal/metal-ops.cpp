@@ -156,7 +156,7 @@ void MetalOps::gather_matmul(const WeightMatrix& w, const int32_t* ids, const fl
   c.run();
 }
 
-void MetalOps::moe_block(const bs::MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n,
+void MetalOps::moe_block(const bs::MoeBlockWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n,
                          float* out) {
   if (n <= 0) return;
   const int64_t H = m.router->cols, E = rp.n_experts, k = rp.top_k, I = m.gate->rows;
