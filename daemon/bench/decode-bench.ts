@@ -25,6 +25,8 @@ export interface DecodeBenchOptions extends BenchProfile {
   kvCache?: 'f32' | 'f16';
   /** Integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
   activationBits?: 16 | 24;
+  /** Tokens per prefill forward step (default 128). */
+  prefillChunk?: number;
   /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
   adapter?: string;
 }
@@ -35,6 +37,7 @@ export interface DecodeBenchResult {
   backend: string;
   kv_cache: string;
   activation_bits: number;
+  prefill_chunk: number;
   threads: number;
   top_k: number;
   prefill_path: ExpertPath;
@@ -138,6 +141,7 @@ export async function runDecodeBench(
       backend: model.summary.backend,
       kv_cache: model.summary.kvCache,
       activation_bits: model.summary.activationBits,
+      prefill_chunk: model.summary.prefillChunk,
       threads: model.summary.threads,
       top_k: model.summary.topK,
       prefill_path: model.summary.stream.prefillPath,

@@ -37,6 +37,7 @@ interface RawOptions {
   backend: string;
   kvCache: string;
   activationBits: string;
+  prefillChunk?: string;
 }
 
 const list = (v: string) =>
@@ -110,6 +111,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
     .option('--activation-bits <n>', 'integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
+    .option('--prefill-chunk <n>', 'tokens per prefill forward step (1..4096, default 128)')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
@@ -124,6 +126,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         backend: o.backend,
         kvCache: o.kvCache as 'f32' | 'f16',
         activationBits: activationBitsOption(o.activationBits),
+        ...(o.prefillChunk !== undefined ? { prefillChunk: intOption('prefill-chunk', o.prefillChunk, 1, 4096) } : {}),
         ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
       };
       const arms = benchArms(o);

@@ -110,6 +110,13 @@ export const modelFields = {
       doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference) or 24 (~1e-6, ~10% slower decode on x86)',
     }),
   ),
+  prefill_chunk: optional(
+    int({
+      min: 1,
+      max: 4096,
+      doc: 'tokens per forward step of a prefill (default 128): longer chunks give each routed expert longer runs for the prefill GEMM (faster prompts) at scratch memory proportional to the chunk',
+    }),
+  ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
@@ -168,6 +175,7 @@ export interface ModelProfile {
   topK?: number;
   backend?: string;
   activationBits?: 16 | 24;
+  prefillChunk?: number;
   keepAliveMs: number;
   queueSize: number;
   sessions: number;
@@ -206,6 +214,7 @@ export function resolveProfile(
     topK: m.top_k,
     backend: m.backend,
     ...(m.activation_bits !== undefined ? { activationBits: m.activation_bits } : {}),
+    ...(m.prefill_chunk !== undefined ? { prefillChunk: m.prefill_chunk } : {}),
     keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,

@@ -63,6 +63,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.topK !== undefined ? { topK: p.topK } : {}),
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
     ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
+    ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}),
     ...(p.stream ? streamLoadOptions(p.stream) : {}),
   });
   const vocab = native.summary.vocabSize;

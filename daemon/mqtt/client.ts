@@ -38,6 +38,8 @@ export class DaemonMqttClient extends Service {
   private version: 4 | 5 = 5;
   private attempt = 0;
   private lastError?: string;
+  /** The broker URL without its password, for health (computed once: health runs per API call under load). */
+  private shownUrl = '';
   /** Subscriptions of later parts, renewed on every connection (sessions are clean). */
   private readonly subscriptions = new Map<string, 0 | 1>();
   private readonly messageHandlers = new Set<MqttMessageHandler>();
@@ -76,7 +78,7 @@ export class DaemonMqttClient extends Service {
 
   protected override describe() {
     const detail = {
-      url: redactUrl(this.deps.brokerUrl()),
+      url: this.shownUrl,
       protocol: this.protocol,
       connected: this.connected,
       ...(this.lastError ? { last_error: this.lastError } : {}),
@@ -87,6 +89,7 @@ export class DaemonMqttClient extends Service {
   protected async onStart(): Promise<void> {
     const { config, log } = this.deps;
     const url = this.deps.brokerUrl();
+    this.shownUrl = redactUrl(url);
     const topic = availabilityTopic(config.base);
     this.version = this.deps.embedded || config.protocol === '3.1.1' ? 4 : 5;
     const fromUrl = new URL(url);

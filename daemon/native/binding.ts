@@ -57,6 +57,9 @@ export interface LoadModelOptions {
    *  (default; logits ~1e-4 of their scale from the float64 reference) or 24 (~1e-6, a half
    *  more dot products: ~10% slower decode on the 2-core x86 VM). */
   activationBits?: 16 | 24;
+  /** Tokens per forward step of a prefill (1..4096, default 128): larger chunks give each
+   *  routed expert longer runs of tokens for the prefill GEMM, at chunk-sized scratch. */
+  prefillChunk?: number;
   /** Expert path of multi-token steps (prefill); default "exact". */
   prefillPath?: ExpertPath;
   /** Expert path of single-token steps (decode); default "exact". */
@@ -157,6 +160,7 @@ export interface ModelSummary {
   threads: number;
   kvCache: 'f32' | 'f16';
   activationBits: 16 | 24;
+  prefillChunk: number;
   stream: StreamSummary;
 }
 

@@ -1,4 +1,5 @@
-// Converts an MLX qwen3_moe / glm4_moe folder into GGUF for llama.cpp (`qwen3moe` / `glm4moe`),
+// Converts an MLX folder into GGUF for llama.cpp: qwen3_moe / glm4_moe / qwen3 / llama as
+// `qwen3moe` / `glm4moe` / `qwen3` / `llama` (the hybrids in gguf-hybrid.ts),
 // with the metadata keys and tensor names of llama.cpp's convert_hf_to_gguf.py: weights are
 // dequantised to F32/F16 (or requantised to Q4_0); norms, biases and routers stay F32.
 // The tokenizer goes in as llama.cpp's "gpt2" BPE with the "qwen2" pre-tokenizer.
@@ -15,6 +16,7 @@ import {
 } from './gguf-writer.js';
 import { readRefConfig, type RefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';
+import { hybridKv, hybridTensors } from './gguf-hybrid.js';
 
 export const GGUF_TYPES = ['f32', 'f16', 'q4_0'] as const;
 export type GgufFileType = (typeof GGUF_TYPES)[number];
@@ -27,8 +29,19 @@ const FILE_TYPE: Record<GgufFileType, { ggml: GgmlType; fileType: number }> = {
 
 const TOKEN_TYPE = { normal: 1, control: 3, userDefined: 4, unused: 5 };
 
+const GGUF_ARCH: Partial<Record<RefConfig['arch'], string>> = {
+  qwen3_moe: 'qwen3moe',
+  qwen3_5_moe: 'qwen35moe',
+  qwen3_next: 'qwen3next',
+  glm4_moe: 'glm4moe',
+  qwen3: 'qwen3',
+  llama: 'llama',
+};
+
 export function ggufArchName(c: RefConfig): string {
-  return c.arch === 'qwen3_moe' ? 'qwen3moe' : 'glm4moe';
+  const a = GGUF_ARCH[c.arch];
+  if (!a) throw new Error(`GGUF export covers ${Object.keys(GGUF_ARCH).join(', ')}, not ${c.arch}`);
+  return a;
 }
 
 /** Writes `<mlxDir>`'s model as one GGUF file; returns its size in bytes. */
@@ -39,8 +52,7 @@ export function exportGguf(
   name = 'brainstem synthetic model',
 ): number {
   const c = readRefConfig(mlxDir);
-  if (c.linear)
-    throw new Error(`GGUF export covers qwen3_moe and glm4_moe, not ${c.arch} (a hybrid linear-attention model)`);
+  ggufArchName(c);
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(
       `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,
@@ -48,14 +60,14 @@ export function exportGguf(
   }
   const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
-    const kv = new Map<string, GgufValue>([...modelKv(c, name, type), ...tokenizerKv(mlxDir, c)]);
+    const kv = new Map<string, GgufValue>([...modelKv(c, name, type, mlxDir), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
   } finally {
     w.close();
   }
 }
 
-function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufValue][] {
+function modelKv(c: RefConfig, name: string, type: GgufFileType, dir: string): [string, GgufValue][] {
   const a = ggufArchName(c);
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
   const f32 = (value: number): GgufValue => ({ type: 'f32', value });
@@ -76,10 +88,15 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufV
     [`${a}.attention.layer_norm_rms_epsilon`, f32(c.rmsEps)],
     [`${a}.rope.freq_base`, f32(c.ropeTheta)],
     [`${a}.rope.dimension_count`, u32(c.rotaryDims)],
-    [`${a}.expert_count`, u32(c.experts)],
-    [`${a}.expert_used_count`, u32(c.topK)],
-    [`${a}.expert_feed_forward_length`, u32(c.moeIntermediate)],
   ];
+  if (c.linear) kv.push(...hybridKv(c, a, dir));
+  if (c.experts > 0) {
+    kv.push(
+      [`${a}.expert_count`, u32(c.experts)],
+      [`${a}.expert_used_count`, u32(c.topK)],
+      [`${a}.expert_feed_forward_length`, u32(c.moeIntermediate)],
+    );
+  }
   if (c.arch === 'glm4_moe') {
     kv.push(
       [`${a}.expert_shared_count`, u32(c.sharedExperts)],
@@ -143,12 +160,23 @@ function tokenizerKv(dir: string, c: RefConfig): [string, GgufValue][] {
 function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[] {
   const out: GgufTensor[] = [];
   const vec = (name: string, src: string) =>
-    out.push({ name, dims: w.st.info(src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
-  const mat = (name: string, path: string, experts = 0, type = matType) => {
+    out.push({ name, dims: w.st.info(c.prefix + src).shape, type: 'F32', chunks: () => [f32Bytes(w.floats(src))] });
+  const mat = (name: string, path: string, experts = 0, type = matType, order: Order = {}) => {
     const m = w.dims(path, experts > 0);
-    const dims = experts > 0 ? [m.cols, m.rows, experts] : [m.cols, m.rows];
-    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type) });
+    const rows = order.rows ?? m.rows;
+    const dims = experts > 0 ? [m.cols, rows, experts] : [m.cols, rows];
+    out.push({ name, dims, type, chunks: () => matrixRows(w, path, experts, type, order) });
   };
+  // llama.cpp's llama ropes interleaved pairs: convert_hf_to_gguf permutes q/k rows per head.
+  const ropeOrder = (m: string): Order => {
+    const heads = c.arch !== 'llama' ? 0 : m === 'q_proj' ? c.heads : m === 'k_proj' ? c.kvHeads : 0;
+    const d = c.headDim;
+    return heads === 0 ? {} : { row: (r) => r - (r % d) + ((r % d) % 2) * (d / 2) + Math.floor((r % d) / 2) };
+  };
+  if (c.linear) {
+    hybridTensors(c, w, out, mat, matType);
+    return out;
+  }
   mat('token_embd.weight', 'model.embed_tokens');
   for (let l = 0; l < c.layers; l++) {
     const p = `model.layers.${l}`;
@@ -159,7 +187,7 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       ['attn_k', 'k_proj'],
       ['attn_v', 'v_proj'],
     ]) {
-      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`);
+      mat(`${b}.${g}.weight`, `${p}.self_attn.${m}`, 0, matType, ropeOrder(m));
       if (w.has(`${p}.self_attn.${m}.bias`)) vec(`${b}.${g}.bias`, `${p}.self_attn.${m}.bias`);
     }
     mat(`${b}.attn_output.weight`, `${p}.self_attn.o_proj`);
@@ -168,7 +196,7 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
       vec(`${b}.attn_k_norm.weight`, `${p}.self_attn.k_norm.weight`);
     }
     vec(
-      `${b}.${c.arch === 'qwen3_moe' ? 'ffn_norm' : 'post_attention_norm'}.weight`,
+      `${b}.${c.arch === 'glm4_moe' ? 'post_attention_norm' : 'ffn_norm'}.weight`,
       `${p}.post_attention_layernorm.weight`,
     );
     const ffn = (suffix: string, mlp: string) => {
@@ -199,22 +227,46 @@ function tensorPlan(c: RefConfig, w: RefWeights, matType: GgmlType): GgufTensor[
   return out;
 }
 
-function f32Bytes(v: ArrayLike<number>): Uint8Array {
+export function f32Bytes(v: ArrayLike<number>): Uint8Array {
   return new Uint8Array(Float32Array.from(v).buffer);
 }
 
-function* matrixRows(w: RefWeights, path: string, experts: number, type: GgmlType): Generator<Uint8Array> {
+/** Where GGUF row r / column i of a matrix comes from (default: the same index). */
+export interface Order {
+  row?: (r: number) => number;
+  col?: (i: number) => number;
+  /** Rows written (default: the module's), for a part of a fused module. */
+  rows?: number;
+}
+
+/** Rows in GGUF order, each streamed from its source row (and columns) of the MLX module. */
+export function* matrixRows(
+  w: RefWeights,
+  path: string,
+  experts: number,
+  type: GgmlType,
+  order: Order = {},
+): Generator<Uint8Array> {
   for (let e = 0; e < Math.max(1, experts); e++) {
     const m = w.matrix(path, experts > 0 ? e : undefined);
+    const source = order.row ?? ((r: number) => r);
+    const col = order.col;
+    const src = new Float64Array(col ? m.cols : 0);
     const rowBytes = (m.cols / GGML_TYPES[type].block) * GGML_TYPES[type].bytes;
     const rowsPerChunk = Math.max(1, Math.floor((4 << 20) / rowBytes));
     const row = new Float64Array(m.cols);
-    for (let r0 = 0; r0 < m.rows; r0 += rowsPerChunk) {
-      const n = Math.min(rowsPerChunk, m.rows - r0);
+    const rows = order.rows ?? m.rows;
+    for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
+      const n = Math.min(rowsPerChunk, rows - r0);
       const buf = new Uint8Array(n * rowBytes);
       const view = new DataView(buf.buffer);
       for (let r = 0; r < n; r++) {
-        m.row(r0 + r, row);
+        if (col) {
+          m.row(source(r0 + r), src);
+          for (let i = 0; i < m.cols; i++) row[i] = src[col(i)]!;
+        } else {
+          m.row(source(r0 + r), row);
+        }
         const o = r * rowBytes;
         if (type === 'F32') for (let i = 0; i < m.cols; i++) view.setFloat32(o + 4 * i, row[i], true);
         else if (type === 'F16') for (let i = 0; i < m.cols; i++) view.setUint16(o + 2 * i, numberToF16(row[i]), true);

@@ -1,13 +1,15 @@
 // Shapes of the synthetic models and their config.json, key for key as mlx-community ships
 // Qwen3-30B-A3B-4bit (qwen3_moe) and GLM-4.5-Air-4bit (glm4_moe) after mlx-lm conversion; the
-// hybrid Gated DeltaNet archs (qwen3_next, qwen3_5_moe) are in hybrid-shapes.ts.
+// hybrid Gated DeltaNet archs (qwen3_next, qwen3_5_moe) are in hybrid-shapes.ts, the dense
+// ones (qwen3, llama) in dense-shapes.ts.
 import { qwenSpecialIds, regularVocabSize } from './tokenizer-synth.js';
 import { quantLayoutError, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
 import { HYBRID_DIMS, hybridConfigJson, hybridSpecError, isHybridArch, type HybridSpec } from './hybrid-shapes.js';
+import { DENSE_DIMS, denseConfigKeys, denseOverrides, isDenseArch } from './dense-shapes.js';
 
-export const ARCHS = ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe'] as const;
+export const ARCHS = ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe', 'qwen3', 'llama'] as const;
 export type Arch = (typeof ARCHS)[number];
-export const SHAPES = ['tiny', 'moe-small', 'moe-30b', 'moe-35b'] as const;
+export const SHAPES = ['tiny', 'moe-small', 'moe-30b', 'moe-35b', 'dense-small'] as const;
 export type ShapeName = (typeof SHAPES)[number];
 
 export interface SynthSpec {
@@ -111,9 +113,10 @@ export const DIMS: Partial<Record<ShapeName, Dims>> = {
 
 export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): SynthSpec {
   const hybrid = isHybridArch(arch) ? HYBRID_DIMS[shape] : undefined;
-  const d = isHybridArch(arch) ? hybrid?.dims : DIMS[shape];
+  const table = isHybridArch(arch) ? undefined : isDenseArch(arch) ? DENSE_DIMS : DIMS;
+  const d = table ? table[shape] : hybrid?.dims;
   if (!d) {
-    const ok = isHybridArch(arch) ? Object.keys(HYBRID_DIMS) : Object.keys(DIMS);
+    const ok = Object.keys(table ?? HYBRID_DIMS);
     throw new RangeError(`shape ${shape} is not defined for ${arch} (shapes: ${ok.join(', ')})`);
   }
   const glm = arch === 'glm4_moe';
@@ -150,6 +153,12 @@ export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): 
     bits: o.bits ?? 4,
     groupSize: o.groupSize ?? 64,
   };
+  if (isDenseArch(arch))
+    Object.assign(
+      spec,
+      denseOverrides(arch),
+      o.tieWordEmbeddings === undefined ? {} : { tieWordEmbeddings: o.tieWordEmbeddings },
+    );
   if (hybrid) {
     Object.assign(spec, hybrid.overrides);
     spec.hybrid = { ...hybrid.spec };
@@ -164,7 +173,7 @@ export function specError(s: SynthSpec): string | undefined {
   const inDims: [string, number][] = [
     ['hidden_size', s.hiddenSize],
     ['num_attention_heads * head_dim', s.numAttentionHeads * s.headDim],
-    ['moe_intermediate_size', s.moeIntermediateSize],
+    ...(isDenseArch(s.arch) ? [] : ([['moe_intermediate_size', s.moeIntermediateSize]] as [string, number][])),
     ['intermediate_size', s.intermediateSize],
   ];
   for (const [name, n] of inDims) {
@@ -196,6 +205,7 @@ export function rotaryDims(s: Pick<SynthSpec, 'headDim' | 'partialRotaryFactor'>
 
 /** Whether layer `l` has a routed-expert MLP (otherwise a dense MLP of intermediate_size). */
 export function isMoeLayer(s: SynthSpec, l: number): boolean {
+  if (isDenseArch(s.arch)) return false;
   if (s.arch === 'glm4_moe') return l >= s.firstKDenseReplace;
   return !s.mlpOnlyLayers.includes(l) && (l + 1) % s.decoderSparseStep === 0;
 }
@@ -220,10 +230,14 @@ export function configJson(s: SynthSpec): Record<string, unknown> {
     intermediate_size: s.intermediateSize,
     max_position_embeddings: s.maxPositionEmbeddings,
     model_type: s.arch,
-    moe_intermediate_size: s.moeIntermediateSize,
-    norm_topk_prob: s.normTopkProb,
+    ...(isDenseArch(s.arch)
+      ? {}
+      : {
+          moe_intermediate_size: s.moeIntermediateSize,
+          norm_topk_prob: s.normTopkProb,
+          num_experts_per_tok: s.numExpertsPerTok,
+        }),
     num_attention_heads: s.numAttentionHeads,
-    num_experts_per_tok: s.numExpertsPerTok,
     num_hidden_layers: s.numHiddenLayers,
     num_key_value_heads: s.numKeyValueHeads,
     quantization,
@@ -236,8 +250,9 @@ export function configJson(s: SynthSpec): Record<string, unknown> {
     use_cache: true,
     vocab_size: s.vocabSize,
   };
-  const specific =
-    s.arch === 'qwen3_moe'
+  const specific = isDenseArch(s.arch)
+    ? denseConfigKeys(s.arch, ids)
+    : s.arch === 'qwen3_moe'
       ? {
           architectures: ['Qwen3MoeForCausalLM'],
           bos_token_id: ids.endoftext,

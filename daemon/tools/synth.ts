@@ -90,7 +90,7 @@ export function planTensors(s: SynthSpec, seed: number): TensorSource[] {
       if (s.attentionBias) t.push(plainTensor(seed, `${p}.self_attn.${name}.bias`, 'BF16', [out], 0, 0.1));
     }
     lin(`${p}.self_attn.o_proj`, d, qDim, OUT_GAIN / Math.sqrt(qDim));
-    if (s.arch === 'qwen3_moe') {
+    if (s.arch === 'qwen3_moe' || s.arch === 'qwen3') {
       norm(`${p}.self_attn.q_norm.weight`, s.headDim);
       norm(`${p}.self_attn.k_norm.weight`, s.headDim);
     }

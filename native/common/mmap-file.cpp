@@ -57,8 +57,8 @@ void unregister_immutable(const void* p) {
   r.by_begin.erase(reinterpret_cast<uintptr_t>(p));
 }
 
-std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+int open_regular(const std::string& path, int extra, uint64_t* size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | extra);
   if (fd < 0) fail("cannot open ", path, ": ", std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -68,11 +68,24 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail(path, " is not a regular file");
+    fail(path, " is not a regular file (",
+         S_ISFIFO(st.st_mode)  ? "a FIFO"
+         : S_ISDIR(st.st_mode) ? "a folder"
+                               : "a device or socket",
+         ")");
   }
+  // Regular-file reads never block on O_NONBLOCK; cleared anyway so reads keep their usual meaning.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
+  uint64_t size = 0;
+  const int fd = open_regular(path, 0, &size);
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
-  f->size_ = static_cast<size_t>(st.st_size);
+  f->size_ = static_cast<size_t>(size);
   if (f->size_ > 0) {
     void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {

@@ -8,6 +8,11 @@
 
 namespace bs {
 
+// Opens `path` read-only as a regular file (fd, close-on-exec) or throws naming the path. Opened
+// non-blocking, so a FIFO or device swapped in after the daemon's checks fails here at once
+// instead of blocking a worker thread; `extra` adds flags such as O_DIRECT; `size` gets its bytes.
+int open_regular(const std::string& path, int extra = 0, uint64_t* size = nullptr);
+
 class MappedFile {
  public:
   // Throws bs::Error naming the path and the OS error.

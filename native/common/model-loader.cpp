@@ -12,8 +12,8 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(), &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch(),
-                                 &qwen3_vl_moe_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(),    &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch(),
+                                 &qwen3_vl_moe_arch(), &qwen3_arch(),    &llama_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -75,6 +75,15 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   if (r.has("pad_token_id") && r.integer("pad_token_id", 0) >= c.vocab) r.error("pad_token_id", in_vocab);
 }
 
+void read_dense_config(const ConfigReader& r, ModelConfig& c) {
+  read_decoder_config(r, c);
+  c.rot_dims = c.head_dim;
+  if (r.boolean("attention_bias", false))
+    r.error("attention_bias", "is not supported for " + c.arch + " (must be false)");
+  c.intermediate = r.integer("intermediate_size", 1);
+  c.moe_layer.assign(c.n_layers, false);
+}
+
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg) {
   const RouterSpec& s = cfg.router;
   const char* experts_key = s.family == RoutingFamily::SoftmaxTopK ? "num_experts" : "n_routed_experts";
@@ -112,39 +121,126 @@ MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, 
 }
 
 namespace {
-// The engine reads experts stacked as mlx-lm writes them (switch_mlp.*); Hugging Face's
-// per-expert (experts.N.*) and fused (experts.gate_up_proj) layouts, or a mixture, are named.
-void check_expert_layout(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix) {
-  const std::string stacked = mlp_prefix + ".switch_mlp.gate_proj.weight";
-  const std::string per_expert = mlp_prefix + ".experts.0.gate_proj.weight";
-  const std::string fused = t.has(mlp_prefix + ".experts.gate_up_proj") ? mlp_prefix + ".experts.gate_up_proj"
-                                                                        : mlp_prefix + ".experts.gate_up_proj.weight";
-  const char* other = t.has(per_expert) ? "per-expert" : t.has(fused) ? "fused gate_up" : nullptr;
-  if (!other) return;
-  const std::string found = c.weight_prefix + (t.has(per_expert) ? per_expert : fused);
-  if (t.has(stacked)) {
-    fail("tensors ", c.weight_prefix, stacked, " and ", found, " mix the stacked and ", other,
-         " expert layouts; a folder must use one (mlx_lm.convert writes switch_mlp.*)");
+
+enum class ExpertLayout { Stacked, PerExpert, Fused };
+
+// The expert layout of MoE layer `mlp` from its tensor names; a mixture fails naming two tensors.
+ExpertLayout find_expert_layout(const ModelConfig& c, const TensorLoader& t, const std::string& mlp) {
+  struct Found {
+    ExpertLayout layout;
+    const char* what;
+    std::string tensor;
+  };
+  std::vector<Found> found;
+  const std::string stacked = mlp + ".switch_mlp.gate_proj.weight", per = mlp + ".experts.0.gate_proj.weight";
+  const std::string fused = mlp + ".experts.gate_up_proj";
+  if (t.has(stacked)) found.push_back({ExpertLayout::Stacked, "stacked", stacked});
+  if (t.has(per)) found.push_back({ExpertLayout::PerExpert, "per-expert", per});
+  if (t.has(fused) || t.has(fused + ".weight")) {
+    found.push_back({ExpertLayout::Fused, "fused gate_up", t.has(fused) ? fused : fused + ".weight"});
   }
-  fail("tensor ", found, " uses the Hugging Face ", other, " expert layout; the engine reads experts stacked as ",
-       c.weight_prefix, stacked, " (convert the checkpoint with mlx_lm.convert)");
+  if (found.size() > 1) {
+    fail("tensors ", c.weight_prefix, found[0].tensor, " and ", c.weight_prefix, found[1].tensor, " mix the ",
+         found[0].what, " and ", found[1].what, " expert layouts; a layer's experts must use one");
+  }
+  return found.empty() ? ExpertLayout::Stacked : found[0].layout;  // none: the stacked loader names what is missing
 }
+
+// Expert e's slice of tensor `t` stacked [E × split, ...]: sub-matrix `which` of e's `split`.
+ExpertPart stacked_part(const TensorInfo& t, int64_t E, int64_t split, int64_t which) {
+  ExpertPart p;
+  p.bytes = t.nbytes / static_cast<uint64_t>(E * split);
+  p.tensor.assign(static_cast<size_t>(E), &t);
+  for (int64_t e = 0; e < E; ++e) p.offset.push_back(static_cast<uint64_t>(e * split + which) * p.bytes);
+  return p;
+}
+
+// The weight tensor behind `path` and, when quantised, its scales and biases.
+std::vector<const TensorInfo*> part_tensors(const TensorLoader& t, const std::string& path, const WeightMatrix& m) {
+  std::vector<const TensorInfo*> out{t.has(path + ".weight") ? t.info(path + ".weight") : t.info(path)};
+  if (m.quantised()) {
+    out.push_back(t.info(path + ".scales"));
+    out.push_back(t.info(path + ".biases"));
+  }
+  return out;
+}
+
+const char* const kProjs[3] = {".gate_proj", ".up_proj", ".down_proj"};
+
+void load_stacked(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, int64_t H, MoeWeights& out) {
+  WeightMatrix* mats[3] = {&out.gate, &out.up, &out.down};
+  for (int p = 0; p < 3; ++p) {
+    const std::string path = mlp + ".switch_mlp" + kProjs[p];
+    *mats[p] = p < 2 ? t.stacked(path, E, I, H) : t.stacked(path, E, H, I);
+    for (const TensorInfo* x : part_tensors(t, path, *mats[p])) out.expert_parts.push_back(stacked_part(*x, E, 1, 0));
+  }
+}
+
+// Hugging Face's experts.N.{gate,up,down}_proj: one tensor per expert, in any file.
+void load_per_expert(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, int64_t H, MoeWeights& out) {
+  out.stacked = false;
+  WeightMatrix* mats[3] = {&out.gate, &out.up, &out.down};
+  for (int p = 0; p < 3; ++p) {
+    const size_t first = out.expert_parts.size();
+    for (int64_t e = 0; e < E; ++e) {
+      const std::string path = mlp + ".experts." + std::to_string(e) + kProjs[p];
+      const WeightMatrix m = p < 2 ? t.expert(path, I, H) : t.expert(path, H, I);
+      const std::vector<const TensorInfo*> parts = part_tensors(t, path, m);
+      if (e == 0) {
+        *mats[p] = m;
+        out.expert_parts.resize(first + parts.size());
+      } else if (m.format != mats[p]->format || m.dtype != mats[p]->dtype || m.bits != mats[p]->bits ||
+                 m.group != mats[p]->group) {
+        fail(*parts[0]->file, ": tensor ", parts[0]->name, " is stored as ",
+             m.quantised() ? std::to_string(m.bits) + "-bit" : "plain", " ", dtype_name(m.dtype),
+             " unlike expert 0's; the experts of a layer must share one format");
+      }
+      for (size_t k = 0; k < parts.size(); ++k) {
+        ExpertPart& x = out.expert_parts[first + k];
+        x.bytes = parts[k]->nbytes;
+        x.tensor.push_back(parts[k]);
+        x.offset.push_back(0);
+      }
+    }
+  }
+}
+
+// Hugging Face's experts.gate_up_proj [E, 2 × inter, hidden] (per expert: gate rows, then up
+// rows) and experts.down_proj [E, hidden, inter], with or without ".weight".
+void load_fused(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, int64_t H, MoeWeights& out) {
+  out.stacked = false;
+  const std::string gu = mlp + ".experts.gate_up_proj", down = mlp + ".experts.down_proj";
+  const WeightMatrix m = t.stacked(gu, E, 2 * I, H);
+  out.down = t.stacked(down, E, H, I);
+  const std::vector<const TensorInfo*> gu_parts = part_tensors(t, gu, m);
+  for (int half = 0; half < 2; ++half) {
+    WeightMatrix& x = half == 0 ? out.gate : out.up;
+    x = m;
+    x.n_mats = 1;
+    x.rows = I;
+    x.w = m.w_row(0, half * I);
+    if (m.quantised()) {
+      x.scales = m.scales + m.sb_index(0, half * I) * dtype_size(m.dtype);
+      x.biases = m.biases + m.sb_index(0, half * I) * dtype_size(m.dtype);
+    }
+    for (const TensorInfo* p : gu_parts) out.expert_parts.push_back(stacked_part(*p, E, 2, half));
+  }
+  for (const TensorInfo* p : part_tensors(t, down, out.down)) out.expert_parts.push_back(stacked_part(*p, E, 1, 0));
+  out.down.n_mats = 1;  // expert 0's, like gate and up: the experts run one at a time
+}
+
 }  // namespace
 
 void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
-  check_expert_layout(c, t, mlp_prefix);
-  const int64_t E = c.router.n_experts;
-  out.router = t.linear(mlp_prefix + ".gate", E, c.hidden);
+  const ExpertLayout layout = find_expert_layout(c, t, mlp_prefix);
+  const int64_t E = c.router.n_experts, I = c.moe_intermediate, H = c.hidden;
+  out.router = t.linear(mlp_prefix + ".gate", E, H);
   out.spec = c.router;
   out.expert_checked.reset(new std::atomic<bool>[static_cast<size_t>(E)]());
-  const std::string p = mlp_prefix + ".switch_mlp";
-  out.gate = t.stacked(p + ".gate_proj", E, c.moe_intermediate, c.hidden);
-  out.up = t.stacked(p + ".up_proj", E, c.moe_intermediate, c.hidden);
-  out.down = t.stacked(p + ".down_proj", E, c.hidden, c.moe_intermediate);
-  for (const char* proj : {".gate_proj", ".up_proj", ".down_proj"}) {
-    for (const char* part : {".weight", ".scales", ".biases"}) {
-      if (const TensorInfo* info = t.info(p + proj + part)) out.expert_tensors.push_back(info);
-    }
+  switch (layout) {
+    case ExpertLayout::Stacked: load_stacked(t, mlp_prefix, E, I, H, out); break;
+    case ExpertLayout::PerExpert: load_per_expert(t, mlp_prefix, E, I, H, out); break;
+    case ExpertLayout::Fused: load_fused(t, mlp_prefix, E, I, H, out); break;
   }
 }
 
@@ -152,6 +248,9 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
   if (opts.activation_bits != 24 && opts.activation_bits != 16) {
     fail("activationBits must be 16 or 24, got ", opts.activation_bits);
+  }
+  if (opts.prefill_chunk < 1 || opts.prefill_chunk > 4096) {
+    fail("prefillChunk must be between 1 and 4096, got ", opts.prefill_chunk);
   }
   const Backend& backend = pick_backend(opts.backend);
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
@@ -163,6 +262,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   const ConfigReader r(config, config_path, arch.model_type);
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
+  m->prefill_chunk = opts.prefill_chunk;
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

@@ -81,13 +81,26 @@ struct LinearAttnWeights {
   Linear out;                  // [hidden, value_dim]
 };
 
+// One of an MoE layer's expert tensors (gate/up/down × weight/scales/biases): where each
+// expert's slice lies. mlx-lm stacks the experts (switch_mlp: slice e at e·bytes of one tensor);
+// Hugging Face writes one tensor per expert (experts.N.*) or fuses gate and up (experts.gate_up_proj).
+struct ExpertPart {
+  uint64_t bytes = 0;                     // one expert's slice
+  std::vector<const TensorInfo*> tensor;  // [E] the tensor holding expert e's slice
+  std::vector<uint64_t> offset;           // [E] the slice's byte offset in that tensor
+  const uint8_t* data(int64_t e) const { return tensor[e]->data + offset[e]; }
+};
+
 struct MoeWeights {
-  Linear router;                // [E, hidden]
-  RouterSpec spec;              // the model's router with this layer's correction bias
-  WeightMatrix gate, up, down;  // stacked [E, moe_inter, hidden] / [E, hidden, moe_inter]
-  // The stacked tensors behind gate, up, down: {weight, scales, biases} each when quantised,
-  // {weight} each when plain; one expert is one contiguous slice of every one of them.
-  std::vector<const TensorInfo*> expert_tensors;
+  Linear router;    // [E, hidden]
+  RouterSpec spec;  // the model's router with this layer's correction bias
+  // Stacked [E, moe_inter, hidden] / [E, hidden, moe_inter] when `stacked`; otherwise expert 0's
+  // matrices (n_mats 1), the shape every expert shares (expert_views gives expert e's).
+  WeightMatrix gate, up, down;
+  bool stacked = true;
+  // The slices behind gate, up, down: {weight, scales, biases} each when quantised, {weight}
+  // each when plain.
+  std::vector<ExpertPart> expert_parts;
   // Per expert: its slices were scanned for non-finite values (on first use, not at load).
   std::shared_ptr<std::atomic<bool>[]> expert_checked;
   bool has_shared = false;
@@ -113,6 +126,7 @@ struct LoadOptions {
   std::string backend;       // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;       // KV caches in IEEE half (half the memory) instead of float32
   int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
+  int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
 };
 
@@ -130,7 +144,8 @@ class Model {
   std::vector<float> final_norm;
   Linear lm_head;  // tied: a view of embed
   std::vector<LayerWeights> layers;
-  int top_k = 0;  // routing width in use
+  int top_k = 0;                // routing width in use
+  int64_t prefill_chunk = 128;  // tokens per forward step of a prefill
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)

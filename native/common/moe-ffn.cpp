@@ -15,15 +15,14 @@ namespace {
 // a corrupt expert is a model error naming the tensor rather than NaN logits.
 void check_experts_finite(const MoeWeights& w, const std::vector<ExpertGroup>& groups) {
   if (!w.expert_checked) return;
-  const int64_t E = w.spec.n_experts;
   for (const ExpertGroup& g : groups) {
     std::atomic<bool>& done = w.expert_checked[g.expert];
     if (done.load(std::memory_order_acquire)) continue;
-    for (const TensorInfo* t : w.expert_tensors) {
-      const size_t n = static_cast<size_t>(t->numel() / E);
-      const int64_t i = first_non_finite(t->data + (t->nbytes / E) * g.expert, t->dtype, n);
+    for (const ExpertPart& p : w.expert_parts) {
+      const TensorInfo& t = *p.tensor[g.expert];
+      const int64_t i = first_non_finite(p.data(g.expert), t.dtype, p.bytes / dtype_size(t.dtype));
       if (i >= 0) {
-        fail(*t->file, ": tensor ", t->name, " holds a non-finite value (NaN or ±Inf) in expert ", g.expert,
+        fail(*t.file, ": tensor ", t.name, " holds a non-finite value (NaN or ±Inf) in expert ", g.expert,
              " at element ", i, " of its slice; the model's weights are corrupt");
       }
     }
@@ -116,6 +115,7 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   if (m.streamer && layer >= 0) {
     m.streamer->run(m, layer, phase, s);
   } else {
+    if (!w.stacked) fail("internal: experts that are not stacked run through the expert streamer");
     const WeightMatrix v[3] = {w.gate, w.up, w.down};
     expert_rows(m, v, s.order_ids.data(), s.rows.data(), rows, s, s.act.data());
   }

@@ -63,7 +63,8 @@ class Session {
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
   // The prerouter's state (last routing, pending predictions) is dropped. A hybrid model's
   // recurrent state is restored from the latest snapshot at or before n (the end of a recent
-  // prefill) and the tokens from there to n are run again.
+  // prefill, or a decode step < kDecodeSnapshotEvery tokens back) and the tokens from there to
+  // n are run again.
   void truncate(int64_t n);
   // The LoRA adapter later calls run with (nullptr: the base model). Cached keys and values
   // stay as they were computed, so outputs change from the next token on; callers that
@@ -72,9 +73,17 @@ class Session {
   const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
 
  private:
-  static constexpr int64_t kChunk = 128;  // tokens per forward step of a prefill
   // Recurrent-state snapshots kept (each is every linear layer's conv history and S).
   static constexpr size_t kMaxSnapshots = 4;
+  // Decode snapshots every this many tokens after the latest snapshot, so truncating into
+  // generated text replays fewer tokens than that; when the slots are full a decode snapshot
+  // replaces the earliest decode one, keeping the ends of prefills (prompt boundaries).
+  static constexpr int64_t kDecodeSnapshotEvery = 32;
+  struct Snapshot {
+    int64_t pos = -1;  // −1: dropped by a truncation, storage kept for the next one
+    bool decode = false;
+    std::vector<float> state;
+  };
   // Routing of one MoE layer for one token: ids and weights [K].
   struct Routing {
     std::vector<int32_t> ids;
@@ -97,7 +106,8 @@ class Session {
   // Hybrid models: the recurrent state at position n ≤ n_past from a snapshot plus a replay of
   // the tokens after it (forward_mu held); also repairs a state a failed chunk left half-advanced.
   void restore_recurrent(int64_t n);
-  void save_snapshot();
+  // Snapshots the state at n_past (`decode`: taken by a decode step).
+  void save_snapshot(bool decode);
 
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const LoraAdapter> adapter_;
@@ -110,7 +120,7 @@ class Session {
   std::vector<float> rec_;
   std::vector<int64_t> rec_offset_;
   std::vector<int32_t> tokens_, replay_;
-  std::vector<std::pair<int64_t, std::vector<float>>> snapshots_;
+  std::vector<Snapshot> snapshots_;
   Scratch scratch_;
   SessionStats stats_;
   // Prerouter: per layer, the executed top-k of the last token (t−1 for the next step; empty

@@ -32,8 +32,11 @@ void TensorLoader::check_finite(const TensorInfo& t) const {
   }
 }
 
-WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked) {
-  const TensorInfo& w = require(path + ".weight");
+WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked,
+                                  bool lazy_finite) {
+  // Hugging Face names a stacked expert parameter without ".weight" (experts.gate_up_proj).
+  const bool bare = stacked && !has(path + ".weight") && has(path);
+  const TensorInfo& w = require(bare ? path : path + ".weight");
   std::vector<int64_t> lead;
   if (stacked) lead.push_back(n);
   auto dims = [&](int64_t a, int64_t b) {
@@ -54,7 +57,7 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
            ".scales; a plain weight must be F16, BF16 or F32 (a quantised one needs .scales and .biases)");
     }
     check_shape(w, dims(out, in), "plain " + std::string(dtype_name(w.dtype)) + " weight [out, in]");
-    if (!stacked) check_finite(w);
+    if (!lazy_finite) check_finite(w);
     m.dtype = w.dtype;
   } else {
     const std::optional<QuantParams> qp = quant_.for_module(prefix_ + path);
@@ -86,7 +89,7 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
     check_shape(w, dims(out, in * qp->bits / 32), why);
     check_shape(*scales, dims(out, in / qp->group), why);
     check_shape(biases, dims(out, in / qp->group), why);
-    if (!stacked) {
+    if (!lazy_finite) {
       check_finite(*scales);
       check_finite(biases);
     }
@@ -103,13 +106,17 @@ WeightMatrix TensorLoader::matrix(const std::string& path, int64_t n, int64_t ou
 
 Linear TensorLoader::linear(const std::string& path, int64_t out, int64_t in, bool with_bias) {
   Linear l;
-  l.w = matrix(path, 1, out, in, false);
+  l.w = matrix(path, 1, out, in, false, false);
   if (with_bias) l.bias = vector(path + ".bias", out);
   return l;
 }
 
 WeightMatrix TensorLoader::stacked(const std::string& path, int64_t n, int64_t out, int64_t in) {
-  return matrix(path, n, out, in, true);
+  return matrix(path, n, out, in, true, true);
+}
+
+WeightMatrix TensorLoader::expert(const std::string& path, int64_t out, int64_t in) {
+  return matrix(path, 1, out, in, false, true);
 }
 
 std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) {

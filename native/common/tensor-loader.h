@@ -25,7 +25,10 @@ class TensorLoader {
   Linear linear(const std::string& path, int64_t out, int64_t in, bool with_bias = false);
   // A stacked [n, out, in] module (switch_mlp projections), quantised or plain; its experts are
   // checked for non-finite values on first use (check_expert_finite), the rest here at load.
+  // `path` may also name the tensor itself (Hugging Face's experts.gate_up_proj, no ".weight").
   WeightMatrix stacked(const std::string& path, int64_t n, int64_t out, int64_t in);
+  // One expert's [out, in] module (Hugging Face's experts.N.*), checked on first use like stacked.
+  WeightMatrix expert(const std::string& path, int64_t out, int64_t in);
   // A float vector (norm weights, biases, correction bias) of any float dtype, as float32.
   std::vector<float> vector(const std::string& name, int64_t n);
   // Bytes of all matrices loaded so far (codes + scales + biases).
@@ -36,7 +39,7 @@ class TensorLoader {
   // Fails naming the tensor when its float bytes [from, from + n elements) hold a NaN or ±Inf.
   void check_finite(const TensorInfo& t) const;
   void check_shape(const TensorInfo& t, const std::vector<int64_t>& want, const std::string& why) const;
-  WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked);
+  WeightMatrix matrix(const std::string& path, int64_t n, int64_t out, int64_t in, bool stacked, bool lazy_finite);
 
   const WeightStore& store_;
   const QuantConfig& quant_;

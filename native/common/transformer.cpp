@@ -35,6 +35,7 @@ Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : m
     }
   }
   rec_.assign(floats, 0.0f);
+  if (floats > 0) snapshots_.reserve(kMaxSnapshots);  // slots never move
 }
 
 uint64_t Session::state_bytes() const {
@@ -42,7 +43,7 @@ uint64_t Session::state_bytes() const {
   for (const auto& c : k_cache_) b += c.capacity();
   for (const auto& c : v_cache_) b += c.capacity();
   b += rec_.capacity() * sizeof(float);
-  for (const auto& snap : snapshots_) b += snap.second.capacity() * sizeof(float);
+  for (const Snapshot& snap : snapshots_) b += snap.state.capacity() * sizeof(float);
   return b;
 }
 
@@ -76,38 +77,52 @@ void Session::truncate(int64_t n) {
 
 void Session::restore_recurrent(int64_t n) {
   // The latest snapshot at or before n (none: the zero state at position 0).
-  const std::pair<int64_t, std::vector<float>>* best = nullptr;
-  for (const auto& snap : snapshots_) {
-    if (snap.first <= n && (!best || snap.first > best->first)) best = &snap;
+  const Snapshot* best = nullptr;
+  for (const Snapshot& snap : snapshots_) {
+    if (snap.pos >= 0 && snap.pos <= n && (!best || snap.pos > best->pos)) best = &snap;
   }
-  const int64_t from = best ? best->first : 0;
+  const int64_t from = best ? best->pos : 0;
   replay_.assign(tokens_.begin() + from, tokens_.begin() + n);
   if (best) {
-    std::copy(best->second.begin(), best->second.end(), rec_.begin());
+    std::copy(best->state.begin(), best->state.end(), rec_.begin());
   } else {
     std::fill(rec_.begin(), rec_.end(), 0.0f);
   }
-  snapshots_.erase(std::remove_if(snapshots_.begin(), snapshots_.end(), [&](const auto& s) { return s.first > n; }),
-                   snapshots_.end());
+  for (Snapshot& snap : snapshots_) {
+    if (snap.pos > n) snap.pos = -1;  // storage kept: a warm decode step never allocates one
+  }
   n_past_ = from;
   tokens_.resize(from);
-  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += kChunk) {
-    forward_chunk(replay_.data() + i, std::min<int64_t>(kChunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
+  const int64_t chunk = model_->prefill_chunk;
+  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += chunk) {
+    forward_chunk(replay_.data() + i, std::min<int64_t>(chunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
   }
 }
 
-void Session::save_snapshot() {
-  std::pair<int64_t, std::vector<float>>* slot = nullptr;
-  for (auto& snap : snapshots_) {
-    if (snap.first == n_past_) slot = &snap;
-  }
+void Session::save_snapshot(bool decode) {
+  Snapshot* slot = nullptr;
+  auto take = [&](auto pred) {
+    for (Snapshot& snap : snapshots_) {
+      if (!slot && pred(snap)) slot = &snap;
+    }
+  };
+  take([&](const Snapshot& x) { return x.pos == n_past_; });
+  take([](const Snapshot& x) { return x.pos < 0; });
   if (!slot && snapshots_.size() < kMaxSnapshots) slot = &snapshots_.emplace_back();
-  if (!slot) {  // full: the earliest position makes way
-    slot = &*std::min_element(snapshots_.begin(), snapshots_.end(),
-                              [](const auto& x, const auto& y) { return x.first < y.first; });
-  }
-  slot->first = n_past_;
-  slot->second.assign(rec_.begin(), rec_.end());
+  // Full: the earliest decode snapshot makes way for a decode one (prefill ends are kept), else
+  // the earliest position.
+  auto earliest = [&](bool only_decode) {
+    Snapshot* best = nullptr;
+    for (Snapshot& x : snapshots_) {
+      if ((!only_decode || x.decode) && (!best || x.pos < best->pos)) best = &x;
+    }
+    return best;
+  };
+  if (!slot && decode) slot = earliest(true);
+  if (!slot) slot = earliest(false);
+  slot->pos = n_past_;
+  slot->decode = decode;
+  slot->state.assign(rec_.begin(), rec_.end());
 }
 
 void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
@@ -138,8 +153,8 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
   saved_last_ids_ = last_ids_;
   saved_predicted_ = predicted_;
   try {
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    for (int64_t i = 0; i < n; i += model_->prefill_chunk) {
+      const int64_t m = std::min(model_->prefill_chunk, n - i);
       MmChunk chunk{};
       if (mm) {
         const int64_t* end = mm->rows + mm->n_rows;
@@ -166,7 +181,10 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
     }
     throw;
   }
-  if (!rec_.empty() && n > 1) save_snapshot();
+  if (rec_.empty()) return;
+  int64_t latest = 0;
+  for (const Snapshot& snap : snapshots_) latest = std::max(latest, snap.pos);
+  if (n > 1 || n_past_ - latest >= kDecodeSnapshotEvery) save_snapshot(n == 1);
 }
 
 void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora) {

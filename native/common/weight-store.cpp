@@ -1,24 +1,38 @@
 #include "common/weight-store.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "common/error.h"
 #include "common/json.h"
+#include "common/mmap-file.h"
 
 namespace fs = std::filesystem;
 
 namespace bs {
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read ", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const int fd = open_regular(path);
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int e = errno;
+      ::close(fd);
+      fail("cannot read ", path, ": ", std::strerror(e));
+    }
+    if (got == 0) break;
+    text.append(buf, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return text;
 }
 
 const TensorInfo* WeightStore::find(const std::string& name) const {

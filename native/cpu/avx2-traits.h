@@ -12,6 +12,9 @@ namespace {
 struct Avx2 {
   static constexpr int L = 8;
   static constexpr bool kIntDot = true;
+  // No integer prefill GEMM: two activation bytes take two vpmaddubsw per 32 multiply-adds,
+  // one pipe on Zen (measured no faster than the float GEMM's two FMA pipes, and less exact).
+  static constexpr bool kIntGemm = false;
   static constexpr int kGemmT = 3, kGemmR = 4;  // prefill register tile: tokens × rows
   using F = __m256;
   using I = __m256i;

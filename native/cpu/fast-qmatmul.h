@@ -1,6 +1,7 @@
 // The fast quantised matmuls (qmatvec, qmatmul, gather_matmul): activations laid out once per
 // call (fast-activations.h), then rows of codes against them on the float path here, the
-// integer decode path (fast-int-dot.h) or the prefill GEMM (fast-gemm.h).
+// integer paths (fast-int-dot.h per token, fast-int-gemm.h for runs) or the float prefill
+// GEMM (fast-gemm.h).
 #pragma once
 #include <algorithm>
 
@@ -9,6 +10,7 @@
 #include "cpu/fast-common.h"
 #include "cpu/fast-gemm.h"
 #include "cpu/fast-int-dot.h"
+#include "cpu/fast-int-gemm.h"
 #include "cpu/fast-vector.h"
 
 namespace bs {
@@ -96,6 +98,12 @@ struct FastQMatMul {
                     float* y, int64_t ldy) {
     if constexpr (V::kIntDot) {
       if (a.ints) {
+        if constexpr (V::kIntGemm) {
+          if (a.bytes == 2 && nt >= FastIntGemm<V>::kMinTokens) {
+            FastIntGemm<V>::qrows(w, mat, r0, r1, a, t0, nt, y, ldy);
+            return;
+          }
+        }
         FastIntDot<V>::qrows_int(w, mat, r0, r1, a, t0, nt, y, ldy);
         return;
       }
@@ -140,7 +148,7 @@ struct FastQMatMul {
   }
 
   static void qmatmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
-    const Act a = Acts::prepare(ctx, w, x, n, Acts::use_ints(w, n));
+    const Act a = Acts::prepare(ctx, w, x, n, Acts::use_ints(ctx, w, n));
     ctx.parallel_for(
         w.rows, [&](int64_t r0, int64_t r1) { qrows(w, mat, r0, r1, a, 0, n, y, w.rows); },
         Vec::row_grain(ctx, w.rows));
@@ -159,7 +167,7 @@ struct FastQMatMul {
     const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
     int64_t max_run = 0;
     for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
-    const Act a = Acts::prepare(ctx, w, x, m, Acts::use_ints(w, max_run));
+    const Act a = Acts::prepare(ctx, w, x, m, Acts::use_ints(ctx, w, max_run));
     constexpr int64_t kRB = Vec::kRowBlock;
     const int64_t rb = std::clamp<int64_t>(w.rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
     const int64_t blocks = (w.rows + rb - 1) / rb;

@@ -19,6 +19,7 @@ namespace {
 struct Avx512 {
   static constexpr int L = 16;
   static constexpr bool kIntDot = true;
+  static constexpr bool kIntGemm = true;        // prefill: fast-int-gemm.h on vpdpbusd
   static constexpr int kGemmT = 4, kGemmR = 6;  // prefill register tile: tokens × rows
   using F = __m512;
   using I = __m512i;
@@ -75,6 +76,31 @@ struct Avx512 {
       a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_slli_epi32(a, 8), x[2 * k], lo), x[2 * k + 1], hi);
     }
     return a;
+  }
+  // Prefill (fast-int-gemm.h): a block of 32 elements of 16 rows (lane = row; tile words
+  // w[i] lo/hi at 128i, 128i + 64) against T tokens' two activation bytes, broadcast a dword
+  // at a time: vpdpbusd sums into int32 (codes × signed top byte, unsigned low byte × codes).
+  template <int T>
+  static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
+    I hi[T], lo[T];
+    for (int t = 0; t < T; ++t) hi[t] = lo[t] = _mm512_setzero_si512();
+    auto bcast = [](const int8_t* p) {
+      int32_t v;
+      __builtin_memcpy(&v, p, 4);
+      return _mm512_set1_epi32(v);
+    };
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const I wl = _mm512_loadu_si512(wt + 128 * i), wh = _mm512_loadu_si512(wt + 128 * i + 64);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        hi[t] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(hi[t], wl, bcast(x[t] + 8 * L + 4 * i)), wh,
+                                    bcast(x[t] + 12 * L + 4 * i));
+        lo[t] =
+            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+      }
+    }
+    for (int t = 0; t < T; ++t) out[t] = _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]);
   }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;

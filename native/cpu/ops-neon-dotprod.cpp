@@ -13,6 +13,7 @@ namespace {
 
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
+  static constexpr bool kIntGemm = true;  // prefill: fast-int-gemm.h on sdot / udot
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
@@ -42,6 +43,29 @@ struct NeonDot : Neon {
       if constexpr (BYTES == 3) store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 16); });
     }
     return m / qmax;
+  }
+  // Prefill (fast-int-gemm.h): a block of 32 elements of 4 rows (lane = row; tile words w[i]
+  // lo/hi at 32i, 32i + 16) against T tokens' two activation bytes, broadcast a word at a
+  // time: sdot for codes × the signed top byte, udot for the unsigned low byte × codes.
+  template <int T>
+  static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
+    int32x4_t hi[T];
+    uint32x4_t lo[T];
+    for (int t = 0; t < T; ++t) hi[t] = vdupq_n_s32(0), lo[t] = vdupq_n_u32(0);
+    auto bcast = [](const int8_t* p) {
+      uint32_t v;
+      __builtin_memcpy(&v, p, 4);
+      return vreinterpretq_u8_u32(vdupq_n_u32(v));
+    };
+    for (int i = 0; i < 4; ++i) {
+      const uint8x16_t wl = vld1q_u8(wt + 32 * i), wh = vld1q_u8(wt + 32 * i + 16);
+      for (int t = 0; t < T; ++t) {
+        hi[t] = vdotq_s32(vdotq_s32(hi[t], vreinterpretq_s8_u8(wl), vreinterpretq_s8_u8(bcast(x[t] + 8 * L + 4 * i))),
+                          vreinterpretq_s8_u8(wh), vreinterpretq_s8_u8(bcast(x[t] + 12 * L + 4 * i)));
+        lo[t] = vdotq_u32(vdotq_u32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+      }
+    }
+    for (int t = 0; t < T; ++t) out[t] = vaddq_u32(vshlq_n_u32(vreinterpretq_u32_s32(hi[t]), 8), lo[t]);
   }
   // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each), Horner from the top byte:
   // sdot for the signed top byte, udot for the unsigned low bytes (the same two's-complement

@@ -7,19 +7,13 @@
 
 #include "common/accel-limits.h"
 #include "common/error.h"
-#include "metal/params.h"
+#include "metal/metal-encode.h"
 
 namespace bs::metal {
 
 namespace {
 
-constexpr uint32_t kMatThreads = BS_MM_SIMDGROUPS * 32;
 constexpr uint64_t kMaxOffset = uint64_t{1} << 32;
-
-uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
-uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
 
 // Beyond what the kernels read, every byte offset must fit the kernels' 32-bit fields.
 bool weight_ok(const WeightMatrix& w) {
@@ -54,11 +48,7 @@ class Call {
   // A weight range in place: its pages wrapped without a copy when the device takes them (the
   // mmapped files), else copied. `off` receives the range's byte offset inside the buffer.
   Arg weight(const void* p, size_t bytes, uint32_t& off) {
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
-    if (auto b = ops_.d_.wrap(reinterpret_cast<void*>(begin), end - begin)) {
-      off = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) - begin);
+    if (auto b = wrap_range(ops_.d_, p, bytes, off)) {
       wraps_.push_back(std::move(b));
       return {wraps_.back().get(), 0};
     }
@@ -117,11 +107,6 @@ bool MetalOps::accepts(Op op, const WeightMatrix* w) {
 }
 
 namespace {
-
-// The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
-QMatParams qparams(const WeightMatrix& w, int64_t n) {
-  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1};
-}
 
 // Encodes y = W·x over the stack w: plain (matrix p.mat, tokens in chunks) or gathered (matrix of
 // slot i from ids[i], through slots when p.has_slots; x row i / p.x_div).

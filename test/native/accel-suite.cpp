@@ -123,7 +123,9 @@ void check_embed(T& t, const bs::Backend& b) {
     std::vector<float> got(n * w.m.cols), want(got.size());
     b.k.embed(bs::ExecCtx{}, w.m, ids.data(), n, got.data());
     ref().embed(bs::ExecCtx{}, w.m, ids.data(), n, want.data());
-    EXPECT(got == want) << b.name << " embed seed " << 34000 + c << " " << describe(w.m);
+    // Not bit-exact: a compiler may fuse scale·q + bias into one FMA (Metal's fast math, aarch64).
+    expect_close(t, got, want, 1e-6,
+                 std::string(b.name) + " embed seed " + std::to_string(34000 + c) + " " + describe(w.m));
   }
 }
 

@@ -42,6 +42,8 @@ std::vector<BenchCase> bench_cases() {
   auto y = std::make_shared<std::vector<float>>(262144);
   auto ids = std::make_shared<std::vector<int32_t>>(std::vector<int32_t>{0, 2, 3, 5, 8, 9, 12, 15});
   auto kv = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 4 * 128));
+  auto runs = std::make_shared<std::vector<int32_t>>(128);
+  for (int i = 0; i < 128; ++i) (*runs)[i] = (i / 16) * 2;
   auto q = std::make_shared<std::vector<float>>(random_vec(r, 32 * 128));
   auto kv16 = std::make_shared<std::vector<uint16_t>>(1024 * 4 * 128);
   for (size_t i = 0; i < kv16->size(); ++i) (*kv16)[i] = bs::f32_to_f16((*kv)[i]);
@@ -108,6 +110,18 @@ std::vector<BenchCase> bench_cases() {
         [=, &k] { k.qmatvec(bs::ExecCtx{pool.get()}, q4->m, 0, x->data(), y->data()); });
     add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatmul(ctx, q4->m, 0, x->data(), 8, y->data()); });
+    // Prefill: 64 tokens against one matrix, and runs of 16 tokens per expert (a 128-token
+    // chunk of moe-small at K = 8 over 64 experts), two- and three-byte activations.
+    for (int bits : {16, 24}) {
+      const std::string b = ", " + std::to_string(bits) + "-bit activations";
+      add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 64 tokens" + b, double(q4->m.mat_bytes()), [=, &k] {
+        k.qmatmul(bs::ExecCtx{nullptr, bits}, q4->m, 0, kv->data(), 64, y->data());
+      });
+      add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 experts x 16 tokens 512x1024 (moe-small gate)" + b,
+          8.0 * eg->m.mat_bytes(), [=, &k] {
+            k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg->m, runs->data(), kv->data(), 128, y->data());
+          });
+    }
     add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
         [=, &k] { k.qmatvec(ctx, q8->m, 0, x->data(), y->data()); });
     add(bs::Op::DenseMatMul, &dense->m, "bf16 128x2048 (router)", double(dense->m.mat_bytes()),

@@ -1,7 +1,8 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
 // argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
 // kernel set and prints JSON;
-// `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps.
+// `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
+// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +69,14 @@ int main(int argc, char** argv) {
       return bt::decode_probe(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), path);
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "decode probe: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (argc == 4 && std::strcmp(argv[1], "--metal-decoder") == 0) {
+    try {
+      return bt::metal_decoder_probe(argv[2], std::atoi(argv[3]));
+    } catch (const bs::Error& e) {
+      std::fprintf(stderr, "metal decoder probe: %s\n", e.what());
       return 1;
     }
   }

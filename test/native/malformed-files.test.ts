@@ -1,5 +1,6 @@
 // The malformed-file corpus: each broken model folder makes loadModel reject with its own
 // clear message (file, tensor or field named), and the process survives every one.
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -123,9 +124,9 @@ const corpus: [string, Edit, RegExp][] = [
     'unsupported architecture',
     (d) =>
       editJson(config(d), (c) => {
-        c.model_type = 'llama';
+        c.model_type = 'mistral';
       }),
-    /config\.json: model_type "llama" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*\)/,
+    /config\.json: model_type "mistral" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*llama\)/,
   ],
   [
     'missing config field',
@@ -218,6 +219,31 @@ test('every malformed model folder is rejected with its own clear error', async 
   const ok = await NativeModel.load(synthTemp(t, { arch: 'qwen3_moe', seed: 4, maxShardBytes: 600 * 1024 }));
   assert.equal(ok.summary.files, 4, 'the untouched folder (4 shards) loads');
   ok.dispose();
+});
+
+// The daemon checks paths before loading (daemon/util/file-roots.ts); a file swapped for a FIFO
+// after that check must fail in the native open, not block a worker thread until a writer comes.
+test('a FIFO in place of a model file fails at once', { timeout: 60_000 }, async (t) => {
+  const fifo = (path: string) => {
+    unlinkSync(path);
+    execFileSync('mkfifo', [path]);
+  };
+  const cases: [string, (d: string) => string][] = [
+    ['config.json', config],
+    ['the shard index', index],
+    ['a weights shard', kShard],
+  ];
+  for (const [name, pick] of cases) {
+    const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4, maxShardBytes: 600 * 1024 });
+    const path = pick(dir);
+    fifo(path);
+    const err = await NativeModel.load(dir).then(
+      (m) => m.dispose(),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof EngineError, `${name}: expected a rejection, got ${String(err)}`);
+    assert.equal(err.message, `${path} is not a regular file (a FIFO)`, name);
+  }
 });
 
 test('a missing glm4_moe correction bias is named', async (t) => {

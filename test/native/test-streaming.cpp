@@ -96,14 +96,16 @@ TEST(model_files_report_shrunk_and_unreadable_files) {
   const std::string e2 = error_of([&] { files.check_sizes(); });
   EXPECT(e2.find("model file " + f.path + " shrank from 100000 to 50000 bytes") != std::string::npos) << e2;
 
-  // A read the OS refuses (here: the "file" is a directory) names the OS error.
+  // A folder or a FIFO in place of a model file is refused when opened (a FIFO would block it).
   char dir[] = "/tmp/bs-io-dir-XXXXXX";
   EXPECT(mkdtemp(dir) != nullptr);
-  bs::ModelFiles d({dir}, {0}, bs::IoMode::PageCache);
-  const std::string e3 = error_of([&] { d.read(0, 0, 16, out.data(), scratch, "expert 0 of layer 0"); });
-  EXPECT(e3.find(std::string("I/O error reading expert 0 of layer 0 from ") + dir + " at offset 0: Is a directory") !=
-         std::string::npos)
-      << e3;
+  const std::string e3 = error_of([&] { bs::ModelFiles d({dir}, {0}, bs::IoMode::PageCache); });
+  EXPECT(e3 == std::string(dir) + " is not a regular file (a folder)") << e3;
+  const std::string fifo = std::string(dir) + "/fifo.safetensors";
+  EXPECT(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string e5 = error_of([&] { bs::ModelFiles d({fifo}, {0}, bs::IoMode::PageCache); });
+  EXPECT(e5 == fifo + " is not a regular file (a FIFO)") << e5;
+  ::unlink(fifo.c_str());
   ::rmdir(dir);
   const std::string e4 =
       error_of([] { bs::ModelFiles x({"/nonexistent/model.safetensors"}, {1}, bs::IoMode::PageCache); });
@@ -155,7 +157,11 @@ TEST(slot_cache_victims_skip_pinned_reserved_loading_and_kept) {
   bs::LayerLayout lay;
   lay.n_experts = 8;
   lay.proto[0] = lay.proto[1] = lay.proto[2] = g.m;
-  for (int i = 0; i < 9; ++i) lay.ranges.push_back({0, 0, 256, "t"});
+  bs::ExpertRange range;
+  range.bytes = 256;
+  range.file.assign(8, 0);
+  range.offset.assign(8, 0);
+  lay.ranges.assign(9, range);
   lay.views(std::vector<uint8_t*>(9, g.w.data()).data(), 8, lay.proto);
   bs::SlotCache c(lay, 3);
   std::vector<char> keep(8, 0);

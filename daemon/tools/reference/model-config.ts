@@ -1,5 +1,5 @@
-// config.json of a qwen3_moe or glm4_moe MLX folder, read into one typed shape for the
-// float64 reference. Missing or wrong keys are reported by name.
+// config.json of an MLX folder (qwen3_moe, glm4_moe, the hybrids, dense qwen3 and llama), read
+// into one typed shape for the float64 reference. Missing or wrong keys are reported by name.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -23,7 +23,7 @@ export interface RefLinearConfig {
 }
 
 export interface RefConfig {
-  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe';
+  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe' | 'qwen3' | 'llama';
   /** Tensor-name prefix ("language_model." for qwen3_5_moe). */
   prefix: string;
   /** Hybrid models only. */
@@ -95,18 +95,21 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   };
   const arch = c.model_type;
   if (arch === 'qwen3_next' || arch === 'qwen3_5_moe') return parseHybrid(c, where);
-  if (arch !== 'qwen3_moe' && arch !== 'glm4_moe') {
+  if (arch !== 'qwen3_moe' && arch !== 'glm4_moe' && arch !== 'qwen3' && arch !== 'llama') {
     throw new Error(
-      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next or qwen3_5_moe, got ${JSON.stringify(arch)}`,
+      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe, qwen3 or llama, got ${JSON.stringify(arch)}`,
     );
   }
   const glm = arch === 'glm4_moe';
+  const dense = arch === 'qwen3' || arch === 'llama';
   const layers = int('num_hidden_layers');
   const heads = int('num_attention_heads');
   const hidden = int('hidden_size');
   const headDim = int('head_dim', hidden / heads);
   const denseLayers = new Set<number>();
-  if (glm) {
+  if (dense) {
+    for (let l = 0; l < layers; l++) denseLayers.add(l);
+  } else if (glm) {
     const k = int('first_k_dense_replace', 0);
     for (let l = 0; l < Math.min(k, layers); l++) denseLayers.add(l);
   } else {
@@ -133,18 +136,18 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
     rotaryDims: Math.trunc(headDim * (glm ? num('partial_rotary_factor', 0.5) : 1)),
     ropeTheta: num('rope_theta'),
     rmsEps: num('rms_norm_eps'),
-    experts: int(glm ? 'n_routed_experts' : 'num_experts'),
-    topK: int('num_experts_per_tok'),
+    experts: dense ? 0 : int(glm ? 'n_routed_experts' : 'num_experts'),
+    topK: dense ? 0 : int('num_experts_per_tok'),
     normTopK: bool('norm_topk_prob', glm),
     denseLayers,
     intermediate: int('intermediate_size'),
-    moeIntermediate: int('moe_intermediate_size'),
+    moeIntermediate: dense ? 0 : int('moe_intermediate_size'),
     sharedExperts: glm ? int('n_shared_experts', 0) : 0,
     nGroup: glm ? int('n_group', 1) : 1,
     topkGroup: glm ? int('topk_group', 1) : 1,
     routedScaling: glm ? num('routed_scaling_factor', 1) : 1,
     attentionBias: bool('attention_bias', false),
-    qkNorm: glm ? bool('use_qk_norm', false) : true,
+    qkNorm: glm ? bool('use_qk_norm', false) : arch !== 'llama',
     tied: bool('tie_word_embeddings', false),
     quant,
     quantOverrides: overrides,

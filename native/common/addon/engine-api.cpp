@@ -47,6 +47,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("threads", m.threads());
   o.Set("kvCache", m.kv_f16() ? "f16" : "f32");
   o.Set("activationBits", m.activation_bits());
+  o.Set("prefillChunk", static_cast<double>(m.prefill_chunk));
   o.Set("stream", stream_summary(env, m));
   return o;
 }
@@ -56,7 +57,7 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (!info[0].IsString()) return rejected(env, "loadModel: dir must be a string (a model folder path)");
   const std::string dir = info[0].As<Napi::String>().Utf8Value();
   LoadOptions opts;
-  int64_t threads = 1, top_k = 0, ctx = 0, activation_bits = 16;
+  int64_t threads = 1, top_k = 0, ctx = 0, activation_bits = 16, prefill_chunk = 128;
   std::string err = int_option(info[1], "loadModel", "threads", 1, 256, 1, threads);
   if (err.empty()) err = int_option(info[1], "loadModel", "topK", 1, 1 << 20, 0, top_k);
   if (err.empty()) err = int_option(info[1], "loadModel", "contextLength", 1, 1ll << 31, 0, ctx);
@@ -70,8 +71,10 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty() && activation_bits != 16 && activation_bits != 24) {
     err = "loadModel: activationBits must be 16 or 24, got " + std::to_string(activation_bits);
   }
+  if (err.empty()) err = int_option(info[1], "loadModel", "prefillChunk", 1, 4096, 128, prefill_chunk);
   if (err.empty()) err = stream_options(info[1], opts.stream);
   if (!err.empty()) return rejected(env, err);
+  opts.prefill_chunk = static_cast<int>(prefill_chunk);
   opts.activation_bits = static_cast<int>(activation_bits);
   opts.kv_f16 = kv_cache == "f16";
   opts.threads = static_cast<int>(threads);

@@ -1,10 +1,12 @@
 #include "common/experts/expert-layout.h"
 
+#include <unordered_map>
+
 #include "common/error.h"
 
 namespace bs {
 
-void LayerLayout::views(uint8_t* const* bases, int64_t n_mats, WeightMatrix out[3]) const {
+void LayerLayout::views(const uint8_t* const* bases, int64_t n_mats, WeightMatrix out[3]) const {
   const size_t per = ranges.size() / 3;
   for (int p = 0; p < 3; ++p) {
     out[p] = proto[p];
@@ -17,29 +19,53 @@ void LayerLayout::views(uint8_t* const* bases, int64_t n_mats, WeightMatrix out[
   }
 }
 
+void LayerLayout::mapped_views(int e, WeightMatrix out[3]) const {
+  const uint8_t* bases[9];
+  for (size_t r = 0; r < ranges.size(); ++r) bases[r] = ranges[r].part->data(e);
+  views(bases, 1, out);
+}
+
+std::vector<ExpertRun> LayerLayout::runs(size_t r) const {
+  const ExpertRange& x = ranges[r];
+  std::vector<ExpertRun> out;
+  for (int e = 0; e < n_experts; ++e) {
+    const bool follows = !out.empty() && x.file[e] == x.file[e - 1] && x.offset[e] == x.offset[e - 1] + x.bytes;
+    if (follows) {
+      out.back().e1 = e + 1;
+    } else {
+      out.push_back({e, e + 1});
+    }
+  }
+  return out;
+}
+
 LayerLayout layer_layout(const Model& m, int64_t l) {
   const MoeWeights& w = m.layers[l].moe;
   LayerLayout lay;
   lay.layer = l;
   lay.n_experts = w.spec.n_experts;
+  lay.stacked = w.stacked;
   lay.proto[0] = w.gate;
   lay.proto[1] = w.up;
   lay.proto[2] = w.down;
+  std::unordered_map<std::string, int> file_index;
   const auto& files = m.store->files();
-  for (const TensorInfo* t : w.expert_tensors) {
+  for (size_t f = 0; f < files.size(); ++f) file_index[files[f]->path()] = static_cast<int>(f);
+  for (const ExpertPart& p : w.expert_parts) {
     ExpertRange r;
-    r.tensor = t->name;
-    r.file = -1;
-    for (size_t f = 0; f < files.size(); ++f) {
-      if (&files[f]->path() == t->file || files[f]->path() == *t->file) r.file = static_cast<int>(f);
+    r.bytes = p.bytes;
+    r.part = &p;
+    for (int e = 0; e < lay.n_experts; ++e) {
+      const TensorInfo& t = *p.tensor[e];
+      const auto it = file_index.find(*t.file);
+      if (it == file_index.end()) fail("internal: tensor ", t.name, " belongs to no open file");
+      if (p.offset[e] + p.bytes > t.nbytes) {
+        fail(*t.file, ": tensor ", t.name, " (", t.nbytes, " bytes) is too small for expert ", e, "'s slice of ",
+             p.bytes, " bytes");
+      }
+      r.file.push_back(it->second);
+      r.offset.push_back(t.file_offset + p.offset[e]);
     }
-    if (r.file < 0) fail("internal: tensor ", t->name, " belongs to no open file");
-    if (t->nbytes % static_cast<uint64_t>(lay.n_experts) != 0) {
-      fail(*t->file, ": tensor ", t->name, " (", t->nbytes, " bytes) does not split into ", lay.n_experts,
-           " equal expert slices");
-    }
-    r.offset = t->file_offset;
-    r.bytes = t->nbytes / static_cast<uint64_t>(lay.n_experts);
     lay.expert_bytes += r.bytes;
     lay.ranges.push_back(std::move(r));
   }

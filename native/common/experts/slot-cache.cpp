@@ -12,7 +12,7 @@ SlotCache::SlotCache(const LayerLayout& layout, int capacity)
     // Slot s of range r starts at the file's block phase (base ≡ offset mod kIoAlign): when a
     // slice is a whole number of blocks, direct reads land in place for every expert and slot.
     slabs_[r].reset(range.bytes * (capacity + 1) + kIoAlign);
-    bases_[r] = slabs_[r].data() + range.offset % kIoAlign;
+    bases_[r] = slabs_[r].data() + range.offset[0] % kIoAlign;
   }
   layout_.views(bases_.data(), capacity + 1, views_);
 }

@@ -24,10 +24,14 @@ uint64_t now_ns() {
 // Expert tensors are read at random: readahead through the mapping would pull in neighbours.
 void advise_random(const Model& m, int64_t l) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  for (const TensorInfo* t : m.layers[l].moe.expert_tensors) {
-    const uint64_t p = reinterpret_cast<uint64_t>(t->data);
-    const uint64_t lo = p / page * page;
-    ::madvise(reinterpret_cast<void*>(lo), p + t->nbytes - lo, MADV_RANDOM);
+  for (const ExpertPart& part : m.layers[l].moe.expert_parts) {
+    for (size_t e = 0; e < part.tensor.size(); ++e) {
+      const TensorInfo* t = part.tensor[e];
+      if (e > 0 && t == part.tensor[e - 1]) continue;  // stacked or fused: one tensor for all
+      const uint64_t p = reinterpret_cast<uint64_t>(t->data);
+      const uint64_t lo = p / page * page;
+      ::madvise(reinterpret_cast<void*>(lo), p + t->nbytes - lo, MADV_RANDOM);
+    }
   }
 }
 
@@ -177,8 +181,7 @@ void ExpertStreamer::start_load(Layer& L, SlotCache& c, int s, int e, bool urgen
           const std::string what = "expert " + std::to_string(e) + " of layer " + std::to_string(layer);
           for (size_t r = 0; r < lay.ranges.size(); ++r) {
             const ExpertRange& x = lay.ranges[r];
-            files_->read(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes, cache->range_ptr(s, r), rs,
-                         what + " (" + x.tensor + ")");
+            files_->read(x.file[e], x.offset[e], x.bytes, cache->range_ptr(s, r), rs, what + " (" + x.tensor(e) + ")");
           }
         } catch (const std::exception& ex) {
           err = ex.what();
@@ -213,8 +216,7 @@ void ExpertStreamer::wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, 
 
 void ExpertStreamer::willneed(const Layer& L, int e) {
   if (!hints_.on) return;
-  for (const ExpertRange& x : L.layout.ranges)
-    files_->willneed(x.file, x.offset + static_cast<uint64_t>(e) * x.bytes, x.bytes);
+  for (const ExpertRange& x : L.layout.ranges) files_->willneed(x.file[e], x.offset[e], x.bytes);
   read_hints_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -251,6 +253,23 @@ void ExpertStreamer::compute(const Model& m, const WeightMatrix* v, const std::v
   }
 }
 
+void ExpertStreamer::compute_mapped(const Model& m, Layer& L, const std::vector<int>& which,
+                                    const std::vector<int32_t>& id, Scratch& s) {
+  if (L.layout.stacked) {
+    compute(m, L.layout.proto, which, id, s);
+    return;
+  }
+  // Per-expert or fused tensors: no stack spans the experts, so each runs over its own views.
+  WeightMatrix v[3];
+  L.one_which.resize(1);
+  L.one_id.assign(1, 0);
+  for (size_t i = 0; i < which.size(); ++i) {
+    L.layout.mapped_views(id[i], v);
+    L.one_which[0] = which[i];
+    compute(m, v, L.one_which, L.one_id, s);
+  }
+}
+
 void ExpertStreamer::run(const Model& m, int64_t l, Phase phase, Scratch& s) {
   Layer& L = layer(l);
   switch (opts_.path(phase)) {
@@ -275,7 +294,7 @@ void ExpertStreamer::run_exact(const Model& m, Layer& L, Scratch& s) {
     s.group_ids[g] = s.groups[g].expert;
     willneed(L, s.group_ids[g]);  // the kernel reads the ranges in the background while the first experts compute
   }
-  compute(m, L.layout.proto, s.group_which, s.group_ids, s);
+  compute_mapped(m, L, s.group_which, s.group_ids, s);
 }
 
 void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
@@ -328,7 +347,7 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
     c_.fallbacks += fallback.size();
     lk.unlock();
     compute(m, c.views(), which, ids, s);
-    compute(m, L.layout.proto, fallback, fallback_ids, s);
+    compute_mapped(m, L, fallback, fallback_ids, s);
     lk.lock();
     for (int slot : pinned) c.unpin(slot);
   }
@@ -387,7 +406,7 @@ void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {
   }
   lk.unlock();
   compute(m, c.views(), hit, hit_ids, s);
-  compute(m, L.layout.proto, miss, miss_ids, s);
+  compute_mapped(m, L, miss, miss_ids, s);
   lk.lock();
   for (int slot : pinned) c.unpin(slot);
 }
@@ -411,44 +430,48 @@ void ExpertStreamer::start_warm(Layer& L, bool urgent) {
     }
     // Each range starts at its file's block phase (base ≡ offset mod kIoAlign): direct reads land in place.
     for (size_t r = 0; r < L.layout.ranges.size(); ++r) {
-      buf->bases[r] = buf->slabs[r].data() + L.layout.ranges[r].offset % kIoAlign;
+      buf->bases[r] = buf->slabs[r].data() + L.layout.ranges[r].offset[0] % kIoAlign;
     }
   }
   Layer* layer = &L;
   for (size_t r = 0; r < L.layout.ranges.size(); ++r) {
     const ExpertRange& x = L.layout.ranges[r];
-    const uint64_t total = x.bytes * static_cast<uint64_t>(L.layout.n_experts);
-    for (uint64_t c0 = 0; c0 < total; c0 += kWarmChunk) {
-      const uint64_t len = std::min(kWarmChunk, total - c0);
-      ++L.warm_pending;
-      if (buf) ++buf->pending;
-      uint8_t* dst = buf ? buf->bases[r] + c0 : nullptr;
-      pool_->submit(
-          [this, layer, buf, x, c0, len, dst](ReadScratch& rs) {
-            std::string err;
-            try {
-              const std::string what = "layer " + std::to_string(layer->layout.layer) + " (" + x.tensor + ")";
-              if (dst) {
-                files_->read(x.file, x.offset + c0, len, dst, rs, what);
-              } else {
-                files_->warm(x.file, x.offset + c0, len, rs, what);
+    for (const ExpertRun& run : L.layout.runs(r)) {
+      const int file = x.file[run.e0];
+      const uint64_t start = x.offset[run.e0], total = x.bytes * static_cast<uint64_t>(run.e1 - run.e0);
+      uint8_t* const base = buf ? buf->bases[r] + x.bytes * static_cast<uint64_t>(run.e0) : nullptr;
+      const std::string what = "layer " + std::to_string(L.layout.layer) + " (" + x.tensor(run.e0) + ")";
+      for (uint64_t c0 = 0; c0 < total; c0 += kWarmChunk) {
+        const uint64_t len = std::min(kWarmChunk, total - c0);
+        ++L.warm_pending;
+        if (buf) ++buf->pending;
+        uint8_t* dst = base ? base + c0 : nullptr;
+        pool_->submit(
+            [this, layer, buf, file, start, what, c0, len, dst](ReadScratch& rs) {
+              std::string err;
+              try {
+                if (dst) {
+                  files_->read(file, start + c0, len, dst, rs, what);
+                } else {
+                  files_->warm(file, start + c0, len, rs, what);
+                }
+              } catch (const std::exception& ex) {
+                err = ex.what();
               }
-            } catch (const std::exception& ex) {
-              err = ex.what();
-            }
-            {
-              std::lock_guard<std::mutex> lk(mu_);
-              --layer->warm_pending;
-              if (buf) --buf->pending;
-              if (err.empty()) {
-                c_.io_bytes += len;
-              } else if (layer->warm_error.empty()) {
-                layer->warm_error = err;
+              {
+                std::lock_guard<std::mutex> lk(mu_);
+                --layer->warm_pending;
+                if (buf) --buf->pending;
+                if (err.empty()) {
+                  c_.io_bytes += len;
+                } else if (layer->warm_error.empty()) {
+                  layer->warm_error = err;
+                }
               }
-            }
-            cv_.notify_all();
-          },
-          urgent);
+              cv_.notify_all();
+            },
+            urgent);
+      }
     }
   }
 }
@@ -475,17 +498,17 @@ void ExpertStreamer::run_whole(const Model& m, Layer& L, Scratch& s) {
     fail(L.warm_error);
   }
   WeightMatrix views[3];
-  const WeightMatrix* v = L.layout.proto;
-  if (direct) {
-    L.layout.views(whole_[L.warm_buffer].bases.data(), L.layout.n_experts, views);
-    v = views;
-  }
+  if (direct) L.layout.views(whole_[L.warm_buffer].bases.data(), L.layout.n_experts, views);
   lk.unlock();
   std::vector<int> which(s.groups.size());
   std::iota(which.begin(), which.end(), 0);
   std::vector<int32_t> id(s.groups.size());
   for (size_t g = 0; g < s.groups.size(); ++g) id[g] = s.groups[g].expert;
-  compute(m, v, which, id, s);
+  if (direct) {
+    compute(m, views, which, id, s);  // the buffer holds the experts stacked, whatever the file layout
+  } else {
+    compute_mapped(m, L, which, id, s);
+  }
 }
 
 void ExpertStreamer::flush_deferred(Layer& L) {

@@ -96,6 +96,9 @@ class ExpertStreamer {
     int warm_pending = 0;
     int warm_buffer = -1;
     std::string warm_error;
+    // compute_mapped's one-group lists (scratch: the decode step allocates nothing)
+    std::vector<int> one_which;
+    std::vector<int32_t> one_id;
   };
 
   Layer& layer(int64_t l) { return *layers_[l]; }
@@ -118,6 +121,9 @@ class ExpertStreamer {
   // writing their rows of s.act.
   void compute(const Model& m, const WeightMatrix* v, const std::vector<int>& which, const std::vector<int32_t>& id,
                Scratch& s);
+  // compute over the experts as they lie in the mapping (per expert when they are not stacked).
+  void compute_mapped(const Model& m, Layer& L, const std::vector<int>& which, const std::vector<int32_t>& id,
+                      Scratch& s);
 
   StreamOptions opts_;
   int staged_slots_ = 0, hot_slots_ = 0;

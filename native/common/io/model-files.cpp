@@ -9,18 +9,13 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/mmap-file.h"
 
 namespace bs {
 
 const char* io_mode_name(IoMode m) { return m == IoMode::PageCache ? "page-cache" : "direct"; }
 
 namespace {
-
-int open_or_fail(const std::string& path, int flags, const char* why) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) fail("cannot open ", path, why, ": ", std::strerror(errno));
-  return fd;
-}
 
 // Reads until `need` bytes are in dst (or `len`, whichever is larger is asked for); returns
 // the bytes read. A direct read may legally come back short only at the end of the file.
@@ -54,7 +49,7 @@ ModelFiles::ModelFiles(const std::vector<std::string>& paths, const std::vector<
     File f;
     f.path = paths[i];
     f.size = sizes[i];
-    f.fd = open_or_fail(f.path, O_RDONLY, "");
+    f.fd = open_regular(f.path);
     files_.push_back(f);
 #ifdef POSIX_FADV_RANDOM
     // Expert reads hop around the file: kernel readahead would read the neighbours too.
@@ -62,13 +57,19 @@ ModelFiles::ModelFiles(const std::vector<std::string>& paths, const std::vector<
 #endif
     if (mode == IoMode::Direct) {
 #if defined(__APPLE__)
-      files_.back().direct_fd = open_or_fail(f.path, O_RDONLY, "");
+      files_.back().direct_fd = open_regular(f.path);
       ::fcntl(files_.back().direct_fd, F_NOCACHE, 1);
 #elif defined(O_DIRECT)
-      const int fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+      const int fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0) {
         fail("direct I/O is not available for ", f.path,
              " on this filesystem (open with O_DIRECT: ", std::strerror(errno), "); use ioMode \"page-cache\"");
+      }
+      // Both opens must name one file: a path swapped between them is refused.
+      struct stat a, b;
+      if (::fstat(files_.back().fd, &a) != 0 || ::fstat(fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        ::close(fd);
+        fail("model file ", f.path, " changed while it was being opened; reload the model");
       }
       files_.back().direct_fd = fd;
 #else
@@ -140,7 +141,7 @@ void ModelFiles::willneed(int fi, uint64_t offset, uint64_t len) const {
 
 void drop_page_cache(const std::string& path) {
 #if defined(POSIX_FADV_DONTNEED)
-  const int fd = open_or_fail(path, O_RDONLY, "");
+  const int fd = open_regular(path);
   ::fdatasync(fd);
   const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);

@@ -23,10 +23,15 @@ const ArchDef& glm4_moe_arch();
 const ArchDef& qwen3_next_arch();
 const ArchDef& qwen3_5_moe_arch();
 const ArchDef& qwen3_vl_moe_arch();
+const ArchDef& qwen3_arch();
+const ArchDef& llama_arch();
 
 // Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
 // with the cross-field checks (GQA divisibility, even head_dim ...).
 void read_decoder_config(const ConfigReader& r, ModelConfig& cfg);
+// read_decoder_config plus what dense models (qwen3, llama) share: RoPE over the full head,
+// intermediate_size, no MoE layers, no attention bias (q/k/v/o biases are refused).
+void read_dense_config(const ConfigReader& r, ModelConfig& cfg);
 // Checks the router fields once the family and widths are known.
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg);
 

@@ -36,8 +36,11 @@ test('options parse into synth options; bad values name the flag, the rule and t
     [7, 8, 32, 1, [1, 2], 262144, 'mlx', 'f16'],
   );
   const bad: [Record<string, string>, RegExp][] = [
-    [{ arch: 'llama' }, /--arch must be one of qwen3_moe, glm4_moe, [^"]*qwen3_5_moe, qwen3_vl_moe, got "llama"/],
-    [{ shape: 'huge' }, /--shape must be one of tiny, moe-small, moe-30b, moe-35b, got "huge"/],
+    [
+      { arch: 'mistral' },
+      /--arch must be one of qwen3_moe, glm4_moe, [^"]*qwen3_5_moe, qwen3, llama, qwen3_vl_moe, got "mistral"/,
+    ],
+    [{ shape: 'huge' }, /--shape must be one of tiny, moe-small, moe-30b, moe-35b, dense-small, got "huge"/],
     [{ seed: '-1' }, /--seed must be an integer in \[0, 4294967295\], got "-1"/],
     [{ bits: '3' }, /--bits must be one of 2, 4, 8, got "3"/],
     [{ groupSize: '48' }, /--group-size must be one of 32, 64, 128, got "48"/],

@@ -275,6 +275,11 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
     /models\.qwen\.activation_bits: must be one of 16, 24, got 14/,
   ],
   [
+    'model prefill chunk',
+    { models: { qwen: { path: '/m', prefill_chunk: 8192 } } },
+    /models\.qwen\.prefill_chunk: must be an integer in 1\.\.4096, got 8192/,
+  ],
+  [
     'model keep_alive',
     { models: { qwen: { path: '/m', keep_alive: '5 minutes' } } },
     /models\.qwen\.keep_alive: must be a duration: seconds as a number, or a string like "30s", "5m", "1h30m" \(0 = now, negative = never\), got "5 minutes"/,
@@ -350,6 +355,7 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
       top_k: 6,
       backend: undefined,
       activation_bits: undefined,
+      prefill_chunk: undefined,
       keep_alive: '1h30m',
       queue_size: undefined,
       sessions: undefined,

@@ -123,6 +123,21 @@ for (const arch of ARCHS) {
   });
 }
 
+// prefillChunk only changes how a prompt is cut into forward steps: a 12-token prompt in chunks
+// of 5 (5 + 5 + 2) gives the logits of one chunk within the batching tolerance above.
+test('prefillChunk cuts a prompt into forward steps without changing its logits', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 11 });
+  const whole = await NativeModel.load(dir, { activationBits: 24 });
+  const chunked = await NativeModel.load(dir, { activationBits: 24, prefillChunk: 5 });
+  t.after(() => (whole.dispose(), chunked.dispose()));
+  assert.equal(whole.summary.prefillChunk, 128);
+  assert.equal(chunked.summary.prefillChunk, 5);
+  const a = await (await whole.createSession()).prefill(PROMPT);
+  const b = await (await chunked.createSession()).prefill(PROMPT);
+  assert.ok(maxAbsDiff(a, b) <= 1e-5 * maxAbs(a), `diff ${maxAbsDiff(a, b)}`);
+  await assert.rejects(NativeModel.load(dir, { prefillChunk: 0 }), /prefillChunk.*0/);
+});
+
 test('a native session serves prompt-prefix reuse (PrefixSession)', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 9 });
   for (const [activationBits, rel] of PRECISIONS) {

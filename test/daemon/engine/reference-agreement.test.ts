@@ -1,5 +1,5 @@
 // The native engine against the independent float64 TS reference forward on synthetic tiny
-// models of both architectures (8 prompt tokens + 24 greedy steps), and the full round trip
+// models of every architecture (8 prompt tokens + 24 greedy steps), and the full round trip
 // `models synth` → tokenizer → native engine → generate() → text.
 //
 // Tolerance: the engine keeps activations in float32 (ε = 6e-8) and dequantises in float32;
@@ -31,6 +31,8 @@ const CASES: [Arch, SpecOverrides, string][] = [
   ['glm4_moe', { nGroup: 1, topkGroup: 1 }, 'glm4_moe n_group 1 (GLM-4.5-Air routing)'],
   ['qwen3_next', {}, 'qwen3_next (Gated DeltaNet + gated attention, fused projections)'],
   ['qwen3_5_moe', {}, 'qwen3_5_moe (language_model. prefix, text_config)'],
+  ['qwen3', {}, 'qwen3 (dense, q/k norm, tied embeddings)'],
+  ['llama', { tieWordEmbeddings: false }, 'llama (dense, no q/k norm, untied)'],
 ];
 
 // Every kernel set this machine can run (cpu-ref and the fast ones), each against the reference.
@@ -102,7 +104,7 @@ function checkAgainstReference(
 }
 
 test('synth → load → generate: the CLI-written folder runs through tokenizer, engine and generate()', async (t) => {
-  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_5_moe'] as const) {
+  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_5_moe', 'llama'] as const) {
     const dir = tempDir('bs-roundtrip-');
     t.after(() => dir.remove());
     const synth = await runCli(

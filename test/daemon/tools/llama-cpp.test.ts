@@ -73,6 +73,10 @@ const cases = [
   { arch: 'qwen3_moe' as const, nGroup: undefined, seed: 21 },
   { arch: 'glm4_moe' as const, nGroup: 1, seed: 22 },
   { arch: 'glm4_moe' as const, nGroup: 4, seed: 23 },
+  { arch: 'qwen3' as const, nGroup: undefined, seed: 24 },
+  { arch: 'llama' as const, nGroup: undefined, seed: 25 },
+  { arch: 'qwen3_5_moe' as const, nGroup: undefined, seed: 26 },
+  { arch: 'qwen3_next' as const, nGroup: undefined, seed: 27 },
 ];
 
 for (const c of cases) {

@@ -1,0 +1,146 @@
+// Prefill on the integer path: runs of tokens of two-byte activations (the decode layout of
+// fast-activations.h) against 4-bit codes, L rows at a time. The rows' code words are decoded
+// once into a tile where word j of the L rows is one vector, its low nibbles (a block's even
+// elements) and high nibbles (odd) apart, in the order of the activation bytes; so each
+// vector lane is one row: byte dot products against a token's broadcast activation dword
+// (V::block_isum2) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
+// applies per block to L rows, and no horizontal sum is needed. Sets with V::kIntGemm use it
+// (cpu-avx512 on vpdpbusd, cpu-neon-dotprod on sdot/udot); cpu-avx2 keeps the float GEMM.
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/fast-activations.h"
+#include "cpu/fast-codes.h"
+#include "cpu/fast-common.h"
+
+namespace bs {
+
+namespace {  // internal linkage: each ISA file gets its own instantiation with its own flags
+
+template <class V>
+struct FastIntGemm {
+  using F = typename V::F;
+  using I = typename V::I;
+  static constexpr int L = V::L;
+  using Codes = FastCodes<V>;
+  using Act = typename FastActivations<V>::Act;
+  static constexpr int kT = 4;                  // tokens per register tile
+  static constexpr int64_t kMinTokens = 4;      // shorter runs take the decode path per token
+  static constexpr int64_t kWordBytes = 8 * L;  // a tile word: [lo, hi] × L rows × 4 bytes
+
+  // Rows [r0, r0 + nr) of W[mat] (nr ≤ L) into tile[word][lo, hi][row][4 bytes] (rows past nr
+  // and words past the row are zero) and their group scales and biases into st/bt[group][row].
+  static void decode_tile(const WeightMatrix& w, int64_t mat, int64_t r0, int nr, int64_t words, uint32_t* tile,
+                          float* st, float* bt) {
+    const int64_t G = w.groups_per_row(), row_words = w.cols / 8;
+    const uint8_t* rows[L];
+    for (int i = 0; i < L; ++i) rows[i] = w.w_row(mat, r0 + std::min(i, nr - 1));
+    // Word by word, rows innermost: the stores run in order (rows past nr repeat the last row
+    // and are zeroed, so the inner loop has no branch).
+    for (int64_t j = 0; j < row_words; ++j) {
+      uint32_t* o = tile + 2 * L * j;
+      for (int i = 0; i < L; ++i) {
+        uint32_t v;
+        std::memcpy(&v, rows[i] + 4 * j, 4);
+        o[i] = v & 0x0F0F0F0Fu;
+        o[L + i] = (v >> 4) & 0x0F0F0F0Fu;
+      }
+      for (int i = nr; i < L; ++i) o[i] = o[L + i] = 0;
+    }
+    std::memset(tile + 2 * L * row_words, 0, static_cast<size_t>((words - row_words) * kWordBytes));
+    typename Codes::RowScales sc(w);
+    std::fill_n(st, G * L, 0.0f);
+    std::fill_n(bt, G * L, 0.0f);
+    for (int i = 0; i < nr; ++i) {
+      sc.load(mat, r0 + i);
+      for (int64_t g = 0; g < G; ++g) st[g * L + i] = sc.s[g], bt[g * L + i] = sc.b[g];
+    }
+  }
+
+  // acc[t] (L rows) for T tokens: Σ over blocks of cvt(Σ q·Q) · s_g · d_t, then the bias term.
+  template <int T>
+  static void tile_tokens(const WeightMatrix& w, const uint32_t* tile, const float* st, const float* bt, const Act& a,
+                          int64_t tok, float* out) {
+    const int64_t nch = Codes::n_chunks(w), G = w.groups_per_row(), qb = a.xs_stride * 2 * 8;
+    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group));
+    constexpr int64_t QB = 2 * 8 * L;  // activation bytes per chunk
+    F acc[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[t] = V::zero();
+    for (int64_t c = 0; c < nch; ++c) {
+      for (int k = 0; k < L / 4; ++k) {
+        const int64_t e0 = c * 8 * L + 32 * k;
+        if (e0 >= w.cols) break;
+        const int8_t* x[T];
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) x[t] = a.xq + (tok + t) * qb + c * QB + 16 * k;
+        I s[T];
+        V::template block_isum2<T>(reinterpret_cast<const uint8_t*>(tile + 2 * L * (c * L + 4 * k)), x, s);
+        const F sc = V::load(st + (e0 >> gshift) * L);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const float d = a.dl[(tok + t) * a.xs_stride + c * L + 4 * k];
+          acc[t] = V::fma(V::cvt(s[t]), V::mul(sc, V::set1(d)), acc[t]);
+        }
+      }
+    }
+    for (int64_t g = 0; g < G; ++g) {
+      const F b = V::load(bt + g * L);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) acc[t] = V::fma(b, V::set1(a.gsum[(tok + t) * a.g_stride + g]), acc[t]);
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) V::store(out + t * L, acc[t]);
+  }
+
+  static void tokens_any(int T, const WeightMatrix& w, const uint32_t* tile, const float* st, const float* bt,
+                         const Act& a, int64_t tok, float* out) {
+    switch (T) {
+      case 1: tile_tokens<1>(w, tile, st, bt, a, tok, out); break;
+      case 2: tile_tokens<2>(w, tile, st, bt, a, tok, out); break;
+      case 3: tile_tokens<3>(w, tile, st, bt, a, tok, out); break;
+      default: tile_tokens<4>(w, tile, st, bt, a, tok, out); break;
+    }
+  }
+
+  // Rows [r0, r1) of W[mat] for tokens [t0, t0 + nt) (two-byte activations, 4-bit codes).
+  static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
+                    float* y, int64_t ldy) {
+    const int64_t words = Codes::n_chunks(w) * L, G = w.groups_per_row();
+    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group));
+    uint32_t* tile = fast::scratch_of<uint32_t>(fast::Slot::Gemm, static_cast<size_t>(words * 2 * L + 2 * G * L));
+    float* st = reinterpret_cast<float*>(tile + words * 2 * L);
+    float* bt = st + G * L;
+    for (int64_t rb = r0; rb < r1; rb += L) {
+      const int nr = static_cast<int>(std::min<int64_t>(L, r1 - rb));
+      decode_tile(w, mat, rb, nr, words, tile, st, bt);
+      // The next rows stream from DRAM while these tokens compute (not past the call's rows).
+      for (int64_t r = rb + L; r < std::min(r1, rb + 2 * L); ++r) {
+        for (int64_t b = 0; b < static_cast<int64_t>(w.row_bytes()); b += 64) __builtin_prefetch(w.w_row(mat, r) + b);
+      }
+      for (int64_t tt = 0; tt < nt; tt += kT) {
+        const int T = static_cast<int>(std::min<int64_t>(kT, nt - tt));
+        float out[kT * L];
+        tokens_any(T, w, tile, st, bt, a, t0 + tt, out);
+        for (int t = 0; t < T; ++t) {
+          const int64_t tok = t0 + tt + t;
+          // Activations split_outliers took out: scale · code · x per row (the bias term's
+          // group sums already hold them), as the decode path adds them.
+          for (int32_t o = 0; a.on && o < a.on[tok]; ++o) {
+            const int64_t e = a.oi[tok * a.o_stride + o];
+            const float v = a.ov[tok * a.o_stride + o];
+            for (int i = 0; i < nr; ++i) {
+              const int code = (w.w_row(mat, rb + i)[e >> 1] >> ((e & 1) * 4)) & 15;
+              out[t * L + i] += st[(e >> gshift) * L + i] * static_cast<float>(code) * v;
+            }
+          }
+          std::copy_n(out + t * L, nr, y + tok * ldy + rb);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace bs

@@ -1,0 +1,38 @@
+// What the Metal host code shares to encode kernels: launch sizes, type codes, weight byte counts
+// and the quantised matmul's parameter block (metal-ops.cpp per call, metal-decoder.cpp per token).
+#pragma once
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "common/accel-limits.h"
+#include "common/backend.h"
+#include "metal/metal-device.h"
+#include "metal/params.h"
+
+namespace bs::metal {
+
+constexpr uint32_t kMatThreads = BS_MM_SIMDGROUPS * 32;
+
+inline uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
+
+// The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
+inline QMatParams qparams(const WeightMatrix& w, int64_t n) {
+  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1};
+}
+
+// The pages holding [p, p + bytes) wrapped without a copy (the mmapped weights), `off` set to p's
+// byte offset inside them; nullptr when the device refuses the range.
+inline std::unique_ptr<Buffer> wrap_range(Device& d, const void* p, size_t bytes, uint32_t& off) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
+  off = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) - begin);
+  return d.wrap(reinterpret_cast<void*>(begin), end - begin);
+}
+
+}  // namespace bs::metal
