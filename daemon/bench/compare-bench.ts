@@ -34,6 +34,8 @@ export interface CompareOptions {
   dataDir?: string;
   /** Runs llama-bench and the build (injected in tests). */
   run?: Runner;
+  /** Run llama.cpp on its CUDA build with every layer on the GPU (default: its CPU build). */
+  llamaCuda?: boolean;
   /** Called with a line of progress (GGUF export, rounds). */
   log?: (line: string) => void;
 }
@@ -179,7 +181,7 @@ export async function ourArm(
 
 export async function llamaArm(
   gguf: string,
-  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompts' | 'gen'>,
+  o: Pick<CompareOptions, 'threads' | 'kvCache' | 'prompts' | 'gen' | 'llamaCuda'>,
 ): Promise<BenchArm> {
   let lib: typeof import('node-llama-cpp');
   try {
@@ -187,9 +189,9 @@ export async function llamaArm(
   } catch (err) {
     throw new LlamaCppMissingError((err as Error).message.split('\n')[0]!);
   }
-  // Prebuilt CPU binary only: never build, never download, no GPU probing.
+  // Prebuilt binaries only (CPU, or CUDA when asked): never build, never download.
   const llama = await lib.getLlama({
-    gpu: false,
+    gpu: o.llamaCuda ? 'cuda' : false,
     build: 'never',
     skipDownload: true,
     usePrebuiltBinaries: true,
@@ -197,7 +199,7 @@ export async function llamaArm(
     logLevel: lib.LlamaLogLevel.error,
     maxThreads: o.threads,
   });
-  const model = await llama.loadModel({ modelPath: gguf, gpuLayers: 0 });
+  const model = await llama.loadModel({ modelPath: gguf, gpuLayers: o.llamaCuda ? 'max' : 0 });
   const kv = o.kvCache === 'f16' ? 'F16' : 'F32';
   const longest = Math.max(...o.prompts);
   const ctx = await model.createContext({
@@ -211,7 +213,7 @@ export async function llamaArm(
   const seq = ctx.getSequence();
   const clock = () => performance.now() / 1e3;
   return {
-    name: 'prebuilt',
+    name: o.llamaCuda ? 'prebuilt-cuda' : 'prebuilt',
     async run(prompt, gen) {
       await seq.clearHistory();
       const tokens = prompt as import('node-llama-cpp').Token[];

@@ -26,6 +26,7 @@ interface RawOptions {
   activationBits: string;
   llama: string;
   config?: string;
+  llamaCuda?: boolean;
   json?: boolean;
 }
 
@@ -58,6 +59,10 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
       'prebuilt',
     )
     .option('-c, --config <file>', 'config file (for data_dir, where native builds are cached)')
+    .option(
+      '--llama-cuda',
+      "the prebuilt arm on node-llama-cpp's CUDA build, every layer on the GPU (arm prebuilt-cuda)",
+    )
     .option('--json', 'print JSON')
     .action(async (raw: RawOptions) => {
       if (raw.kvCache !== 'f16' && raw.kvCache !== 'f32') {
@@ -78,6 +83,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
         activationBits: activationBitsOption(raw.activationBits),
         llama,
         ...(llama.includes('native') ? { dataDir: loadConfig({ file: raw.config }).data_dir } : {}),
+        llamaCuda: raw.llamaCuda === true,
         log: (line: string) => process.stderr.write(`${line}\n`),
       } as const;
       try {

@@ -102,7 +102,7 @@ export const modelFields = {
   backend: optional(
     str({
       nonEmpty: true,
-      doc: 'kernel set: "auto" (default: the fastest usable CPU set) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda" (accelerator sets only when named; `brainstem doctor` and system.info list them)',
+      doc: 'kernel set: "auto" (default: "cuda" when a CUDA device of capability 7.2 or more passes the set\'s smoke test at load, else the fastest usable CPU set; the reason is logged) or a name, e.g. "cpu-avx2", "cpu-ref", "cuda", "metal" (`brainstem doctor` and system.info list them)',
     }),
   ),
   activation_bits: optional(

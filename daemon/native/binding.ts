@@ -17,6 +17,8 @@ export interface KernelSetInfo {
   name: string;
   usable: boolean;
   detail: string;
+  /** Whether backend "auto" picks this set (CUDA only after its smoke test passed). */
+  auto: boolean;
 }
 
 export interface NativeInfo {
@@ -46,7 +48,8 @@ export interface LoadModelOptions {
   topK?: number;
   /** Kernel set by name, see NativeInfo.kernelSets, or "auto" (the default): the fastest usable
    *  CPU set (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon-dotprod > cpu-neon on arm64, else
-   *  cpu-ref); accelerator sets (cuda) are used only when named. */
+   *  cpu-ref), or cuda when a device of capability ≥ 7.2 passes the CUDA set's smoke test;
+   *  metal is used only when named. */
   backend?: string;
   /** KV cache element type: "f32" (default) or "f16" (half the memory). */
   kvCache?: 'f32' | 'f16';

@@ -2,6 +2,10 @@
 // static library and unreferenced registration objects would be dropped by the linker.
 #include "common/backend.h"
 
+#include <cstdio>
+#include <mutex>
+#include <string>
+
 #include "cpu/ops-ref.h"
 #include "cpu/thread-pool.h"
 #if defined(BRAINSTEM_X86)
@@ -59,7 +63,7 @@ const std::vector<const Backend*>& compiled_backends() {
   static const std::vector<const Backend*> all = [] {
     std::vector<const Backend*> v = cpu_backends();
 #ifdef BRAINSTEM_WITH_CUDA
-    v.push_back(&cuda_backend());  // chosen by name only, never by "auto"
+    v.push_back(&cuda::backend());  // "auto" only after its smoke test passes
 #endif
 #ifdef BRAINSTEM_WITH_METAL
     v.push_back(&metal_backend());  // likewise
@@ -70,6 +74,13 @@ const std::vector<const Backend*>& compiled_backends() {
 }
 
 const Backend& best_backend() {
+#ifdef BRAINSTEM_WITH_CUDA
+  std::string why;
+  if (cuda::auto_ready(&why)) return cuda::backend();
+  static std::once_flag logged;
+  std::call_once(logged,
+                 [&] { std::fprintf(stderr, "brainstem: backend auto: CPU (CUDA not chosen: %s)\n", why.c_str()); });
+#endif
   const Backend* best = &reference_backend();
   for (const Backend* b : cpu_backends()) {
     if (b->usable()) best = b;

@@ -140,7 +140,7 @@ struct Kernels {
 };
 
 struct Backend {
-  const char* name;    // "cpu-ref", "cpu-avx2", "cpu-avx512", "cpu-neon", later "metal", "cuda"
+  const char* name;    // "cpu-ref", "cpu-avx2", "cpu-avx512", "cpu-neon", "metal", "cuda"
   const char* detail;  // one line for `info()`
   bool (*usable)();    // the CPU features / device it needs are present
   // Whether the table's kernel for `op` takes weight `w` (nullptr for ops without weights):
@@ -158,7 +158,8 @@ const std::vector<const Backend*>& compiled_backends();
 const Backend& reference_backend();
 // nullptr when no compiled backend has that name.
 const Backend* find_backend(std::string_view name);
-// The preferred usable backend ("auto"): the last usable CPU kernel set. Accelerator sets are
+// The preferred usable backend ("auto"): CUDA when a usable device passes the CUDA set's smoke
+// test (else the reason is logged once), otherwise the last usable CPU kernel set. Metal is
 // chosen by name only.
 const Backend& best_backend();
 

@@ -6,10 +6,56 @@
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "common/error.h"
 
 namespace bs {
+
+namespace {
+
+struct Live {
+  size_t size;
+  uint64_t id;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<uintptr_t, Live> by_begin;
+  uint64_t next_id = 1;
+};
+
+// Leaked: mappings owned by statics may close after every static is destroyed.
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+}  // namespace
+
+MappedSpan find_mapping(const void* p, size_t n) {
+  Registry& r = registry();
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_begin.upper_bound(begin);
+  if (it == r.by_begin.begin()) return {};
+  --it;
+  if (begin + n > it->first + it->second.size) return {};
+  return {it->second.id, reinterpret_cast<const uint8_t*>(it->first), it->second.size};
+}
+
+void register_immutable(const void* p, size_t n) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_begin[reinterpret_cast<uintptr_t>(p)] = Live{n, r.next_id++};
+}
+
+void unregister_immutable(const void* p) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_begin.erase(reinterpret_cast<uintptr_t>(p));
+}
 
 int open_regular(const std::string& path, int extra, uint64_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | extra);
@@ -48,13 +94,16 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
       fail("cannot mmap ", path, " (", f->size_, " bytes): ", std::strerror(e));
     }
     f->data_ = static_cast<const uint8_t*>(p);
+    register_immutable(p, f->size_);
   }
   ::close(fd);  // the mapping keeps the file referenced
   return f;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (!data_) return;
+  unregister_immutable(data_);
+  ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 }  // namespace bs

@@ -32,4 +32,17 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// The live mapping that holds [p, p + n) (id 0 when none): a mapping's bytes never change while
+// it lives, so a device copy of them stays valid exactly as long as the same id answers.
+struct MappedSpan {
+  uint64_t id = 0;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+MappedSpan find_mapping(const void* p, size_t n);
+// Other memory whose bytes stay unchanged until unregistered (benchmarks' weights) joins the
+// same registry, so device backends keep copies of it as of mapped files.
+void register_immutable(const void* p, size_t n);
+void unregister_immutable(const void* p);
+
 }  // namespace bs

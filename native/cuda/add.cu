@@ -1,6 +1,8 @@
 #include "cuda/add.cuh"
 
-namespace bs::cuda {
+#include "cuda/device-math.cuh"
+
+namespace bs::BS_CUDA_NS {
 
 namespace {
 
@@ -13,8 +15,8 @@ __global__ void add_kernel(const float* __restrict__ x, float s, int64_t n, floa
 
 cudaError_t launch_add(const float* x, float s, int64_t n, float* y, cudaStream_t st) {
   if (n <= 0) return cudaSuccess;
-  add_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, st>>>(x, s, n, y);
+  BS_LAUNCH(add_kernel, static_cast<uint32_t>((n + kBlock - 1) / kBlock), kBlock, st)(x, s, n, y);
   return cudaGetLastError();
 }
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

@@ -1,10 +1,11 @@
-// y += s * x on the device.
+// y += s * x on the device (the residual add).
 #pragma once
-#include <cuda_runtime.h>
 #include <cstdint>
 
-namespace bs::cuda {
+#include "cuda/cuda-api.h"
+
+namespace bs::BS_CUDA_NS {
 
 cudaError_t launch_add(const float* x, float s, int64_t n, float* y, cudaStream_t st);
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

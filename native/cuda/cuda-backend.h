@@ -1,10 +1,24 @@
 // The CUDA kernel set. Compiled only when CMake finds nvcc (BRAINSTEM_WITH_CUDA); usable only
-// when a CUDA device answers at run time, so a binary built with it still runs without a GPU.
+// when a device of compute capability ≥ 7.2 answers at run time, so a binary built with it
+// still loads and runs without a GPU or driver. The native tests also compile it as C++ over
+// the CPU emulation (namespace bs::cuda_emu, cuda-emu.h). Plain C++: no CUDA header needed.
 #pragma once
+#include <string>
+
 #include "common/backend.h"
+#include "cuda/cuda-ns.h"
 
-namespace bs {
+namespace bs::BS_CUDA_NS {
 
-const Backend& cuda_backend();
+const Backend& backend();
+// One line for info() and doctor: the device, its capability and memory, resident weights,
+// or why the set is not usable.
+std::string describe();
+// Whether backend "auto" may choose this set: a usable device, and the smoke subset of the op
+// test (a few ops on small seeded inputs against the reference) passing, run once at the first
+// ask; else false with the reason in *why.
+bool auto_ready(std::string* why);
+// Forgets the device state, a failure and the smoke result (tests: the emulated device changes).
+void reset();
 
-}  // namespace bs
+}  // namespace bs::BS_CUDA_NS

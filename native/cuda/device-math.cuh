@@ -1,24 +1,82 @@
-// Device-side element conversions shared by the CUDA kernels (scales and biases are stored as
-// F16, BF16 or F32 exactly as in the file).
+// Device helpers shared by the CUDA kernels: element loads (scales, biases, dense weights and
+// KV caches stored as F32, F16 or BF16 exactly as in the file), warp reductions by butterfly
+// shuffles (every lane gets the same bits) and the routing order of candidates.
 #pragma once
-#include <cuda_fp16.h>
+#include <cmath>
 #include <cstdint>
 
-namespace bs::cuda {
+#include "cuda/cuda-api.h"
+#include "cuda/kernel-limits.h"
 
-// dtype codes passed to kernels: 0 = F32, 1 = F16, 2 = BF16.
+namespace bs::BS_CUDA_NS {
+
+// Element type codes passed to kernels.
 enum ScaleType : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
-__device__ __forceinline__ float load_scale(const uint8_t* p, int type, int64_t i) {
+__device__ __forceinline__ float half_to_float(uint16_t h) {
+#ifdef BS_CUDA_EMULATION
+  return bs::f16_to_f32(h);
+#else
+  return __half2float(__ushort_as_half(h));
+#endif
+}
+
+__device__ __forceinline__ float load_elem(const uint8_t* p, int type, int64_t i) {
   if (type == kF32) return reinterpret_cast<const float*>(p)[i];
   const uint16_t h = reinterpret_cast<const uint16_t*>(p)[i];
   if (type == kBF16) return __uint_as_float(static_cast<uint32_t>(h) << 16);
-  return __half2float(__ushort_as_half(h));
+  return half_to_float(h);
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   return v;
 }
 
-}  // namespace bs::cuda
+__device__ __forceinline__ float warp_max(float v) {
+  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+// The larger of two (value, index) candidates: ties go to the lower index (the routing order).
+__device__ __forceinline__ bool better(float v, uint32_t i, float best_v, uint32_t best_i) {
+  return v > best_v || (v == best_v && i < best_i);
+}
+
+// The best (value, index) over the warp's candidates; every lane gets it.
+__device__ __forceinline__ uint32_t warp_argmax(float v, uint32_t i, float& best_v) {
+  for (int off = 16; off > 0; off >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, off);
+    const uint32_t oi = __shfl_xor_sync(0xffffffffu, i, off);
+    if (better(ov, oi, v, i)) {
+      v = ov;
+      i = oi;
+    }
+  }
+  best_v = v;
+  return i;
+}
+
+// One round of a warp's top-k, lane L holding candidates L, L + 32, ... in v[0..per_lane) of n:
+// the best not yet taken (ties to the lower id), marked taken by its lane; every lane gets its
+// id and value.
+__device__ __forceinline__ uint32_t warp_take_best(const float* v, int per_lane, int n, uint32_t& taken, float& win_v) {
+  const int lane = threadIdx.x & 31;
+  float best_v = -INFINITY;
+  uint32_t best_i = 0xffffffffu;
+  for (int e = 0; e < per_lane; ++e) {
+    const uint32_t id = lane + 32 * e;
+    if (static_cast<int>(id) < n && !(taken & (1u << e)) && better(v[e], id, best_v, best_i)) {
+      best_v = v[e];
+      best_i = id;
+    }
+  }
+  const uint32_t win = warp_argmax(best_v, best_i, win_v);
+  if (static_cast<int>(win % 32) == lane) taken |= 1u << (win / 32);
+  return win;
+}
+
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+
+}  // namespace bs::BS_CUDA_NS

@@ -1,51 +1,64 @@
 #include "cuda/qmatmul.cuh"
+
 #include "cuda/device-math.cuh"
 
-namespace bs::cuda {
+namespace bs::BS_CUDA_NS {
 
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
-
-__global__ void qmatmul_kernel(QMatArgs a, const float* __restrict__ x, int64_t m, float* __restrict__ y) {
+// One warp per output row, its 32 lanes striding over the row's uint32 words (coalesced),
+// partial sums joined by a warp reduction. Plain mode shares each weight word across up to
+// kMatTokens tokens (grid.y = token chunks); gathered mode runs one row of work per grid.y.
+__global__ void qmatmul_kernel(QMatArgs a, const float* __restrict__ x, float* __restrict__ y) {
   const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  const int64_t i = blockIdx.y;
-  if (row >= a.rows || i >= m) return;
-  const int64_t mat = a.mats ? a.mats[i] : 0;
-  const int64_t words_per_row = a.cols * a.bits / 32;
-  const int64_t groups = a.cols / a.group;
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(a.codes) + (mat * a.rows + row) * words_per_row;
-  const int64_t sb0 = (mat * a.rows + row) * groups;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kMatWarps + (threadIdx.x >> 5);
+  if (row >= a.rows) return;  // the whole warp: no lane is left inside a reduction
+  const bool gather = a.ids != nullptr;
+  const int64_t i0 = gather ? blockIdx.y : static_cast<int64_t>(blockIdx.y) * kMatTokens;
+  const int64_t left = a.n - i0;
+  const int count = gather ? 1 : static_cast<int>(left < kMatTokens ? left : kMatTokens);
+  int64_t mat = a.mat;
+  if (gather) mat = a.slots ? a.slots[a.ids[i0]] : a.ids[i0];
+  const int64_t xrow = gather ? i0 / a.x_div : i0;
+  const int64_t words = a.cols * a.bits / 32, groups = a.cols / a.group;
   const int per_word = 32 / a.bits;
   const uint32_t mask = (1u << a.bits) - 1u;
-  const float* xi = x + i * a.cols;
-  float acc = 0.0f;
-  for (int64_t wi = lane; wi < words_per_row; wi += 32) {
+  const uint8_t* codes = a.parts ? a.parts[3 * mat] : a.codes;
+  const uint8_t* scales = a.parts ? a.parts[3 * mat + 1] : a.scales;
+  const uint8_t* biases = a.parts ? a.parts[3 * mat + 2] : a.biases;
+  const int64_t base = a.parts ? row : mat * a.rows + row;
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(codes) + base * words;
+  float acc[kMatTokens];
+  for (int t = 0; t < kMatTokens; ++t) acc[t] = 0.0f;
+  for (int64_t wi = lane; wi < words; wi += 32) {
     const uint32_t word = w[wi];
     const int64_t c0 = wi * per_word;
-    const int64_t g = c0 / a.group;  // a word never straddles groups (group ≥ 32 ≥ per_word)
-    const float scale = load_scale(a.scales, a.scale_type, sb0 + g);
-    const float bias = load_scale(a.biases, a.scale_type, sb0 + g);
-    float dot = 0.0f, sum_x = 0.0f;
-    for (int p = 0; p < per_word; ++p) {
-      const float q = static_cast<float>((word >> (p * a.bits)) & mask);
-      dot += q * xi[c0 + p];
-      sum_x += xi[c0 + p];
+    const int64_t g = base * groups + c0 / a.group;  // a word never straddles groups (group ≥ 32)
+    const float s = load_elem(scales, a.scale_type, g), b = load_elem(biases, a.scale_type, g);
+    for (int t = 0; t < count; ++t) {
+      const float* xt = x + (xrow + t) * a.cols + c0;
+      float dot = 0.0f, sum = 0.0f;
+      for (int e = 0; e < per_word; ++e) {
+        dot += static_cast<float>((word >> (e * a.bits)) & mask) * xt[e];
+        sum += xt[e];
+      }
+      acc[t] += s * dot + b * sum;  // Σ (s·q + b)·x = s·Σq·x + b·Σx
     }
-    acc += scale * dot + bias * sum_x;  // Σ (s·q + b)·x = s·Σq·x + b·Σx
   }
-  acc = warp_sum(acc);
-  if (lane == 0) y[i * a.rows + row] = acc;
+  for (int t = 0; t < count; ++t) {
+    const float total = warp_sum(acc[t]);
+    if (lane == 0) y[(i0 + t) * a.rows + row] = total;
+  }
 }
 
 }  // namespace
 
-cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, int64_t m, float* y, cudaStream_t s) {
-  if (m <= 0 || a.rows <= 0) return cudaSuccess;
-  const dim3 grid(static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock), static_cast<unsigned>(m));
-  qmatmul_kernel<<<grid, kWarpsPerBlock * 32, 0, s>>>(a, x, m, y);
+cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, float* y, cudaStream_t s) {
+  if (a.n <= 0 || a.rows <= 0) return cudaSuccess;
+  const int64_t chunks = a.ids ? a.n : (a.n + kMatTokens - 1) / kMatTokens;
+  const dim3 grid(static_cast<uint32_t>((a.rows + kMatWarps - 1) / kMatWarps), static_cast<uint32_t>(chunks));
+  BS_LAUNCH(qmatmul_kernel, grid, kMatWarps * 32, s)(a, x, y);
   return cudaGetLastError();
 }
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

@@ -1,9 +1,13 @@
-// Affine-quantised (MLX layout) matrix product on the device: y[i, r] = W[mat_i][r, :] · x[i, :].
+// Affine-quantised (MLX layout) matrix product on the device, read in place:
+// y[i, r] = W[mat_i][r, :] · x[i / x_div, :], plain (every row of work uses matrix `mat`) or
+// gathered (matrix ids[i], or slots[ids[i]] through a slot table: the routed experts, whose ids
+// never leave the device).
 #pragma once
-#include <cuda_runtime.h>
 #include <cstdint>
 
-namespace bs::cuda {
+#include "cuda/cuda-api.h"
+
+namespace bs::BS_CUDA_NS {
 
 struct QMatArgs {
   const uint8_t* codes;   // [n_mats, rows, cols*bits/8], codes LSB-first in little-endian words
@@ -12,10 +16,17 @@ struct QMatArgs {
   int scale_type;   // ScaleType
   int bits, group;  // 4 or 8; 32, 64 or 128
   int64_t rows, cols;
-  const int32_t* mats;  // per input row: which matrix of the stack (nullptr: matrix 0)
+  int64_t n;                       // rows of work (tokens; gathered: routed slots)
+  int64_t mat;                     // plain mode's matrix
+  const int32_t* ids = nullptr;    // gathered mode: matrix (or slot-table index) per row of work
+  const int32_t* slots = nullptr;  // the slot table, or nullptr (ids are matrices)
+  int x_div = 1;                   // row i of work reads x row i / x_div (top-k slots of a token)
+  // When set, matrix m lies apart (device-resident experts): its codes, scales and biases at
+  // parts[3m], parts[3m + 1], parts[3m + 2]; codes/scales/biases above are then unused.
+  const uint8_t* const* parts = nullptr;
 };
 
-// x [m, cols] and y [m, rows] are device buffers; one warp per (output row, input row).
-cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, int64_t m, float* y, cudaStream_t s);
+// x and y are device buffers.
+cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, float* y, cudaStream_t s);
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

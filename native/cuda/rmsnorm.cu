@@ -1,33 +1,37 @@
 #include "cuda/rmsnorm.cuh"
+
 #include "cuda/device-math.cuh"
 
-namespace bs::cuda {
+namespace bs::BS_CUDA_NS {
 
 namespace {
 
-// One warp per row; the sum of squares is accumulated in double like the reference.
-__global__ void rmsnorm_kernel(const float* __restrict__ x, const float* __restrict__ w, int64_t n_rows, int64_t d,
-                               float eps, float* __restrict__ y) {
-  const int64_t r = blockIdx.x;
-  const int lane = threadIdx.x;
-  if (r >= n_rows) return;
-  const float* xr = x + r * d;
+// One block of kBlock threads per row. Squares are summed in double (as the reference) per
+// thread, per warp, then across warps through shared memory. Each thread rewrites only the
+// elements it read, so y may alias x.
+__global__ void rmsnorm_kernel(const float* x, const float* __restrict__ w, int64_t d, float eps, float* y) {
+  __shared__ double partial[kBlock / 32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const float* xr = x + static_cast<int64_t>(blockIdx.x) * d;
+  float* yr = y + static_cast<int64_t>(blockIdx.x) * d;
   double ss = 0.0;
-  for (int64_t i = lane; i < d; i += 32) ss += static_cast<double>(xr[i]) * xr[i];
-  for (int off = 16; off > 0; off >>= 1) ss += __shfl_down_sync(0xffffffffu, ss, off);
-  ss = __shfl_sync(0xffffffffu, ss, 0);
-  const double inv = rsqrt(ss / static_cast<double>(d) + eps);
-  float* yr = y + r * d;
-  for (int64_t i = lane; i < d; i += 32) yr[i] = static_cast<float>(xr[i] * inv * w[i]);
+  for (int64_t i = tid; i < d; i += kBlock) ss += static_cast<double>(xr[i]) * xr[i];
+  ss = warp_sum(ss);
+  if (lane == 0) partial[warp] = ss;
+  __syncthreads();
+  double total = 0.0;
+  for (int i = 0; i < kBlock / 32; ++i) total += partial[i];
+  const double inv = rsqrt(total / static_cast<double>(d) + eps);
+  for (int64_t i = tid; i < d; i += kBlock) yr[i] = static_cast<float>(xr[i] * inv * w[i]);
 }
 
 }  // namespace
 
 cudaError_t launch_rmsnorm(const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y,
                            cudaStream_t s) {
-  if (n_rows <= 0) return cudaSuccess;
-  rmsnorm_kernel<<<static_cast<unsigned>(n_rows), 32, 0, s>>>(x, w, n_rows, d, eps, y);
+  if (n_rows <= 0 || d <= 0) return cudaSuccess;
+  BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)(x, w, d, eps, y);
   return cudaGetLastError();
 }
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

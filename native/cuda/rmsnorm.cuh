@@ -1,11 +1,12 @@
-// RMSNorm on the device: y = x * rsqrt(mean(x²) + eps) * w per row of length d.
+// RMSNorm on the device: y = x * rsqrt(mean(x²) + eps) * w per row of length d; y may alias x.
 #pragma once
-#include <cuda_runtime.h>
 #include <cstdint>
 
-namespace bs::cuda {
+#include "cuda/cuda-api.h"
+
+namespace bs::BS_CUDA_NS {
 
 cudaError_t launch_rmsnorm(const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y,
                            cudaStream_t s);
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

@@ -1,10 +1,11 @@
-// out = silu(gate) * up, elementwise, on the device.
+// out = silu(gate) * up, elementwise, on the device (the SiLU gate; out may alias gate).
 #pragma once
-#include <cuda_runtime.h>
 #include <cstdint>
 
-namespace bs::cuda {
+#include "cuda/cuda-api.h"
+
+namespace bs::BS_CUDA_NS {
 
 cudaError_t launch_silu_mul(const float* gate, const float* up, int64_t n, float* out, cudaStream_t s);
 
-}  // namespace bs::cuda
+}  // namespace bs::BS_CUDA_NS

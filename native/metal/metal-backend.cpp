@@ -1,12 +1,13 @@
-// The Metal table: each op runs through MetalOps on the current device under one lock. A device
-// failure never escapes: the call is finished by the reference kernel and the set reports itself
-// unusable from then on (as the CUDA set does).
+// The Metal table (common/accel-table.h): each op runs through MetalOps on the current device
+// under one lock. A device failure never escapes: the call is finished by the reference kernel
+// and the set reports itself unusable from then on (as the CUDA set does).
 #include "metal/metal-backend.h"
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 
+#include "common/accel-table.h"
 #include "common/error.h"
 #include "metal/metal-ops.h"
 
@@ -63,8 +64,7 @@ std::string describe() {
 }
 
 // Runs body(ops) under the lock; false (and the set marked failed) when the device fails.
-template <class F>
-bool on_device(F&& body) {
+bool on_device(FunctionRef<void(MetalOps&)> body) {
   State& s = state();
   if (s.failed) return false;
   std::lock_guard<std::mutex> lock(s.mu);
@@ -88,77 +88,6 @@ bool on_device(F&& body) {
 
 namespace {
 
-using metal::MetalOps;
-using metal::on_device;
-
-const Kernels& ref() { return reference_backend().k; }
-
-void qmatmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
-  if (!on_device([&](MetalOps& o) { o.qmatmul(w, mat, x, n, y); })) ref().qmatmul(ctx, w, mat, x, n, y);
-}
-
-void qmatvec(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, float* y) {
-  qmatmul(ctx, w, mat, x, 1, y);
-}
-
-void dense_matmul(const ExecCtx& ctx, const WeightMatrix& w, int64_t mat, const float* x, int64_t n, float* y) {
-  if (!on_device([&](MetalOps& o) { o.dense_matmul(w, mat, x, n, y); })) ref().dense_matmul(ctx, w, mat, x, n, y);
-}
-
-void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m, float* y) {
-  if (!on_device([&](MetalOps& o) { o.gather_matmul(w, ids, x, m, y); })) ref().gather_matmul(ctx, w, ids, x, m, y);
-}
-
-void embed(const ExecCtx& ctx, const WeightMatrix& t, const int32_t* ids, int64_t n, float* out) {
-  if (!on_device([&](MetalOps& o) { o.embed(t, ids, n, out); })) ref().embed(ctx, t, ids, n, out);
-}
-
-void rmsnorm(const ExecCtx& ctx, const float* x, const float* w, int64_t rows, int64_t d, float eps, float* y) {
-  if (!on_device([&](MetalOps& o) { o.rmsnorm(x, w, rows, d, eps, y); })) ref().rmsnorm(ctx, x, w, rows, d, eps, y);
-}
-
-void rope(const ExecCtx& ctx, float* x, const int32_t* positions, int64_t n_tok, const RopeParams& p) {
-  if (!on_device([&](MetalOps& o) { o.rope(x, positions, n_tok, p); })) ref().rope(ctx, x, positions, n_tok, p);
-}
-
-void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
-               const AttentionParams& p, float* out) {
-  if (!MetalOps::fits_attention(p) || !on_device([&](MetalOps& o) { o.attention(q, k, v, pos0, n_tok, p, out); })) {
-    ref().attention(ctx, q, k, v, pos0, n_tok, p, out);
-  }
-}
-
-void route_softmax_topk(const ExecCtx& ctx, const float* logits, int64_t n_tok, const SoftmaxTopKParams& p,
-                        int32_t* ids, float* weights) {
-  if (!MetalOps::fits_softmax_topk(p) ||
-      !on_device([&](MetalOps& o) { o.route_softmax_topk(logits, n_tok, p, ids, weights); })) {
-    ref().route_softmax_topk(ctx, logits, n_tok, p, ids, weights);
-  }
-}
-
-void route_sigmoid_group(const ExecCtx& ctx, const float* logits, int64_t n_tok, const SigmoidGroupParams& p,
-                         int32_t* ids, float* weights) {
-  if (!MetalOps::fits_sigmoid_group(p) ||
-      !on_device([&](MetalOps& o) { o.route_sigmoid_group(logits, n_tok, p, ids, weights); })) {
-    ref().route_sigmoid_group(ctx, logits, n_tok, p, ids, weights);
-  }
-}
-
-void silu_mul(const ExecCtx& ctx, const float* gate, const float* up, int64_t n, float* out) {
-  if (!on_device([&](MetalOps& o) { o.silu_mul(gate, up, n, out); })) ref().silu_mul(ctx, gate, up, n, out);
-}
-
-void add(const ExecCtx& ctx, const float* x, float s, int64_t n, float* y) {
-  if (!on_device([&](MetalOps& o) { o.add(x, s, n, y); })) ref().add(ctx, x, s, n, y);
-}
-
-void lora_delta(const ExecCtx& ctx, const LoraWeights& l, const float* x, int64_t n, float* y) {
-  // B is checked here: supports() is asked with A only.
-  if (!MetalOps::accepts(Op::LoraDelta, &l.b) || !on_device([&](MetalOps& o) { o.lora_delta(l, x, n, y); })) {
-    ref().lora_delta(ctx, l, x, n, y);
-  }
-}
-
 bool usable() { return metal::current() != nullptr && !metal::state().failed; }
 
 }  // namespace
@@ -168,20 +97,8 @@ const Backend& metal_backend() {
       .name = "metal",
       .detail = "Metal kernels (MSL compiled at run time); one command buffer per call, weights wrapped in place",
       .usable = usable,
-      .accepts = MetalOps::accepts,
-      .k = {.qmatvec = qmatvec,
-            .qmatmul = qmatmul,
-            .dense_matmul = dense_matmul,
-            .gather_matmul = gather_matmul,
-            .embed = embed,
-            .rmsnorm = rmsnorm,
-            .rope = rope,
-            .attention = attention,
-            .route_softmax_topk = route_softmax_topk,
-            .route_sigmoid_group = route_sigmoid_group,
-            .silu_mul = silu_mul,
-            .add = add,
-            .lora_delta = lora_delta},
+      .accepts = metal::MetalOps::accepts,
+      .k = AccelTable<metal::MetalOps, metal::on_device>::kernels(),
   };
   return b;
 }

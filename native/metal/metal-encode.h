@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/accel-limits.h"
 #include "common/backend.h"
 #include "metal/metal-device.h"
 #include "metal/params.h"
@@ -18,12 +19,6 @@ constexpr uint32_t kMatThreads = BS_MM_SIMDGROUPS * 32;
 inline uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
-
-// Bytes of every matrix of the stack: codes (or dense elements), and scales/biases.
-inline size_t code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.n_mats * w.rows) * w.row_bytes(); }
-inline size_t sb_bytes(const WeightMatrix& w) {
-  return static_cast<size_t>(w.n_mats * w.rows * w.groups_per_row()) * dtype_size(w.dtype);
-}
 
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
 inline QMatParams qparams(const WeightMatrix& w, int64_t n) {

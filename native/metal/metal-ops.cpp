@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/accel-limits.h"
 #include "common/error.h"
 #include "metal/metal-encode.h"
 
@@ -14,15 +15,10 @@ namespace {
 
 constexpr uint64_t kMaxOffset = uint64_t{1} << 32;
 
-bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
+// Beyond what the kernels read, every byte offset must fit the kernels' 32-bit fields.
 bool weight_ok(const WeightMatrix& w) {
-  if (!is_float_weight(w.dtype) || !aligned(w.w, w.quantised() ? 4 : dtype_size(w.dtype))) return false;
-  if (code_bytes(w) + 2 * sysconf(_SC_PAGESIZE) >= kMaxOffset) return false;
-  if (!w.quantised()) return true;
-  return (w.bits == 4 || w.bits == 8) && (w.group == 32 || w.group == 64 || w.group == 128) &&
-         aligned(w.scales, dtype_size(w.dtype)) && aligned(w.biases, dtype_size(w.dtype)) &&
-         sb_bytes(w) + 2 * sysconf(_SC_PAGESIZE) < kMaxOffset;
+  if (!gpu_readable(w) || code_bytes(w) + 2 * sysconf(_SC_PAGESIZE) >= kMaxOffset) return false;
+  return !w.quantised() || sb_bytes(w) + 2 * sysconf(_SC_PAGESIZE) < kMaxOffset;
 }
 
 }  // namespace
@@ -110,21 +106,6 @@ bool MetalOps::accepts(Op op, const WeightMatrix* w) {
   }
 }
 
-bool MetalOps::fits_attention(const bs::AttentionParams& p) {
-  return p.head_dim > 0 && p.head_dim <= static_cast<int>(BS_MAX_HEAD_DIM) && p.n_kv_heads > 0 &&
-         p.n_q_heads % p.n_kv_heads == 0;
-}
-
-bool MetalOps::fits_softmax_topk(const bs::SoftmaxTopKParams& p) {
-  return p.n_experts > 0 && p.n_experts <= static_cast<int>(BS_MAX_EXPERTS) && p.top_k > 0 && p.top_k <= p.n_experts;
-}
-
-bool MetalOps::fits_sigmoid_group(const bs::SigmoidGroupParams& p) {
-  return p.n_experts > 0 && p.n_experts <= static_cast<int>(BS_MAX_EXPERTS) && p.top_k > 0 && p.top_k <= p.n_experts &&
-         p.n_group >= 1 && p.n_group <= 32 && p.n_experts % p.n_group == 0 &&
-         (p.n_group == 1 || p.n_experts / p.n_group >= 2) && p.topk_group >= 1 && p.topk_group <= p.n_group;
-}
-
 namespace {
 
 // Encodes y = W·x over the stack w: plain (matrix p.mat, tokens in chunks) or gathered (matrix of
@@ -160,7 +141,8 @@ void MetalOps::gather_matmul(const WeightMatrix& w, const int32_t* ids, const fl
   c.run();
 }
 
-void MetalOps::moe_block(const MoeWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+void MetalOps::moe_block(const bs::MoeBlockWeights& m, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n,
+                         float* out) {
   if (n <= 0) return;
   const int64_t H = m.router->cols, E = rp.n_experts, k = rp.top_k, I = m.gate->rows;
   Call c(*this);

@@ -2,7 +2,7 @@
 # The Metal backend on a Mac (Apple silicon): builds the addon with Metal, then runs
 #   ops     the Metal op tests on the GPU (test/native/test-metal.cpp, the cases the shim runs
 #           on Linux) against the scalar reference kernels,
-#   model   greedy decode of synthetic models on 'metal' vs 'cpu-ref' (metal-model.test.ts),
+#   model   greedy decode of synthetic models on 'metal' vs 'cpu-ref' (accel-model.test.ts),
 #   decoder the whole-token decoder (one command list per token) on the GPU vs the CPU
 #           reference (metal-decoder.test.ts),
 #   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
@@ -29,7 +29,7 @@ ops=1 model_rc=1 decoder=1
 if [ $build -eq 0 ]; then
   BRAINSTEM_TEST_METAL=gpu "$bin" metal >"$out/ops.log" 2>&1
   ops=$?
-  node test/run.mjs metal-model >"$out/model.log" 2>&1
+  node test/run.mjs accel-model >"$out/model.log" 2>&1
   model_rc=$?
   BRAINSTEM_TEST_METAL=gpu node test/run.mjs metal-decoder >"$out/decoder.log" 2>&1
   decoder=$?

@@ -19,11 +19,15 @@ class T {
     ++count_;
   }
   int count() const { return count_; }
+  // Marks the case skipped (reported with the reason, never as a pass); return after calling.
+  void skip(const std::string& why) { skipped_ = why; }
+  const std::string& skipped() const { return skipped_; }
   const std::vector<std::string>& failures() const { return failures_; }
 
  private:
   std::vector<std::string> failures_;
   int count_ = 0;
+  std::string skipped_;
 };
 
 class Failure {

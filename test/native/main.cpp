@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--bench") == 0) return run_bench(std::vector<std::string>(argv + i + 1, argv + argc));
     filters.push_back(argv[i]);
   }
-  int failed = 0, ran = 0;
+  int failed = 0, ran = 0, skipped = 0;
   for (const bt::Case& c : bt::cases()) {
     if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
           return std::string(c.name).find(f) != std::string::npos;
@@ -98,7 +98,10 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       t.record(std::string("uncaught exception: ") + e.what());
     }
-    if (t.count() == 0) {
+    if (t.count() == 0 && !t.skipped().empty()) {
+      ++skipped;
+      std::printf("skip %s: %s\n", c.name, t.skipped().c_str());
+    } else if (t.count() == 0) {
       std::printf("ok %s\n", c.name);
     } else {
       ++failed;
@@ -106,7 +109,7 @@ int main(int argc, char** argv) {
       for (const std::string& f : t.failures()) std::printf("  %s\n", f.c_str());
     }
   }
-  std::printf("# cases %d, failed %d\n", ran, failed);
+  std::printf("# cases %d, failed %d, skipped %d\n", ran, failed, skipped);
   if (ran == 0) {
     std::printf("no case matched\n");
     return 2;

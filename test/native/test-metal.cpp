@@ -1,16 +1,14 @@
 // The Metal kernel set checked without a Mac: the embedded kernel sources run through
 // msl-shim.h (one fiber per GPU thread, 32-lane simdgroups) under the real table
 // (metal_backend()) and host code (MetalOps), op by op against the reference kernels on seeded
-// random and edge shapes. What only Apple hardware can check is listed in docs/metal.md.
-#include <algorithm>
-#include <cmath>
+// random and edge shapes (accel-suite.h). What only Apple hardware can check is listed in
+// docs/metal.md.
 #include <cstdlib>
-#include <sstream>
+#include <string>
 
+#include "accel-suite.h"
 #include "common/backend.h"
 #include "common/error.h"
-#include "common/prerouter/heads.h"
-#include "fixtures.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
 #include "metal/metal-ops.h"
@@ -40,35 +38,6 @@ struct UseDevice {
 const bs::Kernels& metal() { return metal_backend().k; }
 const bs::Kernels& ref() { return bs::reference_backend().k; }
 
-// Elementwise |got - want| ≤ rel · (max|want| + |want|): float32 kernels against the reference's
-// float64 accumulation.
-void expect_close(bt::T& t, const std::vector<float>& got, const std::vector<float>& want, double rel,
-                  const std::string& what) {
-  double scale = 1e-6;
-  for (float v : want) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  const bt::Diff d = bt::compare(got.data(), want.data(), static_cast<int64_t>(want.size()), rel * scale, rel);
-  EXPECT(d.worst <= 1.0) << what << ": element " << d.at << " got " << (d.at >= 0 ? got[d.at] : 0) << " want "
-                         << (d.at >= 0 ? want[d.at] : 0) << " (" << d.worst << "× tolerance)";
-}
-
-std::string describe(const bs::WeightMatrix& w) {
-  std::ostringstream os;
-  os << (w.quantised() ? "affine " + std::to_string(w.bits) + "-bit g" + std::to_string(w.group) + " " : "dense ")
-     << bs::dtype_name(w.dtype) << " [" << w.n_mats << ", " << w.rows << ", " << w.cols << "]";
-  return os.str();
-}
-
-bs::DType random_float_type(bt::Rng& r) {
-  const bs::DType dts[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
-  return dts[r.below(3)];
-}
-
-bt::OwnedMatrix random_quantised(bt::Rng& r, int64_t n_mats) {
-  const int group = 32 << r.below(3);
-  const int64_t rows = std::vector<int64_t>{1, 3, 4, 5, 33, 65}[r.below(6)];
-  return bt::random_affine(r, n_mats, rows, group * (1 + r.below(3)), r.below(2) ? 8 : 4, group, random_float_type(r));
-}
-
 }  // namespace
 
 TEST(metal_sources_are_embedded_for_every_kernel) {
@@ -95,279 +64,71 @@ TEST(metal_shim_runs_simdgroups_in_lockstep_and_reports_divergence) {
 TEST(metal_qmatvec_and_qmatmul_match_the_reference) {
   UseDevice use;
   if (!use.ready(t)) return;
-  for (int c = 0; c < 16; ++c) {
-    bt::Rng r(31000 + c);
-    use.shim.refuse_wraps = c % 4 == 3;  // (on the shim) weights copied instead of wrapped in place
-    const auto w = random_quantised(r, 2);
-    const int64_t n = std::vector<int64_t>{1, 2, 7, 8, 9, 17}[r.below(6)], mat = r.below(2);
-    const auto x = bt::random_vec(r, n * w.m.cols);
-    std::vector<float> got(n * w.m.rows), want(got.size());
-    const std::string desc = "seed " + std::to_string(31000 + c) + " " + describe(w.m) + " n " + std::to_string(n);
-    EXPECT(metal_backend().supports(bs::Op::QMatMul, &w.m)) << desc;
-    metal().qmatmul(bs::ExecCtx{}, w.m, mat, x.data(), n, got.data());
-    ref().qmatmul(bs::ExecCtx{}, w.m, mat, x.data(), n, want.data());
-    expect_close(t, got, want, 1e-5, "qmatmul " + desc);
-    std::vector<float> got1(w.m.rows), want1(w.m.rows);
-    metal().qmatvec(bs::ExecCtx{}, w.m, mat, x.data(), got1.data());
-    ref().qmatvec(bs::ExecCtx{}, w.m, mat, x.data(), want1.data());
-    expect_close(t, got1, want1, 1e-5, "qmatvec " + desc);
-  }
-  EXPECT(metal_backend().usable()) << "no call fell back to the reference";
+  // (on the shim) every fourth case copies weights instead of wrapping them in place
+  bt::check_qmatmul(t, metal_backend(), [&](int c) { use.shim.refuse_wraps = c % 4 == 3; });
 }
 
 TEST(metal_gather_matmul_matches_the_reference) {
   UseDevice use;
   if (!use.ready(t)) return;
-  for (int c = 0; c < 12; ++c) {
-    bt::Rng r(32000 + c);
-    const int64_t E = 1 + r.below(6), m = 1 + r.below(10);
-    const auto w = random_quantised(r, E);
-    std::vector<int32_t> ids(m);
-    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
-    if (r.below(2)) std::sort(ids.begin(), ids.end());
-    const auto x = bt::random_vec(r, m * w.m.cols);
-    std::vector<float> got(m * w.m.rows), want(got.size());
-    metal().gather_matmul(bs::ExecCtx{}, w.m, ids.data(), x.data(), m, got.data());
-    ref().gather_matmul(bs::ExecCtx{}, w.m, ids.data(), x.data(), m, want.data());
-    expect_close(t, got, want, 1e-5, "gather seed " + std::to_string(32000 + c) + " " + describe(w.m));
-    // Through a slot table: expert e of 40 lives in slot slots[e] of the stack.
-    std::vector<int32_t> slots(40), experts(m), in_slot(m);
-    for (int32_t& s : slots) s = static_cast<int32_t>(r.below(E));
-    for (int64_t i = 0; i < m; ++i) in_slot[i] = slots[experts[i] = static_cast<int32_t>(r.below(40))];
-    bs::metal::MetalOps(*use.dev).gather_matmul(w.m, experts.data(), x.data(), m, got.data(), slots.data(), 40);
-    ref().gather_matmul(bs::ExecCtx{}, w.m, in_slot.data(), x.data(), m, want.data());
-    expect_close(t, got, want, 1e-5, "gather via slots seed " + std::to_string(32000 + c));
-  }
+  bt::check_gather(
+      t, metal_backend(),
+      [&](const bs::WeightMatrix& w, const int32_t* ids, const float* x, int64_t m, float* y, const int32_t* slots,
+          int64_t n_experts) { bs::metal::MetalOps(*use.dev).gather_matmul(w, ids, x, m, y, slots, n_experts); });
 }
 
 TEST(metal_dense_matmul_and_lora_match_the_reference) {
   UseDevice use;
-  if (!use.ready(t)) return;
-  for (int c = 0; c < 12; ++c) {
-    bt::Rng r(33000 + c);
-    const bs::DType dt = random_float_type(r);
-    const int64_t rows = 1 + r.below(40), cols = std::vector<int64_t>{1, 7, 33, 100}[r.below(4)], n = 1 + r.below(10);
-    const auto w = bt::random_dense(r, 1, rows, cols, dt);
-    const auto x = bt::random_vec(r, n * cols);
-    std::vector<float> got(n * rows), want(got.size());
-    metal().dense_matmul(bs::ExecCtx{}, w.m, 0, x.data(), n, got.data());
-    ref().dense_matmul(bs::ExecCtx{}, w.m, 0, x.data(), n, want.data());
-    const std::string desc = "seed " + std::to_string(33000 + c) + " " + describe(w.m) + " n " + std::to_string(n);
-    expect_close(t, got, want, 1e-5, "dense " + desc);
-    // LoRA: A [rank, cols], B [rows, rank] of one dtype, y0 + scale · B (A x).
-    const int64_t rank = std::vector<int64_t>{1, 2, 8, 33}[r.below(4)];
-    const auto a = bt::random_dense(r, 1, rank, cols, dt), b = bt::random_dense(r, 1, rows, rank, dt);
-    const bs::LoraWeights l{a.m, b.m, static_cast<float>(r.uniform(-4, 4))};
-    const auto y0 = bt::random_vec(r, n * rows);
-    std::vector<float> lg = y0, lw = y0;
-    metal().lora_delta(bs::ExecCtx{}, l, x.data(), n, lg.data());
-    ref().lora_delta(bs::ExecCtx{}, l, x.data(), n, lw.data());
-    expect_close(t, lg, lw, 1e-5, "lora rank " + std::to_string(rank) + " " + desc);
-  }
+  if (use.ready(t)) bt::check_dense_and_lora(t, metal_backend());
 }
 
 TEST(metal_embed_matches_the_reference) {
   UseDevice use;
-  if (!use.ready(t)) return;
-  for (int c = 0; c < 10; ++c) {
-    bt::Rng r(34000 + c);
-    const auto w = c % 2 ? random_quantised(r, 1)
-                         : bt::random_dense(r, 1, 1 + r.below(20), 1 + r.below(300), random_float_type(r));
-    const int64_t n = 1 + r.below(5);
-    std::vector<int32_t> ids(n);
-    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(w.m.rows));
-    std::vector<float> got(n * w.m.cols), want(got.size());
-    metal().embed(bs::ExecCtx{}, w.m, ids.data(), n, got.data());
-    ref().embed(bs::ExecCtx{}, w.m, ids.data(), n, want.data());
-    // Not bit-exact: a compiler may fuse scale·q + bias into one FMA (Metal's fast math, aarch64).
-    expect_close(t, got, want, 1e-6, "embed seed " + std::to_string(34000 + c) + " " + describe(w.m));
-  }
+  if (use.ready(t)) bt::check_embed(t, metal_backend());
 }
 
 TEST(metal_rmsnorm_rope_and_elementwise_match_the_reference) {
   UseDevice use;
-  if (!use.ready(t)) return;
-  for (int c = 0; c < 10; ++c) {
-    bt::Rng r(35000 + c);
-    const int64_t rows = 1 + r.below(4), d = std::vector<int64_t>{1, 31, 255, 256, 257, 700}[r.below(6)];
-    const float eps = static_cast<float>(std::pow(10.0, -r.uniform(1, 7)));
-    const auto x = bt::random_vec(r, rows * d, r.uniform(0.01, 100)), w = bt::random_vec(r, d);
-    std::vector<float> got = x, want(x.size());  // in place: y aliases x
-    metal().rmsnorm(bs::ExecCtx{}, got.data(), w.data(), rows, d, eps, got.data());
-    ref().rmsnorm(bs::ExecCtx{}, x.data(), w.data(), rows, d, eps, want.data());
-    const std::string desc = "seed " + std::to_string(35000 + c);
-    expect_close(t, got, want, 1e-5, "rmsnorm " + desc + " d " + std::to_string(d));
-
-    const int heads = 1 + static_cast<int>(r.below(5)), hd = 2 * (1 + static_cast<int>(r.below(40)));
-    const int rot = r.below(2) ? hd : 2 * (1 + static_cast<int>(r.below(hd / 2)));
-    const bs::RopeParams p{heads, hd, rot, r.uniform(1e3, 1e6)};
-    const int64_t n = 1 + r.below(4);
-    std::vector<int32_t> pos(n);
-    for (int32_t& v : pos) v = static_cast<int32_t>(r.below(400));
-    auto rg = bt::random_vec(r, n * heads * hd), rw = rg;
-    metal().rope(bs::ExecCtx{}, rg.data(), pos.data(), n, p);
-    ref().rope(bs::ExecCtx{}, rw.data(), pos.data(), n, p);
-    expect_close(t, rg, rw, 2e-5, "rope " + desc);
-
-    const int64_t m = 1 + r.below(600);
-    const auto g = bt::random_vec(r, m, 4.0), u = bt::random_vec(r, m), y0 = bt::random_vec(r, m);
-    std::vector<float> sg(m), sw(m), ag = y0, aw = y0;
-    metal().silu_mul(bs::ExecCtx{}, g.data(), u.data(), m, sg.data());
-    ref().silu_mul(bs::ExecCtx{}, g.data(), u.data(), m, sw.data());
-    expect_close(t, sg, sw, 1e-6, "silu_mul " + desc);
-    metal().add(bs::ExecCtx{}, u.data(), 0.75f, m, ag.data());
-    ref().add(bs::ExecCtx{}, u.data(), 0.75f, m, aw.data());
-    EXPECT(ag == aw) << "add " << desc;
-  }
+  if (use.ready(t)) bt::check_norm_rope_elementwise(t, metal_backend());
 }
 
 TEST(metal_attention_matches_the_reference) {
   UseDevice use;
-  if (!use.ready(t)) return;
-  for (int c = 0; c < 10; ++c) {
-    bt::Rng r(36000 + c);
-    const int kv = 1 + static_cast<int>(r.below(2)), group = c % 3 == 2 ? 3 : 1 << r.below(3);
-    const int hd = std::vector<int>{1, 24, 33, 64, 128, 256}[r.below(6)];
-    const bool f16 = c % 2 == 1;
-    const bs::AttentionParams p{kv * group, kv, hd, static_cast<float>(1 / std::sqrt(double(hd))), f16};
-    const int64_t pos0 = c % 3 == 1 ? 40 + r.below(100) : r.below(6), n = r.below(2) ? 1 : 1 + r.below(4);
-    const int64_t keys = pos0 + n;
-    const auto q = bt::random_vec(r, n * p.n_q_heads * hd, 2.0);
-    const auto kc = bt::random_vec(r, keys * kv * hd, 2.0), vc = bt::random_vec(r, keys * kv * hd);
-    std::vector<uint16_t> kh(kc.size()), vh(vc.size());
-    for (size_t i = 0; i < kc.size(); ++i) kh[i] = bs::f32_to_f16(kc[i]);
-    for (size_t i = 0; i < vc.size(); ++i) vh[i] = bs::f32_to_f16(vc[i]);
-    const void* k = f16 ? static_cast<const void*>(kh.data()) : kc.data();
-    const void* v = f16 ? static_cast<const void*>(vh.data()) : vc.data();
-    std::vector<float> got(n * p.n_q_heads * hd), want(got.size());
-    metal().attention(bs::ExecCtx{}, q.data(), k, v, pos0, n, p, got.data());
-    ref().attention(bs::ExecCtx{}, q.data(), k, v, pos0, n, p, want.data());
-    std::ostringstream desc;
-    desc << "attention seed " << 36000 + c << " q " << p.n_q_heads << " kv " << kv << " hd " << hd << " pos0 " << pos0
-         << " n " << n << (f16 ? " f16" : " f32");
-    expect_close(t, got, want, 1e-5, desc.str());
-  }
+  if (use.ready(t)) bt::check_attention(t, metal_backend());
 }
 
 TEST(metal_routing_matches_the_reference) {
   UseDevice use;
-  if (!use.ready(t)) return;
-  for (int c = 0; c < 12; ++c) {
-    bt::Rng r(37000 + c);
-    const int E = std::vector<int>{1, 5, 32, 33, 128, 512}[r.below(6)],
-              k = 1 + static_cast<int>(r.below(std::min(E, 8)));
-    const int64_t n = 1 + r.below(4);
-    const auto logits = bt::random_vec(r, n * E, 2.0);
-    const bs::SoftmaxTopKParams p{E, k, r.below(2) == 1};
-    std::vector<int32_t> ig(n * k), iw(n * k);
-    std::vector<float> wg(n * k), ww(n * k);
-    metal().route_softmax_topk(bs::ExecCtx{}, logits.data(), n, p, ig.data(), wg.data());
-    ref().route_softmax_topk(bs::ExecCtx{}, logits.data(), n, p, iw.data(), ww.data());
-    const std::string desc =
-        "seed " + std::to_string(37000 + c) + " E " + std::to_string(E) + " k " + std::to_string(k);
-    EXPECT(ig == iw) << "softmax top-k ids " << desc;
-    expect_close(t, wg, ww, 1e-5, "softmax top-k weights " + desc);
-  }
-  for (int c = 0; c < 12; ++c) {
-    bt::Rng r(38000 + c);
-    const int n_group = 1 << r.below(4), per = 2 + static_cast<int>(r.below(12)), E = n_group * per;
-    const int topk_group = 1 + static_cast<int>(r.below(n_group));
-    const int k = 1 + static_cast<int>(r.below(std::min(topk_group * per, 8)));
-    const int64_t n = 1 + r.below(3);
-    const auto logits = bt::random_vec(r, n * E, 2.0), bias = bt::random_vec(r, E, 0.3);
-    const bs::SigmoidGroupParams p{E,
-                                   k,
-                                   n_group,
-                                   topk_group,
-                                   r.below(2) == 1,
-                                   static_cast<float>(r.uniform(0.5, 3)),
-                                   c % 3 ? bias.data() : nullptr};
-    std::vector<int32_t> ig(n * k), iw(n * k);
-    std::vector<float> wg(n * k), ww(n * k);
-    metal().route_sigmoid_group(bs::ExecCtx{}, logits.data(), n, p, ig.data(), wg.data());
-    ref().route_sigmoid_group(bs::ExecCtx{}, logits.data(), n, p, iw.data(), ww.data());
-    std::ostringstream desc;
-    desc << "seed " << 38000 + c << " E " << E << " groups " << n_group << " keep " << topk_group << " k " << k;
-    EXPECT(ig == iw) << "sigmoid group ids " << desc.str();
-    expect_close(t, wg, ww, 1e-5, "sigmoid group weights " + desc.str());
-  }
+  if (use.ready(t)) bt::check_routing(t, metal_backend());
 }
 
-// A MoE block in one command list (router, routing, gathered gate/up, SiLU-gate, gathered down,
-// weighted sum; the ids never leave the GPU) against the same steps on the reference kernels.
+// A MoE block in one command list (the ids never leave the GPU).
 TEST(metal_moe_block_in_one_command_list_matches_the_reference) {
   UseDevice use;
   if (!use.ready(t)) return;
   bs::metal::MetalOps ops(*use.dev);
-  for (int c = 0; c < 6; ++c) {
-    bt::Rng r(39700 + c);
-    const int group = 32 << r.below(2), bits = r.below(2) ? 8 : 4;
-    const int64_t E = 4 + r.below(13), H = group * (1 + r.below(3)), I = group * (1 + r.below(2)), n = 1 + r.below(4);
-    const int k = 1 + static_cast<int>(r.below(4));
-    const auto router = bt::random_affine(r, 1, E, H, bits, group, bs::DType::BF16);
-    const auto gate = bt::random_affine(r, E, I, H, bits, group, bs::DType::BF16),
-               up = bt::random_affine(r, E, I, H, bits, group, bs::DType::BF16),
-               down = bt::random_affine(r, E, H, I, bits, group, bs::DType::BF16);
-    const auto x = bt::random_vec(r, n * H);
-    const bs::SoftmaxTopKParams rp{static_cast<int>(E), k, c % 2 == 0};
-    std::vector<float> logits(n * E), w(n * k), xs(n * k * H), g(n * k * I), u(g.size()), d(n * k * H);
-    std::vector<int32_t> ids(n * k);
-    ref().qmatmul(bs::ExecCtx{}, router.m, 0, x.data(), n, logits.data());
-    ref().route_softmax_topk(bs::ExecCtx{}, logits.data(), n, rp, ids.data(), w.data());
-    for (int64_t i = 0; i < n * k; ++i) std::copy_n(x.begin() + (i / k) * H, H, xs.begin() + i * H);
-    ref().gather_matmul(bs::ExecCtx{}, gate.m, ids.data(), xs.data(), n * k, g.data());
-    ref().gather_matmul(bs::ExecCtx{}, up.m, ids.data(), xs.data(), n * k, u.data());
-    ref().silu_mul(bs::ExecCtx{}, g.data(), u.data(), n * k * I, g.data());
-    ref().gather_matmul(bs::ExecCtx{}, down.m, ids.data(), g.data(), n * k, d.data());
-    std::vector<float> want(n * H, 0.0f), got(n * H);
-    for (int64_t i = 0; i < n * k; ++i) ref().add(bs::ExecCtx{}, d.data() + i * H, w[i], H, want.data() + (i / k) * H);
-    const int dispatches = use.shim.dispatches, commits = use.shim.commits;
-    ops.moe_block({&router.m, &gate.m, &up.m, &down.m}, rp, x.data(), n, got.data());
-    std::ostringstream desc;
-    desc << "moe seed " << 39700 + c << " E " << E << " k " << k << " H " << H << " I " << I << " n " << n;
-    expect_close(t, got, want, 1e-5, desc.str());
-    if (!use.on_gpu()) {
-      EXPECT(use.shim.dispatches - dispatches == 7 && use.shim.commits - commits == 1) << desc.str() << ": one list";
-    }
-  }
+  int dispatches = 0, commits = 0;
+  bt::check_moe_block(
+      t,
+      [&](const bs::WeightMatrix& router, const bs::WeightMatrix& gate, const bs::WeightMatrix& up,
+          const bs::WeightMatrix& down, const bs::SoftmaxTopKParams& rp, const float* x, int64_t n, float* out) {
+        dispatches = use.shim.dispatches;
+        commits = use.shim.commits;
+        ops.moe_block({&router, &gate, &up, &down}, rp, x, n, out);
+      },
+      [&](const std::string& desc) {
+        if (use.on_gpu()) return;
+        EXPECT(use.shim.dispatches - dispatches == 7 && use.shim.commits - commits == 1) << desc << ": one list";
+      });
 }
 
-// A prerouter head against the engine's formula on the reference kernels: linear·f +
-// fc2·gelu_erf(fc1·f) with f = [hidden; onehot(cur); onehot(prev)] built on the CPU.
 TEST(metal_prerouter_head_matches_the_reference) {
   UseDevice use;
   if (!use.ready(t)) return;
   bs::metal::MetalOps ops(*use.dev);
-  for (int c = 0; c < 6; ++c) {
-    bt::Rng r(39000 + c);
-    const int64_t H = 1 + r.below(70), E = 2 + r.below(40), units = 1 + r.below(20), F = H + 2 * E;
-    const int k = 1 + static_cast<int>(r.below(std::min<int64_t>(E, 4)));
-    const bool mlp = c % 2 == 0, has_cur = c % 3 != 2, has_prev = c % 3 != 1;
-    const auto lin = bt::random_dense(r, 1, E, F, bs::DType::F16),
-               fc1 = bt::random_dense(r, 1, units, F, bs::DType::F16),
-               fc2 = bt::random_dense(r, 1, E, units, bs::DType::F16);
-    const auto hidden = bt::random_vec(r, H);
-    std::vector<int32_t> ids(E);
-    for (int64_t e = 0; e < E; ++e) ids[e] = static_cast<int32_t>(e);
-    for (int64_t i = E; i > 1; --i) std::swap(ids[i - 1], ids[r.below(i)]);
-    const int32_t* cur = has_cur ? ids.data() : nullptr;
-    const int32_t* prev = has_prev ? ids.data() + E - k : nullptr;
-    std::vector<float> f(F, 0.0f), want(E), h(units), y(E), got(E);
-    std::copy(hidden.begin(), hidden.end(), f.begin());
-    for (int j = 0; j < k; ++j) {
-      if (cur) f[H + cur[j]] = 1.0f;
-      if (prev) f[H + E + prev[j]] = 1.0f;
-    }
-    ref().dense_matmul(bs::ExecCtx{}, lin.m, 0, f.data(), 1, want.data());
-    if (mlp) {
-      ref().dense_matmul(bs::ExecCtx{}, fc1.m, 0, f.data(), 1, h.data());
-      for (float& v : h) v = bs::gelu_erf(v);
-      ref().dense_matmul(bs::ExecCtx{}, fc2.m, 0, h.data(), 1, y.data());
-      ref().add(bs::ExecCtx{}, y.data(), 1.0f, E, want.data());
-    }
-    ops.prerouter(lin.m, mlp ? &fc1.m : nullptr, mlp ? &fc2.m : nullptr, hidden.data(), cur, prev, k, got.data());
-    expect_close(t, got, want, 1e-5, "prerouter seed " + std::to_string(39000 + c));
-  }
+  bt::check_prerouter(t, [&](const bs::WeightMatrix& lin, const bs::WeightMatrix* fc1, const bs::WeightMatrix* fc2,
+                             const float* hidden, const int32_t* cur, const int32_t* prev, int k,
+                             float* logits) { ops.prerouter(lin, fc1, fc2, hidden, cur, prev, k, logits); });
 }
 
 TEST(metal_table_limits_and_device_failure) {

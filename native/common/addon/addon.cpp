@@ -9,6 +9,9 @@
 #include "common/cpu-features.h"
 #include "common/model.h"
 #include "metal/metal-backend.h"
+#ifdef BRAINSTEM_WITH_CUDA
+#include "cuda/cuda-backend.h"
+#endif
 
 namespace {
 
@@ -26,6 +29,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
     o.Set("name", b->name);
     o.Set("usable", b->usable());
     o.Set("detail", b->detail);
+    o.Set("auto", b == &bs::best_backend());
     sets.Set(i++, o);
     if (std::string(b->name).rfind("cpu", 0) == 0) {
       cpu_sets += (cpu_sets.empty() ? "" : ", ") + std::string(b->name) +
@@ -50,8 +54,11 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   for (const char* gpu : {"cuda", "metal"}) {
     const bs::Backend* b = bs::find_backend(gpu);
     if (b) {
-      // Metal names its GPU and working-set budget, or why it cannot run (library compile errors too).
-      const std::string detail = std::string(gpu) == "metal" ? bs::metal::describe() : b->detail;
+      // Metal and CUDA name their GPU and memory budget, or why they cannot run.
+      std::string detail = std::string(gpu) == "metal" ? bs::metal::describe() : b->detail;
+#ifdef BRAINSTEM_WITH_CUDA
+      if (std::string(gpu) == "cuda") detail = bs::cuda::describe();
+#endif
       device(gpu, true, b->usable(), detail + (b->usable() ? "" : " (no usable device found)"));
     } else {
       device(gpu, false, false, "not compiled into this build");

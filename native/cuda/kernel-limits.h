@@ -1,0 +1,16 @@
+// Launch shapes and limits of the CUDA kernels, plain C++ (the host code and tests see them
+// without CUDA headers): threads of row-parallel and elementwise kernels; warps (rows) per
+// matmul block; tokens one matmul pass shares each weight load across; the largest head and
+// expert count the attention and routing kernels hold in registers.
+#pragma once
+#include "cuda/cuda-ns.h"
+
+namespace bs::BS_CUDA_NS {
+
+constexpr int kBlock = 256;
+constexpr int kMatWarps = 4;
+constexpr int kMatTokens = 8;
+constexpr int kMaxHeadDim = 256;
+constexpr int kMaxExperts = 512;
+
+}  // namespace bs::BS_CUDA_NS
