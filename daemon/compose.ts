@@ -41,7 +41,7 @@ import { RobotLink } from './robots/link-service.js';
 import { SimChildren } from './robots/sim-children.js';
 import { CONTROLLER_PATH } from '../robot/link/ws-envelope.js';
 import { DaemonMqttClient } from './mqtt/client.js';
-import { tryLoadNative } from './native/binding.js';
+import { acceleratorNote, tryLoadNative } from './native/binding.js';
 import type { Service } from './service.js';
 import { VERSION } from './version.js';
 
@@ -108,6 +108,10 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const models = new ModelRegistry({
     models: served.models,
     loader: loadNativeModel,
+    acceleratorNote: () => {
+      const { addon } = tryLoadNative();
+      return addon && acceleratorNote(addon.info());
+    },
     metrics: serving,
     log: modelsLog,
     prepare: (name) => {

@@ -100,6 +100,8 @@ export interface RegistryDeps {
   timers?: Timers;
   /** Runs before the first load (the demo model is generated here). */
   prepare?: (name: string) => Promise<void> | void;
+  /** Why a compiled GPU kernel set is not what backend auto picks (logged with each load), or undefined. */
+  acceleratorNote?: () => string | undefined;
 }
 
 export class ModelRegistry extends Service {
@@ -320,7 +322,16 @@ export class ModelRegistry extends Service {
       this.deps.metrics.loaded.set({ model: slot.name }, 1);
       this.deps.metrics.loadSeconds.observe({ model: slot.name }, slot.loadMs! / 1000);
       this.deps.log.info(
-        { model: slot.name, ms: Math.round(slot.loadMs!), arch: served.summary?.arch, context: served.contextLength },
+        {
+          model: slot.name,
+          ms: Math.round(slot.loadMs!),
+          arch: served.summary?.arch,
+          backend: served.summary?.backend,
+          context: served.contextLength,
+          ...(served.summary && !/^(cuda|metal)$/.test(served.summary.backend)
+            ? { accelerator: this.deps.acceleratorNote?.() }
+            : {}),
+        },
         'model loaded',
       );
       this.emit(slot);

@@ -395,3 +395,12 @@ export function tryLoadNative(): { addon?: NativeAddon; error?: string } {
     return { error: (err as Error).message };
   }
 }
+
+/** Why each compiled GPU kernel set (cuda, metal) is not what backend "auto" picks, or undefined
+ *  when there is none or auto picks it: for the daemon's log (doctor shows the same detail). */
+export function acceleratorNote(info: NativeInfo): string | undefined {
+  const skipped = info.kernelSets.filter((k) => (k.name === 'cuda' || k.name === 'metal') && !k.auto);
+  return skipped.length
+    ? skipped.map((k) => `${k.name} not chosen by backend auto: ${k.detail}`).join('; ')
+    : undefined;
+}

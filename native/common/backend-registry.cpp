@@ -2,8 +2,6 @@
 // static library and unreferenced registration objects would be dropped by the linker.
 #include "common/backend.h"
 
-#include <cstdio>
-#include <mutex>
 #include <string>
 
 #include "cpu/ops-ref.h"
@@ -75,11 +73,8 @@ const std::vector<const Backend*>& compiled_backends() {
 
 const Backend& best_backend() {
 #ifdef BRAINSTEM_WITH_CUDA
-  std::string why;
-  if (cuda::auto_ready(&why)) return cuda::backend();
-  static std::once_flag logged;
-  std::call_once(logged,
-                 [&] { std::fprintf(stderr, "brainstem: backend auto: CPU (CUDA not chosen: %s)\n", why.c_str()); });
+  // Why not: the kernel set's detail (system.info, doctor; the daemon logs it at model load).
+  if (cuda::auto_ready(nullptr)) return cuda::backend();
 #endif
   const Backend* best = &reference_backend();
   for (const Backend* b : cpu_backends()) {

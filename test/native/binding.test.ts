@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadNative } from '../../daemon/native/binding.js';
+import { acceleratorNote, loadNative } from '../../daemon/native/binding.js';
 
 test('native addon loads and reports the CPU backend', () => {
   const info = loadNative().info();
@@ -43,4 +43,19 @@ test('argmax picks the first maximum of a Float32Array and rejects anything else
   for (const bad of [[1, 2], new Float64Array(3), null]) {
     assert.throws(() => argmax(bad as never), /argmax: logits must be a Float32Array/);
   }
+});
+
+test('acceleratorNote says why backend auto passed over a compiled GPU kernel set, and nothing otherwise', () => {
+  const set = (name: string, auto: boolean, detail = '') => ({ name, usable: auto, auto, detail });
+  const info = (...kernelSets: ReturnType<typeof set>[]) => ({ ...loadNative().info(), kernelSets });
+  assert.equal(acceleratorNote(info(set('cpu-avx2', true))), undefined);
+  assert.equal(acceleratorNote(info(set('cpu-avx2', true), set('cuda', true))), undefined);
+  assert.equal(
+    acceleratorNote(info(set('cpu-avx2', true), set('cuda', false, 'no usable CUDA driver or device'))),
+    'cuda not chosen by backend auto: no usable CUDA driver or device',
+  );
+  // This build: a note exactly when a compiled cuda/metal set is not auto's pick.
+  const real = loadNative().info();
+  const passed = real.kernelSets.filter((k) => (k.name === 'cuda' || k.name === 'metal') && !k.auto);
+  assert.equal(acceleratorNote(real) === undefined, passed.length === 0);
 });
