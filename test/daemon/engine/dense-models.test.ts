@@ -7,12 +7,7 @@ import assert from 'node:assert/strict';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
-import { logitsDiff } from './logits-compare.js';
-
-function assertClose(got: Float32Array, want: ArrayLike<number>, what: string): void {
-  const d = logitsDiff(got, want);
-  assert.ok(d.worst <= d.bound, `${what}: token ${d.at} |Δ| ${d.worst} > ${d.bound}`);
-}
+import { assertClose, assertTruncations } from './logits-compare.js';
 
 for (const arch of ['qwen3', 'llama'] as const) {
   test(`${arch}: prefill = prefill + prefill = prefill + decode steps, and = the reference after truncations`, async (t) => {
@@ -36,15 +31,10 @@ for (const arch of ['qwen3', 'llama'] as const) {
     t.after(() => ref.close());
     await s.truncate(0);
     assertClose(await s.prefill(prompt), ref.prefill(prompt), 'prefill vs reference');
-    for (const [keep, more] of [
+    await assertTruncations(s, ref, [
       [4, [26, 53]],
       [6, [58]],
-    ] as const) {
-      await s.truncate(keep);
-      ref.truncate(keep);
-      assertClose(await s.prefill([...more]), ref.prefill([...more]), `truncate(${keep}) + ${more.length}`);
-      assertClose(await s.decode(1), ref.decode(1), `truncate(${keep}) then decode`);
-    }
+    ] as const);
     s.dispose();
   });
 }

@@ -11,8 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { solidImage } from '../../helpers/images.js';
 import { synthTiny } from '../../helpers/serving.js';
-import { waitFor } from '../../helpers/wait.js';
-import { startRig, waitReady } from '../robots/harness.js';
+import { episodeEvents, episodeFinished, startRig, waitReady } from '../robots/harness.js';
 
 const DECISIONS = 4;
 const NOT_YET = JSON.stringify({
@@ -54,10 +53,8 @@ test('a synthetic local model drives a bounded episode with schema-valid tool ca
   });
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   const id = r.result.id;
-  const events = () =>
-    rig.rpc.notifications.filter((n) => n.method === 'policy.event' && n.params.episode === id).map((n) => n.params);
-  const end = await waitFor(() => events().find((e) => e.type === 'finished'), 'the episode to end', 120_000);
-  const all = events();
+  const end = await episodeFinished(rig, id, 120_000);
+  const all = episodeEvents(rig, id);
 
   const decisions = all.filter((e) => e.type === 'decision');
   const started = all.find((e) => e.type === 'started');

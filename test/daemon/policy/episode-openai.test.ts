@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestDaemon, TEST_TOKEN } from '../../helpers/daemon.js';
 import { forward, serve } from '../../helpers/loopback-http.js';
 import { synthTiny } from '../../helpers/serving.js';
-import { waitFor } from '../../helpers/wait.js';
-import { startRig, waitReady } from '../robots/harness.js';
+import { episodeEvents, episodeFinished, startRig, waitReady } from '../robots/harness.js';
 
 const DECISIONS = 3;
 /** Long enough for a forwarded decision of the tiny model on a loaded machine; the stall costs it once. */
@@ -62,10 +61,8 @@ test('an episode with the openai provider: a 429 and a timeout retried, the hist
   });
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   const id = r.result.id;
-  const events = () =>
-    rig.rpc.notifications.filter((n) => n.method === 'policy.event' && n.params.episode === id).map((n) => n.params);
-  const end = await waitFor(() => events().find((e) => e.type === 'finished'), 'the episode to end', 120_000);
-  const all = events();
+  const end = await episodeFinished(rig, id, 120_000);
+  const all = episodeEvents(rig, id);
   const decisions = all.filter((e) => e.type === 'decision');
   assert.ok(['budget_exhausted', 'gave_up'].includes(end.state), `${end.state}: ${end.reason}`);
   if (end.state === 'budget_exhausted') assert.equal(decisions.length, DECISIONS);

@@ -7,7 +7,7 @@ import { loadArms } from '../../../robot/description/loader.js';
 import { loadScene } from '../../../robot/sim/scene/scene-config.js';
 import { SimWorld } from '../../../robot/sim/scene/world.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startRig, waitReady, type Rig } from '../robots/harness.js';
+import { episodeEvents, episodeFinished, startRig, waitReady, type Rig } from '../robots/harness.js';
 
 const SEED = 5;
 const call = (name: string, args: object) => JSON.stringify({ name, arguments: args });
@@ -69,10 +69,8 @@ async function run(r: Rig, lines: string[]): Promise<{ end: any; events: any[] }
   });
   assert.equal(s.error, undefined, JSON.stringify(s.error));
   const id = s.result.id;
-  const events = () =>
-    r.rpc.notifications.filter((n) => n.method === 'policy.event' && n.params.episode === id).map((n) => n.params);
-  const end = await waitFor(() => events().find((e) => e.type === 'finished'), `episode ${id} to finish`, 120_000);
-  return { end, events: events() };
+  const end = await episodeFinished(r, id, 120_000);
+  return { end, events: episodeEvents(r, id) };
 }
 
 /** What ran and what the checks said, for a failure message. */

@@ -10,7 +10,15 @@ import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
 import { waitFor } from '../../helpers/wait.js';
 import { solidImage } from '../../helpers/images.js';
 import { RpcTestClient } from '../../helpers/rpc.js';
-import { callTool, poseFromHere, startRig, waitReady, type Rig } from '../robots/harness.js';
+import {
+  callTool,
+  episodeEvents,
+  episodeFinished,
+  poseFromHere,
+  startRig,
+  waitReady,
+  type Rig,
+} from '../robots/harness.js';
 
 const call = (name: string, args: object) => JSON.stringify({ name, arguments: args });
 
@@ -24,14 +32,6 @@ async function start(rig: Rig, lines: string[], extra: Record<string, unknown> =
   });
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   return r.result.id;
-}
-
-/** The episode's events as notified so far. */
-const events = (rig: Rig, id: string) =>
-  rig.rpc.notifications.filter((n) => n.method === 'policy.event' && n.params.episode === id).map((n) => n.params);
-
-async function finished(rig: Rig, id: string): Promise<any> {
-  return waitFor(() => events(rig, id).find((e) => e.type === 'finished'), `episode ${id} to finish`, 60_000);
 }
 
 test('policy episodes on a simulated yam', async (t) => {
@@ -51,10 +51,10 @@ test('policy episodes on a simulated yam', async (t) => {
       call('move_to', { target: b }),
       call('done', { summary: 'moved twice' }),
     ]);
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.equal(end.state, 'done', end.reason);
     assert.equal(end.used.decisions, 4);
-    const outcomes = events(rig, id).filter((e) => e.type === 'outcome');
+    const outcomes = episodeEvents(rig, id).filter((e) => e.type === 'outcome');
     assert.deepEqual(
       outcomes.map((e) => [e.tool, e.status]),
       [
@@ -63,7 +63,7 @@ test('policy episodes on a simulated yam', async (t) => {
         ['move_to', 'ok'],
       ],
     );
-    const obs = events(rig, id).filter((e) => e.type === 'observation');
+    const obs = episodeEvents(rig, id).filter((e) => e.type === 'observation');
     assert.equal(obs.length, 4);
     assert.equal(obs[0].state.arm.joint_pos.length, 6);
     assert.equal(obs[0].state.arm.tcp_pose_xyzquat.length, 7);
@@ -71,7 +71,7 @@ test('policy episodes on a simulated yam', async (t) => {
 
     const got = (await rig.rpc.call('policy.get', { id, events: true })).result;
     assert.equal(got.state, 'done');
-    assert.equal(got.events.length, events(rig, id).length);
+    assert.equal(got.events.length, episodeEvents(rig, id).length);
     const dir = join(rig.d.dataDir, 'episodes', id);
     assert.equal(got.record, dir);
     for (const f of ['episode.json', 'events.jsonl', 'states.jsonl', 'commands.jsonl'])
@@ -106,9 +106,9 @@ test('policy episodes on a simulated yam', async (t) => {
         check: { kind: 'scene', task: 'block_in_bowl' },
       },
     );
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.equal(end.state, 'done', end.reason);
-    const checks = events(rig, id).filter((e) => e.type === 'check');
+    const checks = episodeEvents(rig, id).filter((e) => e.type === 'check');
     assert.deepEqual(
       checks.map((c) => [c.decision, c.complete]),
       [
@@ -118,7 +118,7 @@ test('policy episodes on a simulated yam', async (t) => {
     );
     assert.equal(checks[0].reason, 'task block_in_bowl: not yet true in the scene: in_bowl');
     assert.deepEqual([checks[1].task, checks[1].required, checks[1].held], ['block_in_bowl', ['in_bowl'], ['in_bowl']]);
-    const obs2 = events(rig, id).find((e) => e.type === 'observation' && e.decision === 2);
+    const obs2 = episodeEvents(rig, id).find((e) => e.type === 'observation' && e.decision === 2);
     assert.match(obs2.text, /"tool":"done","status":"rejected"/);
   });
 
@@ -130,10 +130,10 @@ test('policy episodes on a simulated yam', async (t) => {
       call('fly', {}),
       call('give_up', { reason: 'cannot reach' }),
     ]);
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.equal(end.state, 'gave_up');
     assert.equal(end.reason, 'cannot reach');
-    const all = events(rig, id);
+    const all = episodeEvents(rig, id);
     const requests = all.filter((e) => e.type === 'request');
     assert.deepEqual(
       requests.map((e) => [e.decision, e.tool, e.error !== undefined]),
@@ -153,7 +153,7 @@ test('policy episodes on a simulated yam', async (t) => {
 
   await t.test('budget exhaustion after the decision budget', async () => {
     const id = await start(rig, Array(5).fill(call('get_state', {})), { budget: { decisions: 3 } });
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.equal(end.state, 'budget_exhausted');
     assert.equal(end.used.decisions, 3);
     assert.match(end.reason, /all 3 decisions/);
@@ -166,7 +166,7 @@ test('policy episodes on a simulated yam', async (t) => {
         check: { kind: 'operator' },
       });
       await waitFor(
-        () => events(rig, id).find((e) => e.type === 'check_pending'),
+        () => episodeEvents(rig, id).find((e) => e.type === 'check_pending'),
         'the first done to await confirmation',
       );
       const second = await rig.rpc.call('policy.start', {
@@ -185,14 +185,14 @@ test('policy episodes on a simulated yam', async (t) => {
         false,
       );
       await waitFor(
-        () => (events(rig, id).filter((e) => e.type === 'check_pending').length === 2 ? true : undefined),
+        () => (episodeEvents(rig, id).filter((e) => e.type === 'check_pending').length === 2 ? true : undefined),
         'the second done',
       );
-      const obs2 = events(rig, id).find((e) => e.type === 'observation' && e.decision === 2);
+      const obs2 = episodeEvents(rig, id).find((e) => e.type === 'observation' && e.decision === 2);
       assert.deepEqual(obs2.feedback, ['the block is still left of the bowl']);
       assert.match(obs2.text, /operator: not in the bowl/);
       await rig.rpc.call('policy.confirm', { id, complete: true });
-      assert.equal((await finished(rig, id)).state, 'done');
+      assert.equal((await episodeFinished(rig, id)).state, 'done');
       const list = (await rig.rpc.call('policy.list')).result.episodes;
       assert.ok(list.some((e: any) => e.id === id && e.state === 'done' && e.check === 'operator'));
     },
@@ -202,15 +202,15 @@ test('policy episodes on a simulated yam', async (t) => {
     const far = await poseFromHere(rig, 'arm1', 'arm', 0.08, 0, 0);
     const id = await start(rig, [call('move_to', { target: far }), call('done', { summary: 'x' })]);
     await waitFor(
-      () => events(rig, id).find((e) => e.type === 'progress' && e.phase === 'started'),
+      () => episodeEvents(rig, id).find((e) => e.type === 'progress' && e.phase === 'started'),
       'the move to start',
     );
     const stop = await rig.rpc.call('robots.stop', { robot: 'arm1' });
     assert.equal(stop.result.stopped[0].status, 'ok');
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.equal(end.state, 'stopped');
     assert.equal(end.reason, 'robot_stop');
-    assert.equal(events(rig, id).find((e) => e.type === 'outcome' && e.tool === 'move_to').status, 'stopped');
+    assert.equal(episodeEvents(rig, id).find((e) => e.type === 'outcome' && e.tool === 'move_to').status, 'stopped');
     const s = await callTool(rig, 'arm1', 'get_state', {});
     assert.ok(Math.max(...s.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
   });
@@ -341,7 +341,7 @@ test('policy episodes on a simulated yam', async (t) => {
       return g.state === 'stopped' ? g : undefined;
     }, 'the episode to stop');
     assert.equal(got.reason, 'client_disconnected');
-    const seen = await finished(rig, id);
+    const seen = await episodeFinished(rig, id);
     assert.equal(seen.state, 'stopped', 'the watching connection got the end too');
   });
 
@@ -349,13 +349,13 @@ test('policy episodes on a simulated yam', async (t) => {
     const far = await poseFromHere(rig, 'arm1', 'arm', 0.06, 0, 0);
     const id = await start(rig, [call('move_to', { target: far }), call('done', { summary: 'x' })]);
     await waitFor(
-      () => events(rig, id).find((e) => e.type === 'progress' && e.phase === 'started'),
+      () => episodeEvents(rig, id).find((e) => e.type === 'progress' && e.phase === 'started'),
       'the move to start',
     );
     await rig.d.policy.stop();
-    const end = await finished(rig, id);
+    const end = await episodeFinished(rig, id);
     assert.deepEqual([end.state, end.reason], ['stopped', 'daemon_stop']);
-    const rest = events(rig, id).findLast((e) => e.type === 'outcome' && e.tool === 'stop');
+    const rest = episodeEvents(rig, id).findLast((e) => e.type === 'outcome' && e.tool === 'stop');
     assert.equal(rest.status, 'ok', rest.message);
     assert.ok(Math.max(...rest.outcome.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
   });

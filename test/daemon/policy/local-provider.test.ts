@@ -9,7 +9,7 @@ import { compileHistory, type Turn } from '../../../daemon/policy/history.js';
 import { LocalProvider } from '../../../daemon/policy/providers/local.js';
 import { checkParams, makeProvider, providerParams } from '../../../daemon/policy/episode/provider-spec.js';
 import type { Issue } from '../../../robot/common/validation/issue.js';
-import { ProviderError } from '../../../daemon/policy/providers/types.js';
+import { type PromptBudget, ProviderError } from '../../../daemon/policy/providers/types.js';
 import { policyTools } from '../../../daemon/policy/tools.js';
 import { compileSchema } from '../../../robot/common/validation/json-schema.js';
 import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
@@ -24,6 +24,17 @@ let d: TestDaemon;
 const tools = policyTools(['arm'], ['top']);
 const checks = new Map(tools.map((t) => [t.name, compileSchema(t.parameters)]));
 const signal = new AbortController().signal;
+
+/** The history as the episode compiles it: 2 images, 10 turns, 400 tokens kept for the reply. */
+const compile = (history: Parameters<typeof compileHistory>[0], budget: PromptBudget) =>
+  compileHistory(history, {
+    tools,
+    keepImages: 2,
+    windowTurns: 10,
+    contextTokens: budget.contextTokens,
+    reserveTokens: 400,
+    count: budget.count,
+  });
 
 before(async () => {
   model = await synthTiny(5);
@@ -54,14 +65,7 @@ test('a model with a vision tower gets the references and observations as images
     turns: [{ observation: [{ type: 'text' as const, text: 'observation 1: the arm is at rest' }] }] as Turn[],
   };
   const budget = await p.promptBudget(signal);
-  const prompt = compileHistory(history, {
-    tools,
-    keepImages: 2,
-    windowTurns: 10,
-    contextTokens: budget.contextTokens,
-    reserveTokens: 400,
-    count: budget.count,
-  });
+  const prompt = compile(history, budget);
   const dec = await p.decide({ messages: prompt.messages, tools, limits: { maxTokens: 400, seed: 1 } }, signal);
   assert.ok(dec.call.ok, JSON.stringify(dec.call));
   assert.equal(d.models.statusOf('vl').vision?.images_encoded, 1);
@@ -84,14 +88,7 @@ test('every decision is a schema-valid tool call; the prefix cache serves the hi
   let previous = { tokens: 0, summarised: 0 };
   for (let i = 1; i <= 4; i++) {
     history.turns.push({ observation: [{ type: 'text', text: `observation ${i}: the arm is at rest` }] });
-    const prompt = compileHistory(history, {
-      tools,
-      keepImages: 2,
-      windowTurns: 10,
-      contextTokens: budget.contextTokens,
-      reserveTokens: 400,
-      count: budget.count,
-    });
+    const prompt = compile(history, budget);
     const dec = await p.decide({ messages: prompt.messages, tools, limits: { maxTokens: 400, seed: i } }, signal);
     assert.equal(dec.provider, 'local');
     assert.ok(dec.call.ok, `decision ${i}: ${JSON.stringify(dec.call)}`);

@@ -143,3 +143,15 @@ export async function poseFromHere(
   const p = s.arms[arm].tcp as number[];
   return { pose_xyzquat: [p[0]! + dx, p[1]! + dy, p[2]! + dz, p[3]!, p[4]!, p[5]!, p[6]!] };
 }
+
+/** A policy episode's events as notified so far. */
+export function episodeEvents(rig: Pick<Rig, 'rpc'>, id: string): any[] {
+  return rig.rpc.notifications
+    .filter((n) => n.method === 'policy.event' && n.params.episode === id)
+    .map((n) => n.params);
+}
+
+/** The episode's `finished` event, once it comes. */
+export function episodeFinished(rig: Pick<Rig, 'rpc'>, id: string, timeoutMs = 60_000): Promise<any> {
+  return waitFor(() => episodeEvents(rig, id).find((e) => e.type === 'finished'), `episode ${id} to finish`, timeoutMs);
+}
