@@ -98,6 +98,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const mqtt = new DaemonMqttClient({
     config: config.mqtt,
     brokerUrl: () => broker?.url() ?? config.mqtt.url,
+    ...(broker ? { inProcess: () => broker.connectInProcess() } : {}),
     password: daemonIdentity.password,
     embedded,
     log: logs.get('mqtt.client'),

@@ -5,11 +5,13 @@
 // mqtt.url is empty.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
+import { streamPair } from '../util/stream-pair.js';
 import { readTlsFiles } from './tls.js';
 import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
@@ -41,7 +43,7 @@ export class EmbeddedBroker extends Service {
   private aedes?: Aedes;
   private server?: Server;
   private tlsServer?: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Set<Socket | Duplex>();
   /** Resolved once listening: asking the socket on every health call costs a syscall. */
   private port?: number;
   private tlsPort?: number;
@@ -59,6 +61,23 @@ export class EmbeddedBroker extends Service {
   url(): string {
     const { host, port } = this.address();
     return `mqtt://${dialHost(host)}:${port}`;
+  }
+
+  /**
+   * A connection inside this process (the daemon's own client): the client end of a stream pair
+   * whose other end the broker serves like a socket, with the same login and grants.
+   */
+  connectInProcess(): Duplex {
+    const [client, served] = streamPair();
+    // Stopped: closed at once, as a refused socket (the client retries; a throw would escape its timer).
+    if (!this.aedes) {
+      served.destroy();
+      return client;
+    }
+    this.sockets.add(served);
+    served.once('close', () => this.sockets.delete(served));
+    this.aedes.handle(served);
+    return client;
   }
 
   /** mqtts:// URL of the TLS listener, when there is one. */

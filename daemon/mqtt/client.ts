@@ -3,7 +3,8 @@
 // backoff. protocol auto: MQTT 5 first, 3.1.1 when the broker refuses 5 (e.g. aedes).
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import type { Duplex } from 'node:stream';
+import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, MqttClient } from 'mqtt';
 import type { MqttConfig } from '../config/schema.js';
 import { redactUrl } from '../config/secrets.js';
 import type { Logger } from '../log.js';
@@ -17,6 +18,8 @@ export interface MqttClientDeps {
   config: MqttConfig;
   /** Broker URL, read at start (the embedded broker's port is known only once it listens). */
   brokerUrl: () => string;
+  /** The embedded broker's in-process connection, used instead of a socket to brokerUrl. */
+  inProcess?: () => Duplex;
   /** Password for the configured username (generated one for the embedded broker). */
   password: string;
   /** The embedded broker speaks 3.1.1 only: skip the MQTT 5 attempt. */
@@ -79,6 +82,7 @@ export class DaemonMqttClient extends Service {
   protected override describe() {
     const detail = {
       url: this.shownUrl,
+      transport: this.deps.inProcess ? 'in-process' : 'socket',
       protocol: this.protocol,
       connected: this.connected,
       ...(this.lastError ? { last_error: this.lastError } : {}),
@@ -109,7 +113,11 @@ export class DaemonMqttClient extends Service {
         ? {}
         : { username: config.username || undefined, password: this.deps.password || undefined }),
     };
-    const client = connect(url, { ...opts, ...readTlsFiles(config.tls, (k) => `mqtt.tls.${k}`) });
+    // In-process, a message from a controller reaches the robot link in the turn the broker reads it.
+    const inProcess = this.deps.inProcess;
+    const client = inProcess
+      ? new MqttClient(inProcess, { ...opts, protocol: 'mqtt' })
+      : connect(url, { ...opts, ...readTlsFiles(config.tls, (k) => `mqtt.tls.${k}`) });
     this.client = client;
     let settle: () => void = () => undefined;
     const firstOutcome = new Promise<void>((resolve) => (settle = resolve));

@@ -202,20 +202,26 @@ export class RpcConnection implements RpcContext, BacklogHolder {
       });
       return;
     }
-    const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const text = raw.toString('utf8');
-    this.countIn(raw.length);
+    // A copy: a slice of ws's read buffer would hold the whole chunk while the message waits.
+    let held: Buffer | undefined = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const bytes = held.length;
+    this.countIn(bytes);
     this.checkBacklog();
-    const batch = /^\s*\[/.test(text);
+    const batch = startsArray(held);
     this.admit(batch)
-      .then(() => (this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks)))
+      .then(() => {
+        // Decoded only once admitted: a waiting message stays bytes outside the JS heap, not a string the collector scans.
+        const text = held!.toString('utf8');
+        held = undefined;
+        return this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks);
+      })
       .then((reply) => {
         if (reply !== undefined) this.send(reply);
       })
       .catch((err: unknown) => this.log.error({ conn: this.connectionId, err }, 'JSON-RPC dispatch failed'))
       .finally(() => {
         if (batch) this.batchDone();
-        this.countIn(-raw.length);
+        this.countIn(-bytes);
         this.maybeResume();
       });
   }
@@ -235,4 +241,10 @@ export class RpcConnection implements RpcContext, BacklogHolder {
       }
     }
   }
+}
+
+/** True when the first byte that is not JSON whitespace opens an array (a batch). */
+function startsArray(b: Buffer): boolean {
+  for (const c of b) if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return c === 0x5b;
+  return false;
 }

@@ -4,6 +4,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { EmbeddedBroker } from '../../../daemon/mqtt/broker.js';
+import { DaemonMqttClient } from '../../../daemon/mqtt/client.js';
+import { loadConfig } from '../../../daemon/config/load.js';
 import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -28,6 +30,47 @@ test('a client with the configured credentials sees the retained availability', 
   assert.deepEqual(m, { topic: 'brainstem/daemon/availability', payload: 'online', retain: true });
 });
 
+test('the daemon reaches its embedded broker in-process, under its own login and grants', async (t) => {
+  const health = d.daemon.health();
+  assert.equal(health.services['mqtt-client']!.detail!.transport, 'in-process');
+  assert.equal(health.services['mqtt-client']!.detail!.connected, true);
+  // The daemon's online availability came through that connection.
+  const c = await connectMqtt(d.mqttEndpoint);
+  t.after(() => c.endAsync());
+  assert.equal((await nextMessage(c, 'brainstem/daemon/availability')).payload, 'online');
+  // The same login check as a socket: a wrong password is refused in-process too.
+  const wrong = new DaemonMqttClient({
+    config: {
+      ...loadConfig({ env: {} }).mqtt,
+      username: d.mqttEndpoint.username,
+      reconnect: { min_ms: 60_000, max_ms: 60_000 },
+    },
+    brokerUrl: () => d.broker!.url(),
+    inProcess: () => d.broker!.connectInProcess(),
+    password: 'wrong',
+    embedded: true,
+    log: pino({ level: 'silent' }),
+  });
+  await wrong.start();
+  t.after(() => wrong.stop());
+  const detail = wrong.health().detail!;
+  assert.equal(detail.connected, false);
+  assert.match(String(detail.last_error), /Bad username or password/);
+});
+
+test('an in-process connection to a stopped broker closes like a refused socket', async () => {
+  const log = pino({ level: 'silent' });
+  const broker = new EmbeddedBroker({
+    host: '127.0.0.1',
+    port: 0,
+    ...daemonOnly('x', { username: 'u', password: 'p' }),
+    log,
+  });
+  const stream = broker.connectInProcess();
+  await new Promise((resolve) => stream.once('close', resolve));
+  assert.equal(stream.destroyed, true);
+});
+
 test('wrong or missing credentials are refused', async () => {
   await assert.rejects(connectMqtt({ ...d.mqttEndpoint, password: 'wrong' }), /Bad username or password/);
   await assert.rejects(connectMqtt({ ...d.mqttEndpoint, username: '', password: '' }), /Bad username or password/);
@@ -48,6 +91,7 @@ test('a daemon using another broker via mqtt.url falls back to 3.1.1 and embeds 
   const health = second.daemon.health();
   assert.deepEqual(Object.keys(health.services), ['api', 'mqtt-client', 'models', 'robots', 'policy']);
   assert.equal(health.services['mqtt-client']!.detail!.protocol, '3.1.1');
+  assert.equal(health.services['mqtt-client']!.detail!.transport, 'socket');
   assert.equal(health.services['mqtt-client']!.detail!.url, url.replace('mqtt://', `mqtt://${username}:***@`));
   const c = await connectMqtt({ url, ...creds });
   t.after(() => c.endAsync());
