@@ -127,6 +127,10 @@ export function refusedStatus(url: string, headers: Record<string, string> = {})
   );
 }
 
+/** handleMessage's reply as JSON values: a batch comes back as its serialized array. */
+export const parsed = (reply: unknown): unknown =>
+  Buffer.isBuffer(reply) ? JSON.parse(reply.toString('utf8')) : reply;
+
 /** A connection context for calling handleMessage without a socket. */
 export function testRpcContext(): RpcContext {
   return {

@@ -86,7 +86,7 @@ export class RpcConnection implements RpcContext, BacklogHolder {
   }
 
   sendBinary(data: Buffer): boolean {
-    return this.write(data);
+    return this.write(data, true);
   }
 
   onClose(fn: () => void): void {
@@ -95,16 +95,15 @@ export class RpcConnection implements RpcContext, BacklogHolder {
   }
 
   private send(msg: unknown): boolean {
-    return this.write(JSON.stringify(msg));
+    return this.write(JSON.stringify(msg), false);
   }
 
-  /** One text or binary message, counted as unsent until ws has written it out. */
-  private write(data: string | Buffer): boolean {
+  /** One text or binary message (a Buffer may hold UTF-8 text), counted as unsent until ws has written it out. */
+  private write(data: string | Buffer, binary: boolean): boolean {
     if (this.ws.readyState !== WebSocket.OPEN || this.closing) return false;
     const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     this.countOut(bytes);
-    // ws sends a Buffer as a binary message, a string as text.
-    this.ws.send(data, () => {
+    this.ws.send(data, { binary }, () => {
       this.countOut(-bytes);
       this.maybeResume();
     });
@@ -216,7 +215,8 @@ export class RpcConnection implements RpcContext, BacklogHolder {
         return this.abort.signal.aborted ? undefined : handleMessage(text, this.registry, this, this.hooks);
       })
       .then((reply) => {
-        if (reply !== undefined) this.send(reply);
+        if (Buffer.isBuffer(reply)) this.write(reply, false);
+        else if (reply !== undefined) this.send(reply);
       })
       .catch((err: unknown) => this.log.error({ conn: this.connectionId, err }, 'JSON-RPC dispatch failed'))
       .finally(() => {

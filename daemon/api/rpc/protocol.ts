@@ -52,13 +52,17 @@ function validId(v: unknown): v is RpcId {
   return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 }
 
-/** Handles one text message; returns what to send back (nothing for notifications). */
+/**
+ * Handles one text message; returns what to send back (nothing for notifications). A batch's
+ * replies come as the JSON text of their array in bytes: each reply is serialized as it completes,
+ * so a long batch holds flat bytes outside the JS heap, not object trees that outlive collections.
+ */
 export async function handleMessage(
   text: string,
   registry: RpcRegistry,
   ctx: RpcContext,
   hooks: DispatchHooks,
-): Promise<RpcResponse | RpcResponse[] | undefined> {
+): Promise<RpcResponse | Buffer | undefined> {
   let msg: unknown;
   try {
     msg = JSON.parse(text);
@@ -86,9 +90,25 @@ export async function handleMessage(
       { field: '(batch)', rule: 'max_batch_calls', limit: limits.maxBatch, value: msg.length },
     );
   const yieldToLoop = hooks.yieldToLoop ?? nextTurn;
-  const replies = await runBatch(msg, (m) => handleRequest(m, registry, ctx, hooks), yieldToLoop, ctx.signal);
-  const sent = replies.filter((r): r is RpcResponse => r !== undefined);
-  return sent.length > 0 ? sent : undefined;
+  const serialized = (m: unknown) =>
+    handleRequest(m, registry, ctx, hooks).then((r): Buffer | undefined =>
+      r === undefined ? undefined : Buffer.from(JSON.stringify(r)),
+    );
+  const replies = await runBatch(msg, serialized, yieldToLoop, ctx.signal);
+  return joinArray(replies.filter((r): r is Buffer => r !== undefined));
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** `[a,b,...]` from serialized elements; nothing for none (a batch of notifications gets no reply). */
+function joinArray(parts: Buffer[]): Buffer | undefined {
+  if (parts.length === 0) return undefined;
+  const pieces: Buffer[] = [OPEN];
+  for (const p of parts) pieces.push(p, COMMA);
+  pieces[pieces.length - 1] = CLOSE;
+  return Buffer.concat(pieces);
 }
 
 /** Starts the calls a slice at a time, yielding before each slice so timers (heartbeats) keep their period. */

@@ -22,7 +22,7 @@ class StuckSocket extends EventEmitter {
   closedWith?: [number, string];
   terminated = false;
   private readonly queue: [number, () => void][] = [];
-  send(data: string, cb: () => void): void {
+  send(data: string | Buffer, _opts: { binary: boolean }, cb: () => void): void {
     this.bufferedAmount += Buffer.byteLength(data);
     this.queue.push([Buffer.byteLength(data), cb]);
   }

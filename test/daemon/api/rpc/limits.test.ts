@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { BATCH_SLICE, type DispatchHooks, handleMessage } from '../../../../daemon/api/rpc/protocol.js';
 import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
-import { testRpcContext } from '../../../helpers/rpc.js';
+import { parsed, testRpcContext } from '../../../helpers/rpc.js';
 import { anything, int, obj } from '../../../../robot/common/validation/builders.js';
 
 const ctx = testRpcContext();
@@ -17,7 +17,7 @@ function setup(hooks: Partial<DispatchHooks> = {}) {
   rpc.register('test.open', obj({ data: anything() }), (p) => (seen.push(p), 'ok'));
   const all: DispatchHooks = { log: pino({ level: 'silent' }), ...hooks };
   const send = (msg: unknown) =>
-    handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, all) as Promise<any>;
+    handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, all).then(parsed) as Promise<any>;
   return { rpc, seen, send };
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { handleMessage } from '../../../../daemon/api/rpc/protocol.js';
 import { RpcCode, RpcError, RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
-import { testRpcContext } from '../../../helpers/rpc.js';
+import { parsed, testRpcContext } from '../../../helpers/rpc.js';
 import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
 const ctx = testRpcContext();
@@ -29,7 +29,7 @@ function setup() {
     onOutcome: (m: string, known: boolean, o: string) => void outcomes.push(`${m}:${known}:${o}`),
   };
   const send = (msg: unknown) =>
-    handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, hooks) as Promise<any>;
+    handleMessage(typeof msg === 'string' ? msg : JSON.stringify(msg), rpc, ctx, hooks).then(parsed) as Promise<any>;
   return { rpc, calls, outcomes, send };
 }
 
