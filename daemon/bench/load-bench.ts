@@ -5,7 +5,7 @@
 // at a lower priority (nice FLOOD_NICE): on a small machine they stand for clients on other
 // machines, and must not take the CPU the daemon and its controller need to be measured.
 import { fork, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { availableParallelism, loadavg, setPriority } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createDaemon } from '../compose.js';
 import { loadConfig } from '../config/load.js';
@@ -65,6 +65,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
       },
     ],
   });
+  // What else ran meanwhile: the numbers mean little on a machine that was busy before the bench.
+  const loadBefore = loadavg()[0]!;
   const parts = createDaemon(config, { logs: new Logs(config.logging) });
   await parts.daemon.start();
   const children: ChildProcess[] = [];
@@ -150,6 +152,11 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     };
     const maxGap = Math.max(0, ...gaps);
     return {
+      machine: {
+        cpus: availableParallelism(),
+        load_avg_1m_before: r3(loadBefore),
+        load_avg_1m_after: r3(loadavg()[0]!),
+      },
       clients: o.clients,
       flood_nice: niced ? FLOOD_NICE : 0,
       non_readers: o.nonReaderEvery > 0 ? Math.floor(o.clients / o.nonReaderEvery) : 0,
