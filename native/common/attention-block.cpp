@@ -66,11 +66,23 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
       std::copy_n(src, c.head_dim, s.q.data() + i * c.head_dim);
       std::copy_n(src + c.head_dim, c.head_dim, s.attn_gate.data() + i * c.head_dim);
     }
+  } else if (c.fused_qkv) {
+    // One projection gives per token [q | k | v] (its LoRA sits in the Q slot).
+    s.q_gate.resize(n * (q_dim + 2 * kv_dim));
+    run_linear(m, w.q, xn, n, s.q_gate.data(), s, delta(LoraSlot::Q));
+    for (int64_t t = 0; t < n; ++t) {
+      const float* row = s.q_gate.data() + t * (q_dim + 2 * kv_dim);
+      std::copy_n(row, q_dim, s.q.data() + t * q_dim);
+      std::copy_n(row + q_dim, kv_dim, s.k.data() + t * kv_dim);
+      std::copy_n(row + q_dim + kv_dim, kv_dim, s.v.data() + t * kv_dim);
+    }
   } else {
     run_linear(m, w.q, xn, n, s.q.data(), s, delta(LoraSlot::Q));
   }
-  run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
-  run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
+  if (!c.fused_qkv) {
+    run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
+    run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
+  }
   if (!w.q_norm.empty()) {
     const Kernels& kn = d.pick(Op::RmsNorm);
     kn.rmsnorm(ctx, s.q.data(), w.q_norm.data(), n * c.n_heads, c.head_dim, c.rms_eps, s.q.data());

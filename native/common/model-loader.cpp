@@ -12,8 +12,9 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(),    &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch(),
-                                 &qwen3_vl_moe_arch(), &qwen3_arch(),    &llama_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(),   &glm4_moe_arch(),          &qwen3_next_arch(),
+                                 &qwen3_5_moe_arch(), &qwen3_vl_moe_arch(),      &qwen3_arch(),
+                                 &llama_arch(),       &bailing_moe_linear_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -86,7 +87,7 @@ void read_dense_config(const ConfigReader& r, ModelConfig& c) {
 
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg) {
   const RouterSpec& s = cfg.router;
-  const char* experts_key = s.family == RoutingFamily::SoftmaxTopK ? "num_experts" : "n_routed_experts";
+  const char* experts_key = cfg.arch == "glm4_moe" ? "n_routed_experts" : "num_experts";
   if (s.n_experts < 1) r.error(experts_key, "must be ≥ 1 for a model with MoE layers");
   if (s.top_k > s.n_experts) r.error("num_experts_per_tok", "must not exceed the number of experts");
   if (s.family != RoutingFamily::SigmoidGroup) return;
@@ -231,10 +232,11 @@ void load_fused(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, i
 
 }  // namespace
 
-void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
+void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out,
+                         const char* router) {
   const ExpertLayout layout = find_expert_layout(c, t, mlp_prefix);
   const int64_t E = c.router.n_experts, I = c.moe_intermediate, H = c.hidden;
-  out.router = t.linear(mlp_prefix + ".gate", E, H);
+  out.router = t.linear(mlp_prefix + router, E, H);
   out.spec = c.router;
   out.expert_checked.reset(new std::atomic<bool>[static_cast<size_t>(E)]());
   switch (layout) {
@@ -271,7 +273,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   TensorLoader t(*m->store, quant, arch.model_type);
   t.set_prefix(c.weight_prefix);
 
-  m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
+  m->embed = t.linear(c.embed_name, c.vocab, c.hidden).w;
   m->final_norm = t.vector("model.norm.weight", c.hidden);
   m->lm_head = c.tie_embeddings ? Linear{m->embed, {}} : t.linear("lm_head", c.vocab, c.hidden);
   m->layers.resize(c.n_layers);

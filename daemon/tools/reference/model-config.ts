@@ -1,5 +1,6 @@
-// config.json of an MLX folder (qwen3_moe, glm4_moe, the hybrids, dense qwen3 and llama), read
-// into one typed shape for the float64 reference. Missing or wrong keys are reported by name.
+// config.json of an MLX folder (qwen3_moe, glm4_moe, the hybrids, bailing_moe_linear, dense qwen3
+// and llama), read into one typed shape for the float64 reference. Missing or wrong keys are
+// reported by name.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,12 +23,25 @@ export interface RefLinearConfig {
   sharedIntermediate: number;
 }
 
+/** bailing_moe_linear's lightning layers: heads of hidden/heads, their RoPE width, the output
+ *  norm's group count. */
+export interface RefLightningConfig {
+  layers: Set<number>;
+  headDim: number;
+  rotaryDims: number;
+  groups: number;
+}
+
 export interface RefConfig {
-  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe' | 'qwen3' | 'llama';
+  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe' | 'qwen3' | 'llama' | 'bailing_moe_linear';
   /** Tensor-name prefix ("language_model." for qwen3_5_moe). */
   prefix: string;
+  /** The embedding's module path (bailing: model.word_embeddings). */
+  embed: string;
   /** Hybrid models only. */
   linear?: RefLinearConfig;
+  /** bailing_moe_linear only. */
+  lightning?: RefLightningConfig;
   /** Multimodal RoPE sections (time, height, width) and their layout; absent: 1-D RoPE. */
   mrope?: { section: [number, number, number]; interleaved: boolean };
   vocabSize: number;
@@ -95,9 +109,10 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   };
   const arch = c.model_type;
   if (arch === 'qwen3_next' || arch === 'qwen3_5_moe') return parseHybrid(c, where);
+  if (arch === 'bailing_moe_linear') return parseBailing(c, where);
   if (arch !== 'qwen3_moe' && arch !== 'glm4_moe' && arch !== 'qwen3' && arch !== 'llama') {
     throw new Error(
-      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe, qwen3 or llama, got ${JSON.stringify(arch)}`,
+      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe, qwen3, llama or bailing_moe_linear, got ${JSON.stringify(arch)}`,
     );
   }
   const glm = arch === 'glm4_moe';
@@ -123,6 +138,7 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   return {
     arch,
     prefix: vl ? 'language_model.' : '',
+    embed: 'model.embed_tokens',
     ...(vl && section?.length === 3
       ? { mrope: { section: section as [number, number, number], interleaved: scaling?.mrope_interleaved === true } }
       : {}),
@@ -208,5 +224,40 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
       fused: arch === 'qwen3_next',
       sharedIntermediate: int('shared_expert_intermediate_size'),
     },
+  };
+}
+
+/** bailing_moe_linear: glm4_moe's routing keys under bailing names, lightning layers everywhere
+ *  but the last layer of each layer_group_size group (and the layers past the last whole group). */
+function parseBailing(c: Record<string, unknown>, where: string): RefConfig {
+  const base = parseRefConfig(
+    {
+      ...c,
+      model_type: 'glm4_moe',
+      n_routed_experts: c.num_experts,
+      n_shared_experts: c.num_shared_experts,
+      attention_bias: false,
+    },
+    where,
+  );
+  const int = (key: string): number => {
+    const v = c[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+      throw new Error(`${where}: ${key} must be a positive integer, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const group = int('layer_group_size');
+  const layers = new Set<number>();
+  const whole = Math.floor(base.layers / group) * group;
+  for (let l = 0; l < base.layers; l++) if ((l + 1) % group !== 0 && l < whole) layers.add(l);
+  const headDim = base.hidden / base.heads;
+  const factor = (c.partial_rotary_factor ?? 1) as number;
+  return {
+    ...base,
+    arch: 'bailing_moe_linear',
+    embed: 'model.word_embeddings',
+    rotaryDims: Math.trunc(base.headDim * factor),
+    qkNorm: c.use_qk_norm === true,
+    lightning: { layers, headDim, rotaryDims: Math.trunc(headDim * factor), groups: int('group_norm_size') },
   };
 }

@@ -25,6 +25,7 @@ const ArchDef& qwen3_5_moe_arch();
 const ArchDef& qwen3_vl_moe_arch();
 const ArchDef& qwen3_arch();
 const ArchDef& llama_arch();
+const ArchDef& bailing_moe_linear_arch();
 
 // Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
 // with the cross-field checks (GQA divisibility, even head_dim ...).
@@ -42,9 +43,10 @@ std::string layer_prefix(int64_t l);
 bool load_layer_base(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out);
 // mlp.{gate,up,down}_proj (or any prefix) with the given intermediate width.
 MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter);
-// The router mlp.gate [E, hidden] (quantised or plain) and mlp.switch_mlp.{gate,up,down}_proj
-// stacked over the experts; out.spec starts as cfg.router.
-void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out);
+// The router mlp<router> [E, hidden] (quantised or plain; bailing: .gate.gate_proj) and the
+// experts (stacked mlp.switch_mlp.{gate,up,down}_proj or a Hugging Face layout); out.spec starts as cfg.router.
+void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out,
+                         const char* router = ".gate");
 
 // Hybrid Gated DeltaNet / gated-attention MoE models (models/hybrid.cpp): the keys Qwen3-Next
 // and Qwen3.5's text_config share, and one layer (`fused`: qwen3_next's in_proj_qkvz / _ba).
