@@ -73,7 +73,7 @@ export function projectionShape(c: RefConfig, l: number, inLayer: string): [numb
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const dense = c.denseLayers.has(l);
-  const shared = c.moeIntermediate * c.sharedExperts;
+  const shared = c.sharedIntermediate ?? c.moeIntermediate * c.sharedExperts;
   const h = c.hidden;
   // bailing: lightning layers have hidden-wide heads (3·hidden fused rows) and g_proj.
   const lightning = c.lightning?.layers.has(l) === true;

@@ -64,6 +64,8 @@ export interface RefConfig {
   intermediate: number;
   moeIntermediate: number;
   sharedExperts: number;
+  /** Width of the shared experts together when not moeIntermediate × sharedExperts (bailing). */
+  sharedIntermediate?: number;
   nGroup: number;
   topkGroup: number;
   routedScaling: number;
@@ -252,8 +254,12 @@ function parseBailing(c: Record<string, unknown>, where: string): RefConfig {
   for (let l = 0; l < base.layers; l++) if ((l + 1) % group !== 0 && l < whole) layers.add(l);
   const headDim = base.hidden / base.heads;
   const factor = (c.partial_rotary_factor ?? 1) as number;
+  const sharedOn = c.moe_router_enable_shared_expert !== false;
+  const perShared = (c.moe_shared_expert_intermediate_size ?? base.moeIntermediate) as number;
   return {
     ...base,
+    sharedExperts: sharedOn ? base.sharedExperts : 0,
+    sharedIntermediate: sharedOn ? base.sharedExperts * perShared : 0,
     arch: 'bailing_moe_linear',
     embed: 'model.word_embeddings',
     rotaryDims: Math.trunc(base.headDim * factor),
