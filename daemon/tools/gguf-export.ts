@@ -53,6 +53,7 @@ export function exportGguf(
 ): number {
   const c = readRefConfig(mlxDir);
   ggufArchName(c);
+  if (c.ropeInvFreq) throw new Error('GGUF export does not write rope_scaling (llama3 / linear); config.json has one');
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(
       `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,

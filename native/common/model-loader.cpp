@@ -61,7 +61,8 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   // Qwen3.5 keeps RoPE under rope_parameters.
   c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
                                                                   : r.sub("rope_parameters").number("rope_theta", 0.0);
-  if (r.has("rope_scaling") && c.mrope_section.empty()) {
+  // llama reads its rope_scaling (llama3) once rot_dims is known.
+  if (r.has("rope_scaling") && c.mrope_section.empty() && c.arch != "llama") {
     r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
   }
   c.max_positions = r.integer("max_position_embeddings", 1);

@@ -41,6 +41,8 @@ struct ModelConfig {
   int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
   int64_t rot_dims = 0;  // RoPE over the first rot_dims of each head
   double rope_theta = 10000.0;
+  // rope_scaling that rescales frequencies (llama3): inv_freq per pair [rot_dims / 2]; empty: θ^(−2i/rot).
+  std::vector<double> rope_inv_freq;
   float rms_eps = 1e-6f;
   int64_t max_positions = 0;
   // Multimodal RoPE (rope_scaling.mrope_section): frequency slots per (time, height, width)

@@ -55,6 +55,8 @@ export interface RefConfig {
   /** RoPE applies to the first `rotaryDims` of each head (pairs i, i + rotaryDims/2). */
   rotaryDims: number;
   ropeTheta: number;
+  /** llama's rope_scaling (llama3, linear): each pair's frequency; absent: theta^(-2i/rot). */
+  ropeInvFreq?: number[];
   rmsEps: number;
   experts: number;
   topK: number;
@@ -137,7 +139,9 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   }
   const { quant, overrides } = parseQuantization(root.quantization, where);
   const section = scaling?.mrope_section;
+  const invFreq = arch === 'llama' ? llamaInvFreq(c.rope_scaling, headDim, num('rope_theta')) : undefined;
   return {
+    ...(invFreq ? { ropeInvFreq: invFreq } : {}),
     arch,
     prefix: vl ? 'language_model.' : '',
     embed: 'model.embed_tokens',
@@ -266,4 +270,26 @@ function parseBailing(c: Record<string, unknown>, where: string): RefConfig {
     qkNorm: c.use_qk_norm === true,
     lightning: { layers, headDim, rotaryDims: Math.trunc(headDim * factor), groups: int('group_norm_size') },
   };
+}
+
+/** Hugging Face's llama3 frequencies: θ^(-2i/d) kept where its wavelength 2π/f is under
+ *  original/high_freq_factor, divided by factor over original/low_freq_factor, and in between
+ *  (1 − s)·f/factor + s·f with s = (original/wavelength − low)/(high − low); linear divides all. */
+function llamaInvFreq(scaling: unknown, dims: number, theta: number): number[] | undefined {
+  const s = (scaling ?? {}) as Record<string, number | string | undefined>;
+  const type = s.type ?? s.rope_type ?? 'default';
+  if (type === 'default') return undefined;
+  const base = Array.from({ length: dims / 2 }, (_, i) => theta ** ((-2 * i) / dims));
+  const factor = s.factor as number;
+  if (type === 'linear') return base.map((f) => f / factor);
+  const low = (s.low_freq_factor ?? 1) as number;
+  const high = (s.high_freq_factor ?? 4) as number;
+  const original = (s.original_max_position_embeddings ?? 8192) as number;
+  return base.map((f) => {
+    const wavelength = (2 * Math.PI) / f;
+    if (wavelength < original / high) return f;
+    if (wavelength > original / low) return f / factor;
+    const smooth = (original / wavelength - low) / (high - low);
+    return ((1 - smooth) * f) / factor + smooth * f;
+  });
 }

@@ -129,6 +129,9 @@ void load_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights
     out.mlp = load_mlp(t, m, cfg.hidden, cfg.intermediate);
     return;
   }
+  if (t.has(m + ".gate.gate_proj.bias")) {
+    fail("tensor ", cfg.weight_prefix, m, ".gate.gate_proj.bias: a router bias is not supported (only expert_bias)");
+  }
   load_routed_experts(cfg, t, m, out.moe, ".gate.gate_proj");
   // expert_bias only steers selection (mlx-lm keeps it float32).
   if (!cfg.router.correction_bias.empty()) {

@@ -1,13 +1,14 @@
 // The dense archs (qwen3, llama) on tiny synthetic models: a prompt prefilled whole equals the
 // same prompt prefilled in two parts or finished by decode steps, and the engine after
 // truncations matches the float64 reference. Greedy agreement (every kernel set) is in
-// reference-agreement.test.ts.
+// reference-agreement.test.ts. Llama 3.x's rope_scaling (llama3) against the reference too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NativeModel } from '../../../daemon/engine/native-model.js';
+import { join } from 'node:path';
+import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
-import { synthTemp } from '../../native/helpers/model-files.js';
-import { assertClose, assertTruncations } from './logits-compare.js';
+import { editJson, synthTemp } from '../../native/helpers/model-files.js';
+import { assertClose, assertTruncations, logitsDiff } from './logits-compare.js';
 
 for (const arch of ['qwen3', 'llama'] as const) {
   test(`${arch}: prefill = prefill + prefill = prefill + decode steps, and = the reference after truncations`, async (t) => {
@@ -38,3 +39,39 @@ for (const arch of ['qwen3', 'llama'] as const) {
     s.dispose();
   });
 }
+
+test('llama with rope_scaling llama3 (Llama 3.1 / 3.2) matches the float64 reference; other types are refused', async (t) => {
+  const dir = synthTemp(t, { arch: 'llama', seed: 6 });
+  const plain = await NativeModel.load(dir, { threads: 1, backend: 'cpu-ref' });
+  const prompt = [3, 14, 15, 92, 65, 35, 89, 79, 32, 38, 46, 26];
+  const plainSession = await plain.createSession();
+  const unscaled = await plainSession.prefill(prompt);
+  plain.dispose();
+  // Original context 16 (wavelengths 4..16 blend): with head_dim 32 the first pairs blend and the
+  // rest are divided by the factor, all within the prompt's positions.
+  const scaling = {
+    rope_type: 'llama3',
+    factor: 8,
+    low_freq_factor: 1,
+    high_freq_factor: 4,
+    original_max_position_embeddings: 16,
+  };
+  editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = scaling));
+  const model = await NativeModel.load(dir, { threads: 1, backend: 'cpu-ref' });
+  t.after(() => model.dispose());
+  const ref = referenceForward(dir);
+  t.after(() => ref.close());
+  const s = await model.createSession();
+  const got = await s.prefill(prompt);
+  assertClose(got, ref.prefill(prompt), 'llama3 scaling: prefill vs reference');
+  assertClose(await s.decode(7), ref.decode(7), 'llama3 scaling: decode vs reference');
+  assert.ok(logitsDiff(got, unscaled).worst > 1e-2, 'the scaling changed the logits');
+  s.dispose();
+
+  editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'yarn', factor: 4 }));
+  await assert.rejects(NativeModel.load(dir), (e: Error) => {
+    assert.ok(e instanceof EngineError, String(e));
+    assert.match(e.message, /rope_scaling: field rope_type is not supported: .*"llama3".*, got "yarn"/);
+    return true;
+  });
+});

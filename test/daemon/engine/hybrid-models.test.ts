@@ -4,13 +4,13 @@
 // snapshot or a replay), agrees with the float64 reference after truncation, malformed
 // hybrid folders fail naming the tensor or key, and adapters are checked against layer types. Plain agreement with the reference (prefill,
 // decode, every kernel set) is in reference-agreement.test.ts.
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readAdapter } from '../../../daemon/engine/adapters/read-adapter.js';
 import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
-import { configJson, synthSpec } from '../../../daemon/tools/synth-shapes.js';
+import { type Arch, configJson, synthSpec } from '../../../daemon/tools/synth-shapes.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { editHeader, editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
 import { peftConfig, type RawTensor, writeAdapterDir } from './adapters/helpers.js';
@@ -171,14 +171,27 @@ test('malformed hybrid folders are refused naming the tensor or key', async (t) 
   await rejects(dir, /layer 0 is full_attention .* language_model\.model\.layers\.0\.linear_attn tensors/);
 });
 
-test('adapters on hybrid models: a projection the layer does not have is refused naming it', async (t) => {
-  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_next', seed: 1 }));
+const peft = (module: string, inDim: number, outDim: number): RawTensor[] => [
+  { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
+  { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
+];
+
+/** Each rank-4 PEFT adapter of `cases` is refused by a tiny `arch` model with its message. */
+async function refusesAdapters(t: TestContext, arch: Arch, cases: [RawTensor[], RegExp][]): Promise<void> {
+  const model = await NativeModel.load(synthTemp(t, { arch, seed: 1 }));
   t.after(() => model.dispose());
-  const peft = (module: string, inDim: number, outDim: number): RawTensor[] => [
-    { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
-    { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
-  ];
-  const cases: [RawTensor[], RegExp][] = [
+  for (const [tensors, want] of cases) {
+    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
+    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
+      assert.ok(e instanceof EngineError, String(e));
+      assert.match(e.message, want);
+      return true;
+    });
+  }
+}
+
+test('adapters on hybrid models: a projection the layer does not have is refused naming it', async (t) => {
+  await refusesAdapters(t, 'qwen3_next', [
     [peft('model.layers.0.self_attn.q_proj', 128, 256), /but layer 0 is a linear-attention layer/],
     [peft('model.layers.1.linear_attn.out_proj', 128, 128), /but layer 1 is not a linear-attention layer/],
     [
@@ -190,15 +203,7 @@ test('adapters on hybrid models: a projection the layer does not have is refused
       peft('model.layers.0.linear_attn.in_proj_ba', 128, 4),
       /module model\.layers\.0\.linear_attn\.in_proj_ba has 8 outputs and rank 4/,
     ],
-  ];
-  for (const [tensors, want] of cases) {
-    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
-    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
-      assert.ok(e instanceof EngineError, String(e));
-      assert.match(e.message, want);
-      return true;
-    });
-  }
+  ]);
 });
 
 test('moe-35b has the published Qwen3.5-35B-A3B dimensions; shapes are per architecture family', () => {
@@ -264,25 +269,11 @@ test('malformed bailing_moe_linear folders are refused naming the tensor or key'
 });
 
 test('adapters on bailing_moe_linear: g_proj only on lightning layers, no self_attn names', async (t) => {
-  const model = await NativeModel.load(synthTemp(t, { arch: 'bailing_moe_linear', seed: 1 }));
-  t.after(() => model.dispose());
-  const cases: [string, number, number, RegExp][] = [
-    ['model.layers.1.attention.g_proj', 128, 128, /but layer 1 is not a linear-attention layer/],
-    ['model.layers.0.self_attn.q_proj', 128, 128, /which is not a module of this bailing_moe_linear model/],
-    ['model.layers.1.mlp.gate.gate_proj', 128, 16, /the MoE router, which cannot carry a LoRA/],
-  ];
-  for (const [module, inDim, outDim, want] of cases) {
-    const tensors: RawTensor[] = [
-      { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
-      { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
-    ];
-    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
-    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
-      assert.ok(e instanceof EngineError, String(e));
-      assert.match(e.message, want);
-      return true;
-    });
-  }
+  await refusesAdapters(t, 'bailing_moe_linear', [
+    [peft('model.layers.1.attention.g_proj', 128, 128), /but layer 1 is not a linear-attention layer/],
+    [peft('model.layers.0.self_attn.q_proj', 128, 128), /which is not a module of this bailing_moe_linear model/],
+    [peft('model.layers.1.mlp.gate.gate_proj', 128, 16), /the MoE router, which cannot carry a LoRA/],
+  ]);
 });
 
 test('ring-mini has the published Ring-mini-linear-2.0 dimensions', () => {
