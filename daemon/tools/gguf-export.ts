@@ -61,6 +61,9 @@ export function exportGguf(
   }
   const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
+    for (const bias of ['self_attn.o_proj.bias', 'mlp.gate_proj.bias']) {
+      if (w.has(`model.layers.0.${bias}`)) throw new Error(`GGUF export does not write ${bias} (llama biases)`);
+    }
     const kv = new Map<string, GgufValue>([...modelKv(c, name, type, mlxDir), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
   } finally {

@@ -80,7 +80,8 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
 void read_dense_config(const ConfigReader& r, ModelConfig& c) {
   read_decoder_config(r, c);
   c.rot_dims = c.head_dim;
-  if (r.boolean("attention_bias", false))
+  c.attention_bias = r.boolean("attention_bias", false);
+  if (c.attention_bias && c.arch != "llama")
     r.error("attention_bias", "is not supported for " + c.arch + " (must be false)");
   c.intermediate = r.integer("intermediate_size", 1);
   c.moe_layer.assign(c.n_layers, false);
@@ -107,19 +108,20 @@ bool load_layer_base(const ModelConfig& c, TensorLoader& t, int64_t l, LayerWeig
   w.q = t.linear(a + ".q_proj", c.n_heads * c.head_dim, c.hidden, c.attention_bias);
   w.k = t.linear(a + ".k_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
   w.v = t.linear(a + ".v_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
-  w.o = t.linear(a + ".o_proj", c.hidden, c.n_heads * c.head_dim);
+  w.o = t.linear(a + ".o_proj", c.hidden, c.n_heads * c.head_dim, c.o_bias);
   if (c.qk_norm) {
     w.q_norm = t.vector(a + ".q_norm.weight", c.head_dim);
     w.k_norm = t.vector(a + ".k_norm.weight", c.head_dim);
   }
   out.is_moe = c.moe_layer[l];
-  if (!out.is_moe) out.mlp = load_mlp(t, p + ".mlp", c.hidden, c.intermediate);
+  if (!out.is_moe) out.mlp = load_mlp(t, p + ".mlp", c.hidden, c.intermediate, c.mlp_bias);
   return out.is_moe;
 }
 
-MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter) {
-  return MlpWeights{t.linear(prefix + ".gate_proj", inter, hidden), t.linear(prefix + ".up_proj", inter, hidden),
-                    t.linear(prefix + ".down_proj", hidden, inter)};
+MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter, bool bias) {
+  return MlpWeights{t.linear(prefix + ".gate_proj", inter, hidden, bias),
+                    t.linear(prefix + ".up_proj", inter, hidden, bias),
+                    t.linear(prefix + ".down_proj", hidden, inter, bias)};
 }
 
 namespace {

@@ -55,6 +55,8 @@ struct ModelConfig {
   RouterSpec router;
   std::vector<bool> moe_layer;  // per layer: MoE (true) or dense MLP
   bool tie_embeddings = false, qk_norm = false, attention_bias = false;
+  // llama: attention_bias also biases o_proj; mlp_bias the dense MLP's gate/up/down.
+  bool o_bias = false, mlp_bias = false;
   std::vector<int64_t> eos_token_ids;
   int64_t bos_token_id = -1;
   // Hybrid models (qwen3_next, qwen3_5_moe): per layer, Gated DeltaNet (true) or full attention.

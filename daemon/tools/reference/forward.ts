@@ -192,7 +192,7 @@ class Reference implements ReferenceModel {
   /** A projection of attention, a dense MLP or the shared experts (bias and LoRA included). */
   private proj(path: string, x: Float64Array): Float64Array {
     const y = matvec(this.w.matrix(path), x);
-    if (this.config.attentionBias && this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
+    if (this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
     const lora = this.options.adapter?.get(path);
     if (lora) addLoraDelta(lora, x, y);
     return y;
