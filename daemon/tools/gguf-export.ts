@@ -53,6 +53,7 @@ export function exportGguf(
 ): number {
   const c = readRefConfig(mlxDir);
   ggufArchName(c);
+  if (c.ropeInvFreq) throw new Error('GGUF export does not write rope_scaling (llama3 / linear); config.json has one');
   if (c.arch === 'qwen3_moe' && c.denseLayers.size > 0) {
     throw new Error(
       `llama.cpp's qwen3moe has no dense layers, but config.json makes layers ${[...c.denseLayers].join(', ')} dense`,
@@ -60,6 +61,9 @@ export function exportGguf(
   }
   const w = RefWeights.open(mlxDir, c, false); // stream: keep nothing, read experts one by one
   try {
+    for (const bias of ['self_attn.o_proj.bias', 'mlp.gate_proj.bias']) {
+      if (w.has(`model.layers.0.${bias}`)) throw new Error(`GGUF export does not write ${bias} (llama biases)`);
+    }
     const kv = new Map<string, GgufValue>([...modelKv(c, name, type, mlxDir), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
   } finally {

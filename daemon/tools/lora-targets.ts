@@ -1,6 +1,7 @@
 // The projections of a model a LoRA may target, with their shapes, read from config.json:
 // attention q/k/v/o (full-attention layers), the dense MLP in dense layers, the shared experts in
-// MoE layers that have them, and the Gated DeltaNet projections of hybrid models' linear layers.
+// MoE layers that have them, the Gated DeltaNet projections of hybrid models' linear layers and
+// bailing_moe_linear's fused attention.query_key_value / dense (+ g_proj on its lightning layers).
 // Routed experts, routers and gates are never targets.
 import type { RefConfig } from './reference/model-config.js';
 
@@ -26,12 +27,23 @@ export const LINEAR_ATTENTION = [
   'linear_attn.in_proj_ba',
   'linear_attn.out_proj',
 ] as const;
+/** bailing_moe_linear: one fused projection and `dense` on every layer; g_proj on lightning layers. */
+export const BAILING_ATTENTION = ['attention.query_key_value', 'attention.dense'] as const;
+export const BAILING_LINEAR = ['attention.g_proj'] as const;
 const GROUPS: Record<string, readonly string[]> = {
-  attention: ATTENTION,
+  attention: [...ATTENTION, ...BAILING_ATTENTION],
   mlp: DENSE_MLP,
   shared: [...SHARED_MLP, ...SHARED_EXPERT],
-  linear: LINEAR_ATTENTION,
-  all: [...ATTENTION, ...DENSE_MLP, ...SHARED_MLP, ...SHARED_EXPERT, ...LINEAR_ATTENTION],
+  linear: [...LINEAR_ATTENTION, ...BAILING_LINEAR],
+  all: [
+    ...ATTENTION,
+    ...DENSE_MLP,
+    ...SHARED_MLP,
+    ...SHARED_EXPERT,
+    ...LINEAR_ATTENTION,
+    ...BAILING_ATTENTION,
+    ...BAILING_LINEAR,
+  ],
 };
 export const TARGET_NAMES = [...Object.keys(GROUPS), ...GROUPS.all!];
 
@@ -61,12 +73,27 @@ export function projectionShape(c: RefConfig, l: number, inLayer: string): [numb
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const dense = c.denseLayers.has(l);
-  const shared = c.moeIntermediate * c.sharedExperts;
+  const shared = c.sharedIntermediate ?? c.moeIntermediate * c.sharedExperts;
+  const h = c.hidden;
+  // bailing: lightning layers have hidden-wide heads (3·hidden fused rows) and g_proj.
+  const lightning = c.lightning?.layers.has(l) === true;
+  const fused: Record<string, [number, number] | undefined> = c.lightning
+    ? {
+        'attention.query_key_value': lightning ? [3 * h, h] : [q + 2 * kv, h],
+        'attention.dense': lightning ? [h, h] : [h, q],
+        'attention.g_proj': lightning ? [h, h] : undefined,
+      }
+    : {};
   const shapes: Record<string, [number, number] | undefined> = {
-    'self_attn.q_proj': [q, c.hidden],
-    'self_attn.k_proj': [kv, c.hidden],
-    'self_attn.v_proj': [kv, c.hidden],
-    'self_attn.o_proj': [c.hidden, q],
+    ...fused,
+    ...(c.lightning
+      ? {}
+      : {
+          'self_attn.q_proj': [q, c.hidden],
+          'self_attn.k_proj': [kv, c.hidden],
+          'self_attn.v_proj': [kv, c.hidden],
+          'self_attn.o_proj': [c.hidden, q],
+        }),
     'mlp.gate_proj': dense ? [c.intermediate, c.hidden] : undefined,
     'mlp.up_proj': dense ? [c.intermediate, c.hidden] : undefined,
     'mlp.down_proj': dense ? [c.hidden, c.intermediate] : undefined,

@@ -4,12 +4,15 @@
 import type { TensorSource } from '../models/safetensors-writer.js';
 import { isLinearLayer, weightPrefix } from './hybrid-shapes.js';
 import type { SynthSpec } from './synth-shapes.js';
-import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
-
-const OUT_GAIN = 0.5;
-const ROUTER_STD = 1.5;
-const LOGIT_STD = 3;
-const GATE8: QuantSpec = { bits: 8, groupSize: 64 };
+import {
+  GATE8,
+  LOGIT_STD,
+  OUT_GAIN,
+  quantizedExperts,
+  ROUTER_STD,
+  tensorAppender,
+  type QuantSpec,
+} from './synth-weights.js';
 
 export function planHybridTensors(s: SynthSpec, seed: number): TensorSource[] {
   const h = s.hybrid!;
@@ -17,15 +20,7 @@ export function planHybridTensors(s: SynthSpec, seed: number): TensorSource[] {
   const d = s.hiddenSize;
   const pre = `${weightPrefix(s.arch)}model`;
   const t: TensorSource[] = [];
-  const lin = (path: string, out: number, inp: number, std: number, qs = q) =>
-    t.push(...quantizedLinear(seed, path, out, inp, std, qs));
-  const plain = (name: string, shape: number[], center: number, half: number, dtype: 'BF16' | 'F32' = 'BF16') =>
-    t.push(plainTensor(seed, name, dtype, shape, center, half));
-  const mlp = (p: string, inter: number) => {
-    lin(`${p}.gate_proj`, inter, d, 1 / Math.sqrt(d));
-    lin(`${p}.up_proj`, inter, d, 1 / Math.sqrt(d));
-    lin(`${p}.down_proj`, d, inter, OUT_GAIN / Math.sqrt(inter));
-  };
+  const { lin, plain, mlp } = tensorAppender(t, seed, q, d);
   const Hk = h.linearKeyHeads;
   const Hv = h.linearValueHeads;
   const keyDim = Hk * h.linearKeyDim;

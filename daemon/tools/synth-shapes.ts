@@ -1,15 +1,24 @@
 // Shapes of the synthetic models and their config.json, key for key as mlx-community ships
 // Qwen3-30B-A3B-4bit (qwen3_moe) and GLM-4.5-Air-4bit (glm4_moe) after mlx-lm conversion; the
 // hybrid Gated DeltaNet archs (qwen3_next, qwen3_5_moe) are in hybrid-shapes.ts, the dense
-// ones (qwen3, llama) in dense-shapes.ts.
+// ones (qwen3, llama) in dense-shapes.ts, bailing_moe_linear in bailing-shapes.ts.
 import { qwenSpecialIds, regularVocabSize } from './tokenizer-synth.js';
 import { quantLayoutError, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
 import { HYBRID_DIMS, hybridConfigJson, hybridSpecError, isHybridArch, type HybridSpec } from './hybrid-shapes.js';
 import { DENSE_DIMS, denseConfigKeys, denseOverrides, isDenseArch } from './dense-shapes.js';
+import { BAILING_DIMS, bailingConfigJson, bailingSpecError, type BailingSpec } from './bailing-shapes.js';
 
-export const ARCHS = ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe', 'qwen3', 'llama'] as const;
+export const ARCHS = [
+  'qwen3_moe',
+  'glm4_moe',
+  'qwen3_next',
+  'qwen3_5_moe',
+  'qwen3',
+  'llama',
+  'bailing_moe_linear',
+] as const;
 export type Arch = (typeof ARCHS)[number];
-export const SHAPES = ['tiny', 'moe-small', 'moe-30b', 'moe-35b', 'dense-small'] as const;
+export const SHAPES = ['tiny', 'moe-small', 'moe-30b', 'moe-35b', 'dense-small', 'ring-mini'] as const;
 export type ShapeName = (typeof SHAPES)[number];
 
 export interface SynthSpec {
@@ -46,6 +55,8 @@ export interface SynthSpec {
   groupSize: QuantGroup;
   /** qwen3_next / qwen3_5_moe: Gated DeltaNet sizes, layer pattern, gated shared expert. */
   hybrid?: HybridSpec;
+  /** bailing_moe_linear: layer pattern, lightning norm groups, shared-expert width. */
+  bailing?: BailingSpec;
 }
 
 export interface SpecOverrides {
@@ -112,11 +123,13 @@ export const DIMS: Partial<Record<ShapeName, Dims>> = {
 };
 
 export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): SynthSpec {
-  const hybrid = isHybridArch(arch) ? HYBRID_DIMS[shape] : undefined;
-  const table = isHybridArch(arch) ? undefined : isDenseArch(arch) ? DENSE_DIMS : DIMS;
-  const d = table ? table[shape] : hybrid?.dims;
+  const bailing = arch === 'bailing_moe_linear';
+  const special = isHybridArch(arch) ? HYBRID_DIMS : bailing ? BAILING_DIMS : undefined;
+  const own = special?.[shape];
+  const table = special ? undefined : isDenseArch(arch) ? DENSE_DIMS : DIMS;
+  const d = table ? table[shape] : own?.dims;
   if (!d) {
-    const ok = Object.keys(table ?? HYBRID_DIMS);
+    const ok = Object.keys(table ?? special ?? {});
     throw new RangeError(`shape ${shape} is not defined for ${arch} (shapes: ${ok.join(', ')})`);
   }
   const glm = arch === 'glm4_moe';
@@ -159,10 +172,13 @@ export function synthSpec(arch: Arch, shape: ShapeName, o: SpecOverrides = {}): 
       denseOverrides(arch),
       o.tieWordEmbeddings === undefined ? {} : { tieWordEmbeddings: o.tieWordEmbeddings },
     );
-  if (hybrid) {
-    Object.assign(spec, hybrid.overrides);
-    spec.hybrid = { ...hybrid.spec };
+  if (own) Object.assign(spec, own.overrides);
+  if (bailing && o.nGroup !== undefined) {
+    spec.nGroup = o.nGroup;
+    spec.topkGroup = o.topkGroup ?? (o.nGroup === 1 ? 1 : Math.max(1, o.nGroup / 2));
   }
+  if (isHybridArch(arch) && own) spec.hybrid = { ...(own.spec as HybridSpec) };
+  if (bailing && own) spec.bailing = { ...(own.spec as BailingSpec) };
   const err = specError(spec);
   if (err) throw new RangeError(err);
   return spec;
@@ -196,7 +212,7 @@ export function specError(s: SynthSpec): string | undefined {
   const bad = s.mlpOnlyLayers.find((l) => !Number.isInteger(l) || l < 0 || l >= s.numHiddenLayers);
   if (bad !== undefined) return `mlp_only_layers entry ${bad} is not a layer index in [0, ${s.numHiddenLayers})`;
   if (rotaryDims(s) % 2 !== 0) return `rotary dimension ${rotaryDims(s)} must be even`;
-  return s.hybrid ? hybridSpecError(s) : undefined;
+  return s.hybrid ? hybridSpecError(s) : s.bailing ? bailingSpecError(s) : undefined;
 }
 
 export function rotaryDims(s: Pick<SynthSpec, 'headDim' | 'partialRotaryFactor'>): number {
@@ -206,13 +222,14 @@ export function rotaryDims(s: Pick<SynthSpec, 'headDim' | 'partialRotaryFactor'>
 /** Whether layer `l` has a routed-expert MLP (otherwise a dense MLP of intermediate_size). */
 export function isMoeLayer(s: SynthSpec, l: number): boolean {
   if (isDenseArch(s.arch)) return false;
-  if (s.arch === 'glm4_moe') return l >= s.firstKDenseReplace;
+  if (s.arch === 'glm4_moe' || s.arch === 'bailing_moe_linear') return l >= s.firstKDenseReplace;
   return !s.mlpOnlyLayers.includes(l) && (l + 1) % s.decoderSparseStep === 0;
 }
 
 /** config.json exactly as mlx-lm writes it: the Hugging Face keys sorted, plus quantization. */
 export function configJson(s: SynthSpec): Record<string, unknown> {
   if (s.hybrid) return hybridConfigJson(s, s.hybrid);
+  if (s.bailing) return bailingConfigJson(s, s.bailing);
   const ids = qwenSpecialIds(regularVocabSize(s.vocabSize));
   const quantization: Record<string, unknown> = { group_size: s.groupSize, bits: s.bits, mode: 'affine' };
   if (s.arch === 'qwen3_moe') {

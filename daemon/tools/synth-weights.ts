@@ -179,3 +179,24 @@ export function quantizedExperts(
     { name: `${path}.biases`, dtype: 'BF16', shape: [experts, out, groups], chunks: () => params('biases') },
   ];
 }
+
+/** Standard deviations of the synthetic models: projections 1/√fan_in, output projections
+ *  halved, router logits ~1.5, final logits ~3; routers and gates mlx-lm keeps 8-bit. */
+export const OUT_GAIN = 0.5;
+export const ROUTER_STD = 1.5;
+export const LOGIT_STD = 3;
+export const GATE8: QuantSpec = { bits: 8, groupSize: 64 };
+
+/** Appends tensors to `t`: quantised linears, plain tensors and SwiGLU MLPs of width `d`. */
+export function tensorAppender(t: TensorSource[], seed: number, q: QuantSpec, d: number) {
+  const lin = (path: string, out: number, inp: number, std: number, qs = q) =>
+    t.push(...quantizedLinear(seed, path, out, inp, std, qs));
+  const plain = (name: string, shape: number[], center: number, half: number, dtype: 'BF16' | 'F32' = 'BF16') =>
+    t.push(plainTensor(seed, name, dtype, shape, center, half));
+  const mlp = (p: string, inter: number) => {
+    lin(`${p}.gate_proj`, inter, d, 1 / Math.sqrt(d));
+    lin(`${p}.up_proj`, inter, d, 1 / Math.sqrt(d));
+    lin(`${p}.down_proj`, d, inter, OUT_GAIN / Math.sqrt(inter));
+  };
+  return { lin, plain, mlp };
+}

@@ -21,6 +21,7 @@ import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from '
 import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 import { exportGguf, type GgufFileType } from './gguf-export.js';
 import { planHybridTensors } from './synth-hybrid.js';
+import { planBailingTensors } from './synth-bailing.js';
 import { VL_TENSOR_PREFIX, visionSpec, vlConfigJson, writeVisionTower } from './synth-vision.js';
 
 /** Architectures `models synth` writes: the text-only ones and qwen3_vl_moe (qwen3_moe text
@@ -64,6 +65,7 @@ const TINY_SHARD_BYTES = 512 * 1024;
 /** Every tensor of the model in file order, with its byte generator. */
 export function planTensors(s: SynthSpec, seed: number): TensorSource[] {
   if (s.hybrid) return planHybridTensors(s, seed);
+  if (s.bailing) return planBailingTensors(s, seed);
   const q: QuantSpec = { bits: s.bits, groupSize: s.groupSize };
   const d = s.hiddenSize;
   const t: TensorSource[] = [];

@@ -40,6 +40,23 @@ void mrope(const ModelConfig& c, float* x, int64_t n, int64_t heads, const int32
   }
 }
 
+// RoPE with the model's own frequency table (llama3 scaling) on x[n, heads, head_dim]:
+// non-traditional pairs i, i + rot/2; angles in double.
+void table_rope(const ModelConfig& c, float* x, int64_t n, int64_t heads, const int32_t* pos) {
+  const int64_t half = c.rot_dims / 2;
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = pos[t] * c.rope_inv_freq[i], cs = std::cos(angle), sn = std::sin(angle);
+      for (int64_t h = 0; h < heads; ++h) {
+        float* v = x + (t * heads + h) * c.head_dim;
+        const double a = v[i], b = v[i + half];
+        v[i] = static_cast<float>(a * cs - b * sn);
+        v[i + half] = static_cast<float>(b * cs + a * sn);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void attention_block(const Model& m, const AttentionWeights& w, const float* xn, int64_t n, int64_t pos0, void* k_cache,
@@ -66,11 +83,23 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
       std::copy_n(src, c.head_dim, s.q.data() + i * c.head_dim);
       std::copy_n(src + c.head_dim, c.head_dim, s.attn_gate.data() + i * c.head_dim);
     }
+  } else if (c.fused_qkv) {
+    // One projection gives per token [q | k | v] (its LoRA sits in the Q slot).
+    s.q_gate.resize(n * (q_dim + 2 * kv_dim));
+    run_linear(m, w.q, xn, n, s.q_gate.data(), s, delta(LoraSlot::Q));
+    for (int64_t t = 0; t < n; ++t) {
+      const float* row = s.q_gate.data() + t * (q_dim + 2 * kv_dim);
+      std::copy_n(row, q_dim, s.q.data() + t * q_dim);
+      std::copy_n(row + q_dim, kv_dim, s.k.data() + t * kv_dim);
+      std::copy_n(row + q_dim + kv_dim, kv_dim, s.v.data() + t * kv_dim);
+    }
   } else {
     run_linear(m, w.q, xn, n, s.q.data(), s, delta(LoraSlot::Q));
   }
-  run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
-  run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
+  if (!c.fused_qkv) {
+    run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
+    run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
+  }
   if (!w.q_norm.empty()) {
     const Kernels& kn = d.pick(Op::RmsNorm);
     kn.rmsnorm(ctx, s.q.data(), w.q_norm.data(), n * c.n_heads, c.head_dim, c.rms_eps, s.q.data());
@@ -79,6 +108,9 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   if (s.mrope) {
     mrope(c, s.q.data(), n, c.n_heads, s.mrope, s.mrope_stride);
     mrope(c, s.k.data(), n, c.n_kv_heads, s.mrope, s.mrope_stride);
+  } else if (!c.rope_inv_freq.empty()) {
+    table_rope(c, s.q.data(), n, c.n_heads, s.positions.data());
+    table_rope(c, s.k.data(), n, c.n_kv_heads, s.positions.data());
   } else {
     const Kernels& kr = d.pick(Op::Rope);
     RopeParams rp{static_cast<int>(c.n_heads), static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims),

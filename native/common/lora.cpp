@@ -16,13 +16,72 @@ namespace {
 constexpr const char* kTargets =
     "LoRA targets: self_attn.{q,k,v,o}_proj, the dense mlp.{gate,up,down}_proj, "
     "mlp.shared_experts.{gate,up,down}_proj (mlp.shared_expert.* on hybrid models) and "
-    "linear_attn.{in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,in_proj_qkvz,in_proj_ba,out_proj} of model.layers.N";
+    "linear_attn.{in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,in_proj_qkvz,in_proj_ba,out_proj} of model.layers.N; "
+    "on bailing_moe_linear attention.{query_key_value,dense} and, on its linear layers, attention.g_proj";
 
 struct Target {
   int64_t layer = 0;
   LoraSlot slot = LoraSlot::Q;
   const Linear* linear = nullptr;
 };
+
+// The layer's dense MLP (mlp.*_proj) or shared experts (mlp.shared_experts.* / mlp.shared_expert.*)
+// into `out`; false for any other name. Routed experts are refused.
+bool shared_or_dense(const LayerWeights& lw, int64_t l, const std::string& rest, const std::string& bad, Target& out) {
+  if (rest.rfind("mlp.switch_mlp.", 0) == 0 || rest.rfind("mlp.experts.", 0) == 0) {
+    fail(bad,
+         "a routed-expert projection: LoRA on routed experts is not supported (experts are read per token from "
+         "the base files; ",
+         kTargets, ")");
+  }
+  struct Named {
+    const char* name;
+    LoraSlot slot;
+  };
+  static const Named mlp[] = {{"gate_proj", LoraSlot::Gate}, {"up_proj", LoraSlot::Up}, {"down_proj", LoraSlot::Down}};
+  // glm4_moe and bailing name their shared experts mlp.shared_experts, Qwen3-Next / Qwen3.5 mlp.shared_expert.
+  const size_t shared_len = rest.rfind("mlp.shared_experts.", 0) == 0  ? 19
+                            : rest.rfind("mlp.shared_expert.", 0) == 0 ? 18
+                                                                       : 0;
+  const bool shared = shared_len > 0;
+  const bool dense = !shared && rest.rfind("mlp.", 0) == 0;
+  const std::string proj = shared ? rest.substr(shared_len) : dense ? rest.substr(4) : std::string();
+  for (int i = 0; i < 3 && (shared || dense); ++i) {
+    if (proj != mlp[i].name) continue;
+    const MlpWeights* w = nullptr;
+    if (shared && lw.is_moe && lw.moe.has_shared) w = &lw.moe.shared;
+    if (!shared && !lw.is_moe) w = &lw.mlp;
+    if (!w) {
+      if (shared) fail(bad, "but layer ", l, " has no shared experts (", kTargets, ")");
+      fail(bad, "but layer ", l, " is a MoE layer without a dense MLP (", kTargets, ")");
+    }
+    const Linear* lin[] = {&w->gate, &w->up, &w->down};
+    out = {l, mlp[i].slot, lin[i]};
+    return true;
+  }
+  return false;
+}
+
+// bailing_moe_linear: attention.query_key_value / dense (the Q / O slots of a softmax layer, the
+// LinQkv / LinOut slots of a lightning layer) and the lightning layers' g_proj (LinZ).
+Target resolve_bailing(const Model& m, const LayerWeights& lw, int64_t l, const std::string& rest,
+                       const std::string& bad) {
+  const LinearAttnWeights& la = lw.linear;
+  if (rest == "attention.query_key_value") {
+    return lw.is_linear ? Target{l, LoraSlot::LinQkv, &la.qkv} : Target{l, LoraSlot::Q, &lw.attn.q};
+  }
+  if (rest == "attention.dense") {
+    return lw.is_linear ? Target{l, LoraSlot::LinOut, &la.out} : Target{l, LoraSlot::O, &lw.attn.o};
+  }
+  if (rest == "attention.g_proj") {
+    if (!lw.is_linear) fail(bad, "but layer ", l, " is not a linear-attention layer (", kTargets, ")");
+    return {l, LoraSlot::LinZ, &la.z};
+  }
+  if (rest == "mlp.gate.gate_proj") fail(bad, "the MoE router, which cannot carry a LoRA (", kTargets, ")");
+  Target t;
+  if (shared_or_dense(lw, l, rest, bad, t)) return t;
+  fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
+}
 
 // Maps an MLX module path onto the layer slot and base Linear it adds to, or fails saying
 // why that module cannot carry a LoRA.
@@ -44,6 +103,7 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
   if (l >= m.cfg.n_layers) fail(bad, "but the model has ", m.cfg.n_layers, " layers (0-", m.cfg.n_layers - 1, ")");
   const std::string rest = p.substr(at + 1);
   const LayerWeights& lw = m.layers[static_cast<size_t>(l)];
+  if (m.cfg.fused_qkv) return resolve_bailing(m, lw, l, rest, bad);
   struct Named {
     const char* name;
     LoraSlot slot;
@@ -52,7 +112,6 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
                                {"self_attn.k_proj", LoraSlot::K},
                                {"self_attn.v_proj", LoraSlot::V},
                                {"self_attn.o_proj", LoraSlot::O}};
-  static const Named mlp[] = {{"gate_proj", LoraSlot::Gate}, {"up_proj", LoraSlot::Up}, {"down_proj", LoraSlot::Down}};
   const Linear* attn_linear[] = {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o};
   for (int i = 0; i < 4; ++i) {
     if (rest != attn[i].name) continue;
@@ -75,33 +134,10 @@ Target resolve(const Model& m, const LoraModuleSpec& ms, const std::string& who)
     }
     return {l, lin[i].slot, lin_linear[i]};
   }
-  if (rest.rfind("mlp.switch_mlp.", 0) == 0 || rest.rfind("mlp.experts.", 0) == 0) {
-    fail(bad,
-         "a routed-expert projection: LoRA on routed experts is not supported (experts are read per token from "
-         "the base files; ",
-         kTargets, ")");
-  }
   if (rest == "mlp.gate") fail(bad, "the MoE router, which cannot carry a LoRA (", kTargets, ")");
   if (rest == "mlp.shared_expert_gate") fail(bad, "the shared-expert gate, which cannot carry a LoRA (", kTargets, ")");
-  // glm4_moe names its shared experts mlp.shared_experts, Qwen3-Next / Qwen3.5 mlp.shared_expert.
-  const size_t shared_len = rest.rfind("mlp.shared_experts.", 0) == 0  ? 19
-                            : rest.rfind("mlp.shared_expert.", 0) == 0 ? 18
-                                                                       : 0;
-  const bool shared = shared_len > 0;
-  const bool dense = !shared && rest.rfind("mlp.", 0) == 0;
-  const std::string proj = shared ? rest.substr(shared_len) : dense ? rest.substr(4) : std::string();
-  for (int i = 0; i < 3 && (shared || dense); ++i) {
-    if (proj != mlp[i].name) continue;
-    const MlpWeights* w = nullptr;
-    if (shared && lw.is_moe && lw.moe.has_shared) w = &lw.moe.shared;
-    if (!shared && !lw.is_moe) w = &lw.mlp;
-    if (!w) {
-      if (shared) fail(bad, "but layer ", l, " has no shared experts (", kTargets, ")");
-      fail(bad, "but layer ", l, " is a MoE layer without a dense MLP (", kTargets, ")");
-    }
-    const Linear* lin[] = {&w->gate, &w->up, &w->down};
-    return {l, mlp[i].slot, lin[i]};
-  }
+  Target t;
+  if (shared_or_dense(lw, l, rest, bad, t)) return t;
   fail(bad, "which is not a module of this ", m.cfg.arch, " model (", kTargets, ")");
 }
 

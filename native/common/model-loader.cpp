@@ -12,8 +12,9 @@ namespace bs {
 
 namespace {
 
-const ArchDef* const kArchs[] = {&qwen3_moe_arch(),    &glm4_moe_arch(), &qwen3_next_arch(), &qwen3_5_moe_arch(),
-                                 &qwen3_vl_moe_arch(), &qwen3_arch(),    &llama_arch()};
+const ArchDef* const kArchs[] = {&qwen3_moe_arch(),   &glm4_moe_arch(),          &qwen3_next_arch(),
+                                 &qwen3_5_moe_arch(), &qwen3_vl_moe_arch(),      &qwen3_arch(),
+                                 &llama_arch(),       &bailing_moe_linear_arch()};
 
 const ArchDef& find_arch(const ConfigReader& r) {
   const std::string type = r.string("model_type");
@@ -60,7 +61,8 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   // Qwen3.5 keeps RoPE under rope_parameters.
   c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
                                                                   : r.sub("rope_parameters").number("rope_theta", 0.0);
-  if (r.has("rope_scaling") && c.mrope_section.empty()) {
+  // llama reads its rope_scaling (llama3) once rot_dims is known.
+  if (r.has("rope_scaling") && c.mrope_section.empty() && c.arch != "llama") {
     r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
   }
   c.max_positions = r.integer("max_position_embeddings", 1);
@@ -78,7 +80,8 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
 void read_dense_config(const ConfigReader& r, ModelConfig& c) {
   read_decoder_config(r, c);
   c.rot_dims = c.head_dim;
-  if (r.boolean("attention_bias", false))
+  c.attention_bias = r.boolean("attention_bias", false);
+  if (c.attention_bias && c.arch != "llama")
     r.error("attention_bias", "is not supported for " + c.arch + " (must be false)");
   c.intermediate = r.integer("intermediate_size", 1);
   c.moe_layer.assign(c.n_layers, false);
@@ -86,7 +89,7 @@ void read_dense_config(const ConfigReader& r, ModelConfig& c) {
 
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg) {
   const RouterSpec& s = cfg.router;
-  const char* experts_key = s.family == RoutingFamily::SoftmaxTopK ? "num_experts" : "n_routed_experts";
+  const char* experts_key = cfg.arch == "glm4_moe" ? "n_routed_experts" : "num_experts";
   if (s.n_experts < 1) r.error(experts_key, "must be ≥ 1 for a model with MoE layers");
   if (s.top_k > s.n_experts) r.error("num_experts_per_tok", "must not exceed the number of experts");
   if (s.family != RoutingFamily::SigmoidGroup) return;
@@ -105,19 +108,20 @@ bool load_layer_base(const ModelConfig& c, TensorLoader& t, int64_t l, LayerWeig
   w.q = t.linear(a + ".q_proj", c.n_heads * c.head_dim, c.hidden, c.attention_bias);
   w.k = t.linear(a + ".k_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
   w.v = t.linear(a + ".v_proj", c.n_kv_heads * c.head_dim, c.hidden, c.attention_bias);
-  w.o = t.linear(a + ".o_proj", c.hidden, c.n_heads * c.head_dim);
+  w.o = t.linear(a + ".o_proj", c.hidden, c.n_heads * c.head_dim, c.o_bias);
   if (c.qk_norm) {
     w.q_norm = t.vector(a + ".q_norm.weight", c.head_dim);
     w.k_norm = t.vector(a + ".k_norm.weight", c.head_dim);
   }
   out.is_moe = c.moe_layer[l];
-  if (!out.is_moe) out.mlp = load_mlp(t, p + ".mlp", c.hidden, c.intermediate);
+  if (!out.is_moe) out.mlp = load_mlp(t, p + ".mlp", c.hidden, c.intermediate, c.mlp_bias);
   return out.is_moe;
 }
 
-MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter) {
-  return MlpWeights{t.linear(prefix + ".gate_proj", inter, hidden), t.linear(prefix + ".up_proj", inter, hidden),
-                    t.linear(prefix + ".down_proj", hidden, inter)};
+MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter, bool bias) {
+  return MlpWeights{t.linear(prefix + ".gate_proj", inter, hidden, bias),
+                    t.linear(prefix + ".up_proj", inter, hidden, bias),
+                    t.linear(prefix + ".down_proj", hidden, inter, bias)};
 }
 
 namespace {
@@ -231,10 +235,11 @@ void load_fused(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, i
 
 }  // namespace
 
-void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out) {
+void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out,
+                         const char* router) {
   const ExpertLayout layout = find_expert_layout(c, t, mlp_prefix);
   const int64_t E = c.router.n_experts, I = c.moe_intermediate, H = c.hidden;
-  out.router = t.linear(mlp_prefix + ".gate", E, H);
+  out.router = t.linear(mlp_prefix + router, E, H);
   out.spec = c.router;
   out.expert_checked.reset(new std::atomic<bool>[static_cast<size_t>(E)]());
   switch (layout) {
@@ -271,7 +276,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   TensorLoader t(*m->store, quant, arch.model_type);
   t.set_prefix(c.weight_prefix);
 
-  m->embed = t.linear("model.embed_tokens", c.vocab, c.hidden).w;
+  m->embed = t.linear(c.embed_name, c.vocab, c.hidden).w;
   m->final_norm = t.vector("model.norm.weight", c.hidden);
   m->lm_head = c.tie_embeddings ? Linear{m->embed, {}} : t.linear("lm_head", c.vocab, c.hidden);
   m->layers.resize(c.n_layers);

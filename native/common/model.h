@@ -21,13 +21,17 @@ class ThreadPool;
 
 // Gated DeltaNet sizes: q/k heads of k_dim, v heads of v_dim (v head h reads q/k head
 // h / (v_heads / k_heads)), a depthwise causal conv of conv_kernel taps over [q | k | v].
+// Lightning attention (bailing_moe_linear): k_heads = v_heads, k_dim = v_dim, no conv.
 struct LinearAttnConfig {
   int64_t k_heads = 0, v_heads = 0, k_dim = 0, v_dim = 0, conv_kernel = 0;
+  bool lightning = false;
+  int64_t rot_dims = 0;     // lightning: RoPE over the first rot_dims of each head
+  int64_t norm_groups = 1;  // lightning: the output RMSNorm normalises this many equal groups
   int64_t key_dim() const { return k_heads * k_dim; }
   int64_t value_dim() const { return v_heads * v_dim; }
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
   // Floats of one layer's recurrent state: conv history [K-1, conv_dim] + S [v_heads, v_dim, k_dim].
-  int64_t conv_floats() const { return (conv_kernel - 1) * conv_dim(); }
+  int64_t conv_floats() const { return conv_kernel > 0 ? (conv_kernel - 1) * conv_dim() : 0; }
   int64_t state_floats() const { return conv_floats() + v_heads * v_dim * k_dim; }
 };
 
@@ -37,6 +41,8 @@ struct ModelConfig {
   int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
   int64_t rot_dims = 0;  // RoPE over the first rot_dims of each head
   double rope_theta = 10000.0;
+  // rope_scaling that rescales frequencies (llama3): inv_freq per pair [rot_dims / 2]; empty: θ^(−2i/rot).
+  std::vector<double> rope_inv_freq;
   float rms_eps = 1e-6f;
   int64_t max_positions = 0;
   // Multimodal RoPE (rope_scaling.mrope_section): frequency slots per (time, height, width)
@@ -49,6 +55,8 @@ struct ModelConfig {
   RouterSpec router;
   std::vector<bool> moe_layer;  // per layer: MoE (true) or dense MLP
   bool tie_embeddings = false, qk_norm = false, attention_bias = false;
+  // llama: attention_bias also biases o_proj; mlp_bias the dense MLP's gate/up/down.
+  bool o_bias = false, mlp_bias = false;
   std::vector<int64_t> eos_token_ids;
   int64_t bos_token_id = -1;
   // Hybrid models (qwen3_next, qwen3_5_moe): per layer, Gated DeltaNet (true) or full attention.
@@ -57,6 +65,8 @@ struct ModelConfig {
   bool attn_output_gate = false;  // q_proj also gives a per-head sigmoid gate on the attention output
   // Names are looked up as weight_prefix + "model.layers.N..." ("language_model." for Qwen3.5).
   std::string weight_prefix;
+  std::string embed_name = "model.embed_tokens";  // bailing: model.word_embeddings
+  bool fused_qkv = false;  // attention's q holds the fused [q | k | v] rows (bailing query_key_value)
 };
 
 struct AttentionWeights {
@@ -70,15 +80,19 @@ struct MlpWeights {
 
 // One Gated DeltaNet layer. qwen3_5_moe: separate in_proj_{qkv,z,b,a}; qwen3_next: in_proj_qkvz
 // and in_proj_ba grouped per k head (fused), rearranged into the same [q | k | v] layout.
+// Lightning (bailing): qkv = query_key_value, z = g_proj (sigmoid output gate), norm = g_norm
+// [hidden], out = dense, plus q_norm / k_norm and the fixed per-head log-decays.
 struct LinearAttnWeights {
   bool fused = false;
-  Linear qkv, z, b, a;         // unfused
-  Linear qkvz, ba;             // fused
-  std::vector<float> conv;     // [conv_dim, conv_kernel]; tap K-1 multiplies the current token
-  std::vector<float> dt_bias;  // [v_heads]
-  std::vector<float> a_neg;    // -exp(A_log) [v_heads]
-  std::vector<float> norm;     // gated RMSNorm weight [v_dim]
-  Linear out;                  // [hidden, value_dim]
+  Linear qkv, z, b, a;                // unfused
+  Linear qkvz, ba;                    // fused
+  std::vector<float> conv;            // [conv_dim, conv_kernel]; tap K-1 multiplies the current token
+  std::vector<float> dt_bias;         // [v_heads]
+  std::vector<float> a_neg;           // -exp(A_log) [v_heads]
+  std::vector<float> norm;            // gated RMSNorm weight [v_dim]
+  Linear out;                         // [hidden, value_dim]
+  std::vector<float> q_norm, k_norm;  // lightning: [k_dim] each, empty without qk norm
+  std::vector<float> log_decay;       // lightning: [heads], the state decays by exp(log_decay) per token
 };
 
 // One of an MoE layer's expert tensors (gate/up/down × weight/scales/biases): where each

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/lightning-attention.h"
 #include "common/linear-attention.h"
 #include "common/session.h"
 #include "cpu/thread-pool.h"
@@ -288,7 +289,9 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     const LayerWeights& lw = m.layers[l];
     const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
     norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
-    if (lw.is_linear) {
+    if (lw.is_linear && c.linear.lightning) {
+      lightning_attention_block(m, lw.linear, xn_.data(), n, n_past_, rec_.data() + rec_offset_[l], s, y_.data(), lora);
+    } else if (lw.is_linear) {
       linear_attention_block(m, lw.linear, xn_.data(), n, rec_.data() + rec_offset_[l], s, y_.data(), lora);
     } else {
       attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);

@@ -46,6 +46,8 @@ std::string MetalDecoder::unsupported(const Model& m) {
     return "linear-attention (Gated DeltaNet) layers have no Metal kernels yet";
   if (c.attn_output_gate) return "the output-gated attention has no Metal kernel yet";
   if (!c.mrope_section.empty()) return "multimodal RoPE has no Metal kernel yet";
+  if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no Metal kernel yet";
+  if (c.fused_qkv) return "the fused query_key_value attention has no Metal kernel yet";
   if (m.streamer && m.stream.decode_path != ExpertPath::Exact)
     return "streamed expert slots are not Metal buffers yet (decode path must be exact)";
   if (c.head_dim > static_cast<int64_t>(BS_MAX_HEAD_DIM) || c.n_heads % c.n_kv_heads != 0)

@@ -39,7 +39,7 @@ function probe(dir: string, backend: string, threads: number, tokens: number, pa
 test('warm decode steps allocate nothing and keep RssAnon flat (fast kernel sets, 1 and 2 threads)', {
   skip: FAST.length === 0 ? 'no fast kernel set is usable on this CPU' : false,
 }, (t) => {
-  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_5_moe'] as const) {
+  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_5_moe', 'bailing_moe_linear'] as const) {
     const dir = synthTemp(t, { arch, seed: 5 });
     for (const backend of FAST) {
       for (const threads of [1, 2]) {

@@ -126,7 +126,7 @@ const corpus: [string, Edit, RegExp][] = [
       editJson(config(d), (c) => {
         c.model_type = 'mistral';
       }),
-    /config\.json: model_type "mistral" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*llama\)/,
+    /config\.json: model_type "mistral" is not supported \(supported: qwen3_moe, glm4_moe, [^)]*qwen3_5_moe[^)]*llama, bailing_moe_linear\)/,
   ],
   [
     'missing config field',

@@ -1,9 +1,11 @@
 // Gated DeltaNet pieces: the chunked form of the delta rule equals the token-by-token
 // recurrence (outputs and final state, any split of the tokens into calls, threaded or not),
 // and the causal conv gives the same output and history whether tokens come at once or one by one.
+// Lightning attention (bailing): the same chunked-vs-recurrent check, and its fixed decays.
 #include <algorithm>
 #include <cmath>
 
+#include "common/lightning-attention.h"
 #include "common/linear-attention.h"
 #include "cpu/thread-pool.h"
 #include "harness.h"
@@ -101,4 +103,52 @@ TEST(causal_conv_history_carries_across_calls) {
   for (int64_t j = 0; j < K - 1; ++j) s += w[j] * hist0[j * C];
   s += w[K - 1] * x[0];
   EXPECT(std::fabs(out_all[0] - s / (1 + std::exp(-s))) < 1e-6) << out_all[0];
+}
+
+TEST(lightning_chunked_equals_recurrence) {
+  bt::Rng rng(11);
+  bs::ThreadPool pool(2);
+  for (const auto [H, D] : {std::pair<int64_t, int64_t>{2, 16}, {3, 8}, {4, 24}}) {
+    std::vector<float> g(H);
+    bs::lightning_log_decays(H, 1, 4, g.data());  // the strongest decays (layer 1)
+    for (int64_t n : {1, 5, 70, 130}) {
+      std::vector<float> q(n * H * D), k(q.size()), v(q.size()), s0(H * D * D);
+      for (auto* x : {&q, &k, &v, &s0}) {
+        for (float& e : *x) e = static_cast<float>(rng.uniform(-1, 1) / std::sqrt(double(D)));
+      }
+      bs::Scratch scratch;
+      std::vector<float> rec_state = s0, rec_y(q.size());
+      bs::lightning_rule(bs::ExecCtx{}, H, D, g.data(), q.data(), k.data(), v.data(), n, 0, rec_state.data(), scratch,
+                         rec_y.data());
+      for (int64_t chunk : {int64_t(1), int64_t(7), bs::kLightningChunk}) {
+        for (bs::ThreadPool* p : {static_cast<bs::ThreadPool*>(nullptr), &pool}) {
+          std::vector<float> st = s0, y(q.size());
+          // Two calls (a prefill in two chunks of the session) must equal one.
+          const int64_t half = n / 2, off = half * H * D;
+          bs::lightning_rule(bs::ExecCtx{p}, H, D, g.data(), q.data(), k.data(), v.data(), half, chunk, st.data(),
+                             scratch, y.data());
+          bs::lightning_rule(bs::ExecCtx{p}, H, D, g.data(), q.data() + off, k.data() + off, v.data() + off, n - half,
+                             chunk, st.data(), scratch, y.data() + off);
+          EXPECT(max_rel(y, rec_y) < 2e-5) << "outputs: H " << H << " n " << n << " chunk " << chunk;
+          EXPECT(max_rel(st, rec_state) < 2e-5) << "state: H " << H << " n " << n << " chunk " << chunk;
+        }
+      }
+    }
+  }
+}
+
+TEST(lightning_decays_are_alibi_slopes_scaled_by_depth) {
+  // 4 heads, layer 0 of 20: −2^(−2(h+1)) · (1 + 1e-5).
+  std::vector<float> g(6);
+  bs::lightning_log_decays(4, 0, 20, g.data());
+  for (int h = 0; h < 4; ++h) {
+    const double want = -std::pow(2.0, -2.0 * (h + 1)) * (1 + 1e-5);
+    EXPECT(std::fabs(g[h] - want) < 1e-7) << "head " << h << ": " << g[h] << " vs " << want;
+  }
+  // 6 heads (not a power of two), layer 5 of 20: the 4-head slopes, then 2^−1 and 2^−3 (every other
+  // slope of 8 heads), times 1 − 4/19 + 1e-5.
+  bs::lightning_log_decays(6, 5, 20, g.data());
+  const double f = 1 - 4.0 / 19 + 1e-5;
+  const double want[6] = {0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256, 0.5, 0.125};
+  for (int h = 0; h < 6; ++h) EXPECT(std::fabs(g[h] + want[h] * f) < 1e-7) << "head " << h << ": " << g[h];
 }

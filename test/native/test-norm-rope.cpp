@@ -1,7 +1,9 @@
-// RMSNorm and RoPE: hand-computed values, partial rotary, and RoPE's relative-position property.
+// RMSNorm and RoPE: hand-computed values, partial rotary, and RoPE's relative-position property;
+// the llama3 rope_scaling frequency table by hand.
 #include <cmath>
 
 #include "common/backend.h"
+#include "common/rope-scaling.h"
 #include "fixtures.h"
 
 namespace {
@@ -64,4 +66,20 @@ TEST(rope_scores_depend_only_on_relative_position) {
         << "case " << c << " hd " << hd << " rot " << rot << " pos " << a << "," << b << " shift " << d << ": " << s1
         << " vs " << s2;
   }
+}
+
+TEST(llama3_rope_scaling_table_hand_computed) {
+  // rot 8, θ 1e4: base frequencies 1, 0.1, 0.01, 0.001 (wavelengths 2π·1, 2π·10, 2π·100, 2π·1000).
+  // factor 8, low 1, high 4, original 1000: wavelengths below 250 stay, above 1000 are divided by 8,
+  // 2π·100 ≈ 628 blends with s = (1000/(200π) − 1)/3 = 0.19718314: 0.01·((1 − s)/8 + s).
+  const bs::Llama3Scaling sc{8.0, 1.0, 4.0, 1000.0};
+  const std::vector<double> inv = bs::llama3_inv_freq(8, 10000.0, sc);
+  const double s = (10.0 / (2 * M_PI) - 1) / 3;
+  const double want[4] = {1.0, 0.1, 0.01 * ((1 - s) / 8 + s), 0.001 / 8};
+  EXPECT(inv.size() == 4) << inv.size();
+  for (int i = 0; i < 4; ++i) EXPECT(std::fabs(inv[i] - want[i]) < 1e-15) << i << ": " << inv[i] << " vs " << want[i];
+  EXPECT(std::fabs(want[2] - 0.0029753525) < 1e-10) << want[2];
+  // Factor 1 changes nothing.
+  const std::vector<double> same = bs::llama3_inv_freq(8, 10000.0, bs::Llama3Scaling{1.0, 1.0, 4.0, 1000.0});
+  for (int i = 0; i < 4; ++i) EXPECT(std::fabs(same[i] - std::pow(10000.0, -i / 4.0)) < 1e-15) << i;
 }

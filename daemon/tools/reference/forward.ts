@@ -1,4 +1,4 @@
-// Float64 reference forward pass of qwen3_moe, glm4_moe, qwen3_next and qwen3_5_moe MLX folders
+// Float64 reference forward pass of qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe and bailing_moe_linear MLX folders
 // (the test oracle for the C++ engine): reads the safetensors with the TS reader, dequantises in float64, one token at a
 // time with a KV cache. Slow by design; meant for tiny shapes (moe-small works, seconds/token).
 import { readRefConfig, type RefConfig } from './model-config.js';
@@ -15,6 +15,7 @@ import {
   type LinearInputs,
   type LinearState,
 } from './linear-attention.js';
+import { emptyLightningState, lightningDecays, lightningStep } from './lightning.js';
 
 export interface ReferenceOptions {
   /** Observes every routing decision (layer, chosen experts, their weights). */
@@ -56,6 +57,11 @@ export function referenceForward(modelDir: string, options: ReferenceOptions = {
   return new Reference(config, RefWeights.open(modelDir, config), options);
 }
 
+/** The router's module path inside a layer (bailing: mlp.gate.gate_proj). */
+function routerPath(c: RefConfig): string {
+  return c.arch === 'bailing_moe_linear' ? 'mlp.gate.gate_proj' : 'mlp.gate';
+}
+
 /** Greedy decoding: prefill `prompt`, then `steps` argmax tokens; logits[i] precede tokens[i]. */
 export function referenceGreedy(model: ReferenceModel, prompt: readonly number[], steps: number) {
   const tokens: number[] = [];
@@ -95,7 +101,7 @@ class Reference implements ReferenceModel {
     this.values = Array.from({ length: config.layers }, () => []);
     const moe = new Set(Array.from({ length: config.layers }, (_, l) => l).filter((l) => !config.denseLayers.has(l)));
     this.resetLinear();
-    if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe);
+    if (options.prerouter === 'zero-training') this.heads = zeroTrainingPrerouter(w, moe, routerPath(config));
     else if (options.prerouter !== undefined)
       this.heads = filePrerouter(options.prerouter, config.hidden, config.experts);
   }
@@ -104,8 +110,14 @@ class Reference implements ReferenceModel {
     return this.tokens;
   }
 
+  /** Hybrid and bailing models carry recurrent state per linear layer. */
+  private get recurrent(): boolean {
+    return this.config.linear !== undefined || this.config.lightning !== undefined;
+  }
+
   private resetLinear(): void {
     for (const l of this.config.linear?.layers ?? []) this.linear.set(l, emptyLinearState(this.config));
+    for (const l of this.config.lightning?.layers ?? []) this.linear.set(l, emptyLightningState(this.config));
     this.history = [this.snapshot()];
   }
 
@@ -128,7 +140,7 @@ class Reference implements ReferenceModel {
     }
     for (const c of [...this.keys, ...this.values]) c.length = Math.min(c.length, n);
     this.tokens = n;
-    if (this.config.linear) {
+    if (this.recurrent) {
       this.history.length = n + 1;
       this.linear = new Map([...this.history[n]!].map(([l, st]) => [l, cloneLinearState(st)]));
     }
@@ -154,28 +166,33 @@ class Reference implements ReferenceModel {
     const p3 = mm?.pos3 ?? [next, next, next];
     const pos = c.mrope ? mropeSlots(p3, c.rotaryDims, c.mrope.section, c.mrope.interleaved) : next;
     this.nextPos.push(Math.max(next, Math.max(...p3) + 1));
-    const h = mm?.embed ? Float64Array.from(mm.embed) : this.w.matrix('model.embed_tokens').row(token);
+    const h = mm?.embed ? Float64Array.from(mm.embed) : this.w.matrix(c.embed).row(token);
     const consume = this.predicted;
     this.predicted = [];
     for (let l = 0; l < c.layers; l++) {
       const p = `model.layers.${l}`;
       const xin = rmsNorm(h, this.w.floats(`${p}.input_layernorm.weight`), c.rmsEps);
-      axpy(h, 1, c.linear?.layers.has(l) ? this.linearAttention(l, xin) : this.attention(l, xin, pos));
+      const mixer = c.linear?.layers.has(l)
+        ? this.linearAttention(l, xin)
+        : c.lightning?.layers.has(l)
+          ? this.lightningAttention(l, xin, next)
+          : this.attention(l, xin, pos);
+      axpy(h, 1, mixer);
       const x = rmsNorm(h, this.w.floats(`${p}.post_attention_layernorm.weight`), c.rmsEps);
       axpy(h, 1, c.denseLayers.has(l) ? this.mlp(`${p}.mlp`, x) : this.moe(l, x, decode ? consume[l] : undefined));
       const deep = mm?.deepstack?.[l];
       if (deep) axpy(h, 1, deep);
     }
     this.tokens++;
-    if (c.linear) this.history.push(this.snapshot());
+    if (this.recurrent) this.history.push(this.snapshot());
     const out = rmsNorm(h, this.w.floats('model.norm.weight'), c.rmsEps);
-    return matvec(this.w.matrix(c.tied ? 'model.embed_tokens' : 'lm_head'), out);
+    return matvec(this.w.matrix(c.tied ? c.embed : 'lm_head'), out);
   }
 
   /** A projection of attention, a dense MLP or the shared experts (bias and LoRA included). */
   private proj(path: string, x: Float64Array): Float64Array {
     const y = matvec(this.w.matrix(path), x);
-    if (this.config.attentionBias && this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
+    if (this.w.has(`${path}.bias`)) axpy(y, 1, this.w.floats(`${path}.bias`));
     const lora = this.options.adapter?.get(path);
     if (lora) addLoraDelta(lora, x, y);
     return y;
@@ -183,8 +200,12 @@ class Reference implements ReferenceModel {
 
   private attention(l: number, x: Float64Array, pos: number | readonly number[]): Float64Array {
     const c = this.config;
-    const p = `model.layers.${l}.self_attn`;
-    let q = this.proj(`${p}.q_proj`, x);
+    // bailing: one query_key_value [q | k | v], query_/key_layernorm, dense.
+    const fused = c.lightning !== undefined;
+    const p = `model.layers.${l}.${fused ? 'attention' : 'self_attn'}`;
+    const qkv = fused ? this.proj(`${p}.query_key_value`, x) : undefined;
+    const [qd, kvd] = [c.heads * c.headDim, c.kvHeads * c.headDim];
+    let q = qkv ? qkv.slice(0, qd) : this.proj(`${p}.q_proj`, x);
     // Hybrid models: q_proj gives per head [q | gate]; sigmoid(gate) scales the output.
     let gate: Float64Array | undefined;
     if (c.linear) {
@@ -197,19 +218,34 @@ class Reference implements ReferenceModel {
       }
       q = qs;
     }
-    const k = this.proj(`${p}.k_proj`, x);
-    const v = this.proj(`${p}.v_proj`, x);
+    const k = qkv ? qkv.slice(qd, qd + kvd) : this.proj(`${p}.k_proj`, x);
+    const v = qkv ? qkv.slice(qd + kvd) : this.proj(`${p}.v_proj`, x);
     if (c.qkNorm) {
-      rmsNormHeads(q, this.w.floats(`${p}.q_norm.weight`), c.rmsEps);
-      rmsNormHeads(k, this.w.floats(`${p}.k_norm.weight`), c.rmsEps);
+      rmsNormHeads(q, this.w.floats(`${p}.${fused ? 'query_layernorm' : 'q_norm'}.weight`), c.rmsEps);
+      rmsNormHeads(k, this.w.floats(`${p}.${fused ? 'key_layernorm' : 'k_norm'}.weight`), c.rmsEps);
     }
-    rope(q, c.headDim, c.rotaryDims, pos, c.ropeTheta);
-    rope(k, c.headDim, c.rotaryDims, pos, c.ropeTheta);
+    rope(q, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq);
+    rope(k, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq);
     this.keys[l].push(k);
     this.values[l].push(v);
     const o = attend(q, this.keys[l], this.values[l], c.heads, c.kvHeads, c.headDim);
     if (gate) for (let i = 0; i < o.length; i++) o[i] *= sigmoid(gate[i]);
-    return this.proj(`${p}.o_proj`, o);
+    return this.proj(`${p}.${fused ? 'dense' : 'o_proj'}`, o);
+  }
+
+  private lightningAttention(l: number, x: Float64Array, pos: number): Float64Array {
+    const c = this.config;
+    const p = `model.layers.${l}.attention`;
+    const params = {
+      ...(c.qkNorm
+        ? { qNorm: this.w.floats(`${p}.query_layernorm.weight`), kNorm: this.w.floats(`${p}.key_layernorm.weight`) }
+        : {}),
+      gNorm: this.w.floats(`${p}.g_norm.weight`),
+      decays: lightningDecays(c.heads, l, c.layers),
+    };
+    const qkv = this.proj(`${p}.query_key_value`, x);
+    const y = lightningStep(c, params, qkv, this.proj(`${p}.g_proj`, x), pos, this.linear.get(l)!);
+    return this.proj(`${p}.dense`, y);
   }
 
   private linearAttention(l: number, x: Float64Array): Float64Array {
@@ -245,9 +281,10 @@ class Reference implements ReferenceModel {
   /** Layer l's routing function applied to router logits (the router's or a head's). */
   private route(l: number, logits: ArrayLike<number>): Route {
     const c = this.config;
-    return c.arch !== 'glm4_moe'
+    const bias = `model.layers.${l}.mlp.gate.${c.arch === 'glm4_moe' ? 'e_score_correction_bias' : 'expert_bias'}`;
+    return c.arch !== 'glm4_moe' && c.arch !== 'bailing_moe_linear'
       ? routeSoftmaxTopK(logits, c.topK, c.normTopK)
-      : routeSigmoidGroup(logits, this.w.floats(`model.layers.${l}.mlp.gate.e_score_correction_bias`), {
+      : routeSigmoidGroup(logits, this.w.has(bias) ? this.w.floats(bias) : new Float64Array(c.experts), {
           k: c.topK,
           nGroup: c.nGroup,
           topkGroup: c.topkGroup,
@@ -259,7 +296,7 @@ class Reference implements ReferenceModel {
   private moe(l: number, x: Float64Array, predicted: Route | undefined): Float64Array {
     const c = this.config;
     const p = `model.layers.${l}.mlp`;
-    const route = predicted ?? this.route(l, matvec(this.w.matrix(`${p}.gate`), x));
+    const route = predicted ?? this.route(l, matvec(this.w.matrix(`model.layers.${l}.${routerPath(c)}`), x));
     this.options.onRoute?.(l, route);
     const next = this.heads?.predict(l, x, route.experts, this.lastExperts[l]);
     if (next) this.predicted[l + 1] = this.route(l + 1, next);

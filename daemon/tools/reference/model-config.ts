@@ -1,5 +1,6 @@
-// config.json of an MLX folder (qwen3_moe, glm4_moe, the hybrids, dense qwen3 and llama), read
-// into one typed shape for the float64 reference. Missing or wrong keys are reported by name.
+// config.json of an MLX folder (qwen3_moe, glm4_moe, the hybrids, bailing_moe_linear, dense qwen3
+// and llama), read into one typed shape for the float64 reference. Missing or wrong keys are
+// reported by name.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,12 +23,25 @@ export interface RefLinearConfig {
   sharedIntermediate: number;
 }
 
+/** bailing_moe_linear's lightning layers: heads of hidden/heads, their RoPE width, the output
+ *  norm's group count. */
+export interface RefLightningConfig {
+  layers: Set<number>;
+  headDim: number;
+  rotaryDims: number;
+  groups: number;
+}
+
 export interface RefConfig {
-  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe' | 'qwen3' | 'llama';
+  arch: 'qwen3_moe' | 'glm4_moe' | 'qwen3_next' | 'qwen3_5_moe' | 'qwen3' | 'llama' | 'bailing_moe_linear';
   /** Tensor-name prefix ("language_model." for qwen3_5_moe). */
   prefix: string;
+  /** The embedding's module path (bailing: model.word_embeddings). */
+  embed: string;
   /** Hybrid models only. */
   linear?: RefLinearConfig;
+  /** bailing_moe_linear only. */
+  lightning?: RefLightningConfig;
   /** Multimodal RoPE sections (time, height, width) and their layout; absent: 1-D RoPE. */
   mrope?: { section: [number, number, number]; interleaved: boolean };
   vocabSize: number;
@@ -41,6 +55,8 @@ export interface RefConfig {
   /** RoPE applies to the first `rotaryDims` of each head (pairs i, i + rotaryDims/2). */
   rotaryDims: number;
   ropeTheta: number;
+  /** llama's rope_scaling (llama3, linear): each pair's frequency; absent: theta^(-2i/rot). */
+  ropeInvFreq?: number[];
   rmsEps: number;
   experts: number;
   topK: number;
@@ -50,6 +66,8 @@ export interface RefConfig {
   intermediate: number;
   moeIntermediate: number;
   sharedExperts: number;
+  /** Width of the shared experts together when not moeIntermediate × sharedExperts (bailing). */
+  sharedIntermediate?: number;
   nGroup: number;
   topkGroup: number;
   routedScaling: number;
@@ -95,9 +113,10 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   };
   const arch = c.model_type;
   if (arch === 'qwen3_next' || arch === 'qwen3_5_moe') return parseHybrid(c, where);
+  if (arch === 'bailing_moe_linear') return parseBailing(c, where);
   if (arch !== 'qwen3_moe' && arch !== 'glm4_moe' && arch !== 'qwen3' && arch !== 'llama') {
     throw new Error(
-      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe, qwen3 or llama, got ${JSON.stringify(arch)}`,
+      `${where}: model_type must be qwen3_moe, glm4_moe, qwen3_next, qwen3_5_moe, qwen3, llama or bailing_moe_linear, got ${JSON.stringify(arch)}`,
     );
   }
   const glm = arch === 'glm4_moe';
@@ -120,9 +139,12 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   }
   const { quant, overrides } = parseQuantization(root.quantization, where);
   const section = scaling?.mrope_section;
+  const invFreq = arch === 'llama' ? llamaInvFreq(c.rope_scaling, headDim, num('rope_theta')) : undefined;
   return {
+    ...(invFreq ? { ropeInvFreq: invFreq } : {}),
     arch,
     prefix: vl ? 'language_model.' : '',
+    embed: 'model.embed_tokens',
     ...(vl && section?.length === 3
       ? { mrope: { section: section as [number, number, number], interleaved: scaling?.mrope_interleaved === true } }
       : {}),
@@ -209,4 +231,65 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
       sharedIntermediate: int('shared_expert_intermediate_size'),
     },
   };
+}
+
+/** bailing_moe_linear: glm4_moe's routing keys under bailing names, lightning layers everywhere
+ *  but the last layer of each layer_group_size group (and the layers past the last whole group). */
+function parseBailing(c: Record<string, unknown>, where: string): RefConfig {
+  const base = parseRefConfig(
+    {
+      ...c,
+      model_type: 'glm4_moe',
+      n_routed_experts: c.num_experts,
+      n_shared_experts: c.num_shared_experts,
+      attention_bias: false,
+    },
+    where,
+  );
+  const int = (key: string): number => {
+    const v = c[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+      throw new Error(`${where}: ${key} must be a positive integer, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const group = int('layer_group_size');
+  const layers = new Set<number>();
+  const whole = Math.floor(base.layers / group) * group;
+  for (let l = 0; l < base.layers; l++) if ((l + 1) % group !== 0 && l < whole) layers.add(l);
+  const headDim = base.hidden / base.heads;
+  const factor = (c.partial_rotary_factor ?? 1) as number;
+  const sharedOn = c.moe_router_enable_shared_expert !== false;
+  const perShared = (c.moe_shared_expert_intermediate_size ?? base.moeIntermediate) as number;
+  return {
+    ...base,
+    sharedExperts: sharedOn ? base.sharedExperts : 0,
+    sharedIntermediate: sharedOn ? base.sharedExperts * perShared : 0,
+    arch: 'bailing_moe_linear',
+    embed: 'model.word_embeddings',
+    rotaryDims: Math.trunc(base.headDim * factor),
+    qkNorm: c.use_qk_norm === true,
+    lightning: { layers, headDim, rotaryDims: Math.trunc(headDim * factor), groups: int('group_norm_size') },
+  };
+}
+
+/** Hugging Face's llama3 frequencies: θ^(-2i/d) kept where its wavelength 2π/f is under
+ *  original/high_freq_factor, divided by factor over original/low_freq_factor, and in between
+ *  (1 − s)·f/factor + s·f with s = (original/wavelength − low)/(high − low); linear divides all. */
+function llamaInvFreq(scaling: unknown, dims: number, theta: number): number[] | undefined {
+  const s = (scaling ?? {}) as Record<string, number | string | undefined>;
+  const type = s.type ?? s.rope_type ?? 'default';
+  if (type === 'default') return undefined;
+  const base = Array.from({ length: dims / 2 }, (_, i) => theta ** ((-2 * i) / dims));
+  const factor = s.factor as number;
+  if (type === 'linear') return base.map((f) => f / factor);
+  const low = (s.low_freq_factor ?? 1) as number;
+  const high = (s.high_freq_factor ?? 4) as number;
+  const original = (s.original_max_position_embeddings ?? 8192) as number;
+  return base.map((f) => {
+    const wavelength = (2 * Math.PI) / f;
+    if (wavelength < original / high) return f;
+    if (wavelength > original / low) return f / factor;
+    const smooth = (original / wavelength - low) / (high - low);
+    return ((1 - smooth) * f) / factor + smooth * f;
+  });
 }

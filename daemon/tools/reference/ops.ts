@@ -20,19 +20,21 @@ export function rmsNormHeads(x: Float64Array, w: Float64Array, eps: number): voi
  * Non-traditional ("rotate half", NeoX) RoPE on each head of a [heads * headDim] vector, in
  * place: pairs (i, i + rot/2) for i < rot/2 rotate by pos * theta^(-2i/rot); dims >= rot pass.
  */
-/** `pos`: one position, or one per frequency slot (multimodal RoPE). */
+/** `pos`: one position, or one per frequency slot (multimodal RoPE); `invFreq`: the pairs' own
+ *  frequencies (rope_scaling) instead of theta^(-2i/rot). */
 export function rope(
   x: Float64Array,
   headDim: number,
   rot: number,
   pos: number | readonly number[],
   theta: number,
+  invFreq?: readonly number[],
 ): void {
   const half = rot / 2;
   for (let h = 0; h * headDim < x.length; h++) {
     const o = h * headDim;
     for (let i = 0; i < half; i++) {
-      const angle = (typeof pos === 'number' ? pos : pos[i]) * theta ** ((-2 * i) / rot);
+      const angle = (typeof pos === 'number' ? pos : pos[i]) * (invFreq?.[i] ?? theta ** ((-2 * i) / rot));
       const c = Math.cos(angle);
       const s = Math.sin(angle);
       const a = x[o + i];

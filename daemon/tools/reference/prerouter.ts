@@ -34,11 +34,12 @@ export function erf(x: number): number {
 
 export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2));
 
-export function zeroTrainingPrerouter(w: RefWeights, moeLayers: ReadonlySet<number>): RefPrerouter {
+/** `router`: the router's module path inside a layer (mlp.gate; bailing: mlp.gate.gate_proj). */
+export function zeroTrainingPrerouter(w: RefWeights, moeLayers: ReadonlySet<number>, router: string): RefPrerouter {
   return {
     predict: (owner, hidden) =>
       moeLayers.has(owner) && moeLayers.has(owner + 1)
-        ? matvec(w.matrix(`model.layers.${owner + 1}.mlp.gate`), hidden)
+        ? matvec(w.matrix(`model.layers.${owner + 1}.${router}`), hidden)
         : undefined,
   };
 }

@@ -25,12 +25,13 @@ const ArchDef& qwen3_5_moe_arch();
 const ArchDef& qwen3_vl_moe_arch();
 const ArchDef& qwen3_arch();
 const ArchDef& llama_arch();
+const ArchDef& bailing_moe_linear_arch();
 
 // Keys both architectures share (sizes, heads, norms, RoPE, vocabulary, special tokens),
 // with the cross-field checks (GQA divisibility, even head_dim ...).
 void read_decoder_config(const ConfigReader& r, ModelConfig& cfg);
 // read_decoder_config plus what dense models (qwen3, llama) share: RoPE over the full head,
-// intermediate_size, no MoE layers, no attention bias (q/k/v/o biases are refused).
+// intermediate_size, no MoE layers; attention_bias (refused but for llama).
 void read_dense_config(const ConfigReader& r, ModelConfig& cfg);
 // Checks the router fields once the family and widths are known.
 void check_router_config(const ConfigReader& r, const ModelConfig& cfg);
@@ -40,11 +41,12 @@ std::string layer_prefix(int64_t l);
 // (+ .bias when cfg.attention_bias, q_norm/k_norm when cfg.qk_norm) and, for a dense layer,
 // mlp.{gate,up,down}_proj. Returns whether the layer is MoE (its FFN is left to the caller).
 bool load_layer_base(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out);
-// mlp.{gate,up,down}_proj (or any prefix) with the given intermediate width.
-MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter);
-// The router mlp.gate [E, hidden] (quantised or plain) and mlp.switch_mlp.{gate,up,down}_proj
-// stacked over the experts; out.spec starts as cfg.router.
-void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out);
+// mlp.{gate,up,down}_proj (or any prefix) with the given intermediate width (+ .bias each when bias).
+MlpWeights load_mlp(TensorLoader& t, const std::string& prefix, int64_t hidden, int64_t inter, bool bias = false);
+// The router mlp<router> [E, hidden] (quantised or plain; bailing: .gate.gate_proj) and the
+// experts (stacked mlp.switch_mlp.{gate,up,down}_proj or a Hugging Face layout); out.spec starts as cfg.router.
+void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out,
+                         const char* router = ".gate");
 
 // Hybrid Gated DeltaNet / gated-attention MoE models (models/hybrid.cpp): the keys Qwen3-Next
 // and Qwen3.5's text_config share, and one layer (`fused`: qwen3_next's in_proj_qkvz / _ba).

@@ -1,7 +1,9 @@
 // llama (Llama 2/3 and the small models built on it) as mlx-lm converts it: GQA attention
 // without q/k norms, RoPE over the full head_dim (pairs i, i + head_dim/2, as Hugging Face's
-// checkpoints are permuted for), a SwiGLU MLP in every layer.
+// checkpoints are permuted for), a SwiGLU MLP in every layer; Llama 3.x's rope_scaling (llama3);
+// attention_bias (q/k/v/o_proj) and mlp_bias (gate/up/down_proj) as Hugging Face's LlamaConfig.
 #include "common/models/arch.h"
+#include "common/rope-scaling.h"
 
 namespace bs {
 
@@ -9,8 +11,10 @@ namespace {
 
 void read_config(const ConfigReader& r, ModelConfig& cfg) {
   read_dense_config(r, cfg);
-  if (r.boolean("mlp_bias", false)) r.error("mlp_bias", "is not supported (the MLP projections have no bias)");
+  cfg.o_bias = cfg.attention_bias;
+  cfg.mlp_bias = r.boolean("mlp_bias", false);
   if (r.boolean("rope_traditional", false)) r.error("rope_traditional", "is not supported (only half-split RoPE)");
+  cfg.rope_inv_freq = read_rope_scaling(r, cfg.rot_dims, cfg.rope_theta);
 }
 
 void load_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out) {

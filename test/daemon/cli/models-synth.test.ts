@@ -38,9 +38,9 @@ test('options parse into synth options; bad values name the flag, the rule and t
   const bad: [Record<string, string>, RegExp][] = [
     [
       { arch: 'mistral' },
-      /--arch must be one of qwen3_moe, glm4_moe, [^"]*qwen3_5_moe, qwen3, llama, qwen3_vl_moe, got "mistral"/,
+      /--arch must be one of qwen3_moe, glm4_moe, [^"]*qwen3_5_moe, qwen3, llama, bailing_moe_linear, qwen3_vl_moe, got "mistral"/,
     ],
-    [{ shape: 'huge' }, /--shape must be one of tiny, moe-small, moe-30b, moe-35b, dense-small, got "huge"/],
+    [{ shape: 'huge' }, /--shape must be one of tiny, moe-small, moe-30b, moe-35b, dense-small, ring-mini, got "huge"/],
     [{ seed: '-1' }, /--seed must be an integer in \[0, 4294967295\], got "-1"/],
     [{ bits: '3' }, /--bits must be one of 2, 4, 8, got "3"/],
     [{ groupSize: '48' }, /--group-size must be one of 32, 64, 128, got "48"/],

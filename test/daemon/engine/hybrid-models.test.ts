@@ -1,21 +1,22 @@
-// The hybrid Gated DeltaNet MoE archs (qwen3_next, qwen3_5_moe) on tiny synthetic models: the
+// The hybrid linear-attention MoE archs (qwen3_next, qwen3_5_moe: Gated DeltaNet; bailing_moe_linear:
+// lightning attention) on tiny synthetic models: the
 // recurrent state survives truncation (a prefix restores the state at that prefix, from a
 // snapshot or a replay), agrees with the float64 reference after truncation, malformed
 // hybrid folders fail naming the tensor or key, and adapters are checked against layer types. Plain agreement with the reference (prefill,
 // decode, every kernel set) is in reference-agreement.test.ts.
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readAdapter } from '../../../daemon/engine/adapters/read-adapter.js';
 import { EngineError, NativeModel } from '../../../daemon/engine/native-model.js';
 import { referenceForward } from '../../../daemon/tools/reference/forward.js';
-import { configJson, synthSpec } from '../../../daemon/tools/synth-shapes.js';
+import { type Arch, configJson, synthSpec } from '../../../daemon/tools/synth-shapes.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { editHeader, editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
 import { peftConfig, type RawTensor, writeAdapterDir } from './adapters/helpers.js';
 import { assertClose, assertTruncations } from './logits-compare.js';
 
-const HYBRID = ['qwen3_next', 'qwen3_5_moe'] as const;
+const HYBRID = ['qwen3_next', 'qwen3_5_moe', 'bailing_moe_linear'] as const;
 
 for (const arch of HYBRID) {
   test(`${arch}: truncating to every position of a prompt and continuing gives the straight run's logits`, async (t) => {
@@ -170,14 +171,27 @@ test('malformed hybrid folders are refused naming the tensor or key', async (t) 
   await rejects(dir, /layer 0 is full_attention .* language_model\.model\.layers\.0\.linear_attn tensors/);
 });
 
-test('adapters on hybrid models: a projection the layer does not have is refused naming it', async (t) => {
-  const model = await NativeModel.load(synthTemp(t, { arch: 'qwen3_next', seed: 1 }));
+const peft = (module: string, inDim: number, outDim: number): RawTensor[] => [
+  { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
+  { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
+];
+
+/** Each rank-4 PEFT adapter of `cases` is refused by a tiny `arch` model with its message. */
+async function refusesAdapters(t: TestContext, arch: Arch, cases: [RawTensor[], RegExp][]): Promise<void> {
+  const model = await NativeModel.load(synthTemp(t, { arch, seed: 1 }));
   t.after(() => model.dispose());
-  const peft = (module: string, inDim: number, outDim: number): RawTensor[] => [
-    { name: `base_model.model.${module}.lora_A.weight`, shape: [4, inDim] },
-    { name: `base_model.model.${module}.lora_B.weight`, shape: [outDim, 4] },
-  ];
-  const cases: [RawTensor[], RegExp][] = [
+  for (const [tensors, want] of cases) {
+    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
+    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
+      assert.ok(e instanceof EngineError, String(e));
+      assert.match(e.message, want);
+      return true;
+    });
+  }
+}
+
+test('adapters on hybrid models: a projection the layer does not have is refused naming it', async (t) => {
+  await refusesAdapters(t, 'qwen3_next', [
     [peft('model.layers.0.self_attn.q_proj', 128, 256), /but layer 0 is a linear-attention layer/],
     [peft('model.layers.1.linear_attn.out_proj', 128, 128), /but layer 1 is not a linear-attention layer/],
     [
@@ -189,15 +203,7 @@ test('adapters on hybrid models: a projection the layer does not have is refused
       peft('model.layers.0.linear_attn.in_proj_ba', 128, 4),
       /module model\.layers\.0\.linear_attn\.in_proj_ba has 8 outputs and rank 4/,
     ],
-  ];
-  for (const [tensors, want] of cases) {
-    const dir = writeAdapterDir(t, 'adapter_model.safetensors', tensors, peftConfig({ target_modules: 'all-linear' }));
-    await assert.rejects(model.loadAdapter(await readAdapter(dir, { layers: 4, name: 'bad' })), (e: Error) => {
-      assert.ok(e instanceof EngineError, String(e));
-      assert.match(e.message, want);
-      return true;
-    });
-  }
+  ]);
 });
 
 test('moe-35b has the published Qwen3.5-35B-A3B dimensions; shapes are per architecture family', () => {
@@ -235,4 +241,71 @@ test('moe-35b has the published Qwen3.5-35B-A3B dimensions; shapes are per archi
   assert.equal(types[3], 'full_attention');
   assert.throws(() => synthSpec('qwen3_5_moe', 'moe-30b'), /shape moe-30b is not defined for qwen3_5_moe/);
   assert.throws(() => synthSpec('qwen3_moe', 'moe-35b'), /shape moe-35b is not defined for qwen3_moe/);
+});
+
+test('malformed bailing_moe_linear folders are refused naming the tensor or key', async (t) => {
+  const cases: [(j: Record<string, unknown>) => void, RegExp][] = [
+    [
+      (j) => (j.layer_group_size = 4),
+      /layer 1 is a linear-attention layer by config\.json \(layer_group_size\) but the folder has no model\.layers\.1\.attention\.g_proj\.weight/,
+    ],
+    [(j) => (j.layer_group_size = 1), /layer 0 is a softmax-attention layer .* model\.layers\.0\.attention\.g_proj/],
+    [(j) => (j.layer_group_size = 5), /field layer_group_size must not exceed num_hidden_layers, got 5/],
+    [(j) => (j.score_function = 'softmax'), /field score_function must be "sigmoid" .*, got "softmax"/],
+    [(j) => (j.group_norm_size = 3), /field group_norm_size must divide hidden_size, got 3/],
+    [(j) => (j.norm_head = true), /field norm_head must be false/],
+    [(j) => (j.first_k_dense_replace = 9), /field first_k_dense_replace must not exceed num_hidden_layers/],
+  ];
+  for (const [edit, want] of cases) {
+    const dir = synthTemp(t, { arch: 'bailing_moe_linear', seed: 1 });
+    editJson(join(dir, 'config.json'), edit);
+    await rejects(dir, want);
+  }
+  const bias = 'model.layers.1.mlp.gate.expert_bias';
+  const dir = synthTemp(t, { arch: 'bailing_moe_linear', seed: 1 });
+  editHeader(shardOf(dir, bias), (h) => delete h[bias]);
+  editJson(join(dir, 'model.safetensors.index.json'), (j) => delete (j.weight_map as Record<string, string>)[bias]);
+  await rejects(dir, /missing tensor model\.layers\.1\.mlp\.gate\.expert_bias/);
+});
+
+test('adapters on bailing_moe_linear: g_proj only on lightning layers, no self_attn names', async (t) => {
+  await refusesAdapters(t, 'bailing_moe_linear', [
+    [peft('model.layers.1.attention.g_proj', 128, 128), /but layer 1 is not a linear-attention layer/],
+    [peft('model.layers.0.self_attn.q_proj', 128, 128), /which is not a module of this bailing_moe_linear model/],
+    [peft('model.layers.1.mlp.gate.gate_proj', 128, 16), /the MoE router, which cannot carry a LoRA/],
+  ]);
+});
+
+test('ring-mini has the published Ring-mini-linear-2.0 dimensions', () => {
+  const c = configJson(synthSpec('bailing_moe_linear', 'ring-mini'));
+  const want: Record<string, unknown> = {
+    hidden_size: 2048,
+    num_hidden_layers: 20,
+    num_attention_heads: 16,
+    num_key_value_heads: 4,
+    head_dim: 128,
+    layer_group_size: 5,
+    group_norm_size: 4,
+    first_k_dense_replace: 1,
+    intermediate_size: 5120,
+    num_experts: 256,
+    num_experts_per_tok: 8,
+    moe_intermediate_size: 512,
+    num_shared_experts: 1,
+    moe_shared_expert_intermediate_size: 512,
+    score_function: 'sigmoid',
+    moe_router_enable_expert_bias: true,
+    n_group: 8,
+    topk_group: 4,
+    routed_scaling_factor: 2.5,
+    partial_rotary_factor: 0.5,
+    rope_theta: 1e6,
+    vocab_size: 157184,
+    use_qk_norm: true,
+  };
+  for (const [k, v] of Object.entries(want)) assert.equal(c[k], v, k);
+  assert.deepEqual((c.quantization as Record<string, unknown>)['model.layers.1.mlp.gate.gate_proj'], {
+    group_size: 64,
+    bits: 8,
+  });
 });

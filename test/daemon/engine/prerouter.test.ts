@@ -50,21 +50,26 @@ const CASES: Case[] = [
   { arch: 'glm4_moe', heads: 'zero-training', decodePath: 'exact', ioMode: 'page-cache' },
   { arch: 'qwen3_5_moe', heads: 'file', decodePath: 'staged', ioMode: 'page-cache' },
   { arch: 'qwen3_next', heads: 'zero-training', decodePath: 'hot', ioMode: 'direct' },
+  { arch: 'bailing_moe_linear', heads: 'file', decodePath: 'staged', ioMode: 'direct' },
+  { arch: 'bailing_moe_linear', heads: 'zero-training', decodePath: 'exact', ioMode: 'page-cache' },
 ];
+
+/** glm4_moe and bailing_moe_linear route by grouped sigmoid and keep layer 0 dense. */
+const sigmoidGroup = (arch: Arch) => arch === 'glm4_moe' || arch === 'bailing_moe_linear';
 
 for (const c of CASES) {
   const name = `${c.arch}, ${c.heads} heads, decode ${c.decodePath} (${c.ioMode})`;
   test(`${name}: logits equal a model whose routers are replaced by the heads`, async (t) => {
     const dir = synthTemp(t, { arch: c.arch, seed: 31 });
-    // qwen3_moe and the hybrids tiny: layers 0-3 MoE → owners 0,1,2; glm4_moe: layer 0 dense → 1,2.
-    const owners = c.arch === 'glm4_moe' ? [1, 2] : [0, 1, 2];
+    // qwen3_moe and the hybrids tiny: layers 0-3 MoE → owners 0,1,2; glm4_moe, bailing: layer 0 dense → 1,2.
+    const owners = sigmoidGroup(c.arch) ? [1, 2] : [0, 1, 2];
     let prerouter = 'on';
     let refHeads = 'zero-training';
     if (c.heads === 'file') {
       prerouter = refHeads = join(dir, 'heads.safetensors');
       writePrerouterHeads(prerouter, randomHeads(owners, 24, 5), {
         topK: 4,
-        routing: c.arch === 'glm4_moe' ? 'sigmoid_group' : 'softmax_topk',
+        routing: sigmoidGroup(c.arch) ? 'sigmoid_group' : 'softmax_topk',
         hiddenSize: HIDDEN,
         numExperts: EXPERTS,
         source: 'test',

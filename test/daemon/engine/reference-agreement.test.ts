@@ -31,6 +31,7 @@ const CASES: [Arch, SpecOverrides, string][] = [
   ['glm4_moe', { nGroup: 1, topkGroup: 1 }, 'glm4_moe n_group 1 (GLM-4.5-Air routing)'],
   ['qwen3_next', {}, 'qwen3_next (Gated DeltaNet + gated attention, fused projections)'],
   ['qwen3_5_moe', {}, 'qwen3_5_moe (language_model. prefix, text_config)'],
+  ['bailing_moe_linear', {}, 'bailing_moe_linear (lightning attention, fused query_key_value, expert_bias routing)'],
   ['qwen3', {}, 'qwen3 (dense, q/k norm, tied embeddings)'],
   ['llama', { tieWordEmbeddings: false }, 'llama (dense, no q/k norm, untied)'],
 ];

@@ -181,7 +181,7 @@ test('quantised modules carry both scale signs; expert weights have the intended
   w.close();
 });
 
-for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe'] as const) {
+for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3_next', 'qwen3_5_moe', 'bailing_moe_linear'] as const) {
   test(`${arch} tiny: activations finite, routing spread over experts, next-token distribution not degenerate`, () => {
     const r = synth({ arch, shape: 'tiny', seed: 3 });
     const used = new Map<number, Set<number>>();

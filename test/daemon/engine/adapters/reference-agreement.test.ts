@@ -2,7 +2,8 @@
 // models, for every format: PEFT (with rank_pattern, alpha_pattern and rsLoRA), mlx-lm (last N
 // layers, transposed tensors), Edge0 (with and without adapter_config.json), F32/F16/BF16 A and B,
 // targets on attention, dense MLP and shared-expert projections, and on the hybrid models' gated
-// attention, Gated DeltaNet projections and gated shared expert.
+// attention, Gated DeltaNet projections and gated shared expert, and bailing's fused query_key_value,
+// dense and lightning g_proj.
 //
 // Tolerance: as the base engine-vs-reference test, 1e-5 × max(1, max|logit|): the engine keeps
 // activations in float32 and the reference LoRA kernel accumulates in double, rounding once per
@@ -97,6 +98,12 @@ const CASES: Case[] = [
     arch: 'qwen3_next',
     adapter: { format: 'mlx', rank: 4, alpha: 10, targets: ['linear', 'attention'], numLayers: 2 },
     scale: () => 10 / 4,
+  },
+  {
+    name: 'PEFT bailing_moe_linear, query_key_value + dense (both layer kinds) + g_proj + dense MLP + shared experts',
+    arch: 'bailing_moe_linear',
+    adapter: { format: 'peft', rank: 8, alpha: 16, targets: ['all'], dtype: 'BF16' },
+    scale: () => 2,
   },
 ];
 

@@ -1,0 +1,165 @@
+#include "common/lightning-attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/lora.h"
+
+namespace bs {
+
+namespace {
+
+struct Heads {
+  int64_t H, D;
+  const float* at(const float* x, int64_t t, int64_t h) const { return x + (t * H + h) * D; }
+};
+
+void recurrent_head(const Heads& L, int64_t h, float g, const float* q, const float* k, const float* v, int64_t n,
+                    float* S, float* y) {
+  const float a = std::exp(g);
+  for (int64_t t = 0; t < n; ++t) {
+    const float *qt = L.at(q, t, h), *kt = L.at(k, t, h), *vt = L.at(v, t, h);
+    float* yt = y + (t * L.H + h) * L.D;
+    std::fill_n(yt, L.D, 0.0f);
+    for (int64_t i = 0; i < L.D; ++i) {
+      float* row = S + i * L.D;
+      for (int64_t j = 0; j < L.D; ++j) row[j] = a * row[j] + kt[i] * vt[j];
+      for (int64_t j = 0; j < L.D; ++j) yt[j] += qt[i] * row[j];
+    }
+  }
+}
+
+// One block of n ≤ chunk tokens with the state at its start S0 (decay a = e^g, pw[t] = a^t):
+// y_i = a^{i+1} q_iᵀ S0 + Σ_{j≤i} a^{i−j} (q_i·k_j) v_j; S = a^n S0 + Σ_j a^{n−1−j} k_j v_jᵀ.
+// pw: [chunk + 1] scratch.
+void chunk_head(const Heads& L, int64_t h, float g, const float* q, const float* k, const float* v, int64_t n, float* S,
+                float* y, float* pw) {
+  for (int64_t t = 0; t <= n; ++t) pw[t] = std::exp(g * static_cast<float>(t));
+  for (int64_t i = 0; i < n; ++i) {
+    const float* qi = L.at(q, i, h);
+    float* yi = y + (i * L.H + h) * L.D;
+    std::fill_n(yi, L.D, 0.0f);
+    for (int64_t r = 0; r < L.D; ++r) {
+      const float c = pw[i + 1] * qi[r];
+      const float* row = S + r * L.D;
+      for (int64_t j = 0; j < L.D; ++j) yi[j] += c * row[j];
+    }
+    for (int64_t j = 0; j <= i; ++j) {
+      const float* kj = L.at(k, j, h);
+      float qk = 0.0f;
+      for (int64_t d = 0; d < L.D; ++d) qk += qi[d] * kj[d];
+      const float c = pw[i - j] * qk;
+      const float* vj = L.at(v, j, h);
+      for (int64_t d = 0; d < L.D; ++d) yi[d] += c * vj[d];
+    }
+  }
+  for (int64_t r = 0; r < L.D; ++r) {
+    float* row = S + r * L.D;
+    for (int64_t d = 0; d < L.D; ++d) row[d] *= pw[n];
+    for (int64_t j = 0; j < n; ++j) {
+      const float c = pw[n - 1 - j] * L.at(k, j, h)[r];
+      const float* vj = L.at(v, j, h);
+      for (int64_t d = 0; d < L.D; ++d) row[d] += c * vj[d];
+    }
+  }
+}
+
+// ALiBi slopes: 2^(−8(i+1)/p) for a power of two p; otherwise those of the power p below n,
+// then every other slope of 2p.
+double slope(int64_t heads, int64_t i) {
+  int64_t p = 1;
+  while (p * 2 <= heads) p *= 2;
+  if (i < p) return std::pow(2.0, -8.0 * static_cast<double>(i + 1) / static_cast<double>(p));
+  return std::pow(2.0, -8.0 * static_cast<double>(2 * (i - p) + 1) / static_cast<double>(2 * p));
+}
+
+}  // namespace
+
+void lightning_log_decays(int64_t heads, int64_t layer, int64_t n_layers, float* out) {
+  const double factor =
+      1.0 -
+      static_cast<double>(std::max<int64_t>(0, layer - 1)) / static_cast<double>(std::max<int64_t>(1, n_layers - 1)) +
+      1e-5;
+  for (int64_t h = 0; h < heads; ++h) out[h] = static_cast<float>(-slope(heads, h) * factor);
+}
+
+void lightning_rule(const ExecCtx& ctx, int64_t heads, int64_t D, const float* log_decay, const float* q,
+                    const float* k, const float* v, int64_t n, int64_t chunk, float* state, Scratch& s, float* y) {
+  const Heads L{heads, D};
+  const int64_t head_state = D * D;
+  if (chunk <= 0) {
+    ctx.parallel_for(heads, [&](int64_t b, int64_t e) {
+      for (int64_t h = b; h < e; ++h) recurrent_head(L, h, log_decay[h], q, k, v, n, state + h * head_state, y);
+    });
+    return;
+  }
+  s.lin_work.resize(heads * (chunk + 1));
+  float* work = s.lin_work.data();
+  ctx.parallel_for(heads, [&](int64_t b, int64_t e) {
+    for (int64_t h = b; h < e; ++h) {
+      for (int64_t t0 = 0; t0 < n; t0 += chunk) {
+        const int64_t m = std::min(chunk, n - t0);
+        const int64_t off = t0 * heads * D;
+        chunk_head(L, h, log_decay[h], q + off, k + off, v + off, m, state + h * head_state, y + off,
+                   work + h * (chunk + 1));
+      }
+    }
+  });
+}
+
+void lightning_attention_block(const Model& m, const LinearAttnWeights& w, const float* xn, int64_t n, int64_t pos0,
+                               float* state, Scratch& s, float* out, const LayerLora* lora) {
+  auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
+  const ModelConfig& cfg = m.cfg;
+  const LinearAttnConfig& c = cfg.linear;
+  const Dispatch& d = m.dispatch();
+  const ExecCtx ctx = m.ctx();
+  const int64_t H = c.k_heads, D = c.k_dim, HD = H * D;
+  // query_key_value gives per token [q heads | k heads | v heads], each head D wide.
+  s.lin_qkv.resize(n * 3 * HD);
+  run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+  s.q.resize(n * HD);
+  s.k.resize(n * HD);
+  s.v.resize(n * HD);
+  for (int64_t t = 0; t < n; ++t) {
+    const float* row = s.lin_qkv.data() + t * 3 * HD;
+    std::copy_n(row, HD, s.q.data() + t * HD);
+    std::copy_n(row + HD, HD, s.k.data() + t * HD);
+    std::copy_n(row + 2 * HD, HD, s.v.data() + t * HD);
+  }
+  if (!w.q_norm.empty()) {
+    const Kernels& kn = d.pick(Op::RmsNorm);
+    kn.rmsnorm(ctx, s.q.data(), w.q_norm.data(), n * H, D, cfg.rms_eps, s.q.data());
+    kn.rmsnorm(ctx, s.k.data(), w.k_norm.data(), n * H, D, cfg.rms_eps, s.k.data());
+  }
+  s.positions.resize(n);
+  for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(pos0 + s.rope_shift + t);
+  const Kernels& kr = d.pick(Op::Rope);
+  const RopeParams rp{static_cast<int>(H), static_cast<int>(D), static_cast<int>(c.rot_dims), cfg.rope_theta};
+  kr.rope(ctx, s.q.data(), s.positions.data(), n, rp);
+  kr.rope(ctx, s.k.data(), s.positions.data(), n, rp);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (float& x : s.q) x *= scale;
+  s.lin_y.resize(n * HD);
+  lightning_rule(ctx, H, D, w.log_decay.data(), s.q.data(), s.k.data(), s.v.data(), n, n > 1 ? kLightningChunk : 0,
+                 state, s, s.lin_y.data());
+  // Group RMSNorm over each of norm_groups equal slices of [heads · D], times g_norm, times
+  // sigmoid(g_proj(xn)).
+  s.lin_z.resize(n * HD);
+  run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+  const int64_t G = c.norm_groups, width = HD / G;
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t g = 0; g < G; ++g) {
+      float* x = s.lin_y.data() + t * HD + g * width;
+      float ss = 0.0f;
+      for (int64_t i = 0; i < width; ++i) ss += x[i] * x[i];
+      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(width) + cfg.rms_eps);
+      const float* wn = w.norm.data() + g * width;
+      const float* z = s.lin_z.data() + t * HD + g * width;
+      for (int64_t i = 0; i < width; ++i) x[i] = x[i] * inv * wn[i] / (1.0f + std::exp(-z[i]));
+    }
+  }
+  run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
+}
+
+}  // namespace bs
