@@ -4,6 +4,7 @@
 // from storage, so the gate watches the process's storage reads, once per forward pass.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace bs {
 
@@ -24,5 +25,9 @@ void hint_gate_step(HintGate& g, uint64_t storage_reads);
 // Blocks this process read from storage plus its major page faults so far (getrusage); false
 // when they cannot be read (the caller then keeps hints on).
 bool process_storage_reads(uint64_t& out);
+
+// Whether every page of [p, p + len) of a file mapping is in the page cache (mincore; `pages`
+// is scratch). False when it cannot tell, so the caller reads the range to be sure.
+bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages);
 
 }  // namespace bs
