@@ -1,9 +1,9 @@
 // The streaming profile sized from the memory budget and the model's geometry: which expert path
 // each phase takes, staged slots, hot cache, I/O threads and I/O mode. A pure function, so
 // `doctor`, `start` and `bench decode` make the same choice and tests can check its rules. The
-// paths follow the measured grid in docs/streaming.md: under a limit the exact path reading
-// through the page cache beat staged slots with direct reads, and whole-layer prefill reads each
-// expert once per chunk.
+// paths follow the measured grid in docs/streaming.md: exact through the page cache where it
+// holds a fair share of the experts, staged slots with direct reads where it does not, and
+// whole-layer prefill (each expert read once per chunk) where two layers fit.
 import type { ExpertPath, IoMode } from '../native/binding.js';
 
 export interface ModelGeometry {
@@ -43,6 +43,9 @@ const MiB = 1024 ** 2;
 /** Kept free of planning: KV cache, activations, the runtime (at least 512 MiB or an eighth). */
 export const reserveBytes = (budget: number) => Math.max(512 * MiB, Math.floor(budget / 8));
 
+/** Share of the routed experts the page cache must hold for exact decode to beat staged slots. */
+export const CACHEABLE_FOR_EXACT = 0.3;
+
 const fmt = (b: number) => `${(b / 1024 ** 3).toFixed(2)} GiB`;
 
 export function autoStream(g: AutoStreamInput): AutoStream {
@@ -79,26 +82,46 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   reasons.push(
     `weights ${fmt(g.fileBytes)} exceed the budget ${fmt(budget)} less reserve ${fmt(reserve)}: experts stream from disk`,
   );
-  reasons.push('decode exact through the page cache: it beat staged slots with direct reads under 4 and 8 GiB');
-  reasons.push('prefill whole-layer: each chunk reads every expert of a layer once, in large sequential reads');
-  // Page-cache whole-layer reads of the layer being computed and the next one must fit beside the dense weights.
+  // The measured grid (docs/streaming.md#measured-grid, moe-30b): where the page cache can hold
+  // ≥ 30% of the routed experts (8 GiB: 41%) exact decode over it, with predicted experts warmed,
+  // wins (1.04 vs 0.70 tok/s staged); below (4 GiB: 18%) staged slots with direct reads win
+  // (0.64 vs 0.32 alternated). Staged needs K slots, so the prediction of a layer fits at once.
+  const cacheable = routed > 0 ? free / routed : 1;
+  const staged = cacheable < CACHEABLE_FOR_EXACT && fitSlots >= g.topK;
+  const pct = `${Math.round(cacheable * 100)}%`;
+  if (staged) {
+    reasons.push(
+      `the page cache holds ${pct} of the routed experts (< ${CACHEABLE_FOR_EXACT * 100}%): decode staged with ${slots} slots and direct reads (measured faster there)`,
+    );
+  } else if (cacheable < CACHEABLE_FOR_EXACT) {
+    reasons.push(`${pct} cacheable but fewer than K=${g.topK} slots fit: decode exact through the page cache`);
+  } else {
+    reasons.push(
+      `the page cache holds ${pct} of the routed experts: decode exact through it, predicted experts warmed (measured faster there)`,
+    );
+  }
+  const ioMode: IoMode = staged ? 'direct' : 'page-cache';
+  const slotBytes = staged ? stagedBytes(g, slots) : 0;
+  // Whole-layer prefill holds the layer it computes and the next one (direct: in two buffers).
   const layerBytes = g.experts * g.expertBytes;
-  const prefillPath: ExpertPath = 2 * layerBytes <= free ? 'whole-layer' : 'exact';
-  if (prefillPath === 'exact') reasons.push(`two layers (${fmt(2 * layerBytes)}) do not fit: prefill exact`);
+  const whole = 2 * layerBytes <= free - slotBytes;
+  reasons.push(
+    whole
+      ? 'prefill whole-layer: each chunk reads every expert of a layer once, in large sequential reads'
+      : `two layers (${fmt(2 * layerBytes)}) do not fit beside the rest: prefill exact`,
+  );
   // One I/O thread per two routed experts of a layer, 2..8: reads of a layer's K experts overlap.
   const ioThreads = Math.max(2, Math.min(8, Math.ceil(g.topK / 2)));
-  reasons.push(
-    `${ioThreads} I/O threads for K=${g.topK}; staged slots ${slots}, hot cache ${fmt(cacheBytes)} if chosen`,
-  );
+  reasons.push(`${ioThreads} I/O threads for K=${g.topK}; hot cache ${fmt(cacheBytes)} if chosen`);
   return {
-    prefillPath,
-    decodePath: 'exact',
+    prefillPath: whole ? 'whole-layer' : 'exact',
+    decodePath: staged ? 'staged' : 'exact',
     slots,
     cacheBytes,
     ioThreads,
-    ioMode: 'page-cache',
+    ioMode,
     resident,
-    plannedBytes: 0,
+    plannedBytes: slotBytes + (whole && staged ? 2 * layerBytes : 0),
     reasons,
   };
 }

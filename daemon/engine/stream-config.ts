@@ -21,7 +21,7 @@ const FIELDS = {
   decode_path: ((d?: AutoPath) =>
     oneOf(PATHS, {
       default: d,
-      doc: 'expert path of token generation; auto: the path the measured grid found fastest (exact)',
+      doc: 'expert path of token generation; auto: exact through the page cache where it holds ≥ 30% of the experts, else staged slots with direct reads (the measured grid, docs/streaming.md)',
     })) as Field<AutoPath>,
   slots: ((d?: number) =>
     int({
@@ -47,7 +47,7 @@ const FIELDS = {
   io_mode: ((d?: AutoMode) =>
     oneOf(MODES, {
       default: d,
-      doc: 'page-cache (buffered reads, readahead off), direct (O_DIRECT / F_NOCACHE: the page cache is not polluted) or auto (page-cache, measured faster)',
+      doc: 'page-cache (buffered reads, readahead off), direct (O_DIRECT / F_NOCACHE: the page cache is not polluted) or auto (direct with the staged path the auto-size picks, else page-cache)',
     })) as Field<AutoMode>,
   prerouter: ((d?: string) =>
     str({

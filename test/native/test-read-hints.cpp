@@ -69,3 +69,20 @@ TEST(range_resident_sees_touched_pages_and_refuses_unmapped_ranges) {
   EXPECT(!bs::range_resident(b, 4 * page, pages)) << "half the range is not mapped: the caller must read";
   ::munmap(b, 2 * page);
 }
+
+TEST(populate_read_maps_a_range_and_refuses_unmapped_ones) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  EXPECT(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  if (!bs::populate_read(b + 10, 2 * page)) {
+    ::munmap(b, 4 * page);
+    t.skip("MADV_POPULATE_READ is not available (Linux 5.14+): warms read through the bounce buffer");
+    return;
+  }
+  std::vector<unsigned char> pages;
+  EXPECT(bs::range_resident(b + 10, 2 * page, pages)) << "populated pages are resident";
+  ::munmap(b + 2 * page, 2 * page);
+  EXPECT(!bs::populate_read(b, 4 * page)) << "half the range is not mapped";
+  ::munmap(b, 2 * page);
+}

@@ -243,9 +243,17 @@ void ExpertStreamer::warm_expert(Layer& L, int e) {
         uint64_t read = 0;
         try {
           for (const ExpertRange& x : layer->layout.ranges) {
-            if (range_resident(x.part->data(e), x.bytes, rs.pages)) continue;
-            files_->warm(x.file[e], x.offset[e], x.bytes, rs, "expert " + std::to_string(e) + " (" + x.tensor(e) + ")");
-            read += x.bytes;
+            const uint8_t* p = x.part->data(e);
+            const bool cached = range_resident(p, x.bytes, rs.pages);
+            if (!cached) {
+              files_->willneed(x.file[e], x.offset[e], x.bytes);  // one large read, not page by page
+              read += x.bytes;
+            }
+            // Mapped here, the compute thread takes no page faults on it; else read it explicitly.
+            if (!populate_read(p, x.bytes) && !cached) {
+              files_->warm(x.file[e], x.offset[e], x.bytes, rs,
+                           "expert " + std::to_string(e) + " (" + x.tensor(e) + ")");
+            }
           }
         } catch (const std::exception&) {
           // A warm is only a head start: the layer's own read reports a damaged file.

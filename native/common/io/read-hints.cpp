@@ -33,6 +33,19 @@ bool process_storage_reads(uint64_t& out) {
   return true;
 }
 
+bool populate_read(const void* p, uint64_t len) {
+#if defined(MADV_POPULATE_READ)
+  if (len == 0) return true;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t lo = reinterpret_cast<uint64_t>(p) / page * page;
+  return ::madvise(reinterpret_cast<void*>(lo), reinterpret_cast<uint64_t>(p) + len - lo, MADV_POPULATE_READ) == 0;
+#else
+  (void)p;
+  (void)len;
+  return false;
+#endif
+}
+
 bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages) {
   if (len == 0) return true;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));

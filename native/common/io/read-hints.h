@@ -30,4 +30,10 @@ bool process_storage_reads(uint64_t& out);
 // is scratch). False when it cannot tell, so the caller reads the range to be sure.
 bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages);
 
+// Maps [p, p + len) of a file mapping into this process's page tables, reading pages that are
+// not cached (MADV_POPULATE_READ, Linux 5.14+), so compute touching it later takes no page
+// faults. False where the OS has no such call or the range cannot be read (a file cut short:
+// an error, never a signal); the caller then reads the range explicitly.
+bool populate_read(const void* p, uint64_t len);
+
 }  // namespace bs

@@ -34,9 +34,12 @@ test('recommended profile: the auto-size for the budget and the model, with its 
     'the reference 17.2 GB model streams below ~20 GiB',
   );
   assert.deepEqual(
-    [at(4).profile.decode_path, at(4).profile.prefill_path, at(4).profile.slots],
-    ['exact', 'whole-layer', 10],
+    [at(4).profile.decode_path, at(4).profile.io_mode, at(4).profile.prefill_path, at(4).profile.slots],
+    ['staged', 'direct', 'whole-layer', 10],
   );
+  assert.deepEqual([at(8).profile.decode_path, at(8).profile.io_mode], ['exact', 'page-cache']);
+  assert.equal(at(4).profile.prerouter, 'on', 'streaming: the prerouter is recommended (it changes outputs)');
+  assert.equal(at(64).profile.prerouter, 'off');
   assert.ok(at(8).profile.slots > at(4).profile.slots, 'more budget, more slots');
   assert.match(at(4).reasons.join('\n'), /experts stream from disk/);
   // A small model is resident under the same 4 GiB.
