@@ -61,8 +61,7 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   const share = Math.floor(free / 2);
   const fitSlots = layerSet > 0 ? Math.floor(share / layerSet) - 1 : 0; // + the zero slot
   const slots = Math.max(1, Math.min(g.experts, fitSlots));
-  const cacheSets = layerSet > 0 ? Math.min(g.experts, Math.floor(share / layerSet) - 1) : 0;
-  const cacheBytes = Math.max(0, cacheSets) * layerSet;
+  const cacheBytes = Math.max(0, Math.min(g.experts, fitSlots)) * layerSet; // as many experts per layer
   if (resident) {
     reasons.push(
       `weights ${fmt(g.fileBytes)} + reserve ${fmt(reserve)} fit the budget ${fmt(budget)}: exact paths over the page cache, nothing pinned`,
