@@ -38,6 +38,8 @@ const MEDIAN_KEYS = [
   'disk_read_bytes_per_token',
   'expert_read_bytes_per_token',
   'read_hints_per_token',
+  'warm_bytes_per_token',
+  'warm_hit_rate',
   'slot_hit_rate',
   'prefetch_unused_bytes',
   'prediction_recall',
@@ -77,8 +79,8 @@ export interface ArmsResult extends Partial<Record<MedianKey, number | null>> {
 
 export function armLabel(p: BenchProfile): string {
   const parts = [
-    `decode ${p.decodePath ?? 'exact'}`,
-    `prefill ${p.prefillPath ?? 'exact'}`,
+    `decode ${p.decodePath ?? 'auto'}`,
+    `prefill ${p.prefillPath ?? 'auto'}`,
     `prerouter ${p.prerouter ?? 'off'}`,
   ];
   if (p.topK) parts.push(`k ${p.topK}`);

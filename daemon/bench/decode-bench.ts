@@ -7,6 +7,7 @@ import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
 import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
+import { tryAutoStreamFor } from '../engine/stream-budget.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<
@@ -61,6 +62,10 @@ export interface DecodeBenchResult {
   expert_read_bytes_per_token: number;
   /** Decode: routed experts whose pages were requested from the OS per token (0 once no pass reads storage). */
   read_hints_per_token: number;
+  /** Decode: bytes read into the page cache ahead of use for predicted experts, per token (exact / hot). */
+  warm_bytes_per_token: number;
+  /** Decode: routed experts whose page-cache warm had finished in time / experts warmed (null when none). */
+  warm_hit_rate: number | null;
   /** Decode: routed experts found in a slot / all slot lookups (null when no slot path ran). */
   slot_hit_rate: number | null;
   /** Decode: prefetched expert bytes replaced before any use (total). */
@@ -77,6 +82,8 @@ export interface DecodeBenchResult {
   disk_read_bytes: number | null;
   /** The memory limit the run was under (set by the caller that ran it in a cgroup). */
   mem_limit_bytes: number | null;
+  /** What the auto-size chose for the keys no flag set, and why (null when every key was set). */
+  auto: { budget_bytes: number; budget_source: string; keys: string[]; reasons: string[] } | null;
   /** The adapter decode ran with, or null for the base model. */
   adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
 }
@@ -90,6 +97,24 @@ function delta(a: StreamStats, b: StreamStats): StreamStats {
   return out;
 }
 
+const SIZED = ['prefillPath', 'decodePath', 'slots', 'cacheBytes', 'ioThreads', 'ioMode'] as const;
+
+/** The auto-size's values for the streaming keys the profile leaves unset (flags override). */
+function autoSized(dir: string, profile: BenchProfile): { sized: BenchProfile; auto: DecodeBenchResult['auto'] } {
+  const keys = SIZED.filter((k) => profile[k] === undefined);
+  const a = keys.length > 0 ? tryAutoStreamFor(dir, profile.topK) : undefined;
+  if (!a) return { sized: {}, auto: null };
+  const sized: BenchProfile = {};
+  for (const k of keys) {
+    const v = a[k];
+    if (v) Object.assign(sized, { [k]: v });
+  }
+  return {
+    sized,
+    auto: { budget_bytes: a.budget.bytes, budget_source: a.budget.source, keys: [...keys], reasons: a.reasons },
+  };
+}
+
 export async function runDecodeBench(
   opts: DecodeBenchOptions,
   clock: () => bigint = () => process.hrtime.bigint(),
@@ -98,7 +123,9 @@ export async function runDecodeBench(
   const t0 = clock();
   const { model: dir, threads, prompt: promptLen, gen: genLen, seed, adapter: adapterDir, ...profile } = opts;
   const prerouter = profile.prerouter ?? 'off';
+  const { sized, auto } = autoSized(dir, profile);
   const model = await NativeModel.load(dir, {
+    ...sized,
     ...profile,
     threads,
     contextLength: promptLen + genLen,
@@ -160,6 +187,8 @@ export async function runDecodeBench(
       disk_read_bytes_per_token: diskBefore === null || diskAfter === null ? null : (diskAfter - diskBefore) / gen,
       expert_read_bytes_per_token: st.ioBytes / gen,
       read_hints_per_token: st.readHints / gen,
+      warm_bytes_per_token: st.warmBytes / gen,
+      warm_hit_rate: st.warmExperts > 0 ? st.warmHits / st.warmExperts : null,
       slot_hit_rate: lookups > 0 ? st.slotHits / lookups : null,
       prefetch_unused_bytes: st.prefetchUnusedBytes,
       prediction_recall: st.recallTotal > 0 ? st.recallHits / st.recallTotal : null,
@@ -171,6 +200,7 @@ export async function runDecodeBench(
       peak_rss_bytes: mem.peakRssBytes,
       disk_read_bytes: read0 === null || read1 === null ? null : read1 - read0,
       mem_limit_bytes: null,
+      auto,
       adapter,
     };
   } finally {

@@ -36,16 +36,21 @@ export function formatDoctorReport(r: DoctorReport): string {
         `  ${b.name.padEnd(6)} compiled: ${yesNo(b.compiled)}, usable: ${yesNo(b.usable)}${b.detail ? `  (${b.detail})` : ''}`,
       );
   } else lines.push(`Native     not available: ${r.native.error}`);
-  const p = r.recommended_profile;
-  const c = p.profile;
-  lines.push(
-    `Profile    ${p.name}: engine budget ${gib(p.engine_budget_bytes)}, routing K ${c.top_k ?? 'model default'}, prefill ${c.prefill_path}, decode ${c.decode_path}, prerouter ${c.prerouter}`,
-  );
-  lines.push(
-    `           slots ${c.slots || 'K'}, cache ${c.cache_bytes ? gib(c.cache_bytes) : '2·K experts per layer'}, ${c.io_threads} I/O threads, ${c.io_mode} reads`,
-  );
-  lines.push(`           ${p.note}`);
-  lines.push('           (config: engine.* for every model, models.<name>.* and models.<name>.top_k for one)');
+  for (const p of [r.recommended_profile, ...r.model_profiles]) {
+    if ('error' in p) {
+      lines.push(`Profile    ${p.model}: geometry not readable (${p.error})`);
+      continue;
+    }
+    const c = p.profile;
+    lines.push(
+      `Profile    ${p.model}: ${p.name} under ${gib(p.budget_bytes)} (${p.budget_source}): prefill ${c.prefill_path}, decode ${c.decode_path}, ${c.io_mode} reads, ${c.io_threads} I/O threads`,
+    );
+    lines.push(
+      `           if chosen: staged slots ${c.slots}, hot cache ${gib(c.cache_bytes)}; prerouter ${c.prerouter}`,
+    );
+    for (const why of p.reasons) lines.push(`           ${why}`);
+  }
+  lines.push('           (start and bench decode choose this by themselves; engine.* / models.<name>.* keys override)');
   const v = r.vision;
   lines.push(
     v.onnxruntime

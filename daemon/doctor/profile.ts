@@ -1,77 +1,65 @@
-// Recommended engine profile for this box's memory: values for the config's engine.* streaming
-// keys and a routing width for models.<name>.top_k (daemon/engine/stream-config.ts). The budget is for non-reclaimable
-// engine memory (attention weights, KV cache, expert slots); the rest stays for the OS and for
-// the page cache that keeps hot experts of the mmapped weights resident.
+// The streaming profile doctor recommends: the auto-size (engine/stream-autosize.ts) for this
+// box's memory budget and a model's geometry — each configured model, or the reference
+// 30B-A3B int4 shape — with the reasons, as values for the config's engine.* streaming keys.
+// `start` and `bench decode` apply the same choice by themselves for keys left at auto.
 import type { EngineConfig } from '../engine/config.js';
+import { autoStream, type ModelGeometry } from '../engine/stream-autosize.js';
+import type { MemoryBudget } from '../engine/stream-budget.js';
 import type { streamEngineFields } from '../engine/stream-config.js';
 
 /** engine.* streaming keys plus the routing width (null: the model's own). */
 export type RecommendedSettings = Pick<EngineConfig, keyof typeof streamEngineFields> & { top_k: number | null };
 
-const GiB = 1024 ** 3;
+/** Qwen3-30B-A3B 4-bit g64 (and the synthetic moe-30b): 48 MoE layers × 128 experts of 2.65 MB. */
+export const REFERENCE_GEOMETRY: ModelGeometry = {
+  fileBytes: 17_190_000_000,
+  expertBytes: 2_654_208,
+  moeLayers: 48,
+  experts: 128,
+  topK: 8,
+};
 
 export interface EngineProfile {
-  name: 'minimal' | 'compact' | 'standard' | 'roomy' | 'resident';
-  /** Bytes the engine may pin (half of total memory, at least 1 GiB). */
-  engine_budget_bytes: number;
-  /** Values for engine.* (or models.<name>.*) in the config; top_k goes in models.<name>.top_k. */
+  name: 'streaming' | 'resident';
+  budget_bytes: number;
+  /** "cgroup v1 <dir>" or "total memory". */
+  budget_source: string;
+  /** The model it is sized for: a configured model's name or "reference 30B-A3B int4". */
+  model: string;
+  geometry: ModelGeometry;
   profile: RecommendedSettings;
-  note: string;
+  reasons: string[];
 }
 
-/** Tiers by total memory (GiB): <6, <12, <20, <40, >=40. */
-export function recommendProfile(totalBytes: number): EngineProfile {
-  const budget = Math.max(GiB, Math.floor(totalBytes / 2));
-  const gib = totalBytes / GiB;
-  const base: RecommendedSettings = {
-    top_k: 4,
-    prefill_path: 'exact',
-    decode_path: 'staged',
-    slots: 0,
-    cache_bytes: 0,
-    io_threads: 4,
-    io_mode: 'page-cache',
-    prerouter: 'on',
+export function recommendProfile(
+  budget: MemoryBudget,
+  model = 'reference 30B-A3B int4',
+  geometry: ModelGeometry = REFERENCE_GEOMETRY,
+): EngineProfile {
+  const a = autoStream({ ...geometry, budgetBytes: budget.bytes });
+  return {
+    name: a.resident ? 'resident' : 'streaming',
+    budget_bytes: budget.bytes,
+    budget_source: budget.source,
+    model,
+    geometry,
+    profile: {
+      top_k: null,
+      prefill_path: a.prefillPath,
+      decode_path: a.decodePath,
+      slots: a.slots,
+      cache_bytes: a.cacheBytes,
+      io_threads: a.ioThreads,
+      io_mode: a.ioMode,
+      // Measured 1.4× (4 GiB) and 2.0× (8 GiB) decode on moe-30b; it changes outputs, so it is
+      // recommended here, never turned on by the auto-size.
+      prerouter: a.resident ? 'off' : 'on',
+    },
+    reasons: a.resident
+      ? a.reasons
+      : [
+          ...a.reasons,
+          'prerouter on: 1.4-2.0× decode measured under 4 and 8 GiB; the predicted routing changes the output',
+        ],
   };
-  const p = (name: EngineProfile['name'], over: Partial<RecommendedSettings>, note: string): EngineProfile => ({
-    name,
-    engine_budget_bytes: budget,
-    profile: { ...base, ...over },
-    note,
-  });
-  // Measured (docs/benchmarks.md, decode under a memory limit): under a limit direct reads beat the page
-  // cache (1.19 vs 0.90 tok/s at 4 GiB) and 8 I/O threads beat 4 (1.32 vs 1.19).
-  if (gib < 6) {
-    return p(
-      'minimal',
-      { io_threads: 8, io_mode: 'direct' },
-      'small MoE models; K=4 staged slots filled by the prerouter, direct reads so slots and page cache do not hold the same bytes twice',
-    );
-  }
-  if (gib < 12) {
-    return p(
-      'compact',
-      { io_threads: 8, io_mode: 'direct' },
-      '~30B-A3B class models streamed from SSD: K=4, staged slots loaded one token ahead by the prerouter, direct reads',
-    );
-  }
-  if (gib < 20) {
-    return p(
-      'standard',
-      { slots: 8 },
-      '30-35B-A3B streamed; K=4 with the prerouter (Edge0: +82% decode on a 16 GB Mac vs on-demand loads); 2·K slots start loads earlier',
-    );
-  }
-  if (gib < 40) {
-    return p(
-      'roomy',
-      { top_k: null, prefill_path: 'whole-layer', decode_path: 'hot', cache_bytes: Math.floor(budget / 2) },
-      '30-35B-A3B at full routing width with a large hot-expert set; whole-layer prefill',
-    );
-  }
-  return p(
-    'resident',
-    { top_k: null, prefill_path: 'whole-layer', decode_path: 'exact', prerouter: 'off' },
-    'a 30B-A3B int4 model fits in memory; experts stay in the page cache',
-  );
 }

@@ -5,6 +5,7 @@ import { tryLoadNative, type BackendInfo, type NativeAddon } from '../native/bin
 import { describeDisks, type DiskReport } from './disks.js';
 import { detectJetson, type JetsonInfo, type ReadText, readText } from './jetson.js';
 import { recommendProfile, type EngineProfile } from './profile.js';
+import { memoryBudget, modelGeometry } from '../engine/stream-budget.js';
 import { describeVision, type VisionReport } from './vision.js';
 
 export interface CpuReport {
@@ -25,7 +26,10 @@ export interface DoctorReport {
   memory: { total_bytes: number; available_bytes: number; unified: boolean };
   disks: DiskReport;
   native: { built: boolean; version?: string; cpu_features?: string; backends: BackendInfo[]; error?: string };
+  /** The streaming auto-size for the reference 30B-A3B shape under this box's memory budget. */
   recommended_profile: EngineProfile;
+  /** The same for each configured model folder (or why its geometry could not be read). */
+  model_profiles: (EngineProfile | { model: string; error: string })[];
   /** onnxruntime-node and the provider vision towers run on; what each configured model takes. */
   vision: VisionReport;
 }
@@ -93,6 +97,14 @@ export async function gatherDoctorReport(
   ]);
   const native = probe.native();
   const info = native.addon?.info();
+  const budget = memoryBudget(mem.total);
+  const modelProfiles = Object.entries(models).map(([name, m]) => {
+    try {
+      return recommendProfile(budget, name, modelGeometry(m.path));
+    } catch (e) {
+      return { model: name, error: (e as Error).message };
+    }
+  });
   return {
     platform: probe.platform,
     arch: probe.arch,
@@ -107,7 +119,8 @@ export async function gatherDoctorReport(
     native: info
       ? { built: true, version: info.version, cpu_features: info.cpuFeatures, backends: info.backends }
       : { built: false, backends: [], error: native.error },
-    recommended_profile: recommendProfile(mem.total),
+    recommended_profile: recommendProfile(budget),
+    model_profiles: modelProfiles,
     vision: await describeVision(models),
   };
 }

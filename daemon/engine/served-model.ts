@@ -10,6 +10,7 @@ import type { ModelProfile } from './config.js';
 import { ConstraintFactory } from './constrained/constraints.js';
 import { NativeModel } from './native-model.js';
 import { streamLoadOptions } from './stream-config.js';
+import { tryAutoStreamFor } from './stream-budget.js';
 import type { EngineSession } from './session-pool.js';
 import { loadTextModel, type TextModel } from './text-config.js';
 import { describeModelFolder } from '../vision/model-folder.js';
@@ -64,7 +65,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
     ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
     ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}),
-    ...(p.stream ? streamLoadOptions(p.stream) : {}),
+    ...(p.stream ? streamLoadOptions(p.stream, () => tryAutoStreamFor(p.path, p.topK)) : {}),
   });
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {

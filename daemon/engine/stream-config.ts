@@ -1,38 +1,54 @@
 // The expert-streaming part of a model's profile: engine.* defaults and models.<name>.*
 // overrides of the same keys (expert path per phase, slots, hot cache, I/O, prerouter), and the
-// native loadModel options they become.
+// native loadModel options they become. `auto` (and 0 for the sizes) takes the value the
+// auto-size chooses from the memory budget and the model (stream-autosize.ts).
 import { EXPERT_PATHS, IO_MODES, type ExpertPath, type IoMode, type LoadModelOptions } from '../native/binding.js';
 import { int, oneOf, optional, str, type Node } from '../../robot/common/validation/builders.js';
+import type { AutoStream } from './stream-autosize.js';
+
+const PATHS = ['auto', ...EXPERT_PATHS] as const;
+const MODES = ['auto', ...IO_MODES] as const;
+type AutoPath = (typeof PATHS)[number];
+type AutoMode = (typeof MODES)[number];
 
 type Field<T> = (def?: T) => Node<T>;
 const FIELDS = {
-  prefill_path: ((d?: ExpertPath) =>
-    oneOf(EXPERT_PATHS, {
+  prefill_path: ((d?: AutoPath) =>
+    oneOf(PATHS, {
       default: d,
-      doc: 'expert path of prompt processing (see docs/streaming.md)',
-    })) as Field<ExpertPath>,
-  decode_path: ((d?: ExpertPath) =>
-    oneOf(EXPERT_PATHS, { default: d, doc: 'expert path of token generation' })) as Field<ExpertPath>,
+      doc: 'expert path of prompt processing; auto: whole-layer when the weights do not fit the memory budget, else exact (see docs/streaming.md)',
+    })) as Field<AutoPath>,
+  decode_path: ((d?: AutoPath) =>
+    oneOf(PATHS, {
+      default: d,
+      doc: 'expert path of token generation; auto: exact through the page cache where it holds ≥ 30% of the experts, else staged slots with direct reads (the measured grid, docs/streaming.md)',
+    })) as Field<AutoPath>,
   slots: ((d?: number) =>
     int({
       min: 0,
       max: 1024,
       default: d,
-      doc: 'staged slots per MoE layer (0 = the routing width K)',
+      doc: 'staged slots per MoE layer (0 = sized from the memory budget and the expert size)',
     })) as Field<number>,
   cache_bytes: ((d?: number) =>
     int({
       min: 0,
       max: 2 ** 50,
       default: d,
-      doc: 'bytes of hot-path resident experts over all MoE layers (0 = 2·K per layer)',
+      doc: 'bytes of hot-path resident experts over all MoE layers (0 = sized from the memory budget)',
     })) as Field<number>,
-  io_threads: ((d?: number) => int({ min: 1, max: 64, default: d, doc: 'threads reading experts' })) as Field<number>,
-  io_mode: ((d?: IoMode) =>
-    oneOf(IO_MODES, {
+  io_threads: ((d?: number) =>
+    int({
+      min: 0,
+      max: 64,
       default: d,
-      doc: 'page-cache (buffered reads, readahead off) or direct (O_DIRECT / F_NOCACHE: the page cache is not polluted)',
-    })) as Field<IoMode>,
+      doc: 'threads reading experts (0 = sized from the routing width)',
+    })) as Field<number>,
+  io_mode: ((d?: AutoMode) =>
+    oneOf(MODES, {
+      default: d,
+      doc: 'page-cache (buffered reads, readahead off), direct (O_DIRECT / F_NOCACHE: the page cache is not polluted) or auto (direct with the staged path the auto-size picks, else page-cache)',
+    })) as Field<AutoMode>,
   prerouter: ((d?: string) =>
     str({
       nonEmpty: true,
@@ -43,12 +59,12 @@ const FIELDS = {
 
 /** engine.*: the defaults every model starts from. */
 export const streamEngineFields = {
-  prefill_path: FIELDS.prefill_path('exact'),
-  decode_path: FIELDS.decode_path('staged'),
+  prefill_path: FIELDS.prefill_path('auto'),
+  decode_path: FIELDS.decode_path('auto'),
   slots: FIELDS.slots(0),
   cache_bytes: FIELDS.cache_bytes(0),
-  io_threads: FIELDS.io_threads(4),
-  io_mode: FIELDS.io_mode('page-cache'),
+  io_threads: FIELDS.io_threads(0),
+  io_mode: FIELDS.io_mode('auto'),
   // The prediction is the routing: outputs change, so the prerouter is opt-in (doctor recommends it
   // where memory is short).
   prerouter: FIELDS.prerouter('off'),
@@ -66,12 +82,13 @@ export const streamModelFields = {
 };
 
 export interface StreamProfile {
-  prefillPath: ExpertPath;
-  decodePath: ExpertPath;
+  prefillPath: AutoPath;
+  decodePath: AutoPath;
+  /** 0: auto-sized (so are cacheBytes and ioThreads). */
   slots: number;
   cacheBytes: number;
   ioThreads: number;
-  ioMode: IoMode;
+  ioMode: AutoMode;
   prerouter: string;
 }
 
@@ -93,14 +110,32 @@ export function resolveStream(m: ModelStream, e: EngineStream): StreamProfile {
   };
 }
 
-export function streamLoadOptions(p: StreamProfile): LoadModelOptions {
+/** Whether any key is left to the auto-size. */
+export const needsAuto = (p: StreamProfile) =>
+  p.prefillPath === 'auto' ||
+  p.decodePath === 'auto' ||
+  p.ioMode === 'auto' ||
+  p.slots === 0 ||
+  p.cacheBytes === 0 ||
+  p.ioThreads === 0;
+
+/** Load options: set keys as given, auto ones from `auto()` (called only when some key is auto). */
+export function streamLoadOptions(p: StreamProfile, auto?: () => AutoStream | undefined): LoadModelOptions {
+  const a = needsAuto(p) ? auto?.() : undefined;
+  const path = (v: AutoPath, fallback: ExpertPath | undefined): ExpertPath | undefined => (v === 'auto' ? fallback : v);
+  const prefillPath = path(p.prefillPath, a?.prefillPath);
+  const decodePath = path(p.decodePath, a?.decodePath);
+  const ioMode: IoMode | undefined = p.ioMode === 'auto' ? a?.ioMode : p.ioMode;
+  const slots = p.slots || a?.slots || 0;
+  const cacheBytes = p.cacheBytes || a?.cacheBytes || 0;
+  const ioThreads = p.ioThreads || a?.ioThreads || 0;
   return {
-    prefillPath: p.prefillPath,
-    decodePath: p.decodePath,
-    ...(p.slots > 0 ? { slots: p.slots } : {}),
-    ...(p.cacheBytes > 0 ? { cacheBytes: p.cacheBytes } : {}),
-    ioThreads: p.ioThreads,
-    ioMode: p.ioMode,
+    ...(prefillPath ? { prefillPath } : {}),
+    ...(decodePath ? { decodePath } : {}),
+    ...(slots > 0 ? { slots } : {}),
+    ...(cacheBytes > 0 ? { cacheBytes } : {}),
+    ...(ioThreads > 0 ? { ioThreads } : {}),
+    ...(ioMode ? { ioMode } : {}),
     prerouter: p.prerouter,
   };
 }

@@ -44,6 +44,13 @@ const COUNTERS: [CounterKey, string, string][] = [
     'brainstem_expert_read_hints_total',
     'Routed experts whose pages were requested from the OS (WILLNEED); flat while every expert is in the page cache',
   ],
+  [
+    'warmExperts',
+    'brainstem_expert_warm_experts_total',
+    'Predicted experts read into the page cache ahead of their layer (exact and hot paths)',
+  ],
+  ['warmBytes', 'brainstem_expert_warm_bytes_total', 'Bytes read into the page cache for predicted experts'],
+  ['warmHits', 'brainstem_expert_warm_hits_total', 'Routed experts whose page-cache warm had finished in time'],
   ['predictedLayers', 'brainstem_prerouter_predicted_layers_total', 'MoE layer-steps routed by a prerouter prediction'],
   [
     'recallHits',

@@ -121,6 +121,12 @@ export interface StreamStats {
   prefetchMisses: number;
   /** Routed experts whose pages were requested from the OS (WILLNEED); stops growing once no pass reads storage. */
   readHints: number;
+  /** Page-cache paths: predicted experts the I/O threads read into the page cache ahead of their layer. */
+  warmExperts: number;
+  /** Bytes those warms read (pages that were not cached yet). */
+  warmBytes: number;
+  /** Routed experts whose warm had finished when their layer ran. */
+  warmHits: number;
   /** MoE layer-steps routed by a prerouter prediction. */
   predictedLayers: number;
   recallHits: number;

@@ -1,6 +1,11 @@
 // The read-hint gate by hand: hints stay on while storage is read, go off after `patience`
 // quiet passes, come back at the first read, and wait twice as long before the next switch-off.
+// range_resident on pages this test touched, and on an address range nothing maps.
 #include "common/io/read-hints.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "harness.h"
 
 namespace {
@@ -49,4 +54,35 @@ TEST(read_hints_patience_is_capped) {
     bs::hint_gate_step(g, ++reads);
   }
   EXPECT(g.patience == bs::HintGate::kMaxPatience) << "patience " << g.patience;
+}
+
+TEST(range_resident_sees_touched_pages_and_refuses_unmapped_ranges) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = ::mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  EXPECT(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  std::vector<unsigned char> pages;
+  for (size_t i = 0; i < 4 * page; i += page) b[i] = 1;
+  EXPECT(bs::range_resident(b + 100, 3 * page, pages)) << "touched pages, unaligned start";
+  EXPECT(bs::range_resident(b, 0, pages)) << "an empty range";
+  ::munmap(b + 2 * page, 2 * page);
+  EXPECT(!bs::range_resident(b, 4 * page, pages)) << "half the range is not mapped: the caller must read";
+  ::munmap(b, 2 * page);
+}
+
+TEST(populate_read_maps_a_range_and_refuses_unmapped_ones) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  EXPECT(p != MAP_FAILED);
+  auto* b = static_cast<unsigned char*>(p);
+  if (!bs::populate_read(b + 10, 2 * page)) {
+    ::munmap(b, 4 * page);
+    t.skip("MADV_POPULATE_READ is not available (Linux 5.14+): warms read through the bounce buffer");
+    return;
+  }
+  std::vector<unsigned char> pages;
+  EXPECT(bs::range_resident(b + 10, 2 * page, pages)) << "populated pages are resident";
+  ::munmap(b + 2 * page, 2 * page);
+  EXPECT(!bs::populate_read(b, 4 * page)) << "half the range is not mapped";
+  ::munmap(b, 2 * page);
 }

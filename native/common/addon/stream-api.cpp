@@ -77,6 +77,9 @@ Napi::Object stream_stats(Napi::Env env, const SessionStats& st, uint64_t buffer
   set("layerReads", c.layer_reads);
   set("prefetchMisses", c.prefetch_misses);
   set("readHints", c.read_hints);
+  set("warmExperts", c.warm_experts);
+  set("warmBytes", c.warm_bytes);
+  set("warmHits", c.warm_hits);
   set("predictedLayers", st.predicted_layers);
   set("recallHits", st.recall_hits);
   set("recallTotal", st.recall_total);

@@ -45,7 +45,8 @@ constexpr uint64_t StreamCounters::*kCounterFields[] = {
     &StreamCounters::prefetch_loads, &StreamCounters::prefetch_bytes, &StreamCounters::prefetch_unused_bytes,
     &StreamCounters::slot_hits,      &StreamCounters::slot_misses,    &StreamCounters::fallbacks,
     &StreamCounters::drops,          &StreamCounters::layer_reads,    &StreamCounters::prefetch_misses,
-    &StreamCounters::read_hints,
+    &StreamCounters::read_hints,     &StreamCounters::warm_experts,   &StreamCounters::warm_bytes,
+    &StreamCounters::warm_hits,
 };
 static_assert(sizeof(kCounterFields) / sizeof(kCounterFields[0]) * sizeof(uint64_t) == sizeof(StreamCounters),
               "kCounterFields must list every StreamCounters field");
@@ -80,6 +81,10 @@ ExpertStreamer::ExpertStreamer(const Model& m, const StreamOptions& opts) : opts
     x->layout = layer_layout(m, l);
     x->ordinal = ordinal++;
     x->keep.assign(x->layout.n_experts, 0);
+    for (int p = 0; p < 2; ++p) {
+      x->warm_for[p].assign(x->layout.n_experts, 0);
+      x->warm_done[p].assign(x->layout.n_experts, 0);
+    }
     layers_[l] = std::move(x);
     advise_random(m, l);
   }
@@ -220,6 +225,49 @@ void ExpertStreamer::willneed(const Layer& L, int e) {
   read_hints_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void ExpertStreamer::warm_expert(Layer& L, int e) {
+  if (!hints_.on) return;  // every expert is in the page cache: nothing to read ahead
+  const uint64_t target = gen_ + 1;
+  const int p = static_cast<int>(target & 1);
+  if (L.warm_for[p][e] == target) return;
+  L.warm_for[p][e] = target;
+  L.warm_done[p][e] = 0;
+  ++c_.warm_experts;
+  Layer* layer = &L;
+  pool_->submit(
+      [this, layer, e, target, p](ReadScratch& rs) {
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          if (layer->ran_gen >= target || layer->warm_for[p][e] != target) return;  // too late or superseded
+        }
+        uint64_t read = 0;
+        try {
+          for (const ExpertRange& x : layer->layout.ranges) {
+            const uint8_t* p = x.part->data(e);
+            const bool cached = range_resident(p, x.bytes, rs.pages);
+            if (!cached) {
+              files_->willneed(x.file[e], x.offset[e], x.bytes);  // one large read, not page by page
+              read += x.bytes;
+            }
+            // Mapped here, the compute thread takes no page faults on it; else read it explicitly.
+            if (!populate_read(p, x.bytes) && !cached) {
+              files_->warm(x.file[e], x.offset[e], x.bytes, rs,
+                           "expert " + std::to_string(e) + " (" + x.tensor(e) + ")");
+            }
+          }
+        } catch (const std::exception&) {
+          // A warm is only a head start: the layer's own read reports a damaged file.
+        }
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          c_.warm_bytes += read;
+          if (layer->warm_for[p][e] == target) layer->warm_done[p][e] = 1;
+        }
+        cv_.notify_all();
+      },
+      /*urgent=*/false);
+}
+
 void ExpertStreamer::compute(const Model& m, const WeightMatrix* v, const std::vector<int>& which,
                              const std::vector<int32_t>& id, Scratch& s) {
   if (which.empty()) return;
@@ -290,10 +338,34 @@ void ExpertStreamer::run_exact(const Model& m, Layer& L, Scratch& s) {
   s.group_which.resize(s.groups.size());
   std::iota(s.group_which.begin(), s.group_which.end(), 0);
   s.group_ids.resize(s.groups.size());
-  for (size_t g = 0; g < s.groups.size(); ++g) {
-    s.group_ids[g] = s.groups[g].expert;
-    willneed(L, s.group_ids[g]);  // the kernel reads the ranges in the background while the first experts compute
+  s.miss_ids.clear();
+  s.group_miss.clear();
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    const std::vector<uint64_t>& warm_for = L.warm_for[gen_ & 1];
+    const std::vector<char>& warm_done = L.warm_done[gen_ & 1];
+    for (size_t g = 0; g < s.groups.size(); ++g) {
+      const int e = s.groups[g].expert;
+      s.group_ids[g] = e;
+      if (warm_for[e] == gen_) {
+        s.group_miss.push_back(e);  // warmed for this pass
+      } else {
+        s.miss_ids.push_back(e);
+      }
+    }
+    // A warm still on its way is waited for: its large reads beat faulting the pages one by one.
+    auto landed = [&] {
+      return std::all_of(s.group_miss.begin(), s.group_miss.end(), [&](int e) { return warm_done[e] != 0; });
+    };
+    if (!landed()) {
+      const uint64_t t0 = now_ns();
+      cv_.wait(lk, landed);
+      c_.blocked_ns += now_ns() - t0;
+    }
+    c_.warm_hits += s.group_miss.size();
   }
+  // The kernel reads the ranges in the background while the first experts compute.
+  for (int32_t e : s.miss_ids) willneed(L, e);
   compute_mapped(m, L, s.group_which, s.group_ids, s);
 }
 
@@ -556,7 +628,7 @@ void ExpertStreamer::prefetch(int64_t l, const int32_t* ids, int k) {
     case ExpertPath::Exact:
       for (int i = 0; i < k; ++i) {
         const int slot = L.hot ? L.hot->find(ids[i]) : -1;
-        if (slot < 0 || L.hot->state(slot) != SlotCache::State::Ready) willneed(L, ids[i]);
+        if (slot < 0 || L.hot->state(slot) != SlotCache::State::Ready) warm_expert(L, ids[i]);
       }
       break;
     case ExpertPath::WholeLayer: break;

@@ -35,6 +35,12 @@ struct StreamCounters {
   uint64_t layer_reads = 0;            // whole-layer reads
   uint64_t prefetch_misses = 0;        // staged experts of a predicted routing that were not prefetched
   uint64_t read_hints = 0;             // experts whose pages were requested from the OS (WILLNEED)
+  // Page-cache paths (exact, hot misses): predicted experts queued for an I/O thread to bring
+  // into the page cache ahead of their layer, the bytes it had to read (pages not cached yet),
+  // and the routed experts computed after their warm landed (waits count in blocked_ns).
+  uint64_t warm_experts = 0;
+  uint64_t warm_bytes = 0;
+  uint64_t warm_hits = 0;
 
   StreamCounters& operator+=(const StreamCounters& o);
   StreamCounters operator-(const StreamCounters& o) const;
@@ -63,7 +69,7 @@ class ExpertStreamer {
   void run(const Model& m, int64_t layer, Phase phase, Scratch& s);
   // The prerouter's routing of `layer` for the next token: staged loads start (at once into
   // free slots, else when the layer has run this step), hot gets the bonus, exact and hot
-  // misses get their pages requested from the OS.
+  // misses are read into the page cache by the I/O threads (only what is not cached yet).
   void prefetch(int64_t layer, const int32_t* ids, int k);
   // At the start of a decode step: the experts predicted for `layer` now are kept in their
   // slots until the layer has run.
@@ -90,6 +96,10 @@ class ExpertStreamer {
     std::vector<double> score;  // [E] scratch of the hot set's re-choice
     std::vector<int> order;
     std::vector<int32_t> predicted;
+    // page-cache warming, by the parity of the pass it is for (a layer runs after it predicted
+    // the next pass): [E] the pass a warm was issued for (0 none), and whether it landed
+    std::array<std::vector<uint64_t>, 2> warm_for;
+    std::array<std::vector<char>, 2> warm_done;
     uint64_t hot_runs = 0;
     // whole-layer
     uint64_t warm_gen = 0;
@@ -111,6 +121,9 @@ class ExpertStreamer {
   void wait_slots(std::unique_lock<std::mutex>& lk, SlotCache& c, const std::vector<int>& slots);
   // Requests expert e's pages from the OS while hints_ is on.
   void willneed(const Layer& L, int e);
+  // Queues a background read of expert e's pages that are not in the page cache yet, for the
+  // next forward pass (lock held; only while hints_ is on).
+  void warm_expert(Layer& L, int e);
   void start_warm(Layer& L, bool urgent);
 
   void run_exact(const Model& m, Layer& L, Scratch& s);

@@ -20,6 +20,7 @@ const char* io_mode_name(IoMode m);
 // Per-thread scratch of a reader: aligned bounce space for the partial blocks of direct reads.
 struct ReadScratch {
   AlignedBuffer bounce{1 << 20};
+  std::vector<unsigned char> pages;  // page-cache residency of a range (mincore)
 };
 
 class ModelFiles {

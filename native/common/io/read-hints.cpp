@@ -1,6 +1,8 @@
 #include "common/io/read-hints.h"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -29,6 +31,34 @@ bool process_storage_reads(uint64_t& out) {
   if (::getrusage(RUSAGE_SELF, &u) != 0) return false;
   out = static_cast<uint64_t>(u.ru_inblock) + static_cast<uint64_t>(u.ru_majflt);
   return true;
+}
+
+bool populate_read(const void* p, uint64_t len) {
+#if defined(MADV_POPULATE_READ)
+  if (len == 0) return true;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t lo = reinterpret_cast<uint64_t>(p) / page * page;
+  return ::madvise(reinterpret_cast<void*>(lo), reinterpret_cast<uint64_t>(p) + len - lo, MADV_POPULATE_READ) == 0;
+#else
+  (void)p;
+  (void)len;
+  return false;
+#endif
+}
+
+bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages) {
+  if (len == 0) return true;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t lo = reinterpret_cast<uint64_t>(p) / page * page;
+  const uint64_t span = reinterpret_cast<uint64_t>(p) + len - lo;
+  pages.resize((span + page - 1) / page);
+#if defined(__APPLE__)
+  char* vec = reinterpret_cast<char*>(pages.data());  // macOS declares the vector as char*
+#else
+  unsigned char* vec = pages.data();
+#endif
+  if (::mincore(reinterpret_cast<void*>(lo), span, vec) != 0) return false;
+  return std::all_of(pages.begin(), pages.end(), [](unsigned char v) { return (v & 1) != 0; });
 }
 
 }  // namespace bs

@@ -4,6 +4,7 @@
 // from storage, so the gate watches the process's storage reads, once per forward pass.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace bs {
 
@@ -24,5 +25,15 @@ void hint_gate_step(HintGate& g, uint64_t storage_reads);
 // Blocks this process read from storage plus its major page faults so far (getrusage); false
 // when they cannot be read (the caller then keeps hints on).
 bool process_storage_reads(uint64_t& out);
+
+// Whether every page of [p, p + len) of a file mapping is in the page cache (mincore; `pages`
+// is scratch). False when it cannot tell, so the caller reads the range to be sure.
+bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages);
+
+// Maps [p, p + len) of a file mapping into this process's page tables, reading pages that are
+// not cached (MADV_POPULATE_READ, Linux 5.14+), so compute touching it later takes no page
+// faults. False where the OS has no such call or the range cannot be read (a file cut short:
+// an error, never a signal); the caller then reads the range explicitly.
+bool populate_read(const void* p, uint64_t len);
 
 }  // namespace bs

@@ -29,6 +29,10 @@ test('decode bench derives throughput from its clock and bytes from the weights 
   assert.equal(r.prediction_recall, null, 'no prerouter, no recall');
   assert.equal(r.slot_hit_rate, null, 'the exact path uses no slots');
   assert.equal(r.blocked_ms_per_token, 0);
+  // No flag: the auto-size chose every streaming key; a tiny model fits any budget, so exact.
+  assert.deepEqual([r.decode_path, r.prefill_path, r.io_mode], ['exact', 'exact', 'page-cache']);
+  assert.deepEqual(r.auto?.keys, ['prefillPath', 'decodePath', 'slots', 'cacheBytes', 'ioThreads', 'ioMode']);
+  assert.match(r.auto!.reasons.join('\n'), /fit the budget/);
   if (process.platform === 'linux') {
     for (const k of ['rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes'] as const) assert.ok((r[k] ?? 0) > 0, k);
   }
@@ -52,6 +56,7 @@ test('decode bench reports the executor per decoded token: stalls, slot hits, pr
   );
   assert.equal(r.decode_path, 'staged');
   assert.equal(r.prefill_path, 'whole-layer');
+  assert.deepEqual(r.auto?.keys, ['slots', 'cacheBytes', 'ioThreads'], 'flags override the auto-size');
   assert.equal(r.io_mode, 'direct');
   assert.equal(r.prerouter, 'zero-training');
   assert.ok(r.slot_hit_rate !== null && r.slot_hit_rate > 0 && r.slot_hit_rate <= 1, JSON.stringify(r));

@@ -26,21 +26,31 @@ const fs = (mount: string, dev: string, size: number, available: number): Fs => 
 const disk = (device: string, type: string, interfaceType: string): Disk =>
   ({ device, type, name: device, vendor: '', size: 512 * GiB, interfaceType }) as Disk;
 
-test('recommended profile by memory tier, budget half of total', () => {
-  const names = [4, 8, 16, 24, 64].map((g) => recommendProfile(g * GiB).name);
-  assert.deepEqual(names, ['minimal', 'compact', 'standard', 'roomy', 'resident']);
-  assert.equal(recommendProfile(16 * GiB).engine_budget_bytes, 8 * GiB);
-  assert.equal(recommendProfile(16 * GiB).profile.top_k, 4);
-  assert.equal(recommendProfile(1 * GiB).engine_budget_bytes, GiB, 'at least 1 GiB');
-  // Every tier's engine keys are valid config, and streaming tiers use the prerouter.
+test('recommended profile: the auto-size for the budget and the model, with its reasons', () => {
+  const at = (g: number) => recommendProfile({ bytes: g * GiB, source: 'total memory' });
+  assert.deepEqual(
+    [4, 8, 16, 24, 64].map((g) => at(g).name),
+    ['streaming', 'streaming', 'streaming', 'resident', 'resident'],
+    'the reference 17.2 GB model streams below ~20 GiB',
+  );
+  assert.deepEqual(
+    [at(4).profile.decode_path, at(4).profile.io_mode, at(4).profile.prefill_path, at(4).profile.slots],
+    ['staged', 'direct', 'whole-layer', 10],
+  );
+  assert.deepEqual([at(8).profile.decode_path, at(8).profile.io_mode], ['exact', 'page-cache']);
+  assert.equal(at(4).profile.prerouter, 'on', 'streaming: the prerouter is recommended (it changes outputs)');
+  assert.equal(at(64).profile.prerouter, 'off');
+  assert.ok(at(8).profile.slots > at(4).profile.slots, 'more budget, more slots');
+  assert.match(at(4).reasons.join('\n'), /experts stream from disk/);
+  // A small model is resident under the same 4 GiB.
+  const small = { fileBytes: GiB, expertBytes: 1 << 20, moeLayers: 8, experts: 64, topK: 4 };
+  assert.equal(recommendProfile({ bytes: 4 * GiB, source: 'cgroup v1 /x' }, 'small', small).name, 'resident');
+  // Every profile's engine keys are valid config.
   for (const g of [4, 8, 16, 24, 64]) {
-    const r = recommendProfile(g * GiB);
-    const { top_k: _k, ...engine } = r.profile;
+    const { top_k: _k, ...engine } = at(g).profile;
     const parsed = parseOrThrow(engineSchema, engine) as Record<string, unknown>;
     for (const [k, v] of Object.entries(engine)) assert.equal(parsed[k], v, `${g} GiB: engine.${k}`);
-    assert.equal(r.profile.prerouter, g < 40 ? 'on' : 'off', `${g} GiB`);
   }
-  assert.equal(recommendProfile(24 * GiB).profile.cache_bytes, 6 * GiB, 'roomy: half the budget for hot experts');
 });
 
 test('mountOf picks the longest mount prefix, not a sibling with a common prefix', () => {
@@ -155,7 +165,7 @@ test('Apple Silicon: brand, performance/efficiency cores, unified memory', async
     efficiency_cores: 4,
   });
   assert.deepEqual(r.memory, { total_bytes: 16 * GiB, available_bytes: 9 * GiB, unified: true });
-  assert.equal(r.recommended_profile.name, 'standard');
+  assert.equal(r.recommended_profile.model, 'reference 30B-A3B int4');
   const text = formatDoctorReport(r);
   assert.match(text, /CPU {8}Apple M2 Pro, 12 cores \(8 performance \+ 4 efficiency\)/);
   assert.match(text, /unified: yes/);

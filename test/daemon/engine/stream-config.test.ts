@@ -11,15 +11,40 @@ import { synthTemp } from '../../native/helpers/model-files.js';
 
 test('engine streaming keys: defaults, environment, per-model overrides, load options', async (t) => {
   const base = loadConfig({ env: {} });
-  assert.deepEqual(resolveProfile({ path: '/m' }, base.engine, '/m').stream, {
-    prefillPath: 'exact',
-    decodePath: 'staged',
+  const defaults = resolveProfile({ path: '/m' }, base.engine, '/m').stream!;
+  assert.deepEqual(defaults, {
+    prefillPath: 'auto',
+    decodePath: 'auto',
     slots: 0,
+    cacheBytes: 0,
+    ioThreads: 0,
+    ioMode: 'auto',
+    prerouter: 'off',
+  });
+  // Every key auto: the auto-size's values; without one (geometry unreadable) the engine's defaults.
+  const sized = {
+    prefillPath: 'whole-layer',
+    decodePath: 'exact',
+    slots: 10,
     cacheBytes: 0,
     ioThreads: 4,
     ioMode: 'page-cache',
-    prerouter: 'off',
-  });
+  };
+  assert.deepEqual(
+    streamLoadOptions(defaults, () => ({ ...sized, resident: false, plannedBytes: 0, reasons: [] }) as never),
+    {
+      prefillPath: 'whole-layer',
+      decodePath: 'exact',
+      slots: 10,
+      ioThreads: 4,
+      ioMode: 'page-cache',
+      prerouter: 'off',
+    },
+  );
+  assert.deepEqual(
+    streamLoadOptions(defaults, () => undefined),
+    { prerouter: 'off' },
+  );
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 1 });
   const c = loadConfig({
     env: { BRAINSTEM_ENGINE_DECODE_PATH: 'hot', BRAINSTEM_ENGINE_IO_THREADS: '2' },
@@ -27,7 +52,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   });
   const profile = resolveProfile(c.models.glm!, c.engine, dir);
   assert.deepEqual(profile.stream, {
-    prefillPath: 'exact',
+    prefillPath: 'auto',
     decodePath: 'hot',
     slots: 6,
     cacheBytes: 0,
@@ -36,7 +61,6 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     prerouter: 'on',
   });
   assert.deepEqual(streamLoadOptions(profile.stream!), {
-    prefillPath: 'exact',
     decodePath: 'hot',
     slots: 6,
     ioThreads: 2,
@@ -45,7 +69,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   });
   assert.throws(
     () => loadConfig({ env: {}, overrides: { models: { glm: { path: dir, decode_path: 'fast' } } } }),
-    /models\.glm\.decode_path: must be one of "exact", "staged", "hot", "whole-layer"/,
+    /models\.glm\.decode_path: must be one of "auto", "exact", "staged", "hot", "whole-layer"/,
   );
   assert.throws(() => loadConfig({ env: { BRAINSTEM_ENGINE_IO_MODE: 'mmap' } }), /engine\.io_mode/);
 
@@ -53,8 +77,9 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   t.after(() => served.dispose());
   const s = served.summary!.stream;
   assert.deepEqual(
-    [s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter],
-    ['hot', 'direct', 2, 6, 'zero-training'],
+    [s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter, s.prefillPath],
+    ['hot', 'direct', 2, 6, 'zero-training', 'exact'],
+    'prefill_path auto: a tiny model fits any budget, so exact',
   );
   assert.equal(served.summary!.activationBits, 24, 'models.<name>.activation_bits reaches the engine');
 });

@@ -1,0 +1,129 @@
+// The streaming profile sized from the memory budget and the model's geometry: which expert path
+// each phase takes, staged slots, hot cache, I/O threads and I/O mode. A pure function, so
+// `doctor`, `start` and `bench decode` make the same choice and tests can check its rules. The
+// paths follow the measured grid in docs/streaming.md: exact through the page cache where it
+// holds a fair share of the experts, staged slots with direct reads where it does not, and
+// whole-layer prefill (each expert read once per chunk) where two layers fit.
+import type { ExpertPath, IoMode } from '../native/binding.js';
+
+export interface ModelGeometry {
+  /** Bytes of all tensors in the weight files. */
+  fileBytes: number;
+  /** Bytes of one routed expert (gate + up + down) of one layer. */
+  expertBytes: number;
+  moeLayers: number;
+  /** Routed experts per MoE layer. */
+  experts: number;
+  /** Routing width K in use. */
+  topK: number;
+}
+
+export interface AutoStreamInput extends ModelGeometry {
+  /** Memory the engine may use, page cache included (cgroup limit or total memory). */
+  budgetBytes: number;
+}
+
+export interface AutoStream {
+  prefillPath: ExpertPath;
+  decodePath: ExpertPath;
+  /** Staged slots per MoE layer (used when a staged path is chosen or forced). */
+  slots: number;
+  /** Hot-path resident experts over all MoE layers, in bytes. */
+  cacheBytes: number;
+  ioThreads: number;
+  ioMode: IoMode;
+  /** The weights stay in the page cache whole. */
+  resident: boolean;
+  /** Anonymous bytes the chosen paths pin, plus the weights when resident: never above the budget. */
+  plannedBytes: number;
+  reasons: string[];
+}
+
+const MiB = 1024 ** 2;
+/** Kept free of planning: KV cache, activations, the runtime (at least 512 MiB or an eighth). */
+export const reserveBytes = (budget: number) => Math.max(512 * MiB, Math.floor(budget / 8));
+
+/** Share of the routed experts the page cache must hold for exact decode to beat staged slots. */
+export const CACHEABLE_FOR_EXACT = 0.3;
+
+const fmt = (b: number) => `${(b / 1024 ** 3).toFixed(2)} GiB`;
+
+export function autoStream(g: AutoStreamInput): AutoStream {
+  const budget = Math.max(0, g.budgetBytes);
+  const reserve = reserveBytes(budget);
+  const routed = g.moeLayers * g.experts * g.expertBytes;
+  const dense = Math.max(0, g.fileBytes - routed);
+  const layerSet = g.moeLayers * g.expertBytes; // one expert in every MoE layer
+  const free = Math.max(0, budget - reserve - dense);
+  const reasons: string[] = [];
+  const resident = g.fileBytes + reserve <= budget;
+  // Half of what the dense weights leave goes to buffers, half stays for the page cache's reuse.
+  const share = Math.floor(free / 2);
+  const fitSlots = layerSet > 0 ? Math.floor(share / layerSet) - 1 : 0; // + the zero slot
+  const slots = Math.max(1, Math.min(g.experts, fitSlots));
+  const cacheBytes = Math.max(0, Math.min(g.experts, fitSlots)) * layerSet; // as many experts per layer
+  if (resident) {
+    reasons.push(
+      `weights ${fmt(g.fileBytes)} + reserve ${fmt(reserve)} fit the budget ${fmt(budget)}: exact paths over the page cache, nothing pinned`,
+    );
+    return {
+      prefillPath: 'exact',
+      decodePath: 'exact',
+      slots,
+      cacheBytes,
+      ioThreads: 2,
+      ioMode: 'page-cache',
+      resident,
+      plannedBytes: g.fileBytes,
+      reasons,
+    };
+  }
+  reasons.push(
+    `weights ${fmt(g.fileBytes)} exceed the budget ${fmt(budget)} less reserve ${fmt(reserve)}: experts stream from disk`,
+  );
+  // The measured grid (docs/streaming.md#measured-grid, moe-30b): where the page cache can hold
+  // ≥ 30% of the routed experts (8 GiB: 41%) exact decode over it, with predicted experts warmed,
+  // wins (1.04 vs 0.70 tok/s staged); below (4 GiB: 18%) staged slots with direct reads win
+  // (0.64 vs 0.32 alternated). Staged needs K slots, so the prediction of a layer fits at once.
+  const cacheable = routed > 0 ? free / routed : 1;
+  const staged = cacheable < CACHEABLE_FOR_EXACT && fitSlots >= g.topK;
+  const pct = `${Math.round(cacheable * 100)}%`;
+  if (staged) {
+    reasons.push(
+      `the page cache holds ${pct} of the routed experts (< ${CACHEABLE_FOR_EXACT * 100}%): decode staged with ${slots} slots and direct reads (measured faster there)`,
+    );
+  } else if (cacheable < CACHEABLE_FOR_EXACT) {
+    reasons.push(`${pct} cacheable but fewer than K=${g.topK} slots fit: decode exact through the page cache`);
+  } else {
+    reasons.push(
+      `the page cache holds ${pct} of the routed experts: decode exact through it, predicted experts warmed (measured faster there)`,
+    );
+  }
+  const ioMode: IoMode = staged ? 'direct' : 'page-cache';
+  const slotBytes = staged ? stagedBytes(g, slots) : 0;
+  // Whole-layer prefill holds the layer it computes and the next one (direct: in two buffers).
+  const layerBytes = g.experts * g.expertBytes;
+  const whole = 2 * layerBytes <= free - slotBytes;
+  reasons.push(
+    whole
+      ? 'prefill whole-layer: each chunk reads every expert of a layer once, in large sequential reads'
+      : `two layers (${fmt(2 * layerBytes)}) do not fit beside the rest: prefill exact`,
+  );
+  // One I/O thread per two routed experts of a layer, 2..8: reads of a layer's K experts overlap.
+  const ioThreads = Math.max(2, Math.min(8, Math.ceil(g.topK / 2)));
+  reasons.push(`${ioThreads} I/O threads for K=${g.topK}; hot cache ${fmt(cacheBytes)} if chosen`);
+  return {
+    prefillPath: whole ? 'whole-layer' : 'exact',
+    decodePath: staged ? 'staged' : 'exact',
+    slots,
+    cacheBytes,
+    ioThreads,
+    ioMode,
+    resident,
+    plannedBytes: slotBytes + (whole && staged ? 2 * layerBytes : 0),
+    reasons,
+  };
+}
+
+/** Anonymous bytes a staged path with `slots` pins, with its zero slot. */
+export const stagedBytes = (g: ModelGeometry, slots: number) => (slots + 1) * g.moeLayers * g.expertBytes;
