@@ -56,3 +56,33 @@ test('waiting clients are served round robin: a batch sender does not hold back 
   assert.equal(turns[0], 0);
   assert.ok(turns[6]! <= turns[2]!, `the single call (turn ${turns[6]}) before the batch's third slice (${turns[2]})`);
 });
+
+test('the per-turn budget shrinks in proportion while loop iterations run long and grows back when they are short', async () => {
+  let clock = 0;
+  let step = 100;
+  // Each turn of the ticker is one loop iteration of `step` ms.
+  const share = new LoopShare(64, 10, () => clock);
+  const c = {};
+  let ticking = true;
+  const tick = () => {
+    clock += step;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const budgets: number[] = [];
+  const run = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      await Promise.all(Array.from({ length: 80 }, () => share.take(c, 1)));
+      budgets.push(share.turnBudget);
+    }
+  };
+  await run(3);
+  // 100 ms iterations against a 20 ms target: 64 → 12 → 2 → 1 (never below one call).
+  assert.ok(budgets.at(-1)! <= 2, `budgets under 100 ms iterations: ${budgets.join(',')}`);
+  step = 1;
+  budgets.length = 0;
+  await run(12);
+  ticking = false;
+  assert.equal(budgets.at(-1), 64, `budgets under 1 ms iterations grow back to the cap: ${budgets.join(',')}`);
+  for (let i = 1; i < budgets.length; i++) assert.ok(budgets[i]! >= budgets[i - 1]!, `grows monotonically: ${budgets}`);
+});
