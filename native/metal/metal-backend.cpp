@@ -123,7 +123,7 @@ class SessionDecoder final : public DeviceDecoder {
 
 std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length) {
   Device* d = current();
-  if (!d || state().failed || !MetalDecoder::unsupported(m).empty() || m.prerouter) return nullptr;
+  if (!d || state().failed || !MetalDecoder::unsupported(m).empty()) return nullptr;
   try {
     return std::make_unique<SessionDecoder>(*d, m, context_length);
   } catch (const Error& e) {

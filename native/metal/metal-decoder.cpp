@@ -6,17 +6,11 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/prerouter/heads.h"
 #include "metal/metal-encode.h"
 #include "metal/metal-ops.h"
 
 namespace bs::metal {
-
-// A weight matrix as the kernels bind it: codes, scales and biases (dummies when plain) with the
-// byte offsets of the matrix inside the wrapped (or copied) pages.
-struct MetalDecoder::Weight {
-  Arg codes, scales, biases;
-  uint32_t w_off = 0, s_off = 0, b_off = 0;
-};
 
 namespace {
 
@@ -84,6 +78,21 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   ids_ = scratch(n * k * 4), wts_ = scratch(n * k * 4), token_ = scratch(n * 4), position_ = scratch(n * 4);
   greedy_ = scratch(4);
   if (m.kv_f16()) k_f32_ = scratch(n * kv * 4), v_f32_ = scratch(n * kv * 4);
+  pred_.resize(c.n_layers);
+  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
+  if (m.prerouter) {
+    int64_t units = 1;
+    for (const int64_t owner : m.prerouter->owners()) {
+      const PrerouterHead& h = *m.prerouter->head(owner);
+      for (const WeightMatrix* w : {&h.fc1, &h.fc2, &h.linear_init})
+        if (!h.router_alias && w->w) weight(*w);
+      units = std::max(units, h.fc1.rows);
+      Predicted& p = pred_[owner + 1];
+      for (int i = 0; i < 2; ++i) p.ids[i] = scratch(k * 4), p.wts[i] = scratch(k * 4);
+      pred_[owner].last = scratch(k * 4);
+    }
+    head_logits_ = scratch(E * 4), head_act_ = scratch(units * 4);
+  }
   std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
   for (size_t i = 0; i < inv.size(); ++i)
     inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
@@ -143,6 +152,7 @@ void MetalDecoder::reserve(int64_t rows) {
 void MetalDecoder::truncate(int64_t n) {
   if (n < 0 || n > pos_) fail("metal decoder: truncate(", n, ") is outside its ", pos_, " cached positions");
   pos_ = n;
+  forget_predictions();
 }
 
 void MetalDecoder::read_kv(int64_t layer, int64_t n, void* k, void* v) const {
@@ -311,34 +321,48 @@ void MetalDecoder::mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y) {
 }
 
 // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-void MetalDecoder::moe(CommandList& c, const bs::MoeWeights& w) {
-  const int64_t H = m_.cfg.hidden, E = w.spec.n_experts, k = top_k_, I = w.gate.rows;
-  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
-  linear(c, w.router, xn_, e_logits_);
-  if (w.spec.family == RoutingFamily::SoftmaxTopK) {
-    const SoftmaxTopKParams p{u32(n_), u32(E), u32(k), w.spec.norm_topk_prob ? 1u : 0u};
-    c.dispatch("bs_route_softmax_topk", {u32(n_)}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
-  } else {
-    const SigmoidGroupParams p{u32(n_),
-                               u32(E),
-                               u32(k),
-                               u32(w.spec.n_group),
-                               u32(w.spec.topk_group),
-                               w.spec.norm_topk_prob ? 1u : 0u,
-                               w.spec.correction_bias.empty() ? 0u : 1u,
-                               w.spec.routed_scaling_factor};
-    const Arg bias = w.spec.correction_bias.empty() ? token_ : vectors_.at(w.spec.correction_bias.data());
-    c.dispatch("bs_route_sigmoid_group", {u32(n_)}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+void MetalDecoder::route(CommandList& c, const RouterSpec& spec, Arg logits, int64_t n, Arg ids, Arg wts) {
+  const int64_t E = spec.n_experts, k = top_k_;
+  if (spec.family == RoutingFamily::SoftmaxTopK) {
+    const SoftmaxTopKParams p{u32(n), u32(E), u32(k), spec.norm_topk_prob ? 1u : 0u};
+    c.dispatch("bs_route_softmax_topk", {u32(n)}, 32, {logits, ids, wts, {nullptr, 0, &p, sizeof p}});
+    return;
   }
-  matmul(c, w.gate, xn_, gate_, rows, ids_, u32(k));
-  matmul(c, w.up, xn_, up_, rows, ids_, u32(k));
+  const SigmoidGroupParams p{u32(n),
+                             u32(E),
+                             u32(k),
+                             u32(spec.n_group),
+                             u32(spec.topk_group),
+                             spec.norm_topk_prob ? 1u : 0u,
+                             spec.correction_bias.empty() ? 0u : 1u,
+                             spec.routed_scaling_factor};
+  const Arg bias = spec.correction_bias.empty() ? token_ : vectors_.at(spec.correction_bias.data());
+  c.dispatch("bs_route_sigmoid_group", {u32(n)}, 32, {logits, bias, ids, wts, {nullptr, 0, &p, sizeof p}});
+}
+
+// Routing on the device: ids and weights go from the routing kernel (or, in a decode step after
+// a prediction, from the prerouter's buffers) to the gathered matmuls.
+void MetalDecoder::moe(CommandList& c, int64_t l) {
+  const bs::MoeWeights& w = m_.layers[l].moe;
+  const int64_t H = m_.cfg.hidden, k = top_k_, I = w.gate.rows;
+  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
+  Arg ids = ids_, wts = wts_;
+  if (n_ == 1 && has_pred_[l]) {
+    ids = pred_[l].ids[1 - parity_], wts = pred_[l].wts[1 - parity_];
+  } else {
+    linear(c, w.router, xn_, e_logits_);
+    route(c, w.spec, e_logits_, n_, ids, wts);
+  }
+  if (m_.prerouter) predict(c, l, ids);
+  matmul(c, w.gate, xn_, gate_, rows, ids, u32(k));
+  matmul(c, w.up, xn_, up_, rows, ids, u32(k));
   const ElementwiseParams ps{u32(rows * I), 0.0f};
   c.dispatch("bs_silu_mul", {ceil_div(rows * I, BS_BLOCK)}, BS_BLOCK,
              {gate_, up_, gate_, {nullptr, 0, &ps, sizeof ps}});
-  matmul(c, w.down, gate_, rows_, rows, ids_, 1);
+  matmul(c, w.down, gate_, rows_, rows, ids, 1);
   const CombineParams pc{u32(n_), u32(k), u32(H)};
   c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n_)}, BS_BLOCK,
-             {rows_, wts_, y_, {nullptr, 0, &pc, sizeof pc}});
+             {rows_, wts, y_, {nullptr, 0, &pc, sizeof pc}});
   if (w.has_shared) {
     mlp(c, w.shared, xn_, y2_);
     add(c, y2_, y_, n_ * H);
@@ -370,8 +394,12 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   }
   reserve(pos_ + n);
   use_adapter(step.adapter);
+  if (top_k != last_top_k_) forget_predictions();  // as the CPU path: its one-hot features have k entries
   n_ = n;
-  top_k_ = top_k;
+  top_k_ = last_top_k_ = top_k;
+  predicting_ = head;
+  parity_ ^= 1;
+  std::fill(made_pred_.begin(), made_pred_.end(), 0);
   auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
   auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
   for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
@@ -396,7 +424,7 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
     attention(*c, l);
     add(*c, y_, x_, n * H);
     rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), n, H, xn_);
-    if (lw.is_moe) moe(*c, lw.moe);
+    if (lw.is_moe) moe(*c, l);
     else mlp(*c, lw.mlp, xn_, y_);
     add(*c, y_, x_, n * H);
   }
@@ -414,6 +442,7 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   c->commit_and_wait();
   ++commits_;
   pos_ += n;
+  has_pred_.swap(made_pred_);
 }
 
 }  // namespace bs::metal

@@ -41,7 +41,12 @@ class MetalDecoder final : public DeviceDecoder {
   int64_t commits() const { return commits_; }
 
  private:
-  struct Weight;
+  // A weight matrix as the kernels bind it: codes, scales and biases (dummies when plain) with the
+  // byte offsets of the matrix inside the wrapped (or copied) pages.
+  struct Weight {
+    Arg codes, scales, biases;
+    uint32_t w_off = 0, s_off = 0, b_off = 0;
+  };
   const Weight& weight(const WeightMatrix& w);
   Arg floats(const std::vector<float>& v);
   Arg scratch(size_t bytes);
@@ -57,7 +62,14 @@ class MetalDecoder final : public DeviceDecoder {
   void rmsnorm(CommandList& c, Arg x, Arg w, int64_t rows, int64_t d, Arg y);
   void add(CommandList& c, Arg x, Arg y, int64_t n);
   void attention(CommandList& c, int64_t l);
-  void moe(CommandList& c, const bs::MoeWeights& w);
+  void moe(CommandList& c, int64_t l);
+  // Routing of n tokens' logits by `spec` into ids and weights [n, top_k_] (both kernel families).
+  void route(CommandList& c, const RouterSpec& spec, Arg logits, int64_t n, Arg ids, Arg wts);
+  // Prerouter head `owner` at the chunk's last token (ids: the chunk's routing [n, top_k]): layer
+  // owner+1's routing of the next token, into the prediction buffers of this append's parity
+  // (metal-decoder-prerouter.cpp).
+  void predict(CommandList& c, int64_t owner, Arg ids);
+  void forget_predictions();
   void mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y);
 
   Device& d_;
@@ -78,6 +90,17 @@ class MetalDecoder final : public DeviceDecoder {
   std::unordered_map<const LoraWeights*, std::pair<Arg, Arg>> adapter_w_;
   Arg lora_t_;
   const LayerLora* layer_lora_ = nullptr;
+  // Prediction as routing (a model with a prerouter, as the CPU path): per layer, predicted ids
+  // and weights [top_k] double-buffered by the parity of the append (a step consumes the last
+  // one's while writing its own), the ids of the last token routed, and host flags for both.
+  struct Predicted {
+    Arg ids[2], wts[2], last;
+  };
+  std::vector<Predicted> pred_;
+  std::vector<char> has_pred_, made_pred_, has_last_;
+  Arg head_logits_, head_act_;
+  int parity_ = 0, last_top_k_ = 0;
+  bool predicting_ = false;                                 // this append ends with logits: the heads run
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer [capacity, n_kv, head_dim]
   Arg k_f32_, v_f32_;  // f16 caches: the chunk's keys and values in float32 before rounding
   Arg x_, xn_, y_, y2_, q_, attn_, gate_, up_, logits_, e_logits_, ids_, wts_, rows_, token_, position_, inv_freq_,

@@ -1,10 +1,11 @@
-// `brainstem-native-tests --metal-session DIR TOKENS [f16]`: a session whose forward pass runs on
+// `brainstem-native-tests --metal-session DIR TOKENS [f16|zero|heads]`: a session whose forward pass runs on
 // the whole-token Metal decoder (the msl-shim device here; the system GPU with
 // BRAINSTEM_TEST_METAL=gpu) beside a CPU session, through what the prefix cache does with a
 // session: a chunked prefill and greedy steps, a truncation to a shorter prefix and a new suffix,
 // a prefix-cache hit (that prompt again: truncate to all but its last token, prefill it), a narrower top-k,
 // a LoRA adapter, then an injected device failure that hands the cache back to the CPU. JSON per phase: both
-// token lists; the largest logit difference relative to the largest |logit|.
+// token lists; the largest logit difference relative to the largest |logit|. f16: an f16 KV cache;
+// zero / heads: a prerouter (zero-training, or random heads) whose predictions route decode steps.
 // test/native/metal-session.test.ts runs it.
 #include <algorithm>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "common/error.h"
 #include "common/lora.h"
 #include "common/model.h"
+#include "common/prerouter/heads.h"
 #include "common/session.h"
 #include "decode-probe.h"
 #include "fixtures.h"
@@ -83,6 +85,24 @@ std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const s
   return bs::load_lora(m, spec);
 }
 
+// Random prerouter heads for every possible owner; the first has no MLP (fc2 zero).
+std::unique_ptr<bs::Prerouter> random_heads(const bs::Model& m) {
+  bt::Rng r(31);
+  const int64_t E = m.cfg.router.n_experts, F = m.cfg.hidden + 2 * E, units = 24;
+  std::vector<bs::HeadFloats> heads;
+  for (const int64_t owner : bs::possible_owners(m)) {
+    bs::HeadFloats h{owner, units, {}, {}, {}};
+    auto fill = [&](std::vector<float>& v, int64_t n, double a) {
+      for (int64_t i = 0; i < n; ++i) v.push_back(heads.empty() && &v == &h.fc2 ? 0.0f : r.uniform(-a, a));
+    };
+    fill(h.fc1, units * F, 3.0 / std::sqrt(F));
+    fill(h.fc2, E * units, 2.5 / std::sqrt(units));
+    fill(h.linear, E * F, 2.5 / std::sqrt(F));
+    heads.push_back(std::move(h));
+  }
+  return bs::Prerouter::from_floats(m, std::move(heads), "probe");
+}
+
 std::string list(const std::vector<int32_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -91,12 +111,14 @@ std::string list(const std::vector<int32_t>& v) {
 
 }  // namespace
 
-int metal_session_probe(const char* dir, int tokens, bool f16) {
+int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   bs::LoadOptions opts;
   opts.backend = "cpu-ref";
-  opts.kv_f16 = f16;
+  opts.kv_f16 = mode == "f16";
   opts.prefill_chunk = 4;  // the 8-token prompt runs as two chunks
   auto model = bs::load_model(dir, opts);
+  if (mode == "zero") model->prerouter = bs::Prerouter::zero_training(*model);
+  if (mode == "heads") model->prerouter = random_heads(*model);
   const char* env = std::getenv("BRAINSTEM_TEST_METAL");
   Breakable dev;
   if (env && std::string(env) == "gpu") {
@@ -180,9 +202,10 @@ int metal_session_probe(const char* dir, int tokens, bool f16) {
   phase("handover", {433, 466});
   std::printf(
       "%s}, \"prefix_hit_repeats_prompt\": %s, \"greedy_steps\": %lld, \"device_state_bytes\": %llu, "
-      "\"max_rel_logit_diff\": %.3e}\n",
+      "\"cpu_predicted_layers\": %llu, \"max_rel_logit_diff\": %.3e}\n",
       json.c_str(), repeat ? "true" : "false", static_cast<long long>(greedy_steps),
-      static_cast<unsigned long long>(device_bytes), worst);
+      static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(cpu.stats().predicted_layers),
+      worst);
   return 0;
 }
 

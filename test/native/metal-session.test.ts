@@ -25,17 +25,19 @@ interface Probe {
   greedy_steps: number;
   /** The session's device memory after the prompt (KV cache and activations). */
   device_state_bytes: number;
+  /** Decode layer-steps the CPU session routed by a prerouter prediction. */
+  cpu_predicted_layers: number;
   max_rel_logit_diff: number;
 }
 
-function probe(dir: string, tokens: number, kv: 'f32' | 'f16'): Probe {
-  const args = ['--metal-session', dir, String(tokens), ...(kv === 'f16' ? ['f16'] : [])];
+function probe(dir: string, tokens: number, mode: 'f32' | 'f16' | 'zero' | 'heads'): Probe {
+  const args = ['--metal-session', dir, String(tokens), ...(mode === 'f32' ? [] : [mode])];
   const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 600_000 });
   assert.equal(r.status, 0, `metal session probe failed:\n${r.stdout}\n${r.stderr}`);
   return JSON.parse(r.stdout) as Probe;
 }
 
-function check(arch: string, kv: 'f32' | 'f16', p: Probe, moe: boolean): void {
+function check(arch: string, kv: string, p: Probe, moe: boolean): void {
   const names = ['prompt', 'truncated', 'prefix_hit', ...(moe ? ['top_k'] : []), 'adapter', 'handover'];
   assert.deepEqual(Object.keys(p.phases), names, `${arch}/${kv}: phases`);
   for (const name of names) {
@@ -68,5 +70,18 @@ test('a session on the Metal decoder with an f16 KV cache decodes like a CPU ses
     const full = probe(dir, 4, 'f32');
     check(arch, 'f32', full, arch === 'qwen3_moe');
     assert.ok(half.device_state_bytes < full.device_state_bytes, `${arch}: the f16 cache is smaller on the device`);
+  }
+});
+
+test('a session on the Metal decoder routes decode steps by the prerouter like a CPU session', (t) => {
+  for (const [arch, heads] of [
+    ['qwen3_moe', 'zero'],
+    ['qwen3_moe', 'heads'],
+    ['glm4_moe', 'heads'],
+  ] as const) {
+    const dir = synthTemp(t, { arch, seed: 17 });
+    const p = probe(dir, 4, heads);
+    check(arch, `prerouter ${heads}`, p, true);
+    assert.ok(p.cpu_predicted_layers > 0, `${arch}/${heads}: decode steps were routed by predictions`);
   }
 });

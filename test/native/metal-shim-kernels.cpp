@@ -150,6 +150,11 @@ const std::map<std::string, KernelEntry>& kernels() {
         [](const Bound& b, const Thread& t) {
           bs_to_f16(at<F>(b, 0), at<uint16_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
         }}},
+      {"bs_copy",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_copy(at<const uint32_t*>(b, 0), at<uint32_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+        }}},
       {"bs_argmax",
        {3,
         [](const Bound& b, const Thread& t) {
