@@ -162,9 +162,9 @@ TEST(metal_table_limits_and_device_failure) {
   bs::metal::use_device(nullptr);
 }
 
-// The decoder's tail and KV rounding: bs_argmax (greedy on the device) against the CPU's argmax
-// (ties to the lower index, NaN never chosen), bs_to_f16 against the CPU's rounding, bit for bit.
-TEST(metal_argmax_and_f16_rounding_match_the_cpu) {
+// The decoder's helpers: bs_argmax (greedy on the device) against the CPU's argmax (ties to the
+// lower index, NaN never chosen), bs_to_f16 against the CPU's rounding and bs_copy, bit for bit.
+TEST(metal_argmax_f16_rounding_and_copy_match_the_cpu) {
   UseDevice use;
   if (!use.ready(t)) return;
   bt::Rng r(5);
@@ -193,4 +193,11 @@ TEST(metal_argmax_and_f16_rounding_match_the_cpu) {
   c->commit_and_wait();
   const auto* h = reinterpret_cast<const uint16_t*>(out->contents());
   for (int64_t i = 0; i < n; ++i) EXPECT(h[i] == bs::f32_to_f16(x[i])) << x[i] << " → " << h[i];
+  auto copied = use.dev->alloc(n * 4);
+  const bs::metal::ElementwiseParams pc{static_cast<uint32_t>(n - 3), 0.0f};
+  auto cc = use.dev->begin();
+  cc->dispatch("bs_copy", {static_cast<uint32_t>((n + BS_BLOCK - 1) / BS_BLOCK)}, BS_BLOCK,
+               {{in.get(), 0}, {copied.get(), 0}, {nullptr, 0, &pc, sizeof pc}});
+  cc->commit_and_wait();
+  EXPECT(std::memcmp(copied->contents(), x.data(), (n - 3) * 4) == 0) << "bs_copy";
 }
