@@ -91,7 +91,7 @@ bool on_device(FunctionRef<void(MetalOps&)> body) {
 // reaches the session, which reads the cache back and carries on with the CPU.
 class SessionDecoder final : public DeviceDecoder {
  public:
-  SessionDecoder(Device& d, const Model& m, int64_t ctx) : dec_(d, m, ctx, m.prefill_chunk) {}
+  SessionDecoder(Device& d, const Model& m, int64_t ctx) : dec_(d, m, ctx, m.prefill_chunk, DeviceWeights::of(d, m)) {}
   void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) override {
     locked([&] { dec_.append(tokens, n, step, logits); });
   }

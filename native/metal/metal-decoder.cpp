@@ -12,28 +12,6 @@
 
 namespace bs::metal {
 
-namespace {
-
-// Every matrix a layer's forward reads, for the support check and the one-time wrapping.
-std::vector<const WeightMatrix*> matrices(const Model& m) {
-  std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
-  auto mlp = [&](const MlpWeights& w) {
-    for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
-  };
-  for (const LayerWeights& lw : m.layers) {
-    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
-    if (!lw.is_moe) {
-      mlp(lw.mlp);
-      continue;
-    }
-    for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
-    if (lw.moe.has_shared) mlp(lw.moe.shared);
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string MetalDecoder::unsupported(const Model& m) {
   const ModelConfig& c = m.cfg;
   if (!c.linear_layer.empty() && std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0)
@@ -51,7 +29,7 @@ std::string MetalDecoder::unsupported(const Model& m) {
     if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
     if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
   }
-  for (const WeightMatrix* w : matrices(m)) {
+  for (const WeightMatrix* w : decoder_matrices(m)) {
     if (!MetalOps::accepts(w->quantised() ? Op::QMatMul : Op::DenseMatMul, w))
       return "a weight format the Metal kernels do not take (" + std::string(dtype_name(w->dtype)) + ", " +
              std::to_string(w->bits) + "-bit, group " + std::to_string(w->group) + ")";
@@ -59,11 +37,12 @@ std::string MetalDecoder::unsupported(const Model& m) {
   return "";
 }
 
-MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk)
+MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,
+                           std::shared_ptr<const DeviceWeights> weights)
     : d_(d), m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
+  w_ = weights ? std::move(weights) : std::make_shared<const DeviceWeights>(d, m);
   const ModelConfig& c = m.cfg;
-  for (const WeightMatrix* w : matrices(m)) weight(*w);
   const int64_t H = c.hidden, k = std::max(1, m.top_k), kv = c.n_kv_heads * c.head_dim;
   const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
   kv_elem_ = m.kv_f16() ? 2 : 4;
@@ -83,32 +62,12 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   if (m.prerouter) {
     int64_t units = 1;
     for (const int64_t owner : m.prerouter->owners()) {
-      const PrerouterHead& h = *m.prerouter->head(owner);
-      for (const WeightMatrix* w : {&h.fc1, &h.fc2, &h.linear_init})
-        if (!h.router_alias && w->w) weight(*w);
-      units = std::max(units, h.fc1.rows);
+      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
       Predicted& p = pred_[owner + 1];
       for (int i = 0; i < 2; ++i) p.ids[i] = scratch(k * 4), p.wts[i] = scratch(k * 4);
       pred_[owner].last = scratch(k * 4);
     }
     head_logits_ = scratch(E * 4), head_act_ = scratch(units * 4);
-  }
-  std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i)
-    inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
-  inv_freq_ = floats(inv);
-  auto upload = [&](const std::vector<float>& v) {
-    if (!v.empty()) vectors_.emplace(v.data(), floats(v));
-  };
-  upload(m.final_norm);
-  for (const LayerWeights& lw : m.layers) {
-    for (const std::vector<float>* v : {&lw.input_norm, &lw.post_norm, &lw.attn.q_norm, &lw.attn.k_norm,
-                                        &lw.attn.q.bias, &lw.attn.k.bias, &lw.attn.v.bias, &lw.attn.o.bias})
-      upload(*v);
-    for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
-      for (const Linear* l : {&w->gate, &w->up, &w->down}) upload(l->bias);
-    upload(lw.moe.router.bias);
-    if (lw.is_moe) upload(lw.moe.spec.correction_bias);
   }
 }
 
@@ -122,12 +81,6 @@ Arg MetalDecoder::scratch(size_t bytes) {
   scratch_bytes_ += b->size();
   owned_.push_back(std::move(b));
   return {owned_.back().get(), 0};
-}
-
-Arg MetalDecoder::floats(const std::vector<float>& v) {
-  Arg a = scratch(v.size() * 4);
-  if (!v.empty()) std::memcpy(a.buf->contents(), v.data(), v.size() * 4);
-  return a;
 }
 
 // Cache rows for `rows` positions: capacity doubles (up to max_positions), the cached rows copied
@@ -170,33 +123,6 @@ uint64_t MetalDecoder::state_bytes() const {
   return b;
 }
 
-// Wrapped in place once (copied when the device refuses the pages), looked up by address after.
-const MetalDecoder::Weight& MetalDecoder::weight(const WeightMatrix& w) {
-  auto bind = [&](const void* p, size_t bytes, uint32_t& off) -> Arg {
-    if (auto b = wrap_range(d_, p, bytes, off)) {
-      owned_.push_back(std::move(b));
-      return {owned_.back().get(), 0};
-    }
-    off = 0;
-    Arg a = scratch(bytes);
-    std::memcpy(a.buf->contents(), p, bytes);
-    return a;
-  };
-  auto it = index_.find(w.w);
-  if (it != index_.end()) return *it->second;
-  auto out = std::make_unique<Weight>();
-  out->codes = bind(w.w, code_bytes(w), out->w_off);
-  if (w.quantised()) {
-    out->scales = bind(w.scales, sb_bytes(w), out->s_off);
-    out->biases = bind(w.biases, sb_bytes(w), out->b_off);
-  } else {
-    out->scales = out->biases = out->codes;
-  }
-  weights_.push_back(std::move(out));
-  index_[w.w] = weights_.back().get();
-  return *weights_.back();
-}
-
 void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, int64_t n, Arg ids, uint32_t x_div) {
   const Weight& b = weight(w);
   const Arg none = token_;  // bound but unread (no slot table)
@@ -219,7 +145,7 @@ void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, i
 // scale · B (A x) in two dense matmuls through lora_t_ (as the CPU path: bias, then delta).
 void MetalDecoder::linear(CommandList& c, const Linear& l, Arg x, Arg y, const LoraWeights* delta) {
   matmul(c, l.w, x, y, n_, {}, 1);
-  for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(c, vectors_.at(l.bias.data()), at(y, t * l.w.rows), l.w.rows);
+  for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(c, vec(l.bias), at(y, t * l.w.rows), l.w.rows);
   if (!delta) return;
   const auto& [a, b] = adapter_w_.at(delta);
   const int64_t rank = delta->a.rows;
@@ -282,15 +208,15 @@ void MetalDecoder::attention(CommandList& c, int64_t l) {
   linear(c, w.k, xn_, k_at, lora(LoraSlot::K));
   linear(c, w.v, xn_, v_at, lora(LoraSlot::V));
   if (!w.q_norm.empty()) {
-    rmsnorm(c, q_, vectors_.at(w.q_norm.data()), n_ * cfg.n_heads, cfg.head_dim, q_);
-    rmsnorm(c, k_at, vectors_.at(w.k_norm.data()), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
+    rmsnorm(c, q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
+    rmsnorm(c, k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
   }
   const int64_t half = cfg.rot_dims / 2;
   for (const auto& [x, heads] : {std::pair{q_, cfg.n_heads}, std::pair{k_at, cfg.n_kv_heads}}) {
     const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
     if (half > 0)
       c.dispatch("bs_rope", {ceil_div(heads * half, BS_BLOCK), u32(n_)}, BS_BLOCK,
-                 {x, position_, inv_freq_, {nullptr, 0, &p, sizeof p}});
+                 {x, position_, w_->inv_freq(), {nullptr, 0, &p, sizeof p}});
   }
   if (f16) {
     const ElementwiseParams p{u32(n_ * kv), 0.0f};
@@ -336,7 +262,7 @@ void MetalDecoder::route(CommandList& c, const RouterSpec& spec, Arg logits, int
                              spec.norm_topk_prob ? 1u : 0u,
                              spec.correction_bias.empty() ? 0u : 1u,
                              spec.routed_scaling_factor};
-  const Arg bias = spec.correction_bias.empty() ? token_ : vectors_.at(spec.correction_bias.data());
+  const Arg bias = spec.correction_bias.empty() ? token_ : vec(spec.correction_bias);
   c.dispatch("bs_route_sigmoid_group", {u32(n)}, 32, {logits, bias, ids, wts, {nullptr, 0, &p, sizeof p}});
 }
 
@@ -420,10 +346,10 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
     const LayerWeights& lw = m_.layers[l];
     layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
-    rmsnorm(*c, x_, vectors_.at(lw.input_norm.data()), n, H, xn_);
+    rmsnorm(*c, x_, vec(lw.input_norm), n, H, xn_);
     attention(*c, l);
     add(*c, y_, x_, n * H);
-    rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), n, H, xn_);
+    rmsnorm(*c, x_, vec(lw.post_norm), n, H, xn_);
     if (lw.is_moe) moe(*c, l);
     else mlp(*c, lw.mlp, xn_, y_);
     add(*c, y_, x_, n * H);
@@ -431,7 +357,7 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   layer_lora_ = nullptr;
   // Only the last token's logits, when asked for: its row through the final norm and the LM head.
   if (head) {
-    rmsnorm(*c, at(x_, (n - 1) * H), vectors_.at(m_.final_norm.data()), 1, H, xn_);
+    rmsnorm(*c, at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
     n_ = 1;
     linear(*c, m_.lm_head, xn_, logits_);
   }

@@ -12,6 +12,7 @@
 #include "common/lora.h"
 #include "common/model.h"
 #include "metal/metal-device.h"
+#include "metal/metal-weights.h"
 
 namespace bs::metal {
 
@@ -22,8 +23,10 @@ class MetalDecoder final : public DeviceDecoder {
 
   // A cache of up to max_positions tokens (grown on demand, in the model's KV type: float32 or
   // f16), appended in chunks of up to max_chunk tokens. Throws bs::Error when the model is
-  // unsupported or a buffer cannot be allocated.
-  MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk = 1);
+  // unsupported or a buffer cannot be allocated. `weights`: the model's on this device, shared
+  // with other sessions (DeviceWeights::of); null: made for this decoder alone.
+  MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk = 1,
+               std::shared_ptr<const DeviceWeights> weights = nullptr);
   ~MetalDecoder() override;
 
   // One command list: a prefill chunk, or a decode step when n is 1 (DeviceDecoder::append).
@@ -41,14 +44,9 @@ class MetalDecoder final : public DeviceDecoder {
   int64_t commits() const { return commits_; }
 
  private:
-  // A weight matrix as the kernels bind it: codes, scales and biases (dummies when plain) with the
-  // byte offsets of the matrix inside the wrapped (or copied) pages.
-  struct Weight {
-    Arg codes, scales, biases;
-    uint32_t w_off = 0, s_off = 0, b_off = 0;
-  };
-  const Weight& weight(const WeightMatrix& w);
-  Arg floats(const std::vector<float>& v);
+  using Weight = DeviceWeights::Weight;
+  const Weight& weight(const WeightMatrix& w) const { return w_->weight(w); }
+  Arg vec(const std::vector<float>& v) const { return w_->vector(v.data()); }
   Arg scratch(size_t bytes);
   void reserve(int64_t rows);
   // Encodes and runs one chunk: the LM head when `head`, then an argmax when `greedy`.
@@ -79,10 +77,8 @@ class MetalDecoder final : public DeviceDecoder {
   int top_k_ = 1;                       // experts per token of the chunk being encoded
   int64_t capacity_ = 0, kv_elem_ = 4;  // cache rows allocated; bytes per cached element
   uint64_t scratch_bytes_ = 0;
-  std::vector<std::unique_ptr<Buffer>> owned_;
-  std::vector<std::unique_ptr<Weight>> weights_;
-  std::unordered_map<const void*, const Weight*> index_;  // by the matrix's first byte
-  std::unordered_map<const void*, Arg> vectors_;          // norms and biases, by their data
+  std::shared_ptr<const DeviceWeights> w_;
+  std::vector<std::unique_ptr<Buffer>> owned_;  // this session's cache-less buffers (activations)
   // The adapter in use, its matrices on the device (A then B per module) and the rank-sized
   // intermediate; the layer being encoded.
   std::shared_ptr<const LoraAdapter> adapter_;
@@ -103,8 +99,7 @@ class MetalDecoder final : public DeviceDecoder {
   bool predicting_ = false;                                 // this append ends with logits: the heads run
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer [capacity, n_kv, head_dim]
   Arg k_f32_, v_f32_;  // f16 caches: the chunk's keys and values in float32 before rounding
-  Arg x_, xn_, y_, y2_, q_, attn_, gate_, up_, logits_, e_logits_, ids_, wts_, rows_, token_, position_, inv_freq_,
-      greedy_;
+  Arg x_, xn_, y_, y2_, q_, attn_, gate_, up_, logits_, e_logits_, ids_, wts_, rows_, token_, position_, greedy_;
 };
 
 }  // namespace bs::metal

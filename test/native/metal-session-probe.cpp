@@ -136,6 +136,9 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   bs::Session cpu(model, 64), metal(model, 64);
   metal.use_decoder(bs::metal::session_decoder(*model, 64));
   if (!metal.on_device()) bs::fail("the Metal session decoder refused the model");
+  // Another session of the model wraps nothing again: the weights are shared per model.
+  const int wraps = dev.wraps;
+  const bool shared = bs::metal::session_decoder(*model, 64) != nullptr && dev.wraps == wraps && wraps > 0;
   std::vector<float> a(V), b(V);
   double worst = 0.0;
   int64_t greedy_steps = 0;
@@ -202,10 +205,10 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   phase("handover", {433, 466});
   std::printf(
       "%s}, \"prefix_hit_repeats_prompt\": %s, \"greedy_steps\": %lld, \"device_state_bytes\": %llu, "
-      "\"cpu_predicted_layers\": %llu, \"max_rel_logit_diff\": %.3e}\n",
+      "\"cpu_predicted_layers\": %llu, \"weights_shared\": %s, \"max_rel_logit_diff\": %.3e}\n",
       json.c_str(), repeat ? "true" : "false", static_cast<long long>(greedy_steps),
       static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(cpu.stats().predicted_layers),
-      worst);
+      shared ? "true" : "false", worst);
   return 0;
 }
 

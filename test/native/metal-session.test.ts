@@ -27,6 +27,8 @@ interface Probe {
   device_state_bytes: number;
   /** Decode layer-steps the CPU session routed by a prerouter prediction. */
   cpu_predicted_layers: number;
+  /** A second session's decoder wrapped no weights again (the shim counts wraps). */
+  weights_shared: boolean;
   max_rel_logit_diff: number;
 }
 
@@ -49,6 +51,7 @@ function check(arch: string, kv: string, p: Probe, moe: boolean): void {
   }
   assert.ok(p.prefix_hit_repeats_prompt, `${arch}/${kv}: a prefix hit continues as the same prompt did before`);
   assert.ok(p.greedy_steps > 0, `${arch}/${kv}: some steps brought back only the token`);
+  if (!process.env.BRAINSTEM_TEST_METAL) assert.ok(p.weights_shared, `${arch}/${kv}: sessions share the weights`);
   // With an f16 cache a key that differs in its last float32 bits may round to the neighbouring
   // half (2^-11 of it): a few such ulps of the scale, against float32 rounding alone.
   const tol = kv === 'f16' ? 2e-3 : 1e-4;
