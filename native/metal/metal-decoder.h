@@ -1,6 +1,7 @@
 // The whole transformer on a Metal device: one command list per prefill chunk or decode step,
-// from the embedding to the logits. Weights are wrapped in place once (the mmapped files); the KV
-// cache, activations and routing live in device buffers between ops and appends; only logits return.
+// from the embedding to the logits. Weights are wrapped in place once per model (metal-weights.h);
+// the KV cache, activations and routing live in device buffers between ops and appends; only the
+// logits (or the greedy token) return. Sessions run it through common/device-decoder.h.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -78,7 +79,7 @@ class MetalDecoder final : public DeviceDecoder {
   int64_t capacity_ = 0, kv_elem_ = 4;  // cache rows allocated; bytes per cached element
   uint64_t scratch_bytes_ = 0;
   std::shared_ptr<const DeviceWeights> w_;
-  std::vector<std::unique_ptr<Buffer>> owned_;  // this session's cache-less buffers (activations)
+  std::vector<std::unique_ptr<Buffer>> owned_;  // this decoder's activations and routing buffers
   // The adapter in use, its matrices on the device (A then B per module) and the rank-sized
   // intermediate; the layer being encoded.
   std::shared_ptr<const LoraAdapter> adapter_;
