@@ -194,6 +194,9 @@ export interface SessionInfo {
   adapter: string | null;
   /** Routing width (experts per token) the session runs at; 0 once disposed. */
   topK: number;
+  /** Whether its forward passes run on a device decoder (Metal: one command list per chunk, the KV
+   *  cache on the GPU); false on the CPU kernel sets and after a hand-over (docs/metal.md). */
+  onDevice: boolean;
 }
 
 export interface CalibrateOptions {

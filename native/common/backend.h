@@ -5,6 +5,7 @@
 // Activations are float32; weights are read in place from the mmapped file.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,8 @@
 namespace bs {
 
 class ThreadPool;
+class Model;
+class DeviceDecoder;
 
 // Per-call execution context: where parallel work may run (nullptr pool: the calling thread).
 struct ExecCtx {
@@ -147,6 +150,9 @@ struct Backend {
   // the formats and shapes it handles. Ops the table lacks need no case.
   bool (*accepts)(Op op, const WeightMatrix* w);
   Kernels k;
+  // A whole-forward decoder for a session of `m` with room for context_length tokens (nullptr,
+  // or a null result: the session runs the table op by op). Sets that run ops one call at a time leave it null.
+  std::unique_ptr<DeviceDecoder> (*session_decoder)(const Model& m, int64_t context_length) = nullptr;
 
   // Whether this backend runs `op` on weight `w`: its table has the op and the kernel takes w.
   bool supports(Op op, const WeightMatrix* w) const { return k.has(op) && accepts(op, w); }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/blocks.h"
+#include "common/device-decoder.h"
 #include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
 
@@ -58,6 +59,16 @@ class Session {
   // would overflow.
   // With `mm`, its rows take image embeddings (see MultimodalInput); checked before anything changes.
   void append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm = nullptr);
+  // As append, returning the greedy token (largest logit, ties to the lower id) instead of the
+  // logits: on a device decoder only that token comes back from the device.
+  int32_t append_greedy(const int32_t* tokens, int64_t n);
+  // Later appends run through `d`, a whole-forward decoder with the KV cache on its device
+  // (nullptr: op by op on the model's kernel table). Only on an empty session; the constructor
+  // takes the backend's decoder when it has one. A call the decoder cannot take (multimodal
+  // input, a routing recorder) or a device error hands the cache back to the host, which runs
+  // that call and every later one.
+  void use_decoder(std::unique_ptr<DeviceDecoder> d);
+  bool on_device() const { return decoder_ != nullptr; }
   // Routing decisions are reported to `r` (nullptr: none) until replaced.
   void set_recorder(RoutingRecorder* r) { recorder_ = r; }
   // Keeps the first n tokens of the cache (n ≤ n_past) so a shared prefix can be reused.
@@ -96,6 +107,13 @@ class Session {
     std::vector<float> weights;
   };
   void forward_chunk(const int32_t* tokens, int64_t n, float* logits);
+  // Throws bs::Error for an id outside the vocabulary or a context overflow.
+  void check_append(const int32_t* tokens, int64_t n) const;
+  // Runs the append on the decoder (logits or the greedy token back); false when it was not
+  // taken (no decoder, or hand_over() ran: the caller runs it on the host).
+  bool device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy, const MultimodalInput* mm);
+  // The decoder's cache rows copied into the host caches, and the decoder dropped (forward_mu held).
+  void hand_over();
   // The multimodal part of the chunk being run: token start..start+n of the append, rows [r0, r1).
   struct MmChunk {
     const MultimodalInput* in;
@@ -146,6 +164,8 @@ class Session {
   // equals its row (text only), so decode after an image continues past the image's positions.
   std::vector<int32_t> shift_;
   std::vector<float> head_logits_;
+  std::unique_ptr<DeviceDecoder> decoder_;
+  std::vector<float> greedy_logits_;
 };
 
 }  // namespace bs

@@ -38,6 +38,7 @@ Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : m
   }
   rec_.assign(floats, 0.0f);
   if (floats > 0) snapshots_.reserve(kMaxSnapshots);  // slots never move
+  if (const auto make = model_->dispatch().backend().session_decoder) decoder_ = make(*model_, ctx_len_);
 }
 
 uint64_t Session::state_bytes() const {
@@ -45,6 +46,7 @@ uint64_t Session::state_bytes() const {
   for (const auto& c : k_cache_) b += c.capacity();
   for (const auto& c : v_cache_) b += c.capacity();
   b += rec_.capacity() * sizeof(float);
+  if (decoder_) b += decoder_->state_bytes();
   for (const Snapshot& snap : snapshots_) b += snap.state.capacity() * sizeof(float);
   return b;
 }
@@ -78,6 +80,7 @@ void Session::truncate(int64_t n) {
   if (n < 0 || n > n_past_) fail("truncate(", n, ") is outside the session's ", n_past_, " cached tokens");
   for (auto& v : last_ids_) v.clear();
   for (Routing& r : predicted_) r = {};
+  if (decoder_) decoder_->truncate(n);
   if (rec_.empty()) {
     n_past_ = n;  // rows past n are overwritten by the next append
     return;
@@ -144,7 +147,7 @@ void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
   adapter_ = std::move(adapter);
 }
 
-void Session::append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm) {
+void Session::check_append(const int32_t* tokens, int64_t n) const {
   const int64_t vocab = model_->cfg.vocab;
   if (n < 1) fail("no tokens given; pass at least one token id");
   for (int64_t i = 0; i < n; ++i) {
@@ -156,7 +159,12 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
     fail("context is full: ", n_past_, " cached + ", n, " new tokens exceed the session's contextLength ", ctx_len_,
          "; truncate the session or create one with a larger contextLength");
   }
+}
+
+void Session::append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm) {
+  check_append(tokens, n);
   if (mm) check_multimodal(*mm, n);
+  if (device_append(tokens, n, logits, nullptr, mm)) return;
   reserve(n_past_ + n);
   std::lock_guard<std::mutex> lock(model_->forward_mu);
   // A failed call leaves the session as it was (n_past is advanced per completed chunk), so

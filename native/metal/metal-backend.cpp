@@ -9,6 +9,8 @@
 
 #include "common/accel-table.h"
 #include "common/error.h"
+#include "common/model.h"
+#include "metal/metal-decoder.h"
 #include "metal/metal-ops.h"
 
 namespace bs {
@@ -84,6 +86,52 @@ bool on_device(FunctionRef<void(MetalOps&)> body) {
   }
 }
 
+// A session's MetalDecoder on the current device, each call under the set's lock (the device is
+// shared with the op-by-op table and other sessions). A device error marks the set failed and
+// reaches the session, which reads the cache back and carries on with the CPU.
+class SessionDecoder final : public DeviceDecoder {
+ public:
+  SessionDecoder(Device& d, const Model& m, int64_t ctx) : dec_(d, m, ctx, m.prefill_chunk, DeviceWeights::of(d, m)) {}
+  void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) override {
+    locked([&] { dec_.append(tokens, n, step, logits); });
+  }
+  int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) override {
+    int32_t out = 0;
+    locked([&] { out = dec_.append_greedy(tokens, n, step); });
+    return out;
+  }
+  void truncate(int64_t n) override { dec_.truncate(n); }
+  int64_t position() const override { return dec_.position(); }
+  void read_kv(int64_t layer, int64_t n, void* k, void* v) const override { dec_.read_kv(layer, n, k, v); }
+  uint64_t state_bytes() const override { return dec_.state_bytes(); }
+
+ private:
+  void locked(FunctionRef<void()> body) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.failed) fail("metal: the device failed earlier");
+    try {
+      body();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "brainstem: metal: %s; using the CPU reference from now on\n", e.what());
+      s.failed = true;
+      throw;
+    }
+  }
+  MetalDecoder dec_;
+};
+
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length) {
+  Device* d = current();
+  if (!d || state().failed || !MetalDecoder::unsupported(m).empty()) return nullptr;
+  try {
+    return std::make_unique<SessionDecoder>(*d, m, context_length);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "brainstem: metal: %s; sessions run the kernels one call at a time\n", e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace metal
 
 namespace {
@@ -95,10 +143,13 @@ bool usable() { return metal::current() != nullptr && !metal::state().failed; }
 const Backend& metal_backend() {
   static const Backend b = {
       .name = "metal",
-      .detail = "Metal kernels (MSL compiled at run time); one command buffer per call, weights wrapped in place",
+      .detail =
+          "Metal kernels (MSL compiled at run time); one command buffer per call (per chunk for a session of a covered "
+          "model), weights wrapped in place",
       .usable = usable,
       .accepts = metal::MetalOps::accepts,
       .k = AccelTable<metal::MetalOps, metal::on_device>::kernels(),
+      .session_decoder = metal::session_decoder,
   };
   return b;
 }

@@ -13,6 +13,9 @@ namespace metal {
 void use_device(Device* d);
 // One line for info()/doctor: the device, its working-set budget, or why it is unusable.
 std::string describe();
+// The whole-forward decoder for a session of m on the current device (metal-decoder.h); nullptr
+// when there is no usable device or the model is not covered.
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length);
 }  // namespace metal
 
 }  // namespace bs

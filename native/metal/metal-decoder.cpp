@@ -6,39 +6,11 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/prerouter/heads.h"
 #include "metal/metal-encode.h"
 #include "metal/metal-ops.h"
 
 namespace bs::metal {
-
-// A weight matrix as the kernels bind it: codes, scales and biases (dummies when plain) with the
-// byte offsets of the matrix inside the wrapped (or copied) pages.
-struct MetalDecoder::Weight {
-  Arg codes, scales, biases;
-  uint32_t w_off = 0, s_off = 0, b_off = 0;
-};
-
-namespace {
-
-// Every matrix a layer's forward reads, for the support check and the one-time wrapping.
-std::vector<const WeightMatrix*> matrices(const Model& m) {
-  std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
-  auto mlp = [&](const MlpWeights& w) {
-    for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
-  };
-  for (const LayerWeights& lw : m.layers) {
-    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
-    if (!lw.is_moe) {
-      mlp(lw.mlp);
-      continue;
-    }
-    for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
-    if (lw.moe.has_shared) mlp(lw.moe.shared);
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string MetalDecoder::unsupported(const Model& m) {
   const ModelConfig& c = m.cfg;
@@ -59,7 +31,7 @@ std::string MetalDecoder::unsupported(const Model& m) {
     if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
     if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
   }
-  for (const WeightMatrix* w : matrices(m)) {
+  for (const WeightMatrix* w : decoder_matrices(m)) {
     if (!MetalOps::accepts(w->quantised() ? Op::QMatMul : Op::DenseMatMul, w))
       return "a weight format the Metal kernels do not take (" + std::string(dtype_name(w->dtype)) + ", " +
              std::to_string(w->bits) + "-bit, group " + std::to_string(w->group) + ")";
@@ -67,39 +39,37 @@ std::string MetalDecoder::unsupported(const Model& m) {
   return "";
 }
 
-MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk)
+MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,
+                           std::shared_ptr<const DeviceWeights> weights)
     : d_(d), m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
+  w_ = weights ? std::move(weights) : std::make_shared<const DeviceWeights>(d, m);
   const ModelConfig& c = m.cfg;
-  for (const WeightMatrix* w : matrices(m)) weight(*w);
   const int64_t H = c.hidden, k = std::max(1, m.top_k), kv = c.n_kv_heads * c.head_dim;
   const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    k_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
-    v_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
-  }
+  kv_elem_ = m.kv_f16() ? 2 : 4;
+  k_cache_.resize(c.n_layers);
+  v_cache_.resize(c.n_layers);
+  reserve(std::min<int64_t>(max_pos_, 64));
   const int64_t n = max_chunk_, E = std::max(1, c.router.n_experts);
   x_ = scratch(n * H * 4), xn_ = scratch(n * H * 4), y_ = scratch(n * H * 4), y2_ = scratch(n * H * 4);
   q_ = scratch(n * c.n_heads * c.head_dim * 4), attn_ = scratch(n * c.n_heads * c.head_dim * 4);
   gate_ = scratch(n * inter * 4), up_ = scratch(n * inter * 4), rows_ = scratch(n * k * H * 4);
   logits_ = scratch(c.vocab * 4), e_logits_ = scratch(n * E * 4);
   ids_ = scratch(n * k * 4), wts_ = scratch(n * k * 4), token_ = scratch(n * 4), position_ = scratch(n * 4);
-  std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i)
-    inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
-  inv_freq_ = floats(inv);
-  auto upload = [&](const std::vector<float>& v) {
-    if (!v.empty()) vectors_.emplace(v.data(), floats(v));
-  };
-  upload(m.final_norm);
-  for (const LayerWeights& lw : m.layers) {
-    for (const std::vector<float>* v : {&lw.input_norm, &lw.post_norm, &lw.attn.q_norm, &lw.attn.k_norm,
-                                        &lw.attn.q.bias, &lw.attn.k.bias, &lw.attn.v.bias, &lw.attn.o.bias})
-      upload(*v);
-    for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
-      for (const Linear* l : {&w->gate, &w->up, &w->down}) upload(l->bias);
-    upload(lw.moe.router.bias);
-    if (lw.is_moe) upload(lw.moe.spec.correction_bias);
+  greedy_ = scratch(4);
+  if (m.kv_f16()) k_f32_ = scratch(n * kv * 4), v_f32_ = scratch(n * kv * 4);
+  pred_.resize(c.n_layers);
+  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
+  if (m.prerouter) {
+    int64_t units = 1;
+    for (const int64_t owner : m.prerouter->owners()) {
+      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
+      Predicted& p = pred_[owner + 1];
+      for (int i = 0; i < 2; ++i) p.ids[i] = scratch(k * 4), p.wts[i] = scratch(k * 4);
+      pred_[owner].last = scratch(k * 4);
+    }
+    head_logits_ = scratch(E * 4), head_act_ = scratch(units * 4);
   }
 }
 
@@ -110,41 +80,49 @@ Arg MetalDecoder::at(Arg a, int64_t floats) { return {a.buf, a.offset + static_c
 Arg MetalDecoder::scratch(size_t bytes) {
   auto b = d_.alloc(std::max<size_t>(bytes, 16));
   if (!b) fail("metal decoder: cannot allocate a buffer of ", bytes, " bytes");
+  scratch_bytes_ += b->size();
   owned_.push_back(std::move(b));
   return {owned_.back().get(), 0};
 }
 
-Arg MetalDecoder::floats(const std::vector<float>& v) {
-  Arg a = scratch(v.size() * 4);
-  if (!v.empty()) std::memcpy(a.buf->contents(), v.data(), v.size() * 4);
-  return a;
+// Cache rows for `rows` positions: capacity doubles (up to max_positions), the cached rows copied
+// over in shared memory, so a session pays for the context it uses.
+void MetalDecoder::reserve(int64_t rows) {
+  if (rows <= capacity_) return;
+  int64_t cap = std::max<int64_t>(capacity_, 64);
+  while (cap < rows) cap *= 2;
+  cap = std::min(cap, max_pos_);
+  const size_t row = static_cast<size_t>(m_.cfg.n_kv_heads * m_.cfg.head_dim * kv_elem_);
+  for (auto* cache : {&k_cache_, &v_cache_}) {
+    for (std::unique_ptr<Buffer>& b : *cache) {
+      auto grown = d_.alloc(std::max<size_t>(cap * row, 16));
+      if (!grown) fail("metal decoder: cannot allocate a KV cache of ", cap, " positions");
+      if (b) std::memcpy(grown->contents(), b->contents(), pos_ * row);
+      b = std::move(grown);
+    }
+  }
+  capacity_ = cap;
 }
 
-// Wrapped in place once (copied when the device refuses the pages), looked up by address after.
-const MetalDecoder::Weight& MetalDecoder::weight(const WeightMatrix& w) {
-  auto bind = [&](const void* p, size_t bytes, uint32_t& off) -> Arg {
-    if (auto b = wrap_range(d_, p, bytes, off)) {
-      owned_.push_back(std::move(b));
-      return {owned_.back().get(), 0};
-    }
-    off = 0;
-    Arg a = scratch(bytes);
-    std::memcpy(a.buf->contents(), p, bytes);
-    return a;
-  };
-  auto it = index_.find(w.w);
-  if (it != index_.end()) return *it->second;
-  auto out = std::make_unique<Weight>();
-  out->codes = bind(w.w, code_bytes(w), out->w_off);
-  if (w.quantised()) {
-    out->scales = bind(w.scales, sb_bytes(w), out->s_off);
-    out->biases = bind(w.biases, sb_bytes(w), out->b_off);
-  } else {
-    out->scales = out->biases = out->codes;
+void MetalDecoder::truncate(int64_t n) {
+  if (n < 0 || n > pos_) fail("metal decoder: truncate(", n, ") is outside its ", pos_, " cached positions");
+  pos_ = n;
+  forget_predictions();
+}
+
+void MetalDecoder::read_kv(int64_t layer, int64_t n, void* k, void* v) const {
+  if (n < 0 || n > pos_) fail("metal decoder: read_kv of ", n, " rows, ", pos_, " cached");
+  const size_t bytes = static_cast<size_t>(n * m_.cfg.n_kv_heads * m_.cfg.head_dim * kv_elem_);
+  std::memcpy(k, k_cache_[layer]->contents(), bytes);
+  std::memcpy(v, v_cache_[layer]->contents(), bytes);
+}
+
+uint64_t MetalDecoder::state_bytes() const {
+  uint64_t b = scratch_bytes_;
+  for (const auto* cache : {&k_cache_, &v_cache_}) {
+    for (const std::unique_ptr<Buffer>& buf : *cache) b += buf->size();
   }
-  weights_.push_back(std::move(out));
-  index_[w.w] = weights_.back().get();
-  return *weights_.back();
+  return b;
 }
 
 void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, int64_t n, Arg ids, uint32_t x_div) {
@@ -165,11 +143,48 @@ void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, i
              {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
-void MetalDecoder::linear(CommandList& c, const Linear& l, Arg x, Arg y) {
+// y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row, plus the LoRA delta
+// scale · B (A x) in two dense matmuls through lora_t_ (as the CPU path: bias, then delta).
+void MetalDecoder::linear(CommandList& c, const Linear& l, Arg x, Arg y, const LoraWeights* delta) {
   matmul(c, l.w, x, y, n_, {}, 1);
-  if (l.bias.empty()) return;
-  for (int64_t t = 0; t < n_; ++t) add(c, vectors_.at(l.bias.data()), at(y, t * l.w.rows), l.w.rows);
+  for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(c, vec(l.bias), at(y, t * l.w.rows), l.w.rows);
+  if (!delta) return;
+  const auto& [a, b] = adapter_w_.at(delta);
+  const int64_t rank = delta->a.rows;
+  const DenseParams pa{u32(rank), u32(delta->a.cols), type_code(delta->a.dtype), 0, 0, u32(n_), 0, 1.0f};
+  const DenseParams pb{u32(delta->b.rows), u32(rank), type_code(delta->b.dtype), 0, 0, u32(n_), 1, delta->scale};
+  c.dispatch("bs_dense_matmul", {ceil_div(rank, BS_MM_SIMDGROUPS), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
+             {a, x, lora_t_, {nullptr, 0, &pa, sizeof pa}});
+  c.dispatch("bs_dense_matmul", {ceil_div(delta->b.rows, BS_MM_SIMDGROUPS), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
+             {b, lora_t_, y, {nullptr, 0, &pb, sizeof pb}});
+}
+
+const LoraWeights* MetalDecoder::lora(LoraSlot slot) const { return layer_lora_ ? layer_lora_->get(slot) : nullptr; }
+
+void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
+  if (a == adapter_) return;
+  adapter_w_.clear();
+  adapter_owned_.clear();
+  adapter_.reset();
+  if (!a) return;
+  auto copy = [&](const WeightMatrix& w) -> Arg {
+    auto b = d_.alloc(std::max<size_t>(code_bytes(w), 16));
+    if (!b) fail("metal decoder: cannot allocate ", code_bytes(w), " bytes for adapter \"", a->name(), "\"");
+    std::memcpy(b->contents(), w.w, code_bytes(w));
+    adapter_owned_.push_back(std::move(b));
+    return {adapter_owned_.back().get(), 0};
+  };
+  int64_t rank = 1;
+  for (const std::unique_ptr<LoraModule>& m : a->modules()) {
+    const Arg wa = copy(m->w.a);
+    adapter_w_[&m->w] = {wa, copy(m->w.b)};
+    rank = std::max(rank, m->w.a.rows);
+  }
+  auto t = d_.alloc(static_cast<size_t>(max_chunk_ * rank * 4));
+  if (!t) fail("metal decoder: cannot allocate the LoRA intermediate of rank ", rank);
+  adapter_owned_.push_back(std::move(t));
+  lora_t_ = {adapter_owned_.back().get(), 0};
+  adapter_ = a;
 }
 
 void MetalDecoder::rmsnorm(CommandList& c, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
@@ -182,92 +197,137 @@ void MetalDecoder::add(CommandList& c, Arg x, Arg y, int64_t n) {
   c.dispatch("bs_add", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
+// q, and the chunk's k and v straight into the cache rows pos_.. (f16 caches: into k_f32_, v_f32_, rounded
+// into the cache after qk-norm and RoPE, as the CPU path stores them); qk-norm and RoPE in place.
 void MetalDecoder::attention(CommandList& c, int64_t l) {
   const ModelConfig& cfg = m_.cfg;
   const AttentionWeights& w = m_.layers[l].attn;
   const int64_t kv = cfg.n_kv_heads * cfg.head_dim;
-  const Arg k_at = at(k_cache_[l], pos_ * kv), v_at = at(v_cache_[l], pos_ * kv);
-  linear(c, w.q, xn_, q_);
-  linear(c, w.k, xn_, k_at);
-  linear(c, w.v, xn_, v_at);
+  const bool f16 = kv_elem_ == 2;
+  const Arg k_at = f16 ? k_f32_ : Arg{k_cache_[l].get(), static_cast<size_t>(pos_ * kv * 4)};
+  const Arg v_at = f16 ? v_f32_ : Arg{v_cache_[l].get(), static_cast<size_t>(pos_ * kv * 4)};
+  linear(c, w.q, xn_, q_, lora(LoraSlot::Q));
+  linear(c, w.k, xn_, k_at, lora(LoraSlot::K));
+  linear(c, w.v, xn_, v_at, lora(LoraSlot::V));
   if (!w.q_norm.empty()) {
-    rmsnorm(c, q_, vectors_.at(w.q_norm.data()), n_ * cfg.n_heads, cfg.head_dim, q_);
-    rmsnorm(c, k_at, vectors_.at(w.k_norm.data()), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
+    rmsnorm(c, q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
+    rmsnorm(c, k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
   }
   const int64_t half = cfg.rot_dims / 2;
   for (const auto& [x, heads] : {std::pair{q_, cfg.n_heads}, std::pair{k_at, cfg.n_kv_heads}}) {
     const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
     if (half > 0)
       c.dispatch("bs_rope", {ceil_div(heads * half, BS_BLOCK), u32(n_)}, BS_BLOCK,
-                 {x, position_, inv_freq_, {nullptr, 0, &p, sizeof p}});
+                 {x, position_, w_->inv_freq(), {nullptr, 0, &p, sizeof p}});
+  }
+  if (f16) {
+    const ElementwiseParams p{u32(n_ * kv), 0.0f};
+    for (const auto& [x, cache] : {std::pair{k_f32_, k_cache_[l].get()}, std::pair{v_f32_, v_cache_[l].get()}})
+      c.dispatch("bs_to_f16", {ceil_div(n_ * kv, BS_BLOCK)}, BS_BLOCK,
+                 {x, {cache, static_cast<size_t>(pos_ * kv * 2)}, {nullptr, 0, &p, sizeof p}});
   }
   const AttentionParams p{u32(cfg.n_heads),
                           u32(cfg.n_kv_heads),
                           u32(cfg.head_dim),
                           u32(pos_),
                           u32(n_),
-                          BS_T_F32,
+                          f16 ? BS_T_F16 : BS_T_F32,
                           static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.head_dim)))};
   c.dispatch("bs_attention", {u32(cfg.n_heads), u32(n_)}, kMatThreads,
-             {q_, k_cache_[l], v_cache_[l], attn_, {nullptr, 0, &p, sizeof p}});
-  linear(c, w.o, attn_, y_);
+             {q_, {k_cache_[l].get(), 0}, {v_cache_[l].get(), 0}, attn_, {nullptr, 0, &p, sizeof p}});
+  linear(c, w.o, attn_, y_, lora(LoraSlot::O));
 }
 
+// The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas (as the CPU path).
 void MetalDecoder::mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y) {
-  linear(c, w.gate, x, gate_);
-  linear(c, w.up, x, up_);
+  linear(c, w.gate, x, gate_, lora(LoraSlot::Gate));
+  linear(c, w.up, x, up_, lora(LoraSlot::Up));
   const int64_t n = n_ * w.gate.w.rows;
   const ElementwiseParams p{u32(n), 0.0f};
   c.dispatch("bs_silu_mul", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {gate_, up_, gate_, {nullptr, 0, &p, sizeof p}});
-  linear(c, w.down, gate_, y);
+  linear(c, w.down, gate_, y, lora(LoraSlot::Down));
 }
 
 // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-void MetalDecoder::moe(CommandList& c, const bs::MoeWeights& w) {
-  const int64_t H = m_.cfg.hidden, E = w.spec.n_experts, k = m_.top_k, I = w.gate.rows;
-  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
-  linear(c, w.router, xn_, e_logits_);
-  if (w.spec.family == RoutingFamily::SoftmaxTopK) {
-    const SoftmaxTopKParams p{u32(n_), u32(E), u32(k), w.spec.norm_topk_prob ? 1u : 0u};
-    c.dispatch("bs_route_softmax_topk", {u32(n_)}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
-  } else {
-    const SigmoidGroupParams p{u32(n_),
-                               u32(E),
-                               u32(k),
-                               u32(w.spec.n_group),
-                               u32(w.spec.topk_group),
-                               w.spec.norm_topk_prob ? 1u : 0u,
-                               w.spec.correction_bias.empty() ? 0u : 1u,
-                               w.spec.routed_scaling_factor};
-    const Arg bias = w.spec.correction_bias.empty() ? token_ : vectors_.at(w.spec.correction_bias.data());
-    c.dispatch("bs_route_sigmoid_group", {u32(n_)}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+void MetalDecoder::route(CommandList& c, const RouterSpec& spec, Arg logits, int64_t n, Arg ids, Arg wts) {
+  const int64_t E = spec.n_experts, k = top_k_;
+  if (spec.family == RoutingFamily::SoftmaxTopK) {
+    const SoftmaxTopKParams p{u32(n), u32(E), u32(k), spec.norm_topk_prob ? 1u : 0u};
+    c.dispatch("bs_route_softmax_topk", {u32(n)}, 32, {logits, ids, wts, {nullptr, 0, &p, sizeof p}});
+    return;
   }
-  matmul(c, w.gate, xn_, gate_, rows, ids_, u32(k));
-  matmul(c, w.up, xn_, up_, rows, ids_, u32(k));
+  const SigmoidGroupParams p{u32(n),
+                             u32(E),
+                             u32(k),
+                             u32(spec.n_group),
+                             u32(spec.topk_group),
+                             spec.norm_topk_prob ? 1u : 0u,
+                             spec.correction_bias.empty() ? 0u : 1u,
+                             spec.routed_scaling_factor};
+  const Arg bias = spec.correction_bias.empty() ? token_ : vec(spec.correction_bias);
+  c.dispatch("bs_route_sigmoid_group", {u32(n)}, 32, {logits, bias, ids, wts, {nullptr, 0, &p, sizeof p}});
+}
+
+// Routing on the device: ids and weights go from the routing kernel (or, in a decode step after
+// a prediction, from the prerouter's buffers) to the gathered matmuls.
+void MetalDecoder::moe(CommandList& c, int64_t l) {
+  const bs::MoeWeights& w = m_.layers[l].moe;
+  const int64_t H = m_.cfg.hidden, k = top_k_, I = w.gate.rows;
+  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
+  Arg ids = ids_, wts = wts_;
+  if (n_ == 1 && has_pred_[l]) {
+    ids = pred_[l].ids[1 - parity_], wts = pred_[l].wts[1 - parity_];
+  } else {
+    linear(c, w.router, xn_, e_logits_);
+    route(c, w.spec, e_logits_, n_, ids, wts);
+  }
+  if (m_.prerouter) predict(c, l, ids);
+  matmul(c, w.gate, xn_, gate_, rows, ids, u32(k));
+  matmul(c, w.up, xn_, up_, rows, ids, u32(k));
   const ElementwiseParams ps{u32(rows * I), 0.0f};
   c.dispatch("bs_silu_mul", {ceil_div(rows * I, BS_BLOCK)}, BS_BLOCK,
              {gate_, up_, gate_, {nullptr, 0, &ps, sizeof ps}});
-  matmul(c, w.down, gate_, rows_, rows, ids_, 1);
+  matmul(c, w.down, gate_, rows_, rows, ids, 1);
   const CombineParams pc{u32(n_), u32(k), u32(H)};
   c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n_)}, BS_BLOCK,
-             {rows_, wts_, y_, {nullptr, 0, &pc, sizeof pc}});
+             {rows_, wts, y_, {nullptr, 0, &pc, sizeof pc}});
   if (w.has_shared) {
     mlp(c, w.shared, xn_, y2_);
     add(c, y2_, y_, n_ * H);
   }
 }
 
-void MetalDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
+void MetalDecoder::append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) {
+  run(tokens, n, step, logits != nullptr, false);
+  if (logits) std::memcpy(logits, logits_.buf->contents(), static_cast<size_t>(m_.cfg.vocab) * 4);
+}
+
+int32_t MetalDecoder::append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) {
+  run(tokens, n, step, true, true);
+  return *reinterpret_cast<const int32_t*>(greedy_.buf->contents());
+}
+
+void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step, bool head, bool greedy) {
   const ModelConfig& cfg = m_.cfg;
+  const int top_k = step.top_k;
+  if (step.adapter && step.adapter->model() != &m_) fail("metal decoder: the adapter was loaded for another model");
   if (n < 1 || n > max_chunk_) fail("metal decoder: a chunk takes 1 to ", max_chunk_, " tokens, got ", n);
+  if (m_.top_k > 0 && (top_k < 1 || top_k > m_.top_k))
+    fail("metal decoder: top_k must be 1 to ", m_.top_k, ", got ", top_k);
   if (pos_ + n > max_pos_)
     fail("metal decoder: positions ", pos_, "..", pos_ + n - 1, " run past its cache of ", max_pos_, " positions");
   for (int64_t t = 0; t < n; ++t) {
     if (tokens[t] < 0 || tokens[t] >= cfg.vocab)
       fail("metal decoder: token ", tokens[t], " is outside the vocabulary of ", cfg.vocab);
   }
+  reserve(pos_ + n);
+  use_adapter(step.adapter);
+  if (top_k != last_top_k_) forget_predictions();  // as the CPU path: its one-hot features have k entries
   n_ = n;
+  top_k_ = last_top_k_ = top_k;
+  predicting_ = head;
+  parity_ ^= 1;
+  std::fill(made_pred_.begin(), made_pred_.end(), 0);
   auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
   auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
   for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
@@ -287,22 +347,30 @@ void MetalDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
               {e.codes, e.scales, e.biases, token_, x_, {nullptr, 0, &pe, sizeof pe}});
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
     const LayerWeights& lw = m_.layers[l];
-    rmsnorm(*c, x_, vectors_.at(lw.input_norm.data()), n, H, xn_);
+    layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
+    rmsnorm(*c, x_, vec(lw.input_norm), n, H, xn_);
     attention(*c, l);
     add(*c, y_, x_, n * H);
-    rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), n, H, xn_);
-    if (lw.is_moe) moe(*c, lw.moe);
+    rmsnorm(*c, x_, vec(lw.post_norm), n, H, xn_);
+    if (lw.is_moe) moe(*c, l);
     else mlp(*c, lw.mlp, xn_, y_);
     add(*c, y_, x_, n * H);
   }
-  // Only the last token's logits: its row through the final norm and the LM head.
-  rmsnorm(*c, at(x_, (n - 1) * H), vectors_.at(m_.final_norm.data()), 1, H, xn_);
-  n_ = 1;
-  linear(*c, m_.lm_head, xn_, logits_);
+  layer_lora_ = nullptr;
+  // Only the last token's logits, when asked for: its row through the final norm and the LM head.
+  if (head) {
+    rmsnorm(*c, at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
+    n_ = 1;
+    linear(*c, m_.lm_head, xn_, logits_);
+  }
+  if (greedy) {
+    const ElementwiseParams p{u32(cfg.vocab), 0.0f};
+    c->dispatch("bs_argmax", {1}, BS_BLOCK, {logits_, greedy_, {nullptr, 0, &p, sizeof p}});
+  }
   c->commit_and_wait();
   ++commits_;
   pos_ += n;
-  std::memcpy(logits, logits_.buf->contents(), static_cast<size_t>(cfg.vocab) * 4);
+  has_pred_.swap(made_pred_);
 }
 
 }  // namespace bs::metal

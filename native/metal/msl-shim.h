@@ -37,6 +37,8 @@ using uint3 = bs::lockstep::Idx3;
 // IEEE binary16, converted like the CPU side (common/dtype.h).
 struct half {
   uint16_t bits;
+  half() = default;
+  explicit half(float f) : bits(bs::f32_to_f16(f)) {}
   operator float() const { return bs::f16_to_f32(bits); }
 };
 

@@ -5,8 +5,11 @@
 #   model   greedy decode of synthetic models on 'metal' vs 'cpu-ref' (accel-model.test.ts),
 #   decoder the whole-token decoder (one command list per token) on the GPU vs the CPU
 #           reference (metal-decoder.test.ts),
+#   session sessions on that decoder (KV cache on the GPU) vs CPU sessions through truncation,
+#           a prefix-cache hit, top-k, a LoRA, greedy steps sampled on the GPU, an f16 KV cache
+#           and an injected device failure (metal-session.test.ts),
 #   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
-#           decode benchmark on 'metal' and on the fastest CPU set,
+#           decode benchmark on 'metal' (sessions on the decoder) and on the fastest CPU set,
 #   doctor  what `brainstem doctor` reports (Metal device and GPU working-set budget),
 # and prints one JSON object on stdout (logs go to stderr and to $OUT_DIR).
 # Usage: test/device/metal-check.sh [MODEL_DIR]   (npm run test:metal -- [MODEL_DIR])
@@ -25,7 +28,7 @@ npm run -s build:ts >"$out/build-ts.log" 2>&1 && npx cmake-js compile --out buil
 build=$?
 bin=build/Release/brainstem-native-tests
 
-ops=1 model_rc=1 decoder=1
+ops=1 model_rc=1 decoder=1 session=1
 if [ $build -eq 0 ]; then
   BRAINSTEM_TEST_METAL=gpu "$bin" metal >"$out/ops.log" 2>&1
   ops=$?
@@ -33,6 +36,8 @@ if [ $build -eq 0 ]; then
   model_rc=$?
   BRAINSTEM_TEST_METAL=gpu node test/run.mjs metal-decoder >"$out/decoder.log" 2>&1
   decoder=$?
+  BRAINSTEM_TEST_METAL=gpu node test/run.mjs metal-session >"$out/session.log" 2>&1
+  session=$?
   "$bin" --bench >"$out/bench-ops.json" 2>"$out/bench-ops.log"
   node dist/daemon/main.js doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
   if [ -n "$model" ]; then
@@ -43,7 +48,7 @@ if [ $build -eq 0 ]; then
   fi
 fi
 
-OUT="$out" BUILD=$build OPS=$ops MODEL=$model_rc DECODER=$decoder node --input-type=module -e '
+OUT="$out" BUILD=$build OPS=$ops MODEL=$model_rc DECODER=$decoder SESSION=$session node --input-type=module -e '
 import { existsSync, readFileSync } from "node:fs";
 const dir = process.env.OUT;
 const json = (f) => { try { return JSON.parse(readFileSync(`${dir}/${f}`, "utf8")); } catch { return null; } };
@@ -57,8 +62,9 @@ console.log(JSON.stringify({
   ops: { ok: process.env.OPS === "0", log: tail("ops.log") },
   model: { ok: process.env.MODEL === "0", log: tail("model.log") },
   decoder: { ok: process.env.DECODER === "0", log: tail("decoder.log") },
+  session: { ok: process.env.SESSION === "0", log: tail("session.log") },
   bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "metal" || b.backend.startsWith("cpu-neon")) : null,
   bench_decode: { metal: json("bench-decode-metal.json"), cpu: json("bench-decode-auto.json") },
 }, null, 2));
 '
-[ $build -eq 0 ] && [ $ops -eq 0 ] && [ $model_rc -eq 0 ] && [ $decoder -eq 0 ]
+[ $build -eq 0 ] && [ $ops -eq 0 ] && [ $model_rc -eq 0 ] && [ $decoder -eq 0 ] && [ $session -eq 0 ]

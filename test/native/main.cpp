@@ -2,7 +2,9 @@
 // argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
 // kernel set and prints JSON;
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
-// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU.
+// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
+// `--metal-session DIR TOKENS [f16|zero|heads]` does it through a session (truncate, prefix hit,
+// LoRA, failure; an f16 cache or a prerouter).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +79,14 @@ int main(int argc, char** argv) {
       return bt::metal_decoder_probe(argv[2], std::atoi(argv[3]));
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "metal decoder probe: %s\n", e.what());
+      return 1;
+    }
+  }
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "--metal-session") == 0) {
+    try {
+      return bt::metal_session_probe(argv[2], std::atoi(argv[3]), argc == 5 ? argv[4] : "");
+    } catch (const bs::Error& e) {
+      std::fprintf(stderr, "metal session probe: %s\n", e.what());
       return 1;
     }
   }

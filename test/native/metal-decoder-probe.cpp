@@ -18,6 +18,19 @@
 
 namespace bt {
 
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double scale = 1e-6, diff = 0.0;
+  for (size_t j = 0; j < a.size(); ++j) {
+    scale = std::max(scale, static_cast<double>(std::fabs(a[j])));
+    diff = std::max(diff, static_cast<double>(std::fabs(a[j] - b[j])));
+  }
+  return diff / scale;
+}
+
+int32_t argmax_of(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
 int metal_decoder_probe(const char* dir, int tokens) {
   bs::LoadOptions opts;
   opts.backend = "cpu-ref";
@@ -35,32 +48,24 @@ int metal_decoder_probe(const char* dir, int tokens) {
   const int64_t P = static_cast<int64_t>(prompt.size());
   bs::Session cpu(model, 0);
   bs::metal::MetalDecoder metal(*dev, *model, P + tokens, P);
+  const bs::DeviceStep step{model->top_k, nullptr};
   const size_t V = static_cast<size_t>(model->cfg.vocab);
   std::vector<float> a(V), b(V);
   std::vector<int32_t> out_cpu, out_metal;
   double worst = 0.0;
-  auto compare = [&] {
-    double scale = 1e-6, diff = 0.0;
-    for (size_t j = 0; j < V; ++j) {
-      scale = std::max(scale, static_cast<double>(std::fabs(a[j])));
-      diff = std::max(diff, static_cast<double>(std::fabs(a[j] - b[j])));
-    }
-    worst = std::max(worst, diff / scale);
-  };
-  auto argmax = [](const std::vector<float>& v) {
-    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-  };
+  auto compare = [&] { worst = std::max(worst, rel_diff(a, b)); };
+
   // The prompt as one prefill chunk on both, then greedy steps while the tokens agree.
   cpu.append(prompt.data(), P, a.data());
-  metal.append(prompt.data(), P, b.data());
+  metal.append(prompt.data(), P, step, b.data());
   compare();
   int64_t appends = 1;
   for (int i = 0; i < tokens; ++i) {
-    out_cpu.push_back(argmax(a));
-    out_metal.push_back(argmax(b));
+    out_cpu.push_back(argmax_of(a));
+    out_metal.push_back(argmax_of(b));
     if (out_cpu.back() != out_metal.back()) break;
     cpu.append(&out_cpu.back(), 1, a.data());
-    metal.append(&out_metal.back(), 1, b.data());
+    metal.append(&out_metal.back(), 1, step, b.data());
     ++appends;
     compare();
   }

@@ -19,6 +19,7 @@ using namespace bs::metal;
 // The prelude first, as in the library the host compiles; then the kernels.
 #include "metal/prelude.metal"
 
+#include "metal/argmax.metal"
 #include "metal/attention.metal"
 #include "metal/dense-matmul.metal"
 #include "metal/elementwise.metal"
@@ -143,6 +144,21 @@ const std::map<std::string, KernelEntry>& kernels() {
        {3,
         [](const Bound& b, const Thread& t) {
           bs_add(at<F>(b, 0), at<float*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_to_f16",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_to_f16(at<F>(b, 0), at<uint16_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_copy",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_copy(at<const uint32_t*>(b, 0), at<uint32_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_argmax",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_argmax(at<F>(b, 0), at<int32_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tid, t.sg, t.lane, t.n_sg);
         }}},
       {"bs_moe_combine",
        {4,

@@ -3,15 +3,21 @@
 // (metal_backend()) and host code (MetalOps), op by op against the reference kernels on seeded
 // random and edge shapes (accel-suite.h). What only Apple hardware can check is listed in
 // docs/metal.md.
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "accel-suite.h"
 #include "common/backend.h"
+#include "common/dtype.h"
 #include "common/error.h"
+#include "common/logits.h"
+#include "fixtures.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
 #include "metal/metal-ops.h"
+#include "metal/params.h"
 
 namespace {
 
@@ -154,4 +160,44 @@ TEST(metal_table_limits_and_device_failure) {
   EXPECT(!metal_backend().usable());
   EXPECT(bs::metal::describe().find("disabled after a device error") != std::string::npos) << bs::metal::describe();
   bs::metal::use_device(nullptr);
+}
+
+// The decoder's helpers: bs_argmax (greedy on the device) against the CPU's argmax (ties to the
+// lower index, NaN never chosen), bs_to_f16 against the CPU's rounding and bs_copy, bit for bit.
+TEST(metal_argmax_f16_rounding_and_copy_match_the_cpu) {
+  UseDevice use;
+  if (!use.ready(t)) return;
+  bt::Rng r(5);
+  for (const int64_t n : {1, 31, 257, 4099, 40000}) {
+    std::vector<float> x = bt::random_vec(r, n);
+    if (n > 40) x[n / 3] = x[n - 7] = 9.0f;  // a tie: the lower index wins
+    if (n > 40) x[n / 5] = NAN;
+    auto in = use.dev->alloc(n * 4), out = use.dev->alloc(4);
+    std::memcpy(in->contents(), x.data(), n * 4);
+    const bs::metal::ElementwiseParams p{static_cast<uint32_t>(n), 0.0f};
+    auto c = use.dev->begin();
+    c->dispatch("bs_argmax", {1}, BS_BLOCK, {{in.get(), 0}, {out.get(), 0}, {nullptr, 0, &p, sizeof p}});
+    c->commit_and_wait();
+    const int32_t got = *reinterpret_cast<const int32_t*>(out->contents());
+    EXPECT(got == bs::argmax_f32(x.data(), n)) << "n " << n << ": got " << got;
+  }
+  std::vector<float> x = bt::random_vec(r, 1000, 70000.0);  // past half's range too
+  for (const float v : {0.0f, -0.0f, 1e-8f, 6.1e-5f, 65504.0f, 65520.0f, 1.0f + 1.0f / 2048, INFINITY}) x.push_back(v);
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto in = use.dev->alloc(n * 4), out = use.dev->alloc(n * 2);
+  std::memcpy(in->contents(), x.data(), n * 4);
+  const bs::metal::ElementwiseParams p{static_cast<uint32_t>(n), 0.0f};
+  auto c = use.dev->begin();
+  c->dispatch("bs_to_f16", {static_cast<uint32_t>((n + BS_BLOCK - 1) / BS_BLOCK)}, BS_BLOCK,
+              {{in.get(), 0}, {out.get(), 0}, {nullptr, 0, &p, sizeof p}});
+  c->commit_and_wait();
+  const auto* h = reinterpret_cast<const uint16_t*>(out->contents());
+  for (int64_t i = 0; i < n; ++i) EXPECT(h[i] == bs::f32_to_f16(x[i])) << x[i] << " → " << h[i];
+  auto copied = use.dev->alloc(n * 4);
+  const bs::metal::ElementwiseParams pc{static_cast<uint32_t>(n - 3), 0.0f};
+  auto cc = use.dev->begin();
+  cc->dispatch("bs_copy", {static_cast<uint32_t>((n + BS_BLOCK - 1) / BS_BLOCK)}, BS_BLOCK,
+               {{in.get(), 0}, {copied.get(), 0}, {nullptr, 0, &pc, sizeof pc}});
+  cc->commit_and_wait();
+  EXPECT(std::memcmp(copied->contents(), x.data(), (n - 3) * 4) == 0) << "bs_copy";
 }

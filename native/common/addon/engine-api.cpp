@@ -113,7 +113,7 @@ Napi::Value CreateSession(const Napi::CallbackInfo& info) {
   return run_async(
       env, [=] { *session = std::make_shared<Session>(model, ctx); },
       [=](Napi::Env e) -> Napi::Value {
-        return wrap(e, new SessionBox{*session, false, {}, 0, 0}, kSessionTag);
+        return wrap(e, new SessionBox{*session, false, {}, 0, 0, (*session)->on_device()}, kSessionTag);
       });
 }
 
@@ -142,6 +142,7 @@ Napi::Value session_call(const Napi::CallbackInfo& info, const char* fn, std::fu
         box->busy = false;
         box->stats = session->stats();
         box->n_past = session->n_past();
+        box->on_device = session->on_device();
         const Model& m = session->model();
         box->buffer_bytes = m.streamer ? m.streamer->buffer_bytes() : 0;
         keep_ptr->Reset();
@@ -294,6 +295,7 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("stream", stream_stats(info.Env(), box->stats, box->buffer_bytes));
   const LoraAdapter* adapter = box->session ? box->session->adapter().get() : nullptr;
   o.Set("topK", box->session ? box->session->top_k() : 0);
+  o.Set("onDevice", box->session && box->on_device);
   o.Set("adapter", adapter ? Napi::Value(Napi::String::New(info.Env(), adapter->name())) : info.Env().Null());
   return o;
 }

@@ -26,6 +26,7 @@ struct SessionBox {
   SessionStats stats;                // snapshot after the last completed call
   int64_t n_past = 0;
   uint64_t buffer_bytes = 0;  // the model's slot and layer buffers at that time
+  bool on_device = false;     // the session ran on a device decoder at that time
 };
 
 struct AdapterBox {

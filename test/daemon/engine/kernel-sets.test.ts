@@ -53,7 +53,10 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
       let first: Float32Array[] | undefined;
       for (const threads of [1, 2, 3]) {
         const m = await NativeModel.load(dir, { backend, threads });
-        const got = await (await m.createSession()).greedy(PROMPT, 6);
+        const s = await m.createSession();
+        const got = await s.greedy(PROMPT, 6);
+        // Metal sessions of these models run on the whole-token decoder (a Mac's metal-check.sh).
+        assert.equal(s.info().onDevice, backend === 'metal', `${arch} ${backend}: sessionInfo.onDevice`);
         m.dispose();
         first ??= got.logits;
         for (let i = 0; i < got.logits.length; i++) {

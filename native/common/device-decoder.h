@@ -1,0 +1,36 @@
+// A session's whole forward pass on an accelerator (metal/metal-decoder.h): the KV cache lives in
+// device memory, one command list per chunk. The session hands over to the op-by-op path by
+// reading the cache back (read_kv) when a call needs what the decoder lacks or the device fails.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+namespace bs {
+
+class LoraAdapter;
+
+// What one append runs with besides its tokens.
+struct DeviceStep {
+  int top_k = 1;                               // experts per token (ignored by dense models)
+  std::shared_ptr<const LoraAdapter> adapter;  // unmerged LoRA deltas beside the base linears (null: none)
+};
+
+class DeviceDecoder {
+ public:
+  virtual ~DeviceDecoder() = default;
+  // Runs tokens[0..n) (n ≤ the model's prefill chunk) at the next positions; writes the last
+  // token's logits [vocab] when `logits` is not null. Throws bs::Error when the device fails;
+  // cache rows before the chunk are left as they were.
+  virtual void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) = 0;
+  // As append, but only the greedy token (the largest logit, ties to the lower id) comes back.
+  virtual int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) = 0;
+  // Keeps the first n ≤ position() rows (later appends overwrite the rest).
+  virtual void truncate(int64_t n) = 0;
+  virtual int64_t position() const = 0;
+  // Copies rows [0, n) of layer l's key and value caches into k and v, in the model's KV type.
+  virtual void read_kv(int64_t layer, int64_t n, void* k, void* v) const = 0;
+  // Device bytes held for this session (KV cache and activations).
+  virtual uint64_t state_bytes() const = 0;
+};
+
+}  // namespace bs

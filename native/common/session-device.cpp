@@ -1,0 +1,68 @@
+// Sessions whose forward pass runs on a device decoder (common/device-decoder.h): the KV cache
+// lives on the device, one command list per chunk; a call the decoder cannot take hands the
+// cache over to the host path (session.h, use_decoder).
+#include <cstdio>
+
+#include "common/error.h"
+#include "common/logits.h"
+#include "common/session.h"
+
+namespace bs {
+
+void Session::use_decoder(std::unique_ptr<DeviceDecoder> d) {
+  if (n_past_ != 0) fail("use_decoder: the session already holds ", n_past_, " tokens; call it on an empty session");
+  decoder_ = std::move(d);
+}
+
+bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy,
+                            const MultimodalInput* mm) {
+  if (!decoder_) return false;
+  std::lock_guard<std::mutex> lock(model_->forward_mu);
+  if (mm || recorder_) {
+    hand_over();
+    return false;
+  }
+  const int64_t n_past = n_past_, chunk = model_->prefill_chunk;
+  const DeviceStep step{top_k_, adapter_};
+  try {
+    for (int64_t i = 0; i < n; i += chunk) {
+      const int64_t m = std::min(chunk, n - i);
+      const bool last = i + m == n;
+      if (last && greedy) {
+        *greedy = decoder_->append_greedy(tokens + i, m, step);
+      } else {
+        decoder_->append(tokens + i, m, step, last ? logits : nullptr);
+      }
+      n_past_ += m;
+    }
+  } catch (const Error& e) {
+    // Rows before the failed chunk are intact: the host path takes them and runs this call again.
+    std::fprintf(stderr, "brainstem: session: the device decoder failed (%s); continuing on the CPU\n", e.what());
+    n_past_ = n_past;
+    decoder_->truncate(n_past);
+    hand_over();
+    return false;
+  }
+  stats_.tokens += n;
+  return true;
+}
+
+void Session::hand_over() {
+  const int64_t n = decoder_->position();
+  reserve(n);
+  for (size_t l = 0; l < k_cache_.size(); ++l) {
+    if (rec_offset_[l] < 0) decoder_->read_kv(static_cast<int64_t>(l), n, k_cache_[l].data(), v_cache_[l].data());
+  }
+  decoder_.reset();
+}
+
+int32_t Session::append_greedy(const int32_t* tokens, int64_t n) {
+  check_append(tokens, n);
+  int32_t token = 0;
+  if (device_append(tokens, n, nullptr, &token, nullptr)) return token;
+  greedy_logits_.resize(model_->cfg.vocab);
+  append(tokens, n, greedy_logits_.data());
+  return static_cast<int32_t>(argmax_f32(greedy_logits_.data(), model_->cfg.vocab));
+}
+
+}  // namespace bs

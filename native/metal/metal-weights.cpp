@@ -1,0 +1,118 @@
+#include "metal/metal-weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "common/error.h"
+#include "common/prerouter/heads.h"
+#include "metal/metal-encode.h"
+
+namespace bs::metal {
+
+std::vector<const WeightMatrix*> decoder_matrices(const Model& m) {
+  std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
+  auto mlp = [&](const MlpWeights& w) {
+    for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
+  };
+  for (const LayerWeights& lw : m.layers) {
+    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
+    if (!lw.is_moe) {
+      mlp(lw.mlp);
+      continue;
+    }
+    for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
+    if (lw.moe.has_shared) mlp(lw.moe.shared);
+  }
+  for (const int64_t owner : m.prerouter ? m.prerouter->owners() : std::vector<int64_t>{}) {
+    const PrerouterHead& h = *m.prerouter->head(owner);
+    for (const WeightMatrix* w : {&h.fc1, &h.fc2, &h.linear_init})
+      if (!h.router_alias && w->w) out.push_back(w);
+  }
+  return out;
+}
+
+DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
+  for (const WeightMatrix* w : decoder_matrices(m)) bind(*w);
+  const ModelConfig& c = m.cfg;
+  std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
+  for (size_t i = 0; i < inv.size(); ++i)
+    inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
+  inv_freq_ = floats(inv);
+  auto upload = [&](const std::vector<float>& v) {
+    if (!v.empty()) vectors_.emplace(v.data(), floats(v));
+  };
+  upload(m.final_norm);
+  for (const LayerWeights& lw : m.layers) {
+    for (const std::vector<float>* v : {&lw.input_norm, &lw.post_norm, &lw.attn.q_norm, &lw.attn.k_norm,
+                                        &lw.attn.q.bias, &lw.attn.k.bias, &lw.attn.v.bias, &lw.attn.o.bias})
+      upload(*v);
+    for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
+      for (const Linear* l : {&w->gate, &w->up, &w->down}) upload(l->bias);
+    upload(lw.moe.router.bias);
+    if (lw.is_moe) upload(lw.moe.spec.correction_bias);
+  }
+}
+
+std::shared_ptr<const DeviceWeights> DeviceWeights::of(Device& d, const Model& m) {
+  // A model outlives the sessions holding its weights, so a live entry's address is that model's.
+  static std::mutex mu;
+  static std::map<std::pair<const Model*, const Device*>, std::weak_ptr<const DeviceWeights>> made;
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = made.begin(); it != made.end();) it = it->second.expired() ? made.erase(it) : std::next(it);
+  std::weak_ptr<const DeviceWeights>& slot = made[{&m, &d}];
+  if (auto w = slot.lock()) return w;
+  auto w = std::make_shared<const DeviceWeights>(d, m);
+  slot = w;
+  return w;
+}
+
+const DeviceWeights::Weight& DeviceWeights::weight(const WeightMatrix& w) const {
+  auto it = index_.find(w.w);
+  if (it == index_.end()) fail("metal decoder: a weight matrix outside the model's was asked for");
+  return *it->second;
+}
+
+Arg DeviceWeights::vector(const float* data) const { return vectors_.at(data); }
+
+Arg DeviceWeights::buffer(size_t bytes) {
+  auto b = d_.alloc(std::max<size_t>(bytes, 16));
+  if (!b) fail("metal decoder: cannot allocate a buffer of ", bytes, " bytes");
+  owned_.push_back(std::move(b));
+  return {owned_.back().get(), 0};
+}
+
+Arg DeviceWeights::floats(const std::vector<float>& v) {
+  Arg a = buffer(v.size() * 4);
+  if (!v.empty()) std::memcpy(a.buf->contents(), v.data(), v.size() * 4);
+  return a;
+}
+
+// Wrapped in place (copied when the device refuses the pages); once per matrix address.
+void DeviceWeights::bind(const WeightMatrix& w) {
+  if (index_.count(w.w)) return;
+  auto range = [&](const void* p, size_t bytes, uint32_t& off) -> Arg {
+    if (auto b = wrap_range(d_, p, bytes, off)) {
+      owned_.push_back(std::move(b));
+      return {owned_.back().get(), 0};
+    }
+    off = 0;
+    copied_ += bytes;
+    Arg a = buffer(bytes);
+    std::memcpy(a.buf->contents(), p, bytes);
+    return a;
+  };
+  auto out = std::make_unique<Weight>();
+  out->codes = range(w.w, code_bytes(w), out->w_off);
+  if (w.quantised()) {
+    out->scales = range(w.scales, sb_bytes(w), out->s_off);
+    out->biases = range(w.biases, sb_bytes(w), out->b_off);
+  } else {
+    out->scales = out->biases = out->codes;
+  }
+  weights_.push_back(std::move(out));
+  index_[w.w] = weights_.back().get();
+}
+
+}  // namespace bs::metal
