@@ -30,11 +30,14 @@ export interface LoadClientReport {
   /** mqtt: sessions opened, logins refused, subscriptions refused, connections closed after a refused publish. */
   /** motion: move_to outcomes by status (anything but ok means the flood disturbed a motion). */
   motions?: Record<string, number>;
+  disturbedAtS?: number[];
   mqtt?: { connects: number; refused_logins: number; refused_subscriptions: number; closed_after_publish: number };
 }
 
 const IN_FLIGHT = 4;
 const MAX_SAMPLES = 50_000;
+/** Times of motions that did not end ok, seconds into the flood (the first ones). */
+const MAX_DISTURBANCES = 50;
 const setup = JSON.parse(process.argv[2] ?? '{}') as LoadClientSetup;
 const report: LoadClientReport = { latenciesMs: [], sent: 0, replies: 0, errors: {}, closes: {} };
 function bump(m: Record<string, number>, k: string): void {
@@ -204,39 +207,41 @@ async function motion(): Promise<void> {
     if (m.id !== undefined) waiting.get(m.id)?.(m);
   });
   let id = 0;
-  const call = (name: string, args: object) =>
+  const rpc = (method: string, params: object) =>
     new Promise<Record<string, unknown> | undefined>((resolve) => {
       const n = ++id;
       waiting.set(n, (r) => resolve(r.result));
-      ws.send(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: n,
-          method: 'robots.call',
-          params: { robot: o.robot, call: { name, arguments: args } },
-        }),
-      );
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: n, method, params }));
     });
+  const call = (name: string, args: object) => rpc('robots.call', { robot: o.robot, call: { name, arguments: args } });
+  // Ready: the controller is online, fresh and reports no fault (it has heard the daemon's heartbeat).
+  const ready = async () => {
+    const list = (await rpc('robots.list', {})) as { robots?: { id: string; ready: boolean }[] } | undefined;
+    return list?.robots?.find((r) => r.id === o.robot)?.ready === true;
+  };
   const motions: Record<string, number> = {};
   report.motions = motions;
   let tcp: number[] | undefined;
   while (!tcp && Date.now() < end) {
-    const s = (await call('get_state', {})) as { arms?: { arm?: { tcp?: number[] } } } | undefined;
+    const s = (await ready()) ? ((await call('get_state', {})) as { arms?: { arm?: { tcp?: number[] } } }) : undefined;
     tcp = s?.arms?.arm?.tcp;
     if (!tcp) await new Promise((r) => setTimeout(r, 100));
   }
   // The robot is up: the flood starts now.
   process.send!({ ready: true });
-  end = Date.now() + setup.seconds * 1000;
+  const start = Date.now();
+  end = start + setup.seconds * 1000;
+  report.disturbedAtS = [];
   for (let i = 0; tcp && Date.now() < end; i++) {
     const r = await call('move_to', {
       target: { pose_xyzquat: [tcp[0]! + (i % 2 === 0 ? 0.02 : 0), ...tcp.slice(1)] },
     });
     // Outcomes other than ok keep the start of their message: why the motion did not finish.
-    bump(
-      motions,
-      r?.status === 'ok' ? 'ok' : `${String(r?.status)}: ${String(r?.message).replace(/\d+/g, 'N').slice(0, 80)}`,
-    );
+    const outcome =
+      r?.status === 'ok' ? 'ok' : `${String(r?.status)}: ${String(r?.message).replace(/\d+/g, 'N').slice(0, 80)}`;
+    bump(motions, outcome);
+    if (outcome !== 'ok' && report.disturbedAtS!.length < MAX_DISTURBANCES)
+      report.disturbedAtS!.push(Math.round(Date.now() - start) / 1000);
   }
   ws.close();
 }

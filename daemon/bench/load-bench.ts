@@ -134,7 +134,8 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
     const niced = [...floods, ...(mqtt ? [mqtt] : [])].map((f) => lowerPriority(f.child)).every(Boolean);
     const reports = await Promise.all(floods.map((f) => f.report));
     const mqttReport = (await mqtt?.report)?.mqtt;
-    const motions = (await motion.report).motions ?? {};
+    const motionReport = await motion.report;
+    const motions = motionReport.motions ?? {};
     clearInterval(sampler);
     delay.disable();
     const ms = (ns: number) => r3(ns / 1e6);
@@ -175,7 +176,11 @@ export async function runLoadBench(o: LoadBenchOptions): Promise<Record<string, 
         closed_by_daemon: merge('closes'),
       },
       mqtt: { clients: o.mqttClients, ...(mqttReport ?? {}) },
-      motion: { move_to: motions, disturbed: Object.entries(motions).some(([k, n]) => k !== 'ok' && n > 0) },
+      motion: {
+        move_to: motions,
+        disturbed: Object.entries(motions).some(([k, n]) => k !== 'ok' && n > 0),
+        disturbed_at_s: motionReport.disturbedAtS ?? [],
+      },
       event_loop_delay_ms: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       rss_mib: { before: mem0.rss, peak: memPeak.rss, after: mem1.rss, growth: r3(memPeak.rss - mem0.rss) },
       memory_mib: { before: mem0, peak: memPeak, after: mem1, after_gc: memGc },
