@@ -7,6 +7,7 @@ import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
 import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
+import { decodeBreakdown, type DecodeBreakdown } from './decode-breakdown.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<
@@ -29,6 +30,8 @@ export interface DecodeBenchOptions extends BenchProfile {
   prefillChunk?: number;
   /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
   adapter?: string;
+  /** Time each stage of the decode steps (the `breakdown` field). */
+  breakdown?: boolean;
 }
 
 export interface DecodeBenchResult {
@@ -79,6 +82,8 @@ export interface DecodeBenchResult {
   mem_limit_bytes: number | null;
   /** The adapter decode ran with, or null for the base model. */
   adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
+  /** Where a decoded token's time went (with --breakdown), else null. */
+  breakdown: DecodeBreakdown | null;
 }
 
 /** Seconds between two clock readings (nanoseconds). */
@@ -96,7 +101,16 @@ export async function runDecodeBench(
 ): Promise<DecodeBenchResult> {
   const read0 = diskReadBytes();
   const t0 = clock();
-  const { model: dir, threads, prompt: promptLen, gen: genLen, seed, adapter: adapterDir, ...profile } = opts;
+  const {
+    model: dir,
+    threads,
+    prompt: promptLen,
+    gen: genLen,
+    seed,
+    adapter: adapterDir,
+    breakdown: timeStages,
+    ...profile
+  } = opts;
   const prerouter = profile.prerouter ?? 'off';
   const model = await NativeModel.load(dir, {
     ...profile,
@@ -104,6 +118,7 @@ export async function runDecodeBench(
     contextLength: promptLen + genLen,
     prerouter,
     measureRecall: prerouter !== 'off',
+    ...(timeStages ? { profile: true } : {}),
   });
   try {
     let adapter: DecodeBenchResult['adapter'] = null;
@@ -172,6 +187,10 @@ export async function runDecodeBench(
       disk_read_bytes: read0 === null || read1 === null ? null : read1 - read0,
       mem_limit_bytes: null,
       adapter,
+      breakdown:
+        before.profile && info.profile && opts.gen > 0
+          ? decodeBreakdown(before.profile, info.profile, seconds(t3, t4))
+          : null,
     };
   } finally {
     model.dispose();

@@ -76,6 +76,8 @@ export interface LoadModelOptions {
   prerouter?: string;
   /** Also run the true router where a prediction routes, to count prediction recall. */
   measureRecall?: boolean;
+  /** Sessions time each stage of their forward steps (SessionInfo.profile; bench decode --breakdown). */
+  profile?: boolean;
 }
 
 export const EXPERT_PATHS = ['exact', 'staged', 'hot', 'whole-layer'] as const;
@@ -188,6 +190,35 @@ export interface SessionInfo {
   adapter: string | null;
   /** Routing width (experts per token) the session runs at; 0 once disposed. */
   topK: number;
+  /** Stage times since creation, when the model was loaded with `profile` (after a first step). */
+  profile?: StepProfile;
+}
+
+/** Stages of a forward step (native/common/step-profile.h). */
+export const PROFILE_STAGES = [
+  'embed',
+  'norms_residual',
+  'attn_proj',
+  'attention',
+  'router',
+  'expert_sort',
+  'gate_up',
+  'silu_mul',
+  'down',
+  'combine',
+  'dense_mlp',
+  'lm_head',
+] as const;
+export type ProfileStage = (typeof PROFILE_STAGES)[number];
+
+/** Totals over a session's forward steps: wall time of the calling thread per stage, the
+ *  thread-pool loops each started and the caller's waits at their ends. */
+export interface StepProfile {
+  steps: number;
+  stepNs: number;
+  loops: number;
+  waitNs: number;
+  stages: Record<ProfileStage, { ns: number; loops: number; waitNs: number }>;
 }
 
 export interface CalibrateOptions {

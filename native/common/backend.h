@@ -92,6 +92,13 @@ struct Kernels {
   // gathered expert matmul. Callers group equal ids together so a kernel can batch them.
   void (*gather_matmul)(const ExecCtx&, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
                         float* y) = nullptr;
+  // ys[j] = what gather_matmul(w[j], ids, x, m) gives, bit for bit, for j < count (≤ kMaxMulti):
+  // several matrices over the same activations (an expert's gate and up; q, k and v) in one
+  // parallel loop, the activations laid out once. Optional (null: separate calls); a fusion of
+  // GatherMatMul, so supports(GatherMatMul, w[j]) decides for each matrix.
+  static constexpr int kMaxMulti = 4;
+  void (*gather_matmul_multi)(const ExecCtx&, const WeightMatrix* const* w, int count, const int32_t* ids,
+                              const float* x, int64_t m, float* const* ys) = nullptr;
   // out[i, cols] = row ids[i] of the table (the embedding lookup; any format).
   void (*embed)(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = nullptr;
   // y = x * rsqrt(mean(x²) + eps) * w per row of length d; y may alias x.

@@ -7,6 +7,7 @@
 #include "common/experts/streamer.h"
 #include "common/models/arch.h"
 #include "common/prerouter/heads.h"
+#include "cpu/thread-pool.h"
 
 namespace bs {
 
@@ -263,6 +264,8 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
   m->prefill_chunk = opts.prefill_chunk;
+  m->profile = opts.profile;
+  if (opts.profile && m->ctx().pool) m->ctx().pool->set_timing(true);
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

@@ -128,6 +128,7 @@ struct LoadOptions {
   int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
   int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
+  bool profile = false;      // sessions time their stages (SessionStats::profile)
 };
 
 class ExpertStreamer;
@@ -149,6 +150,7 @@ class Model {
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)
+  bool profile = false;       // sessions time their stages (SessionStats::profile)
   // Expert executor paths, slot buffers and the I/O pool (null for a model without MoE layers).
   std::unique_ptr<ExpertStreamer> streamer;
   // Prerouter heads (null when the prerouter is off).

@@ -322,6 +322,75 @@ TEST(op_gather_matmul) {
   }
 }
 
+// gather_matmul_multi, the fused gate/up and q/k/v call: against the reference within the
+// gather's tolerance, and bit for bit what separate gather_matmul calls of the same kernel set
+// give (with 1 and 3 threads). Matrices alike (one layout of the activations) or not (fallback),
+// 1 to 6 of them (past kMaxMulti: split), decode (one token per expert) and runs of tokens.
+TEST(op_gather_matmul_multi) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(3500 + c);
+    const int64_t E = 1 + r.below(6), m = c % 2 ? 1 + r.below(10) : 1 + r.below(3);
+    const int count = 1 + static_cast<int>(r.below(6));
+    const bool alike = r.below(3) != 0;
+    const int group = 32 << r.below(3), bits = r.below(4) ? 4 : 8;
+    const int64_t cols = group * (1 + r.below(4));
+    std::vector<bt::OwnedMatrix> ws;
+    for (int j = 0; j < count; ++j) {
+      const int64_t rows = std::vector<int64_t>{1, 7, 16, 33, 130}[r.below(5)];
+      ws.push_back(alike || j == 0 ? bt::random_affine(r, E, rows, cols, bits, group, bs::DType::BF16)
+                                   : random_weight(r, E, true));
+      if (!alike && ws[j].m.cols != cols) ws[j] = bt::random_affine(r, E, rows, cols, 4, 32, bs::DType::F16);
+    }
+    std::vector<int32_t> ids(m);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    std::sort(ids.begin(), ids.end());
+    const auto x = bt::random_vec(r, m * cols);
+    std::vector<const bs::WeightMatrix*> wp;
+    size_t total = 0;
+    std::vector<size_t> at;
+    for (const auto& w : ws) {
+      wp.push_back(&w.m);
+      at.push_back(total);
+      total += static_cast<size_t>(m * w.m.rows);
+    }
+    std::ostringstream desc;
+    desc << "seed " << 3500 + c << " " << count << " matrices" << (alike ? " alike" : "") << ", first "
+         << describe(ws[0].m) << ", m " << m;
+    auto multi = [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      std::vector<float*> ys;
+      for (size_t j = 0; j < ws.size(); ++j) ys.push_back(y + at[j]);
+      k.gather_matmul_multi(ctx, wp.data(), count, ids.data(), x.data(), m, ys.data());
+    };
+    Oracle o;
+    for (const auto& w : ws) {
+      const Oracle oj = matmul_oracle(w.m, ids, x);
+      o.value.insert(o.value.end(), oj.value.begin(), oj.value.end());
+      o.bound.insert(o.bound.end(), oj.bound.begin(), oj.bound.end());
+    }
+    bool all = true;
+    for (const auto& w : ws) all = all && bs::reference_backend().supports(Op::GatherMatMul, &w.m);
+    EXPECT(all) << desc.str();
+    std::vector<float> fused(total), separate(total);
+    bs::ThreadPool pool(3);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (!b->usable() || !b->k.gather_matmul_multi) continue;
+      bool supported = true;
+      for (const auto& w : ws) supported = supported && b->supports(Op::GatherMatMul, &w.m);
+      if (!supported) continue;
+      for (bs::ThreadPool* p : {static_cast<bs::ThreadPool*>(nullptr), &pool}) {
+        const bs::ExecCtx ctx{p, 16};
+        multi(b->k, ctx, fused.data());
+        for (size_t j = 0; j < ws.size(); ++j) {
+          b->k.gather_matmul(ctx, ws[j].m, ids.data(), x.data(), m, separate.data() + at[j]);
+        }
+        EXPECT(std::memcmp(fused.data(), separate.data(), total * 4) == 0)
+            << b->name << " fused differs from separate gathers, " << desc.str() << (p ? ", 3 threads" : "");
+      }
+    }
+    check_op(t, Op::GatherMatMul, wp[0], desc.str(), o, 1e-4, multi, 16);
+  }
+}
+
 // Decode- and prefill-sized shapes: many rows split over threads, rows long enough for the
 // prefetch and several chunks, a tail chunk (cols % 64 == 32), every group and both widths;
 // gathers with one token per expert (the integer decode path) and with runs of tokens.
