@@ -4,7 +4,7 @@
 // on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
 import { Prng } from '../../robot/common/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
-import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
+import type { ActivationBits, ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
 import { decodeBreakdown, type DecodeBreakdown } from './decode-breakdown.js';
@@ -25,7 +25,7 @@ export interface DecodeBenchOptions extends BenchProfile {
   backend?: string;
   kvCache?: 'f32' | 'f16';
   /** Integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   /** Tokens per prefill forward step (default 128). */
   prefillChunk?: number;
   /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */

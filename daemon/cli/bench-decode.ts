@@ -111,7 +111,11 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
-    .option('--activation-bits <n>', 'integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
+    .option(
+      '--activation-bits <n>',
+      'integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, fastest)',
+      '16',
+    )
     .option('--prefill-chunk <n>', 'tokens per prefill forward step (1..4096, default 128)')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--breakdown', 'time each stage of a decode step (attention, router, experts, lm_head, pool loops)')

@@ -39,6 +39,9 @@ export type ModelHandle = { readonly [modelHandleBrand]: true };
 export type SessionHandle = { readonly [sessionHandleBrand]: true };
 export type AdapterHandle = { readonly [adapterHandleBrand]: true };
 
+/** Activation bytes of the integer decode kernels ×8: 16 (default), 24 (~100× closer to exact), 8 (one byte, as Q8: ~1e-2 of the scale off, fastest). */
+export type ActivationBits = 8 | 16 | 24;
+
 export interface LoadModelOptions {
   /** CPU threads for the kernels (1..256, default 1). */
   threads?: number;
@@ -56,7 +59,7 @@ export interface LoadModelOptions {
   /** Activation precision of the integer decode kernels (4-bit weights, one token): 16 bits
    *  (default; logits ~1e-4 of their scale from the float64 reference) or 24 (~1e-6, a half
    *  more dot products: ~10% slower decode on the 2-core x86 VM). */
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   /** Tokens per forward step of a prefill (1..4096, default 128): larger chunks give each
    *  routed expert longer runs of tokens for the prefill GEMM, at chunk-sized scratch. */
   prefillChunk?: number;
@@ -161,7 +164,7 @@ export interface ModelSummary {
   backend: string;
   threads: number;
   kvCache: 'f32' | 'f16';
-  activationBits: 16 | 24;
+  activationBits: ActivationBits;
   prefillChunk: number;
   stream: StreamSummary;
 }

@@ -19,8 +19,9 @@ class ThreadPool;
 struct ExecCtx {
   ThreadPool* pool = nullptr;
   // Activation precision of integer dot-product paths: 16 bits, two bytes per activation (the
-  // default: logits ~1e-4 of their scale from the reference), or 24, three bytes (~1e-6, a half
-  // more dot products). Float paths ignore it.
+  // default: logits ~1e-4 of their scale from the reference), 24, three bytes (~1e-6, a half
+  // more dot products), or 8, one byte (~1e-2, as a Q8 activation; half the dot products of
+  // 16). Float paths ignore it.
   int activation_bits = 16;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:

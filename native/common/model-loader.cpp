@@ -247,8 +247,8 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
 
 std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
   if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
-  if (opts.activation_bits != 24 && opts.activation_bits != 16) {
-    fail("activationBits must be 16 or 24, got ", opts.activation_bits);
+  if (opts.activation_bits != 24 && opts.activation_bits != 16 && opts.activation_bits != 8) {
+    fail("activationBits must be 8, 16 or 24, got ", opts.activation_bits);
   }
   if (opts.prefill_chunk < 1 || opts.prefill_chunk > 4096) {
     fail("prefillChunk must be between 1 and 4096, got ", opts.prefill_chunk);

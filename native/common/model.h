@@ -125,7 +125,7 @@ struct LoadOptions {
   int top_k = 0;             // routing width override; 0 = the config's num_experts_per_tok
   std::string backend;       // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;       // KV caches in IEEE half (half the memory) instead of float32
-  int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
+  int activation_bits = 16;  // integer decode paths: 16 (two bytes), 24 (three) or 8 (one); see ExecCtx
   int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
   bool profile = false;      // sessions time their stages (SessionStats::profile)
@@ -168,7 +168,7 @@ class Model {
   Dispatch dispatch_;
   int threads_;
   bool kv_f16_;
-  int activation_bits_;  // 16 or 24
+  int activation_bits_;  // 8, 16 or 24
   std::unique_ptr<ThreadPool> pool_;
 };
 

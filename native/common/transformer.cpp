@@ -13,7 +13,7 @@ Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bi
     : dispatch_(backend),
       threads_(threads),
       kv_f16_(kv_f16),
-      activation_bits_(activation_bits == 16 ? 16 : 24),  // the loader admits only these two
+      activation_bits_(activation_bits == 16 || activation_bits == 8 ? activation_bits : 24),  // the loader's three
       pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;

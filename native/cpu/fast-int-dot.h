@@ -92,6 +92,8 @@ struct FastIntDot {
                         int64_t nt, float* y, int64_t ldy) {
     if (a.bytes == 3) {
       qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    } else if (a.bytes == 1) {
+      qrows_int_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy);
     } else {
       qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
     }

@@ -188,6 +188,50 @@ TEST(op_qmatvec_activation_outlier) {
   }
 }
 
+// One-byte activations (activation_bits 8, a Q8 dot product): each activation is off by at
+// most half a step of its block of 32, d = max|x| / 127, so a row is within
+// 0.5/127 · Σ_c |scale·code_c| · max|x| over c's block of the exact value (the bound checked,
+// with 5% slack for float rounding); plain and gathered, decode shapes and odd widths.
+TEST(op_qmatvec_8bit_activations) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1800 + c);
+    const int group = 32 << r.below(3);
+    const auto w = bt::random_affine(r, 3, 1 + r.below(70), group * (1 + r.below(12)), 4, group, bs::DType::BF16);
+    auto x = bt::random_vec(r, w.m.cols);
+    if (c % 3 == 0) x[r.below(static_cast<uint64_t>(w.m.cols))] *= 100.0f;  // an outlier: only its block loses bits
+    std::vector<float> x3;
+    for (int i = 0; i < 3; ++i) x3.insert(x3.end(), x.begin(), x.end());
+    const std::vector<int32_t> ids{0, 1, 2};
+    auto step_bound = [&](Oracle o, const std::vector<int32_t>& mats) {
+      for (size_t i = 0; i < mats.size(); ++i) {
+        for (int64_t row = 0; row < w.m.rows; ++row) {
+          double b = 0;
+          for (int64_t col = 0; col < w.m.cols; ++col) {
+            float m = 0;
+            for (int64_t e = col / 32 * 32; e < std::min<int64_t>(w.m.cols, col / 32 * 32 + 32); ++e) {
+              m = std::max(m, std::fabs(x[e]));
+            }
+            // The step multiplies scale·code = w - bias, and random_affine's |bias| ≤ 0.1.
+            b += (std::fabs(static_cast<double>(bs::dequant(w.m, mats[i], row, col))) + 0.1) * m;
+          }
+          o.bound[i * w.m.rows + row] = b * 1.05 / 254.0 / 1e-4 + 1e-6;  // rel 1e-4 below: the bound is the step
+        }
+      }
+      return o;
+    };
+    const std::string desc = "seed " + std::to_string(1800 + c) + " " + describe(w.m) + " 8-bit activations";
+    check_op(
+        t, Op::QMatVec, &w.m, desc, step_bound(matmul_oracle(w.m, {1}, x), {1}), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, 1, x.data(), y); }, 8);
+    check_op(
+        t, Op::GatherMatMul, &w.m, desc + " gathered", step_bound(matmul_oracle(w.m, ids, x3), ids), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+          k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
+        },
+        8);
+  }
+}
+
 // Every activation at its block's largest magnitude (±m, m spread over 2^-20..2^20): the
 // integer path scales m to qmax, and float rounding must not carry Q to 2^23 (or 2^15), where
 // the signed top byte would wrap to -128 and flip the block's sum.

@@ -68,9 +68,9 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty() && kv_cache != "f32" && kv_cache != "f16") {
     err = "loadModel: kvCache must be \"f32\" or \"f16\", got \"" + kv_cache + "\"";
   }
-  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 16, 24, 16, activation_bits);
-  if (err.empty() && activation_bits != 16 && activation_bits != 24) {
-    err = "loadModel: activationBits must be 16 or 24, got " + std::to_string(activation_bits);
+  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 8, 24, 16, activation_bits);
+  if (err.empty() && activation_bits != 8 && activation_bits != 16 && activation_bits != 24) {
+    err = "loadModel: activationBits must be 8, 16 or 24, got " + std::to_string(activation_bits);
   }
   if (err.empty()) err = int_option(info[1], "loadModel", "prefillChunk", 1, 4096, 128, prefill_chunk);
   if (err.empty()) err = stream_options(info[1], opts.stream);

@@ -60,6 +60,16 @@ test('decode bench --breakdown: every stage of a decode step, its pool loops, an
   assert.ok(loops <= b.loops_per_token, 'the stages started at most every loop of the step');
 });
 
+test('decode bench runs with one-byte activations (activationBits 8) and reports them', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe' });
+  const r = await runDecodeBench(
+    { model: dir, threads: 2, prompt: 6, gen: 3, seed: 3, activationBits: 8, backend: 'auto' },
+    fakeClock(),
+  );
+  assert.equal(r.activation_bits, 8);
+  assert.equal(r.gen_tokens, 3);
+});
+
 test('decode bench reports the executor per decoded token: stalls, slot hits, prediction recall', async (t) => {
   const dir = synthTemp(t, { arch: 'glm4_moe' });
   const r = await runDecodeBench(
@@ -222,9 +232,9 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
   assert.equal(out.backend, 'cpu-ref');
   assert.equal(out.kv_cache, 'f16');
   assert.equal(out.activation_bits, 16);
-  const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '8']);
+  const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '12']);
   assert.equal(badBits.code, 2);
-  assert.match(badBits.stderr, /--activation-bits must be 16 or 24, got "8"/);
+  assert.match(badBits.stderr, /--activation-bits must be 8, 16 or 24, got "12"/);
   const badKv = await runCli(['bench', 'decode', '--model', dir, '--kv-cache', 'bf16']);
   assert.equal(badKv.code, 2);
   assert.match(badKv.stderr, /--kv-cache must be f32 or f16, got "bf16"/);
