@@ -54,7 +54,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     .option('--kv-cache <type>', 'KV cache type of both engines: f16 | f32', 'f16')
     .option(
       '--activation-bits <n>',
-      'our integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, fastest)',
+      'our integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, less compute)',
       '16',
     )
     .option(

@@ -113,7 +113,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
     .option(
       '--activation-bits <n>',
-      'integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, fastest)',
+      'integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, less compute)',
       '16',
     )
     .option('--prefill-chunk <n>', 'tokens per prefill forward step (1..4096, default 128)')
