@@ -6,6 +6,7 @@
 // the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ActivationBits } from '../native/binding.js';
 import { llamaBenchArm } from './llama-bench-arm.js';
 import { ensureNativeLlama, spawnRunner, type Runner } from './llama-build.js';
 import { exportGguf } from '../tools/gguf-export.js';
@@ -27,7 +28,7 @@ export interface CompareOptions {
   /** KV cache type of both arms (llama.cpp's default is f16). */
   kvCache: 'f16' | 'f32';
   /** Our integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   /** llama.cpp arms in order: 'prebuilt', 'native' or a llama-bench path (default ['prebuilt']). */
   llama?: string[];
   /** Where 'native' builds are cached (<dataDir>/llama.cpp/...). */

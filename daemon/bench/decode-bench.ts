@@ -4,10 +4,11 @@
 // on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
 import { Prng } from '../../robot/common/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
-import type { ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
+import type { ActivationBits, ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
 import { tryAutoStreamFor } from '../engine/stream-budget.js';
+import { decodeBreakdown, type DecodeBreakdown } from './decode-breakdown.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<
@@ -25,11 +26,13 @@ export interface DecodeBenchOptions extends BenchProfile {
   backend?: string;
   kvCache?: 'f32' | 'f16';
   /** Integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   /** Tokens per prefill forward step (default 128). */
   prefillChunk?: number;
   /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
   adapter?: string;
+  /** Time each stage of the decode steps (the `breakdown` field). */
+  breakdown?: boolean;
 }
 
 export interface DecodeBenchResult {
@@ -86,6 +89,8 @@ export interface DecodeBenchResult {
   auto: { budget_bytes: number; budget_source: string; keys: string[]; reasons: string[] } | null;
   /** The adapter decode ran with, or null for the base model. */
   adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
+  /** Where a decoded token's time went (with --breakdown), else null. */
+  breakdown: DecodeBreakdown | null;
 }
 
 /** Seconds between two clock readings (nanoseconds). */
@@ -121,7 +126,16 @@ export async function runDecodeBench(
 ): Promise<DecodeBenchResult> {
   const read0 = diskReadBytes();
   const t0 = clock();
-  const { model: dir, threads, prompt: promptLen, gen: genLen, seed, adapter: adapterDir, ...profile } = opts;
+  const {
+    model: dir,
+    threads,
+    prompt: promptLen,
+    gen: genLen,
+    seed,
+    adapter: adapterDir,
+    breakdown: timeStages,
+    ...profile
+  } = opts;
   const prerouter = profile.prerouter ?? 'off';
   const { sized, auto } = autoSized(dir, profile);
   const model = await NativeModel.load(dir, {
@@ -131,6 +145,7 @@ export async function runDecodeBench(
     contextLength: promptLen + genLen,
     prerouter,
     measureRecall: prerouter !== 'off',
+    ...(timeStages ? { profile: true } : {}),
   });
   try {
     let adapter: DecodeBenchResult['adapter'] = null;
@@ -202,6 +217,10 @@ export async function runDecodeBench(
       mem_limit_bytes: null,
       auto,
       adapter,
+      breakdown:
+        before.profile && info.profile && opts.gen > 0
+          ? decodeBreakdown(before.profile, info.profile, seconds(t3, t4))
+          : null,
     };
   } finally {
     model.dispose();

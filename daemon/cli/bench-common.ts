@@ -1,6 +1,7 @@
 // Shared by the engine benchmarks: integer options and the output (one JSON line with
 // --json or when piped, else a table).
 import { CliError } from './exit.js';
+import type { ActivationBits } from '../native/binding.js';
 
 /** `value` of option --name as an integer in [lo, hi]; a CliError (exit 2) otherwise. */
 export function intOption(name: string, value: string, lo: number, hi = Number.MAX_SAFE_INTEGER): number {
@@ -12,10 +13,11 @@ export function intOption(name: string, value: string, lo: number, hi = Number.M
   return n;
 }
 
-/** --activation-bits: 16 (default) or 24, see LoadModelOptions.activationBits. */
-export function activationBitsOption(value: string): 16 | 24 {
-  if (value !== '16' && value !== '24') throw new CliError(`--activation-bits must be 16 or 24, got "${value}"`, 2);
-  return value === '24' ? 24 : 16;
+/** --activation-bits: 16 (default), 24 or 8, see LoadModelOptions.activationBits. */
+export function activationBitsOption(value: string): ActivationBits {
+  if (value !== '16' && value !== '24' && value !== '8')
+    throw new CliError(`--activation-bits must be 8, 16 or 24, got "${value}"`, 2);
+  return Number(value) as ActivationBits;
 }
 
 export function printBench(result: object, json: boolean | undefined): void {

@@ -52,7 +52,11 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'our kernel set (auto = fastest usable)', 'auto')
     .option('--kv-cache <type>', 'KV cache type of both engines: f16 | f32', 'f16')
-    .option('--activation-bits <n>', 'our integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
+    .option(
+      '--activation-bits <n>',
+      'our integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, less compute)',
+      '16',
+    )
     .option(
       '--llama <list>',
       'llama.cpp arms: prebuilt (node-llama-cpp), native (llama-bench built here for this CPU, cached in <data_dir>/llama.cpp) or a llama-bench path',

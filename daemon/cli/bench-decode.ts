@@ -38,6 +38,7 @@ interface RawOptions {
   kvCache: string;
   activationBits: string;
   prefillChunk?: string;
+  breakdown?: boolean;
 }
 
 const list = (v: string) =>
@@ -110,9 +111,14 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--seed <n>', 'prompt seed', '1')
     .option('--backend <name>', 'kernel set (auto = fastest usable; see doctor)', 'auto')
     .option('--kv-cache <type>', 'KV cache type: f32 | f16', 'f32')
-    .option('--activation-bits <n>', 'integer decode activations: 16 | 24 (~100x closer to exact, slower)', '16')
+    .option(
+      '--activation-bits <n>',
+      'integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, less compute)',
+      '16',
+    )
     .option('--prefill-chunk <n>', 'tokens per prefill forward step (1..4096, default 128)')
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
+    .option('--breakdown', 'time each stage of a decode step (attention, router, experts, lm_head, pool loops)')
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
       if (o.kvCache !== 'f32' && o.kvCache !== 'f16')
@@ -128,6 +134,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         activationBits: activationBitsOption(o.activationBits),
         ...(o.prefillChunk !== undefined ? { prefillChunk: intOption('prefill-chunk', o.prefillChunk, 1, 4096) } : {}),
         ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
+        ...(o.breakdown ? { breakdown: true } : {}),
       };
       const arms = benchArms(o);
       const memLimitBytes = o.memLimit !== undefined ? size('--mem-limit', o.memLimit) : undefined;

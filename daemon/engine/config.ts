@@ -2,6 +2,7 @@
 // a profile (threads, context, routing width K). A model's profile keys override the engine's.
 // Expert streaming adds its keys (daemon/engine/stream-config.ts) to both.
 import { parseDuration } from '../util/duration.js';
+import type { ActivationBits } from '../native/binding.js';
 import {
   bool,
   int,
@@ -106,8 +107,8 @@ export const modelFields = {
     }),
   ),
   activation_bits: optional(
-    oneOf([16, 24] as const, {
-      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference) or 24 (~1e-6, ~10% slower decode on x86)',
+    oneOf([8, 16, 24] as const, {
+      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference), 24 (~1e-6, ~10% slower decode on x86) or 8 (one byte per activation as in a Q8 dot product, ~1e-2 off; half the dot-product work, faster only where compute rather than memory bandwidth limits decode)',
     }),
   ),
   prefill_chunk: optional(
@@ -174,7 +175,7 @@ export interface ModelProfile {
   contextLength: number;
   topK?: number;
   backend?: string;
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   prefillChunk?: number;
   keepAliveMs: number;
   queueSize: number;

@@ -39,6 +39,9 @@ export type ModelHandle = { readonly [modelHandleBrand]: true };
 export type SessionHandle = { readonly [sessionHandleBrand]: true };
 export type AdapterHandle = { readonly [adapterHandleBrand]: true };
 
+/** Activation bytes of the integer decode kernels ×8: 16 (default), 24 (~100× closer to exact), 8 (one byte, as Q8: ~1e-2 of the scale off, fastest). */
+export type ActivationBits = 8 | 16 | 24;
+
 export interface LoadModelOptions {
   /** CPU threads for the kernels (1..256, default 1). */
   threads?: number;
@@ -56,7 +59,7 @@ export interface LoadModelOptions {
   /** Activation precision of the integer decode kernels (4-bit weights, one token): 16 bits
    *  (default; logits ~1e-4 of their scale from the float64 reference) or 24 (~1e-6, a half
    *  more dot products: ~10% slower decode on the 2-core x86 VM). */
-  activationBits?: 16 | 24;
+  activationBits?: ActivationBits;
   /** Tokens per forward step of a prefill (1..4096, default 128): larger chunks give each
    *  routed expert longer runs of tokens for the prefill GEMM, at chunk-sized scratch. */
   prefillChunk?: number;
@@ -76,6 +79,8 @@ export interface LoadModelOptions {
   prerouter?: string;
   /** Also run the true router where a prediction routes, to count prediction recall. */
   measureRecall?: boolean;
+  /** Sessions time each stage of their forward steps (SessionInfo.profile; bench decode --breakdown). */
+  profile?: boolean;
 }
 
 export const EXPERT_PATHS = ['exact', 'staged', 'hot', 'whole-layer'] as const;
@@ -165,7 +170,7 @@ export interface ModelSummary {
   backend: string;
   threads: number;
   kvCache: 'f32' | 'f16';
-  activationBits: 16 | 24;
+  activationBits: ActivationBits;
   prefillChunk: number;
   stream: StreamSummary;
 }
@@ -197,6 +202,35 @@ export interface SessionInfo {
   /** Whether its forward passes run on a device decoder (Metal: one command list per chunk, the KV
    *  cache on the GPU); false on the CPU kernel sets and after a hand-over (docs/metal.md). */
   onDevice: boolean;
+  /** Stage times since creation, when the model was loaded with `profile` (after a first step). */
+  profile?: StepProfile;
+}
+
+/** Stages of a forward step (native/common/step-profile.h). */
+export const PROFILE_STAGES = [
+  'embed',
+  'norms_residual',
+  'attn_proj',
+  'attention',
+  'router',
+  'expert_sort',
+  'gate_up',
+  'silu_mul',
+  'down',
+  'combine',
+  'dense_mlp',
+  'lm_head',
+] as const;
+export type ProfileStage = (typeof PROFILE_STAGES)[number];
+
+/** Totals over a session's forward steps: wall time of the calling thread per stage, the
+ *  thread-pool loops each started and the caller's waits at their ends. */
+export interface StepProfile {
+  steps: number;
+  stepNs: number;
+  loops: number;
+  waitNs: number;
+  stages: Record<ProfileStage, { ns: number; loops: number; waitNs: number }>;
 }
 
 export interface CalibrateOptions {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/blocks.h"
 
@@ -73,17 +74,8 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(pos0 + s.rope_shift + t);
 
   auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
-  if (c.attn_output_gate) {
-    // q_proj gives per head [q head_dim | gate head_dim]; the gate scales the output below.
-    s.q_gate.resize(2 * n * q_dim);
-    s.attn_gate.resize(n * q_dim);
-    run_linear(m, w.q, xn, n, s.q_gate.data(), s, delta(LoraSlot::Q));
-    for (int64_t i = 0; i < n * c.n_heads; ++i) {
-      const float* src = s.q_gate.data() + 2 * i * c.head_dim;
-      std::copy_n(src, c.head_dim, s.q.data() + i * c.head_dim);
-      std::copy_n(src + c.head_dim, c.head_dim, s.attn_gate.data() + i * c.head_dim);
-    }
-  } else if (c.fused_qkv) {
+  std::optional<StageScope> stage(std::in_place, s.profile, Stage::AttnProj);
+  if (c.fused_qkv) {
     // One projection gives per token [q | k | v] (its LoRA sits in the Q slot).
     s.q_gate.resize(n * (q_dim + 2 * kv_dim));
     run_linear(m, w.q, xn, n, s.q_gate.data(), s, delta(LoraSlot::Q));
@@ -94,12 +86,29 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
       std::copy_n(row + q_dim + kv_dim, kv_dim, s.v.data() + t * kv_dim);
     }
   } else {
-    run_linear(m, w.q, xn, n, s.q.data(), s, delta(LoraSlot::Q));
+    if (c.attn_output_gate) {
+      // q_proj gives per head [q head_dim | gate head_dim]; the gate scales the output below.
+      s.q_gate.resize(2 * n * q_dim);
+      s.attn_gate.resize(n * q_dim);
+    }
+    float* q_out = c.attn_output_gate ? s.q_gate.data() : s.q.data();
+    const Linear* qkv[3] = {&w.q, &w.k, &w.v};
+    float* qkv_out[3] = {q_out, s.k.data(), s.v.data()};
+    const bool adapted = delta(LoraSlot::Q) || delta(LoraSlot::K) || delta(LoraSlot::V);
+    if (adapted || !run_linears_fused(m, qkv, 3, xn, n, qkv_out, s)) {
+      run_linear(m, w.q, xn, n, q_out, s, delta(LoraSlot::Q));
+      run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
+      run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
+    }
+    if (c.attn_output_gate) {
+      for (int64_t i = 0; i < n * c.n_heads; ++i) {
+        const float* src = s.q_gate.data() + 2 * i * c.head_dim;
+        std::copy_n(src, c.head_dim, s.q.data() + i * c.head_dim);
+        std::copy_n(src + c.head_dim, c.head_dim, s.attn_gate.data() + i * c.head_dim);
+      }
+    }
   }
-  if (!c.fused_qkv) {
-    run_linear(m, w.k, xn, n, s.k.data(), s, delta(LoraSlot::K));
-    run_linear(m, w.v, xn, n, s.v.data(), s, delta(LoraSlot::V));
-  }
+  stage.emplace(s.profile, Stage::Attention);
   if (!w.q_norm.empty()) {
     const Kernels& kn = d.pick(Op::RmsNorm);
     kn.rmsnorm(ctx, s.q.data(), w.q_norm.data(), n * c.n_heads, c.head_dim, c.rms_eps, s.q.data());
@@ -140,6 +149,7 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   if (c.attn_output_gate) {
     for (int64_t i = 0; i < n * q_dim; ++i) s.attn[i] /= 1.0f + std::exp(-s.attn_gate[i]);
   }
+  stage.emplace(s.profile, Stage::AttnProj);
   run_linear(m, w.o, s.attn.data(), n, out, s, delta(LoraSlot::O));
 }
 

@@ -22,8 +22,9 @@ class DeviceDecoder;
 struct ExecCtx {
   ThreadPool* pool = nullptr;
   // Activation precision of integer dot-product paths: 16 bits, two bytes per activation (the
-  // default: logits ~1e-4 of their scale from the reference), or 24, three bytes (~1e-6, a half
-  // more dot products). Float paths ignore it.
+  // default: logits ~1e-4 of their scale from the reference), 24, three bytes (~1e-6, a half
+  // more dot products), or 8, one byte (~1e-2, as a Q8 activation; half the dot products of
+  // 16). Float paths ignore it.
   int activation_bits = 16;
   int threads() const;
   // fn(begin, end) over disjoint ranges covering [0, n), each at most `grain` long (grain ≤ 0:
@@ -95,6 +96,13 @@ struct Kernels {
   // gathered expert matmul. Callers group equal ids together so a kernel can batch them.
   void (*gather_matmul)(const ExecCtx&, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
                         float* y) = nullptr;
+  // ys[j] = what gather_matmul(w[j], ids, x, m) gives, bit for bit, for j < count (≤ kMaxMulti):
+  // several matrices over the same activations (an expert's gate and up; q, k and v) in one
+  // parallel loop, the activations laid out once. Optional (null: separate calls); a fusion of
+  // GatherMatMul, so supports(GatherMatMul, w[j]) decides for each matrix.
+  static constexpr int kMaxMulti = 4;
+  void (*gather_matmul_multi)(const ExecCtx&, const WeightMatrix* const* w, int count, const int32_t* ids,
+                              const float* x, int64_t m, float* const* ys) = nullptr;
   // out[i, cols] = row ids[i] of the table (the embedding lookup; any format).
   void (*embed)(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = nullptr;
   // y = x * rsqrt(mean(x²) + eps) * w per row of length d; y may alias x.

@@ -6,6 +6,7 @@
 
 #include "common/lora.h"
 #include "common/model.h"
+#include "common/step-profile.h"
 
 namespace bs {
 
@@ -42,8 +43,9 @@ struct Scratch {
   const int32_t* mrope = nullptr;
   int64_t mrope_stride = 0;
   uint64_t bytes_touched = 0;
-  uint64_t experts_touched = 0;  // distinct (layer, expert) pairs computed
-  int top_k = 0;                 // routing width of the pass in progress (the session's); 0 = the model's
+  uint64_t experts_touched = 0;    // distinct (layer, expert) pairs computed
+  int top_k = 0;                   // routing width of the pass in progress (the session's); 0 = the model's
+  StepProfile* profile = nullptr;  // the pass's stage times (null: not profiled)
 };
 
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values

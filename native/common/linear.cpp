@@ -29,4 +29,21 @@ void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, floa
   s.bytes_touched += lora->a.mat_bytes() + lora->b.mat_bytes();
 }
 
+bool run_linears_fused(const Model& m, const Linear* const* ls, int count, const float* x, int64_t n, float* const* ys,
+                       Scratch& s) {
+  if (n != 1 || count > Kernels::kMaxMulti) return false;
+  const Kernels& k = m.dispatch().pick(Op::GatherMatMul, &ls[0]->w);
+  if (!k.gather_matmul_multi) return false;
+  const WeightMatrix* ws[Kernels::kMaxMulti];
+  for (int j = 0; j < count; ++j) {
+    const Linear& l = *ls[j];
+    if (!l.w.quantised() || !l.bias.empty() || &m.dispatch().pick(Op::GatherMatMul, &l.w) != &k) return false;
+    ws[j] = &l.w;
+  }
+  const int32_t mat = 0;
+  k.gather_matmul_multi(m.ctx(), ws, count, &mat, x, 1, ys);
+  for (int j = 0; j < count; ++j) s.bytes_touched += ws[j]->mat_bytes();
+  return true;
+}
+
 }  // namespace bs

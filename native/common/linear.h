@@ -24,4 +24,10 @@ void linear_forward(const Dispatch& d, const ExecCtx& ctx, const Linear& l, cons
 void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, float* y, Scratch& s,
                 const LoraWeights* lora = nullptr);
 
+// One token through `count` quantised bias-free linears at once (q, k and v of a decode step)
+// when the kernel set fuses them (Kernels::gather_matmul_multi): one parallel loop instead of
+// `count`, the same bits. False, with nothing done, when it does not apply.
+bool run_linears_fused(const Model& m, const Linear* const* ls, int count, const float* x, int64_t n, float* const* ys,
+                       Scratch& s);
+
 }  // namespace bs

@@ -7,6 +7,7 @@
 #include "common/experts/streamer.h"
 #include "common/models/arch.h"
 #include "common/prerouter/heads.h"
+#include "cpu/thread-pool.h"
 
 namespace bs {
 
@@ -251,8 +252,8 @@ void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::strin
 
 std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opts) {
   if (opts.threads < 1 || opts.threads > 256) fail("threads must be between 1 and 256, got ", opts.threads);
-  if (opts.activation_bits != 24 && opts.activation_bits != 16) {
-    fail("activationBits must be 16 or 24, got ", opts.activation_bits);
+  if (opts.activation_bits != 24 && opts.activation_bits != 16 && opts.activation_bits != 8) {
+    fail("activationBits must be 8, 16 or 24, got ", opts.activation_bits);
   }
   if (opts.prefill_chunk < 1 || opts.prefill_chunk > 4096) {
     fail("prefillChunk must be between 1 and 4096, got ", opts.prefill_chunk);
@@ -268,6 +269,8 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
 
   auto m = std::make_shared<Model>(backend, opts.threads, opts.kv_f16, opts.activation_bits);
   m->prefill_chunk = opts.prefill_chunk;
+  m->profile = opts.profile;
+  if (opts.profile && m->ctx().pool) m->ctx().pool->set_timing(true);
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);

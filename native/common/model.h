@@ -139,9 +139,10 @@ struct LoadOptions {
   int top_k = 0;             // routing width override; 0 = the config's num_experts_per_tok
   std::string backend;       // kernel set by name; empty or "auto" = the fastest usable one
   bool kv_f16 = false;       // KV caches in IEEE half (half the memory) instead of float32
-  int activation_bits = 16;  // integer decode paths: 16 (two bytes) or 24 (three, ~100x closer to exact); see ExecCtx
+  int activation_bits = 16;  // integer decode paths: 16 (two bytes), 24 (three) or 8 (one); see ExecCtx
   int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
+  bool profile = false;      // sessions time their stages (SessionStats::profile)
 };
 
 class ExpertStreamer;
@@ -163,6 +164,7 @@ class Model {
   uint64_t matrix_bytes = 0;
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)
+  bool profile = false;       // sessions time their stages (SessionStats::profile)
   // Expert executor paths, slot buffers and the I/O pool (null for a model without MoE layers).
   std::unique_ptr<ExpertStreamer> streamer;
   // Prerouter heads (null when the prerouter is off).
@@ -180,7 +182,7 @@ class Model {
   Dispatch dispatch_;
   int threads_;
   bool kv_f16_;
-  int activation_bits_;  // 16 or 24
+  int activation_bits_;  // 8, 16 or 24
   std::unique_ptr<ThreadPool> pool_;
 };
 

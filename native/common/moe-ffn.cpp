@@ -3,6 +3,7 @@
 // same pieces over slot buffers; without one, experts are read from the mapped file (exact).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/blocks.h"
 #include "common/error.h"
@@ -89,15 +90,27 @@ void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, cons
   const int64_t inter = v[0].rows;
   s.gate.resize(rows * inter);
   s.up.resize(rows * inter);
-  d.pick(Op::GatherMatMul, &v[0]).gather_matmul(ctx, v[0], ids, x, rows, s.gate.data());
-  d.pick(Op::GatherMatMul, &v[1]).gather_matmul(ctx, v[1], ids, x, rows, s.up.data());
+  std::optional<StageScope> stage(std::in_place, s.profile, Stage::GateUp);
+  const Kernels& kg = d.pick(Op::GatherMatMul, &v[0]);
+  if (kg.gather_matmul_multi && &kg == &d.pick(Op::GatherMatMul, &v[1])) {
+    // Gate and up in one parallel loop over activations laid out once (the same bits).
+    const WeightMatrix* gu[2] = {&v[0], &v[1]};
+    float* ys[2] = {s.gate.data(), s.up.data()};
+    kg.gather_matmul_multi(ctx, gu, 2, ids, x, rows, ys);
+  } else {
+    kg.gather_matmul(ctx, v[0], ids, x, rows, s.gate.data());
+    d.pick(Op::GatherMatMul, &v[1]).gather_matmul(ctx, v[1], ids, x, rows, s.up.data());
+  }
+  stage.emplace(s.profile, Stage::SiluMul);
   d.pick(Op::SiluMul).silu_mul(ctx, s.gate.data(), s.up.data(), rows * inter, s.gate.data());
+  stage.emplace(s.profile, Stage::Down);
   d.pick(Op::GatherMatMul, &v[2]).gather_matmul(ctx, v[2], ids, s.gate.data(), rows, act);
 }
 
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
                  const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora) {
   const int64_t hidden = m.cfg.hidden, k = routing_k(m, s), rows = n * k;
+  std::optional<StageScope> stage(std::in_place, s.profile, Stage::DenseMlp);
   if (w.has_shared) {
     mlp_block(m, w.shared, xn, n, s, out, lora);
     if (w.shared_gated) {
@@ -111,8 +124,10 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   } else {
     std::fill_n(out, n * hidden, 0.0f);
   }
+  stage.emplace(s.profile, Stage::ExpertSort);
   check_experts_finite(w, sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s));
   s.act.resize(rows * hidden);
+  stage.reset();  // expert_rows times its own stages
   if (m.streamer && layer >= 0) {
     m.streamer->run(m, layer, phase, s);
   } else {
@@ -121,6 +136,7 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
     expert_rows(m, v, s.order_ids.data(), s.rows.data(), rows, s, s.act.data());
   }
   // Scatter in row order whatever the path, so every path sums in the same order.
+  stage.emplace(s.profile, Stage::Combine);
   const Kernels& ka = m.dispatch().pick(Op::Add);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t src = s.order[r];

@@ -20,6 +20,7 @@ struct SessionStats {
   uint64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction
   uint64_t recall_hits = 0;       // predicted experts the true router also chose (measureRecall)
   uint64_t recall_total = 0;      // experts predicted where the true router was also run
+  StepProfile profile;            // stage times, when the model was loaded with profiling
 };
 
 // Observes the routing each MoE layer executes (calibration records the teacher's routing).

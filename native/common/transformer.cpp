@@ -14,7 +14,7 @@ Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bi
     : dispatch_(backend),
       threads_(threads),
       kv_f16_(kv_f16),
-      activation_bits_(activation_bits == 16 ? 16 : 24),  // the loader admits only these two
+      activation_bits_(activation_bits == 16 || activation_bits == 8 ? activation_bits : 24),  // the loader's three
       pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;
@@ -226,6 +226,7 @@ void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lor
       stats_.recall_total += k;
     }
   } else {
+    StageScope st(s.profile, Stage::Router);
     route_tokens(m, lw.moe, xn_.data(), n, s);
     ids = s.ids.data();
     weights = s.weights.data();
@@ -284,8 +285,14 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   x_.resize(n * H);
   xn_.resize(n * H);
   y_.resize(n * H);
-
-  d.pick(Op::Embed, &m.embed).embed(ctx, m.embed, tokens, n, x_.data());
+  s.profile = m.profile ? &stats_.profile : nullptr;
+  if (s.profile) s.profile->pool = ctx.pool;
+  const uint64_t t_step = s.profile ? profile_now_ns() : 0;
+  const ThreadPool::Counters pool0 = s.profile && ctx.pool ? ctx.pool->counters() : ThreadPool::Counters{};
+  {
+    StageScope st(s.profile, Stage::Embed);
+    d.pick(Op::Embed, &m.embed).embed(ctx, m.embed, tokens, n, x_.data());
+  }
   if (mm_) splice_embeddings();
   s.rope_shift = rope_shift(n_past_);
   s.mrope = mm_ && mm_->in->positions ? mm_->in->positions + mm_->start : nullptr;
@@ -296,7 +303,10 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = m.layers[l];
     const LayerLora* lora = adapter_ ? &adapter_->layer(l) : nullptr;
-    norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
+    {
+      StageScope st(s.profile, Stage::NormsResidual);
+      norm.rmsnorm(ctx, x_.data(), lw.input_norm.data(), n, H, c.rms_eps, xn_.data());
+    }
     if (lw.is_linear && c.linear.lightning) {
       lightning_attention_block(m, lw.linear, xn_.data(), n, n_past_, rec_.data() + rec_offset_[l], s, y_.data(), lora);
     } else if (lw.is_linear) {
@@ -304,17 +314,25 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     } else {
       attention_block(m, lw.attn, xn_.data(), n, n_past_, k_cache_[l].data(), v_cache_[l].data(), s, y_.data(), lora);
     }
-    add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
-    norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
+    {
+      StageScope st(s.profile, Stage::NormsResidual);
+      add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+      norm.rmsnorm(ctx, x_.data(), lw.post_norm.data(), n, H, c.rms_eps, xn_.data());
+    }
     if (lw.is_moe) {
       moe_layer(l, n, logits != nullptr, lora);
     } else {
+      StageScope st(s.profile, Stage::DenseMlp);
       mlp_block(m, lw.mlp, xn_.data(), n, s, y_.data(), lora);
     }
-    add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+    {
+      StageScope st(s.profile, Stage::NormsResidual);
+      add.add(ctx, y_.data(), 1.0f, n * H, x_.data());
+    }
     if (mm_ && l < mm_->in->n_deep) add_deepstack(l);
   }
   if (logits) {
+    StageScope st(s.profile, Stage::LmHead);
     const float* last = x_.data() + (n - 1) * H;
     norm.rmsnorm(ctx, last, m.final_norm.data(), 1, H, c.rms_eps, xn_.data());
     run_linear(m, m.lm_head, xn_.data(), 1, logits, s);
@@ -323,6 +341,15 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   n_past_ += n;
   if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens, tokens + n);
   stats_.tokens += n;
+  if (s.profile) {
+    ++s.profile->steps;
+    s.profile->step_ns += profile_now_ns() - t_step;
+    if (ctx.pool) {
+      const ThreadPool::Counters pc = ctx.pool->counters();
+      s.profile->loops_total += pc.loops - pool0.loops;
+      s.profile->wait_ns_total += pc.wait_ns - pool0.wait_ns;
+    }
+  }
   stats_.weight_bytes += s.bytes_touched;
   stats_.experts_computed += s.experts_touched;
   if (streamer) stats_.stream += streamer->counters() - before;

@@ -79,6 +79,8 @@ struct Avx2 {
     if constexpr (BYTES == 3) {
       const I top = _mm256_add_epi32(byte_sum(2, 256), byte_sum(1, 1));
       return _mm256_add_epi32(_mm256_slli_epi32(top, 8), byte_sum(0, 1));
+    } else if constexpr (BYTES == 1) {
+      return byte_sum(0, 1);
     } else {
       return _mm256_add_epi32(byte_sum(1, 256), byte_sum(0, 1));
     }

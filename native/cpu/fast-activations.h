@@ -10,7 +10,8 @@
 // test's 1e-4 of Σ|w·x|. ExecCtx::activation_bits = 16 (the default) keeps two bytes,
 // |Q| < 2^15, Q = Q1·2^8 + Q0, logits ~1e-4 of their scale off the reference; a block's few
 // extreme values are taken out and added in float (split_outliers), so its others keep their
-// precision. activation_bits = 24: three bytes, a half more dot products, logits ~1e-6 off.
+// precision. activation_bits = 24: three bytes, a half more dot products, logits ~1e-6 off;
+// 8: one byte (as a Q8 activation block), half the dot products of 16, ~1e-2 off, no split.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -53,9 +54,10 @@ struct FastActivations {
 #pragma GCC unroll 6
     for (int k = 0; k < 2 * BYTES; ++k) x[k] = V::load_codes(reinterpret_cast<const uint8_t*>(q) + 4 * L * k);
   }
-  // Scale of the block maximum: |Q| must stay below 2^23 (three bytes, signed top) or 2^15 (two).
-  // x·(qmax/m) rounds twice in float (≤ qmax·(1 + 2^-23)), so three bytes keep one unit spare.
-  static float qmax(int bytes) { return bytes == 3 ? 8388606.0f : 32767.0f; }
+  // Scale of the block maximum: |Q| must stay below 2^23 (three bytes, signed top), 2^15 (two) or
+  // 2^7 (one). x·(qmax/m) rounds twice in float (≤ qmax·(1 + 2^-23)), so three bytes keep one
+  // unit spare.
+  static float qmax(int bytes) { return bytes == 3 ? 8388606.0f : bytes == 2 ? 32767.0f : 127.0f; }
 
   static void layout_token(const WeightMatrix& w, const float* x, float* xs, float* gsum) {
     const int ph = 32 / w.bits;
@@ -108,8 +110,11 @@ struct FastActivations {
         int8_t* q = xq + c * bytes * 8 * L;
         for (int k = 0; k < L / 4; ++k) {
           const float* xb = x + c * C + 32 * k;
-          const float d = bytes == 3 ? V::template quant_block<3>(xb, qmax(3), q + 16 * k, q + 4 * L + 16 * k, 8 * L)
-                                     : V::template quant_block<2>(xb, qmax(2), q + 16 * k, q + 4 * L + 16 * k, 8 * L);
+          int8_t* qe = q + 16 * k;
+          int8_t* qo = qe + 4 * L;
+          const float d = bytes == 3   ? V::template quant_block<3>(xb, qmax(3), qe, qo, 8 * L)
+                          : bytes == 2 ? V::template quant_block<2>(xb, qmax(2), qe, qo, 8 * L)
+                                       : V::template quant_block<1>(xb, qmax(1), qe, qo, 8 * L);
           for (int j = 0; j < 4; ++j) dl[c * L + 4 * k + j] = d;
         }
       }

@@ -41,29 +41,34 @@ struct FastIntDot {
     F acc[R];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
-    for (int64_t c = 0; c < nch; ++c) {
-      // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
-      // hardware prefetcher, which restarts at every expert's block, but not past the rows
-      // this call owns (the next block may be another thread's or an unused expert's).
-      if (((c * 4 * L) & 63) == 0) {
-#pragma GCC unroll 4
-        for (int i = 0; i < R; ++i) {
-          const uint8_t* p = rows[i] + c * 4 * L + pf;
-          if (p < pf_end) __builtin_prefetch(p);
-        }
-      }
+    auto step = [&](int64_t c, bool part) __attribute__((always_inline)) {
       I x[2 * BYTES];
       Acts::template load_act_bytes<BYTES>(xq + c * QB, x);
       const F d = V::load(dl + c * L);
       const int64_t g = (c * C) >> gshift;
-      const bool part = c >= full;
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
         const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
         acc[i] = V::fma(V::cvt(V::template isum<BYTES>(w, x)), V::mul(sc, d), acc[i]);
       }
+    };
+    // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
+    // hardware prefetcher, which restarts at every expert's block, but not past the rows this
+    // call owns (the next block may be another thread's or an unused expert's). A chunk is 4L
+    // bytes: one line per 64 / 4L chunks (a line holds several chunks at L = 8).
+    constexpr int64_t CPL = 64 / (4 * L) > 0 ? 64 / (4 * L) : 1;
+    int64_t c = 0;
+    for (; c + CPL <= full; c += CPL) {
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* p = rows[i] + c * 4 * L + pf;
+        if (p < pf_end) __builtin_prefetch(p);
+      }
+#pragma GCC unroll 4
+      for (int64_t k = 0; k < CPL; ++k) step(c + k, false);
     }
+    for (; c < nch; ++c) step(c, c >= full);
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       // gs is zero past G (to a multiple of L): what b holds there (the next row's) adds 0.
@@ -87,6 +92,8 @@ struct FastIntDot {
                         int64_t nt, float* y, int64_t ldy) {
     if (a.bytes == 3) {
       qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    } else if (a.bytes == 1) {
+      qrows_int_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy);
     } else {
       qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
     }

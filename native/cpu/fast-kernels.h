@@ -49,6 +49,7 @@ struct FastKernels {
                          .qmatmul = QMatMul::qmatmul,
                          .dense_matmul = FastDense<V>::dense_matmul,
                          .gather_matmul = QMatMul::gather_matmul,
+                         .gather_matmul_multi = QMatMul::gather_matmul_multi,
                          .rmsnorm = Elementwise::rmsnorm,
                          .rope = Elementwise::rope,
                          .attention = FastAttention<V>::attention,

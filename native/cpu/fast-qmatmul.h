@@ -162,22 +162,50 @@ struct FastQMatMul {
   // run's tokens; work items are (run, block of rows), handed out dynamically.
   static void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
                             float* y) {
+    const WeightMatrix* ws[1] = {&w};
+    gather_matmul_multi(ctx, ws, 1, ids, x, m, &y);
+  }
+
+  // The same for several matrices whose activations are laid out alike (same cols, bits and
+  // group; else one call each): work items (matrix, run, block of rows) in one parallel loop.
+  // A row's result does not depend on its block, so each ys[j] is gather_matmul's, bit for bit.
+  static void gather_matmul_multi(const ExecCtx& ctx, const WeightMatrix* const* ws, int count, const int32_t* ids,
+                                  const float* x, int64_t m, float* const* ys) {
+    if (count > Kernels::kMaxMulti) {
+      gather_matmul_multi(ctx, ws, Kernels::kMaxMulti, ids, x, m, ys);
+      gather_matmul_multi(ctx, ws + Kernels::kMaxMulti, count - Kernels::kMaxMulti, ids, x, m, ys + Kernels::kMaxMulti);
+      return;
+    }
+    const WeightMatrix& w0 = *ws[0];
+    for (int j = 1; j < count; ++j) {
+      if (ws[j]->cols != w0.cols || ws[j]->bits != w0.bits || ws[j]->group != w0.group) {
+        for (int i = 0; i < count; ++i) gather_matmul_multi(ctx, ws + i, 1, ids, x, m, ys + i);
+        return;
+      }
+    }
     int64_t* starts = fast::scratch_of<int64_t>(fast::Slot::Runs, static_cast<size_t>(2 * m + 1));
     int32_t* run_ids = reinterpret_cast<int32_t*>(starts + m + 1);
     const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
     int64_t max_run = 0;
     for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
-    const Act a = Acts::prepare(ctx, w, x, m, Acts::use_ints(ctx, w, max_run));
+    const Act a = Acts::prepare(ctx, w0, x, m, Acts::use_ints(ctx, w0, max_run));
     constexpr int64_t kRB = Vec::kRowBlock;
-    const int64_t rb = std::clamp<int64_t>(w.rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
-    const int64_t blocks = (w.rows + rb - 1) / rb;
+    int64_t rb[Kernels::kMaxMulti], blocks[Kernels::kMaxMulti], first[Kernels::kMaxMulti + 1] = {0};
+    for (int j = 0; j < count; ++j) {
+      rb[j] = std::clamp<int64_t>(ws[j]->rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
+      blocks[j] = (ws[j]->rows + rb[j] - 1) / rb[j];
+      first[j + 1] = first[j] + runs * blocks[j];
+    }
     ctx.parallel_for(
-        runs * blocks,
+        first[count],
         [&](int64_t i0, int64_t i1) {
           for (int64_t i = i0; i < i1; ++i) {
-            const int64_t run = i / blocks, r0 = (i % blocks) * rb;
-            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb), a, starts[run], starts[run + 1] - starts[run], y,
-                  w.rows);
+            int j = 0;
+            while (i >= first[j + 1]) ++j;
+            const WeightMatrix& w = *ws[j];
+            const int64_t k = i - first[j], run = k / blocks[j], r0 = (k % blocks[j]) * rb[j];
+            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb[j]), a, starts[run], starts[run + 1] - starts[run],
+                  ys[j], w.rows);
           }
         },
         1);

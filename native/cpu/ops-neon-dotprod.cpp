@@ -39,7 +39,7 @@ struct NeonDot : Neon {
       int8_t* q = h == 0 ? qe : qo;
       // vmovn keeps low halves: byte k of Q after a shift by 8k.
       store(q, [](int32x4_t t) { return t; });
-      store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 8); });
+      if constexpr (BYTES >= 2) store(q + ls, [](int32x4_t t) { return vshrq_n_s32(t, 8); });
       if constexpr (BYTES == 3) store(q + 2 * ls, [](int32x4_t t) { return vshrq_n_s32(t, 16); });
     }
     return m / qmax;

@@ -51,6 +51,11 @@ void gather_matmul(const ExecCtx& ctx, const WeightMatrix& w, const int32_t* ids
   });
 }
 
+void gather_matmul_multi(const ExecCtx& ctx, const WeightMatrix* const* w, int count, const int32_t* ids,
+                         const float* x, int64_t m, float* const* ys) {
+  for (int j = 0; j < count; ++j) gather_matmul(ctx, *w[j], ids, x, m, ys[j]);
+}
+
 void embed(const ExecCtx&, const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) dequant_row(table, 0, ids[i], out + i * table.cols);
 }
@@ -265,6 +270,7 @@ const Backend& cpu_reference_backend() {
             .qmatmul = qmatmul,
             .dense_matmul = matmul_rows,
             .gather_matmul = gather_matmul,
+            .gather_matmul_multi = gather_matmul_multi,
             .embed = embed,
             .rmsnorm = rmsnorm,
             .rope = rope,

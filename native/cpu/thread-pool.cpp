@@ -113,10 +113,18 @@ void ThreadPool::parallel_for(int64_t n, RangeFn fn, int64_t grain) {
   wake_.notify_all();
   help(gen);
   // Only ranges another thread has already claimed are outstanding.
+  const bool timing = timing_.load(std::memory_order_relaxed);
+  const auto t0 = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (int i = 0; done_.load(std::memory_order_acquire) != n; ++i) {
     BS_PAUSE();
     if ((i & 1023) == 1023) std::this_thread::yield();
   }
+  if (timing) {
+    const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+    wait_ns_.store(wait_ns_.load(std::memory_order_relaxed) + static_cast<uint64_t>(waited.count()),
+                   std::memory_order_relaxed);
+  }
+  loops_.store(loops_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   owned_.store(false, std::memory_order_release);
 }
 

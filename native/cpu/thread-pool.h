@@ -30,6 +30,16 @@ class ThreadPool {
   // a call made while another caller holds the pool runs as one range on the calling thread.
   void parallel_for(int64_t n, RangeFn fn, int64_t grain = 0);
 
+  // Loops run on the pool and, while timing is on, the caller's waits at their ends for
+  // ranges other threads still held (bench decode --breakdown).
+  struct Counters {
+    uint64_t loops = 0, wait_ns = 0;
+  };
+  Counters counters() const {
+    return {loops_.load(std::memory_order_relaxed), wait_ns_.load(std::memory_order_relaxed)};
+  }
+  void set_timing(bool on) { timing_.store(on, std::memory_order_relaxed); }
+
  private:
   void worker_loop();
   // Claims and runs ranges of loop `gen` until none is left; false when gen is not current.
@@ -45,6 +55,8 @@ class ThreadPool {
   alignas(64) std::atomic<int64_t> done_{0};    // indices finished in the current loop
   alignas(64) std::atomic<uint32_t> wake_{0};   // futex word: bumped per loop and at shutdown
   std::atomic<bool> stop_{false};
+  std::atomic<bool> timing_{false};
+  std::atomic<uint64_t> loops_{0}, wait_ns_{0};  // written by the owner only
 };
 
 }  // namespace bs

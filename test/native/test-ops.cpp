@@ -188,6 +188,50 @@ TEST(op_qmatvec_activation_outlier) {
   }
 }
 
+// One-byte activations (activation_bits 8, a Q8 dot product): each activation is off by at
+// most half a step of its block of 32, d = max|x| / 127, so a row is within
+// 0.5/127 · Σ_c |scale·code_c| · max|x| over c's block of the exact value (the bound checked,
+// with 5% slack for float rounding); plain and gathered, decode shapes and odd widths.
+TEST(op_qmatvec_8bit_activations) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1800 + c);
+    const int group = 32 << r.below(3);
+    const auto w = bt::random_affine(r, 3, 1 + r.below(70), group * (1 + r.below(12)), 4, group, bs::DType::BF16);
+    auto x = bt::random_vec(r, w.m.cols);
+    if (c % 3 == 0) x[r.below(static_cast<uint64_t>(w.m.cols))] *= 100.0f;  // an outlier: only its block loses bits
+    std::vector<float> x3;
+    for (int i = 0; i < 3; ++i) x3.insert(x3.end(), x.begin(), x.end());
+    const std::vector<int32_t> ids{0, 1, 2};
+    auto step_bound = [&](Oracle o, const std::vector<int32_t>& mats) {
+      for (size_t i = 0; i < mats.size(); ++i) {
+        for (int64_t row = 0; row < w.m.rows; ++row) {
+          double b = 0;
+          for (int64_t col = 0; col < w.m.cols; ++col) {
+            float m = 0;
+            for (int64_t e = col / 32 * 32; e < std::min<int64_t>(w.m.cols, col / 32 * 32 + 32); ++e) {
+              m = std::max(m, std::fabs(x[e]));
+            }
+            // The step multiplies scale·code = w - bias, and random_affine's |bias| ≤ 0.1.
+            b += (std::fabs(static_cast<double>(bs::dequant(w.m, mats[i], row, col))) + 0.1) * m;
+          }
+          o.bound[i * w.m.rows + row] = b * 1.05 / 254.0 / 1e-4 + 1e-6;  // rel 1e-4 below: the bound is the step
+        }
+      }
+      return o;
+    };
+    const std::string desc = "seed " + std::to_string(1800 + c) + " " + describe(w.m) + " 8-bit activations";
+    check_op(
+        t, Op::QMatVec, &w.m, desc, step_bound(matmul_oracle(w.m, {1}, x), {1}), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, 1, x.data(), y); }, 8);
+    check_op(
+        t, Op::GatherMatMul, &w.m, desc + " gathered", step_bound(matmul_oracle(w.m, ids, x3), ids), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+          k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
+        },
+        8);
+  }
+}
+
 // Every activation at its block's largest magnitude (±m, m spread over 2^-20..2^20): the
 // integer path scales m to qmax, and float rounding must not carry Q to 2^23 (or 2^15), where
 // the signed top byte would wrap to -128 and flip the block's sum.
@@ -319,6 +363,75 @@ TEST(op_gather_matmul) {
              [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
                k.gather_matmul(ctx, w.m, ids.data(), x.data(), m, y);
              });
+  }
+}
+
+// gather_matmul_multi, the fused gate/up and q/k/v call: against the reference within the
+// gather's tolerance, and bit for bit what separate gather_matmul calls of the same kernel set
+// give (with 1 and 3 threads). Matrices alike (one layout of the activations) or not (fallback),
+// 1 to 6 of them (past kMaxMulti: split), decode (one token per expert) and runs of tokens.
+TEST(op_gather_matmul_multi) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(3500 + c);
+    const int64_t E = 1 + r.below(6), m = c % 2 ? 1 + r.below(10) : 1 + r.below(3);
+    const int count = 1 + static_cast<int>(r.below(6));
+    const bool alike = r.below(3) != 0;
+    const int group = 32 << r.below(3), bits = r.below(4) ? 4 : 8;
+    const int64_t cols = group * (1 + r.below(4));
+    std::vector<bt::OwnedMatrix> ws;
+    for (int j = 0; j < count; ++j) {
+      const int64_t rows = std::vector<int64_t>{1, 7, 16, 33, 130}[r.below(5)];
+      ws.push_back(alike || j == 0 ? bt::random_affine(r, E, rows, cols, bits, group, bs::DType::BF16)
+                                   : random_weight(r, E, true));
+      if (!alike && ws[j].m.cols != cols) ws[j] = bt::random_affine(r, E, rows, cols, 4, 32, bs::DType::F16);
+    }
+    std::vector<int32_t> ids(m);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    std::sort(ids.begin(), ids.end());
+    const auto x = bt::random_vec(r, m * cols);
+    std::vector<const bs::WeightMatrix*> wp;
+    size_t total = 0;
+    std::vector<size_t> at;
+    for (const auto& w : ws) {
+      wp.push_back(&w.m);
+      at.push_back(total);
+      total += static_cast<size_t>(m * w.m.rows);
+    }
+    std::ostringstream desc;
+    desc << "seed " << 3500 + c << " " << count << " matrices" << (alike ? " alike" : "") << ", first "
+         << describe(ws[0].m) << ", m " << m;
+    auto multi = [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+      std::vector<float*> ys;
+      for (size_t j = 0; j < ws.size(); ++j) ys.push_back(y + at[j]);
+      k.gather_matmul_multi(ctx, wp.data(), count, ids.data(), x.data(), m, ys.data());
+    };
+    Oracle o;
+    for (const auto& w : ws) {
+      const Oracle oj = matmul_oracle(w.m, ids, x);
+      o.value.insert(o.value.end(), oj.value.begin(), oj.value.end());
+      o.bound.insert(o.bound.end(), oj.bound.begin(), oj.bound.end());
+    }
+    bool all = true;
+    for (const auto& w : ws) all = all && bs::reference_backend().supports(Op::GatherMatMul, &w.m);
+    EXPECT(all) << desc.str();
+    std::vector<float> fused(total), separate(total);
+    bs::ThreadPool pool(3);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (!b->usable() || !b->k.gather_matmul_multi) continue;
+      bool supported = true;
+      for (const auto& w : ws) supported = supported && b->supports(Op::GatherMatMul, &w.m);
+      if (!supported) continue;
+      for (bs::ThreadPool* p : {static_cast<bs::ThreadPool*>(nullptr), &pool}) {
+        const bs::ExecCtx ctx{p, 16};
+        multi(b->k, ctx, fused.data());
+        for (size_t j = 0; j < ws.size(); ++j) {
+          b->k.gather_matmul(ctx, ws[j].m, ids.data(), x.data(), m, separate.data() + at[j]);
+        }
+        EXPECT(std::memcmp(fused.data(), separate.data(), total * 4) == 0)
+            << b->name << " fused differs from separate gathers, " << desc.str() << (p ? ", 3 threads" : "");
+      }
+    }
+    check_op(t, Op::GatherMatMul, wp[0], desc.str(), o, 1e-4, multi, 16);
   }
 }
 

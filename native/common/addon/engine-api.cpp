@@ -68,12 +68,13 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty() && kv_cache != "f32" && kv_cache != "f16") {
     err = "loadModel: kvCache must be \"f32\" or \"f16\", got \"" + kv_cache + "\"";
   }
-  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 16, 24, 16, activation_bits);
-  if (err.empty() && activation_bits != 16 && activation_bits != 24) {
-    err = "loadModel: activationBits must be 16 or 24, got " + std::to_string(activation_bits);
+  if (err.empty()) err = int_option(info[1], "loadModel", "activationBits", 8, 24, 16, activation_bits);
+  if (err.empty() && activation_bits != 8 && activation_bits != 16 && activation_bits != 24) {
+    err = "loadModel: activationBits must be 8, 16 or 24, got " + std::to_string(activation_bits);
   }
   if (err.empty()) err = int_option(info[1], "loadModel", "prefillChunk", 1, 4096, 128, prefill_chunk);
   if (err.empty()) err = stream_options(info[1], opts.stream);
+  if (err.empty()) err = bool_option(info[1], "loadModel", "profile", opts.profile);
   if (!err.empty()) return rejected(env, err);
   opts.prefill_chunk = static_cast<int>(prefill_chunk);
   opts.activation_bits = static_cast<int>(activation_bits);
@@ -280,6 +281,25 @@ Napi::Value SetTopK(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// Totals since the session began: stages by name, each {ns, loops, waitNs}.
+Napi::Object profile_value(Napi::Env env, const StepProfile& p) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("steps", static_cast<double>(p.steps));
+  o.Set("stepNs", static_cast<double>(p.step_ns));
+  o.Set("loops", static_cast<double>(p.loops_total));
+  o.Set("waitNs", static_cast<double>(p.wait_ns_total));
+  Napi::Object stages = Napi::Object::New(env);
+  for (int i = 0; i < StepProfile::kStages; ++i) {
+    Napi::Object s = Napi::Object::New(env);
+    s.Set("ns", static_cast<double>(p.ns[i]));
+    s.Set("loops", static_cast<double>(p.loops[i]));
+    s.Set("waitNs", static_cast<double>(p.wait_ns[i]));
+    stages.Set(stage_name(static_cast<Stage>(i)), s);
+  }
+  o.Set("stages", stages);
+  return o;
+}
+
 Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   SessionBox* box = unwrap<SessionBox>(info[0], kSessionTag);
   if (!box) throw Napi::TypeError::New(info.Env(), "sessionInfo: argument is not a session handle");
@@ -297,6 +317,7 @@ Napi::Value SessionInfo(const Napi::CallbackInfo& info) {
   o.Set("topK", box->session ? box->session->top_k() : 0);
   o.Set("onDevice", box->session && box->on_device);
   o.Set("adapter", adapter ? Napi::Value(Napi::String::New(info.Env(), adapter->name())) : info.Env().Null());
+  if (box->stats.profile.steps > 0) o.Set("profile", profile_value(info.Env(), box->stats.profile));
   return o;
 }
 

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runDecodeBench } from '../../../daemon/bench/decode-bench.js';
+import { PROFILE_STAGES } from '../../../daemon/native/binding.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 import { synthAdapterTemp } from '../engine/adapters/helpers.js';
@@ -36,6 +37,41 @@ test('decode bench derives throughput from its clock and bytes from the weights 
   if (process.platform === 'linux') {
     for (const k of ['rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes'] as const) assert.ok((r[k] ?? 0) > 0, k);
   }
+});
+
+test('decode bench --breakdown: every stage of a decode step, its pool loops, and none without the flag', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe' });
+  const plain = await runDecodeBench({ model: dir, threads: 2, prompt: 6, gen: 3, seed: 3 }, fakeClock());
+  assert.equal(plain.breakdown, null);
+  const r = await runDecodeBench({ model: dir, threads: 2, prompt: 6, gen: 3, seed: 3, breakdown: true }, fakeClock());
+  const b = r.breakdown;
+  assert.ok(b, 'breakdown present');
+  assert.deepEqual(Object.keys(b.stages), [...PROFILE_STAGES]);
+  assert.ok(b.step_ms > 0 && b.loops_per_token > 0, JSON.stringify(b));
+  let sum = 0;
+  for (const [name, s] of Object.entries(b.stages)) {
+    assert.ok(s.ms >= 0 && s.loops >= 0 && s.wait_ms >= 0 && s.wait_ms <= s.ms, `${name}: ${JSON.stringify(s)}`);
+    sum += s.ms;
+  }
+  assert.ok(sum <= b.step_ms + 1e-9, 'stages do not overlap');
+  assert.ok(b.other_ms >= -1e-9);
+  // Every MoE layer ran its router and the experts' matmuls; the tiny model has no dense MLP.
+  for (const name of ['attn_proj', 'attention', 'router', 'gate_up', 'down', 'lm_head'] as const) {
+    assert.ok(b.stages[name].ms > 0, name);
+  }
+  assert.equal(b.stages.dense_mlp.loops, 0);
+  const loops = Object.values(b.stages).reduce((a, s) => a + s.loops, 0);
+  assert.ok(loops <= b.loops_per_token, 'the stages started at most every loop of the step');
+});
+
+test('decode bench runs with one-byte activations (activationBits 8) and reports them', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe' });
+  const r = await runDecodeBench(
+    { model: dir, threads: 2, prompt: 6, gen: 3, seed: 3, activationBits: 8, backend: 'auto' },
+    fakeClock(),
+  );
+  assert.equal(r.activation_bits, 8);
+  assert.equal(r.gen_tokens, 3);
 });
 
 test('decode bench reports the executor per decoded token: stalls, slot hits, prediction recall', async (t) => {
@@ -201,9 +237,9 @@ test('bench decode and bench membw print JSON; a bad folder is a readable error'
   assert.equal(out.backend, 'cpu-ref');
   assert.equal(out.kv_cache, 'f16');
   assert.equal(out.activation_bits, 16);
-  const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '8']);
+  const badBits = await runCli(['bench', 'decode', '--model', dir, '--activation-bits', '12']);
   assert.equal(badBits.code, 2);
-  assert.match(badBits.stderr, /--activation-bits must be 16 or 24, got "8"/);
+  assert.match(badBits.stderr, /--activation-bits must be 8, 16 or 24, got "12"/);
   const badKv = await runCli(['bench', 'decode', '--model', dir, '--kv-cache', 'bf16']);
   assert.equal(badKv.code, 2);
   assert.match(badKv.stderr, /--kv-cache must be f32 or f16, got "bf16"/);

@@ -272,7 +272,7 @@ const RULES: [string, Record<string, unknown>, RegExp][] = [
   [
     'model activation bits',
     { models: { qwen: { path: '/m', activation_bits: 14 } } },
-    /models\.qwen\.activation_bits: must be one of 16, 24, got 14/,
+    /models\.qwen\.activation_bits: must be one of 8, 16, 24, got 14/,
   ],
   [
     'model prefill chunk',

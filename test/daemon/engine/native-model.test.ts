@@ -229,7 +229,7 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   );
   await assert.rejects(
     NativeModel.load('/x', { activationBits: 21 as never }),
-    /loadModel: activationBits must be 16 or 24, got 21/,
+    /loadModel: activationBits must be 8, 16 or 24, got 21/,
   );
   assert.equal(model.summary.activationBits, 16);
   await assert.rejects(
