@@ -28,6 +28,7 @@ test('bench load --json: heartbeat gaps, API latency, error codes, RSS and its b
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.deepEqual(Object.keys(out), [
+    'machine',
     'clients',
     'flood_nice',
     'non_readers',
@@ -55,6 +56,8 @@ test('bench load --json: heartbeat gaps, API latency, error codes, RSS and its b
   // $SYS/# and elsewhere/# are outside an observer's grants: two refusals in every SUBACK.
   assert.equal(out.mqtt.refused_subscriptions, 2 * out.mqtt.connects);
   assert.equal(typeof out.motion.disturbed, 'boolean');
+  assert.ok(Array.isArray(out.motion.disturbed_at_s), 'when motions were disturbed');
+  assert.deepEqual(Object.keys(out.machine), ['cpus', 'load_avg_1m_before', 'load_avg_1m_after']);
   assert.deepEqual(Object.keys(out.rss_mib), ['before', 'peak', 'after', 'growth']);
   // Where the memory is: before, peak, after the flood, and after a full collection.
   assert.deepEqual(Object.keys(out.memory_mib), ['before', 'peak', 'after', 'after_gc']);
