@@ -34,6 +34,9 @@ interface Account {
   grants: Grants;
 }
 
+/** Loop turns a stopping broker waits for the deliveries already queued. */
+const DELIVERY_TURNS = 2;
+
 function refusal(message: string, returnCode: 2 | 4): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
 }
@@ -171,6 +174,9 @@ export class EmbeddedBroker extends Service {
   }
 
   protected async onStop(): Promise<void> {
+    // aedes hands deliveries to subscribers on a later turn (setImmediate): the daemon's last
+    // publishes (offline availability, over the in-process link) go out before the broker closes.
+    for (let i = 0; i < DELIVERY_TURNS; i++) await new Promise((resolve) => setImmediate(resolve));
     const closing = [this.server, this.tlsServer].map((server) =>
       server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve(),
     );

@@ -46,9 +46,12 @@ export async function nextMessage(
     };
     client.on('message', onMessage);
   });
-  await client.subscribeAsync(topic, { qos: 1 });
+  // On a topic already subscribed the message may come before this SUBACK, or without it when the
+  // broker is closing: it counts either way; a failed subscribe fails the wait only without it.
+  const subscribed = client.subscribeAsync(topic, { qos: 1 });
+  subscribed.catch(() => undefined);
   try {
-    return await within(got, timeoutMs, `an MQTT message on ${topic}`);
+    return await within(Promise.race([got, subscribed.then(() => got)]), timeoutMs, `an MQTT message on ${topic}`);
   } finally {
     client.off('message', onMessage!);
   }
