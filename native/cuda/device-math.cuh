@@ -21,6 +21,14 @@ __device__ __forceinline__ float half_to_float(uint16_t h) {
 #endif
 }
 
+__device__ __forceinline__ uint16_t float_to_half(float f) {
+#ifdef BS_CUDA_EMULATION
+  return bs::f32_to_f16(f);
+#else
+  return __half_as_ushort(__float2half_rn(f));
+#endif
+}
+
 __device__ __forceinline__ float load_elem(const uint8_t* p, int type, int64_t i) {
   if (type == kF32) return reinterpret_cast<const float*>(p)[i];
   const uint16_t h = reinterpret_cast<const uint16_t*>(p)[i];

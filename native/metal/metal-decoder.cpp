@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 
 #include "common/error.h"
 #include "metal/metal-encode.h"
@@ -18,94 +17,27 @@ struct MetalDecoder::Weight {
   uint32_t w_off = 0, s_off = 0, b_off = 0;
 };
 
-namespace {
-
-// Every matrix a layer's forward reads, for the support check and the one-time wrapping.
-std::vector<const WeightMatrix*> matrices(const Model& m) {
-  std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
-  auto mlp = [&](const MlpWeights& w) {
-    for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
-  };
-  for (const LayerWeights& lw : m.layers) {
-    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
-    if (!lw.is_moe) {
-      mlp(lw.mlp);
-      continue;
-    }
-    for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
-    if (lw.moe.has_shared) mlp(lw.moe.shared);
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string MetalDecoder::unsupported(const Model& m) {
-  const ModelConfig& c = m.cfg;
-  if (!c.linear_layer.empty() && std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0)
-    return "linear-attention (Gated DeltaNet) layers have no Metal kernels yet";
-  if (c.attn_output_gate) return "the output-gated attention has no Metal kernel yet";
-  if (!c.mrope_section.empty()) return "multimodal RoPE has no Metal kernel yet";
-  if (m.streamer && m.stream.decode_path != ExpertPath::Exact)
-    return "streamed expert slots are not Metal buffers yet (decode path must be exact)";
-  if (c.head_dim > static_cast<int64_t>(BS_MAX_HEAD_DIM) || c.n_heads % c.n_kv_heads != 0)
-    return "head_dim above " + std::to_string(BS_MAX_HEAD_DIM) + " or query heads not a multiple of kv heads";
-  if (c.router.n_experts > static_cast<int>(BS_MAX_EXPERTS))
-    return "more than " + std::to_string(BS_MAX_EXPERTS) + " experts";
-  for (const LayerWeights& lw : m.layers) {
-    if (lw.is_moe && lw.moe.shared_gated) return "the sigmoid-gated shared expert has no Metal path yet";
-    if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
-    if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
-  }
-  for (const WeightMatrix* w : matrices(m)) {
-    if (!MetalOps::accepts(w->quantised() ? Op::QMatMul : Op::DenseMatMul, w))
-      return "a weight format the Metal kernels do not take (" + std::string(dtype_name(w->dtype)) + ", " +
-             std::to_string(w->bits) + "-bit, group " + std::to_string(w->group) + ")";
-  }
-  return "";
+  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts});
 }
 
 MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk)
-    : d_(d), m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {
+    : DecoderWalk(m, max_positions, max_chunk), d_(d) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
+  for (const WeightMatrix* w : decoder_matrices(m)) weight(*w);
+  allocate();
   const ModelConfig& c = m.cfg;
-  for (const WeightMatrix* w : matrices(m)) weight(*w);
-  const int64_t H = c.hidden, k = std::max(1, m.top_k), kv = c.n_kv_heads * c.head_dim;
-  const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    k_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
-    v_cache_.push_back(scratch(static_cast<size_t>(max_pos_ * kv) * 4));
-  }
-  const int64_t n = max_chunk_, E = std::max(1, c.router.n_experts);
-  x_ = scratch(n * H * 4), xn_ = scratch(n * H * 4), y_ = scratch(n * H * 4), y2_ = scratch(n * H * 4);
-  q_ = scratch(n * c.n_heads * c.head_dim * 4), attn_ = scratch(n * c.n_heads * c.head_dim * 4);
-  gate_ = scratch(n * inter * 4), up_ = scratch(n * inter * 4), rows_ = scratch(n * k * H * 4);
-  logits_ = scratch(c.vocab * 4), e_logits_ = scratch(n * E * 4);
-  ids_ = scratch(n * k * 4), wts_ = scratch(n * k * 4), token_ = scratch(n * 4), position_ = scratch(n * 4);
   std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
   for (size_t i = 0; i < inv.size(); ++i)
     inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
   inv_freq_ = floats(inv);
-  auto upload = [&](const std::vector<float>& v) {
-    if (!v.empty()) vectors_.emplace(v.data(), floats(v));
-  };
-  upload(m.final_norm);
-  for (const LayerWeights& lw : m.layers) {
-    for (const std::vector<float>* v : {&lw.input_norm, &lw.post_norm, &lw.attn.q_norm, &lw.attn.k_norm,
-                                        &lw.attn.q.bias, &lw.attn.k.bias, &lw.attn.v.bias, &lw.attn.o.bias})
-      upload(*v);
-    for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
-      for (const Linear* l : {&w->gate, &w->up, &w->down}) upload(l->bias);
-    upload(lw.moe.router.bias);
-    if (lw.is_moe) upload(lw.moe.spec.correction_bias);
-  }
 }
 
 MetalDecoder::~MetalDecoder() = default;
 
 Arg MetalDecoder::at(Arg a, int64_t floats) { return {a.buf, a.offset + static_cast<size_t>(floats) * 4}; }
 
-Arg MetalDecoder::scratch(size_t bytes) {
+Arg MetalDecoder::alloc(size_t bytes) {
   auto b = d_.alloc(std::max<size_t>(bytes, 16));
   if (!b) fail("metal decoder: cannot allocate a buffer of ", bytes, " bytes");
   owned_.push_back(std::move(b));
@@ -113,7 +45,7 @@ Arg MetalDecoder::scratch(size_t bytes) {
 }
 
 Arg MetalDecoder::floats(const std::vector<float>& v) {
-  Arg a = scratch(v.size() * 4);
+  Arg a = alloc(v.size() * 4);
   if (!v.empty()) std::memcpy(a.buf->contents(), v.data(), v.size() * 4);
   return a;
 }
@@ -126,7 +58,7 @@ const MetalDecoder::Weight& MetalDecoder::weight(const WeightMatrix& w) {
       return {owned_.back().get(), 0};
     }
     off = 0;
-    Arg a = scratch(bytes);
+    Arg a = alloc(bytes);
     std::memcpy(a.buf->contents(), p, bytes);
     return a;
   };
@@ -145,61 +77,63 @@ const MetalDecoder::Weight& MetalDecoder::weight(const WeightMatrix& w) {
   return *weights_.back();
 }
 
-void MetalDecoder::matmul(CommandList& c, const WeightMatrix& w, Arg x, Arg y, int64_t n, Arg ids, uint32_t x_div) {
+void MetalDecoder::embed(int64_t n) {
+  const Weight& e = weight(m_.embed);
+  const EmbedParams p{u32(m_.embed.rows),
+                      u32(m_.cfg.hidden),
+                      u32(m_.embed.quantised() ? m_.embed.bits : 0),
+                      u32(m_.embed.group),
+                      type_code(m_.embed.dtype),
+                      e.w_off,
+                      e.s_off,
+                      e.b_off,
+                      u32(n)};
+  c_->dispatch("bs_embed", {ceil_div(m_.cfg.hidden, BS_BLOCK), u32(n)}, BS_BLOCK,
+               {e.codes, e.scales, e.biases, token_, x_, {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) {
   const Weight& b = weight(w);
   const Arg none = token_;  // bound but unread (no slot table)
   if (w.quantised()) {
     QMatParams p = qparams(w, n);
     p.w_off = b.w_off, p.s_off = b.s_off, p.b_off = b.b_off;
-    p.gather = ids.buf ? 1 : 0;
-    p.x_div = x_div;
-    const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), p.gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
-    c.dispatch("bs_qmatmul", g, kMatThreads,
-               {b.codes, b.scales, b.biases, x, y, ids.buf ? ids : none, none, {nullptr, 0, &p, sizeof p}});
+    p.gather = gather ? 1 : 0;
+    p.x_div = u32(x_div);
+    const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
+    c_->dispatch("bs_qmatmul", g, kMatThreads,
+                 {b.codes, b.scales, b.biases, x, y, gather ? ids_ : none, none, {nullptr, 0, &p, sizeof p}});
     return;
   }
   const DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), b.w_off, 0, u32(n), 0, 1.0f};
-  c.dispatch("bs_dense_matmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
-             {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
+  c_->dispatch("bs_dense_matmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
+               {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
-void MetalDecoder::linear(CommandList& c, const Linear& l, Arg x, Arg y) {
-  matmul(c, l.w, x, y, n_, {}, 1);
-  if (l.bias.empty()) return;
-  for (int64_t t = 0; t < n_; ++t) add(c, vectors_.at(l.bias.data()), at(y, t * l.w.rows), l.w.rows);
-}
-
-void MetalDecoder::rmsnorm(CommandList& c, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
+void MetalDecoder::rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
   const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps};
-  c.dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, {nullptr, 0, &p, sizeof p}});
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, {nullptr, 0, &p, sizeof p}});
 }
 
-void MetalDecoder::add(CommandList& c, Arg x, Arg y, int64_t n) {
+void MetalDecoder::add(Arg x, Arg y, int64_t n) {
   const ElementwiseParams p{u32(n), 1.0f};
-  c.dispatch("bs_add", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {x, y, {nullptr, 0, &p, sizeof p}});
+  c_->dispatch("bs_add", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
-void MetalDecoder::attention(CommandList& c, int64_t l) {
+void MetalDecoder::silu_mul(Arg gate, Arg up, int64_t n) {
+  const ElementwiseParams p{u32(n), 0.0f};
+  c_->dispatch("bs_silu_mul", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {gate, up, gate, {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::rope(Arg x, int64_t heads) {
   const ModelConfig& cfg = m_.cfg;
-  const AttentionWeights& w = m_.layers[l].attn;
-  const int64_t kv = cfg.n_kv_heads * cfg.head_dim;
-  const Arg k_at = at(k_cache_[l], pos_ * kv), v_at = at(v_cache_[l], pos_ * kv);
-  linear(c, w.q, xn_, q_);
-  linear(c, w.k, xn_, k_at);
-  linear(c, w.v, xn_, v_at);
-  if (!w.q_norm.empty()) {
-    rmsnorm(c, q_, vectors_.at(w.q_norm.data()), n_ * cfg.n_heads, cfg.head_dim, q_);
-    rmsnorm(c, k_at, vectors_.at(w.k_norm.data()), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
-  }
-  const int64_t half = cfg.rot_dims / 2;
-  for (const auto& [x, heads] : {std::pair{q_, cfg.n_heads}, std::pair{k_at, cfg.n_kv_heads}}) {
-    const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
-    if (half > 0)
-      c.dispatch("bs_rope", {ceil_div(heads * half, BS_BLOCK), u32(n_)}, BS_BLOCK,
-                 {x, position_, inv_freq_, {nullptr, 0, &p, sizeof p}});
-  }
+  const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
+  c_->dispatch("bs_rope", {ceil_div(heads * (cfg.rot_dims / 2), BS_BLOCK), u32(n_)}, BS_BLOCK,
+               {x, position_, inv_freq_, {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::attend(int64_t l) {
+  const ModelConfig& cfg = m_.cfg;
   const AttentionParams p{u32(cfg.n_heads),
                           u32(cfg.n_kv_heads),
                           u32(cfg.head_dim),
@@ -207,100 +141,49 @@ void MetalDecoder::attention(CommandList& c, int64_t l) {
                           u32(n_),
                           BS_T_F32,
                           static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.head_dim)))};
-  c.dispatch("bs_attention", {u32(cfg.n_heads), u32(n_)}, kMatThreads,
-             {q_, k_cache_[l], v_cache_[l], attn_, {nullptr, 0, &p, sizeof p}});
-  linear(c, w.o, attn_, y_);
+  c_->dispatch("bs_attention", {u32(cfg.n_heads), u32(n_)}, kMatThreads,
+               {q_, k_cache_[l], v_cache_[l], attn_, {nullptr, 0, &p, sizeof p}});
 }
 
-void MetalDecoder::mlp(CommandList& c, const MlpWeights& w, Arg x, Arg y) {
-  linear(c, w.gate, x, gate_);
-  linear(c, w.up, x, up_);
-  const int64_t n = n_ * w.gate.w.rows;
-  const ElementwiseParams p{u32(n), 0.0f};
-  c.dispatch("bs_silu_mul", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {gate_, up_, gate_, {nullptr, 0, &p, sizeof p}});
-  linear(c, w.down, gate_, y);
-}
-
-// Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-void MetalDecoder::moe(CommandList& c, const bs::MoeWeights& w) {
-  const int64_t H = m_.cfg.hidden, E = w.spec.n_experts, k = m_.top_k, I = w.gate.rows;
-  const int64_t rows = n_ * k;  // one per (token, routed expert), token-major
-  linear(c, w.router, xn_, e_logits_);
+void MetalDecoder::route(const MoeWeights& w) {
+  const int64_t E = w.spec.n_experts, k = m_.top_k;
   if (w.spec.family == RoutingFamily::SoftmaxTopK) {
     const SoftmaxTopKParams p{u32(n_), u32(E), u32(k), w.spec.norm_topk_prob ? 1u : 0u};
-    c.dispatch("bs_route_softmax_topk", {u32(n_)}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
-  } else {
-    const SigmoidGroupParams p{u32(n_),
-                               u32(E),
-                               u32(k),
-                               u32(w.spec.n_group),
-                               u32(w.spec.topk_group),
-                               w.spec.norm_topk_prob ? 1u : 0u,
-                               w.spec.correction_bias.empty() ? 0u : 1u,
-                               w.spec.routed_scaling_factor};
-    const Arg bias = w.spec.correction_bias.empty() ? token_ : vectors_.at(w.spec.correction_bias.data());
-    c.dispatch("bs_route_sigmoid_group", {u32(n_)}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+    c_->dispatch("bs_route_softmax_topk", {u32(n_)}, 32, {e_logits_, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+    return;
   }
-  matmul(c, w.gate, xn_, gate_, rows, ids_, u32(k));
-  matmul(c, w.up, xn_, up_, rows, ids_, u32(k));
-  const ElementwiseParams ps{u32(rows * I), 0.0f};
-  c.dispatch("bs_silu_mul", {ceil_div(rows * I, BS_BLOCK)}, BS_BLOCK,
-             {gate_, up_, gate_, {nullptr, 0, &ps, sizeof ps}});
-  matmul(c, w.down, gate_, rows_, rows, ids_, 1);
-  const CombineParams pc{u32(n_), u32(k), u32(H)};
-  c.dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n_)}, BS_BLOCK,
-             {rows_, wts_, y_, {nullptr, 0, &pc, sizeof pc}});
-  if (w.has_shared) {
-    mlp(c, w.shared, xn_, y2_);
-    add(c, y2_, y_, n_ * H);
-  }
+  const SigmoidGroupParams p{u32(n_),
+                             u32(E),
+                             u32(k),
+                             u32(w.spec.n_group),
+                             u32(w.spec.topk_group),
+                             w.spec.norm_topk_prob ? 1u : 0u,
+                             w.spec.correction_bias.empty() ? 0u : 1u,
+                             w.spec.routed_scaling_factor};
+  const Arg bias = w.spec.correction_bias.empty() ? token_ : vec(w.spec.correction_bias);
+  c_->dispatch("bs_route_sigmoid_group", {u32(n_)}, 32, {e_logits_, bias, ids_, wts_, {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::combine(int64_t k) {
+  const int64_t H = m_.cfg.hidden;
+  const CombineParams p{u32(n_), u32(k), u32(H)};
+  c_->dispatch("bs_moe_combine", {ceil_div(H, BS_BLOCK), u32(n_)}, BS_BLOCK,
+               {rows_, wts_, y_, {nullptr, 0, &p, sizeof p}});
 }
 
 void MetalDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
-  const ModelConfig& cfg = m_.cfg;
-  if (n < 1 || n > max_chunk_) fail("metal decoder: a chunk takes 1 to ", max_chunk_, " tokens, got ", n);
-  if (pos_ + n > max_pos_)
-    fail("metal decoder: positions ", pos_, "..", pos_ + n - 1, " run past its cache of ", max_pos_, " positions");
-  for (int64_t t = 0; t < n; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= cfg.vocab)
-      fail("metal decoder: token ", tokens[t], " is outside the vocabulary of ", cfg.vocab);
-  }
-  n_ = n;
+  check_append(m_, "metal", tokens, n, pos_, max_pos_, max_chunk_);
   auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
   auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
   for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
   std::unique_ptr<CommandList> c = d_.begin();
-  const int64_t H = cfg.hidden;
-  const Weight& e = weight(m_.embed);
-  const EmbedParams pe{u32(m_.embed.rows),
-                       u32(H),
-                       u32(m_.embed.quantised() ? m_.embed.bits : 0),
-                       u32(m_.embed.group),
-                       type_code(m_.embed.dtype),
-                       e.w_off,
-                       e.s_off,
-                       e.b_off,
-                       u32(n)};
-  c->dispatch("bs_embed", {ceil_div(H, BS_BLOCK), u32(n)}, BS_BLOCK,
-              {e.codes, e.scales, e.biases, token_, x_, {nullptr, 0, &pe, sizeof pe}});
-  for (int64_t l = 0; l < cfg.n_layers; ++l) {
-    const LayerWeights& lw = m_.layers[l];
-    rmsnorm(*c, x_, vectors_.at(lw.input_norm.data()), n, H, xn_);
-    attention(*c, l);
-    add(*c, y_, x_, n * H);
-    rmsnorm(*c, x_, vectors_.at(lw.post_norm.data()), n, H, xn_);
-    if (lw.is_moe) moe(*c, lw.moe);
-    else mlp(*c, lw.mlp, xn_, y_);
-    add(*c, y_, x_, n * H);
-  }
-  // Only the last token's logits: its row through the final norm and the LM head.
-  rmsnorm(*c, at(x_, (n - 1) * H), vectors_.at(m_.final_norm.data()), 1, H, xn_);
-  n_ = 1;
-  linear(*c, m_.lm_head, xn_, logits_);
+  c_ = c.get();
+  forward(n);
   c->commit_and_wait();
+  c_ = nullptr;
   ++commits_;
   pos_ += n;
-  std::memcpy(logits, logits_.buf->contents(), static_cast<size_t>(cfg.vocab) * 4);
+  std::memcpy(logits, logits_.buf->contents(), static_cast<size_t>(m_.cfg.vocab) * 4);
 }
 
 }  // namespace bs::metal

@@ -1,7 +1,10 @@
 // The probes of brainstem-native-tests: decode memory (decode-probe.cpp) and the whole-token
-// Metal decoder against the CPU (metal-decoder-probe.cpp).
+// Metal and CUDA decoders against the CPU (metal-decoder-probe.cpp, cuda-decoder-probe.cpp).
 #pragma once
+#include <memory>
 #include <string>
+
+#include "common/model.h"
 
 namespace bt {
 
@@ -9,5 +12,10 @@ namespace bt {
 int decode_probe(const char* dir, const char* backend, int threads, int tokens, const std::string& path);
 // Greedy tokens and logits of the Metal decoder beside the CPU reference, as JSON on stdout.
 int metal_decoder_probe(const char* dir, int tokens);
+// The same for the CUDA decoder (emulated; the device with BRAINSTEM_TEST_CUDA=gpu), or with
+// `bench` timed decode steps; kv_f16: the model (CPU and decoder) with f16 KV caches; slots > 0:
+// routed experts in that many device slots per layer.
+int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int slots);
+int cuda_device_decoder_probe(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots);
 
 }  // namespace bt

@@ -2,7 +2,9 @@
 // argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
 // kernel set and prints JSON;
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
-// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU.
+// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
+// `--cuda-decoder DIR TOKENS [bench,f16,slotsK]` the same (or timed steps) through the CUDA
+// decoder (f16 KV caches; K expert slots per layer).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -77,6 +79,18 @@ int main(int argc, char** argv) {
       return bt::metal_decoder_probe(argv[2], std::atoi(argv[3]));
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "metal decoder probe: %s\n", e.what());
+      return 1;
+    }
+  }
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "--cuda-decoder") == 0) {
+    try {
+      const std::string flags = argc == 5 ? argv[4] : "";
+      const size_t slots = flags.find("slots");
+      return bt::cuda_decoder_probe(argv[2], std::atoi(argv[3]), flags.find("bench") != std::string::npos,
+                                    flags.find("f16") != std::string::npos,
+                                    slots == std::string::npos ? 0 : std::atoi(flags.c_str() + slots + 5));
+    } catch (const bs::Error& e) {
+      std::fprintf(stderr, "cuda decoder probe: %s\n", e.what());
       return 1;
     }
   }
