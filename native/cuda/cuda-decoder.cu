@@ -54,7 +54,11 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, int64_t max_chun
     const bool routed = std::any_of(m.layers.begin(), m.layers.end(), [&](const LayerWeights& lw) {
       return lw.is_moe && (w == &lw.moe.gate || w == &lw.moe.up || w == &lw.moe.down);
     });
-    if (routed && expert_slots > 0) slot_bytes += matrix_bytes(*w) / w->n_mats * expert_slots;
+    const size_t bytes = matrix_bytes(*w);
+    stats_.active_bytes += w == &m.embed ? bytes / std::max<int64_t>(1, w->rows)
+                           : routed      ? bytes / w->n_mats * std::max(1, m.top_k)
+                                         : bytes;
+    if (routed && expert_slots > 0) slot_bytes += bytes / w->n_mats * expert_slots;
     else if (std::none_of(mats.begin(), mats.end(), [&](const WeightMatrix* o) { return o->w == w->w; }))
       mats.push_back(w);
   }

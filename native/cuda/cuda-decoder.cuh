@@ -38,6 +38,7 @@ class CudaDecoder : public DecoderWalk<float*> {
   struct Stats {
     int64_t appends = 0, graph_launches = 0, graph_builds = 0;  // builds: instantiations (updates not counted)
     size_t weight_bytes = 0, buffer_bytes = 0;                  // on the device
+    size_t active_bytes = 0;  // weight bytes one decode step reads (the embedding's row, top-k experts)
   };
   const Stats& stats() const { return stats_; }
   const ExpertSlots* slots() const { return slots_.get(); }

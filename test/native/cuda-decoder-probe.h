@@ -1,8 +1,10 @@
 // The body of `--cuda-decoder`, over the emulated decoder (cuda-decoder-probe.cpp) or the real one
 // (cuda-decoder-device.cpp): include after that file's CUDA headers. Compare mode: greedy tokens
 // and logits beside the CPU (decoder-compare.h); bench mode: warm decode steps timed with and
-// without the CUDA graph, only the greedy token coming back.
+// without the CUDA graph, only the greedy token coming back, and the weight bytes they read per
+// second (weight_gb_s: active bytes per token × tokens/s, against the device's bandwidth).
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -50,12 +52,16 @@ int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, 
     int32_t next = cuda.append(prompt.data(), P);
     next = cuda.append(&next, 1);  // warm: the graph's first instantiation
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < tokens - 1; ++i) next = cuda.append(&next, 1);
+    const int steps = std::max(1, tokens - 1);
+    for (int i = 0; i < steps; ++i) next = cuda.append(&next, 1);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf(", \"%s\": {\"tok_s\": %.2f, \"ms_per_token\": %.3f, \"graph_builds\": %lld}",
-                graph ? "graph" : "stream", (tokens - 1) / s, 1e3 * s / std::max(1, tokens - 1),
+    const double tok_s = steps / s;
+    std::printf(", \"%s\": {\"tok_s\": %.2f, \"ms_per_token\": %.3f, \"weight_gb_s\": %.1f, \"graph_builds\": %lld}",
+                graph ? "graph" : "stream", tok_s, 1e3 / tok_s, tok_s * cuda.stats().active_bytes / 1e9,
                 static_cast<long long>(cuda.stats().graph_builds));
-    if (graph) std::printf(", \"weight_bytes\": %zu%s", cuda.stats().weight_bytes, slot_json(cuda).c_str());
+    if (graph)
+      std::printf(", \"weight_bytes\": %zu, \"active_bytes\": %zu%s", cuda.stats().weight_bytes,
+                  cuda.stats().active_bytes, slot_json(cuda).c_str());
   }
   std::printf("}\n");
   return 0;
