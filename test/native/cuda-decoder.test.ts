@@ -75,6 +75,16 @@ test('the CUDA decoder names what it does not cover', (t) => {
   assert.match(r.stderr, /cuda decoder: linear-attention \(Gated DeltaNet\) layers have no CUDA kernels yet/);
 });
 
+test('the CUDA decoder refuses a cache that does not fit the free device memory, with the sizes', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3', seed: 7 });
+  const r = spawnSync(binary, ['--cuda-decoder', dir, '1000000000'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 1);
+  assert.match(
+    r.stderr,
+    /cuda decoder: the weights \(\d+ MiB\) and cache \(\d+ MiB\) do not fit the \d+ MiB free on the device/,
+  );
+});
+
 test('the CUDA decoder bench times decode steps with and without the graph', (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
   const r = spawnSync(binary, ['--cuda-decoder', dir, '3', 'bench'], { encoding: 'utf8', timeout: 600_000 });
