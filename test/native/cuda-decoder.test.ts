@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
-import { editJson, synthTemp } from './helpers/model-files.js';
+import { assertDecoderRefusals } from './helpers/decoder-refusals.js';
+import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
 
@@ -69,25 +70,7 @@ test('the CUDA decoder with 6 expert slots per layer decodes like the CPU, readi
 });
 
 test('the CUDA decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {
-  const cases = [
-    { arch: 'qwen3_5_moe', why: /linear-attention \(Gated DeltaNet or lightning\) layers have no CUDA kernels yet/ },
-    {
-      arch: 'bailing_moe_linear',
-      why: /linear-attention \(Gated DeltaNet or lightning\) layers have no CUDA kernels yet/,
-    },
-    { arch: 'llama', why: /scaled RoPE frequencies \(llama3 rope_scaling\) have no CUDA kernel yet/ },
-  ] as const;
-  for (const { arch, why } of cases) {
-    const dir = synthTemp(t, { arch, seed: 7 });
-    if (arch === 'llama') {
-      editJson(join(dir, 'config.json'), (j) => {
-        j.rope_scaling = { rope_type: 'linear', factor: 2 };
-      });
-    }
-    const r = spawnSync(binary, ['--cuda-decoder', dir, '2'], { encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 1, `${arch}: refused`);
-    assert.match(r.stderr, new RegExp(`cuda decoder: ${why.source}`), arch);
-  }
+  assertDecoderRefusals(t, binary, 'cuda', 'CUDA');
 });
 
 test('the CUDA decoder refuses a cache that does not fit the free device memory, with the sizes', (t) => {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
-import { editJson, synthTemp } from './helpers/model-files.js';
+import { assertDecoderRefusals } from './helpers/decoder-refusals.js';
+import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
 
@@ -37,23 +38,5 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
 });
 
 test('the Metal decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {
-  const cases = [
-    { arch: 'qwen3_5_moe', why: /linear-attention \(Gated DeltaNet or lightning\) layers have no Metal kernels yet/ },
-    {
-      arch: 'bailing_moe_linear',
-      why: /linear-attention \(Gated DeltaNet or lightning\) layers have no Metal kernels yet/,
-    },
-    { arch: 'llama', why: /scaled RoPE frequencies \(llama3 rope_scaling\) have no Metal kernel yet/ },
-  ] as const;
-  for (const { arch, why } of cases) {
-    const dir = synthTemp(t, { arch, seed: 7 });
-    if (arch === 'llama') {
-      editJson(join(dir, 'config.json'), (j) => {
-        j.rope_scaling = { rope_type: 'linear', factor: 2 };
-      });
-    }
-    const r = spawnSync(binary, ['--metal-decoder', dir, '2'], { encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 1, `${arch}: refused`);
-    assert.match(r.stderr, new RegExp(`metal decoder: ${why.source}`), arch);
-  }
+  assertDecoderRefusals(t, binary, 'metal', 'Metal');
 });
