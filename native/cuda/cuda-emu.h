@@ -66,6 +66,7 @@ struct Device {
   int fail_after = -1;          // ≥ 0: that many more runtime calls succeed, then every call fails
   uint64_t seed = 1;            // shuffles the lanes' order in every launch
   int launches = 0, syncs = 0;  // syncs: host waits (stream or event)
+  int graph_launches = 0;       // cudaGraphLaunch calls (each a no-op: see the graph stand-ins)
   uint64_t h2d_bytes = 0, d2h_bytes = 0;
   std::map<void*, size_t> allocations;  // live cudaMalloc pointers and sizes, each with a guard band
   std::string last_launch_error;
@@ -208,8 +209,51 @@ inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaEventQuery(cudaEvent_t) { return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure; }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaStreamSynchronize(nullptr); }
+
+// Graphs: the emulation runs captured work as a plain stream (at once, while capturing), so an
+// instantiated graph's launch only counts; the host code's capture, update and launch calls are
+// checked for their order and errors, not the replay itself.
+enum cudaStreamCaptureMode : int {
+  cudaStreamCaptureModeGlobal,
+  cudaStreamCaptureModeThreadLocal,
+  cudaStreamCaptureModeRelaxed
+};
+struct EmuGraph {};
+using cudaGraph_t = EmuGraph*;
+using cudaGraphExec_t = EmuGraph*;
+struct cudaGraphExecUpdateResultInfo {
+  int result;
+};
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
+}
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+  *g = new EmuGraph();
+  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
+}
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
+  if (!emu::ok()) return cudaErrorLaunchFailure;
+  *e = new EmuGraph();
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*) {
+  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
+  ++emu::device().graph_launches;
+  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  delete g;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+  delete e;
+  return cudaSuccess;
+}
 
 // kernel<<<grid, block, 0, stream>>>(args...) as BS_LAUNCH(kernel, grid, block, stream)(args...):
 // 1-D blocks; a lockstep failure becomes the launch's error, as a faulting kernel would.

@@ -12,6 +12,7 @@
 #include "cuda/device-math.cuh"
 #include "cuda/embed.cuh"
 #include "cuda/moe-combine.cuh"
+#include "cuda/op-args.cuh"
 #include "cuda/prerouter.cuh"
 #include "cuda/qmatmul.cuh"
 #include "cuda/rmsnorm.cuh"
@@ -24,8 +25,6 @@ namespace bs::BS_CUDA_NS {
 
 namespace {
 
-int type_code(DType t) { return t == DType::F32 ? kF32 : t == DType::F16 ? kF16 : kBF16; }
-
 // One matrix of the stack: its codes and its scales/biases.
 size_t mat_code_bytes(const WeightMatrix& w) { return static_cast<size_t>(w.rows) * w.row_bytes(); }
 size_t mat_sb_bytes(const WeightMatrix& w) {
@@ -33,19 +32,6 @@ size_t mat_sb_bytes(const WeightMatrix& w) {
 }
 
 void launched(cudaError_t e, const char* kernel) { check(e, kernel); }
-
-// The quantised matmul's shape for w over n rows of work, without its weights.
-QMatArgs shape_args(const WeightMatrix& w, int64_t n) {
-  QMatArgs a{};
-  a.scale_type = type_code(w.dtype);
-  a.bits = w.bits;
-  a.group = w.group;
-  a.rows = w.rows;
-  a.cols = w.cols;
-  a.n = n;
-  a.mat = 0;
-  return a;
-}
 
 // With matrix `mat`'s three ranges on the device.
 QMatArgs qargs(Context& c, const WeightMatrix& w, int64_t mat, int64_t n) {

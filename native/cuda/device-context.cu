@@ -70,6 +70,7 @@ Context::Context() {
 Context::~Context() {
   if (stream_) cudaStreamSynchronize(stream_);
   for (auto& [key, r] : resident_) cudaFree(r.dev);
+  for (void* p : kept_) cudaFree(p);
   for (auto& [id, bases] : registered_) cudaHostUnregister(const_cast<uint8_t*>(std::get<0>(bases)));
   for (Buf& b : pool_) cudaFree(b.p);
   for (int i = 0; i < 2; ++i) {
@@ -120,6 +121,25 @@ const uint8_t* Context::weight(const void* host, size_t bytes) {
   }
   ++stats_.per_call_copies;
   return static_cast<const uint8_t*>(upload(host, bytes));
+}
+
+const uint8_t* Context::keep(const void* host, size_t bytes) {
+  if (device_info().integrated && find_mapping(host, bytes).id != 0) return registered(host, bytes);
+  auto* d = static_cast<uint8_t*>(hold(bytes));
+  staged_copy(d, host, bytes);
+  ++stats_.uploads;
+  return d;
+}
+
+const uint8_t* Context::mapped(const void* host, size_t bytes) {
+  return find_mapping(host, bytes).id != 0 ? registered(host, bytes) : nullptr;
+}
+
+void* Context::hold(size_t bytes) {
+  void* d = nullptr;
+  check(cudaMalloc(&d, std::max<size_t>(bytes, 16)), "cudaMalloc (kept on the device)");
+  kept_.push_back(d);
+  return d;
 }
 
 const uint8_t* Context::make_resident(const void* host, size_t bytes, uint64_t mapping) {

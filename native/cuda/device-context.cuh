@@ -64,6 +64,14 @@ class Context {
 
   // A weight range on the device (see the file comment); valid until the next begin().
   const uint8_t* weight(const void* host, size_t bytes);
+  // Kept on the device for the context's life, outside the budget (a decoder's weights, caches
+  // and activations): keep() reads a range in place on an integrated device when it lies in a
+  // mapped file, else copies it once through the staging buffers; hold() is uninitialised.
+  const uint8_t* keep(const void* host, size_t bytes);
+  void* hold(size_t bytes);
+  // The device's address of a range inside a mapped file, the whole file registered (pinned,
+  // mapped, read-only) once; nullptr when the range is in no mapped file.
+  const uint8_t* mapped(const void* host, size_t bytes);
   // Bytes the resident weights may take (default: 85% of the free memory at creation).
   void set_budget(size_t bytes) { budget_ = bytes; }
   struct Stats {
@@ -103,6 +111,7 @@ class Context {
   void* pinned_[2] = {nullptr, nullptr};
   cudaEvent_t staged_[2] = {nullptr, nullptr};
   std::map<Key, Resident> resident_;
+  std::vector<void*> kept_;
   std::map<uint64_t, std::tuple<const uint8_t*, const uint8_t*>> registered_;  // mapping → (host, device) base
   uint64_t call_ = 0;
   size_t budget_ = 0;

@@ -13,13 +13,13 @@ namespace bs::BS_CUDA_NS {
 // Element type codes passed to kernels.
 enum ScaleType : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
-__device__ __forceinline__ float half_to_float(uint16_t h) {
 #ifdef BS_CUDA_EMULATION
-  return bs::f16_to_f32(h);
+__device__ __forceinline__ float half_to_float(uint16_t h) { return bs::f16_to_f32(h); }
+__device__ __forceinline__ uint16_t float_to_half(float f) { return bs::f32_to_f16(f); }
 #else
-  return __half2float(__ushort_as_half(h));
+__device__ __forceinline__ float half_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+__device__ __forceinline__ uint16_t float_to_half(float f) { return __half_as_ushort(__float2half_rn(f)); }
 #endif
-}
 
 __device__ __forceinline__ float load_elem(const uint8_t* p, int type, int64_t i) {
   if (type == kF32) return reinterpret_cast<const float*>(p)[i];

@@ -13,30 +13,7 @@
 namespace bs::metal {
 
 std::string MetalDecoder::unsupported(const Model& m) {
-  const ModelConfig& c = m.cfg;
-  if (!c.linear_layer.empty() && std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0)
-    return "linear-attention (Gated DeltaNet) layers have no Metal kernels yet";
-  if (c.attn_output_gate) return "the output-gated attention has no Metal kernel yet";
-  if (!c.mrope_section.empty()) return "multimodal RoPE has no Metal kernel yet";
-  if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no Metal kernel yet";
-  if (c.fused_qkv) return "the fused query_key_value attention has no Metal kernel yet";
-  if (m.streamer && m.stream.decode_path != ExpertPath::Exact)
-    return "streamed expert slots are not Metal buffers yet (decode path must be exact)";
-  if (c.head_dim > static_cast<int64_t>(BS_MAX_HEAD_DIM) || c.n_heads % c.n_kv_heads != 0)
-    return "head_dim above " + std::to_string(BS_MAX_HEAD_DIM) + " or query heads not a multiple of kv heads";
-  if (c.router.n_experts > static_cast<int>(BS_MAX_EXPERTS))
-    return "more than " + std::to_string(BS_MAX_EXPERTS) + " experts";
-  for (const LayerWeights& lw : m.layers) {
-    if (lw.is_moe && lw.moe.shared_gated) return "the sigmoid-gated shared expert has no Metal path yet";
-    if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
-    if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
-  }
-  for (const WeightMatrix* w : decoder_matrices(m)) {
-    if (!MetalOps::accepts(w->quantised() ? Op::QMatMul : Op::DenseMatMul, w))
-      return "a weight format the Metal kernels do not take (" + std::string(dtype_name(w->dtype)) + ", " +
-             std::to_string(w->bits) + "-bit, group " + std::to_string(w->group) + ")";
-  }
-  return "";
+  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts});
 }
 
 MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,

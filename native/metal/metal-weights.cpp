@@ -11,28 +11,6 @@
 
 namespace bs::metal {
 
-std::vector<const WeightMatrix*> decoder_matrices(const Model& m) {
-  std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
-  auto mlp = [&](const MlpWeights& w) {
-    for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
-  };
-  for (const LayerWeights& lw : m.layers) {
-    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
-    if (!lw.is_moe) {
-      mlp(lw.mlp);
-      continue;
-    }
-    for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
-    if (lw.moe.has_shared) mlp(lw.moe.shared);
-  }
-  for (const int64_t owner : m.prerouter ? m.prerouter->owners() : std::vector<int64_t>{}) {
-    const PrerouterHead& h = *m.prerouter->head(owner);
-    for (const WeightMatrix* w : {&h.fc1, &h.fc2, &h.linear_init})
-      if (!h.router_alias && w->w) out.push_back(w);
-  }
-  return out;
-}
-
 DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
   for (const WeightMatrix* w : decoder_matrices(m)) bind(*w);
   const ModelConfig& c = m.cfg;

@@ -7,13 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/decoder-walk.h"
 #include "common/model.h"
 #include "metal/metal-device.h"
 
 namespace bs::metal {
-
-// Every matrix the decoder reads (layers, embedding, LM head, prerouter heads).
-std::vector<const WeightMatrix*> decoder_matrices(const Model& m);
 
 class DeviceWeights {
  public:

@@ -5,6 +5,10 @@
 #           expert-path loops of test-ops/test-lora include every usable set) and, as
 #           everywhere, the emulation cases,
 #   model   greedy decode on 'cuda' vs 'cpu-ref', exact/staged/hot paths (accel-model.test.ts),
+#   decoder the whole-token CUDA decoder on the device (cuda-decoder.test.ts with
+#           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the
+#           decode graph, f16 KV, expert slots), and its decode benchmark on moe-small (graph and
+#           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer),
 #   bench   the op benchmark, decode on synthetic moe-small ('cuda', the fastest CPU set, and
 #           with a LoRA adapter on 'cuda'), llama.cpp's CUDA build beside ours on the same model
 #           (bench compare --llama-cuda, when node-llama-cpp's CUDA binary loads), and with
@@ -35,12 +39,16 @@ if [ "$(cat "$out/build-native.rc")" = 0 ]; then
   step doctor 60 $cli doctor --json
   step ops 300 "$bin"
   step model 240 node test/run.mjs accel-model
+  BRAINSTEM_TEST_CUDA=gpu step decoder 240 node test/run.mjs cuda-decoder
   step bench-ops 120 "$bin" --bench qmatvec gather_matmul attention rmsnorm lora_delta
   shapes="moe-small"
   [ "${FULL:-0}" = 1 ] && shapes="moe-small moe-30b"
   for shape in $shapes; do
     dir="$out/$shape"
     step "synth-$shape" 900 $cli models synth --arch qwen3_moe --shape "$shape" --out "$dir"
+    BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape" 300 "$bin" --cuda-decoder "$dir" 128 bench
+    BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape-f16" 300 "$bin" --cuda-decoder "$dir" 128 bench,f16
+    BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape-slots16" 300 "$bin" --cuda-decoder "$dir" 128 bench,slots16
     for backend in cuda auto; do
       step "decode-$shape-$backend" 300 $cli bench decode --model "$dir" --backend "$backend" --kv-cache f16 \
         --threads "$jobs" --prompt 128 --gen 64 --json
@@ -73,9 +81,11 @@ console.log(JSON.stringify({
     failures: ops.filter((l) => l.startsWith("  ")).slice(0, 40),
   },
   model: { rc: rc("model"), log: tail("model.log", 15) },
+  decoder: { rc: rc("decoder"), log: tail("decoder.log", 15) },
   bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "cuda" || b.backend.startsWith("cpu-avx")) : null,
-  decode: Object.fromEntries(steps.filter((s) => s.startsWith("decode-") || s.startsWith("compare-"))
+  decode: Object.fromEntries(steps.filter((s) => /^(decode|decoder-bench|compare)-/.test(s))
     .map((s) => [s, json(`${s}.json`) ?? tail(`${s}.log`, 8)])),
 }, null, 2));
 '
-[ "$(cat "$out/build-native.rc")" = 0 ] && [ "$(cat "$out/ops.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$out/model.rc" 2>/dev/null)" = 0 ]
+[ "$(cat "$out/build-native.rc")" = 0 ] && [ "$(cat "$out/ops.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$out/model.rc" 2>/dev/null)" = 0 ] &&
+  [ "$(cat "$out/decoder.rc" 2>/dev/null)" = 0 ]

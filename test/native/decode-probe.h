@@ -1,9 +1,11 @@
 // The probes of brainstem-native-tests: decode memory (decode-probe.cpp) and the whole-token
-// Metal decoder against the CPU (metal-decoder-probe.cpp), alone and under a session.
+// Metal and CUDA decoders against the CPU (metal-decoder-probe.cpp, cuda-decoder-probe.cpp), the
+// Metal one also under a session (metal-session-probe.cpp).
 #pragma once
-#include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
+
+#include "common/model.h"
 
 namespace bt {
 
@@ -11,12 +13,14 @@ namespace bt {
 int decode_probe(const char* dir, const char* backend, int threads, int tokens, const std::string& path);
 // Greedy tokens and logits of the Metal decoder beside the CPU reference, as JSON on stdout.
 int metal_decoder_probe(const char* dir, int tokens);
+// The same for the CUDA decoder (emulated; the device with BRAINSTEM_TEST_CUDA=gpu), or with
+// `bench` timed decode steps; kv_f16: the model (CPU and decoder) with f16 KV caches; slots > 0:
+// routed experts in that many device slots per layer.
+int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int slots);
+int cuda_device_decoder_probe(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots);
 // A session on the Metal decoder beside a CPU session through truncations, a prefix-cache hit,
 // a top-k change, a LoRA and a device failure (metal-session-probe.cpp), as JSON on stdout.
 // mode: "" (float32 KV), "f16", or a prerouter: "zero" (zero-training) or "heads" (random heads).
 int metal_session_probe(const char* dir, int tokens, const std::string& mode);
-// The probes' comparisons: the largest |a - b| relative to the largest |a|, and the first argmax.
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b);
-int32_t argmax_of(const std::vector<float>& v);
 
 }  // namespace bt

@@ -20,6 +20,7 @@
 #include "common/prerouter/heads.h"
 #include "common/session.h"
 #include "decode-probe.h"
+#include "decoder-compare.h"
 #include "fixtures.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
@@ -103,12 +104,6 @@ std::unique_ptr<bs::Prerouter> random_heads(const bs::Model& m) {
   return bs::Prerouter::from_floats(m, std::move(heads), "probe");
 }
 
-std::string list(const std::vector<int32_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 }  // namespace
 
 int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
@@ -169,8 +164,8 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
         compare();
       }
     }
-    json += std::string(json.back() == '{' ? "" : ", ") + "\"" + name + "\": {\"cpu\": " + list(out_cpu) +
-            ", \"metal\": " + list(out_metal) + ", \"n_past\": [" + std::to_string(cpu.n_past()) + ", " +
+    json += std::string(json.back() == '{' ? "" : ", ") + "\"" + name + "\": {\"cpu\": " + json_list(out_cpu) +
+            ", \"metal\": " + json_list(out_metal) + ", \"n_past\": [" + std::to_string(cpu.n_past()) + ", " +
             std::to_string(metal.n_past()) + "], \"on_device\": " + (metal.on_device() ? "true" : "false") + "}";
     return out_metal;
   };

@@ -1,0 +1,182 @@
+// The backend-independent half of the whole-token GPU decoders: which models they cover and the
+// matrices they read (metal/metal-decoder.cpp, cuda/cuda-decoder.cu), and for the CUDA decoder the
+// buffers it holds and the walk through one append (embedding, every layer, final norm, LM head)
+// over a backend's primitives on buffer references R (a CUDA device pointer).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/backend.h"
+#include "common/error.h"
+#include "common/model.h"
+
+namespace bs {
+
+// What a backend's kernels take: the name errors carry ("metal", "cuda"), the register limits
+// and the weight formats.
+struct DecoderKernels {
+  std::string name;
+  int64_t max_head_dim, max_experts;
+  std::function<bool(Op, const WeightMatrix*)> accepts;
+};
+
+// Why the decoder cannot run `m` ("" when it can).
+std::string decoder_unsupported(const Model& m, const DecoderKernels& k);
+// Every matrix a forward reads, and the prerouter heads' (made device-visible once).
+std::vector<const WeightMatrix*> decoder_matrices(const Model& m);
+// Every norm, bias and correction-bias vector a forward reads.
+std::vector<const std::vector<float>*> decoder_vectors(const Model& m);
+// Throws bs::Error, naming the decoder, before anything runs for a bad chunk.
+void check_append(const Model& m, const std::string& name, const int32_t* tokens, int64_t n, int64_t pos,
+                  int64_t max_pos, int64_t max_chunk);
+
+template <class R>
+class DecoderWalk {
+ public:
+  virtual ~DecoderWalk() = default;
+  int64_t position() const { return pos_; }
+
+ protected:
+  DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
+      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {}
+
+  // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
+  virtual R at(R a, int64_t floats) = 0;
+  virtual R alloc(size_t bytes) = 0;
+  virtual R upload(const std::vector<float>& v) = 0;
+  // Queued kernels. embed: token_ rows into x_; matmul: y[n, rows] = W·x, gathered (through
+  // ids_, x row i / x_div) or plain; rope: in place over n_ tokens of `heads` at position_;
+  // attend: q_ over layer l's caches into attn_; route: e_logits_ into ids_ and wts_;
+  // combine: the routed rows_ weighted by wts_ into y_.
+  virtual void embed(int64_t n) = 0;
+  virtual void matmul(const WeightMatrix& w, R x, R y, int64_t n, bool gather, int64_t x_div) = 0;
+  virtual void rmsnorm(R x, R w, int64_t rows, int64_t d, R y) = 0;
+  virtual void add(R x, R y, int64_t n) = 0;  // y += x
+  virtual void silu_mul(R gate, R up, int64_t n) = 0;
+  virtual void rope(R x, int64_t heads) = 0;
+  virtual void attend(int64_t l) = 0;
+  virtual void route(const MoeWeights& w) = 0;
+  virtual void combine(int64_t k) = 0;
+  // Where the chunk's k (or v) rows are written, normed and rotated: by default the float32
+  // cache rows at pos_; a backend with another cache type returns scratch and converts it into
+  // the cache in store_kv.
+  virtual R kv_rows(int64_t l, bool v) {
+    return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
+  }
+  virtual void store_kv(int64_t l) {}
+
+  // The KV caches (kv_bytes per element) and activations for max_chunk tokens; the derived
+  // constructor calls it.
+  void allocate(int64_t kv_bytes = 4) {
+    const ModelConfig& c = m_.cfg;
+    const int64_t H = c.hidden, k = std::max(1, m_.top_k), kv = c.n_kv_heads * c.head_dim, n = max_chunk_;
+    const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
+    const int64_t E = std::max(1, c.router.n_experts);
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      k_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
+      v_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
+    }
+    auto f = [&](int64_t count) { return alloc(static_cast<size_t>(count) * 4); };
+    x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
+    q_ = f(n * c.n_heads * c.head_dim), attn_ = f(n * c.n_heads * c.head_dim);
+    gate_ = f(n * inter), up_ = f(n * inter), rows_ = f(n * k * H);
+    logits_ = f(c.vocab), e_logits_ = f(n * E), ids_ = f(n * k), wts_ = f(n * k);
+    token_ = f(n), position_ = f(n);
+    for (const std::vector<float>* v : decoder_vectors(m_)) {
+      if (!v->empty()) vectors_.emplace(v->data(), upload(*v));
+    }
+  }
+
+  // Queues one append of n tokens (token_ and position_ already hold them): the last token's
+  // logits end in logits_.
+  void forward(int64_t n) {
+    const ModelConfig& cfg = m_.cfg;
+    const int64_t H = cfg.hidden;
+    n_ = n;
+    embed(n);
+    for (int64_t l = 0; l < cfg.n_layers; ++l) {
+      const LayerWeights& lw = m_.layers[l];
+      rmsnorm(x_, vec(lw.input_norm), n, H, xn_);
+      attention(l);
+      add(y_, x_, n * H);
+      rmsnorm(x_, vec(lw.post_norm), n, H, xn_);
+      if (lw.is_moe) moe(lw.moe);
+      else mlp(lw.mlp, xn_, y_);
+      add(y_, x_, n * H);
+    }
+    // Only the last token's logits: its row through the final norm and the LM head.
+    rmsnorm(at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
+    n_ = 1;
+    linear(m_.lm_head, xn_, logits_);
+  }
+
+  R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
+
+  const Model& m_;
+  int64_t max_pos_, max_chunk_, pos_ = 0;
+  int64_t n_ = 1;  // tokens of the chunk being queued
+  std::vector<R> k_cache_, v_cache_;
+  R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
+  R token_{}, position_{};
+
+ private:
+  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
+  void linear(const Linear& l, R x, R y) {
+    matmul(l.w, x, y, n_, false, 1);
+    if (l.bias.empty()) return;
+    for (int64_t t = 0; t < n_; ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
+  }
+
+  // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
+  void attention(int64_t l) {
+    const ModelConfig& cfg = m_.cfg;
+    const AttentionWeights& w = m_.layers[l].attn;
+    const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
+    linear(w.q, xn_, q_);
+    linear(w.k, xn_, k_at);
+    linear(w.v, xn_, v_at);
+    if (!w.q_norm.empty()) {
+      rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
+      rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
+    }
+    if (cfg.rot_dims / 2 > 0) {
+      rope(q_, cfg.n_heads);
+      rope(k_at, cfg.n_kv_heads);
+    }
+    store_kv(l);
+    attend(l);
+    linear(w.o, attn_, y_);
+  }
+
+  void mlp(const MlpWeights& w, R x, R y) {
+    linear(w.gate, x, gate_);
+    linear(w.up, x, up_);
+    silu_mul(gate_, up_, n_ * w.gate.w.rows);
+    linear(w.down, gate_, y);
+  }
+
+  // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
+  void moe(const MoeWeights& w) {
+    const int64_t k = m_.top_k, rows = n_ * k;  // one per (token, routed expert), token-major
+    linear(w.router, xn_, e_logits_);
+    route(w);
+    matmul(w.gate, xn_, gate_, rows, true, k);
+    matmul(w.up, xn_, up_, rows, true, k);
+    silu_mul(gate_, up_, rows * w.gate.rows);
+    matmul(w.down, gate_, rows_, rows, true, 1);
+    combine(k);
+    if (w.has_shared) {
+      mlp(w.shared, xn_, y2_);
+      add(y2_, y_, n_ * m_.cfg.hidden);
+    }
+  }
+
+  std::unordered_map<const void*, R> vectors_;  // norms and biases, by their data
+};
+
+}  // namespace bs

@@ -1,0 +1,12 @@
+// float32 → IEEE half on the device, round to nearest even (the reference's f32_to_f16): the
+// decoder's k and v rows, normed and rotated in float32, stored into an f16 KV cache.
+#pragma once
+#include <cstdint>
+
+#include "cuda/cuda-api.h"
+
+namespace bs::BS_CUDA_NS {
+
+cudaError_t launch_to_half(const float* x, int64_t n, uint16_t* out, cudaStream_t s);
+
+}  // namespace bs::BS_CUDA_NS

@@ -1,0 +1,93 @@
+// The whole-token CUDA decoder (native/cuda/cuda-decoder.cu) on synthetic models, run over the CPU
+// emulation of native/cuda/cuda-emu.h (the real device with BRAINSTEM_TEST_CUDA=gpu): greedy
+// tokens (argmax on the device) identical to the CPU reference kernels, logits within float
+// tolerance, one host synchronisation per append and every decode step through the graph path
+// (which the emulation runs as a plain stream).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../daemon/util/repo-root.js';
+import { assertDecoderRefusals } from './helpers/decoder-refusals.js';
+import { synthTemp } from './helpers/model-files.js';
+
+const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
+
+interface Probe {
+  device: string;
+  appends: number;
+  syncs: number;
+  graph_launches: number;
+  graph_builds: number;
+  tokens_cpu: number[];
+  tokens_cuda: number[];
+  max_rel_logit_diff: number;
+  slots?: { hits: number; misses: number; copies: number; slot_bytes: number };
+}
+
+function probe(dir: string, tokens: number, flags: string[] = []): Probe {
+  const r = spawnSync(binary, ['--cuda-decoder', dir, String(tokens), ...flags], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  assert.equal(r.status, 0, `cuda decoder probe failed:\n${r.stdout}\n${r.stderr}`);
+  return JSON.parse(r.stdout) as Probe;
+}
+
+test('the CUDA decoder prefills and decodes qwen3_moe, glm4_moe and the dense archs greedily like the CPU, one sync per append', (t) => {
+  for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3', 'llama'] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    const p = probe(dir, 3);
+    assert.equal(p.tokens_cuda.length, 3, `${arch}: every step ran`);
+    assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
+    assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+    if (p.syncs >= 0) assert.equal(p.syncs, p.appends, `${arch}: one host synchronisation per append`);
+    assert.equal(p.graph_launches, p.appends - 1, `${arch}: every decode step replays the graph`);
+    assert.equal(p.graph_builds, 1, `${arch}: later steps update the graph in place`);
+  }
+});
+
+test('the CUDA decoder keeps an f16 KV cache like the CPU with kv_f16', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  const p = probe(dir, 3, ['f16']);
+  assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
+  assert.equal(p.tokens_cuda.length, 3);
+  assert.ok(p.max_rel_logit_diff < 1e-3, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+});
+
+test('the CUDA decoder with 6 expert slots per layer decodes like the CPU, reading missing experts in place and copying them in', (t) => {
+  for (const arch of ['qwen3_moe', 'glm4_moe'] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    const p = probe(dir, 7, ['slots6']);
+    assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
+    assert.equal(p.tokens_cuda.length, 7, `${arch}: every step ran`);
+    assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+    if (p.syncs >= 0) assert.equal(p.syncs, p.appends, `${arch}: still one host synchronisation per append`);
+    const s = p.slots!;
+    assert.ok(s.misses > 0 && s.copies > 0, `${arch}: experts outside the slots were read in place and copied in`);
+    assert.ok(s.hits > 0, `${arch}: later steps found experts in their slots`);
+  }
+});
+
+test('the CUDA decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {
+  assertDecoderRefusals(t, binary, 'cuda', 'CUDA');
+});
+
+test('the CUDA decoder refuses a cache that does not fit the free device memory, with the sizes', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3', seed: 7 });
+  const r = spawnSync(binary, ['--cuda-decoder', dir, '1000000000'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 1);
+  assert.match(
+    r.stderr,
+    /cuda decoder: the weights \(\d+ MiB\) and cache \(\d+ MiB\) do not fit the \d+ MiB free on the device/,
+  );
+});
+
+test('the CUDA decoder bench times decode steps with and without the graph', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  const r = spawnSync(binary, ['--cuda-decoder', dir, '3', 'bench'], { encoding: 'utf8', timeout: 600_000 });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  const b = JSON.parse(r.stdout) as { graph: { tok_s: number; graph_builds: number }; stream: { tok_s: number } };
+  assert.ok(b.graph.tok_s > 0 && b.stream.tok_s > 0);
+  assert.equal(b.graph.graph_builds, 1);
+});

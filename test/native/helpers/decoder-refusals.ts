@@ -1,0 +1,34 @@
+// The models both whole-token decoders (Metal, CUDA) refuse by name, through their probes:
+// linear-attention and lightning layers, and scaled RoPE tables (decoder_unsupported).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { editJson, synthTemp } from './model-files.js';
+
+/** Runs `binary --<probe>-decoder` on each refused model; `kernels`: the backend's name in messages. */
+export function assertDecoderRefusals(
+  t: { after(fn: () => void): void },
+  binary: string,
+  probe: 'metal' | 'cuda',
+  kernels: string,
+): void {
+  const cases = [
+    {
+      arch: 'qwen3_5_moe',
+      why: `linear-attention \\(Gated DeltaNet or lightning\\) layers have no ${kernels} kernels yet`,
+    },
+    {
+      arch: 'bailing_moe_linear',
+      why: `linear-attention \\(Gated DeltaNet or lightning\\) layers have no ${kernels} kernels yet`,
+    },
+    { arch: 'llama', why: `scaled RoPE frequencies \\(llama3 rope_scaling\\) have no ${kernels} kernel yet` },
+  ] as const;
+  for (const { arch, why } of cases) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    if (arch === 'llama')
+      editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'linear', factor: 2 }));
+    const r = spawnSync(binary, [`--${probe}-decoder`, dir, '2'], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, `${arch}: refused`);
+    assert.match(r.stderr, new RegExp(`${probe} decoder: ${why}`), arch);
+  }
+}
