@@ -316,6 +316,12 @@ export async function runCompareBench(
     const longest = Array.from({ length: Math.max(...o.prompts) }, () => rng.int(ours!.vocab));
     const all: BenchArm[] = [ours, ...llama];
     const timings = new Map<BenchArm, ArmTiming[][]>(all.map((a) => [a, []]));
+    // One untimed run per arm first (llama-bench also warms up inside each call): the first
+    // touch of the weights (page faults, first-use scans, allocations) is not a round's speed.
+    for (const arm of all) {
+      await arm.run(longest.slice(0, o.prompts[0]), 1);
+      log(`warm-up ${arm.name}`);
+    }
     const bw: number[] = [];
     for (let r = 0; r < o.rounds; r++) {
       bw.push(await membw(o.threads));

@@ -16,11 +16,23 @@ import {
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
-function scripted(name: string, timings: ArmTiming[], calls: string[], prompts: number[][]): BenchArm {
+function scripted(
+  name: string,
+  timings: ArmTiming[],
+  calls: string[],
+  prompts: number[][],
+  warmups: string[] = [],
+): BenchArm {
   let i = 0;
   return {
     name,
     async run(prompt, gen) {
+      if (gen === 1) {
+        // The untimed warm-up: once per arm, before every timed run.
+        assert.equal(calls.length, 0, `${name}'s warm-up comes before the timed rounds`);
+        warmups.push(name);
+        return { prefillS: 1e9, decodeS: 1e9 };
+      }
       calls.push(name);
       prompts.push(prompt);
       assert.equal(gen, prompt.length === 16 ? 10 : 0, 'decode follows the first prompt length only');
@@ -34,6 +46,7 @@ function scripted(name: string, timings: ArmTiming[], calls: string[], prompts: 
 test('compare reports medians per arm, ratios and roofline fractions, alternating which arm runs first', async () => {
   const calls: string[] = [];
   const prompts: number[][] = [];
+  const warmups: string[] = [];
   const ours: OurArm = {
     ...scripted(
       'brainstem',
@@ -44,6 +57,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
       ],
       calls,
       prompts,
+      warmups,
     ),
     backend: 'cpu-test',
     activationBits: 16,
@@ -59,6 +73,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
     ],
     calls,
     prompts,
+    warmups,
   );
   const bw = [20, 30, 10];
   const r = await runCompareBench(
@@ -66,6 +81,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
     async () => bw.shift()!,
     { ours, llama: [llama] },
   );
+  assert.deepEqual(warmups, ['brainstem', 'llama.cpp'], 'each arm warms up once, untimed');
   const order = calls.filter((_, i) => i % 2 === 0);
   assert.deepEqual(order, ['brainstem', 'llama.cpp', 'llama.cpp', 'brainstem', 'brainstem', 'llama.cpp']);
   const at16 = prompts.filter((p) => p.length === 16);
