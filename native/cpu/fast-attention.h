@@ -85,59 +85,108 @@ struct FastAttention {
     for (; h0 < H; ++h0) v_heads<F16, 1, 4>(v, at, stride, nb, p, h0, hd, acc);
   }
 
-  // H query heads that share one kv head (GQA) against keys in blocks of kKeyBlock with a
-  // running max and sum per head (online softmax), so the scratch is a fixed stack block
-  // whatever the context length. Each K and V row is converted once for all H heads; every
-  // head runs the same operations whatever H is, so results do not depend on the grouping.
-  static constexpr int kMaxGroup = 16;   // heads per call
-  static constexpr int kAttnAcc = 4096;  // accumulator floats per call (H · head_dim)
-  static void attend(const float* q, int H, const void* k, const void* v, bool f16, int64_t stride, int64_t off,
-                     int64_t n_keys, int hd, float scale, float* o) {
-    float score[kMaxGroup][kKeyBlock], acc[kAttnAcc], tmp[kMaxHeadDim], mx[kMaxGroup], sum[kMaxGroup];
-    std::fill_n(acc, H * hd, 0.0f);
-    std::fill_n(mx, H, -INFINITY);
-    std::fill_n(sum, H, 0.0f);
+  // Scores of rows [0, R) (q + r·hd) against nk ≤ 8 key rows (kr[i]), times scale, into
+  // score[r][j0 + i]. Eight keys at a time share one horizontal reduction (hsums) where the
+  // traits have it; a row's scores do not depend on R or on the other rows.
+  static constexpr bool kHsums = requires(const F* a) { V::hsums(a); };
+  static void score_keys(const float* q, int R, int hd, const float* const* kr, int nk, float scale, int j0,
+                         float (*score)[kKeyBlock]) {
+    if constexpr (kHsums) {
+      if (hd % L == 0) {
+        for (int r = 0; r < R; ++r) {
+          const float* qr = q + r * hd;
+          F acc[8];
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; ++i) acc[i] = V::zero();
+          for (int c = 0; c < hd; c += L) {
+            const F x = V::load(qr + c);
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) {
+              if (i < nk) acc[i] = V::fma(x, V::load(kr[i] + c), acc[i]);
+            }
+          }
+          float out[8];
+          V::store(out, V::mul(V::hsums(acc), V::set1(scale)));
+          std::copy_n(out, nk, score[r] + j0);
+        }
+        return;
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int i = 0; i < nk; ++i) score[r][j0 + i] = Vec::dot(q + r * hd, kr[i], hd) * scale;
+    }
+  }
+
+  // Rows r = t·H + h: T consecutive query tokens × H heads that share one kv head (GQA), token
+  // t seeing the first n_keys0 + t keys, against keys in blocks of kKeyBlock with a running max
+  // and sum per row (online softmax), so the scratch is a fixed stack block whatever the
+  // context length. Each K and V row is converted once for all rows; keys past a token's own
+  // end weigh exactly 0, so every row's result is the same whatever T and H are.
+  static constexpr int kMaxGroup = 16;   // rows per call
+  static constexpr int kAttnAcc = 4096;  // accumulator floats per call (rows · head_dim)
+  static void attend(const float* q, int64_t q_tok, int T, int H, const void* k, const void* v, bool f16,
+                     int64_t stride, int64_t off, int64_t n_keys0, int hd, float scale, float* o) {
+    const int R = T * H;
+    float score[kMaxGroup][kKeyBlock], acc[kAttnAcc], qs[kAttnAcc], kt[8][kMaxHeadDim], mx[kMaxGroup], sum[kMaxGroup];
+    for (int t = 0; t < T; ++t) std::copy_n(q + t * q_tok, H * hd, qs + t * H * hd);
+    std::fill_n(acc, R * hd, 0.0f);
+    std::fill_n(mx, R, -INFINITY);
+    std::fill_n(sum, R, 0.0f);
+    const int64_t n_keys = n_keys0 + T - 1;
     for (int64_t j0 = 0; j0 < n_keys; j0 += kKeyBlock) {
       const int nb = static_cast<int>(n_keys - j0 < kKeyBlock ? n_keys - j0 : kKeyBlock);
-      for (int j = 0; j < nb; ++j) {
-        if (j0 + j + kKvAhead < n_keys) prefetch_row(k, f16, (j0 + j + kKvAhead) * stride + off, hd);
-        const float* kr = kv_row(k, f16, (j0 + j) * stride + off, hd, tmp);
-        for (int h = 0; h < H; ++h) score[h][j] = Vec::dot(q + h * hd, kr, hd) * scale;
+      for (int j = 0; j < nb; j += 8) {
+        const int nk = std::min(8, nb - j);
+        const float* kr[8];
+        for (int i = 0; i < nk; ++i) {
+          const int64_t key = j0 + j + i;
+          if (key + kKvAhead < n_keys) prefetch_row(k, f16, (key + kKvAhead) * stride + off, hd);
+          kr[i] = kv_row(k, f16, key * stride + off, hd, kt[i]);
+        }
+        score_keys(qs, R, hd, kr, nk, scale, j, score);
       }
-      for (int h = 0; h < H; ++h) {
-        const float bmx = block_max(score[h], nb, mx[h]);
+      for (int r = 0; r < R; ++r) {
+        // This row's keys in the block; the rest of the block weighs 0.
+        const int64_t own = n_keys0 + r / H - j0;
+        const int nr = static_cast<int>(own < nb ? (own > 0 ? own : 0) : nb);
+        std::fill(score[r] + nr, score[r] + nb, 0.0f);
+        if (nr == 0) continue;
+        const float bmx = block_max(score[r], nr, mx[r]);
         // Rescale what was accumulated under the old maximum (e^-inf = 0 on the first block).
-        const float shrink = std::exp(mx[h] - bmx);
-        mx[h] = bmx;
-        sum[h] *= shrink;
-        if (shrink != 1.0f) scale_in_place(acc + h * hd, shrink, hd);
+        const float shrink = std::exp(mx[r] - bmx);
+        mx[r] = bmx;
+        sum[r] *= shrink;
+        if (shrink != 1.0f) scale_in_place(acc + r * hd, shrink, hd);
         int j = 0;
         F sv = V::zero();
-        for (; j + L <= nb; j += L) {
-          const F e = Vec::exp(V::sub(V::load(score[h] + j), V::set1(bmx)));
-          V::store(score[h] + j, e);
+        for (; j + L <= nr; j += L) {
+          const F e = Vec::exp(V::sub(V::load(score[r] + j), V::set1(bmx)));
+          V::store(score[r] + j, e);
           sv = V::add(sv, e);
         }
-        sum[h] += V::hsum(sv);
-        for (; j < nb; ++j) sum[h] += (score[h][j] = std::exp(score[h][j] - bmx));
+        sum[r] += V::hsum(sv);
+        for (; j < nr; ++j) sum[r] += (score[r][j] = std::exp(score[r][j] - bmx));
       }
       // The block's V rows (≤ 128 × head_dim) stay in L1/L2 across the tiles: the hardware
       // prefetcher brings the next block's rows while this one computes.
       if (hd % L != 0) {  // head_dim not a multiple of the vector: row by row
         for (int j = 0; j < nb; ++j) {
           if (j0 + j + kKvAhead < n_keys) prefetch_row(v, f16, (j0 + j + kKvAhead) * stride + off, hd);
-          const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, tmp);
-          for (int h = 0; h < H; ++h) FastElementwise<V>::add(ExecCtx{}, vr, score[h][j], hd, acc + h * hd);
+          const float* vr = kv_row(v, f16, (j0 + j) * stride + off, hd, kt[0]);
+          for (int r = 0; r < R; ++r) {
+            if (j0 + j < n_keys0 + r / H) FastElementwise<V>::add(ExecCtx{}, vr, score[r][j], hd, acc + r * hd);
+          }
         }
       } else if (f16) {
-        accumulate_v<true>(v, j0 * stride + off, stride, nb, score, H, hd, acc);
+        accumulate_v<true>(v, j0 * stride + off, stride, nb, score, R, hd, acc);
       } else {
-        accumulate_v<false>(v, j0 * stride + off, stride, nb, score, H, hd, acc);
+        accumulate_v<false>(v, j0 * stride + off, stride, nb, score, R, hd, acc);
       }
     }
-    for (int h = 0; h < H; ++h) {
-      const float inv = 1.0f / sum[h];
-      for (int c = 0; c < hd; ++c) o[h * hd + c] = acc[h * hd + c] * inv;
+    for (int r = 0; r < R; ++r) {
+      const float inv = 1.0f / sum[r];
+      float* out = o + (r / H) * q_tok + (r % H) * hd;
+      for (int c = 0; c < hd; ++c) out[c] = acc[r * hd + c] * inv;
     }
   }
 
@@ -161,8 +210,9 @@ struct FastAttention {
     for (; i < n; ++i) x[i] *= s;
   }
 
-  // Items are (token, run of H heads of one kv group): H is the largest divisor of the group
-  // that fits the stack block and still leaves two items per thread where it can.
+  // Items are (run of T tokens, run of H heads of one kv group): H is the largest divisor of
+  // the group that fits the stack block and still leaves two items per thread where it can,
+  // then T the most tokens that fit beside it (prefill: K and V rows converted once per tile).
   static void attention(const ExecCtx& ctx, const float* q, const void* k, const void* v, int64_t pos0, int64_t n_tok,
                         const AttentionParams& p, float* out) {
     if (p.head_dim > kMaxHeadDim) {
@@ -170,23 +220,27 @@ struct FastAttention {
       return;
     }
     const int group = p.n_q_heads / p.n_kv_heads, hd = p.head_dim;
+    const int64_t want = std::min<int64_t>(2 * ctx.threads(), n_tok * p.n_q_heads);
     int H = 1;
     for (int h = 2; h <= group; ++h) {
-      if (group % h == 0 && h <= kMaxGroup && h * hd <= kAttnAcc &&
-          n_tok * (p.n_q_heads / h) >= std::min<int64_t>(2 * ctx.threads(), n_tok * p.n_q_heads)) {
-        H = h;
-      }
+      if (group % h == 0 && h <= kMaxGroup && h * hd <= kAttnAcc && n_tok * (p.n_q_heads / h) >= want) H = h;
     }
-    const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * hd;
-    const int64_t per_tok = p.n_q_heads / H, items = n_tok * per_tok;
+    const int64_t per_tok = p.n_q_heads / H;
+    int T = 1;
+    while (T < n_tok && (T + 1) * H <= kMaxGroup && (T + 1) * H * hd <= kAttnAcc &&
+           (n_tok + T) / (T + 1) * per_tok >= want)
+      ++T;
+    const int64_t kv_stride = static_cast<int64_t>(p.n_kv_heads) * hd, q_tok = int64_t(p.n_q_heads) * hd;
+    const int64_t tiles = (n_tok + T - 1) / T, items = tiles * per_tok;
     ctx.parallel_for(
         items,
         [&](int64_t i0, int64_t i1) {
           for (int64_t i = i0; i < i1; ++i) {
-            const int64_t t = i / per_tok;
+            const int64_t t = i / per_tok * T;
             const int h0 = static_cast<int>(i % per_tok) * H;
-            const int64_t at = (t * p.n_q_heads + h0) * hd;
-            attend(q + at, H, k, v, p.kv_f16, kv_stride, int64_t(h0 / group) * hd, pos0 + t + 1, hd, p.scale, out + at);
+            const int64_t at = t * q_tok + int64_t(h0) * hd;
+            attend(q + at, q_tok, static_cast<int>(std::min<int64_t>(T, n_tok - t)), H, k, v, p.kv_f16, kv_stride,
+                   int64_t(h0 / group) * hd, pos0 + t + 1, hd, p.scale, out + at);
           }
         },
         std::max<int64_t>(1, items / (2 * ctx.threads())));

@@ -149,6 +149,13 @@ std::vector<BenchCase> bench_cases() {
           k.attention(bs::ExecCtx{pool.get()}, q->data(), kv16->data(), kv16->data(), 1023, 1,
                       bs::AttentionParams{32, 4, 128, 0.088f, true}, y->data());
         });
+    // Prefill: 512 tokens of moe-small over their own f16 cache (causal), one thread.
+    auto qp = std::make_shared<std::vector<float>>(random_vec(r, 512 * 16 * 64));
+    auto yp = std::make_shared<std::vector<float>>(512 * 16 * 64);
+    add(bs::Op::Attention, nullptr, "prefill 512 tokens 16q/4kv x 64, f16", 2.0 * 512 * 4 * 64 * 2, [=, &k] {
+      k.attention(ctx, qp->data(), kv16->data(), kv16->data(), 0, 512, bs::AttentionParams{16, 4, 64, 0.125f, true},
+                  yp->data());
+    });
     add(bs::Op::RouteSoftmaxTopK, nullptr, "128 experts top-8", 128 * 4.0, [=, &k] {
       k.route_softmax_topk(ctx, logits->data(), 1, bs::SoftmaxTopKParams{128, 8, true}, sel->data(), wts->data());
     });

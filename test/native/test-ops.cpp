@@ -605,6 +605,46 @@ TEST(op_attention_decode_and_prefill) {
   }
 }
 
+// A prefill call attends its tokens in tiles (several tokens share each K/V row): every token's
+// output must be bit for bit what a call with that token alone gives, whatever the tile.
+TEST(op_attention_prefill_tiles_equal_tokens_alone) {
+  bs::ThreadPool pool(2);
+  for (int c = 0; c < 6; ++c) {
+    bt::Rng r(7100 + c);
+    const int kv = 1 + static_cast<int>(r.below(2)), group = c % 3 == 2 ? 3 : 1 << r.below(3);
+    const int hd = c % 2 == 0 ? 64 : 8 * (1 + static_cast<int>(r.below(6))) + (c == 5 ? 3 : 0);
+    const bs::AttentionParams p{kv * group, kv, hd, 0.125f, c % 2 == 1};
+    // Tiles that cross the fast kernels' 128-key blocks.
+    const int64_t pos0 = 90 + r.below(60), n = 20 + r.below(40), keys = pos0 + n;
+    const auto q = bt::random_vec(r, n * p.n_q_heads * hd, 2.0);
+    const auto kc = bt::random_vec(r, keys * kv * hd, 2.0), vc = bt::random_vec(r, keys * kv * hd);
+    std::vector<uint16_t> kh(kc.size()), vh(vc.size());
+    for (size_t i = 0; i < kc.size(); ++i) kh[i] = bs::f32_to_f16(kc[i]);
+    for (size_t i = 0; i < vc.size(); ++i) vh[i] = bs::f32_to_f16(vc[i]);
+    const void* k = p.kv_f16 ? static_cast<const void*>(kh.data()) : kc.data();
+    const void* v = p.kv_f16 ? static_cast<const void*>(vh.data()) : vc.data();
+    const int64_t row = int64_t(p.n_q_heads) * hd;
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (b == &bs::reference_backend() || !b->usable() || !b->supports(Op::Attention, nullptr)) continue;
+      for (const bs::ExecCtx ctx : {bs::ExecCtx{}, bs::ExecCtx{&pool}}) {
+        std::vector<float> all(n * row), alone(n * row);
+        b->k.attention(ctx, q.data(), k, v, pos0, n, p, all.data());
+        for (int64_t t2 = 0; t2 < n; ++t2) {
+          b->k.attention(ctx, q.data() + t2 * row, k, v, pos0 + t2, 1, p, alone.data() + t2 * row);
+        }
+        for (int64_t i = 0; i < n * row; ++i) {
+          if (all[i] == alone[i]) continue;
+          EXPECT(false) << b->name << " token " << i / row << " element " << i % row << ": " << all[i]
+                        << " in one call, " << alone[i] << " alone; seed " << 7100 + c << " q_heads " << p.n_q_heads
+                        << " kv " << kv << " head_dim " << hd << " pos0 " << pos0 << " n " << n
+                        << (p.kv_f16 ? " f16" : " f32") << (ctx.pool ? " 2 threads" : " 1 thread");
+          break;
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 // Brute-force top-k: repeatedly take the first maximum among the unchosen.
