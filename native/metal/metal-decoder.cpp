@@ -341,7 +341,8 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
     linear(*c, m_.lm_head, xn_, logits_);
   }
   if (greedy) {
-    const ElementwiseParams p{u32(cfg.vocab), 0.0f};
+    const int64_t V = step.greedy_vocab > 0 ? std::min(step.greedy_vocab, cfg.vocab) : cfg.vocab;
+    const ElementwiseParams p{u32(V), 0.0f};
     c->dispatch("bs_argmax", {1}, BS_BLOCK, {logits_, greedy_, {nullptr, 0, &p, sizeof p}});
   }
   c->commit_and_wait();
