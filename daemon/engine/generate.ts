@@ -5,7 +5,7 @@ import type { StreamDecoder } from './detokenizer.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
 import type { PromptImages } from '../vision/splice.js';
 import { RequestError } from './request-error.js';
-import type { Sampler } from './sampler.js';
+import { type Sampler, noFiniteLogit } from './sampler.js';
 import { StopStringMatcher } from './stop-strings.js';
 
 /** Restricts which tokens may come next (constrained decoding). */
@@ -97,12 +97,13 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
     : await session.start(o.prompt, o.signal, o.adapter ?? null, o.images, o.topK ?? null);
   const tPrefillEnd = clock();
   o.sampler.prime(o.prompt);
-  let logits = first?.logits;
-  while (logits) {
+  // Greedy with nothing to mask: decode steps bring back only the argmax, the logits stay native.
+  const greedy = !o.constraint && o.sampler.greedy && session.canDecodeGreedy;
+  // The logits to sample from, or the token a greedy decode step already chose.
+  let next: Float32Array | number | undefined = first?.logits;
+  while (next !== undefined) {
     if (o.signal?.aborted) break;
-    const work = logits.slice(0, Math.min(logits.length, o.vocabSize));
-    o.constraint?.mask(work, o.maxTokens - tokens.length);
-    const token = o.sampler.sample(work, o.vocabSize);
+    const token = typeof next === 'number' ? next : pick(next, o, o.maxTokens - tokens.length);
     tokens.push(token);
     firstTokenAt ??= clock();
     o.constraint?.accept(token);
@@ -122,7 +123,12 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
       break;
     }
     if (tokens.length >= o.maxTokens || o.signal?.aborted) break;
-    logits = await session.decode(token);
+    if (greedy) {
+      next = await session.decodeGreedy(token, o.vocabSize);
+      if (next < 0) throw noFiniteLogit();
+    } else {
+      next = await session.decode(token);
+    }
     decodeTokens++;
   }
   if (o.signal?.aborted && finishReason !== 'stop') finishReason = 'cancelled';
@@ -154,6 +160,12 @@ export async function* generate(session: PrefixSession, o: GenerateOptions): Asy
       totalMs: end - t0,
     },
   };
+}
+
+function pick(logits: Float32Array, o: GenerateOptions, remaining: number): number {
+  const work = logits.slice(0, Math.min(logits.length, o.vocabSize));
+  o.constraint?.mask(work, remaining);
+  return o.sampler.sample(work, o.vocabSize);
 }
 
 function rate(n: number, ms: number): number {

@@ -200,6 +200,11 @@ export class NativeSession implements LogitsSource {
     return call(this.addon.decode(this.handle, token));
   }
 
+  /** Appends one token; resolves to the next greedy token among ids below `vocabSize` (-1: no finite logit), the logits left native. */
+  decodeGreedy(token: number, vocabSize?: number): Promise<number> {
+    return call(this.addon.decodeGreedy(this.handle, token, vocabSize));
+  }
+
   /** Keeps the first nTokens of the cache so a shared prompt prefix is not recomputed. */
   truncate(nTokens: number): Promise<void> {
     return call(this.addon.truncate(this.handle, nTokens));

@@ -19,6 +19,9 @@ export interface LogitsSource {
   prefill(tokens: Int32Array, multimodal?: MultimodalPrefill): Promise<Float32Array>;
   /** Appends one token; returns the logits after it. */
   decode(token: number): Promise<Float32Array>;
+  /** Appends one token; returns the argmax of the logits after it among ids below `vocabSize`
+   *  (lowest id on ties; -1 when none is finite), the logits left in the engine; absent: use decode. */
+  decodeGreedy?(token: number, vocabSize: number): Promise<number>;
   /** Keeps the first n tokens of the KV cache. */
   truncate(n: number): Promise<void>;
   /** Tokens in the KV cache. */
@@ -36,6 +39,8 @@ export interface PrefixStats {
   reusedTokens: number;
   /** Generated tokens run through decode. */
   decodedTokens: number;
+  /** Of those, tokens whose next greedy token came back without the logits (decodeGreedy). */
+  greedyDecodes: number;
 }
 
 export interface PrefillResult {
@@ -46,7 +51,7 @@ export interface PrefillResult {
 
 /** One request at a time: the caller (the model's queue) serialises use of a session. */
 export class PrefixSession {
-  readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0 };
+  readonly stats: PrefixStats = { prefilledTokens: 0, reusedTokens: 0, decodedTokens: 0, greedyDecodes: 0 };
   /** Mirror of the source's KV cache: token ids, and "<image hash>:<k>" for image rows. */
   private cached: (number | string)[] = [];
   /** Adapter the cached tokens were computed with (null: the base model). */
@@ -132,6 +137,22 @@ export class PrefixSession {
     this.cached.push(token);
     this.stats.decodedTokens++;
     return logits;
+  }
+
+  /** Whether decodeGreedy runs in the engine (otherwise it is not offered). */
+  get canDecodeGreedy(): boolean {
+    return this.source.decodeGreedy !== undefined;
+  }
+
+  /** As decode, but only the greedy token comes back (see LogitsSource.decodeGreedy). */
+  async decodeGreedy(token: number, vocabSize: number): Promise<number> {
+    const source = this.source;
+    if (!source.decodeGreedy) throw new RangeError('this engine session cannot decode greedily without logits');
+    const next = await this.guard(() => source.decodeGreedy!(token, vocabSize));
+    this.cached.push(token);
+    this.stats.decodedTokens++;
+    this.stats.greedyDecodes++;
+    return next;
   }
 
   /** Forgets the cache (the next start prefills everything). */

@@ -81,6 +81,11 @@ function parseLogitBias(raw: unknown, vocabSize: number): Map<number, number> | 
   return out;
 }
 
+/** The request cannot cause this (biases are bounded): the model's weights or activations are not finite. */
+export function noFiniteLogit(): EngineError {
+  return new EngineError('no token has a finite logit to sample from (NaN or ±Inf logits: the model is faulty)');
+}
+
 /**
  * A sparse distribution: ids with their probabilities (sum 1). Unfiltered: id order; top-k: most
  * likely first; top-p alone: the tokens well inside the nucleus in id order, then the rest most
@@ -115,6 +120,19 @@ export class Sampler {
   ) {
     // Seeds beyond 32 bits fold into the generator's 32-bit seed.
     this.prng = new Prng(Number(BigInt.asUintN(32, BigInt(params.seed))));
+  }
+
+  /** Whether every token is the argmax of the raw logits (greedy; no bias or penalty changes
+   *  them), so the engine can pick it without handing the logits over. */
+  get greedy(): boolean {
+    const p = this.params;
+    return (
+      (p.temperature === 0 || p.topK === 1) &&
+      p.repetitionPenalty === 1 &&
+      p.frequencyPenalty === 0 &&
+      p.presencePenalty === 0 &&
+      !p.logitBias?.size
+    );
   }
 
   /** Feeds prompt tokens (penalty window only). */
@@ -170,9 +188,7 @@ export class Sampler {
     const native = loadNative();
     const argmax = native.argmax(l);
     const max = argmax < 0 ? -Infinity : l[argmax]!;
-    if (argmax < 0 || max === Infinity)
-      // The request cannot cause this (biases are bounded): the model's weights or activations are not finite.
-      throw new EngineError('no token has a finite logit to sample from (NaN or ±Inf logits: the model is faulty)');
+    if (argmax < 0 || max === Infinity) throw noFiniteLogit();
     if (p.temperature === 0 || p.topK === 1) return { ids: Int32Array.of(argmax), w: Float64Array.of(1), total: 1, l };
     // e = exp(z), z = (logit - max) / T: the top token has weight exp(0) = 1. Token order by z is
     // the order by logit, so comparisons read l.

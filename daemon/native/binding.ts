@@ -363,6 +363,10 @@ export interface NativeAddon {
   prefill(session: SessionHandle, tokens: Int32Array, multimodal?: MultimodalPrefill): Promise<Float32Array>;
   /** Appends one token; resolves to its logits [vocabSize]. */
   decode(session: SessionHandle, token: number): Promise<Float32Array>;
+  /** Appends one token; resolves to the next greedy token (largest logit among ids below
+   *  `vocabSize`, default all; lowest id on ties; -1 when none is above -Infinity) without
+   *  copying the logits out (a device decoder returns only the id). */
+  decodeGreedy(session: SessionHandle, token: number, vocabSize?: number): Promise<number>;
   /** Keeps the first nTokens of the KV cache. */
   truncate(session: SessionHandle, nTokens: number): Promise<void>;
   /** A snapshot taken after the last completed call. */

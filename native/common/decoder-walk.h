@@ -1,7 +1,7 @@
-// The backend-independent half of the whole-token GPU decoders: which models they cover and the
-// matrices they read (metal/metal-decoder.cpp, cuda/cuda-decoder.cu), and for the CUDA decoder the
-// buffers it holds and the walk through one append (embedding, every layer, final norm, LM head)
-// over a backend's primitives on buffer references R (a CUDA device pointer).
+// The backend-independent half of the whole-token GPU decoders (metal/metal-decoder.cpp,
+// cuda/cuda-decoder.cu): which models they cover, the matrices they read, the buffers they hold
+// and the walk through one append (embedding, every layer, final norm, LM head) over a backend's
+// primitives on buffer references R (a CUDA device pointer, a Metal buffer and offset).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 #include "common/backend.h"
 #include "common/error.h"
+#include "common/lora.h"
 #include "common/model.h"
 
 namespace bs {
@@ -43,7 +44,7 @@ class DecoderWalk {
 
  protected:
   DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
-      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {}
+      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(m.top_k) {}
 
   // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
   virtual R at(R a, int64_t floats) = 0;
@@ -69,17 +70,26 @@ class DecoderWalk {
     return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
   }
   virtual void store_kv(int64_t l) {}
+  // The chunk's routing into the ids and weights the gathered matmuls and combine read: by default
+  // the router's logits through route(); a backend with routing predicted ahead overrides it.
+  virtual void routing(const MoeWeights& w) {
+    linear(w.router, xn_, e_logits_);
+    route(w);
+  }
+  // After a base linear of layer layer_ (and its bias): y += the LoRA delta of `slot` on x, if any.
+  virtual void delta(LoraSlot slot, R x, R y) {}
 
-  // The KV caches (kv_bytes per element) and activations for max_chunk tokens; the derived
-  // constructor calls it.
-  void allocate(int64_t kv_bytes = 4) {
+  // The KV caches (kv_bytes per element, cache_rows positions; 0: max_positions) and activations
+  // for max_chunk tokens; the derived constructor calls it.
+  void allocate(int64_t kv_bytes = 4, int64_t cache_rows = 0) {
     const ModelConfig& c = m_.cfg;
     const int64_t H = c.hidden, k = std::max(1, m_.top_k), kv = c.n_kv_heads * c.head_dim, n = max_chunk_;
     const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
     const int64_t E = std::max(1, c.router.n_experts);
     for (int64_t l = 0; l < c.n_layers; ++l) {
-      k_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
-      v_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
+      const int64_t rows = cache_rows > 0 ? cache_rows : max_pos_;
+      k_cache_.push_back(alloc(static_cast<size_t>(rows * kv * kv_bytes)));
+      v_cache_.push_back(alloc(static_cast<size_t>(rows * kv * kv_bytes)));
     }
     auto f = [&](int64_t count) { return alloc(static_cast<size_t>(count) * 4); };
     x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
@@ -93,14 +103,15 @@ class DecoderWalk {
   }
 
   // Queues one append of n tokens (token_ and position_ already hold them): the last token's
-  // logits end in logits_.
-  void forward(int64_t n) {
+  // logits end in logits_ when `head`.
+  void forward(int64_t n, bool head = true) {
     const ModelConfig& cfg = m_.cfg;
     const int64_t H = cfg.hidden;
     n_ = n;
     embed(n);
     for (int64_t l = 0; l < cfg.n_layers; ++l) {
       const LayerWeights& lw = m_.layers[l];
+      layer_ = l;
       rmsnorm(x_, vec(lw.input_norm), n, H, xn_);
       attention(l);
       add(y_, x_, n * H);
@@ -109,6 +120,7 @@ class DecoderWalk {
       else mlp(lw.mlp, xn_, y_);
       add(y_, x_, n * H);
     }
+    if (!head) return;
     // Only the last token's logits: its row through the final norm and the LM head.
     rmsnorm(at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
     n_ = 1;
@@ -117,29 +129,35 @@ class DecoderWalk {
 
   R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
 
-  const Model& m_;
-  int64_t max_pos_, max_chunk_, pos_ = 0;
-  int64_t n_ = 1;  // tokens of the chunk being queued
-  std::vector<R> k_cache_, v_cache_;
-  R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
-  R token_{}, position_{};
-
- private:
-  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
+  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row (and with a slot, its LoRA delta).
   void linear(const Linear& l, R x, R y) {
     matmul(l.w, x, y, n_, false, 1);
     if (l.bias.empty()) return;
     for (int64_t t = 0; t < n_; ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
   }
+  void linear(const Linear& l, R x, R y, LoraSlot slot) {
+    linear(l, x, y);
+    delta(slot, x, y);
+  }
 
+  const Model& m_;
+  int64_t max_pos_, max_chunk_, pos_ = 0;
+  int64_t n_ = 1;      // tokens of the chunk being queued
+  int64_t layer_ = 0;  // the layer being queued
+  int top_k_;          // experts per token of the chunk being queued
+  std::vector<R> k_cache_, v_cache_;
+  R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
+  R token_{}, position_{};
+
+ private:
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
   void attention(int64_t l) {
     const ModelConfig& cfg = m_.cfg;
     const AttentionWeights& w = m_.layers[l].attn;
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
-    linear(w.q, xn_, q_);
-    linear(w.k, xn_, k_at);
-    linear(w.v, xn_, v_at);
+    linear(w.q, xn_, q_, LoraSlot::Q);
+    linear(w.k, xn_, k_at, LoraSlot::K);
+    linear(w.v, xn_, v_at, LoraSlot::V);
     if (!w.q_norm.empty()) {
       rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
       rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
@@ -150,21 +168,20 @@ class DecoderWalk {
     }
     store_kv(l);
     attend(l);
-    linear(w.o, attn_, y_);
+    linear(w.o, attn_, y_, LoraSlot::O);
   }
 
   void mlp(const MlpWeights& w, R x, R y) {
-    linear(w.gate, x, gate_);
-    linear(w.up, x, up_);
+    linear(w.gate, x, gate_, LoraSlot::Gate);
+    linear(w.up, x, up_, LoraSlot::Up);
     silu_mul(gate_, up_, n_ * w.gate.w.rows);
-    linear(w.down, gate_, y);
+    linear(w.down, gate_, y, LoraSlot::Down);
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
   void moe(const MoeWeights& w) {
-    const int64_t k = m_.top_k, rows = n_ * k;  // one per (token, routed expert), token-major
-    linear(w.router, xn_, e_logits_);
-    route(w);
+    const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
+    routing(w);
     matmul(w.gate, xn_, gate_, rows, true, k);
     matmul(w.up, xn_, up_, rows, true, k);
     silu_mul(gate_, up_, rows * w.gate.rows);

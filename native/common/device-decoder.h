@@ -13,6 +13,7 @@ class LoraAdapter;
 struct DeviceStep {
   int top_k = 1;                               // experts per token (ignored by dense models)
   std::shared_ptr<const LoraAdapter> adapter;  // unmerged LoRA deltas beside the base linears (null: none)
+  int64_t greedy_vocab = 0;                    // append_greedy: ids below this only (0: the whole vocabulary)
 };
 
 class DeviceDecoder {
@@ -22,7 +23,8 @@ class DeviceDecoder {
   // token's logits [vocab] when `logits` is not null. Throws bs::Error when the device fails;
   // cache rows before the chunk are left as they were.
   virtual void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) = 0;
-  // As append, but only the greedy token (the largest logit, ties to the lower id) comes back.
+  // As append, but only the greedy token (the largest logit among ids below step.greedy_vocab,
+  // ties to the lower id; −1 when none is above −∞) comes back.
   virtual int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) = 0;
   // Keeps the first n ≤ position() rows (later appends overwrite the rest).
   virtual void truncate(int64_t n) = 0;

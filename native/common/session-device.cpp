@@ -1,6 +1,7 @@
 // Sessions whose forward pass runs on a device decoder (common/device-decoder.h): the KV cache
 // lives on the device, one command list per chunk; a call the decoder cannot take hands the
 // cache over to the host path (session.h, use_decoder).
+#include <algorithm>
 #include <cstdio>
 
 #include "common/error.h"
@@ -14,8 +15,8 @@ void Session::use_decoder(std::unique_ptr<DeviceDecoder> d) {
   decoder_ = std::move(d);
 }
 
-bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy,
-                            const MultimodalInput* mm) {
+bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy, const MultimodalInput* mm,
+                            int64_t greedy_vocab) {
   if (!decoder_) return false;
   std::lock_guard<std::mutex> lock(model_->forward_mu);
   if (mm || recorder_) {
@@ -23,7 +24,7 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
     return false;
   }
   const int64_t n_past = n_past_, chunk = model_->prefill_chunk;
-  const DeviceStep step{top_k_, adapter_};
+  const DeviceStep step{top_k_, adapter_, greedy_vocab};
   try {
     for (int64_t i = 0; i < n; i += chunk) {
       const int64_t m = std::min(chunk, n - i);
@@ -56,13 +57,14 @@ void Session::hand_over() {
   decoder_.reset();
 }
 
-int32_t Session::append_greedy(const int32_t* tokens, int64_t n) {
+int32_t Session::append_greedy(const int32_t* tokens, int64_t n, int64_t vocab) {
   check_append(tokens, n);
+  const int64_t V = model_->cfg.vocab, limit = vocab > 0 ? std::min(vocab, V) : V;
   int32_t token = 0;
-  if (device_append(tokens, n, nullptr, &token, nullptr)) return token;
-  greedy_logits_.resize(model_->cfg.vocab);
+  if (device_append(tokens, n, nullptr, &token, nullptr, limit)) return token;
+  greedy_logits_.resize(V);
   append(tokens, n, greedy_logits_.data());
-  return static_cast<int32_t>(argmax_f32(greedy_logits_.data(), model_->cfg.vocab));
+  return static_cast<int32_t>(argmax_f32(greedy_logits_.data(), limit));
 }
 
 }  // namespace bs

@@ -60,9 +60,10 @@ class Session {
   // would overflow.
   // With `mm`, its rows take image embeddings (see MultimodalInput); checked before anything changes.
   void append(const int32_t* tokens, int64_t n, float* logits, const MultimodalInput* mm = nullptr);
-  // As append, returning the greedy token (largest logit, ties to the lower id) instead of the
-  // logits: on a device decoder only that token comes back from the device.
-  int32_t append_greedy(const int32_t* tokens, int64_t n);
+  // As append, returning the greedy token (largest logit among ids below `vocab`, ties to the
+  // lower id; −1 when none is above −∞) instead of the logits: on a device decoder only that token
+  // comes back from the device. vocab ≤ 0 or above the model's: the whole vocabulary.
+  int32_t append_greedy(const int32_t* tokens, int64_t n, int64_t vocab = 0);
   // Later appends run through `d`, a whole-forward decoder with the KV cache on its device
   // (nullptr: op by op on the model's kernel table). Only on an empty session; the constructor
   // takes the backend's decoder when it has one. A call the decoder cannot take (multimodal
@@ -112,7 +113,8 @@ class Session {
   void check_append(const int32_t* tokens, int64_t n) const;
   // Runs the append on the decoder (logits or the greedy token back); false when it was not
   // taken (no decoder, or hand_over() ran: the caller runs it on the host).
-  bool device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy, const MultimodalInput* mm);
+  bool device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy, const MultimodalInput* mm,
+                     int64_t greedy_vocab = 0);
   // The decoder's cache rows copied into the host caches, and the decoder dropped (forward_mu held).
   void hand_over();
   // The multimodal part of the chunk being run: token start..start+n of the append, rows [r0, r1).

@@ -12,7 +12,7 @@ void MetalDecoder::forget_predictions() {
   std::fill(has_last_.begin(), has_last_.end(), 0);
 }
 
-void MetalDecoder::predict(CommandList& c, int64_t owner, Arg ids) {
+void MetalDecoder::predict(int64_t owner, Arg ids) {
   const PrerouterHead* h = m_.prerouter->head(owner);
   if (!h) return;
   const int64_t k = top_k_, H = m_.cfg.hidden, E = m_.cfg.router.n_experts;
@@ -27,33 +27,33 @@ void MetalDecoder::predict(CommandList& c, int64_t owner, Arg ids) {
     if (h->router_alias) {
       const int64_t n = n_;
       n_ = 1;
-      linear(c, m_.layers[owner + 1].moe.router, hidden, head_logits_);
+      linear(m_.layers[owner + 1].moe.router, hidden, head_logits_);
       n_ = n;
     } else {
       const Weight& wl = weight(h->linear_init);
       const PrerouterParams pl{
           u32(E), u32(H), u32(E), u32(k), type_code(h->linear_init.dtype), wl.w_off, 1u, has_prev ? 1u : 0u, 0u};
-      c.dispatch("bs_prerouter_linear", {ceil_div(E, BS_MM_SIMDGROUPS)}, kMatThreads,
-                 {wl.codes, hidden, cur, prev, head_logits_, {nullptr, 0, &pl, sizeof pl}});
+      c_->dispatch("bs_prerouter_linear", {ceil_div(E, BS_MM_SIMDGROUPS)}, kMatThreads,
+                   {wl.codes, hidden, cur, prev, head_logits_, {nullptr, 0, &pl, sizeof pl}});
       if (h->has_mlp) {
         const int64_t units = h->fc1.rows;
         const Weight &w1 = weight(h->fc1), &w2 = weight(h->fc2);
         PrerouterParams p1 = pl;
         p1.rows = u32(units), p1.type = type_code(h->fc1.dtype), p1.w_off = w1.w_off, p1.gelu = 1;
         const DenseParams p2{u32(E), u32(units), type_code(h->fc2.dtype), w2.w_off, 0, 1, 1, 1.0f};
-        c.dispatch("bs_prerouter_linear", {ceil_div(units, BS_MM_SIMDGROUPS)}, kMatThreads,
-                   {w1.codes, hidden, cur, prev, head_act_, {nullptr, 0, &p1, sizeof p1}});
-        c.dispatch("bs_dense_matmul", {ceil_div(E, BS_MM_SIMDGROUPS), 1}, kMatThreads,
-                   {w2.codes, head_act_, head_logits_, {nullptr, 0, &p2, sizeof p2}});
+        c_->dispatch("bs_prerouter_linear", {ceil_div(units, BS_MM_SIMDGROUPS)}, kMatThreads,
+                     {w1.codes, hidden, cur, prev, head_act_, {nullptr, 0, &p1, sizeof p1}});
+        c_->dispatch("bs_dense_matmul", {ceil_div(E, BS_MM_SIMDGROUPS), 1}, kMatThreads,
+                     {w2.codes, head_act_, head_logits_, {nullptr, 0, &p2, sizeof p2}});
       }
     }
     const Predicted& next = pred_[owner + 1];
-    route(c, m_.layers[owner + 1].moe.spec, head_logits_, 1, next.ids[parity_], next.wts[parity_]);
+    route(m_.layers[owner + 1].moe.spec, head_logits_, 1, next.ids[parity_], next.wts[parity_]);
     made_pred_[owner + 1] = 1;
   }
   // The last token's experts, for the next append's features.
   const ElementwiseParams pc{u32(k), 0.0f};
-  c.dispatch("bs_copy", {ceil_div(k, BS_BLOCK)}, BS_BLOCK, {cur, p.last, {nullptr, 0, &pc, sizeof pc}});
+  c_->dispatch("bs_copy", {ceil_div(k, BS_BLOCK)}, BS_BLOCK, {cur, p.last, {nullptr, 0, &pc, sizeof pc}});
   has_last_[owner] = 1;
 }
 

@@ -172,6 +172,9 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   const std::vector<int32_t> prompt = {11, 48, 85, 122, 159, 196, 233, 270};
   phase("prompt", prompt);
   const uint64_t device_bytes = metal.state_bytes();
+  // A greedy step over the ids below a limit (a tokenizer smaller than the padded vocabulary).
+  const int32_t limit = V / 3, step = 5;
+  const int32_t limited_cpu = cpu.append_greedy(&step, 1, limit), limited_metal = metal.append_greedy(&step, 1, limit);
   // A prompt sharing 5 tokens with the cache: truncate to them, prefill the rest.
   cpu.truncate(5);
   metal.truncate(5);
@@ -200,10 +203,11 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   phase("handover", {433, 466});
   std::printf(
       "%s}, \"prefix_hit_repeats_prompt\": %s, \"greedy_steps\": %lld, \"device_state_bytes\": %llu, "
-      "\"cpu_predicted_layers\": %llu, \"weights_shared\": %s, \"max_rel_logit_diff\": %.3e}\n",
+      "\"cpu_predicted_layers\": %llu, \"weights_shared\": %s, \"max_rel_logit_diff\": %.3e, "
+      "\"greedy_limit\": [%d, %d, %d]}\n",
       json.c_str(), repeat ? "true" : "false", static_cast<long long>(greedy_steps),
       static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(cpu.stats().predicted_layers),
-      shared ? "true" : "false", worst);
+      shared ? "true" : "false", worst, limit, limited_cpu, limited_metal);
   return 0;
 }
 

@@ -30,6 +30,8 @@ interface Probe {
   /** A second session's decoder wrapped no weights again (the shim counts wraps). */
   weights_shared: boolean;
   max_rel_logit_diff: number;
+  /** [limit, CPU token, Metal token] of a greedy step over the ids below limit. */
+  greedy_limit: [number, number, number];
 }
 
 function probe(dir: string, tokens: number, mode: 'f32' | 'f16' | 'zero' | 'heads'): Probe {
@@ -51,6 +53,8 @@ function check(arch: string, kv: string, p: Probe, moe: boolean): void {
   }
   assert.ok(p.prefix_hit_repeats_prompt, `${arch}/${kv}: a prefix hit continues as the same prompt did before`);
   assert.ok(p.greedy_steps > 0, `${arch}/${kv}: some steps brought back only the token`);
+  const [limit, cpuToken, metalToken] = p.greedy_limit;
+  assert.ok(metalToken === cpuToken && metalToken >= 0 && metalToken < limit, `${arch}/${kv}: greedy below ${limit}`);
   if (!process.env.BRAINSTEM_TEST_METAL) assert.ok(p.weights_shared, `${arch}/${kv}: sessions share the weights`);
   // With an f16 cache a key that differs in its last float32 bits may round to the neighbouring
   // half (2^-11 of it): a few such ulps of the scale, against float32 rounding alone.

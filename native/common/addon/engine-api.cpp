@@ -255,6 +255,22 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
       [=](Napi::Env e) { return logits_value(e, *logits); });
 }
 
+// decode without the logits: the session's argmax over ids below `vocab` (a device decoder
+// returns only that token); resolves to the id, or -1 when no logit is above -Infinity.
+Napi::Value DecodeGreedy(const Napi::CallbackInfo& info) {
+  int64_t token = 0, vocab = 0;
+  std::string err = int_arg(info[1], "decodeGreedy: token", 0, INT32_MAX, token);
+  if (err.empty() && !info[2].IsUndefined()) err = int_arg(info[2], "decodeGreedy: vocabSize", 1, INT32_MAX, vocab);
+  auto next = std::make_shared<int32_t>(0);
+  return session_call(
+      info, "decodeGreedy", [=](Session&) { return err; },
+      [=](Session& s) {
+        const int32_t t = static_cast<int32_t>(token);
+        *next = s.append_greedy(&t, 1, vocab);
+      },
+      [=](Napi::Env e) { return Napi::Number::New(e, *next); });
+}
+
 Napi::Value Truncate(const Napi::CallbackInfo& info) {
   int64_t n = 0;
   const std::string err = int_arg(info[1], "truncate: nTokens", 0, INT32_MAX, n);
@@ -374,6 +390,7 @@ void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("createSession", Napi::Function::New(env, CreateSession, "createSession"));
   exports.Set("prefill", Napi::Function::New(env, Prefill, "prefill"));
   exports.Set("decode", Napi::Function::New(env, Decode, "decode"));
+  exports.Set("decodeGreedy", Napi::Function::New(env, DecodeGreedy, "decodeGreedy"));
   exports.Set("truncate", Napi::Function::New(env, Truncate, "truncate"));
   exports.Set("setTopK", Napi::Function::New(env, SetTopK, "setTopK"));
   exports.Set("sessionInfo", Napi::Function::New(env, SessionInfo, "sessionInfo"));

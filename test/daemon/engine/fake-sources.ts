@@ -72,6 +72,21 @@ export class HashLogitsSource extends CountingSource {
   }
 }
 
+/** HashLogitsSource that also decodes greedily in the "engine": the argmax below the vocabulary
+ *  limit (lowest id on ties, as the native engine), the logits never handed over. */
+export class GreedyHashSource extends HashLogitsSource {
+  greedyCalls = 0;
+
+  async decodeGreedy(token: number, vocabSize: number): Promise<number> {
+    this.greedyCalls++;
+    this.tokens.push(token);
+    const l = this.logits().subarray(0, vocabSize);
+    let best = -1;
+    for (let i = 0; i < l.length; i++) if (l[i]! > (best < 0 ? -Infinity : l[best]!)) best = i;
+    return best;
+  }
+}
+
 /** Peaks at the next token of a script (after the prompt), so greedy decoding replays it. */
 export class ScriptedLogitsSource extends CountingSource {
   private promptLength = -1;

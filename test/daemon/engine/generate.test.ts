@@ -5,7 +5,8 @@ import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { DEFAULT_SAMPLING, Sampler } from '../../../daemon/engine/sampler.js';
 import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
 import { RequestError } from '../../../daemon/engine/request-error.js';
-import { FIXTURE, FakeClock, HashLogitsSource, ScriptedLogitsSource } from './fake-sources.js';
+import { FIXTURE, FakeClock, GreedyHashSource, HashLogitsSource, ScriptedLogitsSource } from './fake-sources.js';
+import { EngineError } from '../../../daemon/engine/native-model.js';
 
 const tok = await TextTokenizer.fromDir(FIXTURE);
 const V = tok.vocabSize;
@@ -183,5 +184,61 @@ test('max_tokens below what the constraint needs is a request error', async () =
   await assert.rejects(
     collect(generate(new PrefixSession(new HashLogitsSource(V)), options(P1, { maxTokens: 5, constraint }))),
     (e: unknown) => e instanceof RequestError && /needs at least 10 tokens, got 5/.test(e.message),
+  );
+});
+
+test('greedy requests decode through decodeGreedy (no logits handed over) with the tokens of the logits path', async () => {
+  const greedy = (over: Partial<typeof DEFAULT_SAMPLING> = {}): Sampler =>
+    new Sampler({ ...DEFAULT_SAMPLING, seed: 1, temperature: 0, ...over }, STOPS);
+  // A vocabulary limit below the source's: padded ids are never chosen on either path.
+  const run = async (source: HashLogitsSource, over: Partial<GenerateOptions> = {}) => {
+    const session = new PrefixSession(source);
+    const r = (await collect(generate(session, options(P1, { maxTokens: 12, vocabSize: V - 5, ...over })))).result;
+    return { r, stats: session.stats };
+  };
+  const logitsPath = await run(new HashLogitsSource(V), { sampler: greedy() });
+  const source = new GreedyHashSource(V);
+  const fast = await run(source, { sampler: greedy() });
+  assert.deepEqual(fast.r.tokens, logitsPath.r.tokens);
+  assert.equal(fast.r.text, logitsPath.r.text);
+  assert.equal(source.calls.decode, 0, 'no decode step copied logits');
+  assert.equal(source.greedyCalls, fast.r.tokens.length - 1);
+  assert.equal(fast.stats.greedyDecodes, fast.r.tokens.length - 1);
+  assert.equal(fast.stats.decodedTokens, fast.r.tokens.length - 1);
+  assert.equal(fast.r.timings.decodeTokens, fast.r.tokens.length - 1);
+  // top_k 1 at any temperature is greedy too.
+  const topK1 = await run(new GreedyHashSource(V), { sampler: greedy({ temperature: 0.7, topK: 1 }) });
+  assert.deepEqual(topK1.r.tokens, logitsPath.r.tokens);
+  assert.equal(topK1.stats.greedyDecodes, topK1.r.tokens.length - 1);
+});
+
+test('sampling, biases, penalties and constraints keep the logits path', async () => {
+  const base = { ...DEFAULT_SAMPLING, seed: 1, temperature: 0 };
+  const constraint = { minTokens: 1, mask: (): void => {}, accept: (): void => {} };
+  const cases: [string, Partial<GenerateOptions>][] = [
+    ['temperature', { sampler: new Sampler({ ...base, temperature: 0.8 }) }],
+    ['logit_bias', { sampler: new Sampler({ ...base, logitBias: new Map([[7, 3]]) }) }],
+    ['repetition_penalty', { sampler: new Sampler({ ...base, repetitionPenalty: 1.1 }) }],
+    ['frequency_penalty', { sampler: new Sampler({ ...base, frequencyPenalty: 0.5 }) }],
+    ['presence_penalty', { sampler: new Sampler({ ...base, presencePenalty: 0.5 }) }],
+    ['constraint', { sampler: new Sampler(base), constraint }],
+  ];
+  for (const [name, over] of cases) {
+    const source = new GreedyHashSource(V);
+    const session = new PrefixSession(source);
+    const r = (await collect(generate(session, options(P1, { maxTokens: 6, ...over })))).result;
+    assert.equal(source.greedyCalls, 0, name);
+    assert.equal(source.calls.decode, r.tokens.length - 1, name);
+    assert.equal(session.stats.greedyDecodes, 0, name);
+  }
+});
+
+test('a greedy decode step with no finite logit is an engine error, as from the sampler', async () => {
+  const source = new GreedyHashSource(V);
+  source.decodeGreedy = async () => -1;
+  const sampler = new Sampler({ ...DEFAULT_SAMPLING, seed: 1, temperature: 0 });
+  await assert.rejects(
+    collect(generate(new PrefixSession(source), options(P1, { sampler }))),
+    (e: unknown) => e instanceof EngineError && /no token has a finite logit/.test(e.message),
   );
 });
