@@ -13,6 +13,7 @@
 
 #include "common/backend.h"
 #include "common/error.h"
+#include "common/lora.h"
 #include "common/model.h"
 
 namespace bs {
@@ -43,7 +44,7 @@ class DecoderWalk {
 
  protected:
   DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
-      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)) {}
+      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(std::max(1, m.top_k)) {}
 
   // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
   virtual R at(R a, int64_t floats) = 0;
@@ -69,17 +70,24 @@ class DecoderWalk {
     return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
   }
   virtual void store_kv(int64_t l) {}
+  // y[n_, out] += scale · B (A x): an unmerged LoRA delta beside its base linear.
+  virtual void lora_delta(const LoraWeights& d, R x, R y) = 0;
+  // Prerouter hooks around a MoE layer's routing: true when the backend routed layer l of this
+  // step by an earlier prediction instead; `routed` runs after either (the ids are the step's).
+  virtual bool route_by_prediction(int64_t l) { return false; }
+  virtual void routed(int64_t l) {}
 
-  // The KV caches (kv_bytes per element) and activations for max_chunk tokens; the derived
-  // constructor calls it.
-  void allocate(int64_t kv_bytes = 4) {
+  // The KV caches (kv_bytes per element, `rows` positions; 0: max_positions) and activations
+  // for max_chunk tokens; the derived constructor calls it.
+  void allocate(int64_t kv_bytes = 4, int64_t rows = 0) {
     const ModelConfig& c = m_.cfg;
     const int64_t H = c.hidden, k = std::max(1, m_.top_k), kv = c.n_kv_heads * c.head_dim, n = max_chunk_;
     const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
     const int64_t E = std::max(1, c.router.n_experts);
+    capacity_ = rows > 0 ? std::min(rows, max_pos_) : max_pos_;
     for (int64_t l = 0; l < c.n_layers; ++l) {
-      k_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
-      v_cache_.push_back(alloc(static_cast<size_t>(max_pos_ * kv * kv_bytes)));
+      k_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
+      v_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
     }
     auto f = [&](int64_t count) { return alloc(static_cast<size_t>(count) * 4); };
     x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
@@ -92,23 +100,26 @@ class DecoderWalk {
     }
   }
 
-  // Queues one append of n tokens (token_ and position_ already hold them): the last token's
-  // logits end in logits_.
-  void forward(int64_t n) {
+  // Queues one append of n tokens (token_ and position_ already hold them) with top_k_ experts
+  // per token and adapter_'s deltas: with `head`, the last token's logits end in logits_.
+  void forward(int64_t n, bool head = true) {
     const ModelConfig& cfg = m_.cfg;
     const int64_t H = cfg.hidden;
     n_ = n;
     embed(n);
     for (int64_t l = 0; l < cfg.n_layers; ++l) {
       const LayerWeights& lw = m_.layers[l];
+      layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
       rmsnorm(x_, vec(lw.input_norm), n, H, xn_);
       attention(l);
       add(y_, x_, n * H);
       rmsnorm(x_, vec(lw.post_norm), n, H, xn_);
-      if (lw.is_moe) moe(lw.moe);
+      if (lw.is_moe) moe(l);
       else mlp(lw.mlp, xn_, y_);
       add(y_, x_, n * H);
     }
+    layer_lora_ = nullptr;
+    if (!head) return;
     // Only the last token's logits: its row through the final norm and the LM head.
     rmsnorm(at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
     n_ = 1;
@@ -117,29 +128,34 @@ class DecoderWalk {
 
   R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
 
+  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row, plus the LoRA delta (the CPU's order).
+  void linear(const Linear& l, R x, R y, const LoraWeights* delta = nullptr) {
+    matmul(l.w, x, y, n_, false, 1);
+    for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
+    if (delta) lora_delta(*delta, x, y);
+  }
+
   const Model& m_;
   int64_t max_pos_, max_chunk_, pos_ = 0;
-  int64_t n_ = 1;  // tokens of the chunk being queued
+  int64_t capacity_ = 0;  // cache rows allocated
+  int64_t n_ = 1;         // tokens of the chunk being queued
+  int top_k_;             // experts per token of the chunk being queued
+  const LoraAdapter* adapter_ = nullptr;
   std::vector<R> k_cache_, v_cache_;
   R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
   R token_{}, position_{};
 
  private:
-  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row.
-  void linear(const Linear& l, R x, R y) {
-    matmul(l.w, x, y, n_, false, 1);
-    if (l.bias.empty()) return;
-    for (int64_t t = 0; t < n_; ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
-  }
+  const LoraWeights* lora(LoraSlot s) const { return layer_lora_ ? layer_lora_->get(s) : nullptr; }
 
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
   void attention(int64_t l) {
     const ModelConfig& cfg = m_.cfg;
     const AttentionWeights& w = m_.layers[l].attn;
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
-    linear(w.q, xn_, q_);
-    linear(w.k, xn_, k_at);
-    linear(w.v, xn_, v_at);
+    linear(w.q, xn_, q_, lora(LoraSlot::Q));
+    linear(w.k, xn_, k_at, lora(LoraSlot::K));
+    linear(w.v, xn_, v_at, lora(LoraSlot::V));
     if (!w.q_norm.empty()) {
       rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
       rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
@@ -150,21 +166,26 @@ class DecoderWalk {
     }
     store_kv(l);
     attend(l);
-    linear(w.o, attn_, y_);
+    linear(w.o, attn_, y_, lora(LoraSlot::O));
   }
 
+  // The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas.
   void mlp(const MlpWeights& w, R x, R y) {
-    linear(w.gate, x, gate_);
-    linear(w.up, x, up_);
+    linear(w.gate, x, gate_, lora(LoraSlot::Gate));
+    linear(w.up, x, up_, lora(LoraSlot::Up));
     silu_mul(gate_, up_, n_ * w.gate.w.rows);
-    linear(w.down, gate_, y);
+    linear(w.down, gate_, y, lora(LoraSlot::Down));
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-  void moe(const MoeWeights& w) {
-    const int64_t k = m_.top_k, rows = n_ * k;  // one per (token, routed expert), token-major
-    linear(w.router, xn_, e_logits_);
-    route(w);
+  void moe(int64_t l) {
+    const MoeWeights& w = m_.layers[l].moe;
+    const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
+    if (!route_by_prediction(l)) {
+      linear(w.router, xn_, e_logits_);
+      route(w);
+    }
+    routed(l);
     matmul(w.gate, xn_, gate_, rows, true, k);
     matmul(w.up, xn_, up_, rows, true, k);
     silu_mul(gate_, up_, rows * w.gate.rows);
@@ -177,6 +198,7 @@ class DecoderWalk {
   }
 
   std::unordered_map<const void*, R> vectors_;  // norms and biases, by their data
+  const LayerLora* layer_lora_ = nullptr;       // the layer being queued
 };
 
 }  // namespace bs

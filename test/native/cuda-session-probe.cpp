@@ -1,0 +1,47 @@
+// `brainstem-native-tests --cuda-session DIR TOKENS [f16|zero|heads]`: a session whose forward pass
+// runs on the whole-token CUDA decoder beside a CPU session through session-probe.h's phases, over
+// the CPU emulation of cuda-emu.h here (the injected failure: every kernel launch fails), or with
+// BRAINSTEM_TEST_CUDA=gpu on the real device (cuda-session-device.cpp). Also whether a second
+// session of the model uploads its weights again. test/native/cuda-session.test.ts runs it.
+#define BS_CUDA_EMULATION 1
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/error.h"
+#include "common/session.h"
+#include "cuda/cuda-backend.h"
+#include "cuda/device-context.cuh"
+#include "decode-probe.h"
+#include "session-probe.h"
+
+namespace bt {
+
+int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
+  auto model = session_probe_model(dir, mode);
+  const char* env = std::getenv("BRAINSTEM_TEST_CUDA");
+  if (env && std::string(env) == "gpu") return cuda_device_session_probe(model, dir, tokens);
+  namespace emu = bs::cuda_emu::emu;
+  emu::device() = emu::Device{};
+  bs::cuda_emu::reset();
+  struct Restore {
+    ~Restore() {
+      emu::device().fail_launches = false;
+      bs::cuda_emu::reset();
+    }
+  } restore;
+  bs::Session cpu(model, 64), cuda(model, 64);
+  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64));
+  if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
+  // Another session of the model copies no weights again: they are shared per model.
+  const uint64_t uploaded = emu::device().h2d_bytes;
+  const bool shared =
+      bs::cuda_emu::session_decoder(*model, 64) != nullptr && emu::device().h2d_bytes - uploaded < uploaded / 10;
+  const SessionPhases r =
+      run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s}\n", bs::cuda_emu::device_info().name.c_str(),
+              r.json.c_str(), shared ? "true" : "false");
+  return 0;
+}
+
+}  // namespace bt
