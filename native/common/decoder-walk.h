@@ -127,6 +127,12 @@ class DecoderWalk {
   }
 
   R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
+  // The cache rows to grow to for `rows` positions: capacity doubled (from 64), up to max_positions.
+  int64_t grown_capacity(int64_t rows) const {
+    int64_t cap = std::max<int64_t>(capacity_, 64);
+    while (cap < rows) cap *= 2;
+    return std::min(cap, max_pos_);
+  }
 
   // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row, plus the LoRA delta (the CPU's order).
   void linear(const Linear& l, R x, R y, const LoraWeights* delta = nullptr) {

@@ -54,51 +54,23 @@ bool on_device(FunctionRef<void(Ops&)> body) {
 
 bool usable() { return device_info().usable && !state().failed; }
 
-// A session's CudaDecoder: a device error marks the set failed (as an op's does) and reaches the
-// session, which reads the cache back and carries on with the CPU.
-class SessionDecoder final : public DeviceDecoder {
- public:
-  SessionDecoder(const Model& m, int64_t ctx) : dec_(m, ctx, options(m, ctx)) {}
-  void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) override {
-    guarded([&] { dec_.append(tokens, n, step, logits); });
-  }
-  int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) override {
-    int32_t out = 0;
-    guarded([&] { out = dec_.append_greedy(tokens, n, step); });
-    return out;
-  }
-  void truncate(int64_t n) override { dec_.truncate(n); }
-  int64_t position() const override { return dec_.position(); }
-  void read_kv(int64_t layer, int64_t n, void* k, void* v) const override { dec_.read_kv(layer, n, k, v); }
-  uint64_t state_bytes() const override { return dec_.state_bytes(); }
-
- private:
-  // The model's prefill chunk per append, weights shared by the model's sessions, a cache that
-  // starts at 256 rows and doubles up to the context.
-  static CudaDecoder::Options options(const Model& m, int64_t ctx) {
-    CudaDecoder::Options o;
-    o.max_chunk = m.prefill_chunk, o.shared = true, o.initial_rows = std::min<int64_t>(ctx, 256);
-    return o;
-  }
-  void guarded(FunctionRef<void()> body) {
-    State& s = state();
-    if (s.failed) fail("cuda: the device failed earlier");
-    try {
-      body();
-    } catch (const Error& e) {
-      std::fprintf(stderr, "brainstem: cuda: %s; using the CPU reference from now on\n", e.what());
-      std::lock_guard<std::mutex> lock(s.mu);
-      s.failure = e.what();
-      s.failed = true;
-      throw;
-    }
-  }
-  CudaDecoder dec_;
-};
+// A device error in a session's decoder marks the set failed, as an op's does (the session reads
+// the cache back and carries on with the CPU).
+void decoder_failed(const char* what) {
+  State& s = state();
+  std::fprintf(stderr, "brainstem: cuda: %s; using the CPU reference from now on\n", what);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.failure = what;
+  s.failed = true;
+}
 
 }  // namespace
 
 std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length) {
+  return session_decoder(m, context_length, 256);
+}
+
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length, int64_t initial_rows) {
   if (!usable()) return nullptr;
   if (const std::string why = CudaDecoder::unsupported(m); !why.empty()) {
     static std::mutex mu;
@@ -108,7 +80,12 @@ std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_l
     return nullptr;
   }
   try {
-    return std::make_unique<SessionDecoder>(m, context_length);
+    // The model's prefill chunk per append, weights shared by the model's sessions, a cache that
+    // doubles up to the context.
+    CudaDecoder::Options o;
+    o.max_chunk = m.prefill_chunk, o.shared = true, o.initial_rows = std::min(context_length, initial_rows);
+    o.on_device_error = decoder_failed;
+    return std::make_unique<CudaDecoder>(m, context_length, o);
   } catch (const Error& e) {
     std::fprintf(stderr, "brainstem: cuda: %s; sessions run the kernels one call at a time\n", e.what());
     return nullptr;

@@ -22,7 +22,9 @@ std::string describe();
 bool auto_ready(std::string* why);
 // A whole-forward decoder for a session of `m` (cuda-decoder.cuh; nullptr, with the reason on
 // stderr, when the model or the device cannot take it: the session runs the table op by op).
+// Its KV cache starts at 256 rows (initial_rows) and doubles on demand.
 std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length);
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length, int64_t initial_rows);
 // Forgets the device state, a failure and the smoke result (tests: the emulated device changes).
 void reset();
 

@@ -45,7 +45,11 @@ std::string CudaDecoder::unsupported(const Model& m) {
 }
 
 CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o)
-    : DecoderWalk(m, max_positions, o.max_chunk), graph_(o.graph), kv_f16_(m.kv_f16()) {
+    : DecoderWalk(m, max_positions, o.max_chunk),
+      graph_(o.graph),
+      kv_f16_(m.kv_f16()),
+      prerouter_(m.prerouter.get()),
+      on_device_error_(o.on_device_error) {
   if (const std::string why = unsupported(m); !why.empty()) fail("cuda decoder: ", why);
   const DeviceInfo& dev = device_info();
   // Every distinct matrix, but with expert slots the routed stacks (expert-slots.cu takes those).
@@ -266,6 +270,16 @@ int32_t CudaDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& ste
   if (m_.top_k > 0 && (step.top_k < 1 || step.top_k > m_.top_k))
     fail("cuda decoder: top_k must be 1 to ", m_.top_k, ", got ", step.top_k);
   if (slots_ && step.top_k != m_.top_k) fail("cuda decoder: expert slots run the model's top_k only");
+  if (m_.prerouter.get() != prerouter_) fail("cuda decoder: the model's prerouter changed after the decoder was made");
+  try {
+    return launch(tokens, n, step, logits, head);
+  } catch (const Error& e) {
+    if (on_device_error_) on_device_error_(e.what());
+    throw;
+  }
+}
+
+int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head) {
   reserve(pos_ + n);
   use_adapter(step.adapter);
   const int top_k = m_.top_k > 0 ? step.top_k : 1;
@@ -306,9 +320,7 @@ int32_t CudaDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& ste
 // over on the device, so a session pays for the context it uses.
 void CudaDecoder::reserve(int64_t rows) {
   if (rows <= capacity_) return;
-  int64_t cap = std::max<int64_t>(capacity_, 64);
-  while (cap < rows) cap *= 2;
-  cap = std::min(cap, max_pos_);
+  const int64_t cap = grown_capacity(rows);
   const size_t row = static_cast<size_t>(m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
   for (auto* cache : {&k_cache_, &v_cache_}) {
     for (float*& b : *cache) {

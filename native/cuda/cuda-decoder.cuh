@@ -35,6 +35,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
     int expert_slots = 0;      // > 0: routed experts in that many device slots per MoE layer (expert-slots.cuh)
     bool shared = false;       // the model's weights shared with its other sessions (DeviceWeights::of)
     int64_t initial_rows = 0;  // cache rows allocated at first, doubled on demand (0: max_positions)
+    void (*on_device_error)(const char* what) = nullptr;  // told before an append's device error is thrown
   };
   // A cache of up to max_positions tokens. Throws bs::Error when the model is unsupported or
   // does not fit the device's free memory.
@@ -70,6 +71,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void launched(cudaError_t e, const char* kernel);
   // One append: with `head` the LM head, the argmax and the prerouter's predictions.
   int32_t run(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head);
+  int32_t launch(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head);
   void run_graph();
   void reserve(int64_t rows);
   void use_adapter(const std::shared_ptr<const LoraAdapter>& a);
@@ -123,6 +125,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   std::vector<char> has_pred_, made_pred_, has_last_;
   float *head_logits_ = nullptr, *head_act_ = nullptr;
   int parity_ = 0, last_top_k_ = 0;
+  const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
+  void (*on_device_error_)(const char*);
   Stats stats_;
 };
 

@@ -1,8 +1,9 @@
-// `brainstem-native-tests --cuda-session DIR TOKENS [f16|zero|heads]`: a session whose forward pass
+// `brainstem-native-tests --cuda-session DIR TOKENS [f16,zero|heads]`: a session whose forward pass
 // runs on the whole-token CUDA decoder beside a CPU session through session-probe.h's phases, over
 // the CPU emulation of cuda-emu.h here (the injected failure: every kernel launch fails), or with
 // BRAINSTEM_TEST_CUDA=gpu on the real device (cuda-session-device.cpp). Also whether a second
-// session of the model uploads its weights again. test/native/cuda-session.test.ts runs it.
+// session of the model uploads its weights again, and whether the failure turned the set off.
+// test/native/cuda-session.test.ts runs it.
 #define BS_CUDA_EMULATION 1
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,8 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
     }
   } restore;
   bs::Session cpu(model, 64), cuda(model, 64);
-  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64));
+  // A cache of 8 rows at first: the first decode step grows it (rows copied on the device).
+  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64, 8));
   if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
   // Another session of the model copies no weights again: they are shared per model.
   const uint64_t uploaded = emu::device().h2d_bytes;
@@ -39,8 +41,11 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
       bs::cuda_emu::session_decoder(*model, 64) != nullptr && emu::device().h2d_bytes - uploaded < uploaded / 10;
   const SessionPhases r =
       run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
-  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s}\n", bs::cuda_emu::device_info().name.c_str(),
-              r.json.c_str(), shared ? "true" : "false");
+  // The failure turned the whole set off, as a failing op does.
+  const bool disabled = !bs::cuda_emu::backend().usable();
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s, \"set_disabled\": %s}\n",
+              bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false",
+              disabled ? "true" : "false");
   return 0;
 }
 

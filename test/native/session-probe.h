@@ -14,8 +14,8 @@
 
 namespace bt {
 
-// The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode "f16": an f16
-// KV cache; "zero" / "heads": a prerouter (zero-training, or random heads).
+// The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
+// "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads).
 std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode);
 
 struct SessionPhases {

@@ -23,10 +23,12 @@ export interface SessionProbe {
   cpu_predicted_layers: number;
   /** A second session's decoder made no device copy of the weights again. */
   weights_shared: boolean;
+  /** The injected failure turned the kernel set off (CUDA emulation only). */
+  set_disabled?: boolean;
   max_rel_logit_diff: number;
 }
 
-export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads';
+export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads' | 'f16,heads';
 
 export function sessionProbe(device: SessionDevice, dir: string, tokens: number, mode: SessionMode): SessionProbe {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
