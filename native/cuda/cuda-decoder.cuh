@@ -52,7 +52,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   // the device on first use, one adapter held at a time).
   void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) override;
   int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) override;
-  void truncate(int64_t n) override;
+  void truncate(int64_t n) override;  // cuda-decoder-session.cu, with read_kv and the adapter
   int64_t position() const override { return pos_; }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
   uint64_t state_bytes() const override { return state_bytes_; }

@@ -2,7 +2,8 @@
 // runs on the whole-token CUDA decoder beside a CPU session through session-probe.h's phases, over
 // the CPU emulation of cuda-emu.h here (the injected failure: every kernel launch fails), or with
 // BRAINSTEM_TEST_CUDA=gpu on the real device (cuda-session-device.cpp). Also whether a second
-// session of the model uploads its weights again, and whether the failure turned the set off.
+// session of the model uploads its weights again, what its greedy decode step synchronises and
+// reads back, and whether the failure turned the set off.
 // test/native/cuda-session.test.ts runs it.
 #define BS_CUDA_EMULATION 1
 #include <cstdio>
@@ -37,15 +38,26 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
   if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
   // Another session of the model copies no weights again: they are shared per model.
   const uint64_t uploaded = emu::device().h2d_bytes;
-  const bool shared =
-      bs::cuda_emu::session_decoder(*model, 64) != nullptr && emu::device().h2d_bytes - uploaded < uploaded / 10;
+  bs::Session other(model, 64);
+  other.use_decoder(bs::cuda_emu::session_decoder(*model, 64));
+  const bool shared = other.on_device() && emu::device().h2d_bytes - uploaded < uploaded / 10;
+  // Its greedy decode step: one host synchronisation, four bytes back.
+  const int32_t prompt[2] = {3, 5};
+  const int32_t next = other.append_greedy(prompt, 2);
+  const int syncs = emu::device().syncs;
+  const uint64_t d2h = emu::device().d2h_bytes;
+  other.append_greedy(&next, 1);
+  const int step_syncs = emu::device().syncs - syncs;
+  const uint64_t step_d2h = emu::device().d2h_bytes - d2h;
   const SessionPhases r =
       run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
   // The failure turned the whole set off, as a failing op does.
   const bool disabled = !bs::cuda_emu::backend().usable();
-  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s, \"set_disabled\": %s}\n",
-              bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false",
-              disabled ? "true" : "false");
+  std::printf(
+      "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": {\"syncs\": %d, \"d2h_bytes\": %llu}, "
+      "\"set_disabled\": %s}\n",
+      bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", step_syncs,
+      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false");
   return 0;
 }
 

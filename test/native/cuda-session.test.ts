@@ -18,7 +18,9 @@ function run(t: Ctx, arch: SynthArch, seed: number, mode: SessionMode) {
   const p = sessionProbe('cuda', dir, tokens, mode);
   // The emulation counts the weights' copies; on a GPU the wrapper's decoder is the only one.
   checkSessionPhases('cuda', `${arch}/${mode}`, p, arch !== 'llama', tokens, !onGpu);
-  if (!onGpu) assert.equal(p.set_disabled, true, `${arch}/${mode}: the device error turned the CUDA set off`);
+  if (onGpu) return p;
+  assert.equal(p.set_disabled, true, `${arch}/${mode}: the device error turned the CUDA set off`);
+  assert.deepEqual(p.greedy_step, { syncs: 1, d2h_bytes: 4 }, `${arch}/${mode}: a greedy step syncs once for 4 bytes`);
   return p;
 }
 

@@ -23,6 +23,8 @@ export interface SessionProbe {
   cpu_predicted_layers: number;
   /** A second session's decoder made no device copy of the weights again. */
   weights_shared: boolean;
+  /** A greedy decode step's host synchronisations and bytes read back (CUDA emulation only). */
+  greedy_step?: { syncs: number; d2h_bytes: number };
   /** The injected failure turned the kernel set off (CUDA emulation only). */
   set_disabled?: boolean;
   max_rel_logit_diff: number;
