@@ -3,7 +3,7 @@
 // the CPU emulation of cuda-emu.h here (the injected failure: every kernel launch fails), or with
 // BRAINSTEM_TEST_CUDA=gpu on the real device (cuda-session-device.cpp). Also whether a second
 // session of the model uploads its weights again, what its greedy decode step synchronises and
-// reads back, and whether the failure turned the set off.
+// reads back, whether the failure turned the set off, and a sticky failure (nothing copies back).
 // test/native/cuda-session.test.ts runs it.
 #define BS_CUDA_EMULATION 1
 #include <cstdio>
@@ -53,11 +53,24 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
       run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
   // The failure turned the whole set off, as a failing op does.
   const bool disabled = !bs::cuda_emu::backend().usable();
+  // A sticky failure (no call works, copies neither): the other session drops its cache with an
+  // error naming it, then runs on the CPU from an empty context.
+  emu::device().fail_launches = false;
+  emu::device().fail_after = 0;
+  std::string sticky;
+  try {
+    other.append_greedy(&next, 1);
+  } catch (const bs::Error& e) {
+    sticky = e.what();
+  }
+  emu::device().fail_after = -1;
+  const bool dropped = sticky.find("could not be read back") != std::string::npos && other.n_past() == 0 &&
+                       !other.on_device() && other.append_greedy(prompt, 2) == next;
   std::printf(
       "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": {\"syncs\": %d, \"d2h_bytes\": %llu}, "
-      "\"set_disabled\": %s}\n",
+      "\"set_disabled\": %s, \"sticky_failure_drops_cache\": %s}\n",
       bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", step_syncs,
-      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false");
+      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false", dropped ? "true" : "false");
   return 0;
 }
 

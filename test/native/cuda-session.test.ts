@@ -20,6 +20,7 @@ function run(t: Ctx, arch: SynthArch, seed: number, mode: SessionMode) {
   checkSessionPhases('cuda', `${arch}/${mode}`, p, arch !== 'llama', tokens, !onGpu);
   if (onGpu) return p;
   assert.equal(p.set_disabled, true, `${arch}/${mode}: the device error turned the CUDA set off`);
+  assert.equal(p.sticky_failure_drops_cache, true, `${arch}/${mode}: a sticky error drops the cache, named`);
   assert.deepEqual(p.greedy_step, { syncs: 1, d2h_bytes: 4 }, `${arch}/${mode}: a greedy step syncs once for 4 bytes`);
   return p;
 }

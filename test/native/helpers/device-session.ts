@@ -27,6 +27,9 @@ export interface SessionProbe {
   greedy_step?: { syncs: number; d2h_bytes: number };
   /** The injected failure turned the kernel set off (CUDA emulation only). */
   set_disabled?: boolean;
+  /** A failure that left nothing to read back dropped the session's cache with an error, then the
+   *  CPU ran it (CUDA emulation only). */
+  sticky_failure_drops_cache?: boolean;
   max_rel_logit_diff: number;
 }
 
