@@ -76,7 +76,7 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
     fail("cuda decoder: the weights (", (stats_.weight_bytes + slot_bytes) >> 20, " MiB) and cache (",
          stats_.buffer_bytes >> 20, " MiB) do not fit the ", dev.free_bytes >> 20,
          " MiB free on the device (expert_slots puts routed experts in K slots per layer)");
-  w_ = o.shared ? DeviceWeights::of(m) : std::make_shared<const DeviceWeights>(m, o.expert_slots <= 0);
+  w_ = o.shared ? DeviceWeights::of(m) : std::make_shared<const DeviceWeights>(m, o.expert_slots <= 0, &c_);
   if (o.expert_slots > 0) slots_ = std::make_unique<ExpertSlots>(c_, m, o.expert_slots, max_chunk_);
   allocate(kv_f16_ ? 2 : 4, rows);
   const ModelConfig& c = m.cfg;

@@ -17,7 +17,8 @@ bool DeviceWeights::is_routed(const Model& m, const WeightMatrix* w) {
   });
 }
 
-DeviceWeights::DeviceWeights(const Model& m, bool routed) : routed_(routed) {
+DeviceWeights::DeviceWeights(const Model& m, bool routed, Context* ctx)
+    : own_(ctx ? nullptr : std::make_unique<Context>()), c_(ctx ? *ctx : *own_), routed_(routed) {
   for (const WeightMatrix* w : decoder_matrices(m)) {
     if ((!routed && is_routed(m, w)) || weights_.count(w->w)) continue;
     Weight d{c_.keep(w->w, code_bytes(*w)), nullptr, nullptr};

@@ -19,9 +19,10 @@ class DeviceWeights {
     const uint8_t *codes, *scales, *biases;
   };
 
-  // routed: also the routed expert stacks. Throws bs::Error when the device fails or the
-  // weights do not fit its free memory.
-  DeviceWeights(const Model& m, bool routed);
+  // routed: also the routed expert stacks. ctx: the context to keep them in (a decoder's own,
+  // which must outlive them: a file registered once serves its expert slots too); null: one of
+  // their own. Throws bs::Error when the device fails or the weights do not fit its free memory.
+  DeviceWeights(const Model& m, bool routed, Context* ctx = nullptr);
   // Shared per model (all experts resident) while a decoder holds them; made on first use.
   static std::shared_ptr<const DeviceWeights> of(const Model& m);
 
@@ -37,7 +38,8 @@ class DeviceWeights {
   static bool is_routed(const Model& m, const WeightMatrix* w);
 
  private:
-  Context c_;
+  std::unique_ptr<Context> own_;
+  Context& c_;
   bool routed_;
   size_t bytes_ = 0;
   std::unordered_map<const void*, Weight> weights_;  // by the matrix's first byte
