@@ -44,7 +44,7 @@ class DecoderWalk {
 
  protected:
   DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
-      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(m.top_k) {}
+      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(std::max(1, m.top_k)) {}
 
   // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
   virtual R at(R a, int64_t floats) = 0;
@@ -70,26 +70,36 @@ class DecoderWalk {
     return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
   }
   virtual void store_kv(int64_t l) {}
+  // After a base linear of layer layer_ (and its bias): y += the LoRA delta of `slot` on x, if
+  // any; by default adapter_'s delta through lora_delta (a backend holding its own adapter
+  // overrides delta instead).
+  virtual void delta(LoraSlot slot, R x, R y) {
+    if (const LoraWeights* d = layer_lora_ ? layer_lora_->get(slot) : nullptr) lora_delta(*d, x, y);
+  }
+  // y[n_, out] += scale · B (A x): an unmerged LoRA delta beside its base linear.
+  virtual void lora_delta(const LoraWeights& d, R x, R y) {}
   // The chunk's routing into the ids and weights the gathered matmuls and combine read: by default
   // the router's logits through route(); a backend with routing predicted ahead overrides it.
   virtual void routing(const MoeWeights& w) {
     linear(w.router, xn_, e_logits_);
     route(w);
   }
-  // After a base linear of layer layer_ (and its bias): y += the LoRA delta of `slot` on x, if any.
-  virtual void delta(LoraSlot slot, R x, R y) {}
+  // Prerouter hooks around a MoE layer's routing: true when the backend routed layer l of this
+  // step by an earlier prediction instead; `routed` runs after either (the ids are the step's).
+  virtual bool route_by_prediction(int64_t l) { return false; }
+  virtual void routed(int64_t l) {}
 
-  // The KV caches (kv_bytes per element, cache_rows positions; 0: max_positions) and activations
+  // The KV caches (kv_bytes per element, `rows` positions; 0: max_positions) and activations
   // for max_chunk tokens; the derived constructor calls it.
-  void allocate(int64_t kv_bytes = 4, int64_t cache_rows = 0) {
+  void allocate(int64_t kv_bytes = 4, int64_t rows = 0) {
     const ModelConfig& c = m_.cfg;
     const int64_t H = c.hidden, k = std::max(1, m_.top_k), kv = c.n_kv_heads * c.head_dim, n = max_chunk_;
     const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
     const int64_t E = std::max(1, c.router.n_experts);
+    capacity_ = rows > 0 ? std::min(rows, max_pos_) : max_pos_;
     for (int64_t l = 0; l < c.n_layers; ++l) {
-      const int64_t rows = cache_rows > 0 ? cache_rows : max_pos_;
-      k_cache_.push_back(alloc(static_cast<size_t>(rows * kv * kv_bytes)));
-      v_cache_.push_back(alloc(static_cast<size_t>(rows * kv * kv_bytes)));
+      k_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
+      v_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
     }
     auto f = [&](int64_t count) { return alloc(static_cast<size_t>(count) * 4); };
     x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
@@ -102,8 +112,8 @@ class DecoderWalk {
     }
   }
 
-  // Queues one append of n tokens (token_ and position_ already hold them): the last token's
-  // logits end in logits_ when `head`.
+  // Queues one append of n tokens (token_ and position_ already hold them) with top_k_ experts
+  // per token and adapter_'s deltas: with `head`, the last token's logits end in logits_.
   void forward(int64_t n, bool head = true) {
     const ModelConfig& cfg = m_.cfg;
     const int64_t H = cfg.hidden;
@@ -112,14 +122,16 @@ class DecoderWalk {
     for (int64_t l = 0; l < cfg.n_layers; ++l) {
       const LayerWeights& lw = m_.layers[l];
       layer_ = l;
+      layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
       rmsnorm(x_, vec(lw.input_norm), n, H, xn_);
       attention(l);
       add(y_, x_, n * H);
       rmsnorm(x_, vec(lw.post_norm), n, H, xn_);
-      if (lw.is_moe) moe(lw.moe);
+      if (lw.is_moe) moe(l);
       else mlp(lw.mlp, xn_, y_);
       add(y_, x_, n * H);
     }
+    layer_lora_ = nullptr;
     if (!head) return;
     // Only the last token's logits: its row through the final norm and the LM head.
     rmsnorm(at(x_, (n - 1) * H), vec(m_.final_norm), 1, H, xn_);
@@ -128,12 +140,18 @@ class DecoderWalk {
   }
 
   R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
+  // The cache rows to grow to for `rows` positions: capacity doubled (from 64), up to max_positions.
+  int64_t grown_capacity(int64_t rows) const {
+    int64_t cap = std::max<int64_t>(capacity_, 64);
+    while (cap < rows) cap *= 2;
+    return std::min(cap, max_pos_);
+  }
 
-  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row (and with a slot, its LoRA delta).
+  // y[n_, out] = x[n_, in] · Wᵀ, plus the bias on every row (and with a slot, its LoRA delta:
+  // the CPU's order).
   void linear(const Linear& l, R x, R y) {
     matmul(l.w, x, y, n_, false, 1);
-    if (l.bias.empty()) return;
-    for (int64_t t = 0; t < n_; ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
+    for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
   }
   void linear(const Linear& l, R x, R y, LoraSlot slot) {
     linear(l, x, y);
@@ -142,9 +160,11 @@ class DecoderWalk {
 
   const Model& m_;
   int64_t max_pos_, max_chunk_, pos_ = 0;
-  int64_t n_ = 1;      // tokens of the chunk being queued
-  int64_t layer_ = 0;  // the layer being queued
-  int top_k_;          // experts per token of the chunk being queued
+  int64_t capacity_ = 0;  // cache rows allocated
+  int64_t n_ = 1;         // tokens of the chunk being queued
+  int64_t layer_ = 0;     // the layer being queued
+  int top_k_;             // experts per token of the chunk being queued
+  const LoraAdapter* adapter_ = nullptr;
   std::vector<R> k_cache_, v_cache_;
   R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
   R token_{}, position_{};
@@ -171,6 +191,7 @@ class DecoderWalk {
     linear(w.o, attn_, y_, LoraSlot::O);
   }
 
+  // The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas.
   void mlp(const MlpWeights& w, R x, R y) {
     linear(w.gate, x, gate_, LoraSlot::Gate);
     linear(w.up, x, up_, LoraSlot::Up);
@@ -179,9 +200,11 @@ class DecoderWalk {
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-  void moe(const MoeWeights& w) {
+  void moe(int64_t l) {
+    const MoeWeights& w = m_.layers[l].moe;
     const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
-    routing(w);
+    if (!route_by_prediction(l)) routing(w);
+    routed(l);
     matmul(w.gate, xn_, gate_, rows, true, k);
     matmul(w.up, xn_, up_, rows, true, k);
     silu_mul(gate_, up_, rows * w.gate.rows);
@@ -194,6 +217,7 @@ class DecoderWalk {
   }
 
   std::unordered_map<const void*, R> vectors_;  // norms and biases, by their data
+  const LayerLora* layer_lora_ = nullptr;       // the layer being queued
 };
 
 }  // namespace bs

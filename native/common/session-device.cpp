@@ -51,8 +51,17 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
 void Session::hand_over() {
   const int64_t n = decoder_->position();
   reserve(n);
-  for (size_t l = 0; l < k_cache_.size(); ++l) {
-    if (rec_offset_[l] < 0) decoder_->read_kv(static_cast<int64_t>(l), n, k_cache_[l].data(), v_cache_[l].data());
+  try {
+    for (size_t l = 0; l < k_cache_.size(); ++l) {
+      if (rec_offset_[l] < 0) decoder_->read_kv(static_cast<int64_t>(l), n, k_cache_[l].data(), v_cache_[l].data());
+    }
+  } catch (const Error& e) {
+    // A device that no longer copies (a sticky error) keeps the cache: the session starts empty on
+    // the host rather than failing every later call.
+    decoder_.reset();
+    n_past_ = 0;
+    fail("the device failed and its KV cache could not be read back (", e.what(), "); the session's ", n,
+         " cached tokens were dropped: append the context again");
   }
   decoder_.reset();
 }

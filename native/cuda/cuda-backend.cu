@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "common/accel-table.h"
 #include "common/error.h"
+#include "cuda/cuda-decoder.cuh"
 #include "cuda/cuda-ops.cuh"
 #include "cuda/smoke-test.cuh"
 
@@ -52,7 +54,43 @@ bool on_device(FunctionRef<void(Ops&)> body) {
 
 bool usable() { return device_info().usable && !state().failed; }
 
+// A device error in a session's decoder marks the set failed, as an op's does (the session reads
+// the cache back and carries on with the CPU).
+void decoder_failed(const char* what) {
+  State& s = state();
+  std::fprintf(stderr, "brainstem: cuda: %s; using the CPU reference from now on\n", what);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.failure = what;
+  s.failed = true;
+}
+
 }  // namespace
+
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length) {
+  return session_decoder(m, context_length, 256);
+}
+
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length, int64_t initial_rows) {
+  if (!usable()) return nullptr;
+  if (const std::string why = CudaDecoder::unsupported(m); !why.empty()) {
+    static std::mutex mu;
+    static std::set<std::string> said;  // each reason once, not per session
+    std::lock_guard<std::mutex> lock(mu);
+    if (said.insert(why).second) std::fprintf(stderr, "brainstem: cuda: sessions run op by op: %s\n", why.c_str());
+    return nullptr;
+  }
+  try {
+    // The model's prefill chunk per append, weights shared by the model's sessions, a cache that
+    // doubles up to the context.
+    CudaDecoder::Options o;
+    o.max_chunk = m.prefill_chunk, o.shared = true, o.initial_rows = std::min(context_length, initial_rows);
+    o.on_device_error = decoder_failed;
+    return std::make_unique<CudaDecoder>(m, context_length, o);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "brainstem: cuda: %s; sessions run the kernels one call at a time\n", e.what());
+    return nullptr;
+  }
+}
 
 const Backend& backend() {
   static const Backend b = {
@@ -61,18 +99,29 @@ const Backend& backend() {
       usable,
       Ops::accepts,
       AccelTable<Ops, on_device>::kernels(),
+      session_decoder,
   };
   return b;
 }
 
 std::string describe() {
   const DeviceInfo& d = device_info();
-  if (!d.usable) return "CUDA: unavailable (" + d.why + ")";
+  if (!d.usable) return "CUDA: unavailable (" + d.why + "); no expert-slot budget";
   char line[256];
   std::snprintf(line, sizeof line, "CUDA on %s (sm_%d%d%s), %.1f of %.1f GiB free", d.name.c_str(), d.major, d.minor,
                 d.integrated ? ", integrated memory: mapped weights read in place" : "",
                 static_cast<double>(d.free_bytes) / (1 << 30), static_cast<double>(d.total_bytes) / (1 << 30));
   std::string out = line;
+  // What expert slots (expert-slots.cuh) may take: 85% of the memory free now, as the table's budget.
+  size_t free_now = 0, total = 0;
+  if (cudaMemGetInfo(&free_now, &total) == cudaSuccess) {
+    std::snprintf(line, sizeof line, "; expert-slot budget %.1f GiB (85%% of the free memory)",
+                  static_cast<double>(free_now / 100 * 85) / (1 << 30));
+    out += line;
+  } else {
+    cudaGetLastError();
+    out += "; expert-slot budget unknown (cudaMemGetInfo failed)";
+  }
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.ctx) {

@@ -3,6 +3,8 @@
 // still loads and runs without a GPU or driver. The native tests also compile it as C++ over
 // the CPU emulation (namespace bs::cuda_emu, cuda-emu.h). Plain C++: no CUDA header needed.
 #pragma once
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/backend.h"
@@ -18,6 +20,11 @@ std::string describe();
 // test (a few ops on small seeded inputs against the reference) passing, run once at the first
 // ask; else false with the reason in *why.
 bool auto_ready(std::string* why);
+// A whole-forward decoder for a session of `m` (cuda-decoder.cuh; nullptr, with the reason on
+// stderr, when the model or the device cannot take it: the session runs the table op by op).
+// Its KV cache starts at 256 rows (initial_rows) and doubles on demand.
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length);
+std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length, int64_t initial_rows);
 // Forgets the device state, a failure and the smoke result (tests: the emulated device changes).
 void reset();
 

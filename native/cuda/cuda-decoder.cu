@@ -6,6 +6,7 @@
 
 #include "common/accel-limits.h"
 #include "common/error.h"
+#include "common/prerouter/heads.h"
 #include "cuda/add.cuh"
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
@@ -43,54 +44,64 @@ std::string CudaDecoder::unsupported(const Model& m) {
   return decoder_unsupported(m, {"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts});
 }
 
-CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, int64_t max_chunk, bool graph, int expert_slots)
-    : DecoderWalk(m, max_positions, max_chunk), graph_(graph), kv_f16_(m.kv_f16()) {
+CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o)
+    : DecoderWalk(m, max_positions, o.max_chunk),
+      graph_(o.graph),
+      kv_f16_(m.kv_f16()),
+      prerouter_(m.prerouter.get()),
+      on_device_error_(o.on_device_error) {
   if (const std::string why = unsupported(m); !why.empty()) fail("cuda decoder: ", why);
   const DeviceInfo& dev = device_info();
   // Every distinct matrix, but with expert slots the routed stacks (expert-slots.cu takes those).
-  std::vector<const WeightMatrix*> mats;
   size_t slot_bytes = 0;
+  std::vector<const void*> seen;
   for (const WeightMatrix* w : decoder_matrices(m)) {
-    const bool routed = std::any_of(m.layers.begin(), m.layers.end(), [&](const LayerWeights& lw) {
-      return lw.is_moe && (w == &lw.moe.gate || w == &lw.moe.up || w == &lw.moe.down);
-    });
+    const bool routed = DeviceWeights::is_routed(m, w);
     const size_t bytes = matrix_bytes(*w);
     stats_.active_bytes += w == &m.embed ? bytes / std::max<int64_t>(1, w->rows)
                            : routed      ? bytes / w->n_mats * std::max(1, m.top_k)
                                          : bytes;
-    if (routed && expert_slots > 0) slot_bytes += bytes / w->n_mats * expert_slots;
-    else if (std::none_of(mats.begin(), mats.end(), [&](const WeightMatrix* o) { return o->w == w->w; }))
-      mats.push_back(w);
+    if (routed && o.expert_slots > 0) {
+      slot_bytes += bytes / w->n_mats * o.expert_slots;
+    } else if (std::find(seen.begin(), seen.end(), w->w) == seen.end()) {
+      seen.push_back(w->w);
+      stats_.weight_bytes += bytes;
+    }
   }
-  for (const WeightMatrix* w : mats) stats_.weight_bytes += matrix_bytes(*w);
-  stats_.buffer_bytes = buffer_bytes(m, max_pos_, max_chunk_);
-  const size_t need = stats_.buffer_bytes + slot_bytes + (dev.integrated ? 0 : stats_.weight_bytes);
+  const int64_t rows = o.initial_rows > 0 ? std::min(o.initial_rows, max_pos_) : max_pos_;
+  stats_.buffer_bytes = buffer_bytes(m, rows, max_chunk_);
+  // Shared weights are counted by the first session's decoder (or their upload fails by name).
+  const size_t need = stats_.buffer_bytes + slot_bytes + (dev.integrated || o.shared ? 0 : stats_.weight_bytes);
   if (need > dev.free_bytes)
     fail("cuda decoder: the weights (", (stats_.weight_bytes + slot_bytes) >> 20, " MiB) and cache (",
          stats_.buffer_bytes >> 20, " MiB) do not fit the ", dev.free_bytes >> 20,
          " MiB free on the device (expert_slots puts routed experts in K slots per layer)");
-  for (const WeightMatrix* w : mats) {
-    Weight d{c_.keep(w->w, code_bytes(*w)), nullptr, nullptr};
-    if (w->quantised()) d.scales = c_.keep(w->scales, sb_bytes(*w)), d.biases = c_.keep(w->biases, sb_bytes(*w));
-    weights_[w->w] = d;
-  }
-  if (expert_slots > 0) slots_ = std::make_unique<ExpertSlots>(c_, m, expert_slots, max_chunk_);
-  allocate(kv_f16_ ? 2 : 4);
+  w_ = o.shared ? DeviceWeights::of(m) : std::make_shared<const DeviceWeights>(m, o.expert_slots <= 0, &c_);
+  if (o.expert_slots > 0) slots_ = std::make_unique<ExpertSlots>(c_, m, o.expert_slots, max_chunk_);
+  allocate(kv_f16_ ? 2 : 4, rows);
   const ModelConfig& c = m.cfg;
-  if (kv_f16_)
-    k_rows_ = alloc(max_chunk_ * c.n_kv_heads * c.head_dim * 4),
-    v_rows_ = alloc(max_chunk_ * c.n_kv_heads * c.head_dim * 4);
-  std::vector<double> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims);
-  inv_freq_ = reinterpret_cast<double*>(const_cast<uint8_t*>(c_.keep(inv.data(), inv.size() * sizeof(double))));
-  greedy_ = static_cast<int32_t*>(c_.hold(sizeof(int32_t)));
+  const int64_t kv = c.n_kv_heads * c.head_dim, k = std::max(1, m.top_k);
+  if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
+  greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
+  pred_.resize(c.n_layers);
+  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
+  if (m.prerouter) {
+    int64_t units = 1;
+    for (const int64_t owner : m.prerouter->owners()) {
+      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
+      Predicted& p = pred_[owner + 1];
+      for (int i = 0; i < 2; ++i) p.ids[i] = reinterpret_cast<int32_t*>(alloc(k * 4)), p.wts[i] = alloc(k * 4);
+      pred_[owner].last = reinterpret_cast<int32_t*>(alloc(k * 4));
+    }
+    head_logits_ = alloc(std::max(1, c.router.n_experts) * 4), head_act_ = alloc(units * 4);
+  }
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (tokens)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (token)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_logits_), c.vocab * sizeof(float), cudaHostAllocDefault),
         "cudaHostAlloc (logits)");
-  check(cudaStreamSynchronize(c_.stream()), "uploading the weights");
+  check(cudaStreamSynchronize(c_.stream()), "setting up the decoder");
 }
 
 CudaDecoder::~CudaDecoder() {
@@ -101,17 +112,18 @@ CudaDecoder::~CudaDecoder() {
   }
 }
 
-float* CudaDecoder::alloc(size_t bytes) { return static_cast<float*>(c_.hold(bytes)); }
-
-float* CudaDecoder::upload(const std::vector<float>& v) {
-  return reinterpret_cast<float*>(const_cast<uint8_t*>(c_.keep(v.data(), v.size() * sizeof(float))));
+float* CudaDecoder::alloc(size_t bytes) {
+  state_bytes_ += bytes;
+  return static_cast<float*>(c_.hold(bytes));
 }
+
+float* CudaDecoder::upload(const std::vector<float>& v) { return w_->vector(v.data()); }
 
 void CudaDecoder::launched(cudaError_t e, const char* kernel) { check(e, kernel); }
 
 void CudaDecoder::embed(int64_t n) {
   const WeightMatrix& t = m_.embed;
-  const Weight& w = weights_.at(t.w);
+  const Weight& w = w_->weight(t);
   const EmbedArgs a{w.codes, w.scales, w.biases, type_code(t.dtype), t.quantised() ? t.bits : 0, t.group, t.cols, n};
   launched(launch_embed(a, reinterpret_cast<const int32_t*>(token_), x_, c_.stream()), "embed");
 }
@@ -119,15 +131,15 @@ void CudaDecoder::embed(int64_t n) {
 void CudaDecoder::matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) {
   if (const uint8_t* const* parts = gather && slots_ ? slots_->parts(w) : nullptr) {
     QMatArgs a = shape_args(w, n);
-    a.parts = parts, a.ids = reinterpret_cast<const int32_t*>(routed_), a.x_div = static_cast<int>(x_div);
+    a.parts = parts, a.ids = routed_, a.x_div = static_cast<int>(x_div);
     launched(launch_qmatmul(a, x, y, c_.stream()), "gathered expert matmul (slots)");
     return;
   }
-  const Weight& d = weights_.at(w.w);
+  const Weight& d = w_->weight(w);
   if (w.quantised()) {
     QMatArgs a = shape_args(w, n);
     a.codes = d.codes, a.scales = d.scales, a.biases = d.biases;
-    if (gather) a.ids = reinterpret_cast<const int32_t*>(routed_), a.x_div = static_cast<int>(x_div);
+    if (gather) a.ids = routed_, a.x_div = static_cast<int>(x_div);
     launched(launch_qmatmul(a, x, y, c_.stream()), gather ? "gathered expert matmul" : "qmatmul");
     return;
   }
@@ -148,7 +160,7 @@ void CudaDecoder::silu_mul(float* gate, float* up, int64_t n) {
 
 void CudaDecoder::rope(float* x, int64_t heads) {
   const ModelConfig& c = m_.cfg;
-  launched(launch_rope(x, reinterpret_cast<const int32_t*>(position_), inv_freq_, n_, static_cast<int>(heads),
+  launched(launch_rope(x, reinterpret_cast<const int32_t*>(position_), w_->inv_freq(), n_, static_cast<int>(heads),
                        static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims), c_.stream()),
            "rope");
 }
@@ -180,27 +192,32 @@ void CudaDecoder::attend(int64_t l) {
 }
 
 void CudaDecoder::route(const MoeWeights& w) {
-  const RouterSpec& s = w.spec;
-  auto* ids = slots_ ? slots_->ids(w) : reinterpret_cast<int32_t*>(ids_);
-  routed_ = reinterpret_cast<float*>(ids);
+  routed_ = slots_ ? slots_->ids(w) : reinterpret_cast<int32_t*>(ids_);
+  routed_wts_ = wts_;
+  route_into(w.spec, e_logits_, n_, routed_, wts_);
+}
+
+// Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
+void CudaDecoder::route_into(const RouterSpec& s, const float* logits, int64_t n, int32_t* ids, float* wts) {
   if (s.family == RoutingFamily::SoftmaxTopK) {
-    const SoftmaxTopKArgs a{n_, s.n_experts, m_.top_k, s.norm_topk_prob};
-    launched(launch_route_softmax_topk(a, e_logits_, ids, wts_, c_.stream()), "route_softmax_topk");
+    const SoftmaxTopKArgs a{n, s.n_experts, top_k_, s.norm_topk_prob};
+    launched(launch_route_softmax_topk(a, logits, ids, wts, c_.stream()), "route_softmax_topk");
     return;
   }
-  const SigmoidGroupArgs a{n_,
+  const SigmoidGroupArgs a{n,
                            s.n_experts,
-                           m_.top_k,
+                           top_k_,
                            s.n_group,
                            s.topk_group,
                            s.norm_topk_prob,
                            s.routed_scaling_factor,
                            s.correction_bias.empty() ? nullptr : vec(s.correction_bias)};
-  launched(launch_route_sigmoid_group(a, e_logits_, ids, wts_, c_.stream()), "route_sigmoid_group");
+  launched(launch_route_sigmoid_group(a, logits, ids, wts, c_.stream()), "route_sigmoid_group");
 }
 
 void CudaDecoder::combine(int64_t k) {
-  launched(launch_moe_combine(rows_, wts_, n_, static_cast<int>(k), m_.cfg.hidden, y_, c_.stream()), "moe_combine");
+  launched(launch_moe_combine(rows_, routed_wts_, n_, static_cast<int>(k), m_.cfg.hidden, y_, c_.stream()),
+           "moe_combine");
 }
 
 // The step's kernels captured and replayed: the first capture is instantiated, later ones update
@@ -210,8 +227,8 @@ void CudaDecoder::run_graph() {
   check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   cudaGraph_t g = nullptr;
   try {
-    forward(1);
-    launched(launch_argmax(logits_, m_.cfg.vocab, greedy_, s), "argmax");
+    forward(1, head_);
+    if (head_) launched(launch_argmax(logits_, greedy_vocab_, greedy_, s), "argmax");
   } catch (...) {
     cudaStreamEndCapture(s, &g);
     if (g) cudaGraphDestroy(g);
@@ -236,7 +253,42 @@ void CudaDecoder::run_graph() {
 }
 
 int32_t CudaDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
+  return run(tokens, n, DeviceStep{std::max(1, m_.top_k), nullptr}, logits, true);
+}
+
+void CudaDecoder::append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) {
+  run(tokens, n, step, logits, logits != nullptr);
+}
+
+int32_t CudaDecoder::append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) {
+  return run(tokens, n, step, nullptr, true);
+}
+
+int32_t CudaDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head) {
   check_append(m_, "cuda", tokens, n, pos_, max_pos_, max_chunk_);
+  if (step.adapter && step.adapter->model() != &m_) fail("cuda decoder: the adapter was loaded for another model");
+  if (m_.top_k > 0 && (step.top_k < 1 || step.top_k > m_.top_k))
+    fail("cuda decoder: top_k must be 1 to ", m_.top_k, ", got ", step.top_k);
+  if (slots_ && step.top_k != m_.top_k) fail("cuda decoder: expert slots run the model's top_k only");
+  if (m_.prerouter.get() != prerouter_) fail("cuda decoder: the model's prerouter changed after the decoder was made");
+  try {
+    return launch(tokens, n, step, logits, head);
+  } catch (const Error& e) {
+    if (on_device_error_) on_device_error_(e.what());
+    throw;
+  }
+}
+
+int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head) {
+  reserve(pos_ + n);
+  use_adapter(step.adapter);
+  const int top_k = m_.top_k > 0 ? step.top_k : 1;
+  if (top_k != last_top_k_) forget_predictions();  // as the CPU path: its one-hot features have k entries
+  top_k_ = last_top_k_ = top_k;
+  head_ = head;
+  greedy_vocab_ = step.greedy_vocab > 0 ? std::min<int64_t>(step.greedy_vocab, m_.cfg.vocab) : m_.cfg.vocab;
+  parity_ ^= 1;
+  std::fill(made_pred_.begin(), made_pred_.end(), 0);
   const cudaStream_t s = c_.stream();
   for (int64_t t = 0; t < n; ++t) host_in_[t] = tokens[t], host_in_[max_chunk_ + t] = static_cast<int32_t>(pos_ + t);
   check(cudaMemcpyAsync(token_, host_in_, n * sizeof(int32_t), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (tokens)");
@@ -246,10 +298,11 @@ int32_t CudaDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
   if (graph_ && n == 1) {
     run_graph();
   } else {
-    forward(n);
-    launched(launch_argmax(logits_, m_.cfg.vocab, greedy_, s), "argmax");
+    forward(n, head);
+    if (head) launched(launch_argmax(logits_, greedy_vocab_, greedy_, s), "argmax");
   }
-  check(cudaMemcpyAsync(host_token_, greedy_, sizeof(int32_t), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (token)");
+  if (head)
+    check(cudaMemcpyAsync(host_token_, greedy_, sizeof(int32_t), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (token)");
   if (slots_) slots_->queue_ids();
   const size_t V = static_cast<size_t>(m_.cfg.vocab);
   if (logits)
@@ -259,8 +312,9 @@ int32_t CudaDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
   if (slots_) slots_->after_step(n);
   pos_ += n;
   ++stats_.appends;
+  has_pred_.swap(made_pred_);
   if (logits) std::memcpy(logits, host_logits_, V * sizeof(float));
-  return *host_token_;
+  return head ? *host_token_ : -1;
 }
 
 }  // namespace bs::BS_CUDA_NS

@@ -1,58 +1,86 @@
 // The whole transformer on a CUDA device: weights copied once into device memory (through the
-// context's pinned staging; read in place on an integrated device), the KV cache (float32, or
-// f16 when the model was loaded with kv_f16: rows converted after RoPE as the CPU does),
-// activations and routing ids/weights in device buffers between ops and appends. One host
-// synchronisation per append returns the greedy token (argmax on the device) and, when asked,
-// the last token's logits. Decode steps (one token) are captured as a CUDA graph and replayed,
-// its parameters (the position) updated in place. The layer walk is common/decoder-walk.h's.
+// context's pinned staging; read in place on an integrated device) and shared by a model's
+// sessions (cuda-weights.cuh), the KV cache (float32, or f16 when the model was loaded with
+// kv_f16: rows converted after RoPE as the CPU does; grown on demand), activations and routing
+// ids/weights in device buffers between ops and appends. One host synchronisation per append
+// returns the greedy token (argmax on the device) and, when asked, the last token's logits.
+// Decode steps (one token) are captured as a CUDA graph and replayed, its parameters updated in
+// place. The layer walk is common/decoder-walk.h's; sessions run it as a DeviceDecoder with a
+// per-call top-k, unmerged LoRA deltas and the prerouter's predictions on the device.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/decoder-walk.h"
+#include "common/device-decoder.h"
 #include "common/model.h"
+#include "cuda/cuda-weights.cuh"
 #include "cuda/device-context.cuh"
 #include "cuda/expert-slots.cuh"
 
 namespace bs::BS_CUDA_NS {
 
-class CudaDecoder : public DecoderWalk<float*> {
+class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
  public:
   // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
   static std::string unsupported(const Model& m);
 
-  // A cache of max_positions tokens, appended in chunks of up to max_chunk tokens; `graph`:
-  // replay decode steps as a CUDA graph; expert_slots > 0: routed experts in that many device
-  // slots per MoE layer (expert-slots.cuh) instead of all resident. Throws bs::Error when the
-  // model is unsupported or does not fit the device's free memory.
-  CudaDecoder(const Model& m, int64_t max_positions, int64_t max_chunk = 1, bool graph = true, int expert_slots = 0);
+  // How a decoder is made besides its model and cache length.
+  struct Options {
+    int64_t max_chunk = 1;     // tokens per append
+    bool graph = true;         // replay decode steps as a CUDA graph
+    int expert_slots = 0;      // > 0: routed experts in that many device slots per MoE layer (expert-slots.cuh)
+    bool shared = false;       // the model's weights shared with its other sessions (DeviceWeights::of)
+    int64_t initial_rows = 0;  // cache rows allocated at first, doubled on demand (0: max_positions)
+    void (*on_device_error)(const char* what) = nullptr;  // told before an append's device error is thrown
+  };
+  // A cache of up to max_positions tokens. Throws bs::Error when the model is unsupported or
+  // does not fit the device's free memory.
+  CudaDecoder(const Model& m, int64_t max_positions, const Options& o);
+  CudaDecoder(const Model& m, int64_t max_positions, int64_t max_chunk = 1, bool graph = true, int expert_slots = 0)
+      : CudaDecoder(m, max_positions, Options{max_chunk, graph, expert_slots, false, 0}) {}
   ~CudaDecoder() override;
 
-  // Runs tokens[0..n) at the next positions and returns the greedy next token; logits, when not
-  // null, get the last token's [vocab]. Throws bs::Error before anything runs for a bad token id,
-  // chunk length or a full cache.
+  // Runs tokens[0..n) at the next positions with the model's top-k and no adapter and returns
+  // the greedy next token; logits, when not null, get the last token's [vocab]. Throws bs::Error
+  // before anything runs for a bad token id, chunk length or a full cache.
   int32_t append(const int32_t* tokens, int64_t n, float* logits = nullptr);
+  // DeviceDecoder: the same with the step's top-k and adapter (its A and B matrices copied to
+  // the device on first use, one adapter held at a time).
+  void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) override;
+  int32_t append_greedy(const int32_t* tokens, int64_t n, const DeviceStep& step) override;
+  void truncate(int64_t n) override;  // cuda-decoder-session.cu, with read_kv and the adapter
+  int64_t position() const override { return pos_; }
+  void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
+  uint64_t state_bytes() const override { return state_bytes_; }
 
   struct Stats {
     int64_t appends = 0, graph_launches = 0, graph_builds = 0;  // builds: instantiations (updates not counted)
     size_t weight_bytes = 0, buffer_bytes = 0;                  // on the device
-    size_t active_bytes = 0;  // weight bytes one decode step reads (the embedding's row, top-k experts)
+    size_t active_bytes = 0;       // weight bytes one decode step reads (the embedding's row, top-k experts)
+    int64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction
   };
   const Stats& stats() const { return stats_; }
   const ExpertSlots* slots() const { return slots_.get(); }
 
  private:
-  struct Weight {
-    const uint8_t *codes, *scales, *biases;
-  };
+  using Weight = DeviceWeights::Weight;
   void launched(cudaError_t e, const char* kernel);
+  // One append: with `head` the LM head, the argmax and the prerouter's predictions.
+  int32_t run(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head);
+  int32_t launch(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head);
   void run_graph();
+  void reserve(int64_t rows);
+  void use_adapter(const std::shared_ptr<const LoraAdapter>& a);
+  void route_into(const RouterSpec& s, const float* logits, int64_t n, int32_t* ids, float* wts);
+  void forget_predictions();
 
   float* at(float* a, int64_t floats) override { return a + floats; }
   float* alloc(size_t bytes) override;
-  float* upload(const std::vector<float>& v) override;
+  float* upload(const std::vector<float>& v) override;  // the shared copy of a model vector
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) override;
   void rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) override;
@@ -64,18 +92,42 @@ class CudaDecoder : public DecoderWalk<float*> {
   void combine(int64_t k) override;
   float* kv_rows(int64_t l, bool v) override;
   void store_kv(int64_t l) override;
+  void lora_delta(const LoraWeights& d, float* x, float* y) override;
+  bool route_by_prediction(int64_t l) override;  // cuda-decoder-prerouter.cu
+  void routed(int64_t l) override;
 
   Context c_;
+  std::shared_ptr<const DeviceWeights> w_;
   std::unique_ptr<ExpertSlots> slots_;
-  float* routed_ = nullptr;  // where the current layer's routing wrote its ids
-  bool graph_, kv_f16_;
-  float *k_rows_ = nullptr, *v_rows_ = nullptr;      // f16 cache: the chunk's rows before conversion
-  std::unordered_map<const void*, Weight> weights_;  // by the matrix's first byte
-  double* inv_freq_ = nullptr;
+  int32_t* routed_ = nullptr;    // where the current layer's ids are (its routing's, or a prediction's)
+  float* routed_wts_ = nullptr;  // and its weights
+  bool graph_, kv_f16_, head_ = true;
+  uint64_t state_bytes_ = 0;
+  float *k_rows_ = nullptr, *v_rows_ = nullptr;         // f16 cache: the chunk's rows before conversion
   int32_t* greedy_ = nullptr;                           // device: the argmax
+  int64_t greedy_vocab_ = 0;                            // the argmax runs over ids below this
   int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens then positions; the argmax
   float* host_logits_ = nullptr;                        // pinned
   cudaGraphExec_t exec_ = nullptr;
+  // The adapter in use: its A and B matrices on the device per module, the rank-sized intermediate.
+  std::shared_ptr<const LoraAdapter> adapter_held_;
+  std::unordered_map<const LoraWeights*, std::pair<const uint8_t*, const uint8_t*>> adapter_w_;
+  std::vector<void*> adapter_mem_;
+  float* lora_t_ = nullptr;
+  // Prediction as routing (a model with a prerouter, as the CPU path): per layer, predicted ids
+  // and weights [top_k] double-buffered by the parity of the append (a step consumes the last
+  // one's while writing its own), the ids of the last token routed, and host flags for both.
+  struct Predicted {
+    int32_t* ids[2] = {nullptr, nullptr};
+    float* wts[2] = {nullptr, nullptr};
+    int32_t* last = nullptr;
+  };
+  std::vector<Predicted> pred_;
+  std::vector<char> has_pred_, made_pred_, has_last_;
+  float *head_logits_ = nullptr, *head_act_ = nullptr;
+  int parity_ = 0, last_top_k_ = 0;
+  const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
+  void (*on_device_error_)(const char*);
   Stats stats_;
 };
 

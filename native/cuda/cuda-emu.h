@@ -64,6 +64,7 @@ struct Device {
   int major = 9, minor = 0;     // compute capability reported
   bool integrated = false;      // reports shared CPU/GPU memory (Jetson)
   int fail_after = -1;          // ≥ 0: that many more runtime calls succeed, then every call fails
+  bool fail_launches = false;   // every kernel launch fails (copies still work: a non-sticky error)
   uint64_t seed = 1;            // shuffles the lanes' order in every launch
   int launches = 0, syncs = 0;  // syncs: host waits (stream or event)
   int graph_launches = 0;       // cudaGraphLaunch calls (each a no-op: see the graph stand-ins)
@@ -282,6 +283,9 @@ struct Launch {
     };
     if (block.y != 1 || block.z != 1 || threads == 0 || threads > 1024 || g.x == 0 || g.y == 0 || g.z == 0) {
       last_error() = cudaErrorInvalidValue;
+    } else if (emu::device().fail_launches) {
+      emu::device().last_launch_error = std::string(n) + ": launch failed (injected)";
+      last_error() = cudaErrorLaunchFailure;
     } else if (const cudaError_t e = emu::enqueue(stream, run); e != cudaSuccess) {
       last_error() = e;
     }

@@ -142,6 +142,13 @@ void* Context::hold(size_t bytes) {
   return d;
 }
 
+void Context::release(void* held) {
+  const auto it = std::find(kept_.begin(), kept_.end(), held);
+  if (it == kept_.end()) return;
+  kept_.erase(it);
+  check(cudaFree(held), "cudaFree (kept on the device)");
+}
+
 const uint8_t* Context::make_resident(const void* host, size_t bytes, uint64_t mapping) {
   const Key key{host, bytes};
   auto it = resident_.find(key);

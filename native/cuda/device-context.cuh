@@ -69,6 +69,8 @@ class Context {
   // mapped file, else copies it once through the staging buffers; hold() is uninitialised.
   const uint8_t* keep(const void* host, size_t bytes);
   void* hold(size_t bytes);
+  // Frees a hold() before the context ends (a grown cache's old rows, a replaced adapter).
+  void release(void* held);
   // The device's address of a range inside a mapped file, the whole file registered (pinned,
   // mapped, read-only) once; nullptr when the range is in no mapped file.
   const uint8_t* mapped(const void* host, size_t bytes);

@@ -82,8 +82,10 @@ ExpertSlots::ExpertSlots(Context& c, const Model& m, int k_slots, int64_t max_ch
     layer_of_[&moe] = layers_.size();
     layers_.push_back(std::move(L));
   }
-  const size_t ids = layers_.size() * max_chunk_ * top_k_ * sizeof(int32_t);
+  // The step's routed ids, then one predicted row per layer: [layers, max_chunk + 1, top_k].
+  const size_t ids = layers_.size() * (max_chunk_ + 1) * top_k_ * sizeof(int32_t);
   ids_dev_ = static_cast<int32_t*>(c_.hold(ids));
+  predicted_.assign(layers_.size(), 0);
   check(cudaHostAlloc(reinterpret_cast<void**>(&ids_host_), std::max<size_t>(ids, 16), cudaHostAllocDefault),
         "cudaHostAlloc (routed ids)");
   check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (copies)");
@@ -106,6 +108,12 @@ const uint8_t* const* ExpertSlots::parts(const WeightMatrix& w) const {
 }
 
 int32_t* ExpertSlots::ids(const MoeWeights& moe) const { return ids_dev_ + layer_of_.at(&moe) * max_chunk_ * top_k_; }
+
+int32_t* ExpertSlots::prediction(const MoeWeights& moe) {
+  const size_t li = layer_of_.at(&moe);
+  predicted_[li] = 1;
+  return ids_dev_ + (layers_.size() * max_chunk_ + li) * top_k_;
+}
 
 void ExpertSlots::upload(Layer& L) {
   check(cudaMemcpyAsync(L.table_dev, L.table_host, L.entries() * sizeof(void*), cudaMemcpyHostToDevice, c_.stream()),
@@ -135,7 +143,7 @@ void ExpertSlots::before_step() {
 }
 
 void ExpertSlots::queue_ids() {
-  const size_t bytes = layers_.size() * max_chunk_ * top_k_ * sizeof(int32_t);
+  const size_t bytes = layers_.size() * (max_chunk_ + 1) * top_k_ * sizeof(int32_t);
   if (bytes) check(cudaMemcpyAsync(ids_host_, ids_dev_, bytes, cudaMemcpyDeviceToHost, c_.stream()), "routed ids");
 }
 
@@ -148,6 +156,18 @@ void ExpertSlots::after_step(int64_t n_tok) {
     Layer& L = layers_[li];
     const int32_t* ids = ids_host_ + li * max_chunk_ * top_k_;
     std::vector<int> wanted;
+    // The next step's predicted experts first: fetched before they are used.
+    const int32_t* next = ids_host_ + (layers_.size() * max_chunk_ + li) * top_k_;
+    for (int i = 0; predicted_[li] && i < top_k_; ++i) {
+      const int e = next[i];
+      if (e >= 0 && e < L.n_experts && L.slot_of[e] < 0 &&
+          std::find(L.expert_in.begin(), L.expert_in.end(), e) == L.expert_in.end() &&
+          std::find(wanted.begin(), wanted.end(), e) == wanted.end()) {
+        wanted.push_back(e);
+        if (!in_flight_) ++stats_.prefetches;
+      }
+    }
+    predicted_[li] = 0;
     for (int64_t i = 0; i < n_tok * top_k_; ++i) {
       const int e = ids[i];
       if (e < 0 || e >= L.n_experts) continue;

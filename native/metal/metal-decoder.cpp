@@ -128,7 +128,7 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
 // The LoRA delta scale · B (A x) in two dense matmuls through lora_t_ (as the CPU path: after the
 // base matmul and bias).
 void MetalDecoder::delta(LoraSlot slot, Arg x, Arg y) {
-  const LoraWeights* d = adapter_ ? adapter_->layer(layer_).get(slot) : nullptr;
+  const LoraWeights* d = lora_adapter_ ? lora_adapter_->layer(layer_).get(slot) : nullptr;
   if (!d) return;
   const auto& [a, b] = adapter_w_.at(d);
   const int64_t rank = d->a.rows;
@@ -141,10 +141,10 @@ void MetalDecoder::delta(LoraSlot slot, Arg x, Arg y) {
 }
 
 void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
-  if (a == adapter_) return;
+  if (a == lora_adapter_) return;
   adapter_w_.clear();
   adapter_owned_.clear();
-  adapter_.reset();
+  lora_adapter_.reset();
   if (!a) return;
   auto copy = [&](const WeightMatrix& w) -> Arg {
     auto b = d_.alloc(std::max<size_t>(code_bytes(w), 16));
@@ -163,7 +163,7 @@ void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
   if (!t) fail("metal decoder: cannot allocate the LoRA intermediate of rank ", rank);
   adapter_owned_.push_back(std::move(t));
   lora_t_ = {adapter_owned_.back().get(), 0};
-  adapter_ = a;
+  lora_adapter_ = a;
 }
 
 void MetalDecoder::rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) {

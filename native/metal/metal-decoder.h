@@ -82,13 +82,13 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void forget_predictions();
 
   Device& d_;
-  CommandList* c_ = nullptr;                          // the command list being encoded
-  int64_t capacity_ = 0, kv_elem_ = 4, commits_ = 0;  // cache rows allocated; bytes per cached element
+  CommandList* c_ = nullptr;           // the command list being encoded
+  int64_t kv_elem_ = 4, commits_ = 0;  // bytes per cached element
   std::shared_ptr<const DeviceWeights> w_;
   std::vector<std::unique_ptr<Buffer>> owned_;  // this decoder's caches, activations and routing buffers
   // The adapter in use, its matrices on the device (A then B per module) and the rank-sized
   // intermediate.
-  std::shared_ptr<const LoraAdapter> adapter_;
+  std::shared_ptr<const LoraAdapter> lora_adapter_;
   std::vector<std::unique_ptr<Buffer>> adapter_owned_;
   std::unordered_map<const LoraWeights*, std::pair<Arg, Arg>> adapter_w_;
   Arg lora_t_;

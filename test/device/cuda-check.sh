@@ -7,7 +7,8 @@
 #   model   greedy decode on 'cuda' vs 'cpu-ref', exact/staged/hot paths (accel-model.test.ts),
 #   decoder the whole-token CUDA decoder on the device (cuda-decoder.test.ts with
 #           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the
-#           decode graph, f16 KV, expert slots), and its decode benchmark on moe-small (graph and
+#           decode graph, f16 KV, expert slots), sessions on it (cuda-session.test.ts: tokens as
+#           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over), and its decode benchmark on moe-small (graph and
 #           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer),
 #   bench   the op benchmark, decode on synthetic moe-small ('cuda', the fastest CPU set, and
 #           with a LoRA adapter on 'cuda'), llama.cpp's CUDA build beside ours on the same model
@@ -40,6 +41,7 @@ if [ "$(cat "$out/build-native.rc")" = 0 ]; then
   step ops 300 "$bin"
   step model 240 node test/run.mjs accel-model
   BRAINSTEM_TEST_CUDA=gpu step decoder 240 node test/run.mjs cuda-decoder
+  BRAINSTEM_TEST_CUDA=gpu step session 180 node test/run.mjs cuda-session
   step bench-ops 120 "$bin" --bench qmatvec gather_matmul attention rmsnorm lora_delta
   shapes="moe-small"
   [ "${FULL:-0}" = 1 ] && shapes="moe-small moe-30b"
@@ -82,10 +84,11 @@ console.log(JSON.stringify({
   },
   model: { rc: rc("model"), log: tail("model.log", 15) },
   decoder: { rc: rc("decoder"), log: tail("decoder.log", 15) },
+  session: { rc: rc("session"), log: tail("session.log", 15) },
   bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "cuda" || b.backend.startsWith("cpu-avx")) : null,
   decode: Object.fromEntries(steps.filter((s) => /^(decode|decoder-bench|compare)-/.test(s))
     .map((s) => [s, json(`${s}.json`) ?? tail(`${s}.log`, 8)])),
 }, null, 2));
 '
 [ "$(cat "$out/build-native.rc")" = 0 ] && [ "$(cat "$out/ops.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$out/model.rc" 2>/dev/null)" = 0 ] &&
-  [ "$(cat "$out/decoder.rc" 2>/dev/null)" = 0 ]
+  [ "$(cat "$out/decoder.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$out/session.rc" 2>/dev/null)" = 0 ]

@@ -22,7 +22,8 @@ std::string slot_json(const Decoder& d) {
   if (!d.slots()) return "";
   const auto& s = d.slots()->stats();
   return ", \"slots\": {\"hits\": " + std::to_string(s.hits) + ", \"misses\": " + std::to_string(s.misses) +
-         ", \"copies\": " + std::to_string(s.copies) + ", \"slot_bytes\": " + std::to_string(s.slot_bytes) + "}";
+         ", \"copies\": " + std::to_string(s.copies) + ", \"prefetches\": " + std::to_string(s.prefetches) +
+         ", \"slot_bytes\": " + std::to_string(s.slot_bytes) + "}";
 }
 
 // syncs: the host synchronisations so far (the emulation counts them), or -1 where unknown.

@@ -22,7 +22,7 @@ interface Probe {
   tokens_cpu: number[];
   tokens_cuda: number[];
   max_rel_logit_diff: number;
-  slots?: { hits: number; misses: number; copies: number; slot_bytes: number };
+  slots?: { hits: number; misses: number; copies: number; prefetches: number; slot_bytes: number };
 }
 
 function probe(dir: string, tokens: number, flags: string[] = []): Probe {
@@ -67,6 +67,16 @@ test('the CUDA decoder with 6 expert slots per layer decodes like the CPU, readi
     assert.ok(s.misses > 0 && s.copies > 0, `${arch}: experts outside the slots were read in place and copied in`);
     assert.ok(s.hits > 0, `${arch}: later steps found experts in their slots`);
   }
+});
+
+test('the CUDA decoder with expert slots and a prerouter routes decode steps by its predictions like the CPU and fetches the predicted experts first', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  const p = probe(dir, 5, ['slots6,zero']);
+  assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
+  assert.equal(p.tokens_cuda.length, 5, 'every step ran');
+  assert.ok(p.max_rel_logit_diff < 1e-4, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+  if (p.syncs >= 0) assert.equal(p.syncs, p.appends, 'still one host synchronisation per append');
+  assert.ok(p.slots!.prefetches > 0, 'predicted experts were queued before they were used');
 });
 
 test('the CUDA decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {

@@ -5,8 +5,9 @@
 // `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
 // `--metal-session DIR TOKENS [f16|zero|heads]` does it through a session (truncate, prefix hit,
 // LoRA, failure; an f16 cache or a prerouter);
-// `--cuda-decoder DIR TOKENS [bench,f16,slotsK]` decodes (or times steps) through the CUDA
-// decoder beside the CPU (f16 KV caches; K expert slots per layer).
+// `--cuda-decoder DIR TOKENS [bench,f16,slotsK,zero]` decodes (or times steps) through the CUDA
+// decoder beside the CPU (f16 KV caches; K expert slots per layer); `--cuda-session DIR TOKENS
+// [f16|zero|heads]` through a session, as --metal-session.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,13 +93,22 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "--cuda-session") == 0) {
+    try {
+      return bt::cuda_session_probe(argv[2], std::atoi(argv[3]), argc == 5 ? argv[4] : "");
+    } catch (const bs::Error& e) {
+      std::fprintf(stderr, "cuda session probe: %s\n", e.what());
+      return 1;
+    }
+  }
   if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "--cuda-decoder") == 0) {
     try {
       const std::string flags = argc == 5 ? argv[4] : "";
       const size_t slots = flags.find("slots");
       return bt::cuda_decoder_probe(argv[2], std::atoi(argv[3]), flags.find("bench") != std::string::npos,
                                     flags.find("f16") != std::string::npos,
-                                    slots == std::string::npos ? 0 : std::atoi(flags.c_str() + slots + 5));
+                                    slots == std::string::npos ? 0 : std::atoi(flags.c_str() + slots + 5),
+                                    flags.find("zero") != std::string::npos);
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "cuda decoder probe: %s\n", e.what());
       return 1;

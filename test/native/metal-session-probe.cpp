@@ -1,29 +1,17 @@
 // `brainstem-native-tests --metal-session DIR TOKENS [f16|zero|heads]`: a session whose forward pass runs on
 // the whole-token Metal decoder (the msl-shim device here; the system GPU with
-// BRAINSTEM_TEST_METAL=gpu) beside a CPU session, through what the prefix cache does with a
-// session: a chunked prefill and greedy steps, a truncation to a shorter prefix and a new suffix,
-// a prefix-cache hit (that prompt again: truncate to all but its last token, prefill it), a narrower top-k,
-// a LoRA adapter, then an injected device failure that hands the cache back to the CPU. JSON per phase: both
-// token lists; the largest logit difference relative to the largest |logit|. f16: an f16 KV cache;
-// zero / heads: a prerouter (zero-training, or random heads) whose predictions route decode steps.
-// test/native/metal-session.test.ts runs it.
-#include <algorithm>
-#include <cmath>
+// BRAINSTEM_TEST_METAL=gpu) beside a CPU session, through session-probe.h's phases (the injected
+// failure: the next command lists fail). test/native/metal-session.test.ts runs it.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "common/error.h"
-#include "common/lora.h"
-#include "common/model.h"
-#include "common/prerouter/heads.h"
 #include "common/session.h"
 #include "decode-probe.h"
-#include "decoder-compare.h"
-#include "fixtures.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
+#include "session-probe.h"
 
 namespace bt {
 
@@ -44,76 +32,10 @@ struct Breakable : ShimDevice {
   }
 };
 
-// A rank-3 BF16 LoRA (scale 2) on every layer's q, v and o projections and on its dense MLP or
-// shared experts (gate, down), written next to the model and loaded for it.
-std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const std::string& dir) {
-  constexpr int64_t kRank = 3;
-  bt::Rng r(21);
-  bs::LoraSpec spec{"probe", dir + "/probe-adapter.safetensors", {}};
-  std::string header = "{";
-  std::vector<uint8_t> data;
-  auto tensor = [&](const std::string& name, int64_t rows, int64_t cols) {
-    const size_t at = data.size();
-    data.resize(at + static_cast<size_t>(rows * cols) * 2);
-    for (int64_t i = 0; i < rows * cols; ++i)
-      bt::store_float(data.data() + at, bs::DType::BF16, i, static_cast<float>(r.uniform(-0.2, 0.2)));
-    header += std::string(header.size() > 1 ? "," : "") + "\"" + name + "\": {\"dtype\": \"BF16\", \"shape\": [" +
-              std::to_string(rows) + ", " + std::to_string(cols) + "], \"data_offsets\": [" + std::to_string(at) +
-              ", " + std::to_string(data.size()) + "]}";
-  };
-  auto module = [&](const std::string& path, const bs::Linear& l) {
-    tensor(path + ".lora_a", kRank, l.w.cols);
-    tensor(path + ".lora_b", l.w.rows, kRank);
-    spec.modules.push_back({path, path + ".lora_a", path + ".lora_b", false, 2.0});
-  };
-  for (size_t l = 0; l < m.layers.size(); ++l) {
-    const bs::LayerWeights& lw = m.layers[l];
-    const std::string at = "model.layers." + std::to_string(l) + ".";
-    module(at + "self_attn.q_proj", lw.attn.q);
-    module(at + "self_attn.v_proj", lw.attn.v);
-    module(at + "self_attn.o_proj", lw.attn.o);
-    if (!lw.is_moe || lw.moe.has_shared) {
-      const bs::MlpWeights& w = lw.is_moe ? lw.moe.shared : lw.mlp;
-      const std::string mlp = at + (lw.is_moe ? "mlp.shared_experts." : "mlp.");
-      module(mlp + "gate_proj", w.gate);
-      module(mlp + "down_proj", w.down);
-    }
-  }
-  const std::vector<uint8_t> file = bt::safetensors_image(header + "}", data);
-  FILE* f = std::fopen(spec.file.c_str(), "wb");
-  if (!f || std::fwrite(file.data(), 1, file.size(), f) != file.size()) bs::fail("cannot write ", spec.file);
-  std::fclose(f);
-  return bs::load_lora(m, spec);
-}
-
-// Random prerouter heads for every possible owner; the first has no MLP (fc2 zero).
-std::unique_ptr<bs::Prerouter> random_heads(const bs::Model& m) {
-  bt::Rng r(31);
-  const int64_t E = m.cfg.router.n_experts, F = m.cfg.hidden + 2 * E, units = 24;
-  std::vector<bs::HeadFloats> heads;
-  for (const int64_t owner : bs::possible_owners(m)) {
-    bs::HeadFloats h{owner, units, {}, {}, {}};
-    auto fill = [&](std::vector<float>& v, int64_t n, double a) {
-      for (int64_t i = 0; i < n; ++i) v.push_back(heads.empty() && &v == &h.fc2 ? 0.0f : r.uniform(-a, a));
-    };
-    fill(h.fc1, units * F, 3.0 / std::sqrt(F));
-    fill(h.fc2, E * units, 2.5 / std::sqrt(units));
-    fill(h.linear, E * F, 2.5 / std::sqrt(F));
-    heads.push_back(std::move(h));
-  }
-  return bs::Prerouter::from_floats(m, std::move(heads), "probe");
-}
-
 }  // namespace
 
 int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
-  bs::LoadOptions opts;
-  opts.backend = "cpu-ref";
-  opts.kv_f16 = mode == "f16";
-  opts.prefill_chunk = 4;  // the 8-token prompt runs as two chunks
-  auto model = bs::load_model(dir, opts);
-  if (mode == "zero") model->prerouter = bs::Prerouter::zero_training(*model);
-  if (mode == "heads") model->prerouter = random_heads(*model);
+  auto model = session_probe_model(dir, mode);
   const char* env = std::getenv("BRAINSTEM_TEST_METAL");
   Breakable dev;
   if (env && std::string(env) == "gpu") {
@@ -127,87 +49,15 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   struct Restore {
     ~Restore() { bs::metal::use_device(nullptr); }
   } restore;
-  const int32_t V = static_cast<int32_t>(model->cfg.vocab);
   bs::Session cpu(model, 64), metal(model, 64);
   metal.use_decoder(bs::metal::session_decoder(*model, 64));
   if (!metal.on_device()) bs::fail("the Metal session decoder refused the model");
   // Another session of the model wraps nothing again: the weights are shared per model.
   const int wraps = dev.wraps;
   const bool shared = bs::metal::session_decoder(*model, 64) != nullptr && dev.wraps == wraps && wraps > 0;
-  std::vector<float> a(V), b(V);
-  double worst = 0.0;
-  int64_t greedy_steps = 0;
-  auto compare = [&] { worst = std::max(worst, rel_diff(a, b)); };
-
-  std::string json = "{\"device\": \"" + dev.name() + "\", \"phases\": {";
-  // Prefills `prompt` on both, then greedy steps: every other Metal step brings back only the
-  // token (the argmax on the device), the rest the logits, compared with the CPU's.
-  auto phase = [&](const char* name, std::vector<int32_t> prompt) {
-    for (int32_t& t : prompt) t %= V;
-    const int64_t P = static_cast<int64_t>(prompt.size());
-    cpu.append(prompt.data(), P, a.data());
-    metal.append(prompt.data(), P, b.data());
-    compare();
-    std::vector<int32_t> out_cpu, out_metal;
-    int32_t pending = -1;  // the token a greedy Metal step brought back (-1: read b)
-    for (int i = 0; i < tokens; ++i) {
-      out_cpu.push_back(argmax_of(a));
-      out_metal.push_back(pending >= 0 ? pending : argmax_of(b));
-      if (out_cpu.back() != out_metal.back()) break;
-      cpu.append(&out_cpu.back(), 1, a.data());
-      if (i % 2 == 0) {
-        pending = metal.append_greedy(&out_metal.back(), 1);
-        ++greedy_steps;
-      } else {
-        pending = -1;
-        metal.append(&out_metal.back(), 1, b.data());
-        compare();
-      }
-    }
-    json += std::string(json.back() == '{' ? "" : ", ") + "\"" + name + "\": {\"cpu\": " + json_list(out_cpu) +
-            ", \"metal\": " + json_list(out_metal) + ", \"n_past\": [" + std::to_string(cpu.n_past()) + ", " +
-            std::to_string(metal.n_past()) + "], \"on_device\": " + (metal.on_device() ? "true" : "false") + "}";
-    return out_metal;
-  };
-  const std::vector<int32_t> prompt = {11, 48, 85, 122, 159, 196, 233, 270};
-  phase("prompt", prompt);
-  const uint64_t device_bytes = metal.state_bytes();
-  // A greedy step over the ids below a limit (a tokenizer smaller than the padded vocabulary).
-  const int32_t limit = V / 3, step = 5;
-  const int32_t limited_cpu = cpu.append_greedy(&step, 1, limit), limited_metal = metal.append_greedy(&step, 1, limit);
-  // A prompt sharing 5 tokens with the cache: truncate to them, prefill the rest.
-  cpu.truncate(5);
-  metal.truncate(5);
-  const std::vector<int32_t> first = phase("truncated", {307, 344, 381});
-  // That prompt again: the cache keeps all but its last token, which is prefilled.
-  cpu.truncate(7);
-  metal.truncate(7);
-  const std::vector<int32_t> again = phase("prefix_hit", {381});
-  const bool repeat = again == first;
-  if (model->top_k > 1) {
-    cpu.set_top_k(model->top_k - 1);
-    metal.set_top_k(model->top_k - 1);
-    cpu.truncate(8);
-    metal.truncate(8);
-    phase("top_k", {401});
-  }
-  // An unmerged LoRA: its deltas run beside the base linears in the decoder's command lists.
-  const auto adapter = write_adapter(*model, dir);
-  cpu.set_adapter(adapter);
-  metal.set_adapter(adapter);
-  cpu.truncate(8);
-  metal.truncate(8);
-  phase("adapter", {499});
-  // The device fails: the session reads the cache back and the CPU runs this call and the rest.
-  dev.broken = true;
-  phase("handover", {433, 466});
-  std::printf(
-      "%s}, \"prefix_hit_repeats_prompt\": %s, \"greedy_steps\": %lld, \"device_state_bytes\": %llu, "
-      "\"cpu_predicted_layers\": %llu, \"weights_shared\": %s, \"max_rel_logit_diff\": %.3e, "
-      "\"greedy_limit\": [%d, %d, %d]}\n",
-      json.c_str(), repeat ? "true" : "false", static_cast<long long>(greedy_steps),
-      static_cast<unsigned long long>(device_bytes), static_cast<unsigned long long>(cpu.stats().predicted_layers),
-      shared ? "true" : "false", worst, limit, limited_cpu, limited_metal);
+  const SessionPhases r = run_session_phases(model, dir, cpu, metal, tokens, "metal", [&] { dev.broken = true; });
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s}\n", dev.name().c_str(), r.json.c_str(),
+              shared ? "true" : "false");
   return 0;
 }
 

@@ -269,6 +269,9 @@ TEST(cuda_emu_auto_needs_capability_7_2_and_a_passing_smoke_test) {
     EmuDevice dev;
     EXPECT(bs::cuda_emu::auto_ready(&why)) << why;
     EXPECT(bs::cuda_emu::describe().find("sm_90") != std::string::npos) << bs::cuda_emu::describe();
+    // The emulated device has 512 MiB free: 85% of it for expert slots.
+    EXPECT(bs::cuda_emu::describe().find("expert-slot budget 0.4 GiB") != std::string::npos)
+        << bs::cuda_emu::describe();
   }
   {
     EmuDevice dev(7, 0);
@@ -278,6 +281,9 @@ TEST(cuda_emu_auto_needs_capability_7_2_and_a_passing_smoke_test) {
   {
     EmuDevice dev(9, 0, false);
     EXPECT(!bs::cuda_emu::auto_ready(&why) && why.find("no usable CUDA") != std::string::npos) << why;
+    EXPECT(bs::cuda_emu::describe().find("unavailable") != std::string::npos &&
+           bs::cuda_emu::describe().find("no expert-slot budget") != std::string::npos)
+        << bs::cuda_emu::describe();
   }
   {
     EmuDevice dev;

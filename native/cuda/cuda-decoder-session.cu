@@ -1,0 +1,78 @@
+// What a session needs of the CUDA decoder beyond the walk (common/device-decoder.h): the cache
+// grown on demand, truncation, the read-back when the host takes over, and a LoRA adapter's
+// matrices on the device with its deltas beside the base linears.
+#include <algorithm>
+
+#include "common/accel-limits.h"
+#include "common/error.h"
+#include "cuda/cuda-decoder.cuh"
+#include "cuda/dense-matmul.cuh"
+#include "cuda/op-args.cuh"
+
+namespace bs::BS_CUDA_NS {
+
+// Cache rows for `rows` positions: capacity doubles (up to max_positions), the cached rows copied
+// over on the device, so a session pays for the context it uses.
+void CudaDecoder::reserve(int64_t rows) {
+  if (rows <= capacity_) return;
+  const int64_t cap = grown_capacity(rows);
+  const size_t row = static_cast<size_t>(m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
+  for (auto* cache : {&k_cache_, &v_cache_}) {
+    for (float*& b : *cache) {
+      void* grown = c_.hold(cap * row);
+      check(cudaMemcpyAsync(grown, b, pos_ * row, cudaMemcpyDeviceToDevice, c_.stream()), "cudaMemcpyAsync (cache)");
+      check(cudaStreamSynchronize(c_.stream()), "growing the KV cache");
+      c_.release(b);
+      b = static_cast<float*>(grown);
+    }
+  }
+  state_bytes_ += 2 * m_.cfg.n_layers * (cap - capacity_) * row;
+  capacity_ = cap;
+}
+
+void CudaDecoder::truncate(int64_t n) {
+  if (n < 0 || n > pos_) fail("cuda decoder: truncate(", n, ") is outside its ", pos_, " cached positions");
+  pos_ = n;
+  forget_predictions();
+}
+
+void CudaDecoder::read_kv(int64_t layer, int64_t n, void* k, void* v) const {
+  if (n < 0 || n > pos_) fail("cuda decoder: read_kv of ", n, " rows, ", pos_, " cached");
+  const size_t bytes = static_cast<size_t>(n * m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
+  check(cudaMemcpyAsync(k, k_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
+  check(cudaMemcpyAsync(v, v_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
+  check(cudaStreamSynchronize(c_.stream()), "reading the KV cache back");
+}
+
+void CudaDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
+  adapter_ = a.get();
+  if (a == adapter_held_) return;
+  for (void* p : adapter_mem_) c_.release(p);
+  adapter_mem_.clear();
+  adapter_w_.clear();
+  adapter_held_.reset();
+  if (!a) return;
+  int64_t rank = 1;
+  for (const std::unique_ptr<LoraModule>& mod : a->modules()) {
+    const uint8_t* wa = c_.keep(mod->w.a.w, code_bytes(mod->w.a));
+    const uint8_t* wb = c_.keep(mod->w.b.w, code_bytes(mod->w.b));
+    adapter_mem_.push_back(const_cast<uint8_t*>(wa));
+    adapter_mem_.push_back(const_cast<uint8_t*>(wb));
+    adapter_w_[&mod->w] = {wa, wb};
+    rank = std::max(rank, mod->w.a.rows);
+  }
+  lora_t_ = static_cast<float*>(c_.hold(max_chunk_ * rank * 4));
+  adapter_mem_.push_back(lora_t_);
+  adapter_held_ = a;
+}
+
+// t = A·x, then y += scale · B·t: two dense launches, t never leaves the device.
+void CudaDecoder::lora_delta(const LoraWeights& d, float* x, float* y) {
+  const auto& [a, b] = adapter_w_.at(&d);
+  DenseArgs pa{a, type_code(d.a.dtype), d.a.rows, d.a.cols, 0, n_};
+  DenseArgs pb{b, type_code(d.b.dtype), d.b.rows, d.a.rows, 0, n_, true, d.scale};
+  launched(launch_dense_matmul(pa, x, lora_t_, c_.stream()), "lora_delta (A)");
+  launched(launch_dense_matmul(pb, lora_t_, y, c_.stream()), "lora_delta (B)");
+}
+
+}  // namespace bs::BS_CUDA_NS

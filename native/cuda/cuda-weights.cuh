@@ -1,0 +1,50 @@
+// A model's weights as the CUDA decoder reads them, copied into device memory once per model
+// (read in place on an integrated device) and shared by the decoders of its sessions: every
+// matrix of decoder_matrices (without the routed expert stacks when the decoder puts experts in
+// slots), the norms, biases and RoPE frequencies. Read-only after construction.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "common/model.h"
+#include "cuda/device-context.cuh"
+
+namespace bs::BS_CUDA_NS {
+
+class DeviceWeights {
+ public:
+  struct Weight {
+    const uint8_t *codes, *scales, *biases;
+  };
+
+  // routed: also the routed expert stacks. ctx: the context to keep them in (a decoder's own,
+  // which must outlive them: a file registered once serves its expert slots too); null: one of
+  // their own. Throws bs::Error when the device fails or the weights do not fit its free memory.
+  DeviceWeights(const Model& m, bool routed, Context* ctx = nullptr);
+  // Shared per model (all experts resident) while a decoder holds them; made on first use.
+  static std::shared_ptr<const DeviceWeights> of(const Model& m);
+
+  // A matrix of decoder_matrices(m), by address; throws bs::Error for another.
+  const Weight& weight(const WeightMatrix& w) const;
+  // A norm, bias or correction-bias vector of the model, by its data.
+  float* vector(const float* data) const;
+  const double* inv_freq() const { return inv_freq_; }
+  bool has_routed() const { return routed_; }
+  // Device bytes of the matrices (0 read in place on an integrated device counts as copied).
+  size_t bytes() const { return bytes_; }
+  // Whether the routed stack w is one of the model's MoE layers' experts.
+  static bool is_routed(const Model& m, const WeightMatrix* w);
+
+ private:
+  std::unique_ptr<Context> own_;
+  Context& c_;
+  bool routed_;
+  size_t bytes_ = 0;
+  std::unordered_map<const void*, Weight> weights_;  // by the matrix's first byte
+  std::unordered_map<const void*, float*> vectors_;
+  const double* inv_freq_ = nullptr;
+};
+
+}  // namespace bs::BS_CUDA_NS

@@ -1,0 +1,77 @@
+// `brainstem-native-tests --cuda-session DIR TOKENS [f16,zero|heads]`: a session whose forward pass
+// runs on the whole-token CUDA decoder beside a CPU session through session-probe.h's phases, over
+// the CPU emulation of cuda-emu.h here (the injected failure: every kernel launch fails), or with
+// BRAINSTEM_TEST_CUDA=gpu on the real device (cuda-session-device.cpp). Also whether a second
+// session of the model uploads its weights again, what its greedy decode step synchronises and
+// reads back, whether the failure turned the set off, and a sticky failure (nothing copies back).
+// test/native/cuda-session.test.ts runs it.
+#define BS_CUDA_EMULATION 1
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/error.h"
+#include "common/session.h"
+#include "cuda/cuda-backend.h"
+#include "cuda/device-context.cuh"
+#include "decode-probe.h"
+#include "session-probe.h"
+
+namespace bt {
+
+int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
+  auto model = session_probe_model(dir, mode);
+  const char* env = std::getenv("BRAINSTEM_TEST_CUDA");
+  if (env && std::string(env) == "gpu") return cuda_device_session_probe(model, dir, tokens);
+  namespace emu = bs::cuda_emu::emu;
+  emu::device() = emu::Device{};
+  bs::cuda_emu::reset();
+  struct Restore {
+    ~Restore() {
+      emu::device().fail_launches = false;
+      bs::cuda_emu::reset();
+    }
+  } restore;
+  bs::Session cpu(model, 64), cuda(model, 64);
+  // A cache of 8 rows at first: the first decode step grows it (rows copied on the device).
+  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64, 8));
+  if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
+  // Another session of the model copies no weights again: they are shared per model.
+  const uint64_t uploaded = emu::device().h2d_bytes;
+  bs::Session other(model, 64);
+  other.use_decoder(bs::cuda_emu::session_decoder(*model, 64));
+  const bool shared = other.on_device() && emu::device().h2d_bytes - uploaded < uploaded / 10;
+  // Its greedy decode step: one host synchronisation, four bytes back.
+  const int32_t prompt[2] = {3, 5};
+  const int32_t next = other.append_greedy(prompt, 2);
+  const int syncs = emu::device().syncs;
+  const uint64_t d2h = emu::device().d2h_bytes;
+  other.append_greedy(&next, 1);
+  const int step_syncs = emu::device().syncs - syncs;
+  const uint64_t step_d2h = emu::device().d2h_bytes - d2h;
+  const SessionPhases r =
+      run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
+  // The failure turned the whole set off, as a failing op does.
+  const bool disabled = !bs::cuda_emu::backend().usable();
+  // A sticky failure (no call works, copies neither): the other session drops its cache with an
+  // error naming it, then runs on the CPU from an empty context.
+  emu::device().fail_launches = false;
+  emu::device().fail_after = 0;
+  std::string sticky;
+  try {
+    other.append_greedy(&next, 1);
+  } catch (const bs::Error& e) {
+    sticky = e.what();
+  }
+  emu::device().fail_after = -1;
+  const bool dropped = sticky.find("could not be read back") != std::string::npos && other.n_past() == 0 &&
+                       !other.on_device() && other.append_greedy(prompt, 2) == next;
+  std::printf(
+      "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": {\"syncs\": %d, \"d2h_bytes\": %llu}, "
+      "\"set_disabled\": %s, \"sticky_failure_drops_cache\": %s}\n",
+      bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", step_syncs,
+      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false", dropped ? "true" : "false");
+  return 0;
+}
+
+}  // namespace bt

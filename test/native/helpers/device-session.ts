@@ -1,0 +1,75 @@
+// The device-session probes' output (test/native/session-probe.h: `--metal-session`,
+// `--cuda-session`) and the checks every phase passes: greedy tokens identical to the CPU
+// session's, the same cached length, on the device until the injected failure.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../../daemon/util/repo-root.js';
+
+export type SessionDevice = 'metal' | 'cuda';
+
+export type SessionPhase = { cpu: number[]; n_past: [number, number]; on_device: boolean } & Partial<
+  Record<SessionDevice, number[]>
+>;
+
+export interface SessionProbe {
+  device: string;
+  phases: Record<string, SessionPhase>;
+  prefix_hit_repeats_prompt: boolean;
+  greedy_steps: number;
+  /** The session's device memory after the prompt (KV cache and activations). */
+  device_state_bytes: number;
+  /** Decode layer-steps the CPU session routed by a prerouter prediction. */
+  cpu_predicted_layers: number;
+  /** A second session's decoder made no device copy of the weights again. */
+  weights_shared: boolean;
+  /** A greedy decode step's host synchronisations and bytes read back (CUDA emulation only). */
+  greedy_step?: { syncs: number; d2h_bytes: number };
+  /** The injected failure turned the kernel set off (CUDA emulation only). */
+  set_disabled?: boolean;
+  /** A failure that left nothing to read back dropped the session's cache with an error, then the
+   *  CPU ran it (CUDA emulation only). */
+  sticky_failure_drops_cache?: boolean;
+  max_rel_logit_diff: number;
+  /** [limit, CPU token, device token] of a greedy step over the ids below limit. */
+  greedy_limit: [number, number, number];
+}
+
+export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads' | 'f16,heads';
+
+export function sessionProbe(device: SessionDevice, dir: string, tokens: number, mode: SessionMode): SessionProbe {
+  const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
+  const args = [`--${device}-session`, dir, String(tokens), ...(mode === 'f32' ? [] : [mode])];
+  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 600_000 });
+  assert.equal(r.status, 0, `${device} session probe failed:\n${r.stdout}\n${r.stderr}`);
+  return JSON.parse(r.stdout) as SessionProbe;
+}
+
+/** `tokens` greedy steps per phase; `shared`: also check that sessions share the weights. */
+export function checkSessionPhases(
+  device: SessionDevice,
+  label: string,
+  p: SessionProbe,
+  moe: boolean,
+  tokens: number,
+  shared: boolean,
+): void {
+  const names = ['prompt', 'truncated', 'prefix_hit', ...(moe ? ['top_k'] : []), 'adapter', 'handover'];
+  assert.deepEqual(Object.keys(p.phases), names, `${label}: phases`);
+  for (const name of names) {
+    const ph = p.phases[name];
+    assert.equal(ph[device]?.length, tokens, `${label} ${name}: every step ran`);
+    assert.deepEqual(ph[device], ph.cpu, `${label} ${name}: greedy tokens (${p.device})`);
+    assert.equal(ph.n_past[1], ph.n_past[0], `${label} ${name}: cached tokens`);
+    assert.equal(ph.on_device, name !== 'handover', `${label} ${name}: runs on the device until it fails`);
+  }
+  assert.ok(p.prefix_hit_repeats_prompt, `${label}: a prefix hit continues as the same prompt did before`);
+  assert.ok(p.greedy_steps > 0, `${label}: some steps brought back only the token`);
+  const [limit, cpuToken, devToken] = p.greedy_limit;
+  assert.ok(devToken === cpuToken && devToken >= 0 && devToken < limit, `${label}: greedy below ${limit}`);
+  if (shared) assert.ok(p.weights_shared, `${label}: sessions share the weights`);
+  // With an f16 cache a key that differs in its last float32 bits may round to the neighbouring
+  // half (2^-11 of it): a few such ulps of the scale, against float32 rounding alone.
+  const tol = label.includes('f16') ? 2e-3 : 1e-4;
+  assert.ok(p.max_rel_logit_diff < tol, `${label}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+}

@@ -1,0 +1,32 @@
+// The device-session probes' shared half (metal-session-probe.cpp, cuda-session-probe.cpp): the
+// model as a mode asks for it, and the phases a session on a device decoder goes through beside a
+// CPU session: a chunked prefill and greedy steps, a truncation to a shorter prefix and a new
+// suffix, a prefix-cache hit (that prompt again: truncate to all but its last token, prefill it),
+// a narrower top-k, a LoRA adapter, then an injected device failure that hands the cache back to
+// the CPU. Greedy tokens of both per phase as JSON.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "common/function-ref.h"
+#include "common/model.h"
+#include "common/session.h"
+
+namespace bt {
+
+// The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
+// "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads).
+std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode);
+
+struct SessionPhases {
+  std::string json;  // "\"phases\": {...}, ... \"max_rel_logit_diff\": x" (no braces around)
+  uint64_t device_state_bytes = 0;
+};
+
+// Every other device step brings back only the token; `label` names the device's token lists.
+// break_device() makes the device fail before the last phase.
+SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const std::string& dir, bs::Session& cpu,
+                                 bs::Session& dev, int tokens, const std::string& label,
+                                 bs::FunctionRef<void()> break_device);
+
+}  // namespace bt
