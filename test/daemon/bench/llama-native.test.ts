@@ -207,7 +207,15 @@ test('compare --llama native: our engine against the cached native build at two 
   assert.deepEqual(r.llama_cpp.prefill_by_prompt, { '8': 1000, '16': 1000 });
   assert.equal(r.llama_cpp.decode_tok_s, 1000);
   assert.deepEqual(Object.keys(r.brainstem.prefill_by_prompt), ['8', '16']);
-  assert.equal(calls.length, 6, 'per round: prefill 8, decode after 8, prefill 16');
+  // The untimed warm-up (prefill 8, one decode step), then per round: prefill 8, decode after 8, prefill 16.
+  assert.equal(calls.length, 8, 'warm-up: prefill 8, decode after 8; per round: prefill 8, decode after 8, prefill 16');
+  assert.deepEqual(
+    calls.slice(0, 2).map((a) => a.slice(4, 10)),
+    [
+      ['-p', '8', '-n', '0', '-d', '0'],
+      ['-p', '0', '-n', '1', '-d', '8'],
+    ],
+  );
   assert.ok(r.decode_ratio > 0 && r.llama_cpp.prefill_ratio_by_prompt['16']! > 0, JSON.stringify(r));
   assert.deepEqual(
     tools.calls.map((c) => c.split(' ').slice(0, 3).join(' ')),
