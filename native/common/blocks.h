@@ -80,6 +80,11 @@ void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, cons
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
                  const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora = nullptr);
 
+// Scans routed expert e's float slices once (its first check): NaN or ±Inf throws bs::Error
+// naming the file, tensor and expert. data[r] is the slice of w.expert_parts[r] where it was read
+// to (a slot, a layer buffer), so a streamed expert is scanned in memory; null: the mapping.
+void check_expert_finite(const MoeWeights& w, int64_t e, const uint8_t* const* data = nullptr);
+
 // The router then moe_experts on the exact path: each routed expert computed once from its
 // bytes for all the tokens routed to it.
 void moe_block(const Model& m, const MoeWeights& w, const float* xn, int64_t n, Scratch& s, float* out,

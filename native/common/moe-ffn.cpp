@@ -11,24 +11,27 @@
 
 namespace bs {
 
-namespace {
-// Scans each routed expert's float slices (weights or scales/biases) once, on its first use, so
-// a corrupt expert is a model error naming the tensor rather than NaN logits.
-void check_experts_finite(const MoeWeights& w, const std::vector<ExpertGroup>& groups) {
+void check_expert_finite(const MoeWeights& w, int64_t e, const uint8_t* const* data) {
   if (!w.expert_checked) return;
-  for (const ExpertGroup& g : groups) {
-    std::atomic<bool>& done = w.expert_checked[g.expert];
-    if (done.load(std::memory_order_acquire)) continue;
-    for (const ExpertPart& p : w.expert_parts) {
-      const TensorInfo& t = *p.tensor[g.expert];
-      const int64_t i = first_non_finite(p.data(g.expert), t.dtype, p.bytes / dtype_size(t.dtype));
-      if (i >= 0) {
-        fail(*t.file, ": tensor ", t.name, " holds a non-finite value (NaN or ±Inf) in expert ", g.expert,
-             " at element ", i, " of its slice; the model's weights are corrupt");
-      }
+  std::atomic<bool>& done = w.expert_checked[e];
+  if (done.load(std::memory_order_acquire)) return;
+  for (size_t r = 0; r < w.expert_parts.size(); ++r) {
+    const ExpertPart& p = w.expert_parts[r];
+    const TensorInfo& t = *p.tensor[e];
+    const int64_t i = first_non_finite(data ? data[r] : p.data(e), t.dtype, p.bytes / dtype_size(t.dtype));
+    if (i >= 0) {
+      fail(*t.file, ": tensor ", t.name, " holds a non-finite value (NaN or ±Inf) in expert ", e, " at element ", i,
+           " of its slice; the model's weights are corrupt");
     }
-    done.store(true, std::memory_order_release);
   }
+  done.store(true, std::memory_order_release);
+}
+
+namespace {
+// Each routed expert on its first use: a corrupt one is a model error, not NaN logits. An
+// executor (`streamed`) checks each expert where its bytes land instead.
+void check_experts_finite(const MoeWeights& w, const std::vector<ExpertGroup>& groups, bool streamed) {
+  for (size_t g = 0; !streamed && g < groups.size(); ++g) check_expert_finite(w, groups[g].expert);
 }
 }  // namespace
 
@@ -110,25 +113,30 @@ void expert_rows(const Model& m, const WeightMatrix* v, const int32_t* ids, cons
 void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float* xn, int64_t n, Phase phase,
                  const int32_t* ids, const float* weights, Scratch& s, float* out, const LayerLora* lora) {
   const int64_t hidden = m.cfg.hidden, k = routing_k(m, s), rows = n * k;
-  std::optional<StageScope> stage(std::in_place, s.profile, Stage::DenseMlp);
-  if (w.has_shared) {
-    mlp_block(m, w.shared, xn, n, s, out, lora);
-    if (w.shared_gated) {
-      s.shared_gate.resize(n);
-      run_linear(m, w.shared_gate, xn, n, s.shared_gate.data(), s);
-      for (int64_t t = 0; t < n; ++t) {
-        const float g = 1.0f / (1.0f + std::exp(-s.shared_gate[t]));
-        for (int64_t i = 0; i < hidden; ++i) out[t * hidden + i] *= g;
+  const bool streamed = m.streamer && layer >= 0;
+  {
+    StageScope st(s.profile, Stage::DenseMlp);
+    if (w.has_shared) {
+      mlp_block(m, w.shared, xn, n, s, out, lora);
+      if (w.shared_gated) {
+        s.shared_gate.resize(n);
+        run_linear(m, w.shared_gate, xn, n, s.shared_gate.data(), s);
+        for (int64_t t = 0; t < n; ++t) {
+          const float g = 1.0f / (1.0f + std::exp(-s.shared_gate[t]));
+          for (int64_t i = 0; i < hidden; ++i) out[t * hidden + i] *= g;
+        }
       }
+    } else {
+      std::fill_n(out, n * hidden, 0.0f);
     }
-  } else {
-    std::fill_n(out, n * hidden, 0.0f);
   }
-  stage.emplace(s.profile, Stage::ExpertSort);
-  check_experts_finite(w, sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s));
-  s.act.resize(rows * hidden);
-  stage.reset();  // expert_rows times its own stages
-  if (m.streamer && layer >= 0) {
+  {
+    StageScope st(s.profile, Stage::ExpertSort);
+    check_experts_finite(w, sort_routed_rows(m, xn, n, static_cast<int>(k), ids, s), streamed);
+    s.act.resize(rows * hidden);
+  }
+  // expert_rows times its own stages
+  if (streamed) {
     m.streamer->run(m, layer, phase, s);
   } else {
     if (!w.stacked) fail("internal: experts that are not stacked run through the expert streamer");
@@ -136,7 +144,7 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
     expert_rows(m, v, s.order_ids.data(), s.rows.data(), rows, s, s.act.data());
   }
   // Scatter in row order whatever the path, so every path sums in the same order.
-  stage.emplace(s.profile, Stage::Combine);
+  StageScope st(s.profile, Stage::Combine);
   const Kernels& ka = m.dispatch().pick(Op::Add);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t src = s.order[r];

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { toRpcError } from '../../daemon/api/serving-errors.js';
 import { EngineError, NativeModel } from '../../daemon/engine/native-model.js';
+import type { LoadModelOptions } from '../../daemon/native/binding.js';
 import { type Header, poisonTensor, shardOf, synthTemp } from './helpers/model-files.js';
 
 const SCALES = 'model.layers.0.mlp.switch_mlp.down_proj.scales';
@@ -39,3 +40,42 @@ test('a NaN in an expert loads, then fails its first use naming the tensor and t
   assert.deepEqual([rpc.code, (rpc.data as { code: string }).code], [-32005, 'engine_error'], 'a server error');
   assert.doesNotMatch(rpc.message, /Invalid params/);
 });
+
+// An expert executor checks each expert where its bytes land (a slot, a layer buffer, or the
+// mapping after its reads were issued), never by faulting the mapping page by page first.
+const STREAMED: [string, LoadModelOptions][] = [
+  [
+    'staged, direct reads, prerouter',
+    { decodePath: 'staged', prefillPath: 'staged', ioMode: 'direct', prerouter: 'on', slots: 2 },
+  ],
+  ['staged, page-cache reads', { decodePath: 'staged', prefillPath: 'staged', ioMode: 'page-cache', slots: 3 }],
+  ['whole-layer prefill, direct reads', { prefillPath: 'whole-layer', decodePath: 'exact', ioMode: 'direct' }],
+  ['whole-layer prefill, page-cache reads', { prefillPath: 'whole-layer', decodePath: 'exact', ioMode: 'page-cache' }],
+  ['hot', { prefillPath: 'hot', decodePath: 'hot', cacheBytes: 1 << 20 }],
+  ['exact, prerouter', { prefillPath: 'exact', decodePath: 'exact', prerouter: 'on' }],
+];
+
+for (const [name, opts] of STREAMED) {
+  test(`${name}: a NaN in an expert fails its first use naming the tensor and the expert`, async (t) => {
+    const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
+    poisonExperts(dir);
+    const model = await NativeModel.load(dir, { threads: 2, ...opts });
+    t.after(() => model.dispose());
+    const s = await model.createSession();
+    const err = await s.prefill([1, 2, 3]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof EngineError, String(err));
+    assert.match(
+      err.message,
+      /tensor model\.layers\.0\.mlp\.switch_mlp\.down_proj\.scales holds a non-finite value \(NaN or ±Inf\) in expert \d+ at element 0 of its slice/,
+    );
+    // The same session fails again, the process carries on.
+    const again = await s.prefill([4]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(again instanceof EngineError, String(again));
+  });
+}

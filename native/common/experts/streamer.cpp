@@ -35,6 +35,14 @@ void advise_random(const Model& m, int64_t l) {
   }
 }
 
+// Expert e's finite check (once per expert) over its ranges stacked at bases[r], as item `at`
+// of each stack (a slot, or e itself in a whole-layer buffer): the bytes are in memory already.
+void check_stacked(const MoeWeights& w, const LayerLayout& lay, int e, const uint8_t* const* bases, int64_t at) {
+  const uint8_t* p[9];
+  for (size_t r = 0; r < lay.ranges.size(); ++r) p[r] = bases[r] + static_cast<uint64_t>(at) * lay.ranges[r].bytes;
+  check_expert_finite(w, e, p);
+}
+
 }  // namespace
 
 namespace {
@@ -79,6 +87,7 @@ ExpertStreamer::ExpertStreamer(const Model& m, const StreamOptions& opts) : opts
     if (!m.layers[l].is_moe) continue;
     auto x = std::make_unique<Layer>();
     x->layout = layer_layout(m, l);
+    x->moe = &m.layers[l].moe;
     x->ordinal = ordinal++;
     x->keep.assign(x->layout.n_experts, 0);
     for (int p = 0; p < 2; ++p) {
@@ -178,16 +187,21 @@ void ExpertStreamer::start_load(Layer& L, SlotCache& c, int s, int e, bool urgen
   }
   SlotCache* cache = &c;
   const int64_t layer = L.layout.layer;
+  const MoeWeights* moe = L.moe;
   pool_->submit(
-      [this, cache, s, e, layer](ReadScratch& rs) {
+      [this, cache, moe, s, e, layer](ReadScratch& rs) {
         const LayerLayout& lay = cache->layout();
         std::string err;
         try {
           const std::string what = "expert " + std::to_string(e) + " of layer " + std::to_string(layer);
+          const uint8_t* at[9];
           for (size_t r = 0; r < lay.ranges.size(); ++r) {
             const ExpertRange& x = lay.ranges[r];
             files_->read(x.file[e], x.offset[e], x.bytes, cache->range_ptr(s, r), rs, what + " (" + x.tensor(e) + ")");
+            at[r] = cache->range_ptr(s, r);
           }
+          // Checked here, in the slot: scanning the mapping would fault every page in from disk.
+          check_expert_finite(*moe, e, at);
         } catch (const std::exception& ex) {
           err = ex.what();
         }
@@ -303,6 +317,7 @@ void ExpertStreamer::compute(const Model& m, const WeightMatrix* v, const std::v
 
 void ExpertStreamer::compute_mapped(const Model& m, Layer& L, const std::vector<int>& which,
                                     const std::vector<int32_t>& id, Scratch& s) {
+  for (int32_t e : id) check_expert_finite(*L.moe, e);  // after the paths' reads or hints were issued
   if (L.layout.stacked) {
     compute(m, L.layout.proto, which, id, s);
     return;
@@ -577,6 +592,7 @@ void ExpertStreamer::run_whole(const Model& m, Layer& L, Scratch& s) {
   std::vector<int32_t> id(s.groups.size());
   for (size_t g = 0; g < s.groups.size(); ++g) id[g] = s.groups[g].expert;
   if (direct) {
+    for (int32_t e : id) check_stacked(*L.moe, L.layout, e, whole_[L.warm_buffer].bases.data(), e);
     compute(m, views, which, id, s);  // the buffer holds the experts stacked, whatever the file layout
   } else {
     compute_mapped(m, L, which, id, s);

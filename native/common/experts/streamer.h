@@ -85,7 +85,8 @@ class ExpertStreamer {
   };
   struct Layer {
     LayerLayout layout;
-    int ordinal = 0;  // index among MoE layers
+    const MoeWeights* moe = nullptr;  // for the first-use finite check of each expert
+    int ordinal = 0;                  // index among MoE layers
     std::unique_ptr<SlotCache> staged, hot;
     std::vector<char> keep;         // [E] scratch
     std::vector<int32_t> deferred;  // predicted experts waiting for a free staged slot
