@@ -57,10 +57,10 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   const free = Math.max(0, budget - reserve - dense);
   const reasons: string[] = [];
   const resident = g.fileBytes + reserve <= budget;
-  // Half of what the dense weights leave goes to buffers, half stays for the page cache's reuse.
+  // Page-cache reads: half of what the dense weights leave goes to buffers, half stays for the page
+  // cache's reuse. Direct reads bypass the page cache, so staged slots take all of it (below).
   const share = Math.floor(free / 2);
   const fitSlots = layerSet > 0 ? Math.floor(share / layerSet) - 1 : 0; // + the zero slot
-  const slots = Math.max(1, Math.min(g.experts, fitSlots));
   const cacheBytes = Math.max(0, Math.min(g.experts, fitSlots)) * layerSet; // as many experts per layer
   if (resident) {
     reasons.push(
@@ -69,7 +69,7 @@ export function autoStream(g: AutoStreamInput): AutoStream {
     return {
       prefillPath: 'exact',
       decodePath: 'exact',
-      slots,
+      slots: Math.max(1, Math.min(g.experts, fitSlots)),
       cacheBytes,
       ioThreads: 2,
       ioMode: 'page-cache',
@@ -83,10 +83,19 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   );
   // The measured grid (docs/streaming.md#measured-grid, moe-30b): where the page cache can hold
   // ≥ 30% of the routed experts (8 GiB: 41%) exact decode over it, with predicted experts warmed,
-  // wins (1.04 vs 0.70 tok/s staged); below (4 GiB: 18%) staged slots with direct reads win
-  // (0.64 vs 0.32 alternated). Staged needs K slots, so the prediction of a layer fits at once.
+  // wins; below (4 GiB: 18%) staged slots with direct reads win. Staged needs K slots, so the
+  // prediction of a layer fits at once.
   const cacheable = routed > 0 ? free / routed : 1;
-  const staged = cacheable < CACHEABLE_FOR_EXACT && fitSlots >= g.topK;
+  // Whole-layer prefill holds the layer it computes and the next one (direct: in two buffers).
+  const layerBytes = g.experts * g.expertBytes;
+  // Direct reads leave the page cache nothing to reuse: the slots take what the dense weights and
+  // (when they fit beside K slots) the two whole-layer buffers leave. 4 GiB: 16 slots, measured
+  // 1.48 tok/s (468 MB read per token) against 0.78 with 10 (655 MB); 20 slots spilled the dense
+  // weights out of the page cache (1.20).
+  const wholeBeside = free - 2 * layerBytes >= (g.topK + 1) * layerSet;
+  const directFit = layerSet > 0 ? Math.floor((free - (wholeBeside ? 2 * layerBytes : 0)) / layerSet) - 1 : 0;
+  const staged = cacheable < CACHEABLE_FOR_EXACT && directFit >= g.topK;
+  const slots = Math.max(1, Math.min(g.experts, staged ? directFit : fitSlots));
   const pct = `${Math.round(cacheable * 100)}%`;
   if (staged) {
     reasons.push(
@@ -101,9 +110,7 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   }
   const ioMode: IoMode = staged ? 'direct' : 'page-cache';
   const slotBytes = staged ? stagedBytes(g, slots) : 0;
-  // Whole-layer prefill holds the layer it computes and the next one (direct: in two buffers).
-  const layerBytes = g.experts * g.expertBytes;
-  const whole = 2 * layerBytes <= free - slotBytes;
+  const whole = staged ? wholeBeside : 2 * layerBytes <= free;
   reasons.push(
     whole
       ? 'prefill whole-layer: each chunk reads every expert of a layer once, in large sequential reads'

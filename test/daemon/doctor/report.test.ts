@@ -35,7 +35,7 @@ test('recommended profile: the auto-size for the budget and the model, with its 
   );
   assert.deepEqual(
     [at(4).profile.decode_path, at(4).profile.io_mode, at(4).profile.prefill_path, at(4).profile.slots],
-    ['staged', 'direct', 'whole-layer', 10],
+    ['staged', 'direct', 'whole-layer', 16],
   );
   assert.deepEqual([at(8).profile.decode_path, at(8).profile.io_mode], ['exact', 'page-cache']);
   assert.equal(at(4).profile.prerouter, 'on', 'streaming: the prerouter is recommended (it changes outputs)');

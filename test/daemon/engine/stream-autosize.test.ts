@@ -1,6 +1,6 @@
 // The streaming auto-size: hand-computed cases on the 30B-A3B int4 geometry, and seeded
-// properties over random geometries and budgets (never plans past the budget; slots, cache and
-// residency monotone in it).
+// properties over random geometries and budgets (never plans past the budget; cache and residency
+// monotone in it, slots too while the paths stay).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { autoStream, reserveBytes, stagedBytes, type ModelGeometry } from '../../../daemon/engine/stream-autosize.js';
@@ -18,11 +18,15 @@ test('30B-A3B under 4 GiB: streams, staged direct decode (18% cacheable), whole-
   assert.equal(dense, 882_546_048);
   const free = 4 * GiB - 512 * MiB - dense;
   const layerSet = 48 * 2_654_208; // 127,401,984
-  assert.equal(a.slots, Math.floor(Math.floor(free / 2) / layerSet) - 1);
-  assert.equal(a.slots, 10);
+  const wholeBuffers = 2 * 128 * 2_654_208; // 679,477,248: fits beside 9 slot sets (1,146,617,856)
+  // Direct reads: the slots take all that the dense weights and the two layer buffers leave.
+  assert.equal(a.slots, Math.floor((free - wholeBuffers) / layerSet) - 1);
+  assert.equal(a.slots, 16);
+  // The hot cache (page-cache reads) keeps half for the page cache's reuse.
+  assert.equal(a.cacheBytes, (Math.floor(Math.floor(free / 2) / layerSet) - 1) * layerSet);
   assert.equal(a.cacheBytes, 10 * layerSet);
-  // 11 slot sets (10 + the zero slot) and two whole-layer buffers of 128 experts.
-  assert.equal(a.plannedBytes, 11 * layerSet + 2 * 128 * 2_654_208);
+  // 17 slot sets (16 + the zero slot) and two whole-layer buffers of 128 experts.
+  assert.equal(a.plannedBytes, 17 * layerSet + wholeBuffers);
   assert.deepEqual(
     [a.resident, a.decodePath, a.prefillPath, a.ioMode, a.ioThreads],
     [false, 'staged', 'whole-layer', 'direct', 4],
@@ -81,8 +85,13 @@ test('seeded properties: within the budget and monotone in it', () => {
       assert.ok(a.cacheBytes <= Math.max(0, room), `hot cache fits: ${ctx}`);
       assert.ok(a.slots >= 1 && a.slots <= g.experts, ctx);
       assert.ok(a.ioThreads >= 1 && a.ioThreads <= 8, ctx);
-      if (prev) {
+      // Slots grow with the budget while the paths stay; where whole-layer prefill starts to fit
+      // (its buffers come out of the direct slots) or exact decode takes over (the page cache
+      // then shares the room), they may step down.
+      if (prev && prev.decodePath === a.decodePath && prev.prefillPath === a.prefillPath) {
         assert.ok(a.slots >= prev.slots, `slots monotone: ${ctx}`);
+      }
+      if (prev) {
         assert.ok(a.cacheBytes >= prev.cacheBytes, `cache monotone: ${ctx}`);
         assert.ok(a.resident || !prev.resident, `once resident, resident with more memory: ${ctx}`);
       }
