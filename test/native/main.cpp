@@ -1,6 +1,7 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
 // argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
 // kernel set and prints JSON;
+// `--require-sets a,b` fails unless those kernel sets can run here (the cases still run);
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
 // `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
 // `--metal-session DIR TOKENS [f16|zero|heads]` does it through a session (truncate, prefix hit,
@@ -15,6 +16,7 @@
 #include <exception>
 #include <string>
 
+#include "common/backend.h"
 #include "common/error.h"
 #include "decode-probe.h"
 #include "harness.h"
@@ -58,6 +60,33 @@ int run_bench(const std::vector<std::string>& ops) {
   }
   std::printf("]\n");
   return 0;
+}
+
+// Prints which kernel sets the cases run (those this machine can use) and which they skip, so
+// a set is never left out silently; false when a set named in `required` (comma-separated) is
+// not compiled in or cannot run here (the arm64 check requires both NEON sets under qemu).
+bool report_sets(const std::string& required) {
+  std::string ran;
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (b->usable()) {
+      ran += std::string(ran.empty() ? "" : " ") + b->name;
+    } else {
+      std::printf("# kernel set %s skipped: this machine lacks what it needs (%s)\n", b->name, b->detail);
+    }
+  }
+  std::printf("# kernel sets run: %s\n", ran.c_str());
+  bool ok = true;
+  for (size_t i = 0; i < required.size();) {
+    const size_t end = std::min(required.find(',', i), required.size());
+    const std::string name = required.substr(i, end - i);
+    const bs::Backend* b = bs::find_backend(name);
+    if (!b || !b->usable()) {
+      std::printf("FAIL required kernel set %s: %s\n", name.c_str(), b ? "not usable here" : "not compiled in");
+      ok = false;
+    }
+    i = end + 1;
+  }
+  return ok;
 }
 
 }  // namespace
@@ -114,10 +143,16 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  std::string required;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--bench") == 0) return run_bench(std::vector<std::string>(argv + i + 1, argv + argc));
+    if (std::strcmp(argv[i], "--require-sets") == 0 && i + 1 < argc) {
+      required = argv[++i];
+      continue;
+    }
     filters.push_back(argv[i]);
   }
+  const bool sets_ok = report_sets(required);
   int failed = 0, ran = 0, skipped = 0;
   for (const bt::Case& c : bt::cases()) {
     if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
@@ -148,5 +183,5 @@ int main(int argc, char** argv) {
     std::printf("no case matched\n");
     return 2;
   }
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && sets_ok ? 0 : 1;
 }

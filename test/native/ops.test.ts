@@ -13,8 +13,9 @@ test('native op and format tests pass', (t) => {
   assert.ok(existsSync(binary), `${binary} missing; run npm run build:native`);
   const r = spawnSync(binary, [], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, `brainstem-native-tests failed:\n${r.stdout}\n${r.stderr}`);
-  // Cases that cannot run here (no GPU, no AVX-512) say so, with the reason.
-  for (const line of r.stdout.split('\n')) if (line.startsWith('skip ')) t.diagnostic(line);
+  // The kernel sets that ran, and cases or sets that cannot run here (no GPU, no AVX-512), with the reason.
+  for (const line of r.stdout.split('\n'))
+    if (/^(skip |# kernel set)/.test(line)) t.diagnostic(line.replace(/^# /, ''));
   const summary = /# cases (\d+), failed (\d+)/.exec(r.stdout);
   assert.ok(summary, `no summary line in:\n${r.stdout}`);
   assert.ok(Number(summary[1]) >= 30, `expected ≥ 30 cases, ran ${summary[1]}`);

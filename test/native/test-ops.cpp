@@ -261,11 +261,8 @@ TEST(op_qmatvec_block_maxima) {
 // cases on its float GEMM): random shapes with partial row tiles, tail chunks, every group,
 // runs long and short in one gather, and an activation 1000× its block in some tokens
 // (split off and added back per row; its term is left out of the bound). Sets this CPU
-// cannot run are reported as skipped, by name and reason.
+// cannot run are reported as skipped by main, by name and reason.
 TEST(op_qmatmul_integer_gemm) {
-  for (const bs::Backend* b : bs::compiled_backends()) {
-    if (!b->usable()) std::printf("# skip %s: this machine lacks what it needs (%s)\n", b->name, b->detail);
-  }
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1700 + c);
     const int group = 32 << r.below(3);

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The arm64 kernel sets (cpu-neon, cpu-neon-dotprod) on an x86 Linux machine: cross-compiles
+# the native unit tests (brainstem-native-tests, CUDA off, static) for aarch64 in build-arm64/
+# with plain CMake and cmake/aarch64-linux-gnu.cmake (the test binary needs no Node headers),
+# then runs every case under `qemu-aarch64 -cpu max` (NEON and the dot-product extension),
+# requiring both NEON sets to run. Exits 0 when every case passes, 1 on a build or test
+# failure, 2 when the cross tools are missing (Debian: g++-aarch64-linux-gnu, qemu-user).
+# Usage: test/device/neon-check.sh [CASE_SUBSTRING...]   (npm run test:arm64; JOBS=N builds)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+for tool in aarch64-linux-gnu-g++ qemu-aarch64 cmake; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "neon-check: $tool not found (apt-get install g++-aarch64-linux-gnu qemu-user cmake)" >&2
+    exit 2
+  fi
+done
+dir=build-arm64
+log="$dir/build.log"
+mkdir -p "$dir"
+echo "neon-check: building $dir/brainstem-native-tests (log in $log)" >&2
+if ! { cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DBRAINSTEM_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build "$dir" --target brainstem-native-tests --parallel "${JOBS:-$(nproc 2>/dev/null || echo 2)}"; } \
+  >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "neon-check: the aarch64 build failed" >&2
+  exit 1
+fi
+echo "neon-check: running under qemu-aarch64 -cpu max" >&2
+qemu-aarch64 -cpu max "$dir/brainstem-native-tests" --require-sets cpu-neon,cpu-neon-dotprod "$@"
+rc=$?
+[ "$rc" = 0 ] || echo "neon-check: failed (exit $rc)" >&2
+exit "$rc"
