@@ -37,7 +37,8 @@ test('recommended profile: the auto-size for the budget and the model, with its 
     [at(4).profile.decode_path, at(4).profile.io_mode, at(4).profile.prefill_path, at(4).profile.slots],
     ['staged', 'direct', 'whole-layer', 16],
   );
-  assert.deepEqual([at(8).profile.decode_path, at(8).profile.io_mode], ['exact', 'page-cache']);
+  assert.deepEqual([at(8).profile.decode_path, at(8).profile.io_mode], ['staged', 'direct']);
+  assert.deepEqual([at(16).profile.decode_path, at(16).profile.io_mode], ['exact', 'page-cache']);
   assert.equal(at(4).profile.prerouter, 'on', 'streaming: the prerouter is recommended (it changes outputs)');
   assert.equal(at(64).profile.prerouter, 'off');
   assert.ok(at(8).profile.slots > at(4).profile.slots, 'more budget, more slots');

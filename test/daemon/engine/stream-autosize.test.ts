@@ -35,14 +35,21 @@ test('30B-A3B under 4 GiB: streams, staged direct decode (18% cacheable), whole-
   assert.match(a.reasons.join('\n'), /holds 18% of the routed experts/);
 });
 
-test('30B-A3B: 8 GiB decodes exact (41% cacheable), 24 GiB holds the weights resident, K=4 halves the I/O threads', () => {
+test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%), 24 GiB holds the weights resident, K=4 halves the I/O threads', () => {
   const at8 = autoStream({ ...M30, budgetBytes: 8 * GiB });
+  const layerSet = 127_401_984;
+  const wholeBuffers = 2 * 128 * 2_654_208;
+  assert.deepEqual([at8.decodePath, at8.ioMode, at8.prefillPath], ['staged', 'direct', 'whole-layer']);
+  assert.equal(at8.slots, Math.floor((8 * GiB - GiB - 882_546_048 - wholeBuffers) / layerSet) - 1); // reserve 1 GiB
+  assert.equal(at8.slots, 45);
+  assert.equal(at8.plannedBytes, 46 * layerSet + wholeBuffers);
+  assert.match(at8.reasons.join('\n'), /holds 41% of the routed experts \(< 60%\)/);
+  const at12 = autoStream({ ...M30, budgetBytes: 12 * GiB });
   assert.deepEqual(
-    [at8.decodePath, at8.ioMode, at8.prefillPath, at8.plannedBytes],
+    [at12.decodePath, at12.ioMode, at12.prefillPath, at12.plannedBytes],
     ['exact', 'page-cache', 'whole-layer', 0],
   );
-  assert.equal(at8.slots, Math.floor(Math.floor((8 * GiB - GiB - 882_546_048) / 2) / 127_401_984) - 1); // reserve 1 GiB
-  assert.equal(at8.slots, 25);
+  assert.match(at12.reasons.join('\n'), /holds 64% of the routed experts: decode exact/);
   const at24 = autoStream({ ...M30, budgetBytes: 24 * GiB });
   assert.deepEqual(
     [at24.resident, at24.decodePath, at24.prefillPath, at24.plannedBytes],
