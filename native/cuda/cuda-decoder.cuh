@@ -27,6 +27,12 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
  public:
   // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
   static std::string unsupported(const Model& m);
+  // Expert slots per MoE layer for a session's decoder (0: every expert resident): the budget
+  // (the model's stream.device_expert_bytes, else 85% of the free device memory less the dense
+  // weights, unless shared already, and a cache of max_positions rows) over one expert of every
+  // MoE layer, clamped to 1..E-1; 0 when all fit, on an integrated device (experts read in
+  // place) or when the model's shared weights already hold the experts.
+  static int session_slots(const Model& m, int64_t max_positions, int64_t max_chunk);
 
   // How a decoder is made besides its model and cache length.
   struct Options {
@@ -35,6 +41,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
     int expert_slots = 0;      // > 0: routed experts in that many device slots per MoE layer (expert-slots.cuh)
     bool shared = false;       // the model's weights shared with its other sessions (DeviceWeights::of)
     int64_t initial_rows = 0;  // cache rows allocated at first, doubled on demand (0: max_positions)
+    bool io_fills = false;     // slots filled through the model's I/O threads and pinned staging
     void (*on_device_error)(const char* what) = nullptr;  // told before an append's device error is thrown
   };
   // A cache of up to max_positions tokens. Throws bs::Error when the model is unsupported or
@@ -56,6 +63,9 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   int64_t position() const override { return pos_; }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
   uint64_t state_bytes() const override { return state_bytes_; }
+  // The expert slots' counters (slot hits and misses, copies in, prefetches) and the predicted
+  // layer-steps since the last take.
+  void take_stats(SessionStats& into) override;
 
   struct Stats {
     int64_t appends = 0, graph_launches = 0, graph_builds = 0;  // builds: instantiations (updates not counted)
@@ -129,6 +139,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
   void (*on_device_error_)(const char*);
   Stats stats_;
+  std::unique_ptr<SessionStats> taken_;  // the counters at the last take_stats
 };
 
 }  // namespace bs::BS_CUDA_NS
