@@ -121,21 +121,10 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   }
   allocate(kv_f16_ ? 2 : 4, rows);
   const ModelConfig& c = m.cfg;
-  const int64_t kv = c.n_kv_heads * c.head_dim, k = std::max(1, m.top_k);
+  const int64_t kv = c.n_kv_heads * c.head_dim;
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
-  pred_.resize(c.n_layers);
-  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
-  if (m.prerouter) {
-    int64_t units = 1;
-    for (const int64_t owner : m.prerouter->owners()) {
-      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
-      Predicted& p = pred_[owner + 1];
-      for (int i = 0; i < 2; ++i) p.ids[i] = reinterpret_cast<int32_t*>(alloc(k * 4)), p.wts[i] = alloc(k * 4);
-      pred_[owner].last = reinterpret_cast<int32_t*>(alloc(k * 4));
-    }
-    head_logits_ = alloc(std::max(1, c.router.n_experts) * 4), head_act_ = alloc(units * 4);
-  }
+  allocate_predictions();
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (tokens)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),

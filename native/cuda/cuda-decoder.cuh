@@ -86,7 +86,6 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void reserve(int64_t rows);
   void use_adapter(const std::shared_ptr<const LoraAdapter>& a);
   void route_into(const RouterSpec& s, const float* logits, int64_t n, int32_t* ids, float* wts);
-  void forget_predictions();
 
   float* at(float* a, int64_t floats) override { return a + floats; }
   float* alloc(size_t bytes) override;
@@ -124,18 +123,6 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   std::unordered_map<const LoraWeights*, std::pair<const uint8_t*, const uint8_t*>> adapter_w_;
   std::vector<void*> adapter_mem_;
   float* lora_t_ = nullptr;
-  // Prediction as routing (a model with a prerouter, as the CPU path): per layer, predicted ids
-  // and weights [top_k] double-buffered by the parity of the append (a step consumes the last
-  // one's while writing its own), the ids of the last token routed, and host flags for both.
-  struct Predicted {
-    int32_t* ids[2] = {nullptr, nullptr};
-    float* wts[2] = {nullptr, nullptr};
-    int32_t* last = nullptr;
-  };
-  std::vector<Predicted> pred_;
-  std::vector<char> has_pred_, made_pred_, has_last_;
-  float *head_logits_ = nullptr, *head_act_ = nullptr;
-  int parity_ = 0, last_top_k_ = 0;
   const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
   void (*on_device_error_)(const char*);
   Stats stats_;

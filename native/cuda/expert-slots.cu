@@ -178,11 +178,10 @@ void ExpertSlots::fill(size_t li, int s, int e) {
         } catch (const std::exception&) {
           ok = false;  // the slot stays empty and its expert is read in place: same tokens
         }
-        {
-          std::lock_guard<std::mutex> lk(mu_);
-          failed_[buf] = ok ? 0 : 1;
-          --reading_;
-        }
+        // Notified under the lock: the destructor, once it sees no reads, finds no job still here.
+        std::lock_guard<std::mutex> lk(mu_);
+        failed_[buf] = ok ? 0 : 1;
+        --reading_;
         cv_.notify_all();
       },
       /*urgent=*/false);
