@@ -7,8 +7,12 @@ import { autoStream, type ModelGeometry } from '../engine/stream-autosize.js';
 import type { MemoryBudget } from '../engine/stream-budget.js';
 import type { streamEngineFields } from '../engine/stream-config.js';
 
-/** engine.* streaming keys plus the routing width (null: the model's own). */
-export type RecommendedSettings = Pick<EngineConfig, keyof typeof streamEngineFields> & { top_k: number | null };
+/** engine.* streaming keys (the CUDA budget is the device's: not recommended here) plus the routing
+ *  width (null: the model's own). */
+export type RecommendedSettings = Pick<
+  EngineConfig,
+  Exclude<keyof typeof streamEngineFields, 'device_expert_bytes'>
+> & { top_k: number | null };
 
 /** Qwen3-30B-A3B 4-bit g64 (and the synthetic moe-30b): 48 MoE layers × 128 experts of 2.65 MB. */
 export const REFERENCE_GEOMETRY: ModelGeometry = {

@@ -49,6 +49,13 @@ const FIELDS = {
       default: d,
       doc: 'page-cache (buffered reads, readahead off), direct (O_DIRECT / F_NOCACHE: the page cache is not polluted) or auto (direct with the staged path the auto-size picks, else page-cache)',
     })) as Field<AutoMode>,
+  device_expert_bytes: ((d?: number) =>
+    int({
+      min: 0,
+      max: 2 ** 50,
+      default: d,
+      doc: "bytes of CUDA device memory per session for routed experts (0 = 85% of the device's free memory less the dense weights and the KV cache); below the model's experts, a session keeps that many expert slots per MoE layer (docs/cuda.md)",
+    })) as Field<number>,
   prerouter: ((d?: string) =>
     str({
       nonEmpty: true,
@@ -65,6 +72,7 @@ export const streamEngineFields = {
   cache_bytes: FIELDS.cache_bytes(0),
   io_threads: FIELDS.io_threads(0),
   io_mode: FIELDS.io_mode('auto'),
+  device_expert_bytes: FIELDS.device_expert_bytes(0),
   // The prediction is the routing: outputs change, so the prerouter is opt-in (doctor recommends it
   // where memory is short).
   prerouter: FIELDS.prerouter('off'),
@@ -78,6 +86,7 @@ export const streamModelFields = {
   cache_bytes: optional(FIELDS.cache_bytes()),
   io_threads: optional(FIELDS.io_threads()),
   io_mode: optional(FIELDS.io_mode()),
+  device_expert_bytes: optional(FIELDS.device_expert_bytes()),
   prerouter: optional(FIELDS.prerouter()),
 };
 
@@ -89,6 +98,8 @@ export interface StreamProfile {
   cacheBytes: number;
   ioThreads: number;
   ioMode: AutoMode;
+  /** 0: from the CUDA device's free memory. */
+  deviceExpertBytes: number;
   prerouter: string;
 }
 
@@ -106,6 +117,7 @@ export function resolveStream(m: ModelStream, e: EngineStream): StreamProfile {
     cacheBytes: m.cache_bytes ?? e.cache_bytes,
     ioThreads: m.io_threads ?? e.io_threads,
     ioMode: m.io_mode ?? e.io_mode,
+    deviceExpertBytes: m.device_expert_bytes ?? e.device_expert_bytes,
     prerouter: m.prerouter ?? e.prerouter,
   };
 }
@@ -136,6 +148,7 @@ export function streamLoadOptions(p: StreamProfile, auto?: () => AutoStream | un
     ...(cacheBytes > 0 ? { cacheBytes } : {}),
     ...(ioThreads > 0 ? { ioThreads } : {}),
     ...(ioMode ? { ioMode } : {}),
+    ...(p.deviceExpertBytes > 0 ? { deviceExpertBytes: p.deviceExpertBytes } : {}),
     prerouter: p.prerouter,
   };
 }

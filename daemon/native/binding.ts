@@ -79,6 +79,9 @@ export interface LoadModelOptions {
   prerouter?: string;
   /** Also run the true router where a prediction routes, to count prediction recall. */
   measureRecall?: boolean;
+  /** CUDA: device bytes per session for routed experts (default: from the free memory); below
+   *  the model's experts, sessions keep expert slots per MoE layer (docs/cuda.md). */
+  deviceExpertBytes?: number;
   /** Sessions time each stage of their forward steps (SessionInfo.profile; bench decode --breakdown). */
   profile?: boolean;
 }
@@ -98,6 +101,8 @@ export interface StreamSummary {
   ioThreads: number;
   ioMode: IoMode;
   measureRecall: boolean;
+  /** CUDA sessions' routed-expert budget as loaded (0: from the device's free memory). */
+  deviceExpertBytes: number;
   /** "zero-training", the heads file, or null when the prerouter is off. */
   prerouter: string | null;
   /** Layers owning a head (head N predicts layer N+1). */

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/lora.h"
 #include "common/model.h"
+#include "common/prerouter/heads.h"
 
 namespace bs {
 
@@ -139,6 +140,31 @@ class DecoderWalk {
     linear(m_.lm_head, xn_, logits_);
   }
 
+  // The prerouter's device state (the derived constructor calls it after allocate): per layer
+  // after an owner, predicted ids and weights [top_k] double-buffered by the parity of the append
+  // (a step consumes the last one's while writing its own); per owner, the ids of its last token
+  // routed; the heads' logits and hidden units; host flags for both kinds.
+  void allocate_predictions() {
+    const ModelConfig& c = m_.cfg;
+    const int64_t k = std::max(1, m_.top_k);
+    pred_.resize(c.n_layers);
+    has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
+    if (!m_.prerouter) return;
+    int64_t units = 1;
+    for (const int64_t owner : m_.prerouter->owners()) {
+      units = std::max(units, m_.prerouter->head(owner)->fc1.rows);
+      Predicted& p = pred_[owner + 1];
+      for (int i = 0; i < 2; ++i) p.ids[i] = alloc(k * 4), p.wts[i] = alloc(k * 4);
+      pred_[owner].last = alloc(k * 4);
+    }
+    head_logits_ = alloc(std::max(1, c.router.n_experts) * 4), head_act_ = alloc(units * 4);
+  }
+  // Truncation and a top-k change drop the predictions and last ids, as on the CPU.
+  void forget_predictions() {
+    std::fill(has_pred_.begin(), has_pred_.end(), 0);
+    std::fill(has_last_.begin(), has_last_.end(), 0);
+  }
+
   R vec(const std::vector<float>& v) const { return vectors_.at(v.data()); }
   // The cache rows to grow to for `rows` positions: capacity doubled (from 64), up to max_positions.
   int64_t grown_capacity(int64_t rows) const {
@@ -168,6 +194,14 @@ class DecoderWalk {
   std::vector<R> k_cache_, v_cache_;
   R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
   R token_{}, position_{};
+  // The prerouter's (allocate_predictions).
+  struct Predicted {
+    R ids[2]{}, wts[2]{}, last{};
+  };
+  std::vector<Predicted> pred_;
+  std::vector<char> has_pred_, made_pred_, has_last_;
+  R head_logits_{}, head_act_{};
+  int parity_ = 0, last_top_k_ = 0;
 
  private:
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.

@@ -8,6 +8,7 @@
 namespace bs {
 
 class LoraAdapter;
+struct SessionStats;
 
 // What one append runs with besides its tokens.
 struct DeviceStep {
@@ -33,6 +34,9 @@ class DeviceDecoder {
   virtual void read_kv(int64_t layer, int64_t n, void* k, void* v) const = 0;
   // Device bytes held for this session (KV cache and activations).
   virtual uint64_t state_bytes() const = 0;
+  // Adds the decoder's counters since the last take (expert slots' hits, misses and loads into
+  // `stream`, predicted layers) to a session's.
+  virtual void take_stats(SessionStats& into) {}
 };
 
 }  // namespace bs

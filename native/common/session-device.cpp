@@ -45,6 +45,7 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
     return false;
   }
   stats_.tokens += n;
+  decoder_->take_stats(stats_);
   return true;
 }
 

@@ -81,9 +81,11 @@ std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_l
   }
   try {
     // The model's prefill chunk per append, weights shared by the model's sessions, a cache that
-    // doubles up to the context.
+    // doubles up to the context, routed experts in slots when they do not all fit the budget.
     CudaDecoder::Options o;
     o.max_chunk = m.prefill_chunk, o.shared = true, o.initial_rows = std::min(context_length, initial_rows);
+    o.expert_slots = CudaDecoder::session_slots(m, context_length, m.prefill_chunk);
+    o.io_fills = true;  // a discrete GPU's slots (an integrated one has none) fill through pinned staging
     o.on_device_error = decoder_failed;
     return std::make_unique<CudaDecoder>(m, context_length, o);
   } catch (const Error& e) {

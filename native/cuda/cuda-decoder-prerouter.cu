@@ -10,14 +10,16 @@
 
 namespace bs::BS_CUDA_NS {
 
-void CudaDecoder::forget_predictions() {
-  std::fill(has_pred_.begin(), has_pred_.end(), 0);
-  std::fill(has_last_.begin(), has_last_.end(), 0);
-}
+namespace {
+
+// The walk's prediction buffers are float32 buffers; ids are written there as int32.
+int32_t* as_ids(float* p) { return reinterpret_cast<int32_t*>(p); }
+
+}  // namespace
 
 bool CudaDecoder::route_by_prediction(int64_t l) {
   if (n_ != 1 || !has_pred_[l]) return false;
-  routed_ = pred_[l].ids[1 - parity_], routed_wts_ = pred_[l].wts[1 - parity_];
+  routed_ = as_ids(pred_[l].ids[1 - parity_]), routed_wts_ = pred_[l].wts[1 - parity_];
   if (slots_) {  // the slots count what the step used from their ids
     int32_t* ids = slots_->ids(m_.layers[l].moe);
     check(cudaMemcpyAsync(ids, routed_, top_k_ * sizeof(int32_t), cudaMemcpyDeviceToDevice, c_.stream()),
@@ -39,7 +41,7 @@ void CudaDecoder::routed(int64_t owner) {
     // Features: the last token's MoE input, its experts, and the previous token's (this chunk's,
     // or the last append's; none after a truncation or a top-k change).
     float* hidden = xn_ + (n_ - 1) * H;
-    const int32_t* prev = n_ >= 2 ? routed_ + (n_ - 2) * k : has_last_[owner] ? p.last : nullptr;
+    const int32_t* prev = n_ >= 2 ? routed_ + (n_ - 2) * k : has_last_[owner] ? as_ids(p.last) : nullptr;
     if (h->router_alias) {
       const int64_t n = n_;
       n_ = 1;
@@ -60,7 +62,7 @@ void CudaDecoder::routed(int64_t owner) {
     }
     const Predicted& next = pred_[owner + 1];
     const MoeWeights& moe = m_.layers[owner + 1].moe;
-    route_into(moe.spec, head_logits_, 1, next.ids[parity_], next.wts[parity_]);
+    route_into(moe.spec, head_logits_, 1, as_ids(next.ids[parity_]), next.wts[parity_]);
     made_pred_[owner + 1] = 1;
     if (slots_)  // the slots fetch the predicted experts after this step
       check(

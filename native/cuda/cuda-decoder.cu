@@ -6,7 +6,9 @@
 
 #include "common/accel-limits.h"
 #include "common/error.h"
+#include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
+#include "common/session.h"
 #include "cuda/add.cuh"
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
@@ -39,6 +41,38 @@ size_t buffer_bytes(const Model& m, int64_t max_pos, int64_t n) {
 }
 
 }  // namespace
+
+int CudaDecoder::session_slots(const Model& m, int64_t max_positions, int64_t max_chunk) {
+  const DeviceInfo& dev = device_info();
+  const std::shared_ptr<const DeviceWeights> held = DeviceWeights::held(m);
+  int E = 0, layers = 0;
+  for (const LayerWeights& lw : m.layers) {
+    if (lw.is_moe) E = static_cast<int>(lw.moe.gate.n_mats), ++layers;
+  }
+  // An integrated device reads every expert in place (no copy to save); weights already shared
+  // with their experts keep them.
+  if (layers == 0 || dev.integrated || (held && held->has_routed())) return 0;
+  uint64_t budget = m.stream.device_expert_bytes;
+  if (budget == 0) {
+    size_t fixed = buffer_bytes(m, max_positions, std::max<int64_t>(1, max_chunk));
+    std::vector<const void*> seen;
+    for (const WeightMatrix* w : decoder_matrices(m)) {
+      if (held || DeviceWeights::is_routed(m, w) || std::find(seen.begin(), seen.end(), w->w) != seen.end()) continue;
+      seen.push_back(w->w);
+      fixed += matrix_bytes(*w);
+    }
+    size_t free_now = 0, total = 0;
+    if (cudaMemGetInfo(&free_now, &total) != cudaSuccess) {
+      cudaGetLastError();
+      free_now = dev.free_bytes;
+    }
+    budget = free_now / 100 * 85 > fixed ? free_now / 100 * 85 - fixed : 0;
+  }
+  const uint64_t per_layer = budget / (static_cast<uint64_t>(layers) * std::max<uint64_t>(1, m.expert_bytes));
+  // Weights shared without their experts need slots even when all would fit now.
+  if (per_layer >= static_cast<uint64_t>(E)) return held ? E - 1 : 0;
+  return static_cast<int>(std::clamp<uint64_t>(per_layer, 1, E - 1));
+}
 
 std::string CudaDecoder::unsupported(const Model& m) {
   return decoder_unsupported(m, {"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts});
@@ -76,25 +110,21 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
     fail("cuda decoder: the weights (", (stats_.weight_bytes + slot_bytes) >> 20, " MiB) and cache (",
          stats_.buffer_bytes >> 20, " MiB) do not fit the ", dev.free_bytes >> 20,
          " MiB free on the device (expert_slots puts routed experts in K slots per layer)");
-  w_ = o.shared ? DeviceWeights::of(m) : std::make_shared<const DeviceWeights>(m, o.expert_slots <= 0, &c_);
-  if (o.expert_slots > 0) slots_ = std::make_unique<ExpertSlots>(c_, m, o.expert_slots, max_chunk_);
+  w_ = o.shared ? DeviceWeights::of(m, o.expert_slots <= 0)
+                : std::make_shared<const DeviceWeights>(m, o.expert_slots <= 0, &c_);
+  if (o.expert_slots <= 0 && !w_->has_routed())
+    fail("cuda decoder: the model's shared weights hold no routed experts; its sessions need expert slots");
+  if (o.expert_slots > 0) {
+    ExpertSlots::Reader io;
+    if (o.io_fills && m.streamer) io = {&m.streamer->io_pool(), &m.streamer->files()};
+    slots_ = std::make_unique<ExpertSlots>(c_, *w_, m, o.expert_slots, max_chunk_, io);
+  }
   allocate(kv_f16_ ? 2 : 4, rows);
   const ModelConfig& c = m.cfg;
-  const int64_t kv = c.n_kv_heads * c.head_dim, k = std::max(1, m.top_k);
+  const int64_t kv = c.n_kv_heads * c.head_dim;
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
-  pred_.resize(c.n_layers);
-  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
-  if (m.prerouter) {
-    int64_t units = 1;
-    for (const int64_t owner : m.prerouter->owners()) {
-      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
-      Predicted& p = pred_[owner + 1];
-      for (int i = 0; i < 2; ++i) p.ids[i] = reinterpret_cast<int32_t*>(alloc(k * 4)), p.wts[i] = alloc(k * 4);
-      pred_[owner].last = reinterpret_cast<int32_t*>(alloc(k * 4));
-    }
-    head_logits_ = alloc(std::max(1, c.router.n_experts) * 4), head_act_ = alloc(units * 4);
-  }
+  allocate_predictions();
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (tokens)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
@@ -252,6 +282,21 @@ void CudaDecoder::run_graph() {
   ++stats_.graph_launches;
 }
 
+void CudaDecoder::take_stats(SessionStats& into) {
+  SessionStats now;
+  now.predicted_layers = static_cast<uint64_t>(stats_.predicted_layers);
+  if (slots_) {
+    const ExpertSlots::Stats& s = slots_->stats();
+    StreamCounters& c = now.stream;
+    c.slot_hits = s.hits, c.slot_misses = s.misses, c.loads = s.copies, c.prefetch_loads = s.prefetches;
+    c.prefetch_bytes = s.prefetches * slots_->expert_bytes(), c.io_bytes = s.io_bytes;
+  }
+  if (!taken_) taken_ = std::make_unique<SessionStats>();
+  into.stream += now.stream - taken_->stream;
+  into.predicted_layers += now.predicted_layers - taken_->predicted_layers;
+  *taken_ = now;
+}
+
 int32_t CudaDecoder::append(const int32_t* tokens, int64_t n, float* logits) {
   return run(tokens, n, DeviceStep{std::max(1, m_.top_k), nullptr}, logits, true);
 }
@@ -269,7 +314,6 @@ int32_t CudaDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& ste
   if (step.adapter && step.adapter->model() != &m_) fail("cuda decoder: the adapter was loaded for another model");
   if (m_.top_k > 0 && (step.top_k < 1 || step.top_k > m_.top_k))
     fail("cuda decoder: top_k must be 1 to ", m_.top_k, ", got ", step.top_k);
-  if (slots_ && step.top_k != m_.top_k) fail("cuda decoder: expert slots run the model's top_k only");
   if (m_.prerouter.get() != prerouter_) fail("cuda decoder: the model's prerouter changed after the decoder was made");
   try {
     return launch(tokens, n, step, logits, head);
@@ -309,7 +353,7 @@ int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& 
     check(cudaMemcpyAsync(host_logits_, logits_, V * sizeof(float), cudaMemcpyDeviceToHost, s),
           "cudaMemcpyAsync (logits)");
   check(cudaStreamSynchronize(s), "decode step");
-  if (slots_) slots_->after_step(n);
+  if (slots_) slots_->after_step(n, top_k_);
   pos_ += n;
   ++stats_.appends;
   has_pred_.swap(made_pred_);

@@ -27,6 +27,12 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
  public:
   // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
   static std::string unsupported(const Model& m);
+  // Expert slots per MoE layer for a session's decoder (0: every expert resident): the budget
+  // (the model's stream.device_expert_bytes, else 85% of the free device memory less the dense
+  // weights, unless shared already, and a cache of max_positions rows) over one expert of every
+  // MoE layer, clamped to 1..E-1; 0 when all fit, on an integrated device (experts read in
+  // place) or when the model's shared weights already hold the experts.
+  static int session_slots(const Model& m, int64_t max_positions, int64_t max_chunk);
 
   // How a decoder is made besides its model and cache length.
   struct Options {
@@ -35,6 +41,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
     int expert_slots = 0;      // > 0: routed experts in that many device slots per MoE layer (expert-slots.cuh)
     bool shared = false;       // the model's weights shared with its other sessions (DeviceWeights::of)
     int64_t initial_rows = 0;  // cache rows allocated at first, doubled on demand (0: max_positions)
+    bool io_fills = false;     // slots filled through the model's I/O threads and pinned staging
     void (*on_device_error)(const char* what) = nullptr;  // told before an append's device error is thrown
   };
   // A cache of up to max_positions tokens. Throws bs::Error when the model is unsupported or
@@ -56,6 +63,9 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   int64_t position() const override { return pos_; }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
   uint64_t state_bytes() const override { return state_bytes_; }
+  // The expert slots' counters (slot hits and misses, copies in, prefetches) and the predicted
+  // layer-steps since the last take.
+  void take_stats(SessionStats& into) override;
 
   struct Stats {
     int64_t appends = 0, graph_launches = 0, graph_builds = 0;  // builds: instantiations (updates not counted)
@@ -76,7 +86,6 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void reserve(int64_t rows);
   void use_adapter(const std::shared_ptr<const LoraAdapter>& a);
   void route_into(const RouterSpec& s, const float* logits, int64_t n, int32_t* ids, float* wts);
-  void forget_predictions();
 
   float* at(float* a, int64_t floats) override { return a + floats; }
   float* alloc(size_t bytes) override;
@@ -114,21 +123,10 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   std::unordered_map<const LoraWeights*, std::pair<const uint8_t*, const uint8_t*>> adapter_w_;
   std::vector<void*> adapter_mem_;
   float* lora_t_ = nullptr;
-  // Prediction as routing (a model with a prerouter, as the CPU path): per layer, predicted ids
-  // and weights [top_k] double-buffered by the parity of the append (a step consumes the last
-  // one's while writing its own), the ids of the last token routed, and host flags for both.
-  struct Predicted {
-    int32_t* ids[2] = {nullptr, nullptr};
-    float* wts[2] = {nullptr, nullptr};
-    int32_t* last = nullptr;
-  };
-  std::vector<Predicted> pred_;
-  std::vector<char> has_pred_, made_pred_, has_last_;
-  float *head_logits_ = nullptr, *head_act_ = nullptr;
-  int parity_ = 0, last_top_k_ = 0;
   const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
   void (*on_device_error_)(const char*);
   Stats stats_;
+  std::unique_ptr<SessionStats> taken_;  // the counters at the last take_stats
 };
 
 }  // namespace bs::BS_CUDA_NS

@@ -40,17 +40,37 @@ DeviceWeights::DeviceWeights(const Model& m, bool routed, Context* ctx)
   check(cudaStreamSynchronize(c_.stream()), "uploading the weights");
 }
 
-std::shared_ptr<const DeviceWeights> DeviceWeights::of(const Model& m) {
-  // A model outlives the sessions holding its weights, so a live entry's address is that model's.
-  static std::mutex mu;
-  static std::map<const Model*, std::weak_ptr<const DeviceWeights>> made;
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto it = made.begin(); it != made.end();) it = it->second.expired() ? made.erase(it) : std::next(it);
-  std::weak_ptr<const DeviceWeights>& slot = made[&m];
+namespace {
+
+// A model outlives the sessions holding its weights, so a live entry's address is that model's.
+std::mutex shared_mu;
+std::map<const Model*, std::weak_ptr<const DeviceWeights>> shared_made;
+
+std::weak_ptr<const DeviceWeights>& shared_entry(const Model& m) {
+  for (auto it = shared_made.begin(); it != shared_made.end();)
+    it = it->second.expired() ? shared_made.erase(it) : std::next(it);
+  return shared_made[&m];
+}
+
+}  // namespace
+
+std::shared_ptr<const DeviceWeights> DeviceWeights::of(const Model& m, bool routed) {
+  std::lock_guard<std::mutex> lock(shared_mu);
+  std::weak_ptr<const DeviceWeights>& slot = shared_entry(m);
   if (auto w = slot.lock()) return w;
-  auto w = std::make_shared<const DeviceWeights>(m, true);
+  auto w = std::make_shared<const DeviceWeights>(m, routed);
   slot = w;
   return w;
+}
+
+std::shared_ptr<const DeviceWeights> DeviceWeights::held(const Model& m) {
+  std::lock_guard<std::mutex> lock(shared_mu);
+  return shared_entry(m).lock();
+}
+
+const uint8_t* DeviceWeights::mapped(const void* host, size_t bytes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return c_.mapped(host, bytes);
 }
 
 const DeviceWeights::Weight& DeviceWeights::weight(const WeightMatrix& w) const {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -23,8 +24,11 @@ class DeviceWeights {
   // which must outlive them: a file registered once serves its expert slots too); null: one of
   // their own. Throws bs::Error when the device fails or the weights do not fit its free memory.
   DeviceWeights(const Model& m, bool routed, Context* ctx = nullptr);
-  // Shared per model (all experts resident) while a decoder holds them; made on first use.
-  static std::shared_ptr<const DeviceWeights> of(const Model& m);
+  // Shared per model while a decoder holds them; made on first use, with the routed experts when
+  // `routed` (a later caller gets them as made: see has_routed).
+  static std::shared_ptr<const DeviceWeights> of(const Model& m, bool routed = true);
+  // The model's shared weights if some decoder holds them (null: none).
+  static std::shared_ptr<const DeviceWeights> held(const Model& m);
 
   // A matrix of decoder_matrices(m), by address; throws bs::Error for another.
   const Weight& weight(const WeightMatrix& w) const;
@@ -32,6 +36,10 @@ class DeviceWeights {
   float* vector(const float* data) const;
   const double* inv_freq() const { return inv_freq_; }
   bool has_routed() const { return routed_; }
+  // The device's address of a range inside a mapped model file, read in place (the file
+  // registered once by these weights' context, for the expert slots of every decoder sharing
+  // them); nullptr when the range is in no mapped file.
+  const uint8_t* mapped(const void* host, size_t bytes) const;
   // Device bytes of the matrices (0 read in place on an integrated device counts as copied).
   size_t bytes() const { return bytes_; }
   // Whether the routed stack w is one of the model's MoE layers' experts.
@@ -45,6 +53,7 @@ class DeviceWeights {
   std::unordered_map<const void*, Weight> weights_;  // by the matrix's first byte
   std::unordered_map<const void*, float*> vectors_;
   const double* inv_freq_ = nullptr;
+  mutable std::mutex mu_;  // mapped() from the decoders of several sessions
 };
 
 }  // namespace bs::BS_CUDA_NS

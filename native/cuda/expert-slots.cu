@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/experts/expert-layout.h"
 
 namespace bs::BS_CUDA_NS {
 
@@ -32,6 +33,7 @@ struct ExpertSlots::Layer {
   std::vector<int64_t> used;            // per slot: the last step it served
   std::vector<int> pending;             // slots being filled, not yet in the table
   bool dirty = false;
+  LayerLayout layout;  // staged fills: where each expert's 9 ranges lie in the files
 
   size_t entries() const { return static_cast<size_t>(3 * n_experts * 3); }
   void point(int e, int slot) {  // expert e's entries at its slot, or (-1) its mapped pages
@@ -44,9 +46,10 @@ struct ExpertSlots::Layer {
   }
 };
 
-ExpertSlots::ExpertSlots(Context& c, const Model& m, int k_slots, int64_t max_chunk)
-    : c_(c), top_k_(m.top_k), k_slots_(k_slots), max_chunk_(max_chunk) {
-  for (const LayerWeights& lw : m.layers) {
+ExpertSlots::ExpertSlots(Context& c, const DeviceWeights& w, const Model& m, int k_slots, int64_t max_chunk, Reader io)
+    : c_(c), top_k_(m.top_k), k_slots_(k_slots), max_chunk_(max_chunk), io_(io) {
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& lw = m.layers[l];
     if (!lw.is_moe) continue;
     const MoeWeights& moe = lw.moe;
     Layer L;
@@ -60,14 +63,22 @@ ExpertSlots::ExpertSlots(Context& c, const Model& m, int k_slots, int64_t max_ch
         L.part_bytes[j * 3 + p] = part(*L.mats[j], 0, p).second;
         L.slot_base[j * 3 + p] = static_cast<uint8_t*>(c_.hold(k_slots * L.part_bytes[j * 3 + p]));
         stats_.slot_bytes += k_slots * L.part_bytes[j * 3 + p];
+        if (layers_.empty()) expert_bytes_ += L.part_bytes[j * 3 + p];
       }
       for (int e = 0; e < L.n_experts; ++e) {
         for (int p = 0; p < 3; ++p) {
           const auto [host, bytes] = part(*L.mats[j], e, p);
-          const uint8_t* d = c_.mapped(host, bytes);
+          const uint8_t* d = w.mapped(host, bytes);
           if (!d) fail("cuda decoder: expert slots read the experts from a mapped model file; this one is not mapped");
           L.mapped[static_cast<size_t>((j * L.n_experts + e) * 3 + p)] = d;
         }
+      }
+    }
+    if (io_.pool) {
+      L.layout = layer_layout(m, static_cast<int64_t>(l));
+      for (int r = 0; r < 9; ++r) {
+        if (L.layout.ranges.size() != 9 || L.layout.ranges[r].bytes != L.part_bytes[r])
+          fail("cuda decoder: layer ", l, "'s expert ranges in the files differ from its matrices");
       }
     }
     check(cudaHostAlloc(reinterpret_cast<void**>(&L.table_host), L.entries() * sizeof(void*), cudaHostAllocDefault),
@@ -90,10 +101,22 @@ ExpertSlots::ExpertSlots(Context& c, const Model& m, int k_slots, int64_t max_ch
         "cudaHostAlloc (routed ids)");
   check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (copies)");
   check(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags (copies)");
+  if (io_.pool) {
+    // A batch's fills at most: twice the routing width, no more than all slots.
+    n_staging_ = static_cast<int>(std::min<int64_t>(std::max(8, 2 * top_k_), layers_.size() * k_slots_));
+    check(cudaHostAlloc(reinterpret_cast<void**>(&staging_), n_staging_ * expert_bytes_, cudaHostAllocDefault),
+          "cudaHostAlloc (expert staging)");
+    failed_.assign(n_staging_, 0);
+  }
 }
 
 ExpertSlots::~ExpertSlots() {
+  {
+    std::unique_lock<std::mutex> lk(mu_);  // no I/O thread may still write into the staging
+    cv_.wait(lk, [&] { return reading_ == 0; });
+  }
   if (copy_) cudaStreamSynchronize(copy_);
+  if (staging_) cudaFreeHost(staging_);
   for (Layer& L : layers_) {
     if (L.table_host) cudaFreeHost(L.table_host);
   }
@@ -121,8 +144,80 @@ void ExpertSlots::upload(Layer& L) {
   L.dirty = false;
 }
 
+void ExpertSlots::fill(size_t li, int s, int e) {
+  Layer& L = layers_[li];
+  if (!io_.pool) {
+    for (int j = 0; j < 3; ++j) {
+      for (int p = 0; p < 3; ++p) {
+        const auto [host, bytes] = part(*L.mats[j], e, p);
+        check(cudaMemcpyAsync(L.slot_base[j * 3 + p] + s * bytes, host, bytes, cudaMemcpyHostToDevice, copy_),
+              "cudaMemcpyAsync (expert into a slot)");
+      }
+    }
+    return;
+  }
+  const int buf = static_cast<int>(fills_.size());
+  fills_.push_back({li, s, e, buf});
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    failed_[buf] = 0;
+    ++reading_;
+  }
+  uint8_t* dst = staging_ + buf * expert_bytes_;
+  const LayerLayout* lay = &L.layout;
+  io_.pool->submit(
+      [this, lay, e, dst, buf](ReadScratch& rs) {
+        bool ok = true;
+        try {
+          const std::string what = "expert " + std::to_string(e) + " of layer " + std::to_string(lay->layer);
+          uint8_t* at = dst;
+          for (const ExpertRange& x : lay->ranges) {
+            io_.files->read(x.file[e], x.offset[e], x.bytes, at, rs, what);
+            at += x.bytes;
+          }
+        } catch (const std::exception&) {
+          ok = false;  // the slot stays empty and its expert is read in place: same tokens
+        }
+        // Notified under the lock: the destructor, once it sees no reads, finds no job still here.
+        std::lock_guard<std::mutex> lk(mu_);
+        failed_[buf] = ok ? 0 : 1;
+        --reading_;
+        cv_.notify_all();
+      },
+      /*urgent=*/false);
+}
+
+void ExpertSlots::copy_staged() {
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+#ifdef BS_CUDA_EMULATION
+    cv_.wait(lk, [&] { return reading_ == 0; });  // the emulation waits, so its counters repeat
+#endif
+    if (reading_ > 0) return;
+  }
+  for (const Fill& f : fills_) {
+    Layer& L = layers_[f.layer];
+    if (failed_[f.buf]) {
+      L.expert_in[f.slot] = -1;
+      L.pending.erase(std::find(L.pending.begin(), L.pending.end(), f.slot));
+      continue;
+    }
+    const uint8_t* src = staging_ + f.buf * expert_bytes_;
+    for (int r = 0; r < 9; ++r) {
+      check(cudaMemcpyAsync(L.slot_base[r] + f.slot * L.part_bytes[r], src, L.part_bytes[r], cudaMemcpyHostToDevice,
+                            copy_),
+            "cudaMemcpyAsync (staged expert into a slot)");
+      src += L.part_bytes[r];
+    }
+    stats_.io_bytes += expert_bytes_;
+  }
+  check(cudaEventRecord(copied_, copy_), "cudaEventRecord (copies)");
+  phase_ = Phase::Copying;
+}
+
 void ExpertSlots::before_step() {
-  if (in_flight_) {
+  if (phase_ == Phase::Reading) copy_staged();
+  if (phase_ == Phase::Copying) {
     const cudaError_t e = cudaEventQuery(copied_);
     if (e == cudaSuccess) {
       for (Layer& L : layers_) {
@@ -132,6 +227,8 @@ void ExpertSlots::before_step() {
         }
         L.pending.clear();
       }
+      fills_.clear();
+      phase_ = Phase::Idle;
       in_flight_ = false;
     } else {
       cudaGetLastError();  // not ready yet: not an error
@@ -149,7 +246,7 @@ void ExpertSlots::queue_ids() {
 
 // The compute stream is idle here (the step was synchronised), so a victim slot is read by no
 // kernel: its expert's entries go back to the mapped pages (uploaded before the next step).
-void ExpertSlots::after_step(int64_t n_tok) {
+void ExpertSlots::after_step(int64_t n_tok, int k) {
   ++step_;
   int64_t queued = 0;
   for (size_t li = 0; li < layers_.size(); ++li) {
@@ -158,17 +255,16 @@ void ExpertSlots::after_step(int64_t n_tok) {
     std::vector<int> wanted;
     // The next step's predicted experts first: fetched before they are used.
     const int32_t* next = ids_host_ + (layers_.size() * max_chunk_ + li) * top_k_;
-    for (int i = 0; predicted_[li] && i < top_k_; ++i) {
+    for (int i = 0; predicted_[li] && i < k; ++i) {
       const int e = next[i];
       if (e >= 0 && e < L.n_experts && L.slot_of[e] < 0 &&
           std::find(L.expert_in.begin(), L.expert_in.end(), e) == L.expert_in.end() &&
-          std::find(wanted.begin(), wanted.end(), e) == wanted.end()) {
+          std::find(wanted.begin(), wanted.end(), e) == wanted.end())
         wanted.push_back(e);
-        if (!in_flight_) ++stats_.prefetches;
-      }
     }
+    const size_t n_predicted = wanted.size();
     predicted_[li] = 0;
-    for (int64_t i = 0; i < n_tok * top_k_; ++i) {
+    for (int64_t i = 0; i < n_tok * k; ++i) {
       const int e = ids[i];
       if (e < 0 || e >= L.n_experts) continue;
       if (L.slot_of[e] >= 0) {
@@ -182,7 +278,9 @@ void ExpertSlots::after_step(int64_t n_tok) {
       }
     }
     if (in_flight_) continue;  // one batch of copies at a time
-    for (int e : wanted) {
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      const int e = wanted[w];
+      if (io_.pool && fills_.size() >= static_cast<size_t>(n_staging_)) break;  // no staging free
       int victim = -1;
       for (int s = 0; s < k_slots_; ++s) {
         if (L.used[s] == step_ || std::find(L.pending.begin(), L.pending.end(), s) != L.pending.end()) continue;
@@ -196,20 +294,20 @@ void ExpertSlots::after_step(int64_t n_tok) {
       L.expert_in[victim] = e;
       L.used[victim] = step_;
       L.pending.push_back(victim);
-      for (int j = 0; j < 3; ++j) {
-        for (int p = 0; p < 3; ++p) {
-          const auto [host, bytes] = part(*L.mats[j], e, p);
-          check(cudaMemcpyAsync(L.slot_base[j * 3 + p] + victim * bytes, host, bytes, cudaMemcpyHostToDevice, copy_),
-                "cudaMemcpyAsync (expert into a slot)");
-        }
-      }
+      fill(li, victim, e);
       ++queued;
+      if (w < n_predicted) ++stats_.prefetches;
     }
   }
   if (queued == 0) return;
-  check(cudaEventRecord(copied_, copy_), "cudaEventRecord (copies)");
   stats_.copies += queued;
   in_flight_ = true;
+  if (io_.pool) {
+    phase_ = Phase::Reading;  // copies once the I/O threads have read the batch (before_step)
+    return;
+  }
+  check(cudaEventRecord(copied_, copy_), "cudaEventRecord (copies)");
+  phase_ = Phase::Copying;
 }
 
 }  // namespace bs::BS_CUDA_NS

@@ -7,11 +7,6 @@
 
 namespace bs::metal {
 
-void MetalDecoder::forget_predictions() {
-  std::fill(has_pred_.begin(), has_pred_.end(), 0);
-  std::fill(has_last_.begin(), has_last_.end(), 0);
-}
-
 void MetalDecoder::predict(int64_t owner, Arg ids) {
   const PrerouterHead* h = m_.prerouter->head(owner);
   if (!h) return;

@@ -22,24 +22,13 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
   w_ = weights ? std::move(weights) : std::make_shared<const DeviceWeights>(d, m);
   const ModelConfig& c = m.cfg;
-  const int64_t k = std::max(1, m.top_k), kv = c.n_kv_heads * c.head_dim, E = std::max(1, c.router.n_experts);
+  const int64_t kv = c.n_kv_heads * c.head_dim;
   kv_elem_ = m.kv_f16() ? 2 : 4;
   capacity_ = std::min<int64_t>(max_pos_, 64);
   allocate(kv_elem_, capacity_);
   greedy_ = alloc(4);
   if (m.kv_f16()) k_f32_ = alloc(max_chunk_ * kv * 4), v_f32_ = alloc(max_chunk_ * kv * 4);
-  pred_.resize(c.n_layers);
-  has_pred_.assign(c.n_layers, 0), made_pred_.assign(c.n_layers, 0), has_last_.assign(c.n_layers, 0);
-  if (m.prerouter) {
-    int64_t units = 1;
-    for (const int64_t owner : m.prerouter->owners()) {
-      units = std::max(units, m.prerouter->head(owner)->fc1.rows);
-      Predicted& p = pred_[owner + 1];
-      for (int i = 0; i < 2; ++i) p.ids[i] = alloc(k * 4), p.wts[i] = alloc(k * 4);
-      pred_[owner].last = alloc(k * 4);
-    }
-    head_logits_ = alloc(E * 4), head_act_ = alloc(units * 4);
-  }
+  allocate_predictions();
 }
 
 MetalDecoder::~MetalDecoder() = default;

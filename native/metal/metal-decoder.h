@@ -79,7 +79,6 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   // owner+1's routing of the next token, into the prediction buffers of this append's parity
   // (metal-decoder-prerouter.cpp).
   void predict(int64_t owner, Arg ids);
-  void forget_predictions();
 
   Device& d_;
   CommandList* c_ = nullptr;           // the command list being encoded
@@ -92,16 +91,6 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   std::vector<std::unique_ptr<Buffer>> adapter_owned_;
   std::unordered_map<const LoraWeights*, std::pair<Arg, Arg>> adapter_w_;
   Arg lora_t_;
-  // Prediction as routing (a model with a prerouter, as the CPU path): per layer, predicted ids
-  // and weights [top_k] double-buffered by the parity of the append (a step consumes the last
-  // one's while writing its own), the ids of the last token routed, and host flags for both.
-  struct Predicted {
-    Arg ids[2], wts[2], last;
-  };
-  std::vector<Predicted> pred_;
-  std::vector<char> has_pred_, made_pred_, has_last_;
-  Arg head_logits_, head_act_;
-  int parity_ = 0, last_top_k_ = 0;
   bool predicting_ = false;      // this append ends with logits: the heads run
   Arg routed_ids_, routed_wts_;  // the routing the current layer's experts run with
   Arg k_f32_, v_f32_;            // f16 caches: the chunk's keys and values in float32 before rounding

@@ -8,7 +8,7 @@
 #   decoder the whole-token CUDA decoder on the device (cuda-decoder.test.ts with
 #           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the
 #           decode graph, f16 KV, expert slots), sessions on it (cuda-session.test.ts: tokens as
-#           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over), and its decode benchmark on moe-small (graph and
+#           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over; expert slots from a small budget, filled by the I/O threads), and its decode benchmark on moe-small (graph and
 #           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer),
 #   bench   the op benchmark, decode on synthetic moe-small ('cuda', the fastest CPU set, and
 #           with a LoRA adapter on 'cuda'), llama.cpp's CUDA build beside ours on the same model

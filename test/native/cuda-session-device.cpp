@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/session.h"
 #include "cuda/cuda-backend.h"
+#include "cuda/cuda-decoder.cuh"
 #include "cuda/device-context.cuh"
 #include "session-probe.h"
 #endif
@@ -33,6 +34,7 @@ struct Breakable final : bs::DeviceDecoder {
   int64_t position() const override { return d->position(); }
   void read_kv(int64_t l, int64_t n, void* k, void* v) const override { d->read_kv(l, n, k, v); }
   uint64_t state_bytes() const override { return d->state_bytes(); }
+  void take_stats(bs::SessionStats& into) override { d->take_stats(into); }
 };
 
 }  // namespace
@@ -48,6 +50,7 @@ int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std
     std::fprintf(stderr, "cuda session probe: %s\n", info.why.c_str());
     return 1;
   }
+  const int k_slots = bs::cuda::CudaDecoder::session_slots(*model, 64, model->prefill_chunk);
   bs::Session cpu(model, 64), cuda(model, 64);
   auto dev = std::make_unique<Breakable>();
   dev->d = bs::cuda::session_decoder(*model, 64);
@@ -55,7 +58,8 @@ int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std
   Breakable* b = dev.get();
   cuda.use_decoder(std::move(dev));
   const SessionPhases r = run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [&] { b->broken = true; });
-  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": true}\n", info.name.c_str(), r.json.c_str());
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": true, %s}\n", info.name.c_str(), r.json.c_str(),
+              slot_counters_json(*model, k_slots, cuda).c_str());
   return 0;
 #endif
 }

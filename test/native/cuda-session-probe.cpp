@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/session.h"
 #include "cuda/cuda-backend.h"
+#include "cuda/cuda-decoder.cuh"
 #include "cuda/device-context.cuh"
 #include "decode-probe.h"
 #include "session-probe.h"
@@ -32,6 +33,7 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
       bs::cuda_emu::reset();
     }
   } restore;
+  const int k_slots = bs::cuda_emu::CudaDecoder::session_slots(*model, 64, model->prefill_chunk);
   bs::Session cpu(model, 64), cuda(model, 64);
   // A cache of 8 rows at first: the first decode step grows it (rows copied on the device).
   cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64, 8));
@@ -68,9 +70,10 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
                        !other.on_device() && other.append_greedy(prompt, 2) == next;
   std::printf(
       "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": {\"syncs\": %d, \"d2h_bytes\": %llu}, "
-      "\"set_disabled\": %s, \"sticky_failure_drops_cache\": %s}\n",
+      "\"set_disabled\": %s, \"sticky_failure_drops_cache\": %s, %s}\n",
       bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", step_syncs,
-      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false", dropped ? "true" : "false");
+      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false", dropped ? "true" : "false",
+      slot_counters_json(*model, k_slots, cuda).c_str());
   return 0;
 }
 

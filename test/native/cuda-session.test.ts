@@ -21,7 +21,14 @@ function run(t: Ctx, arch: SynthArch, seed: number, mode: SessionMode) {
   if (onGpu) return p;
   assert.equal(p.set_disabled, true, `${arch}/${mode}: the device error turned the CUDA set off`);
   assert.equal(p.sticky_failure_drops_cache, true, `${arch}/${mode}: a sticky error drops the cache, named`);
-  assert.deepEqual(p.greedy_step, { syncs: 1, d2h_bytes: 4 }, `${arch}/${mode}: a greedy step syncs once for 4 bytes`);
+  // With expert slots the routed ids come back in the same synchronisation (for the slot policy).
+  if (mode.includes('slots')) assert.equal(p.greedy_step?.syncs, 1, `${arch}/${mode}: a greedy step syncs once`);
+  else
+    assert.deepEqual(
+      p.greedy_step,
+      { syncs: 1, d2h_bytes: 4 },
+      `${arch}/${mode}: a greedy step syncs once for 4 bytes`,
+    );
   return p;
 }
 
@@ -35,4 +42,38 @@ test('a session on the CUDA decoder decodes like a CPU session through truncatio
 test('a session on the CUDA decoder routes decode steps by the prerouter like a CPU session', (t) => {
   const p = run(t, 'glm4_moe', 17, 'f16,heads');
   assert.ok(p.cpu_predicted_layers > 0, 'decode steps were routed by predictions');
+  assert.equal(p.expert_slots?.predicted_layers, p.cpu_predicted_layers, 'the session reports the predicted layers');
+  assert.deepEqual(
+    [p.expert_slots?.k, p.expert_slots?.loads, p.expert_slots?.hits],
+    [0, 0, 0],
+    'experts within the budget stay resident: no slots',
+  );
+});
+
+test('a session whose routed experts exceed the device budget keeps 3 slots per MoE layer, fills them on the copy stream, and decodes like a CPU session, with and without the prerouter', (t) => {
+  for (const [arch, seed, mode] of [
+    ['qwen3_moe', 11, 'slots'],
+    ['glm4_moe', 17, 'f16,heads,slots'],
+  ] as const) {
+    const p = run(t, arch, seed, mode);
+    const s = p.expert_slots;
+    assert.ok(s, `${arch}/${mode}: slot counters`);
+    assert.equal(s.k, 3, `${arch}/${mode}: the budget of 3 experts per layer gives 3 slots`);
+    assert.ok(s.experts > s.k, `${arch}/${mode}: fewer slots than experts`);
+    // Misses are read in place and copied in; later steps find some of them in their slots.
+    assert.ok(
+      s.misses > 0 && s.loads > 0 && s.hits > 0,
+      `${arch}/${mode}: hits, misses and loads: ${JSON.stringify(s)}`,
+    );
+    assert.ok(s.loads <= s.misses + s.prefetch_loads, `${arch}/${mode}: only missed or predicted experts are loaded`);
+    // The I/O threads read the fills into pinned staging (the emulation waits for each batch, so
+    // every batch but a last one still queued was read).
+    if (!onGpu) assert.ok(s.io_bytes > 0, `${arch}/${mode}: fills read by the I/O threads`);
+    if (mode.includes('heads')) {
+      assert.ok(s.prefetch_loads > 0, `${arch}/${mode}: predicted experts were fetched ahead`);
+      assert.equal(s.predicted_layers, p.cpu_predicted_layers, `${arch}/${mode}: decode steps routed by predictions`);
+    } else {
+      assert.equal(s.prefetch_loads, 0, `${arch}/${mode}: no prerouter, no prefetch`);
+    }
+  }
 });

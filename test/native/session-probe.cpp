@@ -87,7 +87,25 @@ std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::strin
   auto model = bs::load_model(dir, opts);
   if (has("zero")) model->prerouter = bs::Prerouter::zero_training(*model);
   if (has("heads")) model->prerouter = random_heads(*model);
+  if (has("slots")) {
+    const auto moe = std::count_if(model->layers.begin(), model->layers.end(), [](auto& l) { return l.is_moe; });
+    model->stream.device_expert_bytes = 3 * static_cast<uint64_t>(moe) * model->expert_bytes;
+  }
   return model;
+}
+
+std::string slot_counters_json(const bs::Model& m, int k_slots, const bs::Session& dev) {
+  const bs::SessionStats& st = dev.stats();
+  const bs::StreamCounters& c = st.stream;
+  char out[400];
+  std::snprintf(out, sizeof out,
+                "\"expert_slots\": {\"k\": %d, \"experts\": %d, \"hits\": %llu, \"misses\": %llu, \"loads\": %llu, "
+                "\"prefetch_loads\": %llu, \"io_bytes\": %llu, \"predicted_layers\": %llu}",
+                k_slots, m.cfg.router.n_experts, static_cast<unsigned long long>(c.slot_hits),
+                static_cast<unsigned long long>(c.slot_misses), static_cast<unsigned long long>(c.loads),
+                static_cast<unsigned long long>(c.prefetch_loads), static_cast<unsigned long long>(c.io_bytes),
+                static_cast<unsigned long long>(st.predicted_layers));
+  return out;
 }
 
 SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const std::string& dir, bs::Session& cpu,

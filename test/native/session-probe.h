@@ -15,8 +15,13 @@
 namespace bt {
 
 // The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
-// "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads).
+// "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads);
+// "slots": a device expert budget of 3 experts per MoE layer (stream.device_expert_bytes).
 std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode);
+
+// "\"expert_slots\": {...}": K slots per layer (0: all resident), the experts per layer, and the
+// session's slot counters (hits, misses, loads, prefetch loads, I/O bytes) and predicted layers.
+std::string slot_counters_json(const bs::Model& m, int k_slots, const bs::Session& dev);
 
 struct SessionPhases {
   std::string json;  // "\"phases\": {...}, ... \"max_rel_logit_diff\": x" (no braces around)

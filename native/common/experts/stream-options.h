@@ -38,6 +38,9 @@ struct StreamOptions {
   PrerouterMode prerouter = PrerouterMode::Off;
   std::string prerouter_file;
   bool measure_recall = false;  // also run the true router where a prediction routes, to count recall
+  // Device memory for routed experts in a CUDA session's expert slots, per session (0: 85% of the
+  // free memory less the dense weights and the KV cache; cuda-decoder.cu, session_slots).
+  uint64_t device_expert_bytes = 0;
   // Hot path (Edge0's defaults): counts decay by 0.75 per token, predicted experts get +2.0
   // when the resident set is re-chosen every 4 tokens.
   int hot_interval = 4;

@@ -76,6 +76,9 @@ class ExpertStreamer {
   void reserve(int64_t layer, const int32_t* ids, int k);
 
   StreamCounters counters() const;
+  // The I/O threads and the files they read (a CUDA session's expert slots fill through them).
+  IoPool& io_pool() const { return *pool_; }
+  const ModelFiles& files() const { return *files_; }
 
  private:
   struct WholeBuffer {

@@ -58,6 +58,7 @@ test('defaults come from configs/brainstem.yaml', () => {
     cache_bytes: 0,
     io_threads: 0,
     io_mode: 'auto',
+    device_expert_bytes: 0,
     prerouter: 'off',
     vision: {
       threads: 0,
@@ -365,6 +366,7 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
       cache_bytes: undefined,
       io_threads: undefined,
       io_mode: undefined,
+      device_expert_bytes: undefined,
       prerouter: undefined,
       adapters: undefined,
     },

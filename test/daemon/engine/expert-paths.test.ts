@@ -91,6 +91,7 @@ test('profile options are checked and reported in the summary', async (t) => {
       ioThreads: 2,
       ioMode: 'direct',
       measureRecall: false,
+      deviceExpertBytes: 0,
       prerouter: null,
       prerouterOwners: [],
     },
@@ -107,6 +108,7 @@ test('profile options are checked and reported in the summary', async (t) => {
       /cacheBytes 1000 holds less than one expert per MoE layer for the hot path \(needs ≥ \d+ bytes: 4 layers × \d+ bytes\)/,
     ],
     [{ measureRecall: 'yes' }, /option measureRecall must be true or false, got a string/],
+    [{ deviceExpertBytes: -1 }, /option deviceExpertBytes must be an integer between 0 and/],
   ];
   for (const [opts, re] of bad) {
     await assert.rejects(

@@ -19,6 +19,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     cacheBytes: 0,
     ioThreads: 0,
     ioMode: 'auto',
+    deviceExpertBytes: 0,
     prerouter: 'off',
   });
   // Every key auto: the auto-size's values; without one (geometry unreadable) the engine's defaults.
@@ -48,7 +49,18 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   const dir = synthTemp(t, { arch: 'glm4_moe', seed: 1 });
   const c = loadConfig({
     env: { BRAINSTEM_ENGINE_DECODE_PATH: 'hot', BRAINSTEM_ENGINE_IO_THREADS: '2' },
-    overrides: { models: { glm: { path: dir, io_mode: 'direct', prerouter: 'on', slots: 6, activation_bits: 24 } } },
+    overrides: {
+      models: {
+        glm: {
+          path: dir,
+          io_mode: 'direct',
+          prerouter: 'on',
+          slots: 6,
+          activation_bits: 24,
+          device_expert_bytes: 3 << 20,
+        },
+      },
+    },
   });
   const profile = resolveProfile(c.models.glm!, c.engine, dir);
   assert.deepEqual(profile.stream, {
@@ -58,6 +70,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     cacheBytes: 0,
     ioThreads: 2,
     ioMode: 'direct',
+    deviceExpertBytes: 3 << 20,
     prerouter: 'on',
   });
   assert.deepEqual(streamLoadOptions(profile.stream!), {
@@ -65,6 +78,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     slots: 6,
     ioThreads: 2,
     ioMode: 'direct',
+    deviceExpertBytes: 3 << 20,
     prerouter: 'on',
   });
   assert.throws(
@@ -77,8 +91,8 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
   t.after(() => served.dispose());
   const s = served.summary!.stream;
   assert.deepEqual(
-    [s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter, s.prefillPath],
-    ['hot', 'direct', 2, 6, 'zero-training', 'exact'],
+    [s.decodePath, s.ioMode, s.ioThreads, s.slots, s.prerouter, s.prefillPath, s.deviceExpertBytes],
+    ['hot', 'direct', 2, 6, 'zero-training', 'exact', 3 << 20],
     'prefill_path auto: a tiny model fits any budget, so exact',
   );
   assert.equal(served.summary!.activationBits, 24, 'models.<name>.activation_bits reaches the engine');

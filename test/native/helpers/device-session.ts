@@ -30,12 +30,24 @@ export interface SessionProbe {
   /** A failure that left nothing to read back dropped the session's cache with an error, then the
    *  CPU ran it (CUDA emulation only). */
   sticky_failure_drops_cache?: boolean;
+  /** K device slots per MoE layer (0: every expert resident) and the session's slot counters
+   *  (session.h's StreamCounters; CUDA only). */
+  expert_slots?: {
+    k: number;
+    experts: number;
+    hits: number;
+    misses: number;
+    loads: number;
+    prefetch_loads: number;
+    io_bytes: number;
+    predicted_layers: number;
+  };
   max_rel_logit_diff: number;
   /** [limit, CPU token, device token] of a greedy step over the ids below limit. */
   greedy_limit: [number, number, number];
 }
 
-export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads' | 'f16,heads';
+export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads' | 'f16,heads' | 'slots' | 'f16,heads,slots';
 
 export function sessionProbe(device: SessionDevice, dir: string, tokens: number, mode: SessionMode): SessionProbe {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
