@@ -90,19 +90,18 @@ test('a session on the Metal decoder computes streamed experts from staged slots
   }
 });
 
-test('the Metal session decoder refuses the hybrids by name with a log line, not silently', (t) => {
+test('the Metal session decoder refuses the hybrids and the hot path by name with a log line, not silently', (t) => {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
-  for (const arch of ['qwen3_5_moe', 'bailing_moe_linear'] as const) {
+  const linear = 'linear-attention \\(Gated DeltaNet or lightning\\) layers have no Metal kernels yet';
+  for (const [arch, mode, why] of [
+    ['qwen3_5_moe', 'f32', linear],
+    ['bailing_moe_linear', 'f32', linear],
+    ['qwen3_moe', 'hot', 'the hot decode path has no Metal kernels \\(use exact or staged\\)'],
+  ] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
-    const r = spawnSync(binary, ['--metal-session', dir, '2'], { encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 1, `${arch}: refused`);
-    assert.match(
-      r.stderr,
-      new RegExp(
-        `metal: the whole-token decoder does not cover this ${arch} model: linear-attention \\(Gated DeltaNet or ` +
-          "lightning\\) layers have no Metal kernels yet; its sessions run the table's kernels one call at a time",
-      ),
-      arch,
-    );
+    const r = spawnSync(binary, ['--metal-session', dir, '2', mode], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, `${arch}/${mode}: refused`);
+    const line = `metal: the whole-token decoder does not cover this ${arch} model: ${why}; its sessions run the table's`;
+    assert.match(r.stderr, new RegExp(`${line} kernels one call at a time`), `${arch}/${mode}`);
   }
 });

@@ -91,6 +91,7 @@ std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::strin
     opts.stream.io_threads = 2;
     if (has("direct")) opts.stream.io_mode = bs::IoMode::Direct;
   }
+  if (has("hot")) opts.stream.decode_path = bs::ExpertPath::Hot;
   auto model = bs::load_model(dir, opts);
   if (has("zero")) model->prerouter = bs::Prerouter::zero_training(*model);
   if (has("heads")) model->prerouter = random_heads(*model);

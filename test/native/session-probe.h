@@ -16,7 +16,8 @@ namespace bt {
 
 // The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
 // "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads);
-// "staged": experts streamed through 6 staged slots ("slots3": 3), "direct": with direct reads.
+// "staged": experts streamed through 6 staged slots ("slots3": 3), "direct": with direct reads;
+// "hot": the hot decode path.
 std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode);
 
 struct SessionPhases {
