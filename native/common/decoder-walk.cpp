@@ -40,6 +40,8 @@ std::vector<const std::vector<float>*> decoder_vectors(const Model& m) {
   return out;
 }
 
+bool slot_experts(const Model& m) { return m.streamer && m.stream.decode_path == ExpertPath::Staged; }
+
 std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
   const ModelConfig& c = m.cfg;
   const std::string& b = k.name;
@@ -49,8 +51,9 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
   if (!c.mrope_section.empty()) return "multimodal RoPE has no " + b + " kernel yet";
   if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
   if (c.fused_qkv) return "the fused query_key_value attention has no " + b + " kernel yet";
-  if (m.streamer && m.stream.decode_path != ExpertPath::Exact)
-    return "streamed expert slots are not " + b + " buffers yet (decode path must be exact)";
+  if (m.streamer && m.stream.decode_path != ExpertPath::Exact && !(k.slots && slot_experts(m)))
+    return std::string("the ") + path_name(m.stream.decode_path) + " decode path has no " + b + " kernels (use " +
+           (k.slots ? "exact or staged" : "exact") + ")";
   if (c.head_dim > k.max_head_dim || c.n_heads % c.n_kv_heads != 0)
     return "head_dim above " + std::to_string(k.max_head_dim) + " or query heads not a multiple of kv heads";
   if (c.router.n_experts > k.max_experts) return "more than " + std::to_string(k.max_experts) + " experts";

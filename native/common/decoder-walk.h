@@ -25,8 +25,12 @@ struct DecoderKernels {
   std::string name;
   int64_t max_head_dim, max_experts;
   std::function<bool(Op, const WeightMatrix*)> accepts;
+  bool slots = false;  // computes a staged decode path's experts from the streamer's slots
 };
 
+// Whether a decoder runs `m`'s routed experts from the streamer's staged slots (the staged decode
+// path): every append, prefill chunks in waves; the expert stacks in the files are never bound.
+bool slot_experts(const Model& m);
 // Why the decoder cannot run `m` ("" when it can).
 std::string decoder_unsupported(const Model& m, const DecoderKernels& k);
 // Every matrix a forward reads, and the prerouter heads' (made device-visible once).
@@ -89,6 +93,16 @@ class DecoderWalk {
   // step by an earlier prediction instead; `routed` runs after either (the ids are the step's).
   virtual bool route_by_prediction(int64_t l) { return false; }
   virtual void routed(int64_t l) {}
+  // The routed experts of `rows` (token, expert) pairs into rows_; a backend computing them
+  // from streamed slots overrides it (metal/metal-decoder-slots.cpp).
+  virtual void experts(const MoeWeights& w, int64_t rows, int64_t k) { expert_mlp(w, rows, k, rows_); }
+  // Gate, up, SiLU-gate and down gathered by the routing: out[rows, hidden].
+  void expert_mlp(const MoeWeights& w, int64_t rows, int64_t k, R out) {
+    matmul(w.gate, xn_, gate_, rows, true, k);
+    matmul(w.up, xn_, up_, rows, true, k);
+    silu_mul(gate_, up_, rows * w.gate.rows);
+    matmul(w.down, gate_, out, rows, true, 1);
+  }
 
   // The KV caches (kv_bytes per element, `rows` positions; 0: max_positions) and activations
   // for max_chunk tokens; the derived constructor calls it.
@@ -239,10 +253,7 @@ class DecoderWalk {
     const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
     if (!route_by_prediction(l)) routing(w);
     routed(l);
-    matmul(w.gate, xn_, gate_, rows, true, k);
-    matmul(w.up, xn_, up_, rows, true, k);
-    silu_mul(gate_, up_, rows * w.gate.rows);
-    matmul(w.down, gate_, rows_, rows, true, 1);
+    experts(w, rows, k);
     combine(k);
     if (w.has_shared) {
       mlp(w.shared, xn_, y2_);

@@ -5,10 +5,19 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/error.h"
+
 namespace bs {
 
 class LoraAdapter;
 struct SessionStats;
+
+// An append that failed on its input, not on the device: a streamed expert's read, a weight file
+// that shrank. The decoder stays usable at the position before the append; the session passes
+// the error on and stays on the device (as the host path does for the same error).
+struct DecoderInputError : Error {
+  using Error::Error;
+};
 
 // What one append runs with besides its tokens.
 struct DeviceStep {
@@ -21,8 +30,8 @@ class DeviceDecoder {
  public:
   virtual ~DeviceDecoder() = default;
   // Runs tokens[0..n) (n ≤ the model's prefill chunk) at the next positions; writes the last
-  // token's logits [vocab] when `logits` is not null. Throws bs::Error when the device fails;
-  // cache rows before the chunk are left as they were.
+  // token's logits [vocab] when `logits` is not null. Throws bs::Error when the device fails
+  // (DecoderInputError when the input did); cache rows before the chunk are left as they were.
   virtual void append(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits) = 0;
   // As append, but only the greedy token (the largest logit among ids below step.greedy_vocab,
   // ties to the lower id; −1 when none is above −∞) comes back.

@@ -25,6 +25,8 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
   }
   const int64_t n_past = n_past_, chunk = model_->prefill_chunk;
   const DeviceStep step{top_k_, adapter_, greedy_vocab};
+  ExpertStreamer* streamer = model_->streamer.get();  // a decoder on streamed slots drives it too
+  const StreamCounters before = streamer ? streamer->counters() : StreamCounters{};
   try {
     for (int64_t i = 0; i < n; i += chunk) {
       const int64_t m = std::min(chunk, n - i);
@@ -36,6 +38,10 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
       }
       n_past_ += m;
     }
+  } catch (const DecoderInputError&) {
+    n_past_ = n_past;
+    decoder_->truncate(n_past);
+    throw;
   } catch (const Error& e) {
     // Rows before the failed chunk are intact: the host path takes them and runs this call again.
     std::fprintf(stderr, "brainstem: session: the device decoder failed (%s); continuing on the CPU\n", e.what());
@@ -46,6 +52,7 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
   }
   stats_.tokens += n;
   decoder_->take_stats(stats_);
+  if (streamer) stats_.stream += streamer->counters() - before;
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <set>
 
 #include "common/accel-table.h"
 #include "common/error.h"
@@ -112,6 +113,8 @@ class SessionDecoder final : public DeviceDecoder {
     if (s.failed) fail("metal: the device failed earlier");
     try {
       body();
+    } catch (const DecoderInputError&) {
+      throw;  // a read failed, not the device
     } catch (const Error& e) {
       std::fprintf(stderr, "brainstem: metal: %s; using the CPU reference from now on\n", e.what());
       s.failed = true;
@@ -121,9 +124,26 @@ class SessionDecoder final : public DeviceDecoder {
   MetalDecoder dec_;
 };
 
+// Once per model, why its sessions run the table op by op (a hybrid's linear-attention layers,
+// a format or an expert path the decoder lacks): never a silent fallback.
+void log_uncovered(const Model& m, const std::string& why) {
+  static std::mutex mu;
+  static std::set<const Model*> told;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!told.insert(&m).second) return;
+  std::fprintf(stderr,
+               "brainstem: metal: the whole-token decoder does not cover this %s model: %s; its sessions run the "
+               "table's kernels one call at a time\n",
+               m.cfg.arch.c_str(), why.c_str());
+}
+
 std::unique_ptr<DeviceDecoder> session_decoder(const Model& m, int64_t context_length) {
   Device* d = current();
-  if (!d || state().failed || !MetalDecoder::unsupported(m).empty()) return nullptr;
+  if (!d || state().failed) return nullptr;
+  if (const std::string why = MetalDecoder::unsupported(m); !why.empty()) {
+    log_uncovered(m, why);
+    return nullptr;
+  }
   try {
     return std::make_unique<SessionDecoder>(*d, m, context_length);
   } catch (const Error& e) {

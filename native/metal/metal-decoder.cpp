@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
 #include "metal/metal-encode.h"
 #include "metal/metal-ops.h"
@@ -13,7 +14,7 @@
 namespace bs::metal {
 
 std::string MetalDecoder::unsupported(const Model& m) {
-  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts});
+  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts, /*slots=*/true});
 }
 
 MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,
@@ -26,6 +27,7 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   kv_elem_ = m.kv_f16() ? 2 : 4;
   capacity_ = std::min<int64_t>(max_pos_, 64);
   allocate(kv_elem_, capacity_);
+  init_slots();
   greedy_ = alloc(4);
   if (m.kv_f16()) k_f32_ = alloc(max_chunk_ * kv * 4), v_f32_ = alloc(max_chunk_ * kv * 4);
   allocate_predictions();
@@ -97,16 +99,25 @@ void MetalDecoder::embed(int64_t n) {
 
 // Gathered: row i takes x row i / x_div and the expert routed_ids_[i] (a slot table of the routing).
 void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) {
-  const Weight& b = weight(w);
+  const bool slotted = gather && slots_;  // streamed: the expert's slot through the layer's table
+  const Weight& b = slotted ? w_->slots(w) : weight(w);
   const Arg none = token_;  // bound but unread (no slot table)
   if (w.quantised()) {
     QMatParams p = qparams(w, n);
     p.w_off = b.w_off, p.s_off = b.s_off, p.b_off = b.b_off;
     p.gather = gather ? 1 : 0;
+    p.has_slots = slotted ? 1 : 0;
     p.x_div = u32(x_div);
     const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
     c_->dispatch("bs_qmatmul", g, kMatThreads,
-                 {b.codes, b.scales, b.biases, x, y, gather ? routed_ids_ : none, none, {nullptr, 0, &p, sizeof p}});
+                 {b.codes,
+                  b.scales,
+                  b.biases,
+                  x,
+                  y,
+                  gather ? routed_ids_ : none,
+                  slotted ? slot_table_[layer_] : none,
+                  {nullptr, 0, &p, sizeof p}});
     return;
   }
   const DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), b.w_off, 0, u32(n), 0, 1.0f};
@@ -268,18 +279,27 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
   auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
   for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
-  std::unique_ptr<CommandList> c = d_.begin();
-  c_ = c.get();
-  forward(n, head);
-  if (greedy) {
-    const int64_t V = step.greedy_vocab > 0 ? std::min(step.greedy_vocab, cfg.vocab) : cfg.vocab;
-    const ElementwiseParams p{u32(V), 0.0f};
-    c->dispatch("bs_argmax", {1}, BS_BLOCK, {logits_, greedy_, {nullptr, 0, &p, sizeof p}});
+  try {
+    if (slots_) stream_begin(n);
+    list_ = d_.begin();
+    c_ = list_.get();
+    forward(n, head);
+    if (greedy) {
+      const int64_t V = step.greedy_vocab > 0 ? std::min(step.greedy_vocab, cfg.vocab) : cfg.vocab;
+      const ElementwiseParams p{u32(V), 0.0f};
+      c_->dispatch("bs_argmax", {1}, BS_BLOCK, {logits_, greedy_, {nullptr, 0, &p, sizeof p}});
+    }
+    c_->commit_and_wait();
+  } catch (...) {
+    c_ = nullptr, list_.reset();
+    if (slots_) m_.streamer->end_forward();
+    forget_predictions();  // a partly run append may have overwritten them
+    throw;
   }
-  c_ = nullptr;
-  c->commit_and_wait();
+  c_ = nullptr, list_.reset();
   ++commits_;
   pos_ += n;
+  if (slots_) stream_end();
   has_pred_.swap(made_pred_);
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/blocks.h"
 #include "common/decoder-walk.h"
 #include "common/device-decoder.h"
 #include "common/lora.h"
@@ -45,6 +46,9 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   uint64_t state_bytes() const override;
   // Command lists committed so far (one per append).
   int64_t commits() const { return commits_; }
+  // Times an append waited for its command list so far to learn a layer's routing or a slot
+  // wave (streamed experts only: metal-decoder-slots.cpp).
+  int64_t host_waits() const { return host_waits_; }
 
  private:
   using Weight = DeviceWeights::Weight;
@@ -67,6 +71,9 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   // In a decode step after a prediction, the layer routes by the prerouter's buffers.
   void routing(const MoeWeights& w) override;
   void delta(LoraSlot slot, Arg x, Arg y) override;
+  // Streamed experts (slot_experts): the routed experts from the staged slots, in waves
+  // (metal-decoder-slots.cpp); otherwise the walk's gathered matmuls over the wrapped stacks.
+  void experts(const MoeWeights& w, int64_t rows, int64_t k) override;
 
   // Cache rows for `rows` positions (capacity doubles up to max_positions).
   void reserve(int64_t rows);
@@ -79,6 +86,13 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   // owner+1's routing of the next token, into the prediction buffers of this append's parity
   // (metal-decoder-prerouter.cpp).
   void predict(int64_t owner, Arg ids);
+  // Streamed experts (metal-decoder-slots.cpp): the slot tables; the streamer's pass around an
+  // append (predicted slots reserved before, the next predictions' loads started after); and a
+  // wait for the command list so far, which goes on in a new one.
+  void init_slots();
+  void stream_begin(int64_t n);
+  void stream_end();
+  void sync();
 
   Device& d_;
   CommandList* c_ = nullptr;           // the command list being encoded
@@ -95,6 +109,12 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg routed_ids_, routed_wts_;  // the routing the current layer's experts run with
   Arg k_f32_, v_f32_;            // f16 caches: the chunk's keys and values in float32 before rounding
   Arg greedy_;
+  std::unique_ptr<CommandList> list_;  // the append's command list (a new one after each sync)
+  bool slots_ = false;                 // experts from the streamer's staged slots
+  std::vector<Arg> slot_table_;        // per MoE layer [E]: a wave's expert → slot, others the zero slot
+  Arg rows_acc_;                       // a later wave's rows, added into rows_
+  Scratch stage_;                      // the streamer's lists of a layer's waves
+  int64_t host_waits_ = 0;
 };
 
 }  // namespace bs::metal

@@ -6,13 +6,16 @@
 #include <mutex>
 
 #include "common/error.h"
+#include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
 #include "metal/metal-encode.h"
 
 namespace bs::metal {
 
 DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
-  for (const WeightMatrix* w : decoder_matrices(m)) bind(*w);
+  if (slot_experts(m)) bind_slots(m);
+  for (const WeightMatrix* w : decoder_matrices(m))
+    if (!slots_.count(w)) bind(*w);  // streamed expert stacks never: the GPU would make them resident
   const ModelConfig& c = m.cfg;
   std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
   for (size_t i = 0; i < inv.size(); ++i)
@@ -50,6 +53,40 @@ const DeviceWeights::Weight& DeviceWeights::weight(const WeightMatrix& w) const 
   auto it = index_.find(w.w);
   if (it == index_.end()) fail("metal decoder: a weight matrix outside the model's was asked for");
   return *it->second;
+}
+
+const DeviceWeights::Weight& DeviceWeights::slots(const WeightMatrix& w) const {
+  auto it = slots_.find(&w);
+  if (it == slots_.end()) fail("metal decoder: no expert slots for the matrix asked for");
+  return *it->second;
+}
+
+// Each of a layer's 9 slot slabs (gate, up, down × codes, scales, biases) wrapped whole: the I/O
+// threads fill the slots in place, so there is nothing to copy and no copy to fall back to.
+void DeviceWeights::bind_slots(const Model& m) {
+  for (int64_t l = 0; l < m.cfg.n_layers; ++l) {
+    const MoeWeights& mw = m.layers[l].moe;
+    if (!m.layers[l].is_moe) continue;
+    const SlotCache& c = m.streamer->staged_cache(l);
+    Arg part[9];
+    uint32_t off[9];
+    for (size_t r = 0; r < c.layout().ranges.size(); ++r) {
+      const AlignedBuffer& slab = c.slab(r);
+      auto b = d_.wrap(slab.data(), slab.mapped());
+      if (!b)
+        fail("metal decoder: the device refused to wrap the expert slots of layer ", l, " (", slab.mapped(), " bytes)");
+      owned_.push_back(std::move(b));
+      part[r] = {owned_.back().get(), 0};
+      off[r] = static_cast<uint32_t>(c.range_ptr(0, r) - slab.data());
+    }
+    const WeightMatrix* mats[3] = {&mw.gate, &mw.up, &mw.down};
+    for (int p = 0; p < 3; ++p) {
+      auto w = std::make_unique<Weight>(
+          Weight{part[3 * p], part[3 * p + 1], part[3 * p + 2], off[3 * p], off[3 * p + 1], off[3 * p + 2]});
+      slots_[mats[p]] = w.get();
+      weights_.push_back(std::move(w));
+    }
+  }
 }
 
 Arg DeviceWeights::vector(const float* data) const { return vectors_.at(data); }

@@ -1,6 +1,7 @@
 // A model's weights as the Metal decoder binds them, made once per (model, device) and shared by
 // the decoders of its sessions: every matrix wrapped in place (copied where the device refuses
-// the pages), norms, biases and the RoPE frequencies uploaded.
+// the pages), norms, biases and the RoPE frequencies uploaded. A model whose experts stream
+// through staged slots (slot_experts) has the slot slabs wrapped instead of its expert stacks.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,9 @@ class DeviceWeights {
 
   // A matrix of decoder_matrices(m), by address; throws bs::Error for another.
   const Weight& weight(const WeightMatrix& w) const;
+  // Slot mode: a MoE layer's routed gate, up or down (the model's MoeWeights member) over its
+  // staged slot slabs, stacked [slots + 1, ...] (the last one the zero slot).
+  const Weight& slots(const WeightMatrix& w) const;
   // A norm, bias or correction-bias vector of the model, by its data.
   Arg vector(const float* data) const;
   Arg inv_freq() const { return inv_freq_; }
@@ -38,11 +42,13 @@ class DeviceWeights {
   Arg buffer(size_t bytes);
   Arg floats(const std::vector<float>& v);
   void bind(const WeightMatrix& w);
+  void bind_slots(const Model& m);
 
   Device& d_;
   std::vector<std::unique_ptr<Buffer>> owned_;
   std::vector<std::unique_ptr<Weight>> weights_;
   std::unordered_map<const void*, const Weight*> index_;  // by the matrix's first byte
+  std::unordered_map<const WeightMatrix*, const Weight*> slots_;
   std::unordered_map<const void*, Arg> vectors_;
   Arg inv_freq_;
   uint64_t copied_ = 0;

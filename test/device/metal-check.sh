@@ -6,10 +6,12 @@
 #   decoder the whole-token decoder (one command list per token) on the GPU vs the CPU
 #           reference (metal-decoder.test.ts),
 #   session sessions on that decoder (KV cache on the GPU) vs CPU sessions through truncation,
-#           a prefix-cache hit, top-k, a LoRA, greedy steps sampled on the GPU, an f16 KV cache
-#           and an injected device failure (metal-session.test.ts),
+#           a prefix-cache hit, top-k, a LoRA, greedy steps sampled on the GPU, an f16 KV cache,
+#           experts streamed through staged slots (page-cache and F_NOCACHE reads, with and
+#           without the prerouter) and an injected device failure (metal-session.test.ts),
 #   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
 #           decode benchmark on 'metal' (sessions on the decoder) and on the fastest CPU set,
+#           and streamed on 'metal' (staged slots, direct reads, prerouter off and on),
 #   doctor  what `brainstem doctor` reports (Metal device and GPU working-set budget),
 # and prints one JSON object on stdout (logs go to stderr and to $OUT_DIR).
 # Usage: test/device/metal-check.sh [MODEL_DIR]   (npm run test:metal -- [MODEL_DIR])
@@ -42,9 +44,11 @@ if [ $build -eq 0 ]; then
   node dist/daemon/main.js doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
   if [ -n "$model" ]; then
     for backend in metal auto; do
-      node dist/daemon/main.js bench-decode --model "$model" --backend "$backend" --json \
+      node dist/daemon/main.js bench decode --model "$model" --backend "$backend" --json \
         >"$out/bench-decode-$backend.json" 2>"$out/bench-decode-$backend.log"
     done
+    node dist/daemon/main.js bench decode --model "$model" --backend metal --path staged --io-mode direct \
+      --prerouter off,on --json >"$out/bench-decode-metal-staged.json" 2>"$out/bench-decode-metal-staged.log"
   fi
 fi
 
@@ -64,7 +68,11 @@ console.log(JSON.stringify({
   decoder: { ok: process.env.DECODER === "0", log: tail("decoder.log") },
   session: { ok: process.env.SESSION === "0", log: tail("session.log") },
   bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "metal" || b.backend.startsWith("cpu-neon")) : null,
-  bench_decode: { metal: json("bench-decode-metal.json"), cpu: json("bench-decode-auto.json") },
+  bench_decode: {
+    metal: json("bench-decode-metal.json"),
+    cpu: json("bench-decode-auto.json"),
+    metal_staged: json("bench-decode-metal-staged.json"),
+  },
 }, null, 2));
 '
 [ $build -eq 0 ] && [ $ops -eq 0 ] && [ $model_rc -eq 0 ] && [ $decoder -eq 0 ] && [ $session -eq 0 ]

@@ -2,7 +2,7 @@
 // with a Metal GPU; a CUDA device of capability ≥ 7.2) and reported skipped with the reason
 // elsewhere, where test-metal.cpp and test-cuda.cpp check the same kernels through the shim and
 // the emulation: greedy decode through the set's table ends on the same token as through the
-// reference kernels, on every expert path.
+// reference kernels, on every expert path, and for the hybrids the decoders refuse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -40,4 +40,16 @@ for (const name of ['metal', 'cuda'] as const) {
       }
     }
   });
+  // Hybrids: the Metal decoder refuses them by name (logged once per model), so their sessions
+  // run the table op by op, the linear-attention recurrences on the CPU.
+  if (name === 'metal') {
+    test('greedy decode of the hybrids on metal ends on the reference kernels’ token (qwen3_5_moe, bailing_moe_linear)', {
+      skip: set?.usable ? false : `metal is not usable here: ${device?.detail ?? 'not compiled into this build'}`,
+    }, (t) => {
+      for (const arch of ['qwen3_5_moe', 'bailing_moe_linear'] as const) {
+        const dir = synthTemp(t, { arch, seed: 7 });
+        assert.equal(lastToken(dir, 'metal', 16, 'exact'), lastToken(dir, 'cpu-ref', 16, 'exact'), `${arch}: diverges`);
+      }
+    });
+  }
 }

@@ -1,16 +1,22 @@
-// `brainstem-native-tests --metal-session DIR TOKENS [f16|zero|heads]`: a session whose forward pass runs on
-// the whole-token Metal decoder (the msl-shim device here; the system GPU with
-// BRAINSTEM_TEST_METAL=gpu) beside a CPU session, through session-probe.h's phases (the injected
-// failure: the next command lists fail). test/native/metal-session.test.ts runs it.
+// `brainstem-native-tests --metal-session DIR TOKENS [MODE]` (session-probe.h's modes): a session whose forward pass
+// runs on the whole-token Metal decoder (the msl-shim device here; the system GPU with BRAINSTEM_TEST_METAL=gpu) beside
+// a CPU session, through session-probe.h's phases (the injected failure: the next command lists fail).
+// test/native/metal-session.test.ts runs it.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/session.h"
 #include "decode-probe.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
+#include "metal/metal-decoder.h"
 #include "session-probe.h"
 
 namespace bt {
@@ -31,6 +37,60 @@ struct Breakable : ShimDevice {
     return gpu ? gpu->begin() : ShimDevice::begin();
   }
 };
+
+std::string counters_json(const bs::StreamCounters& c) {
+  char out[320];
+  std::snprintf(out, sizeof out,
+                "{\"slot_hits\": %llu, \"slot_misses\": %llu, \"loads\": %llu, \"prefetch_loads\": %llu, "
+                "\"prefetch_misses\": %llu, \"io_bytes\": %llu, \"fallbacks\": %llu, \"drops\": %llu}",
+                static_cast<unsigned long long>(c.slot_hits), static_cast<unsigned long long>(c.slot_misses),
+                static_cast<unsigned long long>(c.loads), static_cast<unsigned long long>(c.prefetch_loads),
+                static_cast<unsigned long long>(c.prefetch_misses), static_cast<unsigned long long>(c.io_bytes),
+                static_cast<unsigned long long>(c.fallbacks), static_cast<unsigned long long>(c.drops));
+  return out;
+}
+
+// Streamed experts: the host's waits per append of a decoder of its own — a 4-token prefill
+// chunk, then greedy decode steps.
+std::string host_waits(const bs::Model& m, bs::metal::Device& dev) {
+  bs::metal::MetalDecoder d(dev, m, 64, 4);
+  const bs::DeviceStep step{m.top_k, nullptr};
+  const int32_t prompt[4] = {11, 48, 85, 122};
+  int32_t token = 0;
+  std::string out = "[";
+  for (int i = 0; i < 5; ++i) {
+    const int64_t before = d.host_waits();
+    token = i == 0 ? d.append_greedy(prompt, 4, step) : d.append_greedy(&token, 1, step);
+    out += (i ? ", " : "") + std::to_string(d.host_waits() - before);
+  }
+  return out + "]";
+}
+
+// Streamed experts: a weight file that shrinks under a device session fails that append with the
+// reason; the session stays on the device at its length and goes on once the file is whole again.
+std::string shrink_check(bs::Session& s, const bs::Model& m) {
+  const std::string path = m.store->files()[0]->path();
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> logits(m.cfg.vocab);
+  const int32_t prompt[4] = {11, 48, 85, 122}, next = 5;
+  s.append(prompt, 4, logits.data());
+  if (::truncate(path.c_str(), static_cast<off_t>(bytes.size() / 2)) != 0) bs::fail("cannot truncate ", path);
+  std::string message;
+  try {
+    s.append(&next, 1, logits.data());
+  } catch (const bs::Error& e) {
+    message = e.what();
+  }
+  std::ofstream(path, std::ios::binary | std::ios::in).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const bool kept = s.on_device() && s.n_past() == 4;
+  s.append(&next, 1, logits.data());
+  const bool continues = s.on_device() && s.n_past() == 5;
+  s.truncate(0);
+  std::fprintf(stderr, "shrunk file: %s\n", message.c_str());
+  return std::string("{\"failed_with_reason\": ") + (message.find("shrank") != std::string::npos ? "true" : "false") +
+         ", \"kept\": " + (kept ? "true" : "false") + ", \"continues\": " + (continues ? "true" : "false") + "}";
+}
 
 }  // namespace
 
@@ -55,9 +115,21 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   // Another session of the model wraps nothing again: the weights are shared per model.
   const int wraps = dev.wraps;
   const bool shared = bs::metal::session_decoder(*model, 64) != nullptr && dev.wraps == wraps && wraps > 0;
-  const SessionPhases r = run_session_phases(model, dir, cpu, metal, tokens, "metal", [&] { dev.broken = true; });
-  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s}\n", dev.name().c_str(), r.json.c_str(),
-              shared ? "true" : "false");
+  const std::string io_error = bs::slot_experts(*model) ? shrink_check(metal, *model) : "";
+  bs::StreamCounters streamed;  // the device session's, before the failure hands it to the CPU
+  const SessionPhases r = run_session_phases(model, dir, cpu, metal, tokens, "metal", [&] {
+    streamed = metal.stats().stream;
+    dev.broken = true;
+  });
+  std::string stream;
+  if (bs::slot_experts(*model)) {
+    dev.broken = false;
+    stream = ", \"device_stream\": " + counters_json(streamed) +
+             ", \"cpu_stream\": " + counters_json(cpu.stats().stream) + ", \"host_waits\": " + host_waits(*model, dev) +
+             ", \"io_error\": " + io_error;
+  }
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": %s%s}\n", dev.name().c_str(), r.json.c_str(),
+              shared ? "true" : "false", stream.c_str());
   return 0;
 }
 

@@ -4,6 +4,9 @@
 // failure that hands the KV cache back to the CPU. Greedy tokens identical in every phase.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../daemon/util/repo-root.js';
 import { checkSessionPhases, type SessionMode, type SessionProbe, sessionProbe } from './helpers/device-session.js';
 import { synthTemp } from './helpers/model-files.js';
 
@@ -43,5 +46,62 @@ test('a session on the Metal decoder routes decode steps by the prerouter like a
     const p = probe(dir, 4, heads);
     check(arch, `prerouter ${heads}`, p, true);
     assert.ok(p.cpu_predicted_layers > 0, `${arch}/${heads}: decode steps were routed by predictions`);
+  }
+});
+
+test('a session on the Metal decoder computes streamed experts from staged slots the I/O threads fill, like a CPU session on that profile', (t) => {
+  const moeLayers = 4; // the tiny synthetic models: every layer is MoE, 16 experts, top-k 4
+  for (const [arch, mode] of [
+    ['qwen3_moe', 'staged'],
+    ['qwen3_moe', 'staged,direct'],
+    ['qwen3_moe', 'staged,zero'],
+    ['qwen3_moe', 'staged,slots3,heads'],
+    ['glm4_moe', 'staged,direct,heads'],
+  ] as const) {
+    const dir = synthTemp(t, { arch, seed: 17 });
+    const p = probe(dir, 4, mode);
+    const label = `${arch}/${mode}`;
+    check(arch, label, p, true);
+    const s = p.device_stream;
+    const waits = p.host_waits;
+    assert.ok(s && waits, `${label}: streaming counters`);
+    assert.ok(s.slot_hits > 0 && s.slot_misses > 0, `${label}: slots hit and missed (${JSON.stringify(s)})`);
+    assert.ok(s.loads >= s.slot_misses && s.io_bytes > 0, `${label}: every miss loaded into a slot`);
+    assert.equal(s.fallbacks, 0, `${label}: the device never computes from the file`);
+    assert.equal(s.drops, 0, `${label}: no routed row reads the zero slot`);
+    const prerouter = mode.includes('zero') || mode.includes('heads');
+    // A prefill chunk waits at every MoE layer (its routing), once more per extra wave.
+    assert.ok(waits[0] >= moeLayers, `${label}: prefill waits ${waits[0]}`);
+    for (const w of waits.slice(1)) {
+      if (prerouter) {
+        // Only the first MoE layer is routed on the GPU; predicted layers wait at most for loads in flight.
+        assert.ok(w >= 1 && w <= (mode.includes('slots3') ? 2 * moeLayers : moeLayers), `${label}: decode waits ${w}`);
+      } else {
+        assert.equal(w, moeLayers, `${label}: a decode step waits once per MoE layer`);
+      }
+    }
+    assert.deepEqual(
+      p.io_error,
+      { failed_with_reason: true, kept: true, continues: true },
+      `${label}: a shrunk weight file fails that append only`,
+    );
+    if (prerouter) assert.ok(s.prefetch_loads > 0, `${label}: predicted experts were loaded a step ahead`);
+    else assert.equal(s.prefetch_loads, 0, `${label}: no prerouter, no prefetch`);
+  }
+});
+
+test('the Metal session decoder refuses the hybrids and the hot path by name with a log line, not silently', (t) => {
+  const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
+  const linear = 'linear-attention \\(Gated DeltaNet or lightning\\) layers have no Metal kernels yet';
+  for (const [arch, mode, why] of [
+    ['qwen3_5_moe', 'f32', linear],
+    ['bailing_moe_linear', 'f32', linear],
+    ['qwen3_moe', 'hot', 'the hot decode path has no Metal kernels \\(use exact or staged\\)'],
+  ] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    const r = spawnSync(binary, ['--metal-session', dir, '2', mode], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, `${arch}/${mode}: refused`);
+    const line = `metal: the whole-token decoder does not cover this ${arch} model: ${why}; its sessions run the table's`;
+    assert.match(r.stderr, new RegExp(`${line} kernels one call at a time`), `${arch}/${mode}`);
   }
 });

@@ -81,9 +81,18 @@ std::unique_ptr<bs::Prerouter> random_heads(const bs::Model& m) {
 std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode) {
   bs::LoadOptions opts;
   opts.backend = "cpu-ref";
-  auto has = [&](const char* m) { return mode.find(m) != std::string::npos; };
+  // Whole comma-separated words: "slots3" is not "slots".
+  auto has = [&](const std::string& m) { return ("," + mode + ",").find("," + m + ",") != std::string::npos; };
   opts.kv_f16 = has("f16");
   opts.prefill_chunk = 4;  // the 8-token prompt runs as two chunks
+  if (has("staged")) {
+    // Streamed experts: staged decode in fewer slots than the 16 experts (prefill stays exact on the CPU).
+    opts.stream.decode_path = bs::ExpertPath::Staged;
+    opts.stream.slots = has("slots3") ? 3 : 6;
+    opts.stream.io_threads = 2;
+    if (has("direct")) opts.stream.io_mode = bs::IoMode::Direct;
+  }
+  if (has("hot")) opts.stream.decode_path = bs::ExpertPath::Hot;
   auto model = bs::load_model(dir, opts);
   if (has("zero")) model->prerouter = bs::Prerouter::zero_training(*model);
   if (has("heads")) model->prerouter = random_heads(*model);

@@ -16,7 +16,9 @@ namespace bt {
 
 // The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
 // "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads);
-// "slots": a device expert budget of 3 experts per MoE layer (stream.device_expert_bytes).
+// "staged": experts streamed through 6 staged slots ("slots3": 3), "direct": with direct reads;
+// "hot": the hot decode path.
+// "slots" (CUDA): a device expert budget of 3 experts per MoE layer (stream.device_expert_bytes).
 std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::string& mode);
 
 // "\"expert_slots\": {...}": K slots per layer (0: all resident), the experts per layer, and the

@@ -23,6 +23,12 @@ int SlotCache::resident() const {
   return n;
 }
 
+bool SlotCache::loading() const {
+  for (const Slot& s : slots_)
+    if (s.state == State::Loading) return true;
+  return false;
+}
+
 int SlotCache::victim(const std::vector<char>& keep) const {
   int best = -1;
   for (int s = 0; s < capacity_; ++s) {

@@ -26,6 +26,8 @@ class SlotCache {
   const WeightMatrix* views() const { return views_; }
   // Where range r of slot s lives.
   uint8_t* range_ptr(int s, size_t r) const { return bases_[r] + static_cast<uint64_t>(s) * layout_.ranges[r].bytes; }
+  // Range r's slab (slot 0 starts range_ptr(0, r) − data() bytes in): what a device wraps.
+  const AlignedBuffer& slab(size_t r) const { return slabs_[r]; }
   const LayerLayout& layout() const { return layout_; }
 
   // Slot holding expert e (Loading, Ready or Failed), or -1.
@@ -36,6 +38,7 @@ class SlotCache {
   State state(int s) const { return slots_[s].state; }
   const std::string& error(int s) const { return slots_[s].error; }
   int resident() const;  // slots holding an expert
+  bool loading() const;  // a load is in flight
 
   // A slot that may receive a new expert: not pinned, not reserved, not loading and not
   // holding an expert flagged in `keep` [E]; empty or failed slots first, then the least

@@ -342,6 +342,10 @@ void ExpertStreamer::run(const Model& m, int64_t l, Phase phase, Scratch& s) {
     case ExpertPath::WholeLayer: run_whole(m, L, s); break;
   }
   std::lock_guard<std::mutex> lk(mu_);
+  ran(L);
+}
+
+void ExpertStreamer::ran(Layer& L) {
   L.ran_gen = gen_;
   if (L.staged) L.staged->clear_reservations();
   L.reserved = false;
@@ -382,62 +386,6 @@ void ExpertStreamer::run_exact(const Model& m, Layer& L, Scratch& s) {
   // The kernel reads the ranges in the background while the first experts compute.
   for (int32_t e : s.miss_ids) willneed(L, e);
   compute_mapped(m, L, s.group_which, s.group_ids, s);
-}
-
-void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
-  std::unique_lock<std::mutex> lk(mu_);
-  SlotCache& c = staged(L);
-  const int n_groups = static_cast<int>(s.groups.size());
-  // More distinct experts than slots (a prefill chunk): the slots are filled in waves.
-  for (int w0 = 0; w0 < n_groups; w0 += c.capacity()) {
-    const int w1 = std::min(n_groups, w0 + c.capacity());
-    std::fill(L.keep.begin(), L.keep.end(), 0);
-    for (int g = w0; g < w1; ++g) L.keep[s.groups[g].expert] = 1;
-    std::vector<int>& pinned = s.slot_pinned;
-    std::vector<int>& which = s.group_which;
-    std::vector<int>& fallback = s.group_miss;
-    std::vector<int32_t>& fallback_ids = s.miss_ids;
-    s.clear_expert_lists();
-    const uint64_t tick = ++tick_;
-    for (int g = w0; g < w1; ++g) {
-      const int slot = c.find(s.groups[g].expert);
-      if (slot < 0) continue;
-      c.pin(slot, tick);
-      pinned.push_back(slot);
-      ++c_.slot_hits;
-    }
-    for (int g = w0; g < w1; ++g) {
-      const int e = s.groups[g].expert;
-      if (c.find(e) >= 0) {
-        which.push_back(g);
-        continue;
-      }
-      const int v = c.victim(L.keep);
-      ++c_.slot_misses;
-      if (L.reserved) ++c_.prefetch_misses;  // routed by a prediction, yet not prefetched
-      if (v < 0) {                           // every slot is held for this step: compute this one from the file
-        fallback.push_back(g);
-        fallback_ids.push_back(e);
-        continue;
-      }
-      start_load(L, c, v, e, /*urgent=*/true, /*prefetched=*/false);
-      c.pin(v, tick);
-      pinned.push_back(v);
-      which.push_back(g);
-    }
-    wait_slots(lk, c, pinned);
-    std::vector<int32_t>& ids = s.group_ids;
-    for (int g : which) {
-      ids.push_back(c.mapped(s.groups[g].expert));
-      if (ids.back() == c.zero_slot()) c_.drops += s.groups[g].end - s.groups[g].begin;
-    }
-    c_.fallbacks += fallback.size();
-    lk.unlock();
-    compute(m, c.views(), which, ids, s);
-    compute_mapped(m, L, fallback, fallback_ids, s);
-    lk.lock();
-    for (int slot : pinned) c.unpin(slot);
-  }
 }
 
 void ExpertStreamer::run_hot(const Model& m, Layer& L, Scratch& s) {

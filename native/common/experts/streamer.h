@@ -16,6 +16,7 @@
 #include "common/blocks.h"
 #include "common/experts/slot-cache.h"
 #include "common/experts/stream-options.h"
+#include "common/function-ref.h"
 #include "common/io/io-pool.h"
 #include "common/io/read-hints.h"
 
@@ -80,6 +81,18 @@ class ExpertStreamer {
   IoPool& io_pool() const { return *pool_; }
   const ModelFiles& files() const { return *files_; }
 
+  // Device decoders (metal/metal-decoder-slots.cpp) run the staged path's experts on the slot
+  // slabs themselves. The staged slots of MoE layer l (made on first use).
+  const SlotCache& staged_cache(int64_t l);
+  // Whether every expert of ids[0..n) sits in a slot of layer l whose load has landed.
+  bool staged_ready(int64_t l, const int32_t* ids, int n);
+  // run() on the staged path for the distinct experts of s.groups, the computing left to
+  // `wave(c, last)`: once per wave, its groups s.group_which in slots s.group_ids (never from the
+  // file: a wave waits for a slot instead). A wave's slots stay pinned until the next one, the
+  // last wave's until end_forward (the device reads them after this returns). Throws bs::Error
+  // when a load failed.
+  void run_device(int64_t l, Scratch& s, FunctionRef<void(const SlotCache& c, bool last)> wave);
+
  private:
   struct WholeBuffer {
     std::vector<AlignedBuffer> slabs;
@@ -132,6 +145,15 @@ class ExpertStreamer {
 
   void run_exact(const Model& m, Layer& L, Scratch& s);
   void run_staged(const Model& m, Layer& L, Scratch& s);
+  // The staged path's slot work over s.groups in waves of at most the slot count: hits pinned,
+  // misses loaded on the I/O threads (urgent) and waited for, then `wave(c, last)` with the lock
+  // released. A miss with no free slot is computed from the file (s.group_miss), or on a
+  // `device` waits for a slot's load to land. Lock held on entry and return.
+  void stage_waves(std::unique_lock<std::mutex>& lk, Layer& L, Scratch& s, bool device,
+                   FunctionRef<void(SlotCache&, bool)> wave);
+  int wait_victim(std::unique_lock<std::mutex>& lk, SlotCache& c, const std::vector<char>& keep);
+  // After a layer ran: its reservations end and its deferred prefetches start (lock held).
+  void ran(Layer& L);
   void run_hot(const Model& m, Layer& L, Scratch& s);
   void run_whole(const Model& m, Layer& L, Scratch& s);
   // Computes the groups `which` of s.groups with views v and one matrix id per group,

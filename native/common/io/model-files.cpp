@@ -51,20 +51,32 @@ ModelFiles::ModelFiles(const std::vector<std::string>& paths, const std::vector<
     f.size = sizes[i];
     f.fd = open_regular(f.path);
     files_.push_back(f);
-#ifdef POSIX_FADV_RANDOM
+#if defined(POSIX_FADV_RANDOM)
     // Expert reads hop around the file: kernel readahead would read the neighbours too.
     ::posix_fadvise(files_.back().fd, 0, 0, POSIX_FADV_RANDOM);
+#elif defined(__APPLE__)
+    ::fcntl(files_.back().fd, F_RDAHEAD, 0);  // macOS has no posix_fadvise: readahead off per descriptor
 #endif
     if (mode == IoMode::Direct) {
 #if defined(__APPLE__)
-      files_.back().direct_fd = open_regular(f.path);
-      ::fcntl(files_.back().direct_fd, F_NOCACHE, 1);
+      // No O_DIRECT on macOS: F_NOCACHE keeps this descriptor's reads out of the buffer cache.
+      const int fd = open_regular(f.path);
+      if (::fcntl(fd, F_NOCACHE, 1) != 0) {
+        const int e = errno;
+        ::close(fd);
+        fail("direct I/O is not available for ", f.path, " (fcntl F_NOCACHE: ", std::strerror(e),
+             "); use ioMode \"page-cache\"");
+      }
 #elif defined(O_DIRECT)
       const int fd = ::open(f.path.c_str(), O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0) {
         fail("direct I/O is not available for ", f.path,
              " on this filesystem (open with O_DIRECT: ", std::strerror(errno), "); use ioMode \"page-cache\"");
       }
+#else
+      const int fd = -1;
+      fail("direct I/O is not supported on this OS; use ioMode \"page-cache\"");
+#endif
       // Both opens must name one file: a path swapped between them is refused.
       struct stat a, b;
       if (::fstat(files_.back().fd, &a) != 0 || ::fstat(fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
@@ -72,9 +84,6 @@ ModelFiles::ModelFiles(const std::vector<std::string>& paths, const std::vector<
         fail("model file ", f.path, " changed while it was being opened; reload the model");
       }
       files_.back().direct_fd = fd;
-#else
-      fail("direct I/O is not supported on this OS; use ioMode \"page-cache\"");
-#endif
     }
   }
 }
@@ -134,8 +143,13 @@ void ModelFiles::willneed(int fi, uint64_t offset, uint64_t len) const {
 #if defined(POSIX_FADV_WILLNEED)
   ::posix_fadvise(files_[fi].fd, static_cast<off_t>(offset), static_cast<off_t>(len), POSIX_FADV_WILLNEED);
 #elif defined(__APPLE__)
-  radvisory ra{static_cast<off_t>(offset), static_cast<int>(std::min<uint64_t>(len, INT32_MAX))};
-  ::fcntl(files_[fi].fd, F_RDADVISE, &ra);
+  // F_RDADVISE takes an int count: longer ranges in pieces.
+  for (uint64_t done = 0; done < len;) {
+    const uint64_t piece = std::min<uint64_t>(len - done, 1u << 30);
+    radvisory ra{static_cast<off_t>(offset + done), static_cast<int>(piece)};
+    ::fcntl(files_[fi].fd, F_RDADVISE, &ra);
+    done += piece;
+  }
 #endif
 }
 

@@ -43,11 +43,34 @@ export interface SessionProbe {
     predicted_layers: number;
   };
   max_rel_logit_diff: number;
+  /** Streamed experts (Metal): the device session's counters before the failure, the CPU
+   *  session's, and a decoder's host waits per append (a 4-token prefill chunk, 4 decode steps). */
+  device_stream?: StreamCounts;
+  cpu_stream?: StreamCounts;
+  host_waits?: number[];
+  /** A weight file shrunk under the streamed device session: the append failed with the reason,
+   *  the session kept its length on the device and went on once the file was whole. */
+  io_error?: { failed_with_reason: boolean; kept: boolean; continues: boolean };
   /** [limit, CPU token, device token] of a greedy step over the ids below limit. */
   greedy_limit: [number, number, number];
 }
 
-export type SessionMode = 'f32' | 'f16' | 'zero' | 'heads' | 'f16,heads' | 'slots' | 'f16,heads,slots';
+/** Comma-separated: f16, zero | heads (a prerouter), staged (experts streamed through 6 slots;
+ *  slots3: 3), direct (direct reads), slots (CUDA: a device budget of 3 experts per layer);
+ *  'f32' alone: none. */
+export type SessionMode = string;
+
+/** The expert executor's counters (native StreamCounters). */
+export interface StreamCounts {
+  slot_hits: number;
+  slot_misses: number;
+  loads: number;
+  prefetch_loads: number;
+  prefetch_misses: number;
+  io_bytes: number;
+  fallbacks: number;
+  drops: number;
+}
 
 export function sessionProbe(device: SessionDevice, dir: string, tokens: number, mode: SessionMode): SessionProbe {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
