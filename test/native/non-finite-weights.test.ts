@@ -1,7 +1,7 @@
 // Non-finite weights are a model error: non-expert tensors are scanned at load, each routed expert
 // on its first use; the error names the file, the tensor and the expert, and through the chat
 // API it is a server error naming the model (once it was "Invalid params", blaming the client).
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { toRpcError } from '../../daemon/api/serving-errors.js';
@@ -21,21 +21,30 @@ function poisonExperts(dir: string): void {
   for (let e = 0; e < experts; e++) poisonTensor(dir, SCALES, e * perExpert);
 }
 
-test('a NaN in an expert loads, then fails its first use naming the tensor and the expert', async (t) => {
+/** Loads a copy with every layer-0 expert poisoned; its first prefill must fail naming the tensor. */
+async function poisonedFailure(t: TestContext, opts: LoadModelOptions = {}) {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
   poisonExperts(dir);
-  const model = await NativeModel.load(dir);
+  const model = await NativeModel.load(dir, opts);
   t.after(() => model.dispose());
-  const s = await model.createSession();
-  const err = await s.prefill([1, 2, 3]).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const session = await model.createSession();
+  const err = await failure(session.prefill([1, 2, 3]));
   assert.ok(err instanceof EngineError, String(err));
   assert.match(
     err.message,
     /\.safetensors: tensor model\.layers\.0\.mlp\.switch_mlp\.down_proj\.scales holds a non-finite value \(NaN or ±Inf\) in expert \d+ at element 0 of its slice/,
   );
+  return { err, session };
+}
+
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+
+test('a NaN in an expert loads, then fails its first use naming the tensor and the expert', async (t) => {
+  const { err } = await poisonedFailure(t);
   const rpc = toRpcError(new EngineError(`model "m": ${err.message}`));
   assert.deepEqual([rpc.code, (rpc.data as { code: string }).code], [-32005, 'engine_error'], 'a server error');
   assert.doesNotMatch(rpc.message, /Invalid params/);
@@ -57,25 +66,8 @@ const STREAMED: [string, LoadModelOptions][] = [
 
 for (const [name, opts] of STREAMED) {
   test(`${name}: a NaN in an expert fails its first use naming the tensor and the expert`, async (t) => {
-    const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
-    poisonExperts(dir);
-    const model = await NativeModel.load(dir, { threads: 2, ...opts });
-    t.after(() => model.dispose());
-    const s = await model.createSession();
-    const err = await s.prefill([1, 2, 3]).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof EngineError, String(err));
-    assert.match(
-      err.message,
-      /tensor model\.layers\.0\.mlp\.switch_mlp\.down_proj\.scales holds a non-finite value \(NaN or ±Inf\) in expert \d+ at element 0 of its slice/,
-    );
+    const { session } = await poisonedFailure(t, { threads: 2, ...opts });
     // The same session fails again, the process carries on.
-    const again = await s.prefill([4]).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    assert.ok(again instanceof EngineError, String(again));
+    assert.ok((await failure(session.prefill([4]))) instanceof EngineError);
   });
 }
