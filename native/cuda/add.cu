@@ -8,7 +8,8 @@ namespace {
 
 __global__ void add_kernel(const float* __restrict__ x, float s, int64_t n, float* __restrict__ y) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] += s * x[i];
+  // Rounded product then sum, as the reference: nvcc would contract `y += s * x` into an FMA.
+  if (i < n) y[i] = __fadd_rn(y[i], __fmul_rn(s, x[i]));
 }
 
 }  // namespace

@@ -46,6 +46,14 @@ struct dim3 {
   constexpr dim3(uint32_t x_ = 1, uint32_t y_ = 1, uint32_t z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+// The vector types the kernels load 16 bytes at a time with.
+struct alignas(16) uint4 {
+  uint32_t x, y, z, w;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+
 struct cudaDeviceProp {
   char name[256];
   int major, minor, multiProcessorCount, integrated, canMapHostMemory;
@@ -322,6 +330,14 @@ inline float __uint_as_float(uint32_t u) {
   return f;
 }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline int __ffs(int v) { return __builtin_ffs(v); }
+template <class T>
+T __ldg(const T* p) {
+  return *p;
+}
+// Round-to-nearest product and sum that nvcc never fuses into an FMA (as the C++ reference).
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 }  // namespace bs::cuda_emu

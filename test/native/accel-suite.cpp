@@ -43,10 +43,14 @@ OwnedMatrix random_quantised(Rng& r, int64_t n_mats) {
 }
 
 void check_qmatmul(T& t, const bs::Backend& b, const CaseHook& hook) {
-  for (int c = 0; c < 16; ++c) {
+  // The last cases have model-width rows (bits, columns), which kernels split over more lanes.
+  const std::vector<std::pair<int, int64_t>> wide{{4, 1024}, {8, 512}, {4, 2048}, {8, 2048}, {4, 1536}};
+  for (int c = 0; c < 16 + static_cast<int>(wide.size()); ++c) {
     Rng r(31000 + c);
     if (hook) hook(c);
-    const auto w = random_quantised(r, 2);
+    const auto w = c < 16 ? random_quantised(r, 2)
+                          : random_affine(r, 2, 1 + r.below(9), wide[c - 16].second, wide[c - 16].first,
+                                          32 << r.below(3), random_float_type(r));
     const int64_t n = std::vector<int64_t>{1, 2, 7, 8, 9, 17}[r.below(6)], mat = r.below(2);
     const auto x = random_vec(r, n * w.m.cols);
     std::vector<float> got(n * w.m.rows), want(got.size());

@@ -1,6 +1,6 @@
 // brainstem-native-tests: runs every registered case (or those whose name contains an
-// argument); `--bench [OP...]` instead times every op (or the named ops) of every compiled
-// kernel set and prints JSON;
+// argument; `-NAME` leaves out those whose name contains NAME); `--bench [OP...]` instead times every op (or the named
+// ops) of every compiled kernel set and prints JSON;
 // `--require-sets a,b` fails unless those kernel sets can run here (the cases still run);
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
 // `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
@@ -92,6 +92,8 @@ bool report_sets(const std::string& required) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered, so a run stopped by a time limit still shows the cases it finished.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> filters;
   if ((argc == 6 || argc == 7) && std::strcmp(argv[1], "--decode-probe") == 0) {
     const std::string path = argc == 7 ? argv[6] : "exact";
@@ -154,12 +156,16 @@ int main(int argc, char** argv) {
   }
   const bool sets_ok = report_sets(required);
   int failed = 0, ran = 0, skipped = 0;
+  // A filter selects the cases whose name contains it; one starting with '-' leaves them out.
+  std::vector<std::string> only, without;
+  for (const std::string& f : filters)
+    (f.size() > 1 && f[0] == '-' ? without : only).push_back(f[0] == '-' ? f.substr(1) : f);
+  const auto matches = [](const std::vector<std::string>& fs, const char* name) {
+    return std::any_of(fs.begin(), fs.end(),
+                       [&](const std::string& f) { return std::string(name).find(f) != std::string::npos; });
+  };
   for (const bt::Case& c : bt::cases()) {
-    if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
-          return std::string(c.name).find(f) != std::string::npos;
-        })) {
-      continue;
-    }
+    if ((!only.empty() && !matches(only, c.name)) || matches(without, c.name)) continue;
     ++ran;
     bt::T t;
     try {

@@ -3,6 +3,7 @@
 // conversion of KV rows (bit-exact with the reference's f32_to_f16). The decoder itself is
 // checked against the CPU engine by cuda-decoder.test.ts.
 #define BS_CUDA_EMULATION 1
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,23 @@ TEST(cuda_emu_argmax_takes_the_first_largest_and_skips_nans) {
   EXPECT(device_argmax(small) == 1);
   std::vector<float> nans(40, std::numeric_limits<float>::quiet_NaN());
   EXPECT(device_argmax(nans) == 0) << "nothing compares: 0";
+  // Seeded lengths, every offset (16-byte aligned or not) and every lane of a float4 holding the
+  // first largest, a tie after it, a tail past the float4 loads: the first largest, as
+  // std::max_element.
+  for (int c = 0; c < 16; ++c) {
+    bt::Rng r(500 + c);
+    const size_t n = 8 + r.below(9000), off = c % 4;
+    std::vector<float> buf(n + off);
+    for (float& v : buf) v = static_cast<float>(r.below(50));
+    const size_t pos = std::min<size_t>(n - 2, 4 * r.below(n / 4) + c / 4);
+    buf[off + pos] = 99.0f;
+    buf[off + pos + 1 + static_cast<size_t>(r.below(n - pos - 1))] = 99.0f;
+    const auto want = static_cast<int32_t>(pos);
+    int32_t got = -1;
+    EXPECT(bs::cuda_emu::launch_argmax(buf.data() + off, static_cast<int64_t>(n), &got, nullptr) ==
+           bs::cuda_emu::cudaSuccess);
+    EXPECT(got == want) << "seed " << 500 + c << " n " << n << " offset " << off << ": got " << got << " want " << want;
+  }
 }
 
 TEST(cuda_emu_to_half_matches_the_reference_bit_for_bit) {
