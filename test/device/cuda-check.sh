@@ -63,7 +63,7 @@ if [ "$(cat "$out/build-native.rc")" = 0 ]; then
         --threads "$jobs" --prompt 128 --gen 64 --json
     done
     step "adapter-$shape" 120 $cli models synth-adapter --model "$dir" --out "$out/$shape-lora" --rank 16
-    step "decode-$shape-cuda-lora" 300 $cli bench decode --model "$dir" --backend cuda --kv-cache f16 --prompt 128 \
+    step "decode-$shape-cuda-lora" 300 $cli bench decode --model "$dir" --backend cuda --kv-cache f16 --threads "$jobs" --prompt 128 \
       --gen 64 --adapter "$out/$shape-lora" --json
     [ -d node_modules/node-llama-cpp ] && step "compare-$shape" 600 $cli bench compare --model "$dir" --backend cuda --llama-cuda --rounds 2 --json
   done
