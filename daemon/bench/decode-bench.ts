@@ -27,7 +27,7 @@ export interface DecodeBenchOptions extends BenchProfile {
   kvCache?: 'f32' | 'f16';
   /** Integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
   activationBits?: ActivationBits;
-  /** Tokens per prefill forward step (default 128). */
+  /** Tokens per prefill forward step (default: the auto-size's, 512 unless streaming leaves no room, then 128). */
   prefillChunk?: number;
   /** A LoRA adapter (PEFT, mlx-lm or Edge0 folder) the session runs with, unmerged. */
   adapter?: string;
@@ -104,19 +104,29 @@ function delta(a: StreamStats, b: StreamStats): StreamStats {
 
 const SIZED = ['prefillPath', 'decodePath', 'slots', 'cacheBytes', 'ioThreads', 'ioMode'] as const;
 
-/** The auto-size's values for the streaming keys the profile leaves unset (flags override). */
-function autoSized(dir: string, profile: BenchProfile): { sized: BenchProfile; auto: DecodeBenchResult['auto'] } {
-  const keys = SIZED.filter((k) => profile[k] === undefined);
-  const a = keys.length > 0 ? tryAutoStreamFor(dir, profile.topK) : undefined;
+/** The auto-size's values for the streaming keys the profile leaves unset (flags override), and
+ * its prefill chunk when no chunk was given and the prefill path is the auto-size's. */
+function autoSized(
+  dir: string,
+  profile: BenchProfile & { prefillChunk?: number },
+): { sized: BenchProfile & { prefillChunk?: number }; auto: DecodeBenchResult['auto'] } {
+  const keys: string[] = SIZED.filter((k) => profile[k] === undefined);
+  const chunk = profile.prefillChunk === undefined;
+  const a = keys.length > 0 || chunk ? tryAutoStreamFor(dir, profile.topK) : undefined;
   if (!a) return { sized: {}, auto: null };
-  const sized: BenchProfile = {};
-  for (const k of keys) {
+  const sized: BenchProfile & { prefillChunk?: number } = {};
+  for (const k of SIZED) {
     const v = a[k];
-    if (v) Object.assign(sized, { [k]: v });
+    if (profile[k] === undefined && v) Object.assign(sized, { [k]: v });
   }
+  if (chunk && (profile.prefillPath ?? a.prefillPath) === a.prefillPath) {
+    sized.prefillChunk = a.prefillChunk;
+    keys.push('prefillChunk');
+  }
+  if (keys.length === 0) return { sized: {}, auto: null };
   return {
     sized,
-    auto: { budget_bytes: a.budget.bytes, budget_source: a.budget.source, keys: [...keys], reasons: a.reasons },
+    auto: { budget_bytes: a.budget.bytes, budget_source: a.budget.source, keys, reasons: a.reasons },
   };
 }
 

@@ -116,7 +116,10 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
       'integer decode activations: 16 | 24 (~100x closer to exact, slower) | 8 (one byte, ~1e-2 off, less compute)',
       '16',
     )
-    .option('--prefill-chunk <n>', 'tokens per prefill forward step (1..4096, default 128)')
+    .option(
+      '--prefill-chunk <n>',
+      'tokens per prefill forward step (1..4096; default auto-sized: 512, or 128 where streaming leaves no room)',
+    )
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option('--breakdown', 'time each stage of a decode step (attention, router, experts, lm_head, pool loops)')
     .option('--json', 'print JSON')

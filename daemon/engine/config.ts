@@ -115,7 +115,7 @@ export const modelFields = {
     int({
       min: 1,
       max: 4096,
-      doc: 'tokens per forward step of a prefill (default 128): longer chunks give each routed expert longer runs for the prefill GEMM (faster prompts) at scratch memory proportional to the chunk',
+      doc: 'tokens per forward step of a prefill (default auto-sized: 512, or 128 where experts stream and two layers do not fit; whole-layer prefill reads every expert once per chunk): longer chunks give each routed expert longer runs for the prefill GEMM (faster prompts) at scratch memory proportional to the chunk',
     }),
   ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),

@@ -302,7 +302,9 @@ export class ModelRegistry extends Service {
       stage('prepare');
       await this.deps.prepare?.(slot.name);
       const served = await this.deps.loader(slot.profile, stage);
-      const pool = new SessionPool(() => served.createSession(), slot.profile.sessions);
+      // Prefill calls no shorter than the model's chunk: whole-layer prefill reads every expert per call.
+      const chunk = Math.max(256, served.summary?.prefillChunk ?? 0);
+      const pool = new SessionPool(() => served.createSession(), slot.profile.sessions, chunk);
       try {
         await loadAdapters(slot, served);
         await pool.open();

@@ -64,8 +64,8 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.topK !== undefined ? { topK: p.topK } : {}),
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
     ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
-    ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}),
     ...(p.stream ? streamLoadOptions(p.stream, () => tryAutoStreamFor(p.path, p.topK)) : {}),
+    ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}), // over the auto-size's
   });
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {

@@ -32,6 +32,8 @@ export interface AutoStream {
   cacheBytes: number;
   ioThreads: number;
   ioMode: IoMode;
+  /** Tokens per prefill forward step: whole-layer prefill reads every expert once per chunk. */
+  prefillChunk: number;
   /** The weights stay in the page cache whole. */
   resident: boolean;
   /** Anonymous bytes the chosen paths pin, plus the weights when resident: never above the budget. */
@@ -47,6 +49,13 @@ export const reserveBytes = (budget: number) => Math.max(512 * MiB, Math.floor(b
 export const CACHEABLE_FOR_EXACT = 0.6;
 
 const fmt = (b: number) => `${(b / 1024 ** 3).toFixed(2)} GiB`;
+
+/** The engine's prefill chunk (tokens per forward step), kept where memory is tight. */
+export const DEFAULT_PREFILL_CHUNK = 128;
+/** The chunk where memory allows: longer expert runs for the prefill GEMM, and whole-layer
+ * prefill reads every expert once per chunk (docs/streaming.md#prefill-chunk: moe-30b 512-token
+ * prompts 1.36x faster resident, 1.48x at 4 GiB; activations stay in the reserve). */
+export const LONG_PREFILL_CHUNK = 512;
 
 export function autoStream(g: AutoStreamInput): AutoStream {
   const budget = Math.max(0, g.budgetBytes);
@@ -73,6 +82,7 @@ export function autoStream(g: AutoStreamInput): AutoStream {
       cacheBytes,
       ioThreads: 2,
       ioMode: 'page-cache',
+      prefillChunk: LONG_PREFILL_CHUNK,
       resident,
       plannedBytes: g.fileBytes,
       reasons,
@@ -113,8 +123,8 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   const whole = staged ? wholeBeside : 2 * layerBytes <= free;
   reasons.push(
     whole
-      ? 'prefill whole-layer: each chunk reads every expert of a layer once, in large sequential reads'
-      : `two layers (${fmt(2 * layerBytes)}) do not fit beside the rest: prefill exact`,
+      ? `prefill whole-layer in chunks of ${LONG_PREFILL_CHUNK} tokens: each chunk reads every expert of a layer once, in large sequential reads`
+      : `two layers (${fmt(2 * layerBytes)}) do not fit beside the rest: prefill exact in chunks of ${DEFAULT_PREFILL_CHUNK} tokens`,
   );
   // One I/O thread per two routed experts of a layer, 2..8: reads of a layer's K experts overlap.
   const ioThreads = Math.max(2, Math.min(8, Math.ceil(g.topK / 2)));
@@ -126,6 +136,7 @@ export function autoStream(g: AutoStreamInput): AutoStream {
     cacheBytes,
     ioThreads,
     ioMode,
+    prefillChunk: whole ? LONG_PREFILL_CHUNK : DEFAULT_PREFILL_CHUNK,
     resident,
     plannedBytes: slotBytes + (whole && staged ? 2 * layerBytes : 0),
     reasons,

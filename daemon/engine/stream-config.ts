@@ -149,6 +149,8 @@ export function streamLoadOptions(p: StreamProfile, auto?: () => AutoStream | un
     ...(ioThreads > 0 ? { ioThreads } : {}),
     ...(ioMode ? { ioMode } : {}),
     ...(p.deviceExpertBytes > 0 ? { deviceExpertBytes: p.deviceExpertBytes } : {}),
+    // The auto-size's chunk goes with its prefill path (a path set by hand keeps the engine's chunk).
+    ...(a && prefillPath === a.prefillPath ? { prefillChunk: a.prefillChunk } : {}),
     prerouter: p.prerouter,
   };
 }

@@ -32,8 +32,29 @@ test('decode bench derives throughput from its clock and bytes from the weights 
   assert.equal(r.blocked_ms_per_token, 0);
   // No flag: the auto-size chose every streaming key; a tiny model fits any budget, so exact.
   assert.deepEqual([r.decode_path, r.prefill_path, r.io_mode], ['exact', 'exact', 'page-cache']);
-  assert.deepEqual(r.auto?.keys, ['prefillPath', 'decodePath', 'slots', 'cacheBytes', 'ioThreads', 'ioMode']);
+  assert.deepEqual(r.auto?.keys, [
+    'prefillPath',
+    'decodePath',
+    'slots',
+    'cacheBytes',
+    'ioThreads',
+    'ioMode',
+    'prefillChunk',
+  ]);
+  assert.equal(r.prefill_chunk, 512, 'resident: the long chunk');
   assert.match(r.auto!.reasons.join('\n'), /fit the budget/);
+  // A chunk or a prefill path given by hand keeps the engine's chunk.
+  const given = await runDecodeBench(
+    { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefillChunk: 64 },
+    fakeClock(),
+  );
+  assert.equal(given.prefill_chunk, 64);
+  assert.ok(!given.auto?.keys.includes('prefillChunk'));
+  const path = await runDecodeBench(
+    { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefillPath: 'whole-layer' },
+    fakeClock(),
+  );
+  assert.equal(path.prefill_chunk, 128);
   if (process.platform === 'linux') {
     for (const k of ['rss_anon_bytes', 'rss_file_bytes', 'peak_rss_bytes'] as const) assert.ok((r[k] ?? 0) > 0, k);
   }

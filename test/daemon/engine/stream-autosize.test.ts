@@ -28,10 +28,11 @@ test('30B-A3B under 4 GiB: streams, staged direct decode (18% cacheable), whole-
   // 17 slot sets (16 + the zero slot) and two whole-layer buffers of 128 experts.
   assert.equal(a.plannedBytes, 17 * layerSet + wholeBuffers);
   assert.deepEqual(
-    [a.resident, a.decodePath, a.prefillPath, a.ioMode, a.ioThreads],
-    [false, 'staged', 'whole-layer', 'direct', 4],
+    [a.resident, a.decodePath, a.prefillPath, a.ioMode, a.ioThreads, a.prefillChunk],
+    [false, 'staged', 'whole-layer', 'direct', 4, 512],
   );
   assert.match(a.reasons.join('\n'), /exceed the budget 4\.00 GiB/);
+  assert.match(a.reasons.join('\n'), /prefill whole-layer in chunks of 512 tokens/);
   assert.match(a.reasons.join('\n'), /holds 18% of the routed experts/);
 });
 
@@ -52,15 +53,16 @@ test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%)
   assert.match(at12.reasons.join('\n'), /holds 64% of the routed experts: decode exact/);
   const at24 = autoStream({ ...M30, budgetBytes: 24 * GiB });
   assert.deepEqual(
-    [at24.resident, at24.decodePath, at24.prefillPath, at24.plannedBytes],
-    [true, 'exact', 'exact', M30.fileBytes],
+    [at24.resident, at24.decodePath, at24.prefillPath, at24.plannedBytes, at24.prefillChunk],
+    [true, 'exact', 'exact', M30.fileBytes, 512],
   );
+  assert.equal(at12.prefillChunk, 512, 'whole-layer prefill over the page cache too');
   assert.equal(autoStream({ ...M30, topK: 4, budgetBytes: 4 * GiB }).ioThreads, 2);
 });
 
 test('a budget too small for K slots or two layers decodes and prefills exact, nothing pinned', () => {
   const a = autoStream({ ...M30, budgetBytes: 1.5 * GiB });
-  assert.deepEqual([a.decodePath, a.prefillPath, a.ioMode], ['exact', 'exact', 'page-cache']);
+  assert.deepEqual([a.decodePath, a.prefillPath, a.ioMode, a.prefillChunk], ['exact', 'exact', 'page-cache', 128]);
   assert.equal(a.slots, 1, 'the engine needs at least one slot; staged is not chosen');
   assert.equal(a.plannedBytes, 0);
   assert.match(a.reasons.join('\n'), /fewer than K=8 slots fit/);

@@ -30,6 +30,7 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
     cacheBytes: 0,
     ioThreads: 4,
     ioMode: 'page-cache',
+    prefillChunk: 512,
   };
   assert.deepEqual(
     streamLoadOptions(defaults, () => ({ ...sized, resident: false, plannedBytes: 0, reasons: [] }) as never),
@@ -39,8 +40,15 @@ test('engine streaming keys: defaults, environment, per-model overrides, load op
       slots: 10,
       ioThreads: 4,
       ioMode: 'page-cache',
+      prefillChunk: 512,
       prerouter: 'off',
     },
+  );
+  // The auto-size's chunk goes with its prefill path: a prefill path set by hand keeps the engine's.
+  assert.equal(
+    streamLoadOptions({ ...defaults, prefillPath: 'exact' }, () => ({ ...sized, resident: false }) as never)
+      .prefillChunk,
+    undefined,
   );
   assert.deepEqual(
     streamLoadOptions(defaults, () => undefined),
