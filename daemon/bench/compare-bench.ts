@@ -7,6 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ActivationBits } from '../native/binding.js';
+import { autoSized } from './decode-bench.js';
 import { llamaBenchArm } from './llama-bench-arm.js';
 import { ensureNativeLlama, spawnRunner, type Runner } from './llama-build.js';
 import { exportGguf } from '../tools/gguf-export.js';
@@ -58,6 +59,7 @@ export interface BenchArm {
 export interface OurArm extends BenchArm {
   backend: string;
   activationBits: number;
+  prefillChunk: number;
   vocab: number;
   activeBytes(): number;
 }
@@ -93,6 +95,8 @@ export interface CompareReport {
   kv_cache: string;
   backend: string;
   activation_bits: number;
+  /** Our tokens per prefill step (the auto-size's, as the daemon loads the model). */
+  prefill_chunk: number;
   /** Median read bandwidth measured before each round with `threads` threads (GB/s). */
   membw_gb_s: number;
   /** Weight bytes our engine reads per decoded token (llama.cpp's Q4_0 reads about as many:
@@ -144,7 +148,10 @@ export async function ourArm(
   model: string,
   o: Pick<CompareOptions, 'threads' | 'backend' | 'kvCache' | 'activationBits' | 'prompts' | 'gen'>,
 ): Promise<OurArm> {
+  // The daemon's choices for this model under this machine's budget (paths, prefill chunk).
+  const { sized } = autoSized(model, {});
   const m = await NativeModel.load(model, {
+    ...sized,
     threads: o.threads,
     contextLength: Math.max(...o.prompts) + o.gen + 1,
     kvCache: o.kvCache,
@@ -157,6 +164,7 @@ export async function ourArm(
     name: 'brainstem',
     backend: m.summary.backend,
     activationBits: m.summary.activationBits,
+    prefillChunk: m.summary.prefillChunk,
     vocab: m.summary.vocabSize,
     activeBytes: () => active,
     async run(prompt, gen) {
@@ -353,6 +361,7 @@ export async function runCompareBench(
       kv_cache: o.kvCache,
       backend: ours.backend,
       activation_bits: ours.activationBits,
+      prefill_chunk: ours.prefillChunk,
       membw_gb_s: membwGbS,
       active_bytes_per_token: active,
       roofline_decode_tok_s: roofline,

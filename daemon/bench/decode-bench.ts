@@ -106,7 +106,7 @@ const SIZED = ['prefillPath', 'decodePath', 'slots', 'cacheBytes', 'ioThreads', 
 
 /** The auto-size's values for the streaming keys the profile leaves unset (flags override), and
  * its prefill chunk when no chunk was given and the prefill path is the auto-size's. */
-function autoSized(
+export function autoSized(
   dir: string,
   profile: BenchProfile & { prefillChunk?: number },
 ): { sized: BenchProfile & { prefillChunk?: number }; auto: DecodeBenchResult['auto'] } {

@@ -61,6 +61,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
     ),
     backend: 'cpu-test',
     activationBits: 16,
+    prefillChunk: 512,
     vocab: 50,
     activeBytes: () => 1e9,
   };
@@ -108,6 +109,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
   assert.equal(r.brainstem.decode_roofline_fraction, 1);
   assert.equal(r.llama_cpp.decode_roofline_fraction, 0.25);
   assert.equal(r.backend, 'cpu-test');
+  assert.equal(r.prefill_chunk, 512);
   assert.equal(median([3, 1, 2, 10]), 2.5);
 });
 
