@@ -12,6 +12,9 @@ namespace {
 struct Avx2 {
   static constexpr int L = 8;
   static constexpr bool kIntDot = true;
+  // Weight-stream prefetch locality (__builtin_prefetch's third argument): 1 (prefetcht2) fills L2
+  // without holding L1 fill buffers; moe-small decode 68 -> 88 tok/s on a Zen VM against 3 (t0).
+  static constexpr int kStreamLocality = 1;
   // No integer prefill GEMM: two activation bytes take two vpmaddubsw per 32 multiply-adds,
   // one pipe on Zen (measured no faster than the float GEMM's two FMA pipes, and less exact).
   static constexpr bool kIntGemm = false;

@@ -63,7 +63,7 @@ struct FastIntDot {
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         const uint8_t* p = rows[i] + c * 4 * L + pf;
-        if (p < pf_end) __builtin_prefetch(p);
+        if (p < pf_end) __builtin_prefetch(p, 0, V::kStreamLocality);
       }
 #pragma GCC unroll 4
       for (int64_t k = 0; k < CPL; ++k) step(c + k, false);
@@ -83,7 +83,7 @@ struct FastIntDot {
     const uint8_t* e = std::min(end, p + bytes);
     for (const uint8_t* q = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}); q < e;
          q += 64) {
-      __builtin_prefetch(q);
+      __builtin_prefetch(q, 0, V::kStreamLocality);
     }
   }
 
