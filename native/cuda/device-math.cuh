@@ -28,9 +28,10 @@ __device__ __forceinline__ float load_elem(const uint8_t* p, int type, int64_t i
   return half_to_float(h);
 }
 
+// Sum over aligned groups of `width` lanes (a power of two ≤ 32); every lane of a group gets it.
 template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+__device__ __forceinline__ T warp_sum(T v, int width = 32) {
+  for (int off = width / 2; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   return v;
 }
 

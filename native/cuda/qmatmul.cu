@@ -99,8 +99,7 @@ __global__ void qmatmul_kernel(QMatArgs a, int lanes, const float* __restrict__ 
   }
   for (int t = 0; t < T; ++t) {
     if (t >= count) break;  // count is the same for every lane of the block
-    float total = acc[t];
-    for (int off = lanes / 2; off > 0; off >>= 1) total += __shfl_xor_sync(0xffffffffu, total, off);
+    const float total = warp_sum(acc[t], lanes);
     if (lane == 0 && live) y[(i0 + t) * a.rows + row] = total;
   }
 }
