@@ -33,6 +33,7 @@ DeviceInfo probe() {
   d.name = p.name;
   d.major = p.major;
   d.minor = p.minor;
+  d.sms = p.multiProcessorCount;
   d.integrated = p.integrated != 0;
   d.total_bytes = p.totalGlobalMem;
   size_t free_b = 0, total_b = 0;

@@ -26,6 +26,7 @@ struct DeviceInfo {
   std::string why;  // when not usable: no driver, no device, capability below 7.2
   std::string name;
   int major = 0, minor = 0;
+  int sms = 0;              // streaming multiprocessors (launch shapes aim for enough blocks)
   bool integrated = false;  // shares memory with the CPU (Jetson)
   size_t total_bytes = 0, free_bytes = 0;
 };
