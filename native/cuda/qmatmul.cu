@@ -39,9 +39,9 @@ template <int BITS, int T, int R>
 __global__ void qmatmul_kernel(QMatArgs a, int lanes, const float* __restrict__ x, float* __restrict__ y) {
   constexpr int U = R == 1 ? 2 : 1;
   const int lane = threadIdx.x & (lanes - 1);
-  const int64_t row0 =
-      ((static_cast<int64_t>(blockIdx.x) * kMatWarps + (threadIdx.x >> 5)) * (32 / lanes) + ((threadIdx.x & 31) / lanes)) *
-      R;
+  const int64_t row0 = ((static_cast<int64_t>(blockIdx.x) * kMatWarps + (threadIdx.x >> 5)) * (32 / lanes) +
+                        ((threadIdx.x & 31) / lanes)) *
+                       R;
   // Rows this lane group owns (≤ 0: dead lanes stay for the shuffles and add zeros).
   const int live = static_cast<int>(a.rows - row0 < R ? a.rows - row0 : R);
   const bool gather = a.ids != nullptr;
