@@ -61,6 +61,12 @@ class DecoderWalk {
   // combine: the routed rows_ weighted by wts_ into y_.
   virtual void embed(int64_t n) = 0;
   virtual void matmul(const WeightMatrix& w, R x, R y, int64_t n, bool gather, int64_t x_div) = 0;
+  // Several products over the same x (q, k, v; gate, up): one matmul each, or one launch where
+  // the backend can.
+  virtual void matmuls(const WeightMatrix* const* w, const R* y, int count, R x, int64_t n, bool gather,
+                       int64_t x_div) {
+    for (int i = 0; i < count; ++i) matmul(*w[i], x, y[i], n, gather, x_div);
+  }
   virtual void rmsnorm(R x, R w, int64_t rows, int64_t d, R y) = 0;
   virtual void add(R x, R y, int64_t n) = 0;  // y += x
   virtual void silu_mul(R gate, R up, int64_t n) = 0;
@@ -75,6 +81,18 @@ class DecoderWalk {
     return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
   }
   virtual void store_kv(int64_t l) {}
+  // q_ and the chunk's k rows: per-head RMSNorm (Qwen3's q_norm, k_norm) and RoPE, in place.
+  virtual void norm_rope(const AttentionWeights& w, R k_at) {
+    const ModelConfig& cfg = m_.cfg;
+    if (!w.q_norm.empty()) {
+      rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
+      rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
+    }
+    if (cfg.rot_dims / 2 > 0) {
+      rope(q_, cfg.n_heads);
+      rope(k_at, cfg.n_kv_heads);
+    }
+  }
   // After a base linear of layer layer_ (and its bias): y += the LoRA delta of `slot` on x, if
   // any; by default adapter_'s delta through lora_delta (a backend holding its own adapter
   // overrides delta instead).
@@ -98,8 +116,9 @@ class DecoderWalk {
   virtual void experts(const MoeWeights& w, int64_t rows, int64_t k) { expert_mlp(w, rows, k, rows_); }
   // Gate, up, SiLU-gate and down gathered by the routing: out[rows, hidden].
   void expert_mlp(const MoeWeights& w, int64_t rows, int64_t k, R out) {
-    matmul(w.gate, xn_, gate_, rows, true, k);
-    matmul(w.up, xn_, up_, rows, true, k);
+    const WeightMatrix* gate_up[2] = {&w.gate, &w.up};
+    const R y[2] = {gate_, up_};
+    matmuls(gate_up, y, 2, xn_, rows, true, k);
     silu_mul(gate_, up_, rows * w.gate.rows);
     matmul(w.down, gate_, out, rows, true, 1);
   }
@@ -191,11 +210,28 @@ class DecoderWalk {
   // the CPU's order).
   void linear(const Linear& l, R x, R y) {
     matmul(l.w, x, y, n_, false, 1);
+    bias(l, y);
+  }
+  void bias(const Linear& l, R y) {
     for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
   }
   void linear(const Linear& l, R x, R y, LoraSlot slot) {
     linear(l, x, y);
     delta(slot, x, y);
+  }
+  // Linears over the same x: the base products together, then each output's bias and delta.
+  struct Out {
+    const Linear* l;
+    R y;
+    LoraSlot slot;
+  };
+  template <int N>
+  void linears(const Out (&outs)[N], R x) {
+    const WeightMatrix* w[N];
+    R y[N];
+    for (int i = 0; i < N; ++i) w[i] = &outs[i].l->w, y[i] = outs[i].y;
+    matmuls(w, y, N, x, n_, false, 1);
+    for (const Out& o : outs) bias(*o.l, o.y), delta(o.slot, x, o.y);
   }
 
   const Model& m_;
@@ -223,17 +259,8 @@ class DecoderWalk {
     const ModelConfig& cfg = m_.cfg;
     const AttentionWeights& w = m_.layers[l].attn;
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
-    linear(w.q, xn_, q_, LoraSlot::Q);
-    linear(w.k, xn_, k_at, LoraSlot::K);
-    linear(w.v, xn_, v_at, LoraSlot::V);
-    if (!w.q_norm.empty()) {
-      rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
-      rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
-    }
-    if (cfg.rot_dims / 2 > 0) {
-      rope(q_, cfg.n_heads);
-      rope(k_at, cfg.n_kv_heads);
-    }
+    linears<3>({{&w.q, q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}}, xn_);
+    norm_rope(w, k_at);
     store_kv(l);
     attend(l);
     linear(w.o, attn_, y_, LoraSlot::O);
@@ -241,8 +268,7 @@ class DecoderWalk {
 
   // The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas.
   void mlp(const MlpWeights& w, R x, R y) {
-    linear(w.gate, x, gate_, LoraSlot::Gate);
-    linear(w.up, x, up_, LoraSlot::Up);
+    linears<2>({{&w.gate, gate_, LoraSlot::Gate}, {&w.up, up_, LoraSlot::Up}}, x);
     silu_mul(gate_, up_, n_ * w.gate.w.rows);
     linear(w.down, gate_, y, LoraSlot::Down);
   }

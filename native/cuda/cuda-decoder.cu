@@ -17,6 +17,7 @@
 #include "cuda/embed.cuh"
 #include "cuda/moe-combine.cuh"
 #include "cuda/op-args.cuh"
+#include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/rope.cuh"
 #include "cuda/route-sigmoid-group.cuh"
@@ -158,24 +159,44 @@ void CudaDecoder::embed(int64_t n) {
   launched(launch_embed(a, reinterpret_cast<const int32_t*>(token_), x_, c_.stream()), "embed");
 }
 
-void CudaDecoder::matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) {
+QMatArgs CudaDecoder::qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const {
+  QMatArgs a = shape_args(w, n);
+  if (gather) a.ids = routed_, a.x_div = static_cast<int>(x_div);
   if (const uint8_t* const* parts = gather && slots_ ? slots_->parts(w) : nullptr) {
-    QMatArgs a = shape_args(w, n);
-    a.parts = parts, a.ids = routed_, a.x_div = static_cast<int>(x_div);
-    launched(launch_qmatmul(a, x, y, c_.stream()), "gathered expert matmul (slots)");
+    a.parts = parts;
+    return a;
+  }
+  const Weight& d = w_->weight(w);
+  a.codes = d.codes, a.scales = d.scales, a.biases = d.biases;
+  return a;
+}
+
+void CudaDecoder::matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) {
+  if (w.quantised()) {
+    launched(launch_qmatmul(qargs(w, n, gather, x_div), x, y, c_.stream()),
+             gather ? "gathered expert matmul" : "qmatmul");
     return;
   }
   const Weight& d = w_->weight(w);
-  if (w.quantised()) {
-    QMatArgs a = shape_args(w, n);
-    a.codes = d.codes, a.scales = d.scales, a.biases = d.biases;
-    if (gather) a.ids = routed_, a.x_div = static_cast<int>(x_div);
-    launched(launch_qmatmul(a, x, y, c_.stream()), gather ? "gathered expert matmul" : "qmatmul");
-    return;
-  }
   DenseArgs a{};
   a.w = d.codes, a.type = type_code(w.dtype), a.rows = w.rows, a.cols = w.cols, a.mat = 0, a.n = n;
   launched(launch_dense_matmul(a, x, y, c_.stream()), "dense_matmul");
+}
+
+// One launch for quantised matrices of one width and bit width (q, k, v; gate, up).
+void CudaDecoder::matmuls(const WeightMatrix* const* w, float* const* y, int count, float* x, int64_t n, bool gather,
+                          int64_t x_div) {
+  bool together = count <= kMatSet;
+  for (int i = 0; i < count && together; ++i)
+    together = w[i]->quantised() && w[i]->cols == w[0]->cols && w[i]->bits == w[0]->bits;
+  if (!together) {
+    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div);
+    return;
+  }
+  QMatSet set{};
+  set.count = count;
+  for (int i = 0; i < count; ++i) set.a[i] = qargs(*w[i], n, gather, x_div), set.y[i] = y[i];
+  launched(launch_qmatmul_set(set, x, c_.stream()), gather ? "gathered expert matmuls" : "qmatmuls");
 }
 
 void CudaDecoder::rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) {
@@ -195,6 +216,23 @@ void CudaDecoder::rope(float* x, int64_t heads) {
            "rope");
 }
 
+void CudaDecoder::norm_rope(const AttentionWeights& w, float* k_at) {
+  const ModelConfig& c = m_.cfg;
+  if (w.q_norm.empty() || c.rot_dims / 2 <= 0) {
+    DecoderWalk::norm_rope(w, k_at);
+    return;
+  }
+  const QkNormRopeArgs a{n_,
+                         static_cast<int>(c.n_heads),
+                         static_cast<int>(c.n_kv_heads),
+                         static_cast<int>(c.head_dim),
+                         static_cast<int>(c.rot_dims),
+                         static_cast<float>(c.rms_eps)};
+  launched(launch_qk_norm_rope(a, q_, k_at, vec(w.q_norm), vec(w.k_norm), reinterpret_cast<const int32_t*>(position_),
+                               w_->inv_freq(), c_.stream()),
+           "qk_norm_rope");
+}
+
 float* CudaDecoder::kv_rows(int64_t l, bool v) {
   if (!kv_f16_) return DecoderWalk::kv_rows(l, v);
   return v ? v_rows_ : k_rows_;
@@ -203,10 +241,9 @@ float* CudaDecoder::kv_rows(int64_t l, bool v) {
 void CudaDecoder::store_kv(int64_t l) {
   if (!kv_f16_) return;
   const int64_t kv = m_.cfg.n_kv_heads * m_.cfg.head_dim;
-  for (const auto& [rows, cache] : {std::pair{k_rows_, k_cache_[l]}, std::pair{v_rows_, v_cache_[l]}}) {
-    auto* half = reinterpret_cast<uint16_t*>(cache) + pos_ * kv;
-    launched(launch_to_half(rows, n_ * kv, half, c_.stream()), "to_half (KV cache)");
-  }
+  auto* k = reinterpret_cast<uint16_t*>(k_cache_[l]) + pos_ * kv;
+  auto* v = reinterpret_cast<uint16_t*>(v_cache_[l]) + pos_ * kv;
+  launched(launch_to_half_pair(k_rows_, k, v_rows_, v, n_ * kv, c_.stream()), "to_half (KV cache)");
 }
 
 void CudaDecoder::attend(int64_t l) {

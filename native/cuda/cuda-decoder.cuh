@@ -20,6 +20,7 @@
 #include "cuda/cuda-weights.cuh"
 #include "cuda/device-context.cuh"
 #include "cuda/expert-slots.cuh"
+#include "cuda/qmatmul.cuh"
 
 namespace bs::BS_CUDA_NS {
 
@@ -92,7 +93,12 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   float* upload(const std::vector<float>& v) override;  // the shared copy of a model vector
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) override;
+  void matmuls(const WeightMatrix* const* w, float* const* y, int count, float* x, int64_t n, bool gather,
+               int64_t x_div) override;
+  // The quantised matmul's arguments for w (gathered through the slots or the resident stack).
+  QMatArgs qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const;
   void rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) override;
+  void norm_rope(const AttentionWeights& w, float* k_at) override;
   void add(float* x, float* y, int64_t n) override;
   void silu_mul(float* gate, float* up, int64_t n) override;
   void rope(float* x, int64_t heads) override;

@@ -10,6 +10,7 @@ namespace bs::BS_CUDA_NS {
 constexpr int kBlock = 256;
 constexpr int kMatWarps = 4;
 constexpr int kMatTokens = 8;
+constexpr int kMatSet = 3;       // matrices one qmatmul launch takes over the same x (q, k, v)
 constexpr int kMatRowGroup = 4;  // output rows a lane group computes together in decode (x read once)
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxExperts = 512;

@@ -36,8 +36,13 @@ __device__ __forceinline__ float dot_words(const uint4& v, const float4* xv) {
 // T: tokens sharing a weight load (1 for decode and gathered rows, kMatTokens for prefill chunks),
 // R: rows per lane group (kMatRowGroup or 1); compile-time bounds so the sums stay in registers.
 template <int BITS, int T, int R>
-__global__ void qmatmul_kernel(QMatArgs a, int lanes, const float* __restrict__ x, float* __restrict__ y) {
+__global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__ x) {
   constexpr int U = R == 1 ? 2 : 1;
+  // The set's matrix blockIdx.z, copied by selects (no dynamic index into the parameters).
+  QMatArgs a = set.a[0];
+  float* y = set.y[0];
+  if (blockIdx.z == 1) a = set.a[1], y = set.y[1];
+  if (blockIdx.z == 2) a = set.a[2], y = set.y[2];
   const int lane = threadIdx.x & (lanes - 1);
   const int64_t row0 = ((static_cast<int64_t>(blockIdx.x) * kMatWarps + (threadIdx.x >> 5)) * (32 / lanes) +
                         ((threadIdx.x & 31) / lanes)) *
@@ -98,7 +103,8 @@ __global__ void qmatmul_kernel(QMatArgs a, int lanes, const float* __restrict__ 
   if (!vec) {
     const int per_word = 32 / a.bits;
     const uint32_t mask = (1u << a.bits) - 1u;
-    for (int r = 0; r < live; ++r) {
+    for (int r = 0; r < R; ++r) {
+      if (r >= live) break;  // R bounds the loop so acc stays in registers
       for (int64_t wi = lane; wi < words; wi += lanes) {
         const uint32_t word = w[r * words + wi];
         const int64_t c0 = wi * per_word;
@@ -127,16 +133,27 @@ __global__ void qmatmul_kernel(QMatArgs a, int lanes, const float* __restrict__ 
 }
 
 template <int BITS, int T, int R>
-void launch_rows(const QMatArgs& a, int lanes, uint32_t chunks, const float* x, float* y, cudaStream_t s) {
-  const int64_t per_block = kMatWarps * (32 / lanes) * R;
-  const dim3 grid(static_cast<uint32_t>((a.rows + per_block - 1) / per_block), chunks);
-  BS_LAUNCH((qmatmul_kernel<BITS, T, R>), grid, kMatWarps * 32, s)(a, lanes, x, y);
+void launch_rows(const QMatSet& set, int lanes, uint32_t chunks, const float* x, cudaStream_t s) {
+  int64_t rows = 0;
+  for (int i = 0; i < set.count; ++i) rows = std::max(rows, set.a[i].rows);
+  const int64_t per_block = kMatWarps * (32 / lanes) * R;  // blocks past a shorter matrix's rows add nothing
+  const dim3 grid(static_cast<uint32_t>((rows + per_block - 1) / per_block), chunks, static_cast<uint32_t>(set.count));
+  BS_LAUNCH((qmatmul_kernel<BITS, T, R>), grid, kMatWarps * 32, s)(set, lanes, x);
 }
 
 }  // namespace
 
 cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, float* y, cudaStream_t s) {
-  if (a.n <= 0 || a.rows <= 0) return cudaSuccess;
+  QMatSet set{};
+  set.a[0] = a, set.y[0] = y, set.count = 1;
+  return launch_qmatmul_set(set, x, s);
+}
+
+cudaError_t launch_qmatmul_set(const QMatSet& set, const float* x, cudaStream_t s) {
+  const QMatArgs& a = set.a[0];  // the set shares cols, bits, n and mode
+  int64_t rows = 0;
+  for (int i = 0; i < set.count; ++i) rows += set.a[i].rows;
+  if (a.n <= 0 || rows <= 0) return cudaSuccess;
   const auto chunks = static_cast<uint32_t>(a.ids ? a.n : (a.n + kMatTokens - 1) / kMatTokens);  // a.n == 1: one
   // Lanes per row: each lane two or more 16-byte loads where the row allows (4 and 8 bits).
   const int64_t steps = a.bits == 4 || a.bits == 8 ? a.cols * a.bits / 128 : 64;
@@ -146,22 +163,22 @@ cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, float* y, cudaStre
   // fewer blocks than SMs starve small matrices (an H200's 512-row k projection: 3.8 → 6.8 us).
   const int rl = steps >= 32 ? 32 : steps >= 16 ? 16 : 8;
   const int64_t per_block = kMatWarps * (32 / rl) * kMatRowGroup;
-  const int64_t blocks = (a.rows + per_block - 1) / per_block * chunks;
+  const int64_t blocks = (rows + per_block - 1) / per_block * chunks;
   const bool grouped = one && blocks >= std::max(2, 3 * device_info().sms / 2);
   if (a.bits == 4 && grouped) {
-    launch_rows<4, 1, kMatRowGroup>(a, rl, chunks, x, y, s);
+    launch_rows<4, 1, kMatRowGroup>(set, rl, chunks, x, s);
   } else if (a.bits == 8 && grouped) {
-    launch_rows<8, 1, kMatRowGroup>(a, rl, chunks, x, y, s);
+    launch_rows<8, 1, kMatRowGroup>(set, rl, chunks, x, s);
   } else if (a.bits == 4 && one) {
-    launch_rows<4, 1, 1>(a, lanes, chunks, x, y, s);
+    launch_rows<4, 1, 1>(set, lanes, chunks, x, s);
   } else if (a.bits == 4) {
-    launch_rows<4, kMatTokens, 1>(a, lanes, chunks, x, y, s);
+    launch_rows<4, kMatTokens, 1>(set, lanes, chunks, x, s);
   } else if (a.bits == 8 && one) {
-    launch_rows<8, 1, 1>(a, lanes, chunks, x, y, s);
+    launch_rows<8, 1, 1>(set, lanes, chunks, x, s);
   } else if (a.bits == 8) {
-    launch_rows<8, kMatTokens, 1>(a, lanes, chunks, x, y, s);
+    launch_rows<8, kMatTokens, 1>(set, lanes, chunks, x, s);
   } else {
-    launch_rows<0, kMatTokens, 1>(a, lanes, chunks, x, y, s);
+    launch_rows<0, kMatTokens, 1>(set, lanes, chunks, x, s);
   }
   return cudaGetLastError();
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda/cuda-api.h"
+#include "cuda/kernel-limits.h"
 
 namespace bs::BS_CUDA_NS {
 
@@ -26,7 +27,16 @@ struct QMatArgs {
   const uint8_t* const* parts = nullptr;
 };
 
+// Up to kMatSet matrices of one width, bit width and mode over the same x in one launch (q, k
+// and v; gate and up): matrix i's product into y[i].
+struct QMatSet {
+  QMatArgs a[kMatSet];
+  float* y[kMatSet];
+  int count;
+};
+
 // x and y are device buffers.
 cudaError_t launch_qmatmul(const QMatArgs& a, const float* x, float* y, cudaStream_t s);
+cudaError_t launch_qmatmul_set(const QMatSet& set, const float* x, cudaStream_t s);
 
 }  // namespace bs::BS_CUDA_NS

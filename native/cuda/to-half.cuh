@@ -8,5 +8,8 @@
 namespace bs::BS_CUDA_NS {
 
 cudaError_t launch_to_half(const float* x, int64_t n, uint16_t* out, cudaStream_t s);
+// Two arrays of n in one launch (x0 into out0, x1 into out1).
+cudaError_t launch_to_half_pair(const float* x0, uint16_t* out0, const float* x1, uint16_t* out1, int64_t n,
+                                cudaStream_t s);
 
 }  // namespace bs::BS_CUDA_NS

@@ -1,17 +1,22 @@
-// The two kernels only the whole-token CUDA decoder uses, over the CPU emulation: argmax (greedy
-// sampling on the device: the first largest wins as std::max_element, NaNs never) and the f16
-// conversion of KV rows (bit-exact with the reference's f32_to_f16). The decoder itself is
-// checked against the CPU engine by cuda-decoder.test.ts.
+// The kernels only the whole-token CUDA decoder uses, over the CPU emulation: argmax (greedy
+// sampling on the device: the first largest wins as std::max_element, NaNs never), the f16
+// conversion of KV rows (bit-exact with the reference's f32_to_f16) and the fused q/k norm and
+// RoPE (as the separate rmsnorm and rope kernels). The decoder itself is checked against the CPU
+// engine by cuda-decoder.test.ts.
 #define BS_CUDA_EMULATION 1
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "common/dtype.h"
 #include "cuda/argmax.cuh"
 #include "cuda/cuda-api.h"
+#include "cuda/qk-norm-rope.cuh"
+#include "cuda/rmsnorm.cuh"
+#include "cuda/rope.cuh"
 #include "cuda/to-half.cuh"
 #include "harness.h"
 
@@ -68,4 +73,48 @@ TEST(cuda_emu_to_half_matches_the_reference_bit_for_bit) {
   EXPECT(bs::cuda_emu::launch_to_half(x.data(), static_cast<int64_t>(x.size()), out.data(), nullptr) ==
          bs::cuda_emu::cudaSuccess);
   for (size_t i = 0; i < x.size(); ++i) EXPECT(out[i] == bs::f32_to_f16(x[i])) << "element " << i << ": " << x[i];
+  // The pair form (K and V rows in one launch): each half as the single form.
+  std::vector<float> y(x.rbegin(), x.rend());
+  std::vector<uint16_t> o0(x.size()), o1(x.size());
+  EXPECT(bs::cuda_emu::launch_to_half_pair(x.data(), o0.data(), y.data(), o1.data(), static_cast<int64_t>(x.size()),
+                                           nullptr) == bs::cuda_emu::cudaSuccess);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT(o0[i] == bs::f32_to_f16(x[i]) && o1[i] == bs::f32_to_f16(y[i])) << "pair element " << i;
+}
+
+// Seeded shapes (head widths that are and are not multiples of a warp, partial rotation, GQA,
+// several tokens at scattered positions): the fused kernel against rmsnorm then rope.
+TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) {
+  namespace ce = bs::cuda_emu;
+  for (int c = 0; c < 10; ++c) {
+    bt::Rng r(900 + c);
+    const int hd = std::vector<int>{64, 128, 256, 80, 96}[r.below(5)];
+    const int rot = std::vector<int>{hd, hd / 2, 32}[r.below(3)];
+    const int n_q = 1 + static_cast<int>(r.below(9)), n_kv = 1 + static_cast<int>(r.below(4));
+    const int64_t n_tok = 1 + static_cast<int64_t>(r.below(3));
+    const float eps = 1e-6f;
+    std::vector<float> q(n_tok * n_q * hd), k(n_tok * n_kv * hd), qw(hd), kw(hd);
+    for (std::vector<float>* v : {&q, &k, &qw, &kw})
+      for (float& e : *v) e = static_cast<float>(r.uniform(-2.0, 2.0));
+    std::vector<int32_t> pos(n_tok);
+    for (int32_t& p : pos) p = static_cast<int32_t>(r.below(5000));
+    std::vector<double> inv_freq(rot / 2);
+    for (int i = 0; i < rot / 2; ++i) inv_freq[i] = std::pow(1e6, -2.0 * i / rot);
+    std::vector<float> q2 = q, k2 = k;
+    const std::string desc = "seed " + std::to_string(900 + c) + " head_dim " + std::to_string(hd) + " rot " +
+                             std::to_string(rot) + " heads " + std::to_string(n_q) + "/" + std::to_string(n_kv) +
+                             " tokens " + std::to_string(n_tok);
+    const ce::QkNormRopeArgs a{n_tok, n_q, n_kv, hd, rot, eps};
+    EXPECT(ce::launch_qk_norm_rope(a, q.data(), k.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), nullptr) ==
+           ce::cudaSuccess)
+        << desc;
+    EXPECT(ce::launch_rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_rope(q2.data(), pos.data(), inv_freq.data(), n_tok, n_q, hd, rot, nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_rope(k2.data(), pos.data(), inv_freq.data(), n_tok, n_kv, hd, rot, nullptr) == ce::cudaSuccess);
+    double worst = 0.0;  // squares summed in another order: a float's last bit at most
+    for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::fabs(q[i] - q2[i]) / (1.0 + std::fabs(q2[i])));
+    for (size_t i = 0; i < k.size(); ++i) worst = std::max(worst, std::fabs(k[i] - k2[i]) / (1.0 + std::fabs(k2[i])));
+    EXPECT(worst <= 1e-6) << desc << ": worst difference " << worst;
+  }
 }
