@@ -37,7 +37,8 @@ size_t buffer_bytes(const Model& m, int64_t max_pos, int64_t n) {
   const int64_t H = c.hidden, k = std::max(1, m.top_k), hd = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
   const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
   const int64_t floats = 4 * n * H + 2 * n * hd + 2 * n * inter + n * k * H + c.vocab +
-                         n * std::max(1, c.router.n_experts) + 2 * n * k + 2 * n + (m.kv_f16() ? 2 * n * kv : 0);
+                         n * std::max(1, c.router.n_experts) + 2 * n * k + 2 * n + (m.kv_f16() ? 2 * n * kv : 0) +
+                         attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim));
   return static_cast<size_t>(floats) * 4 + static_cast<size_t>(2 * c.n_layers * max_pos * kv) * (m.kv_f16() ? 2 : 4);
 }
 
@@ -124,6 +125,7 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   const ModelConfig& c = m.cfg;
   const int64_t kv = c.n_kv_heads * c.head_dim;
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
+  attn_part_ = alloc(attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
   allocate_predictions();
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
@@ -254,7 +256,8 @@ void CudaDecoder::attend(int64_t l) {
                         pos_,
                         n_,
                         kv_f16_,
-                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
+                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim))),
+                        attn_part_};
   launched(launch_attention(a, q_, k_cache_[l], v_cache_[l], attn_, c_.stream()), "attention");
 }
 

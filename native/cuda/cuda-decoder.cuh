@@ -119,6 +119,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   bool graph_, kv_f16_, head_ = true;
   uint64_t state_bytes_ = 0;
   float *k_rows_ = nullptr, *v_rows_ = nullptr;         // f16 cache: the chunk's rows before conversion
+  float* attn_part_ = nullptr;                          // decode attention's key-range partials
   int32_t* greedy_ = nullptr;                           // device: the argmax
   int64_t greedy_vocab_ = 0;                            // the argmax runs over ids below this
   int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens then positions; the argmax

@@ -13,6 +13,8 @@ constexpr int kMatTokens = 8;
 constexpr int kMatSet = 3;       // matrices one qmatmul launch takes over the same x (q, k, v)
 constexpr int kMatRowGroup = 4;  // output rows a lane group computes together in decode (x read once)
 constexpr int kMaxHeadDim = 256;
+constexpr int kAttnSplits = 32;     // key ranges a decode head's attention is split over, at most
+constexpr int kAttnSplitKeys = 32;  // keys per range when splitting
 constexpr int kMaxExperts = 512;
 
 }  // namespace bs::BS_CUDA_NS

@@ -1,8 +1,8 @@
 // The kernels only the whole-token CUDA decoder uses, over the CPU emulation: argmax (greedy
 // sampling on the device: the first largest wins as std::max_element, NaNs never), the f16
-// conversion of KV rows (bit-exact with the reference's f32_to_f16) and the fused q/k norm and
-// RoPE (as the separate rmsnorm and rope kernels). The decoder itself is checked against the CPU
-// engine by cuda-decoder.test.ts.
+// conversion of KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and
+// RoPE (as the separate rmsnorm and rope kernels) and decode attention split over key ranges. The decoder itself is
+// checked against the CPU engine by cuda-decoder.test.ts.
 #define BS_CUDA_EMULATION 1
 #include <algorithm>
 #include <cmath>
@@ -13,6 +13,7 @@
 
 #include "common/dtype.h"
 #include "cuda/argmax.cuh"
+#include "cuda/attention.cuh"
 #include "cuda/cuda-api.h"
 #include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
@@ -116,5 +117,56 @@ TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) {
     for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::fabs(q[i] - q2[i]) / (1.0 + std::fabs(q2[i])));
     for (size_t i = 0; i < k.size(); ++i) worst = std::max(worst, std::fabs(k[i] - k2[i]) / (1.0 + std::fabs(k2[i])));
     EXPECT(worst <= 1e-6) << desc << ": worst difference " << worst;
+  }
+}
+
+// Decode attention over caches of seeded lengths (one key; one range; ranges of uneven size; more
+// keys than kAttnSplits ranges hold at kAttnSplitKeys), f32 and f16, GQA: split and unsplit
+// against softmax attention in double.
+TEST(cuda_emu_decode_attention_split_over_key_ranges_matches_double) {
+  namespace ce = bs::cuda_emu;
+  const std::vector<int64_t> lengths{1, 5, 33, 64, 65, 200, 1100};
+  for (int c = 0; c < static_cast<int>(lengths.size()) * 2; ++c) {
+    bt::Rng r(950 + c);
+    const int64_t keys = lengths[c / 2];
+    const bool f16 = c % 2 == 1;
+    const int hd = std::vector<int>{64, 128, 80}[r.below(3)], n_kv = 1 + static_cast<int>(r.below(2)), n_q = 2 * n_kv;
+    std::vector<float> q(n_q * hd), k(keys * n_kv * hd), v(k.size());
+    for (std::vector<float>* x : {&q, &k, &v})
+      for (float& e : *x) e = static_cast<float>(r.uniform(-1.5, 1.5));
+    std::vector<uint16_t> kh(k.size()), vh(v.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      kh[i] = bs::f32_to_f16(k[i]), vh[i] = bs::f32_to_f16(v[i]);
+      if (f16) k[i] = bs::f16_to_f32(kh[i]), v[i] = bs::f16_to_f32(vh[i]);  // the reference reads what is stored
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    std::vector<float> partial(ce::attention_partial_floats(n_q, hd)), split(q.size()), whole(q.size());
+    ce::AttentionArgs a{n_q, n_kv, hd, keys - 1, 1, f16, scale, partial.data()};
+    const void* kp = f16 ? static_cast<const void*>(kh.data()) : k.data();
+    const void* vp = f16 ? static_cast<const void*>(vh.data()) : v.data();
+    EXPECT(ce::launch_attention(a, q.data(), kp, vp, split.data(), nullptr) == ce::cudaSuccess);
+    a.partial = nullptr;
+    EXPECT(ce::launch_attention(a, q.data(), kp, vp, whole.data(), nullptr) == ce::cudaSuccess);
+    double worst = 0.0;
+    for (int h = 0; h < n_q; ++h) {
+      const int g = h / (n_q / n_kv);
+      std::vector<double> sc(keys);
+      double big = -1e300, sum = 0.0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double d = 0.0;
+        for (int e = 0; e < hd; ++e) d += static_cast<double>(q[h * hd + e]) * k[(j * n_kv + g) * hd + e];
+        sc[j] = d * scale, big = std::max(big, sc[j]);
+      }
+      for (double& x : sc) x = std::exp(x - big), sum += x;
+      for (int e = 0; e < hd; ++e) {
+        double want = 0.0;
+        for (int64_t j = 0; j < keys; ++j) want += sc[j] * v[(j * n_kv + g) * hd + e];
+        want /= sum;
+        for (const std::vector<float>* got : {&split, &whole})
+          worst = std::max(worst, std::fabs((*got)[h * hd + e] - want) / (1.0 + std::fabs(want)));
+      }
+    }
+    EXPECT(worst <= 2e-6) << "seed " << 950 + c << " keys " << keys << (f16 ? " f16" : " f32") << " head_dim " << hd
+                          << " heads " << n_q << "/" << n_kv << ": worst difference " << worst;
   }
 }
