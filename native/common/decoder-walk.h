@@ -119,8 +119,18 @@ class DecoderWalk {
     const WeightMatrix* gate_up[2] = {&w.gate, &w.up};
     const R y[2] = {gate_, up_};
     matmuls(gate_up, y, 2, xn_, rows, true, k);
-    silu_mul(gate_, up_, rows * w.gate.rows);
-    matmul(w.down, gate_, out, rows, true, 1);
+    gated_down(w.down, rows, out);
+  }
+  // out = down · (SiLU(gate_) · up_) over `rows` gathered rows: SiLU-gate then the down
+  // projection, or one launch where the backend can.
+  virtual void gated_down(const WeightMatrix& down, int64_t rows, R out) {
+    silu_mul(gate_, up_, rows * down.cols);
+    matmul(down, gate_, out, rows, true, 1);
+  }
+  // x += res, then y = RMSNorm(x)·w over `rows` rows of d: one launch where the backend can.
+  virtual void add_rmsnorm(R res, R x, R w, int64_t rows, int64_t d, R y) {
+    add(res, x, rows * d);
+    rmsnorm(x, w, rows, d, y);
   }
 
   // The KV caches (kv_bytes per element, `rows` positions; 0: max_positions) and activations
@@ -153,17 +163,18 @@ class DecoderWalk {
     const int64_t H = cfg.hidden;
     n_ = n;
     embed(n);
+    // Each residual add is joined to the norm after it (the next layer's input norm).
+    if (cfg.n_layers > 0) rmsnorm(x_, vec(m_.layers[0].input_norm), n, H, xn_);
     for (int64_t l = 0; l < cfg.n_layers; ++l) {
       const LayerWeights& lw = m_.layers[l];
       layer_ = l;
       layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
-      rmsnorm(x_, vec(lw.input_norm), n, H, xn_);
       attention(l);
-      add(y_, x_, n * H);
-      rmsnorm(x_, vec(lw.post_norm), n, H, xn_);
+      add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
       if (lw.is_moe) moe(l);
       else mlp(lw.mlp, xn_, y_);
-      add(y_, x_, n * H);
+      if (l + 1 < cfg.n_layers) add_rmsnorm(y_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
+      else add(y_, x_, n * H);
     }
     layer_lora_ = nullptr;
     if (!head) return;

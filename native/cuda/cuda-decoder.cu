@@ -205,6 +205,21 @@ void CudaDecoder::rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y)
   launched(launch_rmsnorm(x, w, rows, d, m_.cfg.rms_eps, y, c_.stream()), "rmsnorm");
 }
 
+void CudaDecoder::add_rmsnorm(float* res, float* x, float* w, int64_t rows, int64_t d, float* y) {
+  launched(launch_add_rmsnorm(x, res, w, rows, d, m_.cfg.rms_eps, y, c_.stream()), "add_rmsnorm");
+}
+
+// The down projection reads SiLU(gate)·up as its x (no silu_mul launch, no gated rows written).
+void CudaDecoder::gated_down(const WeightMatrix& down, int64_t rows, float* out) {
+  if (!down.quantised() || (down.bits != 4 && down.bits != 8)) {
+    DecoderWalk::gated_down(down, rows, out);
+    return;
+  }
+  QMatArgs a = qargs(down, rows, true, 1);
+  a.up = up_;
+  launched(launch_qmatmul(a, gate_, out, c_.stream()), "gathered expert matmul (SiLU-gated)");
+}
+
 void CudaDecoder::add(float* x, float* y, int64_t n) { launched(launch_add(x, 1.0f, n, y, c_.stream()), "add"); }
 
 void CudaDecoder::silu_mul(float* gate, float* up, int64_t n) {

@@ -99,6 +99,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   QMatArgs qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const;
   void rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void norm_rope(const AttentionWeights& w, float* k_at) override;
+  void gated_down(const WeightMatrix& down, int64_t rows, float* out) override;
+  void add_rmsnorm(float* res, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void add(float* x, float* y, int64_t n) override;
   void silu_mul(float* gate, float* up, int64_t n) override;
   void rope(float* x, int64_t heads) override;

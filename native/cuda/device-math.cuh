@@ -35,6 +35,12 @@ __device__ __forceinline__ T warp_sum(T v, int width = 32) {
   return v;
 }
 
+// SiLU(g)·u as silu-mul.cu computes it (the fused down projection reads x through it).
+__device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+__device__ __forceinline__ float4 silu_mul4(const float4& g, const float4& u) {
+  return {silu_mul(g.x, u.x), silu_mul(g.y, u.y), silu_mul(g.z, u.z), silu_mul(g.w, u.w)};
+}
+
 __device__ __forceinline__ float warp_max(float v) {
   for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
   return v;

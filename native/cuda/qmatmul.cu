@@ -35,7 +35,8 @@ __device__ __forceinline__ float dot_words(const uint4& v, const float4* xv) {
 
 // T: tokens sharing a weight load (1 for decode and gathered rows, kMatTokens for prefill chunks),
 // R: rows per lane group (kMatRowGroup or 1); compile-time bounds so the sums stay in registers.
-template <int BITS, int T, int R>
+// G: x read as SiLU(x)·up (QMatArgs::up), compiled apart so the other kernels keep their registers.
+template <int BITS, int T, int R, bool G>
 __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__ x) {
   constexpr int U = R == 1 ? 2 : 1;
   // The set's matrix blockIdx.z, copied by selects (no dynamic index into the parameters).
@@ -67,7 +68,10 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
   for (int t = 0; t < T; ++t)
     for (int r = 0; r < R; ++r) acc[t][r] = 0.0f;
   // Rows of one matrix share its base's alignment (a row is a multiple of 16 bytes at 4 and 8 bits).
-  const bool vec = BITS != 0 && ((reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(x)) & 15) == 0;
+  const bool vec =
+      BITS != 0 &&
+      ((reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(x) | (G ? reinterpret_cast<uintptr_t>(a.up) : 0)) &
+       15) == 0;
   if constexpr (BITS != 0) {
     constexpr int kCols = 4 * (32 / BITS);  // columns per 16-byte step
     const int64_t steps = words / 4;
@@ -86,6 +90,7 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
         float xsum = 0.0f;
         for (int k = 0; k < kCols / 4; ++k) {
           xv[k] = reinterpret_cast<const float4*>(x + (xrow + t) * a.cols + c0)[k];
+          if (G) xv[k] = silu_mul4(xv[k], reinterpret_cast<const float4*>(a.up + (xrow + t) * a.cols + c0)[k]);
           xsum += (xv[k].x + xv[k].y) + (xv[k].z + xv[k].w);
         }
         for (int r = 0; r < R; ++r) acc[t][r] += s[r] * dot_words<BITS>(v[r], xv) + b[r] * xsum;  // Σ (s·q + b)·x
@@ -113,10 +118,12 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
         for (int t = 0; t < T; ++t) {
           if (t >= count) break;
           const float* xt = x + (xrow + t) * a.cols + c0;
+          const float* ut = G ? a.up + (xrow + t) * a.cols + c0 : nullptr;
           float dot = 0.0f, sum = 0.0f;
           for (int e = 0; e < per_word; ++e) {
-            dot += static_cast<float>((word >> (e * a.bits)) & mask) * xt[e];
-            sum += xt[e];
+            const float xe = G ? silu_mul(xt[e], ut[e]) : xt[e];
+            dot += static_cast<float>((word >> (e * a.bits)) & mask) * xe;
+            sum += xe;
           }
           acc[t][r] += s * dot + b * sum;
         }
@@ -132,13 +139,23 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
   }
 }
 
-template <int BITS, int T, int R>
+template <int BITS, int T, int R, bool G = false>
 void launch_rows(const QMatSet& set, int lanes, uint32_t chunks, const float* x, cudaStream_t s) {
   int64_t rows = 0;
   for (int i = 0; i < set.count; ++i) rows = std::max(rows, set.a[i].rows);
   const int64_t per_block = kMatWarps * (32 / lanes) * R;  // blocks past a shorter matrix's rows add nothing
   const dim3 grid(static_cast<uint32_t>((rows + per_block - 1) / per_block), chunks, static_cast<uint32_t>(set.count));
-  BS_LAUNCH((qmatmul_kernel<BITS, T, R>), grid, kMatWarps * 32, s)(set, lanes, x);
+  BS_LAUNCH((qmatmul_kernel<BITS, T, R, G>), grid, kMatWarps * 32, s)(set, lanes, x);
+}
+
+// One token per row of work (decode, gathered): row groups or single rows, gated or not.
+template <int BITS>
+void launch_one(const QMatSet& set, bool grouped, bool gated, int rl, int lanes, uint32_t chunks, const float* x,
+                cudaStream_t s) {
+  if (grouped && gated) launch_rows<BITS, 1, kMatRowGroup, true>(set, rl, chunks, x, s);
+  if (grouped && !gated) launch_rows<BITS, 1, kMatRowGroup>(set, rl, chunks, x, s);
+  if (!grouped && gated) launch_rows<BITS, 1, 1, true>(set, lanes, chunks, x, s);
+  if (!grouped && !gated) launch_rows<BITS, 1, 1>(set, lanes, chunks, x, s);
 }
 
 }  // namespace
@@ -165,16 +182,14 @@ cudaError_t launch_qmatmul_set(const QMatSet& set, const float* x, cudaStream_t 
   const int64_t per_block = kMatWarps * (32 / rl) * kMatRowGroup;
   const int64_t blocks = (rows + per_block - 1) / per_block * chunks;
   const bool grouped = one && blocks >= std::max(2, 3 * device_info().sms / 2);
-  if (a.bits == 4 && grouped) {
-    launch_rows<4, 1, kMatRowGroup>(set, rl, chunks, x, s);
-  } else if (a.bits == 8 && grouped) {
-    launch_rows<8, 1, kMatRowGroup>(set, rl, chunks, x, s);
-  } else if (a.bits == 4 && one) {
-    launch_rows<4, 1, 1>(set, lanes, chunks, x, s);
+  const bool gated = a.up != nullptr;
+  if (one && (a.bits == 4 || a.bits == 8)) {
+    if (a.bits == 4) launch_one<4>(set, grouped, gated, rl, lanes, chunks, x, s);
+    else launch_one<8>(set, grouped, gated, rl, lanes, chunks, x, s);
+  } else if (gated) {
+    return cudaErrorInvalidValue;  // the gate is read only by one-token 4 and 8-bit products
   } else if (a.bits == 4) {
     launch_rows<4, kMatTokens, 1>(set, lanes, chunks, x, s);
-  } else if (a.bits == 8 && one) {
-    launch_rows<8, 1, 1>(set, lanes, chunks, x, s);
   } else if (a.bits == 8) {
     launch_rows<8, kMatTokens, 1>(set, lanes, chunks, x, s);
   } else {

@@ -22,6 +22,8 @@ struct QMatArgs {
   const int32_t* ids = nullptr;    // gathered mode: matrix (or slot-table index) per row of work
   const int32_t* slots = nullptr;  // the slot table, or nullptr (ids are matrices)
   int x_div = 1;                   // row i of work reads x row i / x_div (top-k slots of a token)
+  const float* up = nullptr;       // when set, x is SiLU(x)·up elementwise (a gated MLP's down;
+                                   // gathered or one token, 4 or 8 bits)
   // When set, matrix m lies apart (device-resident experts): its codes, scales and biases at
   // parts[3m], parts[3m + 1], parts[3m + 2]; codes/scales/biases above are then unused.
   const uint8_t* const* parts = nullptr;

@@ -8,5 +8,9 @@ namespace bs::BS_CUDA_NS {
 
 cudaError_t launch_rmsnorm(const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y,
                            cudaStream_t s);
+// The residual add first, in place (x += res, as add.cu), then y = RMSNorm(x): the decoder's
+// residual stream and the next norm in one launch.
+cudaError_t launch_add_rmsnorm(float* x, const float* res, const float* w, int64_t n_rows, int64_t d, float eps,
+                               float* y, cudaStream_t s);
 
 }  // namespace bs::BS_CUDA_NS

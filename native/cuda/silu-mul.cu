@@ -9,8 +9,7 @@ namespace {
 __global__ void silu_mul_kernel(const float* gate, const float* __restrict__ up, int64_t n, float* out) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const float g = gate[i];
-  out[i] = g / (1.0f + expf(-g)) * up[i];
+  out[i] = silu_mul(gate[i], up[i]);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The kernels only the whole-token CUDA decoder uses, over the CPU emulation: argmax (greedy
 // sampling on the device: the first largest wins as std::max_element, NaNs never), the f16
 // conversion of KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and
-// RoPE (as the separate rmsnorm and rope kernels) and decode attention split over key ranges. The decoder itself is
+// RoPE (as the separate rmsnorm and rope kernels), the residual add joined to RMSNorm and the
+// SiLU gate read by the down projection (bit-exact with the separate launches), and decode
+// attention split over key ranges. The decoder itself is
 // checked against the CPU engine by cuda-decoder.test.ts.
 #define BS_CUDA_EMULATION 1
 #include <algorithm>
@@ -12,13 +14,18 @@
 #include <vector>
 
 #include "common/dtype.h"
+#include "cuda/add.cuh"
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
 #include "cuda/cuda-api.h"
+#include "cuda/op-args.cuh"
 #include "cuda/qk-norm-rope.cuh"
+#include "cuda/qmatmul.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/rope.cuh"
+#include "cuda/silu-mul.cuh"
 #include "cuda/to-half.cuh"
+#include "fixtures.h"
 #include "harness.h"
 
 namespace {
@@ -168,5 +175,65 @@ TEST(cuda_emu_decode_attention_split_over_key_ranges_matches_double) {
     }
     EXPECT(worst <= 2e-6) << "seed " << 950 + c << " keys " << keys << (f16 ? " f16" : " f32") << " head_dim " << hd
                           << " heads " << n_q << "/" << n_kv << ": worst difference " << worst;
+  }
+}
+
+// Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
+// joined add + RMSNorm bit-exact with add then rmsnorm, the residual written back.
+TEST(cuda_emu_add_rmsnorm_is_add_then_rmsnorm_bit_for_bit) {
+  namespace ce = bs::cuda_emu;
+  for (int c = 0; c < 6; ++c) {
+    bt::Rng r(970 + c);
+    const int64_t rows = 1 + static_cast<int64_t>(r.below(4)), d = std::vector<int64_t>{2048, 1024, 300, 20}[c % 4];
+    const std::vector<float> x0 = bt::random_vec(r, rows * d, 3.0), res = bt::random_vec(r, rows * d),
+                             w = bt::random_vec(r, d);
+    std::vector<float> x = x0, y(x.size()), x2 = x0, y2(x.size());
+    EXPECT(ce::launch_add_rmsnorm(x.data(), res.data(), w.data(), rows, d, 1e-6f, y.data(), nullptr) ==
+           ce::cudaSuccess);
+    EXPECT(ce::launch_add(res.data(), 1.0f, rows * d, x2.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_rmsnorm(x2.data(), w.data(), rows, d, 1e-6f, y2.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(std::memcmp(x.data(), x2.data(), x.size() * 4) == 0 && std::memcmp(y.data(), y2.data(), y.size() * 4) == 0)
+        << "seed " << 970 + c << " rows " << rows << " d " << d;
+  }
+}
+
+// The down projection with the SiLU gate read through its x (QMatArgs::up) bit-exact with
+// silu_mul then the matmul: gathered over several experts (4 rows per lane group and 1) and
+// plain for one token, 4 and 8 bits, aligned and not (the word-per-lane path); refused for a
+// prefill chunk's plain product.
+TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
+  namespace ce = bs::cuda_emu;
+  for (int c = 0; c < 8; ++c) {
+    bt::Rng r(980 + c);
+    const int bits = c % 2 ? 8 : 4, group = 32 << r.below(3);
+    const bool gather = c < 4 || c % 3 == 0, unaligned = c == 7;
+    const int64_t E = 4, rows = std::vector<int64_t>{96, 5}[(c / 2) % 2], cols = group * (1 + r.below(3)),
+                  m = gather ? 1 + static_cast<int64_t>(r.below(6)) : 1;
+    const bt::OwnedMatrix w = bt::random_affine(r, E, rows, cols, bits, group, bs::DType::F16);
+    std::vector<float> gate = bt::random_vec(r, m * cols + 1, 3.0), up = bt::random_vec(r, m * cols + 1);
+    float* g = gate.data() + (unaligned ? 1 : 0);
+    std::vector<int32_t> ids(m);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    ce::QMatArgs a = ce::shape_args(w.m, m);
+    a.codes = w.m.w, a.scales = w.m.scales, a.biases = w.m.biases, a.mat = gather ? 0 : 1;
+    if (gather) a.ids = ids.data();
+    std::vector<float> fused(m * rows), gated(m * cols + 1), want(m * rows);
+    float* gd = gated.data() + (unaligned ? 1 : 0);  // the same path (word per lane) on both sides
+    ce::QMatArgs b = a;
+    a.up = up.data();
+    EXPECT(ce::launch_qmatmul(a, g, fused.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_silu_mul(g, up.data(), m * cols, gd, nullptr) == ce::cudaSuccess);
+    EXPECT(ce::launch_qmatmul(b, gd, want.data(), nullptr) == ce::cudaSuccess);
+    if (!gather) {
+      ce::QMatArgs chunk = a;
+      chunk.n = 3;
+      std::vector<float> y(3 * rows), xs(3 * cols, 1.0f), us(3 * cols, 1.0f);
+      chunk.up = us.data();
+      EXPECT(ce::launch_qmatmul(chunk, xs.data(), y.data(), nullptr) == ce::cudaErrorInvalidValue)
+          << "seed " << 980 + c;
+    }
+    EXPECT(std::memcmp(fused.data(), want.data(), want.size() * 4) == 0)
+        << "seed " << 980 + c << " bits " << bits << " group " << group << " [" << rows << ", " << cols << "] x " << m
+        << (gather ? " gathered" : " plain") << (unaligned ? " unaligned" : "");
   }
 }
