@@ -173,10 +173,11 @@ class ExpertStreamer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   StreamCounters c_;
-  uint64_t gen_ = 0;                     // forward passes
-  uint64_t tick_ = 0;                    // layer runs (slot recency)
-  HintGate hints_;                       // stepped by begin_forward, read by the forward thread only
-  std::atomic<uint64_t> read_hints_{0};  // counted outside mu_: the exact path runs unlocked
+  uint64_t gen_ = 0;                       // forward passes
+  uint64_t tick_ = 0;                      // layer runs (slot recency)
+  HintGate hints_;                         // stepped by begin_forward, read by the forward thread only
+  std::vector<unsigned char> hint_pages_;  // willneed's mincore vector (the forward thread's)
+  std::atomic<uint64_t> read_hints_{0};    // counted outside mu_: the exact path runs unlocked
   // Last: destroyed first, so no I/O thread outlives the buffers it writes.
   std::unique_ptr<IoPool> pool_;
 };
