@@ -20,6 +20,8 @@
 # Usage: test/device/cuda-check.sh   (npm run test:cuda; ARCHS=87 on Orin)
 #   PREBUILT=1 uses dist/ and build/Release/ as they are (built on another machine for this GPU's
 #   arch), for a GPU machine without npm or a C++ toolchain; only node is needed there.
+#   BASELINE=path to an earlier build's brainstem-native-tests: its decoder bench alternates with
+#   this build's, two rounds per shape (decoder-ab-* in the JSON), for a change's before/after.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT_DIR:-$(mktemp -d -t brainstem-cuda.XXXXXX)}"
@@ -58,6 +60,13 @@ if [ "$(cat "$out/build-native.rc")" = 0 ]; then
     BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape" 300 "$bin" --cuda-decoder "$dir" 128 bench
     BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape-f16" 300 "$bin" --cuda-decoder "$dir" 128 bench,f16
     BRAINSTEM_TEST_CUDA=gpu step "decoder-bench-$shape-slots16" 300 "$bin" --cuda-decoder "$dir" 128 bench,slots16
+    # An earlier build's decoder beside this one, alternating (a kernel change's before and after).
+    if [ -n "${BASELINE:-}" ]; then
+      for round in 1 2; do
+        BRAINSTEM_TEST_CUDA=gpu step "decoder-ab-$shape-$round-baseline" 120 "$BASELINE" --cuda-decoder "$dir" 128 bench
+        BRAINSTEM_TEST_CUDA=gpu step "decoder-ab-$shape-$round-this" 120 "$bin" --cuda-decoder "$dir" 128 bench
+      done
+    fi
     for backend in cuda auto; do
       step "decode-$shape-$backend" 300 $cli bench decode --model "$dir" --backend "$backend" --kv-cache f16 \
         --threads "$jobs" --prompt 128 --gen 64 --json
@@ -93,7 +102,7 @@ console.log(JSON.stringify({
   decoder: { rc: rc("decoder"), log: tail("decoder.log", 15) },
   session: { rc: rc("session"), log: tail("session.log", 15) },
   bench_ops: Array.isArray(bench) ? bench.filter((b) => b.backend === "cuda" || b.backend.startsWith("cpu-avx")) : null,
-  decode: Object.fromEntries(steps.filter((s) => /^(decode|decoder-bench|compare)-/.test(s))
+  decode: Object.fromEntries(steps.filter((s) => /^(decode|decoder-bench|decoder-ab|compare)-/.test(s))
     .map((s) => [s, json(`${s}.json`) ?? tail(`${s}.log`, 8)])),
 }, null, 2));
 '
