@@ -1,6 +1,5 @@
 #include "cuda/attention.cuh"
 
-#include <algorithm>
 #include <cmath>
 
 #include "cuda/device-math.cuh"
@@ -24,7 +23,8 @@ __global__ void attention_kernel(AttentionArgs a, const float* __restrict__ q, c
   const int h = blockIdx.x, hd = a.head_dim, type = a.kv_f16 ? kF16 : kF32;
   const int64_t t = blockIdx.y, splits = gridDim.z;
   const int g = h / (a.n_q / a.n_kv), per_lane = (hd + 31) / 32;
-  const int64_t kv_stride = static_cast<int64_t>(a.n_kv) * hd, n_keys = a.pos0 + t + 1;
+  const int64_t kv_stride = static_cast<int64_t>(a.n_kv) * hd;
+  const int64_t n_keys = (a.positions ? a.positions[t] : a.pos0 + t) + 1;
   const int64_t k0 = n_keys * blockIdx.z / splits, k1 = n_keys * (blockIdx.z + 1) / splits;
   const float* qv = q + (t * a.n_q + h) * hd;
   float qr[kMaxHeadDim / 32], acc[kMaxHeadDim / 32];
@@ -114,11 +114,7 @@ cudaError_t launch_attention(const AttentionArgs& a, const float* q, const void*
                              cudaStream_t s) {
   if (a.n_tok <= 0) return cudaSuccess;
   // Decode over a long cache: ranges of kAttnSplitKeys keys (each range ≥ 1 key).
-  const int64_t keys = a.pos0 + 1;
-  const int splits =
-      a.partial && a.n_tok == 1
-          ? static_cast<int>(std::min<int64_t>(kAttnSplits, (keys + kAttnSplitKeys - 1) / kAttnSplitKeys))
-          : 1;
+  const int splits = attention_splits(a);
   const dim3 grid(static_cast<uint32_t>(a.n_q), static_cast<uint32_t>(a.n_tok), static_cast<uint32_t>(splits));
   BS_LAUNCH(attention_kernel, grid, kWarps * 32, s)
   (a, q, static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(v), out);

@@ -18,7 +18,17 @@ struct AttentionArgs {
   // Decode (n_tok = 1) splits the keys over up to kAttnSplits blocks per head when given
   // scratch of attention_partial_floats(n_q, head_dim); nullptr: one block per head.
   float* partial = nullptr;
+  // When set, query t's position is positions[t] (device memory) rather than pos0 + t: a captured
+  // decode graph replays at later positions. pos0 still sizes the split.
+  const int32_t* positions = nullptr;
 };
+
+// Key ranges a launch splits each head's keys over (1 unless decoding with scratch).
+inline int attention_splits(const AttentionArgs& a) {
+  if (!a.partial || a.n_tok != 1) return 1;
+  const int64_t ranges = (a.pos0 + 1 + kAttnSplitKeys - 1) / kAttnSplitKeys;
+  return static_cast<int>(ranges < kAttnSplits ? ranges : kAttnSplits);
+}
 
 inline int64_t attention_partial_floats(int n_q, int head_dim) {
   return static_cast<int64_t>(n_q) * kAttnSplits * (head_dim + 2);

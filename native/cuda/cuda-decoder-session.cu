@@ -64,6 +64,7 @@ void CudaDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
   lora_t_ = static_cast<float*>(c_.hold(max_chunk_ * rank * 4));
   adapter_mem_.push_back(lora_t_);
   adapter_held_ = a;
+  ++adapter_gen_;
 }
 
 // t = A·x, then y += scale · B·t: two dense launches, t never leaves the device.

@@ -139,7 +139,9 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
 
 CudaDecoder::~CudaDecoder() {
   cudaStreamSynchronize(c_.stream());
-  if (exec_) cudaGraphExecDestroy(exec_);
+  for (CapturedStep& g : steps_) {
+    if (g.exec) cudaGraphExecDestroy(g.exec);
+  }
   for (void* p : {static_cast<void*>(host_in_), static_cast<void*>(host_token_), static_cast<void*>(host_logits_)}) {
     if (p) cudaFreeHost(p);
   }
@@ -258,9 +260,12 @@ float* CudaDecoder::kv_rows(int64_t l, bool v) {
 void CudaDecoder::store_kv(int64_t l) {
   if (!kv_f16_) return;
   const int64_t kv = m_.cfg.n_kv_heads * m_.cfg.head_dim;
-  auto* k = reinterpret_cast<uint16_t*>(k_cache_[l]) + pos_ * kv;
-  auto* v = reinterpret_cast<uint16_t*>(v_cache_[l]) + pos_ * kv;
-  launched(launch_to_half_pair(k_rows_, k, v_rows_, v, n_ * kv, c_.stream()), "to_half (KV cache)");
+  // The rows go at the chunk's first position, read on the device (a replayed graph's is later).
+  auto* k = reinterpret_cast<uint16_t*>(k_cache_[l]);
+  auto* v = reinterpret_cast<uint16_t*>(v_cache_[l]);
+  launched(launch_to_half_pair(k_rows_, k, v_rows_, v, n_ * kv, c_.stream(),
+                               reinterpret_cast<const int32_t*>(position_), kv),
+           "to_half (KV cache)");
 }
 
 void CudaDecoder::attend(int64_t l) {
@@ -272,7 +277,8 @@ void CudaDecoder::attend(int64_t l) {
                         n_,
                         kv_f16_,
                         static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim))),
-                        attn_part_};
+                        attn_part_,
+                        reinterpret_cast<const int32_t*>(position_)};
   launched(launch_attention(a, q_, k_cache_[l], v_cache_[l], attn_, c_.stream()), "attention");
 }
 
@@ -305,35 +311,65 @@ void CudaDecoder::combine(int64_t k) {
            "moe_combine");
 }
 
-// The step's kernels captured and replayed: the first capture is instantiated, later ones update
-// that executable in place (same kernels, new position), or re-instantiate when the update fails.
+// What a captured decode step depends on besides device memory: a step whose key matches the
+// graph captured for its parity (the prerouter's buffers alternate) replays it without capture.
+// With float32 KV (k and v written at pos_ by the matmuls) or expert slots (host state per
+// step), every step is captured again and the executable updated in place.
+CudaDecoder::GraphKey CudaDecoder::graph_key() const {
+  AttentionArgs a{};
+  a.pos0 = pos_, a.n_tok = 1, a.partial = attn_part_;
+  return GraphKey{top_k_,
+                  head_,
+                  greedy_vocab_,
+                  adapter_held_.get(),
+                  adapter_gen_,
+                  has_pred_,
+                  has_last_,
+                  k_cache_.empty() ? nullptr : k_cache_[0],
+                  attention_splits(a)};
+}
+
 void CudaDecoder::run_graph() {
   const cudaStream_t s = c_.stream();
+  const bool replayable = kv_f16_ && !slots_;
+  CapturedStep& g = steps_[replayable ? parity_ : 0];
+  GraphKey key = graph_key();
+  if (replayable && g.exec && g.key == key) {
+    made_pred_ = g.made_pred, has_last_ = g.has_last;  // what the capture's walk set on the host
+    stats_.predicted_layers += g.predicted_layers;
+    check(cudaGraphLaunch(g.exec, s), "cudaGraphLaunch");
+    ++stats_.graph_launches, ++stats_.graph_replays;
+    return;
+  }
+  const int64_t predicted = stats_.predicted_layers;
   check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  cudaGraph_t g = nullptr;
+  cudaGraph_t graph = nullptr;
   try {
     forward(1, head_);
     if (head_) launched(launch_argmax(logits_, greedy_vocab_, greedy_, s), "argmax");
   } catch (...) {
-    cudaStreamEndCapture(s, &g);
-    if (g) cudaGraphDestroy(g);
+    cudaStreamEndCapture(s, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    g.key = {};  // the walk's host state may be half-set: capture again next time
     throw;
   }
-  check(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
+  check(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
   cudaGraphExecUpdateResultInfo info{};
-  if (exec_ && cudaGraphExecUpdate(exec_, g, &info) != cudaSuccess) {
+  if (g.exec && cudaGraphExecUpdate(g.exec, graph, &info) != cudaSuccess) {
     cudaGetLastError();
-    cudaGraphExecDestroy(exec_);
-    exec_ = nullptr;
+    cudaGraphExecDestroy(g.exec);
+    g.exec = nullptr;
   }
   cudaError_t e = cudaSuccess;
-  if (!exec_) {
-    e = cudaGraphInstantiate(&exec_, g, 0);
+  if (!g.exec) {
+    e = cudaGraphInstantiate(&g.exec, graph, 0);
     ++stats_.graph_builds;
   }
-  cudaGraphDestroy(g);
+  cudaGraphDestroy(graph);
   check(e, "cudaGraphInstantiate");
-  check(cudaGraphLaunch(exec_, s), "cudaGraphLaunch");
+  g.key = replayable ? std::move(key) : GraphKey{};
+  g.made_pred = made_pred_, g.has_last = has_last_, g.predicted_layers = stats_.predicted_layers - predicted;
+  check(cudaGraphLaunch(g.exec, s), "cudaGraphLaunch");
   ++stats_.graph_launches;
 }
 

@@ -4,9 +4,10 @@
 // kv_f16: rows converted after RoPE as the CPU does; grown on demand), activations and routing
 // ids/weights in device buffers between ops and appends. One host synchronisation per append
 // returns the greedy token (argmax on the device) and, when asked, the last token's logits.
-// Decode steps (one token) are captured as a CUDA graph and replayed, its parameters updated in
-// place. The layer walk is common/decoder-walk.h's; sessions run it as a DeviceDecoder with a
-// per-call top-k, unmerged LoRA deltas and the prerouter's predictions on the device.
+// Decode steps (one token) run as CUDA graphs, one per append parity: replayed as captured while
+// nothing they depend on changed (positions are read from device memory), else captured again
+// and the executable updated in place. The layer walk is common/decoder-walk.h's; sessions run it as a DeviceDecoder
+// with a per-call top-k, unmerged LoRA deltas and the prerouter's predictions on the device.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -69,8 +70,9 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void take_stats(SessionStats& into) override;
 
   struct Stats {
-    int64_t appends = 0, graph_launches = 0, graph_builds = 0;  // builds: instantiations (updates not counted)
-    size_t weight_bytes = 0, buffer_bytes = 0;                  // on the device
+    // builds: instantiations (updates not counted); replays: launches without a capture
+    int64_t appends = 0, graph_launches = 0, graph_builds = 0, graph_replays = 0;
+    size_t weight_bytes = 0, buffer_bytes = 0;  // on the device
     size_t active_bytes = 0;       // weight bytes one decode step reads (the embedding's row, top-k experts)
     int64_t predicted_layers = 0;  // MoE layer-steps routed by a prerouter prediction
   };
@@ -126,7 +128,32 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   int64_t greedy_vocab_ = 0;                            // the argmax runs over ids below this
   int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens then positions; the argmax
   float* host_logits_ = nullptr;                        // pinned
-  cudaGraphExec_t exec_ = nullptr;
+  // Decode graphs by the append's parity, each with what its capture depended on (graph_key)
+  // and what its walk set on the host, replayed as is while the key holds.
+  struct GraphKey {
+    int top_k = 0;
+    bool head = false;
+    int64_t greedy_vocab = 0;
+    const void* adapter = nullptr;
+    uint64_t adapter_gen = 0;
+    std::vector<char> has_pred, has_last;
+    const void* cache = nullptr;  // the caches move when they grow
+    int splits = 0;               // attention's key ranges
+    bool operator==(const GraphKey& o) const {
+      return top_k == o.top_k && head == o.head && greedy_vocab == o.greedy_vocab && adapter == o.adapter &&
+             adapter_gen == o.adapter_gen && has_pred == o.has_pred && has_last == o.has_last && cache == o.cache &&
+             splits == o.splits && splits > 0;
+    }
+  };
+  struct CapturedStep {
+    cudaGraphExec_t exec = nullptr;
+    GraphKey key;
+    std::vector<char> made_pred, has_last;
+    int64_t predicted_layers = 0;
+  };
+  GraphKey graph_key() const;
+  CapturedStep steps_[2];
+  uint64_t adapter_gen_ = 0;  // adapters uploaded (a new upload moves its matrices)
   // The adapter in use: its A and B matrices on the device per module, the rank-sized intermediate.
   std::shared_ptr<const LoraAdapter> adapter_held_;
   std::unordered_map<const LoraWeights*, std::pair<const uint8_t*, const uint8_t*>> adapter_w_;

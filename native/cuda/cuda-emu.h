@@ -75,7 +75,7 @@ struct Device {
   bool fail_launches = false;   // every kernel launch fails (copies still work: a non-sticky error)
   uint64_t seed = 1;            // shuffles the lanes' order in every launch
   int launches = 0, syncs = 0;  // syncs: host waits (stream or event)
-  int graph_launches = 0;       // cudaGraphLaunch calls (each a no-op: see the graph stand-ins)
+  int graph_launches = 0;       // cudaGraphLaunch calls (each replays the graph's recorded work)
   uint64_t h2d_bytes = 0, d2h_bytes = 0;
   std::map<void*, size_t> allocations;  // live cudaMalloc pointers and sizes, each with a guard band
   std::string last_launch_error;
@@ -95,10 +95,18 @@ inline bool ok() {
   return true;
 }
 
-// Runs op in stream order: at once.
+// Work a stream capture records (kernel launches, async copies) instead of running it.
+using Ops = std::vector<std::function<void()>>;
+inline thread_local Ops* capturing = nullptr;
+
+// Runs op in stream order: at once, or into the capture under way.
 inline cudaError_t enqueue(cudaStream_t, const std::function<void()>& op) {
   if (!ok()) return cudaErrorLaunchFailure;
-  op();
+  if (capturing) {
+    capturing->push_back(op);
+  } else {
+    op();
+  }
   return cudaSuccess;
 }
 
@@ -222,38 +230,50 @@ inline cudaError_t cudaEventQuery(cudaEvent_t) { return emu::ok() ? cudaSuccess 
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaStreamSynchronize(nullptr); }
 
-// Graphs: the emulation runs captured work as a plain stream (at once, while capturing), so an
-// instantiated graph's launch only counts; the host code's capture, update and launch calls are
-// checked for their order and errors, not the replay itself.
+// Graphs: a capture records the stream's work (thread-local mode: this thread's), an
+// instantiated graph holds a copy, an update replaces it, and each launch runs it in order, so
+// a replayed graph reads device memory as of its launch, as on a device.
 enum cudaStreamCaptureMode : int {
   cudaStreamCaptureModeGlobal,
   cudaStreamCaptureModeThreadLocal,
   cudaStreamCaptureModeRelaxed
 };
-struct EmuGraph {};
+struct EmuGraph {
+  emu::Ops ops;
+};
 using cudaGraph_t = EmuGraph*;
 using cudaGraphExec_t = EmuGraph*;
 struct cudaGraphExecUpdateResultInfo {
   int result;
 };
 inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
-  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
-}
-inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
-  *g = new EmuGraph();
-  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
-}
-inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
-  if (!emu::ok()) return cudaErrorLaunchFailure;
-  *e = new EmuGraph();
+  if (!emu::ok() || emu::capturing) return cudaErrorLaunchFailure;
+  emu::capturing = new emu::Ops();
   return cudaSuccess;
 }
-inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*) {
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+  if (!emu::capturing) return cudaErrorLaunchFailure;
+  *g = new EmuGraph{std::move(*emu::capturing)};
+  delete emu::capturing;
+  emu::capturing = nullptr;
   return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
 }
-inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
+  if (!emu::ok()) return cudaErrorLaunchFailure;
+  *e = new EmuGraph{g->ops};
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo*) {
+  if (!emu::ok()) return cudaErrorLaunchFailure;
+  e->ops = g->ops;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
   ++emu::device().graph_launches;
-  return emu::ok() ? cudaSuccess : cudaErrorLaunchFailure;
+  for (const std::function<void()>& op : e->ops) {
+    if (const cudaError_t r = emu::enqueue(s, op); r != cudaSuccess) return r;
+  }
+  return cudaSuccess;
 }
 inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
   delete g;

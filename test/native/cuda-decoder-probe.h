@@ -40,11 +40,12 @@ int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, 
     const int64_t synced = syncs() < 0 ? -1 : syncs() - before;
     std::printf(
         "{\"device\": \"%s\", \"appends\": %lld, \"syncs\": %lld, \"graph_launches\": %lld, \"graph_builds\": %lld, "
+        "\"graph_replays\": %lld, "
         "\"weight_bytes\": %zu, \"tokens_cpu\": %s, \"tokens_cuda\": %s, \"max_rel_logit_diff\": %.3e%s}\n",
         device.c_str(), static_cast<long long>(r.appends), static_cast<long long>(synced),
         static_cast<long long>(cuda.stats().graph_launches), static_cast<long long>(cuda.stats().graph_builds),
-        cuda.stats().weight_bytes, json_list(r.cpu).c_str(), json_list(r.device).c_str(), r.max_rel_logit_diff,
-        slot_json(cuda).c_str());
+        static_cast<long long>(cuda.stats().graph_replays), cuda.stats().weight_bytes, json_list(r.cpu).c_str(),
+        json_list(r.device).c_str(), r.max_rel_logit_diff, slot_json(cuda).c_str());
     return 0;
   }
   std::printf("{\"device\": \"%s\", \"tokens\": %d", device.c_str(), tokens);

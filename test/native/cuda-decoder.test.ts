@@ -19,6 +19,7 @@ interface Probe {
   syncs: number;
   graph_launches: number;
   graph_builds: number;
+  graph_replays: number;
   tokens_cpu: number[];
   tokens_cuda: number[];
   max_rel_logit_diff: number;
@@ -47,12 +48,27 @@ test('the CUDA decoder prefills and decodes qwen3_moe, glm4_moe and the dense ar
   }
 });
 
-test('the CUDA decoder keeps an f16 KV cache like the CPU with kv_f16', (t) => {
+// With an f16 cache (k and v rows go to the cache at a position read on the device) a decode
+// step replays the graph captured for its parity as is: two captures, then replays only.
+test('the CUDA decoder keeps an f16 KV cache like the CPU with kv_f16, replaying decode graphs without capture', (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
-  const p = probe(dir, 3, ['f16']);
+  const p = probe(dir, 9, ['f16']);
   assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
-  assert.equal(p.tokens_cuda.length, 3);
+  assert.equal(p.tokens_cuda.length, 9);
   assert.ok(p.max_rel_logit_diff < 1e-3, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+  assert.equal(p.graph_launches, p.appends - 1, 'every decode step ran a graph');
+  assert.equal(p.graph_builds, 2, 'one graph per append parity');
+  assert.equal(p.graph_replays, p.graph_launches - 2, 'after the two captures, replays only');
+});
+
+// The prerouter's host flags (which layers hold a prediction) are part of what a graph depends
+// on; a replay sets what its capture's walk set. Same tokens as the CPU routing by prediction.
+test('the CUDA decoder with a prerouter and an f16 cache replays decode graphs and routes like the CPU', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  const p = probe(dir, 9, ['f16,zero']);
+  assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
+  assert.ok(p.max_rel_logit_diff < 1e-3, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+  assert.ok(p.graph_replays > 0 && p.graph_replays < p.graph_launches, `replays and captures: ${JSON.stringify(p)}`);
 });
 
 test('the CUDA decoder with 6 expert slots per layer decodes like the CPU, reading missing experts in place and copying them in', (t) => {
