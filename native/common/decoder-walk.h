@@ -97,10 +97,16 @@ class DecoderWalk {
   // any; by default adapter_'s delta through lora_delta (a backend holding its own adapter
   // overrides delta instead).
   virtual void delta(LoraSlot slot, R x, R y) {
-    if (const LoraWeights* d = layer_lora_ ? layer_lora_->get(slot) : nullptr) lora_delta(*d, x, y);
+    if (const LoraWeights* d = lora(slot)) lora_delta(*d, x, y);
   }
+  // The layer being queued's delta for `slot`, or nullptr.
+  const LoraWeights* lora(LoraSlot slot) const { return layer_lora_ ? layer_lora_->get(slot) : nullptr; }
   // y[n_, out] += scale · B (A x): an unmerged LoRA delta beside its base linear.
   virtual void lora_delta(const LoraWeights& d, R x, R y) {}
+  // The deltas of several linears over the same x (q, k, v): one delta each, or batched.
+  virtual void deltas(const LoraSlot* slots, const R* ys, int count, R x) {
+    for (int i = 0; i < count; ++i) delta(slots[i], x, ys[i]);
+  }
   // The chunk's routing into the ids and weights the gathered matmuls and combine read: by default
   // the router's logits through route(); a backend with routing predicted ahead overrides it.
   virtual void routing(const MoeWeights& w) {
@@ -242,7 +248,9 @@ class DecoderWalk {
     R y[N];
     for (int i = 0; i < N; ++i) w[i] = &outs[i].l->w, y[i] = outs[i].y;
     matmuls(w, y, N, x, n_, false, 1);
-    for (const Out& o : outs) bias(*o.l, o.y), delta(o.slot, x, o.y);
+    LoraSlot slots[N];
+    for (int i = 0; i < N; ++i) bias(*outs[i].l, outs[i].y), slots[i] = outs[i].slot;
+    deltas(slots, y, N, x);
   }
 
   const Model& m_;
@@ -267,7 +275,6 @@ class DecoderWalk {
  private:
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
   void attention(int64_t l) {
-    const ModelConfig& cfg = m_.cfg;
     const AttentionWeights& w = m_.layers[l].attn;
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
     linears<3>({{&w.q, q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}}, xn_);

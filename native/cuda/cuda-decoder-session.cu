@@ -61,7 +61,8 @@ void CudaDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
     adapter_w_[&mod->w] = {wa, wb};
     rank = std::max(rank, mod->w.a.rows);
   }
-  lora_t_ = static_cast<float*>(c_.hold(max_chunk_ * rank * 4));
+  lora_rank_ = rank;
+  lora_t_ = static_cast<float*>(c_.hold(kMatSet * max_chunk_ * rank * 4));
   adapter_mem_.push_back(lora_t_);
   adapter_held_ = a;
   ++adapter_gen_;
@@ -74,6 +75,28 @@ void CudaDecoder::lora_delta(const LoraWeights& d, float* x, float* y) {
   DenseArgs pb{b, type_code(d.b.dtype), d.b.rows, d.a.rows, 0, n_, true, d.scale};
   launched(launch_dense_matmul(pa, x, lora_t_, c_.stream()), "lora_delta (A)");
   launched(launch_dense_matmul(pb, lora_t_, y, c_.stream()), "lora_delta (B)");
+}
+
+// The deltas of linears over one x (q, k, v) as two launches: every A·x into its own
+// intermediate, then every y += scale · B·t (each output's arithmetic as lora_delta's).
+void CudaDecoder::deltas(const LoraSlot* slots, float* const* ys, int count, float* x) {
+  DenseSet sa{}, sb{};
+  for (int i = 0; i < count && count <= kMatSet; ++i) {
+    const LoraWeights* d = lora(slots[i]);
+    if (!d) continue;
+    const auto& [a, b] = adapter_w_.at(d);
+    float* t = lora_t_ + sa.count * max_chunk_ * lora_rank_;
+    sa.a[sa.count] = DenseArgs{a, type_code(d->a.dtype), d->a.rows, d->a.cols, 0, n_};
+    sa.x[sa.count] = x, sa.y[sa.count] = t, ++sa.count;
+    sb.a[sb.count] = DenseArgs{b, type_code(d->b.dtype), d->b.rows, d->a.rows, 0, n_, true, d->scale};
+    sb.x[sb.count] = t, sb.y[sb.count] = ys[i], ++sb.count;
+  }
+  if (count > kMatSet || sa.count < 2) {
+    DecoderWalk::deltas(slots, ys, count, x);
+    return;
+  }
+  launched(launch_dense_matmul_set(sa, c_.stream()), "lora_deltas (A)");
+  launched(launch_dense_matmul_set(sb, c_.stream()), "lora_deltas (B)");
 }
 
 }  // namespace bs::BS_CUDA_NS

@@ -112,6 +112,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   float* kv_rows(int64_t l, bool v) override;
   void store_kv(int64_t l) override;
   void lora_delta(const LoraWeights& d, float* x, float* y) override;
+  void deltas(const LoraSlot* slots, float* const* ys, int count, float* x) override;
   bool route_by_prediction(int64_t l) override;  // cuda-decoder-prerouter.cu
   void routed(int64_t l) override;
 
@@ -158,7 +159,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   std::shared_ptr<const LoraAdapter> adapter_held_;
   std::unordered_map<const LoraWeights*, std::pair<const uint8_t*, const uint8_t*>> adapter_w_;
   std::vector<void*> adapter_mem_;
-  float* lora_t_ = nullptr;
+  float* lora_t_ = nullptr;  // kMatSet intermediates of [max_chunk, lora_rank_]
+  int64_t lora_rank_ = 1;
   const Prerouter* prerouter_;  // the model's when the decoder was made (its buffers and weights)
   void (*on_device_error_)(const char*);
   Stats stats_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cuda/cuda-api.h"
+#include "cuda/kernel-limits.h"
 
 namespace bs::BS_CUDA_NS {
 
@@ -16,6 +17,15 @@ struct DenseArgs {
   float alpha = 1.0f;
 };
 
+// Up to kMatSet products in one launch, each with its own x and y (the LoRA steps of q, k, v).
+struct DenseSet {
+  DenseArgs a[kMatSet];
+  const float* x[kMatSet];
+  float* y[kMatSet];
+  int count;
+};
+
 cudaError_t launch_dense_matmul(const DenseArgs& a, const float* x, float* y, cudaStream_t s);
+cudaError_t launch_dense_matmul_set(const DenseSet& set, cudaStream_t s);
 
 }  // namespace bs::BS_CUDA_NS

@@ -2,8 +2,8 @@
 // sampling on the device: the first largest wins as std::max_element, NaNs never), the f16
 // conversion of KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and
 // RoPE (as the separate rmsnorm and rope kernels), the residual add joined to RMSNorm and the
-// SiLU gate read by the down projection (bit-exact with the separate launches), and decode
-// attention split over key ranges. The decoder itself is
+// SiLU gate read by the down projection and the LoRA steps of several linears in one launch
+// (bit-exact with the separate launches), and decode attention split over key ranges. The decoder itself is
 // checked against the CPU engine by cuda-decoder.test.ts.
 #define BS_CUDA_EMULATION 1
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
 #include "cuda/cuda-api.h"
+#include "cuda/dense-matmul.cuh"
 #include "cuda/op-args.cuh"
 #include "cuda/qk-norm-rope.cuh"
 #include "cuda/qmatmul.cuh"
@@ -235,5 +236,35 @@ TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
     EXPECT(std::memcmp(fused.data(), want.data(), want.size() * 4) == 0)
         << "seed " << 980 + c << " bits " << bits << " group " << group << " [" << rows << ", " << cols << "] x " << m
         << (gather ? " gathered" : " plain") << (unaligned ? " unaligned" : "");
+  }
+}
+
+// Three dense products of different shapes and element types in one launch (the LoRA A steps of
+// q, k, v over one x; the B steps accumulating with a scale into their own outputs), several
+// tokens: each bit-exact with its own launch.
+TEST(cuda_emu_dense_matmul_set_is_each_product_bit_for_bit) {
+  namespace ce = bs::cuda_emu;
+  bt::Rng r(990);
+  const int64_t n = 3;
+  const bs::DType types[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
+  const int64_t rows[3] = {16, 8, 40}, cols[3] = {96, 160, 64};
+  std::vector<bt::OwnedMatrix> w;
+  std::vector<std::vector<float>> x, y_set, y_one;
+  ce::DenseSet set{};
+  for (int i = 0; i < 3; ++i) {
+    w.push_back(bt::random_dense(r, 1, rows[i], cols[i], types[i]));
+    x.push_back(bt::random_vec(r, n * cols[i]));
+    y_set.push_back(bt::random_vec(r, n * rows[i]));
+    y_one.push_back(y_set.back());
+  }
+  for (int i = 0; i < 3; ++i) {
+    set.a[i] = ce::DenseArgs{w[i].m.w, ce::type_code(types[i]), rows[i], cols[i], 0, n, i > 0, 0.5f + i};
+    set.x[i] = x[i].data(), set.y[i] = y_set[i].data();
+  }
+  set.count = 3;
+  EXPECT(ce::launch_dense_matmul_set(set, nullptr) == ce::cudaSuccess);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT(ce::launch_dense_matmul(set.a[i], x[i].data(), y_one[i].data(), nullptr) == ce::cudaSuccess);
+    EXPECT(std::memcmp(y_set[i].data(), y_one[i].data(), y_one[i].size() * 4) == 0) << "product " << i;
   }
 }
