@@ -95,9 +95,11 @@ test('the daemon dies mid-move (SIGKILL, external Mosquitto): the controller sto
   await ready(rpc, 'arm1');
   const p = (await rpc.call('robots.call', { robot: 'arm1', call: { name: 'get_state', arguments: {} } })).result.arms
     .arm.tcp;
-  // Out and back twice (several seconds), so a loaded machine still kills the daemon mid-trajectory.
+  // Out and back four times (several seconds), so a loaded machine still kills the daemon
+  // mid-trajectory: twice was once short enough for the trajectory to end before the heartbeat
+  // timeout in a loaded fresh-clone .ci/run (a fault, but nothing left to abort).
   const at = (dx: number) => ({ pose_xyzquat: [p[0] + dx, p[1], p[2], p[3], p[4], p[5], p[6]] });
-  const poses = [at(0.08), at(0), at(0.08), at(0)];
+  const poses = [at(0.08), at(0), at(0.08), at(0), at(0.08), at(0), at(0.08), at(0)];
   // Sent raw: its reply never comes (the daemon is killed), and call() would keep a timer running.
   rpc.ws.send(
     JSON.stringify({
