@@ -70,33 +70,40 @@ void CudaDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
 
 // t = A·x, then y += scale · B·t: two dense launches, t never leaves the device.
 void CudaDecoder::lora_delta(const LoraWeights& d, float* x, float* y) {
-  const auto& [a, b] = adapter_w_.at(&d);
-  DenseArgs pa{a, type_code(d.a.dtype), d.a.rows, d.a.cols, 0, n_};
-  DenseArgs pb{b, type_code(d.b.dtype), d.b.rows, d.a.rows, 0, n_, true, d.scale};
-  launched(launch_dense_matmul(pa, x, lora_t_, c_.stream()), "lora_delta (A)");
-  launched(launch_dense_matmul(pb, lora_t_, y, c_.stream()), "lora_delta (B)");
+  const LoraWeights* one = &d;
+  lora_steps(&one, &y, 1, x);
 }
 
-// The deltas of linears over one x (q, k, v) as two launches: every A·x into its own
-// intermediate, then every y += scale · B·t (each output's arithmetic as lora_delta's).
+// The deltas of linears over one x (q, k, v; gate, up) as the same two launches for all of them.
 void CudaDecoder::deltas(const LoraSlot* slots, float* const* ys, int count, float* x) {
-  DenseSet sa{}, sb{};
-  for (int i = 0; i < count && count <= kMatSet; ++i) {
-    const LoraWeights* d = lora(slots[i]);
-    if (!d) continue;
-    const auto& [a, b] = adapter_w_.at(d);
-    float* t = lora_t_ + sa.count * max_chunk_ * lora_rank_;
-    sa.a[sa.count] = DenseArgs{a, type_code(d->a.dtype), d->a.rows, d->a.cols, 0, n_};
-    sa.x[sa.count] = x, sa.y[sa.count] = t, ++sa.count;
-    sb.a[sb.count] = DenseArgs{b, type_code(d->b.dtype), d->b.rows, d->a.rows, 0, n_, true, d->scale};
-    sb.x[sb.count] = t, sb.y[sb.count] = ys[i], ++sb.count;
-  }
-  if (count > kMatSet || sa.count < 2) {
+  if (count > kMatSet) {
     DecoderWalk::deltas(slots, ys, count, x);
     return;
   }
-  launched(launch_dense_matmul_set(sa, c_.stream()), "lora_deltas (A)");
-  launched(launch_dense_matmul_set(sb, c_.stream()), "lora_deltas (B)");
+  const LoraWeights* d[kMatSet];
+  float* y[kMatSet];
+  int n = 0;
+  for (int i = 0; i < count; ++i) {
+    if (const LoraWeights* w = lora(slots[i])) d[n] = w, y[n++] = ys[i];
+  }
+  if (n > 0) lora_steps(d, y, n, x);
+}
+
+// Every A_i·x into its own intermediate, then every y_i += scale_i · B_i·t_i (each output's
+// arithmetic the same whatever the count).
+void CudaDecoder::lora_steps(const LoraWeights* const* d, float* const* ys, int count, float* x) {
+  DenseSet sa{}, sb{};
+  sa.count = sb.count = count;
+  for (int i = 0; i < count; ++i) {
+    const auto& [a, b] = adapter_w_.at(d[i]);
+    float* t = lora_t_ + i * max_chunk_ * lora_rank_;
+    sa.a[i] = DenseArgs{a, type_code(d[i]->a.dtype), d[i]->a.rows, d[i]->a.cols, 0, n_};
+    sa.x[i] = x, sa.y[i] = t;
+    sb.a[i] = DenseArgs{b, type_code(d[i]->b.dtype), d[i]->b.rows, d[i]->a.rows, 0, n_, true, d[i]->scale};
+    sb.x[i] = t, sb.y[i] = ys[i];
+  }
+  launched(launch_dense_matmul_set(sa, c_.stream()), "lora_delta (A)");
+  launched(launch_dense_matmul_set(sb, c_.stream()), "lora_delta (B)");
 }
 
 }  // namespace bs::BS_CUDA_NS

@@ -113,6 +113,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void store_kv(int64_t l) override;
   void lora_delta(const LoraWeights& d, float* x, float* y) override;
   void deltas(const LoraSlot* slots, float* const* ys, int count, float* x) override;
+  void lora_steps(const LoraWeights* const* d, float* const* ys, int count, float* x);
   bool route_by_prediction(int64_t l) override;  // cuda-decoder-prerouter.cu
   void routed(int64_t l) override;
 
