@@ -57,7 +57,7 @@ struct FastDense {
             }
           }
         },
-        Vec::row_grain(ctx, w.rows));
+        Vec::grain_for(ctx, w.rows, static_cast<int64_t>(w.row_bytes()), n));
   }
 };
 

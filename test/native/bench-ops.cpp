@@ -73,6 +73,7 @@ std::vector<BenchCase> bench_cases() {
   auto ed = weights(random_affine(r, 16, 1024, 512, 4, 64, bs::DType::BF16));
   // Experts from DRAM: 1024 gate-shaped experts (302 MB), each call 8 not used for 127 calls.
   auto eg_dram = weights(random_affine(r, 1024, 512, 1024, 4, 64, bs::DType::BF16));
+  auto ed_dram = weights(random_affine(r, 1024, 1024, 512, 4, 64, bs::DType::BF16));
   auto dram_ids = std::make_shared<std::vector<int32_t>>(8);
   auto dram_call = std::make_shared<int64_t>(0);
   auto next_dram_ids = [dram_ids, dram_call] {
@@ -114,6 +115,9 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::GatherMatMul, &eg_dram->m, "4-bit 8 of 1024 experts 512x1024 from DRAM, 2 threads",
         8.0 * eg->m.mat_bytes(),
         [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, eg_dram->m, next_dram_ids(), x->data(), 8, y->data()); });
+    add(bs::Op::GatherMatMul, &ed_dram->m, "4-bit 8 of 1024 experts 1024x512 from DRAM, 2 threads",
+        8.0 * ed->m.mat_bytes(),
+        [=, &k] { k.gather_matmul(bs::ExecCtx{pool.get()}, ed_dram->m, next_dram_ids(), x->data(), 8, y->data()); });
     add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 of 16 experts 512x1024 (moe-small gate), 1 thread",
         8.0 * eg->m.mat_bytes(), [=, &k] { k.gather_matmul(ctx, eg->m, ids->data(), x->data(), 8, y->data()); });
     add(bs::Op::GatherMatMul, &ed->m, "4-bit 8 of 16 experts 1024x512 (moe-small down), 1 thread",
