@@ -38,7 +38,11 @@ struct FastIntGemm {
     for (int i = 0; i < L; ++i) rows[i] = w.w_row(mat, r0 + std::min(i, nr - 1));
     // Word by word, rows innermost: the stores run in order (rows past nr repeat the last row
     // and are zeroed, so the inner loop has no branch).
-    for (int64_t j = 0; j < row_words; ++j) {
+    int64_t j = 0;
+    if constexpr (requires { V::tile_words(rows, j, nr, tile); }) {  // L words of L rows per step
+      for (; j + L <= row_words; j += L) V::tile_words(rows, j, nr, tile + 2 * L * j);
+    }
+    for (; j < row_words; ++j) {
       uint32_t* o = tile + 2 * L * j;
       for (int i = 0; i < L; ++i) {
         uint32_t v;
@@ -115,8 +119,10 @@ struct FastIntGemm {
     for (int64_t rb = r0; rb < r1; rb += L) {
       const int nr = static_cast<int>(std::min<int64_t>(L, r1 - rb));
       decode_tile(w, mat, rb, nr, words, tile, st, bt);
-      // The next rows stream from DRAM while these tokens compute (not past the call's rows).
-      for (int64_t r = rb + L; r < std::min(r1, rb + 2 * L); ++r) {
+      // The rows two tiles ahead stream from DRAM while these tokens compute (the first tile
+      // also asks for the next), not past the call's rows: a run of 16 tokens computes too
+      // briefly to hide a whole tile's fetch.
+      for (int64_t r = rb + (rb == r0 ? L : 2 * L); r < std::min(r1, rb + 3 * L); ++r) {
         for (int64_t b = 0; b < static_cast<int64_t>(w.row_bytes()); b += 64) __builtin_prefetch(w.w_row(mat, r) + b);
       }
       for (int64_t tt = 0; tt < nt; tt += kT) {

@@ -103,6 +103,39 @@ struct Avx512 {
     }
     for (int t = 0; t < T; ++t) out[t] = _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]);
   }
+  // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 16) of 16 rows, transposed
+  // so word w of every row is one vector (a 16×16 dword transpose in 64 shuffles), its low
+  // and high nibbles to o + 2L·w and o + 2L·w + L; lanes of rows ≥ nr are zero.
+  static void tile_words(const uint8_t* const* rows, int64_t w0, int nr, uint32_t* o) {
+    I r[16], a[16], b[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + 4 * w0);
+    for (int i = 0; i < 16; i += 2) {
+      a[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+      a[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    // b[4g + k], 128-bit lane l: word 4l + k of rows 4g .. 4g + 3.
+    for (int g = 0; g < 16; g += 4) {
+      b[g] = _mm512_unpacklo_epi64(a[g], a[g + 2]);
+      b[g + 1] = _mm512_unpackhi_epi64(a[g], a[g + 2]);
+      b[g + 2] = _mm512_unpacklo_epi64(a[g + 1], a[g + 3]);
+      b[g + 3] = _mm512_unpackhi_epi64(a[g + 1], a[g + 3]);
+    }
+    const __mmask16 live = static_cast<__mmask16>((1u << nr) - 1u);
+    const I m = _mm512_set1_epi8(0x0F);
+    auto put = [&](int w, I v) {
+      v = _mm512_maskz_mov_epi32(live, v);
+      _mm512_storeu_si512(o + 2 * L * w, _mm512_and_si512(v, m));
+      _mm512_storeu_si512(o + 2 * L * w + L, _mm512_and_si512(_mm512_srli_epi32(v, 4), m));
+    };
+    for (int k = 0; k < 4; ++k) {  // a 4×4 transpose of 128-bit lanes: b[k], b[4+k], b[8+k], b[12+k]
+      const I c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0x44), c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0xEE);
+      const I c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0x44), c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0xEE);
+      put(k, _mm512_shuffle_i32x4(c0, c2, 0x88));
+      put(4 + k, _mm512_shuffle_i32x4(c0, c2, 0xDD));
+      put(8 + k, _mm512_shuffle_i32x4(c1, c3, 0x88));
+      put(12 + k, _mm512_shuffle_i32x4(c1, c3, 0xDD));
+    }
+  }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
   // returns d = m/qmax.
