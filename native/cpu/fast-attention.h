@@ -27,7 +27,8 @@ struct FastAttention {
   }
 
   // A head's slice of a cache row is a few lines a row apart (the cache is [pos][kv head][hd]),
-  // a stride the hardware prefetcher follows poorly: fetch kKvAhead rows ahead.
+  // a stride the hardware prefetcher follows poorly: fetch kKvAhead rows ahead (K and V rows
+  // both while the keys are scored, so the block's V rows are near when they are summed).
   static constexpr int kKvAhead = 8;
   static void prefetch_row(const void* cache, bool f16, int64_t idx, int hd) {
     const uint8_t* p = static_cast<const uint8_t*>(cache) + idx * (f16 ? 2 : 4);
@@ -140,7 +141,10 @@ struct FastAttention {
         const float* kr[8];
         for (int i = 0; i < nk; ++i) {
           const int64_t key = j0 + j + i;
-          if (key + kKvAhead < n_keys) prefetch_row(k, f16, (key + kKvAhead) * stride + off, hd);
+          if (key + kKvAhead < n_keys) {
+            prefetch_row(k, f16, (key + kKvAhead) * stride + off, hd);
+            prefetch_row(v, f16, (key + kKvAhead) * stride + off, hd);
+          }
           kr[i] = kv_row(k, f16, key * stride + off, hd, kt[i]);
         }
         score_keys(qs, R, hd, kr, nk, scale, j, score);
