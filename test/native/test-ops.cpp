@@ -138,6 +138,40 @@ TEST(op_qmatvec_and_qmatmul) {
   }
 }
 
+// The decode kernels take rows in fours (one horizontal reduction for the four where the set
+// has it) and a matrix's last rows one by one: a row must give the same bits either way.
+// W' is W's 5 rows rotated by one, so W's row 4 (alone) is W''s row 0 (in a four), and W's
+// rows 0-3 (a four) are W''s rows 1-4 (three in a four, one alone).
+TEST(op_qmatvec_row_bits_do_not_depend_on_grouping) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1400 + c);
+    const int group = 32 << r.below(3);
+    const auto w = bt::random_affine(r, 1, 5, group * (1 + r.below(8)), 4, group, bs::DType::BF16);
+    bt::OwnedMatrix rot = bt::random_affine(r, 1, 5, w.m.cols, 4, group, bs::DType::BF16);
+    const size_t rb = w.m.row_bytes(), sb = w.scales.size() / 5;
+    for (int64_t i = 0; i < 5; ++i) {
+      const int64_t from = (i + 4) % 5;
+      std::copy_n(w.w.begin() + from * rb, rb, rot.w.begin() + i * rb);
+      std::copy_n(w.scales.begin() + from * sb, sb, rot.scales.begin() + i * sb);
+      std::copy_n(w.biases.begin() + from * sb, sb, rot.biases.begin() + i * sb);
+    }
+    const auto x = bt::random_vec(r, w.m.cols);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (!b->usable() || !b->supports(Op::QMatVec, &w.m)) continue;
+      for (int bits : {16, 24}) {
+        std::vector<float> y(5), yr(5);
+        b->k.qmatvec(bs::ExecCtx{nullptr, bits}, w.m, 0, x.data(), y.data());
+        b->k.qmatvec(bs::ExecCtx{nullptr, bits}, rot.m, 0, x.data(), yr.data());
+        for (int64_t i = 0; i < 5; ++i) {
+          EXPECT(std::memcmp(&y[(i + 4) % 5], &yr[i], sizeof(float)) == 0)
+              << b->name << " " << bits << "-bit activations, seed " << 1400 + c << " cols " << w.m.cols << " row "
+              << (i + 4) % 5 << ": " << y[(i + 4) % 5] << " alone/in a four vs " << yr[i];
+        }
+      }
+    }
+  }
+}
+
 // The integer decode path scales activations per block of 32 (d = max|x| / (2^20 - 1)): an
 // activation 1000× the rest of its row (LLM activations have such outliers) must leave the
 // other terms within 1e-4 of their own Σ|w·x| (the outlier's term is left out of the bound).
