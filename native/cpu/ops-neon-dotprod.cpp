@@ -67,6 +67,26 @@ struct NeonDot : Neon {
     }
     for (int t = 0; t < T; ++t) out[t] = vaddq_u32(vshlq_n_u32(vreinterpretq_u32_s32(hi[t]), 8), lo[t]);
   }
+  // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 4) of 4 rows, transposed so
+  // word w of every row is one vector, its low and high nibbles to o + 2L·w and o + 2L·w + L;
+  // lanes of rows ≥ nr are zero.
+  static void tile_words(const uint8_t* const* rows, int64_t w0, int nr, uint32_t* o) {
+    uint32x4_t r[4];
+    for (int i = 0; i < 4; ++i) r[i] = vld1q_u32(reinterpret_cast<const uint32_t*>(rows[i] + 4 * w0));
+    const uint32x4x2_t a = vtrnq_u32(r[0], r[1]), b = vtrnq_u32(r[2], r[3]);  // pairs of words 0/2 and 1/3
+    const uint32x4_t t[4] = {vcombine_u32(vget_low_u32(a.val[0]), vget_low_u32(b.val[0])),
+                             vcombine_u32(vget_low_u32(a.val[1]), vget_low_u32(b.val[1])),
+                             vcombine_u32(vget_high_u32(a.val[0]), vget_high_u32(b.val[0])),
+                             vcombine_u32(vget_high_u32(a.val[1]), vget_high_u32(b.val[1]))};
+    const uint32_t lanes[4] = {0u, 1u, 2u, 3u};
+    const uint32x4_t live = vcltq_u32(vld1q_u32(lanes), vdupq_n_u32(static_cast<uint32_t>(nr)));
+    const uint32x4_t m = vdupq_n_u32(0x0F0F0F0Fu);
+    for (int w = 0; w < 4; ++w) {
+      const uint32x4_t v = vandq_u32(t[w], live);
+      vst1q_u32(o + 2 * L * w, vandq_u32(v, m));
+      vst1q_u32(o + 2 * L * w + L, vandq_u32(vshrq_n_u32(v, 4), m));
+    }
+  }
   // Σ_k 2^(8k) · (nibbles · byte k) per 32-bit lane (8 codes each), Horner from the top byte:
   // sdot for the signed top byte, udot for the unsigned low bytes (the same two's-complement
   // sum in the int32 lanes).
