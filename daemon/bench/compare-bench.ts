@@ -4,7 +4,8 @@
 // (llama-bench compiled on this machine, llama-build.ts) or a llama-bench path. Reports medians of
 // prefill (per prompt length) and decode throughput, ratios, and each decode rate as a fraction of
 // the memory roofline (measured read bandwidth / weight bytes one decoded token reads).
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, renameSync, statSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ActivationBits } from '../native/binding.js';
 import { autoSized } from './decode-bench.js';
@@ -38,6 +39,10 @@ export interface CompareOptions {
   run?: Runner;
   /** Run llama.cpp on its CUDA build with every layer on the GPU (default: its CPU build). */
   llamaCuda?: boolean;
+  /** Every arm warms up right before its timed runs in each round, not once before the rounds
+   *  (default: when our weight files and the GGUF together pass 3/4 of the machine's memory, so
+   *  one arm's run would evict the other's pages and a round would time disk reads). */
+  warmEach?: boolean;
   /** Called with a line of progress (GGUF export, rounds). */
   log?: (line: string) => void;
 }
@@ -61,6 +66,8 @@ export interface OurArm extends BenchArm {
   activationBits: number;
   prefillChunk: number;
   vocab: number;
+  /** Bytes of the model's weight files. */
+  fileBytes: number;
   activeBytes(): number;
 }
 
@@ -97,6 +104,8 @@ export interface CompareReport {
   activation_bits: number;
   /** Our tokens per prefill step (the auto-size's, as the daemon loads the model). */
   prefill_chunk: number;
+  /** Whether each arm warmed up before its timed runs in every round (CompareOptions.warmEach). */
+  warm_each: boolean;
   /** Median read bandwidth measured before each round with `threads` threads (GB/s). */
   membw_gb_s: number;
   /** Weight bytes our engine reads per decoded token (llama.cpp's Q4_0 reads about as many:
@@ -139,7 +148,9 @@ export function resolveGguf(model: string, gguf: string | undefined, log: (line:
   const path = join(model, 'model-q4_0.gguf');
   if (!existsSync(path)) {
     log(`writing ${path} (GGUF Q4_0 export of ${model}) for llama.cpp`);
-    exportGguf(model, path, 'q4_0', `brainstem bench compare export of ${model}`);
+    // Written beside and renamed when whole: an interrupted export is not taken for a GGUF.
+    exportGguf(model, `${path}.partial`, 'q4_0', `brainstem bench compare export of ${model}`);
+    renameSync(`${path}.partial`, path);
   }
   return path;
 }
@@ -166,6 +177,7 @@ export async function ourArm(
     activationBits: m.summary.activationBits,
     prefillChunk: m.summary.prefillChunk,
     vocab: m.summary.vocabSize,
+    fileBytes: m.summary.fileBytes,
     activeBytes: () => active,
     async run(prompt, gen) {
       const s = await m.createSession();
@@ -325,18 +337,21 @@ export async function runCompareBench(
     const longest = Array.from({ length: Math.max(...o.prompts) }, () => rng.int(ours!.vocab));
     const all: BenchArm[] = [ours, ...llama];
     const timings = new Map<BenchArm, ArmTiming[][]>(all.map((a) => [a, []]));
-    // One untimed run per arm first (llama-bench also warms up inside each call): the first
-    // touch of the weights (page faults, first-use scans, allocations) is not a round's speed.
-    for (const arm of all) {
+    const warmEach = o.warmEach ?? ours.fileBytes + (gguf ? statSync(gguf).size : 0) > 0.75 * totalmem();
+    // An untimed run per arm (llama-bench also warms up inside each call): the first touch of
+    // the weights (page faults, first-use scans, allocations) is not a round's speed.
+    const warm = async (arm: BenchArm) => {
       await arm.run(longest.slice(0, o.prompts[0]), 1);
       log(`warm-up ${arm.name}`);
-    }
+    };
+    if (!warmEach) for (const arm of all) await warm(arm);
     const bw: number[] = [];
     for (let r = 0; r < o.rounds; r++) {
       bw.push(await membw(o.threads));
       // Rotate which arm goes first, so none always meets a warmer or colder machine.
       const order = all.map((_, i) => all[(i + r) % all.length]!);
       for (const arm of order) {
+        if (warmEach) await warm(arm);
         const round: ArmTiming[] = [];
         for (const [i, p] of o.prompts.entries()) {
           const t = await arm.run(longest.slice(0, p), i === 0 ? o.gen : 0);
@@ -363,6 +378,7 @@ export async function runCompareBench(
       backend: ours.backend,
       activation_bits: ours.activationBits,
       prefill_chunk: ours.prefillChunk,
+      warm_each: warmEach,
       membw_gb_s: membwGbS,
       active_bytes_per_token: active,
       roofline_decode_tok_s: roofline,

@@ -27,6 +27,7 @@ interface RawOptions {
   llama: string;
   config?: string;
   llamaCuda?: boolean;
+  warmEach?: boolean;
   json?: boolean;
 }
 
@@ -67,6 +68,10 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
       '--llama-cuda',
       "the prebuilt arm on node-llama-cpp's CUDA build, every layer on the GPU (arm prebuilt-cuda)",
     )
+    .option(
+      '--warm-each',
+      'warm each arm right before its timed runs in every round (default: when both copies of the weights do not fit in 3/4 of memory)',
+    )
     .option('--json', 'print JSON')
     .action(async (raw: RawOptions) => {
       if (raw.kvCache !== 'f16' && raw.kvCache !== 'f32') {
@@ -88,6 +93,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
         llama,
         ...(llama.includes('native') ? { dataDir: loadConfig({ file: raw.config }).data_dir } : {}),
         llamaCuda: raw.llamaCuda === true,
+        ...(raw.warmEach ? { warmEach: true } : {}),
         log: (line: string) => process.stderr.write(`${line}\n`),
       } as const;
       try {

@@ -63,6 +63,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
     activationBits: 16,
     prefillChunk: 512,
     vocab: 50,
+    fileBytes: 1e6,
     activeBytes: () => 1e9,
   };
   const llama = scripted(
@@ -110,7 +111,49 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
   assert.equal(r.llama_cpp.decode_roofline_fraction, 0.25);
   assert.equal(r.backend, 'cpu-test');
   assert.equal(r.prefill_chunk, 512);
+  assert.equal(r.warm_each, false, 'a 1 MB model and no GGUF fit in memory twice: one warm-up per arm');
   assert.equal(median([3, 1, 2, 10]), 2.5);
+});
+
+test('compare with warmEach warms every arm right before its timed runs in every round', async () => {
+  const events: string[] = [];
+  const recorder = (name: string): BenchArm => ({
+    name,
+    async run(prompt, gen) {
+      events.push(`${gen === 1 ? 'warm' : 'time'} ${name} ${prompt.length}`);
+      return { prefillS: 1, decodeS: 1 };
+    },
+    async dispose() {},
+  });
+  const ours: OurArm = {
+    ...recorder('brainstem'),
+    backend: 'cpu-test',
+    activationBits: 16,
+    prefillChunk: 512,
+    vocab: 50,
+    fileBytes: 1e6,
+    activeBytes: () => 1e9,
+  };
+  const r = await runCompareBench(
+    { model: 'm', threads: 2, prompts: [16, 64], gen: 10, rounds: 2, seed: 4, kvCache: 'f16', warmEach: true },
+    async () => 10,
+    { ours, llama: [recorder('llama.cpp')] },
+  );
+  assert.equal(r.warm_each, true);
+  assert.deepEqual(events, [
+    'warm brainstem 16',
+    'time brainstem 16',
+    'time brainstem 64',
+    'warm llama.cpp 16',
+    'time llama.cpp 16',
+    'time llama.cpp 64',
+    'warm llama.cpp 16',
+    'time llama.cpp 16',
+    'time llama.cpp 64',
+    'warm brainstem 16',
+    'time brainstem 16',
+    'time brainstem 64',
+  ]);
 });
 
 test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF Q4_0 when missing', async (t) => {
@@ -122,6 +165,7 @@ test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF 
   );
   assert.equal(r.gguf, join(dir, 'model-q4_0.gguf'));
   assert.ok(existsSync(r.gguf));
+  assert.ok(!existsSync(`${r.gguf}.partial`), 'the export is written beside and renamed');
   assert.ok(
     lines.some((l) => l.includes('GGUF Q4_0 export')),
     lines.join('\n'),
