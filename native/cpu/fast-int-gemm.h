@@ -28,6 +28,7 @@ struct FastIntGemm {
   static constexpr int kT = 4;                  // tokens per register tile
   static constexpr int64_t kMinTokens = 4;      // shorter runs take the decode path per token
   static constexpr int64_t kWordBytes = 8 * L;  // a tile word: [lo, hi] × L rows × 4 bytes
+  static constexpr int64_t kAhead = 3;          // tiles of rows prefetched ahead
 
   // Rows [r0, r0 + nr) of W[mat] (nr ≤ L) into tile[word][lo, hi][row][4 bytes] (rows past nr
   // and words past the row are zero) and their group scales and biases into st/bt[group][row].
@@ -116,15 +117,17 @@ struct FastIntGemm {
     uint32_t* tile = fast::scratch_of<uint32_t>(fast::Slot::Gemm, static_cast<size_t>(words * 2 * L + 2 * G * L));
     float* st = reinterpret_cast<float*>(tile + words * 2 * L);
     float* bt = st + G * L;
+    // Rows stream from DRAM kAhead tiles ahead of their decode (the first tiles all at once),
+    // into L2, not past the call's rows: a run of 16 tokens computes too briefly to hide a
+    // whole tile's fetch.
+    int64_t pf = r0;
     for (int64_t rb = r0; rb < r1; rb += L) {
       const int nr = static_cast<int>(std::min<int64_t>(L, r1 - rb));
-      decode_tile(w, mat, rb, nr, words, tile, st, bt);
-      // The rows two tiles ahead stream from DRAM while these tokens compute (the first tile
-      // also asks for the next), not past the call's rows: a run of 16 tokens computes too
-      // briefly to hide a whole tile's fetch.
-      for (int64_t r = rb + (rb == r0 ? L : 2 * L); r < std::min(r1, rb + 3 * L); ++r) {
-        for (int64_t b = 0; b < static_cast<int64_t>(w.row_bytes()); b += 64) __builtin_prefetch(w.w_row(mat, r) + b);
+      for (const int64_t end = std::min(r1, rb + kAhead * L); pf < end; ++pf) {
+        for (int64_t b = 0; b < static_cast<int64_t>(w.row_bytes()); b += 64)
+          __builtin_prefetch(w.w_row(mat, pf) + b, 0, V::kStreamLocality);
       }
+      decode_tile(w, mat, rb, nr, words, tile, st, bt);
       for (int64_t tt = 0; tt < nt; tt += kT) {
         const int T = static_cast<int>(std::min<int64_t>(kT, nt - tt));
         float out[kT * L];

@@ -81,6 +81,13 @@ std::vector<BenchCase> bench_cases() {
     for (int i = 0; i < 8; ++i) (*dram_ids)[i] = static_cast<int32_t>((c * 8 + i * 129) % 1024);
     return dram_ids->data();
   };
+  // A 128-token prefill chunk's runs from DRAM: 16 tokens for each of 8 such experts per call.
+  auto dram_runs = std::make_shared<std::vector<int32_t>>(128);
+  auto next_dram_runs = [dram_runs, next_dram_ids] {
+    const int32_t* e = next_dram_ids();
+    for (int i = 0; i < 128; ++i) (*dram_runs)[i] = e[i / 16];
+    return dram_runs->data();
+  };
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
     const bs::Kernels& k = b->k;
@@ -138,6 +145,10 @@ std::vector<BenchCase> bench_cases() {
             k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg->m, runs->data(), kv->data(), 128, y->data());
           });
     }
+    add(bs::Op::GatherMatMul, &eg_dram->m, "4-bit 8 experts x 16 tokens 512x1024 from DRAM, 2 threads",
+        8.0 * eg->m.mat_bytes(), [=, &k] {
+          k.gather_matmul(bs::ExecCtx{pool.get()}, eg_dram->m, next_dram_runs(), kv->data(), 128, y->data());
+        });
     add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
         [=, &k] { k.qmatvec(ctx, q8->m, 0, x->data(), y->data()); });
     add(bs::Op::DenseMatMul, &dense->m, "bf16 128x2048 (router)", double(dense->m.mat_bytes()),
