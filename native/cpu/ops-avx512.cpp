@@ -84,6 +84,8 @@ struct Avx512 {
   template <int T>
   static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
     I hi[T], lo[T];
+    // Every loop over T unrolled: GCC's -O2 would vectorise one through memory, spilling the tile.
+#pragma GCC unroll 4
     for (int t = 0; t < T; ++t) hi[t] = lo[t] = _mm512_setzero_si512();
     auto bcast = [](const int8_t* p) {
       int32_t v;
@@ -101,6 +103,7 @@ struct Avx512 {
             _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
       }
     }
+#pragma GCC unroll 4
     for (int t = 0; t < T; ++t) out[t] = _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]);
   }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 16) of 16 rows, transposed
@@ -129,7 +132,8 @@ struct Avx512 {
     };
     for (int k = 0; k < 4; ++k) {  // a 4×4 transpose of 128-bit lanes: b[k], b[4+k], b[8+k], b[12+k]
       const I c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0x44), c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0xEE);
-      const I c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0x44), c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0xEE);
+      const I c2 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0x44),
+              c3 = _mm512_shuffle_i32x4(b[8 + k], b[12 + k], 0xEE);
       put(k, _mm512_shuffle_i32x4(c0, c2, 0x88));
       put(4 + k, _mm512_shuffle_i32x4(c0, c2, 0xDD));
       put(8 + k, _mm512_shuffle_i32x4(c1, c3, 0x88));

@@ -51,20 +51,25 @@ struct NeonDot : Neon {
   static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
     int32x4_t hi[T];
     uint32x4_t lo[T];
+    // Every loop over T unrolled: GCC's -O2 would vectorise one through memory, spilling the tile.
+#pragma GCC unroll 4
     for (int t = 0; t < T; ++t) hi[t] = vdupq_n_s32(0), lo[t] = vdupq_n_u32(0);
     auto bcast = [](const int8_t* p) {
       uint32_t v;
       __builtin_memcpy(&v, p, 4);
       return vreinterpretq_u8_u32(vdupq_n_u32(v));
     };
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const uint8x16_t wl = vld1q_u8(wt + 32 * i), wh = vld1q_u8(wt + 32 * i + 16);
+#pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
         hi[t] = vdotq_s32(vdotq_s32(hi[t], vreinterpretq_s8_u8(wl), vreinterpretq_s8_u8(bcast(x[t] + 8 * L + 4 * i))),
                           vreinterpretq_s8_u8(wh), vreinterpretq_s8_u8(bcast(x[t] + 12 * L + 4 * i)));
         lo[t] = vdotq_u32(vdotq_u32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
       }
     }
+#pragma GCC unroll 4
     for (int t = 0; t < T; ++t) out[t] = vaddq_u32(vshlq_n_u32(vreinterpretq_u32_s32(hi[t]), 8), lo[t]);
   }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 4) of 4 rows, transposed so
