@@ -1,9 +1,9 @@
-// Prefill on the integer path: runs of tokens of two-byte activations (the decode layout of
-// fast-activations.h) against 4-bit codes, L rows at a time. The rows' code words are decoded
+// Prefill on the integer path: runs of tokens of two- or one-byte activations (the decode
+// layout of fast-activations.h) against 4-bit codes, L rows at a time. The rows' code words are decoded
 // once into a tile where word j of the L rows is one vector, its low nibbles (a block's even
 // elements) and high nibbles (odd) apart, in the order of the activation bytes; so each
 // vector lane is one row: byte dot products against a token's broadcast activation dword
-// (V::block_isum2) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
+// (V::block_isum) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
 // applies per block to L rows, and no horizontal sum is needed. Sets with V::kIntGemm use it
 // (cpu-avx512 on vpdpbusd, cpu-neon-dotprod on sdot/udot); cpu-avx2 keeps the float GEMM.
 #pragma once
@@ -64,12 +64,12 @@ struct FastIntGemm {
   }
 
   // acc[t] (L rows) for T tokens: Σ over blocks of cvt(Σ q·Q) · s_g · d_t, then the bias term.
-  template <int T>
+  template <int BYTES, int T>
   static void tile_tokens(const WeightMatrix& w, const uint32_t* tile, const float* st, const float* bt, const Act& a,
                           int64_t tok, float* out) {
-    const int64_t nch = Codes::n_chunks(w), G = w.groups_per_row(), qb = a.xs_stride * 2 * 8;
+    const int64_t nch = Codes::n_chunks(w), G = w.groups_per_row(), qb = a.xs_stride * BYTES * 8;
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group));
-    constexpr int64_t QB = 2 * 8 * L;  // activation bytes per chunk
+    constexpr int64_t QB = BYTES * 8 * L;  // activation bytes per chunk
     F acc[T];
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) acc[t] = V::zero();
@@ -81,7 +81,7 @@ struct FastIntGemm {
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) x[t] = a.xq + (tok + t) * qb + c * QB + 16 * k;
         I s[T];
-        V::template block_isum2<T>(reinterpret_cast<const uint8_t*>(tile + 2 * L * (c * L + 4 * k)), x, s);
+        V::template block_isum<BYTES, T>(reinterpret_cast<const uint8_t*>(tile + 2 * L * (c * L + 4 * k)), x, s);
         const F sc = V::load(st + (e0 >> gshift) * L);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
@@ -99,19 +99,26 @@ struct FastIntGemm {
     for (int t = 0; t < T; ++t) V::store(out + t * L, acc[t]);
   }
 
+  template <int BYTES>
   static void tokens_any(int T, const WeightMatrix& w, const uint32_t* tile, const float* st, const float* bt,
                          const Act& a, int64_t tok, float* out) {
     switch (T) {
-      case 1: tile_tokens<1>(w, tile, st, bt, a, tok, out); break;
-      case 2: tile_tokens<2>(w, tile, st, bt, a, tok, out); break;
-      case 3: tile_tokens<3>(w, tile, st, bt, a, tok, out); break;
-      default: tile_tokens<4>(w, tile, st, bt, a, tok, out); break;
+      case 1: tile_tokens<BYTES, 1>(w, tile, st, bt, a, tok, out); break;
+      case 2: tile_tokens<BYTES, 2>(w, tile, st, bt, a, tok, out); break;
+      case 3: tile_tokens<BYTES, 3>(w, tile, st, bt, a, tok, out); break;
+      default: tile_tokens<BYTES, 4>(w, tile, st, bt, a, tok, out); break;
     }
   }
 
-  // Rows [r0, r1) of W[mat] for tokens [t0, t0 + nt) (two-byte activations, 4-bit codes).
+  // Rows [r0, r1) of W[mat] for tokens [t0, t0 + nt) (two- or one-byte activations, 4-bit codes).
   static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
                     float* y, int64_t ldy) {
+    a.bytes == 1 ? qrows_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy) : qrows_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+  }
+
+  template <int BYTES>
+  static void qrows_n(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
+                      float* y, int64_t ldy) {
     const int64_t words = Codes::n_chunks(w) * L, G = w.groups_per_row();
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group));
     uint32_t* tile = fast::scratch_of<uint32_t>(fast::Slot::Gemm, static_cast<size_t>(words * 2 * L + 2 * G * L));
@@ -131,7 +138,7 @@ struct FastIntGemm {
       for (int64_t tt = 0; tt < nt; tt += kT) {
         const int T = static_cast<int>(std::min<int64_t>(kT, nt - tt));
         float out[kT * L];
-        tokens_any(T, w, tile, st, bt, a, t0 + tt, out);
+        tokens_any<BYTES>(T, w, tile, st, bt, a, t0 + tt, out);
         for (int t = 0; t < T; ++t) {
           const int64_t tok = t0 + tt + t;
           // Activations split_outliers took out: scale · code · x per row (the bias term's

@@ -79,10 +79,10 @@ struct Avx512 {
     return a;
   }
   // Prefill (fast-int-gemm.h): a block of 32 elements of 16 rows (lane = row; tile words
-  // w[i] lo/hi at 128i, 128i + 64) against T tokens' two activation bytes, broadcast a dword
-  // at a time: vpdpbusd sums into int32 (codes × signed top byte, unsigned low byte × codes).
-  template <int T>
-  static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
+  // w[i] lo/hi at 128i, 128i + 64) against T tokens' activation bytes, broadcast a dword at a
+  // time: vpdpbusd sums into int32 (codes × signed top byte, unsigned low byte × codes).
+  template <int BYTES, int T>
+  static void block_isum(const uint8_t* wt, const int8_t* const* x, I* out) {
     I hi[T], lo[T];
     // Every loop over T unrolled: GCC's -O2 would vectorise one through memory, spilling the tile.
 #pragma GCC unroll 4
@@ -92,19 +92,22 @@ struct Avx512 {
       __builtin_memcpy(&v, p, 4);
       return _mm512_set1_epi32(v);
     };
+    constexpr int top = 4 * L * (2 * BYTES - 2);  // the signed top byte's lo plane
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const I wl = _mm512_loadu_si512(wt + 128 * i), wh = _mm512_loadu_si512(wt + 128 * i + 64);
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        hi[t] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(hi[t], wl, bcast(x[t] + 8 * L + 4 * i)), wh,
-                                    bcast(x[t] + 12 * L + 4 * i));
-        lo[t] =
-            _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+        hi[t] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(hi[t], wl, bcast(x[t] + top + 4 * i)), wh,
+                                    bcast(x[t] + top + 4 * L + 4 * i));
+        if constexpr (BYTES == 2) {
+          lo[t] =
+              _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+        }
       }
     }
 #pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) out[t] = _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]);
+    for (int t = 0; t < T; ++t) out[t] = BYTES == 2 ? _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]) : hi[t];
   }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 16) of 16 rows, transposed
   // so word w of every row is one vector (a 16×16 dword transpose in 64 shuffles), its low

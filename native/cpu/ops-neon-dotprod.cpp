@@ -45,10 +45,10 @@ struct NeonDot : Neon {
     return m / qmax;
   }
   // Prefill (fast-int-gemm.h): a block of 32 elements of 4 rows (lane = row; tile words w[i]
-  // lo/hi at 32i, 32i + 16) against T tokens' two activation bytes, broadcast a word at a
-  // time: sdot for codes × the signed top byte, udot for the unsigned low byte × codes.
-  template <int T>
-  static void block_isum2(const uint8_t* wt, const int8_t* const* x, I* out) {
+  // lo/hi at 32i, 32i + 16) against T tokens' activation bytes, broadcast a word at a time:
+  // sdot for codes × the signed top byte, udot for the unsigned low byte × codes.
+  template <int BYTES, int T>
+  static void block_isum(const uint8_t* wt, const int8_t* const* x, I* out) {
     int32x4_t hi[T];
     uint32x4_t lo[T];
     // Every loop over T unrolled: GCC's -O2 would vectorise one through memory, spilling the tile.
@@ -59,18 +59,24 @@ struct NeonDot : Neon {
       __builtin_memcpy(&v, p, 4);
       return vreinterpretq_u8_u32(vdupq_n_u32(v));
     };
+    constexpr int top = 4 * L * (2 * BYTES - 2);  // the signed top byte's lo plane
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const uint8x16_t wl = vld1q_u8(wt + 32 * i), wh = vld1q_u8(wt + 32 * i + 16);
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        hi[t] = vdotq_s32(vdotq_s32(hi[t], vreinterpretq_s8_u8(wl), vreinterpretq_s8_u8(bcast(x[t] + 8 * L + 4 * i))),
-                          vreinterpretq_s8_u8(wh), vreinterpretq_s8_u8(bcast(x[t] + 12 * L + 4 * i)));
-        lo[t] = vdotq_u32(vdotq_u32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+        hi[t] = vdotq_s32(vdotq_s32(hi[t], vreinterpretq_s8_u8(wl), vreinterpretq_s8_u8(bcast(x[t] + top + 4 * i))),
+                          vreinterpretq_s8_u8(wh), vreinterpretq_s8_u8(bcast(x[t] + top + 4 * L + 4 * i)));
+        if constexpr (BYTES == 2) {
+          lo[t] = vdotq_u32(vdotq_u32(lo[t], bcast(x[t] + 4 * i), wl), bcast(x[t] + 4 * L + 4 * i), wh);
+        }
       }
     }
 #pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) out[t] = vaddq_u32(vshlq_n_u32(vreinterpretq_u32_s32(hi[t]), 8), lo[t]);
+    for (int t = 0; t < T; ++t) {
+      out[t] =
+          BYTES == 2 ? vaddq_u32(vshlq_n_u32(vreinterpretq_u32_s32(hi[t]), 8), lo[t]) : vreinterpretq_u32_s32(hi[t]);
+    }
   }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 4) of 4 rows, transposed so
   // word w of every row is one vector, its low and high nibbles to o + 2L·w and o + 2L·w + L;

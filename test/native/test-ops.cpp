@@ -225,7 +225,8 @@ TEST(op_qmatvec_activation_outlier) {
 // One-byte activations (activation_bits 8, a Q8 dot product): each activation is off by at
 // most half a step of its block of 32, d = max|x| / 127, so a row is within
 // 0.5/127 · Σ_c |scale·code_c| · max|x| over c's block of the exact value (the bound checked,
-// with 5% slack for float rounding); plain and gathered, decode shapes and odd widths.
+// with 5% slack for float rounding); plain and gathered, decode shapes and odd widths, and
+// runs of 4-9 tokens per matrix (the integer prefill GEMM where a set has one).
 TEST(op_qmatvec_8bit_activations) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1800 + c);
@@ -236,14 +237,16 @@ TEST(op_qmatvec_8bit_activations) {
     std::vector<float> x3;
     for (int i = 0; i < 3; ++i) x3.insert(x3.end(), x.begin(), x.end());
     const std::vector<int32_t> ids{0, 1, 2};
-    auto step_bound = [&](Oracle o, const std::vector<int32_t>& mats) {
+    // Token i (x + i·cols) against W[mats[i]].
+    auto step_bound = [&](Oracle o, const std::vector<int32_t>& mats, const std::vector<float>& xs) {
       for (size_t i = 0; i < mats.size(); ++i) {
+        const float* xi = xs.data() + i * w.m.cols;
         for (int64_t row = 0; row < w.m.rows; ++row) {
           double b = 0;
           for (int64_t col = 0; col < w.m.cols; ++col) {
             float m = 0;
             for (int64_t e = col / 32 * 32; e < std::min<int64_t>(w.m.cols, col / 32 * 32 + 32); ++e) {
-              m = std::max(m, std::fabs(x[e]));
+              m = std::max(m, std::fabs(xi[e]));
             }
             // The step multiplies scale·code = w - bias, and random_affine's |bias| ≤ 0.1.
             b += (std::fabs(static_cast<double>(bs::dequant(w.m, mats[i], row, col))) + 0.1) * m;
@@ -253,14 +256,33 @@ TEST(op_qmatvec_8bit_activations) {
       }
       return o;
     };
+    auto bounded = [&](const std::vector<int32_t>& mats, const std::vector<float>& xs) {
+      return step_bound(matmul_oracle(w.m, mats, xs), mats, xs);
+    };
     const std::string desc = "seed " + std::to_string(1800 + c) + " " + describe(w.m) + " 8-bit activations";
     check_op(
-        t, Op::QMatVec, &w.m, desc, step_bound(matmul_oracle(w.m, {1}, x), {1}), 1e-4,
+        t, Op::QMatVec, &w.m, desc, bounded({1}, x), 1e-4,
         [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatvec(ctx, w.m, 1, x.data(), y); }, 8);
     check_op(
-        t, Op::GatherMatMul, &w.m, desc + " gathered", step_bound(matmul_oracle(w.m, ids, x3), ids), 1e-4,
+        t, Op::GatherMatMul, &w.m, desc + " gathered", bounded(ids, x3), 1e-4,
         [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
           k.gather_matmul(ctx, w.m, ids.data(), x3.data(), 3, y);
+        },
+        8);
+    // Runs: n tokens of their own against W[2], then gathered as runs of 4-6 per matrix.
+    const int64_t n = 4 + r.below(6);
+    const auto xn = bt::random_vec(r, n * w.m.cols);
+    check_op(
+        t, Op::QMatMul, &w.m, desc + " " + std::to_string(n) + " tokens",
+        bounded(std::vector<int32_t>(static_cast<size_t>(n), 2), xn), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) { k.qmatmul(ctx, w.m, 2, xn.data(), n, y); }, 8);
+    std::vector<int32_t> runs;
+    for (int32_t e : {2, 0, 1}) runs.insert(runs.end(), static_cast<size_t>(4 + r.below(3)), e);
+    const auto xr = bt::random_vec(r, static_cast<int64_t>(runs.size()) * w.m.cols);
+    check_op(
+        t, Op::GatherMatMul, &w.m, desc + " runs", bounded(runs, xr), 1e-4,
+        [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+          k.gather_matmul(ctx, w.m, runs.data(), xr.data(), static_cast<int64_t>(runs.size()), y);
         },
         8);
   }
