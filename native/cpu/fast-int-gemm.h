@@ -127,13 +127,11 @@ struct FastIntGemm {
     // Rows stream from DRAM kAhead tiles ahead of their decode (the first tiles all at once),
     // into L2, not past the call's rows: a run of 16 tokens computes too briefly to hide a
     // whole tile's fetch.
-    int64_t pf = r0;
+    const uint8_t* pf = w.w_row(mat, r0);  // a matrix's rows are contiguous
     for (int64_t rb = r0; rb < r1; rb += L) {
       const int nr = static_cast<int>(std::min<int64_t>(L, r1 - rb));
-      for (const int64_t end = std::min(r1, rb + kAhead * L); pf < end; ++pf) {
-        for (int64_t b = 0; b < static_cast<int64_t>(w.row_bytes()); b += 64)
-          __builtin_prefetch(w.w_row(mat, pf) + b, 0, V::kStreamLocality);
-      }
+      for (const uint8_t* end = w.w_row(mat, std::min(r1, rb + kAhead * L)); pf < end; pf += 64)
+        __builtin_prefetch(pf, 0, V::kStreamLocality);
       decode_tile(w, mat, rb, nr, words, tile, st, bt);
       for (int64_t tt = 0; tt < nt; tt += kT) {
         const int T = static_cast<int>(std::min<int64_t>(kT, nt - tt));
@@ -151,7 +149,12 @@ struct FastIntGemm {
               out[t * L + i] += st[(e >> gshift) * L + i] * static_cast<float>(code) * v;
             }
           }
-          std::copy_n(out + t * L, nr, y + tok * ldy + rb);
+          // A whole tile's row as one vector store (copy_n of 64 bytes compiles to rep movsq).
+          if (nr == L) {
+            V::store(y + tok * ldy + rb, V::load(out + t * L));
+          } else {
+            std::copy_n(out + t * L, nr, y + tok * ldy + rb);
+          }
         }
       }
     }
