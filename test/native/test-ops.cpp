@@ -312,12 +312,13 @@ TEST(op_qmatvec_block_maxima) {
   }
 }
 
-// The prefill's integer GEMM (fast-int-gemm.h: two-byte activations, runs of ≥ 4 tokens,
-// 4-bit codes, L rows per tile; cpu-avx512 and cpu-neon-dotprod, while cpu-avx2 runs these
-// cases on its float GEMM): random shapes with partial row tiles, tail chunks, every group,
-// runs long and short in one gather, and an activation 1000× its block in some tokens
-// (split off and added back per row; its term is left out of the bound). Sets this CPU
-// cannot run are reported as skipped by main, by name and reason.
+// The prefill's integer GEMM (fast-int-gemm.h: two-byte activations here, one-byte ones in
+// op_qmatvec_8bit_activations; runs of ≥ 4 tokens, 4-bit codes, L rows per tile; cpu-avx512
+// and cpu-neon-dotprod, while cpu-avx2 runs these cases on its float GEMM): random shapes
+// with partial row tiles, tail chunks, every group, runs long and short in one gather, and
+// an activation 1000× its block in some tokens (split off and added back per row; its term
+// is left out of the bound). Sets this CPU cannot run are reported as skipped by main, by
+// name and reason.
 TEST(op_qmatmul_integer_gemm) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1700 + c);
@@ -362,7 +363,8 @@ TEST(op_qmatmul_integer_gemm) {
 }
 
 // By hand: code (r + c) mod 16, scale 1, bias 1/2, 64 columns and token t all t + 1, so row r
-// of token t is (t + 1)·(4·(0 + … + 15) + 64/2) = 512·(t + 1) for every row.
+// of token t is (t + 1)·(4·(0 + … + 15) + 64/2) = 512·(t + 1) for every row; with two-byte
+// and one-byte activations.
 TEST(op_qmatmul_integer_gemm_by_hand) {
   bt::Rng r(1);
   auto w = bt::random_affine(r, 1, 9, 64, 4, 64, bs::DType::BF16);
@@ -378,12 +380,15 @@ TEST(op_qmatmul_integer_gemm_by_hand) {
   for (int64_t i = 0; i < n * 64; ++i) x[i] = static_cast<float>(i / 64 + 1);
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
-    std::vector<float> y(n * 9);
-    b->k.qmatmul(bs::ExecCtx{nullptr, 16}, w.m, 0, x.data(), n, y.data());
-    for (int64_t i = 0; i < n * 9; ++i) {
-      const float want = 512.0f * static_cast<float>(i / 9 + 1);
-      EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
-          << b->name << " token " << i / 9 << " row " << i % 9 << " got " << y[i];
+    // A token's equal activations are its block maximum: Q = qmax exactly with two bytes or one.
+    for (int bits : {16, 8}) {
+      std::vector<float> y(n * 9);
+      b->k.qmatmul(bs::ExecCtx{nullptr, bits}, w.m, 0, x.data(), n, y.data());
+      for (int64_t i = 0; i < n * 9; ++i) {
+        const float want = 512.0f * static_cast<float>(i / 9 + 1);
+        EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
+            << b->name << " " << bits << "-bit activations token " << i / 9 << " row " << i % 9 << " got " << y[i];
+      }
     }
   }
 }
