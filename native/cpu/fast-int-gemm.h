@@ -31,9 +31,10 @@ struct FastIntGemm {
   static constexpr int64_t kAhead = 3;          // tiles of rows prefetched ahead
 
   // Rows [r0, r0 + nr) of W[mat] (nr ≤ L) into tile[word][lo, hi][row][4 bytes] (rows past nr
-  // and words past the row are zero) and their group scales and biases into st/bt[group][row].
+  // and words past the row are zero) and their group scales and biases into st/bt[group][row]
+  // (rm: 2·L·G floats of scratch).
   static void decode_tile(const WeightMatrix& w, int64_t mat, int64_t r0, int nr, int64_t words, uint32_t* tile,
-                          float* st, float* bt) {
+                          float* st, float* bt, float* rm) {
     const int64_t G = w.groups_per_row(), row_words = w.cols / 8;
     const uint8_t* rows[L];
     for (int i = 0; i < L; ++i) rows[i] = w.w_row(mat, r0 + std::min(i, nr - 1));
@@ -54,12 +55,16 @@ struct FastIntGemm {
       for (int i = nr; i < L; ++i) o[i] = o[L + i] = 0;
     }
     std::memset(tile + 2 * L * row_words, 0, static_cast<size_t>((words - row_words) * kWordBytes));
-    typename Codes::RowScales sc(w);
-    std::fill_n(st, G * L, 0.0f);
-    std::fill_n(bt, G * L, 0.0f);
-    for (int i = 0; i < nr; ++i) {
-      sc.load(mat, r0 + i);
-      for (int64_t g = 0; g < G; ++g) st[g * L + i] = sc.s[g], bt[g * L + i] = sc.b[g];
+    // The rows' scales and biases are contiguous: one conversion each into [row][group], then
+    // transposed to [group][row] (lanes past nr zero).
+    const size_t at = Codes::scale_offset(w, mat, r0);
+    FastVector<V>::to_float(w.scales + at, w.dtype, nr * G, rm);
+    FastVector<V>::to_float(w.biases + at, w.dtype, nr * G, rm + L * G);
+    for (int64_t g = 0; g < G; ++g) {
+      for (int i = 0; i < L; ++i) {
+        st[g * L + i] = i < nr ? rm[i * G + g] : 0.0f;
+        bt[g * L + i] = i < nr ? rm[(L + i) * G + g] : 0.0f;
+      }
     }
   }
 
@@ -121,9 +126,10 @@ struct FastIntGemm {
                       float* y, int64_t ldy) {
     const int64_t words = Codes::n_chunks(w) * L, G = w.groups_per_row();
     const int gshift = __builtin_ctz(static_cast<unsigned>(w.group));
-    uint32_t* tile = fast::scratch_of<uint32_t>(fast::Slot::Gemm, static_cast<size_t>(words * 2 * L + 2 * G * L));
+    uint32_t* tile = fast::scratch_of<uint32_t>(fast::Slot::Gemm, static_cast<size_t>(words * 2 * L + 4 * G * L));
     float* st = reinterpret_cast<float*>(tile + words * 2 * L);
     float* bt = st + G * L;
+    float* rm = bt + G * L;
     // Rows stream from DRAM kAhead tiles ahead of their decode (the first tiles all at once),
     // into L2, not past the call's rows: a run of 16 tokens computes too briefly to hide a
     // whole tile's fetch.
@@ -132,7 +138,7 @@ struct FastIntGemm {
       const int nr = static_cast<int>(std::min<int64_t>(L, r1 - rb));
       for (const uint8_t* end = w.w_row(mat, std::min(r1, rb + kAhead * L)); pf < end; pf += 64)
         __builtin_prefetch(pf, 0, V::kStreamLocality);
-      decode_tile(w, mat, rb, nr, words, tile, st, bt);
+      decode_tile(w, mat, rb, nr, words, tile, st, bt, rm);
       for (int64_t tt = 0; tt < nt; tt += kT) {
         const int T = static_cast<int>(std::min<int64_t>(kT, nt - tt));
         float out[kT * L];
