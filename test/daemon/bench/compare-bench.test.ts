@@ -43,12 +43,25 @@ function scripted(
   };
 }
 
+/** A scripted arm as our engine's, on a 1 MB model (so warm-ups default to once per arm). */
+function asOurs(arm: BenchArm): OurArm {
+  return {
+    ...arm,
+    backend: 'cpu-test',
+    activationBits: 16,
+    prefillChunk: 512,
+    vocab: 50,
+    fileBytes: 1e6,
+    activeBytes: () => 1e9,
+  };
+}
+
 test('compare reports medians per arm, ratios and roofline fractions, alternating which arm runs first', async () => {
   const calls: string[] = [];
   const prompts: number[][] = [];
   const warmups: string[] = [];
-  const ours: OurArm = {
-    ...scripted(
+  const ours = asOurs(
+    scripted(
       'brainstem',
       [
         { prefillS: 1, decodeS: 1 },
@@ -59,13 +72,7 @@ test('compare reports medians per arm, ratios and roofline fractions, alternatin
       prompts,
       warmups,
     ),
-    backend: 'cpu-test',
-    activationBits: 16,
-    prefillChunk: 512,
-    vocab: 50,
-    fileBytes: 1e6,
-    activeBytes: () => 1e9,
-  };
+  );
   const llama = scripted(
     'llama.cpp',
     [
@@ -125,15 +132,7 @@ test('compare with warmEach warms every arm right before its timed runs in every
     },
     async dispose() {},
   });
-  const ours: OurArm = {
-    ...recorder('brainstem'),
-    backend: 'cpu-test',
-    activationBits: 16,
-    prefillChunk: 512,
-    vocab: 50,
-    fileBytes: 1e6,
-    activeBytes: () => 1e9,
-  };
+  const ours = asOurs(recorder('brainstem'));
   const r = await runCompareBench(
     { model: 'm', threads: 2, prompts: [16, 64], gen: 10, rounds: 2, seed: 4, kvCache: 'f16', warmEach: true },
     async () => 10,
