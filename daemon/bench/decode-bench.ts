@@ -8,7 +8,7 @@ import type { ActivationBits, ExpertPath, IoMode, LoadModelOptions, StreamStats 
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
 import { tryAutoStreamFor } from '../engine/stream-budget.js';
-import { decodeBreakdown, type DecodeBreakdown } from './decode-breakdown.js';
+import { decodeBreakdown, EMPTY_PROFILE, type DecodeBreakdown } from './decode-breakdown.js';
 
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<
@@ -91,6 +91,9 @@ export interface DecodeBenchResult {
   adapter: { format: string; modules: number; ranks: number[]; bytes: number } | null;
   /** Where a decoded token's time went (with --breakdown), else null. */
   breakdown: DecodeBreakdown | null;
+  /** Where the prefill's time went (with --breakdown), per forward step of up to `prefill_chunk`
+   *  tokens (its `*_per_token` fields are per step), else null. */
+  prefill_breakdown: DecodeBreakdown | null;
 }
 
 /** Seconds between two clock readings (nanoseconds). */
@@ -170,6 +173,7 @@ export async function runDecodeBench(
     const t1 = clock();
     const rng = new Prng(opts.seed);
     const prompt = Int32Array.from({ length: opts.prompt }, () => rng.int(model.summary.vocabSize));
+    const start = session.info();
     const t2 = clock();
     let token = argmax(await session.prefill(prompt));
     const t3 = clock();
@@ -231,6 +235,10 @@ export async function runDecodeBench(
       breakdown:
         before.profile && info.profile && opts.gen > 0
           ? decodeBreakdown(before.profile, info.profile, seconds(t3, t4))
+          : null,
+      prefill_breakdown:
+        before.profile && opts.prompt > 0
+          ? decodeBreakdown(start.profile ?? EMPTY_PROFILE, before.profile, seconds(t2, t3))
           : null,
     };
   } finally {

@@ -26,6 +26,15 @@ export interface DecodeBreakdown {
   stages: Record<ProfileStage, StageCost>;
 }
 
+/** A session's profile before its first step (the native side creates it with that step). */
+export const EMPTY_PROFILE: StepProfile = {
+  steps: 0,
+  stepNs: 0,
+  loops: 0,
+  waitNs: 0,
+  stages: Object.fromEntries(PROFILE_STAGES.map((s) => [s, { ns: 0, loops: 0, waitNs: 0 }])) as StepProfile['stages'],
+};
+
 /** The decode loop's share of two profile snapshots; `wallS` is its wall time. */
 export function decodeBreakdown(before: StepProfile, after: StepProfile, wallS: number): DecodeBreakdown {
   const steps = Math.max(1, after.steps - before.steps);

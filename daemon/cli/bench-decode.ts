@@ -121,7 +121,10 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
       'tokens per prefill forward step (1..4096; default auto-sized: 512, or 128 where streaming leaves no room)',
     )
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
-    .option('--breakdown', 'time each stage of a decode step (attention, router, experts, lm_head, pool loops)')
+    .option(
+      '--breakdown',
+      'time each stage of the prefill and decode steps (attention, router, experts, lm_head, pool loops)',
+    )
     .option('--json', 'print JSON')
     .action(async (o: RawOptions) => {
       if (o.kvCache !== 'f32' && o.kvCache !== 'f16')

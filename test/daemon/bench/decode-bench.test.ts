@@ -83,6 +83,17 @@ test('decode bench --breakdown: every stage of a decode step, its pool loops, an
   assert.equal(b.stages.dense_mlp.loops, 0);
   const loops = Object.values(b.stages).reduce((a, s) => a + s.loops, 0);
   assert.ok(loops <= b.loops_per_token, 'the stages started at most every loop of the step');
+  // The prefill's own: one forward step for the 6 tokens, the same stages, the last logits.
+  assert.equal(plain.prefill_breakdown, null);
+  const p = r.prefill_breakdown;
+  assert.ok(p, 'prefill breakdown present');
+  assert.deepEqual(Object.keys(p.stages), [...PROFILE_STAGES]);
+  let psum = 0;
+  for (const s of Object.values(p.stages)) psum += s.ms;
+  assert.ok(p.step_ms > 0 && psum <= p.step_ms + 1e-9, JSON.stringify(p));
+  for (const name of ['attn_proj', 'attention', 'router', 'gate_up', 'down', 'lm_head'] as const) {
+    assert.ok(p.stages[name].ms > 0, `prefill ${name}`);
+  }
 });
 
 test('decode bench runs with one-byte activations (activationBits 8) and reports them', async (t) => {
