@@ -362,6 +362,38 @@ TEST(op_qmatmul_integer_gemm) {
   }
 }
 
+// Rows equal to earlier, non-adjacent ones (the MoE block's copies of a token after the sort
+// by expert) are laid out once and copied: each must still meet its own token's oracle, on
+// every path (float GEMM at 24 bits, the integer GEMM at 16 and 8, decode-sized runs).
+TEST(op_gather_matmul_repeated_rows) {
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1900 + c);
+    const int group = 32 << r.below(3);
+    const auto w = bt::random_affine(r, 3, 1 + r.below(40), group * (1 + r.below(6)), 4, group, bs::DType::BF16);
+    const int64_t tokens = 2 + r.below(4), n = 6 + r.below(20);
+    const auto distinct = bt::random_vec(r, tokens * w.m.cols);
+    std::vector<float> x;
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    std::ostringstream desc;
+    desc << "seed " << 1900 + c << " " << describe(w.m) << " rows of tokens";
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t tok = r.below(static_cast<uint64_t>(tokens));
+      x.insert(x.end(), distinct.begin() + tok * w.m.cols, distinct.begin() + (tok + 1) * w.m.cols);
+      ids[static_cast<size_t>(i)] = static_cast<int32_t>(i * 3 / n);  // three runs, sorted
+      desc << " " << tok;
+    }
+    const Oracle o = matmul_oracle(w.m, ids, x);
+    for (int activation_bits : {24, 16}) {
+      check_op(
+          t, Op::GatherMatMul, &w.m, desc.str(), o, 1e-4,
+          [&](const Kernels& k, const bs::ExecCtx& ctx, float* y) {
+            k.gather_matmul(ctx, w.m, ids.data(), x.data(), n, y);
+          },
+          activation_bits);
+    }
+  }
+}
+
 // By hand: code (r + c) mod 16, scale 1, bias 1/2, 64 columns and token t all t + 1, so row r
 // of token t is (t + 1)·(4·(0 + … + 15) + 64/2) = 512·(t + 1) for every row; with two-byte
 // and one-byte activations.
