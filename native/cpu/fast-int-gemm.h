@@ -1,8 +1,8 @@
 // Prefill on the integer path: runs of tokens of two- or one-byte activations (the decode
-// layout of fast-activations.h) against 4-bit codes, L rows at a time. The rows' code words are decoded
-// once into a tile where word j of the L rows is one vector, its low nibbles (a block's even
-// elements) and high nibbles (odd) apart, in the order of the activation bytes; so each
-// vector lane is one row: byte dot products against a token's broadcast activation dword
+// layout of fast-activations.h) against 4-bit codes, L rows at a time. The rows' code words
+// are decoded once into a tile where word j of the L rows is one vector, its low nibbles (a
+// block's even elements) and high nibbles (odd) apart, in the order of the activation bytes;
+// so each vector lane is one row: byte dot products against a token's broadcast activation dword
 // (V::block_isum) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
 // applies per block to L rows, and no horizontal sum is needed. Sets with V::kIntGemm use it
 // (cpu-avx512 on vpdpbusd, cpu-neon-dotprod on sdot/udot); cpu-avx2 keeps the float GEMM.
@@ -32,7 +32,7 @@ struct FastIntGemm {
 
   // Rows [r0, r0 + nr) of W[mat] (nr ≤ L) into tile[word][lo, hi][row][4 bytes] (rows past nr
   // and words past the row are zero) and their group scales and biases into st/bt[group][row]
-  // (rm: 2·L·G floats of scratch).
+  // (rm: 2·L·G floats of scratch for the rows' scales and biases as read, [row][group]).
   static void decode_tile(const WeightMatrix& w, int64_t mat, int64_t r0, int nr, int64_t words, uint32_t* tile,
                           float* st, float* bt, float* rm) {
     const int64_t G = w.groups_per_row(), row_words = w.cols / 8;
