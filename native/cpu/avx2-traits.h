@@ -15,9 +15,10 @@ struct Avx2 {
   // Weight-stream prefetch locality (__builtin_prefetch's third argument): 1 (prefetcht2) fills L2
   // without holding L1 fill buffers; moe-small decode 68 -> 88 tok/s on a Zen VM against 3 (t0).
   static constexpr int kStreamLocality = 1;
-  // No integer prefill GEMM: two activation bytes take two vpmaddubsw per 32 multiply-adds,
-  // one pipe on Zen (measured no faster than the float GEMM's two FMA pipes, and less exact).
-  static constexpr bool kIntGemm = false;
+  // Integer prefill GEMM for one-byte activations only (activation_bits 8): two bytes take
+  // two vpmaddubsw per 32 multiply-adds, measured no faster than the float GEMM's two FMA pipes.
+  static constexpr bool kIntGemm = true;
+  static constexpr int kIntGemmBytes = 1;
   static constexpr int kGemmT = 3, kGemmR = 4;  // prefill register tile: tokens × rows
   using F = __m256;
   using I = __m256i;
@@ -86,6 +87,62 @@ struct Avx2 {
       return byte_sum(0, 1);
     } else {
       return _mm256_add_epi32(byte_sum(1, 256), byte_sum(0, 1));
+    }
+  }
+  // Prefill (fast-int-gemm.h): a block of 32 elements of 8 rows (lane = row; tile words w[i]
+  // lo/hi at 64i, 64i + 32) against T tokens' one-byte activations, broadcast a dword at a
+  // time: vpmaddubsw pairs codes × signed bytes into 16 bits (≤ 2·15·127), the block's eight
+  // words summed there (≤ 30480 < 2^15), then vpmaddwd pairs them into 32 bits.
+  template <int BYTES, int T>
+  static void block_isum(const uint8_t* wt, const int8_t* const* x, I* out) {
+    static_assert(BYTES == 1, "cpu-avx2's integer GEMM takes one-byte activations");
+    I s[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+    auto bcast = [](const int8_t* p) {
+      int32_t v;
+      __builtin_memcpy(&v, p, 4);
+      return _mm256_set1_epi32(v);
+    };
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const I wl = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i));
+      const I wh = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i + 32));
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        s[t] = _mm256_add_epi16(s[t], _mm256_add_epi16(_mm256_maddubs_epi16(wl, bcast(x[t] + 4 * i)),
+                                                       _mm256_maddubs_epi16(wh, bcast(x[t] + 4 * L + 4 * i))));
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) out[t] = _mm256_madd_epi16(s[t], _mm256_set1_epi16(1));
+  }
+  // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 8) of 8 rows, transposed so
+  // word w of every row is one vector (an 8×8 dword transpose), its low and high nibbles to
+  // o + 2L·w and o + 2L·w + L; lanes of rows ≥ nr are zero.
+  static void tile_words(const uint8_t* const* rows, int64_t w0, int nr, uint32_t* o) {
+    I r[8], a[8], b[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const I*>(rows[i] + 4 * w0));
+    for (int i = 0; i < 8; i += 2) {  // a[i], a[i+1]: words {0,1,4,5} and {2,3,6,7} of rows i, i+1
+      a[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+      a[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) {  // b[h + k]: words k and k + 4 of rows h..h+3
+      b[h] = _mm256_unpacklo_epi64(a[h], a[h + 2]);
+      b[h + 1] = _mm256_unpackhi_epi64(a[h], a[h + 2]);
+      b[h + 2] = _mm256_unpacklo_epi64(a[h + 1], a[h + 3]);
+      b[h + 3] = _mm256_unpackhi_epi64(a[h + 1], a[h + 3]);
+    }
+    const I live = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const I m = _mm256_set1_epi8(0x0F);
+    auto put = [&](int w, I v) {
+      v = _mm256_and_si256(v, live);
+      _mm256_storeu_si256(reinterpret_cast<I*>(o + 2 * L * w), _mm256_and_si256(v, m));
+      _mm256_storeu_si256(reinterpret_cast<I*>(o + 2 * L * w + L), _mm256_and_si256(_mm256_srli_epi32(v, 4), m));
+    };
+    for (int k = 0; k < 4; ++k) {  // 128-bit halves: words k (low) and k + 4 (high)
+      put(k, _mm256_permute2x128_si256(b[k], b[4 + k], 0x20));
+      put(k + 4, _mm256_permute2x128_si256(b[k], b[4 + k], 0x31));
     }
   }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd

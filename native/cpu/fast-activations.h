@@ -199,11 +199,11 @@ struct FastActivations {
 
   // Whether n tokens of x against w take the integer path: 4-bit codes, one token per
   // matrix (decode; `max_run` is the longest run of tokens sharing a matrix), or any run
-  // with two bytes or one where V has the integer prefill GEMM (fast-int-gemm.h; three bytes,
-  // and sets without it, take the float GEMM).
+  // whose activation bytes V's integer prefill GEMM takes (fast-int-gemm.h, V::kIntGemmBytes;
+  // other widths, and sets without it, take the float GEMM).
   static bool use_ints(const ExecCtx& ctx, const WeightMatrix& w, int64_t max_run) {
     if constexpr (V::kIntDot) {
-      return w.bits == 4 && (max_run == 1 || (V::kIntGemm && ctx.activation_bits <= 16));
+      return w.bits == 4 && (max_run == 1 || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
     } else {
       return false;
     }

@@ -5,7 +5,8 @@
 // so each vector lane is one row: byte dot products against a token's broadcast activation dword
 // (V::block_isum) give every row's exact Σ q·Q of a block of 32 at once, the scale s·d
 // applies per block to L rows, and no horizontal sum is needed. Sets with V::kIntGemm use it
-// (cpu-avx512 on vpdpbusd, cpu-neon-dotprod on sdot/udot); cpu-avx2 keeps the float GEMM.
+// for up to V::kIntGemmBytes bytes (cpu-avx512 on vpdpbusd and cpu-neon-dotprod on sdot/udot:
+// two; cpu-avx2 on vpmaddubsw: one, activation_bits 8).
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -118,7 +119,10 @@ struct FastIntGemm {
   // Rows [r0, r1) of W[mat] for tokens [t0, t0 + nt) (two- or one-byte activations, 4-bit codes).
   static void qrows(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0, int64_t nt,
                     float* y, int64_t ldy) {
-    a.bytes == 1 ? qrows_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy) : qrows_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    if constexpr (V::kIntGemmBytes >= 2) {
+      if (a.bytes == 2) return qrows_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    }
+    qrows_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy);
   }
 
   template <int BYTES>

@@ -99,7 +99,7 @@ struct FastQMatMul {
     if constexpr (V::kIntDot) {
       if (a.ints) {
         if constexpr (V::kIntGemm) {
-          if (a.bytes <= 2 && nt >= FastIntGemm<V>::kMinTokens) {
+          if (a.bytes <= V::kIntGemmBytes && nt >= FastIntGemm<V>::kMinTokens) {
             FastIntGemm<V>::qrows(w, mat, r0, r1, a, t0, nt, y, ldy);
             return;
           }

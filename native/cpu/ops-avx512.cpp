@@ -21,6 +21,7 @@ struct Avx512 {
   static constexpr bool kIntDot = true;
   static constexpr int kStreamLocality = 1;     // as AVX2 (avx2-traits.h): L2 prefetch, measured
   static constexpr bool kIntGemm = true;        // prefill: fast-int-gemm.h on vpdpbusd
+  static constexpr int kIntGemmBytes = 2;       // two- and one-byte activations
   static constexpr int kGemmT = 4, kGemmR = 6;  // prefill register tile: tokens × rows
   using F = __m512;
   using I = __m512i;

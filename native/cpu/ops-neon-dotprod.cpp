@@ -13,7 +13,8 @@ namespace {
 
 struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
-  static constexpr bool kIntGemm = true;  // prefill: fast-int-gemm.h on sdot / udot
+  static constexpr bool kIntGemm = true;   // prefill: fast-int-gemm.h on sdot / udot
+  static constexpr int kIntGemmBytes = 2;  // two- and one-byte activations
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;

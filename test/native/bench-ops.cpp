@@ -134,8 +134,8 @@ std::vector<BenchCase> bench_cases() {
     add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 8 tokens", double(q4->m.mat_bytes()),
         [=, &k] { k.qmatmul(ctx, q4->m, 0, x->data(), 8, y->data()); });
     // Prefill: 64 tokens against one matrix, and runs of 16 tokens per expert (a 128-token
-    // chunk of moe-small at K = 8 over 64 experts), two- and three-byte activations.
-    for (int bits : {16, 24}) {
+    // chunk of moe-small at K = 8 over 64 experts), one-, two- and three-byte activations.
+    for (int bits : {8, 16, 24}) {
       const std::string b = ", " + std::to_string(bits) + "-bit activations";
       add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 64 tokens" + b, double(q4->m.mat_bytes()), [=, &k] {
         k.qmatmul(bs::ExecCtx{nullptr, bits}, q4->m, 0, kv->data(), 64, y->data());
