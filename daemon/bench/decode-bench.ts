@@ -13,7 +13,7 @@ import { decodeBreakdown, EMPTY_PROFILE, type DecodeBreakdown } from './decode-b
 /** What differs between the arms of a comparison: the streaming profile. */
 export type BenchProfile = Pick<
   LoadModelOptions,
-  'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter'
+  'topK' | 'prefillPath' | 'decodePath' | 'slots' | 'cacheBytes' | 'ioThreads' | 'ioMode' | 'prerouter' | 'prefault'
 >;
 
 export interface DecodeBenchOptions extends BenchProfile {
@@ -42,6 +42,8 @@ export interface DecodeBenchResult {
   kv_cache: string;
   activation_bits: number;
   prefill_chunk: number;
+  /** The weights' pages were mapped at load (load_ms holds it; the prefill then takes no page faults). */
+  prefaulted: boolean;
   threads: number;
   top_k: number;
   prefill_path: ExpertPath;
@@ -115,6 +117,7 @@ export function autoSized(
 ): { sized: BenchProfile & { prefillChunk?: number }; auto: DecodeBenchResult['auto'] } {
   const keys: string[] = SIZED.filter((k) => profile[k] === undefined);
   const chunk = profile.prefillChunk === undefined;
+  if (profile.prefault === undefined) keys.push('prefault');
   const a = keys.length > 0 || chunk ? tryAutoStreamFor(dir, profile.topK) : undefined;
   if (!a) return { sized: {}, auto: null };
   const sized: BenchProfile & { prefillChunk?: number } = {};
@@ -122,6 +125,7 @@ export function autoSized(
     const v = a[k];
     if (profile[k] === undefined && v) Object.assign(sized, { [k]: v });
   }
+  if (profile.prefault === undefined) sized.prefault = a.resident; // as the daemon loads it
   if (chunk && (profile.prefillPath ?? a.prefillPath) === a.prefillPath) {
     sized.prefillChunk = a.prefillChunk;
     keys.push('prefillChunk');
@@ -199,6 +203,7 @@ export async function runDecodeBench(
       kv_cache: model.summary.kvCache,
       activation_bits: model.summary.activationBits,
       prefill_chunk: model.summary.prefillChunk,
+      prefaulted: model.summary.prefaulted,
       threads: model.summary.threads,
       top_k: model.summary.topK,
       prefill_path: model.summary.stream.prefillPath,

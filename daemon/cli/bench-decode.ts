@@ -39,6 +39,8 @@ interface RawOptions {
   activationBits: string;
   prefillChunk?: string;
   breakdown?: boolean;
+  /** false with --no-prefault (commander's default for a --no- flag is true). */
+  prefault?: boolean;
 }
 
 const list = (v: string) =>
@@ -68,6 +70,7 @@ export function benchArms(o: RawOptions): BenchProfile[] {
     ...(o.cacheBudget ? { cacheBytes: size('--cache-budget', o.cacheBudget) } : {}),
     ...(o.ioThreads ? { ioThreads: intOption('io-threads', o.ioThreads, 1, 64) } : {}),
     ...(o.ioMode ? { ioMode: pick<IoMode>('--io-mode', o.ioMode, IO_MODES) } : {}),
+    ...(o.prefault === false ? { prefault: false } : {}),
   };
   const prerouters = o.prerouter ? list(o.prerouter) : ['off'];
   const paths: (ExpertPath | undefined)[] = o.path
@@ -119,6 +122,10 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option(
       '--prefill-chunk <n>',
       'tokens per prefill forward step (1..4096; default auto-sized: 512, or 128 where streaming leaves no room)',
+    )
+    .option(
+      '--no-prefault',
+      'leave the weights unmapped at load (default: mapped where they stay resident, so the prefill takes no page faults)',
     )
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option(

@@ -108,7 +108,7 @@ export const modelFields = {
   ),
   activation_bits: optional(
     oneOf([8, 16, 24] as const, {
-      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference), 24 (~1e-6, ~10% slower decode on x86) or 8 (one byte per activation as in a Q8 dot product, ~1e-2 off; half the dot-product work: prefill ~2x faster on AVX-512 VNNI, decode faster only where compute rather than memory bandwidth limits it)',
+      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference), 24 (~1e-6, ~10% slower decode on x86) or 8 (one byte per activation as in a Q8 dot product, ~1e-2 off; half the dot-product work: prefill ~2x faster on AVX-512 VNNI and ~1.4x on AVX2, decode faster only where compute rather than memory bandwidth limits it)',
     }),
   ),
   prefill_chunk: optional(
@@ -116,6 +116,11 @@ export const modelFields = {
       min: 1,
       max: 4096,
       doc: 'tokens per forward step of a prefill (default auto-sized: 512, or 128 where experts stream and two layers do not fit; whole-layer prefill reads every expert once per chunk): longer chunks give each routed expert longer runs for the prefill GEMM (faster prompts) at scratch memory proportional to the chunk',
+    }),
+  ),
+  prefault: optional(
+    bool({
+      doc: 'map every weight page into the daemon at load, reading what the page cache lacks, so the first request takes no page faults (llama.cpp maps with MAP_POPULATE): default true where the weights fit the memory budget (resident), false where experts stream from disk',
     }),
   ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
@@ -177,6 +182,8 @@ export interface ModelProfile {
   backend?: string;
   activationBits?: ActivationBits;
   prefillChunk?: number;
+  /** Map the weights at load (absent: where they stay resident). */
+  prefault?: boolean;
   keepAliveMs: number;
   queueSize: number;
   sessions: number;
@@ -216,6 +223,7 @@ export function resolveProfile(
     backend: m.backend,
     ...(m.activation_bits !== undefined ? { activationBits: m.activation_bits } : {}),
     ...(m.prefill_chunk !== undefined ? { prefillChunk: m.prefill_chunk } : {}),
+    ...(m.prefault !== undefined ? { prefault: m.prefault } : {}),
     keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
     sessions: m.sessions ?? e.sessions,

@@ -66,6 +66,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
     ...(p.stream ? streamLoadOptions(p.stream, () => tryAutoStreamFor(p.path, p.topK)) : {}),
     ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}), // over the auto-size's
+    prefault: p.prefault ?? tryAutoStreamFor(p.path, p.topK)?.resident ?? false,
   });
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {

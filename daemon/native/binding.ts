@@ -84,6 +84,9 @@ export interface LoadModelOptions {
   deviceExpertBytes?: number;
   /** Sessions time each stage of their forward steps (SessionInfo.profile; bench decode --breakdown). */
   profile?: boolean;
+  /** Map every weight page into the process at load, reading what the page cache lacks, so the
+   *  first request takes no page faults (default false; the daemon sets it for resident models). */
+  prefault?: boolean;
 }
 
 export const EXPERT_PATHS = ['exact', 'staged', 'hot', 'whole-layer'] as const;
@@ -177,6 +180,8 @@ export interface ModelSummary {
   kvCache: 'f32' | 'f16';
   activationBits: ActivationBits;
   prefillChunk: number;
+  /** Every weight page was mapped at load (`prefault`; false where the OS could only be advised). */
+  prefaulted: boolean;
   stream: StreamSummary;
 }
 

@@ -143,6 +143,9 @@ struct LoadOptions {
   int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
   bool profile = false;      // sessions time their stages (SessionStats::profile)
+  // Map every weight page into the process at load (read from disk where not cached), so the
+  // first request takes no page faults; for models that stay resident.
+  bool prefault = false;
 };
 
 class ExpertStreamer;
@@ -165,6 +168,7 @@ class Model {
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)
   bool profile = false;       // sessions time their stages (SessionStats::profile)
+  bool prefaulted = false;    // every weight page was mapped at load (LoadOptions::prefault)
   // Expert executor paths, slot buffers and the I/O pool (null for a model without MoE layers).
   std::unique_ptr<ExpertStreamer> streamer;
   // Prerouter heads (null when the prerouter is off).

@@ -49,6 +49,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("kvCache", m.kv_f16() ? "f16" : "f32");
   o.Set("activationBits", m.activation_bits());
   o.Set("prefillChunk", static_cast<double>(m.prefill_chunk));
+  o.Set("prefaulted", m.prefaulted);
   o.Set("stream", stream_summary(env, m));
   return o;
 }
@@ -75,6 +76,7 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   if (err.empty()) err = int_option(info[1], "loadModel", "prefillChunk", 1, 4096, 128, prefill_chunk);
   if (err.empty()) err = stream_options(info[1], opts.stream);
   if (err.empty()) err = bool_option(info[1], "loadModel", "profile", opts.profile);
+  if (err.empty()) err = bool_option(info[1], "loadModel", "prefault", opts.prefault);
   if (!err.empty()) return rejected(env, err);
   opts.prefill_chunk = static_cast<int>(prefill_chunk);
   opts.activation_bits = static_cast<int>(activation_bits);

@@ -36,4 +36,9 @@ bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pag
 // an error, never a signal); the caller then reads the range explicitly.
 bool populate_read(const void* p, uint64_t len);
 
+// populate_read where it works, else MADV_WILLNEED (the OS reads the range into the page cache
+// in the background; nothing is touched, so a file cut short cannot raise SIGBUS here). True
+// when the range was mapped.
+bool prefault_read(const void* p, uint64_t len);
+
 }  // namespace bs

@@ -39,9 +39,11 @@ test('decode bench derives throughput from its clock and bytes from the weights 
     'cacheBytes',
     'ioThreads',
     'ioMode',
+    'prefault',
     'prefillChunk',
   ]);
   assert.equal(r.prefill_chunk, 512, 'resident: the long chunk');
+  if (process.platform === 'linux') assert.equal(r.prefaulted, true, 'resident: mapped at load');
   assert.match(r.auto!.reasons.join('\n'), /fit the budget/);
   // A chunk or a prefill path given by hand keeps the engine's chunk.
   const given = await runDecodeBench(
@@ -50,6 +52,12 @@ test('decode bench derives throughput from its clock and bytes from the weights 
   );
   assert.equal(given.prefill_chunk, 64);
   assert.ok(!given.auto?.keys.includes('prefillChunk'));
+  const unmapped = await runDecodeBench(
+    { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefault: false },
+    fakeClock(),
+  );
+  assert.equal(unmapped.prefaulted, false);
+  assert.ok(!unmapped.auto?.keys.includes('prefault'));
   const path = await runDecodeBench(
     { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefillPath: 'whole-layer' },
     fakeClock(),
@@ -124,7 +132,7 @@ test('decode bench reports the executor per decoded token: stalls, slot hits, pr
   );
   assert.equal(r.decode_path, 'staged');
   assert.equal(r.prefill_path, 'whole-layer');
-  assert.deepEqual(r.auto?.keys, ['slots', 'cacheBytes', 'ioThreads'], 'flags override the auto-size');
+  assert.deepEqual(r.auto?.keys, ['slots', 'cacheBytes', 'ioThreads', 'prefault'], 'flags override the auto-size');
   assert.equal(r.io_mode, 'direct');
   assert.equal(r.prerouter, 'zero-training');
   assert.ok(r.slot_hit_rate !== null && r.slot_hit_rate > 0 && r.slot_hit_rate <= 1, JSON.stringify(r));

@@ -3,6 +3,8 @@
 // override works, and every misuse is a rejected promise with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
 import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { loadNative } from '../../../daemon/native/binding.js';
@@ -244,4 +246,42 @@ test('misuse is a rejected promise with a message naming the problem', async (t)
   await assert.rejects(model.createSession(), /the model was disposed; load it again/);
   assert.equal((await kept.prefill([1, 2])).length, VOCAB, 'a session keeps its model alive after dispose');
   kept.dispose();
+});
+
+/** Resident and mapped bytes of this process's mappings of the safetensors files in `dir` (/proc/self/smaps). */
+function mappedPages(dir: string): { rss: number; size: number } {
+  let rss = 0;
+  let size = 0;
+  let ours = false;
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) ours = head[1]!.startsWith(`${dir}/`) && head[1]!.endsWith('.safetensors');
+    else if (ours && line.startsWith('Rss:')) rss += Number(line.split(/\s+/)[1]) * 1024;
+    else if (ours && line.startsWith('Size:')) size += Number(line.split(/\s+/)[1]) * 1024;
+  }
+  return { rss, size };
+}
+
+// prefault maps every page of the weight files at load (MADV_POPULATE_READ, Linux 5.14+), so
+// the first prefill takes no page faults; without it the routed experts stay unmapped until used.
+test('prefault maps every weight page into the process at load', { skip: process.platform !== 'linux' }, async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
+  const plain = await NativeModel.load(dir, {});
+  const lazy = mappedPages(dir);
+  assert.equal(plain.summary.prefaulted, false);
+  plain.dispose();
+  assert.ok(lazy.size > 0 && lazy.rss < lazy.size, `without prefault ${lazy.rss} of ${lazy.size} bytes mapped`);
+  const [major, minor] = release().split('.').map(Number);
+  const model = await NativeModel.load(dir, { prefault: true });
+  t.after(() => model.dispose());
+  const eager = mappedPages(dir);
+  if (major! > 5 || (major === 5 && minor! >= 14)) {
+    assert.equal(model.summary.prefaulted, true);
+    assert.equal(eager.rss, eager.size, `with prefault ${eager.rss} of ${eager.size} bytes mapped`);
+  }
+  // Either way the model computes as without it.
+  const other = await NativeModel.load(dir, {});
+  t.after(() => other.dispose());
+  const a = await (await model.createSession()).prefill(PROMPT);
+  assert.deepEqual(a, await (await other.createSession()).prefill(PROMPT));
 });

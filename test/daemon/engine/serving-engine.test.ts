@@ -7,7 +7,8 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { ChatEvent } from '../../../daemon/engine/chat.js';
 import { type ChatOutcome, ChatService } from '../../../daemon/engine/chat-service.js';
-import type { ModelProfile } from '../../../daemon/engine/config.js';
+import { type ModelProfile, resolveProfile } from '../../../daemon/engine/config.js';
+import { loadConfig } from '../../../daemon/config/load.js';
 import { parseSchema } from '../../../daemon/engine/json-schema/schema.js';
 import { validateJson } from '../../../daemon/engine/json-schema/validate.js';
 import { ModelRegistry } from '../../../daemon/engine/model-registry.js';
@@ -178,4 +179,29 @@ test(`constrained decoding on the real engine: ${REQUESTS} seeded requests, each
   }
   assert.equal(names.size, 2, `both tools get called: ${JSON.stringify([...names])}`);
   t.diagnostic(`${tokens} constrained tokens generated, ${JSON.stringify([...names])}`);
+});
+
+// A served model that fits the memory budget is mapped at load (models.<name>.prefault unset);
+// the config key turns that off, and resolveProfile carries it through.
+test('served models are prefaulted where resident unless models.<name>.prefault is false', async () => {
+  const base: ModelProfile = {
+    path: model.path,
+    threads: 1,
+    contextLength: 64,
+    keepAliveMs: 0,
+    queueSize: 1,
+    sessions: 1,
+  };
+  const auto = await loadNativeModel(base, () => {});
+  const off = await loadNativeModel({ ...base, prefault: false }, () => {});
+  try {
+    if (process.platform === 'linux') assert.equal(auto.summary?.prefaulted, true);
+    assert.equal(off.summary?.prefaulted, false);
+  } finally {
+    auto.dispose();
+    off.dispose();
+  }
+  const engine = loadConfig({ env: {} }).engine;
+  assert.equal(resolveProfile({ prefault: false }, engine, model.path).prefault, false);
+  assert.equal('prefault' in resolveProfile({}, engine, model.path), false);
 });
