@@ -4,7 +4,14 @@
 // on expert loads, bytes read from disk, slot hit rate, unused prefetches, prediction recall.
 import { Prng } from '../../robot/common/prng.js';
 import { diskReadBytes, memoryStats } from '../util/proc-stats.js';
-import type { ActivationBits, ExpertPath, IoMode, LoadModelOptions, StreamStats } from '../native/binding.js';
+import type {
+  ActivationBits,
+  ExpertPath,
+  IoMode,
+  LoadModelOptions,
+  PrefaultStatus,
+  StreamStats,
+} from '../native/binding.js';
 import { readAdapter } from '../engine/adapters/read-adapter.js';
 import { NativeModel, argmax } from '../engine/native-model.js';
 import { tryAutoStreamFor } from '../engine/stream-budget.js';
@@ -42,8 +49,11 @@ export interface DecodeBenchResult {
   kv_cache: string;
   activation_bits: number;
   prefill_chunk: number;
-  /** The weights' pages were mapped at load (load_ms holds it; the prefill then takes no page faults). */
-  prefaulted: boolean;
+  /** The weights' background mapping, waited for before the prefill: "off", "mapped", or
+   *  "advised" where the OS could only be asked to read them. */
+  prefault: 'off' | PrefaultStatus['state'];
+  /** From the end of the load to the end of that mapping (0 when off). */
+  prefault_ms: number;
   threads: number;
   top_k: number;
   prefill_path: ExpertPath;
@@ -175,6 +185,10 @@ export async function runDecodeBench(
       adapter = { format: plan.format, modules: plan.modules.length, ranks, bytes: loaded.summary.bytes };
     }
     const t1 = clock();
+    // The background mapping ends before the timed prefill, as llama.cpp's MAP_POPULATE ends
+    // inside its load.
+    const mapped = await model.prefaultDone();
+    const t1m = clock();
     const rng = new Prng(opts.seed);
     const prompt = Int32Array.from({ length: opts.prompt }, () => rng.int(model.summary.vocabSize));
     const start = session.info();
@@ -203,7 +217,8 @@ export async function runDecodeBench(
       kv_cache: model.summary.kvCache,
       activation_bits: model.summary.activationBits,
       prefill_chunk: model.summary.prefillChunk,
-      prefaulted: model.summary.prefaulted,
+      prefault: mapped?.state ?? 'off',
+      prefault_ms: mapped ? seconds(t1, t1m) * 1e3 : 0,
       threads: model.summary.threads,
       top_k: model.summary.topK,
       prefill_path: model.summary.stream.prefillPath,

@@ -125,7 +125,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     )
     .option(
       '--no-prefault',
-      'leave the weights unmapped at load (default: mapped where they stay resident, so the prefill takes no page faults)',
+      'leave the weights unmapped (default: mapped where they stay resident, waited for before the prefill)',
     )
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option(

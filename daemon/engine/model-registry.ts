@@ -9,6 +9,7 @@ import { formatDuration } from '../util/duration.js';
 import { AdapterNotFoundError, type AdapterInfo } from './adapters/adapter-manager.js';
 import { AdapterError } from './adapters/plan.js';
 import type { AdapterSource, ModelProfile } from './config.js';
+import type { PrefaultStatus } from '../native/binding.js';
 import { BusyError, CancelledError, RequestQueue } from './request-queue.js';
 import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type ServedModel } from './served-model.js';
 import type { ServingMetrics } from './serving-metrics.js';
@@ -427,6 +428,7 @@ export class ModelRegistry extends Service {
         vision_bytes: s?.vision?.bytes() ?? 0,
         weight_file_bytes: s?.summary?.fileBytes ?? null,
         weight_matrix_bytes: s?.summary?.matrixBytes ?? null,
+        weights_mapped: prefaultOf(s),
       },
       ...(s?.summary
         ? {
@@ -465,6 +467,8 @@ export interface ModelStatus {
     vision_bytes: number;
     weight_file_bytes: number | null;
     weight_matrix_bytes: number | null;
+    /** The weights' background mapping into the daemon (models.<name>.prefault; null when off). */
+    weights_mapped: { state: PrefaultStatus['state']; done_bytes: number; total_bytes: number } | null;
   };
   engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
   /** What the folder takes: ['text'] or ['text', 'image']. */
@@ -564,4 +568,9 @@ function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+function prefaultOf(s: ServedModel | undefined): ModelStatus['memory']['weights_mapped'] {
+  const p = s?.prefault?.();
+  return p ? { state: p.state, done_bytes: p.doneBytes, total_bytes: p.totalBytes } : null;
 }

@@ -17,6 +17,7 @@ import {
   type SessionInfo,
   type StreamStats,
   type MultimodalPrefill,
+  type PrefaultStatus,
 } from '../native/binding.js';
 import type { AdapterRef, LogitsSource } from './prefix-cache.js';
 
@@ -119,6 +120,20 @@ export class NativeModel {
     onProgress?: (p: CalibrationProgress) => void,
   ): Promise<HeadEval[]> {
     return call(this.addon.prerouterEval(this.handle, Int32Array.from(tokens), heads, onProgress));
+  }
+
+  /** The background mapping of the weights (null without `prefault`, or once disposed). */
+  prefaultStatus(): PrefaultStatus | null {
+    return this.disposed ? null : this.addon.modelPrefault(this.handle);
+  }
+
+  /** Resolves once the background mapping has finished (polled every `pollMs`). */
+  async prefaultDone(pollMs = 5): Promise<PrefaultStatus | null> {
+    for (;;) {
+      const st = this.prefaultStatus();
+      if (st === null || st.state !== 'running') return st;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
   }
 
   /** Releases the model; sessions already created keep it alive until they are disposed. */

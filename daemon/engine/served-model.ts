@@ -4,7 +4,7 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { FileAccessError, FileRoots } from '../util/file-roots.js';
-import type { ModelSummary } from '../native/binding.js';
+import type { ModelSummary, PrefaultStatus } from '../native/binding.js';
 import { AdapterManager } from './adapters/adapter-manager.js';
 import type { ModelProfile } from './config.js';
 import { ConstraintFactory } from './constrained/constraints.js';
@@ -30,6 +30,8 @@ export interface ServedModel {
   readonly adapters?: AdapterManager;
   /** The vision tower and image handling (absent: text only). */
   readonly vision?: VisionRuntime;
+  /** The weights' background mapping (`prefault`; null when off). */
+  prefault?(): PrefaultStatus | null;
   createSession(): Promise<EngineSession>;
   dispose(): void;
 }
@@ -96,6 +98,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
     summary: native.summary,
     adapters,
     ...(vision ? { vision } : {}),
+    prefault: () => native.prefaultStatus(),
     createSession: () => native.createSession(),
     dispose: () => {
       adapters.clear();

@@ -84,8 +84,9 @@ export interface LoadModelOptions {
   deviceExpertBytes?: number;
   /** Sessions time each stage of their forward steps (SessionInfo.profile; bench decode --breakdown). */
   profile?: boolean;
-  /** Map every weight page into the process at load, reading what the page cache lacks, so the
-   *  first request takes no page faults (default false; the daemon sets it for resident models). */
+  /** Map every weight page into the process on a background thread from load on, reading what
+   *  the page cache lacks, so requests take few page faults (default false; the daemon sets it
+   *  for resident models). */
   prefault?: boolean;
 }
 
@@ -180,9 +181,18 @@ export interface ModelSummary {
   kvCache: 'f32' | 'f16';
   activationBits: ActivationBits;
   prefillChunk: number;
-  /** Every weight page was mapped at load (`prefault`; false where the OS could only be advised). */
-  prefaulted: boolean;
+  /** The weights are being mapped in the background (`prefault`; see NativeAddon.modelPrefault). */
+  prefault: boolean;
   stream: StreamSummary;
+}
+
+/** The background mapping of a model's weights: `mapped` when every page is in the process,
+ *  `advised` where the OS could only be asked to read them (no MADV_POPULATE_READ), `stopped`
+ *  when the model went first. */
+export interface PrefaultStatus {
+  state: 'running' | 'mapped' | 'advised' | 'stopped';
+  doneBytes: number;
+  totalBytes: number;
 }
 
 export interface LoadedModel {
@@ -367,6 +377,8 @@ export interface NativeAddon {
   loadModel(dir: string, opts?: LoadModelOptions): Promise<LoadedModel>;
   /** Sessions created earlier keep the mappings alive until they are disposed. */
   disposeModel(model: ModelHandle): void;
+  /** The model's background mapping (null without `prefault`); cheap, synchronous. */
+  modelPrefault(model: ModelHandle): PrefaultStatus | null;
   createSession(model: ModelHandle, opts?: { contextLength?: number }): Promise<SessionHandle>;
   /** Appends tokens to the session; resolves to the last token's logits [vocabSize]. With
    *  `multimodal`, image embeddings replace the listed rows (see MultimodalPrefill). */

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "common/experts/streamer.h"
-#include "common/io/read-hints.h"
+#include "common/io/prefaulter.h"
 #include "common/models/arch.h"
 #include "common/prerouter/heads.h"
 #include "cpu/thread-pool.h"
@@ -292,20 +292,6 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
     }
   }
   m->matrix_bytes = t.matrix_bytes();
-  if (opts.prefault) {
-    // One span per file, from its first tensor's bytes to its last's (the header is read already).
-    m->prefaulted = true;
-    for (const auto& f : m->store->files()) {
-      const uint8_t *lo = nullptr, *hi = nullptr;
-      for (const TensorInfo& ti : f->tensors()) {
-        if (ti.nbytes == 0) continue;
-        lo = lo ? std::min(lo, ti.data) : ti.data;
-        hi = std::max(hi, ti.data + ti.nbytes);
-      }
-      if (lo && !prefault_read(lo, static_cast<uint64_t>(hi - lo))) m->prefaulted = false;
-    }
-  }
-
   m->top_k = c.router.top_k;
   if (opts.top_k != 0) {
     if (opts.top_k < 1 || opts.top_k > c.router.max_k()) {
@@ -326,6 +312,21 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
     }
     m->prerouter = opts.stream.prerouter == PrerouterMode::Zero ? Prerouter::zero_training(*m)
                                                                 : Prerouter::from_file(*m, opts.stream.prerouter_file);
+  }
+  if (opts.prefault) {
+    // Last: the streamer's madvise calls above change mappings, which waits on every populate step.
+    // One span per file, from its first tensor's bytes to its last's (the header is read already).
+    std::vector<Prefaulter::Span> spans;
+    for (const auto& f : m->store->files()) {
+      const uint8_t *lo = nullptr, *hi = nullptr;
+      for (const TensorInfo& ti : f->tensors()) {
+        if (ti.nbytes == 0) continue;
+        lo = lo ? std::min(lo, ti.data) : ti.data;
+        hi = std::max(hi, ti.data + ti.nbytes);
+      }
+      if (lo) spans.emplace_back(lo, static_cast<uint64_t>(hi - lo));
+    }
+    m->prefaulter = std::make_unique<Prefaulter>(std::move(spans));
   }
   return m;
 }

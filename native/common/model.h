@@ -143,12 +143,13 @@ struct LoadOptions {
   int prefill_chunk = 128;   // tokens per forward step of a prefill (1..4096)
   StreamOptions stream;      // expert paths, slots, I/O, prerouter
   bool profile = false;      // sessions time their stages (SessionStats::profile)
-  // Map every weight page into the process at load (read from disk where not cached), so the
-  // first request takes no page faults; for models that stay resident.
+  // Map every weight page into the process (read from disk where not cached) on a background
+  // thread from load on (io/prefaulter.h), so requests take few page faults; for resident models.
   bool prefault = false;
 };
 
 class ExpertStreamer;
+class Prefaulter;
 class Prerouter;
 
 class Model {
@@ -168,11 +169,13 @@ class Model {
   uint64_t expert_bytes = 0;  // one routed expert (gate + up + down) of one layer
   StreamOptions stream;       // as loaded (slots resolved)
   bool profile = false;       // sessions time their stages (SessionStats::profile)
-  bool prefaulted = false;    // every weight page was mapped at load (LoadOptions::prefault)
   // Expert executor paths, slot buffers and the I/O pool (null for a model without MoE layers).
   std::unique_ptr<ExpertStreamer> streamer;
   // Prerouter heads (null when the prerouter is off).
   std::unique_ptr<Prerouter> prerouter;
+  // Maps the weight files in the background (null unless LoadOptions::prefault); declared after
+  // `store`, so it stops before the files are unmapped.
+  std::unique_ptr<Prefaulter> prefaulter;
   // Forward passes of the sessions of one model run one at a time: they share the slot buffers.
   mutable std::mutex forward_mu;
 

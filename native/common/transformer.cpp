@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/io/prefaulter.h"
 #include "common/lightning-attention.h"
 #include "common/linear-attention.h"
 #include "common/session.h"

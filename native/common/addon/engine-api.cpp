@@ -10,6 +10,7 @@
 #include "common/addon/handles.h"
 #include "common/addon/stream-api.h"
 #include "common/error.h"
+#include "common/io/prefaulter.h"
 #include "common/logits.h"
 
 namespace bs::addon {
@@ -49,7 +50,7 @@ Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   o.Set("kvCache", m.kv_f16() ? "f16" : "f32");
   o.Set("activationBits", m.activation_bits());
   o.Set("prefillChunk", static_cast<double>(m.prefill_chunk));
-  o.Set("prefaulted", m.prefaulted);
+  o.Set("prefault", m.prefaulter != nullptr);
   o.Set("stream", stream_summary(env, m));
   return o;
 }
@@ -101,6 +102,20 @@ Napi::Value DisposeModel(const Napi::CallbackInfo& info) {
   if (!box) throw Napi::TypeError::New(info.Env(), "disposeModel: argument is not a model handle");
   box->model.reset();  // sessions still holding the model keep its mappings until they go
   return info.Env().Undefined();
+}
+
+// The background mapping of a model's weights (LoadOptions::prefault): null when off.
+Napi::Value ModelPrefault(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ModelBox* box = unwrap<ModelBox>(info[0], kModelTag);
+  if (!box) throw Napi::TypeError::New(env, "modelPrefault: argument is not a model handle");
+  if (!box->model || !box->model->prefaulter) return env.Null();
+  const Prefaulter::Status st = box->model->prefaulter->status();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("state", prefault_state_name(st.state));
+  o.Set("doneBytes", static_cast<double>(st.done_bytes));
+  o.Set("totalBytes", static_cast<double>(st.total_bytes));
+  return o;
 }
 
 Napi::Value CreateSession(const Napi::CallbackInfo& info) {
@@ -389,6 +404,7 @@ std::shared_ptr<Model> model_of(const Napi::Value& handle, const char* fn, std::
 void register_engine(Napi::Env env, Napi::Object exports) {
   exports.Set("loadModel", Napi::Function::New(env, LoadModel, "loadModel"));
   exports.Set("disposeModel", Napi::Function::New(env, DisposeModel, "disposeModel"));
+  exports.Set("modelPrefault", Napi::Function::New(env, ModelPrefault, "modelPrefault"));
   exports.Set("createSession", Napi::Function::New(env, CreateSession, "createSession"));
   exports.Set("prefill", Napi::Function::New(env, Prefill, "prefill"));
   exports.Set("decode", Napi::Function::New(env, Decode, "decode"));

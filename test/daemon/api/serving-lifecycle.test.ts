@@ -99,6 +99,9 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   assert.deepEqual(m.queue, { active: 0, waiting: 0, capacity: 8 });
   assert.equal(m.sessions.in_use, 0);
   assert.ok(m.memory.kv_cache_bytes > 0 && m.memory.weight_file_bytes > 1_000_000, JSON.stringify(m.memory));
+  // Resident, so its weights are mapped in the background (models.<name>.prefault unset).
+  const mapped = m.memory.weights_mapped;
+  assert.ok(mapped && mapped.total_bytes > 0 && mapped.done_bytes <= mapped.total_bytes, JSON.stringify(m.memory));
   assert.ok(status.memory.rss_bytes > 0);
   if (process.platform === 'linux') assert.ok(status.memory.rss_file_bytes > 0 && status.memory.rss_anon_bytes > 0);
 

@@ -43,7 +43,8 @@ test('decode bench derives throughput from its clock and bytes from the weights 
     'prefillChunk',
   ]);
   assert.equal(r.prefill_chunk, 512, 'resident: the long chunk');
-  if (process.platform === 'linux') assert.equal(r.prefaulted, true, 'resident: mapped at load');
+  if (process.platform === 'linux') assert.equal(r.prefault, 'mapped', 'resident: mapped before the prefill');
+  assert.equal(r.prefault_ms, 10, 'one clock step: load end to mapping end');
   assert.match(r.auto!.reasons.join('\n'), /fit the budget/);
   // A chunk or a prefill path given by hand keeps the engine's chunk.
   const given = await runDecodeBench(
@@ -56,7 +57,7 @@ test('decode bench derives throughput from its clock and bytes from the weights 
     { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefault: false },
     fakeClock(),
   );
-  assert.equal(unmapped.prefaulted, false);
+  assert.deepEqual([unmapped.prefault, unmapped.prefault_ms], ['off', 0]);
   assert.ok(!unmapped.auto?.keys.includes('prefault'));
   const path = await runDecodeBench(
     { model: dir, threads: 2, prompt: 4, gen: 1, seed: 3, prefillPath: 'whole-layer' },

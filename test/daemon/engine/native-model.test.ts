@@ -262,26 +262,38 @@ function mappedPages(dir: string): { rss: number; size: number } {
   return { rss, size };
 }
 
-// prefault maps every page of the weight files at load (MADV_POPULATE_READ, Linux 5.14+), so
-// the first prefill takes no page faults; without it the routed experts stay unmapped until used.
-test('prefault maps every weight page into the process at load', { skip: process.platform !== 'linux' }, async (t) => {
+// prefault maps every page of the weight files in the background from load on
+// (MADV_POPULATE_READ, Linux 5.14+), so requests take no page faults once it is done; without
+// it the routed experts stay unmapped until used.
+test('prefault maps every weight page into the process in the background', {
+  skip: process.platform !== 'linux',
+}, async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
   const plain = await NativeModel.load(dir, {});
   const lazy = mappedPages(dir);
-  assert.equal(plain.summary.prefaulted, false);
+  assert.equal(plain.summary.prefault, false);
+  assert.equal(plain.prefaultStatus(), null);
   plain.dispose();
   assert.ok(lazy.size > 0 && lazy.rss < lazy.size, `without prefault ${lazy.rss} of ${lazy.size} bytes mapped`);
-  const [major, minor] = release().split('.').map(Number);
   const model = await NativeModel.load(dir, { prefault: true });
   t.after(() => model.dispose());
-  const eager = mappedPages(dir);
+  assert.equal(model.summary.prefault, true);
+  const st = await model.prefaultDone();
+  assert.ok(st && st.totalBytes > 0 && st.doneBytes === st.totalBytes, JSON.stringify(st));
+  const [major, minor] = release().split('.').map(Number);
   if (major! > 5 || (major === 5 && minor! >= 14)) {
-    assert.equal(model.summary.prefaulted, true);
+    assert.equal(st.state, 'mapped');
+    const eager = mappedPages(dir);
     assert.equal(eager.rss, eager.size, `with prefault ${eager.rss} of ${eager.size} bytes mapped`);
+  } else {
+    assert.equal(st.state, 'advised');
   }
-  // Either way the model computes as without it.
+  // Either way the model computes as without it; a model disposed while mapping stops it.
   const other = await NativeModel.load(dir, {});
   t.after(() => other.dispose());
   const a = await (await model.createSession()).prefill(PROMPT);
   assert.deepEqual(a, await (await other.createSession()).prefill(PROMPT));
+  const brief = await NativeModel.load(dir, { prefault: true });
+  brief.dispose();
+  assert.equal(brief.prefaultStatus(), null);
 });

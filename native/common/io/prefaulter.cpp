@@ -1,0 +1,61 @@
+#include "common/io/prefaulter.h"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "common/io/read-hints.h"
+
+namespace bs {
+
+namespace {
+constexpr uint64_t kStep = 32ull << 20;  // bytes per madvise call: a stop waits at most one
+}  // namespace
+
+Prefaulter::Prefaulter(std::vector<Span> spans) : spans_(std::move(spans)) {
+  for (const Span& s : spans_) total_ += s.second;
+  thread_ = std::thread([this] { run(); });
+}
+
+Prefaulter::~Prefaulter() {
+  stop_.store(true, std::memory_order_relaxed);
+  thread_.join();
+}
+
+void Prefaulter::run() {
+#if defined(__linux__)
+  // Only on otherwise idle CPU time: mapping must not slow the requests it is for.
+  const sched_param idle{};
+  ::sched_setscheduler(0, SCHED_IDLE, &idle);
+#endif
+  bool advised = false;  // some step could only advise the OS (no MADV_POPULATE_READ)
+  for (const Span& s : spans_) {
+    for (uint64_t off = 0; off < s.second; off += kStep) {
+      if (stop_.load(std::memory_order_relaxed)) {
+        state_.store(State::Stopped, std::memory_order_release);
+        return;
+      }
+      const uint64_t n = std::min(kStep, s.second - off);
+      if (!prefault_read(s.first + off, n)) advised = true;
+      done_.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  state_.store(advised ? State::Advised : State::Mapped, std::memory_order_release);
+}
+
+Prefaulter::Status Prefaulter::status() const {
+  const State st = state_.load(std::memory_order_acquire);
+  return {st, done_.load(std::memory_order_relaxed), total_};
+}
+
+const char* prefault_state_name(Prefaulter::State s) {
+  switch (s) {
+    case Prefaulter::State::Running: return "running";
+    case Prefaulter::State::Mapped: return "mapped";
+    case Prefaulter::State::Advised: return "advised";
+    case Prefaulter::State::Stopped: return "stopped";
+  }
+  return "stopped";
+}
+
+}  // namespace bs

@@ -1,0 +1,43 @@
+// Maps a resident model's weight files into the process on a background thread (prefault_read
+// in 32 MiB steps), so requests take few page faults while the load itself waits for none: a
+// warm 17 GB moe-30b took 1.7 s to map, a cold one as long as its disk reads.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace bs {
+
+class Prefaulter {
+ public:
+  using Span = std::pair<const uint8_t*, uint64_t>;  // start, bytes
+  enum class State : uint8_t { Running, Mapped, Advised, Stopped };
+  struct Status {
+    State state;
+    uint64_t done_bytes, total_bytes;
+  };
+
+  // Starts the thread; the spans must stay mapped until the destructor returns.
+  explicit Prefaulter(std::vector<Span> spans);
+  // Stops between steps and joins.
+  ~Prefaulter();
+  Prefaulter(const Prefaulter&) = delete;
+  Prefaulter& operator=(const Prefaulter&) = delete;
+
+  Status status() const;
+
+ private:
+  void run();
+  std::vector<Span> spans_;
+  uint64_t total_ = 0;
+  std::atomic<uint64_t> done_{0};
+  std::atomic<State> state_{State::Running};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+const char* prefault_state_name(Prefaulter::State s);
+
+}  // namespace bs
