@@ -169,6 +169,7 @@ export async function ourArm(
     ...(o.activationBits ? { activationBits: o.activationBits } : {}),
     ...(o.backend ? { backend: o.backend } : {}),
   });
+  await m.prefaultDone(); // the weights' background mapping ends before any run, as llama.cpp's MAP_POPULATE
   let active = 0;
   const clock = () => performance.now() / 1e3;
   return {
