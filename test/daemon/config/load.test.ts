@@ -357,6 +357,7 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
       backend: undefined,
       activation_bits: undefined,
       prefill_chunk: undefined,
+      prefault: undefined,
       keep_alive: '1h30m',
       queue_size: undefined,
       sessions: undefined,
