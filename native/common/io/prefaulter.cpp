@@ -9,7 +9,8 @@
 namespace bs {
 
 namespace {
-constexpr uint64_t kStep = 32ull << 20;  // bytes per madvise call: a stop waits at most one
+// Bytes per madvise call: a dispose waits for at most one (80 ms from a 100 MB/s card, cold).
+constexpr uint64_t kStep = 8ull << 20;
 }  // namespace
 
 Prefaulter::Prefaulter(std::vector<Span> spans) : spans_(std::move(spans)) {
