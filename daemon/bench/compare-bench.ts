@@ -31,7 +31,7 @@ export interface CompareOptions {
   kvCache: 'f16' | 'f32';
   /** Our integer decode activations (default 16 bits; 24 is ~100× closer to exact, slower). */
   activationBits?: ActivationBits;
-  /** llama.cpp arms in order: 'prebuilt', 'native' or a llama-bench path (default ['prebuilt']). */
+  /** llama.cpp arms in order: 'prebuilt', 'native', 'native-avx2' or a llama-bench path (default ['prebuilt']). */
   llama?: string[];
   /** Where 'native' builds are cached (<dataDir>/llama.cpp/...). */
   dataDir?: string;
@@ -307,8 +307,15 @@ async function llamaArms(o: CompareOptions, gguf: string, log: (line: string) =>
       if (spec === 'prebuilt') arms.push(await llamaArm(gguf, o));
       else {
         const binary =
-          spec === 'native'
-            ? (await ensureNativeLlama({ dataDir: o.dataDir ?? '.', run, log })).binary
+          spec === 'native' || spec === 'native-avx2'
+            ? (
+                await ensureNativeLlama({
+                  dataDir: o.dataDir ?? '.',
+                  run,
+                  log,
+                  isa: spec === 'native' ? 'native' : 'avx2',
+                })
+              ).binary
             : llamaBenchPath(spec);
         arms.push(llamaBenchArm({ name: spec, binary, gguf, threads: o.threads, kvCache: o.kvCache, run }));
       }

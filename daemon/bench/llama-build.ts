@@ -1,7 +1,7 @@
 // llama.cpp compiled on this machine for `bench compare --llama native`: the source node-llama-cpp
 // ships (a git bundle) cloned offline and built in Release with GGML_NATIVE (-march=native: the
 // compiler targets exactly this CPU, so no instruction set it cannot run is used), only the
-// llama-bench target. Cached under <data_dir>/llama.cpp/<commit>-<arch>-<ISA flags>: a second run,
+// llama-bench target; `native-avx2` builds it for AVX2 and nothing wider. Cached under <data_dir>/llama.cpp/<commit>-<arch>-<ISA flags>: a second run,
 // or another model, reuses it; another CPU or llama.cpp version builds its own.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -103,6 +103,23 @@ export const CMAKE_ARGS = [
   '-DLLAMA_BUILD_TOOLS=ON',
 ];
 
+/** `native`: -march=native; `avx2`: AVX2 + FMA + F16C + BMI2 and nothing wider (x86-64 CPUs that
+ *  have them), to compare with our `cpu-avx2` on a machine with AVX-512. */
+export type LlamaIsa = 'native' | 'avx2';
+
+const AVX2_FLAGS = ['avx', 'avx2', 'bmi2', 'f16c', 'fma'];
+/** CMAKE_ARGS for the AVX2-only build: GGML_NATIVE off and each set named. */
+export const AVX2_CMAKE_ARGS = [
+  ...CMAKE_ARGS.filter((a) => a !== '-DGGML_NATIVE=ON'),
+  '-DGGML_NATIVE=OFF',
+  '-DGGML_AVX=ON',
+  '-DGGML_AVX2=ON',
+  '-DGGML_FMA=ON',
+  '-DGGML_F16C=ON',
+  '-DGGML_BMI2=ON',
+  '-DGGML_AVX512=OFF',
+];
+
 export interface NativeLlamaOptions {
   /** The daemon's data_dir: builds go in <dataDir>/llama.cpp/. */
   dataDir: string;
@@ -115,6 +132,8 @@ export interface NativeLlamaOptions {
   arch?: string;
   /** Parallel compile jobs (default 2). */
   jobs?: number;
+  /** Default "native". */
+  isa?: LlamaIsa;
 }
 
 export interface NativeLlama {
@@ -134,7 +153,17 @@ export async function ensureNativeLlama(o: NativeLlamaOptions): Promise<NativeLl
   if (!existsSync(bundle))
     throw new LlamaBenchError(`the llama.cpp source bundle ${bundle} does not exist (node-llama-cpp)`);
   const commit = await bundleCommit(bundle, run);
-  const cpu = o.cpuinfo === undefined ? hostCpuKey() : cpuKey(o.cpuinfo, o.arch ?? osArch());
+  const host = o.cpuinfo === undefined ? hostCpuKey() : cpuKey(o.cpuinfo, o.arch ?? osArch());
+  let cpu = host;
+  if (o.isa === 'avx2') {
+    const [arch, ...have] = host.split('-');
+    const missing = AVX2_FLAGS.filter((f) => !have.includes(f));
+    if (arch !== 'x86_64' || missing.length > 0)
+      throw new LlamaBenchError(
+        `an AVX2 build of llama.cpp needs an x86-64 CPU with ${AVX2_FLAGS.join(', ')}; this one (${host}) lacks ${arch !== 'x86_64' ? 'x86-64' : missing.join(', ')}`,
+      );
+    cpu = ['x86_64', ...AVX2_FLAGS, 'only'].join('-');
+  }
   const dir = join(o.dataDir, 'llama.cpp', `${commit.slice(0, 12)}-${cpu}`);
   const binary = join(dir, 'build', 'bin', 'llama-bench');
   const out = { binary, dir, commit, cpu };
@@ -152,7 +181,8 @@ export async function ensureNativeLlama(o: NativeLlamaOptions): Promise<NativeLl
       );
   };
   await step('clone', 'git', ['clone', '--quiet', bundle, 'src'], partial);
-  await step('configure', 'cmake', ['-S', 'src', '-B', 'build', ...CMAKE_ARGS], partial);
+  const args = o.isa === 'avx2' ? AVX2_CMAKE_ARGS : CMAKE_ARGS;
+  await step('configure', 'cmake', ['-S', 'src', '-B', 'build', ...args], partial);
   const jobs = String(o.jobs ?? 2);
   await step('build llama-bench', 'cmake', ['--build', 'build', '--target', 'llama-bench', '-j', jobs], partial);
   if (!existsSync(join(partial, 'build', 'bin', 'llama-bench')))

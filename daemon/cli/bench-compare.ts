@@ -60,7 +60,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     )
     .option(
       '--llama <list>',
-      'llama.cpp arms: prebuilt (node-llama-cpp), native (llama-bench built here for this CPU, cached in <data_dir>/llama.cpp) or a llama-bench path',
+      'llama.cpp arms: prebuilt (node-llama-cpp), native (llama-bench built here for this CPU, cached in <data_dir>/llama.cpp), native-avx2 (built for AVX2 and nothing wider) or a llama-bench path',
       'prebuilt',
     )
     .option('-c, --config <file>', 'config file (for data_dir, where native builds are cached)')
@@ -91,7 +91,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
         kvCache: raw.kvCache,
         activationBits: activationBitsOption(raw.activationBits),
         llama,
-        ...(llama.includes('native') ? { dataDir: loadConfig({ file: raw.config }).data_dir } : {}),
+        ...(llama.some((a) => a.startsWith('native')) ? { dataDir: loadConfig({ file: raw.config }).data_dir } : {}),
         llamaCuda: raw.llamaCuda === true,
         ...(raw.warmEach ? { warmEach: true } : {}),
         log: (line: string) => process.stderr.write(`${line}\n`),
@@ -113,10 +113,13 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     });
 };
 
-/** --llama: a comma list of prebuilt, native or paths, each at most once. */
+/** --llama: a comma list of prebuilt, native, native-avx2 or paths, each at most once. */
 function llamaArms(raw: string): string[] {
   const arms = raw.split(',').map((s) => s.trim());
   if (arms.some((a) => a === '') || new Set(arms).size !== arms.length)
-    throw new CliError(`--llama must list prebuilt, native or llama-bench paths, each once, got "${raw}"`, 2);
+    throw new CliError(
+      `--llama must list prebuilt, native, native-avx2 or llama-bench paths, each once, got "${raw}"`,
+      2,
+    );
   return arms;
 }

@@ -8,7 +8,14 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { llamaBenchPath, runCompareBench } from '../../../daemon/bench/compare-bench.js';
 import { llamaBenchArm, parseLlamaBenchJson } from '../../../daemon/bench/llama-bench-arm.js';
-import { CMAKE_ARGS, cpuKey, ensureNativeLlama, hostCpuKey, type Runner } from '../../../daemon/bench/llama-build.js';
+import {
+  AVX2_CMAKE_ARGS,
+  CMAKE_ARGS,
+  cpuKey,
+  ensureNativeLlama,
+  hostCpuKey,
+  type Runner,
+} from '../../../daemon/bench/llama-build.js';
 import { tempDir } from '../../helpers/temp.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 
@@ -74,6 +81,52 @@ test('native llama.cpp: cloned from the bundle, configured for this CPU, only ll
   const wider = await ensureNativeLlama({ dataDir: data.path, bundle, run: other.run, cpuinfo: X86, arch: 'x64' });
   assert.equal(wider.cached, false, 'another CPU builds its own');
   assert.notEqual(wider.dir, dir);
+});
+
+test('native-avx2: AVX2 and nothing wider, cached apart from the native build; refused where the CPU lacks it', async (t) => {
+  const data = tempDir('bs-llama-cache-');
+  t.after(() => data.remove());
+  const bundle = join(data.path, 'gitRelease.bundle');
+  writeFileSync(bundle, '');
+  const tools = fakeTools();
+  const built = await ensureNativeLlama({
+    dataDir: data.path,
+    bundle,
+    run: tools.run,
+    cpuinfo: X86,
+    arch: 'x64',
+    isa: 'avx2',
+  });
+  assert.equal(built.cpu, 'x86_64-avx-avx2-bmi2-f16c-fma-only');
+  assert.equal(built.dir, join(data.path, 'llama.cpp', 'de3ff815ea7d-x86_64-avx-avx2-bmi2-f16c-fma-only'));
+  assert.equal(tools.calls[2], `cmake -S src -B build ${AVX2_CMAKE_ARGS.join(' ')}`);
+  for (const a of ['-DGGML_NATIVE=OFF', '-DGGML_AVX2=ON', '-DGGML_FMA=ON', '-DGGML_AVX512=OFF'])
+    assert.ok(AVX2_CMAKE_ARGS.includes(a), a);
+  assert.ok(!AVX2_CMAKE_ARGS.includes('-DGGML_NATIVE=ON'));
+  const native = await ensureNativeLlama({
+    dataDir: data.path,
+    bundle,
+    run: fakeTools().run,
+    cpuinfo: X86,
+    arch: 'x64',
+  });
+  assert.notEqual(native.dir, built.dir);
+  const noAvx2 = 'processor\t: 0\nflags\t\t: fpu sse4_2 avx f16c\n';
+  await assert.rejects(
+    ensureNativeLlama({ dataDir: data.path, bundle, run: fakeTools().run, cpuinfo: noAvx2, arch: 'x64', isa: 'avx2' }),
+    /needs an x86-64 CPU with avx, avx2, bmi2, f16c, fma; this one \(x86_64-avx-f16c\) lacks avx2, bmi2, fma/,
+  );
+  await assert.rejects(
+    ensureNativeLlama({
+      dataDir: data.path,
+      bundle,
+      run: fakeTools().run,
+      cpuinfo: 'Features\t: fp asimd\n',
+      arch: 'arm64',
+      isa: 'avx2',
+    }),
+    /lacks x86-64/,
+  );
 });
 
 test('a failed build names its step and is not taken as cached', async (t) => {
