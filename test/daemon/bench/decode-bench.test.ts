@@ -6,6 +6,7 @@ import { runDecodeBench } from '../../../daemon/bench/decode-bench.js';
 import { PROFILE_STAGES } from '../../../daemon/native/binding.js';
 import { runCli } from '../../helpers/daemon.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
+import { populateSupported } from '../../helpers/populate.js';
 import { synthAdapterTemp } from '../engine/adapters/helpers.js';
 
 /** Advances 10 ms per reading. */
@@ -43,7 +44,7 @@ test('decode bench derives throughput from its clock and bytes from the weights 
     'prefillChunk',
   ]);
   assert.equal(r.prefill_chunk, 512, 'resident: the long chunk');
-  if (process.platform === 'linux') assert.equal(r.prefault, 'mapped', 'resident: mapped before the prefill');
+  assert.equal(r.prefault, populateSupported() ? 'mapped' : 'advised', 'resident: mapped before the prefill');
   assert.equal(r.prefault_ms, 10, 'one clock step: load end to mapping end');
   assert.match(r.auto!.reasons.join('\n'), /fit the budget/);
   // A chunk or a prefill path given by hand keeps the engine's chunk.

@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { release } from 'node:os';
 import { EngineError, NativeModel, argmax } from '../../../daemon/engine/native-model.js';
 import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { loadNative } from '../../../daemon/native/binding.js';
 import type { Arch } from '../../../daemon/tools/synth-shapes.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
+import { populateSupported } from '../../helpers/populate.js';
 
 const ARCHS: Arch[] = ['qwen3_moe', 'glm4_moe'];
 const PROMPT = [1, 5, 9, 20, 33, 40, 2, 7, 64, 11, 300, 599];
@@ -280,8 +280,7 @@ test('prefault maps every weight page into the process in the background', {
   assert.equal(model.summary.prefault, true);
   const st = await model.prefaultDone();
   assert.ok(st && st.totalBytes > 0 && st.doneBytes === st.totalBytes, JSON.stringify(st));
-  const [major, minor] = release().split('.').map(Number);
-  if (major! > 5 || (major === 5 && minor! >= 14)) {
+  if (populateSupported()) {
     assert.equal(st.state, 'mapped');
     const eager = mappedPages(dir);
     assert.equal(eager.rss, eager.size, `with prefault ${eager.rss} of ${eager.size} bytes mapped`);
