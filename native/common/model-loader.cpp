@@ -292,6 +292,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
     }
   }
   m->matrix_bytes = t.matrix_bytes();
+
   m->top_k = c.router.top_k;
   if (opts.top_k != 0) {
     if (opts.top_k < 1 || opts.top_k > c.router.max_k()) {
@@ -314,8 +315,8 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
                                                                 : Prerouter::from_file(*m, opts.stream.prerouter_file);
   }
   if (opts.prefault) {
-    // Last: the streamer's madvise calls above change mappings, which waits on every populate step.
-    // One span per file, from its first tensor's bytes to its last's (the header is read already).
+    // Started last: the streamer's madvise calls above change the mappings, and each such call
+    // would wait for a populate step. One span per file, its first tensor's bytes to its last's.
     std::vector<Prefaulter::Span> spans;
     for (const auto& f : m->store->files()) {
       const uint8_t *lo = nullptr, *hi = nullptr;

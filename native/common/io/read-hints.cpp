@@ -47,8 +47,7 @@ bool populate_read(const void* p, uint64_t len) {
 }
 
 bool prefault_read(const void* p, uint64_t len) {
-  if (populate_read(p, len)) return true;
-  if (len == 0) return true;
+  if (len == 0 || populate_read(p, len)) return true;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t lo = reinterpret_cast<uint64_t>(p) / page * page;
   ::madvise(reinterpret_cast<void*>(lo), reinterpret_cast<uint64_t>(p) + len - lo, MADV_WILLNEED);
