@@ -1,8 +1,9 @@
 // llama.cpp compiled on this machine for `bench compare --llama native`: the source node-llama-cpp
 // ships (a git bundle) cloned offline and built in Release with GGML_NATIVE (-march=native: the
 // compiler targets exactly this CPU, so no instruction set it cannot run is used), only the
-// llama-bench target; `native-avx2` builds it for AVX2 and nothing wider. Cached under <data_dir>/llama.cpp/<commit>-<arch>-<ISA flags>: a second run,
-// or another model, reuses it; another CPU or llama.cpp version builds its own.
+// llama-bench target; `native-avx2` builds it for AVX2 and nothing wider. Cached under
+// <data_dir>/llama.cpp/<commit>-<arch>-<ISA flags>: a second run, or another model, reuses it;
+// another CPU or llama.cpp version builds its own.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { arch as osArch } from 'node:os';
