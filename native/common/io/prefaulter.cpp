@@ -30,14 +30,20 @@ void Prefaulter::run() {
   ::sched_setscheduler(0, SCHED_IDLE, &idle);
 #endif
   bool advised = false;  // some step could only advise the OS (no MADV_POPULATE_READ)
+  std::vector<unsigned char> pages;
   for (const Span& s : spans_) {
     for (uint64_t off = 0; off < s.second; off += kStep) {
       if (stop_.load(std::memory_order_relaxed)) {
         state_.store(State::Stopped, std::memory_order_release);
         return;
       }
+      const uint8_t* p = s.first + off;
       const uint64_t n = std::min(kStep, s.second - off);
-      if (!prefault_read(s.first + off, n)) advised = true;
+      // What is not cached is read in one large request first: populating faults page by page,
+      // and the expert ranges are MADV_RANDOM (no readahead): cold, that read 4 KiB at a time.
+      const bool cached = range_resident(p, n, pages);
+      if (!cached) advise_willneed(p, n);
+      if (!populate_read(p, n)) advised = true;
       done_.fetch_add(n, std::memory_order_relaxed);
     }
   }

@@ -46,12 +46,11 @@ bool populate_read(const void* p, uint64_t len) {
 #endif
 }
 
-bool prefault_read(const void* p, uint64_t len) {
-  if (len == 0 || populate_read(p, len)) return true;
+void advise_willneed(const void* p, uint64_t len) {
+  if (len == 0) return;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t lo = reinterpret_cast<uint64_t>(p) / page * page;
   ::madvise(reinterpret_cast<void*>(lo), reinterpret_cast<uint64_t>(p) + len - lo, MADV_WILLNEED);
-  return false;
 }
 
 bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pages) {

@@ -36,9 +36,9 @@ bool range_resident(const void* p, uint64_t len, std::vector<unsigned char>& pag
 // an error, never a signal); the caller then reads the range explicitly.
 bool populate_read(const void* p, uint64_t len);
 
-// populate_read where it works, else MADV_WILLNEED (the OS reads the range into the page cache
-// in the background; nothing is touched, so a file cut short cannot raise SIGBUS here). True
-// when the range was mapped.
-bool prefault_read(const void* p, uint64_t len);
+// MADV_WILLNEED over [p, p + len) of a file mapping: the OS reads what the page cache lacks in
+// large requests, in the background, whatever the mapping's own readahead (MADV_RANDOM) says.
+// Nothing is touched, so a file cut short cannot raise SIGBUS here.
+void advise_willneed(const void* p, uint64_t len);
 
 }  // namespace bs
