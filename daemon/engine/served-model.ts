@@ -60,15 +60,18 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
   stage('tokenizer');
   const text = await loadTextModel(p.path);
   stage('weights');
+  // The auto-size reads the model's geometry: once, for the stream keys and the prefault choice.
+  let sized: ReturnType<typeof tryAutoStreamFor> | null = null;
+  const auto = () => (sized === null ? (sized = tryAutoStreamFor(p.path, p.topK)) : sized);
   const native = await NativeModel.load(p.path, {
     threads: p.threads > 0 ? p.threads : availableParallelism(),
     ...(p.contextLength > 0 ? { contextLength: p.contextLength } : {}),
     ...(p.topK !== undefined ? { topK: p.topK } : {}),
     ...(p.backend !== undefined ? { backend: p.backend } : {}),
     ...(p.activationBits !== undefined ? { activationBits: p.activationBits } : {}),
-    ...(p.stream ? streamLoadOptions(p.stream, () => tryAutoStreamFor(p.path, p.topK)) : {}),
+    ...(p.stream ? streamLoadOptions(p.stream, auto) : {}),
     ...(p.prefillChunk !== undefined ? { prefillChunk: p.prefillChunk } : {}), // over the auto-size's
-    prefault: p.prefault ?? tryAutoStreamFor(p.path, p.topK)?.resident ?? false,
+    prefault: p.prefault ?? auto()?.resident ?? false,
   });
   const vocab = native.summary.vocabSize;
   if (text.tokenizer.vocabSize > vocab) {

@@ -47,11 +47,17 @@ function fakeTools(fail?: string) {
   return { run, calls };
 }
 
-test('native llama.cpp: cloned from the bundle, configured for this CPU, only llama-bench built, then cached', async (t) => {
+/** A data_dir for builds and an empty bundle file (fakeTools plays the tools that read it). */
+function cacheFixture(t: { after(fn: () => void): void }) {
   const data = tempDir('bs-llama-cache-');
   t.after(() => data.remove());
   const bundle = join(data.path, 'gitRelease.bundle');
   writeFileSync(bundle, '');
+  return { data, bundle };
+}
+
+test('native llama.cpp: cloned from the bundle, configured for this CPU, only llama-bench built, then cached', async (t) => {
+  const { data, bundle } = cacheFixture(t);
   const first = fakeTools();
   const built = await ensureNativeLlama({ dataDir: data.path, bundle, run: first.run, cpuinfo: AVX2, arch: 'x64' });
   const dir = join(data.path, 'llama.cpp', 'de3ff815ea7d-x86_64-avx-avx2-bmi2-f16c-fma');
@@ -84,10 +90,7 @@ test('native llama.cpp: cloned from the bundle, configured for this CPU, only ll
 });
 
 test('native-avx2: AVX2 and nothing wider, cached apart from the native build; refused where the CPU lacks it', async (t) => {
-  const data = tempDir('bs-llama-cache-');
-  t.after(() => data.remove());
-  const bundle = join(data.path, 'gitRelease.bundle');
-  writeFileSync(bundle, '');
+  const { data, bundle } = cacheFixture(t);
   const tools = fakeTools();
   const built = await ensureNativeLlama({
     dataDir: data.path,
@@ -130,10 +133,7 @@ test('native-avx2: AVX2 and nothing wider, cached apart from the native build; r
 });
 
 test('a failed build names its step and is not taken as cached', async (t) => {
-  const data = tempDir('bs-llama-cache-');
-  t.after(() => data.remove());
-  const bundle = join(data.path, 'gitRelease.bundle');
-  writeFileSync(bundle, '');
+  const { data, bundle } = cacheFixture(t);
   const broken = fakeTools('--target llama-bench');
   await assert.rejects(
     ensureNativeLlama({ dataDir: data.path, bundle, run: broken.run, cpuinfo: AVX2, arch: 'x64' }),
