@@ -62,7 +62,10 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
   stage('weights');
   // The auto-size reads the model's geometry: once, for the stream keys and the prefault choice.
   let sized: ReturnType<typeof tryAutoStreamFor> | null = null;
-  const auto = () => (sized === null ? (sized = tryAutoStreamFor(p.path, p.topK)) : sized);
+  const auto = () => {
+    if (sized === null) sized = tryAutoStreamFor(p.path, p.topK);
+    return sized;
+  };
   const native = await NativeModel.load(p.path, {
     threads: p.threads > 0 ? p.threads : availableParallelism(),
     ...(p.contextLength > 0 ? { contextLength: p.contextLength } : {}),
