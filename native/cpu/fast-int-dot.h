@@ -1,5 +1,5 @@
-// The integer decode path of the fast quantised kernels: one token against 4-bit codes, each
-// chunk's exact Σ q·Q from byte dot products (the activation bytes: fast-activations.h).
+// The integer decode path of the fast quantised kernels: one token against 4- or 8-bit codes,
+// each chunk's exact Σ q·Q from byte dot products (the activation bytes: fast-activations.h).
 #pragma once
 #include <algorithm>
 
@@ -28,7 +28,7 @@ struct FastIntDot {
   // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
   // each row costs one horizontal sum. Every row runs the same operations in the same order
   // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
-  template <int R, bool BCAST, int BYTES>
+  template <int R, bool BCAST, int BITS, int BYTES>
   static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
                                                              const float* s, const float* b, const int8_t* xq,
                                                              const float* dl, const float* gs, int64_t G,
@@ -37,20 +37,29 @@ struct FastIntDot {
     // group index) is the same for every row.
     const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
     const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
-    constexpr int64_t QB = BYTES * 8 * L;  // activation bytes per chunk
+    constexpr int64_t U = Acts::unit_elems(BITS);  // activation bytes per plane of a unit
     F acc[R];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) acc[i] = V::zero();
     auto step = [&](int64_t c, bool part) __attribute__((always_inline)) {
-      I x[2 * BYTES];
-      Acts::template load_act_bytes<BYTES>(xq + c * QB, x);
+      constexpr int N = BITS == 4 ? 2 * BYTES : BYTES;
+      I x[N];
+      // Chunk c's bytes: 4-bit, the whole unit c; 8-bit, its place in unit c·C / U.
+      const int64_t e = c * C;
+      Acts::template load_act_bytes<N>(xq + e / U * BYTES * U + e % U, BITS == 4 ? 4 * L : U, x);
       const F d = V::load(dl + c * L);
-      const int64_t g = (c * C) >> gshift;
+      const int64_t g = e >> gshift;
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
         const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
-        acc[i] = V::fma(V::cvt(V::template isum<BYTES>(w, x)), V::mul(sc, d), acc[i]);
+        I sum;
+        if constexpr (BITS == 4) {
+          sum = V::template isum<BYTES>(w, x);
+        } else {
+          sum = V::template isum8<BYTES>(w, x);
+        }
+        acc[i] = V::fma(V::cvt(sum), V::mul(sc, d), acc[i]);
       }
     };
     // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
@@ -87,19 +96,25 @@ struct FastIntDot {
     }
   }
 
-  // The integer path (one token per matrix, 4-bit): rows in fours sharing the activation loads.
+  // The integer path (one token per matrix): rows in fours sharing the activation loads.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
+    if (w.bits == 8) {  // up to V::kCodes8Bytes bytes (use_ints)
+      if constexpr (V::kCodes8Bytes >= 2) {
+        if (a.bytes == 2) return qrows_int_n<8, 2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+      }
+      return qrows_int_n<8, 1>(w, mat, r0, r1, a, t0, nt, y, ldy);
+    }
     if (a.bytes == 3) {
-      qrows_int_n<3>(w, mat, r0, r1, a, t0, nt, y, ldy);
+      qrows_int_n<4, 3>(w, mat, r0, r1, a, t0, nt, y, ldy);
     } else if (a.bytes == 1) {
-      qrows_int_n<1>(w, mat, r0, r1, a, t0, nt, y, ldy);
+      qrows_int_n<4, 1>(w, mat, r0, r1, a, t0, nt, y, ldy);
     } else {
-      qrows_int_n<2>(w, mat, r0, r1, a, t0, nt, y, ldy);
+      qrows_int_n<4, 2>(w, mat, r0, r1, a, t0, nt, y, ldy);
     }
   }
 
-  template <int BYTES>
+  template <int BITS, int BYTES>
   static void qrows_int_n(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                           int64_t nt, float* y, int64_t ldy) {
     constexpr int R = 4;
@@ -107,8 +122,8 @@ struct FastIntDot {
     const int64_t rem = w.cols - (nch - 1) * C;
     const int tail = rem < C ? static_cast<int>(rem * w.bits / 8) : 0;
     const bool bcast = w.group >= C;
-    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group / 8);
-    const int64_t qb = a.xs_stride * BYTES * 8;  // activation bytes per token
+    const int gshift = __builtin_ctz(static_cast<unsigned>(w.group)), lpg = static_cast<int>(w.group * BITS / 32);
+    const int64_t qb = a.q_stride;
     const uint8_t* pf_end = w.w_row(mat, r1);
     // At least one group of rows ahead: a shorter distance lands in rows this pass is reading.
     const int64_t pf = std::max<int64_t>(kPrefetchBytes, R * static_cast<int64_t>(w.row_bytes()));
@@ -131,14 +146,14 @@ struct FastIntDot {
         for (int i = 0; i < n; ++i) rows[i] = w.w_row(mat, r + i);
         float* out = y + tok * ldy + r;
         if (n == R) {
-          bcast ? qdot_int<R, true, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
-                : qdot_int<R, false, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
+          bcast ? qdot_int<R, true, BITS, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
+                : qdot_int<R, false, BITS, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
         } else {
           for (int i = 0; i < n; ++i) {
             const float* si = sc.s + i * G;
             const float* bi = sc.b + i * G;
-            bcast ? qdot_int<1, true, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
-                  : qdot_int<1, false, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
+            bcast ? qdot_int<1, true, BITS, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
+                  : qdot_int<1, false, BITS, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
           }
         }
         // Activations split_outliers took out: scale · code · x per row (the bias term's group
@@ -147,7 +162,7 @@ struct FastIntDot {
           const int64_t e = a.oi[tok * a.o_stride + o];
           const float v = a.ov[tok * a.o_stride + o];
           for (int i = 0; i < n; ++i) {
-            const int code = (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
+            const int code = BITS == 8 ? rows[i][e] : (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
             out[i] += sc.s[i * G + (e >> gshift)] * static_cast<float>(code) * v;
           }
         }

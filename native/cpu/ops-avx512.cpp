@@ -22,6 +22,8 @@ struct Avx512 {
   static constexpr int kStreamLocality = 1;     // as AVX2 (avx2-traits.h): L2 prefetch, measured
   static constexpr bool kIntGemm = true;        // prefill: fast-int-gemm.h on vpdpbusd
   static constexpr int kIntGemmBytes = 2;       // two- and one-byte activations
+  static constexpr bool kRawTile8 = true;       // 8-bit prefill tiles hold whole codes (u8 for vpdpbusd)
+  static constexpr int kCodes8Bytes = 2;        // 8-bit codes: integer paths for two- and one-byte activations
   static constexpr int kGemmT = 4, kGemmR = 6;  // prefill register tile: tokens × rows
   using F = __m512;
   using I = __m512i;
@@ -79,6 +81,15 @@ struct Avx512 {
     }
     return a;
   }
+  // 8-bit codes: Σ_k 2^(8k) · (codes · digit k) per 32-bit lane (4 codes each), Horner from the
+  // top digit; every digit is signed (fast-activations.h), so vpdpbusd takes the codes as
+  // they are (|sum| < 4·255·2^15).
+  template <int BYTES>
+  static I isum8(I w, const I* x) {
+    I a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, x[BYTES - 1]);
+    for (int k = BYTES - 2; k >= 0; --k) a = _mm512_dpbusd_epi32(_mm512_slli_epi32(a, 8), w, x[k]);
+    return a;
+  }
   // Prefill (fast-int-gemm.h): a block of 32 elements of 16 rows (lane = row; tile words
   // w[i] lo/hi at 128i, 128i + 64) against T tokens' activation bytes, broadcast a dword at a
   // time: vpdpbusd sums into int32 (codes × signed top byte, unsigned low byte × codes).
@@ -110,9 +121,37 @@ struct Avx512 {
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) out[t] = BYTES == 2 ? _mm512_add_epi32(_mm512_slli_epi32(hi[t], 8), lo[t]) : hi[t];
   }
+  // Prefill, 8-bit codes: a block of 32 elements (8 whole words, at 64i) of 16 rows against T
+  // tokens' signed digits (planes `plane` bytes apart), broadcast a dword at a time.
+  template <int BYTES, int T>
+  static void block_isum8(const uint8_t* wt, const int8_t* const* x, int64_t plane, I* out) {
+    I acc[BYTES][T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      for (int k = 0; k < BYTES; ++k) acc[k][t] = _mm512_setzero_si512();
+    }
+    auto bcast = [](const int8_t* p) {
+      int32_t v;
+      __builtin_memcpy(&v, p, 4);
+      return _mm512_set1_epi32(v);
+    };
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const I w = _mm512_loadu_si512(wt + 64 * i);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        for (int k = 0; k < BYTES; ++k) acc[k][t] = _mm512_dpbusd_epi32(acc[k][t], w, bcast(x[t] + k * plane + 4 * i));
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t)
+      out[t] = BYTES == 2 ? _mm512_add_epi32(_mm512_slli_epi32(acc[1][t], 8), acc[0][t]) : acc[0][t];
+  }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 16) of 16 rows, transposed
   // so word w of every row is one vector (a 16×16 dword transpose in 64 shuffles), its low
-  // and high nibbles to o + 2L·w and o + 2L·w + L; lanes of rows ≥ nr are zero.
+  // and high nibbles to o + 2L·w and o + 2L·w + L (SPLIT), or whole to o + L·w; lanes of rows
+  // ≥ nr are zero.
+  template <bool SPLIT>
   static void tile_words(const uint8_t* const* rows, int64_t w0, int nr, uint32_t* o) {
     I r[16], a[16], b[16];
     for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + 4 * w0);
@@ -131,8 +170,12 @@ struct Avx512 {
     const I m = _mm512_set1_epi8(0x0F);
     auto put = [&](int w, I v) {
       v = _mm512_maskz_mov_epi32(live, v);
-      _mm512_storeu_si512(o + 2 * L * w, _mm512_and_si512(v, m));
-      _mm512_storeu_si512(o + 2 * L * w + L, _mm512_and_si512(_mm512_srli_epi32(v, 4), m));
+      if constexpr (SPLIT) {
+        _mm512_storeu_si512(o + 2 * L * w, _mm512_and_si512(v, m));
+        _mm512_storeu_si512(o + 2 * L * w + L, _mm512_and_si512(_mm512_srli_epi32(v, 4), m));
+      } else {
+        _mm512_storeu_si512(o + L * w, v);
+      }
     };
     for (int k = 0; k < 4; ++k) {  // a 4×4 transpose of 128-bit lanes: b[k], b[4+k], b[8+k], b[12+k]
       const I c0 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0x44), c1 = _mm512_shuffle_i32x4(b[k], b[4 + k], 0xEE);
@@ -146,23 +189,30 @@ struct Avx512 {
   }
   // 32 activations as BYTES bytes each: byte k of the even elements to qe + k·ls, of the odd
   // ones to qo + k·ls (16 bytes each), Q = x·(qmax/m) rounded to nearest even, m = max|x|;
-  // returns d = m/qmax.
-  template <int BYTES>
+  // returns d = m/qmax. CODES8 (the 8-bit codes' layout): elements 0-15 to qe, 16-31 to qo,
+  // the top of two bytes a signed digit (Q + 128) >> 8.
+  template <int BYTES, bool CODES8>
   static float quant_block(const float* x, float qmax, int8_t* qe, int8_t* qo, int64_t ls) {
     const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
     const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
     const __m512 inv = _mm512_set1_ps(m > 0.0f ? qmax / m : 0.0f);
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-    auto store = [&](__m512i idx, int8_t* q) {
-      const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_permutex2var_ps(a, idx, b), inv));
+    auto store = [&](__m512 v, int8_t* q) {
+      const __m512i Q = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
       // vpmovdb keeps each lane's low byte: byte k of Q after a shift by 8k.
       for (int k = 0; k < BYTES; ++k) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * ls), _mm512_cvtepi32_epi8(_mm512_srli_epi32(Q, 8 * k)));
+        const __m512i d = CODES8 && k == 1 ? _mm512_add_epi32(Q, _mm512_set1_epi32(128)) : Q;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * ls), _mm512_cvtepi32_epi8(_mm512_srli_epi32(d, 8 * k)));
       }
     };
-    store(ev, qe);
-    store(od, qo);
+    if constexpr (CODES8) {
+      store(a, qe);
+      store(b, qo);
+    } else {
+      store(_mm512_permutex2var_ps(a, ev, b), qe);
+      store(_mm512_permutex2var_ps(a, od, b), qo);
+    }
     return m / qmax;
   }
   static F load_bf16(const uint8_t* p) {

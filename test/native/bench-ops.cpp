@@ -71,6 +71,7 @@ std::vector<BenchCase> bench_cases() {
   auto kp = weights(random_affine(r, 1, 256, 1024, 4, 64, bs::DType::BF16));
   auto eg = weights(random_affine(r, 16, 512, 1024, 4, 64, bs::DType::BF16));
   auto ed = weights(random_affine(r, 16, 1024, 512, 4, 64, bs::DType::BF16));
+  auto eg8 = weights(random_affine(r, 16, 512, 1024, 8, 64, bs::DType::BF16));
   // Experts from DRAM: 1024 gate-shaped experts (302 MB), each call 8 not used for 127 calls.
   auto eg_dram = weights(random_affine(r, 1024, 512, 1024, 4, 64, bs::DType::BF16));
   auto ed_dram = weights(random_affine(r, 1024, 1024, 512, 4, 64, bs::DType::BF16));
@@ -144,6 +145,17 @@ std::vector<BenchCase> bench_cases() {
           8.0 * eg->m.mat_bytes(), [=, &k] {
             k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg->m, runs->data(), kv->data(), 128, y->data());
           });
+    }
+    // 8-bit codes (an MLX 8-bit model's experts): decode and a prefill chunk's runs.
+    for (int bits : {8, 16}) {
+      const std::string b = ", " + std::to_string(bits) + "-bit activations";
+      add(bs::Op::GatherMatMul, &eg8->m, "8-bit 8 of 16 experts 512x1024, 1 thread" + b, 8.0 * eg8->m.mat_bytes(),
+          [=, &k] {
+            k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg8->m, ids->data(), x->data(), 8, y->data());
+          });
+      add(bs::Op::GatherMatMul, &eg8->m, "8-bit 8 experts x 16 tokens 512x1024" + b, 8.0 * eg8->m.mat_bytes(), [=, &k] {
+        k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg8->m, runs->data(), kv->data(), 128, y->data());
+      });
     }
     add(bs::Op::GatherMatMul, &eg_dram->m, "4-bit 8 experts x 16 tokens 512x1024 from DRAM, 2 threads",
         8.0 * eg->m.mat_bytes(), [=, &k] {

@@ -139,15 +139,16 @@ TEST(op_qmatvec_and_qmatmul) {
 }
 
 // The decode kernels take rows in fours (one horizontal reduction for the four where the set
-// has it) and a matrix's last rows one by one: a row must give the same bits either way.
+// has it) and a matrix's last rows one by one: a row must give the same bits either way
+// (4- and 8-bit codes, case by case).
 // W' is W's 5 rows rotated by one, so W's row 4 (alone) is W''s row 0 (in a four), and W's
 // rows 0-3 (a four) are W''s rows 1-4 (three in a four, one alone).
 TEST(op_qmatvec_row_bits_do_not_depend_on_grouping) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1400 + c);
-    const int group = 32 << r.below(3);
-    const auto w = bt::random_affine(r, 1, 5, group * (1 + r.below(8)), 4, group, bs::DType::BF16);
-    bt::OwnedMatrix rot = bt::random_affine(r, 1, 5, w.m.cols, 4, group, bs::DType::BF16);
+    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
+    const auto w = bt::random_affine(r, 1, 5, group * (1 + r.below(8)), code_bits, group, bs::DType::BF16);
+    bt::OwnedMatrix rot = bt::random_affine(r, 1, 5, w.m.cols, code_bits, group, bs::DType::BF16);
     const size_t rb = w.m.row_bytes(), sb = w.scales.size() / 5;
     for (int64_t i = 0; i < 5; ++i) {
       const int64_t from = (i + 4) % 5;
@@ -175,13 +176,14 @@ TEST(op_qmatvec_row_bits_do_not_depend_on_grouping) {
 // The integer decode path scales activations per block of 32 (d = max|x| / (2^20 - 1)): an
 // activation 1000× the rest of its row (LLM activations have such outliers) must leave the
 // other terms within 1e-4 of their own Σ|w·x| (the outlier's term is left out of the bound).
-// One d for the whole row would not (2.5× over at 256 columns, measured).
+// One d for the whole row would not (2.5× over at 256 columns, measured). 4- and 8-bit codes.
 TEST(op_qmatvec_activation_outlier) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1500 + c);
-    const int group = 32 << r.below(3);
+    const int group = 32 << r.below(3), code_bits = c % 4 < 2 ? 4 : 8;  // both with one outlier and two
     // Widths with a partial last chunk too (split_outliers also runs on the tail's blocks).
-    const auto w = bt::random_affine(r, 3, 16 + r.below(40), group * (2 + r.below(15)), 4, group, bs::DType::BF16);
+    const auto w =
+        bt::random_affine(r, 3, 16 + r.below(40), group * (2 + r.below(15)), code_bits, group, bs::DType::BF16);
     auto x = bt::random_vec(r, w.m.cols);
     const int64_t at = r.below(static_cast<uint64_t>(w.m.cols));
     x[at] *= 1000.0f;
@@ -226,12 +228,13 @@ TEST(op_qmatvec_activation_outlier) {
 // most half a step of its block of 32, d = max|x| / 127, so a row is within
 // 0.5/127 · Σ_c |scale·code_c| · max|x| over c's block of the exact value (the bound checked,
 // with 5% slack for float rounding); plain and gathered, decode shapes and odd widths, and
-// runs of 4-9 tokens per matrix (the integer prefill GEMM where a set has one).
+// runs of 4-9 tokens per matrix (the integer prefill GEMM where a set has one); 4- and 8-bit codes.
 TEST(op_qmatvec_8bit_activations) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1800 + c);
-    const int group = 32 << r.below(3);
-    const auto w = bt::random_affine(r, 3, 1 + r.below(70), group * (1 + r.below(12)), 4, group, bs::DType::BF16);
+    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
+    const auto w =
+        bt::random_affine(r, 3, 1 + r.below(70), group * (1 + r.below(12)), code_bits, group, bs::DType::BF16);
     auto x = bt::random_vec(r, w.m.cols);
     if (c % 3 == 0) x[r.below(static_cast<uint64_t>(w.m.cols))] *= 100.0f;  // an outlier: only its block loses bits
     std::vector<float> x3;
@@ -290,11 +293,14 @@ TEST(op_qmatvec_8bit_activations) {
 
 // Every activation at its block's largest magnitude (±m, m spread over 2^-20..2^20): the
 // integer path scales m to qmax, and float rounding must not carry Q to 2^23 (or 2^15), where
-// the signed top byte would wrap to -128 and flip the block's sum.
+// the signed top byte would wrap to -128 and flip the block's sum (or, for 8-bit codes' signed
+// digits, carry Q past 127·257).
 TEST(op_qmatvec_block_maxima) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1600 + c);
-    const auto w = bt::random_affine(r, 1, 8 + r.below(24), 256 << r.below(3), 4, 32 << r.below(3), bs::DType::BF16);
+    const int code_bits = c % 2 ? 8 : 4;
+    const auto w =
+        bt::random_affine(r, 1, 8 + r.below(24), 256 << r.below(3), code_bits, 32 << r.below(3), bs::DType::BF16);
     std::vector<float> x(static_cast<size_t>(w.m.cols));
     for (size_t b = 0; b < x.size(); b += 32) {
       const float m =
@@ -313,7 +319,7 @@ TEST(op_qmatvec_block_maxima) {
 }
 
 // The prefill's integer GEMM (fast-int-gemm.h: two-byte activations here, one-byte ones in
-// op_qmatvec_8bit_activations; runs of ≥ 4 tokens, 4-bit codes, L rows per tile; cpu-avx512
+// op_qmatvec_8bit_activations; runs of ≥ 4 tokens, 4- and 8-bit codes, L rows per tile; cpu-avx512
 // and cpu-neon-dotprod, while cpu-avx2 runs these cases on its float GEMM): random shapes
 // with partial row tiles, tail chunks, every group, runs long and short in one gather, and
 // an activation 1000× its block in some tokens (split off and added back per row; its term
@@ -322,9 +328,9 @@ TEST(op_qmatvec_block_maxima) {
 TEST(op_qmatmul_integer_gemm) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1700 + c);
-    const int group = 32 << r.below(3);
+    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
     const int64_t rows = std::vector<int64_t>{1, 7, 8, 9, 17, 33, 65}[r.below(7)];
-    const auto w = bt::random_affine(r, 3, rows, group * (1 + r.below(5)), 4, group, bs::DType::BF16);
+    const auto w = bt::random_affine(r, 3, rows, group * (1 + r.below(5)), code_bits, group, bs::DType::BF16);
     const int64_t n = 4 + r.below(18);
     auto x = bt::random_vec(r, n * w.m.cols);
     std::vector<int32_t> ids(n);
@@ -368,8 +374,9 @@ TEST(op_qmatmul_integer_gemm) {
 TEST(op_gather_matmul_repeated_rows) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1900 + c);
-    const int group = 32 << r.below(3);
-    const auto w = bt::random_affine(r, 3, 1 + r.below(40), group * (1 + r.below(6)), 4, group, bs::DType::BF16);
+    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
+    const auto w =
+        bt::random_affine(r, 3, 1 + r.below(40), group * (1 + r.below(6)), code_bits, group, bs::DType::BF16);
     const int64_t tokens = 2 + r.below(4), n = 6 + r.below(20);
     const auto distinct = bt::random_vec(r, tokens * w.m.cols);
     std::vector<float> x;
@@ -420,6 +427,40 @@ TEST(op_qmatmul_integer_gemm_by_hand) {
         const float want = 512.0f * static_cast<float>(i / 9 + 1);
         EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
             << b->name << " " << bits << "-bit activations token " << i / 9 << " row " << i % 9 << " got " << y[i];
+      }
+    }
+  }
+}
+
+// By hand, 8-bit codes: code 2·((r + c) mod 96) + 63 (both nibbles vary), scale 1, bias 1/2,
+// 96 columns (three groups of 32: a partial last chunk for 16 lanes), 17 rows (a partial tile)
+// and token t all t + 1, so row r of token t is (t + 1)·(2·(0 + … + 95) + 96·63 + 96/2) =
+// 15216·(t + 1) for every row; six tokens (the integer GEMM) and one (decode), two-byte and
+// one-byte activations.
+TEST(op_qmatmul_8bit_codes_by_hand) {
+  bt::Rng r(2);
+  auto w = bt::random_affine(r, 1, 17, 96, 8, 32, bs::DType::BF16);
+  for (int64_t row = 0; row < 17; ++row) {
+    for (int64_t c = 0; c < 96; ++c) w.w[row * 96 + c] = static_cast<uint8_t>(2 * ((row + c) % 96) + 63);
+    for (int64_t g = 0; g < 3; ++g) {
+      bt::store_float(w.scales.data(), bs::DType::BF16, row * 3 + g, 1.0f);
+      bt::store_float(w.biases.data(), bs::DType::BF16, row * 3 + g, 0.5f);
+    }
+  }
+  for (const int64_t n : {6, 1}) {
+    std::vector<float> x(n * 96);
+    for (int64_t i = 0; i < n * 96; ++i) x[i] = static_cast<float>(i / 96 + 1);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (!b->usable()) continue;
+      for (int bits : {16, 8}) {
+        std::vector<float> y(n * 17);
+        b->k.qmatmul(bs::ExecCtx{nullptr, bits}, w.m, 0, x.data(), n, y.data());
+        for (int64_t i = 0; i < n * 17; ++i) {
+          const float want = 15216.0f * static_cast<float>(i / 17 + 1);
+          EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
+              << b->name << " " << bits << "-bit activations, " << n << " tokens: token " << i / 17 << " row " << i % 17
+              << " got " << y[i];
+        }
       }
     }
   }
