@@ -1,5 +1,6 @@
 // `bench compare`: our engine and llama.cpp on the same synthetic model — the MLX folder for us,
-// its GGUF Q4_0 export for llama.cpp — arms taking turns round by round so all see the same
+// its GGUF export for llama.cpp (Q8_0 for 8-bit weights, else Q4_0) — arms taking turns round by
+// round so all see the same
 // machine load. llama.cpp arms: `prebuilt` (node-llama-cpp's binary, in this process), `native`
 // (llama-bench compiled on this machine, llama-build.ts) or a llama-bench path. Reports medians of
 // prefill (per prompt length) and decode throughput, ratios, and each decode rate as a fraction of
@@ -11,13 +12,14 @@ import type { ActivationBits } from '../native/binding.js';
 import { autoSized } from './decode-bench.js';
 import { llamaBenchArm } from './llama-bench-arm.js';
 import { ensureNativeLlama, spawnRunner, type Runner } from './llama-build.js';
-import { exportGguf } from '../tools/gguf-export.js';
+import { exportGguf, type GgufFileType } from '../tools/gguf-export.js';
+import { readRefConfig } from '../tools/reference/model-config.js';
 import { Prng } from '../../robot/common/prng.js';
 import { EngineError, NativeModel, argmax } from '../engine/native-model.js';
 
 export interface CompareOptions {
   model: string;
-  /** GGUF file; default `<model>/model-q4_0.gguf`, exported from the folder when missing. */
+  /** GGUF file; default `<model>/model-<type>.gguf` (ggufTypeFor), exported from the folder when missing. */
   gguf?: string;
   threads: number;
   /** Prompt lengths to prefill (each from an empty cache); decode follows the first. */
@@ -108,8 +110,8 @@ export interface CompareReport {
   warm_each: boolean;
   /** Median read bandwidth measured before each round with `threads` threads (GB/s). */
   membw_gb_s: number;
-  /** Weight bytes our engine reads per decoded token (llama.cpp's Q4_0 reads about as many:
-   *  4.5 bits per weight, like MLX 4-bit with group 64). */
+  /** Weight bytes our engine reads per decoded token (llama.cpp's Q4_0 / Q8_0 read about as
+   *  many: 4.5 / 8.5 bits per weight, like MLX 4- / 8-bit with group 64). */
   active_bytes_per_token: number;
   /** membw / active bytes: the decode rate if reading the weights were the only cost. */
   roofline_decode_tok_s: number;
@@ -138,18 +140,25 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-/** The GGUF path to use, exporting `<model>/model-q4_0.gguf` from the MLX folder if needed. */
+/** llama.cpp's format nearest the model's weights: Q8_0 for 8-bit MLX weights (about the same
+ *  bytes per weight as ours, and llama.cpp's fast 8-bit CPU path), else Q4_0. */
+export function ggufTypeFor(model: string): GgufFileType {
+  return readRefConfig(model).quant?.bits === 8 ? 'q8_0' : 'q4_0';
+}
+
+/** The GGUF path to use, exporting `<model>/model-<type>.gguf` from the MLX folder if needed. */
 export function resolveGguf(model: string, gguf: string | undefined, log: (line: string) => void): string {
   if (gguf !== undefined) {
     if (!existsSync(gguf)) throw new EngineError(`--gguf ${gguf} does not exist`);
     if (!statSync(gguf).isFile()) throw new EngineError(`--gguf ${gguf} is not a file (a .gguf file is expected)`);
     return gguf;
   }
-  const path = join(model, 'model-q4_0.gguf');
+  const type = ggufTypeFor(model);
+  const path = join(model, `model-${type}.gguf`);
   if (!existsSync(path)) {
-    log(`writing ${path} (GGUF Q4_0 export of ${model}) for llama.cpp`);
+    log(`writing ${path} (GGUF ${type.toUpperCase()} export of ${model}) for llama.cpp`);
     // Written beside and renamed when whole: an interrupted export is not taken for a GGUF.
-    exportGguf(model, `${path}.partial`, 'q4_0', `brainstem bench compare export of ${model}`);
+    exportGguf(model, `${path}.partial`, type, `brainstem bench compare export of ${model}`);
     renameSync(`${path}.partial`, path);
   }
   return path;

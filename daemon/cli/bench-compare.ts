@@ -1,5 +1,5 @@
 // `brainstem bench compare --model DIR [--llama native,prebuilt]`: our engine and llama.cpp on the
-// same synthetic model (MLX folder vs its GGUF Q4_0 export), arms taking turns for several rounds;
+// same synthetic model (MLX folder vs its GGUF Q4_0 / Q8_0 export), arms taking turns for several rounds;
 // medians of prefill (per prompt length) and decode tok/s, ratios and roofline fractions. JSON
 // with --json (or when piped).
 import type { Command } from 'commander';
@@ -40,7 +40,7 @@ export const registerBenchCompare: CommandRegistrar = (program: Command) => {
     .requiredOption('--model <dir>', 'model folder (MLX safetensors)')
     .option(
       '--gguf <file>',
-      'GGUF for llama.cpp (default: <dir>/model-q4_0.gguf, exported from the folder when missing)',
+      'GGUF for llama.cpp (default: <dir>/model-q8_0.gguf for 8-bit weights, else model-q4_0.gguf; exported when missing)',
     )
     .option('--threads <n>', 'CPU threads for both engines', '2')
     .option(

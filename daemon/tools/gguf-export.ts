@@ -1,7 +1,7 @@
 // Converts an MLX folder into GGUF for llama.cpp: qwen3_moe / glm4_moe / qwen3 / llama as
 // `qwen3moe` / `glm4moe` / `qwen3` / `llama` (the hybrids in gguf-hybrid.ts),
 // with the metadata keys and tensor names of llama.cpp's convert_hf_to_gguf.py: weights are
-// dequantised to F32/F16 (or requantised to Q4_0); norms, biases and routers stay F32.
+// dequantised to F32/F16 (or requantised to Q4_0 / Q8_0); norms, biases and routers stay F32.
 // The tokenizer goes in as llama.cpp's "gpt2" BPE with the "qwen2" pre-tokenizer.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { numberToF16 } from '../models/float16.js';
 import {
   GGML_TYPES,
   quantizeRowQ4_0,
+  quantizeRowQ8_0,
   writeGguf,
   type GgmlType,
   type GgufTensor,
@@ -18,13 +19,14 @@ import { readRefConfig, type RefConfig } from './reference/model-config.js';
 import { RefWeights } from './reference/weights.js';
 import { hybridKv, hybridTensors } from './gguf-hybrid.js';
 
-export const GGUF_TYPES = ['f32', 'f16', 'q4_0'] as const;
+export const GGUF_TYPES = ['f32', 'f16', 'q4_0', 'q8_0'] as const;
 export type GgufFileType = (typeof GGUF_TYPES)[number];
 
 const FILE_TYPE: Record<GgufFileType, { ggml: GgmlType; fileType: number }> = {
   f32: { ggml: 'F32', fileType: 0 },
   f16: { ggml: 'F16', fileType: 1 },
   q4_0: { ggml: 'Q4_0', fileType: 2 },
+  q8_0: { ggml: 'Q8_0', fileType: 7 },
 };
 
 const TOKEN_TYPE = { normal: 1, control: 3, userDefined: 4, unused: 5 };
@@ -274,6 +276,7 @@ export function* matrixRows(
         const o = r * rowBytes;
         if (type === 'F32') for (let i = 0; i < m.cols; i++) view.setFloat32(o + 4 * i, row[i], true);
         else if (type === 'F16') for (let i = 0; i < m.cols; i++) view.setUint16(o + 2 * i, numberToF16(row[i]), true);
+        else if (type === 'Q8_0') quantizeRowQ8_0(row, buf.subarray(o, o + rowBytes), numberToF16);
         else quantizeRowQ4_0(row, buf.subarray(o, o + rowBytes), numberToF16);
       }
       yield buf;

@@ -11,6 +11,7 @@ export const GGML_TYPES = {
   F32: { id: 0, block: 1, bytes: 4 },
   F16: { id: 1, block: 1, bytes: 2 },
   Q4_0: { id: 2, block: 32, bytes: 18 },
+  Q8_0: { id: 8, block: 32, bytes: 34 },
 } as const;
 export type GgmlType = keyof typeof GGML_TYPES;
 
@@ -180,6 +181,28 @@ export function quantizeRowQ4_0(x: ArrayLike<number>, out: Uint8Array, toF16: (v
       const q0 = Math.min(15, Math.trunc(f(f(f(x[b * 32 + j]) * id) + 8.5)));
       const q1 = Math.min(15, Math.trunc(f(f(f(x[b * 32 + 16 + j]) * id) + 8.5)));
       out[o + 2 + j] = q0 | (q1 << 4);
+    }
+  }
+}
+
+/**
+ * One row as Q8_0 (ggml's quantize_row_q8_0_ref): per block of 32, f16 d = max|x| / 127 then
+ * 32 int8 q = round(x / d), halves away from zero; float32 arithmetic as ggml's.
+ */
+export function quantizeRowQ8_0(x: ArrayLike<number>, out: Uint8Array, toF16: (v: number) => number): void {
+  const f = Math.fround;
+  for (let b = 0; b * 32 < x.length; b++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(f(x[b * 32 + j])));
+    const d = f(amax / 127);
+    const id = d !== 0 ? f(1 / d) : 0;
+    const o = b * 34;
+    const h = toF16(d);
+    out[o] = h & 0xff;
+    out[o + 1] = h >>> 8;
+    for (let j = 0; j < 32; j++) {
+      const v = f(f(x[b * 32 + j]) * id);
+      out[o + 2 + j] = (Math.sign(v) * Math.round(Math.abs(v))) & 0xff;
     }
   }
 }

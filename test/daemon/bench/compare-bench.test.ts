@@ -1,7 +1,7 @@
 // bench compare: the report's arithmetic on scripted arms (medians, ratios, roofline
 // fractions, arms taking turns, one prompt for all, prefill per prompt length), a real run of our
-// engine against llama.cpp (node-llama-cpp's prebuilt CPU binary) on a tiny model and its GGUF
-// Q4_0 export, and the CLI's argument errors. No timing is asserted.
+// engine against llama.cpp (node-llama-cpp's prebuilt CPU binary) on tiny 4- and 8-bit models and
+// their GGUF Q4_0 / Q8_0 exports, and the CLI's argument errors. No timing is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -155,29 +155,34 @@ test('compare with warmEach warms every arm right before its timed runs in every
   ]);
 });
 
-test('compare runs our engine and llama.cpp on a tiny model, exporting the GGUF Q4_0 when missing', async (t) => {
-  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 12 });
-  const lines: string[] = [];
-  const r = await runCompareBench(
-    { model: dir, threads: 2, prompts: [8], gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
-    async () => 10,
-  );
-  assert.equal(r.gguf, join(dir, 'model-q4_0.gguf'));
-  assert.ok(existsSync(r.gguf));
-  assert.ok(!existsSync(`${r.gguf}.partial`), 'the export is written beside and renamed');
-  assert.ok(
-    lines.some((l) => l.includes('GGUF Q4_0 export')),
-    lines.join('\n'),
-  );
-  for (const arm of [r.brainstem, r.llama_cpp]) {
-    assert.equal(arm.decode_rounds.length, 2);
-    assert.ok(
-      arm.decode_tok_s > 0 && arm.prefill_tok_s > 0 && Number.isFinite(arm.decode_roofline_fraction),
-      JSON.stringify(arm),
+for (const [bits, type] of [
+  [4, 'q4_0'],
+  [8, 'q8_0'],
+] as const) {
+  test(`compare runs our engine and llama.cpp on a tiny ${bits}-bit model, exporting the GGUF ${type} when missing`, async (t) => {
+    const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 12, bits });
+    const lines: string[] = [];
+    const r = await runCompareBench(
+      { model: dir, threads: 2, prompts: [8], gen: 4, rounds: 2, seed: 1, kvCache: 'f16', log: (l) => lines.push(l) },
+      async () => 10,
     );
-  }
-  assert.ok(r.active_bytes_per_token > 0 && r.decode_ratio > 0 && r.prefill_ratio > 0, JSON.stringify(r));
-});
+    assert.equal(r.gguf, join(dir, `model-${type}.gguf`));
+    assert.ok(existsSync(r.gguf));
+    assert.ok(!existsSync(`${r.gguf}.partial`), 'the export is written beside and renamed');
+    assert.ok(
+      lines.some((l) => l.includes(`GGUF ${type.toUpperCase()} export`)),
+      lines.join('\n'),
+    );
+    for (const arm of [r.brainstem, r.llama_cpp]) {
+      assert.equal(arm.decode_rounds.length, 2);
+      assert.ok(
+        arm.decode_tok_s > 0 && arm.prefill_tok_s > 0 && Number.isFinite(arm.decode_roofline_fraction),
+        JSON.stringify(arm),
+      );
+    }
+    assert.ok(r.active_bytes_per_token > 0 && r.decode_ratio > 0 && r.prefill_ratio > 0, JSON.stringify(r));
+  });
+}
 
 test('bench compare CLI: bad options exit 2, a missing GGUF or a folder exits 1 naming it', async (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 13 });

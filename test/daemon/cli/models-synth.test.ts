@@ -45,7 +45,7 @@ test('options parse into synth options; bad values name the flag, the rule and t
     [{ bits: '3' }, /--bits must be one of 2, 4, 8, got "3"/],
     [{ groupSize: '48' }, /--group-size must be one of 32, 64, 128, got "48"/],
     [{ format: 'onnx' }, /--format must be one of mlx, gguf, got "onnx"/],
-    [{ ggufType: 'q8_0' }, /--gguf-type must be one of f32, f16, q4_0, got "q8_0"/],
+    [{ ggufType: 'q5_k' }, /--gguf-type must be one of f32, f16, q4_0, q8_0, got "q5_k"/],
     [{ shardMb: '0' }, /--shard-mb must be a positive number, got "0"/],
   ];
   for (const [patch, message] of bad) assert.throws(() => parseSynthOptions({ ...base, ...patch }), message);

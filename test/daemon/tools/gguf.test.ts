@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quantizeRowQ4_0 } from '../../../daemon/tools/gguf-writer.js';
+import { quantizeRowQ4_0, quantizeRowQ8_0 } from '../../../daemon/tools/gguf-writer.js';
 import { exportGguf } from '../../../daemon/tools/gguf-export.js';
 import { f16ToNumber, numberToF16 } from '../../../daemon/models/float16.js';
 import { synthModel } from '../../../daemon/tools/synth.js';
@@ -80,6 +80,40 @@ test('Q4_0 hand cases: d = signed max / -8, low nibbles hold elements 0..15, cla
   assert.equal(f16ToNumber(out[0] | (out[1] << 8)), -1); // max 8 → d = -1
   assert.equal(out[2] & 15, 0); // 8 * -1 + 8.5 → 0
   assert.equal(out[3] & 15, 15); // -8 * -1 + 8.5 = 16.5 → clamped to 15
+});
+
+test('Q8_0 hand cases: d = max|x| / 127, q = round(x / d) with halves away from zero', () => {
+  const out = new Uint8Array(34);
+  const x = [127, -127, 63.5, -63.5, 0.5, -0.49, ...new Array(26).fill(0)];
+  quantizeRowQ8_0(x, out, numberToF16);
+  assert.equal(out[0] | (out[1] << 8), 0x3c00); // d = 127 / 127 = 1
+  const q = Array.from(new Int8Array(out.buffer, 2, 32));
+  assert.deepEqual(q.slice(0, 7), [127, -127, 64, -64, 1, 0, 0]);
+  const y = [-254, 2, ...new Array(30).fill(0)];
+  quantizeRowQ8_0(y, out, numberToF16);
+  assert.equal(f16ToNumber(out[0] | (out[1] << 8)), 2); // max |x| 254 → d = 2, sign in the codes
+  assert.deepEqual(Array.from(new Int8Array(out.buffer, 2, 2)), [-127, 1]);
+  quantizeRowQ8_0(new Array(32).fill(0), out, numberToF16);
+  assert.ok(
+    out.every((b) => b === 0),
+    'a zero block is d = 0 and zero codes',
+  );
+});
+
+test('Q8_0 round trip error is at most half a step (seed 14)', () => {
+  const rng = new Prng(14);
+  const x = Array.from({ length: 32 * 64 }, () => rng.normal());
+  const out = new Uint8Array(34 * 64);
+  quantizeRowQ8_0(x, out, numberToF16);
+  const codes = new Int8Array(out.buffer);
+  for (let b = 0; b < 64; b++) {
+    const d = f16ToNumber(out[34 * b] | (out[34 * b + 1] << 8));
+    for (let j = 0; j < 32; j++) {
+      const err = Math.abs(codes[34 * b + 2 + j] * d - x[32 * b + j]);
+      // Half a step of the float32 d, plus d's rounding to f16 (2^-11 relative) times |q| ≤ 127.
+      assert.ok(err <= d * (0.5 + 127 * 2 ** -11) * 1.001, `block ${b} j ${j}: err ${err} d ${d}`);
+    }
+  }
 });
 
 test('Q4_0 round trip error is at most one step (seed 13)', () => {
@@ -199,6 +233,31 @@ test('glm4moe GGUF (q4_0): group, shared-expert and dense-layer keys, F32 router
   for (const [name, dims, type] of expectT)
     assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
   assert.ok(!byName.has('blk.0.attn_q_norm.weight') && !byName.has('blk.0.ffn_gate_inp.weight'));
+});
+
+test('qwen3moe GGUF (q8_0) of an 8-bit model: file type 7, Q8_0 matrices holding each MLX row requantised', () => {
+  const dir = synthModel({ arch: 'qwen3_moe', shape: 'tiny', seed: 4, bits: 8, out: join(root, 'q8') }).dir;
+  const file = join(root, 'q8.gguf');
+  exportGguf(dir, file, 'q8_0');
+  const buf = readFileSync(file);
+  const g = parseGguf(buf);
+  assert.equal(g.kv.get('general.file_type'), 7);
+  const byName = new Map(g.tensors.map((t) => [t.name, t]));
+  for (const [name, dims, type] of [
+    ['blk.0.attn_q.weight', [128, 128], 8],
+    ['blk.2.ffn_down_exps.weight', [128, 128, 16], 8],
+    ['blk.2.ffn_gate_inp.weight', [128, 16], 0],
+    ['output_norm.weight', [128], 0],
+  ] as [string, number[], number][])
+    assert.deepEqual([byName.get(name)?.dims, byName.get(name)?.type], [dims, type], name);
+  // Expert 7's row 5 of layer 2's down projection: 128 columns = 4 blocks of 34 bytes.
+  const c = readRefConfig(dir);
+  const w = RefWeights.open(dir, c);
+  const want = new Uint8Array(4 * 34);
+  quantizeRowQ8_0(w.matrix('model.layers.2.mlp.switch_mlp.down_proj', 7).row(5), want, numberToF16);
+  w.close();
+  const at = g.dataStart + byName.get('blk.2.ffn_down_exps.weight')!.offset + (7 * 128 + 5) * 4 * 34;
+  assert.deepEqual(new Uint8Array(buf.subarray(at, at + 4 * 34)), want);
 });
 
 test('qwen3_moe with dense layers cannot be expressed for llama.cpp and says why', () => {

@@ -69,6 +69,22 @@ const softmax = (l: ArrayLike<number>): number[] => {
   return e.map((v) => v / z);
 };
 
+/** Reference logits after each of 8 prompt tokens, then 24 greedy steps (each step's token fed
+ *  back); llama.cpp then evaluates exactly `sequence`. */
+function referenceRun(dir: string): { sequence: number[]; refLogits: number[][] } {
+  const ref = referenceForward(dir);
+  const prompt = [11, 48, 85, 122, 159, 196, 233, 270];
+  const refLogits = prompt.map((t) => Array.from(ref.decode(t)));
+  const greedy: number[] = [];
+  while (greedy.length < 24) {
+    const last = refLogits[refLogits.length - 1];
+    greedy.push(last.indexOf(Math.max(...last)));
+    if (greedy.length < 24) refLogits.push(Array.from(ref.decode(greedy[greedy.length - 1])));
+  }
+  ref.close();
+  return { sequence: [...prompt, ...greedy.slice(0, -1)], refLogits };
+}
+
 const cases = [
   { arch: 'qwen3_moe' as const, nGroup: undefined, seed: 21 },
   { arch: 'glm4_moe' as const, nGroup: 1, seed: 22 },
@@ -89,19 +105,7 @@ for (const c of cases) {
       nGroup: c.nGroup,
       out: join(root, `${c.arch}-${c.seed}`),
     }).dir;
-    // Reference: logits after each of 8 prompt tokens, then 24 greedy steps (each step's token
-    // is fed back); llama.cpp then evaluates exactly that token sequence.
-    const ref = referenceForward(dir);
-    const prompt = [11, 48, 85, 122, 159, 196, 233, 270];
-    const refLogits = prompt.map((t) => ref.decode(t));
-    const greedy: number[] = [];
-    while (greedy.length < 24) {
-      const last = refLogits[refLogits.length - 1];
-      greedy.push(last.indexOf(Math.max(...last)));
-      if (greedy.length < 24) refLogits.push(ref.decode(greedy[greedy.length - 1]));
-    }
-    ref.close();
-    const sequence = [...prompt, ...greedy.slice(0, -1)];
+    const { sequence, refLogits } = referenceRun(dir);
     for (const [type, logitTol, probTol] of [
       ['f32', 1e-4, 1e-5],
       ['f16', 0.05, 0.01],
@@ -154,4 +158,31 @@ test('llama.cpp reads the GGUF tokenizer exactly as @huggingface/tokenizers read
   } finally {
     await model.dispose();
   }
+});
+
+// Q8_0 (bench compare's format for 8-bit weights): the export requantises each dequantised MLX
+// 8-bit row to blocks of 32 (within half a step of max/127: gguf.test.ts), and llama.cpp also
+// rounds activations to Q8 blocks, which on this tiny random model moves logits by up to ~0.9
+// (our own engine with one-byte activations: ~0.6-0.8 on exact weights). A wrong layout or scale
+// would move them by their whole scale (~12); the mean difference is ~0.04.
+test('qwen3_moe 8-bit: llama.cpp on the GGUF q8_0 export stays near the float64 reference', async () => {
+  const dir = synthModel({ arch: 'qwen3_moe', shape: 'tiny', seed: 28, bits: 8, out: join(root, 'q8') }).dir;
+  const { sequence, refLogits } = referenceRun(dir);
+  const gguf = join(root, 'q8.gguf');
+  exportGguf(dir, gguf, 'q8_0');
+  const got = await llamaLogits(gguf, sequence);
+  let worst = 0;
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < sequence.length; i++) {
+    const r = refLogits[i];
+    for (let v = 0; v < r.length; v++) {
+      const d = Math.abs((got[i].get(v) ?? NaN) - r[v]);
+      worst = Math.max(worst, Number.isNaN(d) ? Infinity : d);
+      sum += d;
+      n++;
+    }
+  }
+  assert.ok(worst <= 1.5, `worst logit difference ${worst} (measured ~0.9)`);
+  assert.ok(sum / n <= 0.1, `mean logit difference ${sum / n} (measured ~0.04)`);
 });
