@@ -50,7 +50,7 @@ export interface LoadModelOptions {
   /** Routing width K: experts per token (default: the config's num_experts_per_tok). */
   topK?: number;
   /** Kernel set by name, see NativeInfo.kernelSets, or "auto" (the default): the fastest usable
-   *  CPU set (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon-dotprod > cpu-neon on arm64, else
+   *  CPU set (cpu-avx512 > cpu-avx2 on x86-64, cpu-neon-i8mm > cpu-neon-dotprod > cpu-neon on arm64, else
    *  cpu-ref), or cuda when a device of capability ≥ 7.2 passes the CUDA set's smoke test;
    *  metal is used only when named. */
   backend?: string;

@@ -50,6 +50,7 @@ const std::vector<const Backend*>& cpu_backends() {
 #elif defined(BRAINSTEM_ARM64)
     &cpu_neon_backend(),
     &cpu_neon_dotprod_backend(),
+    &cpu_neon_i8mm_backend(),
 #endif
   };
   return cpu;

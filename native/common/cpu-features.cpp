@@ -5,6 +5,8 @@
 #elif defined(BRAINSTEM_ARM64) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
+#elif defined(BRAINSTEM_ARM64) && defined(__APPLE__)
+#include <sys/sysctl.h>
 #endif
 
 namespace bs {
@@ -40,8 +42,12 @@ static CpuFeatures detect() {
   f.neon = true;
 #if defined(__APPLE__)
   f.dotprod = true;  // every Apple M-series core has FEAT_DotProd
+  int i8mm = 0;      // M2 and later
+  size_t len = sizeof i8mm;
+  f.i8mm = sysctlbyname("hw.optional.arm.FEAT_I8MM", &i8mm, &len, nullptr, 0) == 0 && i8mm != 0;
 #elif defined(__linux__)
   f.dotprod = getauxval(AT_HWCAP) & HWCAP_ASIMDDP;
+  f.i8mm = getauxval(AT_HWCAP2) & HWCAP2_I8MM;
 #endif
 #endif
   return f;
@@ -70,6 +76,7 @@ std::string cpu_features_string() {
   add(f.avx512vnni, "avx512vnni");
   add(f.neon, "neon");
   add(f.dotprod, "dotprod");
+  add(f.i8mm, "i8mm");
   return s;
 }
 

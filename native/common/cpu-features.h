@@ -1,4 +1,4 @@
-// CPU feature detection for run-time kernel dispatch (x86 AVX2/AVX-512/VNNI, arm64 dotprod).
+// CPU feature detection for run-time kernel dispatch (x86 AVX2/AVX-512/VNNI, arm64 dotprod, i8mm).
 #pragma once
 #include <string>
 
@@ -7,7 +7,7 @@ namespace bs {
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512vnni = false;
-  bool neon = false, dotprod = false;
+  bool neon = false, dotprod = false, i8mm = false;
 };
 
 // Detected once; cheap to call afterwards.

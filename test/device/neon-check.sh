@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The arm64 kernel sets (cpu-neon, cpu-neon-dotprod) on an x86 Linux machine: cross-compiles
+# The arm64 kernel sets (cpu-neon, cpu-neon-dotprod, cpu-neon-i8mm) on an x86 Linux machine: cross-compiles
 # the native unit tests (brainstem-native-tests, CUDA off, static) for aarch64 in build-arm64/
 # with plain CMake and cmake/aarch64-linux-gnu.cmake (the test binary needs no Node headers),
 # then runs every case under `qemu-aarch64 -cpu max` (NEON and the dot-product extension),
@@ -27,7 +27,7 @@ if ! { cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
   exit 1
 fi
 echo "neon-check: running under qemu-aarch64 -cpu max" >&2
-qemu-aarch64 -cpu max "$dir/brainstem-native-tests" --require-sets cpu-neon,cpu-neon-dotprod "$@"
+qemu-aarch64 -cpu max "$dir/brainstem-native-tests" --require-sets cpu-neon,cpu-neon-dotprod,cpu-neon-i8mm "$@"
 rc=$?
 [ "$rc" = 0 ] || echo "neon-check: failed (exit $rc)" >&2
 exit "$rc"

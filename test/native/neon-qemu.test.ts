@@ -1,6 +1,7 @@
 // The arm64 kernel sets on an x86 machine: test/device/neon-check.sh cross-compiles the native
-// tests for aarch64 and runs them under qemu-aarch64 -cpu max, requiring cpu-neon and
-// cpu-neon-dotprod; then that binary's decode probe runs synthetic models on each NEON set.
+// tests for aarch64 and runs them under qemu-aarch64 -cpu max, requiring cpu-neon,
+// cpu-neon-dotprod and cpu-neon-i8mm; then that binary's decode probe runs synthetic models on
+// each NEON set.
 // Skipped (with the reason) without the cross tools, failed when CI=true (.ci/run installs
 // them); on an arm64 host the native tests run the NEON sets directly.
 // BRAINSTEM_TEST_ARM64=0 skips it for a quicker local run (a cold cross build is minutes).
@@ -15,7 +16,7 @@ import { synthTemp } from './helpers/model-files.js';
 const script = join(repoRoot, 'test', 'device', 'neon-check.sh');
 const binary = join(repoRoot, 'build-arm64', 'brainstem-native-tests');
 const onPath = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-const NEON = ['cpu-neon', 'cpu-neon-dotprod'];
+const NEON = ['cpu-neon', 'cpu-neon-dotprod', 'cpu-neon-i8mm'];
 
 /** Why the check cannot run here (undefined: it can); throws under CI=true when the tools are missing. */
 function skipReason(): string | undefined {
@@ -41,7 +42,7 @@ test('arm64 kernel sets pass the native tests under qemu-aarch64', (t) => {
     if (/^(skip |# kernel set)/.test(line)) t.diagnostic(line.replace(/^# /, ''));
   const summary = /# cases (\d+), failed (\d+).*/.exec(r.stdout);
   assert.ok(summary, `no summary line in:\n${r.stdout}`);
-  assert.match(r.stdout, /# kernel sets run: .*cpu-neon cpu-neon-dotprod/);
+  assert.match(r.stdout, /# kernel sets run: .*cpu-neon cpu-neon-dotprod cpu-neon-i8mm/);
   assert.equal(Number(summary[2]), 0);
   t.diagnostic(`qemu-aarch64 -cpu max: ${summary[0].slice(2)}`);
 });
