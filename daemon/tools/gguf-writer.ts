@@ -156,6 +156,14 @@ export function writeGguf(path: string, kv: ReadonlyMap<string, GgufValue>, tens
   return writeStreamed(path, head.concat(), parts, 'gguf');
 }
 
+/** A block's scale d as little-endian f16 at out[o]; returns 1/d in float32 (0 for d = 0), as ggml's quantisers use it. */
+function putScale(d: number, out: Uint8Array, o: number, toF16: (v: number) => number): number {
+  const h = toF16(d);
+  out[o] = h & 0xff;
+  out[o + 1] = h >>> 8;
+  return d !== 0 ? Math.fround(1 / d) : 0;
+}
+
 /** ggml's reference Q4_0 quantiser for one row (length a multiple of 32): per block of 32,
  *  d = (value of largest magnitude) / -8, q = min(15, trunc(x / d + 8.5)); byte j holds
  *  element j in its low nibble and element j + 16 in its high nibble. */
@@ -171,12 +179,8 @@ export function quantizeRowQ4_0(x: ArrayLike<number>, out: Uint8Array, toF16: (v
         max = v;
       }
     }
-    const d = f(max / -8);
-    const id = d !== 0 ? f(1 / d) : 0;
     const o = b * 18;
-    const h = toF16(d);
-    out[o] = h & 0xff;
-    out[o + 1] = h >>> 8;
+    const id = putScale(f(max / -8), out, o, toF16);
     for (let j = 0; j < 16; j++) {
       const q0 = Math.min(15, Math.trunc(f(f(f(x[b * 32 + j]) * id) + 8.5)));
       const q1 = Math.min(15, Math.trunc(f(f(f(x[b * 32 + 16 + j]) * id) + 8.5)));
@@ -194,12 +198,8 @@ export function quantizeRowQ8_0(x: ArrayLike<number>, out: Uint8Array, toF16: (v
   for (let b = 0; b * 32 < x.length; b++) {
     let amax = 0;
     for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(f(x[b * 32 + j])));
-    const d = f(amax / 127);
-    const id = d !== 0 ? f(1 / d) : 0;
     const o = b * 34;
-    const h = toF16(d);
-    out[o] = h & 0xff;
-    out[o + 1] = h >>> 8;
+    const id = putScale(f(amax / 127), out, o, toF16);
     for (let j = 0; j < 32; j++) {
       const v = f(f(x[b * 32 + j]) * id);
       out[o + 2 + j] = (Math.sign(v) * Math.round(Math.abs(v))) & 0xff;

@@ -401,6 +401,31 @@ TEST(op_gather_matmul_repeated_rows) {
   }
 }
 
+namespace {
+
+// n tokens, token t all t + 1, against W[0] with every usable set and two- and one-byte
+// activations: each row of token t must be per_token·(t + 1) (the by-hand cases below). A
+// token's equal activations are its block maximum: Q = qmax exactly with two bytes or one.
+void check_by_hand(bt::T& t, const bs::WeightMatrix& w, int64_t n, float per_token) {
+  std::vector<float> x(n * w.cols);
+  for (int64_t i = 0; i < n * w.cols; ++i) x[i] = static_cast<float>(i / w.cols + 1);
+  for (const bs::Backend* b : bs::compiled_backends()) {
+    if (!b->usable()) continue;
+    for (int bits : {16, 8}) {
+      std::vector<float> y(n * w.rows);
+      b->k.qmatmul(bs::ExecCtx{nullptr, bits}, w, 0, x.data(), n, y.data());
+      for (int64_t i = 0; i < n * w.rows; ++i) {
+        const float want = per_token * static_cast<float>(i / w.rows + 1);
+        EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
+            << b->name << " " << bits << "-bit activations, " << n << " tokens: token " << i / w.rows << " row "
+            << i % w.rows << " got " << y[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 // By hand: code (r + c) mod 16, scale 1, bias 1/2, 64 columns and token t all t + 1, so row r
 // of token t is (t + 1)·(4·(0 + … + 15) + 64/2) = 512·(t + 1) for every row; with two-byte
 // and one-byte activations.
@@ -414,22 +439,7 @@ TEST(op_qmatmul_integer_gemm_by_hand) {
     bt::store_float(w.scales.data(), bs::DType::BF16, row, 1.0f);
     bt::store_float(w.biases.data(), bs::DType::BF16, row, 0.5f);
   }
-  const int64_t n = 6;
-  std::vector<float> x(n * 64);
-  for (int64_t i = 0; i < n * 64; ++i) x[i] = static_cast<float>(i / 64 + 1);
-  for (const bs::Backend* b : bs::compiled_backends()) {
-    if (!b->usable()) continue;
-    // A token's equal activations are its block maximum: Q = qmax exactly with two bytes or one.
-    for (int bits : {16, 8}) {
-      std::vector<float> y(n * 9);
-      b->k.qmatmul(bs::ExecCtx{nullptr, bits}, w.m, 0, x.data(), n, y.data());
-      for (int64_t i = 0; i < n * 9; ++i) {
-        const float want = 512.0f * static_cast<float>(i / 9 + 1);
-        EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
-            << b->name << " " << bits << "-bit activations token " << i / 9 << " row " << i % 9 << " got " << y[i];
-      }
-    }
-  }
+  check_by_hand(t, w.m, 6, 512.0f);
 }
 
 // By hand, 8-bit codes: code 2·((r + c) mod 96) + 63 (both nibbles vary), scale 1, bias 1/2,
@@ -447,23 +457,7 @@ TEST(op_qmatmul_8bit_codes_by_hand) {
       bt::store_float(w.biases.data(), bs::DType::BF16, row * 3 + g, 0.5f);
     }
   }
-  for (const int64_t n : {6, 1}) {
-    std::vector<float> x(n * 96);
-    for (int64_t i = 0; i < n * 96; ++i) x[i] = static_cast<float>(i / 96 + 1);
-    for (const bs::Backend* b : bs::compiled_backends()) {
-      if (!b->usable()) continue;
-      for (int bits : {16, 8}) {
-        std::vector<float> y(n * 17);
-        b->k.qmatmul(bs::ExecCtx{nullptr, bits}, w.m, 0, x.data(), n, y.data());
-        for (int64_t i = 0; i < n * 17; ++i) {
-          const float want = 15216.0f * static_cast<float>(i / 17 + 1);
-          EXPECT(std::fabs(y[i] - want) <= 1e-5f * want)
-              << b->name << " " << bits << "-bit activations, " << n << " tokens: token " << i / 17 << " row " << i % 17
-              << " got " << y[i];
-        }
-      }
-    }
-  }
+  for (const int64_t n : {6, 1}) check_by_hand(t, w.m, n, 15216.0f);
 }
 
 TEST(op_dense_matmul) {
