@@ -108,7 +108,7 @@ export const modelFields = {
   ),
   activation_bits: optional(
     oneOf([8, 16, 24] as const, {
-      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference), 24 (~1e-6, ~10% slower decode on x86) or 8 (one byte per activation as in a Q8 dot product, ~1e-2 off; half the dot-product work: prefill ~2x faster on AVX-512 VNNI and ~1.4x on AVX2, decode faster only where compute rather than memory bandwidth limits it)',
+      doc: 'activation precision of the integer decode kernels: 16 (default; logits ~1e-4 of their scale off the reference), 24 (~1e-6, ~10% slower decode on x86) or 8 (one byte per activation as in a Q8 dot product, ~1e-2 off; half the dot-product work: prefill ~2x faster on AVX-512 VNNI and ~1.4x on AVX2, decode faster only where compute rather than memory bandwidth limits it); 8-bit weights take the float kernels at 24 (and on AVX2 at 16)',
     }),
   ),
   prefill_chunk: optional(
