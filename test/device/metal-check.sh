@@ -10,7 +10,8 @@
 #           experts streamed through staged slots (page-cache and F_NOCACHE reads, with and
 #           without the prerouter) and an injected device failure (metal-session.test.ts),
 #   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
-#           decode benchmark on 'metal' (sessions on the decoder) and on the fastest CPU set,
+#           decode benchmark on 'metal' (sessions on the decoder), on the fastest CPU set and on
+#           cpu-neon-dotprod (what cpu-neon-i8mm, auto on M2 and later, is measured against),
 #           and streamed on 'metal' (staged slots, direct reads, prerouter off and on),
 #   doctor  what `brainstem doctor` reports (Metal device and GPU working-set budget),
 # and prints one JSON object on stdout (logs go to stderr and to $OUT_DIR).
@@ -43,7 +44,7 @@ if [ $build -eq 0 ]; then
   "$bin" --bench >"$out/bench-ops.json" 2>"$out/bench-ops.log"
   node dist/daemon/main.js doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
   if [ -n "$model" ]; then
-    for backend in metal auto; do
+    for backend in metal auto cpu-neon-dotprod; do
       node dist/daemon/main.js bench decode --model "$model" --backend "$backend" --json \
         >"$out/bench-decode-$backend.json" 2>"$out/bench-decode-$backend.log"
     done
@@ -71,6 +72,7 @@ console.log(JSON.stringify({
   bench_decode: {
     metal: json("bench-decode-metal.json"),
     cpu: json("bench-decode-auto.json"),
+    cpu_neon_dotprod: json("bench-decode-cpu-neon-dotprod.json"),
     metal_staged: json("bench-decode-metal-staged.json"),
   },
 }, null, 2));
