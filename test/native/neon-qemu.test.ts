@@ -1,7 +1,7 @@
 // The arm64 kernel sets on an x86 machine: test/device/neon-check.sh cross-compiles the native
-// tests for aarch64 and runs them under qemu-aarch64 -cpu max, requiring cpu-neon,
-// cpu-neon-dotprod and cpu-neon-i8mm; then that binary's decode probe runs synthetic models on
-// each NEON set.
+// tests for aarch64 (with GCC, then with clang) and runs them under qemu-aarch64 -cpu max,
+// requiring cpu-neon, cpu-neon-dotprod and cpu-neon-i8mm; then the GCC binary's decode probe
+// runs synthetic models on each NEON set.
 // Skipped (with the reason) without the cross tools, failed when CI=true (.ci/run installs
 // them); on an arm64 host the native tests run the NEON sets directly.
 // BRAINSTEM_TEST_ARM64=0 skips it for a quicker local run (a cold cross build is minutes).
@@ -28,11 +28,14 @@ function skipReason(): string | undefined {
   return `${missing.join(', ')} not installed (apt-get install g++-aarch64-linux-gnu qemu-user)`;
 }
 
-test('arm64 kernel sets pass the native tests under qemu-aarch64', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
-  // Niced: a cold cross build takes minutes of CPU, and timing-sensitive tests run beside it.
-  const r = spawnSync('nice', ['-n', '10', 'bash', script], { encoding: 'utf8', timeout: 1_800_000 });
+/** neon-check.sh with `env` added, niced (a cold cross build takes minutes of CPU, and
+ *  timing-sensitive tests run beside it); asserts every case passes on the three NEON sets. */
+function neonCheck(t: { diagnostic(m: string): void }, env: Record<string, string>): void {
+  const r = spawnSync('nice', ['-n', '10', 'bash', script], {
+    encoding: 'utf8',
+    timeout: 1_800_000,
+    env: { ...process.env, ...env },
+  });
   assert.equal(
     r.status,
     0,
@@ -45,6 +48,26 @@ test('arm64 kernel sets pass the native tests under qemu-aarch64', (t) => {
   assert.match(r.stdout, /# kernel sets run: .*cpu-neon cpu-neon-dotprod cpu-neon-i8mm/);
   assert.equal(Number(summary[2]), 0);
   t.diagnostic(`qemu-aarch64 -cpu max: ${summary[0].slice(2)}`);
+}
+
+test('arm64 kernel sets pass the native tests under qemu-aarch64', (t) => {
+  const why = skipReason();
+  if (why) return t.skip(why);
+  neonCheck(t, {});
+});
+
+// Apple's compiler is a clang: the same cases built with clang catch what GCC accepts and it
+// does not (lambdas capturing structured bindings before clang 16) or compiles differently
+// (floating-point contraction).
+test('arm64 kernel sets built with clang pass the native tests under qemu-aarch64', (t) => {
+  const why = skipReason();
+  if (why) return t.skip(why);
+  const clang = ['clang', 'clang-16', 'clang-15', 'clang-14'].find(onPath);
+  if (!clang) {
+    if (process.env.CI === 'true') throw new Error('CI=true but clang missing (.ci/run installs it)');
+    return t.skip('clang not installed (apt-get install clang)');
+  }
+  neonCheck(t, { NEON_CC: 'clang', CLANG: clang });
 });
 
 interface Probe {

@@ -108,7 +108,7 @@ TEST(causal_conv_history_carries_across_calls) {
 TEST(lightning_chunked_equals_recurrence) {
   bt::Rng rng(11);
   bs::ThreadPool pool(2);
-  for (const auto [H, D] : {std::pair<int64_t, int64_t>{2, 16}, {3, 8}, {4, 24}}) {
+  for (const auto& [H, D] : {std::pair<int64_t, int64_t>{2, 16}, {3, 8}, {4, 24}}) {
     std::vector<float> g(H);
     bs::lightning_log_decays(H, 1, 4, g.data());  // the strongest decays (layer 1)
     for (int64_t n : {1, 5, 70, 130}) {

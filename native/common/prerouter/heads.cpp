@@ -120,7 +120,10 @@ std::unique_ptr<Prerouter> Prerouter::from_file(const Model& m, const std::strin
   p->file_ = SafetensorsFile::open(path);
   const std::vector<int64_t> allowed = possible_owners(m);
 
-  for (const auto& [key, value] : p->file_->metadata()) {
+  for (const auto& entry : p->file_->metadata()) {
+    // Named copies of the pair's halves: lambdas capture structured bindings only from clang 16.
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     auto want = [&](const std::string& expect, const std::string& hint) {
       if (value != expect)
         fail(path, ": metadata ", key, " is \"", value, "\" but this model needs \"", expect, "\"", hint);
