@@ -106,61 +106,48 @@ struct Avx2 {
     return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x[0]), _mm256_set1_epi16(1)),
                             _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x[0]), _mm256_set1_epi16(16)));
   }
-  // Prefill, 8-bit codes: a block of 32 elements (8 words, nibbles lo/hi at 64i, 64i + 32) of
-  // 8 rows against T tokens' one-byte activations: lo and hi nibble sums apart in 16 bits
-  // (≤ 8·2·15·127 < 2^15), then widened with weights 1 and 16.
-  template <int BYTES, int T>
-  static void block_isum8(const uint8_t* wt, const int8_t* const* x, int64_t, I* out) {
-    static_assert(BYTES == 1, "cpu-avx2's integer GEMM takes one-byte activations");
+  // Prefill (fast-int-gemm.h): a block of 32 elements of 8 rows (lane = row; W tile words,
+  // nibbles lo/hi at 64i, 64i + 32) against T tokens' one-byte activations, broadcast a dword
+  // at a time: vpmaddubsw pairs nibbles × signed bytes into 16 bits (≤ 2·15·127), the low and
+  // high nibbles' sums apart over the block (≤ 8·2·15·127 < 2^15), then vpmaddwd widens them
+  // with weights 1 and HI. The high nibbles meet the activations XHI bytes on.
+  template <int W, int XHI, int HI, int T>
+  static void nibble_block(const uint8_t* wt, const int8_t* const* x, I* out) {
     I sl[T], sh[T];
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) sl[t] = sh[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      const I wl = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i));
-      const I wh = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i + 32));
-#pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) {
-        int32_t v;
-        __builtin_memcpy(&v, x[t] + 4 * i, 4);
-        const I xb = _mm256_set1_epi32(v);
-        sl[t] = _mm256_add_epi16(sl[t], _mm256_maddubs_epi16(wl, xb));
-        sh[t] = _mm256_add_epi16(sh[t], _mm256_maddubs_epi16(wh, xb));
-      }
-    }
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) {
-      out[t] = _mm256_add_epi32(_mm256_madd_epi16(sl[t], _mm256_set1_epi16(1)),
-                                _mm256_madd_epi16(sh[t], _mm256_set1_epi16(16)));
-    }
-  }
-  // Prefill (fast-int-gemm.h): a block of 32 elements of 8 rows (lane = row; tile words w[i]
-  // lo/hi at 64i, 64i + 32) against T tokens' one-byte activations, broadcast a dword at a
-  // time: vpmaddubsw pairs codes × signed bytes into 16 bits (≤ 2·15·127), the block's eight
-  // words summed there (≤ 30480 < 2^15), then vpmaddwd pairs them into 32 bits.
-  template <int BYTES, int T>
-  static void block_isum(const uint8_t* wt, const int8_t* const* x, I* out) {
-    static_assert(BYTES == 1, "cpu-avx2's integer GEMM takes one-byte activations");
-    I s[T];
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
     auto bcast = [](const int8_t* p) {
       int32_t v;
       __builtin_memcpy(&v, p, 4);
       return _mm256_set1_epi32(v);
     };
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
+#pragma GCC unroll 8
+    for (int i = 0; i < W; ++i) {
       const I wl = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i));
       const I wh = _mm256_loadu_si256(reinterpret_cast<const I*>(wt + 64 * i + 32));
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        s[t] = _mm256_add_epi16(s[t], _mm256_add_epi16(_mm256_maddubs_epi16(wl, bcast(x[t] + 4 * i)),
-                                                       _mm256_maddubs_epi16(wh, bcast(x[t] + 4 * L + 4 * i))));
+        sl[t] = _mm256_add_epi16(sl[t], _mm256_maddubs_epi16(wl, bcast(x[t] + 4 * i)));
+        sh[t] = _mm256_add_epi16(sh[t], _mm256_maddubs_epi16(wh, bcast(x[t] + XHI + 4 * i)));
       }
     }
 #pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) out[t] = _mm256_madd_epi16(s[t], _mm256_set1_epi16(1));
+    for (int t = 0; t < T; ++t) {
+      out[t] = _mm256_add_epi32(_mm256_madd_epi16(sl[t], _mm256_set1_epi16(1)),
+                                _mm256_madd_epi16(sh[t], _mm256_set1_epi16(HI)));
+    }
+  }
+  // 4-bit codes: four words, the high nibbles (odd elements) against the odd activations.
+  template <int BYTES, int T>
+  static void block_isum(const uint8_t* wt, const int8_t* const* x, I* out) {
+    static_assert(BYTES == 1, "cpu-avx2's integer GEMM takes one-byte activations");
+    nibble_block<4, 4 * L, 1, T>(wt, x, out);
+  }
+  // 8-bit codes: eight words, both nibbles of a code against its activation, the high ones × 16.
+  template <int BYTES, int T>
+  static void block_isum8(const uint8_t* wt, const int8_t* const* x, int64_t, I* out) {
+    static_assert(BYTES == 1, "cpu-avx2's integer GEMM takes one-byte activations");
+    nibble_block<8, 0, 16, T>(wt, x, out);
   }
   // Prefill tile (fast-int-gemm.h decode_tile): words [w0, w0 + 8) of 8 rows, transposed so
   // word w of every row is one vector (an 8×8 dword transpose), its low and high nibbles to
