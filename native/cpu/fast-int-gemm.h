@@ -7,8 +7,8 @@
 // broadcast activation dword (V::block_isum, block_isum8) give every row's exact Σ q·Q of a
 // block of 32 at once, the scale s·d applies per block to L rows, and no horizontal sum is
 // needed. Sets with V::kIntGemm use it for up to V::kIntGemmBytes bytes (cpu-avx512 on
-// vpdpbusd and cpu-neon-dotprod on sdot/udot: two; cpu-avx2 on vpmaddubsw: one,
-// activation_bits 8).
+// vpdpbusd, cpu-neon-dotprod on sdot/udot and cpu-neon-i8mm on 2×2-tile int8 matrix multiplies:
+// two; cpu-avx2 on vpmaddubsw: one, activation_bits 8).
 #pragma once
 #include <algorithm>
 #include <cstring>
