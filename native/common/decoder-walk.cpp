@@ -10,13 +10,20 @@ std::vector<const WeightMatrix*> decoder_matrices(const Model& m) {
     for (const Linear* l : {&w.gate, &w.up, &w.down}) out.push_back(&l->w);
   };
   for (const LayerWeights& lw : m.layers) {
-    for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
+    if (lw.is_linear) {
+      const LinearAttnWeights& a = lw.linear;
+      for (const Linear* l : {&a.qkv, &a.z, &a.b, &a.a, &a.qkvz, &a.ba, &a.out})
+        if (l->w.w) out.push_back(&l->w);
+    } else {
+      for (const Linear* l : {&lw.attn.q, &lw.attn.k, &lw.attn.v, &lw.attn.o}) out.push_back(&l->w);
+    }
     if (!lw.is_moe) {
       mlp(lw.mlp);
       continue;
     }
     for (const WeightMatrix* w : {&lw.moe.router.w, &lw.moe.gate, &lw.moe.up, &lw.moe.down}) out.push_back(w);
     if (lw.moe.has_shared) mlp(lw.moe.shared);
+    if (lw.moe.shared_gated) out.push_back(&lw.moe.shared_gate.w);
   }
   for (const int64_t owner : m.prerouter ? m.prerouter->owners() : std::vector<int64_t>{}) {
     const PrerouterHead& h = *m.prerouter->head(owner);
@@ -35,7 +42,11 @@ std::vector<const std::vector<float>*> decoder_vectors(const Model& m) {
     for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
       for (const Linear* l : {&w->gate, &w->up, &w->down}) out.push_back(&l->bias);
     out.push_back(&lw.moe.router.bias);
+    out.push_back(&lw.moe.shared_gate.bias);
     if (lw.is_moe) out.push_back(&lw.moe.spec.correction_bias);
+    const LinearAttnWeights& a = lw.linear;
+    for (const std::vector<float>* v : {&a.conv, &a.dt_bias, &a.a_neg, &a.norm}) out.push_back(v);
+    for (const Linear* l : {&a.qkv, &a.z, &a.b, &a.a, &a.qkvz, &a.ba, &a.out}) out.push_back(&l->bias);
   }
   return out;
 }
@@ -45,9 +56,11 @@ bool slot_experts(const Model& m) { return m.streamer && m.stream.decode_path ==
 std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
   const ModelConfig& c = m.cfg;
   const std::string& b = k.name;
-  if (std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0)
-    return "linear-attention (Gated DeltaNet or lightning) layers have no " + b + " kernels yet";
-  if (c.attn_output_gate) return "the output-gated attention has no " + b + " kernel yet";
+  if (std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0) {
+    if (c.linear.lightning) return "lightning-attention layers have no " + b + " kernels yet";
+    if (!k.gated_delta) return "linear-attention (Gated DeltaNet) layers have no " + b + " kernels yet";
+  }
+  if (c.attn_output_gate && !k.gated_delta) return "the output-gated attention has no " + b + " kernel yet";
   if (!c.mrope_section.empty()) return "multimodal RoPE has no " + b + " kernel yet";
   if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
   if (c.fused_qkv) return "the fused query_key_value attention has no " + b + " kernel yet";
@@ -58,7 +71,8 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
     return "head_dim above " + std::to_string(k.max_head_dim) + " or query heads not a multiple of kv heads";
   if (c.router.n_experts > k.max_experts) return "more than " + std::to_string(k.max_experts) + " experts";
   for (const LayerWeights& lw : m.layers) {
-    if (lw.is_moe && lw.moe.shared_gated) return "the sigmoid-gated shared expert has no " + b + " path yet";
+    if (lw.is_moe && lw.moe.shared_gated && !k.gated_delta)
+      return "the sigmoid-gated shared expert has no " + b + " path yet";
     if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
     if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
   }

@@ -26,6 +26,9 @@ struct DecoderKernels {
   int64_t max_head_dim, max_experts;
   std::function<bool(Op, const WeightMatrix*)> accepts;
   bool slots = false;  // computes a staged decode path's experts from the streamer's slots
+  // Runs Gated DeltaNet layers, the output-gated attention and the sigmoid-gated shared expert
+  // (Qwen3-Next, Qwen3.5): the conv_silu, delta_rule, sigmoid_mul and copy_heads primitives.
+  bool gated_delta = false;
 };
 
 // Whether a decoder runs `m`'s routed experts from the streamer's staged slots (the staged decode
@@ -48,8 +51,12 @@ class DecoderWalk {
   int64_t position() const { return pos_; }
 
  protected:
-  DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
-      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(std::max(1, m.top_k)) {}
+  DecoderWalk(const Model& m, const DecoderKernels& kernels, int64_t max_positions, int64_t max_chunk)
+      : m_(m),
+        kernels_(kernels),
+        max_pos_(max_positions),
+        max_chunk_(std::max<int64_t>(1, max_chunk)),
+        top_k_(std::max(1, m.top_k)) {}
 
   // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
   virtual R at(R a, int64_t floats) = 0;
@@ -74,6 +81,20 @@ class DecoderWalk {
   virtual void attend(int64_t l) = 0;
   virtual void route(const MoeWeights& w) = 0;
   virtual void combine(int64_t k) = 0;
+  // Gated DeltaNet (backends with DecoderKernels::gated_delta; the others are never asked):
+  // conv_silu: lin_conv_ = SiLU(causal conv of lin_qkv_ over layer l's history, advanced);
+  // delta_rule: lin_y_ from lin_conv_, lin_b_, lin_a_ and the layer's S, advanced.
+  virtual void conv_silu(int64_t l, const LinearAttnWeights& w) { fail(kernels_.name, " decoder: no conv kernel"); }
+  virtual void delta_rule(int64_t l, const LinearAttnWeights& w) { fail(kernels_.name, " decoder: no delta kernel"); }
+  // x[i] *= sigmoid(g[(i / period) · g_stride + (i % period) · g_step]) over n values.
+  virtual void sigmoid_mul(R x, R g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) {
+    fail(kernels_.name, " decoder: no sigmoid kernel");
+  }
+  // dst[t, h, :width] = src[t, h, :width] over n_ tokens with each side's token and head strides.
+  virtual void copy_heads(R src, int64_t src_token, int64_t src_head, R dst, int64_t dst_token, int64_t dst_head,
+                          int64_t heads, int64_t width) {
+    fail(kernels_.name, " decoder: no copy kernel");
+  }
   // Where the chunk's k (or v) rows are written, normed and rotated: by default the float32
   // cache rows at pos_; a backend with another cache type returns scratch and converts it into
   // the cache in store_kv.
@@ -147,11 +168,26 @@ class DecoderWalk {
     const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
     const int64_t E = std::max(1, c.router.n_experts);
     capacity_ = rows > 0 ? std::min(rows, max_pos_) : max_pos_;
+    // Linear layers keep a recurrent state instead of a KV cache (the session's layout: conv
+    // history then S, layer after layer).
     for (int64_t l = 0; l < c.n_layers; ++l) {
-      k_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
-      v_cache_.push_back(alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
+      const bool lin = m_.layers[l].is_linear;
+      k_cache_.push_back(lin ? R{} : alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
+      v_cache_.push_back(lin ? R{} : alloc(static_cast<size_t>(capacity_ * kv * kv_bytes)));
+      rec_offset_.push_back(lin ? rec_floats_ : -1);
+      if (lin) rec_floats_ += c.linear.state_floats();
     }
     auto f = [&](int64_t count) { return alloc(static_cast<size_t>(count) * 4); };
+    if (rec_floats_ > 0) {
+      const LinearAttnConfig& lc = c.linear;
+      rec_ = f(rec_floats_);
+      const int64_t C = lc.conv_dim(), VD = lc.value_dim(), Hv = lc.v_heads;
+      const int64_t fused = lc.k_heads * (2 * lc.k_dim + 2 * (Hv / std::max<int64_t>(1, lc.k_heads)) * lc.v_dim);
+      lin_qkv_ = f(n * C), lin_conv_ = f(n * C), lin_z_ = f(n * VD), lin_y_ = f(n * VD);
+      lin_b_ = f(n * Hv), lin_a_ = f(n * Hv), lin_proj_ = f(n * fused), lin_proj2_ = f(n * 2 * Hv);
+    }
+    if (c.attn_output_gate) q_gate_ = f(2 * n * c.n_heads * c.head_dim);
+    shared_gate_ = f(n);
     x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
     q_ = f(n * c.n_heads * c.head_dim), attn_ = f(n * c.n_heads * c.head_dim);
     gate_ = f(n * inter), up_ = f(n * inter), rows_ = f(n * k * H);
@@ -175,7 +211,8 @@ class DecoderWalk {
       const LayerWeights& lw = m_.layers[l];
       layer_ = l;
       layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
-      attention(l);
+      if (lw.is_linear) linear_attention(l);
+      else attention(l);
       add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
       if (lw.is_moe) moe(l);
       else mlp(lw.mlp, xn_, y_);
@@ -254,6 +291,7 @@ class DecoderWalk {
   }
 
   const Model& m_;
+  DecoderKernels kernels_;
   int64_t max_pos_, max_chunk_, pos_ = 0;
   int64_t capacity_ = 0;  // cache rows allocated
   int64_t n_ = 1;         // tokens of the chunk being queued
@@ -263,6 +301,13 @@ class DecoderWalk {
   std::vector<R> k_cache_, v_cache_;
   R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
   R token_{}, position_{};
+  // Hybrid models: every linear layer's recurrent state (rec_offset_[l] floats into rec_, −1 for
+  // attention layers) and the Gated DeltaNet's activations; q_proj's [q | gate] rows; the shared
+  // expert's gate per token.
+  R rec_{}, lin_qkv_{}, lin_conv_{}, lin_z_{}, lin_y_{}, lin_b_{}, lin_a_{}, lin_proj_{}, lin_proj2_{};
+  R q_gate_{}, shared_gate_{};
+  std::vector<int64_t> rec_offset_;
+  int64_t rec_floats_ = 0;
   // The prerouter's (allocate_predictions).
   struct Predicted {
     R ids[2]{}, wts[2]{}, last{};
@@ -276,12 +321,48 @@ class DecoderWalk {
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
   void attention(int64_t l) {
     const AttentionWeights& w = m_.layers[l].attn;
+    const ModelConfig& c = m_.cfg;
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
-    linears<3>({{&w.q, q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}}, xn_);
+    // Output-gated: q_proj gives per head [q head_dim | gate head_dim]; q is copied out.
+    const bool gated = c.attn_output_gate;
+    linears<3>({{&w.q, gated ? q_gate_ : q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}}, xn_);
+    const int64_t hd = c.head_dim, q_dim = c.n_heads * hd;
+    if (gated) copy_heads(q_gate_, 2 * q_dim, 2 * hd, q_, q_dim, hd, c.n_heads, hd);
     norm_rope(w, k_at);
     store_kv(l);
     attend(l);
+    if (gated) sigmoid_mul(attn_, at(q_gate_, hd), n_ * q_dim, hd, 2 * hd, 1);
     linear(w.o, attn_, y_, LoraSlot::O);
+  }
+
+  // A Gated DeltaNet layer (common/linear-attention.cpp's linear_attention_block): projections,
+  // conv + SiLU, the delta rule, the gated RMSNorm (rmsnorm(y)·w · SiLU(z)) and out_proj into y_.
+  void linear_attention(int64_t l) {
+    const LinearAttnWeights& w = m_.layers[l].linear;
+    const LinearAttnConfig& c = m_.cfg.linear;
+    const int64_t Hk = c.k_heads, Dk = c.k_dim, Dv = c.v_dim, r = c.v_heads / c.k_heads, C = c.conv_dim();
+    if (w.fused) {
+      // qwen3_next: per k head [q Dk | k Dk | v r·Dv | z r·Dv] and [b r | a r].
+      const int64_t group = 2 * Dk + 2 * r * Dv, key = c.key_dim();
+      linear(w.qkvz, xn_, lin_proj_, LoraSlot::LinQkvz);
+      linear(w.ba, xn_, lin_proj2_, LoraSlot::LinBa);
+      copy_heads(lin_proj_, Hk * group, group, lin_qkv_, C, Dk, Hk, Dk);
+      copy_heads(at(lin_proj_, Dk), Hk * group, group, at(lin_qkv_, key), C, Dk, Hk, Dk);
+      copy_heads(at(lin_proj_, 2 * Dk), Hk * group, group, at(lin_qkv_, 2 * key), C, r * Dv, Hk, r * Dv);
+      copy_heads(at(lin_proj_, 2 * Dk + r * Dv), Hk * group, group, lin_z_, c.value_dim(), r * Dv, Hk, r * Dv);
+      copy_heads(lin_proj2_, Hk * 2 * r, 2 * r, lin_b_, c.v_heads, r, Hk, r);
+      copy_heads(at(lin_proj2_, r), Hk * 2 * r, 2 * r, lin_a_, c.v_heads, r, Hk, r);
+    } else {
+      linear(w.qkv, xn_, lin_qkv_, LoraSlot::LinQkv);
+      linear(w.z, xn_, lin_z_, LoraSlot::LinZ);
+      linear(w.b, xn_, lin_b_, LoraSlot::LinB);
+      linear(w.a, xn_, lin_a_, LoraSlot::LinA);
+    }
+    conv_silu(l, w);
+    delta_rule(l, w);
+    rmsnorm(lin_y_, vec(w.norm), n_ * c.v_heads, Dv, lin_y_);
+    silu_mul(lin_z_, lin_y_, n_ * c.value_dim());  // lin_z_ = SiLU(z) · normed y
+    linear(w.out, lin_z_, y_, LoraSlot::LinOut);
   }
 
   // The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas.
@@ -301,6 +382,10 @@ class DecoderWalk {
     combine(k);
     if (w.has_shared) {
       mlp(w.shared, xn_, y2_);
+      if (w.shared_gated) {
+        linear(w.shared_gate, xn_, shared_gate_);
+        sigmoid_mul(y2_, shared_gate_, n_ * m_.cfg.hidden, m_.cfg.hidden, 1, 0);
+      }
       add(y2_, y_, n_ * m_.cfg.hidden);
     }
   }

@@ -41,6 +41,13 @@ class DeviceDecoder {
   virtual int64_t position() const = 0;
   // Copies rows [0, n) of layer l's key and value caches into k and v, in the model's KV type.
   virtual void read_kv(int64_t layer, int64_t n, void* k, void* v) const = 0;
+  // Hybrid models' recurrent state (every linear layer's conv history then S, in the session's
+  // layout): save_state copies it into snapshot `slot` (0, 1, …) on the device, load_state back
+  // (slot −1: the zero state), read_state copies the current state (slot −1) or a snapshot to
+  // the host. Only a decoder that runs linear-attention layers is asked.
+  virtual void save_state(int slot) { fail("this device decoder keeps no recurrent state"); }
+  virtual void load_state(int slot) { fail("this device decoder keeps no recurrent state"); }
+  virtual void read_state(int slot, float* rec) const { fail("this device decoder keeps no recurrent state"); }
   // Device bytes held for this session (KV cache and activations).
   virtual uint64_t state_bytes() const = 0;
   // Adds the decoder's counters since the last take (expert slots' hits, misses and loads into

@@ -116,7 +116,11 @@ class Session {
   bool device_append(const int32_t* tokens, int64_t n, float* logits, int32_t* greedy, const MultimodalInput* mm,
                      int64_t greedy_vocab = 0);
   // The decoder's cache rows copied into the host caches, and the decoder dropped (forward_mu held).
-  void hand_over();
+  // Hybrid models: the snapshots copied back, and the recurrent state too when state_valid (after
+  // a failed chunk it is not: the caller rebuilds it with restore_recurrent).
+  void hand_over(bool state_valid);
+  // restore_recurrent on the device decoder: its snapshot loaded, the tokens after it run again.
+  void restore_on_device(int64_t n);
   // The multimodal part of the chunk being run: token start..start+n of the append, rows [r0, r1).
   struct MmChunk {
     const MultimodalInput* in;
@@ -135,6 +139,9 @@ class Session {
   void restore_recurrent(int64_t n);
   // Snapshots the state at n_past (`decode`: taken by a decode step).
   void save_snapshot(bool decode);
+  // After an append of n tokens: a snapshot at the end of a prefill, or every
+  // kDecodeSnapshotEvery decode tokens.
+  void snapshot_after(int64_t n);
 
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const LoraAdapter> adapter_;

@@ -92,6 +92,10 @@ void Session::truncate(int64_t n) {
 }
 
 void Session::restore_recurrent(int64_t n) {
+  if (decoder_) {
+    restore_on_device(n);
+    return;
+  }
   // The latest snapshot at or before n (none: the zero state at position 0).
   const Snapshot* best = nullptr;
   for (const Snapshot& snap : snapshots_) {
@@ -138,7 +142,16 @@ void Session::save_snapshot(bool decode) {
   if (!slot) slot = earliest(false);
   slot->pos = n_past_;
   slot->decode = decode;
-  slot->state.assign(rec_.begin(), rec_.end());
+  // On a device decoder the state stays there (hand_over brings it back).
+  if (decoder_) decoder_->save_state(static_cast<int>(slot - snapshots_.data()));
+  else slot->state.assign(rec_.begin(), rec_.end());
+}
+
+void Session::snapshot_after(int64_t n) {
+  if (rec_.empty()) return;
+  int64_t latest = 0;
+  for (const Snapshot& snap : snapshots_) latest = std::max(latest, snap.pos);
+  if (n > 1 || n_past_ - latest >= kDecodeSnapshotEvery) save_snapshot(n == 1);
 }
 
 void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
@@ -202,10 +215,7 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
     }
     throw;
   }
-  if (rec_.empty()) return;
-  int64_t latest = 0;
-  for (const Snapshot& snap : snapshots_) latest = std::max(latest, snap.pos);
-  if (n > 1 || n_past_ - latest >= kDecodeSnapshotEvery) save_snapshot(n == 1);
+  snapshot_after(n);
 }
 
 void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora) {

@@ -19,6 +19,7 @@ void CudaDecoder::reserve(int64_t rows) {
   const size_t row = static_cast<size_t>(m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
   for (auto* cache : {&k_cache_, &v_cache_}) {
     for (float*& b : *cache) {
+      if (!b) continue;  // a linear layer's
       void* grown = c_.hold(cap * row);
       check(cudaMemcpyAsync(grown, b, pos_ * row, cudaMemcpyDeviceToDevice, c_.stream()), "cudaMemcpyAsync (cache)");
       check(cudaStreamSynchronize(c_.stream()), "growing the KV cache");
@@ -26,7 +27,8 @@ void CudaDecoder::reserve(int64_t rows) {
       b = static_cast<float*>(grown);
     }
   }
-  state_bytes_ += 2 * m_.cfg.n_layers * (cap - capacity_) * row;
+  const int64_t attention_layers = std::count(rec_offset_.begin(), rec_offset_.end(), int64_t{-1});
+  state_bytes_ += 2 * attention_layers * (cap - capacity_) * row;
   capacity_ = cap;
 }
 

@@ -12,7 +12,9 @@
 #include "cuda/add.cuh"
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
+#include "cuda/causal-conv.cuh"
 #include "cuda/cuda-ops.cuh"
+#include "cuda/delta-rule.cuh"
 #include "cuda/dense-matmul.cuh"
 #include "cuda/embed.cuh"
 #include "cuda/moe-combine.cuh"
@@ -36,10 +38,18 @@ size_t buffer_bytes(const Model& m, int64_t max_pos, int64_t n) {
   const ModelConfig& c = m.cfg;
   const int64_t H = c.hidden, k = std::max(1, m.top_k), hd = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
   const int64_t inter = std::max({c.intermediate, k * c.moe_intermediate, c.shared_intermediate, int64_t{1}});
+  const LinearAttnConfig& lc = c.linear;
+  const int64_t linear = std::count(c.linear_layer.begin(), c.linear_layer.end(), true);
+  // Hybrid models: the recurrent states and the Gated DeltaNet's activations (decoder-walk.h).
+  const int64_t lin = linear == 0 ? 0
+                                  : linear * lc.state_floats() + n * (4 * lc.conv_dim() + 2 * lc.value_dim() +
+                                                                      4 * lc.v_heads + 2 * lc.k_heads * lc.k_dim);
   const int64_t floats = 4 * n * H + 2 * n * hd + 2 * n * inter + n * k * H + c.vocab +
-                         n * std::max(1, c.router.n_experts) + 2 * n * k + 2 * n + (m.kv_f16() ? 2 * n * kv : 0) +
-                         attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim));
-  return static_cast<size_t>(floats) * 4 + static_cast<size_t>(2 * c.n_layers * max_pos * kv) * (m.kv_f16() ? 2 : 4);
+                         n * std::max(1, c.router.n_experts) + 2 * n * k + 3 * n + (m.kv_f16() ? 2 * n * kv : 0) +
+                         attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) + lin +
+                         (c.attn_output_gate ? 2 * n * hd : 0);
+  return static_cast<size_t>(floats) * 4 +
+         static_cast<size_t>(2 * (c.n_layers - linear) * max_pos * kv) * (m.kv_f16() ? 2 : 4);
 }
 
 }  // namespace
@@ -76,12 +86,24 @@ int CudaDecoder::session_slots(const Model& m, int64_t max_positions, int64_t ma
   return static_cast<int>(std::clamp<uint64_t>(per_layer, 1, E - 1));
 }
 
+const DecoderKernels& CudaDecoder::kernels() {
+  static const DecoderKernels k{"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts, false, /*gated_delta=*/true};
+  return k;
+}
+
 std::string CudaDecoder::unsupported(const Model& m) {
-  return decoder_unsupported(m, {"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts});
+  if (std::string why = decoder_unsupported(m, kernels()); !why.empty()) return why;
+  const LinearAttnConfig& lc = m.cfg.linear;
+  if (std::count(m.cfg.linear_layer.begin(), m.cfg.linear_layer.end(), true) > 0 &&
+      (lc.k_dim % 32 != 0 || lc.k_dim > kMaxDeltaKDim || lc.conv_kernel > kMaxConvKernel))
+    return "Gated DeltaNet key heads of " + std::to_string(lc.k_dim) + " (a multiple of 32 up to " +
+           std::to_string(kMaxDeltaKDim) + ") or a conv kernel of " + std::to_string(lc.conv_kernel) + " taps (up to " +
+           std::to_string(kMaxConvKernel) + ")";
+  return "";
 }
 
 CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o)
-    : DecoderWalk(m, max_positions, o.max_chunk),
+    : DecoderWalk(m, kernels(), max_positions, o.max_chunk),
       graph_(o.graph),
       kv_f16_(m.kv_f16()),
       prerouter_(m.prerouter.get()),
@@ -128,6 +150,7 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   attn_part_ = alloc(attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
   allocate_predictions();
+  if (rec_floats_ > 0) load_state(-1);
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (tokens)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
@@ -318,15 +341,8 @@ void CudaDecoder::combine(int64_t k) {
 CudaDecoder::GraphKey CudaDecoder::graph_key() const {
   AttentionArgs a{};
   a.pos0 = pos_, a.n_tok = 1, a.partial = attn_part_;
-  return GraphKey{top_k_,
-                  head_,
-                  greedy_vocab_,
-                  adapter_held_.get(),
-                  adapter_gen_,
-                  has_pred_,
-                  has_last_,
-                  k_cache_.empty() ? nullptr : k_cache_[0],
-                  attention_splits(a)};
+  return GraphKey{top_k_,    head_,     greedy_vocab_, adapter_held_.get(), adapter_gen_,
+                  has_pred_, has_last_, first_cache(), attention_splits(a)};
 }
 
 void CudaDecoder::run_graph() {

@@ -29,6 +29,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
  public:
   // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
   static std::string unsupported(const Model& m);
+  static const DecoderKernels& kernels();
   // Expert slots per MoE layer for a session's decoder (0: every expert resident): the budget
   // (the model's stream.device_expert_bytes, else 85% of the free device memory less the dense
   // weights, unless shared already, and a cache of max_positions rows) over one expert of every
@@ -65,6 +66,9 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   int64_t position() const override { return pos_; }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
   uint64_t state_bytes() const override { return state_bytes_; }
+  void save_state(int slot) override;  // cuda-decoder-linear.cu
+  void load_state(int slot) override;
+  void read_state(int slot, float* rec) const override;
   // The expert slots' counters (slot hits and misses, copies in, prefetches) and the predicted
   // layer-steps since the last take.
   void take_stats(SessionStats& into) override;
@@ -109,6 +113,11 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override;
   void combine(int64_t k) override;
+  void conv_silu(int64_t l, const LinearAttnWeights& w) override;
+  void delta_rule(int64_t l, const LinearAttnWeights& w) override;
+  void sigmoid_mul(float* x, float* g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) override;
+  void copy_heads(float* src, int64_t src_token, int64_t src_head, float* dst, int64_t dst_token, int64_t dst_head,
+                  int64_t heads, int64_t width) override;
   float* kv_rows(int64_t l, bool v) override;
   void store_kv(int64_t l) override;
   void lora_delta(const LoraWeights& d, float* x, float* y) override;
@@ -126,6 +135,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   uint64_t state_bytes_ = 0;
   float *k_rows_ = nullptr, *v_rows_ = nullptr;         // f16 cache: the chunk's rows before conversion
   float* attn_part_ = nullptr;                          // decode attention's key-range partials
+  std::vector<float*> snapshots_;                       // hybrid models: recurrent states saved
   int32_t* greedy_ = nullptr;                           // device: the argmax
   int64_t greedy_vocab_ = 0;                            // the argmax runs over ids below this
   int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens then positions; the argmax
@@ -154,6 +164,12 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
     int64_t predicted_layers = 0;
   };
   GraphKey graph_key() const;
+  // The first attention layer's key cache (where a grown cache moved), null without one.
+  const void* first_cache() const {
+    for (float* k : k_cache_)
+      if (k) return k;
+    return nullptr;
+  }
   CapturedStep steps_[2];
   uint64_t adapter_gen_ = 0;  // adapters uploaded (a new upload moves its matrices)
   // The adapter in use: its A and B matrices on the device per module, the rank-sized intermediate.

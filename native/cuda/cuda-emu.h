@@ -202,6 +202,9 @@ inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMem
   if (kind == cudaMemcpyDeviceToHost) emu::device().d2h_bytes += n;
   return emu::enqueue(s, [=] { std::memmove(dst, src, n); });
 }
+inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t s) {
+  return emu::enqueue(s, [=] { std::memset(dst, value, n); });
+}
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
   if (!emu::ok()) return cudaErrorLaunchFailure;
   *s = new EmuStream();

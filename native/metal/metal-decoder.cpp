@@ -13,13 +13,20 @@
 
 namespace bs::metal {
 
-std::string MetalDecoder::unsupported(const Model& m) {
-  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts, /*slots=*/true});
+namespace {
+
+const DecoderKernels& metal_kernels() {
+  static const DecoderKernels k{"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts, /*slots=*/true};
+  return k;
 }
+
+}  // namespace
+
+std::string MetalDecoder::unsupported(const Model& m) { return decoder_unsupported(m, metal_kernels()); }
 
 MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,
                            std::shared_ptr<const DeviceWeights> weights)
-    : DecoderWalk(m, max_positions, max_chunk), d_(d) {
+    : DecoderWalk(m, metal_kernels(), max_positions, max_chunk), d_(d) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
   w_ = weights ? std::move(weights) : std::make_shared<const DeviceWeights>(d, m);
   const ModelConfig& c = m.cfg;

@@ -40,15 +40,16 @@ for (const name of ['metal', 'cuda'] as const) {
       }
     }
   });
-  // Hybrids: the Metal decoder refuses them by name (logged once per model), so their sessions
-  // run the table op by op, the linear-attention recurrences on the CPU.
-  if (name === 'metal') {
-    test('greedy decode of the hybrids on metal ends on the reference kernels’ token (qwen3_5_moe, bailing_moe_linear)', {
-      skip: set?.usable ? false : `metal is not usable here: ${device?.detail ?? 'not compiled into this build'}`,
+  // Hybrids: the CUDA decoder runs qwen3_5_moe whole (its Gated DeltaNet layers on the device);
+  // the Metal decoder refuses both by name, and the CUDA one bailing_moe_linear (logged once per
+  // model), so those sessions run the table op by op, the linear-attention recurrences on the CPU.
+  {
+    test(`greedy decode of the hybrids on ${name} ends on the reference kernels’ token (qwen3_5_moe, bailing_moe_linear)`, {
+      skip: set?.usable ? false : `${name} is not usable here: ${device?.detail ?? 'not compiled into this build'}`,
     }, (t) => {
       for (const arch of ['qwen3_5_moe', 'bailing_moe_linear'] as const) {
         const dir = synthTemp(t, { arch, seed: 7 });
-        assert.equal(lastToken(dir, 'metal', 16, 'exact'), lastToken(dir, 'cpu-ref', 16, 'exact'), `${arch}: diverges`);
+        assert.equal(lastToken(dir, name, 16, 'exact'), lastToken(dir, 'cpu-ref', 16, 'exact'), `${arch}: diverges`);
       }
     });
   }

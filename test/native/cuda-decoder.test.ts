@@ -95,7 +95,26 @@ test('the CUDA decoder with expert slots and a prerouter routes decode steps by 
   assert.ok(p.slots!.prefetches > 0, 'predicted experts were queued before they were used');
 });
 
-test('the CUDA decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {
+// Qwen3.5 (separate q/k/v, z, b, a projections) and Qwen3-Next (fused qkvz and ba): Gated DeltaNet
+// layers with their recurrent state on the device, output-gated attention with partial RoPE and
+// the sigmoid-gated shared expert, in one graph per decode step.
+test('the CUDA decoder runs the hybrid models (Gated DeltaNet layers) greedily like the CPU, with an f16 cache, slots and a prerouter', (t) => {
+  for (const arch of ['qwen3_5_moe', 'qwen3_next'] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    for (const flags of [[], ['f16,zero'], ['slots6']]) {
+      const p = probe(dir, 5, flags);
+      const label = `${arch} ${flags.join(' ')}`;
+      assert.equal(p.tokens_cuda.length, 5, `${label}: every step ran`);
+      assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `${label}: greedy tokens (${p.device})`);
+      const tol = flags.length && flags[0].includes('f16') ? 1e-3 : 1e-4;
+      assert.ok(p.max_rel_logit_diff < tol, `${label}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+      if (p.syncs >= 0) assert.equal(p.syncs, p.appends, `${label}: one host synchronisation per append`);
+      assert.equal(p.graph_launches, p.appends - 1, `${label}: every decode step replays the graph`);
+    }
+  }
+});
+
+test('the CUDA decoder names what it does not cover (lightning layers, scaled RoPE)', (t) => {
   assertDecoderRefusals(t, binary, 'cuda', 'CUDA');
 });
 

@@ -16,8 +16,9 @@ namespace bt {
 
 namespace {
 
-// A rank-3 BF16 LoRA (scale 2) on every layer's q, v and o projections and on its dense MLP or
-// shared experts (gate, down), written next to the model and loaded for it.
+// A rank-3 BF16 LoRA (scale 2) on every layer's q, v and o projections (a Gated DeltaNet layer's
+// q/k/v (or q/k/v/z) and out projections) and on its dense MLP or shared experts (gate, down),
+// written next to the model and loaded for it.
 std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const std::string& dir) {
   constexpr int64_t kRank = 3;
   bt::Rng r(21);
@@ -41,12 +42,21 @@ std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const s
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const bs::LayerWeights& lw = m.layers[l];
     const std::string at = "model.layers." + std::to_string(l) + ".";
-    module(at + "self_attn.q_proj", lw.attn.q);
-    module(at + "self_attn.v_proj", lw.attn.v);
-    module(at + "self_attn.o_proj", lw.attn.o);
+    if (lw.is_linear) {
+      const bs::LinearAttnWeights& a = lw.linear;
+      if (a.fused) module(at + "linear_attn.in_proj_qkvz", a.qkvz);
+      else module(at + "linear_attn.in_proj_qkv", a.qkv);
+      module(at + "linear_attn.out_proj", a.out);
+    } else {
+      module(at + "self_attn.q_proj", lw.attn.q);
+      module(at + "self_attn.v_proj", lw.attn.v);
+      module(at + "self_attn.o_proj", lw.attn.o);
+    }
     if (!lw.is_moe || lw.moe.has_shared) {
       const bs::MlpWeights& w = lw.is_moe ? lw.moe.shared : lw.mlp;
-      const std::string mlp = at + (lw.is_moe ? "mlp.shared_experts." : "mlp.");
+      const std::string mlp = at + (!lw.is_moe            ? "mlp."
+                                    : lw.moe.shared_gated ? "mlp.shared_expert."
+                                                          : "mlp.shared_experts.");
       module(mlp + "gate_proj", w.gate);
       module(mlp + "down_proj", w.down);
     }
@@ -129,7 +139,8 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   std::string json = "\"phases\": {";
   // Prefills `prompt` on both, then greedy steps: every other device step brings back only the
   // token (the argmax on the device), the rest the logits, compared with the CPU's.
-  auto phase = [&](const char* name, std::vector<int32_t> prompt) {
+  auto phase = [&](const char* name, std::vector<int32_t> prompt, int steps = 0) {
+    const int count = steps > 0 ? steps : tokens;
     for (int32_t& t : prompt) t %= V;
     const int64_t P = static_cast<int64_t>(prompt.size());
     cpu.append(prompt.data(), P, a.data());
@@ -137,7 +148,7 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
     compare();
     std::vector<int32_t> out_cpu, out_dev;
     int32_t pending = -1;  // the token a greedy device step brought back (-1: read b)
-    for (int i = 0; i < tokens; ++i) {
+    for (int i = 0; i < count; ++i) {
       out_cpu.push_back(argmax_of(a));
       out_dev.push_back(pending >= 0 ? pending : argmax_of(b));
       if (out_cpu.back() != out_dev.back()) break;
@@ -185,16 +196,31 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   cpu.truncate(8);
   dev.truncate(8);
   phase("adapter", {499});
+  // Hybrid models: 36 decode steps take a decode snapshot of the recurrent state (every 32
+  // tokens); truncating into them restores it and runs the tokens after it again.
+  const auto& linear = model->cfg.linear_layer;
+  if (std::count(linear.begin(), linear.end(), true) > 0) {
+    phase("long_decode", {17}, 36);
+    cpu.truncate(cpu.n_past() - 3);
+    dev.truncate(dev.n_past() - 3);
+    phase("into_decode", {23});
+  }
   // The device fails: the session reads the cache back and the CPU runs this call and the rest.
+  // (A hybrid model's recurrent state is rebuilt from a snapshot by a replay, whose tokens the
+  // router routes where the decode steps took the prerouter's predictions: with a prerouter,
+  // logits after the failure may differ by more than rounding.)
+  const double worst_on_device = worst;
   break_device();
   phase("handover", {433, 466});
-  char tail[320];
+  char tail[400];
   std::snprintf(tail, sizeof tail,
                 "}, \"prefix_hit_repeats_prompt\": %s, \"greedy_steps\": %lld, \"device_state_bytes\": %llu, "
-                "\"cpu_predicted_layers\": %llu, \"max_rel_logit_diff\": %.3e, \"greedy_limit\": [%d, %d, %d]",
+                "\"cpu_predicted_layers\": %llu, \"max_rel_logit_diff\": %.3e, \"max_rel_logit_diff_on_device\": %.3e, "
+                "\"greedy_limit\": [%d, %d, %d]",
                 repeat ? "true" : "false", static_cast<long long>(greedy_steps),
                 static_cast<unsigned long long>(device_bytes),
-                static_cast<unsigned long long>(cpu.stats().predicted_layers), worst, limit, limited_cpu, limited_dev);
+                static_cast<unsigned long long>(cpu.stats().predicted_layers), worst, worst_on_device, limit,
+                limited_cpu, limited_dev);
   return {json + tail, device_bytes};
 }
 
