@@ -56,11 +56,13 @@ bool slot_experts(const Model& m) { return m.streamer && m.stream.decode_path ==
 std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
   const ModelConfig& c = m.cfg;
   const std::string& b = k.name;
-  if (std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0) {
-    if (c.linear.lightning) return "lightning-attention layers have no " + b + " kernels yet";
-    if (!k.gated_delta) return "linear-attention (Gated DeltaNet) layers have no " + b + " kernels yet";
-  }
-  if (c.attn_output_gate && !k.gated_delta) return "the output-gated attention has no " + b + " kernel yet";
+  const bool linear = std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0;
+  if (linear && c.linear.lightning) return "lightning-attention layers have no " + b + " kernels yet";
+  // The Gated DeltaNet kernels keep a key head in registers, 32 lanes wide.
+  if (linear && (c.linear.k_dim % 32 != 0 || c.linear.k_dim > 256 || c.linear.conv_kernel > 8))
+    return "Gated DeltaNet key heads of " + std::to_string(c.linear.k_dim) +
+           " (a multiple of 32 up to 256) or a conv kernel of " + std::to_string(c.linear.conv_kernel) +
+           " taps (up to 8)";
   if (!c.mrope_section.empty()) return "multimodal RoPE has no " + b + " kernel yet";
   if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
   if (c.fused_qkv) return "the fused query_key_value attention has no " + b + " kernel yet";
@@ -71,8 +73,6 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
     return "head_dim above " + std::to_string(k.max_head_dim) + " or query heads not a multiple of kv heads";
   if (c.router.n_experts > k.max_experts) return "more than " + std::to_string(k.max_experts) + " experts";
   for (const LayerWeights& lw : m.layers) {
-    if (lw.is_moe && lw.moe.shared_gated && !k.gated_delta)
-      return "the sigmoid-gated shared expert has no " + b + " path yet";
     if (lw.is_moe && !lw.moe.stacked) return "per-expert or fused expert layouts (the kernels gather from one stack)";
     if (lw.is_moe && !lw.moe.gate.quantised()) return "routed experts must be quantised (4- or 8-bit)";
   }

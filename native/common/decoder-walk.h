@@ -26,9 +26,6 @@ struct DecoderKernels {
   int64_t max_head_dim, max_experts;
   std::function<bool(Op, const WeightMatrix*)> accepts;
   bool slots = false;  // computes a staged decode path's experts from the streamer's slots
-  // Runs Gated DeltaNet layers, the output-gated attention and the sigmoid-gated shared expert
-  // (Qwen3-Next, Qwen3.5): the conv_silu, delta_rule, sigmoid_mul and copy_heads primitives.
-  bool gated_delta = false;
 };
 
 // Whether a decoder runs `m`'s routed experts from the streamer's staged slots (the staged decode
@@ -51,12 +48,8 @@ class DecoderWalk {
   int64_t position() const { return pos_; }
 
  protected:
-  DecoderWalk(const Model& m, const DecoderKernels& kernels, int64_t max_positions, int64_t max_chunk)
-      : m_(m),
-        kernels_(kernels),
-        max_pos_(max_positions),
-        max_chunk_(std::max<int64_t>(1, max_chunk)),
-        top_k_(std::max(1, m.top_k)) {}
+  DecoderWalk(const Model& m, int64_t max_positions, int64_t max_chunk)
+      : m_(m), max_pos_(max_positions), max_chunk_(std::max<int64_t>(1, max_chunk)), top_k_(std::max(1, m.top_k)) {}
 
   // The backend's buffers: `floats` float32s further into a, a fresh device buffer, a vector's copy.
   virtual R at(R a, int64_t floats) = 0;
@@ -81,20 +74,15 @@ class DecoderWalk {
   virtual void attend(int64_t l) = 0;
   virtual void route(const MoeWeights& w) = 0;
   virtual void combine(int64_t k) = 0;
-  // Gated DeltaNet (backends with DecoderKernels::gated_delta; the others are never asked):
-  // conv_silu: lin_conv_ = SiLU(causal conv of lin_qkv_ over layer l's history, advanced);
-  // delta_rule: lin_y_ from lin_conv_, lin_b_, lin_a_ and the layer's S, advanced.
-  virtual void conv_silu(int64_t l, const LinearAttnWeights& w) { fail(kernels_.name, " decoder: no conv kernel"); }
-  virtual void delta_rule(int64_t l, const LinearAttnWeights& w) { fail(kernels_.name, " decoder: no delta kernel"); }
+  // Gated DeltaNet: conv_silu: lin_conv_ = SiLU(causal conv of lin_qkv_ over layer l's history,
+  // advanced); delta_rule: lin_y_ from lin_conv_, lin_b_, lin_a_ and the layer's S, advanced.
+  virtual void conv_silu(int64_t l, const LinearAttnWeights& w) = 0;
+  virtual void delta_rule(int64_t l, const LinearAttnWeights& w) = 0;
   // x[i] *= sigmoid(g[(i / period) · g_stride + (i % period) · g_step]) over n values.
-  virtual void sigmoid_mul(R x, R g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) {
-    fail(kernels_.name, " decoder: no sigmoid kernel");
-  }
+  virtual void sigmoid_mul(R x, R g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) = 0;
   // dst[t, h, :width] = src[t, h, :width] over n_ tokens with each side's token and head strides.
   virtual void copy_heads(R src, int64_t src_token, int64_t src_head, R dst, int64_t dst_token, int64_t dst_head,
-                          int64_t heads, int64_t width) {
-    fail(kernels_.name, " decoder: no copy kernel");
-  }
+                          int64_t heads, int64_t width) = 0;
   // Where the chunk's k (or v) rows are written, normed and rotated: by default the float32
   // cache rows at pos_; a backend with another cache type returns scratch and converts it into
   // the cache in store_kv.
@@ -291,7 +279,6 @@ class DecoderWalk {
   }
 
   const Model& m_;
-  DecoderKernels kernels_;
   int64_t max_pos_, max_chunk_, pos_ = 0;
   int64_t capacity_ = 0;  // cache rows allocated
   int64_t n_ = 1;         // tokens of the chunk being queued

@@ -86,24 +86,13 @@ int CudaDecoder::session_slots(const Model& m, int64_t max_positions, int64_t ma
   return static_cast<int>(std::clamp<uint64_t>(per_layer, 1, E - 1));
 }
 
-const DecoderKernels& CudaDecoder::kernels() {
-  static const DecoderKernels k{"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts, false, /*gated_delta=*/true};
-  return k;
-}
-
 std::string CudaDecoder::unsupported(const Model& m) {
-  if (std::string why = decoder_unsupported(m, kernels()); !why.empty()) return why;
-  const LinearAttnConfig& lc = m.cfg.linear;
-  if (std::count(m.cfg.linear_layer.begin(), m.cfg.linear_layer.end(), true) > 0 &&
-      (lc.k_dim % 32 != 0 || lc.k_dim > kMaxDeltaKDim || lc.conv_kernel > kMaxConvKernel))
-    return "Gated DeltaNet key heads of " + std::to_string(lc.k_dim) + " (a multiple of 32 up to " +
-           std::to_string(kMaxDeltaKDim) + ") or a conv kernel of " + std::to_string(lc.conv_kernel) + " taps (up to " +
-           std::to_string(kMaxConvKernel) + ")";
-  return "";
+  static_assert(kMaxDeltaKDim == 256 && kMaxConvKernel == 8, "decoder_unsupported states these limits");
+  return decoder_unsupported(m, {"CUDA", kMaxHeadDim, kMaxExperts, Ops::accepts});
 }
 
 CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o)
-    : DecoderWalk(m, kernels(), max_positions, o.max_chunk),
+    : DecoderWalk(m, max_positions, o.max_chunk),
       graph_(o.graph),
       kv_f16_(m.kv_f16()),
       prerouter_(m.prerouter.get()),

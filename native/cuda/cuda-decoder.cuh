@@ -29,7 +29,6 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
  public:
   // Why this path cannot run `m` ("" when it can): the architectures and formats it covers.
   static std::string unsupported(const Model& m);
-  static const DecoderKernels& kernels();
   // Expert slots per MoE layer for a session's decoder (0: every expert resident): the budget
   // (the model's stream.device_expert_bytes, else 85% of the free device memory less the dense
   // weights, unless shared already, and a cache of max_positions rows) over one expert of every

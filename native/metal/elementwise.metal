@@ -1,4 +1,5 @@
-// Elementwise ops, one thread per element: out = silu(gate) · up, and y += s · x.
+// Elementwise ops, one thread per element: out = silu(gate) · up, y += s · x, sigmoid gates,
+// rounding to half, copies.
 kernel void bs_silu_mul(device const float* gate [[buffer(0)]], device const float* up [[buffer(1)]],
                         device float* out [[buffer(2)]], constant ElementwiseParams& p [[buffer(3)]],
                         uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
@@ -29,4 +30,24 @@ kernel void bs_copy(device const uint* x [[buffer(0)]], device uint* out [[buffe
                     uint tid [[thread_index_in_threadgroup]]) {
   const uint i = tg.x * BS_BLOCK + tid;
   if (i < p.n) out[i] = x[i];
+}
+
+// x[i] *= sigmoid(g[…]): the output-gated attention (each element its own gate beside q in
+// q_proj's rows: g_step 1) and the sigmoid-gated shared expert (one gate per token: g_step 0).
+kernel void bs_sigmoid_mul(device float* x [[buffer(0)]], device const float* g [[buffer(1)]],
+                           constant GateParams& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                           uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = tg.x * BS_BLOCK + tid;
+  if (i < p.n) x[i] /= 1.0f + exp(-g[(i / p.period) * p.g_stride + (i % p.period) * p.g_step]);
+}
+
+// Strided head copies: q out of q_proj's per-head [q | gate] rows, qwen3_next's fused per-k-head
+// projections into the layouts the kernels read.
+kernel void bs_copy_heads(device const float* src [[buffer(0)]], device float* dst [[buffer(1)]],
+                          constant HeadCopyParams& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = tg.x * BS_BLOCK + tid;
+  if (i >= p.n_tok * p.heads * p.width) return;
+  const uint j = i % p.width, h = (i / p.width) % p.heads, t = i / (p.width * p.heads);
+  dst[t * p.dst_token + h * p.dst_head + j] = src[t * p.src_token + h * p.src_head + j];
 }

@@ -105,6 +105,9 @@ class SessionDecoder final : public DeviceDecoder {
   int64_t position() const override { return dec_.position(); }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override { dec_.read_kv(layer, n, k, v); }
   uint64_t state_bytes() const override { return dec_.state_bytes(); }
+  void save_state(int slot) override { dec_.save_state(slot); }
+  void load_state(int slot) override { dec_.load_state(slot); }
+  void read_state(int slot, float* rec) const override { dec_.read_state(slot, rec); }
 
  private:
   void locked(FunctionRef<void()> body) {
@@ -124,8 +127,8 @@ class SessionDecoder final : public DeviceDecoder {
   MetalDecoder dec_;
 };
 
-// Once per model, why its sessions run the table op by op (a hybrid's linear-attention layers,
-// a format or an expert path the decoder lacks): never a silent fallback.
+// Once per model, why its sessions run the table op by op (lightning layers, a format or an
+// expert path the decoder lacks): never a silent fallback.
 void log_uncovered(const Model& m, const std::string& why) {
   static std::mutex mu;
   static std::set<const Model*> told;

@@ -13,20 +13,14 @@
 
 namespace bs::metal {
 
-namespace {
-
-const DecoderKernels& metal_kernels() {
-  static const DecoderKernels k{"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts, /*slots=*/true};
-  return k;
+std::string MetalDecoder::unsupported(const Model& m) {
+  static_assert(BS_MAX_DELTA_K == 256 && BS_MAX_CONV == 8, "decoder_unsupported states these limits");
+  return decoder_unsupported(m, {"Metal", BS_MAX_HEAD_DIM, BS_MAX_EXPERTS, MetalOps::accepts, /*slots=*/true});
 }
-
-}  // namespace
-
-std::string MetalDecoder::unsupported(const Model& m) { return decoder_unsupported(m, metal_kernels()); }
 
 MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int64_t max_chunk,
                            std::shared_ptr<const DeviceWeights> weights)
-    : DecoderWalk(m, metal_kernels(), max_positions, max_chunk), d_(d) {
+    : DecoderWalk(m, max_positions, max_chunk), d_(d) {
   if (const std::string why = unsupported(m); !why.empty()) fail("metal decoder: ", why);
   w_ = weights ? std::move(weights) : std::make_shared<const DeviceWeights>(d, m);
   const ModelConfig& c = m.cfg;
@@ -38,6 +32,7 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   greedy_ = alloc(4);
   if (m.kv_f16()) k_f32_ = alloc(max_chunk_ * kv * 4), v_f32_ = alloc(max_chunk_ * kv * 4);
   allocate_predictions();
+  if (rec_floats_ > 0) load_state(-1);
 }
 
 MetalDecoder::~MetalDecoder() = default;
@@ -59,6 +54,7 @@ void MetalDecoder::reserve(int64_t rows) {
   const size_t row = static_cast<size_t>(m_.cfg.n_kv_heads * m_.cfg.head_dim * kv_elem_);
   for (auto* cache : {&k_cache_, &v_cache_}) {
     for (Arg& a : *cache) {
+      if (!a.buf) continue;  // a linear layer's
       auto grown = d_.alloc(std::max<size_t>(cap * row, 16));
       if (!grown) fail("metal decoder: cannot allocate a KV cache of ", cap, " positions");
       std::memcpy(grown->contents(), a.buf->contents(), pos_ * row);

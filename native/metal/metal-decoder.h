@@ -44,6 +44,11 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   int64_t position() const override { return DecoderWalk::position(); }
   void read_kv(int64_t layer, int64_t n, void* k, void* v) const override;
   uint64_t state_bytes() const override;
+  // Hybrid models' recurrent state and its snapshots (metal-decoder-linear.cpp): plain copies in
+  // shared memory, between command lists.
+  void save_state(int slot) override;
+  void load_state(int slot) override;
+  void read_state(int slot, float* rec) const override;
   // Command lists committed so far (one per append).
   int64_t commits() const { return commits_; }
   // Times an append waited for its command list so far to learn a layer's routing or a slot
@@ -66,6 +71,11 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override { route(w.spec, e_logits_, n_, ids_, wts_); }
   void combine(int64_t k) override;
+  void conv_silu(int64_t l, const LinearAttnWeights& w) override;
+  void delta_rule(int64_t l, const LinearAttnWeights& w) override;
+  void sigmoid_mul(Arg x, Arg g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) override;
+  void copy_heads(Arg src, int64_t src_token, int64_t src_head, Arg dst, int64_t dst_token, int64_t dst_head,
+                  int64_t heads, int64_t width) override;
   Arg kv_rows(int64_t l, bool v) override;
   void store_kv(int64_t l) override;
   // In a decode step after a prediction, the layer routes by the prerouter's buffers.
@@ -115,6 +125,7 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg rows_acc_;                       // a later wave's rows, added into rows_
   Scratch stage_;                      // the streamer's lists of a layer's waves
   int64_t host_waits_ = 0;
+  std::vector<Arg> snapshots_;  // hybrid models: recurrent states saved
 };
 
 }  // namespace bs::metal

@@ -21,19 +21,8 @@ DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
   for (size_t i = 0; i < inv.size(); ++i)
     inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
   inv_freq_ = floats(inv);
-  auto upload = [&](const std::vector<float>& v) {
-    if (!v.empty()) vectors_.emplace(v.data(), floats(v));
-  };
-  upload(m.final_norm);
-  for (const LayerWeights& lw : m.layers) {
-    for (const std::vector<float>* v : {&lw.input_norm, &lw.post_norm, &lw.attn.q_norm, &lw.attn.k_norm,
-                                        &lw.attn.q.bias, &lw.attn.k.bias, &lw.attn.v.bias, &lw.attn.o.bias})
-      upload(*v);
-    for (const MlpWeights* w : {&lw.mlp, &lw.moe.shared})
-      for (const Linear* l : {&w->gate, &w->up, &w->down}) upload(l->bias);
-    upload(lw.moe.router.bias);
-    if (lw.is_moe) upload(lw.moe.spec.correction_bias);
-  }
+  for (const std::vector<float>* v : decoder_vectors(m))
+    if (!v->empty() && !vectors_.count(v->data())) vectors_.emplace(v->data(), floats(*v));
 }
 
 std::shared_ptr<const DeviceWeights> DeviceWeights::of(Device& d, const Model& m) {

@@ -56,6 +56,7 @@ using std::cos;
 using std::exp;
 using std::exp2;
 using std::fabs;
+using std::log;
 using std::sin;
 using std::sqrt;
 inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }

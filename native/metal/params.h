@@ -83,6 +83,34 @@ struct PrerouterParams {
   uint rows, hidden, n_experts, k, type, w_off, has_cur, has_prev, gelu;
 };
 
+// Gated DeltaNet (Qwen3-Next, Qwen3.5): most conv taps a thread keeps, rows of a head's state one
+// simdgroup keeps, the largest key head dim (a multiple of 32).
+#define BS_MAX_CONV 8u
+#define BS_DELTA_ROWS 4u
+#define BS_MAX_DELTA_K 256u
+
+// out[t, c] = silu(Σ_j w[c, j] · in[t + j, c]) over in = (history [taps-1, channels], x [n_tok,
+// channels]); the history becomes in's last taps-1 rows.
+struct ConvParams {
+  uint channels, taps, n_tok;
+};
+
+// The delta rule over n_tok tokens of qkv [n_tok, 2·k_heads·k_dim + v_heads·v_dim] with raw b, a
+// [n_tok, v_heads], a_neg and dt_bias [v_heads], state S [v_heads, v_dim, k_dim] in place.
+struct DeltaParams {
+  uint n_tok, k_heads, v_heads, k_dim, v_dim;
+};
+
+// x[i] *= sigmoid(g[(i / period) · g_stride + (i % period) · g_step]) for i < n.
+struct GateParams {
+  uint n, period, g_stride, g_step;
+};
+
+// dst[t, h, :width] = src[t, h, :width] with each side's token and head strides (floats).
+struct HeadCopyParams {
+  uint src_token, src_head, dst_token, dst_head, n_tok, heads, width;
+};
+
 #ifndef __METAL_VERSION__
 }  // namespace bs::metal
 #endif

@@ -40,9 +40,9 @@ for (const name of ['metal', 'cuda'] as const) {
       }
     }
   });
-  // Hybrids: the CUDA decoder runs qwen3_5_moe whole (its Gated DeltaNet layers on the device);
-  // the Metal decoder refuses both by name, and the CUDA one bailing_moe_linear (logged once per
-  // model), so those sessions run the table op by op, the linear-attention recurrences on the CPU.
+  // Hybrids: both decoders run qwen3_5_moe whole (its Gated DeltaNet layers on the device) and
+  // refuse bailing_moe_linear's lightning layers by name (logged once per model), so that one's
+  // sessions run the table op by op, the recurrences on the CPU.
   {
     test(`greedy decode of the hybrids on ${name} ends on the reference kernels’ token (qwen3_5_moe, bailing_moe_linear)`, {
       skip: set?.usable ? false : `${name} is not usable here: ${device?.detail ?? 'not compiled into this build'}`,

@@ -37,6 +37,20 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
   }
 });
 
-test('the Metal decoder names what it does not cover (linear or lightning layers, scaled RoPE)', (t) => {
+// Qwen3.5 (separate q/k/v, z, b, a projections) and Qwen3-Next (fused qkvz and ba): Gated DeltaNet
+// layers with their recurrent state in a device buffer, output-gated attention with partial RoPE
+// and the sigmoid-gated shared expert, one command list per append.
+test('the Metal decoder runs the hybrid models (Gated DeltaNet layers) greedily like the CPU, one command list per append', (t) => {
+  for (const arch of ['qwen3_5_moe', 'qwen3_next'] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    const p = probe(dir, 7);
+    assert.equal(p.commits, p.appends, `${arch}: one command list per append`);
+    assert.deepEqual(p.tokens_metal, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
+    assert.equal(p.tokens_metal.length, 7, `${arch}: every step ran`);
+    assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+  }
+});
+
+test('the Metal decoder names what it does not cover (lightning layers, scaled RoPE)', (t) => {
   assertDecoderRefusals(t, binary, 'metal', 'Metal');
 });

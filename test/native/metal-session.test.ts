@@ -90,10 +90,38 @@ test('a session on the Metal decoder computes streamed experts from staged slots
   }
 });
 
-test('the Metal session decoder refuses the hybrids and the hot path by name with a log line, not silently', (t) => {
+// Hybrid models keep every linear layer's recurrent state in a device buffer: truncation copies a
+// snapshot back and runs the tokens after it again; the failure brings the snapshots back.
+test('a session of a hybrid model (Gated DeltaNet layers) on the Metal decoder decodes like a CPU session through truncation into decode snapshots, a LoRA on the linear layers, the prerouter, streamed experts and a device failure', (t) => {
+  for (const [arch, mode] of [
+    ['qwen3_5_moe', 'f32'],
+    ['qwen3_next', 'f16'],
+    ['qwen3_5_moe', 'staged,slots3,heads'],
+  ] as const) {
+    const dir = synthTemp(t, { arch, seed: 11 });
+    const p = probe(dir, 4, mode);
+    checkSessionPhases(
+      'metal',
+      `${arch}/${mode}`,
+      p,
+      true,
+      4,
+      !process.env.BRAINSTEM_TEST_METAL,
+      mode.includes('heads'),
+    );
+    assert.ok(p.phases.into_decode?.on_device, `${arch}/${mode}: truncated into the decode steps on the device`);
+    if (mode.startsWith('staged'))
+      assert.deepEqual(
+        p.io_error,
+        { failed_with_reason: true, kept: true, continues: true },
+        `${arch}/${mode}: a shrunk weight file fails that append only, the state rebuilt`,
+      );
+  }
+});
+
+test('the Metal session decoder refuses lightning layers and the hot path by name with a log line, not silently', (t) => {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
   for (const [arch, mode, why] of [
-    ['qwen3_5_moe', 'f32', 'linear-attention \\(Gated DeltaNet\\) layers have no Metal kernels yet'],
     ['bailing_moe_linear', 'f32', 'lightning-attention layers have no Metal kernels yet'],
     ['qwen3_moe', 'hot', 'the hot decode path has no Metal kernels \\(use exact or staged\\)'],
   ] as const) {

@@ -24,6 +24,7 @@ using namespace bs::metal;
 #include "metal/dense-matmul.metal"
 #include "metal/elementwise.metal"
 #include "metal/embed.metal"
+#include "metal/gated-delta.metal"
 #include "metal/moe-combine.metal"
 #include "metal/prerouter.metal"
 #include "metal/qmatmul.metal"
@@ -154,6 +155,28 @@ const std::map<std::string, KernelEntry>& kernels() {
        {3,
         [](const Bound& b, const Thread& t) {
           bs_copy(at<const uint32_t*>(b, 0), at<uint32_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_sigmoid_mul",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_sigmoid_mul(at<float*>(b, 0), at<F>(b, 1), *at<const GateParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_copy_heads",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_copy_heads(at<F>(b, 0), at<float*>(b, 1), *at<const HeadCopyParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_causal_conv",
+       {5,
+        [](const Bound& b, const Thread& t) {
+          bs_causal_conv(at<F>(b, 0), at<float*>(b, 1), at<F>(b, 2), at<float*>(b, 3), *at<const ConvParams*>(b, 4),
+                         t.tgid, t.tid);
+        }}},
+      {"bs_delta_rule",
+       {8,
+        [](const Bound& b, const Thread& t) {
+          bs_delta_rule(at<F>(b, 0), at<F>(b, 1), at<F>(b, 2), at<F>(b, 3), at<F>(b, 4), at<float*>(b, 5),
+                        at<float*>(b, 6), *at<const DeltaParams*>(b, 7), t.tgid, t.lane);
         }}},
       {"bs_argmax",
        {3,

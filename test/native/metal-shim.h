@@ -2,9 +2,12 @@
 // the CPU: what the native tests check the Metal kernel set with where there is no Mac.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "harness.h"
+#include "metal/metal-backend.h"
 #include "metal/metal-device.h"
 
 namespace bt {
@@ -20,6 +23,24 @@ class ShimDevice : public bs::metal::Device {
   std::unique_ptr<bs::metal::Buffer> alloc(size_t bytes) override;
   std::unique_ptr<bs::metal::Buffer> wrap(void* p, size_t bytes) override;
   std::unique_ptr<bs::metal::CommandList> begin() override;
+};
+
+// The device the op tests run on, installed as the table's device for one test: the shim, or
+// with BRAINSTEM_TEST_METAL=gpu the system's GPU (test/device/metal-check.sh on a Mac).
+struct MetalTestDevice {
+  ShimDevice shim;
+  bs::metal::Device* dev;
+  MetalTestDevice() : dev(on_gpu() ? bs::metal::system_device() : &shim) { bs::metal::use_device(dev); }
+  ~MetalTestDevice() { bs::metal::use_device(nullptr); }
+  static bool on_gpu() {
+    const char* e = std::getenv("BRAINSTEM_TEST_METAL");
+    return e && std::string(e) == "gpu";
+  }
+  // False (with the reason in the test's failures) when the GPU was asked for and is missing.
+  bool ready(bt::T& t) const {
+    EXPECT(dev) << "BRAINSTEM_TEST_METAL=gpu but no Metal device: " << bs::metal::system_device_error();
+    return dev != nullptr;
+  }
 };
 
 // The kernel functions the shim can run (every kernel of the embedded sources).

@@ -23,24 +23,6 @@ namespace {
 
 using bs::metal_backend;
 
-// The device the op tests run on, installed as the table's device for one test: the shim, or
-// with BRAINSTEM_TEST_METAL=gpu the system's GPU (test/device/metal-check.sh on a Mac).
-struct UseDevice {
-  bt::ShimDevice shim;
-  bs::metal::Device* dev;
-  UseDevice() : dev(on_gpu() ? bs::metal::system_device() : &shim) { bs::metal::use_device(dev); }
-  ~UseDevice() { bs::metal::use_device(nullptr); }
-  static bool on_gpu() {
-    const char* e = std::getenv("BRAINSTEM_TEST_METAL");
-    return e && std::string(e) == "gpu";
-  }
-  // False (with the reason in the test's failures) when the GPU was asked for and is missing.
-  bool ready(bt::T& t) const {
-    EXPECT(dev) << "BRAINSTEM_TEST_METAL=gpu but no Metal device: " << bs::metal::system_device_error();
-    return dev != nullptr;
-  }
-};
-
 const bs::Kernels& metal() { return metal_backend().k; }
 const bs::Kernels& ref() { return bs::reference_backend().k; }
 
@@ -68,14 +50,14 @@ TEST(metal_shim_runs_simdgroups_in_lockstep_and_reports_divergence) {
 }
 
 TEST(metal_qmatvec_and_qmatmul_match_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (!use.ready(t)) return;
   // (on the shim) every fourth case copies weights instead of wrapping them in place
   bt::check_qmatmul(t, metal_backend(), [&](int c) { use.shim.refuse_wraps = c % 4 == 3; });
 }
 
 TEST(metal_gather_matmul_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (!use.ready(t)) return;
   bt::check_gather(
       t, metal_backend(),
@@ -84,33 +66,33 @@ TEST(metal_gather_matmul_matches_the_reference) {
 }
 
 TEST(metal_dense_matmul_and_lora_match_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (use.ready(t)) bt::check_dense_and_lora(t, metal_backend());
 }
 
 TEST(metal_embed_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (use.ready(t)) bt::check_embed(t, metal_backend());
 }
 
 TEST(metal_rmsnorm_rope_and_elementwise_match_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (use.ready(t)) bt::check_norm_rope_elementwise(t, metal_backend());
 }
 
 TEST(metal_attention_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (use.ready(t)) bt::check_attention(t, metal_backend());
 }
 
 TEST(metal_routing_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (use.ready(t)) bt::check_routing(t, metal_backend());
 }
 
 // A MoE block in one command list (the ids never leave the GPU).
 TEST(metal_moe_block_in_one_command_list_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (!use.ready(t)) return;
   bs::metal::MetalOps ops(*use.dev);
   int dispatches = 0, commits = 0;
@@ -129,7 +111,7 @@ TEST(metal_moe_block_in_one_command_list_matches_the_reference) {
 }
 
 TEST(metal_prerouter_head_matches_the_reference) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (!use.ready(t)) return;
   bs::metal::MetalOps ops(*use.dev);
   bt::check_prerouter(t, [&](const bs::WeightMatrix& lin, const bs::WeightMatrix* fc1, const bs::WeightMatrix* fc2,
@@ -165,7 +147,7 @@ TEST(metal_table_limits_and_device_failure) {
 // The decoder's helpers: bs_argmax (greedy on the device) against the CPU's argmax (ties to the
 // lower index, NaN never chosen), bs_to_f16 against the CPU's rounding and bs_copy, bit for bit.
 TEST(metal_argmax_f16_rounding_and_copy_match_the_cpu) {
-  UseDevice use;
+  bt::MetalTestDevice use;
   if (!use.ready(t)) return;
   bt::Rng r(5);
   for (const int64_t n : {1, 31, 257, 4099, 40000}) {

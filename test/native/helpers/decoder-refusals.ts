@@ -1,5 +1,5 @@
-// The models the whole-token decoders (Metal, CUDA) refuse by name, through their probes:
-// lightning layers, Gated DeltaNet layers on Metal, and scaled RoPE tables (decoder_unsupported).
+// The models both whole-token decoders (Metal, CUDA) refuse by name, through their probes:
+// lightning layers and scaled RoPE tables (decoder_unsupported).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,14 +14,6 @@ export function assertDecoderRefusals(
   kernels: string,
 ): void {
   const cases: { arch: SynthArch; why: string }[] = [
-    ...(probe === 'metal'
-      ? [
-          {
-            arch: 'qwen3_5_moe' as const,
-            why: `linear-attention \\(Gated DeltaNet\\) layers have no ${kernels} kernels yet`,
-          },
-        ]
-      : []),
     { arch: 'bailing_moe_linear', why: `lightning-attention layers have no ${kernels} kernels yet` },
     { arch: 'llama', why: `scaled RoPE frequencies \\(llama3 rope_scaling\\) have no ${kernels} kernel yet` },
   ];
