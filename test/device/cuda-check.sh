@@ -9,7 +9,8 @@
 #           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the
 #           decode graph, f16 KV, expert slots), sessions on it (cuda-session.test.ts: tokens as
 #           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over; expert slots from a small budget, filled by the I/O threads), and its decode benchmark on moe-small (graph and
-#           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer),
+#           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer) and on a
+#           hybrid of that size (qwen3_5_moe: Gated DeltaNet layers, f16 KV),
 #   bench   the op benchmark, decode on synthetic moe-small ('cuda', the fastest CPU set, and
 #           with a LoRA adapter on 'cuda'), llama.cpp's CUDA build beside ours on the same model
 #           (bench compare --llama-cuda, when node-llama-cpp's CUDA binary loads), and with
@@ -76,6 +77,9 @@ if [ "$(cat "$out/build-native.rc")" = 0 ]; then
       --gen 64 --adapter "$out/$shape-lora" --json
     [ -d node_modules/node-llama-cpp ] && step "compare-$shape" 600 $cli bench compare --model "$dir" --backend cuda --llama-cuda --rounds 2 --json
   done
+  # A hybrid (Gated DeltaNet layers, output-gated attention) through the decoder.
+  step synth-hybrid 300 $cli models synth --arch qwen3_5_moe --shape moe-small --out "$out/hybrid"
+  BRAINSTEM_TEST_CUDA=gpu step decoder-bench-hybrid-f16 300 "$bin" --cuda-decoder "$out/hybrid" 128 bench,f16
 fi
 
 OUT="$out" node --input-type=module -e '

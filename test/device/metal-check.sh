@@ -9,7 +9,8 @@
 #           a prefix-cache hit, top-k, a LoRA, greedy steps sampled on the GPU, an f16 KV cache,
 #           experts streamed through staged slots (page-cache and F_NOCACHE reads, with and
 #           without the prerouter) and an injected device failure (metal-session.test.ts),
-#   bench   the op benchmark (brainstem-native-tests --bench) and, given a model folder, the
+#   bench   the op benchmark (brainstem-native-tests --bench), decode of a synthetic hybrid
+#           (qwen3_5_moe moe-small: Gated DeltaNet layers) on 'metal' and the CPU, and, given a model folder, the
 #           decode benchmark on 'metal' (sessions on the decoder), on the fastest CPU set and on
 #           cpu-neon-dotprod (what cpu-neon-i8mm, auto on M2 and later, is measured against),
 #           and streamed on 'metal' (staged slots, direct reads, prerouter off and on),
@@ -42,6 +43,12 @@ if [ $build -eq 0 ]; then
   BRAINSTEM_TEST_METAL=gpu node test/run.mjs metal-session >"$out/session.log" 2>&1
   session=$?
   "$bin" --bench >"$out/bench-ops.json" 2>"$out/bench-ops.log"
+  # A synthetic hybrid (Qwen3.5-shaped moe-small: Gated DeltaNet layers) on the decoder and the CPU.
+  node dist/daemon/main.js models synth --arch qwen3_5_moe --shape moe-small --out "$out/hybrid" >"$out/synth-hybrid.log" 2>&1
+  for backend in metal auto; do
+    node dist/daemon/main.js bench decode --model "$out/hybrid" --backend "$backend" --json \
+      >"$out/bench-decode-hybrid-$backend.json" 2>"$out/bench-decode-hybrid-$backend.log"
+  done
   node dist/daemon/main.js doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
   if [ -n "$model" ]; then
     for backend in metal auto cpu-neon-dotprod; do
@@ -74,6 +81,8 @@ console.log(JSON.stringify({
     cpu: json("bench-decode-auto.json"),
     cpu_neon_dotprod: json("bench-decode-cpu-neon-dotprod.json"),
     metal_staged: json("bench-decode-metal-staged.json"),
+    hybrid_metal: json("bench-decode-hybrid-metal.json"),
+    hybrid_cpu: json("bench-decode-hybrid-auto.json"),
   },
 }, null, 2));
 '
