@@ -45,7 +45,8 @@ std::vector<const std::vector<float>*> decoder_vectors(const Model& m) {
     out.push_back(&lw.moe.shared_gate.bias);
     if (lw.is_moe) out.push_back(&lw.moe.spec.correction_bias);
     const LinearAttnWeights& a = lw.linear;
-    for (const std::vector<float>* v : {&a.conv, &a.dt_bias, &a.a_neg, &a.norm}) out.push_back(v);
+    for (const std::vector<float>* v : {&a.conv, &a.dt_bias, &a.a_neg, &a.norm, &a.q_norm, &a.k_norm, &a.log_decay})
+      out.push_back(v);
     for (const Linear* l : {&a.qkv, &a.z, &a.b, &a.a, &a.qkvz, &a.ba, &a.out}) out.push_back(&l->bias);
   }
   return out;
@@ -57,15 +58,18 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
   const ModelConfig& c = m.cfg;
   const std::string& b = k.name;
   const bool linear = std::count(c.linear_layer.begin(), c.linear_layer.end(), true) > 0;
-  if (linear && c.linear.lightning) return "lightning-attention layers have no " + b + " kernels yet";
-  // The Gated DeltaNet kernels keep a key head in registers, 32 lanes wide.
+  // The linear-attention kernels keep a key head in registers, 32 lanes wide.
   if (linear && (c.linear.k_dim % 32 != 0 || c.linear.k_dim > 256 || c.linear.conv_kernel > 8))
-    return "Gated DeltaNet key heads of " + std::to_string(c.linear.k_dim) +
+    return "linear-attention key heads of " + std::to_string(c.linear.k_dim) +
            " (a multiple of 32 up to 256) or a conv kernel of " + std::to_string(c.linear.conv_kernel) +
            " taps (up to 8)";
+  // Lightning layers go through the attention layers' RoPE (their table, heads of head_dim).
+  if (linear && c.linear.lightning && (c.linear.k_dim != c.head_dim || c.linear.rot_dims != c.rot_dims))
+    return "lightning heads of " + std::to_string(c.linear.k_dim) + " with " + std::to_string(c.linear.rot_dims) +
+           " rotary dims, unlike the attention layers' " + std::to_string(c.head_dim) + " and " +
+           std::to_string(c.rot_dims);
   if (!c.mrope_section.empty()) return "multimodal RoPE has no " + b + " kernel yet";
   if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
-  if (c.fused_qkv) return "the fused query_key_value attention has no " + b + " kernel yet";
   if (m.streamer && m.stream.decode_path != ExpertPath::Exact && !(k.slots && slot_experts(m)))
     return std::string("the ") + path_name(m.stream.decode_path) + " decode path has no " + b + " kernels (use " +
            (k.slots ? "exact or staged" : "exact") + ")";

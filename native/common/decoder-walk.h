@@ -78,6 +78,8 @@ class DecoderWalk {
   // advanced); delta_rule: lin_y_ from lin_conv_, lin_b_, lin_a_ and the layer's S, advanced.
   virtual void conv_silu(int64_t l, const LinearAttnWeights& w) = 0;
   virtual void delta_rule(int64_t l, const LinearAttnWeights& w) = 0;
+  // Lightning attention: lin_y_ from q, k, v [n_, heads, D] (q scaled by 1/√D) and layer l's S.
+  virtual void lightning_rule(int64_t l, const LinearAttnWeights& w, R q, R k, R v) = 0;
   // x[i] *= sigmoid(g[(i / period) · g_stride + (i % period) · g_step]) over n values.
   virtual void sigmoid_mul(R x, R g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) = 0;
   // dst[t, h, :width] = src[t, h, :width] over n_ tokens with each side's token and head strides.
@@ -174,7 +176,9 @@ class DecoderWalk {
       lin_qkv_ = f(n * C), lin_conv_ = f(n * C), lin_z_ = f(n * VD), lin_y_ = f(n * VD);
       lin_b_ = f(n * Hv), lin_a_ = f(n * Hv), lin_proj_ = f(n * fused), lin_proj2_ = f(n * 2 * Hv);
     }
-    if (c.attn_output_gate) q_gate_ = f(2 * n * c.n_heads * c.head_dim);
+    // q_proj's [q | gate] rows, or the fused query_key_value's [q | k | v].
+    if (c.attn_output_gate || c.fused_qkv)
+      q_gate_ = f(n * std::max(2 * c.n_heads * c.head_dim, (c.n_heads + 2 * c.n_kv_heads) * c.head_dim));
     shared_gate_ = f(n);
     x_ = f(n * H), xn_ = f(n * H), y_ = f(n * H), y2_ = f(n * H);
     q_ = f(n * c.n_heads * c.head_dim), attn_ = f(n * c.n_heads * c.head_dim);
@@ -199,7 +203,8 @@ class DecoderWalk {
       const LayerWeights& lw = m_.layers[l];
       layer_ = l;
       layer_lora_ = adapter_ ? &adapter_->layer(l) : nullptr;
-      if (lw.is_linear) linear_attention(l);
+      if (lw.is_linear && cfg.linear.lightning) lightning_attention(l);
+      else if (lw.is_linear) linear_attention(l);
       else attention(l);
       add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
       if (lw.is_moe) moe(l);
@@ -312,8 +317,17 @@ class DecoderWalk {
     const R k_at = kv_rows(l, false), v_at = kv_rows(l, true);
     // Output-gated: q_proj gives per head [q head_dim | gate head_dim]; q is copied out.
     const bool gated = c.attn_output_gate;
-    linears<3>({{&w.q, gated ? q_gate_ : q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}}, xn_);
-    const int64_t hd = c.head_dim, q_dim = c.n_heads * hd;
+    const int64_t hd = c.head_dim, q_dim = c.n_heads * hd, kv = c.n_kv_heads * hd;
+    if (c.fused_qkv) {
+      // query_key_value gives per token [q | k | v]: copied into q_ and the cache rows.
+      linear(w.q, xn_, q_gate_, LoraSlot::Q);
+      copy_heads(q_gate_, q_dim + 2 * kv, 0, q_, q_dim, 0, 1, q_dim);
+      copy_heads(at(q_gate_, q_dim), q_dim + 2 * kv, 0, k_at, kv, 0, 1, kv);
+      copy_heads(at(q_gate_, q_dim + kv), q_dim + 2 * kv, 0, v_at, kv, 0, 1, kv);
+    } else {
+      linears<3>({{&w.q, gated ? q_gate_ : q_, LoraSlot::Q}, {&w.k, k_at, LoraSlot::K}, {&w.v, v_at, LoraSlot::V}},
+                 xn_);
+    }
     if (gated) copy_heads(q_gate_, 2 * q_dim, 2 * hd, q_, q_dim, hd, c.n_heads, hd);
     norm_rope(w, k_at);
     store_kv(l);
@@ -350,6 +364,36 @@ class DecoderWalk {
     rmsnorm(lin_y_, vec(w.norm), n_ * c.v_heads, Dv, lin_y_);
     silu_mul(lin_z_, lin_y_, n_ * c.value_dim());  // lin_z_ = SiLU(z) · normed y
     linear(w.out, lin_z_, y_, LoraSlot::LinOut);
+  }
+
+  // A lightning-attention layer (common/lightning-attention.cpp's lightning_attention_block):
+  // query_key_value split into q, k, v blocks of lin_conv_, q/k RMSNorm and RoPE (the attention
+  // layers' heads and rotary dims), the recurrence, the group RMSNorm (each of norm_groups slices
+  // normed on its own: regrouped to [group, token, width] in lin_qkv_ and back) times sigmoid(z),
+  // then out_proj into y_.
+  void lightning_attention(int64_t l) {
+    const LinearAttnWeights& w = m_.layers[l].linear;
+    const LinearAttnConfig& c = m_.cfg.linear;
+    const int64_t H = c.k_heads, D = c.k_dim, HD = H * D, G = c.norm_groups, width = HD / G;
+    linear(w.qkv, xn_, lin_qkv_, LoraSlot::LinQkv);
+    const R q = lin_conv_, k = at(lin_conv_, n_ * HD), v = at(lin_conv_, 2 * n_ * HD);
+    copy_heads(lin_qkv_, 3 * HD, 0, q, HD, 0, 1, HD);
+    copy_heads(at(lin_qkv_, HD), 3 * HD, 0, k, HD, 0, 1, HD);
+    copy_heads(at(lin_qkv_, 2 * HD), 3 * HD, 0, v, HD, 0, 1, HD);
+    if (!w.q_norm.empty()) {
+      rmsnorm(q, vec(w.q_norm), n_ * H, D, q);
+      rmsnorm(k, vec(w.k_norm), n_ * H, D, k);
+    }
+    rope(q, H);
+    rope(k, H);
+    lightning_rule(l, w, q, k, v);
+    linear(w.z, xn_, lin_z_, LoraSlot::LinZ);
+    copy_heads(lin_y_, HD, width, lin_qkv_, width, n_ * width, G, width);
+    for (int64_t g = 0; g < G; ++g)
+      rmsnorm(at(lin_qkv_, g * n_ * width), at(vec(w.norm), g * width), n_, width, at(lin_qkv_, g * n_ * width));
+    copy_heads(lin_qkv_, width, n_ * width, lin_y_, HD, width, G, width);
+    sigmoid_mul(lin_y_, lin_z_, n_ * HD, HD, HD, 1);
+    linear(w.out, lin_y_, y_, LoraSlot::LinOut);
   }
 
   // The dense MLP or the shared experts, with the layer's Gate/Up/Down deltas.

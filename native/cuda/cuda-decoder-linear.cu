@@ -1,11 +1,15 @@
-// The CUDA decoder's hybrid-model pieces (Qwen3-Next, Qwen3.5): the Gated DeltaNet's conv and
-// delta-rule launches over each linear layer's recurrent state on the device, the sigmoid gates
-// and head copies the walk asks for, and the state's snapshots a session truncates back to.
+// The CUDA decoder's hybrid-model pieces (Qwen3-Next, Qwen3.5; bailing_moe_linear): the Gated
+// DeltaNet's conv and delta-rule and lightning attention's recurrence over each linear layer's
+// state on the device, the sigmoid gates and head copies the walk asks for, and the state's
+// snapshots a session truncates back to.
+#include <cmath>
+
 #include "common/error.h"
 #include "cuda/causal-conv.cuh"
 #include "cuda/copy-heads.cuh"
 #include "cuda/cuda-decoder.cuh"
 #include "cuda/delta-rule.cuh"
+#include "cuda/lightning-rule.cuh"
 #include "cuda/sigmoid-mul.cuh"
 
 namespace bs::BS_CUDA_NS {
@@ -22,6 +26,13 @@ void CudaDecoder::delta_rule(int64_t l, const LinearAttnWeights& w) {
   const DeltaArgs a{lin_conv_, lin_b_, lin_a_,    vec(w.a_neg), vec(w.dt_bias), rec_ + rec_offset_[l] + c.conv_floats(),
                     lin_y_,    n_,     c.k_heads, c.v_heads,    c.k_dim,        c.v_dim};
   launched(launch_delta_rule(a, c_.stream()), "delta_rule");
+}
+
+void CudaDecoder::lightning_rule(int64_t l, const LinearAttnWeights& w, float* q, float* k, float* v) {
+  const LinearAttnConfig& c = m_.cfg.linear;
+  const LightningArgs a{q,      k,  v,         vec(w.log_decay), rec_ + rec_offset_[l],
+                        lin_y_, n_, c.k_heads, c.k_dim,          1.0f / std::sqrt(static_cast<float>(c.k_dim))};
+  launched(launch_lightning_rule(a, c_.stream()), "lightning_rule");
 }
 
 void CudaDecoder::sigmoid_mul(float* x, float* g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) {

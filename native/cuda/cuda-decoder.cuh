@@ -114,6 +114,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void combine(int64_t k) override;
   void conv_silu(int64_t l, const LinearAttnWeights& w) override;
   void delta_rule(int64_t l, const LinearAttnWeights& w) override;
+  void lightning_rule(int64_t l, const LinearAttnWeights& w, float* q, float* k, float* v) override;
   void sigmoid_mul(float* x, float* g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) override;
   void copy_heads(float* src, int64_t src_token, int64_t src_head, float* dst, int64_t dst_token, int64_t dst_head,
                   int64_t heads, int64_t width) override;

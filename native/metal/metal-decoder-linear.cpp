@@ -1,7 +1,8 @@
-// The Metal decoder's hybrid-model pieces (Qwen3-Next, Qwen3.5): the Gated DeltaNet's conv and
-// delta-rule dispatches over each linear layer's recurrent state, the sigmoid gates and head
-// copies the walk asks for, and the state's snapshots (shared memory: plain copies between
-// command lists) a session truncates back to.
+// The Metal decoder's hybrid-model pieces (Qwen3-Next, Qwen3.5; bailing_moe_linear): the Gated
+// DeltaNet's conv and delta-rule and lightning attention's recurrence over each linear layer's
+// state, the sigmoid gates and head copies the walk asks for, and the state's snapshots (shared
+// memory: plain copies between command lists) a session truncates back to.
+#include <cmath>
 #include <cstring>
 
 #include "common/error.h"
@@ -29,6 +30,13 @@ void MetalDecoder::delta_rule(int64_t l, const LinearAttnWeights& w) {
                 at(rec_, rec_offset_[l] + c.conv_floats()),
                 lin_y_,
                 {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::lightning_rule(int64_t l, const LinearAttnWeights& w, Arg q, Arg k, Arg v) {
+  const LinearAttnConfig& c = m_.cfg.linear;
+  const LightningParams p{u32(n_), u32(c.k_heads), u32(c.k_dim), 1.0f / std::sqrt(static_cast<float>(c.k_dim))};
+  c_->dispatch("bs_lightning_rule", {ceil_div(c.k_dim, BS_DELTA_ROWS), u32(c.k_heads)}, 32,
+               {q, k, v, vec(w.log_decay), at(rec_, rec_offset_[l]), lin_y_, {nullptr, 0, &p, sizeof p}});
 }
 
 void MetalDecoder::sigmoid_mul(Arg x, Arg g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) {

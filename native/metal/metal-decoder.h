@@ -73,6 +73,7 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void combine(int64_t k) override;
   void conv_silu(int64_t l, const LinearAttnWeights& w) override;
   void delta_rule(int64_t l, const LinearAttnWeights& w) override;
+  void lightning_rule(int64_t l, const LinearAttnWeights& w, Arg q, Arg k, Arg v) override;
   void sigmoid_mul(Arg x, Arg g, int64_t n, int64_t period, int64_t g_stride, int64_t g_step) override;
   void copy_heads(Arg src, int64_t src_token, int64_t src_head, Arg dst, int64_t dst_token, int64_t dst_head,
                   int64_t heads, int64_t width) override;

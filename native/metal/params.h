@@ -101,6 +101,12 @@ struct DeltaParams {
   uint n_tok, k_heads, v_heads, k_dim, v_dim;
 };
 
+// Lightning attention over n_tok tokens of q, k, v [n_tok, heads, dim] (q times scale first).
+struct LightningParams {
+  uint n_tok, heads, dim;
+  float scale;
+};
+
 // x[i] *= sigmoid(g[(i / period) · g_stride + (i % period) · g_step]) for i < n.
 struct GateParams {
   uint n, period, g_stride, g_step;

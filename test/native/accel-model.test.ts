@@ -40,9 +40,7 @@ for (const name of ['metal', 'cuda'] as const) {
       }
     }
   });
-  // Hybrids: both decoders run qwen3_5_moe whole (its Gated DeltaNet layers on the device) and
-  // refuse bailing_moe_linear's lightning layers by name (logged once per model), so that one's
-  // sessions run the table op by op, the recurrences on the CPU.
+  // Hybrids: both decoders run them whole (Gated DeltaNet and lightning layers on the device).
   {
     test(`greedy decode of the hybrids on ${name} ends on the reference kernels’ token (qwen3_5_moe, bailing_moe_linear)`, {
       skip: set?.usable ? false : `${name} is not usable here: ${device?.detail ?? 'not compiled into this build'}`,

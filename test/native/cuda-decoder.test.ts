@@ -97,9 +97,10 @@ test('the CUDA decoder with expert slots and a prerouter routes decode steps by 
 
 // Qwen3.5 (separate q/k/v, z, b, a projections) and Qwen3-Next (fused qkvz and ba): Gated DeltaNet
 // layers with their recurrent state on the device, output-gated attention with partial RoPE and
-// the sigmoid-gated shared expert, in one graph per decode step.
-test('the CUDA decoder runs the hybrid models (Gated DeltaNet layers) greedily like the CPU, with an f16 cache, slots and a prerouter', (t) => {
-  for (const arch of ['qwen3_5_moe', 'qwen3_next'] as const) {
+// the sigmoid-gated shared expert; bailing_moe_linear: lightning layers and a fused
+// query_key_value; in one graph per decode step.
+test('the CUDA decoder runs the hybrid models (Gated DeltaNet and lightning layers) greedily like the CPU, with an f16 cache, slots and a prerouter', (t) => {
+  for (const arch of ['qwen3_5_moe', 'qwen3_next', 'bailing_moe_linear'] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
     for (const flags of [[], ['f16,zero'], ['slots6']]) {
       const p = probe(dir, 5, flags);
@@ -114,7 +115,7 @@ test('the CUDA decoder runs the hybrid models (Gated DeltaNet layers) greedily l
   }
 });
 
-test('the CUDA decoder names what it does not cover (lightning layers, scaled RoPE)', (t) => {
+test('the CUDA decoder names what it does not cover (scaled RoPE tables)', (t) => {
   assertDecoderRefusals(t, binary, 'cuda', 'CUDA');
 });
 

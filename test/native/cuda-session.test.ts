@@ -17,7 +17,7 @@ function run(t: Ctx, arch: SynthArch, seed: number, mode: SessionMode) {
   const dir = synthTemp(t, { arch, seed });
   const p = sessionProbe('cuda', dir, tokens, mode);
   // The emulation counts the weights' copies; on a GPU the wrapper's decoder is the only one.
-  const hybrid = arch === 'qwen3_5_moe' || arch === 'qwen3_next';
+  const hybrid = arch === 'qwen3_5_moe' || arch === 'qwen3_next' || arch === 'bailing_moe_linear';
   checkSessionPhases('cuda', `${arch}/${mode}`, p, arch !== 'llama', tokens, !onGpu, hybrid && mode.includes('heads'));
   if (onGpu) return p;
   assert.equal(p.set_disabled, true, `${arch}/${mode}: the device error turned the CUDA set off`);
@@ -42,11 +42,12 @@ test('a session on the CUDA decoder decodes like a CPU session through truncatio
 
 // Hybrid models keep every linear layer's recurrent state on the device: truncation loads a
 // snapshot there and runs the tokens after it again; the failure brings the snapshots back.
-test('a session of a hybrid model (Gated DeltaNet layers) on the CUDA decoder decodes like a CPU session through truncation into decode snapshots, a LoRA on the linear layers, expert slots, the prerouter and a device failure', (t) => {
+test('a session of a hybrid model (Gated DeltaNet or lightning layers) on the CUDA decoder decodes like a CPU session through truncation into decode snapshots, a LoRA on the linear layers, expert slots, the prerouter and a device failure', (t) => {
   const p = run(t, 'qwen3_5_moe', 11, 'f32');
   assert.equal(p.phases.into_decode?.n_past[1], 50, 'truncated into the decode steps and continued');
   run(t, 'qwen3_5_moe', 11, 'f16,heads,slots');
   run(t, 'qwen3_next', 13, 'f16');
+  run(t, 'bailing_moe_linear', 13, 'f16,heads');
 });
 
 test('a session on the CUDA decoder routes decode steps by the prerouter like a CPU session', (t) => {

@@ -39,9 +39,10 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
 
 // Qwen3.5 (separate q/k/v, z, b, a projections) and Qwen3-Next (fused qkvz and ba): Gated DeltaNet
 // layers with their recurrent state in a device buffer, output-gated attention with partial RoPE
-// and the sigmoid-gated shared expert, one command list per append.
-test('the Metal decoder runs the hybrid models (Gated DeltaNet layers) greedily like the CPU, one command list per append', (t) => {
-  for (const arch of ['qwen3_5_moe', 'qwen3_next'] as const) {
+// and the sigmoid-gated shared expert; bailing_moe_linear: lightning layers and a fused
+// query_key_value; one command list per append.
+test('the Metal decoder runs the hybrid models (Gated DeltaNet and lightning layers) greedily like the CPU, one command list per append', (t) => {
+  for (const arch of ['qwen3_5_moe', 'qwen3_next', 'bailing_moe_linear'] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append`);
@@ -51,6 +52,6 @@ test('the Metal decoder runs the hybrid models (Gated DeltaNet layers) greedily 
   }
 });
 
-test('the Metal decoder names what it does not cover (lightning layers, scaled RoPE)', (t) => {
+test('the Metal decoder names what it does not cover (scaled RoPE tables)', (t) => {
   assertDecoderRefusals(t, binary, 'metal', 'Metal');
 });

@@ -24,7 +24,7 @@ using namespace bs::metal;
 #include "metal/dense-matmul.metal"
 #include "metal/elementwise.metal"
 #include "metal/embed.metal"
-#include "metal/gated-delta.metal"
+#include "metal/linear-attention.metal"
 #include "metal/moe-combine.metal"
 #include "metal/prerouter.metal"
 #include "metal/qmatmul.metal"
@@ -177,6 +177,12 @@ const std::map<std::string, KernelEntry>& kernels() {
         [](const Bound& b, const Thread& t) {
           bs_delta_rule(at<F>(b, 0), at<F>(b, 1), at<F>(b, 2), at<F>(b, 3), at<F>(b, 4), at<float*>(b, 5),
                         at<float*>(b, 6), *at<const DeltaParams*>(b, 7), t.tgid, t.lane);
+        }}},
+      {"bs_lightning_rule",
+       {7,
+        [](const Bound& b, const Thread& t) {
+          bs_lightning_rule(at<F>(b, 0), at<F>(b, 1), at<F>(b, 2), at<F>(b, 3), at<float*>(b, 4), at<float*>(b, 5),
+                            *at<const LightningParams*>(b, 6), t.tgid, t.lane);
         }}},
       {"bs_argmax",
        {3,

@@ -17,8 +17,8 @@ namespace bt {
 namespace {
 
 // A rank-3 BF16 LoRA (scale 2) on every layer's q, v and o projections (a Gated DeltaNet layer's
-// q/k/v (or q/k/v/z) and out projections) and on its dense MLP or shared experts (gate, down),
-// written next to the model and loaded for it.
+// q/k/v (or q/k/v/z) and out projections; bailing's fused query_key_value, dense and g_proj) and on its dense MLP or
+// shared experts (gate, down), written next to the model and loaded for it.
 std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const std::string& dir) {
   constexpr int64_t kRank = 3;
   bt::Rng r(21);
@@ -42,7 +42,12 @@ std::shared_ptr<const bs::LoraAdapter> write_adapter(const bs::Model& m, const s
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const bs::LayerWeights& lw = m.layers[l];
     const std::string at = "model.layers." + std::to_string(l) + ".";
-    if (lw.is_linear) {
+    if (m.cfg.linear.lightning) {
+      // bailing_moe_linear: attention.* in both kinds of layer, g_proj in the linear ones.
+      module(at + "attention.query_key_value", lw.is_linear ? lw.linear.qkv : lw.attn.q);
+      module(at + "attention.dense", lw.is_linear ? lw.linear.out : lw.attn.o);
+      if (lw.is_linear) module(at + "attention.g_proj", lw.linear.z);
+    } else if (lw.is_linear) {
       const bs::LinearAttnWeights& a = lw.linear;
       if (a.fused) module(at + "linear_attn.in_proj_qkvz", a.qkvz);
       else module(at + "linear_attn.in_proj_qkv", a.qkv);

@@ -13,10 +13,12 @@
 #include <memory>
 #include <vector>
 
+#include "common/lightning-attention.h"
 #include "common/linear-attention.h"
 #include "cuda/causal-conv.cuh"
 #include "cuda/copy-heads.cuh"
 #include "cuda/delta-rule.cuh"
+#include "cuda/lightning-rule.cuh"
 #include "cuda/sigmoid-mul.cuh"
 #include "harness.h"
 #include "metal-shim.h"
@@ -70,6 +72,8 @@ struct Runner {
   std::function<bool(const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out)> conv;
   std::function<bool(const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y)>
       delta;  // in: qkv, b, a, a_neg, dt_bias
+  // q, k, v [n, H, D], log_decay [H]; q scaled by 1/√D inside.
+  std::function<bool(int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y)> lightning;
   std::function<bool(float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
                      int64_t step)>
       gate;
@@ -85,6 +89,19 @@ Runner cuda_runner() {
             const cu::DeltaArgs a{in[0].data(), in[1].data(), in[2].data(), in[3].data(), in[4].data(), state, y, n,
                                   c.k_heads,    c.v_heads,    c.k_dim,      c.v_dim};
             return cu::launch_delta_rule(a, nullptr) == cu::cudaSuccess;
+          },
+          [](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
+            const cu::LightningArgs a{in[0].data(),
+                                      in[1].data(),
+                                      in[2].data(),
+                                      in[3].data(),
+                                      state,
+                                      y,
+                                      n,
+                                      H,
+                                      D,
+                                      1.0f / std::sqrt(static_cast<float>(D))};
+            return cu::launch_lightning_rule(a, nullptr) == cu::cudaSuccess;
           },
           [](float* x, const float* g, int64_t n, int64_t, int64_t period, int64_t stride, int64_t step) {
             return cu::launch_sigmoid_mul(x, g, n, period, stride, step, nullptr) == cu::cudaSuccess;
@@ -137,6 +154,17 @@ Runner metal_runner(bs::metal::Device* dev) {
             const auto rows = static_cast<uint32_t>((c.v_dim + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
             call.run("bs_delta_rule", {rows, static_cast<uint32_t>(c.v_heads)}, 32, &p, sizeof p);
             call.out(5, state, S), call.out(6, y, Y);
+            return true;
+          },
+          [dev](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
+            Call call{dev};
+            for (int i = 0; i < 4; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
+            call.in(state, H * D * D), call.in(y, n * H * D);
+            const bs::metal::LightningParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(H),
+                                               static_cast<uint32_t>(D), 1.0f / std::sqrt(static_cast<float>(D))};
+            const auto cols = static_cast<uint32_t>((D + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
+            call.run("bs_lightning_rule", {cols, static_cast<uint32_t>(H)}, 32, &p, sizeof p);
+            call.out(4, state, H * D * D), call.out(5, y, n * H * D);
             return true;
           },
           [dev, groups](float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
@@ -223,6 +251,39 @@ TEST(cuda_and_metal_delta_rule_matches_the_reference_recurrence_and_chunked_form
   std::vector<float> z(64);
   const cu::DeltaArgs bad{z.data(), z.data(), z.data(), z.data(), z.data(), z.data(), z.data(), 1, 1, 1, 48, 1};
   EXPECT(cu::launch_delta_rule(bad, nullptr) == cu::cudaErrorInvalidValue) << "Dk not a multiple of 32";
+}
+
+TEST(cuda_and_metal_lightning_rule_matches_the_reference_recurrence_and_chunked_form) {
+  bt::MetalTestDevice metal;
+  if (!metal.ready(t)) return;
+  struct Shape {
+    int64_t H, D, n;
+  };
+  const Shape shapes[] = {{4, 32, 1}, {3, 64, 9}, {2, 256, 2}, {5, 32, 70}};
+  for (const Runner& run : {cuda_runner(), metal_runner(metal.dev)}) {
+    for (size_t s = 0; s < std::size(shapes); ++s) {
+      const auto [H, D, n] = shapes[s];
+      bt::Rng r(970 + s);
+      std::vector<float> in[4] = {random(r, n * H * D), random(r, n * H * D), random(r, n * H * D),
+                                  std::vector<float>(H)};
+      bs::lightning_log_decays(H, 1 + static_cast<int64_t>(s), 8, in[3].data());
+      const std::vector<float> state = random(r, H * D * D, -0.5, 0.5);
+      std::vector<float> y(n * H * D), dev_state = state;
+      EXPECT(run.lightning(H, D, n, in, dev_state.data(), y.data())) << run.name;
+      std::vector<float> q = in[0];
+      for (float& x : q) x *= 1.0f / std::sqrt(static_cast<float>(D));
+      bs::Scratch scratch;
+      for (const int64_t chunk : {int64_t{0}, bs::kLightningChunk}) {
+        std::vector<float> want(n * H * D), ref_state = state;
+        bs::lightning_rule(bs::ExecCtx{}, H, D, in[3].data(), q.data(), in[1].data(), in[2].data(), n, chunk,
+                           ref_state.data(), scratch, want.data());
+        EXPECT(max_rel(y, want) < 2e-5) << run.name << " shape " << s << " chunk " << chunk << ": y "
+                                        << max_rel(y, want);
+        EXPECT(max_rel(dev_state, ref_state) < 2e-5)
+            << run.name << " shape " << s << " chunk " << chunk << ": state " << max_rel(dev_state, ref_state);
+      }
+    }
+  }
 }
 
 TEST(cuda_and_metal_sigmoid_gates_and_head_copies_match_hand_loops) {

@@ -1,5 +1,5 @@
-// The models both whole-token decoders (Metal, CUDA) refuse by name, through their probes:
-// lightning layers and scaled RoPE tables (decoder_unsupported).
+// What both whole-token decoders (Metal, CUDA) refuse by name, through their probes: scaled RoPE
+// tables (decoder_unsupported).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,7 +14,6 @@ export function assertDecoderRefusals(
   kernels: string,
 ): void {
   const cases: { arch: SynthArch; why: string }[] = [
-    { arch: 'bailing_moe_linear', why: `lightning-attention layers have no ${kernels} kernels yet` },
     { arch: 'llama', why: `scaled RoPE frequencies \\(llama3 rope_scaling\\) have no ${kernels} kernel yet` },
   ];
   for (const { arch, why } of cases) {

@@ -1,4 +1,4 @@
-// Gated DeltaNet (Qwen3-Next, Qwen3.5) as common/linear-attention.cpp runs it: the depthwise
+// Linear attention. Gated DeltaNet (Qwen3-Next, Qwen3.5) as common/linear-attention.cpp runs it: the depthwise
 // causal conv with SiLU over a history, and the delta rule's recurrence with its input
 // preparation (q, k at unit RMS scaled by 1/Dk and 1/√Dk; β = sigmoid(b); decay e^g with
 // g = a_neg · softplus(a + dt_bias)): S ← e^g S; S ← S + β (v − S k) kᵀ; y = S q.
@@ -93,4 +93,44 @@ kernel void bs_delta_rule(device const float* qkv [[buffer(0)]], device const fl
   for (uint r = 0; r < BS_DELTA_ROWS; ++r)
     for (uint i = 0; i < BS_DELTA_LANE; ++i)
       if (r < rows && i < e) base[r * p.k_dim + lane + 32u * i] = S[r][i];
+}
+
+// Lightning attention (bailing_moe_linear's linear layers), the recurrent form: per head h with
+// decay a = e^{log_decay[h]}, S ← a S + k vᵀ; y = Sᵀ q over S [D, D], q scaled first. One
+// simdgroup per BS_DELTA_ROWS columns j of a head's S (groups: column groups × heads): lane L
+// holds rows L, L + 32, … of q, k and its columns, kept across the tokens in order.
+kernel void bs_lightning_rule(device const float* q [[buffer(0)]], device const float* k [[buffer(1)]],
+                              device const float* v [[buffer(2)]], device const float* log_decay [[buffer(3)]],
+                              device float* state [[buffer(4)]], device float* y [[buffer(5)]],
+                              constant LightningParams& p [[buffer(6)]], uint3 tg [[threadgroup_position_in_grid]],
+                              uint lane [[thread_index_in_simdgroup]]) {
+  const uint h = tg.y, col0 = tg.x * BS_DELTA_ROWS, D = p.dim, e = D / 32u;
+  const uint cols = min(D - col0, BS_DELTA_ROWS);
+  const float decay = exp(log_decay[h]);
+  float S[BS_DELTA_ROWS][BS_DELTA_LANE];
+  device float* base = state + h * D * D + col0;
+  for (uint c = 0; c < BS_DELTA_ROWS; ++c)
+    for (uint i = 0; i < BS_DELTA_LANE; ++i) S[c][i] = c < cols && i < e ? base[(lane + 32u * i) * D + c] : 0.0f;
+  for (uint t = 0; t < p.n_tok; ++t) {
+    const uint at = (t * p.heads + h) * D;
+    float qs[BS_DELTA_LANE], ks[BS_DELTA_LANE];
+    for (uint i = 0; i < BS_DELTA_LANE; ++i) {
+      qs[i] = i < e ? q[at + lane + 32u * i] * p.scale : 0.0f;
+      ks[i] = i < e ? k[at + lane + 32u * i] : 0.0f;
+    }
+    for (uint c = 0; c < BS_DELTA_ROWS; ++c) {
+      if (c >= cols) break;
+      const float vc = v[at + col0 + c];
+      float acc = 0.0f;
+      for (uint i = 0; i < BS_DELTA_LANE; ++i) {
+        S[c][i] = decay * S[c][i] + ks[i] * vc;
+        if (i < e) acc += qs[i] * S[c][i];
+      }
+      acc = simd_sum(acc);
+      if (lane == 0) y[at + col0 + c] = acc;
+    }
+  }
+  for (uint c = 0; c < BS_DELTA_ROWS; ++c)
+    for (uint i = 0; i < BS_DELTA_LANE; ++i)
+      if (c < cols && i < e) base[(lane + 32u * i) * D + c] = S[c][i];
 }
