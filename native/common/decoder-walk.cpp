@@ -68,7 +68,6 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
     return "lightning heads of " + std::to_string(c.linear.k_dim) + " with " + std::to_string(c.linear.rot_dims) +
            " rotary dims, unlike the attention layers' " + std::to_string(c.head_dim) + " and " +
            std::to_string(c.rot_dims);
-  if (!c.mrope_section.empty()) return "multimodal RoPE has no " + b + " kernel yet";
   if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
   if (m.streamer && m.stream.decode_path != ExpertPath::Exact && !(k.slots && slot_experts(m)))
     return std::string("the ") + path_name(m.stream.decode_path) + " decode path has no " + b + " kernels (use " +

@@ -115,6 +115,15 @@ test('the CUDA decoder runs the hybrid models (Gated DeltaNet and lightning laye
   }
 });
 
+// A vision model's text (multimodal RoPE with time = height = width: the 1-D rotation).
+test("the CUDA decoder decodes a vision model's text like the CPU", (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_vl_moe', seed: 7 });
+  const p = probe(dir, 5);
+  assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
+  assert.equal(p.tokens_cuda.length, 5, 'every step ran');
+  assert.ok(p.max_rel_logit_diff < 1e-4, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+});
+
 test('the CUDA decoder names what it does not cover (scaled RoPE tables)', (t) => {
   assertDecoderRefusals(t, binary, 'cuda', 'CUDA');
 });

@@ -120,6 +120,15 @@ test('a session of a hybrid model (Gated DeltaNet or lightning layers) on the Me
   }
 });
 
+// Text positions of a vision model are 1-D (time = height = width): its text runs on the decoder.
+test('a session of a vision model (multimodal RoPE) runs its text on the Metal decoder and hands the cache to the host for an image', (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_vl_moe', seed: 11 });
+  const p = probe(dir, 4, 'f32');
+  check('qwen3_vl_moe', 'f32', p, true);
+  assert.equal(p.phases.adapter?.on_device, true, 'text on the device');
+  assert.equal(p.phases.image?.on_device, false, 'the image on the host');
+});
+
 test('the Metal session decoder refuses the hot path by name with a log line, not silently', (t) => {
   const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });

@@ -144,12 +144,13 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   std::string json = "\"phases\": {";
   // Prefills `prompt` on both, then greedy steps: every other device step brings back only the
   // token (the argmax on the device), the rest the logits, compared with the CPU's.
-  auto phase = [&](const char* name, std::vector<int32_t> prompt, int steps = 0) {
+  auto phase = [&](const char* name, std::vector<int32_t> prompt, int steps = 0,
+                   const bs::MultimodalInput* mm = nullptr) {
     const int count = steps > 0 ? steps : tokens;
     for (int32_t& t : prompt) t %= V;
     const int64_t P = static_cast<int64_t>(prompt.size());
-    cpu.append(prompt.data(), P, a.data());
-    dev.append(prompt.data(), P, b.data());
+    cpu.append(prompt.data(), P, a.data(), mm);
+    dev.append(prompt.data(), P, b.data(), mm);
     compare();
     std::vector<int32_t> out_cpu, out_dev;
     int32_t pending = -1;  // the token a greedy device step brought back (-1: read b)
@@ -214,6 +215,22 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   // (A hybrid model's recurrent state is rebuilt from a snapshot by a replay, whose tokens the
   // router routes where the decode steps took the prerouter's predictions: with a prerouter,
   // logits after the failure may differ by more than rounding.)
+  // Vision models (multimodal RoPE): text ran on the device; an append with an image hands the
+  // cache to the host, which runs it and every later call.
+  if (!model->cfg.mrope_section.empty()) {
+    constexpr int64_t kImg = 4, kN = 6;
+    bt::Rng r(31);
+    std::vector<float> embeds(kImg * model->cfg.hidden);
+    for (float& x : embeds) x = static_cast<float>(r.uniform(-1.0, 1.0));
+    const int64_t rows[kImg] = {1, 2, 3, 4};
+    // [3][kN] (time, height, width): text at p0 and p0 + 3, the image a 2 × 2 grid from p0 + 1.
+    const auto p0 = static_cast<int32_t>(cpu.n_past());
+    const int32_t positions[3 * kN] = {p0, p0 + 1, p0 + 1, p0 + 1, p0 + 1, p0 + 3,  // time
+                                       p0, p0 + 1, p0 + 1, p0 + 2, p0 + 2, p0 + 3,  // height
+                                       p0, p0 + 1, p0 + 2, p0 + 1, p0 + 2, p0 + 3};
+    const bs::MultimodalInput mm{embeds.data(), rows, kImg, nullptr, 0, positions};
+    phase("image", {5, 900, 901, 902, 903, 7}, 0, &mm);
+  }
   const double worst_on_device = worst;
   break_device();
   phase("handover", {433, 466});
