@@ -90,6 +90,12 @@ void Session::restore_on_device(int64_t n) {
       tokens_.insert(tokens_.end(), replay_.data() + done, replay_.data() + done + m);
     }
   } catch (const DecoderInputError&) {
+    // The failed chunk may have advanced the state partway: back to the snapshot, the session
+    // consistent at that shorter prefix (as a failed replay leaves it on the host).
+    decoder_->load_state(best);
+    decoder_->truncate(from);
+    n_past_ = from;
+    tokens_.resize(from);
     throw;
   } catch (const Error& e) {
     // The host takes the cache and the snapshots and replays the rest itself.
