@@ -1,8 +1,17 @@
 #include "common/decoder-walk.h"
 
+#include <cmath>
+
 #include "common/prerouter/heads.h"
 
 namespace bs {
+
+std::vector<double> rope_table(const ModelConfig& c) {
+  if (!c.rope_inv_freq.empty()) return c.rope_inv_freq;
+  std::vector<double> inv(std::max<int64_t>(1, c.rot_dims / 2));
+  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims);
+  return inv;
+}
 
 std::vector<const WeightMatrix*> decoder_matrices(const Model& m) {
   std::vector<const WeightMatrix*> out{&m.embed, &m.lm_head.w};
@@ -68,7 +77,6 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k) {
     return "lightning heads of " + std::to_string(c.linear.k_dim) + " with " + std::to_string(c.linear.rot_dims) +
            " rotary dims, unlike the attention layers' " + std::to_string(c.head_dim) + " and " +
            std::to_string(c.rot_dims);
-  if (!c.rope_inv_freq.empty()) return "scaled RoPE frequencies (llama3 rope_scaling) have no " + b + " kernel yet";
   if (m.streamer && m.stream.decode_path != ExpertPath::Exact && !(k.slots && slot_experts(m)))
     return std::string("the ") + path_name(m.stream.decode_path) + " decode path has no " + b + " kernels (use " +
            (k.slots ? "exact or staged" : "exact") + ")";

@@ -37,6 +37,9 @@ std::string decoder_unsupported(const Model& m, const DecoderKernels& k);
 std::vector<const WeightMatrix*> decoder_matrices(const Model& m);
 // Every norm, bias and correction-bias vector a forward reads.
 std::vector<const std::vector<float>*> decoder_vectors(const Model& m);
+// The RoPE frequency per pair [max(1, rot_dims / 2)] both decoders upload: the model's scaled
+// table (llama3, linear rope_scaling) or θ^(−2i/rot).
+std::vector<double> rope_table(const ModelConfig& c);
 // Throws bs::Error, naming the decoder, before anything runs for a bad chunk.
 void check_append(const Model& m, const std::string& name, const int32_t* tokens, int64_t n, int64_t pos,
                   int64_t max_pos, int64_t max_chunk);

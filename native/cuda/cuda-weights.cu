@@ -1,7 +1,6 @@
 #include "cuda/cuda-weights.cuh"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -33,9 +32,7 @@ DeviceWeights::DeviceWeights(const Model& m, bool routed, Context* ctx)
     if (!v->empty() && !vectors_.count(v->data()))
       vectors_[v->data()] = reinterpret_cast<float*>(const_cast<uint8_t*>(c_.keep(v->data(), v->size() * 4)));
   }
-  const ModelConfig& c = m.cfg;
-  std::vector<double> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims);
+  const std::vector<double> inv = rope_table(m.cfg);
   inv_freq_ = reinterpret_cast<const double*>(c_.keep(inv.data(), inv.size() * sizeof(double)));
   check(cudaStreamSynchronize(c_.stream()), "uploading the weights");
 }

@@ -1,6 +1,5 @@
 #include "metal/metal-weights.h"
 
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -16,11 +15,8 @@ DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
   if (slot_experts(m)) bind_slots(m);
   for (const WeightMatrix* w : decoder_matrices(m))
     if (!slots_.count(w)) bind(*w);  // streamed expert stacks never: the GPU would make them resident
-  const ModelConfig& c = m.cfg;
-  std::vector<float> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i)
-    inv[i] = static_cast<float>(std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims));
-  inv_freq_ = floats(inv);
+  const std::vector<double> table = rope_table(m.cfg);
+  inv_freq_ = floats(std::vector<float>(table.begin(), table.end()));
   for (const std::vector<float>* v : decoder_vectors(m))
     if (!v->empty() && !vectors_.count(v->data())) vectors_.emplace(v->data(), floats(*v));
 }

@@ -1,27 +1,35 @@
-// What both whole-token decoders (Metal, CUDA) refuse by name, through their probes: scaled RoPE
-// tables (decoder_unsupported).
+// What both whole-token decoders (Metal, CUDA) refuse by name, through their probes
+// (decoder_unsupported): experts not in one stack (Hugging Face's one tensor per expert).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { SynthArch } from '../../../daemon/tools/synth.js';
 import { editJson, synthTemp } from './model-files.js';
+import { rewriteExperts } from './expert-layouts.js';
 
-/** Runs `binary --<probe>-decoder` on each refused model; `kernels`: the backend's name in messages. */
+/** Runs `binary --<probe>-decoder` on each refused model. */
 export function assertDecoderRefusals(
   t: { after(fn: () => void): void },
   binary: string,
   probe: 'metal' | 'cuda',
-  kernels: string,
 ): void {
-  const cases: { arch: SynthArch; why: string }[] = [
-    { arch: 'llama', why: `scaled RoPE frequencies \\(llama3 rope_scaling\\) have no ${kernels} kernel yet` },
-  ];
-  for (const { arch, why } of cases) {
-    const dir = synthTemp(t, { arch, seed: 7 });
-    if (arch === 'llama')
-      editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'linear', factor: 2 }));
-    const r = spawnSync(binary, [`--${probe}-decoder`, dir, '2'], { encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 1, `${arch}: refused`);
-    assert.match(r.stderr, new RegExp(`${probe} decoder: ${why}`), arch);
-  }
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  rewriteExperts(dir, 'per-expert');
+  const r = spawnSync(binary, [`--${probe}-decoder`, dir, '2'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 1, 'refused');
+  assert.match(r.stderr, new RegExp(`${probe} decoder: per-expert or fused expert layouts \\(the kernels gather`));
+}
+
+/** A llama folder with Llama 3.1's rope_scaling (llama3: the frequency table both decoders upload). */
+export function llama3Scaled(t: { after(fn: () => void): void }): string {
+  const dir = synthTemp(t, { arch: 'llama', seed: 7 });
+  editJson(join(dir, 'config.json'), (j) => {
+    j.rope_scaling = {
+      rope_type: 'llama3',
+      factor: 8,
+      low_freq_factor: 1,
+      high_freq_factor: 4,
+      original_max_position_embeddings: 16,
+    };
+  });
+  return dir;
 }
