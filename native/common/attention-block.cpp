@@ -6,10 +6,6 @@
 
 namespace bs {
 
-namespace {
-
-// Which position (0 time, 1 height, 2 width) rotates frequency slot i: interleaved T,H,W,T,…
-// while each section lasts (Qwen3-VL), or contiguous sections (Qwen2-VL).
 int mrope_axis(const ModelConfig& c, int i) {
   const std::vector<int>& s = c.mrope_section;
   if (c.mrope_interleaved) {
@@ -19,6 +15,8 @@ int mrope_axis(const ModelConfig& c, int i) {
   }
   return i < s[0] ? 0 : i < s[0] + s[1] ? 1 : 2;
 }
+
+namespace {
 
 // Multimodal RoPE on x[n, heads, head_dim] (non-traditional pairs i, i + rot/2; angles in double).
 void mrope(const ModelConfig& c, float* x, int64_t n, int64_t heads, const int32_t* pos, int64_t stride) {

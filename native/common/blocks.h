@@ -48,6 +48,10 @@ struct Scratch {
   StepProfile* profile = nullptr;  // the pass's stage times (null: not profiled)
 };
 
+// Multimodal RoPE: which position (0 time, 1 height, 2 width) rotates frequency slot i:
+// interleaved T,H,W,T,… while each section lasts (Qwen3-VL), or contiguous sections (Qwen2-VL).
+int mrope_axis(const ModelConfig& c, int i);
+
 // xn[n, hidden] at positions pos0.. → out[n, hidden]. Writes this chunk's keys and values
 // into the caches [≥ pos0 + n, n_kv, head_dim] (float32, or F16 when m.kv_f16()) before
 // attending. `lora` (nullable): the session's adapter for this layer (its Q/K/V/O slots).

@@ -2,14 +2,20 @@
 
 #include <cmath>
 
+#include "common/blocks.h"
 #include "common/prerouter/heads.h"
 
 namespace bs {
 
-std::vector<double> rope_table(const ModelConfig& c) {
-  if (!c.rope_inv_freq.empty()) return c.rope_inv_freq;
-  std::vector<double> inv(std::max<int64_t>(1, c.rot_dims / 2));
-  for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims);
+std::vector<double> rope_table(const ModelConfig& c, int axis) {
+  std::vector<double> inv = c.rope_inv_freq;
+  if (inv.empty()) {
+    inv.resize(std::max<int64_t>(1, c.rot_dims / 2));
+    for (size_t i = 0; i < inv.size(); ++i) inv[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / c.rot_dims);
+  }
+  for (size_t i = 0; axis >= 0 && i < inv.size(); ++i) {
+    if (mrope_axis(c, static_cast<int>(i)) != axis) inv[i] = 0.0;
+  }
   return inv;
 }
 

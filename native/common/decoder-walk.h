@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "common/backend.h"
+#include "common/device-decoder.h"
 #include "common/error.h"
 #include "common/lora.h"
 #include "common/model.h"
+#include "common/multimodal.h"
 #include "common/prerouter/heads.h"
 
 namespace bs {
@@ -38,8 +40,9 @@ std::vector<const WeightMatrix*> decoder_matrices(const Model& m);
 // Every norm, bias and correction-bias vector a forward reads.
 std::vector<const std::vector<float>*> decoder_vectors(const Model& m);
 // The RoPE frequency per pair [max(1, rot_dims / 2)] both decoders upload: the model's scaled
-// table (llama3, linear rope_scaling) or θ^(−2i/rot).
-std::vector<double> rope_table(const ModelConfig& c);
+// table (llama3, linear rope_scaling) or θ^(−2i/rot); axis 0..2 (multimodal RoPE): only the pairs
+// that axis (time, height, width) rotates, the others 0 (the rope kernels leave those alone).
+std::vector<double> rope_table(const ModelConfig& c, int axis = -1);
 // Throws bs::Error, naming the decoder, before anything runs for a bad chunk.
 void check_append(const Model& m, const std::string& name, const int32_t* tokens, int64_t n, int64_t pos,
                   int64_t max_pos, int64_t max_chunk);
@@ -58,8 +61,11 @@ class DecoderWalk {
   virtual R at(R a, int64_t floats) = 0;
   virtual R alloc(size_t bytes) = 0;
   virtual R upload(const std::vector<float>& v) = 0;
+  // Host floats into a device buffer, ahead of the chunk's kernels.
+  virtual void write(R dst, const float* src, int64_t floats) = 0;
   // Queued kernels. embed: token_ rows into x_; matmul: y[n, rows] = W·x, gathered (through
-  // ids_, x row i / x_div) or plain; rope: in place over n_ tokens of `heads` at position_;
+  // ids_, x row i / x_div) or plain; rope: in place over n_ tokens of `heads`, the pairs of
+  // rope_table(axis) at rope_pos_ row max(axis, 0);
   // attend: q_ over layer l's caches into attn_; route: e_logits_ into ids_ and wts_;
   // combine: the routed rows_ weighted by wts_ into y_.
   virtual void embed(int64_t n) = 0;
@@ -73,7 +79,7 @@ class DecoderWalk {
   virtual void rmsnorm(R x, R w, int64_t rows, int64_t d, R y) = 0;
   virtual void add(R x, R y, int64_t n) = 0;  // y += x
   virtual void silu_mul(R gate, R up, int64_t n) = 0;
-  virtual void rope(R x, int64_t heads) = 0;
+  virtual void rope(R x, int64_t heads, int axis) = 0;
   virtual void attend(int64_t l) = 0;
   virtual void route(const MoeWeights& w) = 0;
   virtual void combine(int64_t k) = 0;
@@ -103,9 +109,14 @@ class DecoderWalk {
       rmsnorm(k_at, vec(w.k_norm), n_ * cfg.n_kv_heads, cfg.head_dim, k_at);
     }
     if (cfg.rot_dims / 2 > 0) {
-      rope(q_, cfg.n_heads);
-      rope(k_at, cfg.n_kv_heads);
+      rotate(q_, cfg.n_heads);
+      rotate(k_at, cfg.n_kv_heads);
     }
+  }
+  // RoPE over the chunk: each axis's pairs by its positions in an image chunk, else every pair.
+  void rotate(R x, int64_t heads) {
+    if (!mrope_) return rope(x, heads, -1);
+    for (int axis = 0; axis < 3; ++axis) rope(x, heads, axis);
   }
   // After a base linear of layer layer_ (and its bias): y += the LoRA delta of `slot` on x, if
   // any; by default adapter_'s delta through lora_delta (a backend holding its own adapter
@@ -187,19 +198,45 @@ class DecoderWalk {
     q_ = f(n * c.n_heads * c.head_dim), attn_ = f(n * c.n_heads * c.head_dim);
     gate_ = f(n * inter), up_ = f(n * inter), rows_ = f(n * k * H);
     logits_ = f(c.vocab), e_logits_ = f(n * E), ids_ = f(n * k), wts_ = f(n * k);
-    token_ = f(n), position_ = f(n);
+    token_ = f(n), rope_pos_ = f(3 * n);
     for (const std::vector<float>* v : decoder_vectors(m_)) {
       if (!v->empty()) vectors_.emplace(v->data(), upload(*v));
     }
   }
 
-  // Queues one append of n tokens (token_ and position_ already hold them) with top_k_ experts
-  // per token and adapter_'s deltas: with `head`, the last token's logits end in logits_.
+  // Before queuing an append of n tokens: their RoPE positions into pos [3, max_chunk] (the cache
+  // rows plus step.rope_shift in row 0, or an image chunk's three axes) and the chunk's image
+  // rows (embeddings, then the deepstack features of each layer) written into image_.
+  void stage_inputs(const DeviceStep& step, int64_t n, int32_t* pos) {
+    mm_ = step.mm && step.mm->r1 > step.mm->r0 ? step.mm : nullptr;
+    mrope_ = step.mm && step.mm->in->positions;
+    if (mrope_ && m_.cfg.mrope_section.empty())
+      fail("3-D positions given but ", m_.cfg.arch, " has no multimodal RoPE");
+    for (int64_t t = 0; t < n; ++t) {
+      if (!mrope_) pos[t] = static_cast<int32_t>(pos_ + step.rope_shift + t);
+      for (int a = 0; a < 3 && mrope_; ++a)
+        pos[a * max_chunk_ + t] = step.mm->in->positions[a * step.mm->total + step.mm->start + t];
+    }
+    if (!mm_) return;
+    const MultimodalInput& in = *mm_->in;
+    const int64_t H = m_.cfg.hidden, rows = mm_->r1 - mm_->r0;
+    if (image_floats_ < max_chunk_ * H * (1 + in.n_deep)) {
+      image_floats_ = max_chunk_ * H * (1 + in.n_deep);
+      image_ = alloc(static_cast<size_t>(image_floats_) * 4);
+    }
+    write(image_, in.embeds + mm_->r0 * H, rows * H);
+    for (int64_t l = 0; l < in.n_deep; ++l)
+      write(at(image_, (l + 1) * rows * H), in.deepstack + (l * in.n_rows + mm_->r0) * H, rows * H);
+  }
+
+  // Queues one append of n tokens (token_ and rope_pos_ already hold them, stage_inputs ran) with
+  // top_k_ experts per token and adapter_'s deltas: with `head`, the last token's logits end in logits_.
   void forward(int64_t n, bool head = true) {
     const ModelConfig& cfg = m_.cfg;
     const int64_t H = cfg.hidden;
     n_ = n;
     embed(n);
+    if (mm_) image_rows(0, false);
     // Each residual add is joined to the norm after it (the next layer's input norm).
     if (cfg.n_layers > 0) rmsnorm(x_, vec(m_.layers[0].input_norm), n, H, xn_);
     for (int64_t l = 0; l < cfg.n_layers; ++l) {
@@ -212,8 +249,15 @@ class DecoderWalk {
       add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
       if (lw.is_moe) moe(l);
       else mlp(lw.mlp, xn_, y_);
-      if (l + 1 < cfg.n_layers) add_rmsnorm(y_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
-      else add(y_, x_, n * H);
+      // DeepStack: image features added to the image rows after the first layers.
+      const bool deep = mm_ && l < mm_->in->n_deep;
+      if (l + 1 < cfg.n_layers && !deep) {
+        add_rmsnorm(y_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
+        continue;
+      }
+      add(y_, x_, n * H);
+      if (deep) image_rows((l + 1) * (mm_->r1 - mm_->r0) * H, true);
+      if (l + 1 < cfg.n_layers) rmsnorm(x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
     }
     layer_lora_ = nullptr;
     if (!head) return;
@@ -295,7 +339,13 @@ class DecoderWalk {
   const LoraAdapter* adapter_ = nullptr;
   std::vector<R> k_cache_, v_cache_;
   R x_{}, xn_{}, y_{}, y2_{}, q_{}, attn_{}, gate_{}, up_{}, logits_{}, e_logits_{}, ids_{}, wts_{}, rows_{};
-  R token_{}, position_{};
+  R token_{}, rope_pos_{};
+  // The chunk being queued: its image rows (nullptr: none; stage_inputs) staged in image_, and
+  // whether its positions are 3-D.
+  const MultimodalChunk* mm_ = nullptr;
+  bool mrope_ = false;
+  R image_{};
+  int64_t image_floats_ = 0;
   // Hybrid models: every linear layer's recurrent state (rec_offset_[l] floats into rec_, −1 for
   // attention layers) and the Gated DeltaNet's activations; q_proj's [q | gate] rows; the shared
   // expert's gate per token.
@@ -313,6 +363,25 @@ class DecoderWalk {
   int parity_ = 0, last_top_k_ = 0;
 
  private:
+  // x_'s image rows of the chunk = (or +=) image_ from float `from` on, one copy or add per run of
+  // consecutive rows (a copy as one "token" of the run's floats).
+  void image_rows(int64_t from, bool accumulate) {
+    const int64_t H = m_.cfg.hidden, *rows = mm_->in->rows;
+    for (int64_t a = mm_->r0, b = a; a < mm_->r1; a = b) {
+      while (++b < mm_->r1 && rows[b] == rows[b - 1] + 1) {
+      }
+      const R src = at(image_, from + (a - mm_->r0) * H), dst = at(x_, (rows[a] - mm_->start) * H);
+      if (accumulate) {
+        add(src, dst, (b - a) * H);
+        continue;
+      }
+      const int64_t n = n_;
+      n_ = 1;
+      copy_heads(src, 0, 0, dst, 0, 0, 1, (b - a) * H);
+      n_ = n;
+    }
+  }
+
   // q, and the chunk's k and v straight into the cache rows pos_..; qk-norm and RoPE in place there.
   void attention(int64_t l) {
     const AttentionWeights& w = m_.layers[l].attn;
@@ -387,8 +456,8 @@ class DecoderWalk {
       rmsnorm(q, vec(w.q_norm), n_ * H, D, q);
       rmsnorm(k, vec(w.k_norm), n_ * H, D, k);
     }
-    rope(q, H);
-    rope(k, H);
+    rotate(q, H);
+    rotate(k, H);
     lightning_rule(l, w, q, k, v);
     linear(w.z, xn_, lin_z_, LoraSlot::LinZ);
     copy_heads(lin_y_, HD, width, lin_qkv_, width, n_ * width, G, width);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/multimodal.h"
 
 namespace bs {
 
@@ -24,6 +25,10 @@ struct DeviceStep {
   int top_k = 1;                               // experts per token (ignored by dense models)
   std::shared_ptr<const LoraAdapter> adapter;  // unmerged LoRA deltas beside the base linears (null: none)
   int64_t greedy_vocab = 0;                    // append_greedy: ids below this only (0: the whole vocabulary)
+  // The chunk's image rows and their 3-D positions (nullptr: text only); without 3-D positions
+  // token t's RoPE position is its cache row plus rope_shift (past an earlier image's positions).
+  const MultimodalChunk* mm = nullptr;
+  int64_t rope_shift = 0;
 };
 
 class DeviceDecoder {

@@ -19,23 +19,29 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
                             int64_t greedy_vocab) {
   if (!decoder_) return false;
   std::lock_guard<std::mutex> lock(model_->forward_mu);
-  if (mm || recorder_) {
+  if (recorder_) {
     hand_over(true);
     return false;
   }
   const int64_t n_past = n_past_, chunk = model_->prefill_chunk;
-  const DeviceStep step{top_k_, adapter_, greedy_vocab};
+  DeviceStep step{top_k_, adapter_, greedy_vocab};
   ExpertStreamer* streamer = model_->streamer.get();  // a decoder on streamed slots drives it too
   const StreamCounters before = streamer ? streamer->counters() : StreamCounters{};
   try {
     for (int64_t i = 0; i < n; i += chunk) {
       const int64_t m = std::min(chunk, n - i);
       const bool last = i + m == n;
+      const MultimodalChunk part = mm ? multimodal_chunk(*mm, n, i, m) : MultimodalChunk{};
+      step.mm = mm ? &part : nullptr;
+      step.rope_shift = rope_shift(n_past_);
       if (last && greedy) {
         *greedy = decoder_->append_greedy(tokens + i, m, step);
       } else {
         decoder_->append(tokens + i, m, step, last ? logits : nullptr);
       }
+      mm_ = step.mm;
+      record_positions(m);
+      mm_ = nullptr;
       n_past_ += m;
       if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens + i, tokens + i + m);
     }
@@ -76,7 +82,7 @@ void Session::restore_on_device(int64_t n) {
   for (Snapshot& snap : snapshots_) {
     if (snap.pos > n) snap.pos = -1;
   }
-  const DeviceStep step{top_k_, adapter_, 0};
+  DeviceStep step{top_k_, adapter_, 0};
   int64_t done = 0;
   try {
     decoder_->load_state(best);
@@ -85,6 +91,7 @@ void Session::restore_on_device(int64_t n) {
     tokens_.resize(from);
     for (; done < static_cast<int64_t>(replay_.size()); done += model_->prefill_chunk) {
       const int64_t m = std::min<int64_t>(model_->prefill_chunk, static_cast<int64_t>(replay_.size()) - done);
+      step.rope_shift = rope_shift(n_past_);
       decoder_->append(replay_.data() + done, m, step, nullptr);
       n_past_ += m;
       tokens_.insert(tokens_.end(), replay_.data() + done, replay_.data() + done + m);

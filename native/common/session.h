@@ -8,6 +8,7 @@
 #include "common/blocks.h"
 #include "common/device-decoder.h"
 #include "common/experts/streamer.h"
+#include "common/multimodal.h"
 #include "common/prerouter/heads.h"
 
 namespace bs {
@@ -28,19 +29,6 @@ struct RoutingRecorder {
   virtual ~RoutingRecorder() = default;
   // xn [n, hidden] (the layer's MoE input) and ids [n, k] of n consecutive tokens.
   virtual void on_route(int64_t layer, const float* xn, int64_t n, const int32_t* ids, int k) = 0;
-};
-
-// Image (or video) embeddings spliced into one append: token rows[r] (ascending indices into the
-// append) takes embeds[r] instead of its token's embedding, and after decoder layer l < n_deep
-// adds deepstack[l][r]. positions [3][n]: each token's (time, height, width) RoPE position, for
-// models with multimodal RoPE (nullptr: 1-D positions continuing the cache's).
-struct MultimodalInput {
-  const float* embeds = nullptr;  // [n_rows, hidden]
-  const int64_t* rows = nullptr;  // [n_rows]
-  int64_t n_rows = 0;
-  const float* deepstack = nullptr;  // [n_deep, n_rows, hidden]
-  int64_t n_deep = 0;
-  const int32_t* positions = nullptr;  // [3, n]
 };
 
 class Session {
@@ -66,8 +54,8 @@ class Session {
   int32_t append_greedy(const int32_t* tokens, int64_t n, int64_t vocab = 0);
   // Later appends run through `d`, a whole-forward decoder with the KV cache on its device
   // (nullptr: op by op on the model's kernel table). Only on an empty session; the constructor
-  // takes the backend's decoder when it has one. A call the decoder cannot take (multimodal
-  // input, a routing recorder) or a device error hands the cache back to the host, which runs
+  // takes the backend's decoder when it has one. Image rows and their 3-D positions run on it
+  // too. A call it cannot take (a routing recorder) or a device error hands the cache back to the host, which runs
   // that call and every later one.
   void use_decoder(std::unique_ptr<DeviceDecoder> d);
   bool on_device() const { return decoder_ != nullptr; }
@@ -121,11 +109,6 @@ class Session {
   void hand_over(bool state_valid);
   // restore_recurrent on the device decoder: its snapshot loaded, the tokens after it run again.
   void restore_on_device(int64_t n);
-  // The multimodal part of the chunk being run: token start..start+n of the append, rows [r0, r1).
-  struct MmChunk {
-    const MultimodalInput* in;
-    int64_t start, total, r0, r1;
-  };
   void check_multimodal(const MultimodalInput& mm, int64_t n) const;
   void splice_embeddings();
   void add_deepstack(int64_t layer);
@@ -169,7 +152,7 @@ class Session {
   std::vector<Routing> saved_predicted_;
   HeadScratch head_scratch_;
   RoutingRecorder* recorder_ = nullptr;
-  const MmChunk* mm_ = nullptr;
+  const MultimodalChunk* mm_ = nullptr;  // the multimodal part of the chunk being run
   // Per cached row: (largest RoPE position up to it) + 1 − (row + 1); empty while every position
   // equals its row (text only), so decode after an image continues past the image's positions.
   std::vector<int32_t> shift_;

@@ -189,12 +189,7 @@ void Session::append(const int32_t* tokens, int64_t n, float* logits, const Mult
   try {
     for (int64_t i = 0; i < n; i += model_->prefill_chunk) {
       const int64_t m = std::min(model_->prefill_chunk, n - i);
-      MmChunk chunk{};
-      if (mm) {
-        const int64_t* end = mm->rows + mm->n_rows;
-        chunk = {mm, i, n, std::lower_bound(mm->rows, end, i) - mm->rows,
-                 std::lower_bound(mm->rows, end, i + m) - mm->rows};
-      }
+      const MultimodalChunk chunk = mm ? multimodal_chunk(*mm, n, i, m) : MultimodalChunk{};
       mm_ = mm ? &chunk : nullptr;
       forward_chunk(tokens + i, m, i + m == n ? logits : nullptr);
       mm_ = nullptr;

@@ -138,9 +138,10 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
   attn_part_ = alloc(attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
+  position_ = reinterpret_cast<int32_t*>(alloc(max_chunk_ * sizeof(int32_t)));
   allocate_predictions();
   if (rec_floats_ > 0) load_state(-1);
-  check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 2 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
+  check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 5 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (tokens)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
         "cudaHostAlloc (token)");
@@ -240,16 +241,23 @@ void CudaDecoder::silu_mul(float* gate, float* up, int64_t n) {
   launched(launch_silu_mul(gate, up, n, gate, c_.stream()), "silu_mul");
 }
 
-void CudaDecoder::rope(float* x, int64_t heads) {
+// Stream-ordered: the chunk's kernels queued after it read what it wrote.
+void CudaDecoder::write(float* dst, const float* src, int64_t floats) {
+  check(cudaMemcpyAsync(dst, src, static_cast<size_t>(floats) * 4, cudaMemcpyHostToDevice, c_.stream()),
+        "cudaMemcpyAsync (image rows)");
+}
+
+void CudaDecoder::rope(float* x, int64_t heads, int axis) {
   const ModelConfig& c = m_.cfg;
-  launched(launch_rope(x, reinterpret_cast<const int32_t*>(position_), w_->inv_freq(), n_, static_cast<int>(heads),
-                       static_cast<int>(c.head_dim), static_cast<int>(c.rot_dims), c_.stream()),
+  const auto* pos = reinterpret_cast<const int32_t*>(rope_pos_) + std::max(axis, 0) * max_chunk_;
+  launched(launch_rope(x, pos, w_->inv_freq(axis), n_, static_cast<int>(heads), static_cast<int>(c.head_dim),
+                       static_cast<int>(c.rot_dims), c_.stream()),
            "rope");
 }
 
 void CudaDecoder::norm_rope(const AttentionWeights& w, float* k_at) {
   const ModelConfig& c = m_.cfg;
-  if (w.q_norm.empty() || c.rot_dims / 2 <= 0) {
+  if (w.q_norm.empty() || c.rot_dims / 2 <= 0 || mrope_) {
     DecoderWalk::norm_rope(w, k_at);
     return;
   }
@@ -259,8 +267,8 @@ void CudaDecoder::norm_rope(const AttentionWeights& w, float* k_at) {
                          static_cast<int>(c.head_dim),
                          static_cast<int>(c.rot_dims),
                          static_cast<float>(c.rms_eps)};
-  launched(launch_qk_norm_rope(a, q_, k_at, vec(w.q_norm), vec(w.k_norm), reinterpret_cast<const int32_t*>(position_),
-                               w_->inv_freq(), c_.stream()),
+  launched(launch_qk_norm_rope(a, q_, k_at, vec(w.q_norm), vec(w.k_norm), reinterpret_cast<const int32_t*>(rope_pos_),
+                               w_->inv_freq(-1), c_.stream()),
            "qk_norm_rope");
 }
 
@@ -275,9 +283,7 @@ void CudaDecoder::store_kv(int64_t l) {
   // The rows go at the chunk's first position, read on the device (a replayed graph's is later).
   auto* k = reinterpret_cast<uint16_t*>(k_cache_[l]);
   auto* v = reinterpret_cast<uint16_t*>(v_cache_[l]);
-  launched(launch_to_half_pair(k_rows_, k, v_rows_, v, n_ * kv, c_.stream(),
-                               reinterpret_cast<const int32_t*>(position_), kv),
-           "to_half (KV cache)");
+  launched(launch_to_half_pair(k_rows_, k, v_rows_, v, n_ * kv, c_.stream(), position_, kv), "to_half (KV cache)");
 }
 
 void CudaDecoder::attend(int64_t l) {
@@ -290,7 +296,7 @@ void CudaDecoder::attend(int64_t l) {
                         kv_f16_,
                         static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim))),
                         attn_part_,
-                        reinterpret_cast<const int32_t*>(position_)};
+                        position_};
   launched(launch_attention(a, q_, k_cache_[l], v_cache_[l], attn_, c_.stream()), "attention");
 }
 
@@ -431,11 +437,15 @@ int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& 
   std::fill(made_pred_.begin(), made_pred_.end(), 0);
   const cudaStream_t s = c_.stream();
   for (int64_t t = 0; t < n; ++t) host_in_[t] = tokens[t], host_in_[max_chunk_ + t] = static_cast<int32_t>(pos_ + t);
+  stage_inputs(step, n, host_in_ + 2 * max_chunk_);
   check(cudaMemcpyAsync(token_, host_in_, n * sizeof(int32_t), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (tokens)");
   check(cudaMemcpyAsync(position_, host_in_ + max_chunk_, n * sizeof(int32_t), cudaMemcpyHostToDevice, s),
         "cudaMemcpyAsync (positions)");
+  check(cudaMemcpyAsync(rope_pos_, host_in_ + 2 * max_chunk_, (mrope_ ? 3 * max_chunk_ : n) * sizeof(int32_t),
+                        cudaMemcpyHostToDevice, s),
+        "cudaMemcpyAsync (RoPE positions)");
   if (slots_) slots_->before_step();
-  if (graph_ && n == 1) {
+  if (graph_ && n == 1 && !mm_ && !mrope_) {
     run_graph();
   } else {
     forward(n, head);

@@ -108,7 +108,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void add_rmsnorm(float* res, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void add(float* x, float* y, int64_t n) override;
   void silu_mul(float* gate, float* up, int64_t n) override;
-  void rope(float* x, int64_t heads) override;
+  void rope(float* x, int64_t heads, int axis) override;
+  void write(float* dst, const float* src, int64_t floats) override;
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override;
   void combine(int64_t k) override;
@@ -138,7 +139,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   std::vector<float*> snapshots_;                       // hybrid models: recurrent states saved
   int32_t* greedy_ = nullptr;                           // device: the argmax
   int64_t greedy_vocab_ = 0;                            // the argmax runs over ids below this
-  int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens then positions; the argmax
+  int32_t* position_ = nullptr;                         // device: each token's cache row
+  int32_t *host_in_ = nullptr, *host_token_ = nullptr;  // pinned: tokens, rows, RoPE positions [3]; the argmax
   float* host_logits_ = nullptr;                        // pinned
   // Decode graphs by the append's parity, each with what its capture depended on (graph_key)
   // and what its walk set on the host, replayed as is while the key holds.

@@ -32,8 +32,10 @@ DeviceWeights::DeviceWeights(const Model& m, bool routed, Context* ctx)
     if (!v->empty() && !vectors_.count(v->data()))
       vectors_[v->data()] = reinterpret_cast<float*>(const_cast<uint8_t*>(c_.keep(v->data(), v->size() * 4)));
   }
-  const std::vector<double> inv = rope_table(m.cfg);
-  inv_freq_ = reinterpret_cast<const double*>(c_.keep(inv.data(), inv.size() * sizeof(double)));
+  for (int axis = -1; axis < (m.cfg.mrope_section.empty() ? 0 : 3); ++axis) {
+    const std::vector<double> inv = rope_table(m.cfg, axis);
+    inv_freq_[axis + 1] = reinterpret_cast<const double*>(c_.keep(inv.data(), inv.size() * sizeof(double)));
+  }
   check(cudaStreamSynchronize(c_.stream()), "uploading the weights");
 }
 

@@ -34,7 +34,8 @@ class DeviceWeights {
   const Weight& weight(const WeightMatrix& w) const;
   // A norm, bias or correction-bias vector of the model, by its data.
   float* vector(const float* data) const;
-  const double* inv_freq() const { return inv_freq_; }
+  // RoPE frequencies (rope_table): axis −1 every pair; 0..2 one axis's pairs (multimodal RoPE).
+  const double* inv_freq(int axis) const { return inv_freq_[axis + 1]; }
   bool has_routed() const { return routed_; }
   // The device's address of a range inside a mapped model file, read in place (the file
   // registered once by these weights' context, for the expert slots of every decoder sharing
@@ -52,7 +53,7 @@ class DeviceWeights {
   size_t bytes_ = 0;
   std::unordered_map<const void*, Weight> weights_;  // by the matrix's first byte
   std::unordered_map<const void*, float*> vectors_;
-  const double* inv_freq_ = nullptr;
+  const double* inv_freq_[4] = {};
   mutable std::mutex mu_;  // mapped() from the decoders of several sessions
 };
 

@@ -14,6 +14,7 @@ __global__ void rope_kernel(float* x, const int32_t* __restrict__ positions, con
   const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x, t = blockIdx.y;
   if (j >= static_cast<int64_t>(n_heads) * half) return;
   const int h = static_cast<int>(j / half), i = static_cast<int>(j % half);
+  if (inv_freq[i] == 0.0) return;  // another axis's pair (multimodal RoPE)
   const double angle = positions[t] * inv_freq[i];
   const double c = cos(angle), s = sin(angle);
   float* v = x + (t * n_heads + h) * head_dim;

@@ -184,11 +184,16 @@ void MetalDecoder::silu_mul(Arg gate, Arg up, int64_t n) {
   c_->dispatch("bs_silu_mul", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {gate, up, gate, {nullptr, 0, &p, sizeof p}});
 }
 
-void MetalDecoder::rope(Arg x, int64_t heads) {
+void MetalDecoder::rope(Arg x, int64_t heads, int axis) {
   const ModelConfig& cfg = m_.cfg;
   const RopeParams p{u32(n_), u32(heads), u32(cfg.head_dim), u32(cfg.rot_dims)};
   c_->dispatch("bs_rope", {ceil_div(heads * (cfg.rot_dims / 2), BS_BLOCK), u32(n_)}, BS_BLOCK,
-               {x, position_, w_->inv_freq(), {nullptr, 0, &p, sizeof p}});
+               {x, at(rope_pos_, std::max(axis, 0) * max_chunk_), w_->inv_freq(axis), {nullptr, 0, &p, sizeof p}});
+}
+
+// Shared memory: written now, read by the command list committed after it.
+void MetalDecoder::write(Arg dst, const float* src, int64_t floats) {
+  std::memcpy(dst.buf->contents() + dst.offset, src, static_cast<size_t>(floats) * 4);
 }
 
 // f16 caches: the chunk's k and v in float32 scratch, rounded into the cache after qk-norm and
@@ -280,8 +285,8 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   parity_ ^= 1;
   std::fill(made_pred_.begin(), made_pred_.end(), 0);
   auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
-  auto* positions = reinterpret_cast<int32_t*>(position_.buf->contents());
-  for (int64_t t = 0; t < n; ++t) ids[t] = tokens[t], positions[t] = static_cast<int32_t>(pos_ + t);
+  std::copy_n(tokens, n, ids);
+  stage_inputs(step, n, reinterpret_cast<int32_t*>(rope_pos_.buf->contents()));
   try {
     if (slots_) stream_begin(n);
     list_ = d_.begin();

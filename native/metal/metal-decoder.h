@@ -67,7 +67,8 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void add(Arg x, Arg y, int64_t n) override;
   void silu_mul(Arg gate, Arg up, int64_t n) override;
-  void rope(Arg x, int64_t heads) override;
+  void rope(Arg x, int64_t heads, int axis) override;
+  void write(Arg dst, const float* src, int64_t floats) override;
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override { route(w.spec, e_logits_, n_, ids_, wts_); }
   void combine(int64_t k) override;

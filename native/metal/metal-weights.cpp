@@ -15,8 +15,10 @@ DeviceWeights::DeviceWeights(Device& d, const Model& m) : d_(d) {
   if (slot_experts(m)) bind_slots(m);
   for (const WeightMatrix* w : decoder_matrices(m))
     if (!slots_.count(w)) bind(*w);  // streamed expert stacks never: the GPU would make them resident
-  const std::vector<double> table = rope_table(m.cfg);
-  inv_freq_ = floats(std::vector<float>(table.begin(), table.end()));
+  for (int axis = -1; axis < (m.cfg.mrope_section.empty() ? 0 : 3); ++axis) {
+    const std::vector<double> table = rope_table(m.cfg, axis);
+    inv_freq_[axis + 1] = floats(std::vector<float>(table.begin(), table.end()));
+  }
   for (const std::vector<float>* v : decoder_vectors(m))
     if (!v->empty() && !vectors_.count(v->data())) vectors_.emplace(v->data(), floats(*v));
 }

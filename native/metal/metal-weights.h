@@ -34,7 +34,8 @@ class DeviceWeights {
   const Weight& slots(const WeightMatrix& w) const;
   // A norm, bias or correction-bias vector of the model, by its data.
   Arg vector(const float* data) const;
-  Arg inv_freq() const { return inv_freq_; }
+  // RoPE frequencies (rope_table): axis −1 every pair; 0..2 one axis's pairs (multimodal RoPE).
+  Arg inv_freq(int axis) const { return inv_freq_[axis + 1]; }
   // Bytes copied because the device refused to wrap them (0 when every matrix is wrapped).
   uint64_t copied_bytes() const { return copied_; }
 
@@ -50,7 +51,7 @@ class DeviceWeights {
   std::unordered_map<const void*, const Weight*> index_;  // by the matrix's first byte
   std::unordered_map<const WeightMatrix*, const Weight*> slots_;
   std::unordered_map<const void*, Arg> vectors_;
-  Arg inv_freq_;
+  Arg inv_freq_[4];
   uint64_t copied_ = 0;
 };
 

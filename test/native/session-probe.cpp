@@ -215,21 +215,28 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   // (A hybrid model's recurrent state is rebuilt from a snapshot by a replay, whose tokens the
   // router routes where the decode steps took the prerouter's predictions: with a prerouter,
   // logits after the failure may differ by more than rounding.)
-  // Vision models (multimodal RoPE): text ran on the device; an append with an image hands the
-  // cache to the host, which runs it and every later call.
+  // Vision models (multimodal RoPE): an append with image rows (embeddings, deepstack features
+  // for the first two layers, 3-D positions; split across the two prefill chunks) runs on the
+  // device too; decode after it continues past the image's positions (the rows minus 2), as does
+  // text appended after a truncation into the image.
   if (!model->cfg.mrope_section.empty()) {
-    constexpr int64_t kImg = 4, kN = 6;
+    constexpr int64_t kImg = 4, kN = 6, kDeep = 2;
+    const int64_t H = model->cfg.hidden;
     bt::Rng r(31);
-    std::vector<float> embeds(kImg * model->cfg.hidden);
+    std::vector<float> embeds(kImg * H), deep(kDeep * kImg * H);
     for (float& x : embeds) x = static_cast<float>(r.uniform(-1.0, 1.0));
+    for (float& x : deep) x = static_cast<float>(r.uniform(-0.5, 0.5));
     const int64_t rows[kImg] = {1, 2, 3, 4};
     // [3][kN] (time, height, width): text at p0 and p0 + 3, the image a 2 × 2 grid from p0 + 1.
     const auto p0 = static_cast<int32_t>(cpu.n_past());
     const int32_t positions[3 * kN] = {p0, p0 + 1, p0 + 1, p0 + 1, p0 + 1, p0 + 3,  // time
                                        p0, p0 + 1, p0 + 1, p0 + 2, p0 + 2, p0 + 3,  // height
                                        p0, p0 + 1, p0 + 2, p0 + 1, p0 + 2, p0 + 3};
-    const bs::MultimodalInput mm{embeds.data(), rows, kImg, nullptr, 0, positions};
+    const bs::MultimodalInput mm{embeds.data(), rows, kImg, deep.data(), kDeep, positions};
     phase("image", {5, 900, 901, 902, 903, 7}, 0, &mm);
+    cpu.truncate(p0 + 3);
+    dev.truncate(p0 + 3);
+    phase("after_image", {9, 10, 11});
   }
   const double worst_on_device = worst;
   break_device();

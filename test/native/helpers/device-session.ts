@@ -95,7 +95,7 @@ export function checkSessionPhases(
   shared: boolean,
   replayed = false,
 ): void {
-  const extra = ['long_decode', 'into_decode', 'image'].filter((n) => n in p.phases);
+  const extra = ['long_decode', 'into_decode', 'image', 'after_image'].filter((n) => n in p.phases);
   const names = ['prompt', 'truncated', 'prefix_hit', ...(moe ? ['top_k'] : []), 'adapter', ...extra, 'handover'];
   assert.deepEqual(Object.keys(p.phases), names, `${label}: phases`);
   for (const name of names) {
@@ -104,9 +104,7 @@ export function checkSessionPhases(
     if (!(replayed && name === 'handover'))
       assert.deepEqual(ph[device], ph.cpu, `${label} ${name}: greedy tokens (${p.device})`);
     assert.equal(ph.n_past[1], ph.n_past[0], `${label} ${name}: cached tokens`);
-    // An image's append hands the cache to the host, as the failure does.
-    const host = name === 'handover' || name === 'image';
-    assert.equal(ph.on_device, !host, `${label} ${name}: runs on the device until an image or a failure`);
+    assert.equal(ph.on_device, name !== 'handover', `${label} ${name}: runs on the device until the failure`);
   }
   assert.ok(p.prefix_hit_repeats_prompt, `${label}: a prefix hit continues as the same prompt did before`);
   assert.ok(p.greedy_steps > 0, `${label}: some steps brought back only the token`);
