@@ -4,6 +4,7 @@
 // test/native/metal-session.test.ts runs it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "common/error.h"
 #include "common/session.h"
 #include "decode-probe.h"
+#include "decoder-compare.h"
 #include "metal-shim.h"
 #include "metal/metal-backend.h"
 #include "metal/metal-decoder.h"
@@ -68,28 +70,63 @@ std::string host_waits(const bs::Model& m, bs::metal::Device& dev) {
 
 // Streamed experts: a weight file that shrinks under a device session fails that append with the
 // reason; the session stays on the device at its length and goes on once the file is whole again.
-std::string shrink_check(bs::Session& s, const bs::Model& m) {
-  const std::string path = m.store->files()[0]->path();
+// Hybrid models: a truncation whose replay on the device meets the shrunk file fails with the
+// reason and leaves the session at the snapshot the replay began from (4 tokens); once whole, the
+// tokens appended there again give a CPU session's logits (the state is not half-advanced).
+std::string shrink_check(bs::Session& s, const std::shared_ptr<bs::Model>& m) {
+  const std::string path = m->store->files()[0]->path();
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> logits(m.cfg.vocab);
+  auto shrink = [&] {
+    if (::truncate(path.c_str(), static_cast<off_t>(bytes.size() / 2)) != 0) bs::fail("cannot truncate ", path);
+  };
+  auto restore = [&] {
+    std::ofstream(path, std::ios::binary | std::ios::in)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  };
+  auto reason = [](const std::string& why) { return why.find("shrank") != std::string::npos ? "true" : "false"; };
+  std::vector<float> logits(m->cfg.vocab);
   const int32_t prompt[4] = {11, 48, 85, 122}, next = 5;
   s.append(prompt, 4, logits.data());
-  if (::truncate(path.c_str(), static_cast<off_t>(bytes.size() / 2)) != 0) bs::fail("cannot truncate ", path);
+  shrink();
   std::string message;
   try {
     s.append(&next, 1, logits.data());
   } catch (const bs::Error& e) {
     message = e.what();
   }
-  std::ofstream(path, std::ios::binary | std::ios::in).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  restore();
   const bool kept = s.on_device() && s.n_past() == 4;
   s.append(&next, 1, logits.data());
   const bool continues = s.on_device() && s.n_past() == 5;
+  std::string replay;
+  if (std::count(m->cfg.linear_layer.begin(), m->cfg.linear_layer.end(), true) > 0) {
+    const int32_t more[3] = {7, 9, 13}, again[2] = {next, more[0]};
+    s.append(more, 3, logits.data());  // snapshots at 4 and 8
+    shrink();
+    std::string why;
+    try {
+      s.truncate(6);  // replays tokens 4, 5 from the snapshot at 4
+    } catch (const bs::Error& e) {
+      why = e.what();
+    }
+    restore();
+    const bool at_snapshot = s.on_device() && s.n_past() == 4;
+    bs::Session cpu(m, 64);
+    std::vector<float> want(m->cfg.vocab);
+    cpu.append(prompt, 4, want.data());
+    cpu.append(again, 2, want.data());
+    s.append(again, 2, logits.data());
+    const bool same = rel_diff(logits, want) < 1e-4 && argmax_of(logits) == argmax_of(want);
+    std::fprintf(stderr, "shrunk file under a replay: %s\n", why.c_str());
+    replay = std::string(", \"replay\": {\"failed_with_reason\": ") + reason(why) +
+             ", \"at_snapshot\": " + (at_snapshot ? "true" : "false") +
+             ", \"continues\": " + (same && s.on_device() ? "true" : "false") + "}";
+  }
   s.truncate(0);
   std::fprintf(stderr, "shrunk file: %s\n", message.c_str());
-  return std::string("{\"failed_with_reason\": ") + (message.find("shrank") != std::string::npos ? "true" : "false") +
-         ", \"kept\": " + (kept ? "true" : "false") + ", \"continues\": " + (continues ? "true" : "false") + "}";
+  return std::string("{\"failed_with_reason\": ") + reason(message) + ", \"kept\": " + (kept ? "true" : "false") +
+         ", \"continues\": " + (continues ? "true" : "false") + replay + "}";
 }
 
 }  // namespace
@@ -115,7 +152,7 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   // Another session of the model wraps nothing again: the weights are shared per model.
   const int wraps = dev.wraps;
   const bool shared = bs::metal::session_decoder(*model, 64) != nullptr && dev.wraps == wraps && wraps > 0;
-  const std::string io_error = bs::slot_experts(*model) ? shrink_check(metal, *model) : "";
+  const std::string io_error = bs::slot_experts(*model) ? shrink_check(metal, model) : "";
   bs::StreamCounters streamed;  // the device session's, before the failure hands it to the CPU
   const SessionPhases r = run_session_phases(model, dir, cpu, metal, tokens, "metal", [&] {
     streamed = metal.stats().stream;

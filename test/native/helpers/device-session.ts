@@ -52,7 +52,13 @@ export interface SessionProbe {
   host_waits?: number[];
   /** A weight file shrunk under the streamed device session: the append failed with the reason,
    *  the session kept its length on the device and went on once the file was whole. */
-  io_error?: { failed_with_reason: boolean; kept: boolean; continues: boolean };
+  io_error?: {
+    failed_with_reason: boolean;
+    kept: boolean;
+    continues: boolean;
+    /** Hybrid models: the same under a truncation's replay (the session left at its snapshot). */
+    replay?: { failed_with_reason: boolean; at_snapshot: boolean; continues: boolean };
+  };
   /** [limit, CPU token, device token] of a greedy step over the ids below limit. */
   greedy_limit: [number, number, number];
 }
