@@ -118,10 +118,32 @@ std::string shrink_check(bs::Session& s, const std::shared_ptr<bs::Model>& m) {
     cpu.append(again, 2, want.data());
     s.append(again, 2, logits.data());
     const bool same = rel_diff(logits, want) < 1e-4 && argmax_of(logits) == argmax_of(want);
-    std::fprintf(stderr, "shrunk file under a replay: %s\n", why.c_str());
-    replay = std::string(", \"replay\": {\"failed_with_reason\": ") + reason(why) +
-             ", \"at_snapshot\": " + (at_snapshot ? "true" : "false") +
-             ", \"continues\": " + (same && s.on_device() ? "true" : "false") + "}";
+    // A replay whose second MoE layer fails to load (the first layers' states advanced by then):
+    // the snapshot is loaded again, so the session goes on from it like the CPU session.
+    const int32_t last[2] = {9, 13};
+    s.append(last, 2, logits.data());  // snapshots at 6 and 8
+    m->streamer->fail_device_run(1);
+    std::string midway;
+    try {
+      s.truncate(7);  // replays token 6 from the snapshot at 6
+    } catch (const bs::Error& e) {
+      midway = e.what();
+    }
+    m->streamer->fail_device_run(-1);
+    const bool midway_kept = s.on_device() && s.n_past() == 6;
+    s.append(last, 1, logits.data());
+    cpu.truncate(6);  // drops its predictions, as the device session's truncation did
+    cpu.append(last, 1, want.data());
+    const bool midway_same = rel_diff(logits, want) < 1e-4 && argmax_of(logits) == argmax_of(want);
+    std::fprintf(stderr, "shrunk file under a replay: %s\nload failing halfway through a replay: %s\n", why.c_str(),
+                 midway.c_str());
+    replay =
+        std::string(", \"replay\": {\"failed_with_reason\": ") + reason(why) +
+        ", \"at_snapshot\": " + (at_snapshot ? "true" : "false") +
+        ", \"continues\": " + (same && s.on_device() ? "true" : "false") +
+        ", \"midway\": {\"failed_with_reason\": " + (midway.find("injected") != std::string::npos ? "true" : "false") +
+        ", \"at_snapshot\": " + (midway_kept ? "true" : "false") +
+        ", \"continues\": " + (midway_same && s.on_device() ? "true" : "false") + "}}";
   }
   s.truncate(0);
   std::fprintf(stderr, "shrunk file: %s\n", message.c_str());

@@ -19,6 +19,7 @@ void ExpertStreamer::run_staged(const Model& m, Layer& L, Scratch& s) {
 
 void ExpertStreamer::run_device(int64_t l, Scratch& s, FunctionRef<void(const SlotCache&, bool)> wave) {
   Layer& L = layer(l);
+  if (fail_run_ >= 0 && fail_run_-- == 0) fail("the experts of layer ", l, " could not be loaded (injected by a test)");
   std::unique_lock<std::mutex> lk(mu_);
   stage_waves(lk, L, s, /*device=*/true, [&](SlotCache& c, bool last) { wave(c, last); });
   ran(L);

@@ -92,6 +92,9 @@ class ExpertStreamer {
   // last wave's until end_forward (the device reads them after this returns). Throws bs::Error
   // when a load failed.
   void run_device(int64_t l, Scratch& s, FunctionRef<void(const SlotCache& c, bool last)> wave);
+  // Fault injection for tests: the run_device call after `after` more fails as a load would
+  // (−1: none), so a device append fails halfway through its layers.
+  void fail_device_run(int after) { fail_run_ = after; }
 
  private:
   struct WholeBuffer {
@@ -166,6 +169,7 @@ class ExpertStreamer {
 
   StreamOptions opts_;
   int staged_slots_ = 0, hot_slots_ = 0;
+  int fail_run_ = -1;                           // fail_device_run
   std::vector<std::unique_ptr<Layer>> layers_;  // by model layer; null for dense layers
   std::vector<int64_t> next_moe_;               // next MoE layer after l, or -1
   std::unique_ptr<ModelFiles> files_;

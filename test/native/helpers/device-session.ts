@@ -57,7 +57,13 @@ export interface SessionProbe {
     kept: boolean;
     continues: boolean;
     /** Hybrid models: the same under a truncation's replay (the session left at its snapshot). */
-    replay?: { failed_with_reason: boolean; at_snapshot: boolean; continues: boolean };
+    replay?: {
+      failed_with_reason: boolean;
+      at_snapshot: boolean;
+      continues: boolean;
+      /** The same for a load failing at the replay's second MoE layer (fail_device_run). */
+      midway: { failed_with_reason: boolean; at_snapshot: boolean; continues: boolean };
+    };
   };
   /** [limit, CPU token, device token] of a greedy step over the ids below limit. */
   greedy_limit: [number, number, number];
