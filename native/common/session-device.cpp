@@ -41,6 +41,7 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
       }
       mm_ = step.mm;
       record_positions(m);
+      keep_inputs(m);
       mm_ = nullptr;
       n_past_ += m;
       if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens + i, tokens + i + m);
@@ -82,6 +83,9 @@ void Session::restore_on_device(int64_t n) {
   for (Snapshot& snap : snapshots_) {
     if (snap.pos > n) snap.pos = -1;
   }
+  drop_kept(n);
+  const MultimodalInput* in = replay_input(from, n);
+  const int64_t len = n - from;
   DeviceStep step{top_k_, adapter_, 0};
   int64_t done = 0;
   try {
@@ -89,8 +93,10 @@ void Session::restore_on_device(int64_t n) {
     decoder_->truncate(from);
     n_past_ = from;
     tokens_.resize(from);
-    for (; done < static_cast<int64_t>(replay_.size()); done += model_->prefill_chunk) {
-      const int64_t m = std::min<int64_t>(model_->prefill_chunk, static_cast<int64_t>(replay_.size()) - done);
+    for (; done < len; done += model_->prefill_chunk) {
+      const int64_t m = std::min<int64_t>(model_->prefill_chunk, len - done);
+      const MultimodalChunk part = in ? multimodal_chunk(*in, len, done, m) : MultimodalChunk{};
+      step.mm = in ? &part : nullptr;
       step.rope_shift = rope_shift(n_past_);
       decoder_->append(replay_.data() + done, m, step, nullptr);
       n_past_ += m;
@@ -134,6 +140,7 @@ void Session::hand_over(bool state_valid) {
     decoder_.reset();
     n_past_ = 0;
     tokens_.clear();
+    drop_kept(0);
     for (Snapshot& snap : snapshots_) snap.pos = -1;
     std::fill(rec_.begin(), rec_.end(), 0.0f);
     fail("the device failed and its KV cache could not be read back (", e.what(), "); the session's ", n,

@@ -40,7 +40,7 @@ class Session {
   int64_t n_past() const { return n_past_; }
   int64_t context_length() const { return ctx_len_; }
   const SessionStats& stats() const { return stats_; }
-  // Bytes held by the KV cache and scratch buffers.
+  // Bytes held by the KV cache, scratch buffers, snapshots and image rows kept for replays.
   uint64_t state_bytes() const;
 
   // Appends tokens (n ≥ 1) and writes the last token's logits to logits[vocab]. Throws
@@ -115,6 +115,13 @@ class Session {
   // RoPE position of the next token after the first n cached ones, minus n (0 without images).
   int64_t rope_shift(int64_t n) const { return n == 0 || shift_.empty() ? 0 : shift_[n - 1]; }
   void record_positions(int64_t n);
+  // Hybrid models: what a replay needs besides tokens_ (kept_*): after record_positions, the
+  // chunk's image rows and, once any append gave 3-D positions, every row's position.
+  void keep_inputs(int64_t n);
+  // Forgets what was kept past row n (a truncation to n).
+  void drop_kept(int64_t n);
+  // The kept inputs of rows [from, n) as one append's MultimodalInput (nullptr: text only).
+  const MultimodalInput* replay_input(int64_t from, int64_t n);
   void moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lora);
   void reserve(int64_t tokens);
   // Hybrid models: the recurrent state at position n ≤ n_past from a snapshot plus a replay of
@@ -156,6 +163,16 @@ class Session {
   // Per cached row: (largest RoPE position up to it) + 1 − (row + 1); empty while every position
   // equals its row (text only), so decode after an image continues past the image's positions.
   std::vector<int32_t> shift_;
+  // Hybrid models, for replays: the first kept_n_ rows' image rows (ascending) and embeddings
+  // [rows, hidden], and their (time, height, width) positions [kept_n_, 3] (empty: text only).
+  int64_t kept_n_ = 0;
+  std::vector<int64_t> kept_rows_;
+  std::vector<float> kept_embeds_;
+  std::vector<int32_t> kept_pos_;
+  // replay_input's rows (relative to the replay's start), positions [3, n] and input.
+  std::vector<int64_t> replay_rows_;
+  std::vector<int32_t> replay_pos_;
+  MultimodalInput replay_mm_;
   std::vector<float> head_logits_;
   std::unique_ptr<DeviceDecoder> decoder_;
   std::vector<float> greedy_logits_;

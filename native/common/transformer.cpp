@@ -49,6 +49,7 @@ uint64_t Session::state_bytes() const {
   b += rec_.capacity() * sizeof(float);
   if (decoder_) b += decoder_->state_bytes();
   for (const Snapshot& snap : snapshots_) b += snap.state.capacity() * sizeof(float);
+  b += kept_embeds_.capacity() * sizeof(float) + kept_pos_.capacity() * sizeof(int32_t);
   return b;
 }
 
@@ -113,9 +114,20 @@ void Session::restore_recurrent(int64_t n) {
   }
   n_past_ = from;
   tokens_.resize(from);
-  const int64_t chunk = model_->prefill_chunk;
-  for (int64_t i = 0; i < static_cast<int64_t>(replay_.size()); i += chunk) {
-    forward_chunk(replay_.data() + i, std::min<int64_t>(chunk, static_cast<int64_t>(replay_.size()) - i), nullptr);
+  drop_kept(n);
+  const MultimodalInput* in = replay_input(from, n);
+  const int64_t chunk = model_->prefill_chunk, len = n - from;
+  try {
+    for (int64_t i = 0; i < len; i += chunk) {
+      const int64_t m = std::min(chunk, len - i);
+      const MultimodalChunk part = in ? multimodal_chunk(*in, len, i, m) : MultimodalChunk{};
+      mm_ = in ? &part : nullptr;
+      forward_chunk(replay_.data() + i, m, nullptr);
+      mm_ = nullptr;
+    }
+  } catch (...) {
+    mm_ = nullptr;
+    throw;
   }
 }
 
@@ -344,6 +356,7 @@ void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
     run_linear(m, m.lm_head, xn_.data(), 1, logits, s);
   }
   record_positions(n);
+  keep_inputs(n);
   n_past_ += n;
   if (!rec_.empty()) tokens_.insert(tokens_.end(), tokens, tokens + n);
   stats_.tokens += n;

@@ -33,15 +33,15 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
       bs::cuda_emu::reset();
     }
   } restore;
-  const int k_slots = bs::cuda_emu::CudaDecoder::session_slots(*model, 64, model->prefill_chunk);
-  bs::Session cpu(model, 64), cuda(model, 64);
+  const int k_slots = bs::cuda_emu::CudaDecoder::session_slots(*model, kProbeContext, model->prefill_chunk);
+  bs::Session cpu(model, kProbeContext), cuda(model, kProbeContext);
   // A cache of 8 rows at first: the first decode step grows it (rows copied on the device).
-  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, 64, 8));
+  cuda.use_decoder(bs::cuda_emu::session_decoder(*model, kProbeContext, 8));
   if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
   // Another session of the model copies no weights again: they are shared per model.
   const uint64_t uploaded = emu::device().h2d_bytes;
-  bs::Session other(model, 64);
-  other.use_decoder(bs::cuda_emu::session_decoder(*model, 64));
+  bs::Session other(model, kProbeContext);
+  other.use_decoder(bs::cuda_emu::session_decoder(*model, kProbeContext));
   const bool shared = other.on_device() && emu::device().h2d_bytes - uploaded < uploaded / 10;
   // Its greedy decode step: one host synchronisation, four bytes back.
   const int32_t prompt[2] = {3, 5};

@@ -168,12 +168,12 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   struct Restore {
     ~Restore() { bs::metal::use_device(nullptr); }
   } restore;
-  bs::Session cpu(model, 64), metal(model, 64);
-  metal.use_decoder(bs::metal::session_decoder(*model, 64));
+  bs::Session cpu(model, kProbeContext), metal(model, kProbeContext);
+  metal.use_decoder(bs::metal::session_decoder(*model, kProbeContext));
   if (!metal.on_device()) bs::fail("the Metal session decoder refused the model");
   // Another session of the model wraps nothing again: the weights are shared per model.
   const int wraps = dev.wraps;
-  const bool shared = bs::metal::session_decoder(*model, 64) != nullptr && dev.wraps == wraps && wraps > 0;
+  const bool shared = bs::metal::session_decoder(*model, kProbeContext) != nullptr && dev.wraps == wraps && wraps > 0;
   const std::string io_error = bs::slot_experts(*model) ? shrink_check(metal, model) : "";
   bs::StreamCounters streamed;  // the device session's, before the failure hands it to the CPU
   const SessionPhases r = run_session_phases(model, dir, cpu, metal, tokens, "metal", [&] {

@@ -218,9 +218,11 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
   // Vision models (multimodal RoPE): an append with image rows (embeddings, deepstack features
   // for the first two layers, 3-D positions; split across the two prefill chunks) runs on the
   // device too; decode after it continues past the image's positions (the rows minus 2), as does
-  // text appended after a truncation into the image.
+  // text appended after a truncation into the image (hybrids, without DeepStack: a replay of the
+  // image rows from the snapshot before them).
   if (!model->cfg.mrope_section.empty()) {
-    constexpr int64_t kImg = 4, kN = 6, kDeep = 2;
+    constexpr int64_t kImg = 4, kN = 6;
+    const int64_t kDeep = std::count(linear.begin(), linear.end(), true) > 0 ? 0 : 2;
     const int64_t H = model->cfg.hidden;
     bt::Rng r(31);
     std::vector<float> embeds(kImg * H), deep(kDeep * kImg * H);

@@ -14,6 +14,9 @@
 
 namespace bt {
 
+// Context of the probed sessions: a hybrid vision model's phases (a long decode, an image) fill 70 rows.
+constexpr int64_t kProbeContext = 96;
+
 // The model in `dir` on the CPU reference kernels, prefill chunks of 4 tokens; mode (comma-separated)
 // "f16": an f16 KV cache; "zero" / "heads": a prerouter (zero-training, or random heads);
 // "staged": experts streamed through 6 staged slots ("slots3": 3), "direct": with direct reads;

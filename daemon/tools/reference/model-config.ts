@@ -211,6 +211,13 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
       throw new Error(`${where}: ${key} must be a positive integer, got ${JSON.stringify(v)}`);
     return v;
   };
+  // Qwen3.5's interleaved multimodal RoPE (rope_parameters, or rope_scaling in older configs).
+  const scaling = (text.rope_scaling ?? {}) as Record<string, unknown>;
+  const m = (Array.isArray(rope.mrope_section) ? rope : scaling) as {
+    mrope_section?: unknown;
+    mrope_interleaved?: unknown;
+  };
+  const section = Array.isArray(m.mrope_section) && m.mrope_section.length === 3 ? m.mrope_section : undefined;
   const layers = new Set<number>();
   const interval = int('full_attention_interval');
   for (let l = 0; l < base.layers; l++) if ((l + 1) % interval !== 0) layers.add(l);
@@ -218,6 +225,9 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
     ...base,
     arch,
     prefix: arch === 'qwen3_5_moe' ? 'language_model.' : '',
+    ...(arch === 'qwen3_5_moe' && section
+      ? { mrope: { section: section as [number, number, number], interleaved: m.mrope_interleaved === true } }
+      : {}),
     rotaryDims: Math.trunc(base.headDim * ((rope.partial_rotary_factor ?? text.partial_rotary_factor) as number)),
     normTopK: arch === 'qwen3_5_moe' ? true : base.normTopK,
     linear: {

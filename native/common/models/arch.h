@@ -51,6 +51,11 @@ void load_routed_experts(const ModelConfig& cfg, TensorLoader& t, const std::str
 // Hybrid Gated DeltaNet / gated-attention MoE models (models/hybrid.cpp): the keys Qwen3-Next
 // and Qwen3.5's text_config share, and one layer (`fused`: qwen3_next's in_proj_qkvz / _ba).
 void read_hybrid_config(const ConfigReader& r, ModelConfig& cfg);
+// Multimodal RoPE from a rope_scaling / rope_parameters object `rs`: mrope_section (3 sections)
+// and mrope_interleaved, read before read_decoder_config (which then accepts rope_scaling);
+// check_mrope once rot_dims is known: the sections must cover its rot_dims / 2 frequency slots.
+void read_mrope(const ConfigReader& rs, ModelConfig& cfg);
+void check_mrope(const ConfigReader& rs, const ModelConfig& cfg);
 void load_hybrid_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, bool fused, LayerWeights& out);
 
 }  // namespace bs

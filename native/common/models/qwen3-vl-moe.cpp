@@ -13,20 +13,29 @@ namespace {
 void read_config(const ConfigReader& root, ModelConfig& cfg) {
   const ConfigReader r = root.sub("text_config");
   if (!r.has("rope_scaling")) r.error("rope_scaling", "must give mrope_section for qwen3_vl_moe");
-  const ConfigReader rs = r.sub("rope_scaling");
-  for (int64_t s : rs.int_list("mrope_section")) cfg.mrope_section.push_back(static_cast<int>(s));
-  cfg.mrope_interleaved = rs.boolean("mrope_interleaved", false);
-  if (cfg.mrope_section.size() != 3) rs.error("mrope_section", "must list 3 sections (time, height, width)");
+  read_mrope(r.sub("rope_scaling"), cfg);
   qwen3_moe_arch().read_config(r, cfg);
+  check_mrope(r.sub("rope_scaling"), cfg);
   if (cfg.eos_token_ids.empty()) cfg.eos_token_ids = root.int_list("eos_token_id");
-  const int sum = std::accumulate(cfg.mrope_section.begin(), cfg.mrope_section.end(), 0);
-  if (sum != cfg.rot_dims / 2) {
-    rs.error("mrope_section", "must sum to head_dim / 2 = " + std::to_string(cfg.rot_dims / 2) + " frequency slots");
-  }
   cfg.weight_prefix = "language_model.";
 }
 
 }  // namespace
+
+void read_mrope(const ConfigReader& rs, ModelConfig& cfg) {
+  cfg.mrope_section.clear();
+  for (int64_t s : rs.int_list("mrope_section")) cfg.mrope_section.push_back(static_cast<int>(s));
+  cfg.mrope_interleaved = rs.boolean("mrope_interleaved", false);
+  if (cfg.mrope_section.size() != 3) rs.error("mrope_section", "must list 3 sections (time, height, width)");
+}
+
+void check_mrope(const ConfigReader& rs, const ModelConfig& cfg) {
+  const int sum = std::accumulate(cfg.mrope_section.begin(), cfg.mrope_section.end(), 0);
+  if (sum != cfg.rot_dims / 2) {
+    rs.error("mrope_section",
+             "must sum to the rotary dims / 2 = " + std::to_string(cfg.rot_dims / 2) + " frequency slots");
+  }
+}
 
 const ArchDef& qwen3_vl_moe_arch() {
   static const ArchDef def{"qwen3_vl_moe", read_config, qwen3_moe_arch().load_layer};

@@ -94,7 +94,7 @@ test('qwen3_vl_moe config errors name text_config and rope_scaling', async (t) =
   );
   await load(
     (c) => (c.text_config.rope_scaling.mrope_section = [8, 5, 5]),
-    /text_config rope_scaling: field mrope_section must sum to head_dim \/ 2 = 16/,
+    /text_config rope_scaling: field mrope_section must sum to the rotary dims \/ 2 = 16 frequency slots/,
   );
   await load((c) => (c.text_config.rope_scaling.mrope_section = [16]), /mrope_section must list 3 sections/);
 });

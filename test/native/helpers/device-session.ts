@@ -112,9 +112,12 @@ export function checkSessionPhases(
   assert.deepEqual(Object.keys(p.phases), names, `${label}: phases`);
   for (const name of names) {
     const ph = p.phases[name];
-    assert.equal(ph[device]?.length, name === 'long_decode' ? 36 : tokens, `${label} ${name}: every step ran`);
-    if (!(replayed && name === 'handover'))
+    // After a replayed hand-over the tokens may part ways, which ends the phase early.
+    if (replayed && name === 'handover') assert.ok((ph[device]?.length ?? 0) >= 1, `${label} ${name}: steps ran`);
+    else {
+      assert.equal(ph[device]?.length, name === 'long_decode' ? 36 : tokens, `${label} ${name}: every step ran`);
       assert.deepEqual(ph[device], ph.cpu, `${label} ${name}: greedy tokens (${p.device})`);
+    }
     assert.equal(ph.n_past[1], ph.n_past[0], `${label} ${name}: cached tokens`);
     assert.equal(ph.on_device, name !== 'handover', `${label} ${name}: runs on the device until the failure`);
   }
