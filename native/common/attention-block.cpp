@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/blocks.h"
+#include "common/rope-scaling.h"
 
 namespace bs {
 
@@ -142,7 +143,7 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
   }
 
   const AttentionParams ap{static_cast<int>(c.n_heads), static_cast<int>(c.n_kv_heads), static_cast<int>(c.head_dim),
-                           static_cast<float>(1.0 / std::sqrt(double(c.head_dim))), m.kv_f16()};
+                           static_cast<float>(attention_scale(c)), m.kv_f16()};
   d.pick(Op::Attention).attention(ctx, s.q.data(), k_cache, v_cache, pos0, n, ap, s.attn.data());
   if (c.attn_output_gate) {
     for (int64_t i = 0; i < n * q_dim; ++i) s.attn[i] /= 1.0f + std::exp(-s.attn_gate[i]);

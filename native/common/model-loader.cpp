@@ -8,6 +8,7 @@
 #include "common/io/prefaulter.h"
 #include "common/models/arch.h"
 #include "common/prerouter/heads.h"
+#include "common/rope-scaling.h"
 #include "cpu/thread-pool.h"
 
 namespace bs {
@@ -63,9 +64,10 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   // Qwen3.5 keeps RoPE under rope_parameters.
   c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
                                                                   : r.sub("rope_parameters").number("rope_theta", 0.0);
-  // llama reads its rope_scaling (llama3) once rot_dims is known.
-  if (r.has("rope_scaling") && c.mrope_section.empty() && c.arch != "llama") {
-    r.error("rope_scaling", "is not supported yet (only plain RoPE); it must be null");
+  // Archs with RoPE over the whole head read rope_scaling once rot_dims is known (read_rope_scaling).
+  const bool scaled = c.arch == "llama" || c.arch == "qwen3" || c.arch == "qwen3_moe";
+  if (r.has("rope_scaling") && c.mrope_section.empty() && !scaled) {
+    r.error("rope_scaling", "is not supported for " + c.arch + " (only plain RoPE); it must be null");
   }
   c.max_positions = r.integer("max_position_embeddings", 1);
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
@@ -82,6 +84,7 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
 void read_dense_config(const ConfigReader& r, ModelConfig& c) {
   read_decoder_config(r, c);
   c.rot_dims = c.head_dim;
+  read_rope_scaling(r, c);
   c.attention_bias = r.boolean("attention_bias", false);
   if (c.attention_bias && c.arch != "llama")
     r.error("attention_bias", "is not supported for " + c.arch + " (must be false)");

@@ -41,8 +41,10 @@ struct ModelConfig {
   int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0;
   int64_t rot_dims = 0;  // RoPE over the first rot_dims of each head
   double rope_theta = 10000.0;
-  // rope_scaling that rescales frequencies (llama3): inv_freq per pair [rot_dims / 2]; empty: θ^(−2i/rot).
+  // rope_scaling that rescales frequencies (llama3, linear, yarn): inv_freq per pair [rot_dims / 2];
+  // empty: θ^(−2i/rot). YaRN scales cos and sin by rope_attention_factor (logits by its square).
   std::vector<double> rope_inv_freq;
+  double rope_attention_factor = 1.0;
   float rms_eps = 1e-6f;
   int64_t max_positions = 0;
   // Multimodal RoPE (rope_scaling.mrope_section): frequency slots per (time, height, width)

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
+#include "common/rope-scaling.h"
 #include "common/session.h"
 #include "cuda/add.cuh"
 #include "cuda/argmax.cuh"
@@ -294,7 +295,7 @@ void CudaDecoder::attend(int64_t l) {
                         pos_,
                         n_,
                         kv_f16_,
-                        static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim))),
+                        static_cast<float>(attention_scale(c)),
                         attn_part_,
                         position_};
   launched(launch_attention(a, q_, k_cache_[l], v_cache_[l], attn_, c_.stream()), "attention");

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/experts/streamer.h"
 #include "common/prerouter/heads.h"
+#include "common/rope-scaling.h"
 #include "metal/metal-encode.h"
 #include "metal/metal-ops.h"
 
@@ -220,7 +221,7 @@ void MetalDecoder::attend(int64_t l) {
                           u32(pos_),
                           u32(n_),
                           kv_elem_ == 2 ? BS_T_F16 : BS_T_F32,
-                          static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.head_dim)))};
+                          static_cast<float>(attention_scale(cfg))};
   c_->dispatch("bs_attention", {u32(cfg.n_heads), u32(n_)}, kMatThreads,
                {q_, k_cache_[l], v_cache_[l], attn_, {nullptr, 0, &p, sizeof p}});
 }

@@ -22,3 +22,13 @@ export async function hugeHeaderPng(): Promise<Buffer> {
   png.writeUInt32BE(50000, 20);
   return png;
 }
+
+/** A deterministic RGB pattern (differs by seed) as a PNG data URL, as a chat image part sends it. */
+export async function patternDataUrl(seed: number, width = 64, height = 64): Promise<string> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < raw.length; i++) raw[i] = (i * seed * 37 + (i >> 7) * seed) & 255;
+  const png = await sharp(raw, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
+  return `data:image/png;base64,${png.toString('base64')}`;
+}

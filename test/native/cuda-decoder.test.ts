@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
-import { assertDecoderRefusals, llama3Scaled } from './helpers/decoder-refusals.js';
+import { assertDecoderRefusals, ropeScaled } from './helpers/decoder-refusals.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
@@ -124,12 +124,14 @@ test("the CUDA decoder decodes a vision model's text like the CPU", (t) => {
   assert.ok(p.max_rel_logit_diff < 1e-4, `logits differ by ${p.max_rel_logit_diff} of the largest`);
 });
 
-// Llama 3.1's frequency table (rope_scaling llama3) in place of θ^(−2i/rot).
-test('the CUDA decoder runs llama with llama3 rope_scaling like the CPU', (t) => {
-  const p = probe(llama3Scaled(t), 7);
-  assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `greedy tokens (${p.device})`);
-  assert.equal(p.tokens_cuda.length, 7, 'every step ran');
-  assert.ok(p.max_rel_logit_diff < 1e-4, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+// Llama 3.1's and Qwen3's YaRN frequency tables in place of θ^(−2i/rot) (YaRN's attention factor too).
+test('the CUDA decoder runs llama3 and yarn rope_scaling like the CPU', (t) => {
+  for (const [kind, dir] of ropeScaled(t)) {
+    const p = probe(dir, 7);
+    assert.deepEqual(p.tokens_cuda, p.tokens_cpu, `${kind}: greedy tokens (${p.device})`);
+    assert.equal(p.tokens_cuda.length, 7, `${kind}: every step ran`);
+    assert.ok(p.max_rel_logit_diff < 1e-4, `${kind}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+  }
 });
 
 test('the CUDA decoder names what it does not cover (experts not in one stack)', (t) => {

@@ -1,5 +1,5 @@
 // RMSNorm and RoPE: hand-computed values, partial rotary, and RoPE's relative-position property;
-// the llama3 rope_scaling frequency table by hand.
+// the llama3 and YaRN rope_scaling frequency tables by hand.
 #include <cmath>
 
 #include "common/backend.h"
@@ -81,5 +81,38 @@ TEST(llama3_rope_scaling_table_hand_computed) {
   EXPECT(std::fabs(want[2] - 0.0029753525) < 1e-10) << want[2];
   // Factor 1 changes nothing.
   const std::vector<double> same = bs::llama3_inv_freq(8, 10000.0, bs::Llama3Scaling{1.0, 1.0, 4.0, 1000.0});
+  for (int i = 0; i < 4; ++i) EXPECT(std::fabs(same[i] - std::pow(10000.0, -i / 4.0)) < 1e-15) << i;
+}
+
+TEST(yarn_rope_scaling_table_hand_computed) {
+  // rot 8, θ 1e4, factor 4, original 1000: the correction dims of 32 and 1 rotations are
+  // 8·ln(1000/(64π))/(2·ln 1e4) = 0.697 → 0 and 8·ln(1000/2π)/(2·ln 1e4) = 2.202 → 3, so pair i
+  // is interpolated by ramp i/3: f·(ramp/4 + 1 − ramp).
+  bs::YarnScaling sc;
+  sc.factor = 4.0;
+  sc.original_max_positions = 1000.0;
+  const std::vector<double> inv = bs::yarn_inv_freq(8, 10000.0, sc);
+  const double want[4] = {1.0, 0.1 * 0.75, 0.01 * 0.5, 0.001 / 4};
+  EXPECT(inv.size() == 4) << inv.size();
+  for (int i = 0; i < 4; ++i) EXPECT(std::fabs(inv[i] - want[i]) < 1e-15) << i << ": " << inv[i] << " vs " << want[i];
+  EXPECT(std::fabs(bs::yarn_mscale(4.0) - (0.1 * std::log(4.0) + 1)) < 1e-15);
+  EXPECT(bs::yarn_mscale(1.0) == 1.0);
+  // Qwen3's documented setting (rot 128, θ 1e6, factor 4, original 32768): ramp over pairs 23..40;
+  // values from a transcription of Hugging Face's _compute_yarn_parameters.
+  bs::YarnScaling q;
+  q.factor = 4.0;
+  q.original_max_positions = 32768.0;
+  const std::vector<double> qi = bs::yarn_inv_freq(128, 1e6, q);
+  const std::pair<int, double> known[] = {{0, 1.0},
+                                          {15, 0.03924189758484536},
+                                          {20, 0.01333521432163324},
+                                          {30, 0.001064360981247002},
+                                          {40, 4.445698525097307e-05},
+                                          {63, 3.102344401879299e-07}};
+  for (const auto& [i, v] : known) EXPECT(std::fabs(qi[i] / v - 1) < 1e-12) << i << ": " << qi[i] << " vs " << v;
+  // Factor 1 changes nothing.
+  bs::YarnScaling one;
+  one.original_max_positions = 1000.0;
+  const std::vector<double> same = bs::yarn_inv_freq(8, 10000.0, one);
   for (int i = 0; i < 4; ++i) EXPECT(std::fabs(same[i] - std::pow(10000.0, -i / 4.0)) < 1e-15) << i;
 }

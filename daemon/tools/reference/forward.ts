@@ -224,8 +224,8 @@ class Reference implements ReferenceModel {
       rmsNormHeads(q, this.w.floats(`${p}.${fused ? 'query_layernorm' : 'q_norm'}.weight`), c.rmsEps);
       rmsNormHeads(k, this.w.floats(`${p}.${fused ? 'key_layernorm' : 'k_norm'}.weight`), c.rmsEps);
     }
-    rope(q, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq);
-    rope(k, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq);
+    rope(q, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq, c.ropeMscale);
+    rope(k, c.headDim, c.rotaryDims, pos, c.ropeTheta, c.ropeInvFreq, c.ropeMscale);
     this.keys[l].push(k);
     this.values[l].push(v);
     const o = attend(q, this.keys[l], this.values[l], c.heads, c.kvHeads, c.headDim);

@@ -57,6 +57,8 @@ export interface RefConfig {
   ropeTheta: number;
   /** llama's rope_scaling (llama3, linear): each pair's frequency; absent: theta^(-2i/rot). */
   ropeInvFreq?: number[];
+  /** YaRN: cos and sin scaled by this attention factor. */
+  ropeMscale?: number;
   rmsEps: number;
   experts: number;
   topK: number;
@@ -139,9 +141,12 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   }
   const { quant, overrides } = parseQuantization(root.quantization, where);
   const section = scaling?.mrope_section;
-  const invFreq = arch === 'llama' ? llamaInvFreq(c.rope_scaling, headDim, num('rope_theta')) : undefined;
+  const scaled =
+    arch === 'llama' || arch === 'qwen3' || arch === 'qwen3_moe'
+      ? scaledInvFreq(c.rope_scaling, headDim, num('rope_theta'), int('max_position_embeddings', 4096))
+      : undefined;
   return {
-    ...(invFreq ? { ropeInvFreq: invFreq } : {}),
+    ...(scaled ? { ropeInvFreq: scaled.invFreq, ropeMscale: scaled.mscale } : {}),
     arch,
     prefix: vl ? 'language_model.' : '',
     embed: 'model.embed_tokens',
@@ -285,21 +290,53 @@ function parseBailing(c: Record<string, unknown>, where: string): RefConfig {
 /** Hugging Face's llama3 frequencies: θ^(-2i/d) kept where its wavelength 2π/f is under
  *  original/high_freq_factor, divided by factor over original/low_freq_factor, and in between
  *  (1 − s)·f/factor + s·f with s = (original/wavelength − low)/(high − low); linear divides all. */
-function llamaInvFreq(scaling: unknown, dims: number, theta: number): number[] | undefined {
-  const s = (scaling ?? {}) as Record<string, number | string | undefined>;
+/** rope_scaling's frequency table (llama3, linear, yarn) and YaRN's attention factor, from
+ *  Hugging Face's _compute_{llama3,linear_scaling,yarn}_parameters. */
+function scaledInvFreq(
+  scaling: unknown,
+  dims: number,
+  theta: number,
+  maxPositions: number,
+): { invFreq: number[]; mscale: number } | undefined {
+  const s = (scaling ?? {}) as Record<string, number | string | boolean | undefined>;
   const type = s.type ?? s.rope_type ?? 'default';
-  if (type === 'default') return undefined;
+  if (type === 'default' || type === 'mrope') return undefined;
   const base = Array.from({ length: dims / 2 }, (_, i) => theta ** ((-2 * i) / dims));
   const factor = s.factor as number;
-  if (type === 'linear') return base.map((f) => f / factor);
+  if (type === 'linear') return { invFreq: base.map((f) => f / factor), mscale: 1 };
+  if (type === 'yarn') {
+    const original = (s.original_max_position_embeddings as number | undefined) ?? maxPositions;
+    const at = (rotations: number) => (dims * Math.log(original / (rotations * 2 * Math.PI))) / (2 * Math.log(theta));
+    const truncate = s.truncate !== false;
+    const low = Math.max(
+      truncate ? Math.floor(at((s.beta_fast as number) || 32)) : at((s.beta_fast as number) || 32),
+      0,
+    );
+    let high = Math.min(
+      truncate ? Math.ceil(at((s.beta_slow as number) || 1)) : at((s.beta_slow as number) || 1),
+      dims - 1,
+    );
+    if (low === high) high += 0.001;
+    const invFreq = base.map((f, i) => {
+      const keep = 1 - Math.min(1, Math.max(0, (i - low) / (high - low)));
+      return (f / factor) * (1 - keep) + f * keep;
+    });
+    const m = (scale: number, ms = 1) => (scale <= 1 ? 1 : 0.1 * ms * Math.log(scale) + 1);
+    const ms = s.mscale as number | undefined;
+    const all = s.mscale_all_dim as number | undefined;
+    const mscale =
+      (s.attention_factor as number | undefined) ?? (ms && all ? m(factor, ms) / m(factor, all) : m(factor));
+    return { invFreq, mscale };
+  }
   const low = (s.low_freq_factor ?? 1) as number;
   const high = (s.high_freq_factor ?? 4) as number;
   const original = (s.original_max_position_embeddings ?? 8192) as number;
-  return base.map((f) => {
+  const invFreq = base.map((f) => {
     const wavelength = (2 * Math.PI) / f;
     if (wavelength < original / high) return f;
     if (wavelength > original / low) return f / factor;
     const smooth = (original / wavelength - low) / (high - low);
     return ((1 - smooth) * f) / factor + smooth * f;
   });
+  return { invFreq, mscale: 1 };
 }

@@ -29,14 +29,16 @@ export function rope(
   pos: number | readonly number[],
   theta: number,
   invFreq?: readonly number[],
+  /** YaRN's attention factor: cos and sin scaled by it (Hugging Face's attention_scaling). */
+  mscale = 1,
 ): void {
   const half = rot / 2;
   for (let h = 0; h * headDim < x.length; h++) {
     const o = h * headDim;
     for (let i = 0; i < half; i++) {
       const angle = (typeof pos === 'number' ? pos : pos[i]) * (invFreq?.[i] ?? theta ** ((-2 * i) / rot));
-      const c = Math.cos(angle);
-      const s = Math.sin(angle);
+      const c = mscale * Math.cos(angle);
+      const s = mscale * Math.sin(angle);
       const a = x[o + i];
       const b = x[o + i + half];
       x[o + i] = a * c - b * s;

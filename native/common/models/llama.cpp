@@ -1,9 +1,8 @@
 // llama (Llama 2/3 and the small models built on it) as mlx-lm converts it: GQA attention
 // without q/k norms, RoPE over the full head_dim (pairs i, i + head_dim/2, as Hugging Face's
-// checkpoints are permuted for), a SwiGLU MLP in every layer; Llama 3.x's rope_scaling (llama3);
+// checkpoints are permuted for), a SwiGLU MLP in every layer; rope_scaling (Llama 3.x's llama3, linear, yarn);
 // attention_bias (q/k/v/o_proj) and mlp_bias (gate/up/down_proj) as Hugging Face's LlamaConfig.
 #include "common/models/arch.h"
-#include "common/rope-scaling.h"
 
 namespace bs {
 
@@ -14,7 +13,6 @@ void read_config(const ConfigReader& r, ModelConfig& cfg) {
   cfg.o_bias = cfg.attention_bias;
   cfg.mlp_bias = r.boolean("mlp_bias", false);
   if (r.boolean("rope_traditional", false)) r.error("rope_traditional", "is not supported (only half-split RoPE)");
-  cfg.rope_inv_freq = read_rope_scaling(r, cfg.rot_dims, cfg.rope_theta);
 }
 
 void load_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, LayerWeights& out) {

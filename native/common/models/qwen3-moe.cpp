@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/models/arch.h"
+#include "common/rope-scaling.h"
 
 namespace bs {
 
@@ -12,6 +13,7 @@ namespace {
 void read_config(const ConfigReader& r, ModelConfig& cfg) {
   read_decoder_config(r, cfg);
   cfg.rot_dims = cfg.head_dim;
+  read_rope_scaling(r, cfg);  // Qwen3's documented YaRN for contexts past 32K
   cfg.qk_norm = true;
   cfg.attention_bias = false;
   cfg.intermediate = r.integer("intermediate_size", 1);

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import sharp from 'sharp';
+import { patternDataUrl } from '../../helpers/images.js';
 import { synthModel } from '../../../daemon/tools/synth.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../helpers/daemon.js';
 import { tempDir, type TempDir } from '../../helpers/temp.js';
@@ -29,14 +29,7 @@ after(async () => {
   dir?.remove();
 });
 
-async function pattern(seed: number): Promise<string> {
-  const raw = Buffer.alloc(256 * 192 * 3);
-  for (let i = 0; i < raw.length; i++) raw[i] = (i * seed * 29 + (i >> 6) * seed) & 255;
-  const png = await sharp(raw, { raw: { width: 256, height: 192, channels: 3 } })
-    .png()
-    .toBuffer();
-  return `data:image/png;base64,${png.toString('base64')}`;
-}
+const pattern = (seed: number) => patternDataUrl(seed, 256, 192);
 
 const ask = (model: string, url: string, question: string): OpenAI.ChatCompletionCreateParamsNonStreaming => ({
   model,
@@ -54,7 +47,7 @@ const ask = (model: string, url: string, question: string): OpenAI.ChatCompletio
 });
 
 test('qwen3_5_moe serves images; a follow-up on the cached image replays it and answers as a fresh session', async () => {
-  const [a, b] = [await pattern(1), await pattern(2)];
+  const [a, b] = [await pattern(3), await pattern(8)];
   const first = await client.chat.completions.create(ask('hy', a, 'What is in this picture?'));
   const follow = await client.chat.completions.create(ask('hy', a, 'Describe the colours, please.'));
   // 256×192 pixels are 8×6 merged patches: 48 image rows after the template's first tokens (a

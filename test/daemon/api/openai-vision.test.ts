@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import sharp from 'sharp';
-import { hugeHeaderPng } from '../../helpers/images.js';
+import { hugeHeaderPng, patternDataUrl } from '../../helpers/images.js';
 import { synthModel } from '../../../daemon/tools/synth.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../helpers/daemon.js';
 import { RpcTestClient } from '../../helpers/rpc.js';
@@ -35,14 +35,7 @@ after(async () => {
   textDir?.remove();
 });
 
-async function pattern(seed: number): Promise<string> {
-  const raw = Buffer.alloc(64 * 64 * 3);
-  for (let i = 0; i < raw.length; i++) raw[i] = (i * seed * 37 + (i >> 7) * seed) & 255;
-  const png = await sharp(raw, { raw: { width: 64, height: 64, channels: 3 } })
-    .png()
-    .toBuffer();
-  return `data:image/png;base64,${png.toString('base64')}`;
-}
+const pattern = (seed: number) => patternDataUrl(seed);
 
 const ask = (url: string): OpenAI.ChatCompletionCreateParamsNonStreaming => ({
   model: 'vl',

@@ -82,12 +82,31 @@ test('llama with rope_scaling llama3 (Llama 3.1 / 3.2) matches the float64 refer
   };
   await editedMatchesReference(t, dir, prompt, (j) => (j.rope_scaling = scaling), 'llama3 scaling');
 
-  editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'yarn', factor: 4 }));
+  editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'dynamic', factor: 4 }));
   await assert.rejects(NativeModel.load(dir), (e: Error) => {
     assert.ok(e instanceof EngineError, String(e));
-    assert.match(e.message, /rope_scaling: field rope_type is not supported: .*"llama3".*, got "yarn"/);
+    assert.match(e.message, /rope_scaling: field rope_type is not supported: .*"yarn".*, got "dynamic"/);
     return true;
   });
+});
+
+// Qwen3's documented long-context setting is YaRN (factor 4 over 32768 positions); here an original
+// context of 8 so that the ramp's pairs (2..4 of 16) and the attention factor 1 + 0.1·ln 4 both
+// act within the prompt. The reference scales cos and sin by the factor (Hugging Face); the engine
+// scales the attention logits by its square: the same for RoPE over the whole head.
+for (const arch of ['qwen3', 'qwen3_moe', 'llama'] as const) {
+  test(`${arch} with rope_scaling yarn matches the float64 reference`, async (t) => {
+    const dir = synthTemp(t, { arch, seed: 6 });
+    const prompt = [3, 14, 15, 92, 65, 35, 89, 79, 32, 38, 46, 26];
+    const yarn = { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 8 };
+    await editedMatchesReference(t, dir, prompt, (j) => (j.rope_scaling = yarn), 'yarn scaling');
+  });
+}
+
+test('rope_scaling on an architecture that does not read it is refused by name', async (t) => {
+  const dir = synthTemp(t, { arch: 'glm4_moe', seed: 6 });
+  editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = { rope_type: 'yarn', factor: 4 }));
+  await assert.rejects(NativeModel.load(dir), /field rope_scaling is not supported for glm4_moe \(only plain RoPE\)/);
 });
 
 test('llama with attention_bias and mlp_bias (q/k/v/o and gate/up/down biases) matches the float64 reference', async (t) => {

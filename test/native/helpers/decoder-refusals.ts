@@ -19,17 +19,17 @@ export function assertDecoderRefusals(
   assert.match(r.stderr, new RegExp(`${probe} decoder: per-expert or fused expert layouts \\(the kernels gather`));
 }
 
-/** A llama folder with Llama 3.1's rope_scaling (llama3: the frequency table both decoders upload). */
-export function llama3Scaled(t: { after(fn: () => void): void }): string {
-  const dir = synthTemp(t, { arch: 'llama', seed: 7 });
-  editJson(join(dir, 'config.json'), (j) => {
-    j.rope_scaling = {
-      rope_type: 'llama3',
-      factor: 8,
-      low_freq_factor: 1,
-      high_freq_factor: 4,
-      original_max_position_embeddings: 16,
-    };
-  });
-  return dir;
+/** Folders with rope_scaling whose frequency table both decoders upload: llama with Llama 3.1's
+ *  llama3, qwen3 with Qwen3's YaRN (and its attention factor, in the softmax scale). */
+export function ropeScaled(t: { after(fn: () => void): void }): [string, string][] {
+  const scaled = (arch: 'llama' | 'qwen3', rope_scaling: Record<string, unknown>): string => {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    editJson(join(dir, 'config.json'), (j) => (j.rope_scaling = rope_scaling));
+    return dir;
+  };
+  const llama3 = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4 };
+  return [
+    ['llama3', scaled('llama', { ...llama3, original_max_position_embeddings: 16 })],
+    ['yarn', scaled('qwen3', { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 8 })],
+  ];
 }
