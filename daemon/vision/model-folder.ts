@@ -1,5 +1,5 @@
-// What a model folder holds for its inputs: text only, or text + vision (a vision_config in
-// config.json, an onnx/vision_encoder*.onnx and a preprocessor_config.json). Read from the
+// What a model folder holds for its inputs: text only, or text + vision (a vision_config and
+// multimodal RoPE sections in config.json, an onnx/vision_encoder*.onnx and a preprocessor_config.json). Read from the
 // files alone (doctor and models.list report it without loading the model).
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -37,7 +37,9 @@ export function describeModelFolder(dir: string): FolderInputs {
     ? 'no onnx/vision_encoder*.onnx (the vision tower as ONNX)'
     : !preprocessor
       ? 'no preprocessor_config.json'
-      : undefined;
+      : !hasMropeSections(config)
+        ? "no mrope_section in text_config.rope_parameters or rope_scaling (the image rows' 3-D RoPE positions)"
+        : undefined;
   const deep = Array.isArray(vc.deepstack_visual_indexes) ? vc.deepstack_visual_indexes.length : 0;
   return {
     inputs: missing ? ['text'] : ['text', 'image'],
@@ -49,4 +51,11 @@ export function describeModelFolder(dir: string): FolderInputs {
       ...(missing ? { missing } : {}),
     },
   };
+}
+
+/** Whether the text model declares multimodal RoPE sections (Qwen3-VL: rope_scaling; Qwen3.5:
+ *  rope_parameters), without which image rows have no positions the engine takes. */
+function hasMropeSections(config: Record<string, unknown>): boolean {
+  const text = isRecord(config.text_config) ? config.text_config : config;
+  return [text.rope_parameters, text.rope_scaling].some((r) => isRecord(r) && Array.isArray(r.mrope_section));
 }
