@@ -120,10 +120,15 @@ export class PrefixSession {
     this.cached.length = keep;
     this.stats.reusedTokens += keep;
     const chunk = this.prefillChunk > 0 ? this.prefillChunk : prompt.length;
+    // A call ends after the last new image row too: a hybrid model snapshots its recurrent state at
+    // each call's end, so a follow-up about the same image replays only the text after it.
+    const rows = images?.rows ?? [];
+    const cut = rows.length > 0 && rows[rows.length - 1]! >= keep ? rows[rows.length - 1]! + 1 : -1;
     let logits: Float32Array | undefined;
-    for (let at = keep; at < prompt.length; at += chunk) {
+    for (let at = keep, end = at; at < prompt.length; at = end) {
       if (signal?.aborted) return undefined;
-      const end = Math.min(prompt.length, at + chunk);
+      end = Math.min(prompt.length, at + chunk);
+      if (cut > at && cut < end) end = cut;
       const part = Int32Array.from(prompt.slice(at, end));
       logits = await this.guard(() => this.source.prefill(part, images && sliceImages(images, at, end)));
       this.cached.push(...keys.slice(at, end));

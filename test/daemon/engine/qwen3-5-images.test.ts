@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
+import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { referenceForward, type RefTokenInput } from '../../../daemon/tools/reference/forward.js';
 import { type PromptImages, sliceImages } from '../../../daemon/vision/splice.js';
 import { editJson, synthTemp } from '../../native/helpers/model-files.js';
@@ -81,6 +82,35 @@ test('qwen3_5_moe: truncating into or past an image replays its rows, in chunks,
   await s.truncate(PROMPT.length + 1);
   assertClose(await s.decode(NEXT[1]!), straight[2]!, 'truncate into decoded text');
   s.dispose();
+});
+
+test('qwen3_5_moe behind the prefix cache: a follow-up about the cached image replays only the text after it', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 6 });
+  const model = await NativeModel.load(dir, { threads: 2, activationBits: 24 });
+  t.after(() => model.dispose());
+  const H = model.summary.hiddenSize;
+  // The same image (rows 2..7), then other text from token 9 on; text positions continue at i − 3.
+  const FOLLOW = [...PROMPT.slice(0, 9), 55, 56];
+  const imagesOf = (prompt: number[]): PromptImages => {
+    const base = promptImages(H);
+    const pos = (a: number[]) => prompt.map((_, i) => (i < 8 ? a[i]! : i - 3));
+    return {
+      ...base,
+      keys: prompt.map((tok, i) => (ROWS.includes(i) ? `img:${i}` : tok)),
+      positions: Int32Array.from([...pos(T), ...pos(HP), ...pos(W)]),
+    };
+  };
+  const engine = await model.createSession();
+  const cache = new PrefixSession(engine);
+  await cache.start(PROMPT, undefined, null, imagesOf(PROMPT));
+  await cache.decode(NEXT[0]!);
+  const before = engine.info().tokens;
+  const r = await cache.start(FOLLOW, undefined, null, imagesOf(FOLLOW));
+  assert.deepEqual([r?.reused, r?.prefilled], [9, 2]);
+  // The first prefill ended after the image (a snapshot at 8): one token replayed, two prefilled.
+  assert.equal(engine.info().tokens - before, 3, 'tokens run for the follow-up');
+  const fresh = await (await model.createSession()).prefill(FOLLOW, sliceImages(imagesOf(FOLLOW), 0, FOLLOW.length));
+  assertClose(r!.logits, fresh, 'follow-up vs a fresh session');
 });
 
 test('qwen3_5_moe: DeepStack features are refused, and the M-RoPE sections are checked', async (t) => {
