@@ -55,7 +55,7 @@ export interface RefConfig {
   /** RoPE applies to the first `rotaryDims` of each head (pairs i, i + rotaryDims/2). */
   rotaryDims: number;
   ropeTheta: number;
-  /** llama's rope_scaling (llama3, linear): each pair's frequency; absent: theta^(-2i/rot). */
+  /** rope_scaling (llama3, linear, yarn): each pair's frequency; absent: theta^(-2i/rot). */
   ropeInvFreq?: number[];
   /** YaRN: cos and sin scaled by this attention factor. */
   ropeMscale?: number;
@@ -95,8 +95,16 @@ export function readRefConfig(dir: string): RefConfig {
 export function parseRefConfig(root: Record<string, unknown>, where = 'config.json'): RefConfig {
   // qwen3_vl_moe: the language model is qwen3_moe in text_config, tensors under language_model.
   const vl = root.model_type === 'qwen3_vl_moe';
-  const c = vl ? { ...(root.text_config as Record<string, unknown>), model_type: 'qwen3_moe' } : root;
-  const scaling = c.rope_scaling as { mrope_section?: number[]; mrope_interleaved?: boolean } | null | undefined;
+  const text = root.text_config as Record<string, unknown>;
+  // transformers 5 keeps rope_theta under rope_parameters.
+  const theta = (text?.rope_parameters as { rope_theta?: number } | undefined)?.rope_theta;
+  const c = vl ? { ...(theta === undefined ? {} : { rope_theta: theta }), ...text, model_type: 'qwen3_moe' } : root;
+  // M-RoPE sections: rope_scaling, or transformers 5's rope_parameters.
+  const params = c.rope_parameters as { mrope_section?: number[] } | undefined;
+  const scaling = (params?.mrope_section ? params : c.rope_scaling) as
+    | { mrope_section?: number[]; mrope_interleaved?: boolean }
+    | null
+    | undefined;
   const num = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isFinite(v))

@@ -55,6 +55,9 @@ void read_hybrid_config(const ConfigReader& r, ModelConfig& cfg);
 // and mrope_interleaved, read before read_decoder_config (which then accepts rope_scaling);
 // check_mrope once rot_dims is known: the sections must cover its rot_dims / 2 frequency slots.
 void read_mrope(const ConfigReader& rs, ModelConfig& cfg);
+// The key of the object holding mrope_section in a text config: "rope_parameters"
+// (transformers 5) or "rope_scaling"; nullptr when neither has it.
+const char* mrope_key(const ConfigReader& text);
 void check_mrope(const ConfigReader& rs, const ModelConfig& cfg);
 void load_hybrid_layer(const ModelConfig& cfg, TensorLoader& t, int64_t l, bool fused, LayerWeights& out);
 

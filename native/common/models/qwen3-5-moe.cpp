@@ -9,14 +9,6 @@ namespace bs {
 
 namespace {
 
-// The object holding mrope_section (transformers 5 writes rope_parameters, older ones rope_scaling).
-const char* mrope_key(const ConfigReader& text) {
-  for (const char* key : {"rope_parameters", "rope_scaling"}) {
-    if (text.has(key) && text.sub(key).has("mrope_section")) return key;
-  }
-  return nullptr;
-}
-
 void read_config(const ConfigReader& r, ModelConfig& cfg) {
   const ConfigReader text = r.has("text_config") ? r.sub("text_config") : r;
   const char* key = mrope_key(text);

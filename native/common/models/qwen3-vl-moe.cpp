@@ -1,6 +1,6 @@
 // qwen3_vl_moe (Qwen3-VL-30B-A3B and siblings) as mlx-vlm converts it: the language model is
 // qwen3_moe read from config.json "text_config", its tensors under "language_model.", with
-// multimodal RoPE (rope_scaling.mrope_section over the rotary frequency slots). The vision
+// multimodal RoPE (mrope_section of rope_scaling, or transformers 5's rope_parameters). The vision
 // tower runs outside the engine (ONNX); its embeddings reach prefill through MultimodalInput.
 #include <numeric>
 
@@ -12,15 +12,23 @@ namespace {
 
 void read_config(const ConfigReader& root, ModelConfig& cfg) {
   const ConfigReader r = root.sub("text_config");
-  if (!r.has("rope_scaling")) r.error("rope_scaling", "must give mrope_section for qwen3_vl_moe");
-  read_mrope(r.sub("rope_scaling"), cfg);
+  const char* key = mrope_key(r);
+  if (!key) r.error("rope_scaling", "must give mrope_section for qwen3_vl_moe (or rope_parameters must)");
+  read_mrope(r.sub(key), cfg);
   qwen3_moe_arch().read_config(r, cfg);
-  check_mrope(r.sub("rope_scaling"), cfg);
+  check_mrope(r.sub(key), cfg);
   if (cfg.eos_token_ids.empty()) cfg.eos_token_ids = root.int_list("eos_token_id");
   cfg.weight_prefix = "language_model.";
 }
 
 }  // namespace
+
+const char* mrope_key(const ConfigReader& text) {
+  for (const char* key : {"rope_parameters", "rope_scaling"}) {
+    if (text.has(key) && text.sub(key).has("mrope_section")) return key;
+  }
+  return nullptr;
+}
 
 void read_mrope(const ConfigReader& rs, ModelConfig& cfg) {
   cfg.mrope_section.clear();

@@ -98,3 +98,33 @@ test('qwen3_vl_moe config errors name text_config and rope_scaling', async (t) =
   );
   await load((c) => (c.text_config.rope_scaling.mrope_section = [16]), /mrope_section must list 3 sections/);
 });
+
+test("qwen3_vl_moe reads its M-RoPE sections and theta from transformers 5's rope_parameters too", async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_vl_moe', seed: 3 });
+  const prompt = [11, 40, 612, 612, 612, 612, 90, 91];
+  const positions = Int32Array.from([0, 1, 2, 2, 2, 2, 4, 5, 0, 1, 2, 2, 3, 3, 4, 5, 0, 1, 2, 3, 2, 3, 4, 5]);
+  const run = async () => {
+    const model = await NativeModel.load(dir, { threads: 1, activationBits: 24 });
+    const H = model.summary.hiddenSize;
+    const embeds = Float32Array.from({ length: 4 * H }, (_, i) => Math.cos(i * 0.21));
+    const logits = await (await model.createSession()).prefill(prompt, {
+      embeds,
+      rows: Int32Array.of(2, 3, 4, 5),
+      positions,
+    });
+    model.dispose();
+    return logits;
+  };
+  const before = await run();
+  const path = join(dir, 'config.json');
+  const config = JSON.parse(readFileSync(path, 'utf8'));
+  const text = config.text_config;
+  text.rope_parameters = { ...text.rope_scaling, rope_theta: text.rope_theta };
+  delete text.rope_scaling;
+  delete text.rope_theta;
+  writeFileSync(path, JSON.stringify(config));
+  assert.deepEqual(await run(), before);
+  const ref = referenceForward(dir);
+  t.after(() => ref.close());
+  assert.deepEqual(ref.config.mrope?.section, text.rope_parameters.mrope_section);
+});
