@@ -67,7 +67,8 @@ void Session::record_positions(int64_t n) {
 }
 
 void Session::keep_inputs(int64_t n) {
-  if (rec_.empty() || n_past_ + n <= kept_n_) return;  // text model, or a replay of kept rows
+  if (rec_.empty() || replaying_) return;  // text model, or a replay of kept rows
+  drop_kept(n_past_);                      // a failed replay may have left rows past the cache
   const int64_t H = model_->cfg.hidden;
   const bool mrope = mm_ && mm_->in->positions;
   if (mrope && kept_pos_.empty()) {

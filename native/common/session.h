@@ -166,6 +166,7 @@ class Session {
   // Hybrid models, for replays: the first kept_n_ rows' image rows (ascending) and embeddings
   // [rows, hidden], and their (time, height, width) positions [kept_n_, 3] (empty: text only).
   int64_t kept_n_ = 0;
+  bool replaying_ = false;  // restore_recurrent / restore_on_device run kept rows again
   std::vector<int64_t> kept_rows_;
   std::vector<float> kept_embeds_;
   std::vector<int32_t> kept_pos_;

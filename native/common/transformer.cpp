@@ -117,6 +117,8 @@ void Session::restore_recurrent(int64_t n) {
   drop_kept(n);
   const MultimodalInput* in = replay_input(from, n);
   const int64_t chunk = model_->prefill_chunk, len = n - from;
+  const bool outer = replaying_;
+  replaying_ = true;
   try {
     for (int64_t i = 0; i < len; i += chunk) {
       const int64_t m = std::min(chunk, len - i);
@@ -127,8 +129,10 @@ void Session::restore_recurrent(int64_t n) {
     }
   } catch (...) {
     mm_ = nullptr;
+    replaying_ = outer;
     throw;
   }
+  replaying_ = outer;
 }
 
 void Session::save_snapshot(bool decode) {
