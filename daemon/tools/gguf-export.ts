@@ -66,14 +66,14 @@ export function exportGguf(
     for (const bias of ['self_attn.o_proj.bias', 'mlp.gate_proj.bias']) {
       if (w.has(`model.layers.0.${bias}`)) throw new Error(`GGUF export does not write ${bias} (llama biases)`);
     }
-    const kv = new Map<string, GgufValue>([...modelKv(c, name, type, mlxDir), ...tokenizerKv(mlxDir, c)]);
+    const kv = new Map<string, GgufValue>([...modelKv(c, name, type), ...tokenizerKv(mlxDir, c)]);
     return writeGguf(outFile, kv, tensorPlan(c, w, FILE_TYPE[type].ggml));
   } finally {
     w.close();
   }
 }
 
-function modelKv(c: RefConfig, name: string, type: GgufFileType, dir: string): [string, GgufValue][] {
+function modelKv(c: RefConfig, name: string, type: GgufFileType): [string, GgufValue][] {
   const a = ggufArchName(c);
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
   const f32 = (value: number): GgufValue => ({ type: 'f32', value });
@@ -95,7 +95,7 @@ function modelKv(c: RefConfig, name: string, type: GgufFileType, dir: string): [
     [`${a}.rope.freq_base`, f32(c.ropeTheta)],
     [`${a}.rope.dimension_count`, u32(c.rotaryDims)],
   ];
-  if (c.linear) kv.push(...hybridKv(c, a, dir));
+  if (c.linear) kv.push(...hybridKv(c, a));
   if (c.experts > 0) {
     kv.push(
       [`${a}.expert_count`, u32(c.experts)],

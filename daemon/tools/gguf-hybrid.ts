@@ -3,8 +3,6 @@
 // projections become attn_qkv / attn_gate / ssm_{beta,alpha,ba,conv1d,dt,a,norm,out}, A_log is
 // stored as ssm_a = −exp(A_log), and qwen35moe's value heads are reordered from grouped by key
 // head (h = kh·r + j) to tiled (j·Hk + kh).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { GgmlType, GgufTensor, GgufValue } from './gguf-writer.js';
 import { f32Bytes, type Order } from './gguf-export.js';
 import type { RefConfig } from './reference/model-config.js';
@@ -12,15 +10,14 @@ import type { RefWeights } from './reference/weights.js';
 
 type Mat = (name: string, path: string, experts?: number, type?: GgmlType, order?: Order) => void;
 
-/** Model keys; `dir`'s rope_parameters.mrope_section goes in as llama.cpp's interleaved MRoPE
+/** Model keys; the config's mrope_section goes in as llama.cpp's interleaved MRoPE
  *  sections (every slot must map to a position: text runs with equal T, H, W positions). */
-export function hybridKv(c: RefConfig, a: string, dir: string): [string, GgufValue][] {
+export function hybridKv(c: RefConfig, a: string): [string, GgufValue][] {
   const L = c.linear!;
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
   let interval = 1;
   while (L.layers.has(interval - 1)) interval++;
-  const text = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).text_config ?? {};
-  const section: number[] = text.rope_parameters?.mrope_section ?? text.rope_scaling?.mrope_section ?? [11, 11, 10];
+  const section = c.mrope?.section ?? [11, 11, 10];
   const sections: [string, GgufValue][] =
     c.arch === 'qwen3_5_moe'
       ? [[`${a}.rope.dimension_sections`, { type: 'array', of: 'i32', value: [...section, 0] }]]

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isRecord } from '../../robot/common/validation/values.js';
+import { mropeParams } from '../models/mrope-params.js';
 import { findVisionEncoder } from './vision-tower.js';
 
 export interface FolderInputs {
@@ -56,6 +57,5 @@ export function describeModelFolder(dir: string): FolderInputs {
 /** Whether the text model declares multimodal RoPE sections (Qwen3-VL: rope_scaling; Qwen3.5:
  *  rope_parameters), without which image rows have no positions the engine takes. */
 function hasMropeSections(config: Record<string, unknown>): boolean {
-  const text = isRecord(config.text_config) ? config.text_config : config;
-  return [text.rope_parameters, text.rope_scaling].some((r) => isRecord(r) && Array.isArray(r.mrope_section));
+  return mropeParams(isRecord(config.text_config) ? config.text_config : config) !== undefined;
 }

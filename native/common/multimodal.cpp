@@ -75,7 +75,7 @@ void Session::keep_inputs(int64_t n) {
     // Rows so far were text: position = row + shift (time = height = width).
     for (int64_t r = 0; r < n_past_; ++r) kept_pos_.insert(kept_pos_.end(), 3, static_cast<int32_t>(r + rope_shift(r)));
   }
-  if (!kept_pos_.empty()) {
+  if (mrope || !kept_pos_.empty()) {  // empty before: the first append, at row 0
     for (int64_t t = 0; t < n; ++t) {
       for (int a = 0; a < 3; ++a) {
         kept_pos_.push_back(mrope ? mm_->in->positions[a * mm_->total + mm_->start + t]
@@ -87,15 +87,14 @@ void Session::keep_inputs(int64_t n) {
     kept_rows_.push_back(n_past_ + mm_->in->rows[r] - mm_->start);
     kept_embeds_.insert(kept_embeds_.end(), mm_->in->embeds + r * H, mm_->in->embeds + (r + 1) * H);
   }
-  kept_n_ = n_past_ + n;
 }
 
 void Session::drop_kept(int64_t n) {
-  kept_n_ = std::min(kept_n_, n);
-  const size_t rows = std::lower_bound(kept_rows_.begin(), kept_rows_.end(), kept_n_) - kept_rows_.begin();
+  if (kept_rows_.empty() && kept_pos_.empty()) return;  // text only: nothing kept
+  const size_t rows = std::lower_bound(kept_rows_.begin(), kept_rows_.end(), n) - kept_rows_.begin();
   kept_rows_.resize(rows);
   kept_embeds_.resize(rows * model_->cfg.hidden);
-  if (!kept_pos_.empty()) kept_pos_.resize(3 * kept_n_);
+  kept_pos_.resize(std::min<size_t>(kept_pos_.size(), 3 * n));
 }
 
 const MultimodalInput* Session::replay_input(int64_t from, int64_t n) {

@@ -163,9 +163,9 @@ class Session {
   // Per cached row: (largest RoPE position up to it) + 1 − (row + 1); empty while every position
   // equals its row (text only), so decode after an image continues past the image's positions.
   std::vector<int32_t> shift_;
-  // Hybrid models, for replays: the first kept_n_ rows' image rows (ascending) and embeddings
-  // [rows, hidden], and their (time, height, width) positions [kept_n_, 3] (empty: text only).
-  int64_t kept_n_ = 0;
+  // Hybrid models, for replays: the cached rows' image rows (ascending) and embeddings
+  // [rows, hidden], and every cached row's (time, height, width) position [rows, 3] (empty: text
+  // only); during a replay they still cover the rows being run again.
   bool replaying_ = false;  // restore_recurrent / restore_on_device run kept rows again
   std::vector<int64_t> kept_rows_;
   std::vector<float> kept_embeds_;

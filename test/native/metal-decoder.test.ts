@@ -6,18 +6,16 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
-import { assertDecoderRefusals, ropeScaled } from './helpers/decoder-refusals.js';
+import { assertLikeCpu, type DecoderProbe, ropeScaled } from './helpers/decoder-cases.js';
+import { assertDecoderRefusals } from './helpers/decoder-refusals.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
 
-interface Probe {
-  device: string;
+interface Probe extends DecoderProbe {
   appends: number;
   commits: number;
-  tokens_cpu: number[];
   tokens_metal: number[];
-  max_rel_logit_diff: number;
 }
 
 function probe(dir: string, tokens: number): Probe {
@@ -31,9 +29,7 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
     const dir = synthTemp(t, { arch, seed: 7 });
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append (the prompt, then each token)`);
-    assert.equal(p.tokens_metal.length, 7, `${arch}: every step ran`);
-    assert.deepEqual(p.tokens_metal, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
-    assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+    assertLikeCpu(p, p.tokens_metal, 7, arch);
   }
 });
 
@@ -46,9 +42,7 @@ test('the Metal decoder runs the hybrid models (Gated DeltaNet and lightning lay
     const dir = synthTemp(t, { arch, seed: 7 });
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append`);
-    assert.deepEqual(p.tokens_metal, p.tokens_cpu, `${arch}: greedy tokens (${p.device})`);
-    assert.equal(p.tokens_metal.length, 7, `${arch}: every step ran`);
-    assert.ok(p.max_rel_logit_diff < 1e-4, `${arch}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+    assertLikeCpu(p, p.tokens_metal, 7, arch);
   }
 });
 
@@ -56,18 +50,14 @@ test('the Metal decoder runs the hybrid models (Gated DeltaNet and lightning lay
 test("the Metal decoder decodes a vision model's text like the CPU", (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_vl_moe', seed: 7 });
   const p = probe(dir, 5);
-  assert.deepEqual(p.tokens_metal, p.tokens_cpu, `greedy tokens (${p.device})`);
-  assert.equal(p.tokens_metal.length, 5, 'every step ran');
-  assert.ok(p.max_rel_logit_diff < 1e-4, `logits differ by ${p.max_rel_logit_diff} of the largest`);
+  assertLikeCpu(p, p.tokens_metal, 5);
 });
 
 // Llama 3.1's and Qwen3's YaRN frequency tables in place of θ^(−2i/rot) (YaRN's attention factor too).
 test('the Metal decoder runs llama3 and yarn rope_scaling like the CPU', (t) => {
   for (const [kind, dir] of ropeScaled(t)) {
     const p = probe(dir, 7);
-    assert.deepEqual(p.tokens_metal, p.tokens_cpu, `${kind}: greedy tokens (${p.device})`);
-    assert.equal(p.tokens_metal.length, 7, `${kind}: every step ran`);
-    assert.ok(p.max_rel_logit_diff < 1e-4, `${kind}: logits differ by ${p.max_rel_logit_diff} of the largest`);
+    assertLikeCpu(p, p.tokens_metal, 7, kind);
   }
 });
 

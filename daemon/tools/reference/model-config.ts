@@ -3,6 +3,7 @@
 // reported by name.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mropeParams } from '../../models/mrope-params.js';
 
 export interface QuantParams {
   bits: number;
@@ -99,12 +100,6 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
   // transformers 5 keeps rope_theta under rope_parameters.
   const theta = (text?.rope_parameters as { rope_theta?: number } | undefined)?.rope_theta;
   const c = vl ? { ...(theta === undefined ? {} : { rope_theta: theta }), ...text, model_type: 'qwen3_moe' } : root;
-  // M-RoPE sections: rope_scaling, or transformers 5's rope_parameters.
-  const params = c.rope_parameters as { mrope_section?: number[] } | undefined;
-  const scaling = (params?.mrope_section ? params : c.rope_scaling) as
-    | { mrope_section?: number[]; mrope_interleaved?: boolean }
-    | null
-    | undefined;
   const num = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isFinite(v))
@@ -148,7 +143,7 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
     for (let l = 0; l < layers; l++) if (only.includes(l) || step < 1 || (l + 1) % step !== 0) denseLayers.add(l);
   }
   const { quant, overrides } = parseQuantization(root.quantization, where);
-  const section = scaling?.mrope_section;
+  const mrope = vl ? mropeFrom(c) : undefined;
   const scaled =
     arch === 'llama' || arch === 'qwen3' || arch === 'qwen3_moe'
       ? scaledInvFreq(c.rope_scaling, headDim, num('rope_theta'), int('max_position_embeddings', 4096))
@@ -158,9 +153,7 @@ export function parseRefConfig(root: Record<string, unknown>, where = 'config.js
     arch,
     prefix: vl ? 'language_model.' : '',
     embed: 'model.embed_tokens',
-    ...(vl && section?.length === 3
-      ? { mrope: { section: section as [number, number, number], interleaved: scaling?.mrope_interleaved === true } }
-      : {}),
+    ...(mrope ? { mrope } : {}),
     vocabSize: int('vocab_size'),
     maxPositions: int('max_position_embeddings', 4096),
     hidden,
@@ -224,13 +217,7 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
       throw new Error(`${where}: ${key} must be a positive integer, got ${JSON.stringify(v)}`);
     return v;
   };
-  // Qwen3.5's interleaved multimodal RoPE (rope_parameters, or rope_scaling in older configs).
-  const scaling = (text.rope_scaling ?? {}) as Record<string, unknown>;
-  const m = (Array.isArray(rope.mrope_section) ? rope : scaling) as {
-    mrope_section?: unknown;
-    mrope_interleaved?: unknown;
-  };
-  const section = Array.isArray(m.mrope_section) && m.mrope_section.length === 3 ? m.mrope_section : undefined;
+  const mrope = arch === 'qwen3_5_moe' ? mropeFrom(text) : undefined;
   const layers = new Set<number>();
   const interval = int('full_attention_interval');
   for (let l = 0; l < base.layers; l++) if ((l + 1) % interval !== 0) layers.add(l);
@@ -238,9 +225,7 @@ function parseHybrid(c: Record<string, unknown>, where: string): RefConfig {
     ...base,
     arch,
     prefix: arch === 'qwen3_5_moe' ? 'language_model.' : '',
-    ...(arch === 'qwen3_5_moe' && section
-      ? { mrope: { section: section as [number, number, number], interleaved: m.mrope_interleaved === true } }
-      : {}),
+    ...(mrope ? { mrope } : {}),
     rotaryDims: Math.trunc(base.headDim * ((rope.partial_rotary_factor ?? text.partial_rotary_factor) as number)),
     normTopK: arch === 'qwen3_5_moe' ? true : base.normTopK,
     linear: {
@@ -347,4 +332,12 @@ function scaledInvFreq(
     return ((1 - smooth) * f) / factor + smooth * f;
   });
   return { invFreq, mscale: 1 };
+}
+
+/** A text config's multimodal RoPE (Qwen3-VL, Qwen3.5) when it lists three sections; the engine
+ *  checks their sum against the rotary dims. */
+function mropeFrom(text: Record<string, unknown>): RefConfig['mrope'] {
+  const m = mropeParams(text);
+  if (m?.mrope_section.length !== 3) return undefined;
+  return { section: m.mrope_section as [number, number, number], interleaved: m.mrope_interleaved === true };
 }

@@ -3,12 +3,13 @@
 // past the image, whose replay from a snapshot must run the image rows again (not their tokens).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
 import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import { referenceForward, type RefTokenInput } from '../../../daemon/tools/reference/forward.js';
 import { type PromptImages, sliceImages } from '../../../daemon/vision/splice.js';
-import { editJson, synthTemp } from '../../native/helpers/model-files.js';
+import { editJson, shardOf, synthTemp } from '../../native/helpers/model-files.js';
 import { assertClose, logitsDiff } from './logits-compare.js';
 
 const PAD = 612;
@@ -71,7 +72,8 @@ test('qwen3_5_moe: truncating into or past an image replays its rows, in chunks,
   const s = await model.createSession();
   const straight = [await s.prefill(PROMPT, sliceImages(images, 0, PROMPT.length))];
   for (const tok of NEXT) straight.push(await s.decode(tok));
-  for (let p = 1; p < PROMPT.length; p++) {
+  // Deepest first: the first replay runs on what the first prefill alone kept.
+  for (let p = PROMPT.length - 1; p >= 1; p--) {
     await s.truncate(p);
     assert.equal(s.length, p);
     const got = [await s.prefill(PROMPT.slice(p), sliceImages(images, p, PROMPT.length))];
@@ -81,6 +83,30 @@ test('qwen3_5_moe: truncating into or past an image replays its rows, in chunks,
   // Past the image, into decoded text: the replay runs the image rows and the later text positions.
   await s.truncate(PROMPT.length + 1);
   assertClose(await s.decode(NEXT[1]!), straight[2]!, 'truncate into decoded text');
+  s.dispose();
+});
+
+// A replay that fails (a weight file shrank) leaves the session at a shorter prefix; what it kept
+// of the image past that prefix must not outlive the failure into the next replay.
+test('qwen3_5_moe: after a replay into the image fails, the image appended again replays exactly', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_5_moe', seed: 6 });
+  const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: 4 });
+  t.after(() => model.dispose());
+  const images = promptImages(model.summary.hiddenSize);
+  const s = await model.createSession();
+  const straight = await s.prefill(PROMPT, sliceImages(images, 0, PROMPT.length));
+  const shard = shardOf(dir, 'language_model.model.embed_tokens.weight');
+  const bytes = readFileSync(shard);
+  truncateSync(shard, Math.floor(bytes.length / 2));
+  await assert.rejects(s.truncate(6), /shrank from \d+ to \d+ bytes/);
+  writeFileSync(shard, bytes);
+  const p = s.length;
+  assert.ok(p < 6, `the failed replay left ${p} tokens`);
+  assertClose(await s.prefill(PROMPT.slice(p), sliceImages(images, p, PROMPT.length)), straight, 'appended again');
+  for (const q of [5, 3]) {
+    await s.truncate(q);
+    assertClose(await s.prefill(PROMPT.slice(q), sliceImages(images, q, PROMPT.length)), straight, `truncate(${q})`);
+  }
   s.dispose();
 });
 
