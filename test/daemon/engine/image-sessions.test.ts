@@ -4,10 +4,13 @@
 // history at once, with every row's position stated, so the session's kept positions, position
 // shift and (qwen3_5_moe) the replay of image rows from its snapshots are checked against the rule
 // itself: text continues at 1 + the largest position so far; an image grid at base b puts row r,
-// column c at (b, b + r, b + c).
+// column c at (b, b + r, b + c). The same through the prefix cache, as the API runs a chat.
 import { test } from 'node:test';
+import assert from 'node:assert/strict';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
+import { PrefixSession } from '../../../daemon/engine/prefix-cache.js';
 import type { MultimodalPrefill } from '../../../daemon/native/binding.js';
+import { type PromptImages, sliceImages } from '../../../daemon/vision/splice.js';
 import { Prng } from '../../../robot/common/prng.js';
 import { synthTemp } from '../../native/helpers/model-files.js';
 import { assertClose } from './logits-compare.js';
@@ -15,6 +18,7 @@ import { assertClose } from './logits-compare.js';
 const PAD = 612;
 const STEPS = 36;
 const MAX_ROWS = 40;
+const TURNS = 16;
 
 interface Row {
   token: number;
@@ -23,26 +27,68 @@ interface Row {
   image?: number;
 }
 
-/** One append's input: tokens, and its image rows' features and every row's positions. */
-function input(rows: Row[], feats: Float32Array[], deep: number, H: number): [number[], MultimodalPrefill?] {
+/** The rows as a prompt's images: keys (the feature row for image rows), features, positions. */
+function promptImages(rows: Row[], feats: Float32Array[], deep: number, H: number): PromptImages {
   const images = rows.flatMap((r, i) => (r.image === undefined ? [] : [[i, r.image] as const]));
-  const tokens = rows.map((r) => r.token);
-  if (images.length === 0 && rows.every((r) => r.pos[0] === r.pos[1] && r.pos[1] === r.pos[2])) {
-    // Plain text: the engine places it after the largest position so far.
-    return [tokens];
-  }
   const embeds = new Float32Array(images.length * H);
-  const deepstack = new Float32Array(deep * images.length * H);
+  const deepstack = Array.from({ length: deep }, () => new Float32Array(images.length * H));
   images.forEach(([, f], j) => {
     embeds.set(feats[f]!.subarray(0, H), j * H);
-    for (let l = 0; l < deep; l++)
-      deepstack.set(feats[f]!.subarray((l + 1) * H, (l + 2) * H), (l * images.length + j) * H);
+    deepstack.forEach((d, l) => d.set(feats[f]!.subarray((l + 1) * H, (l + 2) * H), j * H));
   });
-  const positions = Int32Array.from([0, 1, 2].flatMap((a) => rows.map((r) => r.pos[a]!)));
-  return [
-    tokens,
-    { embeds, rows: Int32Array.from(images.map(([i]) => i)), ...(deep > 0 ? { deepstack } : {}), positions },
-  ];
+  return {
+    keys: rows.map((r) => (r.image === undefined ? r.token : `img${r.image}`)),
+    rows: Int32Array.from(images.map(([i]) => i)),
+    embeds,
+    deepstack,
+    positions: Int32Array.from([0, 1, 2].flatMap((a) => rows.map((r) => r.pos[a]!))),
+    hidden: H,
+  };
+}
+
+/** One append's input: plain text goes without positions (the engine places it after the largest
+ *  position so far), anything else with its image rows and every row's position. */
+function input(rows: Row[], feats: Float32Array[], deep: number, H: number): [number[], MultimodalPrefill?] {
+  const tokens = rows.map((r) => r.token);
+  if (rows.every((r) => r.image === undefined && r.pos[0] === r.pos[1] && r.pos[1] === r.pos[2])) return [tokens];
+  return [tokens, sliceImages(promptImages(rows, feats, deep, H), 0, rows.length)];
+}
+
+/** Random rows to append after `history`: text, or text, an image grid of up to 2 × 3 and text. */
+class RowMaker {
+  readonly feats: Float32Array[] = [];
+  constructor(
+    private readonly rng: Prng,
+    private readonly width: number,
+  ) {}
+
+  text(n: number, at: number): Row[] {
+    return Array.from({ length: n }, (_, i) => ({ token: 1 + this.rng.int(500), pos: [at + i, at + i, at + i] }));
+  }
+
+  image(history: Row[]): Row[] {
+    const before = this.text(this.rng.int(3), next(history));
+    const base = next(history) + before.length;
+    const gh = 1 + this.rng.int(2);
+    const gw = 1 + this.rng.int(3);
+    const grid: Row[] = [];
+    for (let r = 0; r < gh; r++) {
+      for (let c = 0; c < gw; c++) {
+        this.feats.push(Float32Array.from({ length: this.width }, () => this.rng.uniform(-1, 1)));
+        grid.push({ token: PAD, pos: [base, base + r, base + c], image: this.feats.length - 1 });
+      }
+    }
+    return [...before, ...grid, ...this.text(this.rng.int(3), base + Math.max(gh, gw))];
+  }
+}
+
+/** Position of a row appended after `rows`: 1 + the largest so far. */
+function next(rows: Row[]): number {
+  return rows.length ? Math.max(...rows.flatMap((r) => r.pos)) + 1 : 0;
+}
+
+function describe(rows: Row[]): string {
+  return JSON.stringify(rows.map((r) => (r.image === undefined ? r.token : `img${r.pos.join(',')}`)));
 }
 
 const CASES = [
@@ -58,33 +104,19 @@ for (const { arch, seed, deep, chunk } of CASES) {
     t.after(() => model.dispose());
     const H = model.summary.hiddenSize;
     const rng = new Prng(seed);
-    const feats: Float32Array[] = [];
+    const make = new RowMaker(rng, (deep + 1) * H);
     const history: Row[] = [];
     const log: string[] = [];
-    const next = () => (history.length ? Math.max(...history.flatMap((r) => r.pos)) + 1 : 0);
-    const text = (n: number, at: number): Row[] =>
-      Array.from({ length: n }, (_, i) => ({ token: 1 + rng.int(500), pos: [at + i, at + i, at + i] }));
     const s = await model.createSession();
     for (let step = 0; step < STEPS; step++) {
       const op = history.length >= MAX_ROWS ? 3 : rng.int(history.length ? 4 : 2);
       let rows: Row[] = [];
       if (op === 0) {
-        rows = text(1 + rng.int(5), next());
+        rows = make.text(1 + rng.int(5), next(history));
       } else if (op === 1) {
-        const before = text(rng.int(3), next());
-        const base = next() + before.length;
-        const gh = 1 + rng.int(2);
-        const gw = 1 + rng.int(3);
-        const grid: Row[] = [];
-        for (let r = 0; r < gh; r++) {
-          for (let c = 0; c < gw; c++) {
-            feats.push(Float32Array.from({ length: (deep + 1) * H }, () => rng.uniform(-1, 1)));
-            grid.push({ token: PAD, pos: [base, base + r, base + c], image: feats.length - 1 });
-          }
-        }
-        rows = [...before, ...grid, ...text(rng.int(3), base + Math.max(gh, gw))];
+        rows = make.image(history);
       } else if (op === 2) {
-        rows = text(1, next());
+        rows = make.text(1, next(history));
       } else {
         const keep = rng.int(history.length + 1);
         log.push(`truncate(${keep})`);
@@ -92,18 +124,64 @@ for (const { arch, seed, deep, chunk } of CASES) {
         history.length = keep;
         continue;
       }
-      log.push(
-        `${op === 2 ? 'decode' : 'prefill'} ${JSON.stringify(rows.map((r) => (r.image === undefined ? r.token : `img${r.pos.join(',')}`)))}`,
-      );
-      const [tokens, mm] = input(rows, feats, deep, H);
+      log.push(`${op === 2 ? 'decode' : 'prefill'} ${describe(rows)}`);
+      const [tokens, mm] = input(rows, make.feats, deep, H);
       const got = op === 2 ? await s.decode(tokens[0]!) : await s.prefill(tokens, mm);
       history.push(...rows);
-      const [all, allMm] = input(history, feats, deep, H);
+      const [all, allMm] = input(history, make.feats, deep, H);
       const fresh = await model.createSession();
       const want = await fresh.prefill(all, allMm);
       fresh.dispose();
       assertClose(got, want, `seed ${seed}, after ${log.join('; ')}`, 1e-4);
     }
     s.dispose();
+  });
+}
+
+// A chat as the API runs it: every turn resends the conversation, sometimes edited back to an
+// earlier point, with the generated tokens and new text or images at its end; the prefix cache
+// keeps the common prefix (image rows matched by content) and prefills the rest.
+for (const { arch, seed, deep, chunk } of CASES) {
+  test(`${arch} behind the prefix cache (prefill chunk ${chunk}): random turns with images equal one fresh prefill (seed ${seed})`, async (t) => {
+    const dir = synthTemp(t, { arch, seed: 3 });
+    const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: chunk });
+    t.after(() => model.dispose());
+    const H = model.summary.hiddenSize;
+    const rng = new Prng(seed + 100);
+    const make = new RowMaker(rng, (deep + 1) * H);
+    const cache = new PrefixSession(await model.createSession(), rng.int(2) * 5);
+    let prompt: Row[] = [];
+    const log: string[] = [];
+    const fresh = async (rows: Row[]) => {
+      const s = await model.createSession();
+      const [tokens, mm] = input(rows, make.feats, deep, H);
+      const logits = await s.prefill(tokens, mm);
+      s.dispose();
+      return logits;
+    };
+    for (let turn = 0; turn < TURNS; turn++) {
+      if (prompt.length > MAX_ROWS || rng.int(3) === 0) prompt = prompt.slice(0, rng.int(prompt.length + 1));
+      const more = rng.int(2) === 0 ? make.image(prompt) : make.text(1 + rng.int(4), next(prompt));
+      prompt = [...prompt, ...more];
+      log.push(`turn ${turn}: ${describe(prompt)}`);
+      const images = promptImages(prompt, make.feats, deep, H);
+      const tokens = prompt.map((r) => r.token);
+      const r = await cache.start(tokens, undefined, null, images.rows.length ? images : undefined);
+      assertClose(r!.logits, await fresh(prompt), `seed ${seed}, ${log.join('; ')}`, 1e-4);
+      for (let i = rng.int(3); i > 0; i--) {
+        const [reply] = make.text(1, next(prompt));
+        prompt.push(reply!);
+        assertClose(
+          await cache.decode(reply!.token),
+          await fresh(prompt),
+          `seed ${seed}, ${log.join('; ')}; decode`,
+          1e-4,
+        );
+      }
+    }
+    assert.ok(
+      cache.stats.reusedTokens > cache.stats.prefilledTokens,
+      `the cache reused: ${JSON.stringify(cache.stats)}`,
+    );
   });
 }
