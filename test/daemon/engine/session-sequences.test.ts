@@ -1,10 +1,11 @@
-// Seeded random sessions on the vision-language models: text prefills, image appends (with their
-// 3-D positions, DeepStack features where the model takes them), decode steps and truncations to
-// any row, in any order. After every call the logits must equal a fresh session's over the whole
-// history at once, with every row's position stated, so the session's kept positions, position
-// shift and (qwen3_5_moe) the replay of image rows from its snapshots are checked against the rule
-// itself: text continues at 1 + the largest position so far; an image grid at base b puts row r,
-// column c at (b, b + r, b + c). The same through the prefix cache, as the API runs a chat.
+// Seeded random sessions: text prefills, image appends (3-D positions, DeepStack features where
+// the model takes them), runs of decode steps and truncations to any row, in any order, on the
+// vision-language models and the hybrids (whose truncations restore a snapshot of the recurrent
+// state, taken at prefill ends and every 32 decode steps, 4 kept, and replay the rows after it).
+// After every call the logits must equal a fresh session's over the whole history at once, with
+// every row's position stated by the rule itself: text continues at 1 + the largest position so
+// far; an image grid at base b puts row r, column c at (b, b + r, b + c). Then the same through
+// the prefix cache, as the API runs a chat.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NativeModel } from '../../../daemon/engine/native-model.js';
@@ -17,7 +18,9 @@ import { assertClose } from './logits-compare.js';
 
 const PAD = 612;
 const STEPS = 36;
-const MAX_ROWS = 40;
+// Rows a call sequence grows to before it truncates (room for decode snapshots), and a chat.
+const MAX_ROWS = 120;
+const CHAT_ROWS = 40;
 const TURNS = 16;
 
 interface Row {
@@ -92,13 +95,15 @@ function describe(rows: Row[]): string {
 }
 
 const CASES = [
-  { arch: 'qwen3_5_moe', seed: 21, deep: 0, chunk: 4 },
-  { arch: 'qwen3_5_moe', seed: 22, deep: 0, chunk: 512 },
-  { arch: 'qwen3_vl_moe', seed: 23, deep: 2, chunk: 4 },
+  { arch: 'qwen3_5_moe', seed: 21, deep: 0, chunk: 4, images: true },
+  { arch: 'qwen3_5_moe', seed: 22, deep: 0, chunk: 512, images: true },
+  { arch: 'qwen3_vl_moe', seed: 23, deep: 2, chunk: 4, images: true },
+  { arch: 'qwen3_next', seed: 24, deep: 0, chunk: 4, images: false },
+  { arch: 'bailing_moe_linear', seed: 25, deep: 0, chunk: 8, images: false },
 ] as const;
 
-for (const { arch, seed, deep, chunk } of CASES) {
-  test(`${arch} (prefill chunk ${chunk}): random text, image, decode and truncate calls equal one fresh prefill (seed ${seed})`, async (t) => {
+for (const { arch, seed, deep, chunk, images } of CASES) {
+  test(`${arch} (prefill chunk ${chunk}): random ${images ? 'text, image' : 'prefill'}, decode and truncate calls equal one fresh prefill (seed ${seed})`, async (t) => {
     const dir = synthTemp(t, { arch, seed: 3 });
     const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: chunk });
     t.after(() => model.dispose());
@@ -108,31 +113,37 @@ for (const { arch, seed, deep, chunk } of CASES) {
     const history: Row[] = [];
     const log: string[] = [];
     const s = await model.createSession();
-    for (let step = 0; step < STEPS; step++) {
-      const op = history.length >= MAX_ROWS ? 3 : rng.int(history.length ? 4 : 2);
-      let rows: Row[] = [];
-      if (op === 0) {
-        rows = make.text(1 + rng.int(5), next(history));
-      } else if (op === 1) {
-        rows = make.image(history);
-      } else if (op === 2) {
-        rows = make.text(1, next(history));
-      } else {
-        const keep = rng.int(history.length + 1);
-        log.push(`truncate(${keep})`);
-        await s.truncate(keep);
-        history.length = keep;
-        continue;
-      }
-      log.push(`${op === 2 ? 'decode' : 'prefill'} ${describe(rows)}`);
-      const [tokens, mm] = input(rows, make.feats, deep, H);
-      const got = op === 2 ? await s.decode(tokens[0]!) : await s.prefill(tokens, mm);
-      history.push(...rows);
+    const check = async (got: Float32Array, what: string) => {
       const [all, allMm] = input(history, make.feats, deep, H);
       const fresh = await model.createSession();
       const want = await fresh.prefill(all, allMm);
       fresh.dispose();
-      assertClose(got, want, `seed ${seed}, after ${log.join('; ')}`, 1e-4);
+      assertClose(got, want, `seed ${seed}, after ${log.join('; ')}${what}`, 1e-4);
+    };
+    for (let step = 0; step < STEPS; step++) {
+      const op = history.length >= MAX_ROWS - 40 ? 3 : rng.int(history.length ? 4 : 2);
+      if (op === 3) {
+        const keep = rng.int(history.length + 1);
+        log.push(`truncate(${keep})`);
+        await s.truncate(keep);
+        history.length = keep;
+      } else if (op === 2) {
+        const n = 1 + rng.int(40);
+        log.push(`decode ${n} from ${history.length}`);
+        for (let i = 0; i < n; i++) {
+          const [row] = make.text(1, next(history));
+          history.push(row!);
+          await check(await s.decode(row!.token), `, decode ${i}`);
+        }
+      } else {
+        const rows =
+          op === 1 && images ? make.image(history) : make.text(1 + rng.int(op === 1 ? 12 : 5), next(history));
+        log.push(`prefill ${describe(rows)}`);
+        const [tokens, mm] = input(rows, make.feats, deep, H);
+        const got = await s.prefill(tokens, mm);
+        history.push(...rows);
+        await check(got, '');
+      }
     }
     s.dispose();
   });
@@ -141,7 +152,7 @@ for (const { arch, seed, deep, chunk } of CASES) {
 // A chat as the API runs it: every turn resends the conversation, sometimes edited back to an
 // earlier point, with the generated tokens and new text or images at its end; the prefix cache
 // keeps the common prefix (image rows matched by content) and prefills the rest.
-for (const { arch, seed, deep, chunk } of CASES) {
+for (const { arch, seed, deep, chunk } of CASES.filter((c) => c.images)) {
   test(`${arch} behind the prefix cache (prefill chunk ${chunk}): random turns with images equal one fresh prefill (seed ${seed})`, async (t) => {
     const dir = synthTemp(t, { arch, seed: 3 });
     const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: chunk });
@@ -160,7 +171,7 @@ for (const { arch, seed, deep, chunk } of CASES) {
       return logits;
     };
     for (let turn = 0; turn < TURNS; turn++) {
-      if (prompt.length > MAX_ROWS || rng.int(3) === 0) prompt = prompt.slice(0, rng.int(prompt.length + 1));
+      if (prompt.length > CHAT_ROWS || rng.int(3) === 0) prompt = prompt.slice(0, rng.int(prompt.length + 1));
       const more = rng.int(2) === 0 ? make.image(prompt) : make.text(1 + rng.int(4), next(prompt));
       prompt = [...prompt, ...more];
       log.push(`turn ${turn}: ${describe(prompt)}`);
