@@ -33,6 +33,10 @@ struct Breakable final : bs::DeviceDecoder {
   void truncate(int64_t n) override { d->truncate(n); }
   int64_t position() const override { return d->position(); }
   void read_kv(int64_t l, int64_t n, void* k, void* v) const override { d->read_kv(l, n, k, v); }
+  // Hybrid models' snapshots pass through (a broken device fails the appends only).
+  void save_state(int slot) override { d->save_state(slot); }
+  void load_state(int slot) override { d->load_state(slot); }
+  void read_state(int slot, float* rec) const override { d->read_state(slot, rec); }
   uint64_t state_bytes() const override { return d->state_bytes(); }
   void take_stats(bs::SessionStats& into) override { d->take_stats(into); }
 };
@@ -40,7 +44,8 @@ struct Breakable final : bs::DeviceDecoder {
 }  // namespace
 #endif
 
-int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std::string& dir, int tokens) {
+int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std::string& dir, int tokens,
+                              const std::string& mode) {
 #ifndef BRAINSTEM_WITH_CUDA
   std::fprintf(stderr, "cuda session probe: the CUDA set is not compiled into this build (no nvcc)\n");
   return 1;
@@ -50,13 +55,19 @@ int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std
     std::fprintf(stderr, "cuda session probe: %s\n", info.why.c_str());
     return 1;
   }
-  const int k_slots = bs::cuda::CudaDecoder::session_slots(*model, 64, model->prefill_chunk);
-  bs::Session cpu(model, 64), cuda(model, 64);
+  const int k_slots = bs::cuda::CudaDecoder::session_slots(*model, kProbeContext, model->prefill_chunk);
+  bs::Session cpu(model, kProbeContext), cuda(model, kProbeContext);
   auto dev = std::make_unique<Breakable>();
-  dev->d = bs::cuda::session_decoder(*model, 64);
+  // A cache of 8 rows at first, as in the emulated probe: the first decode step grows it.
+  dev->d = bs::cuda::session_decoder(*model, kProbeContext, 8);
   if (!dev->d) bs::fail("the CUDA session decoder refused the model");
   Breakable* b = dev.get();
   cuda.use_decoder(std::move(dev));
+  if (const long long seed = random_seed(mode); seed >= 0) {
+    const std::string r = run_session_random(model, cpu, cuda, static_cast<uint64_t>(seed), tokens);
+    std::printf("{\"device\": \"%s\", %s}\n", info.name.c_str(), r.c_str());
+    return 0;
+  }
   const SessionPhases r = run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [&] { b->broken = true; });
   std::printf("{\"device\": \"%s\", %s, \"weights_shared\": true, %s}\n", info.name.c_str(), r.json.c_str(),
               slot_counters_json(*model, k_slots, cuda).c_str());

@@ -23,7 +23,7 @@ namespace bt {
 int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
   auto model = session_probe_model(dir, mode);
   const char* env = std::getenv("BRAINSTEM_TEST_CUDA");
-  if (env && std::string(env) == "gpu") return cuda_device_session_probe(model, dir, tokens);
+  if (env && std::string(env) == "gpu") return cuda_device_session_probe(model, dir, tokens, mode);
   namespace emu = bs::cuda_emu::emu;
   emu::device() = emu::Device{};
   bs::cuda_emu::reset();
@@ -38,6 +38,11 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
   // A cache of 8 rows at first: the first decode step grows it (rows copied on the device).
   cuda.use_decoder(bs::cuda_emu::session_decoder(*model, kProbeContext, 8));
   if (!cuda.on_device()) bs::fail("the CUDA session decoder refused the model");
+  if (const long long seed = random_seed(mode); seed >= 0) {
+    const std::string r = run_session_random(model, cpu, cuda, static_cast<uint64_t>(seed), tokens);
+    std::printf("{\"device\": \"%s\", %s}\n", bs::cuda_emu::device_info().name.c_str(), r.c_str());
+    return 0;
+  }
   // Another session of the model copies no weights again: they are shared per model.
   const uint64_t uploaded = emu::device().h2d_bytes;
   bs::Session other(model, kProbeContext);

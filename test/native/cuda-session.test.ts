@@ -5,7 +5,7 @@
 // a device failure that hands the KV cache back to the CPU. Greedy tokens identical in every phase.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkSessionPhases, type SessionMode, sessionProbe } from './helpers/device-session.js';
+import { checkRandomSession, checkSessionPhases, type SessionMode, sessionProbe } from './helpers/device-session.js';
 import type { SynthArch } from '../../daemon/tools/synth.js';
 import { synthTemp } from './helpers/model-files.js';
 
@@ -95,4 +95,14 @@ test('a session whose routed experts exceed the device budget keeps 3 slots per 
       assert.equal(s.prefetch_loads, 0, `${arch}/${mode}: no prerouter, no prefetch`);
     }
   }
+});
+
+// Seeded random calls (text and image prefills, decode runs crossing decode snapshots, truncations
+// to any row) on the device session beside a CPU session, compared call by call.
+test('random calls on CUDA sessions of a hybrid with images, a vision model with DeepStack and Qwen3-Next with expert slots agree with CPU sessions call by call', (t) => {
+  const r = checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_5_moe', seed: 11 }), 24, 1);
+  assert.match(r.calls, /i\d/, 'images were appended');
+  assert.match(r.calls, /d33/, 'a decode run crossed a snapshot');
+  checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_vl_moe', seed: 11 }), 24, 2, 'f16');
+  checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_next', seed: 13 }), 24, 3, 'slots');
 });

@@ -20,11 +20,13 @@ int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int
 int cuda_device_decoder_probe(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots);
 // A session on the Metal decoder beside a CPU session through truncations, a prefix-cache hit,
 // a top-k change, a LoRA and a device failure (metal-session-probe.cpp), as JSON on stdout.
-// mode: "" (float32 KV), "f16", or a prerouter: "zero" (zero-training) or "heads" (random heads).
+// mode: "" (float32 KV), "f16", or a prerouter: "zero" (zero-training) or "heads" (random heads);
+// "random=SEED": `tokens` seeded calls instead of the phases (session-probe.h).
 int metal_session_probe(const char* dir, int tokens, const std::string& mode);
 // The same for the CUDA decoder (emulated; the device with BRAINSTEM_TEST_CUDA=gpu), plus whether
 // a second session's decoder shares the first one's weights (cuda-session-probe.cpp).
 int cuda_session_probe(const char* dir, int tokens, const std::string& mode);
-int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std::string& dir, int tokens);
+int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std::string& dir, int tokens,
+                              const std::string& mode);
 
 }  // namespace bt

@@ -4,7 +4,7 @@
 // `--require-sets a,b` fails unless those kernel sets can run here (the cases still run);
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
 // `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
-// `--metal-session DIR TOKENS [f16|zero|heads|staged,direct,slots3]` does it through a session
+// `--metal-session DIR TOKENS [f16|zero|heads|staged,direct,slots3|random=SEED]` does it through a session
 // (truncate, prefix hit, LoRA, failure; an f16 cache, a prerouter, or experts streamed through slots);
 // `--cuda-decoder DIR TOKENS [bench,f16,slotsK,zero]` decodes (or times steps) through the CUDA
 // decoder beside the CPU (f16 KV caches; K expert slots per layer); `--cuda-session DIR TOKENS

@@ -30,6 +30,9 @@ struct Breakable : ShimDevice {
   bs::metal::Device* gpu = nullptr;
   bool broken = false;
   std::string name() const override { return gpu ? gpu->name() : ShimDevice::name(); }
+  uint64_t working_set_budget() const override {
+    return gpu ? gpu->working_set_budget() : ShimDevice::working_set_budget();
+  }
   std::unique_ptr<bs::metal::Buffer> alloc(size_t b) override { return gpu ? gpu->alloc(b) : ShimDevice::alloc(b); }
   std::unique_ptr<bs::metal::Buffer> wrap(void* p, size_t b) override {
     return gpu ? gpu->wrap(p, b) : ShimDevice::wrap(p, b);
@@ -171,6 +174,11 @@ int metal_session_probe(const char* dir, int tokens, const std::string& mode) {
   bs::Session cpu(model, kProbeContext), metal(model, kProbeContext);
   metal.use_decoder(bs::metal::session_decoder(*model, kProbeContext));
   if (!metal.on_device()) bs::fail("the Metal session decoder refused the model");
+  if (const long long seed = random_seed(mode); seed >= 0) {
+    const std::string r = run_session_random(model, cpu, metal, static_cast<uint64_t>(seed), tokens);
+    std::printf("{\"device\": \"%s\", %s}\n", dev.name().c_str(), r.c_str());
+    return 0;
+  }
   // Another session of the model wraps nothing again: the weights are shared per model.
   const int wraps = dev.wraps;
   const bool shared = bs::metal::session_decoder(*model, kProbeContext) != nullptr && dev.wraps == wraps && wraps > 0;

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
-import { checkSessionPhases, type SessionMode, type SessionProbe, sessionProbe } from './helpers/device-session.js';
+import {
+  checkRandomSession,
+  checkSessionPhases,
+  type SessionMode,
+  type SessionProbe,
+  sessionProbe,
+} from './helpers/device-session.js';
 import { synthTemp } from './helpers/model-files.js';
 
 function probe(dir: string, tokens: number, mode: SessionMode): SessionProbe {
@@ -15,7 +21,7 @@ function probe(dir: string, tokens: number, mode: SessionMode): SessionProbe {
 }
 
 function check(arch: string, kv: string, p: SessionProbe, moe: boolean): void {
-  checkSessionPhases('metal', `${arch}/${kv}`, p, moe, 4, !process.env.BRAINSTEM_TEST_METAL);
+  checkSessionPhases('metal', `${arch}/${kv}`, p, moe, 4, process.env.BRAINSTEM_TEST_METAL !== 'gpu');
 }
 
 test('a session on the Metal decoder decodes like a CPU session through truncation, a prefix hit, top-k, a LoRA and a device failure', (t) => {
@@ -107,7 +113,7 @@ test('a session of a hybrid model (Gated DeltaNet or lightning layers) on the Me
       p,
       true,
       4,
-      !process.env.BRAINSTEM_TEST_METAL,
+      process.env.BRAINSTEM_TEST_METAL !== 'gpu',
       mode.includes('heads'),
     );
     assert.ok(p.phases.into_decode?.on_device, `${arch}/${mode}: truncated into the decode steps on the device`);
@@ -152,4 +158,13 @@ test('the Metal session decoder refuses the hot path by name with a log line, no
   const why = 'the hot decode path has no Metal kernels \\(use exact or staged\\)';
   const line = `metal: the whole-token decoder does not cover this qwen3_moe model: ${why}; its sessions run the table's`;
   assert.match(r.stderr, new RegExp(`${line} kernels one call at a time`));
+});
+
+// Seeded random calls (text and image prefills, decode runs crossing decode snapshots, truncations
+// to any row) on the device session beside a CPU session, compared call by call.
+test('random calls on Metal sessions of a hybrid with images and a vision model with DeepStack agree with CPU sessions call by call', (t) => {
+  const r = checkRandomSession('metal', synthTemp(t, { arch: 'qwen3_5_moe', seed: 11 }), 24, 1);
+  assert.match(r.calls, /i\d/, 'images were appended');
+  assert.match(r.calls, /d33/, 'a decode run crossed a snapshot');
+  checkRandomSession('metal', synthTemp(t, { arch: 'qwen3_vl_moe', seed: 11 }), 24, 2, 'f16');
 });

@@ -39,4 +39,15 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
                                  bs::Session& dev, int tokens, const std::string& label,
                                  bs::FunctionRef<void()> break_device);
 
+// Mode "random=SEED": `ops` seeded calls instead of the phases — prefills of text and (with
+// multimodal RoPE) images with their 3-D positions (DeepStack on models without recurrent layers),
+// decode runs (1–8 steps, or 33 to cross a hybrid's decode snapshot; every third step greedy on
+// the device), truncations to any row — each call's logits (greedy steps: tokens) compared.
+// Returns "\"random\": {...}" with the calls as a string ("p5 i1:2x3:0 d33 t7 …") for messages.
+std::string run_session_random(const std::shared_ptr<bs::Model>& model, bs::Session& cpu, bs::Session& dev,
+                               uint64_t seed, int ops);
+
+// The seed of a "random=SEED" mode word; -1 when the mode has none.
+long long random_seed(const std::string& mode);
+
 }  // namespace bt

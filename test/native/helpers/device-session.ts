@@ -94,6 +94,44 @@ export function sessionProbe(device: SessionDevice, dir: string, tokens: number,
   return JSON.parse(r.stdout) as SessionProbe;
 }
 
+/** The probes' random mode (session-probe.h): `calls` seeded prefills (images on multimodal-RoPE
+ *  models), decode runs and truncations on the device session beside a CPU session. */
+export interface RandomSession {
+  seed: number;
+  tokens: number;
+  greedy_steps: number;
+  greedy_mismatches: number;
+  n_past: [number, number];
+  on_device: boolean;
+  max_rel_logit_diff: number;
+  /** "p5" a prefill of 5 tokens, "i1:2x3:0" 1 token, a 2 × 3 image, none after it, "d33" 33
+   *  decode steps, "t7" a truncation to 7 rows. */
+  calls: string;
+}
+
+/** Runs the random mode and checks every call agreed: logits (f16 caches: 2e-3 of the largest,
+ *  else 1e-4), greedy tokens, cached length, all on the device. */
+export function checkRandomSession(
+  device: SessionDevice,
+  dir: string,
+  calls: number,
+  seed: number,
+  mode = '',
+): RandomSession {
+  const p = sessionProbe(device, dir, calls, [`random=${seed}`, ...(mode ? [mode] : [])].join(',')) as unknown as {
+    random: RandomSession;
+  };
+  const r = p.random;
+  const at = `${device} ${mode || 'f32'} seed ${seed}: after ${r.calls}`;
+  assert.equal(r.on_device, true, `${at}: on the device throughout`);
+  assert.equal(r.n_past[1], r.n_past[0], `${at}: cached tokens`);
+  assert.ok(r.greedy_steps > 0 && r.tokens > calls, `${at}: calls ran (${r.tokens} tokens)`);
+  assert.equal(r.greedy_mismatches, 0, `${at}: greedy tokens`);
+  const tol = mode.includes('f16') ? 2e-3 : 1e-4;
+  assert.ok(r.max_rel_logit_diff < tol, `${at}: logits differ by ${r.max_rel_logit_diff} of the largest`);
+  return r;
+}
+
 /** `tokens` greedy steps per phase; `shared`: also check that sessions share the weights;
  *  `replayed`: a hybrid model with a prerouter, whose state the host rebuilds after the failure
  *  by a replay that the router routes where decode steps took predictions (tokens and logits
