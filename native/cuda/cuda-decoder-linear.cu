@@ -73,7 +73,7 @@ void CudaDecoder::read_state(int slot, float* rec) const {
   }
   check(cudaMemcpyAsync(rec, from, rec_floats_ * 4, cudaMemcpyDeviceToHost, c_.stream()),
         "cudaMemcpyAsync (read_state)");
-  check(cudaStreamSynchronize(c_.stream()), "reading the recurrent state back");
+  check(wait_stream(c_.stream()), "reading the recurrent state back");
 }
 
 }  // namespace bs::BS_CUDA_NS

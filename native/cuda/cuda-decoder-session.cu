@@ -22,7 +22,7 @@ void CudaDecoder::reserve(int64_t rows) {
       if (!b) continue;  // a linear layer's
       void* grown = c_.hold(cap * row);
       check(cudaMemcpyAsync(grown, b, pos_ * row, cudaMemcpyDeviceToDevice, c_.stream()), "cudaMemcpyAsync (cache)");
-      check(cudaStreamSynchronize(c_.stream()), "growing the KV cache");
+      check(wait_stream(c_.stream()), "growing the KV cache");
       c_.release(b);
       b = static_cast<float*>(grown);
     }
@@ -43,7 +43,7 @@ void CudaDecoder::read_kv(int64_t layer, int64_t n, void* k, void* v) const {
   const size_t bytes = static_cast<size_t>(n * m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
   check(cudaMemcpyAsync(k, k_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
   check(cudaMemcpyAsync(v, v_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
-  check(cudaStreamSynchronize(c_.stream()), "reading the KV cache back");
+  check(wait_stream(c_.stream()), "reading the KV cache back");
 }
 
 void CudaDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {

@@ -148,11 +148,11 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
         "cudaHostAlloc (token)");
   check(cudaHostAlloc(reinterpret_cast<void**>(&host_logits_), c.vocab * sizeof(float), cudaHostAllocDefault),
         "cudaHostAlloc (logits)");
-  check(cudaStreamSynchronize(c_.stream()), "setting up the decoder");
+  check(wait_stream(c_.stream()), "setting up the decoder");
 }
 
 CudaDecoder::~CudaDecoder() {
-  cudaStreamSynchronize(c_.stream());
+  wait_stream(c_.stream());
   for (CapturedStep& g : steps_) {
     if (g.exec) cudaGraphExecDestroy(g.exec);
   }
@@ -459,7 +459,7 @@ int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& 
   if (logits)
     check(cudaMemcpyAsync(host_logits_, logits_, V * sizeof(float), cudaMemcpyDeviceToHost, s),
           "cudaMemcpyAsync (logits)");
-  check(cudaStreamSynchronize(s), "decode step");
+  check(wait_stream(s), "decode step");
   if (slots_) slots_->after_step(n, top_k_);
   pos_ += n;
   ++stats_.appends;

@@ -7,6 +7,7 @@
 // and the fallback after a device error. Everything lives in namespace bs::cuda_emu so it never
 // meets the real runtime linked into the same binary.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +31,7 @@ enum cudaError_t : int {
   cudaErrorMemoryAllocation = 2,
   cudaErrorNoDevice = 100,
   cudaErrorLaunchFailure = 719,
+  cudaErrorGraphExecUpdateFailure = 910,
 };
 enum cudaMemcpyKind : int {
   cudaMemcpyHostToHost,
@@ -95,15 +97,20 @@ inline bool ok() {
   return true;
 }
 
-// Work a stream capture records (kernel launches, async copies) instead of running it.
-using Ops = std::vector<std::function<void()>>;
+// Work a stream capture records instead of running it: 'k' a kernel launch, 'c' a copy, 's' a
+// memset. A capture is a chain, so the kinds in order are the graph's topology.
+struct Op {
+  std::function<void()> run;
+  char kind;
+};
+using Ops = std::vector<Op>;
 inline thread_local Ops* capturing = nullptr;
 
 // Runs op in stream order: at once, or into the capture under way.
-inline cudaError_t enqueue(cudaStream_t, const std::function<void()>& op) {
+inline cudaError_t enqueue(cudaStream_t, char kind, const std::function<void()>& op) {
   if (!ok()) return cudaErrorLaunchFailure;
   if (capturing) {
-    capturing->push_back(op);
+    capturing->push_back({op, kind});
   } else {
     op();
   }
@@ -200,10 +207,10 @@ inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) {
 inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
   if (kind == cudaMemcpyHostToDevice) emu::device().h2d_bytes += n;
   if (kind == cudaMemcpyDeviceToHost) emu::device().d2h_bytes += n;
-  return emu::enqueue(s, [=] { std::memmove(dst, src, n); });
+  return emu::enqueue(s, 'c', [=] { std::memmove(dst, src, n); });
 }
 inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t s) {
-  return emu::enqueue(s, [=] { std::memset(dst, value, n); });
+  return emu::enqueue(s, 's', [=] { std::memset(dst, value, n); });
 }
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
   if (!emu::ok()) return cudaErrorLaunchFailure;
@@ -234,8 +241,8 @@ inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { re
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaStreamSynchronize(nullptr); }
 
 // Graphs: a capture records the stream's work (thread-local mode: this thread's), an
-// instantiated graph holds a copy, an update replaces it, and each launch runs it in order, so
-// a replayed graph reads device memory as of its launch, as on a device.
+// instantiated graph holds a copy, an update of the same topology replaces it, and each launch
+// runs it in order, so a replayed graph reads device memory as of its launch, as on a device.
 enum cudaStreamCaptureMode : int {
   cudaStreamCaptureModeGlobal,
   cudaStreamCaptureModeThreadLocal,
@@ -246,6 +253,7 @@ struct EmuGraph {
 };
 using cudaGraph_t = EmuGraph*;
 using cudaGraphExec_t = EmuGraph*;
+enum cudaGraphExecUpdateResult : int { cudaGraphExecUpdateSuccess = 0, cudaGraphExecUpdateErrorTopologyChanged = 2 };
 struct cudaGraphExecUpdateResultInfo {
   int result;
 };
@@ -266,15 +274,24 @@ inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsig
   *e = new EmuGraph{g->ops};
   return cudaSuccess;
 }
-inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo*) {
+// As on a device, an update keeps the topology: another count or order of node kinds (a kernel
+// added, a copy where a kernel was) fails it and the caller instantiates again.
+inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo* info) {
   if (!emu::ok()) return cudaErrorLaunchFailure;
+  const bool same =
+      e->ops.size() == g->ops.size() && std::equal(e->ops.begin(), e->ops.end(), g->ops.begin(),
+                                                   [](const emu::Op& a, const emu::Op& b) { return a.kind == b.kind; });
+  if (!same) {
+    if (info) info->result = cudaGraphExecUpdateErrorTopologyChanged;
+    return cudaErrorGraphExecUpdateFailure;
+  }
   e->ops = g->ops;
   return cudaSuccess;
 }
 inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
   ++emu::device().graph_launches;
-  for (const std::function<void()>& op : e->ops) {
-    if (const cudaError_t r = emu::enqueue(s, op); r != cudaSuccess) return r;
+  for (const emu::Op& op : e->ops) {
+    if (const cudaError_t r = emu::enqueue(s, op.kind, op.run); r != cudaSuccess) return r;
   }
   return cudaSuccess;
 }
@@ -317,7 +334,7 @@ struct Launch {
     } else if (emu::device().fail_launches) {
       emu::device().last_launch_error = std::string(n) + ": launch failed (injected)";
       last_error() = cudaErrorLaunchFailure;
-    } else if (const cudaError_t e = emu::enqueue(stream, run); e != cudaSuccess) {
+    } else if (const cudaError_t e = emu::enqueue(stream, 'k', run); e != cudaSuccess) {
       last_error() = e;
     }
   }

@@ -36,7 +36,7 @@ DeviceWeights::DeviceWeights(const Model& m, bool routed, Context* ctx)
     const std::vector<double> inv = rope_table(m.cfg, axis);
     inv_freq_[axis + 1] = reinterpret_cast<const double*>(c_.keep(inv.data(), inv.size() * sizeof(double)));
   }
-  check(cudaStreamSynchronize(c_.stream()), "uploading the weights");
+  check(wait_stream(c_.stream()), "uploading the weights");
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "cuda/device-context.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "common/error.h"
@@ -11,6 +12,22 @@ namespace bs::BS_CUDA_NS {
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) fail("cuda: ", what, ": ", cudaGetErrorString(e));
 }
+
+namespace {
+std::atomic<uint64_t> waits{0};
+}  // namespace
+
+cudaError_t wait_stream(cudaStream_t s) {
+  waits.fetch_add(1, std::memory_order_relaxed);
+  return cudaStreamSynchronize(s);
+}
+
+cudaError_t wait_event(cudaEvent_t e) {
+  waits.fetch_add(1, std::memory_order_relaxed);
+  return cudaEventSynchronize(e);
+}
+
+uint64_t host_waits() { return waits.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -69,7 +86,7 @@ Context::Context() {
 }
 
 Context::~Context() {
-  if (stream_) cudaStreamSynchronize(stream_);
+  if (stream_) wait_stream(stream_);
   for (auto& [key, r] : resident_) cudaFree(r.dev);
   for (void* p : kept_) cudaFree(p);
   for (auto& [id, bases] : registered_) cudaHostUnregister(const_cast<uint8_t*>(std::get<0>(bases)));
@@ -110,7 +127,7 @@ void Context::finish() {
   for (const Out& o : outs_) {
     check(cudaMemcpyAsync(o.host, o.dev, o.bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (result)");
   }
-  check(cudaStreamSynchronize(stream_), "kernel or copy on the stream");
+  check(wait_stream(stream_), "kernel or copy on the stream");
   outs_.clear();
 }
 
@@ -188,7 +205,7 @@ bool Context::evict_for(size_t bytes) {
       }
     }
     if (victim == resident_.end()) return false;
-    check(cudaStreamSynchronize(stream_), "wait before freeing a weight");
+    check(wait_stream(stream_), "wait before freeing a weight");
     check(cudaFree(victim->second.dev), "cudaFree (weight)");
     stats_.resident_bytes -= victim->second.bytes;
     resident_.erase(victim);
@@ -201,7 +218,7 @@ bool Context::evict_for(size_t bytes) {
 void Context::staged_copy(void* dev, const void* host, size_t bytes) {
   for (size_t off = 0, i = 0; off < bytes; off += kStaging, i ^= 1) {
     const size_t len = std::min(kStaging, bytes - off);
-    check(cudaEventSynchronize(staged_[i]), "cudaEventSynchronize (staging)");
+    check(wait_event(staged_[i]), "cudaEventSynchronize (staging)");
     std::memcpy(pinned_[i], static_cast<const uint8_t*>(host) + off, len);
     check(cudaMemcpyAsync(static_cast<uint8_t*>(dev) + off, pinned_[i], len, cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (weight)");

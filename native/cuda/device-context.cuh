@@ -20,6 +20,12 @@ namespace bs::BS_CUDA_NS {
 // Throws bs::Error naming the call and CUDA's message when e is not cudaSuccess.
 void check(cudaError_t e, const char* what);
 
+// Every host wait on the device (a stream or an event) goes through these, so host_waits() can
+// say on a real device what the emulation counts itself: the synchronisations per append.
+cudaError_t wait_stream(cudaStream_t s);
+cudaError_t wait_event(cudaEvent_t e);
+uint64_t host_waits();
+
 // The first device as probed once: present, or the reason it is not usable.
 struct DeviceInfo {
   bool usable = false;

@@ -115,7 +115,7 @@ ExpertSlots::~ExpertSlots() {
     std::unique_lock<std::mutex> lk(mu_);  // no I/O thread may still write into the staging
     cv_.wait(lk, [&] { return reading_ == 0; });
   }
-  if (copy_) cudaStreamSynchronize(copy_);
+  if (copy_) wait_stream(copy_);
   if (staging_) cudaFreeHost(staging_);
   for (Layer& L : layers_) {
     if (L.table_host) cudaFreeHost(L.table_host);

@@ -27,8 +27,10 @@ int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int
   const char* env = std::getenv("BRAINSTEM_TEST_CUDA");
   if (env && std::string(env) == "gpu") return cuda_device_decoder_probe(model, tokens, bench, slots);
   bs::cuda_emu::device_info(true);
-  return cuda_decoder_run<bs::cuda_emu::CudaDecoder>(model, tokens, bench, slots, bs::cuda_emu::device_info().name,
-                                                     [] { return int64_t{bs::cuda_emu::emu::device().syncs}; });
+  return cuda_decoder_run<bs::cuda_emu::CudaDecoder>(
+      model, tokens, bench, slots, bs::cuda_emu::device_info().name,
+      [] { return int64_t{bs::cuda_emu::emu::device().syncs}; },
+      [] { return static_cast<int64_t>(bs::cuda_emu::host_waits()); });
 }
 
 }  // namespace bt

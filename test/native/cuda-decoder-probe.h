@@ -26,26 +26,28 @@ std::string slot_json(const Decoder& d) {
          ", \"slot_bytes\": " + std::to_string(s.slot_bytes) + "}";
 }
 
-// syncs: the host synchronisations so far (the emulation counts them), or -1 where unknown.
+// syncs: the host synchronisations so far (the emulation's own count; on a device the
+// library's); waits: the library's count of its host waits (device-context.cuh's host_waits).
 template <class Decoder>
 int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots,
-                     const std::string& device, bs::FunctionRef<int64_t()> syncs) {
+                     const std::string& device, bs::FunctionRef<int64_t()> syncs, bs::FunctionRef<int64_t()> waits) {
   const std::vector<int32_t> prompt = probe_prompt(*model);
   const int64_t P = static_cast<int64_t>(prompt.size());
   if (!bench) {
     Decoder cuda(*model, P + tokens, P, true, slots);
-    const int64_t before = syncs();
+    const int64_t before = syncs(), waited = waits();
     const GreedyCompare r = compare_greedy(
         model, tokens, [&](const int32_t* t, int64_t n, float* logits) { return cuda.append(t, n, logits); });
-    const int64_t synced = syncs() < 0 ? -1 : syncs() - before;
+    const int64_t synced = syncs() - before;
     std::printf(
-        "{\"device\": \"%s\", \"appends\": %lld, \"syncs\": %lld, \"graph_launches\": %lld, \"graph_builds\": %lld, "
-        "\"graph_replays\": %lld, "
+        "{\"device\": \"%s\", \"appends\": %lld, \"syncs\": %lld, \"host_waits\": %lld, \"graph_launches\": %lld, "
+        "\"graph_builds\": %lld, \"graph_replays\": %lld, "
         "\"weight_bytes\": %zu, \"tokens_cpu\": %s, \"tokens_cuda\": %s, \"max_rel_logit_diff\": %.3e%s}\n",
         device.c_str(), static_cast<long long>(r.appends), static_cast<long long>(synced),
-        static_cast<long long>(cuda.stats().graph_launches), static_cast<long long>(cuda.stats().graph_builds),
-        static_cast<long long>(cuda.stats().graph_replays), cuda.stats().weight_bytes, json_list(r.cpu).c_str(),
-        json_list(r.device).c_str(), r.max_rel_logit_diff, slot_json(cuda).c_str());
+        static_cast<long long>(waits() - waited), static_cast<long long>(cuda.stats().graph_launches),
+        static_cast<long long>(cuda.stats().graph_builds), static_cast<long long>(cuda.stats().graph_replays),
+        cuda.stats().weight_bytes, json_list(r.cpu).c_str(), json_list(r.device).c_str(), r.max_rel_logit_diff,
+        slot_json(cuda).c_str());
     return 0;
   }
   std::printf("{\"device\": \"%s\", \"tokens\": %d", device.c_str(), tokens);
