@@ -103,6 +103,8 @@ test('random calls on CUDA sessions of a hybrid with images, a vision model with
   const r = checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_5_moe', seed: 11 }), 24, 1);
   assert.match(r.calls, /i\d/, 'images were appended');
   assert.match(r.calls, /d33/, 'a decode run crossed a snapshot');
-  checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_vl_moe', seed: 11 }), 24, 2, 'f16');
+  // Float32 caches: with f16 ones the two sides' keys may round to neighbouring halves, and over
+  // decode runs of 33 that can flip an expert at a near tie (seen at seed 7: one step off by 0.07).
+  checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_vl_moe', seed: 11 }), 24, 2);
   checkRandomSession('cuda', synthTemp(t, { arch: 'qwen3_next', seed: 13 }), 24, 3, 'slots');
 });

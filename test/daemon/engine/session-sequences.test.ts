@@ -18,6 +18,11 @@ import { assertClose } from './logits-compare.js';
 
 const PAD = 612;
 const STEPS = 36;
+// The scalar reference kernels: what is under test is the session's state, and with the fast
+// kernels a prefill and a decode step round differently (quantised activations), which on a
+// random model can flip an expert choice at a near tie (seen at seed 321: one token's logits
+// off by 0.3 for some prefill lengths, never on cpu-ref or in float64).
+const LOAD = { threads: 2, activationBits: 24, backend: 'cpu-ref' } as const;
 // Rows a call sequence grows to before it truncates (room for decode snapshots), and a chat.
 const MAX_ROWS = 120;
 const CHAT_ROWS = 40;
@@ -105,7 +110,7 @@ const CASES = [
 for (const { arch, seed, deep, chunk, images } of CASES) {
   test(`${arch} (prefill chunk ${chunk}): random ${images ? 'text, image' : 'prefill'}, decode and truncate calls equal one fresh prefill (seed ${seed})`, async (t) => {
     const dir = synthTemp(t, { arch, seed: 3 });
-    const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: chunk });
+    const model = await NativeModel.load(dir, { ...LOAD, prefillChunk: chunk });
     t.after(() => model.dispose());
     const H = model.summary.hiddenSize;
     const rng = new Prng(seed);
@@ -155,7 +160,7 @@ for (const { arch, seed, deep, chunk, images } of CASES) {
 for (const { arch, seed, deep, chunk } of CASES.filter((c) => c.images)) {
   test(`${arch} behind the prefix cache (prefill chunk ${chunk}): random turns with images equal one fresh prefill (seed ${seed})`, async (t) => {
     const dir = synthTemp(t, { arch, seed: 3 });
-    const model = await NativeModel.load(dir, { threads: 2, activationBits: 24, prefillChunk: chunk });
+    const model = await NativeModel.load(dir, { ...LOAD, prefillChunk: chunk });
     t.after(() => model.dispose());
     const H = model.summary.hiddenSize;
     const rng = new Prng(seed + 100);
