@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The CUDA backend on a machine with an NVIDIA GPU: builds the addon with CUDA for this GPU's
 # arch (ARCHS, default 90), then runs
-#   ops     the native tests: the CUDA cases on the device (test-cuda*.cpp; the op, LoRA and
-#           expert-path loops of test-ops/test-lora include every usable set) and, as
-#           everywhere, the emulation cases,
+#   ops     the native tests: the CUDA cases on the device (test-cuda-device.cpp: gather, the
+#           MoE block, the prerouter; the op, LoRA and expert-path loops of test-ops/test-lora
+#           include every usable set) and, as everywhere, the emulation cases (the decoder's own
+#           kernels one by one run only emulated; on the device through the decoder test),
 #   model   greedy decode on 'cuda' vs 'cpu-ref', exact/staged/hot paths (accel-model.test.ts),
 #   decoder the whole-token CUDA decoder on the device (cuda-decoder.test.ts with
 #           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the
 #           decode graph, f16 KV, expert slots), sessions on it (cuda-session.test.ts: tokens as
-#           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over; expert slots from a small budget, filled by the I/O threads), and its decode benchmark on moe-small (graph and
+#           CPU sessions through truncation, top-k, LoRA, prerouter, hand-over; expert slots from a
+#           small budget, filled by the I/O threads; seeded random calls), and its decode
+#           benchmark on moe-small (graph and
 #           plain stream; float32 and f16 KV; all experts resident and 16 slots per layer) and on a
 #           hybrid of that size (qwen3_5_moe: Gated DeltaNet layers, f16 KV),
 #   bench   the op benchmark, decode on synthetic moe-small ('cuda', the fastest CPU set, and
