@@ -71,8 +71,7 @@ void CudaDecoder::read_state(int slot, float* rec) const {
       fail("cuda decoder: no state snapshot in slot ", slot);
     from = snapshots_[slot];
   }
-  check(cudaMemcpyAsync(rec, from, rec_floats_ * 4, cudaMemcpyDeviceToHost, c_.stream()),
-        "cudaMemcpyAsync (read_state)");
+  check(copy_to_host(rec, from, rec_floats_ * 4, c_.stream()), "cudaMemcpyAsync (read_state)");
   check(wait_stream(c_.stream()), "reading the recurrent state back");
 }
 

@@ -41,8 +41,8 @@ void CudaDecoder::truncate(int64_t n) {
 void CudaDecoder::read_kv(int64_t layer, int64_t n, void* k, void* v) const {
   if (n < 0 || n > pos_) fail("cuda decoder: read_kv of ", n, " rows, ", pos_, " cached");
   const size_t bytes = static_cast<size_t>(n * m_.cfg.n_kv_heads * m_.cfg.head_dim * (kv_f16_ ? 2 : 4));
-  check(cudaMemcpyAsync(k, k_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
-  check(cudaMemcpyAsync(v, v_cache_[layer], bytes, cudaMemcpyDeviceToHost, c_.stream()), "cudaMemcpyAsync (read_kv)");
+  check(copy_to_host(k, k_cache_[layer], bytes, c_.stream()), "cudaMemcpyAsync (read_kv)");
+  check(copy_to_host(v, v_cache_[layer], bytes, c_.stream()), "cudaMemcpyAsync (read_kv)");
   check(wait_stream(c_.stream()), "reading the KV cache back");
 }
 

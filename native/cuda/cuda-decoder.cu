@@ -452,13 +452,10 @@ int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& 
     forward(n, head);
     if (head) launched(launch_argmax(logits_, greedy_vocab_, greedy_, s), "argmax");
   }
-  if (head)
-    check(cudaMemcpyAsync(host_token_, greedy_, sizeof(int32_t), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (token)");
+  if (head) check(copy_to_host(host_token_, greedy_, sizeof(int32_t), s), "cudaMemcpyAsync (token)");
   if (slots_) slots_->queue_ids();
   const size_t V = static_cast<size_t>(m_.cfg.vocab);
-  if (logits)
-    check(cudaMemcpyAsync(host_logits_, logits_, V * sizeof(float), cudaMemcpyDeviceToHost, s),
-          "cudaMemcpyAsync (logits)");
+  if (logits) check(copy_to_host(host_logits_, logits_, V * sizeof(float), s), "cudaMemcpyAsync (logits)");
   check(wait_stream(s), "decode step");
   if (slots_) slots_->after_step(n, top_k_);
   pos_ += n;

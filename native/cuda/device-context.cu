@@ -14,7 +14,7 @@ void check(cudaError_t e, const char* what) {
 }
 
 namespace {
-std::atomic<uint64_t> waits{0};
+std::atomic<uint64_t> waits{0}, read_back{0};
 }  // namespace
 
 cudaError_t wait_stream(cudaStream_t s) {
@@ -27,7 +27,14 @@ cudaError_t wait_event(cudaEvent_t e) {
   return cudaEventSynchronize(e);
 }
 
+cudaError_t copy_to_host(void* host, const void* dev, size_t bytes, cudaStream_t s) {
+  read_back.fetch_add(bytes, std::memory_order_relaxed);
+  return cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s);
+}
+
 uint64_t host_waits() { return waits.load(std::memory_order_relaxed); }
+
+uint64_t bytes_to_host() { return read_back.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -125,7 +132,7 @@ void* Context::upload(const void* host, size_t bytes) {
 
 void Context::finish() {
   for (const Out& o : outs_) {
-    check(cudaMemcpyAsync(o.host, o.dev, o.bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (result)");
+    check(copy_to_host(o.host, o.dev, o.bytes, stream_), "cudaMemcpyAsync (result)");
   }
   check(wait_stream(stream_), "kernel or copy on the stream");
   outs_.clear();

@@ -20,11 +20,14 @@ namespace bs::BS_CUDA_NS {
 // Throws bs::Error naming the call and CUDA's message when e is not cudaSuccess.
 void check(cudaError_t e, const char* what);
 
-// Every host wait on the device (a stream or an event) goes through these, so host_waits() can
-// say on a real device what the emulation counts itself: the synchronisations per append.
+// Every host wait on the device (a stream or an event) and every copy to the host go through
+// these, so host_waits() and bytes_to_host() say on a real device what the emulation counts
+// itself: the synchronisations and the bytes read back per append.
 cudaError_t wait_stream(cudaStream_t s);
 cudaError_t wait_event(cudaEvent_t e);
+cudaError_t copy_to_host(void* host, const void* dev, size_t bytes, cudaStream_t s);
 uint64_t host_waits();
+uint64_t bytes_to_host();
 
 // The first device as probed once: present, or the reason it is not usable.
 struct DeviceInfo {

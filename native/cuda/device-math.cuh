@@ -10,9 +10,6 @@
 
 namespace bs::BS_CUDA_NS {
 
-// Element type codes passed to kernels.
-enum ScaleType : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
-
 #ifdef BS_CUDA_EMULATION
 __device__ __forceinline__ float half_to_float(uint16_t h) { return bs::f16_to_f32(h); }
 __device__ __forceinline__ uint16_t float_to_half(float f) { return bs::f32_to_f16(f); }

@@ -241,7 +241,7 @@ void ExpertSlots::before_step() {
 
 void ExpertSlots::queue_ids() {
   const size_t bytes = layers_.size() * (max_chunk_ + 1) * top_k_ * sizeof(int32_t);
-  if (bytes) check(cudaMemcpyAsync(ids_host_, ids_dev_, bytes, cudaMemcpyDeviceToHost, c_.stream()), "routed ids");
+  if (bytes) check(copy_to_host(ids_host_, ids_dev_, bytes, c_.stream()), "routed ids");
 }
 
 // The compute stream is idle here (the step was synchronised), so a victim slot is read by no

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "common/backend.h"
-#include "cuda/device-math.cuh"
+#include "cuda/kernel-limits.h"
 #include "cuda/qmatmul.cuh"
 
 namespace bs::BS_CUDA_NS {

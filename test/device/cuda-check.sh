@@ -3,8 +3,8 @@
 # arch (ARCHS, default 90), then runs
 #   ops     the native tests: the CUDA cases on the device (test-cuda-device.cpp: gather, the
 #           MoE block, the prerouter; the op, LoRA and expert-path loops of test-ops/test-lora
-#           include every usable set) and, as everywhere, the emulation cases (the decoder's own
-#           kernels one by one run only emulated; on the device through the decoder test),
+#           include every usable set; the decoder's own kernels one by one, cuda_device_decoder_
+#           kernels_* and cuda_device_hybrid_kernels_*) and, as everywhere, the emulation cases,
 #   model   greedy decode on 'cuda' vs 'cpu-ref', exact/staged/hot paths (accel-model.test.ts),
 #   decoder the whole-token CUDA decoder on the device (cuda-decoder.test.ts with
 #           BRAINSTEM_TEST_CUDA=gpu: greedy tokens and logits vs the CPU, one sync per append, the

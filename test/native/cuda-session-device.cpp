@@ -68,9 +68,19 @@ int cuda_device_session_probe(const std::shared_ptr<bs::Model>& model, const std
     std::printf("{\"device\": \"%s\", %s}\n", info.name.c_str(), r.c_str());
     return 0;
   }
+  // Another session's greedy decode step, by the library's counts of host waits and bytes back.
+  bs::Session other(model, kProbeContext);
+  other.use_decoder(bs::cuda::session_decoder(*model, kProbeContext));
+  if (!other.on_device()) bs::fail("the CUDA session decoder refused a second session");
+  int32_t next = 0;
+  const std::vector<DeviceCounts> step =
+      greedy_step_counts(other, {[] {
+                           return DeviceCounts{static_cast<int64_t>(bs::cuda::host_waits()), bs::cuda::bytes_to_host()};
+                         }},
+                         &next);
   const SessionPhases r = run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [&] { b->broken = true; });
-  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": true, %s}\n", info.name.c_str(), r.json.c_str(),
-              slot_counters_json(*model, k_slots, cuda).c_str());
+  std::printf("{\"device\": \"%s\", %s, \"weights_shared\": true, \"greedy_step\": %s, %s}\n", info.name.c_str(),
+              r.json.c_str(), counts_json(step[0]).c_str(), slot_counters_json(*model, k_slots, cuda).c_str());
   return 0;
 #endif
 }

@@ -48,14 +48,18 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
   bs::Session other(model, kProbeContext);
   other.use_decoder(bs::cuda_emu::session_decoder(*model, kProbeContext));
   const bool shared = other.on_device() && emu::device().h2d_bytes - uploaded < uploaded / 10;
-  // Its greedy decode step: one host synchronisation, four bytes back.
-  const int32_t prompt[2] = {3, 5};
-  const int32_t next = other.append_greedy(prompt, 2);
-  const int syncs = emu::device().syncs;
-  const uint64_t d2h = emu::device().d2h_bytes;
-  other.append_greedy(&next, 1);
-  const int step_syncs = emu::device().syncs - syncs;
-  const uint64_t step_d2h = emu::device().d2h_bytes - d2h;
+  // Its greedy decode step: one host synchronisation, four bytes back, by the emulation's counts
+  // and by the library's own (which a device reports).
+  int32_t next = 0;
+  const std::vector<DeviceCounts> step = greedy_step_counts(
+      other,
+      {[] {
+         return DeviceCounts{emu::device().syncs, emu::device().d2h_bytes};
+       },
+       [] {
+         return DeviceCounts{static_cast<int64_t>(bs::cuda_emu::host_waits()), bs::cuda_emu::bytes_to_host()};
+       }},
+      &next);
   const SessionPhases r =
       run_session_phases(model, dir, cpu, cuda, tokens, "cuda", [] { emu::device().fail_launches = true; });
   // The failure turned the whole set off, as a failing op does.
@@ -72,12 +76,12 @@ int cuda_session_probe(const char* dir, int tokens, const std::string& mode) {
   }
   emu::device().fail_after = -1;
   const bool dropped = sticky.find("could not be read back") != std::string::npos && other.n_past() == 0 &&
-                       !other.on_device() && other.append_greedy(prompt, 2) == next;
+                       !other.on_device() && other.append_greedy(std::vector<int32_t>{3, 5}.data(), 2) == next;
   std::printf(
-      "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": {\"syncs\": %d, \"d2h_bytes\": %llu}, "
+      "{\"device\": \"%s\", %s, \"weights_shared\": %s, \"greedy_step\": %s, \"greedy_step_counted\": %s, "
       "\"set_disabled\": %s, \"sticky_failure_drops_cache\": %s, %s}\n",
-      bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", step_syncs,
-      static_cast<unsigned long long>(step_d2h), disabled ? "true" : "false", dropped ? "true" : "false",
+      bs::cuda_emu::device_info().name.c_str(), r.json.c_str(), shared ? "true" : "false", counts_json(step[0]).c_str(),
+      counts_json(step[1]).c_str(), disabled ? "true" : "false", dropped ? "true" : "false",
       slot_counters_json(*model, k_slots, cuda).c_str());
   return 0;
 }

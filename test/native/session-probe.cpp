@@ -118,6 +118,25 @@ std::shared_ptr<bs::Model> session_probe_model(const char* dir, const std::strin
   return model;
 }
 
+std::vector<DeviceCounts> greedy_step_counts(bs::Session& s, const std::vector<std::function<DeviceCounts()>>& readers,
+                                             int32_t* next) {
+  const int32_t prompt[2] = {3, 5};
+  *next = s.append_greedy(prompt, 2);
+  std::vector<DeviceCounts> before;
+  for (const auto& read : readers) before.push_back(read());
+  s.append_greedy(next, 1);
+  std::vector<DeviceCounts> step;
+  for (size_t i = 0; i < readers.size(); ++i) {
+    const DeviceCounts now = readers[i]();
+    step.push_back({now.waits - before[i].waits, now.bytes - before[i].bytes});
+  }
+  return step;
+}
+
+std::string counts_json(const DeviceCounts& c) {
+  return "{\"syncs\": " + std::to_string(c.waits) + ", \"d2h_bytes\": " + std::to_string(c.bytes) + "}";
+}
+
 std::string slot_counters_json(const bs::Model& m, int k_slots, const bs::Session& dev) {
   const bs::SessionStats& st = dev.stats();
   const bs::StreamCounters& c = st.stream;

@@ -5,8 +5,10 @@
 // a narrower top-k, a LoRA adapter, then an injected device failure that hands the cache back to
 // the CPU. Greedy tokens of both per phase as JSON.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/function-ref.h"
 #include "common/model.h"
@@ -46,6 +48,18 @@ SessionPhases run_session_phases(const std::shared_ptr<bs::Model>& model, const 
 // Returns "\"random\": {...}" with the calls as a string ("p5 i1:2x3:0 d33 t7 …") for messages.
 std::string run_session_random(const std::shared_ptr<bs::Model>& model, bs::Session& cpu, bs::Session& dev,
                                uint64_t seed, int ops);
+
+// Host waits and bytes read back from the device so far, by one set of counters.
+struct DeviceCounts {
+  int64_t waits = 0;
+  uint64_t bytes = 0;
+};
+
+// A greedy decode step of `s` after the greedy prompt {3, 5}: that step's counts by each reader
+// (*next: the step's input token). counts_json: "{\"syncs\": N, \"d2h_bytes\": B}".
+std::vector<DeviceCounts> greedy_step_counts(bs::Session& s, const std::vector<std::function<DeviceCounts()>>& readers,
+                                             int32_t* next);
+std::string counts_json(const DeviceCounts& c);
 
 // The seed of a "random=SEED" mode word; -1 when the mode has none.
 long long random_seed(const std::string& mode);

@@ -1,11 +1,12 @@
-// The kernels only the whole-token CUDA decoder uses, over the CPU emulation: argmax (greedy
-// sampling on the device: the first largest wins as std::max_element, NaNs never), the f16
-// conversion of KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and
-// RoPE (as the separate rmsnorm and rope kernels), the residual add joined to RMSNorm and the
-// SiLU gate read by the down projection and the LoRA steps of several linears in one launch
-// (bit-exact with the separate launches), and decode attention split over key ranges. The decoder itself is
+// The kernels only the whole-token CUDA decoder uses, over the CPU emulation and, through the same
+// staging code (cuda-op-runners.h), on a CUDA device when there is one: argmax (greedy sampling
+// on the device: the first largest wins as std::max_element, NaNs never), the f16 conversion of
+// KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and RoPE (as the
+// separate rmsnorm and rope kernels), decode attention split over key ranges and at positions
+// read from device memory, the residual add joined to RMSNorm and the SiLU gate read by the down
+// projection and the LoRA steps of several linears in one launch (bit-exact with the separate
+// launches in the emulation; within a float's last bits on a device). The decoder itself is
 // checked against the CPU engine by cuda-decoder.test.ts.
-#define BS_CUDA_EMULATION 1
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,45 +15,43 @@
 #include <vector>
 
 #include "common/dtype.h"
-#include "cuda/add.cuh"
-#include "cuda/argmax.cuh"
-#include "cuda/attention.cuh"
-#include "cuda/cuda-api.h"
-#include "cuda/dense-matmul.cuh"
-#include "cuda/op-args.cuh"
-#include "cuda/qk-norm-rope.cuh"
-#include "cuda/qmatmul.cuh"
-#include "cuda/rmsnorm.cuh"
-#include "cuda/rope.cuh"
-#include "cuda/silu-mul.cuh"
-#include "cuda/to-half.cuh"
+#include "cuda-op-runners.h"
 #include "fixtures.h"
 #include "harness.h"
 
 namespace {
 
+using bt::Launch;
+
 // -2 when the launch fails.
-int32_t device_argmax(const std::vector<float>& x) {
+int32_t argmax_of(const bt::CudaDecoderOps& run, const std::vector<float>& x) {
   int32_t out = -1;
-  if (bs::cuda_emu::launch_argmax(x.data(), static_cast<int64_t>(x.size()), &out, nullptr) != bs::cuda_emu::cudaSuccess)
-    return -2;
-  return out;
+  return run.argmax(x.data(), 0, static_cast<int64_t>(x.size()), &out) == Launch::ok ? out : -2;
 }
 
-}  // namespace
+// Largest |a - b| / (1 + |b|).
+double worst_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / (1.0 + std::fabs(b[i])));
+  return worst;
+}
 
-TEST(cuda_emu_argmax_takes_the_first_largest_and_skips_nans) {
+// Fused against separate launches: the same bits where the runner is exact, else within 1e-6.
+bool same_result(const bt::CudaDecoderOps& run, const std::vector<float>& a, const std::vector<float>& b) {
+  return run.exact ? std::memcmp(a.data(), b.data(), a.size() * 4) == 0 : worst_diff(a, b) <= 1e-6;
+}
+
+void check_argmax(bt::T& t, const bt::CudaDecoderOps& run) {
   bt::Rng rng(5);
   std::vector<float> x(1000);
   for (float& v : x) v = static_cast<float>(rng.uniform(-4.0, 4.0));
   x[700] = x[300] = 9.0f;  // a tie across threads: the lower index
-  EXPECT(device_argmax(x) == 300) << device_argmax(x);
+  EXPECT(argmax_of(run, x) == 300) << run.name << ": " << argmax_of(run, x);
   x[10] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT(device_argmax(x) == 300) << "a NaN never wins";
-  std::vector<float> small = {1.0f, 3.0f, 3.0f};
-  EXPECT(device_argmax(small) == 1);
-  std::vector<float> nans(40, std::numeric_limits<float>::quiet_NaN());
-  EXPECT(device_argmax(nans) == 0) << "nothing compares: 0";
+  EXPECT(argmax_of(run, x) == 300) << run.name << ": a NaN never wins";
+  EXPECT(argmax_of(run, {1.0f, 3.0f, 3.0f}) == 1) << run.name;
+  EXPECT(argmax_of(run, std::vector<float>(40, std::numeric_limits<float>::quiet_NaN())) == 0)
+      << run.name << ": nothing compares: 0";
   // Seeded lengths, every offset (16-byte aligned or not) and every lane of a float4 holding the
   // first largest, a tie after it, a tail past the float4 loads: the first largest, as
   // std::max_element.
@@ -66,35 +65,42 @@ TEST(cuda_emu_argmax_takes_the_first_largest_and_skips_nans) {
     buf[off + pos + 1 + static_cast<size_t>(r.below(n - pos - 1))] = 99.0f;
     const auto want = static_cast<int32_t>(pos);
     int32_t got = -1;
-    EXPECT(bs::cuda_emu::launch_argmax(buf.data() + off, static_cast<int64_t>(n), &got, nullptr) ==
-           bs::cuda_emu::cudaSuccess);
-    EXPECT(got == want) << "seed " << 500 + c << " n " << n << " offset " << off << ": got " << got << " want " << want;
+    EXPECT(run.argmax(buf.data(), static_cast<int64_t>(off), static_cast<int64_t>(n), &got) == Launch::ok);
+    EXPECT(got == want) << run.name << " seed " << 500 + c << " n " << n << " offset " << off << ": got " << got
+                        << " want " << want;
   }
 }
 
-TEST(cuda_emu_to_half_matches_the_reference_bit_for_bit) {
+void check_to_half(bt::T& t, const bt::CudaDecoderOps& run) {
   bt::Rng rng(6);
   std::vector<float> x(777);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = static_cast<float>(rng.uniform(-1.0, 1.0)) * std::ldexp(1.0f, static_cast<int>(i % 40) - 24);
   x[0] = 65504.0f, x[1] = 1e6f, x[2] = -0.0f, x[3] = std::numeric_limits<float>::infinity();
+  const auto n = static_cast<int64_t>(x.size());
   std::vector<uint16_t> out(x.size());
-  EXPECT(bs::cuda_emu::launch_to_half(x.data(), static_cast<int64_t>(x.size()), out.data(), nullptr) ==
-         bs::cuda_emu::cudaSuccess);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT(out[i] == bs::f32_to_f16(x[i])) << "element " << i << ": " << x[i];
-  // The pair form (K and V rows in one launch): each half as the single form.
-  std::vector<float> y(x.rbegin(), x.rend());
-  std::vector<uint16_t> o0(x.size()), o1(x.size());
-  EXPECT(bs::cuda_emu::launch_to_half_pair(x.data(), o0.data(), y.data(), o1.data(), static_cast<int64_t>(x.size()),
-                                           nullptr) == bs::cuda_emu::cudaSuccess);
+  EXPECT(run.to_half(x.data(), out.data(), nullptr, nullptr, n, -1, 0) == Launch::ok) << run.name;
   for (size_t i = 0; i < x.size(); ++i)
-    EXPECT(o0[i] == bs::f32_to_f16(x[i]) && o1[i] == bs::f32_to_f16(y[i])) << "pair element " << i;
+    EXPECT(out[i] == bs::f32_to_f16(x[i])) << run.name << " element " << i << ": " << x[i];
+  // The pair form (K and V rows in one launch): each half as the single form; then into cache
+  // row 2 of rows n + 5 wide, the row read from device memory, the rows before it untouched.
+  const std::vector<float> y(x.rbegin(), x.rend());
+  for (const int32_t row : {-1, 2}) {
+    const int64_t stride = n + 5, start = row < 0 ? 0 : row * stride;
+    std::vector<uint16_t> o0(start + n, 7), o1(start + n, 7);
+    EXPECT(run.to_half(x.data(), o0.data(), y.data(), o1.data(), n, row, stride) == Launch::ok) << run.name;
+    bool kept = true;
+    for (int64_t i = 0; i < start; ++i) kept &= o0[i] == 7 && o1[i] == 7;
+    EXPECT(kept) << run.name << ": row " << row << " wrote before its start";
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT(o0[start + i] == bs::f32_to_f16(x[i]) && o1[start + i] == bs::f32_to_f16(y[i]))
+          << run.name << " row " << row << " pair element " << i;
+  }
 }
 
 // Seeded shapes (head widths that are and are not multiples of a warp, partial rotation, GQA,
 // several tokens at scattered positions): the fused kernel against rmsnorm then rope.
-TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) {
-  namespace ce = bs::cuda_emu;
+void check_qk_norm_rope(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 10; ++c) {
     bt::Rng r(900 + c);
     const int hd = std::vector<int>{64, 128, 256, 80, 96}[r.below(5)];
@@ -110,36 +116,62 @@ TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) {
     std::vector<double> inv_freq(rot / 2);
     for (int i = 0; i < rot / 2; ++i) inv_freq[i] = std::pow(1e6, -2.0 * i / rot);
     std::vector<float> q2 = q, k2 = k;
-    const std::string desc = "seed " + std::to_string(900 + c) + " head_dim " + std::to_string(hd) + " rot " +
-                             std::to_string(rot) + " heads " + std::to_string(n_q) + "/" + std::to_string(n_kv) +
-                             " tokens " + std::to_string(n_tok);
-    const ce::QkNormRopeArgs a{n_tok, n_q, n_kv, hd, rot, eps};
-    EXPECT(ce::launch_qk_norm_rope(a, q.data(), k.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), nullptr) ==
-           ce::cudaSuccess)
+    const std::string desc = std::string(run.name) + " seed " + std::to_string(900 + c) + " head_dim " +
+                             std::to_string(hd) + " rot " + std::to_string(rot) + " heads " + std::to_string(n_q) +
+                             "/" + std::to_string(n_kv) + " tokens " + std::to_string(n_tok);
+    EXPECT(run.qk_norm_rope({n_tok, n_q, n_kv, hd, rot, eps}, q.data(), k.data(), qw.data(), kw.data(), pos.data(),
+                            inv_freq.data()) == Launch::ok)
         << desc;
-    EXPECT(ce::launch_rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data(), nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data(), nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_rope(q2.data(), pos.data(), inv_freq.data(), n_tok, n_q, hd, rot, nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_rope(k2.data(), pos.data(), inv_freq.data(), n_tok, n_kv, hd, rot, nullptr) == ce::cudaSuccess);
-    double worst = 0.0;  // squares summed in another order: a float's last bit at most
-    for (size_t i = 0; i < q.size(); ++i) worst = std::max(worst, std::fabs(q[i] - q2[i]) / (1.0 + std::fabs(q2[i])));
-    for (size_t i = 0; i < k.size(); ++i) worst = std::max(worst, std::fabs(k[i] - k2[i]) / (1.0 + std::fabs(k2[i])));
+    EXPECT(run.rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data()) == Launch::ok);
+    EXPECT(run.rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data()) == Launch::ok);
+    EXPECT(run.rope(q2.data(), pos.data(), inv_freq.data(), n_tok, n_q, hd, rot) == Launch::ok);
+    EXPECT(run.rope(k2.data(), pos.data(), inv_freq.data(), n_tok, n_kv, hd, rot) == Launch::ok);
+    // squares summed in another order: a float's last bit at most
+    const double worst = std::max(worst_diff(q, q2), worst_diff(k, k2));
     EXPECT(worst <= 1e-6) << desc << ": worst difference " << worst;
   }
 }
 
+// Softmax attention in double; query t sees keys [0, its position].
+std::vector<double> attention_ref(const bt::AttnShape& a, const std::vector<float>& q, const std::vector<float>& k,
+                                  const std::vector<float>& v) {
+  const int hd = a.head_dim, group = a.n_q / a.n_kv;
+  std::vector<double> out(q.size());
+  for (int64_t t = 0; t < a.n_tok; ++t) {
+    const int64_t keys = (a.positions ? a.positions[t] : a.pos0 + t) + 1;
+    for (int h = 0; h < a.n_q; ++h) {
+      const int g = h / group;
+      const float* qh = q.data() + (t * a.n_q + h) * hd;
+      std::vector<double> sc(keys);
+      double big = -1e300, sum = 0.0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double d = 0.0;
+        for (int e = 0; e < hd; ++e) d += static_cast<double>(qh[e]) * k[(j * a.n_kv + g) * hd + e];
+        sc[j] = d * a.scale, big = std::max(big, sc[j]);
+      }
+      for (double& x : sc) x = std::exp(x - big), sum += x;
+      for (int e = 0; e < hd; ++e) {
+        double want = 0.0;
+        for (int64_t j = 0; j < keys; ++j) want += sc[j] * v[(j * a.n_kv + g) * hd + e];
+        out[(t * a.n_q + h) * hd + e] = want / sum;
+      }
+    }
+  }
+  return out;
+}
+
 // Decode attention over caches of seeded lengths (one key; one range; ranges of uneven size; more
-// keys than kAttnSplits ranges hold at kAttnSplitKeys), f32 and f16, GQA: split and unsplit
-// against softmax attention in double.
-TEST(cuda_emu_decode_attention_split_over_key_ranges_matches_double) {
-  namespace ce = bs::cuda_emu;
+// keys than kAttnSplits ranges hold at kAttnSplitKeys), f32 and f16, GQA, split and unsplit; a
+// query at an earlier position read from device memory (a graph captured at pos0, replayed); two
+// tokens at positions: against softmax attention in double.
+void check_attention(bt::T& t, const bt::CudaDecoderOps& run) {
   const std::vector<int64_t> lengths{1, 5, 33, 64, 65, 200, 1100};
   for (int c = 0; c < static_cast<int>(lengths.size()) * 2; ++c) {
     bt::Rng r(950 + c);
     const int64_t keys = lengths[c / 2];
     const bool f16 = c % 2 == 1;
     const int hd = std::vector<int>{64, 128, 80}[r.below(3)], n_kv = 1 + static_cast<int>(r.below(2)), n_q = 2 * n_kv;
-    std::vector<float> q(n_q * hd), k(keys * n_kv * hd), v(k.size());
+    std::vector<float> q(2 * n_q * hd), k(keys * n_kv * hd), v(k.size());
     for (std::vector<float>* x : {&q, &k, &v})
       for (float& e : *x) e = static_cast<float>(r.uniform(-1.5, 1.5));
     std::vector<uint16_t> kh(k.size()), vh(v.size());
@@ -147,124 +179,147 @@ TEST(cuda_emu_decode_attention_split_over_key_ranges_matches_double) {
       kh[i] = bs::f32_to_f16(k[i]), vh[i] = bs::f32_to_f16(v[i]);
       if (f16) k[i] = bs::f16_to_f32(kh[i]), v[i] = bs::f16_to_f32(vh[i]);  // the reference reads what is stored
     }
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    std::vector<float> partial(ce::attention_partial_floats(n_q, hd)), split(q.size()), whole(q.size());
-    ce::AttentionArgs a{n_q, n_kv, hd, keys - 1, 1, f16, scale, partial.data()};
     const void* kp = f16 ? static_cast<const void*>(kh.data()) : k.data();
     const void* vp = f16 ? static_cast<const void*>(vh.data()) : v.data();
-    EXPECT(ce::launch_attention(a, q.data(), kp, vp, split.data(), nullptr) == ce::cudaSuccess);
-    a.partial = nullptr;
-    EXPECT(ce::launch_attention(a, q.data(), kp, vp, whole.data(), nullptr) == ce::cudaSuccess);
-    double worst = 0.0;
-    for (int h = 0; h < n_q; ++h) {
-      const int g = h / (n_q / n_kv);
-      std::vector<double> sc(keys);
-      double big = -1e300, sum = 0.0;
-      for (int64_t j = 0; j < keys; ++j) {
-        double d = 0.0;
-        for (int e = 0; e < hd; ++e) d += static_cast<double>(q[h * hd + e]) * k[(j * n_kv + g) * hd + e];
-        sc[j] = d * scale, big = std::max(big, sc[j]);
-      }
-      for (double& x : sc) x = std::exp(x - big), sum += x;
-      for (int e = 0; e < hd; ++e) {
-        double want = 0.0;
-        for (int64_t j = 0; j < keys; ++j) want += sc[j] * v[(j * n_kv + g) * hd + e];
-        want /= sum;
-        for (const std::vector<float>* got : {&split, &whole})
-          worst = std::max(worst, std::fabs((*got)[h * hd + e] - want) / (1.0 + std::fabs(want)));
-      }
+    const int32_t earlier[2] = {static_cast<int32_t>(keys / 2), static_cast<int32_t>(keys - 1)};
+    struct Mode {
+      const char* name;
+      int64_t n_tok;
+      bool split;
+      const int32_t* positions;
+    };
+    const Mode modes[] = {{"split", 1, true, nullptr},
+                          {"whole", 1, false, nullptr},
+                          {"split at a position", 1, true, earlier},
+                          {"two tokens at positions", 2, false, earlier}};
+    for (const Mode& m : modes) {
+      const bt::AttnShape a{
+          n_q, n_kv, hd, keys - 1, m.n_tok, keys, f16, m.split, 1.0f / std::sqrt(static_cast<float>(hd)), m.positions};
+      const std::vector<float> qm(q.begin(), q.begin() + m.n_tok * n_q * hd);
+      std::vector<float> got(qm.size());
+      EXPECT(run.attention(a, qm.data(), kp, vp, got.data()) == Launch::ok) << run.name << " " << m.name;
+      const std::vector<double> want = attention_ref(a, qm, k, v);
+      double worst = 0.0;
+      for (size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
+      EXPECT(worst <= 2e-6) << run.name << " " << m.name << " seed " << 950 + c << " keys " << keys
+                            << (f16 ? " f16" : " f32") << " head_dim " << hd << " heads " << n_q << "/" << n_kv
+                            << ": worst difference " << worst;
     }
-    EXPECT(worst <= 2e-6) << "seed " << 950 + c << " keys " << keys << (f16 ? " f16" : " f32") << " head_dim " << hd
-                          << " heads " << n_q << "/" << n_kv << ": worst difference " << worst;
   }
 }
 
 // Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
-// joined add + RMSNorm bit-exact with add then rmsnorm, the residual written back.
-TEST(cuda_emu_add_rmsnorm_is_add_then_rmsnorm_bit_for_bit) {
-  namespace ce = bs::cuda_emu;
+// joined add + RMSNorm as add then rmsnorm, the residual written back.
+void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 6; ++c) {
     bt::Rng r(970 + c);
     const int64_t rows = 1 + static_cast<int64_t>(r.below(4)), d = std::vector<int64_t>{2048, 1024, 300, 20}[c % 4];
     const std::vector<float> x0 = bt::random_vec(r, rows * d, 3.0), res = bt::random_vec(r, rows * d),
                              w = bt::random_vec(r, d);
     std::vector<float> x = x0, y(x.size()), x2 = x0, y2(x.size());
-    EXPECT(ce::launch_add_rmsnorm(x.data(), res.data(), w.data(), rows, d, 1e-6f, y.data(), nullptr) ==
-           ce::cudaSuccess);
-    EXPECT(ce::launch_add(res.data(), 1.0f, rows * d, x2.data(), nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_rmsnorm(x2.data(), w.data(), rows, d, 1e-6f, y2.data(), nullptr) == ce::cudaSuccess);
-    EXPECT(std::memcmp(x.data(), x2.data(), x.size() * 4) == 0 && std::memcmp(y.data(), y2.data(), y.size() * 4) == 0)
-        << "seed " << 970 + c << " rows " << rows << " d " << d;
+    EXPECT(run.add_rmsnorm(x.data(), res.data(), w.data(), rows, d, 1e-6f, y.data()) == Launch::ok);
+    EXPECT(run.add(res.data(), 1.0f, rows * d, x2.data()) == Launch::ok);
+    EXPECT(run.rmsnorm(x2.data(), w.data(), rows, d, 1e-6f, y2.data()) == Launch::ok);
+    EXPECT(same_result(run, x, x2) && same_result(run, y, y2))
+        << run.name << " seed " << 970 + c << " rows " << rows << " d " << d << ": worst "
+        << std::max(worst_diff(x, x2), worst_diff(y, y2));
   }
 }
 
-// The down projection with the SiLU gate read through its x (QMatArgs::up) bit-exact with
-// silu_mul then the matmul: gathered over several experts (4 rows per lane group and 1) and
-// plain for one token, 4 and 8 bits, aligned and not (the word-per-lane path); refused for a
-// prefill chunk's plain product.
-TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
-  namespace ce = bs::cuda_emu;
+// The down projection with the SiLU gate read through its x (QMatArgs::up) as silu_mul then the
+// matmul: gathered over several experts (4 rows per lane group and 1) and plain for one token, 4
+// and 8 bits, aligned and not (the word-per-lane path); refused for a prefill chunk's plain product.
+void check_gated_qmatmul(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 8; ++c) {
     bt::Rng r(980 + c);
     const int bits = c % 2 ? 8 : 4, group = 32 << r.below(3);
     const bool gather = c < 4 || c % 3 == 0, unaligned = c == 7;
     const int64_t E = 4, rows = std::vector<int64_t>{96, 5}[(c / 2) % 2], cols = group * (1 + r.below(3)),
-                  m = gather ? 1 + static_cast<int64_t>(r.below(6)) : 1;
+                  m = gather ? 1 + static_cast<int64_t>(r.below(6)) : 1, off = unaligned ? 1 : 0;
     const bt::OwnedMatrix w = bt::random_affine(r, E, rows, cols, bits, group, bs::DType::F16);
-    std::vector<float> gate = bt::random_vec(r, m * cols + 1, 3.0), up = bt::random_vec(r, m * cols + 1);
-    float* g = gate.data() + (unaligned ? 1 : 0);
+    const std::vector<float> gate = bt::random_vec(r, m * cols + 1, 3.0), up = bt::random_vec(r, m * cols + 1);
     std::vector<int32_t> ids(m);
     for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
-    ce::QMatArgs a = ce::shape_args(w.m, m);
-    a.codes = w.m.w, a.scales = w.m.scales, a.biases = w.m.biases, a.mat = gather ? 0 : 1;
-    if (gather) a.ids = ids.data();
+    const int32_t* id_ptr = gather ? ids.data() : nullptr;
+    const int64_t mat = gather ? 0 : 1;
     std::vector<float> fused(m * rows), gated(m * cols + 1), want(m * rows);
-    float* gd = gated.data() + (unaligned ? 1 : 0);  // the same path (word per lane) on both sides
-    ce::QMatArgs b = a;
-    a.up = up.data();
-    EXPECT(ce::launch_qmatmul(a, g, fused.data(), nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_silu_mul(g, up.data(), m * cols, gd, nullptr) == ce::cudaSuccess);
-    EXPECT(ce::launch_qmatmul(b, gd, want.data(), nullptr) == ce::cudaSuccess);
+    EXPECT(run.qmatmul({&w, m, mat, id_ptr, gate.data(), off, up.data(), fused.data()}) == Launch::ok);
+    EXPECT(run.silu_mul(gate.data() + off, up.data(), m * cols, gated.data() + off) == Launch::ok);
+    // the same path (word per lane) on both sides
+    EXPECT(run.qmatmul({&w, m, mat, id_ptr, gated.data(), off, nullptr, want.data()}) == Launch::ok);
     if (!gather) {
-      ce::QMatArgs chunk = a;
-      chunk.n = 3;
       std::vector<float> y(3 * rows), xs(3 * cols, 1.0f), us(3 * cols, 1.0f);
-      chunk.up = us.data();
-      EXPECT(ce::launch_qmatmul(chunk, xs.data(), y.data(), nullptr) == ce::cudaErrorInvalidValue)
-          << "seed " << 980 + c;
+      EXPECT(run.qmatmul({&w, 3, mat, nullptr, xs.data(), 0, us.data(), y.data()}) == Launch::refused)
+          << run.name << " seed " << 980 + c;
     }
-    EXPECT(std::memcmp(fused.data(), want.data(), want.size() * 4) == 0)
-        << "seed " << 980 + c << " bits " << bits << " group " << group << " [" << rows << ", " << cols << "] x " << m
-        << (gather ? " gathered" : " plain") << (unaligned ? " unaligned" : "");
+    EXPECT(same_result(run, fused, want))
+        << run.name << " seed " << 980 + c << " bits " << bits << " group " << group << " [" << rows << ", " << cols
+        << "] x " << m << (gather ? " gathered" : " plain") << (unaligned ? " unaligned" : "") << ": worst "
+        << worst_diff(fused, want);
   }
 }
 
 // Three dense products of different shapes and element types in one launch (the LoRA A steps of
 // q, k, v over one x; the B steps accumulating with a scale into their own outputs), several
-// tokens: each bit-exact with its own launch.
-TEST(cuda_emu_dense_matmul_set_is_each_product_bit_for_bit) {
-  namespace ce = bs::cuda_emu;
+// tokens: each as its own launch.
+void check_dense_set(bt::T& t, const bt::CudaDecoderOps& run) {
   bt::Rng r(990);
   const int64_t n = 3;
   const bs::DType types[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
   const int64_t rows[3] = {16, 8, 40}, cols[3] = {96, 160, 64};
   std::vector<bt::OwnedMatrix> w;
   std::vector<std::vector<float>> x, y_set, y_one;
-  ce::DenseSet set{};
   for (int i = 0; i < 3; ++i) {
     w.push_back(bt::random_dense(r, 1, rows[i], cols[i], types[i]));
     x.push_back(bt::random_vec(r, n * cols[i]));
     y_set.push_back(bt::random_vec(r, n * rows[i]));
     y_one.push_back(y_set.back());
   }
+  std::vector<bt::DenseCall> set, one;
   for (int i = 0; i < 3; ++i) {
-    set.a[i] = ce::DenseArgs{w[i].m.w, ce::type_code(types[i]), rows[i], cols[i], 0, n, i > 0, 0.5f + i};
-    set.x[i] = x[i].data(), set.y[i] = y_set[i].data();
+    set.push_back({&w[i], n, 0, i > 0, 0.5f + i, x[i].data(), y_set[i].data()});
+    one.push_back({&w[i], n, 0, i > 0, 0.5f + i, x[i].data(), y_one[i].data()});
   }
-  set.count = 3;
-  EXPECT(ce::launch_dense_matmul_set(set, nullptr) == ce::cudaSuccess);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT(ce::launch_dense_matmul(set.a[i], x[i].data(), y_one[i].data(), nullptr) == ce::cudaSuccess);
-    EXPECT(std::memcmp(y_set[i].data(), y_one[i].data(), y_one[i].size() * 4) == 0) << "product " << i;
+  EXPECT(run.dense(set, true) == Launch::ok) << run.name;
+  EXPECT(run.dense(one, false) == Launch::ok) << run.name;
+  for (int i = 0; i < 3; ++i)
+    EXPECT(same_result(run, y_set[i], y_one[i]))
+        << run.name << " product " << i << ": worst " << worst_diff(y_set[i], y_one[i]);
+}
+
+}  // namespace
+
+TEST(cuda_emu_argmax_takes_the_first_largest_and_skips_nans) { check_argmax(t, bt::cuda_emu_decoder_ops()); }
+
+TEST(cuda_emu_to_half_matches_the_reference_bit_for_bit) { check_to_half(t, bt::cuda_emu_decoder_ops()); }
+
+TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) { check_qk_norm_rope(t, bt::cuda_emu_decoder_ops()); }
+
+TEST(cuda_emu_decode_attention_split_and_positioned_matches_double) { check_attention(t, bt::cuda_emu_decoder_ops()); }
+
+TEST(cuda_emu_add_rmsnorm_is_add_then_rmsnorm_bit_for_bit) { check_add_rmsnorm(t, bt::cuda_emu_decoder_ops()); }
+
+TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
+  check_gated_qmatmul(t, bt::cuda_emu_decoder_ops());
+}
+
+TEST(cuda_emu_dense_matmul_set_is_each_product_bit_for_bit) { check_dense_set(t, bt::cuda_emu_decoder_ops()); }
+
+// The same checks on a CUDA device, through the same staging code.
+TEST(cuda_device_decoder_kernels_match_the_reference) {
+  bt::LinearOps unused;
+  bt::CudaDecoderOps run;
+  std::string why;
+  if (!bt::cuda_device_ops(&unused, &run, &why)) {
+    t.skip(why);
+    return;
   }
+  check_argmax(t, run);
+  check_to_half(t, run);
+  check_qk_norm_rope(t, run);
+  check_attention(t, run);
+  check_add_rmsnorm(t, run);
+  check_gated_qmatmul(t, run);
+  check_dense_set(t, run);
 }

@@ -5,28 +5,22 @@
 // token-by-token recurrence and its chunked prefill form, on odd shapes (Dv not a multiple of the
 // rows a warp holds, several v heads per k head, Dk up to the 256 limit), and the sigmoid gates
 // and head copies against hand loops. The decoders themselves: {cuda,metal}-decoder.test.ts.
-#define BS_CUDA_EMULATION 1
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/lightning-attention.h"
 #include "common/linear-attention.h"
-#include "cuda/causal-conv.cuh"
-#include "cuda/copy-heads.cuh"
-#include "cuda/delta-rule.cuh"
-#include "cuda/lightning-rule.cuh"
-#include "cuda/sigmoid-mul.cuh"
+#include "cuda-op-runners.h"
 #include "harness.h"
 #include "metal-shim.h"
 #include "metal/params.h"
 
 namespace {
-
-namespace cu = bs::cuda_emu;
 
 std::vector<float> random(bt::Rng& r, int64_t n, double lo = -1.0, double hi = 1.0) {
   std::vector<float> v(n);
@@ -66,55 +60,8 @@ void prepare(const bs::LinearAttnConfig& c, int64_t n, std::vector<float>& qkv, 
   }
 }
 
-// One backend's four kernels on host vectors (in place where the kernel writes in place).
-struct Runner {
-  const char* name;
-  std::function<bool(const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out)> conv;
-  std::function<bool(const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y)>
-      delta;  // in: qkv, b, a, a_neg, dt_bias
-  // q, k, v [n, H, D], log_decay [H]; q scaled by 1/√D inside.
-  std::function<bool(int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y)> lightning;
-  std::function<bool(float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
-                     int64_t step)>
-      gate;
-  std::function<bool(const float* src, int64_t src_floats, float* dst, int64_t dst_floats, const cu::HeadCopy& c)> copy;
-};
-
-Runner cuda_runner() {
-  return {"cuda-emu",
-          [](const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out) {
-            return cu::launch_causal_conv_silu(w, C, static_cast<int>(K), hist, x, n, out, nullptr) == cu::cudaSuccess;
-          },
-          [](const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y) {
-            const cu::DeltaArgs a{in[0].data(), in[1].data(), in[2].data(), in[3].data(), in[4].data(), state, y, n,
-                                  c.k_heads,    c.v_heads,    c.k_dim,      c.v_dim};
-            return cu::launch_delta_rule(a, nullptr) == cu::cudaSuccess;
-          },
-          [](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
-            const cu::LightningArgs a{in[0].data(),
-                                      in[1].data(),
-                                      in[2].data(),
-                                      in[3].data(),
-                                      state,
-                                      y,
-                                      n,
-                                      H,
-                                      D,
-                                      1.0f / std::sqrt(static_cast<float>(D))};
-            return cu::launch_lightning_rule(a, nullptr) == cu::cudaSuccess;
-          },
-          [](float* x, const float* g, int64_t n, int64_t, int64_t period, int64_t stride, int64_t step) {
-            return cu::launch_sigmoid_mul(x, g, n, period, stride, step, nullptr) == cu::cudaSuccess;
-          },
-          [](const float* src, int64_t, float* dst, int64_t, const cu::HeadCopy& c) {
-            cu::HeadCopy h = c;
-            h.src = src, h.dst = dst;
-            return cu::launch_copy_heads(h, nullptr) == cu::cudaSuccess;
-          }};
-}
-
 // The Metal kernels on `dev`: each operand copied into a buffer, one command list, results copied out.
-Runner metal_runner(bs::metal::Device* dev) {
+bt::LinearOps metal_runner(bs::metal::Device* dev) {
   struct Call {
     bs::metal::Device* dev;
     std::vector<std::unique_ptr<bs::metal::Buffer>> bufs;
@@ -134,59 +81,176 @@ Runner metal_runner(bs::metal::Device* dev) {
     }
   };
   auto groups = [](int64_t n) { return static_cast<uint32_t>((n + BS_BLOCK - 1) / BS_BLOCK); };
-  return {"metal",
-          [dev, groups](const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out) {
-            Call call{dev};
-            call.in(w, C * K), call.in(hist, (K - 1) * C), call.in(x, n * C), call.in(out, n * C);
-            const bs::metal::ConvParams p{static_cast<uint32_t>(C), static_cast<uint32_t>(K), static_cast<uint32_t>(n)};
-            call.run("bs_causal_conv", {groups(C)}, BS_BLOCK, &p, sizeof p);
-            call.out(1, hist, (K - 1) * C), call.out(3, out, n * C);
-            return true;
-          },
-          [dev](const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y) {
-            Call call{dev};
-            for (int i = 0; i < 5; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
-            const int64_t S = c.v_heads * c.v_dim * c.k_dim, Y = n * c.value_dim();
-            call.in(state, S), call.in(y, Y);
-            const bs::metal::DeltaParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(c.k_heads),
-                                           static_cast<uint32_t>(c.v_heads), static_cast<uint32_t>(c.k_dim),
-                                           static_cast<uint32_t>(c.v_dim)};
-            const auto rows = static_cast<uint32_t>((c.v_dim + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
-            call.run("bs_delta_rule", {rows, static_cast<uint32_t>(c.v_heads)}, 32, &p, sizeof p);
-            call.out(5, state, S), call.out(6, y, Y);
-            return true;
-          },
-          [dev](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
-            Call call{dev};
-            for (int i = 0; i < 4; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
-            call.in(state, H * D * D), call.in(y, n * H * D);
-            const bs::metal::LightningParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(H),
-                                               static_cast<uint32_t>(D), 1.0f / std::sqrt(static_cast<float>(D))};
-            const auto cols = static_cast<uint32_t>((D + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
-            call.run("bs_lightning_rule", {cols, static_cast<uint32_t>(H)}, 32, &p, sizeof p);
-            call.out(4, state, H * D * D), call.out(5, y, n * H * D);
-            return true;
-          },
-          [dev, groups](float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
-                        int64_t step) {
-            Call call{dev};
-            call.in(x, n), call.in(g, g_floats);
-            const bs::metal::GateParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(period),
-                                          static_cast<uint32_t>(stride), static_cast<uint32_t>(step)};
-            call.run("bs_sigmoid_mul", {groups(n)}, BS_BLOCK, &p, sizeof p);
-            call.out(0, x, n);
-            return true;
-          },
-          [dev, groups](const float* src, int64_t src_floats, float* dst, int64_t dst_floats, const cu::HeadCopy& c) {
-            Call call{dev};
-            call.in(src, src_floats), call.in(dst, dst_floats);
-            auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
-            const bs::metal::HeadCopyParams p{u(c.src_token), u(c.src_head), u(c.dst_token), u(c.dst_head),
-                                              u(c.n),         u(c.heads),    u(c.width)};
-            call.run("bs_copy_heads", {groups(c.n * c.heads * c.width)}, BS_BLOCK, &p, sizeof p);
-            call.out(1, dst, dst_floats);
-            return true;
-          }};
+  return {
+      "metal",
+      [dev, groups](const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out) {
+        Call call{dev};
+        call.in(w, C * K), call.in(hist, (K - 1) * C), call.in(x, n * C), call.in(out, n * C);
+        const bs::metal::ConvParams p{static_cast<uint32_t>(C), static_cast<uint32_t>(K), static_cast<uint32_t>(n)};
+        call.run("bs_causal_conv", {groups(C)}, BS_BLOCK, &p, sizeof p);
+        call.out(1, hist, (K - 1) * C), call.out(3, out, n * C);
+        return bt::Launch::ok;
+      },
+      [dev](const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y) {
+        Call call{dev};
+        for (int i = 0; i < 5; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
+        const int64_t S = c.v_heads * c.v_dim * c.k_dim, Y = n * c.value_dim();
+        call.in(state, S), call.in(y, Y);
+        const bs::metal::DeltaParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(c.k_heads),
+                                       static_cast<uint32_t>(c.v_heads), static_cast<uint32_t>(c.k_dim),
+                                       static_cast<uint32_t>(c.v_dim)};
+        const auto rows = static_cast<uint32_t>((c.v_dim + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
+        call.run("bs_delta_rule", {rows, static_cast<uint32_t>(c.v_heads)}, 32, &p, sizeof p);
+        call.out(5, state, S), call.out(6, y, Y);
+        return bt::Launch::ok;
+      },
+      [dev](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
+        Call call{dev};
+        for (int i = 0; i < 4; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
+        call.in(state, H * D * D), call.in(y, n * H * D);
+        const bs::metal::LightningParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(H), static_cast<uint32_t>(D),
+                                           1.0f / std::sqrt(static_cast<float>(D))};
+        const auto cols = static_cast<uint32_t>((D + BS_DELTA_ROWS - 1) / BS_DELTA_ROWS);
+        call.run("bs_lightning_rule", {cols, static_cast<uint32_t>(H)}, 32, &p, sizeof p);
+        call.out(4, state, H * D * D), call.out(5, y, n * H * D);
+        return bt::Launch::ok;
+      },
+      [dev, groups](float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
+                    int64_t step) {
+        Call call{dev};
+        call.in(x, n), call.in(g, g_floats);
+        const bs::metal::GateParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(period),
+                                      static_cast<uint32_t>(stride), static_cast<uint32_t>(step)};
+        call.run("bs_sigmoid_mul", {groups(n)}, BS_BLOCK, &p, sizeof p);
+        call.out(0, x, n);
+        return bt::Launch::ok;
+      },
+      [dev, groups](const float* src, int64_t src_floats, float* dst, int64_t dst_floats, const bt::HeadCopyShape& c) {
+        Call call{dev};
+        call.in(src, src_floats), call.in(dst, dst_floats);
+        auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+        const bs::metal::HeadCopyParams p{u(c.src_token), u(c.src_head), u(c.dst_token), u(c.dst_head),
+                                          u(c.n),         u(c.heads),    u(c.width)};
+        call.run("bs_copy_heads", {groups(c.n * c.heads * c.width)}, BS_BLOCK, &p, sizeof p);
+        call.out(1, dst, dst_floats);
+        return bt::Launch::ok;
+      }};
+}
+
+void check_conv(bt::T& t, const bt::LinearOps& run) {
+  for (int c = 0; c < 8; ++c) {
+    bt::Rng r(900 + c);
+    const int64_t C = 1 + static_cast<int64_t>(r.below(600)), K = 2 + static_cast<int64_t>(r.below(3));
+    const int64_t n = c % 3 == 0 ? 1 : 1 + static_cast<int64_t>(r.below(9));
+    const std::vector<float> w = random(r, C * K), x = random(r, n * C, -3.0, 3.0);
+    std::vector<float> hist = random(r, (K - 1) * C), hist_ref = hist, out(n * C), want(n * C);
+    bs::causal_conv_silu(w.data(), C, K, hist_ref.data(), x.data(), n, want.data());
+    EXPECT(run.conv(w.data(), C, K, hist.data(), x.data(), n, out.data()) == bt::Launch::ok) << run.name;
+    EXPECT(max_rel(out, want) < 1e-6) << run.name << " seed " << 900 + c << " C " << C << " K " << K << " n " << n
+                                      << ": " << max_rel(out, want);
+    EXPECT(hist == hist_ref) << run.name << " seed " << 900 + c << " C " << C << " K " << K << " n " << n
+                             << ": history";
+  }
+}
+
+void check_delta(bt::T& t, const bt::LinearOps& run) {
+  struct Shape {
+    int64_t Hk, Hv, Dk, Dv, n;
+  };
+  const Shape shapes[] = {{2, 4, 32, 32, 1}, {1, 3, 64, 37, 7}, {2, 2, 256, 8, 3}, {2, 6, 32, 5, 70}};
+  for (size_t s = 0; s < std::size(shapes); ++s) {
+    const Shape& sh = shapes[s];
+    bt::Rng r(950 + s);
+    bs::LinearAttnConfig c;
+    c.k_heads = sh.Hk, c.v_heads = sh.Hv, c.k_dim = sh.Dk, c.v_dim = sh.Dv, c.conv_kernel = 4;
+    const int64_t n = sh.n, C = c.conv_dim(), S = c.v_heads * c.v_dim * c.k_dim;
+    std::vector<float> in[5] = {random(r, n * C, -2.0, 2.0), random(r, n * c.v_heads, -3.0, 3.0),
+                                random(r, n * c.v_heads, -3.0, 3.0), random(r, c.v_heads, -2.0, -0.1),
+                                random(r, c.v_heads, -1.0, 1.0)};
+    const std::vector<float> state = random(r, S, -0.5, 0.5);
+    std::vector<float> y(n * c.value_dim()), dev_state = state;
+    EXPECT(run.delta(c, n, in, dev_state.data(), y.data()) == bt::Launch::ok) << run.name;
+    prepare(c, n, in[0], in[1], in[2], in[3], in[4]);
+    bs::Scratch scratch;
+    for (const int64_t chunk : {int64_t{0}, bs::kDeltaChunk}) {
+      std::vector<float> want(n * c.value_dim()), ref_state = state;
+      bs::gated_delta_rule(bs::ExecCtx{}, c, in[0].data(), in[2].data(), in[1].data(), n, chunk, ref_state.data(),
+                           scratch, want.data());
+      EXPECT(max_rel(y, want) < 2e-5) << run.name << " shape " << s << " chunk " << chunk << ": y " << max_rel(y, want);
+      EXPECT(max_rel(dev_state, ref_state) < 2e-5)
+          << run.name << " shape " << s << " chunk " << chunk << ": state " << max_rel(dev_state, ref_state);
+    }
+  }
+}
+
+void check_lightning(bt::T& t, const bt::LinearOps& run) {
+  struct Shape {
+    int64_t H, D, n;
+  };
+  const Shape shapes[] = {{4, 32, 1}, {3, 64, 9}, {2, 256, 2}, {5, 32, 70}};
+  for (size_t s = 0; s < std::size(shapes); ++s) {
+    const auto [H, D, n] = shapes[s];
+    bt::Rng r(970 + s);
+    std::vector<float> in[4] = {random(r, n * H * D), random(r, n * H * D), random(r, n * H * D),
+                                std::vector<float>(H)};
+    bs::lightning_log_decays(H, 1 + static_cast<int64_t>(s), 8, in[3].data());
+    const std::vector<float> state = random(r, H * D * D, -0.5, 0.5);
+    std::vector<float> y(n * H * D), dev_state = state;
+    EXPECT(run.lightning(H, D, n, in, dev_state.data(), y.data()) == bt::Launch::ok) << run.name;
+    std::vector<float> q = in[0];
+    for (float& x : q) x *= 1.0f / std::sqrt(static_cast<float>(D));
+    bs::Scratch scratch;
+    for (const int64_t chunk : {int64_t{0}, bs::kLightningChunk}) {
+      std::vector<float> want(n * H * D), ref_state = state;
+      bs::lightning_rule(bs::ExecCtx{}, H, D, in[3].data(), q.data(), in[1].data(), in[2].data(), n, chunk,
+                         ref_state.data(), scratch, want.data());
+      EXPECT(max_rel(y, want) < 2e-5) << run.name << " shape " << s << " chunk " << chunk << ": y " << max_rel(y, want);
+      EXPECT(max_rel(dev_state, ref_state) < 2e-5)
+          << run.name << " shape " << s << " chunk " << chunk << ": state " << max_rel(dev_state, ref_state);
+    }
+  }
+}
+
+void check_gates_and_copies(bt::T& t, const bt::LinearOps& run) {
+  bt::Rng r(990);
+  const int64_t n = 3, heads = 5, hd = 12, H = 40;
+  // q_proj's rows: per head [q | gate]; the gate scales the attention output element-wise.
+  const std::vector<float> qg = random(r, n * heads * 2 * hd, -4.0, 4.0);
+  std::vector<float> q(n * heads * hd, -1.0f), attn = random(r, n * heads * hd), want = attn;
+  const bt::HeadCopyShape split{heads * 2 * hd, 2 * hd, heads * hd, hd, n, heads, hd};
+  EXPECT(run.copy(qg.data(), static_cast<int64_t>(qg.size()), q.data(), static_cast<int64_t>(q.size()), split) ==
+         bt::Launch::ok);
+  EXPECT(run.gate(attn.data(), qg.data() + hd, n * heads * hd, static_cast<int64_t>(qg.size()) - hd, hd, 2 * hd, 1) ==
+         bt::Launch::ok);
+  bool copied = true;
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t j = 0; j < hd; ++j) {
+        const int64_t i = (t * heads + h) * hd + j, src = (t * heads + h) * 2 * hd + j;
+        copied &= q[i] == qg[src];
+        want[i] /= 1.0f + std::exp(-qg[src + hd]);
+      }
+    }
+  }
+  EXPECT(copied) << run.name << ": q copied out of [q | gate]";
+  EXPECT(max_rel(attn, want) < 1e-6) << run.name << ": attention output gated by its own element";
+  // The shared expert: one gate per token over its hidden row.
+  const std::vector<float> g = random(r, n, -4.0, 4.0);
+  std::vector<float> y = random(r, n * H), y_want = y;
+  EXPECT(run.gate(y.data(), g.data(), n * H, n, H, 1, 0) == bt::Launch::ok);
+  for (int64_t i = 0; i < n * H; ++i) y_want[i] /= 1.0f + std::exp(-g[i / H]);
+  EXPECT(max_rel(y, y_want) < 1e-6) << run.name << ": one gate per token";
+}
+
+// The CUDA launchers' own shape checks: nothing runs.
+void check_cuda_refusals(bt::T& t, const bt::LinearOps& run) {
+  std::vector<float> one(1), h(8);
+  EXPECT(run.conv(one.data(), 1, 9, h.data(), one.data(), 1, one.data()) == bt::Launch::refused)
+      << run.name << ": more taps than a thread holds";
+  bs::LinearAttnConfig c;
+  c.k_heads = 1, c.v_heads = 1, c.k_dim = 48, c.v_dim = 1;
+  std::vector<float> in[5] = {std::vector<float>(c.conv_dim()), one, one, one, one}, state(48), y(1);
+  EXPECT(run.delta(c, 1, in, state.data(), y.data()) == bt::Launch::refused) << run.name << ": Dk not a multiple of 32";
 }
 
 }  // namespace
@@ -194,127 +258,41 @@ Runner metal_runner(bs::metal::Device* dev) {
 TEST(cuda_and_metal_causal_conv_silu_matches_the_reference_with_its_history) {
   bt::MetalTestDevice metal;
   if (!metal.ready(t)) return;
-  for (const Runner& run : {cuda_runner(), metal_runner(metal.dev)}) {
-    for (int c = 0; c < 8; ++c) {
-      bt::Rng r(900 + c);
-      const int64_t C = 1 + static_cast<int64_t>(r.below(600)), K = 2 + static_cast<int64_t>(r.below(3));
-      const int64_t n = c % 3 == 0 ? 1 : 1 + static_cast<int64_t>(r.below(9));
-      const std::vector<float> w = random(r, C * K), x = random(r, n * C, -3.0, 3.0);
-      std::vector<float> hist = random(r, (K - 1) * C), hist_ref = hist, out(n * C), want(n * C);
-      bs::causal_conv_silu(w.data(), C, K, hist_ref.data(), x.data(), n, want.data());
-      EXPECT(run.conv(w.data(), C, K, hist.data(), x.data(), n, out.data())) << run.name;
-      EXPECT(max_rel(out, want) < 1e-6) << run.name << " seed " << 900 + c << " C " << C << " K " << K << " n " << n
-                                        << ": " << max_rel(out, want);
-      EXPECT(hist == hist_ref) << run.name << " seed " << 900 + c << " C " << C << " K " << K << " n " << n
-                               << ": history";
-    }
-  }
-  std::vector<float> one(1), h(8);
-  EXPECT(cu::launch_causal_conv_silu(one.data(), 1, 9, h.data(), one.data(), 1, one.data(), nullptr) ==
-         cu::cudaErrorInvalidValue)
-      << "more taps than a thread holds";
+  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_conv(t, run);
 }
 
 TEST(cuda_and_metal_delta_rule_matches_the_reference_recurrence_and_chunked_form) {
   bt::MetalTestDevice metal;
   if (!metal.ready(t)) return;
-  struct Shape {
-    int64_t Hk, Hv, Dk, Dv, n;
-  };
-  const Shape shapes[] = {{2, 4, 32, 32, 1}, {1, 3, 64, 37, 7}, {2, 2, 256, 8, 3}, {2, 6, 32, 5, 70}};
-  for (const Runner& run : {cuda_runner(), metal_runner(metal.dev)}) {
-    for (size_t s = 0; s < std::size(shapes); ++s) {
-      const Shape& sh = shapes[s];
-      bt::Rng r(950 + s);
-      bs::LinearAttnConfig c;
-      c.k_heads = sh.Hk, c.v_heads = sh.Hv, c.k_dim = sh.Dk, c.v_dim = sh.Dv, c.conv_kernel = 4;
-      const int64_t n = sh.n, C = c.conv_dim(), S = c.v_heads * c.v_dim * c.k_dim;
-      std::vector<float> in[5] = {random(r, n * C, -2.0, 2.0), random(r, n * c.v_heads, -3.0, 3.0),
-                                  random(r, n * c.v_heads, -3.0, 3.0), random(r, c.v_heads, -2.0, -0.1),
-                                  random(r, c.v_heads, -1.0, 1.0)};
-      const std::vector<float> state = random(r, S, -0.5, 0.5);
-      std::vector<float> y(n * c.value_dim()), dev_state = state;
-      EXPECT(run.delta(c, n, in, dev_state.data(), y.data())) << run.name;
-      prepare(c, n, in[0], in[1], in[2], in[3], in[4]);
-      bs::Scratch scratch;
-      for (const int64_t chunk : {int64_t{0}, bs::kDeltaChunk}) {
-        std::vector<float> want(n * c.value_dim()), ref_state = state;
-        bs::gated_delta_rule(bs::ExecCtx{}, c, in[0].data(), in[2].data(), in[1].data(), n, chunk, ref_state.data(),
-                             scratch, want.data());
-        EXPECT(max_rel(y, want) < 2e-5) << run.name << " shape " << s << " chunk " << chunk << ": y "
-                                        << max_rel(y, want);
-        EXPECT(max_rel(dev_state, ref_state) < 2e-5)
-            << run.name << " shape " << s << " chunk " << chunk << ": state " << max_rel(dev_state, ref_state);
-      }
-    }
-  }
-  std::vector<float> z(64);
-  const cu::DeltaArgs bad{z.data(), z.data(), z.data(), z.data(), z.data(), z.data(), z.data(), 1, 1, 1, 48, 1};
-  EXPECT(cu::launch_delta_rule(bad, nullptr) == cu::cudaErrorInvalidValue) << "Dk not a multiple of 32";
+  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_delta(t, run);
 }
 
 TEST(cuda_and_metal_lightning_rule_matches_the_reference_recurrence_and_chunked_form) {
   bt::MetalTestDevice metal;
   if (!metal.ready(t)) return;
-  struct Shape {
-    int64_t H, D, n;
-  };
-  const Shape shapes[] = {{4, 32, 1}, {3, 64, 9}, {2, 256, 2}, {5, 32, 70}};
-  for (const Runner& run : {cuda_runner(), metal_runner(metal.dev)}) {
-    for (size_t s = 0; s < std::size(shapes); ++s) {
-      const auto [H, D, n] = shapes[s];
-      bt::Rng r(970 + s);
-      std::vector<float> in[4] = {random(r, n * H * D), random(r, n * H * D), random(r, n * H * D),
-                                  std::vector<float>(H)};
-      bs::lightning_log_decays(H, 1 + static_cast<int64_t>(s), 8, in[3].data());
-      const std::vector<float> state = random(r, H * D * D, -0.5, 0.5);
-      std::vector<float> y(n * H * D), dev_state = state;
-      EXPECT(run.lightning(H, D, n, in, dev_state.data(), y.data())) << run.name;
-      std::vector<float> q = in[0];
-      for (float& x : q) x *= 1.0f / std::sqrt(static_cast<float>(D));
-      bs::Scratch scratch;
-      for (const int64_t chunk : {int64_t{0}, bs::kLightningChunk}) {
-        std::vector<float> want(n * H * D), ref_state = state;
-        bs::lightning_rule(bs::ExecCtx{}, H, D, in[3].data(), q.data(), in[1].data(), in[2].data(), n, chunk,
-                           ref_state.data(), scratch, want.data());
-        EXPECT(max_rel(y, want) < 2e-5) << run.name << " shape " << s << " chunk " << chunk << ": y "
-                                        << max_rel(y, want);
-        EXPECT(max_rel(dev_state, ref_state) < 2e-5)
-            << run.name << " shape " << s << " chunk " << chunk << ": state " << max_rel(dev_state, ref_state);
-      }
-    }
-  }
+  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_lightning(t, run);
 }
 
 TEST(cuda_and_metal_sigmoid_gates_and_head_copies_match_hand_loops) {
   bt::MetalTestDevice metal;
   if (!metal.ready(t)) return;
-  for (const Runner& run : {cuda_runner(), metal_runner(metal.dev)}) {
-    bt::Rng r(990);
-    const int64_t n = 3, heads = 5, hd = 12, H = 40;
-    // q_proj's rows: per head [q | gate]; the gate scales the attention output element-wise.
-    const std::vector<float> qg = random(r, n * heads * 2 * hd, -4.0, 4.0);
-    std::vector<float> q(n * heads * hd, -1.0f), attn = random(r, n * heads * hd), want = attn;
-    const cu::HeadCopy split{nullptr, heads * 2 * hd, 2 * hd, nullptr, heads * hd, hd, n, heads, hd};
-    EXPECT(run.copy(qg.data(), static_cast<int64_t>(qg.size()), q.data(), static_cast<int64_t>(q.size()), split));
-    EXPECT(run.gate(attn.data(), qg.data() + hd, n * heads * hd, static_cast<int64_t>(qg.size()) - hd, hd, 2 * hd, 1));
-    bool copied = true;
-    for (int64_t t = 0; t < n; ++t) {
-      for (int64_t h = 0; h < heads; ++h) {
-        for (int64_t j = 0; j < hd; ++j) {
-          const int64_t i = (t * heads + h) * hd + j, src = (t * heads + h) * 2 * hd + j;
-          copied &= q[i] == qg[src];
-          want[i] /= 1.0f + std::exp(-qg[src + hd]);
-        }
-      }
-    }
-    EXPECT(copied) << run.name << ": q copied out of [q | gate]";
-    EXPECT(max_rel(attn, want) < 1e-6) << run.name << ": attention output gated by its own element";
-    // The shared expert: one gate per token over its hidden row.
-    const std::vector<float> g = random(r, n, -4.0, 4.0);
-    std::vector<float> y = random(r, n * H), y_want = y;
-    EXPECT(run.gate(y.data(), g.data(), n * H, n, H, 1, 0));
-    for (int64_t i = 0; i < n * H; ++i) y_want[i] /= 1.0f + std::exp(-g[i / H]);
-    EXPECT(max_rel(y, y_want) < 1e-6) << run.name << ": one gate per token";
+  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_gates_and_copies(t, run);
+}
+
+TEST(cuda_emu_hybrid_kernels_refuse_shapes_they_cannot_run) { check_cuda_refusals(t, bt::cuda_emu_linear_ops()); }
+
+// The same checks on a CUDA device, through the same staging code.
+TEST(cuda_device_hybrid_kernels_match_the_reference) {
+  bt::LinearOps run;
+  bt::CudaDecoderOps unused;
+  std::string why;
+  if (!bt::cuda_device_ops(&run, &unused, &why)) {
+    t.skip(why);
+    return;
   }
+  check_conv(t, run);
+  check_delta(t, run);
+  check_lightning(t, run);
+  check_gates_and_copies(t, run);
+  check_cuda_refusals(t, run);
 }

@@ -25,6 +25,7 @@ export interface SessionProbe {
   weights_shared: boolean;
   /** A greedy decode step's host synchronisations and bytes read back (CUDA emulation only). */
   greedy_step?: { syncs: number; d2h_bytes: number };
+  greedy_step_counted?: { syncs: number; d2h_bytes: number };
   /** The injected failure turned the kernel set off (CUDA emulation only). */
   set_disabled?: boolean;
   /** A failure that left nothing to read back dropped the session's cache with an error, then the
