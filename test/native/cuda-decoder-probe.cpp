@@ -30,7 +30,7 @@ int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int
   return cuda_decoder_run<bs::cuda_emu::CudaDecoder>(
       model, tokens, bench, slots, bs::cuda_emu::device_info().name,
       [] { return int64_t{bs::cuda_emu::emu::device().syncs}; },
-      [] { return static_cast<int64_t>(bs::cuda_emu::host_waits()); });
+      [] { return static_cast<int64_t>(bs::cuda_emu::host_waits()); }, [] { return bs::cuda_emu::bytes_to_host(); });
 }
 
 }  // namespace bt
