@@ -366,17 +366,9 @@ void CudaDecoder::run_graph() {
     throw;
   }
   check(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
-  cudaGraphExecUpdateResultInfo info{};
-  if (g.exec && cudaGraphExecUpdate(g.exec, graph, &info) != cudaSuccess) {
-    cudaGetLastError();
-    cudaGraphExecDestroy(g.exec);
-    g.exec = nullptr;
-  }
-  cudaError_t e = cudaSuccess;
-  if (!g.exec) {
-    e = cudaGraphInstantiate(&g.exec, graph, 0);
-    ++stats_.graph_builds;
-  }
+  bool built = false;
+  const cudaError_t e = update_or_instantiate(&g.exec, graph, &built);
+  stats_.graph_builds += built ? 1 : 0;
   cudaGraphDestroy(graph);
   check(e, "cudaGraphInstantiate");
   g.key = replayable ? std::move(key) : GraphKey{};

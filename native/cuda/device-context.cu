@@ -36,6 +36,29 @@ uint64_t host_waits() { return waits.load(std::memory_order_relaxed); }
 
 uint64_t bytes_to_host() { return read_back.load(std::memory_order_relaxed); }
 
+cudaError_t update_or_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, bool* built) {
+#if defined(CUDART_VERSION) && CUDART_VERSION < 12000
+  cudaGraphNode_t failed = nullptr;
+  cudaGraphExecUpdateResult result{};
+  const bool updated = *exec && cudaGraphExecUpdate(*exec, graph, &failed, &result) == cudaSuccess;
+#else
+  cudaGraphExecUpdateResultInfo info{};
+  const bool updated = *exec && cudaGraphExecUpdate(*exec, graph, &info) == cudaSuccess;
+#endif
+  *built = !updated;
+  if (updated) return cudaSuccess;
+  if (*exec) {
+    cudaGetLastError();  // the refused update's error is not the caller's
+    cudaGraphExecDestroy(*exec);
+    *exec = nullptr;
+  }
+#if defined(CUDART_VERSION) && CUDART_VERSION < 12000
+  return cudaGraphInstantiate(exec, graph, nullptr, nullptr, 0);
+#else
+  return cudaGraphInstantiate(exec, graph, 0);
+#endif
+}
+
 namespace {
 
 constexpr size_t kStaging = size_t{8} << 20;  // bytes of each of the two pinned staging buffers

@@ -29,6 +29,10 @@ cudaError_t copy_to_host(void* host, const void* dev, size_t bytes, cudaStream_t
 uint64_t host_waits();
 uint64_t bytes_to_host();
 
+// A captured graph into *exec: updated in place where its topology allows, else instantiated
+// anew (*built: true). CUDA 11 (Jetson's JetPack 5) and 12 spell both calls differently.
+cudaError_t update_or_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, bool* built);
+
 // The first device as probed once: present, or the reason it is not usable.
 struct DeviceInfo {
   bool usable = false;

@@ -34,7 +34,7 @@ std::string compare(const char* op, const std::vector<float>& got, const std::ve
 
 std::string run_smoke_test(const Kernels& dev, const Kernels& ref) {
   SplitMix r(72);
-  const ExecCtx ctx;
+  const ExecCtx ctx{};
   std::string err;
   // 4-bit affine, group 64, bf16 scales: 8 rows of 128.
   const int64_t rows = 8, cols = 128;
