@@ -105,17 +105,24 @@ const DeviceInfo& device_info(bool reprobe) {
 Context::Context() {
   const DeviceInfo& d = device_info();
   if (!d.usable) fail("cuda: ", d.why);
-  check(cudaSetDevice(0), "cudaSetDevice");
-  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  for (int i = 0; i < 2; ++i) {
-    check(cudaHostAlloc(&pinned_[i], kStaging, cudaHostAllocDefault), "cudaHostAlloc (staging)");
-    check(cudaEventCreateWithFlags(&staged_[i], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  try {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    for (int i = 0; i < 2; ++i) {
+      check(cudaHostAlloc(&pinned_[i], kStaging, cudaHostAllocDefault), "cudaHostAlloc (staging)");
+      check(cudaEventCreateWithFlags(&staged_[i], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    }
+  } catch (...) {
+    release();  // no destructor runs for a constructor that throws
+    throw;
   }
   budget_ = d.free_bytes / 100 * 85;
   stats_.budget = budget_;
 }
 
-Context::~Context() {
+Context::~Context() { release(); }
+
+void Context::release() {
   if (stream_) wait_stream(stream_);
   for (auto& [key, r] : resident_) cudaFree(r.dev);
   for (void* p : kept_) cudaFree(p);

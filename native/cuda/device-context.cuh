@@ -97,6 +97,7 @@ class Context {
   const Stats& stats() const { return stats_; }
 
  private:
+  void release();  // everything held so far (also when the constructor fails partway)
   struct Buf {
     void* p = nullptr;
     size_t size = 0;

@@ -1,5 +1,6 @@
-// The whole-token decoders' hybrid-model kernels, CUDA over its CPU emulation and Metal through
-// msl-shim (the GPU with BRAINSTEM_TEST_METAL=gpu on a Mac), against the scalar reference: the
+// The whole-token decoders' hybrid-model kernels, CUDA over its CPU emulation (and on a device
+// when there is one, through the same staging code: cuda-op-runners.h) and Metal through msl-shim
+// (the GPU with BRAINSTEM_TEST_METAL=gpu on a Mac), against the scalar reference: the
 // causal conv + SiLU (output and advanced history, fewer tokens than taps included), the delta
 // rule with its input preparation (q/k RMS scaling, β, decay) against the reference's
 // token-by-token recurrence and its chunked prefill form, on odd shapes (Dv not a multiple of the
@@ -244,8 +245,8 @@ void check_gates_and_copies(bt::T& t, const bt::LinearOps& run) {
 
 // The CUDA launchers' own shape checks: nothing runs.
 void check_cuda_refusals(bt::T& t, const bt::LinearOps& run) {
-  std::vector<float> one(1), h(8);
-  EXPECT(run.conv(one.data(), 1, 9, h.data(), one.data(), 1, one.data()) == bt::Launch::refused)
+  std::vector<float> one(1), w(9), h(8);  // one channel, 9 taps
+  EXPECT(run.conv(w.data(), 1, 9, h.data(), one.data(), 1, one.data()) == bt::Launch::refused)
       << run.name << ": more taps than a thread holds";
   bs::LinearAttnConfig c;
   c.k_heads = 1, c.v_heads = 1, c.k_dim = 48, c.v_dim = 1;
