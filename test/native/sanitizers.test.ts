@@ -2,14 +2,16 @@
 // test/device/sanitize-check.sh builds brainstem-native-tests with -fsanitize=address,undefined
 // (build-asan/) and runs every case; then that binary's probes drive the engine's decode paths
 // (exact, staged with I/O threads, hot), the emulated CUDA decoder with expert slots and a
-// prerouter, and CUDA and Metal sessions (an injected device failure; seeded random calls with
-// images on a hybrid) on synthetic models. Any sanitizer report fails it.
+// prerouter (and its refusals at set-up), and CUDA and Metal sessions (an injected device
+// failure; seeded random calls with images on a hybrid) on synthetic models. Any sanitizer
+// report fails it.
 // BRAINSTEM_TEST_SANITIZE=0 skips it for a quicker local run (the build takes minutes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
+import { rewriteExperts } from './helpers/expert-layouts.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const script = join(repoRoot, 'test', 'device', 'sanitize-check.sh');
@@ -24,12 +26,13 @@ const env = {
 const skip = process.env.BRAINSTEM_TEST_SANITIZE === '0' ? 'BRAINSTEM_TEST_SANITIZE=0' : undefined;
 const report = /ERROR: (Address|Leak)Sanitizer|runtime error:/;
 
-/** Runs the sanitized binary (niced: timing-sensitive tests run beside it); asserts a clean exit. */
-function run(args: string[]): string {
+/** Runs the sanitized binary (niced: timing-sensitive tests run beside it); asserts no report
+ *  and the exit status (1: a refusal, whose set-up must free what it took). */
+function run(args: string[], status = 0): string {
   const r = spawnSync('nice', ['-n', '10', binary, ...args], { encoding: 'utf8', timeout: 600_000, env });
   const what = `brainstem-native-tests ${args.join(' ')}`;
   assert.doesNotMatch(r.stderr, report, `${what}: sanitizer report\n${r.stderr.slice(0, 6000)}`);
-  assert.equal(r.status, 0, `${what}: status ${r.status} (${r.signal ?? 'no signal'})\n${r.stdout}\n${r.stderr}`);
+  assert.equal(r.status, status, `${what}: status ${r.status} (${r.signal ?? 'no signal'})\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
@@ -52,6 +55,12 @@ test('decode paths, the emulated CUDA decoder and device sessions run clean unde
   }
   run(['--decode-probe', hybrid, 'auto', '2', '16', 'exact']);
   run(['--cuda-decoder', moe, '4', 'slots6,zero']);
+  // Decoders refusing at set-up: a cache larger than the device; experts not in one stack.
+  run(['--cuda-decoder', moe, '1000000000'], 1);
+  const perExpert = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  rewriteExperts(perExpert, 'per-expert');
+  run(['--cuda-decoder', perExpert, '2'], 1);
+  run(['--metal-decoder', perExpert, '2'], 1);
   run(['--cuda-session', moe, '6', 'f32']);
   run(['--cuda-session', hybrid, '8', 'random=3']);
   run(['--metal-session', hybrid, '8', 'random=3']);
