@@ -20,17 +20,8 @@ for tool in $tools; do
     exit 2
   fi
 done
-log="$dir/build.log"
-mkdir -p "$dir"
-echo "neon-check: building $dir/brainstem-native-tests (log in $log)" >&2
-if ! { cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DBRAINSTEM_CUDA=OFF \
-  -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$dir" --target brainstem-native-tests --parallel "${JOBS:-$(nproc 2>/dev/null || echo 2)}"; } \
-  >"$log" 2>&1; then
-  tail -n 40 "$log" >&2
-  echo "neon-check: the aarch64 build failed" >&2
-  exit 1
-fi
+. test/device/native-tests-build.sh
+build_native_tests neon-check "$dir" -DCMAKE_TOOLCHAIN_FILE="$toolchain" || exit 1
 echo "neon-check: running under qemu-aarch64 -cpu max" >&2
 qemu-aarch64 -cpu max "$dir/brainstem-native-tests" --require-sets cpu-neon,cpu-neon-dotprod,cpu-neon-i8mm "$@"
 rc=$?

@@ -7,18 +7,11 @@
 # Usage: test/device/sanitize-check.sh [CASE_SUBSTRING...]   (npm run test:sanitize; JOBS=N builds)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-dir=build-asan log=build-asan/build.log
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-mkdir -p "$dir"
-echo "sanitize-check: building $dir/brainstem-native-tests (log in $log)" >&2
-if ! { cmake -S . -B "$dir" -DBRAINSTEM_CUDA=OFF -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=$flags" \
-  "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" &&
-  cmake --build "$dir" --target brainstem-native-tests --parallel "${JOBS:-$(nproc 2>/dev/null || echo 2)}"; } \
-  >"$log" 2>&1; then
-  tail -n 40 "$log" >&2
-  echo "sanitize-check: the build failed" >&2
+dir=build-asan
+. test/device/native-tests-build.sh
+build_native_tests sanitize-check "$dir" "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" ||
   exit 1
-fi
 echo "sanitize-check: running" >&2
 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1 \
   "$dir/brainstem-native-tests" "$@"
