@@ -142,13 +142,18 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   position_ = reinterpret_cast<int32_t*>(alloc(max_chunk_ * sizeof(int32_t)));
   allocate_predictions();
   if (rec_floats_ > 0) load_state(-1);
-  check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 5 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
-        "cudaHostAlloc (tokens)");
-  check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
-        "cudaHostAlloc (token)");
-  check(cudaHostAlloc(reinterpret_cast<void**>(&host_logits_), c.vocab * sizeof(float), cudaHostAllocDefault),
-        "cudaHostAlloc (logits)");
-  check(wait_stream(c_.stream()), "setting up the decoder");
+  try {
+    check(cudaHostAlloc(reinterpret_cast<void**>(&host_in_), 5 * max_chunk_ * sizeof(int32_t), cudaHostAllocDefault),
+          "cudaHostAlloc (tokens)");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&host_token_), sizeof(int32_t), cudaHostAllocDefault),
+          "cudaHostAlloc (token)");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&host_logits_), c.vocab * sizeof(float), cudaHostAllocDefault),
+          "cudaHostAlloc (logits)");
+    check(wait_stream(c_.stream()), "setting up the decoder");
+  } catch (...) {
+    free_host();  // no destructor runs for a constructor that throws (device buffers: c_ frees them)
+    throw;
+  }
 }
 
 CudaDecoder::~CudaDecoder() {
@@ -156,9 +161,14 @@ CudaDecoder::~CudaDecoder() {
   for (CapturedStep& g : steps_) {
     if (g.exec) cudaGraphExecDestroy(g.exec);
   }
+  free_host();
+}
+
+void CudaDecoder::free_host() {
   for (void* p : {static_cast<void*>(host_in_), static_cast<void*>(host_token_), static_cast<void*>(host_logits_)}) {
     if (p) cudaFreeHost(p);
   }
+  host_in_ = host_token_ = nullptr, host_logits_ = nullptr;
 }
 
 float* CudaDecoder::alloc(size_t bytes) {

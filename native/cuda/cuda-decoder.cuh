@@ -83,6 +83,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   const ExpertSlots* slots() const { return slots_.get(); }
 
  private:
+  void free_host();  // the pinned buffers, once
   using Weight = DeviceWeights::Weight;
   void launched(cudaError_t e, const char* kernel);
   // One append: with `head` the LM head, the argmax and the prerouter's predictions.

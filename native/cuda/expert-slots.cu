@@ -48,6 +48,16 @@ struct ExpertSlots::Layer {
 
 ExpertSlots::ExpertSlots(Context& c, const DeviceWeights& w, const Model& m, int k_slots, int64_t max_chunk, Reader io)
     : c_(c), top_k_(m.top_k), k_slots_(k_slots), max_chunk_(max_chunk), io_(io) {
+  try {
+    build(w, m);
+  } catch (...) {
+    release();  // no destructor runs for a constructor that throws (device buffers: the Context's)
+    throw;
+  }
+}
+
+void ExpertSlots::build(const DeviceWeights& w, const Model& m) {
+  const int k_slots = k_slots_;
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const LayerWeights& lw = m.layers[l];
     if (!lw.is_moe) continue;
@@ -81,9 +91,9 @@ ExpertSlots::ExpertSlots(Context& c, const DeviceWeights& w, const Model& m, int
           fail("cuda decoder: layer ", l, "'s expert ranges in the files differ from its matrices");
       }
     }
+    L.table_dev = static_cast<const uint8_t**>(c_.hold(L.entries() * sizeof(void*)));
     check(cudaHostAlloc(reinterpret_cast<void**>(&L.table_host), L.entries() * sizeof(void*), cudaHostAllocDefault),
           "cudaHostAlloc (expert table)");
-    L.table_dev = static_cast<const uint8_t**>(c_.hold(L.entries() * sizeof(void*)));
     std::copy(L.mapped.begin(), L.mapped.end(), L.table_host);
     L.dirty = true;
     L.slot_of.assign(L.n_experts, -1);
@@ -110,7 +120,9 @@ ExpertSlots::ExpertSlots(Context& c, const DeviceWeights& w, const Model& m, int
   }
 }
 
-ExpertSlots::~ExpertSlots() {
+ExpertSlots::~ExpertSlots() { release(); }
+
+void ExpertSlots::release() {
   {
     std::unique_lock<std::mutex> lk(mu_);  // no I/O thread may still write into the staging
     cv_.wait(lk, [&] { return reading_ == 0; });

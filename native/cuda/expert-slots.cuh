@@ -67,6 +67,8 @@ class ExpertSlots {
   size_t expert_bytes() const { return expert_bytes_; }  // one expert of one layer (gate, up, down)
 
  private:
+  void build(const DeviceWeights& w, const Model& m);  // the constructor's work
+  void release();                                      // what the destructor frees (also on a failed build)
   struct Layer;
   // A slot being filled through staging: layer, slot, expert, staging buffer.
   struct Fill {

@@ -163,3 +163,19 @@ test('the CUDA decoder bench times decode steps with and without the graph, the 
     }
   }
 });
+
+// Set-up failing at every runtime call in turn (cudaMalloc, cudaHostAlloc, a stream, a copy…):
+// each failure throws, and nothing it had allocated stays behind (device buffers, pinned
+// buffers, expert slot tables and staging), with and without expert slots, on a hybrid too.
+test('a CUDA decoder whose set-up fails at any runtime call leaves nothing allocated', (t) => {
+  for (const arch of ['qwen3_moe', 'qwen3_5_moe'] as const) {
+    const dir = synthTemp(t, { arch, seed: 7 });
+    for (const flags of ['sweep', 'sweep,slots4']) {
+      const r = spawnSync(binary, ['--cuda-decoder', dir, '1', flags], { encoding: 'utf8', timeout: 300_000 });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const s = JSON.parse(r.stdout) as { failure_points: number; leaks: unknown[] };
+      assert.ok(s.failure_points > 100, `${arch} ${flags}: ${s.failure_points} runtime calls in set-up`);
+      assert.deepEqual(s.leaks, [], `${arch} ${flags}: allocations left after a failed set-up`);
+    }
+  }
+});

@@ -17,6 +17,9 @@ int metal_decoder_probe(const char* dir, int tokens);
 // `bench` timed decode steps; kv_f16: the model (CPU and decoder) with f16 KV caches; slots > 0:
 // routed experts in that many device slots per layer; prerouter: a zero-training one.
 int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int slots, bool prerouter);
+// Constructs the emulated decoder failing at its k-th runtime call, for each k until it is built;
+// prints {"failure_points": N, "leaks": [...]}: those k after which device or pinned memory stayed allocated.
+int cuda_decoder_sweep(const char* dir, int slots);
 int cuda_device_decoder_probe(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots);
 // A session on the Metal decoder beside a CPU session through truncations, a prefix-cache hit,
 // a top-k change, a LoRA and a device failure (metal-session-probe.cpp), as JSON on stdout.

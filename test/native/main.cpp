@@ -6,9 +6,9 @@
 // `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
 // `--metal-session DIR TOKENS [f16|zero|heads|staged,direct,slots3|random=SEED]` does it through a session
 // (truncate, prefix hit, LoRA, failure; an f16 cache, a prerouter, or experts streamed through slots);
-// `--cuda-decoder DIR TOKENS [bench,f16,slotsK,zero]` decodes (or times steps) through the CUDA
-// decoder beside the CPU (f16 KV caches; K expert slots per layer); `--cuda-session DIR TOKENS
-// [f16|zero|heads]` through a session, as --metal-session.
+// `--cuda-decoder DIR TOKENS [bench,f16,slotsK,zero,sweep]` decodes (or times steps; sweep: set-up failing at each
+// runtime call, checked for leaks) through the CUDA decoder beside the CPU (f16 KV caches; K expert slots per layer);
+// `--cuda-session DIR TOKENS [f16|zero|heads]` through a session, as --metal-session.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -136,10 +136,10 @@ int main(int argc, char** argv) {
     try {
       const std::string flags = argc == 5 ? argv[4] : "";
       const size_t slots = flags.find("slots");
+      const int k = slots == std::string::npos ? 0 : std::atoi(flags.c_str() + slots + 5);
+      if (flags.find("sweep") != std::string::npos) return bt::cuda_decoder_sweep(argv[2], k);
       return bt::cuda_decoder_probe(argv[2], std::atoi(argv[3]), flags.find("bench") != std::string::npos,
-                                    flags.find("f16") != std::string::npos,
-                                    slots == std::string::npos ? 0 : std::atoi(flags.c_str() + slots + 5),
-                                    flags.find("zero") != std::string::npos);
+                                    flags.find("f16") != std::string::npos, k, flags.find("zero") != std::string::npos);
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "cuda decoder probe: %s\n", e.what());
       return 1;
