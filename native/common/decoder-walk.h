@@ -198,7 +198,9 @@ class DecoderWalk {
     q_ = f(n * c.n_heads * c.head_dim), attn_ = f(n * c.n_heads * c.head_dim);
     gate_ = f(n * inter), up_ = f(n * inter), rows_ = f(n * k * H);
     logits_ = f(c.vocab), e_logits_ = f(n * E), ids_ = f(n * k), wts_ = f(n * k);
-    token_ = f(n), rope_pos_ = f(3 * n);
+    // One buffer, [tokens | cache rows (the CUDA decoder's) | RoPE positions, 3 axes] of n each:
+    // an append's inputs go up in one copy.
+    token_ = f(5 * n), rope_pos_ = at(token_, 2 * n);
     for (const std::vector<float>* v : decoder_vectors(m_)) {
       if (!v->empty()) vectors_.emplace(v->data(), upload(*v));
     }

@@ -139,7 +139,7 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
   attn_part_ = alloc(attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
-  position_ = reinterpret_cast<int32_t*>(alloc(max_chunk_ * sizeof(int32_t)));
+  position_ = reinterpret_cast<int32_t*>(token_ + max_chunk_);
   allocate_predictions();
   if (rec_floats_ > 0) load_state(-1);
   try {
@@ -254,8 +254,7 @@ void CudaDecoder::silu_mul(float* gate, float* up, int64_t n) {
 
 // Stream-ordered: the chunk's kernels queued after it read what it wrote.
 void CudaDecoder::write(float* dst, const float* src, int64_t floats) {
-  check(cudaMemcpyAsync(dst, src, static_cast<size_t>(floats) * 4, cudaMemcpyHostToDevice, c_.stream()),
-        "cudaMemcpyAsync (image rows)");
+  check(copy_to_device(dst, src, static_cast<size_t>(floats) * 4, c_.stream()), "cudaMemcpyAsync (image rows)");
 }
 
 void CudaDecoder::rope(float* x, int64_t heads, int axis) {
@@ -441,12 +440,10 @@ int32_t CudaDecoder::launch(const int32_t* tokens, int64_t n, const DeviceStep& 
   const cudaStream_t s = c_.stream();
   for (int64_t t = 0; t < n; ++t) host_in_[t] = tokens[t], host_in_[max_chunk_ + t] = static_cast<int32_t>(pos_ + t);
   stage_inputs(step, n, host_in_ + 2 * max_chunk_);
-  check(cudaMemcpyAsync(token_, host_in_, n * sizeof(int32_t), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (tokens)");
-  check(cudaMemcpyAsync(position_, host_in_ + max_chunk_, n * sizeof(int32_t), cudaMemcpyHostToDevice, s),
-        "cudaMemcpyAsync (positions)");
-  check(cudaMemcpyAsync(rope_pos_, host_in_ + 2 * max_chunk_, (mrope_ ? 3 * max_chunk_ : n) * sizeof(int32_t),
-                        cudaMemcpyHostToDevice, s),
-        "cudaMemcpyAsync (RoPE positions)");
+  // The inputs' device buffer has host_in_'s layout (decoder-walk.h's allocate): tokens, cache
+  // rows, RoPE positions in one copy, up to the last the append reads.
+  const int64_t ints = 2 * max_chunk_ + (mrope_ ? 3 * max_chunk_ : n);
+  check(copy_to_device(token_, host_in_, ints * sizeof(int32_t), s), "cudaMemcpyAsync (tokens, rows, positions)");
   if (slots_) slots_->before_step();
   if (graph_ && n == 1 && !mm_ && !mrope_) {
     run_graph();

@@ -79,6 +79,7 @@ struct Device {
   int launches = 0, syncs = 0;  // syncs: host waits (stream or event)
   int graph_launches = 0;       // cudaGraphLaunch calls (each replays the graph's recorded work)
   uint64_t h2d_bytes = 0, d2h_bytes = 0;
+  int h2d_copies = 0;                   // host → device copies (each a runtime call on a device)
   std::map<void*, size_t> allocations;  // live cudaMalloc pointers and sizes, each with a guard band
   std::string last_launch_error;
 };
@@ -205,7 +206,7 @@ inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) {
 }
 
 inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
-  if (kind == cudaMemcpyHostToDevice) emu::device().h2d_bytes += n;
+  if (kind == cudaMemcpyHostToDevice) emu::device().h2d_bytes += n, ++emu::device().h2d_copies;
   if (kind == cudaMemcpyDeviceToHost) emu::device().d2h_bytes += n;
   return emu::enqueue(s, 'c', [=] { std::memmove(dst, src, n); });
 }

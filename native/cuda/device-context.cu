@@ -14,7 +14,7 @@ void check(cudaError_t e, const char* what) {
 }
 
 namespace {
-std::atomic<uint64_t> waits{0}, read_back{0};
+std::atomic<uint64_t> waits{0}, read_back{0}, uploads{0};
 }  // namespace
 
 cudaError_t wait_stream(cudaStream_t s) {
@@ -32,9 +32,16 @@ cudaError_t copy_to_host(void* host, const void* dev, size_t bytes, cudaStream_t
   return cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s);
 }
 
+cudaError_t copy_to_device(void* dev, const void* host, size_t bytes, cudaStream_t s) {
+  uploads.fetch_add(1, std::memory_order_relaxed);
+  return cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s);
+}
+
 uint64_t host_waits() { return waits.load(std::memory_order_relaxed); }
 
 uint64_t bytes_to_host() { return read_back.load(std::memory_order_relaxed); }
+
+uint64_t copies_to_device() { return uploads.load(std::memory_order_relaxed); }
 
 cudaError_t update_or_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, bool* built) {
 #if defined(CUDART_VERSION) && CUDART_VERSION < 12000
@@ -156,7 +163,7 @@ void* Context::scratch(size_t bytes) {
 
 void* Context::upload(const void* host, size_t bytes) {
   void* d = scratch(bytes);
-  if (bytes) check(cudaMemcpyAsync(d, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (operand)");
+  if (bytes) check(copy_to_device(d, host, bytes, stream_), "cudaMemcpyAsync (operand)");
   return d;
 }
 
@@ -257,8 +264,7 @@ void Context::staged_copy(void* dev, const void* host, size_t bytes) {
     const size_t len = std::min(kStaging, bytes - off);
     check(wait_event(staged_[i]), "cudaEventSynchronize (staging)");
     std::memcpy(pinned_[i], static_cast<const uint8_t*>(host) + off, len);
-    check(cudaMemcpyAsync(static_cast<uint8_t*>(dev) + off, pinned_[i], len, cudaMemcpyHostToDevice, stream_),
-          "cudaMemcpyAsync (weight)");
+    check(copy_to_device(static_cast<uint8_t*>(dev) + off, pinned_[i], len, stream_), "cudaMemcpyAsync (weight)");
     check(cudaEventRecord(staged_[i], stream_), "cudaEventRecord (staging)");
   }
 }

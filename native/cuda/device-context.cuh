@@ -20,14 +20,17 @@ namespace bs::BS_CUDA_NS {
 // Throws bs::Error naming the call and CUDA's message when e is not cudaSuccess.
 void check(cudaError_t e, const char* what);
 
-// Every host wait on the device (a stream or an event) and every copy to the host go through
-// these, so host_waits() and bytes_to_host() say on a real device what the emulation counts
-// itself: the synchronisations and the bytes read back per append.
+// Every host wait on the device (a stream or an event) and every copy between host and device
+// go through these, so host_waits(), bytes_to_host() and copies_to_device() say on a real device
+// what the emulation counts itself: the synchronisations, the bytes read back and the uploads
+// (each a runtime call of a few µs) per append.
 cudaError_t wait_stream(cudaStream_t s);
 cudaError_t wait_event(cudaEvent_t e);
 cudaError_t copy_to_host(void* host, const void* dev, size_t bytes, cudaStream_t s);
+cudaError_t copy_to_device(void* dev, const void* host, size_t bytes, cudaStream_t s);
 uint64_t host_waits();
 uint64_t bytes_to_host();
+uint64_t copies_to_device();
 
 // A captured graph into *exec: updated in place where its topology allows, else instantiated
 // anew (*built: true). CUDA 11 (Jetson's JetPack 5) and 12 spell both calls differently.

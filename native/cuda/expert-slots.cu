@@ -151,7 +151,7 @@ int32_t* ExpertSlots::prediction(const MoeWeights& moe) {
 }
 
 void ExpertSlots::upload(Layer& L) {
-  check(cudaMemcpyAsync(L.table_dev, L.table_host, L.entries() * sizeof(void*), cudaMemcpyHostToDevice, c_.stream()),
+  check(copy_to_device(L.table_dev, L.table_host, L.entries() * sizeof(void*), c_.stream()),
         "cudaMemcpyAsync (expert table)");
   L.dirty = false;
 }
@@ -162,7 +162,7 @@ void ExpertSlots::fill(size_t li, int s, int e) {
     for (int j = 0; j < 3; ++j) {
       for (int p = 0; p < 3; ++p) {
         const auto [host, bytes] = part(*L.mats[j], e, p);
-        check(cudaMemcpyAsync(L.slot_base[j * 3 + p] + s * bytes, host, bytes, cudaMemcpyHostToDevice, copy_),
+        check(copy_to_device(L.slot_base[j * 3 + p] + s * bytes, host, bytes, copy_),
               "cudaMemcpyAsync (expert into a slot)");
       }
     }
@@ -216,8 +216,7 @@ void ExpertSlots::copy_staged() {
     }
     const uint8_t* src = staging_ + f.buf * expert_bytes_;
     for (int r = 0; r < 9; ++r) {
-      check(cudaMemcpyAsync(L.slot_base[r] + f.slot * L.part_bytes[r], src, L.part_bytes[r], cudaMemcpyHostToDevice,
-                            copy_),
+      check(copy_to_device(L.slot_base[r] + f.slot * L.part_bytes[r], src, L.part_bytes[r], copy_),
             "cudaMemcpyAsync (staged expert into a slot)");
       src += L.part_bytes[r];
     }

@@ -285,9 +285,8 @@ void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step,
   predicting_ = head;
   parity_ ^= 1;
   std::fill(made_pred_.begin(), made_pred_.end(), 0);
-  auto* ids = reinterpret_cast<int32_t*>(token_.buf->contents());
-  std::copy_n(tokens, n, ids);
-  stage_inputs(step, n, reinterpret_cast<int32_t*>(rope_pos_.buf->contents()));
+  std::copy_n(tokens, n, reinterpret_cast<int32_t*>(token_.buf->contents() + token_.offset));
+  stage_inputs(step, n, reinterpret_cast<int32_t*>(rope_pos_.buf->contents() + rope_pos_.offset));
   try {
     if (slots_) stream_begin(n);
     list_ = d_.begin();

@@ -23,8 +23,9 @@ int cuda_device_decoder_probe(const std::shared_ptr<const bs::Model>& model, int
   }
   // The host waits the library counts (the emulation checks that count against its own).
   const auto waits = [] { return static_cast<int64_t>(bs::cuda::host_waits()); };
-  return cuda_decoder_run<bs::cuda::CudaDecoder>(model, tokens, bench, slots, d.name, waits, waits,
-                                                 [] { return bs::cuda::bytes_to_host(); });
+  return cuda_decoder_run<bs::cuda::CudaDecoder>(
+      model, tokens, bench, slots, d.name,
+      {waits, waits, [] { return bs::cuda::bytes_to_host(); }, [] { return bs::cuda::copies_to_device(); }});
 #endif
 }
 

@@ -30,8 +30,9 @@ int cuda_decoder_probe(const char* dir, int tokens, bool bench, bool kv_f16, int
   bs::cuda_emu::device_info(true);
   return cuda_decoder_run<bs::cuda_emu::CudaDecoder>(
       model, tokens, bench, slots, bs::cuda_emu::device_info().name,
-      [] { return int64_t{bs::cuda_emu::emu::device().syncs}; },
-      [] { return static_cast<int64_t>(bs::cuda_emu::host_waits()); }, [] { return bs::cuda_emu::bytes_to_host(); });
+      {[] { return int64_t{bs::cuda_emu::emu::device().syncs}; },
+       [] { return static_cast<int64_t>(bs::cuda_emu::host_waits()); }, [] { return bs::cuda_emu::bytes_to_host(); },
+       [] { return static_cast<uint64_t>(bs::cuda_emu::emu::device().h2d_copies); }});
 }
 
 int cuda_decoder_sweep(const char* dir, int slots) {

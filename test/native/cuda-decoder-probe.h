@@ -26,13 +26,20 @@ std::string slot_json(const Decoder& d) {
          ", \"slot_bytes\": " + std::to_string(s.slot_bytes) + "}";
 }
 
-// syncs: the host synchronisations so far (the emulation's own count; on a device the
+// Running totals. syncs: the host synchronisations (the emulation's own count; on a device the
 // library's); waits: the library's count of its host waits (device-context.cuh's host_waits);
-// read_back: the library's count of bytes copied to the host (bytes_to_host).
+// read_back: the library's count of bytes copied to the host (bytes_to_host); uploads: the host →
+// device copies (the emulation's own count; on a device the library's copies_to_device).
+struct DeviceCounters {
+  bs::FunctionRef<int64_t()> syncs, waits;
+  bs::FunctionRef<uint64_t()> read_back, uploads;
+};
+
 template <class Decoder>
 int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots,
-                     const std::string& device, bs::FunctionRef<int64_t()> syncs, bs::FunctionRef<int64_t()> waits,
-                     bs::FunctionRef<uint64_t()> read_back) {
+                     const std::string& device, DeviceCounters k) {
+  const auto syncs = k.syncs, waits = k.waits;
+  const auto read_back = k.read_back, uploads = k.uploads;
   const std::vector<int32_t> prompt = probe_prompt(*model);
   const int64_t P = static_cast<int64_t>(prompt.size());
   if (!bench) {
@@ -58,19 +65,20 @@ int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, 
     int32_t next = cuda.append(prompt.data(), P);
     next = cuda.append(&next, 1);  // warm: the graph's first instantiation
     const int64_t synced = syncs();
-    const uint64_t read = read_back();
+    const uint64_t read = read_back(), uploaded = uploads();
     const auto t0 = std::chrono::steady_clock::now();
     const int steps = std::max(1, tokens - 1);
     for (int i = 0; i < steps; ++i) next = cuda.append(&next, 1);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double tok_s = steps / s;
-    // Per timed step: the host synchronisations and the bytes back (the token; routed ids with slots).
+    // Per timed step: the host synchronisations, the bytes back (the token; routed ids with
+    // slots) and the copies up (the step's inputs; slot tables and fills with slots).
     std::printf(
         ", \"%s\": {\"tok_s\": %.2f, \"ms_per_token\": %.3f, \"weight_gb_s\": %.1f, \"graph_builds\": %lld, "
-        "\"syncs_per_token\": %.2f, \"d2h_bytes_per_token\": %.1f}",
+        "\"syncs_per_token\": %.2f, \"d2h_bytes_per_token\": %.1f, \"h2d_copies_per_token\": %.2f}",
         graph ? "graph" : "stream", tok_s, 1e3 / tok_s, tok_s * cuda.stats().active_bytes / 1e9,
         static_cast<long long>(cuda.stats().graph_builds), static_cast<double>(syncs() - synced) / steps,
-        static_cast<double>(read_back() - read) / steps);
+        static_cast<double>(read_back() - read) / steps, static_cast<double>(uploads() - uploaded) / steps);
     if (graph)
       std::printf(", \"weight_bytes\": %zu, \"active_bytes\": %zu%s", cuda.stats().weight_bytes,
                   cuda.stats().active_bytes, slot_json(cuda).c_str());

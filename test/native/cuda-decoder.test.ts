@@ -147,19 +147,26 @@ test('the CUDA decoder refuses a cache that does not fit the free device memory,
   );
 });
 
-test('the CUDA decoder bench times decode steps with and without the graph, the token alone coming back', (t) => {
+test('the CUDA decoder bench times decode steps with and without the graph, one copy up and the token alone coming back', (t) => {
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
   // With a zero-training prerouter too: its predicted routing stays on the device.
   for (const flags of ['bench', 'bench,zero']) {
     const r = spawnSync(binary, ['--cuda-decoder', dir, '3', flags], { encoding: 'utf8', timeout: 600_000 });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-    type Timed = { tok_s: number; graph_builds: number; syncs_per_token: number; d2h_bytes_per_token: number };
+    type Timed = {
+      tok_s: number;
+      graph_builds: number;
+      syncs_per_token: number;
+      d2h_bytes_per_token: number;
+      h2d_copies_per_token: number;
+    };
     const b = JSON.parse(r.stdout) as { graph: Timed; stream: Timed };
     assert.ok(b.graph.tok_s > 0 && b.stream.tok_s > 0);
     assert.equal(b.graph.graph_builds, 1);
     for (const timed of [b.graph, b.stream]) {
       assert.equal(timed.syncs_per_token, 1, `${flags}: one host synchronisation per decode step`);
       assert.equal(timed.d2h_bytes_per_token, 4, `${flags}: four bytes back per decode step`);
+      assert.equal(timed.h2d_copies_per_token, 1, `${flags}: the step's token, row and position in one copy`);
     }
   }
 });

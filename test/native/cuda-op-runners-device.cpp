@@ -7,19 +7,19 @@
 
 namespace bt {
 
-bool cuda_device_ops(LinearOps* linear, CudaDecoderOps* decoder, std::string* why) {
+bool cuda_device_ops(T& t, LinearOps* linear, CudaDecoderOps* decoder) {
 #ifndef BRAINSTEM_WITH_CUDA
   (void)linear, (void)decoder;
-  *why = "the CUDA set is not compiled into this build (no nvcc)";
+  t.skip("the CUDA set is not compiled into this build (no nvcc)");
   return false;
 #else
   const bs::cuda::DeviceInfo& d = bs::cuda::device_info();
   if (!d.usable) {
-    *why = d.why;
+    t.skip(d.why);
     return false;
   }
-  *linear = bs::cuda::op_runners::linear("cuda");
-  *decoder = bs::cuda::op_runners::decoder("cuda", false);
+  if (linear) *linear = bs::cuda::op_runners::linear("cuda");
+  if (decoder) *decoder = bs::cuda::op_runners::decoder("cuda", false);
   return true;
 #endif
 }

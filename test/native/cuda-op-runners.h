@@ -106,7 +106,8 @@ struct CudaDecoderOps {
 
 LinearOps cuda_emu_linear_ops();
 CudaDecoderOps cuda_emu_decoder_ops();
-// The same on the first CUDA device; false with the reason when this build or machine has none.
-bool cuda_device_ops(LinearOps* linear, CudaDecoderOps* decoder, std::string* why);
+// The same on the first CUDA device (either pointer may be null); when this build or machine has
+// none, t is skipped with the reason and the result is false.
+bool cuda_device_ops(T& t, LinearOps* linear, CudaDecoderOps* decoder);
 
 }  // namespace bt

@@ -85,7 +85,7 @@ bt::LinearOps metal_runner(bs::metal::Device* dev) {
   return {
       "metal",
       [dev, groups](const float* w, int64_t C, int64_t K, float* hist, const float* x, int64_t n, float* out) {
-        Call call{dev};
+        Call call{dev, {}, {}};
         call.in(w, C * K), call.in(hist, (K - 1) * C), call.in(x, n * C), call.in(out, n * C);
         const bs::metal::ConvParams p{static_cast<uint32_t>(C), static_cast<uint32_t>(K), static_cast<uint32_t>(n)};
         call.run("bs_causal_conv", {groups(C)}, BS_BLOCK, &p, sizeof p);
@@ -93,7 +93,7 @@ bt::LinearOps metal_runner(bs::metal::Device* dev) {
         return bt::Launch::ok;
       },
       [dev](const bs::LinearAttnConfig& c, int64_t n, const std::vector<float>* in, float* state, float* y) {
-        Call call{dev};
+        Call call{dev, {}, {}};
         for (int i = 0; i < 5; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
         const int64_t S = c.v_heads * c.v_dim * c.k_dim, Y = n * c.value_dim();
         call.in(state, S), call.in(y, Y);
@@ -106,7 +106,7 @@ bt::LinearOps metal_runner(bs::metal::Device* dev) {
         return bt::Launch::ok;
       },
       [dev](int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y) {
-        Call call{dev};
+        Call call{dev, {}, {}};
         for (int i = 0; i < 4; ++i) call.in(in[i].data(), static_cast<int64_t>(in[i].size()));
         call.in(state, H * D * D), call.in(y, n * H * D);
         const bs::metal::LightningParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(H), static_cast<uint32_t>(D),
@@ -118,7 +118,7 @@ bt::LinearOps metal_runner(bs::metal::Device* dev) {
       },
       [dev, groups](float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
                     int64_t step) {
-        Call call{dev};
+        Call call{dev, {}, {}};
         call.in(x, n), call.in(g, g_floats);
         const bs::metal::GateParams p{static_cast<uint32_t>(n), static_cast<uint32_t>(period),
                                       static_cast<uint32_t>(stride), static_cast<uint32_t>(step)};
@@ -127,7 +127,7 @@ bt::LinearOps metal_runner(bs::metal::Device* dev) {
         return bt::Launch::ok;
       },
       [dev, groups](const float* src, int64_t src_floats, float* dst, int64_t dst_floats, const bt::HeadCopyShape& c) {
-        Call call{dev};
+        Call call{dev, {}, {}};
         call.in(src, src_floats), call.in(dst, dst_floats);
         auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
         const bs::metal::HeadCopyParams p{u(c.src_token), u(c.src_head), u(c.dst_token), u(c.dst_head),
@@ -254,43 +254,31 @@ void check_cuda_refusals(bt::T& t, const bt::LinearOps& run) {
   EXPECT(run.delta(c, 1, in, state.data(), y.data()) == bt::Launch::refused) << run.name << ": Dk not a multiple of 32";
 }
 
+// One check over the CUDA emulation and the Metal shim.
+void on_emulations(bt::T& t, void (*check)(bt::T&, const bt::LinearOps&)) {
+  bt::MetalTestDevice metal;
+  if (!metal.ready(t)) return;
+  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check(t, run);
+}
+
 }  // namespace
 
-TEST(cuda_and_metal_causal_conv_silu_matches_the_reference_with_its_history) {
-  bt::MetalTestDevice metal;
-  if (!metal.ready(t)) return;
-  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_conv(t, run);
-}
+TEST(cuda_and_metal_causal_conv_silu_matches_the_reference_with_its_history) { on_emulations(t, check_conv); }
 
-TEST(cuda_and_metal_delta_rule_matches_the_reference_recurrence_and_chunked_form) {
-  bt::MetalTestDevice metal;
-  if (!metal.ready(t)) return;
-  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_delta(t, run);
-}
+TEST(cuda_and_metal_delta_rule_matches_the_reference_recurrence_and_chunked_form) { on_emulations(t, check_delta); }
 
 TEST(cuda_and_metal_lightning_rule_matches_the_reference_recurrence_and_chunked_form) {
-  bt::MetalTestDevice metal;
-  if (!metal.ready(t)) return;
-  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_lightning(t, run);
+  on_emulations(t, check_lightning);
 }
 
-TEST(cuda_and_metal_sigmoid_gates_and_head_copies_match_hand_loops) {
-  bt::MetalTestDevice metal;
-  if (!metal.ready(t)) return;
-  for (const bt::LinearOps& run : {bt::cuda_emu_linear_ops(), metal_runner(metal.dev)}) check_gates_and_copies(t, run);
-}
+TEST(cuda_and_metal_sigmoid_gates_and_head_copies_match_hand_loops) { on_emulations(t, check_gates_and_copies); }
 
 TEST(cuda_emu_hybrid_kernels_refuse_shapes_they_cannot_run) { check_cuda_refusals(t, bt::cuda_emu_linear_ops()); }
 
 // The same checks on a CUDA device, through the same staging code.
 TEST(cuda_device_hybrid_kernels_match_the_reference) {
   bt::LinearOps run;
-  bt::CudaDecoderOps unused;
-  std::string why;
-  if (!bt::cuda_device_ops(&run, &unused, &why)) {
-    t.skip(why);
-    return;
-  }
+  if (!bt::cuda_device_ops(t, &run, nullptr)) return;
   check_conv(t, run);
   check_delta(t, run);
   check_lightning(t, run);
