@@ -101,8 +101,9 @@ class DecoderWalk {
     return at(v ? v_cache_[l] : k_cache_[l], pos_ * m_.cfg.n_kv_heads * m_.cfg.head_dim);
   }
   virtual void store_kv(int64_t l) {}
-  // q_ and the chunk's k rows: per-head RMSNorm (Qwen3's q_norm, k_norm) and RoPE, in place.
-  virtual void norm_rope(const AttentionWeights& w, R k_at) {
+  // q_ and the chunk's k rows: per-head RMSNorm (Qwen3's q_norm, k_norm) and RoPE, in place; then
+  // the rows into layer l's cache (store_kv), which a backend may join to the same launch.
+  virtual void norm_rope(const AttentionWeights& w, int64_t l, R k_at) {
     const ModelConfig& cfg = m_.cfg;
     if (!w.q_norm.empty()) {
       rmsnorm(q_, vec(w.q_norm), n_ * cfg.n_heads, cfg.head_dim, q_);
@@ -112,6 +113,7 @@ class DecoderWalk {
       rotate(q_, cfg.n_heads);
       rotate(k_at, cfg.n_kv_heads);
     }
+    store_kv(l);
   }
   // RoPE over the chunk: each axis's pairs by its positions in an image chunk, else every pair.
   void rotate(R x, int64_t heads) {
@@ -162,6 +164,12 @@ class DecoderWalk {
   virtual void add_rmsnorm(R res, R x, R w, int64_t rows, int64_t d, R y) {
     add(res, x, rows * d);
     rmsnorm(x, w, rows, d, y);
+  }
+  // The routed rows_ weighted by the routing into y_ (combine), then add_rmsnorm(y_, x, …): one
+  // launch where the backend can (y_ then not written).
+  virtual void combine_add_rmsnorm(int64_t k, R x, R w, int64_t rows, int64_t d, R y) {
+    combine(k);
+    add_rmsnorm(y_, x, w, rows, d, y);
   }
 
   // The KV caches (kv_bytes per element, `rows` positions; 0: max_positions) and activations
@@ -249,11 +257,17 @@ class DecoderWalk {
       else if (lw.is_linear) linear_attention(l);
       else attention(l);
       add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
-      if (lw.is_moe) moe(l);
-      else mlp(lw.mlp, xn_, y_);
       // DeepStack: image features added to the image rows after the first layers.
-      const bool deep = mm_ && l < mm_->in->n_deep;
-      if (l + 1 < cfg.n_layers && !deep) {
+      const bool deep = mm_ && l < mm_->in->n_deep, next_norm = l + 1 < cfg.n_layers && !deep;
+      // Routed experts alone: their combine joins the residual add and the next norm.
+      const bool joined = next_norm && lw.is_moe && !lw.moe.has_shared;
+      if (lw.is_moe) moe(l, !joined);
+      else mlp(lw.mlp, xn_, y_);
+      if (joined) {
+        combine_add_rmsnorm(top_k_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
+        continue;
+      }
+      if (next_norm) {
         add_rmsnorm(y_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
         continue;
       }
@@ -403,8 +417,7 @@ class DecoderWalk {
                  xn_);
     }
     if (gated) copy_heads(q_gate_, 2 * q_dim, 2 * hd, q_, q_dim, hd, c.n_heads, hd);
-    norm_rope(w, k_at);
-    store_kv(l);
+    norm_rope(w, l, k_at);
     attend(l);
     if (gated) sigmoid_mul(attn_, at(q_gate_, hd), n_ * q_dim, hd, 2 * hd, 1);
     linear(w.o, attn_, y_, LoraSlot::O);
@@ -478,13 +491,14 @@ class DecoderWalk {
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-  void moe(int64_t l) {
+  // Without `combine` the routed rows stay in rows_ (the caller's combine_add_rmsnorm sums them).
+  void moe(int64_t l, bool combine_rows) {
     const MoeWeights& w = m_.layers[l].moe;
     const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
     if (!route_by_prediction(l)) routing(w);
     routed(l);
     experts(w, rows, k);
-    combine(k);
+    if (combine_rows) combine(k);
     if (w.has_shared) {
       mlp(w.shared, xn_, y2_);
       if (w.shared_gated) {

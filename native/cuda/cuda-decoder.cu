@@ -265,10 +265,12 @@ void CudaDecoder::rope(float* x, int64_t heads, int axis) {
            "rope");
 }
 
-void CudaDecoder::norm_rope(const AttentionWeights& w, float* k_at) {
+// With an f16 cache the same launch converts the chunk's k rows (normed, rotated) and v rows
+// into the cache at its first position, read on the device (store_kv's launch joined).
+void CudaDecoder::norm_rope(const AttentionWeights& w, int64_t l, float* k_at) {
   const ModelConfig& c = m_.cfg;
   if (w.q_norm.empty() || c.rot_dims / 2 <= 0 || mrope_) {
-    DecoderWalk::norm_rope(w, k_at);
+    DecoderWalk::norm_rope(w, l, k_at);
     return;
   }
   const QkNormRopeArgs a{n_,
@@ -277,8 +279,10 @@ void CudaDecoder::norm_rope(const AttentionWeights& w, float* k_at) {
                          static_cast<int>(c.head_dim),
                          static_cast<int>(c.rot_dims),
                          static_cast<float>(c.rms_eps)};
+  const KvStore store{reinterpret_cast<uint16_t*>(k_cache_[l]), reinterpret_cast<uint16_t*>(v_cache_[l]), v_rows_,
+                      position_};
   launched(launch_qk_norm_rope(a, q_, k_at, vec(w.q_norm), vec(w.k_norm), reinterpret_cast<const int32_t*>(rope_pos_),
-                               w_->inv_freq(-1), c_.stream()),
+                               w_->inv_freq(-1), c_.stream(), kv_f16_ ? &store : nullptr),
            "qk_norm_rope");
 }
 
@@ -337,6 +341,12 @@ void CudaDecoder::route_into(const RouterSpec& s, const float* logits, int64_t n
 void CudaDecoder::combine(int64_t k) {
   launched(launch_moe_combine(rows_, routed_wts_, n_, static_cast<int>(k), m_.cfg.hidden, y_, c_.stream()),
            "moe_combine");
+}
+
+void CudaDecoder::combine_add_rmsnorm(int64_t k, float* x, float* w, int64_t rows, int64_t d, float* y) {
+  launched(launch_combine_add_rmsnorm(x, rows_, routed_wts_, static_cast<int>(k), w, rows, d, m_.cfg.rms_eps, y,
+                                      c_.stream()),
+           "combine_add_rmsnorm");
 }
 
 // What a captured decode step depends on besides device memory: a step whose key matches the

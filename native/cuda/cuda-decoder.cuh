@@ -104,7 +104,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   // The quantised matmul's arguments for w (gathered through the slots or the resident stack).
   QMatArgs qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const;
   void rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) override;
-  void norm_rope(const AttentionWeights& w, float* k_at) override;
+  void norm_rope(const AttentionWeights& w, int64_t l, float* k_at) override;
   void gated_down(const WeightMatrix& down, int64_t rows, float* out) override;
   void add_rmsnorm(float* res, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void add(float* x, float* y, int64_t n) override;
@@ -114,6 +114,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override;
   void combine(int64_t k) override;
+  void combine_add_rmsnorm(int64_t k, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void conv_silu(int64_t l, const LinearAttnWeights& w) override;
   void delta_rule(int64_t l, const LinearAttnWeights& w) override;
   void lightning_rule(int64_t l, const LinearAttnWeights& w, float* q, float* k, float* v) override;

@@ -32,6 +32,15 @@ __device__ __forceinline__ T warp_sum(T v, int width = 32) {
   return v;
 }
 
+// Token t's routed rows [t·k + j, d] weighted by its routing at column c: moe-combine.cu's sum,
+// also read by rmsnorm.cu's joined residual add (one expression, so both round alike).
+__device__ __forceinline__ float routed_sum(const float* __restrict__ rows, const float* __restrict__ weights, int k,
+                                            int64_t d, int64_t t, int64_t c) {
+  float acc = 0.0f;
+  for (int j = 0; j < k; ++j) acc += weights[t * k + j] * rows[(t * k + j) * d + c];
+  return acc;
+}
+
 // SiLU(g)·u as silu-mul.cu computes it (the fused down projection reads x through it).
 __device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.0f + expf(-g)) * u; }
 __device__ __forceinline__ float4 silu_mul4(const float4& g, const float4& u) {

@@ -10,10 +10,7 @@ namespace {
 __global__ void moe_combine_kernel(const float* __restrict__ y, const float* __restrict__ weights, int k, int64_t d,
                                    float* __restrict__ out) {
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x, t = blockIdx.y;
-  if (c >= d) return;
-  float acc = 0.0f;
-  for (int j = 0; j < k; ++j) acc += weights[t * k + j] * y[(t * k + j) * d + c];
-  out[t * d + c] = acc;
+  if (c < d) out[t * d + c] = routed_sum(y, weights, k, d, t, c);
 }
 
 }  // namespace

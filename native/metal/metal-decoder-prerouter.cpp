@@ -38,7 +38,7 @@ void MetalDecoder::predict(int64_t owner, Arg ids) {
         const DenseParams p2{u32(E), u32(units), type_code(h->fc2.dtype), w2.w_off, 0, 1, 1, 1.0f};
         c_->dispatch("bs_prerouter_linear", {ceil_div(units, BS_MM_SIMDGROUPS)}, kMatThreads,
                      {w1.codes, hidden, cur, prev, head_act_, {nullptr, 0, &p1, sizeof p1}});
-        c_->dispatch("bs_dense_matmul", {ceil_div(E, BS_MM_SIMDGROUPS), 1}, kMatThreads,
+        c_->dispatch("bs_dense_matmul", {dense_groups(E, units), 1}, kMatThreads,
                      {w2.codes, head_act_, head_logits_, {nullptr, 0, &p2, sizeof p2}});
       }
     }

@@ -125,7 +125,7 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
     return;
   }
   const DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), b.w_off, 0, u32(n), 0, 1.0f};
-  c_->dispatch("bs_dense_matmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
+  c_->dispatch("bs_dense_matmul", {dense_groups(w.rows, w.cols), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
                {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
@@ -138,9 +138,9 @@ void MetalDecoder::delta(LoraSlot slot, Arg x, Arg y) {
   const int64_t rank = d->a.rows;
   const DenseParams pa{u32(rank), u32(d->a.cols), type_code(d->a.dtype), 0, 0, u32(n_), 0, 1.0f};
   const DenseParams pb{u32(d->b.rows), u32(rank), type_code(d->b.dtype), 0, 0, u32(n_), 1, d->scale};
-  c_->dispatch("bs_dense_matmul", {ceil_div(rank, BS_MM_SIMDGROUPS), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
+  c_->dispatch("bs_dense_matmul", {dense_groups(rank, d->a.cols), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
                {a, x, lora_t_, {nullptr, 0, &pa, sizeof pa}});
-  c_->dispatch("bs_dense_matmul", {ceil_div(d->b.rows, BS_MM_SIMDGROUPS), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
+  c_->dispatch("bs_dense_matmul", {dense_groups(d->b.rows, rank), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
                {b, lora_t_, y, {nullptr, 0, &pb, sizeof pb}});
 }
 

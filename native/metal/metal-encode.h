@@ -18,6 +18,10 @@ constexpr uint32_t kMatThreads = BS_MM_SIMDGROUPS * 32;
 
 inline uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+// bs_dense_matmul's threadgroups along x for rows of `cols` columns.
+inline uint32_t dense_groups(int64_t rows, int64_t cols) {
+  return cols >= BS_DENSE_SPLIT_COLS ? u32(rows) : ceil_div(rows, BS_MM_SIMDGROUPS);
+}
 inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DType::F16 ? BS_T_F16 : BS_T_BF16; }
 
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).

@@ -174,7 +174,7 @@ void MetalOps::dense_matmul(const WeightMatrix& w, int64_t mat, const float* x, 
   Call c(*this);
   DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), 0, u32(mat), u32(n), 0, 1.0f};
   const Arg wt = c.weight(w.w, code_bytes(w), p.w_off);
-  c.dispatch("bs_dense_matmul", {ceil_div(w.rows, BS_MM_SIMDGROUPS), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
+  c.dispatch("bs_dense_matmul", {dense_groups(w.rows, w.cols), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
              {wt, c.in(x, n * w.cols * 4), c.out(y, n * w.rows * 4), Call::params(p)});
   c.run();
 }
@@ -286,9 +286,9 @@ void MetalOps::lora_delta(const LoraWeights& l, const float* x, int64_t n, float
   const Arg a = c.weight(l.a.w, code_bytes(l.a), pa.w_off), b = c.weight(l.b.w, code_bytes(l.b), pb.w_off);
   const Arg t = c.scratch(n * rank * 4);
   const Grid tokens{1, ceil_div(n, BS_MM_TOKENS)};
-  c.dispatch("bs_dense_matmul", {ceil_div(rank, BS_MM_SIMDGROUPS), tokens.y}, kMatThreads,
+  c.dispatch("bs_dense_matmul", {dense_groups(rank, in), tokens.y}, kMatThreads,
              {a, c.in(x, n * in * 4), t, Call::params(pa)});
-  c.dispatch("bs_dense_matmul", {ceil_div(out, BS_MM_SIMDGROUPS), tokens.y}, kMatThreads,
+  c.dispatch("bs_dense_matmul", {dense_groups(out, rank), tokens.y}, kMatThreads,
              {b, t, c.inout(y, n * out * 4), Call::params(pb)});
   c.run();
 }
@@ -314,7 +314,7 @@ void MetalOps::prerouter(const WeightMatrix& linear, const WeightMatrix* fc1, co
     const Arg act = c.scratch(units * 4);
     c.dispatch("bs_prerouter_linear", {ceil_div(units, BS_MM_SIMDGROUPS)}, kMatThreads,
                {w1, h, ids_cur, ids_prev, act, Call::params(p1)});
-    c.dispatch("bs_dense_matmul", {ceil_div(E, BS_MM_SIMDGROUPS), 1}, kMatThreads, {w2, act, y, Call::params(p2)});
+    c.dispatch("bs_dense_matmul", {dense_groups(E, units), 1}, kMatThreads, {w2, act, y, Call::params(p2)});
   }
   c.run();
 }

@@ -17,6 +17,9 @@ using uint = uint32_t;
 // Rows one matmul simdgroup's threadgroup covers, and tokens one pass shares a weight row across.
 #define BS_MM_SIMDGROUPS 4u
 #define BS_MM_TOKENS 8u
+// Dense rows at least this long take a threadgroup each (simdgroups over the columns; a LoRA A
+// step, a router) instead of a simdgroup: fewer dependent loads per lane.
+#define BS_DENSE_SPLIT_COLS 256u
 // Threads of row-parallel (norm) and elementwise kernels; most routed experts a kernel takes.
 #define BS_BLOCK 256u
 #define BS_MAX_EXPERTS 512u

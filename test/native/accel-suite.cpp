@@ -95,7 +95,9 @@ void check_dense_and_lora(T& t, const bs::Backend& b) {
   for (int c = 0; c < 12; ++c) {
     Rng r(33000 + c);
     const bs::DType dt = random_float_type(r);
-    const int64_t rows = 1 + r.below(40), cols = std::vector<int64_t>{1, 7, 33, 100}[r.below(4)], n = 1 + r.below(10);
+    // Columns from 256 on split each row over a block (CUDA) or threadgroup (Metal).
+    const int64_t rows = 1 + r.below(40), cols = std::vector<int64_t>{1, 7, 33, 100, 256, 777}[r.below(6)];
+    const int64_t n = 1 + r.below(10);
     const auto w = random_dense(r, 1, rows, cols, dt);
     const auto x = random_vec(r, n * cols);
     std::vector<float> got(n * rows), want(got.size());

@@ -15,6 +15,7 @@
 #include "cuda/delta-rule.cuh"
 #include "cuda/dense-matmul.cuh"
 #include "cuda/lightning-rule.cuh"
+#include "cuda/moe-combine.cuh"
 #include "cuda/op-args.cuh"
 #include "cuda/qk-norm-rope.cuh"
 #include "cuda/qmatmul.cuh"
@@ -145,14 +146,21 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     });
   };
   o.qk_norm_rope = [](const bt::QkShape& a, float* q, float* k, const float* q_w, const float* k_w, const int32_t* pos,
-                      const double* inv_freq) {
+                      const double* inv_freq, const bt::QkStore* store) {
     Staging s;
-    float *dq = s.inout(q, a.n_tok * a.n_q * a.head_dim), *dk = s.inout(k, a.n_tok * a.n_kv * a.head_dim);
+    const int64_t kv = a.n_tok * a.n_kv * a.head_dim;
+    float *dq = s.inout(q, a.n_tok * a.n_q * a.head_dim), *dk = s.inout(k, kv);
     const float *qw = s.put(q_w, a.head_dim), *kw = s.put(k_w, a.head_dim);
     const int32_t* dp = s.put(pos, a.n_tok);
     const double* df = s.put(inv_freq, a.rot / 2);
     const QkNormRopeArgs args{a.n_tok, a.n_q, a.n_kv, a.head_dim, a.rot, a.eps};
-    return s.run([&] { return launch_qk_norm_rope(args, dq, dk, qw, kw, dp, df, nullptr); });
+    KvStore st{};
+    if (store) {
+      const int64_t cache = store->row * a.n_kv * a.head_dim + kv;
+      st = {s.inout(store->k_cache, cache), s.inout(store->v_cache, cache), s.put(store->v_rows, kv),
+            s.put(&store->row, 1)};
+    }
+    return s.run([&] { return launch_qk_norm_rope(args, dq, dk, qw, kw, dp, df, nullptr, store ? &st : nullptr); });
   };
   o.rmsnorm = [](const float* x, const float* w, int64_t rows, int64_t d, float eps, float* y) {
     Staging s;
@@ -165,6 +173,19 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     float *dx = s.inout(x, rows * d), *dy = s.inout(y, rows * d);
     const float *dr = s.put(res, rows * d), *dw = s.put(w, d);
     return s.run([&] { return launch_add_rmsnorm(dx, dr, dw, rows, d, eps, dy, nullptr); });
+  };
+  o.combine = [](const float* rows, const float* weights, int64_t n, int k, int64_t d, float* out) {
+    Staging s;
+    const float *dr = s.put(rows, n * k * d), *dw = s.put(weights, n * k);
+    float* dout = s.inout(out, n * d);
+    return s.run([&] { return launch_moe_combine(dr, dw, n, k, d, dout, nullptr); });
+  };
+  o.combine_add_rmsnorm = [](float* x, const float* rows, const float* weights, int k, const float* w, int64_t n,
+                             int64_t d, float eps, float* y) {
+    Staging s;
+    float *dx = s.inout(x, n * d), *dy = s.inout(y, n * d);
+    const float *dr = s.put(rows, n * k * d), *dwt = s.put(weights, n * k), *dw = s.put(w, d);
+    return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dw, n, d, eps, dy, nullptr); });
   };
   o.add = [](const float* x, float scale, int64_t n, float* y) {
     Staging s;

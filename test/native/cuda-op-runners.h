@@ -42,6 +42,13 @@ struct QkShape {
   int n_q, n_kv, head_dim, rot;
   float eps;
 };
+// An f16 KV cache store joined to qk_norm_rope: v rows [n_tok, n_kv, head_dim] and both caches
+// of (row + n_tok) rows, written from `row` on.
+struct QkStore {
+  const float* v_rows;
+  uint16_t *k_cache, *v_cache;
+  int32_t row;
+};
 
 // keys: rows in the cache (k and v [keys, n_kv, head_dim] of f32 or f16); split: decode over key
 // ranges; positions: per query (read from device memory, as a captured graph does), else pos0 + t.
@@ -88,11 +95,17 @@ struct CudaDecoderOps {
                        int64_t row_elems)>
       to_half;
   std::function<Launch(const QkShape& a, float* q, float* k, const float* q_w, const float* k_w, const int32_t* pos,
-                       const double* inv_freq)>
+                       const double* inv_freq, const QkStore* store)>
       qk_norm_rope;
   std::function<Launch(const float* x, const float* w, int64_t rows, int64_t d, float eps, float* y)> rmsnorm;
   std::function<Launch(float* x, const float* res, const float* w, int64_t rows, int64_t d, float eps, float* y)>
       add_rmsnorm;
+  // rows [n·k, d] of routed outputs combined by weights [n, k] into out [n, d]; then the same
+  // joined to add_rmsnorm (x += the combined rows, y = RMSNorm(x)).
+  std::function<Launch(const float* rows, const float* weights, int64_t n, int k, int64_t d, float* out)> combine;
+  std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* w, int64_t n, int64_t d,
+                       float eps, float* y)>
+      combine_add_rmsnorm;
   std::function<Launch(const float* x, float s, int64_t n, float* y)> add;
   std::function<Launch(float* x, const int32_t* pos, const double* inv_freq, int64_t n_tok, int heads, int head_dim,
                        int rot)>

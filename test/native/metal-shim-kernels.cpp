@@ -98,8 +98,8 @@ const std::map<std::string, KernelEntry>& kernels() {
       {"bs_dense_matmul",
        {4,
         [](const Bound& b, const Thread& t) {
-          bs_dense_matmul(at<U>(b, 0), at<F>(b, 1), at<float*>(b, 2), *at<const DenseParams*>(b, 3), t.tgid, t.sg,
-                          t.lane);
+          bs_dense_matmul(at<U>(b, 0), at<F>(b, 1), at<float*>(b, 2), *at<const DenseParams*>(b, 3), t.tgid, t.tid,
+                          t.sg, t.lane);
         }}},
       {"bs_embed",
        {6,

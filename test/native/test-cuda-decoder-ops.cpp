@@ -2,11 +2,12 @@
 // staging code (cuda-op-runners.h), on a CUDA device when there is one: argmax (greedy sampling
 // on the device: the first largest wins as std::max_element, NaNs never), the f16 conversion of
 // KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and RoPE (as the
-// separate rmsnorm and rope kernels), decode attention split over key ranges and at positions
-// read from device memory, the residual add joined to RMSNorm and the SiLU gate read by the down
-// projection and the LoRA steps of several linears in one launch (bit-exact with the separate
-// launches in the emulation; within a float's last bits on a device). The decoder itself is
-// checked against the CPU engine by cuda-decoder.test.ts.
+// separate rmsnorm and rope kernels; with the f16 cache store joined, as the pair conversion),
+// decode attention split over key ranges and at positions read from device memory, the residual
+// add joined to RMSNorm (and to a MoE layer's combine), the SiLU gate read by the down projection
+// and the LoRA steps of several linears in one launch (bit-exact with the separate launches in
+// the emulation; within a float's last bits on a device). The decoder itself is checked against
+// the CPU engine by cuda-decoder.test.ts.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -119,9 +120,24 @@ void check_qk_norm_rope(bt::T& t, const bt::CudaDecoderOps& run) {
     const std::string desc = std::string(run.name) + " seed " + std::to_string(900 + c) + " head_dim " +
                              std::to_string(hd) + " rot " + std::to_string(rot) + " heads " + std::to_string(n_q) +
                              "/" + std::to_string(n_kv) + " tokens " + std::to_string(n_tok);
-    EXPECT(run.qk_norm_rope({n_tok, n_q, n_kv, hd, rot, eps}, q.data(), k.data(), qw.data(), kw.data(), pos.data(),
-                            inv_freq.data()) == Launch::ok)
+    // The f16 cache store joined: q and k as without it, the cache rows from `row` on as the
+    // pair conversion of the final k and the v rows, the rows before it untouched.
+    const bt::QkShape shape{n_tok, n_q, n_kv, hd, rot, eps};
+    const int32_t row = static_cast<int32_t>(r.below(4));
+    const int64_t kv = n_tok * n_kv * hd, cache = row * n_kv * hd + kv;
+    const std::vector<float> v_rows = bt::random_vec(r, kv);
+    std::vector<uint16_t> k_cache(cache, 0x3c01), v_cache(cache, 0x3c02), k_want = k_cache, v_want = v_cache;
+    std::vector<float> q3 = q, k3 = k;
+    const bt::QkStore store{v_rows.data(), k_cache.data(), v_cache.data(), row};
+    EXPECT(run.qk_norm_rope(shape, q.data(), k.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), nullptr) ==
+           Launch::ok)
         << desc;
+    EXPECT(run.qk_norm_rope(shape, q3.data(), k3.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), &store) ==
+           Launch::ok)
+        << desc;
+    EXPECT(run.to_half(k3.data(), k_want.data(), v_rows.data(), v_want.data(), kv, row, n_kv * hd) == Launch::ok);
+    EXPECT(q3 == q && k3 == k) << desc << ": the store changed q or k";
+    EXPECT(k_cache == k_want && v_cache == v_want) << desc << " row " << row << ": the joined f16 store differs";
     EXPECT(run.rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data()) == Launch::ok);
     EXPECT(run.rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data()) == Launch::ok);
     EXPECT(run.rope(q2.data(), pos.data(), inv_freq.data(), n_tok, n_q, hd, rot) == Launch::ok);
@@ -210,7 +226,8 @@ void check_attention(bt::T& t, const bt::CudaDecoderOps& run) {
 }
 
 // Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
-// joined add + RMSNorm as add then rmsnorm, the residual written back.
+// joined add + RMSNorm as add then rmsnorm, the residual written back; with a MoE layer's routed
+// rows combined in the same launch as combine then add + RMSNorm.
 void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 6; ++c) {
     bt::Rng r(970 + c);
@@ -224,6 +241,26 @@ void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
     EXPECT(same_result(run, x, x2) && same_result(run, y, y2))
         << run.name << " seed " << 970 + c << " rows " << rows << " d " << d << ": worst "
         << std::max(worst_diff(x, x2), worst_diff(y, y2));
+    // A MoE layer's routed rows combined inside the same launch: as combine, then the above.
+    const int k = 1 + static_cast<int>(r.below(8));
+    const std::vector<float> routed = bt::random_vec(r, rows * k * d), wts = bt::random_vec(r, rows * k);
+    std::vector<float> x3 = x0, y3(x.size()), x4 = x0, y4(x.size()), sum(x.size());
+    EXPECT(run.combine_add_rmsnorm(x3.data(), routed.data(), wts.data(), k, w.data(), rows, d, 1e-6f, y3.data()) ==
+           Launch::ok);
+    EXPECT(run.combine(routed.data(), wts.data(), rows, k, d, sum.data()) == Launch::ok);
+    EXPECT(run.add_rmsnorm(x4.data(), sum.data(), w.data(), rows, d, 1e-6f, y4.data()) == Launch::ok);
+    EXPECT(same_result(run, x3, x4) && same_result(run, y3, y4))
+        << run.name << " seed " << 970 + c << " rows " << rows << " k " << k << " d " << d << ": worst "
+        << std::max(worst_diff(x3, x4), worst_diff(y3, y4));
+    // And the combine itself against a double sum.
+    double worst = 0.0;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t e = 0; e < d; ++e) {
+        double want = 0.0;
+        for (int j = 0; j < k; ++j) want += static_cast<double>(wts[i * k + j]) * routed[(i * k + j) * d + e];
+        worst = std::max(worst, std::fabs(sum[i * d + e] - want));
+      }
+    EXPECT(worst < 1e-5) << run.name << " seed " << 970 + c << " combine off a double sum by " << worst;
   }
 }
 
@@ -263,11 +300,29 @@ void check_gated_qmatmul(bt::T& t, const bt::CudaDecoderOps& run) {
 // Three dense products of different shapes and element types in one launch (the LoRA A steps of
 // q, k, v over one x; the B steps accumulating with a scale into their own outputs), several
 // tokens: each as its own launch.
+// y (+ y when accumulating) + alpha · W x in double, as the dense kernel's contract.
+std::vector<double> dense_reference(const bt::DenseCall& c, const std::vector<float>& y0) {
+  const bs::WeightMatrix& w = c.m->m;
+  std::vector<double> y(static_cast<size_t>(c.n * w.rows));
+  for (int64_t i = 0; i < c.n; ++i)
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < w.cols; ++k)
+        acc += static_cast<double>(bs::load_float(w.w, w.dtype, static_cast<size_t>(r * w.cols + k))) *
+               c.x[i * w.cols + k];
+      y[i * w.rows + r] = (c.accumulate ? y0[i * w.rows + r] : 0.0) + c.alpha * acc;
+    }
+  return y;
+}
+
+// Products a warp per row (short rows: a LoRA B step) and a block per row (rows of 256 columns
+// or more: an A step, a router), with more tokens than one weight load serves: the set equals
+// each product alone, and all equal the double reference within float rounding.
 void check_dense_set(bt::T& t, const bt::CudaDecoderOps& run) {
   bt::Rng r(990);
-  const int64_t n = 3;
+  const int64_t n = 11;
   const bs::DType types[3] = {bs::DType::BF16, bs::DType::F16, bs::DType::F32};
-  const int64_t rows[3] = {16, 8, 40}, cols[3] = {96, 160, 64};
+  const int64_t rows[3] = {16, 300, 40}, cols[3] = {1000, 160, 257};
   std::vector<bt::OwnedMatrix> w;
   std::vector<std::vector<float>> x, y_set, y_one;
   for (int i = 0; i < 3; ++i) {
@@ -281,11 +336,19 @@ void check_dense_set(bt::T& t, const bt::CudaDecoderOps& run) {
     set.push_back({&w[i], n, 0, i > 0, 0.5f + i, x[i].data(), y_set[i].data()});
     one.push_back({&w[i], n, 0, i > 0, 0.5f + i, x[i].data(), y_one[i].data()});
   }
+  std::vector<std::vector<double>> want;
+  for (int i = 0; i < 3; ++i) want.push_back(dense_reference(set[i], y_set[i]));
   EXPECT(run.dense(set, true) == Launch::ok) << run.name;
   EXPECT(run.dense(one, false) == Launch::ok) << run.name;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     EXPECT(same_result(run, y_set[i], y_one[i]))
         << run.name << " product " << i << ": worst " << worst_diff(y_set[i], y_one[i]);
+    double worst = 0.0;  // relative to the row's scale: √cols of unit products
+    for (size_t j = 0; j < want[i].size(); ++j)
+      worst = std::max(worst, std::fabs(y_set[i][j] - want[i][j]) / std::sqrt(static_cast<double>(cols[i])));
+    EXPECT(worst < 1e-5) << run.name << " product " << i << " (" << rows[i] << " x " << cols[i]
+                         << "): off the double reference by " << worst;
+  }
 }
 
 }  // namespace
@@ -294,17 +357,23 @@ TEST(cuda_emu_argmax_takes_the_first_largest_and_skips_nans) { check_argmax(t, b
 
 TEST(cuda_emu_to_half_matches_the_reference_bit_for_bit) { check_to_half(t, bt::cuda_emu_decoder_ops()); }
 
-TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope) { check_qk_norm_rope(t, bt::cuda_emu_decoder_ops()); }
+TEST(cuda_emu_qk_norm_rope_matches_rmsnorm_then_rope_and_stores_f16_rows) {
+  check_qk_norm_rope(t, bt::cuda_emu_decoder_ops());
+}
 
 TEST(cuda_emu_decode_attention_split_and_positioned_matches_double) { check_attention(t, bt::cuda_emu_decoder_ops()); }
 
-TEST(cuda_emu_add_rmsnorm_is_add_then_rmsnorm_bit_for_bit) { check_add_rmsnorm(t, bt::cuda_emu_decoder_ops()); }
+TEST(cuda_emu_add_rmsnorm_and_combine_joined_are_the_separate_launches_bit_for_bit) {
+  check_add_rmsnorm(t, bt::cuda_emu_decoder_ops());
+}
 
 TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
   check_gated_qmatmul(t, bt::cuda_emu_decoder_ops());
 }
 
-TEST(cuda_emu_dense_matmul_set_is_each_product_bit_for_bit) { check_dense_set(t, bt::cuda_emu_decoder_ops()); }
+TEST(cuda_emu_dense_matmul_matches_double_and_a_set_each_product_bit_for_bit) {
+  check_dense_set(t, bt::cuda_emu_decoder_ops());
+}
 
 // The same checks on a CUDA device, through the same staging code.
 TEST(cuda_device_decoder_kernels_match_the_reference) {
