@@ -46,7 +46,7 @@ size_t buffer_bytes(const Model& m, int64_t max_pos, int64_t n) {
                                   : linear * lc.state_floats() + n * (4 * lc.conv_dim() + 2 * lc.value_dim() +
                                                                       4 * lc.v_heads + 2 * lc.k_heads * lc.k_dim);
   const int64_t floats = 4 * n * H + 2 * n * hd + 2 * n * inter + n * k * H + c.vocab +
-                         n * std::max(1, c.router.n_experts) + 2 * n * k + 3 * n + (m.kv_f16() ? 2 * n * kv : 0) +
+                         n * std::max(1, c.router.n_experts) + 2 * n * k + 5 * n + (m.kv_f16() ? 2 * n * kv : 0) +
                          attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) + lin +
                          (c.attn_output_gate ? 2 * n * hd : 0);
   return static_cast<size_t>(floats) * 4 +

@@ -38,22 +38,20 @@ struct DeviceCounters {
 template <class Decoder>
 int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, bool bench, int slots,
                      const std::string& device, DeviceCounters k) {
-  const auto syncs = k.syncs, waits = k.waits;
-  const auto read_back = k.read_back, uploads = k.uploads;
   const std::vector<int32_t> prompt = probe_prompt(*model);
   const int64_t P = static_cast<int64_t>(prompt.size());
   if (!bench) {
     Decoder cuda(*model, P + tokens, P, true, slots);
-    const int64_t before = syncs(), waited = waits();
+    const int64_t before = k.syncs(), waited = k.waits();
     const GreedyCompare r = compare_greedy(
         model, tokens, [&](const int32_t* t, int64_t n, float* logits) { return cuda.append(t, n, logits); });
-    const int64_t synced = syncs() - before;
+    const int64_t synced = k.syncs() - before;
     std::printf(
         "{\"device\": \"%s\", \"appends\": %lld, \"syncs\": %lld, \"host_waits\": %lld, \"graph_launches\": %lld, "
         "\"graph_builds\": %lld, \"graph_replays\": %lld, "
         "\"weight_bytes\": %zu, \"tokens_cpu\": %s, \"tokens_cuda\": %s, \"max_rel_logit_diff\": %.3e%s}\n",
         device.c_str(), static_cast<long long>(r.appends), static_cast<long long>(synced),
-        static_cast<long long>(waits() - waited), static_cast<long long>(cuda.stats().graph_launches),
+        static_cast<long long>(k.waits() - waited), static_cast<long long>(cuda.stats().graph_launches),
         static_cast<long long>(cuda.stats().graph_builds), static_cast<long long>(cuda.stats().graph_replays),
         cuda.stats().weight_bytes, json_list(r.cpu).c_str(), json_list(r.device).c_str(), r.max_rel_logit_diff,
         slot_json(cuda).c_str());
@@ -64,8 +62,8 @@ int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, 
     Decoder cuda(*model, P + tokens + 1, P, graph, slots);
     int32_t next = cuda.append(prompt.data(), P);
     next = cuda.append(&next, 1);  // warm: the graph's first instantiation
-    const int64_t synced = syncs();
-    const uint64_t read = read_back(), uploaded = uploads();
+    const int64_t synced = k.syncs();
+    const uint64_t read = k.read_back(), uploaded = k.uploads();
     const auto t0 = std::chrono::steady_clock::now();
     const int steps = std::max(1, tokens - 1);
     for (int i = 0; i < steps; ++i) next = cuda.append(&next, 1);
@@ -77,8 +75,8 @@ int cuda_decoder_run(const std::shared_ptr<const bs::Model>& model, int tokens, 
         ", \"%s\": {\"tok_s\": %.2f, \"ms_per_token\": %.3f, \"weight_gb_s\": %.1f, \"graph_builds\": %lld, "
         "\"syncs_per_token\": %.2f, \"d2h_bytes_per_token\": %.1f, \"h2d_copies_per_token\": %.2f}",
         graph ? "graph" : "stream", tok_s, 1e3 / tok_s, tok_s * cuda.stats().active_bytes / 1e9,
-        static_cast<long long>(cuda.stats().graph_builds), static_cast<double>(syncs() - synced) / steps,
-        static_cast<double>(read_back() - read) / steps, static_cast<double>(uploads() - uploaded) / steps);
+        static_cast<long long>(cuda.stats().graph_builds), static_cast<double>(k.syncs() - synced) / steps,
+        static_cast<double>(k.read_back() - read) / steps, static_cast<double>(k.uploads() - uploaded) / steps);
     if (graph)
       std::printf(", \"weight_bytes\": %zu, \"active_bytes\": %zu%s", cuda.stats().weight_bytes,
                   cuda.stats().active_bytes, slot_json(cuda).c_str());
