@@ -78,6 +78,11 @@ class DecoderWalk {
   }
   virtual void rmsnorm(R x, R w, int64_t rows, int64_t d, R y) = 0;
   virtual void add(R x, R y, int64_t n) = 0;  // y += x
+  // y[r, :width] += b[:width] for r < rows (a linear's bias over the chunk): one launch where the
+  // backend can, else one add per row.
+  virtual void add_rows(R b, R y, int64_t width, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) add(b, at(y, r * width), width);
+  }
   virtual void silu_mul(R gate, R up, int64_t n) = 0;
   virtual void rope(R x, int64_t heads, int axis) = 0;
   virtual void attend(int64_t l) = 0;
@@ -145,7 +150,8 @@ class DecoderWalk {
   virtual bool route_by_prediction(int64_t l) { return false; }
   virtual void routed(int64_t l) {}
   // The routed experts of `rows` (token, expert) pairs into rows_; a backend computing them
-  // from streamed slots overrides it (metal/metal-decoder-slots.cpp).
+  // from streamed slots (metal/metal-decoder-slots.cpp) or sorting a chunk's rows by expert first
+  // (cuda/cuda-decoder.cu) overrides it.
   virtual void experts(const MoeWeights& w, int64_t rows, int64_t k) { expert_mlp(w, rows, k, rows_); }
   // Gate, up, SiLU-gate and down gathered by the routing: out[rows, hidden].
   void expert_mlp(const MoeWeights& w, int64_t rows, int64_t k, R out) {
@@ -323,7 +329,7 @@ class DecoderWalk {
     bias(l, y);
   }
   void bias(const Linear& l, R y) {
-    for (int64_t t = 0; t < n_ && !l.bias.empty(); ++t) add(vec(l.bias), at(y, t * l.w.rows), l.w.rows);
+    if (!l.bias.empty()) add_rows(vec(l.bias), y, l.w.rows, n_);
   }
   void linear(const Linear& l, R x, R y, LoraSlot slot) {
     linear(l, x, y);

@@ -1,4 +1,4 @@
-// y += s * x on the device (the residual add).
+// y += s * x on the device (the residual add); with `period`, x[i % period] (a bias over rows).
 #pragma once
 #include <cstdint>
 
@@ -6,6 +6,6 @@
 
 namespace bs::BS_CUDA_NS {
 
-cudaError_t launch_add(const float* x, float s, int64_t n, float* y, cudaStream_t st);
+cudaError_t launch_add(const float* x, float s, int64_t n, float* y, cudaStream_t st, int64_t period = 0);
 
 }  // namespace bs::BS_CUDA_NS

@@ -25,6 +25,7 @@
 #include "cuda/rope.cuh"
 #include "cuda/route-sigmoid-group.cuh"
 #include "cuda/route-softmax-topk.cuh"
+#include "cuda/route-sort.cuh"
 #include "cuda/silu-mul.cuh"
 #include "cuda/to-half.cuh"
 
@@ -45,7 +46,10 @@ size_t buffer_bytes(const Model& m, int64_t max_pos, int64_t n) {
   const int64_t lin = linear == 0 ? 0
                                   : linear * lc.state_floats() + n * (4 * lc.conv_dim() + 2 * lc.value_dim() +
                                                                       4 * lc.v_heads + 2 * lc.k_heads * lc.k_dim);
-  const int64_t floats = 4 * n * H + 2 * n * hd + 2 * n * inter + n * k * H + c.vocab +
+  // A prefill chunk's routed rows sorted by expert: order, tiles and their count (int32s).
+  const int64_t E = c.router.n_experts,
+                sort = E > 0 && n > 1 ? n * k + 2 * route_tiles_max(n * k, E, kMatTokens) + 1 : 0;
+  const int64_t floats = 4 * n * H + 2 * n * hd + 2 * n * inter + n * k * H + c.vocab + sort +
                          n * std::max(1, c.router.n_experts) + 2 * n * k + 5 * n + (m.kv_f16() ? 2 * n * kv : 0) +
                          attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) + lin +
                          (c.attn_output_gate ? 2 * n * hd : 0);
@@ -139,6 +143,11 @@ CudaDecoder::CudaDecoder(const Model& m, int64_t max_positions, const Options& o
   if (kv_f16_) k_rows_ = alloc(max_chunk_ * kv * 4), v_rows_ = alloc(max_chunk_ * kv * 4);
   attn_part_ = alloc(attention_partial_floats(static_cast<int>(c.n_heads), static_cast<int>(c.head_dim)) * 4);
   greedy_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
+  if (const int64_t E = c.router.n_experts, rows = max_chunk_ * std::max(1, m.top_k); E > 0 && max_chunk_ > 1) {
+    order_ = reinterpret_cast<int32_t*>(alloc(rows * sizeof(int32_t)));
+    tiles_ = reinterpret_cast<int32_t*>(alloc(2 * route_tiles_max(rows, E, kMatTokens) * sizeof(int32_t)));
+    tile_count_ = reinterpret_cast<int32_t*>(alloc(sizeof(int32_t)));
+  }
   position_ = reinterpret_cast<int32_t*>(token_ + max_chunk_);
   allocate_predictions();
   if (rec_floats_ > 0) load_state(-1);
@@ -190,6 +199,10 @@ void CudaDecoder::embed(int64_t n) {
 QMatArgs CudaDecoder::qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const {
   QMatArgs a = shape_args(w, n);
   if (gather) a.ids = routed_, a.x_div = static_cast<int>(x_div);
+  if (gather && grouped_) {
+    a.order = order_, a.tiles = tiles_, a.tile_count = tile_count_;
+    a.max_tiles = route_tiles_max(n, w.n_mats, kMatTokens);
+  }
   if (const uint8_t* const* parts = gather && slots_ ? slots_->parts(w) : nullptr) {
     a.parts = parts;
     return a;
@@ -235,9 +248,19 @@ void CudaDecoder::add_rmsnorm(float* res, float* x, float* w, int64_t rows, int6
   launched(launch_add_rmsnorm(x, res, w, rows, d, m_.cfg.rms_eps, y, c_.stream()), "add_rmsnorm");
 }
 
-// The down projection reads SiLU(gate)·up as its x (no silu_mul launch, no gated rows written).
+void CudaDecoder::experts(const MoeWeights& w, int64_t rows, int64_t k) {
+  grouped_ = n_ > 1 && order_ && w.gate.quantised();  // a decode step's rows are one token's distinct experts
+  if (grouped_)
+    launched(launch_route_sort(routed_, rows, w.gate.n_mats, kMatTokens, order_, tiles_, tile_count_, c_.stream()),
+             "route_sort");
+  expert_mlp(w, rows, k, rows_);
+  grouped_ = false;
+}
+
+// The down projection reads SiLU(gate)·up as its x (no silu_mul launch, no gated rows written);
+// grouped rows are gated first.
 void CudaDecoder::gated_down(const WeightMatrix& down, int64_t rows, float* out) {
-  if (!down.quantised() || (down.bits != 4 && down.bits != 8)) {
+  if (grouped_ || !down.quantised() || (down.bits != 4 && down.bits != 8)) {
     DecoderWalk::gated_down(down, rows, out);
     return;
   }
@@ -247,6 +270,10 @@ void CudaDecoder::gated_down(const WeightMatrix& down, int64_t rows, float* out)
 }
 
 void CudaDecoder::add(float* x, float* y, int64_t n) { launched(launch_add(x, 1.0f, n, y, c_.stream()), "add"); }
+
+void CudaDecoder::add_rows(float* b, float* y, int64_t width, int64_t rows) {
+  launched(launch_add(b, 1.0f, rows * width, y, c_.stream(), width), "add (bias)");
+}
 
 void CudaDecoder::silu_mul(float* gate, float* up, int64_t n) {
   launched(launch_silu_mul(gate, up, n, gate, c_.stream()), "silu_mul");

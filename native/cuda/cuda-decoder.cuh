@@ -108,6 +108,10 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void gated_down(const WeightMatrix& down, int64_t rows, float* out) override;
   void add_rmsnorm(float* res, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void add(float* x, float* y, int64_t n) override;
+  void add_rows(float* b, float* y, int64_t width, int64_t rows) override;
+  // A prefill chunk's routed rows sorted by expert first: the gathered products then read each
+  // expert once per tile of kMatTokens rows (qmatmul.cuh's grouped mode) instead of once per row.
+  void experts(const MoeWeights& w, int64_t rows, int64_t k) override;
   void silu_mul(float* gate, float* up, int64_t n) override;
   void rope(float* x, int64_t heads, int axis) override;
   void write(float* dst, const float* src, int64_t floats) override;
@@ -132,7 +136,10 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   Context c_;
   std::shared_ptr<const DeviceWeights> w_;
   std::unique_ptr<ExpertSlots> slots_;
-  int32_t* routed_ = nullptr;    // where the current layer's ids are (its routing's, or a prediction's)
+  int32_t* routed_ = nullptr;  // where the current layer's ids are (its routing's, or a prediction's)
+  // A prefill chunk's routed rows by expert (route-sort.cuh), and whether the products read them.
+  int32_t *order_ = nullptr, *tiles_ = nullptr, *tile_count_ = nullptr;
+  bool grouped_ = false;
   float* routed_wts_ = nullptr;  // and its weights
   bool graph_, kv_f16_, head_ = true;
   uint64_t state_bytes_ = 0;

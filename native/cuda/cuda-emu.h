@@ -372,6 +372,12 @@ inline float __uint_as_float(uint32_t u) {
 }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline int __ffs(int v) { return __builtin_ffs(v); }
+// Lanes run one at a time between scheduling points, so a plain read-modify-write is atomic.
+inline int atomicAdd(int* p, int v) {
+  const int old = *p;
+  *p = old + v;
+  return old;
+}
 template <class T>
 T __ldg(const T* p) {
   return *p;

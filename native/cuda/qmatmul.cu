@@ -11,11 +11,12 @@ namespace {
 
 // L lanes share a group of R consecutive output rows (32 / L groups per warp), partial sums joined
 // by an L-lane reduction. Plain mode shares each weight load across up to T tokens (grid.y = token
-// chunks); gathered mode runs one row of work per grid.y. Where the codes and x are 16-byte
-// aligned (always for buffers the engine allocates), a lane loads four words at once (32 4-bit or
-// 16 8-bit columns: never across a group of ≥ 32 columns) per row with one scale and bias, and the
-// x columns of that step once for all R rows (at 4 bits x is 8x the weight bytes); U = 2 steps in
-// flight when R = 1. L is picked so short rows still give each lane two loads.
+// chunks); gathered mode runs one row of work per grid.y, or grouped one tile of up to T rows of
+// work routed to one matrix (each row's sums as in plain mode: its place in a tile changes nothing). Where the codes
+// and x are 16-byte aligned (always for buffers the engine allocates), a lane loads four words at once (32 4-bit or 16
+// 8-bit columns: never across a group of ≥ 32 columns) per row with one scale and bias, and the x columns of that step
+// once for all R rows (at 4 bits x is 8x the weight bytes); U = 2 steps in flight when R = 1. L is picked so short rows
+// still give each lane two loads.
 template <int BITS>
 __device__ __forceinline__ float dot_words(const uint4& v, const float4* xv) {
   constexpr int kPer = 32 / BITS;  // columns per word
@@ -50,13 +51,20 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
                        R;
   // Rows this lane group owns (≤ 0: dead lanes stay for the shuffles and add zeros).
   const int live = static_cast<int>(a.rows - row0 < R ? a.rows - row0 : R);
-  const bool gather = a.ids != nullptr;
-  const int64_t i0 = gather ? blockIdx.y : static_cast<int64_t>(blockIdx.y) * T;
+  const bool gather = a.ids != nullptr, grouped = a.order != nullptr;
+  if (grouped && static_cast<int>(blockIdx.y) >= *a.tile_count) return;  // the whole block
+  const int64_t i0 = gather && !grouped ? blockIdx.y : static_cast<int64_t>(blockIdx.y) * T;
   const int64_t left = a.n - i0;
-  const int count = gather ? 1 : static_cast<int>(left < T ? left : T);
+  const int count = grouped ? a.tiles[2 * blockIdx.y + 1] : gather ? 1 : static_cast<int>(left < T ? left : T);
+  // Each token's x row and output row: consecutive, one routed row, or a tile's rows.
+  int64_t xrow[T], yrow[T];
+  for (int t = 0; t < T; ++t) {
+    const int64_t i = grouped ? a.order[a.tiles[2 * blockIdx.y] + (t < count ? t : 0)] : i0 + t;
+    xrow[t] = gather ? i / a.x_div : i;
+    yrow[t] = i;
+  }
   int64_t mat = a.mat;
-  if (gather) mat = a.slots ? a.slots[a.ids[i0]] : a.ids[i0];
-  const int64_t xrow = gather ? i0 / a.x_div : i0;
+  if (gather) mat = a.slots ? a.slots[a.ids[yrow[0]]] : a.ids[yrow[0]];
   const int64_t words = a.cols * a.bits / 32, groups = a.cols / a.group;
   const int gshift = __ffs(a.group) - 1;  // groups are powers of two
   const uint8_t* codes = a.parts ? a.parts[3 * mat] : a.codes;
@@ -89,8 +97,8 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
         float4 xv[kCols / 4];
         float xsum = 0.0f;
         for (int k = 0; k < kCols / 4; ++k) {
-          xv[k] = reinterpret_cast<const float4*>(x + (xrow + t) * a.cols + c0)[k];
-          if (G) xv[k] = silu_mul4(xv[k], reinterpret_cast<const float4*>(a.up + (xrow + t) * a.cols + c0)[k]);
+          xv[k] = reinterpret_cast<const float4*>(x + xrow[t] * a.cols + c0)[k];
+          if (G) xv[k] = silu_mul4(xv[k], reinterpret_cast<const float4*>(a.up + xrow[t] * a.cols + c0)[k]);
           xsum += (xv[k].x + xv[k].y) + (xv[k].z + xv[k].w);
         }
         for (int r = 0; r < R; ++r) acc[t][r] += s[r] * dot_words<BITS>(v[r], xv) + b[r] * xsum;  // Σ (s·q + b)·x
@@ -117,8 +125,8 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
         const float s = load_elem(scales, a.scale_type, g), b = load_elem(biases, a.scale_type, g);
         for (int t = 0; t < T; ++t) {
           if (t >= count) break;
-          const float* xt = x + (xrow + t) * a.cols + c0;
-          const float* ut = G ? a.up + (xrow + t) * a.cols + c0 : nullptr;
+          const float* xt = x + xrow[t] * a.cols + c0;
+          const float* ut = G ? a.up + xrow[t] * a.cols + c0 : nullptr;
           float dot = 0.0f, sum = 0.0f;
           for (int e = 0; e < per_word; ++e) {
             const float xe = G ? silu_mul(xt[e], ut[e]) : xt[e];
@@ -134,7 +142,7 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
     if (t >= count) break;  // count is the same for every lane of the block
     for (int r = 0; r < R; ++r) {
       const float total = warp_sum(acc[t][r], lanes);
-      if (lane == 0 && r < live) y[(i0 + t) * a.rows + row0 + r] = total;
+      if (lane == 0 && r < live) y[yrow[t] * a.rows + row0 + r] = total;
     }
   }
 }
@@ -171,11 +179,14 @@ cudaError_t launch_qmatmul_set(const QMatSet& set, const float* x, cudaStream_t 
   int64_t rows = 0;
   for (int i = 0; i < set.count; ++i) rows += set.a[i].rows;
   if (a.n <= 0 || rows <= 0) return cudaSuccess;
-  const auto chunks = static_cast<uint32_t>(a.ids ? a.n : (a.n + kMatTokens - 1) / kMatTokens);  // a.n == 1: one
+  const bool by_matrix = a.order != nullptr;  // tiles of one matrix's rows (route-sort.cuh)
+  const auto chunks = static_cast<uint32_t>(by_matrix ? a.max_tiles
+                                            : a.ids   ? a.n
+                                                      : (a.n + kMatTokens - 1) / kMatTokens);  // a.n == 1: one
   // Lanes per row: each lane two or more 16-byte loads where the row allows (4 and 8 bits).
   const int64_t steps = a.bits == 4 || a.bits == 8 ? a.cols * a.bits / 128 : 64;
   const int lanes = steps >= 64 ? 32 : steps >= 32 ? 16 : 8;
-  const bool one = a.ids != nullptr || a.n == 1;
+  const bool one = (a.ids != nullptr && !by_matrix) || a.n == 1;
   // Row groups (one lane reads x once for R rows) where they still leave ~1.5 waves of blocks:
   // fewer blocks than SMs starve small matrices (an H200's 512-row k projection: 3.8 → 6.8 us).
   const int rl = steps >= 32 ? 32 : steps >= 16 ? 16 : 8;

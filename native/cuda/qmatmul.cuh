@@ -27,6 +27,13 @@ struct QMatArgs {
   // When set, matrix m lies apart (device-resident experts): its codes, scales and biases at
   // parts[3m], parts[3m + 1], parts[3m + 2]; codes/scales/biases above are then unused.
   const uint8_t* const* parts = nullptr;
+  // Gathered and grouped (a prefill chunk's experts, route-sort.cuh): the rows of work in tiles
+  // of up to kMatTokens rows of one matrix, each matrix's codes read once per tile; grid.y spans
+  // max_tiles, blocks past *tile_count stop. Not with `up`.
+  const int32_t* order = nullptr;
+  const int32_t* tiles = nullptr;
+  const int32_t* tile_count = nullptr;
+  int64_t max_tiles = 0;
 };
 
 // Up to kMatSet matrices of one width, bit width and mode over the same x in one launch (q, k

@@ -1,4 +1,4 @@
-// Elementwise ops, one thread per element: out = silu(gate) · up, y += s · x, sigmoid gates,
+// Elementwise ops, one thread per element: out = silu(gate) · up, y += s · x (a bias over rows), sigmoid gates,
 // rounding to half, copies.
 kernel void bs_silu_mul(device const float* gate [[buffer(0)]], device const float* up [[buffer(1)]],
                         device float* out [[buffer(2)]], constant ElementwiseParams& p [[buffer(3)]],
@@ -16,12 +16,21 @@ kernel void bs_add(device const float* x [[buffer(0)]], device float* y [[buffer
   if (i < p.n) y[i] += p.s * x[i];
 }
 
-// out[i] = x[i] rounded to IEEE half (to nearest even): keys and values into an f16 KV cache.
+kernel void bs_add_rows(device const float* b [[buffer(0)]], device float* y [[buffer(1)]],
+                        constant BiasParams& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                        uint tid [[thread_index_in_threadgroup]]) {
+  const uint i = tg.x * BS_BLOCK + tid;
+  if (i < p.n) y[i] += 1.0f * b[i % p.width];  // as bs_add's y += s · x with s = 1
+}
+
+// out[i] = x[i] rounded to IEEE half (to nearest even): keys (grid.y 0) and values (grid.y 1:
+// x1 into out1) into an f16 KV cache.
 kernel void bs_to_f16(device const float* x [[buffer(0)]], device ushort* out [[buffer(1)]],
-                      constant ElementwiseParams& p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                      device const float* x1 [[buffer(2)]], device ushort* out1 [[buffer(3)]],
+                      constant ElementwiseParams& p [[buffer(4)]], uint3 tg [[threadgroup_position_in_grid]],
                       uint tid [[thread_index_in_threadgroup]]) {
   const uint i = tg.x * BS_BLOCK + tid;
-  if (i < p.n) out[i] = as_type<ushort>(half(x[i]));
+  if (i < p.n) (tg.y ? out1 : out)[i] = as_type<ushort>(half((tg.y ? x1 : x)[i]));
 }
 
 // out[i] = x[i] for i < n, as 32-bit words: a token's expert ids kept for the next step's prerouter.

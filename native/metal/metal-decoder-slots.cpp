@@ -12,6 +12,7 @@
 
 #include "common/experts/streamer.h"
 #include "metal/metal-decoder.h"
+#include "metal/metal-encode.h"
 
 namespace bs::metal {
 
@@ -58,7 +59,18 @@ void MetalDecoder::stream_end() {
     if (made_pred_[l]) m_.streamer->prefetch(l, host_ints(pred_[l].ids[parity_]), top_k_);
 }
 
+// A prefill chunk's rows sorted by expert first (bs_route_sort), for the grouped products.
 void MetalDecoder::experts(const MoeWeights& w, int64_t rows, int64_t k) {
+  struct Reset {
+    bool& b;
+    ~Reset() { b = false; }
+  } reset{grouped_};
+  grouped_ = n_ > 1 && sorted_.buf;  // a decode step's rows are one token's distinct experts
+  if (grouped_) {
+    const int64_t E = m_.cfg.router.n_experts;
+    const RouteSortParams p{u32(rows), u32(E), route_tiles_max(rows, E)};
+    c_->dispatch("bs_route_sort", {1}, BS_BLOCK, {routed_ids_, sorted_, {nullptr, 0, &p, sizeof p}});
+  }
   if (!slots_) return DecoderWalk::experts(w, rows, k);
   const bool predicted = routed_ids_.buf != ids_.buf;
   const int32_t* ids = host_ints(routed_ids_);

@@ -31,6 +31,8 @@ MetalDecoder::MetalDecoder(Device& d, const Model& m, int64_t max_positions, int
   allocate(kv_elem_, capacity_);
   init_slots();
   greedy_ = alloc(4);
+  if (const int64_t E = c.router.n_experts, rows = max_chunk_ * std::max(1, m.top_k); E > 0 && max_chunk_ > 1)
+    sorted_ = alloc((1 + 2 * route_tiles_max(rows, E) + rows) * 4);
   if (m.kv_f16()) k_f32_ = alloc(max_chunk_ * kv * 4), v_f32_ = alloc(max_chunk_ * kv * 4);
   allocate_predictions();
   if (rec_floats_ > 0) load_state(-1);
@@ -112,7 +114,10 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
     p.gather = gather ? 1 : 0;
     p.has_slots = slotted ? 1 : 0;
     p.x_div = u32(x_div);
-    const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
+    const bool grouped = gather && grouped_;  // tiles of one expert's rows: the order after them
+    const uint32_t tiles = route_tiles_max(n, m_.cfg.router.n_experts);
+    p.grouped = grouped ? 1 + 2 * tiles : 0;
+    const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), grouped ? tiles : gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
     c_->dispatch("bs_qmatmul", g, kMatThreads,
                  {b.codes,
                   b.scales,
@@ -121,6 +126,7 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
                   y,
                   gather ? routed_ids_ : none,
                   slotted ? slot_table_[layer_] : none,
+                  grouped ? sorted_ : none,
                   {nullptr, 0, &p, sizeof p}});
     return;
   }
@@ -171,13 +177,30 @@ void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
 }
 
 void MetalDecoder::rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, {nullptr, 0, &p, sizeof p}});
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 0, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, x, x, {nullptr, 0, &p, sizeof p}});
+}
+
+// The residual add joined to the norm: x += res, y = RMSNorm(x)·w in one dispatch.
+void MetalDecoder::add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, res, x, {nullptr, 0, &p, sizeof p}});
+}
+
+// The routed rows combined by the routing's weights inside the same dispatch (y_ not written).
+void MetalDecoder::combine_add_rmsnorm(int64_t k, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, u32(k)};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, rows_, routed_wts_, {nullptr, 0, &p, sizeof p}});
 }
 
 void MetalDecoder::add(Arg x, Arg y, int64_t n) {
   const ElementwiseParams p{u32(n), 1.0f};
   c_->dispatch("bs_add", {ceil_div(n, BS_BLOCK)}, BS_BLOCK, {x, y, {nullptr, 0, &p, sizeof p}});
+}
+
+void MetalDecoder::add_rows(Arg b, Arg y, int64_t width, int64_t rows) {
+  const BiasParams p{u32(rows * width), u32(width)};
+  c_->dispatch("bs_add_rows", {ceil_div(rows * width, BS_BLOCK)}, BS_BLOCK, {b, y, {nullptr, 0, &p, sizeof p}});
 }
 
 void MetalDecoder::silu_mul(Arg gate, Arg up, int64_t n) {
@@ -204,13 +227,41 @@ Arg MetalDecoder::kv_rows(int64_t l, bool v) {
   return v ? v_f32_ : k_f32_;
 }
 
+// Qwen3's q/k norms and RoPE in one dispatch, with an f16 cache the store too (multimodal RoPE,
+// whose axes rotate in turns, and models without the norms take the walk's steps).
+void MetalDecoder::norm_rope(const AttentionWeights& w, int64_t l, Arg k_at) {
+  const ModelConfig& c = m_.cfg;
+  if (w.q_norm.empty() || c.rot_dims / 2 <= 0 || mrope_) {
+    DecoderWalk::norm_rope(w, l, k_at);
+    return;
+  }
+  const bool store = kv_elem_ == 2;
+  const int64_t kv = c.n_kv_heads * c.head_dim, heads = c.n_heads + c.n_kv_heads * (store ? 2 : 1);
+  const QkNormRopeParams p{u32(n_),         u32(c.n_heads),  u32(c.n_kv_heads), u32(c.head_dim),
+                           u32(c.rot_dims), store ? 1u : 0u, c.rms_eps};
+  // Without a store the cache arguments are bound but unread.
+  const Arg kc = store ? Arg{k_cache_[l].buf, static_cast<size_t>(pos_ * kv * 2)} : k_at;
+  const Arg vc = store ? Arg{v_cache_[l].buf, static_cast<size_t>(pos_ * kv * 2)} : k_at;
+  c_->dispatch("bs_qk_norm_rope", {ceil_div(heads, BS_MM_SIMDGROUPS), u32(n_)}, kMatThreads,
+               {q_,
+                k_at,
+                vec(w.q_norm),
+                vec(w.k_norm),
+                rope_pos_,
+                w_->inv_freq(-1),
+                store ? v_f32_ : k_at,
+                kc,
+                vc,
+                {nullptr, 0, &p, sizeof p}});
+}
+
 void MetalDecoder::store_kv(int64_t l) {
   if (kv_elem_ == 4) return;
   const int64_t kv = m_.cfg.n_kv_heads * m_.cfg.head_dim;
   const ElementwiseParams p{u32(n_ * kv), 0.0f};
-  for (const auto& [x, cache] : {std::pair{k_f32_, k_cache_[l]}, std::pair{v_f32_, v_cache_[l]}})
-    c_->dispatch("bs_to_f16", {ceil_div(n_ * kv, BS_BLOCK)}, BS_BLOCK,
-                 {x, {cache.buf, static_cast<size_t>(pos_ * kv * 2)}, {nullptr, 0, &p, sizeof p}});
+  const auto row = static_cast<size_t>(pos_ * kv * 2);  // the chunk's first cache row, in bytes
+  c_->dispatch("bs_to_f16", {ceil_div(n_ * kv, BS_BLOCK), 2}, BS_BLOCK,
+               {k_f32_, {k_cache_[l].buf, row}, v_f32_, {v_cache_[l].buf, row}, {nullptr, 0, &p, sizeof p}});
 }
 
 void MetalDecoder::attend(int64_t l) {

@@ -65,7 +65,11 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) override;
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
+  void add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
+  void combine_add_rmsnorm(int64_t k, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
+  void norm_rope(const AttentionWeights& w, int64_t l, Arg k_at) override;
   void add(Arg x, Arg y, int64_t n) override;
+  void add_rows(Arg b, Arg y, int64_t width, int64_t rows) override;
   void silu_mul(Arg gate, Arg up, int64_t n) override;
   void rope(Arg x, int64_t heads, int axis) override;
   void write(Arg dst, const float* src, int64_t floats) override;
@@ -84,7 +88,8 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   void routing(const MoeWeights& w) override;
   void delta(LoraSlot slot, Arg x, Arg y) override;
   // Streamed experts (slot_experts): the routed experts from the staged slots, in waves
-  // (metal-decoder-slots.cpp); otherwise the walk's gathered matmuls over the wrapped stacks.
+  // (metal-decoder-slots.cpp); otherwise the walk's gathered matmuls over the wrapped stacks. A
+  // prefill chunk's rows are sorted by expert first: each expert read once per tile of rows.
   void experts(const MoeWeights& w, int64_t rows, int64_t k) override;
 
   // Cache rows for `rows` positions (capacity doubles up to max_positions).
@@ -119,6 +124,8 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg lora_t_;
   bool predicting_ = false;      // this append ends with logits: the heads run
   Arg routed_ids_, routed_wts_;  // the routing the current layer's experts run with
+  Arg sorted_;                   // a prefill chunk's routed rows by expert (bs_route_sort)
+  bool grouped_ = false;         // the gathered products read sorted_
   Arg k_f32_, v_f32_;            // f16 caches: the chunk's keys and values in float32 before rounding
   Arg greedy_;
   std::unique_ptr<CommandList> list_;  // the append's command list (a new one after each sync)

@@ -3,6 +3,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,7 +27,12 @@ inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DT
 
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
 inline QMatParams qparams(const WeightMatrix& w, int64_t n) {
-  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1};
+  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1, 0};
+}
+
+// Most tiles bs_route_sort makes of n rows over n_mats matrices (each matrix's last may be partial).
+inline uint32_t route_tiles_max(int64_t n, int64_t n_mats) {
+  return ceil_div(n, BS_MM_TOKENS) + u32(std::min(n, n_mats));
 }
 
 // The pages holding [p, p + bytes) wrapped without a copy (the mmapped weights), `off` set to p's

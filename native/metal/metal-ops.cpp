@@ -114,7 +114,7 @@ void encode_qmatmul(Call& c, const WeightMatrix& w, QMatParams p, Arg x, Arg y, 
   const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
             bi = c.weight(w.biases, sb_bytes(w), p.b_off);
   const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), p.gather ? p.n : ceil_div(p.n, BS_MM_TOKENS)};
-  c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, Call::params(p)});
+  c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, ids, Call::params(p)});
 }
 
 }  // namespace
@@ -195,10 +195,11 @@ void MetalOps::embed(const WeightMatrix& t, const int32_t* ids, int64_t n, float
 void MetalOps::rmsnorm(const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y) {
   if (n_rows <= 0 || d <= 0) return;
   Call c(*this);
-  const RmsNormParams p{u32(n_rows), u32(d), eps};
+  const RmsNormParams p{u32(n_rows), u32(d), eps, 0, 0};
   const size_t bytes = static_cast<size_t>(n_rows * d) * 4;
   const Arg xa = c.in(x, bytes);
-  c.dispatch("bs_rmsnorm", {u32(n_rows)}, BS_BLOCK, {xa, c.in(w, d * 4), c.out(y, bytes), Call::params(p)});
+  // No residual: res and weights bound to x, unread.
+  c.dispatch("bs_rmsnorm", {u32(n_rows)}, BS_BLOCK, {xa, c.in(w, d * 4), c.out(y, bytes), xa, xa, Call::params(p)});
   c.run();
 }
 

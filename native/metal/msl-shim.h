@@ -1,5 +1,5 @@
 // Compiles Metal Shading Language kernels as C++ on a CPU, for the native tests: address-space
-// qualifiers vanish, `half` and as_type are emulated, and threadgroups run on the lockstep
+// qualifiers vanish, `half`, as_type and threadgroup atomics are emulated, and threadgroups run on the lockstep
 // fiber scheduler (common/lockstep.h: 32-lane simdgroups, barriers, divergence reported as an
 // error). Threadgroup arrays are function statics: one group runs at a time. Include after
 // every standard header: it defines MSL's keywords as macros.
@@ -64,6 +64,21 @@ inline float max(float a, float b) { return std::fmax(a, b); }
 inline float min(float a, float b) { return std::fmin(a, b); }
 inline uint max(uint a, uint b) { return a > b ? a : b; }
 inline uint min(uint a, uint b) { return a < b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+
+// Threadgroup atomics: lanes run one at a time between scheduling points (barriers, simdgroup
+// calls), so a plain read-modify-write is atomic.
+struct atomic_int {
+  int v;
+};
+enum memory_order { memory_order_relaxed };
+inline void atomic_store_explicit(atomic_int* a, int v, memory_order) { a->v = v; }
+inline int atomic_load_explicit(const atomic_int* a, memory_order) { return a->v; }
+inline int atomic_fetch_add_explicit(atomic_int* a, int v, memory_order) {
+  const int old = a->v;
+  a->v = old + v;
+  return old;
+}
 
 using Thread = bs::lockstep::Thread;
 

@@ -27,11 +27,18 @@ using uint = uint32_t;
 
 // y[i, rows] = W[mat_i] · x[i, cols] for i < n, W affine (codes, scales, biases): mat_i is
 // `mat`, or with `gather` slots[ids[i]] (the slot table; identity when has_slots is 0) and x
-// row i / x_div (x_div = top-k: every routed slot of a token reads the token's row).
+// row i / x_div (x_div = top-k: every routed slot of a token reads the token's row). With
+// `grouped` (gathered) the rows come in tiles of one matrix as bs_route_sort lays them out.
 struct QMatParams {
   uint rows, cols, bits, group, sb_type;
   uint w_off, s_off, b_off;  // bytes into the code, scale and bias buffers
-  uint n, mat, gather, has_slots, x_div;
+  uint n, mat, gather, has_slots, x_div, grouped;
+};
+
+// n rows of work sorted by matrix ids[i] < n_mats into one int buffer: the tile count, the tiles
+// [max_tiles, 2] (first position in the order, rows ≤ BS_MM_TOKENS), then the order [n].
+struct RouteSortParams {
+  uint n, n_mats, max_tiles;
 };
 
 // y[i, rows] = alpha · W[mat] · x[i, cols] (+ y when accumulate), W dense F32/F16/BF16.
@@ -45,14 +52,24 @@ struct EmbedParams {
   uint rows, cols, bits, group, type, w_off, s_off, b_off, n;
 };
 
+// y = RMSNorm(x)·w per row of d; with `add`, first x += res in place: res rows [rows, d], or with
+// k > 0 each row's k routed rows [rows·k, d] combined by weights [rows, k] (as CombineParams).
 struct RmsNormParams {
   uint rows, d;
   float eps;
+  uint add, k;
 };
 
 // NeoX pairs (i, i + rot/2) of each head.
 struct RopeParams {
   uint n_tok, n_heads, head_dim, rot_dims;
+};
+
+// Qwen3's per-head RMSNorm of q [n_tok, n_q, head_dim] and k [n_tok, n_kv, head_dim], then NeoX
+// RoPE; with `store` the k rows and v rows into an f16 cache after them.
+struct QkNormRopeParams {
+  uint n_tok, n_q, n_kv, head_dim, rot_dims, store;
+  float eps;
 };
 
 // Causal attention of n_tok queries at positions pos0.. over a cache of [*, n_kv, head_dim].
@@ -78,6 +95,11 @@ struct CombineParams {
 struct ElementwiseParams {
   uint n;
   float s;
+};
+
+// y[i] += b[i % width] for i < n: a linear's bias over the chunk's rows.
+struct BiasParams {
+  uint n, width;
 };
 
 // y[rows] = W[:, :hidden] · x + Σ_j W[:, hidden + cur_j] + Σ_j W[:, hidden + E + prev_j], W

@@ -1,20 +1,27 @@
 // Affine 4/8-bit matmul on the MLX layout: y[i, row] = Σ_c (s·q + b)·x[i, c]. One simdgroup per
 // output row, its 32 lanes striding over the row's uint32 words (coalesced), partial sums joined
 // by simd_sum. Plain mode shares each weight word across up to BS_MM_TOKENS tokens (grid.y =
-// token chunks); gather mode runs one token per grid.y with its own matrix from the slot table.
+// token chunks); gather mode runs one token per grid.y with its own matrix from the slot table,
+// or grouped one tile of up to BS_MM_TOKENS rows routed to one matrix (bs_route_sort's `sorted`:
+// a prefill chunk's experts read once per tile). A row's sums are the same in every mode.
 kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uchar* scales [[buffer(1)]],
                        device const uchar* biases [[buffer(2)]], device const float* x [[buffer(3)]],
                        device float* y [[buffer(4)]], device const int* ids [[buffer(5)]],
-                       device const int* slots [[buffer(6)]], constant QMatParams& p [[buffer(7)]],
-                       uint3 tg [[threadgroup_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]]) {
+                       device const int* slots [[buffer(6)]], device const int* sorted [[buffer(7)]],
+                       constant QMatParams& p [[buffer(8)]], uint3 tg [[threadgroup_position_in_grid]],
+                       uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
   const uint row = tg.x * BS_MM_SIMDGROUPS + sg;
-  if (row >= p.rows) return;  // the whole simdgroup: no lane is left inside a reduction
-  const uint i0 = p.gather ? tg.y : tg.y * BS_MM_TOKENS;
-  const uint count = p.gather ? 1u : min(BS_MM_TOKENS, p.n - i0);
+  if (row >= p.rows) return;                         // the whole simdgroup: no lane is left inside a reduction
+  if (p.grouped && tg.y >= uint(sorted[0])) return;  // past the tiles: the whole threadgroup
+  const uint i0 = p.gather && !p.grouped ? tg.y : tg.y * BS_MM_TOKENS;
+  const uint count = p.grouped ? uint(sorted[2u + 2u * tg.y]) : p.gather ? 1u : min(BS_MM_TOKENS, p.n - i0);
+  // Each token's row of work: consecutive, one routed row, or a tile's rows in the order.
+  uint work[BS_MM_TOKENS];
+  for (uint t = 0; t < BS_MM_TOKENS; ++t) {
+    work[t] = p.grouped ? uint(sorted[p.grouped + uint(sorted[1u + 2u * tg.y]) + min(t, count - 1u)]) : i0 + t;
+  }
   uint mat = p.mat;
-  if (p.gather) mat = p.has_slots ? uint(slots[ids[i0]]) : uint(ids[i0]);
-  const uint xrow = p.gather ? i0 / p.x_div : i0;
+  if (p.gather) mat = p.has_slots ? uint(slots[ids[work[0]]]) : uint(ids[work[0]]);
   const uint words = p.cols * p.bits / 32u, per_word = 32u / p.bits, groups = p.cols / p.group;
   const uint mask = (1u << p.bits) - 1u;
   const uint base = mat * p.rows + row;
@@ -27,7 +34,7 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
     const uint g = base * groups + c0 / p.group;  // a word never straddles groups (group ≥ 32)
     const float s = bs_load(scales, p.s_off, p.sb_type, g), b = bs_load(biases, p.b_off, p.sb_type, g);
     for (uint t = 0; t < count; ++t) {
-      device const float* xt = x + (xrow + t) * p.cols + c0;
+      device const float* xt = x + (p.gather ? work[t] / p.x_div : work[t]) * p.cols + c0;
       float dot = 0.0f, sum = 0.0f;
       for (uint e = 0; e < per_word; ++e) {
         dot += float((word >> (e * p.bits)) & mask) * xt[e];
@@ -38,6 +45,6 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
   }
   for (uint t = 0; t < count; ++t) {
     const float total = simd_sum(acc[t]);
-    if (lane == 0) y[(i0 + t) * p.rows + row] = total;
+    if (lane == 0) y[work[t] * p.rows + row] = total;
   }
 }

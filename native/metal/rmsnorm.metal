@@ -1,16 +1,30 @@
 // RMSNorm: one threadgroup of BS_BLOCK threads per row. Squares are summed per thread, per
-// simdgroup (simd_sum), then across simdgroups through threadgroup memory. y may alias x: each
-// thread rewrites only the elements it read.
-kernel void bs_rmsnorm(device const float* x [[buffer(0)]], device const float* w [[buffer(1)]],
-                       device float* y [[buffer(2)]], constant RmsNormParams& p [[buffer(3)]],
+// simdgroup (simd_sum), then across simdgroups through threadgroup memory. With p.add the
+// residual add comes first, written back to x (as bs_add, or bs_moe_combine's sum of routed rows
+// then bs_add): the decoder's residual stream and the next norm in one dispatch. Each thread
+// rewrites only the elements it read, so y may alias x.
+kernel void bs_rmsnorm(device float* x [[buffer(0)]], device const float* w [[buffer(1)]],
+                       device float* y [[buffer(2)]], device const float* res [[buffer(3)]],
+                       device const float* weights [[buffer(4)]], constant RmsNormParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]],
                        uint n_sg [[simdgroups_per_threadgroup]]) {
   threadgroup float partial[32];
-  device const float* xr = x + tg.x * p.d;
-  device float* yr = y + tg.x * p.d;
+  const uint row = tg.x;
+  device float* xr = x + row * p.d;
+  device float* yr = y + row * p.d;
   float ss = 0.0f;
-  for (uint i = tid; i < p.d; i += BS_BLOCK) ss += xr[i] * xr[i];
+  for (uint i = tid; i < p.d; i += BS_BLOCK) {
+    if (p.add) {
+      float r = res[row * p.d + i];
+      if (p.k > 0) {
+        r = 0.0f;
+        for (uint j = 0; j < p.k; ++j) r += weights[row * p.k + j] * res[(row * p.k + j) * p.d + i];
+      }
+      xr[i] += 1.0f * r;
+    }
+    ss += xr[i] * xr[i];
+  }
   ss = simd_sum(ss);
   if (lane == 0) partial[sg] = ss;
   threadgroup_barrier(mem_flags::mem_threadgroup);

@@ -21,6 +21,7 @@
 #include "cuda/qmatmul.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/rope.cuh"
+#include "cuda/route-sort.cuh"
 #include "cuda/sigmoid-mul.cuh"
 #include "cuda/silu-mul.cuh"
 #include "cuda/to-half.cuh"
@@ -187,11 +188,11 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     const float *dr = s.put(rows, n * k * d), *dwt = s.put(weights, n * k), *dw = s.put(w, d);
     return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dw, n, d, eps, dy, nullptr); });
   };
-  o.add = [](const float* x, float scale, int64_t n, float* y) {
+  o.add = [](const float* x, float scale, int64_t n, float* y, int64_t period) {
     Staging s;
-    const float* dx = s.put(x, n);
+    const float* dx = s.put(x, period > 0 ? period : n);
     float* dy = s.inout(y, n);
-    return s.run([&] { return launch_add(dx, scale, n, dy, nullptr); });
+    return s.run([&] { return launch_add(dx, scale, n, dy, nullptr, period); });
   };
   o.rope = [](float* x, const int32_t* pos, const double* inv_freq, int64_t n_tok, int heads, int head_dim, int rot) {
     Staging s;
@@ -227,11 +228,32 @@ inline void add_matmul_ops(bt::CudaDecoderOps& o) {
     const bs::WeightMatrix& w = c.m->m;
     QMatArgs a = shape_args(w, c.n);
     a.codes = s.put(c.m->w), a.scales = s.put(c.m->scales), a.biases = s.put(c.m->biases), a.mat = c.mat;
-    if (c.ids) a.ids = s.put(c.ids, c.n);
+    if (c.ids) a.ids = s.put(c.ids, c.n), a.x_div = c.x_div;
     if (c.up) a.up = s.put(c.up, c.n * w.cols);
+    if (c.grouped) {
+      a.max_tiles = route_tiles_max(c.n, w.n_mats, kMatTokens);
+      a.order = s.put<int32_t>(nullptr, c.n), a.tiles = s.put<int32_t>(nullptr, 2 * a.max_tiles);
+      a.tile_count = s.put<int32_t>(nullptr, 1);
+    }
     const float* x = s.put(c.x, c.x_offset + c.n * w.cols);
     float* y = s.inout(c.y, c.n * w.rows);
-    return s.run([&] { return launch_qmatmul(a, x ? x + c.x_offset : nullptr, y, nullptr); });
+    return s.run([&] {
+      if (c.grouped) {
+        const cudaError_t e =
+            launch_route_sort(a.ids, c.n, w.n_mats, kMatTokens, const_cast<int32_t*>(a.order),
+                              const_cast<int32_t*>(a.tiles), const_cast<int32_t*>(a.tile_count), nullptr);
+        if (e != cudaSuccess) return e;
+      }
+      return launch_qmatmul(a, x ? x + c.x_offset : nullptr, y, nullptr);
+    });
+  };
+  o.route_sort = [](const int32_t* ids, int64_t n, int64_t n_mats, int per_tile, int32_t* order, int32_t* tiles,
+                    int32_t* tile_count) {
+    Staging s;
+    const int32_t* d_ids = s.put(ids, n);
+    int32_t *d_order = s.inout(order, n), *d_tiles = s.inout(tiles, 2 * route_tiles_max(n, n_mats, per_tile)),
+            *d_count = s.inout(tile_count, 1);
+    return s.run([&] { return launch_route_sort(d_ids, n, n_mats, per_tile, d_order, d_tiles, d_count, nullptr); });
   };
   o.dense = [](const std::vector<bt::DenseCall>& calls, bool one_launch) {
     Staging s;

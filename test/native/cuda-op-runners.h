@@ -70,6 +70,8 @@ struct QmCall {
   int64_t x_offset;
   const float* up;
   float* y;
+  int x_div = 1;         // gathered: row i of work reads x row i / x_div (x holds n rows all the same)
+  bool grouped = false;  // gathered: the rows sorted by matrix on the device first (route_sort)
 };
 
 // A dense product y (+)= alpha · W[mat] x over n tokens; W's elements as stored.
@@ -106,13 +108,18 @@ struct CudaDecoderOps {
   std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* w, int64_t n, int64_t d,
                        float eps, float* y)>
       combine_add_rmsnorm;
-  std::function<Launch(const float* x, float s, int64_t n, float* y)> add;
+  // y += s · x over n values; with period > 0, x[i % period] (a bias over rows).
+  std::function<Launch(const float* x, float s, int64_t n, float* y, int64_t period)> add;
   std::function<Launch(float* x, const int32_t* pos, const double* inv_freq, int64_t n_tok, int heads, int head_dim,
                        int rot)>
       rope;
   std::function<Launch(const AttnShape& a, const float* q, const void* k, const void* v, float* out)> attention;
   std::function<Launch(const float* g, const float* up, int64_t n, float* out)> silu_mul;
   std::function<Launch(const QmCall& c)> qmatmul;
+  // ids [n] < n_mats sorted into order [n], tiles [2 · max tiles] of ≤ per_tile rows, tile_count.
+  std::function<Launch(const int32_t* ids, int64_t n, int64_t n_mats, int per_tile, int32_t* order, int32_t* tiles,
+                       int32_t* tile_count)>
+      route_sort;
   // one_launch: the products as one set (the LoRA steps of several linears), else one launch each.
   std::function<Launch(const std::vector<DenseCall>& calls, bool one_launch)> dense;
 };

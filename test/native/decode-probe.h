@@ -12,7 +12,7 @@ namespace bt {
 // path: the decode expert path, "exact", "staged" or "hot".
 int decode_probe(const char* dir, const char* backend, int threads, int tokens, const std::string& path);
 // Greedy tokens and logits of the Metal decoder beside the CPU reference, as JSON on stdout.
-int metal_decoder_probe(const char* dir, int tokens);
+int metal_decoder_probe(const char* dir, int tokens, bool kv_f16);
 // The same for the CUDA decoder (emulated; the device with BRAINSTEM_TEST_CUDA=gpu), or with
 // `bench` timed decode steps; kv_f16: the model (CPU and decoder) with f16 KV caches; slots > 0:
 // routed experts in that many device slots per layer; prerouter: a zero-training one.

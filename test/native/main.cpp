@@ -3,7 +3,7 @@
 // ops) of every compiled kernel set and prints JSON;
 // `--require-sets a,b` fails unless those kernel sets can run here (the cases still run);
 // `--decode-probe DIR BACKEND THREADS TOKENS [PATH]` measures allocations of warm decode steps;
-// `--metal-decoder DIR TOKENS` decodes through the whole-token Metal decoder beside the CPU;
+// `--metal-decoder DIR TOKENS [f16]` decodes through the whole-token Metal decoder beside the CPU;
 // `--metal-session DIR TOKENS [f16|zero|heads|staged,direct,slots3|random=SEED]` does it through a session
 // (truncate, prefix hit, LoRA, failure; an f16 cache, a prerouter, or experts streamed through slots);
 // `--cuda-decoder DIR TOKENS [bench,f16,slotsK,zero,sweep]` decodes (or times steps; sweep: set-up failing at each
@@ -108,9 +108,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (argc == 4 && std::strcmp(argv[1], "--metal-decoder") == 0) {
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "--metal-decoder") == 0) {
     try {
-      return bt::metal_decoder_probe(argv[2], std::atoi(argv[3]));
+      return bt::metal_decoder_probe(argv[2], std::atoi(argv[3]), argc == 5 && std::strcmp(argv[4], "f16") == 0);
     } catch (const bs::Error& e) {
       std::fprintf(stderr, "metal decoder probe: %s\n", e.what());
       return 1;

@@ -11,15 +11,21 @@ import { assertDecoderRefusals } from './helpers/decoder-refusals.js';
 import { synthTemp } from './helpers/model-files.js';
 
 const binary = join(repoRoot, 'build', 'Release', 'brainstem-native-tests');
+const onGpu = process.env.BRAINSTEM_TEST_METAL === 'gpu';
 
 interface Probe extends DecoderProbe {
   appends: number;
   commits: number;
   tokens_metal: number[];
+  layers: number;
+  // Dispatches by kernel of the prompt's append and of the last decode step (on the shim).
+  prefill_kernels: Record<string, number>;
+  step_kernels: Record<string, number>;
 }
 
-function probe(dir: string, tokens: number): Probe {
-  const r = spawnSync(binary, ['--metal-decoder', dir, String(tokens)], { encoding: 'utf8', timeout: 600_000 });
+function probe(dir: string, tokens: number, kv: 'f32' | 'f16' = 'f32'): Probe {
+  const args = ['--metal-decoder', dir, String(tokens), ...(kv === 'f16' ? ['f16'] : [])];
+  const r = spawnSync(binary, args, { encoding: 'utf8', timeout: 600_000 });
   assert.equal(r.status, 0, `metal decoder probe failed:\n${r.stdout}\n${r.stderr}`);
   return JSON.parse(r.stdout) as Probe;
 }
@@ -30,6 +36,33 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append (the prompt, then each token)`);
     assertLikeCpu(p, p.tokens_metal, 7, arch);
+    if (!onGpu) {
+      // Biases over the chunk's rows in one dispatch (glm4_moe's q, k, v): no dispatch per token;
+      // the prompt's routed rows sorted by expert once per MoE layer (not a decode step's).
+      const { bs_route_sort: sorts = 0, ...rest } = p.prefill_kernels;
+      assert.deepEqual(rest, p.step_kernels, `${arch}: the prompt queues what one token does`);
+      assert.equal(sorts > 0, arch.endsWith('_moe'), `${arch}: ${sorts} sorts of the prompt's routed rows`);
+    }
+  }
+});
+
+// Qwen3's steps joined (as the CUDA decoder's): each residual add into the next RMSNorm (a MoE
+// layer's combine too), q/k norms + RoPE (+ the f16 store) in one dispatch per layer.
+test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE and the f16 store into fewer dispatches', (t) => {
+  if (onGpu) return t.skip('dispatches are counted on the shim');
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
+  for (const kv of ['f32', 'f16'] as const) {
+    const p = probe(dir, 4, kv);
+    assertLikeCpu(p, p.tokens_metal, 4, kv);
+    const k = p.step_kernels,
+      L = p.layers;
+    assert.equal(k.bs_qk_norm_rope, L, `${kv}: one q/k norm + RoPE per layer: ${JSON.stringify(k)}`);
+    assert.equal(k.bs_rope ?? 0, 0, `${kv}: no separate RoPE`);
+    assert.equal(k.bs_to_f16 ?? 0, 0, `${kv}: the cache store joined`);
+    // The first layer's input norm, two joined per layer but the last, and the final norm.
+    assert.equal(k.bs_rmsnorm, 2 * L + 1, `${kv}: ${JSON.stringify(k)}`);
+    assert.equal(k.bs_add, 1, `${kv}: only the last layer's residual add stands alone`);
+    assert.ok((k.bs_moe_combine ?? 0) <= 1, `${kv}: only the last layer's combine stands alone`);
   }
 });
 

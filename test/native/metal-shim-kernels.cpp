@@ -27,11 +27,13 @@ using namespace bs::metal;
 #include "metal/linear-attention.metal"
 #include "metal/moe-combine.metal"
 #include "metal/prerouter.metal"
+#include "metal/qk-norm-rope.metal"
 #include "metal/qmatmul.metal"
 #include "metal/rmsnorm.metal"
 #include "metal/rope.metal"
 #include "metal/route-sigmoid-group.metal"
 #include "metal/route-softmax-topk.metal"
+#include "metal/route-sort.metal"
 
 // Rule breakers for the self-checks.
 kernel void shim_divergent(device float* out [[buffer(0)]], uint lane [[thread_index_in_simdgroup]]) {
@@ -90,10 +92,15 @@ const std::map<std::string, KernelEntry>& kernels() {
   using I = const int32_t*;
   static const std::map<std::string, KernelEntry> k = {
       {"bs_qmatmul",
-       {8,
+       {9,
         [](const Bound& b, const Thread& t) {
           bs_qmatmul(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<F>(b, 3), at<float*>(b, 4), at<I>(b, 5), at<I>(b, 6),
-                     *at<const QMatParams*>(b, 7), t.tgid, t.sg, t.lane);
+                     at<I>(b, 7), *at<const QMatParams*>(b, 8), t.tgid, t.sg, t.lane);
+        }}},
+      {"bs_route_sort",
+       {3,
+        [](const Bound& b, const Thread& t) {
+          bs_route_sort(at<I>(b, 0), at<int32_t*>(b, 1), *at<const RouteSortParams*>(b, 2), t.tid);
         }}},
       {"bs_dense_matmul",
        {4,
@@ -108,10 +115,17 @@ const std::map<std::string, KernelEntry>& kernels() {
                    t.tgid, t.tid);
         }}},
       {"bs_rmsnorm",
-       {4,
+       {6,
         [](const Bound& b, const Thread& t) {
-          bs_rmsnorm(at<F>(b, 0), at<F>(b, 1), at<float*>(b, 2), *at<const RmsNormParams*>(b, 3), t.tgid, t.tid, t.sg,
-                     t.lane, t.n_sg);
+          bs_rmsnorm(at<float*>(b, 0), at<F>(b, 1), at<float*>(b, 2), at<F>(b, 3), at<F>(b, 4),
+                     *at<const RmsNormParams*>(b, 5), t.tgid, t.tid, t.sg, t.lane, t.n_sg);
+        }}},
+      {"bs_qk_norm_rope",
+       {10,
+        [](const Bound& b, const Thread& t) {
+          bs_qk_norm_rope(at<float*>(b, 0), at<float*>(b, 1), at<F>(b, 2), at<F>(b, 3), at<I>(b, 4), at<F>(b, 5),
+                          at<F>(b, 6), at<uint16_t*>(b, 7), at<uint16_t*>(b, 8), *at<const QkNormRopeParams*>(b, 9),
+                          t.tgid, t.sg, t.lane);
         }}},
       {"bs_rope",
        {4,
@@ -146,10 +160,16 @@ const std::map<std::string, KernelEntry>& kernels() {
         [](const Bound& b, const Thread& t) {
           bs_add(at<F>(b, 0), at<float*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
         }}},
-      {"bs_to_f16",
+      {"bs_add_rows",
        {3,
         [](const Bound& b, const Thread& t) {
-          bs_to_f16(at<F>(b, 0), at<uint16_t*>(b, 1), *at<const ElementwiseParams*>(b, 2), t.tgid, t.tid);
+          bs_add_rows(at<F>(b, 0), at<float*>(b, 1), *at<const BiasParams*>(b, 2), t.tgid, t.tid);
+        }}},
+      {"bs_to_f16",
+       {5,
+        [](const Bound& b, const Thread& t) {
+          bs_to_f16(at<F>(b, 0), at<uint16_t*>(b, 1), at<F>(b, 2), at<uint16_t*>(b, 3),
+                    *at<const ElementwiseParams*>(b, 4), t.tgid, t.tid);
         }}},
       {"bs_copy",
        {3,
@@ -264,6 +284,7 @@ class ShimList : public bs::metal::CommandList {
         bs::fail(r.kernel, ": ", e.what());
       }
       ++d_.dispatches;
+      ++d_.by_kernel[r.kernel];
     }
     ++d_.commits;
     for (const ShimBuffer* b : buffers_) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ class ShimDevice : public bs::metal::Device {
   bool refuse_wraps = false;                   // exercise the copy path for weights
   uint64_t seed = 1;                           // shuffles the lanes' order in every phase
   int dispatches = 0, commits = 0, wraps = 0;  // commits: command lists run
+  std::map<std::string, int> by_kernel;        // dispatches run, by kernel name
 
   std::string name() const override { return "msl-shim (CPU)"; }
   uint64_t working_set_budget() const override { return uint64_t{1} << 30; }

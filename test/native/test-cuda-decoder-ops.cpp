@@ -4,10 +4,10 @@
 // KV rows (bit-exact with the reference's f32_to_f16), the fused q/k norm and RoPE (as the
 // separate rmsnorm and rope kernels; with the f16 cache store joined, as the pair conversion),
 // decode attention split over key ranges and at positions read from device memory, the residual
-// add joined to RMSNorm (and to a MoE layer's combine), the SiLU gate read by the down projection
-// and the LoRA steps of several linears in one launch (bit-exact with the separate launches in
-// the emulation; within a float's last bits on a device). The decoder itself is checked against
-// the CPU engine by cuda-decoder.test.ts.
+// add joined to RMSNorm (and to a MoE layer's combine), the SiLU gate read by the down projection,
+// a prefill chunk's routed rows sorted by expert and their grouped product, and the LoRA steps of several linears in
+// one launch (bit-exact with the separate launches in the emulation; within a float's last bits on a device). The
+// decoder itself is checked against the CPU engine by cuda-decoder.test.ts.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,6 +19,7 @@
 #include "cuda-op-runners.h"
 #include "fixtures.h"
 #include "harness.h"
+#include "route-sort-check.h"
 
 namespace {
 
@@ -227,16 +228,21 @@ void check_attention(bt::T& t, const bt::CudaDecoderOps& run) {
 
 // Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
 // joined add + RMSNorm as add then rmsnorm, the residual written back; with a MoE layer's routed
-// rows combined in the same launch as combine then add + RMSNorm.
+// rows combined in the same launch as combine then add + RMSNorm; a bias added over all rows in
+// one launch as one add per row.
 void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 6; ++c) {
     bt::Rng r(970 + c);
     const int64_t rows = 1 + static_cast<int64_t>(r.below(4)), d = std::vector<int64_t>{2048, 1024, 300, 20}[c % 4];
     const std::vector<float> x0 = bt::random_vec(r, rows * d, 3.0), res = bt::random_vec(r, rows * d),
                              w = bt::random_vec(r, d);
+    std::vector<float> xb = x0, xb2 = x0;
+    EXPECT(run.add(w.data(), 1.0f, rows * d, xb.data(), d) == Launch::ok);
+    for (int64_t i = 0; i < rows; ++i) EXPECT(run.add(w.data(), 1.0f, d, xb2.data() + i * d, 0) == Launch::ok);
+    EXPECT(xb == xb2) << run.name << " seed " << 970 + c << " rows " << rows << " d " << d << ": bias over rows";
     std::vector<float> x = x0, y(x.size()), x2 = x0, y2(x.size());
     EXPECT(run.add_rmsnorm(x.data(), res.data(), w.data(), rows, d, 1e-6f, y.data()) == Launch::ok);
-    EXPECT(run.add(res.data(), 1.0f, rows * d, x2.data()) == Launch::ok);
+    EXPECT(run.add(res.data(), 1.0f, rows * d, x2.data(), 0) == Launch::ok);
     EXPECT(run.rmsnorm(x2.data(), w.data(), rows, d, 1e-6f, y2.data()) == Launch::ok);
     EXPECT(same_result(run, x, x2) && same_result(run, y, y2))
         << run.name << " seed " << 970 + c << " rows " << rows << " d " << d << ": worst "
@@ -261,6 +267,58 @@ void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
         worst = std::max(worst, std::fabs(sum[i * d + e] - want));
       }
     EXPECT(worst < 1e-5) << run.name << " seed " << 970 + c << " combine off a double sum by " << worst;
+  }
+}
+
+// A prefill chunk's routed rows sorted by expert on the device (route_sort), over seeded shapes
+// (more experts than rows, one expert taking every row, top-k 1 to 8): order a permutation of the
+// rows grouped by expert, the tiles each expert's rows in runs of 8 then the rest, back to back;
+// then the grouped product (each expert's codes read once per tile) against the per-row gathered
+// one and, bit for bit where the runner is exact, against a plain product of each expert (the same
+// per-token sums). The SiLU-gated x is refused in grouped mode (the decoder gates first).
+void check_grouped_qmatmul(bt::T& t, const bt::CudaDecoderOps& run) {
+  constexpr int kTile = 8;
+  for (int c = 0; c < 8; ++c) {
+    bt::Rng r(990 + c);
+    const int64_t E = std::vector<int64_t>{4, 128, 512, 3}[c % 4], k = 1 + r.below(8), tokens = 2 + r.below(30);
+    const int64_t n = tokens * k, max_tiles = (n + kTile - 1) / kTile + std::min(n, E);
+    std::vector<int32_t> ids(n);
+    for (int32_t& id : ids) id = c == 3 ? 1 : static_cast<int32_t>(r.below(E));
+    const std::string desc = std::string(run.name) + " seed " + std::to_string(990 + c) + " experts " +
+                             std::to_string(E) + " rows " + std::to_string(n) + " (top-k " + std::to_string(k) + ")";
+    std::vector<int32_t> order(n, -1), tiles(2 * max_tiles, -1);
+    int32_t count = -1;
+    EXPECT(run.route_sort(ids.data(), n, E, kTile, order.data(), tiles.data(), &count) == Launch::ok) << desc;
+    bt::expect_route_sort(t, ids, E, kTile, count, tiles.data(), order, desc);
+
+    const int bits = c % 2 ? 8 : 4, group = 32 << r.below(2);
+    const int64_t rows = std::vector<int64_t>{96, 5}[(c / 2) % 2], cols = group * (1 + r.below(2));
+    const bt::OwnedMatrix w = bt::random_affine(r, E, rows, cols, bits, group, bs::DType::BF16);
+    const std::vector<float> x = bt::random_vec(r, n * cols);  // rows of work i read row i / k
+    std::vector<float> got(n * rows), want(n * rows);
+    EXPECT(run.qmatmul({&w, n, 0, ids.data(), x.data(), 0, nullptr, got.data(), static_cast<int>(k), true}) ==
+           Launch::ok)
+        << desc;
+    EXPECT(run.qmatmul({&w, n, 0, ids.data(), x.data(), 0, nullptr, want.data(), static_cast<int>(k)}) == Launch::ok);
+    EXPECT(worst_diff(got, want) <= 1e-5) << desc << ": against the gathered rows, worst " << worst_diff(got, want);
+    // Plain products of the first experts used, over every token.
+    for (int64_t p = 0, checked = 0; p < n && checked < 3; ++p) {
+      const int32_t e = ids[order[p]];
+      if (p > 0 && ids[order[p - 1]] == e) continue;
+      ++checked;
+      std::vector<float> plain(tokens * rows);
+      EXPECT(run.qmatmul({&w, tokens, e, nullptr, x.data(), 0, nullptr, plain.data()}) == Launch::ok);
+      for (int64_t i = 0; i < n; ++i) {
+        if (ids[i] != e) continue;
+        const std::vector<float> a(got.begin() + i * rows, got.begin() + (i + 1) * rows),
+            b(plain.begin() + (i / k) * rows, plain.begin() + (i / k + 1) * rows);
+        EXPECT(same_result(run, a, b)) << desc << " row " << i << " (expert " << e << "): not the plain product";
+      }
+    }
+    std::vector<float> up(n * cols, 1.0f);
+    EXPECT(run.qmatmul({&w, n, 0, ids.data(), x.data(), 0, up.data(), got.data(), static_cast<int>(k), true}) ==
+           Launch::refused)
+        << desc << ": the gate in grouped mode";
   }
 }
 
@@ -371,6 +429,10 @@ TEST(cuda_emu_qmatmul_reading_silu_gate_is_silu_mul_then_qmatmul) {
   check_gated_qmatmul(t, bt::cuda_emu_decoder_ops());
 }
 
+TEST(cuda_emu_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_one) {
+  check_grouped_qmatmul(t, bt::cuda_emu_decoder_ops());
+}
+
 TEST(cuda_emu_dense_matmul_matches_double_and_a_set_each_product_bit_for_bit) {
   check_dense_set(t, bt::cuda_emu_decoder_ops());
 }
@@ -385,5 +447,6 @@ TEST(cuda_device_decoder_kernels_match_the_reference) {
   check_attention(t, run);
   check_add_rmsnorm(t, run);
   check_gated_qmatmul(t, run);
+  check_grouped_qmatmul(t, run);
   check_dense_set(t, run);
 }

@@ -171,7 +171,7 @@ TEST(metal_argmax_f16_rounding_and_copy_match_the_cpu) {
   const bs::metal::ElementwiseParams p{static_cast<uint32_t>(n), 0.0f};
   auto c = use.dev->begin();
   c->dispatch("bs_to_f16", {static_cast<uint32_t>((n + BS_BLOCK - 1) / BS_BLOCK)}, BS_BLOCK,
-              {{in.get(), 0}, {out.get(), 0}, {nullptr, 0, &p, sizeof p}});
+              {{in.get(), 0}, {out.get(), 0}, {in.get(), 0}, {out.get(), 0}, {nullptr, 0, &p, sizeof p}});
   c->commit_and_wait();
   const auto* h = reinterpret_cast<const uint16_t*>(out->contents());
   for (int64_t i = 0; i < n; ++i) EXPECT(h[i] == bs::f32_to_f16(x[i])) << x[i] << " → " << h[i];

@@ -1,0 +1,269 @@
+// The kernels only the whole-token Metal decoder joins, dispatched as metal-decoder.cpp does on
+// the shim (or the system GPU with BRAINSTEM_TEST_METAL=gpu): the residual add joined to RMSNorm
+// (and a MoE layer's combine before it), Qwen3's q/k norms with RoPE and the f16 cache store, a
+// bias over a chunk's rows, each against the separate dispatches it replaces (bit for bit on the
+// shim; within a float's last bits on a GPU) and against the CPU reference kernels; and a prefill
+// chunk's routed rows sorted by expert with the grouped product over them.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "accel-suite.h"
+#include "common/backend.h"
+#include "common/dtype.h"
+#include "fixtures.h"
+#include "metal-shim.h"
+#include "metal/metal-encode.h"
+#include "metal/params.h"
+#include "route-sort-check.h"
+
+namespace {
+
+namespace mt = bs::metal;
+
+// Device buffers filled from host vectors, dispatched in one command list per run().
+struct Bench {
+  mt::Device& dev;
+  std::vector<std::unique_ptr<mt::Buffer>> held;
+
+  template <class T>
+  mt::Arg put(const std::vector<T>& v) {
+    held.push_back(dev.alloc(std::max<size_t>(v.size() * sizeof(T), 16)));
+    std::memcpy(held.back()->contents(), v.data(), v.size() * sizeof(T));
+    return {held.back().get(), 0};
+  }
+  template <class T>
+  static std::vector<T> get(const mt::Arg& a, size_t n) {
+    std::vector<T> v(n);
+    std::memcpy(v.data(), a.buf->contents() + a.offset, n * sizeof(T));
+    return v;
+  }
+  template <class P>
+  static mt::Arg params(const P& p) {
+    return {nullptr, 0, &p, sizeof p};
+  }
+  struct Call {
+    const char* kernel;
+    mt::Grid grid;
+    uint32_t threads;
+    std::vector<mt::Arg> args;
+  };
+  void run(const std::vector<Call>& calls) {
+    auto c = dev.begin();
+    for (const Call& k : calls) c->dispatch(k.kernel, k.grid, k.threads, k.args);
+    c->commit_and_wait();
+  }
+};
+
+// Bit for bit on the shim (the same float operations in the same order); a GPU compiler may
+// contract them differently across kernels: within 1e-6 relative there.
+void expect_same(bt::T& t, const std::vector<float>& got, const std::vector<float>& want, const std::string& desc) {
+  if (!bt::MetalTestDevice::on_gpu()) {
+    EXPECT(std::memcmp(got.data(), want.data(), got.size() * 4) == 0) << desc << ": not the separate dispatches' bits";
+    return;
+  }
+  bt::expect_close(t, got, want, 1e-6, desc);
+}
+
+}  // namespace
+
+// Seeded rows, widths around the threadgroup's (1, 255, 256, 257, 700, 2048) and routed k of 1-8:
+// bs_rmsnorm with its residual (plain, or k routed rows combined) against bs_add (after
+// bs_moe_combine) then bs_rmsnorm, and against the CPU reference; bs_add_rows (a bias over the
+// rows) against one bs_add per row.
+TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  for (int c = 0; c < 12; ++c) {
+    bt::Rng r(41000 + c);
+    const uint32_t rows = 1 + r.below(4), d = std::vector<uint32_t>{1, 31, 255, 256, 257, 700, 2048}[r.below(7)];
+    const uint32_t k = c % 2 ? 1 + r.below(8) : 0;  // 0: a plain residual
+    const float eps = 1e-6f;
+    const auto x = bt::random_vec(r, rows * d, 3.0), w = bt::random_vec(r, d);
+    const auto res = bt::random_vec(r, rows * std::max(k, 1u) * d), wts = bt::random_vec(r, rows * std::max(k, 1u));
+    const std::string desc = "seed " + std::to_string(41000 + c) + " rows " + std::to_string(rows) + " d " +
+                             std::to_string(d) + " k " + std::to_string(k);
+    Bench b{*use.dev, {}};
+    const mt::Arg xj = b.put(x), yj = b.put(x), wv = b.put(w), rv = b.put(res), kv = b.put(wts);
+    const mt::RmsNormParams joined{rows, d, eps, 1, k};
+    b.run({{"bs_rmsnorm", {rows}, BS_BLOCK, {xj, wv, yj, rv, kv, Bench::params(joined)}}});
+
+    const mt::Arg xs = b.put(x), ys = b.put(x), sum = b.put(std::vector<float>(rows * d));
+    const mt::RmsNormParams plain{rows, d, eps, 0, 0};
+    const mt::ElementwiseParams add{rows * d, 1.0f};
+    const mt::CombineParams comb{rows, std::max(k, 1u), d};
+    std::vector<Bench::Call> separate;
+    if (k > 0)
+      separate.push_back(
+          {"bs_moe_combine", {mt::ceil_div(d, BS_BLOCK), rows}, BS_BLOCK, {rv, kv, sum, Bench::params(comb)}});
+    separate.push_back(
+        {"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {k > 0 ? sum : rv, xs, Bench::params(add)}});
+    separate.push_back({"bs_rmsnorm", {rows}, BS_BLOCK, {xs, wv, ys, xs, xs, Bench::params(plain)}});
+    b.run(separate);
+    const auto x_got = Bench::get<float>(xj, rows * d), y_got = Bench::get<float>(yj, rows * d);
+    expect_same(t, x_got, Bench::get<float>(xs, rows * d), desc + " residual stream");
+    expect_same(t, y_got, Bench::get<float>(ys, rows * d), desc + " norm");
+
+    // The CPU reference: the residual in double, then its rmsnorm.
+    std::vector<float> x_ref = x, y_ref(rows * d);
+    for (uint32_t row = 0; row < rows; ++row)
+      for (uint32_t i = 0; i < d; ++i) {
+        double s = res[row * d + i];
+        if (k > 0) {
+          s = 0.0;
+          for (uint32_t j = 0; j < k; ++j) s += static_cast<double>(wts[row * k + j]) * res[(row * k + j) * d + i];
+        }
+        x_ref[row * d + i] = static_cast<float>(x[row * d + i] + s);
+      }
+    bs::reference_backend().k.rmsnorm(bs::ExecCtx{}, x_ref.data(), w.data(), rows, d, eps, y_ref.data());
+    bt::expect_close(t, x_got, x_ref, 1e-5, desc + " residual against double");
+    bt::expect_close(t, y_got, y_ref, 2e-5, desc + " norm against the reference");
+
+    const mt::Arg yb = b.put(x), yb2 = b.put(x);
+    const mt::BiasParams bias{rows * d, d};
+    const mt::ElementwiseParams row_add{d, 1.0f};
+    b.run({{"bs_add_rows", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {wv, yb, Bench::params(bias)}}});
+    std::vector<Bench::Call> per_row;
+    for (uint32_t i = 0; i < rows; ++i)
+      per_row.push_back(
+          {"bs_add", {mt::ceil_div(d, BS_BLOCK)}, BS_BLOCK, {wv, {yb2.buf, i * d * 4}, Bench::params(row_add)}});
+    b.run(per_row);
+    EXPECT(Bench::get<float>(yb, rows * d) == Bench::get<float>(yb2, rows * d)) << desc << ": bias over rows";
+  }
+}
+
+// Seeded shapes (head widths under, at and over a simdgroup, partial rotation, GQA, several
+// tokens at scattered positions, a zero frequency: another axis's pair): bs_qk_norm_rope against
+// bs_rmsnorm then bs_rope on q and k, with the store against bs_to_f16 of the final k rows and
+// the v rows (one dispatch, grid.y 2) from cache row `row` on (rows before it untouched); and against the CPU
+// reference.
+TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  for (int c = 0; c < 12; ++c) {
+    bt::Rng r(42000 + c);
+    const uint32_t hd = std::vector<uint32_t>{16, 48, 64, 80, 128, 256}[r.below(6)];
+    const uint32_t rot = std::vector<uint32_t>{hd, hd / 2, 16}[r.below(3)];
+    const uint32_t n_q = 1 + r.below(9), n_kv = 1 + r.below(4), n_tok = 1 + r.below(3);
+    const bool store = c % 2 == 1;
+    const float eps = 1e-6f;
+    const double theta = 1e6;
+    const auto q = bt::random_vec(r, n_tok * n_q * hd, 2.0), k = bt::random_vec(r, n_tok * n_kv * hd, 2.0);
+    const auto qw = bt::random_vec(r, hd), kw = bt::random_vec(r, hd), v_rows = bt::random_vec(r, n_tok * n_kv * hd);
+    std::vector<int32_t> pos(n_tok);
+    for (int32_t& p : pos) p = static_cast<int32_t>(r.below(400));
+    std::vector<float> inv_freq(rot / 2);
+    for (uint32_t i = 0; i < rot / 2; ++i) inv_freq[i] = static_cast<float>(std::pow(theta, -2.0 * i / rot));
+    const bool skip = c == 4;  // a pair another axis rotates stays as normed
+    if (skip) inv_freq[0] = 0.0f;
+    const uint32_t row = r.below(4), kv = n_kv * hd, cache = (row + n_tok) * kv;
+    const std::string desc = "seed " + std::to_string(42000 + c) + " head_dim " + std::to_string(hd) + " rot " +
+                             std::to_string(rot) + " heads " + std::to_string(n_q) + "/" + std::to_string(n_kv) +
+                             " tokens " + std::to_string(n_tok) + (store ? " store row " + std::to_string(row) : "");
+    Bench b{*use.dev, {}};
+    const mt::Arg qj = b.put(q), kj = b.put(k), qwv = b.put(qw), kwv = b.put(kw), pv = b.put(pos), fv = b.put(inv_freq);
+    const mt::Arg vv = b.put(v_rows), kc = b.put(std::vector<uint16_t>(cache, 0x3c01)),
+                  vc = b.put(std::vector<uint16_t>(cache, 0x3c02));
+    const mt::Arg kc_at{kc.buf, row * kv * 2}, vc_at{vc.buf, row * kv * 2};
+    const mt::QkNormRopeParams p{n_tok, n_q, n_kv, hd, rot, store ? 1u : 0u, eps};
+    const uint32_t heads = n_q + n_kv * (store ? 2 : 1);
+    b.run({{"bs_qk_norm_rope",
+            {mt::ceil_div(heads, BS_MM_SIMDGROUPS), n_tok},
+            mt::kMatThreads,
+            {qj, kj, qwv, kwv, pv, fv, vv, kc_at, vc_at, Bench::params(p)}}});
+
+    const mt::Arg qs = b.put(q), ks = b.put(k), kc2 = b.put(std::vector<uint16_t>(cache, 0x3c01)),
+                  vc2 = b.put(std::vector<uint16_t>(cache, 0x3c02));
+    const mt::RmsNormParams nq{n_tok * n_q, hd, eps, 0, 0}, nk{n_tok * n_kv, hd, eps, 0, 0};
+    const mt::RopeParams rq{n_tok, n_q, hd, rot}, rk{n_tok, n_kv, hd, rot};
+    const mt::ElementwiseParams half{n_tok * kv, 0.0f};
+    std::vector<Bench::Call> separate = {
+        {"bs_rmsnorm", {n_tok * n_q}, BS_BLOCK, {qs, qwv, qs, qs, qs, Bench::params(nq)}},
+        {"bs_rmsnorm", {n_tok * n_kv}, BS_BLOCK, {ks, kwv, ks, ks, ks, Bench::params(nk)}},
+        {"bs_rope", {mt::ceil_div(n_q * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {qs, pv, fv, Bench::params(rq)}},
+        {"bs_rope", {mt::ceil_div(n_kv * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {ks, pv, fv, Bench::params(rk)}}};
+    if (store) {  // both rows in one dispatch (grid.y 2), as the decoder's store_kv
+      separate.push_back({"bs_to_f16",
+                          {mt::ceil_div(n_tok * kv, BS_BLOCK), 2},
+                          BS_BLOCK,
+                          {ks, {kc2.buf, row * kv * 2}, vv, {vc2.buf, row * kv * 2}, Bench::params(half)}});
+    }
+    b.run(separate);
+    const auto q_got = Bench::get<float>(qj, q.size()), k_got = Bench::get<float>(kj, k.size());
+    expect_same(t, q_got, Bench::get<float>(qs, q.size()), desc + " q");
+    expect_same(t, k_got, Bench::get<float>(ks, k.size()), desc + " k");
+    const auto k_cache = Bench::get<uint16_t>(kc, cache), v_cache = Bench::get<uint16_t>(vc, cache);
+    if (!bt::MetalTestDevice::on_gpu()) {
+      EXPECT(k_cache == Bench::get<uint16_t>(kc2, cache) && v_cache == Bench::get<uint16_t>(vc2, cache))
+          << desc << ": the joined f16 store differs";
+    }
+    bool kept = true;  // rows before `row` (and all rows without a store) as they were
+    for (uint32_t i = 0; i < (store ? row * kv : cache); ++i) kept &= k_cache[i] == 0x3c01 && v_cache[i] == 0x3c02;
+    EXPECT(kept) << desc << ": cache rows outside the chunk's were written";
+    if (store) {
+      for (uint32_t i = 0; i < n_tok * kv; ++i)
+        EXPECT(k_cache[row * kv + i] == bs::f32_to_f16(k_got[i]) && v_cache[row * kv + i] == bs::f32_to_f16(v_rows[i]))
+            << desc << " cache element " << i;
+    }
+
+    // The CPU reference: rmsnorm per head, then its RoPE (θ^(−2i/rot) in double).
+    std::vector<float> q_ref(q.size()), k_ref(k.size());
+    const bs::Kernels& ref = bs::reference_backend().k;
+    ref.rmsnorm(bs::ExecCtx{}, q.data(), qw.data(), n_tok * n_q, hd, eps, q_ref.data());
+    ref.rmsnorm(bs::ExecCtx{}, k.data(), kw.data(), n_tok * n_kv, hd, eps, k_ref.data());
+    if (!skip) {
+      ref.rope(bs::ExecCtx{}, q_ref.data(), pos.data(), n_tok, {int(n_q), int(hd), int(rot), theta});
+      ref.rope(bs::ExecCtx{}, k_ref.data(), pos.data(), n_tok, {int(n_kv), int(hd), int(rot), theta});
+      bt::expect_close(t, q_got, q_ref, 5e-5, desc + " q against the reference");
+      bt::expect_close(t, k_got, k_ref, 5e-5, desc + " k against the reference");
+    }
+  }
+}
+
+// A prefill chunk's routed rows sorted by expert (bs_route_sort) over seeded shapes (more experts
+// than rows, one expert taking every row, top-k 1 to 8): the order a permutation of the rows
+// grouped by expert, the tiles each expert's rows in runs of BS_MM_TOKENS then the rest, back to
+// back; then bs_qmatmul's grouped mode (each expert read once per tile) against its gathered
+// mode row by row, bit for bit on the shim (a row's sums do not depend on its mode).
+TEST(metal_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_one) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  constexpr int64_t kTile = BS_MM_TOKENS;
+  for (int c = 0; c < 8; ++c) {
+    bt::Rng r(43000 + c);
+    const int64_t E = std::vector<int64_t>{4, 128, 512, 3}[c % 4], k = 1 + r.below(8), tokens = 2 + r.below(30);
+    const int64_t n = tokens * k, tiles = mt::route_tiles_max(n, E);
+    std::vector<int32_t> ids(n);
+    for (int32_t& id : ids) id = c == 3 ? 1 : static_cast<int32_t>(r.below(E));
+    const std::string desc = "seed " + std::to_string(43000 + c) + " experts " + std::to_string(E) + " rows " +
+                             std::to_string(n) + " (top-k " + std::to_string(k) + ")";
+    Bench b{*use.dev, {}};
+    const mt::Arg idv = b.put(ids), sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n, -1));
+    const mt::RouteSortParams sp{uint32_t(n), uint32_t(E), uint32_t(tiles)};
+    b.run({{"bs_route_sort", {1}, BS_BLOCK, {idv, sorted, Bench::params(sp)}}});
+    const auto out = Bench::get<int32_t>(sorted, 1 + 2 * tiles + n);
+    const std::vector<int32_t> order(out.begin() + 1 + 2 * tiles, out.end());
+    bt::expect_route_sort(t, ids, E, kTile, out[0], out.data() + 1, order, desc);
+
+    const int bits = c % 2 ? 8 : 4, group = 32 << r.below(2);
+    const int64_t rows = std::vector<int64_t>{9, 5}[(c / 2) % 2], cols = group * (1 + r.below(2));
+    const bt::OwnedMatrix w = bt::random_affine(r, E, rows, cols, bits, group, bs::DType::BF16);
+    const auto x = bt::random_vec(r, tokens * cols);  // row of work i reads token row i / k
+    const mt::Arg codes = b.put(w.w), sc = b.put(w.scales), bi = b.put(w.biases), xv = b.put(x);
+    const mt::Arg yg = b.put(std::vector<float>(n * rows)), yw = b.put(std::vector<float>(n * rows));
+    mt::QMatParams p = mt::qparams(w.m, n);
+    p.gather = 1, p.x_div = uint32_t(k);
+    mt::QMatParams pg = p;
+    pg.grouped = uint32_t(1 + 2 * tiles);
+    const uint32_t gx = mt::ceil_div(rows, BS_MM_SIMDGROUPS);
+    b.run(
+        {{"bs_qmatmul",
+          {gx, uint32_t(tiles)},
+          mt::kMatThreads,
+          {codes, sc, bi, xv, yg, idv, idv, sorted, Bench::params(pg)}},
+         {"bs_qmatmul", {gx, uint32_t(n)}, mt::kMatThreads, {codes, sc, bi, xv, yw, idv, idv, idv, Bench::params(p)}}});
+    expect_same(t, Bench::get<float>(yg, n * rows), Bench::get<float>(yw, n * rows), desc + " grouped product");
+  }
+}
