@@ -117,7 +117,7 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
     const bool grouped = gather && grouped_;  // tiles of one expert's rows: the order after them
     const uint32_t tiles = route_tiles_max(n, m_.cfg.router.n_experts);
     p.grouped = grouped ? 1 + 2 * tiles : 0;
-    const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), grouped ? tiles : gather ? u32(n) : ceil_div(n, BS_MM_TOKENS)};
+    const Grid g = qmat_grid(p, grouped ? tiles : gather ? u32(n) : ceil_div(n, BS_MM_TOKENS));
     c_->dispatch("bs_qmatmul", g, kMatThreads,
                  {b.codes,
                   b.scales,

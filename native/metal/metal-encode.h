@@ -27,7 +27,16 @@ inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DT
 
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
 inline QMatParams qparams(const WeightMatrix& w, int64_t n) {
-  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1, 0};
+  return {u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1, 0, 1};
+}
+
+// bs_qmatmul's grid for `tg_y` threadgroups along y (token chunks, rows of work or tiles), p's
+// rows per simdgroup set: BS_MM_ROW_GROUP where the grid keeps BS_MM_ROW_GROUP_MIN_GROUPS
+// threadgroups with it, else 1 (a small matrix keeps its simdgroups).
+inline Grid qmat_grid(QMatParams& p, uint32_t tg_y) {
+  const uint64_t grouped = uint64_t{ceil_div(p.rows, BS_MM_SIMDGROUPS * BS_MM_ROW_GROUP)} * tg_y;
+  p.row_group = grouped >= BS_MM_ROW_GROUP_MIN_GROUPS ? BS_MM_ROW_GROUP : 1;
+  return {ceil_div(p.rows, BS_MM_SIMDGROUPS * p.row_group), tg_y};
 }
 
 // Most tiles bs_route_sort makes of n rows over n_mats matrices (each matrix's last may be partial).

@@ -113,7 +113,7 @@ namespace {
 void encode_qmatmul(Call& c, const WeightMatrix& w, QMatParams p, Arg x, Arg y, Arg ids, Arg slots) {
   const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
             bi = c.weight(w.biases, sb_bytes(w), p.b_off);
-  const Grid g{ceil_div(w.rows, BS_MM_SIMDGROUPS), p.gather ? p.n : ceil_div(p.n, BS_MM_TOKENS)};
+  const Grid g = qmat_grid(p, p.gather ? p.n : ceil_div(p.n, BS_MM_TOKENS));
   c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, ids, Call::params(p)});
 }
 

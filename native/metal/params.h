@@ -17,6 +17,10 @@ using uint = uint32_t;
 // Rows one matmul simdgroup's threadgroup covers, and tokens one pass shares a weight row across.
 #define BS_MM_SIMDGROUPS 4u
 #define BS_MM_TOKENS 8u
+// Rows a bs_qmatmul simdgroup computes together where the grid stays large (x read once for
+// them), and the threadgroups a grid must keep for that.
+#define BS_MM_ROW_GROUP 4u
+#define BS_MM_ROW_GROUP_MIN_GROUPS 256u
 // Dense rows at least this long take a threadgroup each (simdgroups over the columns; a LoRA A
 // step, a router) instead of a simdgroup: fewer dependent loads per lane.
 #define BS_DENSE_SPLIT_COLS 256u
@@ -33,6 +37,7 @@ struct QMatParams {
   uint rows, cols, bits, group, sb_type;
   uint w_off, s_off, b_off;  // bytes into the code, scale and bias buffers
   uint n, mat, gather, has_slots, x_div, grouped;
+  uint row_group;  // rows per simdgroup: 1 or BS_MM_ROW_GROUP (qmat_grid)
 };
 
 // n rows of work sorted by matrix ids[i] < n_mats into one int buffer: the tile count, the tiles

@@ -1,18 +1,21 @@
-// Affine 4/8-bit matmul on the MLX layout: y[i, row] = Σ_c (s·q + b)·x[i, c]. One simdgroup per
-// output row, its 32 lanes striding over the row's uint32 words (coalesced), partial sums joined
-// by simd_sum. Plain mode shares each weight word across up to BS_MM_TOKENS tokens (grid.y =
-// token chunks); gather mode runs one token per grid.y with its own matrix from the slot table,
-// or grouped one tile of up to BS_MM_TOKENS rows routed to one matrix (bs_route_sort's `sorted`:
-// a prefill chunk's experts read once per tile). A row's sums are the same in every mode.
+// Affine 4/8-bit matmul on the MLX layout: y[i, row] = Σ_c (s·q + b)·x[i, c]. A simdgroup takes
+// p.row_group consecutive output rows (reading each x column once for all of them: at 4 bits x is
+// 8 times the weight bytes), its 32 lanes striding over the rows' uint32 words (coalesced),
+// partial sums joined by simd_sum. Plain mode shares each weight word across up to BS_MM_TOKENS
+// tokens (grid.y = token chunks); gather mode runs one token per grid.y with its own matrix from
+// the slot table, or grouped one tile of up to BS_MM_TOKENS rows routed to one matrix
+// (bs_route_sort's `sorted`: a prefill chunk's experts read once per tile). A row's sums are the
+// same in every mode and row grouping.
 kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uchar* scales [[buffer(1)]],
                        device const uchar* biases [[buffer(2)]], device const float* x [[buffer(3)]],
                        device float* y [[buffer(4)]], device const int* ids [[buffer(5)]],
                        device const int* slots [[buffer(6)]], device const int* sorted [[buffer(7)]],
                        constant QMatParams& p [[buffer(8)]], uint3 tg [[threadgroup_position_in_grid]],
                        uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
-  const uint row = tg.x * BS_MM_SIMDGROUPS + sg;
-  if (row >= p.rows) return;                         // the whole simdgroup: no lane is left inside a reduction
+  const uint row0 = (tg.x * BS_MM_SIMDGROUPS + sg) * p.row_group;
+  if (row0 >= p.rows) return;                        // the whole simdgroup: no lane is left inside a reduction
   if (p.grouped && tg.y >= uint(sorted[0])) return;  // past the tiles: the whole threadgroup
+  const uint live = min(p.row_group, p.rows - row0);
   const uint i0 = p.gather && !p.grouped ? tg.y : tg.y * BS_MM_TOKENS;
   const uint count = p.grouped ? uint(sorted[2u + 2u * tg.y]) : p.gather ? 1u : min(BS_MM_TOKENS, p.n - i0);
   // Each token's row of work: consecutive, one routed row, or a tile's rows in the order.
@@ -24,27 +27,38 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
   if (p.gather) mat = p.has_slots ? uint(slots[ids[work[0]]]) : uint(ids[work[0]]);
   const uint words = p.cols * p.bits / 32u, per_word = 32u / p.bits, groups = p.cols / p.group;
   const uint mask = (1u << p.bits) - 1u;
-  const uint base = mat * p.rows + row;
+  const uint base = mat * p.rows + row0;
   device const uint* w = (device const uint*)(codes + p.w_off) + base * words;
-  float acc[BS_MM_TOKENS];
-  for (uint t = 0; t < BS_MM_TOKENS; ++t) acc[t] = 0.0f;
+  float acc[BS_MM_TOKENS][BS_MM_ROW_GROUP];
+  for (uint t = 0; t < BS_MM_TOKENS; ++t)
+    for (uint r = 0; r < BS_MM_ROW_GROUP; ++r) acc[t][r] = 0.0f;
   for (uint wi = lane; wi < words; wi += 32u) {
-    const uint word = w[wi];
     const uint c0 = wi * per_word;
-    const uint g = base * groups + c0 / p.group;  // a word never straddles groups (group ≥ 32)
-    const float s = bs_load(scales, p.s_off, p.sb_type, g), b = bs_load(biases, p.b_off, p.sb_type, g);
+    uint word[BS_MM_ROW_GROUP];
+    float s[BS_MM_ROW_GROUP], b[BS_MM_ROW_GROUP];
+    for (uint r = 0; r < live; ++r) {
+      word[r] = w[r * words + wi];
+      const uint g = (base + r) * groups + c0 / p.group;  // a word never straddles groups (group ≥ 32)
+      s[r] = bs_load(scales, p.s_off, p.sb_type, g), b[r] = bs_load(biases, p.b_off, p.sb_type, g);
+    }
     for (uint t = 0; t < count; ++t) {
       device const float* xt = x + (p.gather ? work[t] / p.x_div : work[t]) * p.cols + c0;
-      float dot = 0.0f, sum = 0.0f;
+      float xv[8], sum = 0.0f;  // per_word ≤ 8 (4 and 8 bits)
       for (uint e = 0; e < per_word; ++e) {
-        dot += float((word >> (e * p.bits)) & mask) * xt[e];
-        sum += xt[e];
+        xv[e] = xt[e];
+        sum += xv[e];
       }
-      acc[t] += s * dot + b * sum;  // Σ (s·q + b)·x = s·Σq·x + b·Σx
+      for (uint r = 0; r < live; ++r) {
+        float dot = 0.0f;
+        for (uint e = 0; e < per_word; ++e) dot += float((word[r] >> (e * p.bits)) & mask) * xv[e];
+        acc[t][r] += s[r] * dot + b[r] * sum;  // Σ (s·q + b)·x = s·Σq·x + b·Σx
+      }
     }
   }
   for (uint t = 0; t < count; ++t) {
-    const float total = simd_sum(acc[t]);
-    if (lane == 0) y[work[t] * p.rows + row] = total;
+    for (uint r = 0; r < live; ++r) {
+      const float total = simd_sum(acc[t][r]);
+      if (lane == 0) y[work[t] * p.rows + row0 + r] = total;
+    }
   }
 }

@@ -257,13 +257,64 @@ TEST(metal_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_o
     p.gather = 1, p.x_div = uint32_t(k);
     mt::QMatParams pg = p;
     pg.grouped = uint32_t(1 + 2 * tiles);
-    const uint32_t gx = mt::ceil_div(rows, BS_MM_SIMDGROUPS);
-    b.run(
-        {{"bs_qmatmul",
-          {gx, uint32_t(tiles)},
-          mt::kMatThreads,
-          {codes, sc, bi, xv, yg, idv, idv, sorted, Bench::params(pg)}},
-         {"bs_qmatmul", {gx, uint32_t(n)}, mt::kMatThreads, {codes, sc, bi, xv, yw, idv, idv, idv, Bench::params(p)}}});
+    const mt::Grid gg = mt::qmat_grid(pg, uint32_t(tiles)), gw = mt::qmat_grid(p, uint32_t(n));
+    b.run({{"bs_qmatmul", gg, mt::kMatThreads, {codes, sc, bi, xv, yg, idv, idv, sorted, Bench::params(pg)}},
+           {"bs_qmatmul", gw, mt::kMatThreads, {codes, sc, bi, xv, yw, idv, idv, idv, Bench::params(p)}}});
     expect_same(t, Bench::get<float>(yg, n * rows), Bench::get<float>(yw, n * rows), desc + " grouped product");
   }
+}
+
+// bs_qmatmul with BS_MM_ROW_GROUP rows per simdgroup (x read once for them) against one row per
+// simdgroup, over seeded shapes (rows that do not fill a group or a threadgroup, 4 and 8 bits,
+// groups 32-128): plain with 1-17 tokens, gathered, and grouped tiles; bit for bit on the shim (a
+// row's sums are the same), and the grid choice (qmat_grid) keeping small grids at one row.
+TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  for (int c = 0; c < 10; ++c) {
+    bt::Rng r(44000 + c);
+    const int bits = c % 2 ? 8 : 4, group = 32 << r.below(3);
+    const int64_t E = 3, rows = std::vector<int64_t>{1, 3, 5, 16, 17, 63, 300}[r.below(7)],
+                  cols = group * (1 + r.below(3)), n = 1 + r.below(17);
+    const bt::OwnedMatrix w = bt::random_affine(r, E, rows, cols, bits, group, bs::DType::F16);
+    const auto x = bt::random_vec(r, n * cols);
+    std::vector<int32_t> ids(n);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    const int64_t tiles = mt::route_tiles_max(n, E);
+    const std::string desc = "seed " + std::to_string(44000 + c) + " bits " + std::to_string(bits) + " group " +
+                             std::to_string(group) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                             "] x " + std::to_string(n);
+    Bench b{*use.dev, {}};
+    const mt::Arg codes = b.put(w.w), sc = b.put(w.scales), bi = b.put(w.biases), xv = b.put(x), idv = b.put(ids);
+    const mt::Arg sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n));
+    const mt::RouteSortParams sp{uint32_t(n), uint32_t(E), uint32_t(tiles)};
+    b.run({{"bs_route_sort", {1}, BS_BLOCK, {idv, sorted, Bench::params(sp)}}});
+    for (const char* mode : {"plain", "gathered", "grouped"}) {
+      mt::QMatParams p = mt::qparams(w.m, n);
+      p.mat = 1;
+      const bool gather = mode[0] != 'p', grouped = mode[2] == 'o';
+      p.gather = gather ? 1 : 0, p.grouped = grouped ? uint32_t(1 + 2 * tiles) : 0;
+      const uint32_t tg_y = grouped ? uint32_t(tiles) : gather ? uint32_t(n) : mt::ceil_div(n, BS_MM_TOKENS);
+      std::vector<float> got[2];
+      for (const uint32_t rg : {1u, BS_MM_ROW_GROUP}) {
+        p.row_group = rg;
+        const mt::Arg y = b.put(std::vector<float>(n * rows, -7.0f));
+        const mt::Grid g{mt::ceil_div(rows, BS_MM_SIMDGROUPS * rg), tg_y};
+        b.run({{"bs_qmatmul", g, mt::kMatThreads, {codes, sc, bi, xv, y, idv, idv, sorted, Bench::params(p)}}});
+        got[rg == 1 ? 0 : 1] = Bench::get<float>(y, n * rows);
+      }
+      EXPECT(std::find(got[1].begin(), got[1].end(), -7.0f) == got[1].end())
+          << desc << " " << mode << ": a row unwritten";
+      expect_same(t, got[1], got[0], desc + " " + mode + ": row groups");
+    }
+  }
+  // The grid choice: row groups only where they leave BS_MM_ROW_GROUP_MIN_GROUPS threadgroups.
+  bt::Rng r(44100);
+  const bt::OwnedMatrix head = bt::random_affine(r, 1, 4096, 64, 4, 64, bs::DType::F16);
+  mt::QMatParams big = mt::qparams(head.m, 1), small = mt::qparams(head.m, 1);
+  small.rows = 512;
+  EXPECT(mt::qmat_grid(big, 1).x == 4096 / (BS_MM_SIMDGROUPS * BS_MM_ROW_GROUP) && big.row_group == BS_MM_ROW_GROUP);
+  EXPECT(mt::qmat_grid(small, 1).x == 512 / BS_MM_SIMDGROUPS && small.row_group == 1);
+  EXPECT(mt::qmat_grid(small, 8).x == 512 / (BS_MM_SIMDGROUPS * BS_MM_ROW_GROUP) && small.row_group == BS_MM_ROW_GROUP)
+      << "8 gathered rows of a 512-row expert matrix: 256 threadgroups";
 }
