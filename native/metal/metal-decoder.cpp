@@ -103,51 +103,112 @@ void MetalDecoder::embed(int64_t n) {
                {e.codes, e.scales, e.biases, token_, x_, {nullptr, 0, &p, sizeof p}});
 }
 
+// The quantised product's parameters for w over n rows of work, its weight buffers (the streamed
+// slots when gathered from slots) and its threadgroups along y.
+QMatParams MetalDecoder::qmat(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div, const Weight** b,
+                              uint32_t* tg_y) const {
+  const bool slotted = gather && slots_;  // streamed: the expert's slot through the layer's table
+  *b = slotted ? &w_->slots(w) : &weight(w);
+  QMatParams p = qparams(w, n);
+  p.w_off = (*b)->w_off, p.s_off = (*b)->s_off, p.b_off = (*b)->b_off;
+  p.gather = gather ? 1 : 0;
+  p.has_slots = slotted ? 1 : 0;
+  p.x_div = u32(x_div);
+  const bool grouped = gather && grouped_;  // tiles of one expert's rows: the order after them
+  const uint32_t tiles = route_tiles_max(n, m_.cfg.router.n_experts);
+  p.grouped = grouped ? 1 + 2 * tiles : 0;
+  *tg_y = grouped ? tiles : gather ? u32(n) : ceil_div(n, BS_MM_TOKENS);
+  return p;
+}
+
+// The routing a product reads (ids, slot table, sorted tiles); the token ids where it reads none
+// (bound but unread).
+std::array<Arg, 3> MetalDecoder::qmat_routing(const QMatParams& p) const {
+  return {p.gather ? routed_ids_ : token_, p.has_slots ? slot_table_[layer_] : token_, p.grouped ? sorted_ : token_};
+}
+
 // Gathered: row i takes x row i / x_div and the expert routed_ids_[i] (a slot table of the routing).
 void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) {
-  const bool slotted = gather && slots_;  // streamed: the expert's slot through the layer's table
-  const Weight& b = slotted ? w_->slots(w) : weight(w);
-  const Arg none = token_;  // bound but unread (no slot table)
   if (w.quantised()) {
-    QMatParams p = qparams(w, n);
-    p.w_off = b.w_off, p.s_off = b.s_off, p.b_off = b.b_off;
-    p.gather = gather ? 1 : 0;
-    p.has_slots = slotted ? 1 : 0;
-    p.x_div = u32(x_div);
-    const bool grouped = gather && grouped_;  // tiles of one expert's rows: the order after them
-    const uint32_t tiles = route_tiles_max(n, m_.cfg.router.n_experts);
-    p.grouped = grouped ? 1 + 2 * tiles : 0;
-    const Grid g = qmat_grid(p, grouped ? tiles : gather ? u32(n) : ceil_div(n, BS_MM_TOKENS));
+    const Weight* b = nullptr;
+    uint32_t tg_y = 0;
+    QMatParams p = qmat(w, n, gather, x_div, &b, &tg_y);
+    const Grid g = qmat_grid(p, tg_y);
+    const auto [ids, slots, sorted] = qmat_routing(p);
     c_->dispatch("bs_qmatmul", g, kMatThreads,
-                 {b.codes,
-                  b.scales,
-                  b.biases,
-                  x,
-                  y,
-                  gather ? routed_ids_ : none,
-                  slotted ? slot_table_[layer_] : none,
-                  grouped ? sorted_ : none,
-                  {nullptr, 0, &p, sizeof p}});
+                 {b->codes, b->scales, b->biases, x, y, ids, slots, sorted, {nullptr, 0, &p, sizeof p}});
     return;
   }
+  const Weight& b = weight(w);
   const DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), b.w_off, 0, u32(n), 0, 1.0f};
   c_->dispatch("bs_dense_matmul", {dense_groups(w.rows, w.cols), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
                {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// The LoRA delta scale · B (A x) in two dense matmuls through lora_t_ (as the CPU path: after the
-// base matmul and bias).
+// Quantised products over one x (q, k, v; gate, up) in one bs_qmatmul_set: x and the routing read
+// by one dispatch instead of one each.
+void MetalDecoder::matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather,
+                           int64_t x_div) {
+  bool together = count >= 2 && count <= static_cast<int>(BS_MM_SET);
+  for (int i = 0; i < count && together; ++i) together = w[i]->quantised();
+  if (!together) {
+    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div);
+    return;
+  }
+  QMatSetParams s{};
+  std::vector<Arg> args;
+  uint32_t tg_y = 0;
+  for (int i = 0; i < static_cast<int>(BS_MM_SET); ++i) {
+    const Weight* b = nullptr;
+    s.p[i] = qmat(*w[std::min(i, count - 1)], n, gather, x_div, &b, &tg_y);  // past count: bound, unread
+    args.insert(args.end(), {b->codes, b->scales, b->biases, i < count ? y[i] : y[count - 1]});
+  }
+  const auto [ids, slots, sorted] = qmat_routing(s.p[0]);
+  args.insert(args.end(), {x, ids, slots, sorted, {nullptr, 0, &s, sizeof s}});
+  c_->dispatch("bs_qmatmul_set", qmat_set_grid(s, count, tg_y), kMatThreads, args);
+}
+
+// The LoRA delta scale · B (A x) after the base matmul and bias, as the CPU path adds it.
 void MetalDecoder::delta(LoraSlot slot, Arg x, Arg y) {
   const LoraWeights* d = lora_adapter_ ? lora_adapter_->layer(layer_).get(slot) : nullptr;
-  if (!d) return;
-  const auto& [a, b] = adapter_w_.at(d);
-  const int64_t rank = d->a.rows;
-  const DenseParams pa{u32(rank), u32(d->a.cols), type_code(d->a.dtype), 0, 0, u32(n_), 0, 1.0f};
-  const DenseParams pb{u32(d->b.rows), u32(rank), type_code(d->b.dtype), 0, 0, u32(n_), 1, d->scale};
-  c_->dispatch("bs_dense_matmul", {dense_groups(rank, d->a.cols), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
-               {a, x, lora_t_, {nullptr, 0, &pa, sizeof pa}});
-  c_->dispatch("bs_dense_matmul", {dense_groups(d->b.rows, rank), ceil_div(n_, BS_MM_TOKENS)}, kMatThreads,
-               {b, lora_t_, y, {nullptr, 0, &pb, sizeof pb}});
+  if (d) lora_steps(&d, &y, 1, x);
+}
+
+// The deltas of linears over one x (q, k, v; gate, up) as the same two dispatches for all of them.
+void MetalDecoder::deltas(const LoraSlot* slots, const Arg* ys, int count, Arg x) {
+  if (!lora_adapter_ || count > static_cast<int>(BS_MM_SET)) {
+    DecoderWalk::deltas(slots, ys, count, x);
+    return;
+  }
+  const LoraWeights* d[BS_MM_SET];
+  Arg y[BS_MM_SET];
+  int n = 0;
+  for (int i = 0; i < count; ++i) {
+    if (const LoraWeights* w = lora_adapter_->layer(layer_).get(slots[i])) d[n] = w, y[n++] = ys[i];
+  }
+  if (n > 0) lora_steps(d, y, n, x);
+}
+
+// Every t_i = A_i·x into its own rank-sized rows of lora_t_, then every y_i += scale_i · B_i·t_i:
+// two bs_dense_matmul_set dispatches (each output's arithmetic the same whatever the count).
+void MetalDecoder::lora_steps(const LoraWeights* const* d, const Arg* ys, int count, Arg x) {
+  DenseSetParams sa{}, sb{};
+  std::vector<Arg> a_args, b_args;
+  for (int i = 0; i < static_cast<int>(BS_MM_SET); ++i) {
+    const int j = std::min(i, count - 1);  // past count: bound, unread
+    const LoraWeights& w = *d[j];
+    const auto& [a, b] = adapter_w_.at(&w);
+    const Arg t = at(lora_t_, j * max_chunk_ * lora_rank_);
+    sa.p[i] = {u32(w.a.rows), u32(w.a.cols), type_code(w.a.dtype), 0, 0, u32(n_), 0, 1.0f};
+    sb.p[i] = {u32(w.b.rows), u32(w.a.rows), type_code(w.b.dtype), 0, 0, u32(n_), 1, w.scale};
+    a_args.insert(a_args.end(), {a, x, t});
+    b_args.insert(b_args.end(), {b, t, ys[j]});
+  }
+  const Grid ga = dense_set_grid(sa, count, n_), gb = dense_set_grid(sb, count, n_);
+  a_args.push_back({nullptr, 0, &sa, sizeof sa});
+  b_args.push_back({nullptr, 0, &sb, sizeof sb});
+  c_->dispatch("bs_dense_matmul_set", ga, kMatThreads, a_args);
+  c_->dispatch("bs_dense_matmul_set", gb, kMatThreads, b_args);
 }
 
 void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
@@ -169,8 +230,9 @@ void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
     adapter_w_[&m->w] = {wa, copy(m->w.b)};
     rank = std::max(rank, m->w.a.rows);
   }
-  auto t = d_.alloc(static_cast<size_t>(max_chunk_ * rank * 4));
+  auto t = d_.alloc(static_cast<size_t>(BS_MM_SET * max_chunk_ * rank * 4));  // one per delta of a set
   if (!t) fail("metal decoder: cannot allocate the LoRA intermediate of rank ", rank);
+  lora_rank_ = rank;
   adapter_owned_.push_back(std::move(t));
   lora_t_ = {adapter_owned_.back().get(), 0};
   lora_adapter_ = a;

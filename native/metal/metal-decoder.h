@@ -4,6 +4,7 @@
 // logits (or the greedy token) return. The layer walk is common/decoder-walk.h's; this file gives
 // it Metal's kernels. Sessions run it through common/device-decoder.h.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "common/model.h"
 #include "metal/metal-device.h"
 #include "metal/metal-weights.h"
+#include "metal/params.h"
 
 namespace bs::metal {
 
@@ -64,6 +66,10 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg upload(const std::vector<float>& v) override { return w_->vector(v.data()); }
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) override;
+  void matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather,
+               int64_t x_div) override;
+  QMatParams qmat(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div, const Weight** b, uint32_t* tg_y) const;
+  std::array<Arg, 3> qmat_routing(const QMatParams& p) const;
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void combine_add_rmsnorm(int64_t k, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
@@ -87,6 +93,8 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   // In a decode step after a prediction, the layer routes by the prerouter's buffers.
   void routing(const MoeWeights& w) override;
   void delta(LoraSlot slot, Arg x, Arg y) override;
+  void deltas(const LoraSlot* slots, const Arg* ys, int count, Arg x) override;
+  void lora_steps(const LoraWeights* const* d, const Arg* ys, int count, Arg x);
   // Streamed experts (slot_experts): the routed experts from the staged slots, in waves
   // (metal-decoder-slots.cpp); otherwise the walk's gathered matmuls over the wrapped stacks. A
   // prefill chunk's rows are sorted by expert first: each expert read once per tile of rows.
@@ -121,7 +129,8 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   std::shared_ptr<const LoraAdapter> lora_adapter_;
   std::vector<std::unique_ptr<Buffer>> adapter_owned_;
   std::unordered_map<const LoraWeights*, std::pair<Arg, Arg>> adapter_w_;
-  Arg lora_t_;
+  Arg lora_t_;                   // BS_MM_SET intermediates [max_chunk_, lora_rank_]
+  int64_t lora_rank_ = 1;        // the adapter's largest rank
   bool predicting_ = false;      // this append ends with logits: the heads run
   Arg routed_ids_, routed_wts_;  // the routing the current layer's experts run with
   Arg sorted_;                   // a prefill chunk's routed rows by expert (bs_route_sort)

@@ -39,6 +39,23 @@ inline Grid qmat_grid(QMatParams& p, uint32_t tg_y) {
   return {ceil_div(p.rows, BS_MM_SIMDGROUPS * p.row_group), tg_y};
 }
 
+// bs_qmatmul_set's grid for the first `count` of s.p (filled but for their row groups, set here):
+// each matrix's threadgroups as qmat_grid gives them, back to back along x.
+inline Grid qmat_set_grid(QMatSetParams& s, int count, uint32_t tg_y) {
+  s.start[0] = 0;
+  for (uint32_t i = 0; i < BS_MM_SET; ++i)
+    s.start[i + 1] = s.start[i] + (static_cast<int>(i) < count ? qmat_grid(s.p[i], tg_y).x : 0);
+  return {s.start[count], tg_y};
+}
+
+// bs_dense_matmul_set's grid for the first `count` of s.p over chunks of BS_MM_TOKENS of n rows.
+inline Grid dense_set_grid(DenseSetParams& s, int count, int64_t n) {
+  s.start[0] = 0;
+  for (uint32_t i = 0; i < BS_MM_SET; ++i)
+    s.start[i + 1] = s.start[i] + (static_cast<int>(i) < count ? dense_groups(s.p[i].rows, s.p[i].cols) : 0);
+  return {s.start[count], ceil_div(n, BS_MM_TOKENS)};
+}
+
 // Most tiles bs_route_sort makes of n rows over n_mats matrices (each matrix's last may be partial).
 inline uint32_t route_tiles_max(int64_t n, int64_t n_mats) {
   return ceil_div(n, BS_MM_TOKENS) + u32(std::min(n, n_mats));

@@ -40,6 +40,14 @@ struct QMatParams {
   uint row_group;  // rows per simdgroup: 1 or BS_MM_ROW_GROUP (qmat_grid)
 };
 
+// Up to BS_MM_SET products over the same x in one dispatch (q, k, v; gate, up): matrix i takes
+// the threadgroups [start[i], start[i + 1]) along x, the same rows of work along y.
+#define BS_MM_SET 3u
+struct QMatSetParams {
+  QMatParams p[BS_MM_SET];
+  uint start[BS_MM_SET + 1u];
+};
+
 // n rows of work sorted by matrix ids[i] < n_mats into one int buffer: the tile count, the tiles
 // [max_tiles, 2] (first position in the order, rows ≤ BS_MM_TOKENS), then the order [n].
 struct RouteSortParams {
@@ -50,6 +58,13 @@ struct RouteSortParams {
 struct DenseParams {
   uint rows, cols, type, w_off, mat, n, accumulate;
   float alpha;
+};
+
+// Up to BS_MM_SET dense products in one dispatch (a LoRA step of q, k and v), each with its own
+// W, x and y: matrix i takes the threadgroups [start[i], start[i + 1]) along x.
+struct DenseSetParams {
+  DenseParams p[BS_MM_SET];
+  uint start[BS_MM_SET + 1u];
 };
 
 // out[i, cols] = row ids[i] of the table, affine (bits > 0) or dense.

@@ -3,6 +3,11 @@
 #ifdef __METAL_VERSION__
 #include <metal_stdlib>
 using namespace metal;
+// A helper's pointer into its kernel's threadgroup memory (the shim's `threadgroup` declares
+// statics, which a parameter cannot be).
+#define BS_TG_PTR threadgroup
+#else
+#define BS_TG_PTR
 #endif
 
 // Element i of a float-typed buffer (F32, F16 or BF16) starting `off` bytes into p.

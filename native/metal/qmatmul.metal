@@ -6,12 +6,9 @@
 // the slot table, or grouped one tile of up to BS_MM_TOKENS rows routed to one matrix
 // (bs_route_sort's `sorted`: a prefill chunk's experts read once per tile). A row's sums are the
 // same in every mode and row grouping.
-kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uchar* scales [[buffer(1)]],
-                       device const uchar* biases [[buffer(2)]], device const float* x [[buffer(3)]],
-                       device float* y [[buffer(4)]], device const int* ids [[buffer(5)]],
-                       device const int* slots [[buffer(6)]], device const int* sorted [[buffer(7)]],
-                       constant QMatParams& p [[buffer(8)]], uint3 tg [[threadgroup_position_in_grid]],
-                       uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
+inline void bs_qmat_rows(device const uchar* codes, device const uchar* scales, device const uchar* biases,
+                         device const float* x, device float* y, device const int* ids, device const int* slots,
+                         device const int* sorted, constant QMatParams& p, uint3 tg, uint sg, uint lane) {
   const uint row0 = (tg.x * BS_MM_SIMDGROUPS + sg) * p.row_group;
   if (row0 >= p.rows) return;                        // the whole simdgroup: no lane is left inside a reduction
   if (p.grouped && tg.y >= uint(sorted[0])) return;  // past the tiles: the whole threadgroup
@@ -60,5 +57,39 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
       const float total = simd_sum(acc[t][r]);
       if (lane == 0) y[work[t] * p.rows + row0 + r] = total;
     }
+  }
+}
+
+kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uchar* scales [[buffer(1)]],
+                       device const uchar* biases [[buffer(2)]], device const float* x [[buffer(3)]],
+                       device float* y [[buffer(4)]], device const int* ids [[buffer(5)]],
+                       device const int* slots [[buffer(6)]], device const int* sorted [[buffer(7)]],
+                       constant QMatParams& p [[buffer(8)]], uint3 tg [[threadgroup_position_in_grid]],
+                       uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
+  bs_qmat_rows(codes, scales, biases, x, y, ids, slots, sorted, p, tg, sg, lane);
+}
+
+// Two or three products over one x in one dispatch, each matrix with its own buffers (codes,
+// scales, biases, y) and parameters; a threadgroup's x position picks the matrix. The routing
+// (ids, slot table, sorted tiles) is shared: a layer's gate and up are routed alike.
+kernel void bs_qmatmul_set(device const uchar* codes0 [[buffer(0)]], device const uchar* scales0 [[buffer(1)]],
+                           device const uchar* biases0 [[buffer(2)]], device float* y0 [[buffer(3)]],
+                           device const uchar* codes1 [[buffer(4)]], device const uchar* scales1 [[buffer(5)]],
+                           device const uchar* biases1 [[buffer(6)]], device float* y1 [[buffer(7)]],
+                           device const uchar* codes2 [[buffer(8)]], device const uchar* scales2 [[buffer(9)]],
+                           device const uchar* biases2 [[buffer(10)]], device float* y2 [[buffer(11)]],
+                           device const float* x [[buffer(12)]], device const int* ids [[buffer(13)]],
+                           device const int* slots [[buffer(14)]], device const int* sorted [[buffer(15)]],
+                           constant QMatSetParams& s [[buffer(16)]], uint3 tg [[threadgroup_position_in_grid]],
+                           uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
+  const uint i = tg.x >= s.start[2] ? 2u : tg.x >= s.start[1] ? 1u : 0u;
+  uint3 local = tg;
+  local.x -= s.start[i];
+  if (i == 0u) {
+    bs_qmat_rows(codes0, scales0, biases0, x, y0, ids, slots, sorted, s.p[0], local, sg, lane);
+  } else if (i == 1u) {
+    bs_qmat_rows(codes1, scales1, biases1, x, y1, ids, slots, sorted, s.p[1], local, sg, lane);
+  } else {
+    bs_qmat_rows(codes2, scales2, biases2, x, y2, ids, slots, sorted, s.p[2], local, sg, lane);
   }
 }

@@ -47,8 +47,9 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
 });
 
 // Qwen3's steps joined (as the CUDA decoder's): each residual add into the next RMSNorm (a MoE
-// layer's combine too), q/k norms + RoPE (+ the f16 store) in one dispatch per layer.
-test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE and the f16 store into fewer dispatches', (t) => {
+// layer's combine too), q/k norms + RoPE (+ the f16 store) in one dispatch per layer, q/k/v and
+// gate/up as one matmul set each.
+test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE, the f16 store and the matmuls over one x into fewer dispatches', (t) => {
   if (onGpu) return t.skip('dispatches are counted on the shim');
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
   for (const kv of ['f32', 'f16'] as const) {
@@ -63,6 +64,8 @@ test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE an
     assert.equal(k.bs_rmsnorm, 2 * L + 1, `${kv}: ${JSON.stringify(k)}`);
     assert.equal(k.bs_add, 1, `${kv}: only the last layer's residual add stands alone`);
     assert.ok((k.bs_moe_combine ?? 0) <= 1, `${kv}: only the last layer's combine stands alone`);
+    // q, k, v in one dispatch and the routed gate, up in another.
+    assert.equal(k.bs_qmatmul_set, 2 * L, `${kv}: two matmul sets per layer: ${JSON.stringify(k)}`);
   }
 });
 

@@ -97,6 +97,14 @@ const std::map<std::string, KernelEntry>& kernels() {
           bs_qmatmul(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<F>(b, 3), at<float*>(b, 4), at<I>(b, 5), at<I>(b, 6),
                      at<I>(b, 7), *at<const QMatParams*>(b, 8), t.tgid, t.sg, t.lane);
         }}},
+      {"bs_qmatmul_set",
+       {17,
+        [](const Bound& b, const Thread& t) {
+          bs_qmatmul_set(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<float*>(b, 3), at<U>(b, 4), at<U>(b, 5), at<U>(b, 6),
+                         at<float*>(b, 7), at<U>(b, 8), at<U>(b, 9), at<U>(b, 10), at<float*>(b, 11), at<F>(b, 12),
+                         at<I>(b, 13), at<I>(b, 14), at<I>(b, 15), *at<const QMatSetParams*>(b, 16), t.tgid, t.sg,
+                         t.lane);
+        }}},
       {"bs_route_sort",
        {3,
         [](const Bound& b, const Thread& t) {
@@ -107,6 +115,13 @@ const std::map<std::string, KernelEntry>& kernels() {
         [](const Bound& b, const Thread& t) {
           bs_dense_matmul(at<U>(b, 0), at<F>(b, 1), at<float*>(b, 2), *at<const DenseParams*>(b, 3), t.tgid, t.tid,
                           t.sg, t.lane);
+        }}},
+      {"bs_dense_matmul_set",
+       {10,
+        [](const Bound& b, const Thread& t) {
+          bs_dense_matmul_set(at<U>(b, 0), at<F>(b, 1), at<float*>(b, 2), at<U>(b, 3), at<F>(b, 4), at<float*>(b, 5),
+                              at<U>(b, 6), at<F>(b, 7), at<float*>(b, 8), *at<const DenseSetParams*>(b, 9), t.tgid,
+                              t.tid, t.sg, t.lane);
         }}},
       {"bs_embed",
        {6,

@@ -318,3 +318,118 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
   EXPECT(mt::qmat_grid(small, 8).x == 512 / (BS_MM_SIMDGROUPS * BS_MM_ROW_GROUP) && small.row_group == BS_MM_ROW_GROUP)
       << "8 gathered rows of a 512-row expert matrix: 256 threadgroups";
 }
+
+// bs_qmatmul_set (q, k, v or gate, up in one dispatch) against one bs_qmatmul per matrix, over
+// seeded shapes (2 or 3 matrices of different rows and bit widths over one x; plain with 1-17
+// tokens, gathered and grouped with a shared routing): bit for bit on the shim, every row written.
+TEST(metal_qmatmul_set_matches_one_dispatch_per_matrix) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  for (int c = 0; c < 9; ++c) {
+    bt::Rng r(45000 + c);
+    const int count = 2 + c % 2, group = 32 << r.below(3);
+    const int64_t E = 3, cols = group * (1 + r.below(3)), n = 1 + r.below(17), tiles = mt::route_tiles_max(n, E);
+    const char* mode = std::vector<const char*>{"plain", "gathered", "grouped"}[c % 3];
+    const bool gather = mode[0] != 'p', grouped = mode[2] == 'o';
+    const std::string desc = "seed " + std::to_string(45000 + c) + " " + mode + " " + std::to_string(count) +
+                             " matrices of " + std::to_string(cols) + " columns x " + std::to_string(n);
+    Bench b{*use.dev, {}};
+    std::vector<int32_t> ids(n);
+    for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
+    const mt::Arg xv = b.put(bt::random_vec(r, n * cols)), idv = b.put(ids);
+    const mt::Arg sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n));
+    const mt::RouteSortParams sp{uint32_t(n), uint32_t(E), uint32_t(tiles)};
+    b.run({{"bs_route_sort", {1}, BS_BLOCK, {idv, sorted, Bench::params(sp)}}});
+    mt::QMatSetParams s{};
+    std::vector<bt::OwnedMatrix> w;
+    std::vector<mt::Arg> set_args, ys, singles;
+    std::vector<int64_t> rows;
+    const uint32_t tg_y = grouped ? uint32_t(tiles) : gather ? uint32_t(n) : mt::ceil_div(n, BS_MM_TOKENS);
+    std::vector<Bench::Call> calls;
+    std::vector<mt::QMatParams> ps(count);
+    for (int i = 0; i < count; ++i) {
+      rows.push_back(std::vector<int64_t>{1, 5, 16, 17, 300, 1100}[r.below(6)]);
+      w.push_back(bt::random_affine(r, E, rows[i], cols, r.below(2) ? 8 : 4, group, bs::DType::F16));
+      mt::QMatParams p = mt::qparams(w[i].m, n);
+      p.mat = 2, p.gather = gather ? 1 : 0, p.grouped = grouped ? uint32_t(1 + 2 * tiles) : 0;
+      s.p[i] = ps[i] = p;
+      const mt::Arg codes = b.put(w[i].w), sc = b.put(w[i].scales), bi = b.put(w[i].biases);
+      ys.push_back(b.put(std::vector<float>(n * rows[i], -7.0f)));
+      singles.push_back(b.put(std::vector<float>(n * rows[i], -7.0f)));
+      set_args.insert(set_args.end(), {codes, sc, bi, ys.back()});
+      calls.push_back({"bs_qmatmul",
+                       mt::qmat_grid(ps[i], tg_y),
+                       mt::kMatThreads,
+                       {codes, sc, bi, xv, singles.back(), idv, idv, sorted, Bench::params(ps[i])}});
+    }
+    for (int i = count; i < int(BS_MM_SET); ++i) set_args.insert(set_args.end(), set_args.end() - 4, set_args.end());
+    const mt::Grid g = mt::qmat_set_grid(s, count, tg_y);
+    set_args.insert(set_args.end(), {xv, idv, idv, sorted, Bench::params(s)});
+    calls.push_back({"bs_qmatmul_set", g, mt::kMatThreads, set_args});
+    b.run(calls);
+    uint32_t groups = 0;
+    for (int i = 0; i < count; ++i) {
+      EXPECT(s.start[i] == groups && s.p[i].row_group == ps[i].row_group) << desc << ": matrix " << i << "'s grid";
+      groups += mt::qmat_grid(ps[i], tg_y).x;
+      const auto got = Bench::get<float>(ys[i], n * rows[i]);
+      EXPECT(std::find(got.begin(), got.end(), -7.0f) == got.end())
+          << desc << ": matrix " << i << " has a row unwritten";
+      expect_same(t, got, Bench::get<float>(singles[i], n * rows[i]), desc + ": matrix " + std::to_string(i));
+    }
+    EXPECT(g.x == groups && g.y == tg_y) << desc << ": the set's grid";
+  }
+}
+
+// bs_dense_matmul_set (a LoRA step of q, k and v in one dispatch) against one bs_dense_matmul per
+// matrix, over seeded shapes (1-3 matrices, each with its own x; rows shorter and longer than
+// BS_DENSE_SPLIT_COLS, F32/F16/BF16, 1-17 tokens, accumulating with a scale or not): bit for bit
+// on the shim, every row written.
+TEST(metal_dense_matmul_set_matches_one_dispatch_per_matrix) {
+  bt::MetalTestDevice use;
+  if (!use.ready(t)) return;
+  const bs::DType types[3] = {bs::DType::F32, bs::DType::F16, bs::DType::BF16};
+  for (int c = 0; c < 9; ++c) {
+    bt::Rng r(46000 + c);
+    const int count = 1 + c % 3;
+    const int64_t n = 1 + r.below(17);
+    const bool accumulate = c % 2 == 1;
+    const std::string desc = "seed " + std::to_string(46000 + c) + " " + std::to_string(count) + " matrices x " +
+                             std::to_string(n) + (accumulate ? " accumulating" : "");
+    Bench b{*use.dev, {}};
+    mt::DenseSetParams s{};
+    std::vector<mt::DenseParams> ps(count);
+    std::vector<mt::Arg> set_args, ys, singles;
+    std::vector<int64_t> rows;
+    std::vector<Bench::Call> calls;
+    for (int i = 0; i < count; ++i) {
+      rows.push_back(std::vector<int64_t>{1, 7, 16, 33}[r.below(4)]);
+      const int64_t cols = std::vector<int64_t>{8, 40, 255, 256, 700}[r.below(5)];
+      const bt::OwnedMatrix w = bt::random_dense(r, 1, rows[i], cols, types[r.below(3)]);
+      const auto y0 = bt::random_vec(r, n * rows[i]);
+      ps[i] = {uint32_t(rows[i]), uint32_t(cols),       mt::type_code(w.m.dtype),           0, 0,
+               uint32_t(n),       accumulate ? 1u : 0u, accumulate ? 0.5f + float(i) : 1.0f};
+      s.p[i] = ps[i];
+      const mt::Arg wv = b.put(w.w), xv = b.put(bt::random_vec(r, n * cols));
+      ys.push_back(b.put(y0));
+      singles.push_back(b.put(y0));
+      set_args.insert(set_args.end(), {wv, xv, ys.back()});
+      calls.push_back({"bs_dense_matmul",
+                       {mt::dense_groups(rows[i], cols), mt::ceil_div(n, BS_MM_TOKENS)},
+                       mt::kMatThreads,
+                       {wv, xv, singles.back(), Bench::params(ps[i])}});
+    }
+    for (int i = count; i < int(BS_MM_SET); ++i) set_args.insert(set_args.end(), set_args.end() - 3, set_args.end());
+    const mt::Grid g = mt::dense_set_grid(s, count, n);
+    set_args.push_back(Bench::params(s));
+    calls.push_back({"bs_dense_matmul_set", g, mt::kMatThreads, set_args});
+    b.run(calls);
+    uint32_t groups = 0;
+    for (int i = 0; i < count; ++i) {
+      EXPECT(s.start[i] == groups) << desc << ": matrix " << i << "'s first threadgroup";
+      groups += mt::dense_groups(ps[i].rows, ps[i].cols);
+      expect_same(t, Bench::get<float>(ys[i], n * rows[i]), Bench::get<float>(singles[i], n * rows[i]),
+                  desc + ": matrix " + std::to_string(i));
+    }
+    EXPECT(g.x == groups && g.y == mt::ceil_div(n, BS_MM_TOKENS)) << desc << ": the set's grid";
+  }
+}
