@@ -70,11 +70,14 @@ class DecoderWalk {
   // combine: the routed rows_ weighted by wts_ into y_.
   virtual void embed(int64_t n) = 0;
   virtual void matmul(const WeightMatrix& w, R x, R y, int64_t n, bool gather, int64_t x_div) = 0;
-  // Several products over the same x (q, k, v; gate, up): one matmul each, or one launch where
-  // the backend can.
-  virtual void matmuls(const WeightMatrix* const* w, const R* y, int count, R x, int64_t n, bool gather,
-                       int64_t x_div) {
+  // Several products over the same x (q, k, v; gate, up), each plus its bias over the n rows where
+  // bias is given and bias[i] not empty: one matmul and one add_rows each, or one launch where
+  // the backend can (the bias added to the finished sum: the same bits either way).
+  virtual void matmuls(const WeightMatrix* const* w, const R* y, int count, R x, int64_t n, bool gather, int64_t x_div,
+                       const std::vector<float>* const* bias) {
     for (int i = 0; i < count; ++i) matmul(*w[i], x, y[i], n, gather, x_div);
+    for (int i = 0; bias && i < count; ++i)
+      if (!bias[i]->empty()) add_rows(vec(*bias[i]), y[i], w[i]->rows, n);
   }
   virtual void rmsnorm(R x, R w, int64_t rows, int64_t d, R y) = 0;
   virtual void add(R x, R y, int64_t n) = 0;  // y += x
@@ -157,7 +160,7 @@ class DecoderWalk {
   void expert_mlp(const MoeWeights& w, int64_t rows, int64_t k, R out) {
     const WeightMatrix* gate_up[2] = {&w.gate, &w.up};
     const R y[2] = {gate_, up_};
-    matmuls(gate_up, y, 2, xn_, rows, true, k);
+    matmuls(gate_up, y, 2, xn_, rows, true, k, nullptr);
     gated_down(w.down, rows, out);
   }
   // out = down · (SiLU(gate_) · up_) over `rows` gathered rows: SiLU-gate then the down
@@ -171,10 +174,12 @@ class DecoderWalk {
     add(res, x, rows * d);
     rmsnorm(x, w, rows, d, y);
   }
-  // The routed rows_ weighted by the routing into y_ (combine), then add_rmsnorm(y_, x, …): one
-  // launch where the backend can (y_ then not written).
-  virtual void combine_add_rmsnorm(int64_t k, R x, R w, int64_t rows, int64_t d, R y) {
+  // The routed rows_ weighted by the routing into y_ (combine), with `shared` the shared experts'
+  // y2_ added to them, then add_rmsnorm(y_, x, …): one launch where the backend can (y_ then not
+  // written).
+  virtual void combine_add_rmsnorm(int64_t k, bool shared, R x, R w, int64_t rows, int64_t d, R y) {
     combine(k);
+    if (shared) add(y2_, y_, rows * d);
     add_rmsnorm(y_, x, w, rows, d, y);
   }
 
@@ -265,12 +270,12 @@ class DecoderWalk {
       add_rmsnorm(y_, x_, vec(lw.post_norm), n, H, xn_);
       // DeepStack: image features added to the image rows after the first layers.
       const bool deep = mm_ && l < mm_->in->n_deep, next_norm = l + 1 < cfg.n_layers && !deep;
-      // Routed experts alone: their combine joins the residual add and the next norm.
-      const bool joined = next_norm && lw.is_moe && !lw.moe.has_shared;
+      // A MoE layer's combine (and its shared experts' add) joins the residual add and the next norm.
+      const bool joined = next_norm && lw.is_moe;
       if (lw.is_moe) moe(l, !joined);
       else mlp(lw.mlp, xn_, y_);
       if (joined) {
-        combine_add_rmsnorm(top_k_, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
+        combine_add_rmsnorm(top_k_, lw.moe.has_shared, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
         continue;
       }
       if (next_norm) {
@@ -335,7 +340,7 @@ class DecoderWalk {
     linear(l, x, y);
     delta(slot, x, y);
   }
-  // Linears over the same x: the base products together, then each output's bias and delta.
+  // Linears over the same x: the base products with their biases together, then the deltas.
   struct Out {
     const Linear* l;
     R y;
@@ -344,11 +349,12 @@ class DecoderWalk {
   template <int N>
   void linears(const Out (&outs)[N], R x) {
     const WeightMatrix* w[N];
+    const std::vector<float>* b[N];
     R y[N];
-    for (int i = 0; i < N; ++i) w[i] = &outs[i].l->w, y[i] = outs[i].y;
-    matmuls(w, y, N, x, n_, false, 1);
     LoraSlot slots[N];
-    for (int i = 0; i < N; ++i) bias(*outs[i].l, outs[i].y), slots[i] = outs[i].slot;
+    for (int i = 0; i < N; ++i)
+      w[i] = &outs[i].l->w, b[i] = &outs[i].l->bias, y[i] = outs[i].y, slots[i] = outs[i].slot;
+    matmuls(w, y, N, x, n_, false, 1, b);
     deltas(slots, y, N, x);
   }
 
@@ -497,7 +503,8 @@ class DecoderWalk {
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-  // Without `combine` the routed rows stay in rows_ (the caller's combine_add_rmsnorm sums them).
+  // Without `combine` the routed rows stay in rows_ and the shared experts' output in y2_ (the
+  // caller's combine_add_rmsnorm sums them).
   void moe(int64_t l, bool combine_rows) {
     const MoeWeights& w = m_.layers[l].moe;
     const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
@@ -511,7 +518,7 @@ class DecoderWalk {
         linear(w.shared_gate, xn_, shared_gate_);
         sigmoid_mul(y2_, shared_gate_, n_ * m_.cfg.hidden, m_.cfg.hidden, 1, 0);
       }
-      add(y2_, y_, n_ * m_.cfg.hidden);
+      if (combine_rows) add(y2_, y_, n_ * m_.cfg.hidden);
     }
   }
 

@@ -224,19 +224,23 @@ void CudaDecoder::matmul(const WeightMatrix& w, float* x, float* y, int64_t n, b
   launched(launch_dense_matmul(a, x, y, c_.stream()), "dense_matmul");
 }
 
-// One launch for quantised matrices of one width and bit width (q, k, v; gate, up).
+// One launch for quantised matrices of one width and bit width (q, k, v; gate, up), their
+// biases added in it.
 void CudaDecoder::matmuls(const WeightMatrix* const* w, float* const* y, int count, float* x, int64_t n, bool gather,
-                          int64_t x_div) {
+                          int64_t x_div, const std::vector<float>* const* bias) {
   bool together = count <= kMatSet;
   for (int i = 0; i < count && together; ++i)
     together = w[i]->quantised() && w[i]->cols == w[0]->cols && w[i]->bits == w[0]->bits;
   if (!together) {
-    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div);
+    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div, bias);
     return;
   }
   QMatSet set{};
   set.count = count;
-  for (int i = 0; i < count; ++i) set.a[i] = qargs(*w[i], n, gather, x_div), set.y[i] = y[i];
+  for (int i = 0; i < count; ++i) {
+    set.a[i] = qargs(*w[i], n, gather, x_div), set.y[i] = y[i];
+    if (bias && !bias[i]->empty()) set.a[i].bias = vec(*bias[i]);
+  }
   launched(launch_qmatmul_set(set, x, c_.stream()), gather ? "gathered expert matmuls" : "qmatmuls");
 }
 
@@ -296,10 +300,11 @@ void CudaDecoder::rope(float* x, int64_t heads, int axis) {
 // into the cache at its first position, read on the device (store_kv's launch joined).
 void CudaDecoder::norm_rope(const AttentionWeights& w, int64_t l, float* k_at) {
   const ModelConfig& c = m_.cfg;
-  if (w.q_norm.empty() || c.rot_dims / 2 <= 0 || mrope_) {
+  if (c.rot_dims / 2 <= 0 || mrope_) {
     DecoderWalk::norm_rope(w, l, k_at);
     return;
   }
+  const bool norm = !w.q_norm.empty();  // else RoPE alone (glm4_moe, llama): q and k in one launch
   const QkNormRopeArgs a{n_,
                          static_cast<int>(c.n_heads),
                          static_cast<int>(c.n_kv_heads),
@@ -308,8 +313,9 @@ void CudaDecoder::norm_rope(const AttentionWeights& w, int64_t l, float* k_at) {
                          static_cast<float>(c.rms_eps)};
   const KvStore store{reinterpret_cast<uint16_t*>(k_cache_[l]), reinterpret_cast<uint16_t*>(v_cache_[l]), v_rows_,
                       position_};
-  launched(launch_qk_norm_rope(a, q_, k_at, vec(w.q_norm), vec(w.k_norm), reinterpret_cast<const int32_t*>(rope_pos_),
-                               w_->inv_freq(-1), c_.stream(), kv_f16_ ? &store : nullptr),
+  launched(launch_qk_norm_rope(a, q_, k_at, norm ? vec(w.q_norm) : nullptr, norm ? vec(w.k_norm) : nullptr,
+                               reinterpret_cast<const int32_t*>(rope_pos_), w_->inv_freq(-1), c_.stream(),
+                               kv_f16_ ? &store : nullptr),
            "qk_norm_rope");
 }
 
@@ -370,9 +376,9 @@ void CudaDecoder::combine(int64_t k) {
            "moe_combine");
 }
 
-void CudaDecoder::combine_add_rmsnorm(int64_t k, float* x, float* w, int64_t rows, int64_t d, float* y) {
-  launched(launch_combine_add_rmsnorm(x, rows_, routed_wts_, static_cast<int>(k), w, rows, d, m_.cfg.rms_eps, y,
-                                      c_.stream()),
+void CudaDecoder::combine_add_rmsnorm(int64_t k, bool shared, float* x, float* w, int64_t rows, int64_t d, float* y) {
+  launched(launch_combine_add_rmsnorm(x, rows_, routed_wts_, static_cast<int>(k), shared ? y2_ : nullptr, w, rows, d,
+                                      m_.cfg.rms_eps, y, c_.stream()),
            "combine_add_rmsnorm");
 }
 

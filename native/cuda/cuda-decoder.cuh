@@ -100,7 +100,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, float* x, float* y, int64_t n, bool gather, int64_t x_div) override;
   void matmuls(const WeightMatrix* const* w, float* const* y, int count, float* x, int64_t n, bool gather,
-               int64_t x_div) override;
+               int64_t x_div, const std::vector<float>* const* bias) override;
   // The quantised matmul's arguments for w (gathered through the slots or the resident stack).
   QMatArgs qargs(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div) const;
   void rmsnorm(float* x, float* w, int64_t rows, int64_t d, float* y) override;
@@ -118,7 +118,7 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override;
   void combine(int64_t k) override;
-  void combine_add_rmsnorm(int64_t k, float* x, float* w, int64_t rows, int64_t d, float* y) override;
+  void combine_add_rmsnorm(int64_t k, bool shared, float* x, float* w, int64_t rows, int64_t d, float* y) override;
   void conv_silu(int64_t l, const LinearAttnWeights& w) override;
   void delta_rule(int64_t l, const LinearAttnWeights& w) override;
   void lightning_rule(int64_t l, const LinearAttnWeights& w, float* q, float* k, float* v) override;

@@ -9,10 +9,10 @@ namespace {
 constexpr int kWarps = 4;  // heads per block
 
 // One warp per head (q heads, then k heads, then with a store the v heads; grid.y = token). The
-// norm as rmsnorm.cu (squares in double, the scaled value rounded to float), then the rotation
-// as rope.cu on those floats; the warp's lanes own strided elements for the norm and strided
-// pairs for the rotation, with __syncwarp between (a pair's halves are other lanes' norm
-// outputs). A store converts the k head's final floats (and a v head's rows) as to-half.cu does.
+// norm (skipped when the weights are null) as rmsnorm.cu (squares in double, the scaled value rounded to float), then
+// the rotation as rope.cu on those floats; the warp's lanes own strided elements for the norm and strided pairs for the
+// rotation, with __syncwarp between (a pair's halves are other lanes' norm outputs). A store converts the k head's
+// final floats (and a v head's rows) as to-half.cu does.
 __global__ void qk_norm_rope_kernel(QkNormRopeArgs a, float* q, float* k, const float* __restrict__ q_w,
                                     const float* __restrict__ k_w, const int32_t* __restrict__ positions,
                                     const double* __restrict__ inv_freq, KvStore store, bool stores) {
@@ -33,13 +33,14 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a, float* q, float* k, const 
   }
   const bool is_q = h < a.n_q;
   float* v = is_q ? q + (t * a.n_q + h) * a.head_dim : k + (t * a.n_kv + (h - a.n_q)) * a.head_dim;
-  const float* w = is_q ? q_w : k_w;
-  double ss = 0.0;
-  for (int i = lane; i < a.head_dim; i += 32) ss += static_cast<double>(v[i]) * v[i];
-  ss = warp_sum(ss);
-  const double inv = rsqrt(ss / static_cast<double>(a.head_dim) + a.eps);
-  for (int i = lane; i < a.head_dim; i += 32) v[i] = static_cast<float>(v[i] * inv * w[i]);
-  __syncwarp();
+  if (const float* w = is_q ? q_w : k_w) {  // null: RoPE only (models without q/k norms)
+    double ss = 0.0;
+    for (int i = lane; i < a.head_dim; i += 32) ss += static_cast<double>(v[i]) * v[i];
+    ss = warp_sum(ss);
+    const double inv = rsqrt(ss / static_cast<double>(a.head_dim) + a.eps);
+    for (int i = lane; i < a.head_dim; i += 32) v[i] = static_cast<float>(v[i] * inv * w[i]);
+    __syncwarp();
+  }
   const int half = a.rot_dims / 2;
   for (int i = lane; i < half; i += 32) {
     const double angle = positions[t] * inv_freq[i];

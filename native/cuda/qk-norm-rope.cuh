@@ -1,7 +1,7 @@
 // Qwen3-style attention's per-head RMSNorm of q and k followed by RoPE, in place, in one launch
 // (the decoder's four launches of rmsnorm and rope as one): q[n_tok, n_q, head_dim] with q_w,
-// k[n_tok, n_kv, head_dim] with k_w, then NeoX pairs (i, i + rot/2) at positions[t] (rope.cuh);
-// optionally the f16 cache store after it (KvStore).
+// k[n_tok, n_kv, head_dim] with k_w (both null: no norm, the two RoPE launches as one), then NeoX
+// pairs (i, i + rot/2) at positions[t] (rope.cuh); optionally the f16 cache store after it (KvStore).
 #pragma once
 #include <cstdint>
 

@@ -142,7 +142,7 @@ __global__ void qmatmul_kernel(QMatSet set, int lanes, const float* __restrict__
     if (t >= count) break;  // count is the same for every lane of the block
     for (int r = 0; r < R; ++r) {
       const float total = warp_sum(acc[t][r], lanes);
-      if (lane == 0 && r < live) y[yrow[t] * a.rows + row0 + r] = total;
+      if (lane == 0 && r < live) y[yrow[t] * a.rows + row0 + r] = a.bias ? total + a.bias[row0 + r] : total;
     }
   }
 }

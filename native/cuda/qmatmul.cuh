@@ -24,6 +24,7 @@ struct QMatArgs {
   int x_div = 1;                   // row i of work reads x row i / x_div (top-k slots of a token)
   const float* up = nullptr;       // when set, x is SiLU(x)·up elementwise (a gated MLP's down;
                                    // gathered or one token, 4 or 8 bits)
+  const float* bias = nullptr;     // when set, y[i, r] = the sum + bias[r] (a linear's bias)
   // When set, matrix m lies apart (device-resident experts): its codes, scales and biases at
   // parts[3m], parts[3m + 1], parts[3m + 2]; codes/scales/biases above are then unused.
   const uint8_t* const* parts = nullptr;

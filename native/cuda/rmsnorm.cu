@@ -9,10 +9,12 @@ namespace {
 // One block of kBlock threads per row. Squares are summed in double (as the reference) per
 // thread, per warp, then across warps through shared memory. With `res`, the residual add
 // x += res comes first (rounded as add.cu's), written back to x; with `weights` too, res holds
-// k routed rows per row, combined first (routed_sum). Each thread rewrites only the elements it
-// read, so y may alias x.
+// k routed rows per row, combined first (routed_sum), and `shared` rows added to that sum (as
+// add.cu adds the shared experts' output). Each thread rewrites only the elements it read, so y
+// may alias x.
 __global__ void rmsnorm_kernel(float* x, const float* __restrict__ res, const float* __restrict__ weights, int k,
-                               const float* __restrict__ w, int64_t d, float eps, float* y) {
+                               const float* __restrict__ shared, const float* __restrict__ w, int64_t d, float eps,
+                               float* y) {
   __shared__ double partial[kBlock / 32];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   float* xr = x + static_cast<int64_t>(blockIdx.x) * d;
@@ -21,7 +23,8 @@ __global__ void rmsnorm_kernel(float* x, const float* __restrict__ res, const fl
   double ss = 0.0;
   for (int64_t i = tid; i < d; i += kBlock) {
     if (res) {
-      const float r = weights ? routed_sum(res, weights, k, d, row, i) : res[row * d + i];
+      float r = weights ? routed_sum(res, weights, k, d, row, i) : res[row * d + i];
+      if (shared) r = __fadd_rn(r, __fmul_rn(1.0f, shared[row * d + i]));
       xr[i] = __fadd_rn(xr[i], __fmul_rn(1.0f, r));
     }
     ss += static_cast<double>(xr[i]) * xr[i];
@@ -42,21 +45,21 @@ cudaError_t launch_rmsnorm(const float* x, const float* w, int64_t n_rows, int64
   if (n_rows <= 0 || d <= 0) return cudaSuccess;
   // Without a residual the kernel only reads x.
   BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)
-  (const_cast<float*>(x), nullptr, nullptr, 0, w, d, eps, y);
+  (const_cast<float*>(x), nullptr, nullptr, 0, nullptr, w, d, eps, y);
   return cudaGetLastError();
 }
 
 cudaError_t launch_add_rmsnorm(float* x, const float* res, const float* w, int64_t n_rows, int64_t d, float eps,
                                float* y, cudaStream_t s) {
   if (n_rows <= 0 || d <= 0) return cudaSuccess;
-  BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)(x, res, nullptr, 0, w, d, eps, y);
+  BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)(x, res, nullptr, 0, nullptr, w, d, eps, y);
   return cudaGetLastError();
 }
 
-cudaError_t launch_combine_add_rmsnorm(float* x, const float* rows, const float* weights, int k, const float* w,
-                                       int64_t n_rows, int64_t d, float eps, float* y, cudaStream_t s) {
+cudaError_t launch_combine_add_rmsnorm(float* x, const float* rows, const float* weights, int k, const float* shared,
+                                       const float* w, int64_t n_rows, int64_t d, float eps, float* y, cudaStream_t s) {
   if (n_rows <= 0 || d <= 0) return cudaSuccess;
-  BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)(x, rows, weights, k, w, d, eps, y);
+  BS_LAUNCH(rmsnorm_kernel, static_cast<uint32_t>(n_rows), kBlock, s)(x, rows, weights, k, shared, w, d, eps, y);
   return cudaGetLastError();
 }
 

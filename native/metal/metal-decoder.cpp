@@ -145,23 +145,26 @@ void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool g
                {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
 }
 
-// Quantised products over one x (q, k, v; gate, up) in one bs_qmatmul_set: x and the routing read
-// by one dispatch instead of one each.
+// Quantised products over one x (q, k, v; gate, up) in one bs_qmatmul_set, their biases added in
+// it: x and the routing read by one dispatch instead of one each.
 void MetalDecoder::matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather,
-                           int64_t x_div) {
+                           int64_t x_div, const std::vector<float>* const* bias) {
   bool together = count >= 2 && count <= static_cast<int>(BS_MM_SET);
   for (int i = 0; i < count && together; ++i) together = w[i]->quantised();
   if (!together) {
-    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div);
+    DecoderWalk::matmuls(w, y, count, x, n, gather, x_div, bias);
     return;
   }
   QMatSetParams s{};
   std::vector<Arg> args;
   uint32_t tg_y = 0;
   for (int i = 0; i < static_cast<int>(BS_MM_SET); ++i) {
+    const int j = std::min(i, count - 1);  // past count: bound, unread
     const Weight* b = nullptr;
-    s.p[i] = qmat(*w[std::min(i, count - 1)], n, gather, x_div, &b, &tg_y);  // past count: bound, unread
-    args.insert(args.end(), {b->codes, b->scales, b->biases, i < count ? y[i] : y[count - 1]});
+    s.p[i] = qmat(*w[j], n, gather, x_div, &b, &tg_y);
+    const bool biased = i < count && bias && !bias[j]->empty();
+    s.p[i].has_bias = biased ? 1 : 0;
+    args.insert(args.end(), {b->codes, b->scales, b->biases, y[j], biased ? vec(*bias[j]) : x});
   }
   const auto [ids, slots, sorted] = qmat_routing(s.p[0]);
   args.insert(args.end(), {x, ids, slots, sorted, {nullptr, 0, &s, sizeof s}});
@@ -239,20 +242,22 @@ void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
 }
 
 void MetalDecoder::rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 0, 0};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, x, x, {nullptr, 0, &p, sizeof p}});
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 0, 0, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, x, x, {nullptr, 0, &p, sizeof p}, x});
 }
 
 // The residual add joined to the norm: x += res, y = RMSNorm(x)·w in one dispatch.
 void MetalDecoder::add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, 0};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, res, x, {nullptr, 0, &p, sizeof p}});
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, 0, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, res, x, {nullptr, 0, &p, sizeof p}, x});
 }
 
-// The routed rows combined by the routing's weights inside the same dispatch (y_ not written).
-void MetalDecoder::combine_add_rmsnorm(int64_t k, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, u32(k)};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, rows_, routed_wts_, {nullptr, 0, &p, sizeof p}});
+// The routed rows combined by the routing's weights, plus the shared experts' y2_, inside the same
+// dispatch (y_ not written).
+void MetalDecoder::combine_add_rmsnorm(int64_t k, bool shared, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, u32(k), shared ? 1u : 0u};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK,
+               {x, w, y, rows_, routed_wts_, {nullptr, 0, &p, sizeof p}, shared ? y2_ : x});
 }
 
 void MetalDecoder::add(Arg x, Arg y, int64_t n) {
@@ -289,26 +294,27 @@ Arg MetalDecoder::kv_rows(int64_t l, bool v) {
   return v ? v_f32_ : k_f32_;
 }
 
-// Qwen3's q/k norms and RoPE in one dispatch, with an f16 cache the store too (multimodal RoPE,
-// whose axes rotate in turns, and models without the norms take the walk's steps).
+// Qwen3's q/k norms and RoPE in one dispatch, with an f16 cache the store too; models without
+// the norms rotate q and k (and store) in the same dispatch (multimodal RoPE, whose axes rotate
+// in turns, takes the walk's steps).
 void MetalDecoder::norm_rope(const AttentionWeights& w, int64_t l, Arg k_at) {
   const ModelConfig& c = m_.cfg;
-  if (w.q_norm.empty() || c.rot_dims / 2 <= 0 || mrope_) {
+  if (c.rot_dims / 2 <= 0 || mrope_) {
     DecoderWalk::norm_rope(w, l, k_at);
     return;
   }
-  const bool store = kv_elem_ == 2;
+  const bool store = kv_elem_ == 2, norm = !w.q_norm.empty();
   const int64_t kv = c.n_kv_heads * c.head_dim, heads = c.n_heads + c.n_kv_heads * (store ? 2 : 1);
   const QkNormRopeParams p{u32(n_),         u32(c.n_heads),  u32(c.n_kv_heads), u32(c.head_dim),
-                           u32(c.rot_dims), store ? 1u : 0u, c.rms_eps};
+                           u32(c.rot_dims), store ? 1u : 0u, c.rms_eps,         norm ? 1u : 0u};
   // Without a store the cache arguments are bound but unread.
   const Arg kc = store ? Arg{k_cache_[l].buf, static_cast<size_t>(pos_ * kv * 2)} : k_at;
   const Arg vc = store ? Arg{v_cache_[l].buf, static_cast<size_t>(pos_ * kv * 2)} : k_at;
   c_->dispatch("bs_qk_norm_rope", {ceil_div(heads, BS_MM_SIMDGROUPS), u32(n_)}, kMatThreads,
                {q_,
                 k_at,
-                vec(w.q_norm),
-                vec(w.k_norm),
+                norm ? vec(w.q_norm) : q_,  // no norm: bound, unread
+                norm ? vec(w.k_norm) : q_,
                 rope_pos_,
                 w_->inv_freq(-1),
                 store ? v_f32_ : k_at,

@@ -66,13 +66,13 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg upload(const std::vector<float>& v) override { return w_->vector(v.data()); }
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) override;
-  void matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather,
-               int64_t x_div) override;
+  void matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather, int64_t x_div,
+               const std::vector<float>* const* bias) override;
   QMatParams qmat(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div, const Weight** b, uint32_t* tg_y) const;
   std::array<Arg, 3> qmat_routing(const QMatParams& p) const;
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
-  void combine_add_rmsnorm(int64_t k, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
+  void combine_add_rmsnorm(int64_t k, bool shared, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void norm_rope(const AttentionWeights& w, int64_t l, Arg k_at) override;
   void add(Arg x, Arg y, int64_t n) override;
   void add_rows(Arg b, Arg y, int64_t width, int64_t rows) override;

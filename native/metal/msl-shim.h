@@ -33,6 +33,10 @@ using ushort = uint16_t;
 using uchar = uint8_t;
 
 using uint3 = bs::lockstep::Idx3;
+// A pair of words read in one 8-byte load (only loaded, never built, by the kernels).
+struct uint2 {
+  uint32_t x, y;
+};
 
 // IEEE binary16, converted like the CPU side (common/dtype.h).
 struct half {

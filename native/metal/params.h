@@ -21,6 +21,9 @@ using uint = uint32_t;
 // them), and the threadgroups a grid must keep for that.
 #define BS_MM_ROW_GROUP 4u
 #define BS_MM_ROW_GROUP_MIN_GROUPS 256u
+// Consecutive uint32 code words a bs_qmatmul lane reads per row and step (as MLX's qmv_fast: two
+// packs, 8 bytes, per thread).
+#define BS_MM_PACKS 2u
 // Dense rows at least this long take a threadgroup each (simdgroups over the columns; a LoRA A
 // step, a router) instead of a simdgroup: fewer dependent loads per lane.
 #define BS_DENSE_SPLIT_COLS 256u
@@ -38,6 +41,7 @@ struct QMatParams {
   uint w_off, s_off, b_off;  // bytes into the code, scale and bias buffers
   uint n, mat, gather, has_slots, x_div, grouped;
   uint row_group;  // rows per simdgroup: 1 or BS_MM_ROW_GROUP (qmat_grid)
+  uint has_bias;   // y[i, r] = the sum + bias[r] (bs_qmatmul_set: a linear's bias)
 };
 
 // Up to BS_MM_SET products over the same x in one dispatch (q, k, v; gate, up): matrix i takes
@@ -73,11 +77,12 @@ struct EmbedParams {
 };
 
 // y = RMSNorm(x)·w per row of d; with `add`, first x += res in place: res rows [rows, d], or with
-// k > 0 each row's k routed rows [rows·k, d] combined by weights [rows, k] (as CombineParams).
+// k > 0 each row's k routed rows [rows·k, d] combined by weights [rows, k] (as CombineParams),
+// plus with `shared` the shared experts' rows [rows, d].
 struct RmsNormParams {
   uint rows, d;
   float eps;
-  uint add, k;
+  uint add, k, shared;
 };
 
 // NeoX pairs (i, i + rot/2) of each head.
@@ -90,6 +95,7 @@ struct RopeParams {
 struct QkNormRopeParams {
   uint n_tok, n_q, n_kv, head_dim, rot_dims, store;
   float eps;
+  uint norm;  // 0: RoPE alone (models without q/k norms; the norm weights unread)
 };
 
 // Causal attention of n_tok queries at positions pos0.. over a cache of [*, n_kv, head_dim].

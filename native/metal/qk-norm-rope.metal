@@ -1,9 +1,8 @@
 // Qwen3-style attention's per-head RMSNorm of q and k, then RoPE, in place, in one dispatch (the
-// decoder's two bs_rmsnorm and two bs_rope as one); with p.store the k rows after them and the v
-// rows into the f16 cache (bs_to_f16's dispatch joined too). One simdgroup per head (q
-// heads, k heads, then v heads when storing; grid.y = token). The squares are summed as
-// bs_rmsnorm sums a row of ≤ BS_BLOCK elements (one simd_sum per 32, then one over the eight), so
-// the results match the separate dispatches bit for bit.
+// decoder's two bs_rmsnorm and two bs_rope as one; without p.norm the two bs_rope alone); with p.store the k rows after
+// them and the v rows into the f16 cache (bs_to_f16's dispatch joined too). One simdgroup per head (q heads, k heads,
+// then v heads when storing; grid.y = token). The squares are summed as bs_rmsnorm sums a row of ≤ BS_BLOCK elements
+// (one simd_sum per 32, then one over the eight), so the results match the separate dispatches bit for bit.
 kernel void bs_qk_norm_rope(device float* q [[buffer(0)]], device float* k [[buffer(1)]],
                             device const float* q_w [[buffer(2)]], device const float* k_w [[buffer(3)]],
                             device const int* positions [[buffer(4)]], device const float* inv_freq [[buffer(5)]],
@@ -21,17 +20,19 @@ kernel void bs_qk_norm_rope(device float* q [[buffer(0)]], device float* k [[buf
   }
   const bool is_q = h < p.n_q;
   device float* v = is_q ? q + (t * p.n_q + h) * hd : k + (t * p.n_kv + (h - p.n_q)) * hd;
-  device const float* w = is_q ? q_w : k_w;
-  float mine = 0.0f;
-  for (uint e = 0; e < BS_BLOCK / 32u; ++e) {
-    const uint i = lane + 32u * e;
-    const float part = simd_sum(i < hd ? v[i] * v[i] : 0.0f);
-    if (lane == e) mine = part;
+  if (p.norm) {
+    device const float* w = is_q ? q_w : k_w;
+    float mine = 0.0f;
+    for (uint e = 0; e < BS_BLOCK / 32u; ++e) {
+      const uint i = lane + 32u * e;
+      const float part = simd_sum(i < hd ? v[i] * v[i] : 0.0f);
+      if (lane == e) mine = part;
+    }
+    const float total = simd_sum(mine);
+    const float inv = rsqrt(total / float(hd) + p.eps);
+    for (uint i = lane; i < hd; i += 32u) v[i] = v[i] * inv * w[i];
+    simdgroup_barrier(mem_flags::mem_device);  // a pair's halves are other lanes' norm outputs
   }
-  const float total = simd_sum(mine);
-  const float inv = rsqrt(total / float(hd) + p.eps);
-  for (uint i = lane; i < hd; i += 32u) v[i] = v[i] * inv * w[i];
-  simdgroup_barrier(mem_flags::mem_device);  // a pair's halves are other lanes' norm outputs
   const uint half_rot = p.rot_dims / 2u;
   for (uint i = lane; i < half_rot; i += 32u) {
     if (inv_freq[i] == 0.0f) continue;

@@ -151,7 +151,7 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     Staging s;
     const int64_t kv = a.n_tok * a.n_kv * a.head_dim;
     float *dq = s.inout(q, a.n_tok * a.n_q * a.head_dim), *dk = s.inout(k, kv);
-    const float *qw = s.put(q_w, a.head_dim), *kw = s.put(k_w, a.head_dim);
+    const float *qw = q_w ? s.put(q_w, a.head_dim) : nullptr, *kw = k_w ? s.put(k_w, a.head_dim) : nullptr;
     const int32_t* dp = s.put(pos, a.n_tok);
     const double* df = s.put(inv_freq, a.rot / 2);
     const QkNormRopeArgs args{a.n_tok, a.n_q, a.n_kv, a.head_dim, a.rot, a.eps};
@@ -181,12 +181,13 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     float* dout = s.inout(out, n * d);
     return s.run([&] { return launch_moe_combine(dr, dw, n, k, d, dout, nullptr); });
   };
-  o.combine_add_rmsnorm = [](float* x, const float* rows, const float* weights, int k, const float* w, int64_t n,
-                             int64_t d, float eps, float* y) {
+  o.combine_add_rmsnorm = [](float* x, const float* rows, const float* weights, int k, const float* shared,
+                             const float* w, int64_t n, int64_t d, float eps, float* y) {
     Staging s;
     float *dx = s.inout(x, n * d), *dy = s.inout(y, n * d);
     const float *dr = s.put(rows, n * k * d), *dwt = s.put(weights, n * k), *dw = s.put(w, d);
-    return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dw, n, d, eps, dy, nullptr); });
+    const float* dsh = shared ? s.put(shared, n * d) : nullptr;
+    return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dsh, dw, n, d, eps, dy, nullptr); });
   };
   o.add = [](const float* x, float scale, int64_t n, float* y, int64_t period) {
     Staging s;
@@ -230,6 +231,7 @@ inline void add_matmul_ops(bt::CudaDecoderOps& o) {
     a.codes = s.put(c.m->w), a.scales = s.put(c.m->scales), a.biases = s.put(c.m->biases), a.mat = c.mat;
     if (c.ids) a.ids = s.put(c.ids, c.n), a.x_div = c.x_div;
     if (c.up) a.up = s.put(c.up, c.n * w.cols);
+    if (c.bias) a.bias = s.put(c.bias, w.rows);
     if (c.grouped) {
       a.max_tiles = route_tiles_max(c.n, w.n_mats, kMatTokens);
       a.order = s.put<int32_t>(nullptr, c.n), a.tiles = s.put<int32_t>(nullptr, 2 * a.max_tiles);

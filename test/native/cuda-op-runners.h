@@ -70,8 +70,9 @@ struct QmCall {
   int64_t x_offset;
   const float* up;
   float* y;
-  int x_div = 1;         // gathered: row i of work reads x row i / x_div (x holds n rows all the same)
-  bool grouped = false;  // gathered: the rows sorted by matrix on the device first (route_sort)
+  int x_div = 1;                // gathered: row i of work reads x row i / x_div (x holds n rows all the same)
+  bool grouped = false;         // gathered: the rows sorted by matrix on the device first (route_sort)
+  const float* bias = nullptr;  // [rows] added to every row's sums in the launch
 };
 
 // A dense product y (+)= alpha · W[mat] x over n tokens; W's elements as stored.
@@ -103,10 +104,10 @@ struct CudaDecoderOps {
   std::function<Launch(float* x, const float* res, const float* w, int64_t rows, int64_t d, float eps, float* y)>
       add_rmsnorm;
   // rows [n·k, d] of routed outputs combined by weights [n, k] into out [n, d]; then the same
-  // joined to add_rmsnorm (x += the combined rows, y = RMSNorm(x)).
+  // joined to add_rmsnorm (x += the combined rows plus `shared` [n, d] when given, y = RMSNorm(x)).
   std::function<Launch(const float* rows, const float* weights, int64_t n, int k, int64_t d, float* out)> combine;
-  std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* w, int64_t n, int64_t d,
-                       float eps, float* y)>
+  std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* shared, const float* w,
+                       int64_t n, int64_t d, float eps, float* y)>
       combine_add_rmsnorm;
   // y += s · x over n values; with period > 0, x[i % period] (a bias over rows).
   std::function<Launch(const float* x, float s, int64_t n, float* y, int64_t period)> add;

@@ -30,6 +30,14 @@ function probe(dir: string, tokens: number, kv: 'f32' | 'f16' = 'f32'): Probe {
   return JSON.parse(r.stdout) as Probe;
 }
 
+// A MoE layer's routed rows combined (and its shared experts' output added) inside the residual
+// add and the next norm: only the last layer's combine and adds stand alone.
+function assertCombinesJoined(arch: string, p: Probe): void {
+  const k = p.step_kernels;
+  assert.ok((k.bs_moe_combine ?? 0) <= 1, `${arch}: a combine per layer: ${JSON.stringify(k)}`);
+  assert.ok((k.bs_add ?? 0) <= 2, `${arch}: residual adds standing alone: ${JSON.stringify(k)}`);
+}
+
 test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense archs greedily like the CPU, one command list per append', (t) => {
   for (const arch of ['qwen3_moe', 'glm4_moe', 'qwen3', 'llama'] as const) {
     const dir = synthTemp(t, { arch, seed: 7 });
@@ -37,11 +45,15 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
     assert.equal(p.commits, p.appends, `${arch}: one command list per append (the prompt, then each token)`);
     assertLikeCpu(p, p.tokens_metal, 7, arch);
     if (!onGpu) {
-      // Biases over the chunk's rows in one dispatch (glm4_moe's q, k, v): no dispatch per token;
-      // the prompt's routed rows sorted by expert once per MoE layer (not a decode step's).
+      // Biases added inside the matmul set (glm4_moe's q, k, v): no dispatch for them, none per
+      // token; the prompt's routed rows sorted by expert once per MoE layer (not a decode step's).
       const { bs_route_sort: sorts = 0, ...rest } = p.prefill_kernels;
       assert.deepEqual(rest, p.step_kernels, `${arch}: the prompt queues what one token does`);
       assert.equal(sorts > 0, arch.endsWith('_moe'), `${arch}: ${sorts} sorts of the prompt's routed rows`);
+      assert.equal(p.step_kernels.bs_add_rows ?? 0, 0, `${arch}: no bias dispatch: ${JSON.stringify(p.step_kernels)}`);
+      // q and k rotated in bs_qk_norm_rope with or without the norms (glm4_moe, llama have none).
+      assert.equal(p.step_kernels.bs_rope ?? 0, 0, `${arch}: no separate RoPE: ${JSON.stringify(p.step_kernels)}`);
+      assertCombinesJoined(arch, p);
     }
   }
 });
@@ -79,6 +91,7 @@ test('the Metal decoder runs the hybrid models (Gated DeltaNet and lightning lay
     const p = probe(dir, 7);
     assert.equal(p.commits, p.appends, `${arch}: one command list per append`);
     assertLikeCpu(p, p.tokens_metal, 7, arch);
+    if (!onGpu) assertCombinesJoined(arch, p);
   }
 });
 

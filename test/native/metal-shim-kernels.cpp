@@ -98,12 +98,12 @@ const std::map<std::string, KernelEntry>& kernels() {
                      at<I>(b, 7), *at<const QMatParams*>(b, 8), t.tgid, t.sg, t.lane);
         }}},
       {"bs_qmatmul_set",
-       {17,
+       {20,
         [](const Bound& b, const Thread& t) {
-          bs_qmatmul_set(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<float*>(b, 3), at<U>(b, 4), at<U>(b, 5), at<U>(b, 6),
-                         at<float*>(b, 7), at<U>(b, 8), at<U>(b, 9), at<U>(b, 10), at<float*>(b, 11), at<F>(b, 12),
-                         at<I>(b, 13), at<I>(b, 14), at<I>(b, 15), *at<const QMatSetParams*>(b, 16), t.tgid, t.sg,
-                         t.lane);
+          bs_qmatmul_set(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<float*>(b, 3), at<F>(b, 4), at<U>(b, 5), at<U>(b, 6),
+                         at<U>(b, 7), at<float*>(b, 8), at<F>(b, 9), at<U>(b, 10), at<U>(b, 11), at<U>(b, 12),
+                         at<float*>(b, 13), at<F>(b, 14), at<F>(b, 15), at<I>(b, 16), at<I>(b, 17), at<I>(b, 18),
+                         *at<const QMatSetParams*>(b, 19), t.tgid, t.sg, t.lane);
         }}},
       {"bs_route_sort",
        {3,
@@ -130,10 +130,10 @@ const std::map<std::string, KernelEntry>& kernels() {
                    t.tgid, t.tid);
         }}},
       {"bs_rmsnorm",
-       {6,
+       {7,
         [](const Bound& b, const Thread& t) {
           bs_rmsnorm(at<float*>(b, 0), at<F>(b, 1), at<float*>(b, 2), at<F>(b, 3), at<F>(b, 4),
-                     *at<const RmsNormParams*>(b, 5), t.tgid, t.tid, t.sg, t.lane, t.n_sg);
+                     *at<const RmsNormParams*>(b, 5), at<F>(b, 6), t.tgid, t.tid, t.sg, t.lane, t.n_sg);
         }}},
       {"bs_qk_norm_rope",
        {10,

@@ -110,6 +110,7 @@ void check_qk_norm_rope(bt::T& t, const bt::CudaDecoderOps& run) {
     const int n_q = 1 + static_cast<int>(r.below(9)), n_kv = 1 + static_cast<int>(r.below(4));
     const int64_t n_tok = 1 + static_cast<int64_t>(r.below(3));
     const float eps = 1e-6f;
+    const bool norm = c % 3 != 2;  // else RoPE alone (null norm weights)
     std::vector<float> q(n_tok * n_q * hd), k(n_tok * n_kv * hd), qw(hd), kw(hd);
     for (std::vector<float>* v : {&q, &k, &qw, &kw})
       for (float& e : *v) e = static_cast<float>(r.uniform(-2.0, 2.0));
@@ -120,7 +121,7 @@ void check_qk_norm_rope(bt::T& t, const bt::CudaDecoderOps& run) {
     std::vector<float> q2 = q, k2 = k;
     const std::string desc = std::string(run.name) + " seed " + std::to_string(900 + c) + " head_dim " +
                              std::to_string(hd) + " rot " + std::to_string(rot) + " heads " + std::to_string(n_q) +
-                             "/" + std::to_string(n_kv) + " tokens " + std::to_string(n_tok);
+                             "/" + std::to_string(n_kv) + " tokens " + std::to_string(n_tok) + (norm ? "" : " no norm");
     // The f16 cache store joined: q and k as without it, the cache rows from `row` on as the
     // pair conversion of the final k and the v rows, the rows before it untouched.
     const bt::QkShape shape{n_tok, n_q, n_kv, hd, rot, eps};
@@ -130,22 +131,24 @@ void check_qk_norm_rope(bt::T& t, const bt::CudaDecoderOps& run) {
     std::vector<uint16_t> k_cache(cache, 0x3c01), v_cache(cache, 0x3c02), k_want = k_cache, v_want = v_cache;
     std::vector<float> q3 = q, k3 = k;
     const bt::QkStore store{v_rows.data(), k_cache.data(), v_cache.data(), row};
-    EXPECT(run.qk_norm_rope(shape, q.data(), k.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), nullptr) ==
-           Launch::ok)
+    const float *q_w = norm ? qw.data() : nullptr, *k_w = norm ? kw.data() : nullptr;
+    EXPECT(run.qk_norm_rope(shape, q.data(), k.data(), q_w, k_w, pos.data(), inv_freq.data(), nullptr) == Launch::ok)
         << desc;
-    EXPECT(run.qk_norm_rope(shape, q3.data(), k3.data(), qw.data(), kw.data(), pos.data(), inv_freq.data(), &store) ==
-           Launch::ok)
+    EXPECT(run.qk_norm_rope(shape, q3.data(), k3.data(), q_w, k_w, pos.data(), inv_freq.data(), &store) == Launch::ok)
         << desc;
     EXPECT(run.to_half(k3.data(), k_want.data(), v_rows.data(), v_want.data(), kv, row, n_kv * hd) == Launch::ok);
     EXPECT(q3 == q && k3 == k) << desc << ": the store changed q or k";
     EXPECT(k_cache == k_want && v_cache == v_want) << desc << " row " << row << ": the joined f16 store differs";
-    EXPECT(run.rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data()) == Launch::ok);
-    EXPECT(run.rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data()) == Launch::ok);
+    if (norm) {
+      EXPECT(run.rmsnorm(q2.data(), qw.data(), n_tok * n_q, hd, eps, q2.data()) == Launch::ok);
+      EXPECT(run.rmsnorm(k2.data(), kw.data(), n_tok * n_kv, hd, eps, k2.data()) == Launch::ok);
+    }
     EXPECT(run.rope(q2.data(), pos.data(), inv_freq.data(), n_tok, n_q, hd, rot) == Launch::ok);
     EXPECT(run.rope(k2.data(), pos.data(), inv_freq.data(), n_tok, n_kv, hd, rot) == Launch::ok);
-    // squares summed in another order: a float's last bit at most
+    // squares summed in another order: a float's last bit at most (RoPE alone: the same bits)
     const double worst = std::max(worst_diff(q, q2), worst_diff(k, k2));
     EXPECT(worst <= 1e-6) << desc << ": worst difference " << worst;
+    if (!norm) EXPECT(same_result(run, q, q2) && same_result(run, k, k2)) << desc << ": not rope's bits";
   }
 }
 
@@ -228,8 +231,8 @@ void check_attention(bt::T& t, const bt::CudaDecoderOps& run) {
 
 // Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
 // joined add + RMSNorm as add then rmsnorm, the residual written back; with a MoE layer's routed
-// rows combined in the same launch as combine then add + RMSNorm; a bias added over all rows in
-// one launch as one add per row.
+// rows (and a shared expert's output) combined in the same launch as combine (then add) then
+// add + RMSNorm; a bias added over all rows in one launch as one add per row.
 void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 6; ++c) {
     bt::Rng r(970 + c);
@@ -247,17 +250,22 @@ void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
     EXPECT(same_result(run, x, x2) && same_result(run, y, y2))
         << run.name << " seed " << 970 + c << " rows " << rows << " d " << d << ": worst "
         << std::max(worst_diff(x, x2), worst_diff(y, y2));
-    // A MoE layer's routed rows combined inside the same launch: as combine, then the above.
+    // A MoE layer's routed rows combined inside the same launch (every other case with a shared
+    // expert's output added to them): as combine (then add), then the above.
     const int k = 1 + static_cast<int>(r.below(8));
-    const std::vector<float> routed = bt::random_vec(r, rows * k * d), wts = bt::random_vec(r, rows * k);
+    const bool with_shared = c % 2 == 1;
+    const std::vector<float> routed = bt::random_vec(r, rows * k * d), wts = bt::random_vec(r, rows * k),
+                             shared = bt::random_vec(r, rows * d);
     std::vector<float> x3 = x0, y3(x.size()), x4 = x0, y4(x.size()), sum(x.size());
-    EXPECT(run.combine_add_rmsnorm(x3.data(), routed.data(), wts.data(), k, w.data(), rows, d, 1e-6f, y3.data()) ==
-           Launch::ok);
+    EXPECT(run.combine_add_rmsnorm(x3.data(), routed.data(), wts.data(), k, with_shared ? shared.data() : nullptr,
+                                   w.data(), rows, d, 1e-6f, y3.data()) == Launch::ok);
     EXPECT(run.combine(routed.data(), wts.data(), rows, k, d, sum.data()) == Launch::ok);
-    EXPECT(run.add_rmsnorm(x4.data(), sum.data(), w.data(), rows, d, 1e-6f, y4.data()) == Launch::ok);
+    std::vector<float> total = sum;
+    if (with_shared) EXPECT(run.add(shared.data(), 1.0f, rows * d, total.data(), 0) == Launch::ok);
+    EXPECT(run.add_rmsnorm(x4.data(), total.data(), w.data(), rows, d, 1e-6f, y4.data()) == Launch::ok);
     EXPECT(same_result(run, x3, x4) && same_result(run, y3, y4))
-        << run.name << " seed " << 970 + c << " rows " << rows << " k " << k << " d " << d << ": worst "
-        << std::max(worst_diff(x3, x4), worst_diff(y3, y4));
+        << run.name << " seed " << 970 + c << " rows " << rows << " k " << k << " d " << d
+        << (with_shared ? " shared" : "") << ": worst " << std::max(worst_diff(x3, x4), worst_diff(y3, y4));
     // And the combine itself against a double sum.
     double worst = 0.0;
     for (int64_t i = 0; i < rows; ++i)
@@ -355,6 +363,26 @@ void check_gated_qmatmul(bt::T& t, const bt::CudaDecoderOps& run) {
   }
 }
 
+// A linear's bias added inside the quantised product (q, k, v with biases as one set) against
+// the product then the bias added over its rows (add with a period), over seeded shapes: one token
+// (row groups where the grid allows) and chunks of up to 17 tokens, 4 and 8 bits; bit for bit.
+void check_biased_qmatmul(bt::T& t, const bt::CudaDecoderOps& run) {
+  for (int c = 0; c < 8; ++c) {
+    bt::Rng r(995 + c);
+    const int bits = c % 2 ? 8 : 4, group = 32 << r.below(3);
+    const int64_t rows = std::vector<int64_t>{5, 96, 300, 4096}[r.below(4)], cols = group * (1 + r.below(3)),
+                  n = c < 4 ? 1 : 1 + static_cast<int64_t>(r.below(17));
+    const bt::OwnedMatrix w = bt::random_affine(r, 2, rows, cols, bits, group, bs::DType::BF16);
+    const std::vector<float> x = bt::random_vec(r, n * cols), bias = bt::random_vec(r, rows);
+    std::vector<float> fused(n * rows), want(n * rows);
+    EXPECT(run.qmatmul({&w, n, 1, nullptr, x.data(), 0, nullptr, fused.data(), 1, false, bias.data()}) == Launch::ok);
+    EXPECT(run.qmatmul({&w, n, 1, nullptr, x.data(), 0, nullptr, want.data()}) == Launch::ok);
+    EXPECT(run.add(bias.data(), 1.0f, n * rows, want.data(), rows) == Launch::ok);
+    EXPECT(same_result(run, fused, want)) << run.name << " seed " << 995 + c << " bits " << bits << " [" << rows << ", "
+                                          << cols << "] x " << n << ": worst " << worst_diff(fused, want);
+  }
+}
+
 // Three dense products of different shapes and element types in one launch (the LoRA A steps of
 // q, k, v over one x; the B steps accumulating with a scale into their own outputs), several
 // tokens: each as its own launch.
@@ -433,6 +461,10 @@ TEST(cuda_emu_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathere
   check_grouped_qmatmul(t, bt::cuda_emu_decoder_ops());
 }
 
+TEST(cuda_emu_qmatmul_with_a_bias_is_qmatmul_then_the_bias_bit_for_bit) {
+  check_biased_qmatmul(t, bt::cuda_emu_decoder_ops());
+}
+
 TEST(cuda_emu_dense_matmul_matches_double_and_a_set_each_product_bit_for_bit) {
   check_dense_set(t, bt::cuda_emu_decoder_ops());
 }
@@ -448,5 +480,6 @@ TEST(cuda_device_decoder_kernels_match_the_reference) {
   check_add_rmsnorm(t, run);
   check_gated_qmatmul(t, run);
   check_grouped_qmatmul(t, run);
+  check_biased_qmatmul(t, run);
   check_dense_set(t, run);
 }

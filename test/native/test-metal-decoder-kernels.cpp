@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -70,9 +71,9 @@ void expect_same(bt::T& t, const std::vector<float>& got, const std::vector<floa
 }  // namespace
 
 // Seeded rows, widths around the threadgroup's (1, 255, 256, 257, 700, 2048) and routed k of 1-8:
-// bs_rmsnorm with its residual (plain, or k routed rows combined) against bs_add (after
-// bs_moe_combine) then bs_rmsnorm, and against the CPU reference; bs_add_rows (a bias over the
-// rows) against one bs_add per row.
+// bs_rmsnorm with its residual (plain, or k routed rows combined, some with a shared expert's rows
+// added) against bs_add (after bs_moe_combine and the shared rows' bs_add) then bs_rmsnorm, and against the CPU
+// reference; bs_add_rows (a bias over the rows) against one bs_add per row.
 TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
   bt::MetalTestDevice use;
   if (!use.ready(t)) return;
@@ -80,27 +81,30 @@ TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
     bt::Rng r(41000 + c);
     const uint32_t rows = 1 + r.below(4), d = std::vector<uint32_t>{1, 31, 255, 256, 257, 700, 2048}[r.below(7)];
     const uint32_t k = c % 2 ? 1 + r.below(8) : 0;  // 0: a plain residual
+    const bool shared = k > 0 && c % 4 == 3;        // a shared expert's rows added to the routed ones
     const float eps = 1e-6f;
-    const auto x = bt::random_vec(r, rows * d, 3.0), w = bt::random_vec(r, d);
+    const auto x = bt::random_vec(r, rows * d, 3.0), w = bt::random_vec(r, d), sh = bt::random_vec(r, rows * d);
     const auto res = bt::random_vec(r, rows * std::max(k, 1u) * d), wts = bt::random_vec(r, rows * std::max(k, 1u));
     const std::string desc = "seed " + std::to_string(41000 + c) + " rows " + std::to_string(rows) + " d " +
-                             std::to_string(d) + " k " + std::to_string(k);
+                             std::to_string(d) + " k " + std::to_string(k) + (shared ? " shared" : "");
     Bench b{*use.dev, {}};
-    const mt::Arg xj = b.put(x), yj = b.put(x), wv = b.put(w), rv = b.put(res), kv = b.put(wts);
-    const mt::RmsNormParams joined{rows, d, eps, 1, k};
-    b.run({{"bs_rmsnorm", {rows}, BS_BLOCK, {xj, wv, yj, rv, kv, Bench::params(joined)}}});
+    const mt::Arg xj = b.put(x), yj = b.put(x), wv = b.put(w), rv = b.put(res), kv = b.put(wts), shv = b.put(sh);
+    const mt::RmsNormParams joined{rows, d, eps, 1, k, shared ? 1u : 0u};
+    b.run({{"bs_rmsnorm", {rows}, BS_BLOCK, {xj, wv, yj, rv, kv, Bench::params(joined), shv}}});
 
     const mt::Arg xs = b.put(x), ys = b.put(x), sum = b.put(std::vector<float>(rows * d));
-    const mt::RmsNormParams plain{rows, d, eps, 0, 0};
+    const mt::RmsNormParams plain{rows, d, eps, 0, 0, 0};
     const mt::ElementwiseParams add{rows * d, 1.0f};
     const mt::CombineParams comb{rows, std::max(k, 1u), d};
     std::vector<Bench::Call> separate;
     if (k > 0)
       separate.push_back(
           {"bs_moe_combine", {mt::ceil_div(d, BS_BLOCK), rows}, BS_BLOCK, {rv, kv, sum, Bench::params(comb)}});
+    if (shared)
+      separate.push_back({"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {shv, sum, Bench::params(add)}});
     separate.push_back(
         {"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {k > 0 ? sum : rv, xs, Bench::params(add)}});
-    separate.push_back({"bs_rmsnorm", {rows}, BS_BLOCK, {xs, wv, ys, xs, xs, Bench::params(plain)}});
+    separate.push_back({"bs_rmsnorm", {rows}, BS_BLOCK, {xs, wv, ys, xs, xs, Bench::params(plain), xs}});
     b.run(separate);
     const auto x_got = Bench::get<float>(xj, rows * d), y_got = Bench::get<float>(yj, rows * d);
     expect_same(t, x_got, Bench::get<float>(xs, rows * d), desc + " residual stream");
@@ -114,6 +118,7 @@ TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
         if (k > 0) {
           s = 0.0;
           for (uint32_t j = 0; j < k; ++j) s += static_cast<double>(wts[row * k + j]) * res[(row * k + j) * d + i];
+          if (shared) s += sh[row * d + i];
         }
         x_ref[row * d + i] = static_cast<float>(x[row * d + i] + s);
       }
@@ -135,10 +140,10 @@ TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
 }
 
 // Seeded shapes (head widths under, at and over a simdgroup, partial rotation, GQA, several
-// tokens at scattered positions, a zero frequency: another axis's pair): bs_qk_norm_rope against
-// bs_rmsnorm then bs_rope on q and k, with the store against bs_to_f16 of the final k rows and
-// the v rows (one dispatch, grid.y 2) from cache row `row` on (rows before it untouched); and against the CPU
-// reference.
+// tokens at scattered positions, a zero frequency: another axis's pair; every third case without
+// the norms, RoPE alone): bs_qk_norm_rope against bs_rmsnorm then bs_rope on q and k, with the store against bs_to_f16
+// of the final k rows and the v rows (one dispatch, grid.y 2) from cache row `row` on (rows before it untouched); and
+// against the CPU reference.
 TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
   bt::MetalTestDevice use;
   if (!use.ready(t)) return;
@@ -147,7 +152,7 @@ TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
     const uint32_t hd = std::vector<uint32_t>{16, 48, 64, 80, 128, 256}[r.below(6)];
     const uint32_t rot = std::vector<uint32_t>{hd, hd / 2, 16}[r.below(3)];
     const uint32_t n_q = 1 + r.below(9), n_kv = 1 + r.below(4), n_tok = 1 + r.below(3);
-    const bool store = c % 2 == 1;
+    const bool store = c % 2 == 1, norm = c % 3 != 2;
     const float eps = 1e-6f;
     const double theta = 1e6;
     const auto q = bt::random_vec(r, n_tok * n_q * hd, 2.0), k = bt::random_vec(r, n_tok * n_kv * hd, 2.0);
@@ -161,13 +166,14 @@ TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
     const uint32_t row = r.below(4), kv = n_kv * hd, cache = (row + n_tok) * kv;
     const std::string desc = "seed " + std::to_string(42000 + c) + " head_dim " + std::to_string(hd) + " rot " +
                              std::to_string(rot) + " heads " + std::to_string(n_q) + "/" + std::to_string(n_kv) +
-                             " tokens " + std::to_string(n_tok) + (store ? " store row " + std::to_string(row) : "");
+                             " tokens " + std::to_string(n_tok) + (store ? " store row " + std::to_string(row) : "") +
+                             (norm ? "" : " no norm");
     Bench b{*use.dev, {}};
     const mt::Arg qj = b.put(q), kj = b.put(k), qwv = b.put(qw), kwv = b.put(kw), pv = b.put(pos), fv = b.put(inv_freq);
     const mt::Arg vv = b.put(v_rows), kc = b.put(std::vector<uint16_t>(cache, 0x3c01)),
                   vc = b.put(std::vector<uint16_t>(cache, 0x3c02));
     const mt::Arg kc_at{kc.buf, row * kv * 2}, vc_at{vc.buf, row * kv * 2};
-    const mt::QkNormRopeParams p{n_tok, n_q, n_kv, hd, rot, store ? 1u : 0u, eps};
+    const mt::QkNormRopeParams p{n_tok, n_q, n_kv, hd, rot, store ? 1u : 0u, eps, norm ? 1u : 0u};
     const uint32_t heads = n_q + n_kv * (store ? 2 : 1);
     b.run({{"bs_qk_norm_rope",
             {mt::ceil_div(heads, BS_MM_SIMDGROUPS), n_tok},
@@ -176,14 +182,18 @@ TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
 
     const mt::Arg qs = b.put(q), ks = b.put(k), kc2 = b.put(std::vector<uint16_t>(cache, 0x3c01)),
                   vc2 = b.put(std::vector<uint16_t>(cache, 0x3c02));
-    const mt::RmsNormParams nq{n_tok * n_q, hd, eps, 0, 0}, nk{n_tok * n_kv, hd, eps, 0, 0};
+    const mt::RmsNormParams nq{n_tok * n_q, hd, eps, 0, 0, 0}, nk{n_tok * n_kv, hd, eps, 0, 0, 0};
     const mt::RopeParams rq{n_tok, n_q, hd, rot}, rk{n_tok, n_kv, hd, rot};
     const mt::ElementwiseParams half{n_tok * kv, 0.0f};
-    std::vector<Bench::Call> separate = {
-        {"bs_rmsnorm", {n_tok * n_q}, BS_BLOCK, {qs, qwv, qs, qs, qs, Bench::params(nq)}},
-        {"bs_rmsnorm", {n_tok * n_kv}, BS_BLOCK, {ks, kwv, ks, ks, ks, Bench::params(nk)}},
-        {"bs_rope", {mt::ceil_div(n_q * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {qs, pv, fv, Bench::params(rq)}},
-        {"bs_rope", {mt::ceil_div(n_kv * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {ks, pv, fv, Bench::params(rk)}}};
+    std::vector<Bench::Call> separate;
+    if (norm) {
+      separate.push_back({"bs_rmsnorm", {n_tok * n_q}, BS_BLOCK, {qs, qwv, qs, qs, qs, Bench::params(nq), qs}});
+      separate.push_back({"bs_rmsnorm", {n_tok * n_kv}, BS_BLOCK, {ks, kwv, ks, ks, ks, Bench::params(nk), ks}});
+    }
+    separate.push_back(
+        {"bs_rope", {mt::ceil_div(n_q * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {qs, pv, fv, Bench::params(rq)}});
+    separate.push_back(
+        {"bs_rope", {mt::ceil_div(n_kv * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {ks, pv, fv, Bench::params(rk)}});
     if (store) {  // both rows in one dispatch (grid.y 2), as the decoder's store_kv
       separate.push_back({"bs_to_f16",
                           {mt::ceil_div(n_tok * kv, BS_BLOCK), 2},
@@ -209,10 +219,12 @@ TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
     }
 
     // The CPU reference: rmsnorm per head, then its RoPE (θ^(−2i/rot) in double).
-    std::vector<float> q_ref(q.size()), k_ref(k.size());
+    std::vector<float> q_ref = q, k_ref = k;
     const bs::Kernels& ref = bs::reference_backend().k;
-    ref.rmsnorm(bs::ExecCtx{}, q.data(), qw.data(), n_tok * n_q, hd, eps, q_ref.data());
-    ref.rmsnorm(bs::ExecCtx{}, k.data(), kw.data(), n_tok * n_kv, hd, eps, k_ref.data());
+    if (norm) {
+      ref.rmsnorm(bs::ExecCtx{}, q.data(), qw.data(), n_tok * n_q, hd, eps, q_ref.data());
+      ref.rmsnorm(bs::ExecCtx{}, k.data(), kw.data(), n_tok * n_kv, hd, eps, k_ref.data());
+    }
     if (!skip) {
       ref.rope(bs::ExecCtx{}, q_ref.data(), pos.data(), n_tok, {int(n_q), int(hd), int(rot), theta});
       ref.rope(bs::ExecCtx{}, k_ref.data(), pos.data(), n_tok, {int(n_kv), int(hd), int(rot), theta});
@@ -267,7 +279,8 @@ TEST(metal_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_o
 // bs_qmatmul with BS_MM_ROW_GROUP rows per simdgroup (x read once for them) against one row per
 // simdgroup, over seeded shapes (rows that do not fill a group or a threadgroup, 4 and 8 bits,
 // groups 32-128): plain with 1-17 tokens, gathered, and grouped tiles; bit for bit on the shim (a
-// row's sums are the same), and the grid choice (qmat_grid) keeping small grids at one row.
+// row's sums are the same; also with codes that are not 8-byte aligned), and the grid choice (qmat_grid) keeping small
+// grids at one row.
 TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
   bt::MetalTestDevice use;
   if (!use.ready(t)) return;
@@ -286,7 +299,9 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
                              "] x " + std::to_string(n);
     Bench b{*use.dev, {}};
     const mt::Arg codes = b.put(w.w), sc = b.put(w.scales), bi = b.put(w.biases), xv = b.put(x), idv = b.put(ids);
-    const mt::Arg sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n));
+    std::vector<uint8_t> shifted(4, 0);
+    shifted.insert(shifted.end(), w.w.begin(), w.w.end());
+    const mt::Arg codes4 = b.put(shifted), sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n));
     const mt::RouteSortParams sp{uint32_t(n), uint32_t(E), uint32_t(tiles)};
     b.run({{"bs_route_sort", {1}, BS_BLOCK, {idv, sorted, Bench::params(sp)}}});
     for (const char* mode : {"plain", "gathered", "grouped"}) {
@@ -295,17 +310,23 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
       const bool gather = mode[0] != 'p', grouped = mode[2] == 'o';
       p.gather = gather ? 1 : 0, p.grouped = grouped ? uint32_t(1 + 2 * tiles) : 0;
       const uint32_t tg_y = grouped ? uint32_t(tiles) : gather ? uint32_t(n) : mt::ceil_div(n, BS_MM_TOKENS);
-      std::vector<float> got[2];
-      for (const uint32_t rg : {1u, BS_MM_ROW_GROUP}) {
-        p.row_group = rg;
+      std::vector<float> got[3];
+      for (int v = 0; v < 3; ++v) {
+        // One row per simdgroup, then row groups; last the codes 4 bytes into their buffer (two
+        // 4-byte loads per pair of words instead of one 8-byte load).
+        p.row_group = v == 0 ? 1u : BS_MM_ROW_GROUP, p.w_off = v == 2 ? 4u : 0u;
         const mt::Arg y = b.put(std::vector<float>(n * rows, -7.0f));
-        const mt::Grid g{mt::ceil_div(rows, BS_MM_SIMDGROUPS * rg), tg_y};
-        b.run({{"bs_qmatmul", g, mt::kMatThreads, {codes, sc, bi, xv, y, idv, idv, sorted, Bench::params(p)}}});
-        got[rg == 1 ? 0 : 1] = Bench::get<float>(y, n * rows);
+        const mt::Grid g{mt::ceil_div(rows, BS_MM_SIMDGROUPS * p.row_group), tg_y};
+        b.run({{"bs_qmatmul",
+                g,
+                mt::kMatThreads,
+                {v == 2 ? codes4 : codes, sc, bi, xv, y, idv, idv, sorted, Bench::params(p)}}});
+        got[v] = Bench::get<float>(y, n * rows);
       }
       EXPECT(std::find(got[1].begin(), got[1].end(), -7.0f) == got[1].end())
           << desc << " " << mode << ": a row unwritten";
       expect_same(t, got[1], got[0], desc + " " + mode + ": row groups");
+      expect_same(t, got[2], got[1], desc + " " + mode + ": codes not 8-byte aligned");
     }
   }
   // The grid choice: row groups only where they leave BS_MM_ROW_GROUP_MIN_GROUPS threadgroups.
@@ -321,7 +342,8 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
 
 // bs_qmatmul_set (q, k, v or gate, up in one dispatch) against one bs_qmatmul per matrix, over
 // seeded shapes (2 or 3 matrices of different rows and bit widths over one x; plain with 1-17
-// tokens, gathered and grouped with a shared routing): bit for bit on the shim, every row written.
+// tokens, some with a bias added in the set against bs_add_rows after; gathered and grouped with
+// a shared routing): bit for bit on the shim, every row written.
 TEST(metal_qmatmul_set_matches_one_dispatch_per_matrix) {
   bt::MetalTestDevice use;
   if (!use.ready(t)) return;
@@ -347,22 +369,33 @@ TEST(metal_qmatmul_set_matches_one_dispatch_per_matrix) {
     const uint32_t tg_y = grouped ? uint32_t(tiles) : gather ? uint32_t(n) : mt::ceil_div(n, BS_MM_TOKENS);
     std::vector<Bench::Call> calls;
     std::vector<mt::QMatParams> ps(count);
+    std::deque<mt::BiasParams> biases;  // bound by address until the run
     for (int i = 0; i < count; ++i) {
       rows.push_back(std::vector<int64_t>{1, 5, 16, 17, 300, 1100}[r.below(6)]);
       w.push_back(bt::random_affine(r, E, rows[i], cols, r.below(2) ? 8 : 4, group, bs::DType::F16));
       mt::QMatParams p = mt::qparams(w[i].m, n);
       p.mat = 2, p.gather = gather ? 1 : 0, p.grouped = grouped ? uint32_t(1 + 2 * tiles) : 0;
-      s.p[i] = ps[i] = p;
+      ps[i] = p;
+      const bool biased = !gather && r.below(2);  // a plain linear's bias, added in the set
+      s.p[i] = p, s.p[i].has_bias = biased ? 1 : 0;
       const mt::Arg codes = b.put(w[i].w), sc = b.put(w[i].scales), bi = b.put(w[i].biases);
+      const mt::Arg bias = b.put(bt::random_vec(r, rows[i]));
       ys.push_back(b.put(std::vector<float>(n * rows[i], -7.0f)));
       singles.push_back(b.put(std::vector<float>(n * rows[i], -7.0f)));
-      set_args.insert(set_args.end(), {codes, sc, bi, ys.back()});
+      set_args.insert(set_args.end(), {codes, sc, bi, ys.back(), biased ? bias : xv});
       calls.push_back({"bs_qmatmul",
                        mt::qmat_grid(ps[i], tg_y),
                        mt::kMatThreads,
                        {codes, sc, bi, xv, singles.back(), idv, idv, sorted, Bench::params(ps[i])}});
+      if (biased) {
+        biases.push_back({uint32_t(n * rows[i]), uint32_t(rows[i])});
+        calls.push_back({"bs_add_rows",
+                         {mt::ceil_div(n * rows[i], BS_BLOCK)},
+                         BS_BLOCK,
+                         {bias, singles.back(), Bench::params(biases.back())}});
+      }
     }
-    for (int i = count; i < int(BS_MM_SET); ++i) set_args.insert(set_args.end(), set_args.end() - 4, set_args.end());
+    for (int i = count; i < int(BS_MM_SET); ++i) set_args.insert(set_args.end(), set_args.end() - 5, set_args.end());
     const mt::Grid g = mt::qmat_set_grid(s, count, tg_y);
     set_args.insert(set_args.end(), {xv, idv, idv, sorted, Bench::params(s)});
     calls.push_back({"bs_qmatmul_set", g, mt::kMatThreads, set_args});
