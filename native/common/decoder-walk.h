@@ -175,10 +175,11 @@ class DecoderWalk {
     rmsnorm(x, w, rows, d, y);
   }
   // The routed rows_ weighted by the routing into y_ (combine), with `shared` the shared experts'
-  // y2_ added to them, then add_rmsnorm(y_, x, …): one launch where the backend can (y_ then not
-  // written).
-  virtual void combine_add_rmsnorm(int64_t k, bool shared, R x, R w, int64_t rows, int64_t d, R y) {
+  // y2_ added to them (with `gated` first scaled by the sigmoid of its row's shared_gate_), then
+  // add_rmsnorm(y_, x, …): one launch where the backend can (y_ and y2_ then not written).
+  virtual void combine_add_rmsnorm(int64_t k, bool shared, bool gated, R x, R w, int64_t rows, int64_t d, R y) {
     combine(k);
+    if (gated) sigmoid_mul(y2_, shared_gate_, rows * d, d, 1, 0);
     if (shared) add(y2_, y_, rows * d);
     add_rmsnorm(y_, x, w, rows, d, y);
   }
@@ -275,7 +276,9 @@ class DecoderWalk {
       if (lw.is_moe) moe(l, !joined);
       else mlp(lw.mlp, xn_, y_);
       if (joined) {
-        combine_add_rmsnorm(top_k_, lw.moe.has_shared, x_, vec(m_.layers[l + 1].input_norm), n, H, xn_);
+        const MoeWeights& mw = lw.moe;
+        combine_add_rmsnorm(top_k_, mw.has_shared, mw.has_shared && mw.shared_gated, x_,
+                            vec(m_.layers[l + 1].input_norm), n, H, xn_);
         continue;
       }
       if (next_norm) {
@@ -503,8 +506,8 @@ class DecoderWalk {
   }
 
   // Routing on the device: ids and weights go from the routing kernel to the gathered matmuls.
-  // Without `combine` the routed rows stay in rows_ and the shared experts' output in y2_ (the
-  // caller's combine_add_rmsnorm sums them).
+  // Without `combine` the routed rows stay in rows_ and the shared experts' output in y2_, its
+  // gate's logits in shared_gate_ (the caller's combine_add_rmsnorm sums them).
   void moe(int64_t l, bool combine_rows) {
     const MoeWeights& w = m_.layers[l].moe;
     const int64_t k = top_k_, rows = n_ * k;  // one per (token, routed expert), token-major
@@ -514,10 +517,8 @@ class DecoderWalk {
     if (combine_rows) combine(k);
     if (w.has_shared) {
       mlp(w.shared, xn_, y2_);
-      if (w.shared_gated) {
-        linear(w.shared_gate, xn_, shared_gate_);
-        sigmoid_mul(y2_, shared_gate_, n_ * m_.cfg.hidden, m_.cfg.hidden, 1, 0);
-      }
+      if (w.shared_gated) linear(w.shared_gate, xn_, shared_gate_);
+      if (combine_rows && w.shared_gated) sigmoid_mul(y2_, shared_gate_, n_ * m_.cfg.hidden, m_.cfg.hidden, 1, 0);
       if (combine_rows) add(y2_, y_, n_ * m_.cfg.hidden);
     }
   }

@@ -376,9 +376,10 @@ void CudaDecoder::combine(int64_t k) {
            "moe_combine");
 }
 
-void CudaDecoder::combine_add_rmsnorm(int64_t k, bool shared, float* x, float* w, int64_t rows, int64_t d, float* y) {
-  launched(launch_combine_add_rmsnorm(x, rows_, routed_wts_, static_cast<int>(k), shared ? y2_ : nullptr, w, rows, d,
-                                      m_.cfg.rms_eps, y, c_.stream()),
+void CudaDecoder::combine_add_rmsnorm(int64_t k, bool shared, bool gated, float* x, float* w, int64_t rows, int64_t d,
+                                      float* y) {
+  launched(launch_combine_add_rmsnorm(x, rows_, routed_wts_, static_cast<int>(k), shared ? y2_ : nullptr,
+                                      gated ? shared_gate_ : nullptr, w, rows, d, m_.cfg.rms_eps, y, c_.stream()),
            "combine_add_rmsnorm");
 }
 

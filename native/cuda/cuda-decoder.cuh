@@ -118,7 +118,8 @@ class CudaDecoder final : public DecoderWalk<float*>, public DeviceDecoder {
   void attend(int64_t l) override;
   void route(const MoeWeights& w) override;
   void combine(int64_t k) override;
-  void combine_add_rmsnorm(int64_t k, bool shared, float* x, float* w, int64_t rows, int64_t d, float* y) override;
+  void combine_add_rmsnorm(int64_t k, bool shared, bool gated, float* x, float* w, int64_t rows, int64_t d,
+                           float* y) override;
   void conv_silu(int64_t l, const LinearAttnWeights& w) override;
   void delta_rule(int64_t l, const LinearAttnWeights& w) override;
   void lightning_rule(int64_t l, const LinearAttnWeights& w, float* q, float* k, float* v) override;

@@ -242,22 +242,23 @@ void MetalDecoder::use_adapter(const std::shared_ptr<const LoraAdapter>& a) {
 }
 
 void MetalDecoder::rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 0, 0, 0};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, x, x, {nullptr, 0, &p, sizeof p}, x});
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 0, 0, 0, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, x, x, {nullptr, 0, &p, sizeof p}, x, x});
 }
 
 // The residual add joined to the norm: x += res, y = RMSNorm(x)·w in one dispatch.
 void MetalDecoder::add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, 0, 0};
-  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, res, x, {nullptr, 0, &p, sizeof p}, x});
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, 0, 0, 0};
+  c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK, {x, w, y, res, x, {nullptr, 0, &p, sizeof p}, x, x});
 }
 
-// The routed rows combined by the routing's weights, plus the shared experts' y2_, inside the same
-// dispatch (y_ not written).
-void MetalDecoder::combine_add_rmsnorm(int64_t k, bool shared, Arg x, Arg w, int64_t rows, int64_t d, Arg y) {
-  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, u32(k), shared ? 1u : 0u};
+// The routed rows combined by the routing's weights, plus the shared experts' y2_ (scaled by the
+// sigmoid of shared_gate_ when gated), inside the same dispatch (y_ and y2_ not written).
+void MetalDecoder::combine_add_rmsnorm(int64_t k, bool shared, bool gated, Arg x, Arg w, int64_t rows, int64_t d,
+                                       Arg y) {
+  const RmsNormParams p{u32(rows), u32(d), m_.cfg.rms_eps, 1, u32(k), shared ? 1u : 0u, gated ? 1u : 0u};
   c_->dispatch("bs_rmsnorm", {u32(rows)}, BS_BLOCK,
-               {x, w, y, rows_, routed_wts_, {nullptr, 0, &p, sizeof p}, shared ? y2_ : x});
+               {x, w, y, rows_, routed_wts_, {nullptr, 0, &p, sizeof p}, shared ? y2_ : x, gated ? shared_gate_ : x});
 }
 
 void MetalDecoder::add(Arg x, Arg y, int64_t n) {

@@ -72,7 +72,7 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   std::array<Arg, 3> qmat_routing(const QMatParams& p) const;
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
-  void combine_add_rmsnorm(int64_t k, bool shared, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
+  void combine_add_rmsnorm(int64_t k, bool shared, bool gated, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void norm_rope(const AttentionWeights& w, int64_t l, Arg k_at) override;
   void add(Arg x, Arg y, int64_t n) override;
   void add_rows(Arg b, Arg y, int64_t width, int64_t rows) override;

@@ -195,11 +195,12 @@ void MetalOps::embed(const WeightMatrix& t, const int32_t* ids, int64_t n, float
 void MetalOps::rmsnorm(const float* x, const float* w, int64_t n_rows, int64_t d, float eps, float* y) {
   if (n_rows <= 0 || d <= 0) return;
   Call c(*this);
-  const RmsNormParams p{u32(n_rows), u32(d), eps, 0, 0, 0};
+  const RmsNormParams p{u32(n_rows), u32(d), eps, 0, 0, 0, 0};
   const size_t bytes = static_cast<size_t>(n_rows * d) * 4;
   const Arg xa = c.in(x, bytes);
   // No residual: res and weights bound to x, unread.
-  c.dispatch("bs_rmsnorm", {u32(n_rows)}, BS_BLOCK, {xa, c.in(w, d * 4), c.out(y, bytes), xa, xa, Call::params(p), xa});
+  c.dispatch("bs_rmsnorm", {u32(n_rows)}, BS_BLOCK,
+             {xa, c.in(w, d * 4), c.out(y, bytes), xa, xa, Call::params(p), xa, xa});
   c.run();
 }
 

@@ -78,11 +78,12 @@ struct EmbedParams {
 
 // y = RMSNorm(x)·w per row of d; with `add`, first x += res in place: res rows [rows, d], or with
 // k > 0 each row's k routed rows [rows·k, d] combined by weights [rows, k] (as CombineParams),
-// plus with `shared` the shared experts' rows [rows, d].
+// plus with `shared` the shared experts' rows [rows, d], with `gated` each scaled first by the
+// sigmoid of its row's gate logit [rows].
 struct RmsNormParams {
   uint rows, d;
   float eps;
-  uint add, k, shared;
+  uint add, k, shared, gated;
 };
 
 // NeoX pairs (i, i + rot/2) of each head.

@@ -182,12 +182,13 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
     return s.run([&] { return launch_moe_combine(dr, dw, n, k, d, dout, nullptr); });
   };
   o.combine_add_rmsnorm = [](float* x, const float* rows, const float* weights, int k, const float* shared,
-                             const float* w, int64_t n, int64_t d, float eps, float* y) {
+                             const float* gate, const float* w, int64_t n, int64_t d, float eps, float* y) {
     Staging s;
     float *dx = s.inout(x, n * d), *dy = s.inout(y, n * d);
     const float *dr = s.put(rows, n * k * d), *dwt = s.put(weights, n * k), *dw = s.put(w, d);
     const float* dsh = shared ? s.put(shared, n * d) : nullptr;
-    return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dsh, dw, n, d, eps, dy, nullptr); });
+    const float* dg = gate ? s.put(gate, n) : nullptr;
+    return s.run([&] { return launch_combine_add_rmsnorm(dx, dr, dwt, k, dsh, dg, dw, n, d, eps, dy, nullptr); });
   };
   o.add = [](const float* x, float scale, int64_t n, float* y, int64_t period) {
     Staging s;
@@ -218,6 +219,7 @@ inline void add_attention_ops(bt::CudaDecoderOps& o) {
 
 // The feed-forward kernels: SiLU gate, quantised and dense products.
 inline void add_matmul_ops(bt::CudaDecoderOps& o) {
+  o.gate = linear(o.name).gate;
   o.silu_mul = [](const float* g, const float* up, int64_t n, float* out) {
     Staging s;
     const float *dg = s.put(g, n), *du = s.put(up, n);

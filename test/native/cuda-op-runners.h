@@ -30,9 +30,10 @@ struct LinearOps {
   // q, k, v [n, H, D], log_decay [H]; q scaled by 1/√D inside.
   std::function<Launch(int64_t H, int64_t D, int64_t n, const std::vector<float>* in, float* state, float* y)>
       lightning;
-  std::function<Launch(float* x, const float* g, int64_t n, int64_t g_floats, int64_t period, int64_t stride,
-                       int64_t step)>
-      gate;
+  // x[i] *= sigmoid(g[(i / period) · stride + (i % period) · step]) over n values (g_floats read).
+  using Gate = std::function<Launch(float* x, const float* g, int64_t n, int64_t g_floats, int64_t period,
+                                    int64_t stride, int64_t step)>;
+  Gate gate;
   std::function<Launch(const float* src, int64_t src_floats, float* dst, int64_t dst_floats, const HeadCopyShape& c)>
       copy;
 };
@@ -104,10 +105,11 @@ struct CudaDecoderOps {
   std::function<Launch(float* x, const float* res, const float* w, int64_t rows, int64_t d, float eps, float* y)>
       add_rmsnorm;
   // rows [n·k, d] of routed outputs combined by weights [n, k] into out [n, d]; then the same
-  // joined to add_rmsnorm (x += the combined rows plus `shared` [n, d] when given, y = RMSNorm(x)).
+  // joined to add_rmsnorm (x += the combined rows plus `shared` [n, d] when given, scaled by
+  // sigmoid(gate[row]) when that is given too; y = RMSNorm(x)).
   std::function<Launch(const float* rows, const float* weights, int64_t n, int k, int64_t d, float* out)> combine;
-  std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* shared, const float* w,
-                       int64_t n, int64_t d, float eps, float* y)>
+  std::function<Launch(float* x, const float* rows, const float* weights, int k, const float* shared, const float* gate,
+                       const float* w, int64_t n, int64_t d, float eps, float* y)>
       combine_add_rmsnorm;
   // y += s · x over n values; with period > 0, x[i % period] (a bias over rows).
   std::function<Launch(const float* x, float s, int64_t n, float* y, int64_t period)> add;
@@ -116,6 +118,7 @@ struct CudaDecoderOps {
       rope;
   std::function<Launch(const AttnShape& a, const float* q, const void* k, const void* v, float* out)> attention;
   std::function<Launch(const float* g, const float* up, int64_t n, float* out)> silu_mul;
+  LinearOps::Gate gate;  // LinearOps' sigmoid gate (a shared expert's, before its add)
   std::function<Launch(const QmCall& c)> qmatmul;
   // ids [n] < n_mats sorted into order [n], tiles [2 · max tiles] of ≤ per_tile rows, tile_count.
   std::function<Launch(const int32_t* ids, int64_t n, int64_t n_mats, int per_tile, int32_t* order, int32_t* tiles,

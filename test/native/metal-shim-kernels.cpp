@@ -130,10 +130,10 @@ const std::map<std::string, KernelEntry>& kernels() {
                    t.tgid, t.tid);
         }}},
       {"bs_rmsnorm",
-       {7,
+       {8,
         [](const Bound& b, const Thread& t) {
           bs_rmsnorm(at<float*>(b, 0), at<F>(b, 1), at<float*>(b, 2), at<F>(b, 3), at<F>(b, 4),
-                     *at<const RmsNormParams*>(b, 5), at<F>(b, 6), t.tgid, t.tid, t.sg, t.lane, t.n_sg);
+                     *at<const RmsNormParams*>(b, 5), at<F>(b, 6), at<F>(b, 7), t.tgid, t.tid, t.sg, t.lane, t.n_sg);
         }}},
       {"bs_qk_norm_rope",
        {10,

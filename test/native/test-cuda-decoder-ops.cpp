@@ -231,8 +231,8 @@ void check_attention(bt::T& t, const bt::CudaDecoderOps& run) {
 
 // Seeded rows and widths (a row longer than a block's stride, one shorter than a warp): the
 // joined add + RMSNorm as add then rmsnorm, the residual written back; with a MoE layer's routed
-// rows (and a shared expert's output) combined in the same launch as combine (then add) then
-// add + RMSNorm; a bias added over all rows in one launch as one add per row.
+// rows (and a shared expert's output, gated or not) combined in the same launch as combine (then
+// sigmoid_mul and add) then add + RMSNorm; a bias added over all rows in one launch as one add per row.
 void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
   for (int c = 0; c < 6; ++c) {
     bt::Rng r(970 + c);
@@ -253,19 +253,21 @@ void check_add_rmsnorm(bt::T& t, const bt::CudaDecoderOps& run) {
     // A MoE layer's routed rows combined inside the same launch (every other case with a shared
     // expert's output added to them): as combine (then add), then the above.
     const int k = 1 + static_cast<int>(r.below(8));
-    const bool with_shared = c % 2 == 1;
+    const bool with_shared = c % 2 == 1, gated = with_shared && c >= 3;  // gated: sigmoid(gate[row]) first
     const std::vector<float> routed = bt::random_vec(r, rows * k * d), wts = bt::random_vec(r, rows * k),
-                             shared = bt::random_vec(r, rows * d);
+                             shared = bt::random_vec(r, rows * d), gate = bt::random_vec(r, rows, 3.0);
     std::vector<float> x3 = x0, y3(x.size()), x4 = x0, y4(x.size()), sum(x.size());
     EXPECT(run.combine_add_rmsnorm(x3.data(), routed.data(), wts.data(), k, with_shared ? shared.data() : nullptr,
-                                   w.data(), rows, d, 1e-6f, y3.data()) == Launch::ok);
+                                   gated ? gate.data() : nullptr, w.data(), rows, d, 1e-6f, y3.data()) == Launch::ok);
     EXPECT(run.combine(routed.data(), wts.data(), rows, k, d, sum.data()) == Launch::ok);
-    std::vector<float> total = sum;
-    if (with_shared) EXPECT(run.add(shared.data(), 1.0f, rows * d, total.data(), 0) == Launch::ok);
+    std::vector<float> total = sum, scaled = shared;
+    if (gated) EXPECT(run.gate(scaled.data(), gate.data(), rows * d, rows, d, 1, 0) == Launch::ok);
+    if (with_shared) EXPECT(run.add(scaled.data(), 1.0f, rows * d, total.data(), 0) == Launch::ok);
     EXPECT(run.add_rmsnorm(x4.data(), total.data(), w.data(), rows, d, 1e-6f, y4.data()) == Launch::ok);
     EXPECT(same_result(run, x3, x4) && same_result(run, y3, y4))
         << run.name << " seed " << 970 + c << " rows " << rows << " k " << k << " d " << d
-        << (with_shared ? " shared" : "") << ": worst " << std::max(worst_diff(x3, x4), worst_diff(y3, y4));
+        << (with_shared ? " shared" : "") << (gated ? " gated" : "") << ": worst "
+        << std::max(worst_diff(x3, x4), worst_diff(y3, y4));
     // And the combine itself against a double sum.
     double worst = 0.0;
     for (int64_t i = 0; i < rows; ++i)

@@ -72,7 +72,8 @@ void expect_same(bt::T& t, const std::vector<float>& got, const std::vector<floa
 
 // Seeded rows, widths around the threadgroup's (1, 255, 256, 257, 700, 2048) and routed k of 1-8:
 // bs_rmsnorm with its residual (plain, or k routed rows combined, some with a shared expert's rows
-// added) against bs_add (after bs_moe_combine and the shared rows' bs_add) then bs_rmsnorm, and against the CPU
+// added, gated or not) against bs_add (after bs_moe_combine, the shared rows' bs_sigmoid_mul and
+// bs_add) then bs_rmsnorm, and against the CPU
 // reference; bs_add_rows (a bias over the rows) against one bs_add per row.
 TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
   bt::MetalTestDevice use;
@@ -82,29 +83,37 @@ TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
     const uint32_t rows = 1 + r.below(4), d = std::vector<uint32_t>{1, 31, 255, 256, 257, 700, 2048}[r.below(7)];
     const uint32_t k = c % 2 ? 1 + r.below(8) : 0;  // 0: a plain residual
     const bool shared = k > 0 && c % 4 == 3;        // a shared expert's rows added to the routed ones
+    const bool gated = shared && c % 8 == 7;        // … scaled by the sigmoid of their gate logit
     const float eps = 1e-6f;
     const auto x = bt::random_vec(r, rows * d, 3.0), w = bt::random_vec(r, d), sh = bt::random_vec(r, rows * d);
+    const auto gate = bt::random_vec(r, rows, 3.0);
     const auto res = bt::random_vec(r, rows * std::max(k, 1u) * d), wts = bt::random_vec(r, rows * std::max(k, 1u));
     const std::string desc = "seed " + std::to_string(41000 + c) + " rows " + std::to_string(rows) + " d " +
-                             std::to_string(d) + " k " + std::to_string(k) + (shared ? " shared" : "");
+                             std::to_string(d) + " k " + std::to_string(k) + (shared ? " shared" : "") +
+                             (gated ? " gated" : "");
     Bench b{*use.dev, {}};
     const mt::Arg xj = b.put(x), yj = b.put(x), wv = b.put(w), rv = b.put(res), kv = b.put(wts), shv = b.put(sh);
-    const mt::RmsNormParams joined{rows, d, eps, 1, k, shared ? 1u : 0u};
-    b.run({{"bs_rmsnorm", {rows}, BS_BLOCK, {xj, wv, yj, rv, kv, Bench::params(joined), shv}}});
+    const mt::Arg gv = b.put(gate), shs = b.put(sh);
+    const mt::RmsNormParams joined{rows, d, eps, 1, k, shared ? 1u : 0u, gated ? 1u : 0u};
+    b.run({{"bs_rmsnorm", {rows}, BS_BLOCK, {xj, wv, yj, rv, kv, Bench::params(joined), shv, gv}}});
 
     const mt::Arg xs = b.put(x), ys = b.put(x), sum = b.put(std::vector<float>(rows * d));
-    const mt::RmsNormParams plain{rows, d, eps, 0, 0, 0};
+    const mt::RmsNormParams plain{rows, d, eps, 0, 0, 0, 0};
+    const mt::GateParams by_row{rows * d, d, 1, 0};
     const mt::ElementwiseParams add{rows * d, 1.0f};
     const mt::CombineParams comb{rows, std::max(k, 1u), d};
     std::vector<Bench::Call> separate;
     if (k > 0)
       separate.push_back(
           {"bs_moe_combine", {mt::ceil_div(d, BS_BLOCK), rows}, BS_BLOCK, {rv, kv, sum, Bench::params(comb)}});
+    if (gated)
+      separate.push_back(
+          {"bs_sigmoid_mul", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {shs, gv, Bench::params(by_row)}});
     if (shared)
-      separate.push_back({"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {shv, sum, Bench::params(add)}});
+      separate.push_back({"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {shs, sum, Bench::params(add)}});
     separate.push_back(
         {"bs_add", {mt::ceil_div(rows * d, BS_BLOCK)}, BS_BLOCK, {k > 0 ? sum : rv, xs, Bench::params(add)}});
-    separate.push_back({"bs_rmsnorm", {rows}, BS_BLOCK, {xs, wv, ys, xs, xs, Bench::params(plain), xs}});
+    separate.push_back({"bs_rmsnorm", {rows}, BS_BLOCK, {xs, wv, ys, xs, xs, Bench::params(plain), xs, xs}});
     b.run(separate);
     const auto x_got = Bench::get<float>(xj, rows * d), y_got = Bench::get<float>(yj, rows * d);
     expect_same(t, x_got, Bench::get<float>(xs, rows * d), desc + " residual stream");
@@ -118,7 +127,7 @@ TEST(metal_add_rmsnorm_and_combine_joined_are_the_separate_dispatches) {
         if (k > 0) {
           s = 0.0;
           for (uint32_t j = 0; j < k; ++j) s += static_cast<double>(wts[row * k + j]) * res[(row * k + j) * d + i];
-          if (shared) s += sh[row * d + i];
+          if (shared) s += sh[row * d + i] / (gated ? 1.0 + std::exp(-static_cast<double>(gate[row])) : 1.0);
         }
         x_ref[row * d + i] = static_cast<float>(x[row * d + i] + s);
       }
@@ -182,13 +191,13 @@ TEST(metal_qk_norm_rope_is_rmsnorm_then_rope_and_stores_f16_rows) {
 
     const mt::Arg qs = b.put(q), ks = b.put(k), kc2 = b.put(std::vector<uint16_t>(cache, 0x3c01)),
                   vc2 = b.put(std::vector<uint16_t>(cache, 0x3c02));
-    const mt::RmsNormParams nq{n_tok * n_q, hd, eps, 0, 0, 0}, nk{n_tok * n_kv, hd, eps, 0, 0, 0};
+    const mt::RmsNormParams nq{n_tok * n_q, hd, eps, 0, 0, 0, 0}, nk{n_tok * n_kv, hd, eps, 0, 0, 0, 0};
     const mt::RopeParams rq{n_tok, n_q, hd, rot}, rk{n_tok, n_kv, hd, rot};
     const mt::ElementwiseParams half{n_tok * kv, 0.0f};
     std::vector<Bench::Call> separate;
     if (norm) {
-      separate.push_back({"bs_rmsnorm", {n_tok * n_q}, BS_BLOCK, {qs, qwv, qs, qs, qs, Bench::params(nq), qs}});
-      separate.push_back({"bs_rmsnorm", {n_tok * n_kv}, BS_BLOCK, {ks, kwv, ks, ks, ks, Bench::params(nk), ks}});
+      separate.push_back({"bs_rmsnorm", {n_tok * n_q}, BS_BLOCK, {qs, qwv, qs, qs, qs, Bench::params(nq), qs, qs}});
+      separate.push_back({"bs_rmsnorm", {n_tok * n_kv}, BS_BLOCK, {ks, kwv, ks, ks, ks, Bench::params(nk), ks, ks}});
     }
     separate.push_back(
         {"bs_rope", {mt::ceil_div(n_q * (rot / 2), BS_BLOCK), n_tok}, BS_BLOCK, {qs, pv, fv, Bench::params(rq)}});
