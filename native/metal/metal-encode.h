@@ -40,21 +40,25 @@ inline Grid qmat_grid(QMatParams& p, uint32_t tg_y) {
   return {ceil_div(p.rows, BS_MM_SIMDGROUPS * p.row_group), tg_y};
 }
 
-// bs_qmatmul_set's grid for the first `count` of s.p (filled but for their row groups, set here):
-// each matrix's threadgroups as qmat_grid gives them, back to back along x.
-inline Grid qmat_set_grid(QMatSetParams& s, int count, uint32_t tg_y) {
+// A matrix set's threadgroup ranges: matrix i of the first `count` of s.p takes groups(s.p[i])
+// threadgroups along x after those before it; returns the total.
+template <class Set, class Groups>
+inline uint32_t set_starts(Set& s, int count, Groups groups) {
   s.start[0] = 0;
   for (uint32_t i = 0; i < BS_MM_SET; ++i)
-    s.start[i + 1] = s.start[i] + (static_cast<int>(i) < count ? qmat_grid(s.p[i], tg_y).x : 0);
-  return {s.start[count], tg_y};
+    s.start[i + 1] = s.start[i] + (static_cast<int>(i) < count ? groups(s.p[i]) : 0);
+  return s.start[count];
+}
+
+// bs_qmatmul_set's grid for the first `count` of s.p (filled but for their row groups, set here).
+inline Grid qmat_set_grid(QMatSetParams& s, int count, uint32_t tg_y) {
+  return {set_starts(s, count, [tg_y](QMatParams& p) { return qmat_grid(p, tg_y).x; }), tg_y};
 }
 
 // bs_dense_matmul_set's grid for the first `count` of s.p over chunks of BS_MM_TOKENS of n rows.
 inline Grid dense_set_grid(DenseSetParams& s, int count, int64_t n) {
-  s.start[0] = 0;
-  for (uint32_t i = 0; i < BS_MM_SET; ++i)
-    s.start[i + 1] = s.start[i] + (static_cast<int>(i) < count ? dense_groups(s.p[i].rows, s.p[i].cols) : 0);
-  return {s.start[count], ceil_div(n, BS_MM_TOKENS)};
+  const uint32_t x = set_starts(s, count, [](const DenseParams& p) { return dense_groups(p.rows, p.cols); });
+  return {x, ceil_div(n, BS_MM_TOKENS)};
 }
 
 // Most tiles bs_route_sort makes of n rows over n_mats matrices (each matrix's last may be partial).
