@@ -4,8 +4,10 @@
 #include <metal_stdlib>
 using namespace metal;
 // A helper's pointer into its kernel's threadgroup memory (the shim's `threadgroup` declares
-// statics, which a parameter cannot be).
+// statics, which a parameter cannot be; so does the dialect check's, which defines its own).
+#ifndef BS_TG_PTR
 #define BS_TG_PTR threadgroup
+#endif
 #else
 #define BS_TG_PTR
 #endif
