@@ -272,6 +272,10 @@ class ShimList : public bs::metal::CommandList {
                 const std::vector<bs::metal::Arg>& args) override {
     Recorded r{kernel, g, threads, {}, {}};
     for (const bs::metal::Arg& a : args) {
+      // Metal's setBytes takes at most 4 KB; bigger argument blocks need a buffer.
+      if (a.bytes && a.len > 4096)
+        bs::fail("msl shim: ", kernel, " argument ", r.args.size(), " of ", a.len,
+                 " bytes: setBytes takes at most 4096");
       std::vector<uint8_t> bytes;
       if (a.bytes) bytes.assign(static_cast<const uint8_t*>(a.bytes), static_cast<const uint8_t*>(a.bytes) + a.len);
       r.args.push_back(a);
