@@ -1,11 +1,38 @@
 #include "common/json.h"
 
 #include <charconv>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 #include <unordered_set>
+#if defined(__APPLE__)
+#include <xlocale.h>
+#endif
 
 #include "common/error.h"
 
 namespace bs {
+
+// A JSON number (syntax already checked) as the nearest double, whatever the process's locale:
+// strtod in the "C" locale, not from_chars, whose floating-point overloads Apple's libc++ lacks
+// (deleted up to the macOS 15 SDK, macOS 26+ only after). False when out of range: the value
+// overflows, or a nonzero literal underflows to zero (subnormals are kept).
+static bool parse_double(std::string_view text, double& out) {
+  static const locale_t c_locale = newlocale(LC_NUMERIC_MASK, "C", static_cast<locale_t>(0));
+  const std::string nul(text);  // strtod reads to a NUL, and would take a hex tail ("0x1") too
+  char* end = nullptr;
+  out = strtod_l(nul.c_str(), &end, c_locale);
+  if (end != nul.c_str() + nul.size()) return false;
+  if (std::isinf(out)) return false;
+  if (out == 0.0) {
+    for (char c : text) {
+      if (c == 'e' || c == 'E') break;
+      if (c >= '1' && c <= '9') return false;
+    }
+  }
+  return true;
+}
 
 class JsonParser {
  public:
@@ -167,8 +194,7 @@ class JsonParser {
     const char* b = s_.data() + start;
     const char* e = s_.data() + pos_;
     v.kind_ = Json::Kind::Number;
-    auto rd = std::from_chars(b, e, v.num_);
-    if (rd.ec == std::errc::result_out_of_range) {
+    if (!parse_double(std::string_view(b, static_cast<size_t>(e - b)), v.num_)) {
       pos_ = start;
       error("number out of range");
     }

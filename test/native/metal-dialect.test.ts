@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
+import { findClang } from './helpers/clang.js';
 
 const metalDir = join(repoRoot, 'native', 'metal');
 const standIn = join(repoRoot, 'test', 'native', 'msl');
@@ -25,17 +26,6 @@ function librarySource(): string {
   return ['params.h', 'prelude.metal', ...kernels]
     .map((f) => `// ---- ${f}\n${readFileSync(join(metalDir, f), 'utf8')}`)
     .join('');
-}
-
-/** A clang++ on the path (Debian's versioned names too); throws under CI=true when none is. */
-function findClang(): string | undefined {
-  const r = spawnSync('sh', ['-c', 'command -v clang++ || ls /usr/bin/clang++-* 2>/dev/null | sort -V | tail -1'], {
-    encoding: 'utf8',
-  });
-  const found = r.stdout.trim().split('\n')[0];
-  if (found) return found;
-  if (process.env.CI === 'true') throw new Error('CI=true but clang++ is missing (.ci/run installs clang)');
-  return undefined;
 }
 
 /** clang's verdict on `source` as MSL: status, diagnostics, and the LLVM IR it compiles to. */

@@ -1,4 +1,8 @@
 // Strict JSON parser: accepted documents and every rejected form with its message.
+#include <clocale>
+#include <cstring>
+#include <string>
+
 #include "common/error.h"
 #include "common/json.h"
 #include "harness.h"
@@ -25,6 +29,31 @@ TEST(json_integers_are_exact_to_int64) {
   EXPECT(j.items()[1].is_int());
   EXPECT(!j.items()[2].is_int()) << "out of int64 range is a plain number";
   EXPECT(!j.items()[3].is_int()) << "an exponent makes a non-integer literal";
+}
+
+// Doubles round to nearest (checked bit for bit), subnormals are kept, and what overflows or
+// underflows to zero is an error, whatever LC_NUMERIC says (a comma locale where installed).
+TEST(json_numbers_round_to_nearest_in_any_locale) {
+  const char* saved = std::setlocale(LC_NUMERIC, nullptr);
+  const std::string restore = saved ? saved : "C";
+  const bool comma = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") || std::setlocale(LC_NUMERIC, "fr_FR.UTF-8");
+  const Json j = Json::parse("[0.1, 1.7976931348623157e308, 4.9e-324, 1e-310, 0e999, -0.0, 2.5]", "t");
+  std::setlocale(LC_NUMERIC, restore.c_str());
+  const auto bits = [&](size_t i) {
+    const double d = j.items()[i].as_double();
+    uint64_t u;
+    std::memcpy(&u, &d, sizeof u);
+    return u;
+  };
+  EXPECT(bits(0) == 0x3FB999999999999Aull) << std::hex << bits(0);
+  EXPECT(bits(1) == 0x7FEFFFFFFFFFFFFFull) << std::hex << bits(1);
+  EXPECT(bits(2) == 1ull) << "the smallest subnormal, got " << std::hex << bits(2);
+  EXPECT(j.items()[3].as_double() > 0 && j.items()[3].as_double() < 2.2250738585072014e-308);
+  EXPECT(bits(4) == 0 && bits(5) == 0x8000000000000000ull);
+  EXPECT(j.items()[6].as_double() == 2.5) << (comma ? "under a comma locale" : "");
+  for (const char* bad : {"1e-400", "-1e400", "2.4e-324", "1.7976931348623159e308"}) {
+    EXPECT_ERROR(Json::parse(bad, "t"), "number out of range");
+  }
 }
 
 TEST(json_rejects_malformed_input_with_position) {
