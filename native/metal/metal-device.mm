@@ -1,7 +1,7 @@
 // The Metal device (macOS): the only file that talks to Metal. Compiled with ARC. The kernel
-// library is compiled once from the embedded sources (newLibraryWithSource, safe math), each
-// pipeline on first use and cached; buffers are shared storage (unified memory), weights are
-// wrapped in place with newBufferWithBytesNoCopy.
+// library is compiled once from the embedded sources (newLibraryWithSource, safe math, precise
+// functions), each pipeline on first use and cached; buffers are shared storage (unified
+// memory), weights are wrapped in place with newBufferWithBytesNoCopy.
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 
@@ -68,7 +68,9 @@ class MtlDevice : public Device {
       MTLCompileOptions* opts = [MTLCompileOptions new];
 #if defined(__MAC_15_0) && __MAC_OS_X_VERSION_MAX_ALLOWED >= __MAC_15_0
       if (@available(macOS 15.0, *)) {
+        // Both halves of what fastMathEnabled = NO meant: the functions default to the fast set.
         opts.mathMode = MTLMathModeSafe;
+        opts.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
       } else {
         opts.fastMathEnabled = NO;
       }

@@ -3,14 +3,16 @@
 // and includes less transitively), once for x86-64 and once cross for arm64 with the Metal
 // backend's C++ on (BRAINSTEM_WITH_METAL: the NEON kernels with their per-file -march flags, the
 // registry's Metal entries). CMake configures each build for real (CUDA off) and writes its
-// compile commands; every one then runs with -fsyntax-only: no objects, no link. What stays
-// Apple-only (the __APPLE__ branches, the Objective-C++ device) is listed in docs/metal.md.
+// compile commands; every one then runs with -fsyntax-only: no objects, no link. The
+// Objective-C++ Metal device compiles too, with ARC, against test/native/macos-sdk's
+// declarations of the Foundation and Metal API it uses (two SDK generations). What stays
+// Apple-only (the __APPLE__ branches, the real SDK, the link) is listed in docs/metal.md.
 // Skipped (with the reason) without clang, libc++ or the aarch64 headers; failed when CI=true
 // (.ci/run installs them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
 import { tempDir } from '../helpers/temp.js';
@@ -108,5 +110,67 @@ test('the native sources compile with clang and libc++ for x86-64 and arm64 (Met
     } finally {
       dir.remove();
     }
+  }
+});
+
+/** clang's diagnostics for `source` (the Metal device's Objective-C++) against test/native/macos-sdk's
+ *  declarations of Foundation and Metal, with ARC and libc++; `defines` as an SDK would set them. */
+function compileObjc(clang: string, source: string, defines: string[]): { status: number | null; output: string } {
+  const dir = tempDir('bs-objc-');
+  try {
+    const file = join(dir.path, 'metal-device.mm');
+    writeFileSync(file, source);
+    const r = spawnSync(
+      clang,
+      [
+        '-x',
+        'objective-c++',
+        '-std=c++20',
+        '-stdlib=libc++',
+        '-fobjc-arc',
+        '-fblocks',
+        '-fobjc-runtime=macosx-13.0',
+        '-fsyntax-only',
+        '-Wall',
+        '-Wextra',
+        '-Wno-unused-parameter',
+        '-I',
+        join(repoRoot, 'test', 'native', 'macos-sdk'),
+        '-I',
+        join(repoRoot, 'native'),
+        ...defines,
+        file,
+      ],
+      { encoding: 'utf8' },
+    );
+    return { status: r.status, output: `${r.stdout}${r.stderr}` };
+  } finally {
+    dir.remove();
+  }
+}
+
+test('the Objective-C++ Metal device compiles against the Metal API it uses (ARC, libc++)', (t) => {
+  const clang = findClang();
+  if (!clang) return t.skip('clang++ not installed (apt-get install clang)');
+  const headers = libcxxHeaders(clang);
+  if (typeof headers !== 'string') return t.skip(headers.skip);
+  const source = readFileSync(join(repoRoot, 'native', 'metal', 'metal-device.mm'), 'utf8');
+  // An SDK before macOS 15 (fastMathEnabled), and one with mathMode.
+  const sdks = [[], ['-D__MAC_15_0=150000', '-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000']];
+  for (const defines of sdks) {
+    const r = compileObjc(clang, source, defines);
+    assert.equal(r.status, 0, r.output);
+    assert.equal(r.output.trim(), '', 'warnings');
+  }
+  // What a Mac's compiler would refuse: a selector Metal lacks, an override the interface lost.
+  const breakers: Array<[string, string, RegExp]> = [
+    ['deallocator:nil', 'dealloc:nil', /no known instance method for selector/],
+    ['uint64_t working_set_budget() const override', 'uint64_t working_set_budget() override', /abstract class/],
+  ];
+  for (const [from, to, expected] of breakers) {
+    assert.ok(source.includes(from), `the .mm no longer has '${from}'`);
+    const r = compileObjc(clang, source.replace(from, to), sdks[1]);
+    assert.notEqual(r.status, 0, `'${to}' accepted`);
+    assert.match(r.output, expected);
   }
 });
