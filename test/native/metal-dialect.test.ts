@@ -91,6 +91,17 @@ function threadgroupBytes(ir: string, names: string[]): Map<string, number> {
   return bytes;
 }
 
+/** Variables MSL refuses: every program-scope one must be `constant` (address space 2), and a
+ *  function's statics exist only as the builtins' `threadgroup` arrays (3). */
+function misplacedVariables(ir: string): string[] {
+  const bad: string[] = [];
+  for (const m of ir.matchAll(/^@([\w.$]+) = (.*?)\b(global|constant) /gm)) {
+    const space = /addrspace\((\d+)\)/.exec(m[2])?.[1] ?? '0';
+    if (space !== '2' && space !== '3') bad.push(`${m[1]} (address space ${space})`);
+  }
+  return bad;
+}
+
 test('the embedded Metal library compiles as MSL (address spaces, names, threadgroup memory)', (t) => {
   const clang = findClang();
   if (!clang) return t.skip('clang++ not installed (apt-get install clang)');
@@ -98,6 +109,7 @@ test('the embedded Metal library compiles as MSL (address spaces, names, threadg
   const r = compileAsMsl(clang, source);
   assert.equal(r.status, 0, r.output);
   assert.equal(r.output.trim(), '', 'warnings');
+  assert.deepEqual(misplacedVariables(r.ir), []);
   const bytes = threadgroupBytes(
     r.ir,
     kernels(source).map((k) => k.name),
@@ -249,6 +261,14 @@ test('the MSL check refuses what Apple’s compiler refuses', (t) => {
     assert.notEqual(r.status, 0, `${rule}: accepted\n${snippet}`);
     assert.match(r.output, expected, `${rule}: ${r.output}`);
   }
+  // Variables outside constant and threadgroup memory: a program-scope one, a function static.
+  const vars =
+    'float g_count = 0.0f;\nconstant float k_tab[2] = {1.0f, 2.0f};\n' +
+    'kernel void k_vars(device float* y [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {\n' +
+    '  static float s[4];\n  s[tid & 3u] = k_tab[tid & 1u];\n  g_count += 1.0f;\n  y[tid] = s[0] + g_count;\n}\n';
+  const rv = compileAsMsl(clang, `${library}\n${vars}`);
+  assert.equal(rv.status, 0, rv.output);
+  assert.deepEqual(misplacedVariables(rv.ir), ['g_count (address space 0)', '_ZZ6k_varsPU3AS1fjE1s (address space 0)']);
   // One float past the threadgroup limit, split over two arrays.
   const big =
     'kernel void k_big(device float* y [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {\n' +
