@@ -1,6 +1,6 @@
 // The native code under AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer:
 // test/device/sanitize-check.sh builds brainstem-native-tests with -fsanitize=address,undefined
-// (build-asan/) and runs every case; then that binary's probes drive the engine's decode paths
+// (build-asan/; clang and libc++ where installed, as .ci/run does) and runs every case; then that binary's probes drive the engine's decode paths
 // (exact, staged with I/O threads, hot), the emulated CUDA decoder with expert slots and a
 // prerouter (and its refusals at set-up), and CUDA and Metal sessions (an injected device
 // failure; seeded random calls with images on a hybrid) on synthetic models. Any sanitizer
