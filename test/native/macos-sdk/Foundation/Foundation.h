@@ -1,5 +1,5 @@
 // A declarations-only stand-in for the parts of Apple's Foundation that
-// native/metal/metal-device.mm uses, so test/native/libcxx-build.test.ts can compile that
+// native/metal/metal-device.mm uses, so test/native/target-toolchains.test.ts can compile that
 // Objective-C++ file on Linux (clang, ARC, libc++). Declarations follow Apple's SDK headers.
 #pragma once
 #pragma clang assume_nonnull begin

@@ -1,6 +1,6 @@
 // A declarations-only stand-in for the parts of Metal.framework that
 // native/metal/metal-device.mm uses (selectors, properties and enum values as in Apple's SDK
-// headers), for test/native/libcxx-build.test.ts. Nothing here runs.
+// headers), for test/native/target-toolchains.test.ts. Nothing here runs.
 #pragma once
 #import <Foundation/Foundation.h>
 #include <stdint.h>

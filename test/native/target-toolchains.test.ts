@@ -1,14 +1,14 @@
-// The native sources compiled as on a Mac, as far as Linux can: clang against libc++ (the C++
-// library Apple ships, which lacks some of what libstdc++ has, such as from_chars for doubles,
-// and includes less transitively), once for x86-64 and once cross for arm64 with the Metal
-// backend's C++ on (BRAINSTEM_WITH_METAL: the NEON kernels with their per-file -march flags, the
-// registry's Metal entries). CMake configures each build for real (CUDA off) and writes its
-// compile commands; every one then runs with -fsyntax-only: no objects, no link. The
-// Objective-C++ Metal device compiles too, with ARC, against test/native/macos-sdk's
-// declarations of the Foundation and Metal API it uses (two SDK generations). What stays
-// Apple-only (the __APPLE__ branches, the real SDK, the link) is listed in docs/metal.md.
-// Skipped (with the reason) without clang, libc++ or the aarch64 headers; failed when CI=true
-// (.ci/run installs them).
+// The native sources compiled by the targets' toolchains, as far as Linux can. A Mac: clang
+// against libc++ (Apple's C++ library, which lacks some of what libstdc++ has, such as
+// from_chars for doubles, and includes less transitively), for x86-64 and cross for arm64 with
+// the Metal backend's C++ on (BRAINSTEM_WITH_METAL; the NEON kernels with their per-file -march
+// flags); and the Objective-C++ Metal device with ARC against test/native/macos-sdk's
+// declarations of the Foundation and Metal API it uses (two SDK generations). A Jetson: arm64
+// GCC 11 with its libstdc++ (JetPack 6's compiler; the normal build is GCC 12). CMake configures
+// each build for real (CUDA off) and writes its compile commands; every one then runs with
+// -fsyntax-only: no objects, no link. What stays target-only is listed in docs/metal.md and
+// docs/cuda.md. Skipped (with the reason) without the tools; failed when CI=true (.ci/run
+// installs them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,18 +20,22 @@ import { findClang } from './helpers/clang.js';
 
 type Command = { directory: string; command: string; file: string };
 
-/** libc++'s header folder beside clang's resource folder, or why there is none usable. */
-function libcxxHeaders(clang: string): string | { skip: string } {
-  const resource = spawnSync(clang, ['-print-resource-dir'], { encoding: 'utf8' }).stdout.trim();
-  const dir = resolve(resource, '..', '..', '..', 'include', 'c++', 'v1');
-  const missing = [];
-  if (!existsSync(join(dir, 'vector'))) missing.push(`libc++ headers (${dir})`);
-  if (!existsSync('/usr/aarch64-linux-gnu/include/stdio.h')) missing.push('the aarch64 C headers');
-  if (missing.length === 0) return dir;
-  const why = `${missing.join(' and ')} not installed (apt-get install libc++-dev libc++abi-dev libc6-dev-arm64-cross)`;
+/** Why a check cannot run here (undefined: it can); throws under CI=true instead. */
+function missing(what: string[], packages: string): string | undefined {
+  if (what.length === 0) return undefined;
+  const why = `${what.join(' and ')} not installed (apt-get install ${packages})`;
   if (process.env.CI === 'true') throw new Error(`CI=true but ${why}`);
-  return { skip: why };
+  return why;
 }
+
+/** libc++'s header folder beside clang's resource folder. */
+function libcxxHeaders(clang: string): string {
+  const resource = spawnSync(clang, ['-print-resource-dir'], { encoding: 'utf8' }).stdout.trim();
+  return resolve(resource, '..', '..', '..', 'include', 'c++', 'v1');
+}
+
+const onPath = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+const aarch64Headers = () => existsSync('/usr/aarch64-linux-gnu/include/stdio.h');
 
 /** Configures the native build in `dir` with `args`, embeds the Metal sources; its compile commands. */
 function configure(dir: string, args: string[], env: Record<string, string>): Command[] {
@@ -72,37 +76,23 @@ async function syntaxCheck(commands: Command[]): Promise<string[]> {
   return problems;
 }
 
-test('the native sources compile with clang and libc++ for x86-64 and arm64 (Metal on)', async (t) => {
-  const clang = findClang();
-  if (!clang) return t.skip('clang++ not installed (apt-get install clang)');
-  const headers = libcxxHeaders(clang);
-  if (typeof headers !== 'string') return t.skip(headers.skip);
-  const cc = clang.replace(/clang\+\+(-\d+)?$/, 'clang$1');
+type Build = { name: string; args: string[]; env?: Record<string, string>; arm64?: boolean };
+
+/** Configures each build in a temp folder and syntax-checks every compile command. */
+async function checkBuilds(t: { diagnostic(m: string): void }, builds: Build[]): Promise<void> {
   const addonHeaders = `-DCMAKE_JS_INC=${join(repoRoot, 'node_modules', 'node-api-headers', 'include')};${join(repoRoot, 'node_modules', 'node-addon-api')}`;
-  const builds: Array<[string, string[], Record<string, string>]> = [
-    ['x86-64', [`-DCMAKE_C_COMPILER=${cc}`, `-DCMAKE_CXX_COMPILER=${clang}`, '-DCMAKE_CXX_FLAGS=-stdlib=libc++'], {}],
-    [
-      'arm64 with BRAINSTEM_WITH_METAL',
-      [
-        `-DCMAKE_TOOLCHAIN_FILE=${join(repoRoot, 'cmake', 'aarch64-linux-clang.cmake')}`,
-        '-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY', // no arm64 libc++ to link against
-        `-DCMAKE_CXX_FLAGS=-stdlib=libc++ -isystem ${headers} -DBRAINSTEM_WITH_METAL=1`,
-      ],
-      { CLANG: cc },
-    ],
-  ];
-  for (const [name, args, env] of builds) {
-    const dir = tempDir('bs-libcxx-');
+  for (const { name, args, env, arm64 } of builds) {
+    const dir = tempDir('bs-toolchain-');
     try {
-      const commands = configure(dir.path, [...args, addonHeaders], env);
+      const commands = configure(dir.path, [...args, addonHeaders], env ?? {});
       assert.ok(
         commands.some((c) => c.file.endsWith('json.cpp')) && commands.length > 100,
         `${name}: ${commands.length} compile commands`,
       );
-      if (name.startsWith('arm64'))
+      if (arm64)
         assert.ok(
           commands.some((c) => /neon-i8mm/.test(c.file)),
-          'no NEON sources',
+          `${name}: no NEON sources`,
         );
       const problems = await syntaxCheck(commands);
       assert.deepEqual(problems, [], `${name}: ${problems.length} of ${commands.length} sources`);
@@ -111,6 +101,56 @@ test('the native sources compile with clang and libc++ for x86-64 and arm64 (Met
       dir.remove();
     }
   }
+}
+
+test('the native sources compile with clang and libc++ for x86-64 and arm64 (Metal on), as on a Mac', async (t) => {
+  const clang = findClang();
+  if (!clang) return t.skip('clang++ not installed (apt-get install clang)');
+  const headers = libcxxHeaders(clang);
+  const why = missing(
+    [
+      ...(existsSync(join(headers, 'vector')) ? [] : [`libc++ headers (${headers})`]),
+      ...(aarch64Headers() ? [] : ['the aarch64 C headers']),
+    ],
+    'libc++-dev libc++abi-dev libc6-dev-arm64-cross',
+  );
+  if (why) return t.skip(why);
+  const cc = clang.replace(/clang\+\+(-\d+)?$/, 'clang$1');
+  await checkBuilds(t, [
+    {
+      name: 'x86-64, clang + libc++',
+      args: [`-DCMAKE_C_COMPILER=${cc}`, `-DCMAKE_CXX_COMPILER=${clang}`, '-DCMAKE_CXX_FLAGS=-stdlib=libc++'],
+    },
+    {
+      name: 'arm64, clang + libc++, BRAINSTEM_WITH_METAL',
+      args: [
+        `-DCMAKE_TOOLCHAIN_FILE=${join(repoRoot, 'cmake', 'aarch64-linux-clang.cmake')}`,
+        '-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY', // no arm64 libc++ to link against
+        `-DCMAKE_CXX_FLAGS=-stdlib=libc++ -isystem ${headers} -DBRAINSTEM_WITH_METAL=1`,
+      ],
+      env: { CLANG: cc },
+      arm64: true,
+    },
+  ]);
+});
+
+test('the native sources compile with arm64 GCC 11 (JetPack 6), as on a Jetson', async (t) => {
+  const why = missing(
+    [
+      ...(onPath('aarch64-linux-gnu-g++-11') ? [] : ['aarch64-linux-gnu-g++-11']),
+      ...(aarch64Headers() ? [] : ['the aarch64 C headers']),
+    ],
+    'g++-11-aarch64-linux-gnu libc6-dev-arm64-cross',
+  );
+  if (why) return t.skip(why);
+  await checkBuilds(t, [
+    {
+      name: 'arm64, GCC 11',
+      args: [`-DCMAKE_TOOLCHAIN_FILE=${join(repoRoot, 'cmake', 'aarch64-linux-gnu.cmake')}`],
+      env: { GCC_VERSION: '11' },
+      arm64: true,
+    },
+  ]);
 });
 
 /** clang's diagnostics for `source` (the Metal device's Objective-C++) against test/native/macos-sdk's
@@ -153,7 +193,11 @@ test('the Objective-C++ Metal device compiles against the Metal API it uses (ARC
   const clang = findClang();
   if (!clang) return t.skip('clang++ not installed (apt-get install clang)');
   const headers = libcxxHeaders(clang);
-  if (typeof headers !== 'string') return t.skip(headers.skip);
+  const why = missing(
+    existsSync(join(headers, 'vector')) ? [] : [`libc++ headers (${headers})`],
+    'libc++-dev libc++abi-dev',
+  );
+  if (why) return t.skip(why);
   const source = readFileSync(join(repoRoot, 'native', 'metal', 'metal-device.mm'), 'utf8');
   // An SDK before macOS 15 (fastMathEnabled), and one with mathMode.
   const sdks = [[], ['-D__MAC_15_0=150000', '-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000']];
