@@ -5,8 +5,7 @@ kernel void bs_silu_mul(device const float* gate [[buffer(0)]], device const flo
                         uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   const uint i = tg.x * BS_BLOCK + tid;
   if (i >= p.n) return;
-  const float g = gate[i];
-  out[i] = g / (1.0f + exp(-g)) * up[i];
+  out[i] = bs_silu_gate(gate[i], up[i]);
 }
 
 kernel void bs_add(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],

@@ -127,22 +127,39 @@ std::array<Arg, 3> MetalDecoder::qmat_routing(const QMatParams& p) const {
   return {p.gather ? routed_ids_ : token_, p.has_slots ? slot_table_[layer_] : token_, p.grouped ? sorted_ : token_};
 }
 
+// One bs_qmatmul of the quantised w; with `up` bound (gated) x is read as SiLU(x)·up.
+void MetalDecoder::qmatmul(const WeightMatrix& w, Arg x, Arg up, Arg y, int64_t n, bool gather, int64_t x_div,
+                           bool gated) {
+  const Weight* b = nullptr;
+  uint32_t tg_y = 0;
+  QMatParams p = qmat(w, n, gather, x_div, &b, &tg_y);
+  p.gated = gated ? 1 : 0;
+  const Grid g = qmat_grid(p, tg_y);
+  const auto [ids, slots, sorted] = qmat_routing(p);
+  c_->dispatch("bs_qmatmul", g, kMatThreads,
+               {b->codes, b->scales, b->biases, x, y, ids, slots, sorted, up, {nullptr, 0, &p, sizeof p}});
+}
+
 // Gathered: row i takes x row i / x_div and the expert routed_ids_[i] (a slot table of the routing).
 void MetalDecoder::matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) {
   if (w.quantised()) {
-    const Weight* b = nullptr;
-    uint32_t tg_y = 0;
-    QMatParams p = qmat(w, n, gather, x_div, &b, &tg_y);
-    const Grid g = qmat_grid(p, tg_y);
-    const auto [ids, slots, sorted] = qmat_routing(p);
-    c_->dispatch("bs_qmatmul", g, kMatThreads,
-                 {b->codes, b->scales, b->biases, x, y, ids, slots, sorted, {nullptr, 0, &p, sizeof p}});
+    qmatmul(w, x, x, y, n, gather, x_div, false);
     return;
   }
   const Weight& b = weight(w);
   const DenseParams p{u32(w.rows), u32(w.cols), type_code(w.dtype), b.w_off, 0, u32(n), 0, 1.0f};
   c_->dispatch("bs_dense_matmul", {dense_groups(w.rows, w.cols), ceil_div(n, BS_MM_TOKENS)}, kMatThreads,
                {b.codes, x, y, {nullptr, 0, &p, sizeof p}});
+}
+
+// The down projection reads SiLU(gate)·up as its x (no bs_silu_mul dispatch, no gated rows
+// written); a prefill chunk's grouped tiles are gated first (each threadgroup would redo the SiLU).
+void MetalDecoder::gated_down(const WeightMatrix& down, int64_t rows, Arg out) {
+  if (grouped_ || !down.quantised()) {
+    DecoderWalk::gated_down(down, rows, out);
+    return;
+  }
+  qmatmul(down, gate_, up_, out, rows, true, 1, true);
 }
 
 // Quantised products over one x (q, k, v; gate, up) in one bs_qmatmul_set, their biases added in

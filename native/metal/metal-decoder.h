@@ -66,10 +66,12 @@ class MetalDecoder final : public DeviceDecoder, DecoderWalk<Arg> {
   Arg upload(const std::vector<float>& v) override { return w_->vector(v.data()); }
   void embed(int64_t n) override;
   void matmul(const WeightMatrix& w, Arg x, Arg y, int64_t n, bool gather, int64_t x_div) override;
+  void gated_down(const WeightMatrix& down, int64_t rows, Arg out) override;
   void matmuls(const WeightMatrix* const* w, const Arg* y, int count, Arg x, int64_t n, bool gather, int64_t x_div,
                const std::vector<float>* const* bias) override;
   QMatParams qmat(const WeightMatrix& w, int64_t n, bool gather, int64_t x_div, const Weight** b, uint32_t* tg_y) const;
   std::array<Arg, 3> qmat_routing(const QMatParams& p) const;
+  void qmatmul(const WeightMatrix& w, Arg x, Arg up, Arg y, int64_t n, bool gather, int64_t x_div, bool gated);
   void rmsnorm(Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void add_rmsnorm(Arg res, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;
   void combine_add_rmsnorm(int64_t k, bool shared, bool gated, Arg x, Arg w, int64_t rows, int64_t d, Arg y) override;

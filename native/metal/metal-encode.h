@@ -28,7 +28,7 @@ inline uint32_t type_code(DType t) { return t == DType::F32 ? BS_T_F32 : t == DT
 // The quantised matmul's parameters for w over n rows of work (plain: tokens; gathered: slots).
 inline QMatParams qparams(const WeightMatrix& w, int64_t n) {
   return {
-      u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1, 0, 1, 0};
+      u32(w.rows), u32(w.cols), u32(w.bits), u32(w.group), type_code(w.dtype), 0, 0, 0, u32(n), 0, 0, 0, 1, 0, 1, 0, 0};
 }
 
 // bs_qmatmul's grid for `tg_y` threadgroups along y (token chunks, rows of work or tiles), p's

@@ -114,7 +114,7 @@ void encode_qmatmul(Call& c, const WeightMatrix& w, QMatParams p, Arg x, Arg y, 
   const Arg codes = c.weight(w.w, code_bytes(w), p.w_off), sc = c.weight(w.scales, sb_bytes(w), p.s_off),
             bi = c.weight(w.biases, sb_bytes(w), p.b_off);
   const Grid g = qmat_grid(p, p.gather ? p.n : ceil_div(p.n, BS_MM_TOKENS));
-  c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, ids, Call::params(p)});
+  c.dispatch("bs_qmatmul", g, kMatThreads, {codes, sc, bi, x, y, ids, slots, ids, x, Call::params(p)});
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct QMatParams {
   uint n, mat, gather, has_slots, x_div, grouped;
   uint row_group;  // rows per simdgroup: 1 or BS_MM_ROW_GROUP (qmat_grid)
   uint has_bias;   // y[i, r] = the sum + bias[r] (bs_qmatmul_set: a linear's bias)
+  uint gated;      // x read as SiLU(x)·up (bs_qmatmul: a MoE down projection over gate and up rows)
 };
 
 // Up to BS_MM_SET products over the same x in one dispatch (q, k, v; gate, up): matrix i takes

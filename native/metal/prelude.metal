@@ -29,6 +29,9 @@ inline float bs_erf(float x) {
   return x < 0.0f ? -y : y;
 }
 
+// SiLU(g)·u, as bs_silu_mul writes it and a gated bs_qmatmul reads its x.
+inline float bs_silu_gate(float g, float u) { return g / (1.0f + exp(-g)) * u; }
+
 inline float bs_gelu_erf(float x) { return 0.5f * x * (1.0f + bs_erf(x * 0.70710678118654752f)); }
 
 // The larger of two (value, index) candidates: ties go to the lower index (the routing order).

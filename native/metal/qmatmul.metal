@@ -5,11 +5,12 @@
 // tokens (grid.y = token chunks); gather mode runs one token per grid.y with its own matrix from
 // the slot table, or grouped one tile of up to BS_MM_TOKENS rows routed to one matrix
 // (bs_route_sort's `sorted`: a prefill chunk's experts read once per tile). A row's sums are the
-// same in every mode and row grouping.
+// same in every mode and row grouping. With p.gated x holds gate rows and `up` the up rows laid out
+// alike: x is read as SiLU(gate)·up, as bs_silu_mul would have written it.
 inline void bs_qmat_rows(device const uchar* codes, device const uchar* scales, device const uchar* biases,
-                         device const float* x, device float* y, device const float* bias, device const int* ids,
-                         device const int* slots, device const int* sorted, constant QMatParams& p, uint3 tg, uint sg,
-                         uint lane) {
+                         device const float* x, device const float* up, device float* y, device const float* bias,
+                         device const int* ids, device const int* slots, device const int* sorted,
+                         constant QMatParams& p, uint3 tg, uint sg, uint lane) {
   const uint row0 = (tg.x * BS_MM_SIMDGROUPS + sg) * p.row_group;
   if (row0 >= p.rows) return;                        // the whole simdgroup: no lane is left inside a reduction
   if (p.grouped && tg.y >= uint(sorted[0])) return;  // past the tiles: the whole threadgroup
@@ -51,10 +52,11 @@ inline void bs_qmat_rows(device const uchar* codes, device const uchar* scales, 
       s[r] = bs_load(scales, p.s_off, p.sb_type, g), b[r] = bs_load(biases, p.b_off, p.sb_type, g);
     }
     for (uint t = 0; t < count; ++t) {
-      device const float* xt = x + (p.gather ? work[t] / p.x_div : work[t]) * p.cols + c0;
+      const uint xrow = (p.gather ? work[t] / p.x_div : work[t]) * p.cols + c0;
+      device const float* xt = x + xrow;
       float xv[8u * BS_MM_PACKS], sum = 0.0f;  // per_word ≤ 8 (4 and 8 bits)
       for (uint e = 0; e < per_word * BS_MM_PACKS; ++e) {
-        xv[e] = xt[e];
+        xv[e] = p.gated ? bs_silu_gate(xt[e], up[xrow + e]) : xt[e];
         sum += xv[e];
       }
       for (uint r = 0; r < live; ++r) {
@@ -77,15 +79,16 @@ kernel void bs_qmatmul(device const uchar* codes [[buffer(0)]], device const uch
                        device const uchar* biases [[buffer(2)]], device const float* x [[buffer(3)]],
                        device float* y [[buffer(4)]], device const int* ids [[buffer(5)]],
                        device const int* slots [[buffer(6)]], device const int* sorted [[buffer(7)]],
-                       constant QMatParams& p [[buffer(8)]], uint3 tg [[threadgroup_position_in_grid]],
-                       uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
-  bs_qmat_rows(codes, scales, biases, x, y, x, ids, slots, sorted, p, tg, sg, lane);  // no bias: x bound, unread
+                       device const float* up [[buffer(8)]], constant QMatParams& p [[buffer(9)]],
+                       uint3 tg [[threadgroup_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]]) {
+  bs_qmat_rows(codes, scales, biases, x, up, y, x, ids, slots, sorted, p, tg, sg, lane);  // no bias: x bound, unread
 }
 
 // Two or three products over one x in one dispatch, each matrix with its own buffers (codes,
 // scales, biases, y, and the linear's bias where p.has_bias) and parameters; a threadgroup's x
 // position picks the matrix. The routing (ids, slot table, sorted tiles) is shared: a layer's
-// gate and up are routed alike.
+// gate and up are routed alike. Never gated (x is bound as up, unread).
 kernel void bs_qmatmul_set(device const uchar* codes0 [[buffer(0)]], device const uchar* scales0 [[buffer(1)]],
                            device const uchar* biases0 [[buffer(2)]], device float* y0 [[buffer(3)]],
                            device const float* bias0 [[buffer(4)]], device const uchar* codes1 [[buffer(5)]],
@@ -102,10 +105,10 @@ kernel void bs_qmatmul_set(device const uchar* codes0 [[buffer(0)]], device cons
   uint3 local = tg;
   local.x -= s.start[i];
   if (i == 0u) {
-    bs_qmat_rows(codes0, scales0, biases0, x, y0, bias0, ids, slots, sorted, s.p[0], local, sg, lane);
+    bs_qmat_rows(codes0, scales0, biases0, x, x, y0, bias0, ids, slots, sorted, s.p[0], local, sg, lane);
   } else if (i == 1u) {
-    bs_qmat_rows(codes1, scales1, biases1, x, y1, bias1, ids, slots, sorted, s.p[1], local, sg, lane);
+    bs_qmat_rows(codes1, scales1, biases1, x, x, y1, bias1, ids, slots, sorted, s.p[1], local, sg, lane);
   } else {
-    bs_qmat_rows(codes2, scales2, biases2, x, y2, bias2, ids, slots, sorted, s.p[2], local, sg, lane);
+    bs_qmat_rows(codes2, scales2, biases2, x, x, y2, bias2, ids, slots, sorted, s.p[2], local, sg, lane);
   }
 }

@@ -46,10 +46,14 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
     assertLikeCpu(p, p.tokens_metal, 7, arch);
     if (!onGpu) {
       // Biases added inside the matmul set (glm4_moe's q, k, v): no dispatch for them, none per
-      // token; the prompt's routed rows sorted by expert once per MoE layer (not a decode step's).
-      const { bs_route_sort: sorts = 0, ...rest } = p.prefill_kernels;
-      assert.deepEqual(rest, p.step_kernels, `${arch}: the prompt queues what one token does`);
+      // token; the prompt's routed rows sorted by expert once per MoE layer (not a decode step's)
+      // and its sorted tiles SiLU-gated in a dispatch of their own, where a decode step's down
+      // projection reads SiLU(gate)·up itself.
+      const { bs_route_sort: sorts = 0, bs_silu_mul: prefillGates = 0, ...rest } = p.prefill_kernels;
+      const { bs_silu_mul: stepGates = 0, ...stepRest } = p.step_kernels;
+      assert.deepEqual(rest, stepRest, `${arch}: the prompt queues what one token does`);
       assert.equal(sorts > 0, arch.endsWith('_moe'), `${arch}: ${sorts} sorts of the prompt's routed rows`);
+      assert.equal(prefillGates, stepGates + sorts, `${arch}: SiLU-gate dispatches, prompt against step`);
       assert.equal(p.step_kernels.bs_add_rows ?? 0, 0, `${arch}: no bias dispatch: ${JSON.stringify(p.step_kernels)}`);
       // q and k rotated in bs_qk_norm_rope with or without the norms (glm4_moe, llama have none).
       assert.equal(p.step_kernels.bs_rope ?? 0, 0, `${arch}: no separate RoPE: ${JSON.stringify(p.step_kernels)}`);
@@ -60,7 +64,7 @@ test('the Metal decoder prefills and decodes qwen3_moe, glm4_moe and the dense a
 
 // Qwen3's steps joined (as the CUDA decoder's): each residual add into the next RMSNorm (a MoE
 // layer's combine too), q/k norms + RoPE (+ the f16 store) in one dispatch per layer, q/k/v and
-// gate/up as one matmul set each.
+// gate/up as one matmul set each, SiLU-gate inside the down projection.
 test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE, the f16 store and the matmuls over one x into fewer dispatches', (t) => {
   if (onGpu) return t.skip('dispatches are counted on the shim');
   const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 7 });
@@ -76,8 +80,9 @@ test('the Metal decoder joins the residual adds, the combine, q/k norm + RoPE, t
     assert.equal(k.bs_rmsnorm, 2 * L + 1, `${kv}: ${JSON.stringify(k)}`);
     assert.equal(k.bs_add, 1, `${kv}: only the last layer's residual add stands alone`);
     assert.ok((k.bs_moe_combine ?? 0) <= 1, `${kv}: only the last layer's combine stands alone`);
-    // q, k, v in one dispatch and the routed gate, up in another.
+    // q, k, v in one dispatch and the routed gate, up in another; the down projection SiLU-gates.
     assert.equal(k.bs_qmatmul_set, 2 * L, `${kv}: two matmul sets per layer: ${JSON.stringify(k)}`);
+    assert.equal(k.bs_silu_mul ?? 0, 0, `${kv}: no SiLU-gate dispatch: ${JSON.stringify(k)}`);
   }
 });
 

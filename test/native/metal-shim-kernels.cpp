@@ -92,10 +92,10 @@ const std::map<std::string, KernelEntry>& kernels() {
   using I = const int32_t*;
   static const std::map<std::string, KernelEntry> k = {
       {"bs_qmatmul",
-       {9,
+       {10,
         [](const Bound& b, const Thread& t) {
           bs_qmatmul(at<U>(b, 0), at<U>(b, 1), at<U>(b, 2), at<F>(b, 3), at<float*>(b, 4), at<I>(b, 5), at<I>(b, 6),
-                     at<I>(b, 7), *at<const QMatParams*>(b, 8), t.tgid, t.sg, t.lane);
+                     at<I>(b, 7), at<F>(b, 8), *at<const QMatParams*>(b, 9), t.tgid, t.sg, t.lane);
         }}},
       {"bs_qmatmul_set",
        {20,

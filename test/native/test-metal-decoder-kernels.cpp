@@ -279,8 +279,8 @@ TEST(metal_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_o
     mt::QMatParams pg = p;
     pg.grouped = uint32_t(1 + 2 * tiles);
     const mt::Grid gg = mt::qmat_grid(pg, uint32_t(tiles)), gw = mt::qmat_grid(p, uint32_t(n));
-    b.run({{"bs_qmatmul", gg, mt::kMatThreads, {codes, sc, bi, xv, yg, idv, idv, sorted, Bench::params(pg)}},
-           {"bs_qmatmul", gw, mt::kMatThreads, {codes, sc, bi, xv, yw, idv, idv, idv, Bench::params(p)}}});
+    b.run({{"bs_qmatmul", gg, mt::kMatThreads, {codes, sc, bi, xv, yg, idv, idv, sorted, xv, Bench::params(pg)}},
+           {"bs_qmatmul", gw, mt::kMatThreads, {codes, sc, bi, xv, yw, idv, idv, idv, xv, Bench::params(p)}}});
     expect_same(t, Bench::get<float>(yg, n * rows), Bench::get<float>(yw, n * rows), desc + " grouped product");
   }
 }
@@ -288,8 +288,8 @@ TEST(metal_routed_rows_sorted_by_expert_and_grouped_product_match_the_gathered_o
 // bs_qmatmul with BS_MM_ROW_GROUP rows per simdgroup (x read once for them) against one row per
 // simdgroup, over seeded shapes (rows that do not fill a group or a threadgroup, 4 and 8 bits,
 // groups 32-128): plain with 1-17 tokens, gathered, and grouped tiles; bit for bit on the shim (a
-// row's sums are the same; also with codes that are not 8-byte aligned), and the grid choice (qmat_grid) keeping small
-// grids at one row.
+// row's sums are the same; also with codes that are not 8-byte aligned, and gated against
+// bs_silu_mul then the product), and the grid choice (qmat_grid) keeping small grids at one row.
 TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
   bt::MetalTestDevice use;
   if (!use.ready(t)) return;
@@ -308,6 +308,7 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
                              "] x " + std::to_string(n);
     Bench b{*use.dev, {}};
     const mt::Arg codes = b.put(w.w), sc = b.put(w.scales), bi = b.put(w.biases), xv = b.put(x), idv = b.put(ids);
+    const mt::Arg upv = b.put(bt::random_vec(r, n * cols));
     std::vector<uint8_t> shifted(4, 0);
     shifted.insert(shifted.end(), w.w.begin(), w.w.end());
     const mt::Arg codes4 = b.put(shifted), sorted = b.put(std::vector<int32_t>(1 + 2 * tiles + n));
@@ -329,13 +330,27 @@ TEST(metal_qmatmul_row_groups_are_single_rows_bit_for_bit) {
         b.run({{"bs_qmatmul",
                 g,
                 mt::kMatThreads,
-                {v == 2 ? codes4 : codes, sc, bi, xv, y, idv, idv, sorted, Bench::params(p)}}});
+                {v == 2 ? codes4 : codes, sc, bi, xv, y, idv, idv, sorted, xv, Bench::params(p)}}});
         got[v] = Bench::get<float>(y, n * rows);
       }
       EXPECT(std::find(got[1].begin(), got[1].end(), -7.0f) == got[1].end())
           << desc << " " << mode << ": a row unwritten";
       expect_same(t, got[1], got[0], desc + " " + mode + ": row groups");
       expect_same(t, got[2], got[1], desc + " " + mode + ": codes not 8-byte aligned");
+      // Gated (a MoE down projection): x read as SiLU(x)·up equals bs_silu_mul's rows fed to the
+      // plain product.
+      p.row_group = BS_MM_ROW_GROUP, p.w_off = 0;
+      mt::QMatParams pg = p;
+      pg.gated = 1;
+      const mt::Arg gated = b.put(std::vector<float>(n * cols)), y_sep = b.put(std::vector<float>(n * rows, -7.0f)),
+                    y_one = b.put(std::vector<float>(n * rows, -7.0f));
+      const mt::ElementwiseParams ep{uint32_t(n * cols), 0.0f};
+      const mt::Grid g{mt::ceil_div(rows, BS_MM_SIMDGROUPS * p.row_group), tg_y};
+      b.run({{"bs_silu_mul", {mt::ceil_div(n * cols, BS_BLOCK)}, BS_BLOCK, {xv, upv, gated, Bench::params(ep)}},
+             {"bs_qmatmul", g, mt::kMatThreads, {codes, sc, bi, gated, y_sep, idv, idv, sorted, xv, Bench::params(p)}},
+             {"bs_qmatmul", g, mt::kMatThreads, {codes, sc, bi, xv, y_one, idv, idv, sorted, upv, Bench::params(pg)}}});
+      expect_same(t, Bench::get<float>(y_one, n * rows), Bench::get<float>(y_sep, n * rows),
+                  desc + " " + mode + ": gated");
     }
   }
   // The grid choice: row groups only where they leave BS_MM_ROW_GROUP_MIN_GROUPS threadgroups.
@@ -395,7 +410,7 @@ TEST(metal_qmatmul_set_matches_one_dispatch_per_matrix) {
       calls.push_back({"bs_qmatmul",
                        mt::qmat_grid(ps[i], tg_y),
                        mt::kMatThreads,
-                       {codes, sc, bi, xv, singles.back(), idv, idv, sorted, Bench::params(ps[i])}});
+                       {codes, sc, bi, xv, singles.back(), idv, idv, sorted, xv, Bench::params(ps[i])}});
       if (biased) {
         biases.push_back({uint32_t(n * rows[i]), uint32_t(rows[i])});
         calls.push_back({"bs_add_rows",
