@@ -9,10 +9,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../daemon/util/repo-root.js';
+import { tempDir } from '../helpers/temp.js';
 import { findClang } from './helpers/clang.js';
 
 const metalDir = join(repoRoot, 'native', 'metal');
@@ -30,10 +30,10 @@ function librarySource(): string {
 
 /** clang's verdict on `source` as MSL: status, diagnostics, and the LLVM IR it compiles to. */
 function compileAsMsl(clang: string, source: string): { status: number | null; output: string; ir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'bs-msl-'));
+  const dir = tempDir('bs-msl-');
   try {
-    const file = join(dir, 'library.metal');
-    const ir = join(dir, 'library.ll');
+    const file = join(dir.path, 'library.metal');
+    const ir = join(dir.path, 'library.ll');
     writeFileSync(file, source);
     const r = spawnSync(
       clang,
@@ -62,7 +62,7 @@ function compileAsMsl(clang: string, source: string): { status: number | null; o
     );
     return { status: r.status, output: `${r.stdout}${r.stderr}`, ir: r.status === 0 ? readFileSync(ir, 'utf8') : '' };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    dir.remove();
   }
 }
 
