@@ -106,7 +106,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     .option('--prerouter <list>', 'off | on (zero-training heads) | FILE; one arm per value, e.g. off,on', 'off')
     .option('--slots <n>', 'staged slots per MoE layer (default: sized from the memory budget)')
     .option('--cache-budget <size>', 'hot path: bytes of resident experts over all layers')
-    .option('--io-threads <n>', 'expert I/O threads (default: sized from K)')
+    .option('--io-threads <n>', 'expert I/O threads (default: auto-sized, 32 when the model streams, 2 when resident)')
     .option('--io-mode <mode>', 'page-cache | direct')
     .option('--mem-limit <size>', 'run each decode in a memory cgroup with this limit (page cache counted), e.g. 4GiB')
     .option('--cold', "drop the model files' cached pages before each run")

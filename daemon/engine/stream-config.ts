@@ -42,7 +42,7 @@ const FIELDS = {
       min: 0,
       max: 64,
       default: d,
-      doc: 'threads reading experts (0 = sized from the routing width)',
+      doc: 'threads reading experts (0 = auto-sized: 32 when the model streams, 2 when resident)',
     })) as Field<number>,
   io_mode: ((d?: AutoMode) =>
     oneOf(MODES, {

@@ -3,7 +3,13 @@
 // monotone in it, slots too while the paths stay).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { autoStream, reserveBytes, stagedBytes, type ModelGeometry } from '../../../daemon/engine/stream-autosize.js';
+import {
+  autoStream,
+  reserveBytes,
+  STREAM_IO_THREADS,
+  stagedBytes,
+  type ModelGeometry,
+} from '../../../daemon/engine/stream-autosize.js';
 import { Prng } from '../../../robot/common/prng.js';
 
 const GiB = 1024 ** 3;
@@ -29,14 +35,14 @@ test('30B-A3B under 4 GiB: streams, staged direct decode (18% cacheable), whole-
   assert.equal(a.plannedBytes, 17 * layerSet + wholeBuffers);
   assert.deepEqual(
     [a.resident, a.decodePath, a.prefillPath, a.ioMode, a.ioThreads, a.prefillChunk],
-    [false, 'staged', 'whole-layer', 'direct', 4, 512],
+    [false, 'staged', 'whole-layer', 'direct', 32, 512],
   );
   assert.match(a.reasons.join('\n'), /exceed the budget 4\.00 GiB/);
   assert.match(a.reasons.join('\n'), /prefill whole-layer in chunks of 512 tokens/);
   assert.match(a.reasons.join('\n'), /holds 18% of the routed experts/);
 });
 
-test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%), 24 GiB holds the weights resident, K=4 halves the I/O threads', () => {
+test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%), 24 GiB holds the weights resident; 32 I/O threads whenever it streams, 2 resident', () => {
   const at8 = autoStream({ ...M30, budgetBytes: 8 * GiB });
   const layerSet = 127_401_984;
   const wholeBuffers = 2 * 128 * 2_654_208;
@@ -57,7 +63,10 @@ test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%)
     [true, 'exact', 'exact', M30.fileBytes, 512],
   );
   assert.equal(at12.prefillChunk, 512, 'whole-layer prefill over the page cache too');
-  assert.equal(autoStream({ ...M30, topK: 4, budgetBytes: 4 * GiB }).ioThreads, 2);
+  assert.deepEqual(
+    [at8.ioThreads, at12.ioThreads, at24.ioThreads, autoStream({ ...M30, topK: 4, budgetBytes: 4 * GiB }).ioThreads],
+    [32, 32, 2, 32],
+  );
 });
 
 test('a budget too small for K slots or two layers decodes and prefills exact, nothing pinned', () => {
@@ -93,7 +102,7 @@ test('seeded properties: within the budget and monotone in it', () => {
       if (a.decodePath === 'staged') assert.ok(a.slots >= g.topK && a.ioMode === 'direct', ctx);
       assert.ok(a.cacheBytes <= Math.max(0, room), `hot cache fits: ${ctx}`);
       assert.ok(a.slots >= 1 && a.slots <= g.experts, ctx);
-      assert.ok(a.ioThreads >= 1 && a.ioThreads <= 8, ctx);
+      assert.equal(a.ioThreads, a.resident ? 2 : STREAM_IO_THREADS, ctx);
       // Slots grow with the budget while the paths stay; where whole-layer prefill starts to fit
       // (its buffers come out of the direct slots) or exact decode takes over (the page cache
       // then shares the room), they may step down.
