@@ -79,6 +79,9 @@ export interface LoadModelOptions {
   prerouter?: string;
   /** Also run the true router where a prediction routes, to count prediction recall. */
   measureRecall?: boolean;
+  /** Whole-layer prefill reads a layer whole only when the chunk routes to at least this share
+   *  of its experts (0..1, default 0.7; 0: always); fewer run on the exact path. */
+  wholeLayerShare?: number;
   /** CUDA: device bytes per session for routed experts (default: from the free memory); below
    *  the model's experts, sessions keep expert slots per MoE layer (docs/cuda.md). */
   deviceExpertBytes?: number;
@@ -105,6 +108,7 @@ export interface StreamSummary {
   ioThreads: number;
   ioMode: IoMode;
   measureRecall: boolean;
+  wholeLayerShare: number;
   /** CUDA sessions' routed-expert budget as loaded (0: from the device's free memory). */
   deviceExpertBytes: number;
   /** "zero-training", the heads file, or null when the prerouter is off. */

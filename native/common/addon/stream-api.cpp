@@ -18,6 +18,7 @@ std::string stream_options(const Napi::Value& opts, StreamOptions& o) {
   if (err.empty()) err = string_option(opts, fn, "ioMode", io);
   if (err.empty()) err = string_option(opts, fn, "prerouter", prerouter);
   if (err.empty()) err = bool_option(opts, fn, "measureRecall", o.measure_recall);
+  if (err.empty()) err = number_option(opts, fn, "wholeLayerShare", 0.0, 1.0, o.whole_layer_share);
   if (err.empty()) err = bytes_option(opts, fn, "deviceExpertBytes", o.device_expert_bytes);
   if (!err.empty()) return err;
   const char* paths = "\"exact\", \"staged\", \"hot\" or \"whole-layer\"";
@@ -53,6 +54,7 @@ Napi::Object stream_summary(Napi::Env env, const Model& m) {
   s.Set("ioThreads", o.io_threads);
   s.Set("ioMode", io_mode_name(o.io_mode));
   s.Set("measureRecall", o.measure_recall);
+  s.Set("wholeLayerShare", o.whole_layer_share);
   s.Set("deviceExpertBytes", static_cast<double>(o.device_expert_bytes));
   s.Set("prerouter", m.prerouter ? Napi::Value(Napi::String::New(env, m.prerouter->source())) : env.Null());
   const std::vector<int64_t> owners = m.prerouter ? m.prerouter->owners() : std::vector<int64_t>{};

@@ -34,6 +34,10 @@ struct StreamOptions {
   int slots = 0;             // staged slots per MoE layer; 0 = the routing width K
   uint64_t cache_bytes = 0;  // hot resident sets over all MoE layers; 0 = 2·K experts per layer
   int io_threads = 4;
+  // Whole-layer prefill reads a layer whole only when the chunk routes to at least this share of
+  // its experts (or its read is already on its way); fewer run on the exact path, which reads
+  // just those (moe-30b at 4 GiB: 8 tokens 2.4 s against 5.2 s whole, 64 tokens 7.8 against 5.1).
+  double whole_layer_share = 0.7;
   IoMode io_mode = IoMode::PageCache;
   PrerouterMode prerouter = PrerouterMode::Off;
   std::string prerouter_file;

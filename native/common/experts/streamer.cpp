@@ -342,7 +342,9 @@ void ExpertStreamer::compute_mapped(const Model& m, Layer& L, const std::vector<
 
 void ExpertStreamer::run(const Model& m, int64_t l, Phase phase, Scratch& s) {
   Layer& L = layer(l);
-  switch (opts_.path(phase)) {
+  ExpertPath path = opts_.path(phase);
+  if (path == ExpertPath::WholeLayer && !whole_pays(L, s)) path = ExpertPath::Exact;
+  switch (path) {
     case ExpertPath::Exact: run_exact(m, L, s); break;
     case ExpertPath::Staged: run_staged(m, L, s); break;
     case ExpertPath::Hot: run_hot(m, L, s); break;
@@ -350,6 +352,12 @@ void ExpertStreamer::run(const Model& m, int64_t l, Phase phase, Scratch& s) {
   }
   std::lock_guard<std::mutex> lk(mu_);
   ran(L);
+}
+
+bool ExpertStreamer::whole_pays(const Layer& L, const Scratch& s) {
+  std::lock_guard<std::mutex> lk(mu_);
+  return L.warm_gen == gen_ ||
+         static_cast<double>(s.groups.size()) >= opts_.whole_layer_share * static_cast<double>(L.layout.n_experts);
 }
 
 void ExpertStreamer::ran(Layer& L) {

@@ -159,6 +159,9 @@ class ExpertStreamer {
   void ran(Layer& L);
   void run_hot(const Model& m, Layer& L, Scratch& s);
   void run_whole(const Model& m, Layer& L, Scratch& s);
+  // Whether a whole-layer chunk reads layer L whole: its read is on its way (started while the
+  // layer before computed), or the chunk routes to at least whole_layer_share of its experts.
+  bool whole_pays(const Layer& L, const Scratch& s);
   // Computes the groups `which` of s.groups with views v and one matrix id per group,
   // writing their rows of s.act.
   void compute(const Model& m, const WeightMatrix* v, const std::vector<int>& which, const std::vector<int32_t>& id,

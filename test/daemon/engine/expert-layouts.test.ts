@@ -20,7 +20,15 @@ const CASES: [ExpertPath, ExpertPath, IoMode][] = [
 ];
 
 async function run(dir: string, prompt: number[], [prefillPath, decodePath, ioMode]: (typeof CASES)[number]) {
-  const model = await NativeModel.load(dir, { threads: 2, prefillPath, decodePath, ioMode, slots: 2 });
+  // wholeLayerShare 0: whole-layer reads every step, also a decode step's few experts.
+  const model = await NativeModel.load(dir, {
+    threads: 2,
+    prefillPath,
+    decodePath,
+    ioMode,
+    slots: 2,
+    wholeLayerShare: 0,
+  });
   try {
     const s = await model.createSession();
     const got = await s.greedy(prompt, 4);

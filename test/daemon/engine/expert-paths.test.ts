@@ -48,6 +48,7 @@ for (const arch of ['qwen3_moe', 'glm4_moe'] as Arch[]) {
         decodePath,
         ioMode,
         slots: decodePath === 'staged' && ioMode === 'direct' ? 2 : undefined,
+        wholeLayerShare: 0, // whole-layer reads every chunk, however few experts it routes to
       });
       const session = await model.createSession();
       const got = await session.greedy(prompt, STEPS);
@@ -94,6 +95,7 @@ test('profile options are checked and reported in the summary', async (t) => {
       ioThreads: 2,
       ioMode: 'direct',
       measureRecall: false,
+      wholeLayerShare: 0.7,
       deviceExpertBytes: 0,
       prerouter: null,
       prerouterOwners: [],
@@ -111,6 +113,7 @@ test('profile options are checked and reported in the summary', async (t) => {
       /cacheBytes 1000 holds less than one expert per MoE layer for the hot path \(needs ≥ \d+ bytes: 4 layers × \d+ bytes\)/,
     ],
     [{ measureRecall: 'yes' }, /option measureRecall must be true or false, got a string/],
+    [{ wholeLayerShare: 1.5 }, /option wholeLayerShare must be a number between 0\.0+ and 1\.0+, got 1\.5/],
     [{ deviceExpertBytes: -1 }, /option deviceExpertBytes must be an integer between 0 and/],
   ];
   for (const [opts, re] of bad) {
