@@ -46,7 +46,7 @@ const MiB = 1024 ** 2;
 export const reserveBytes = (budget: number) => Math.max(512 * MiB, Math.floor(budget / 8));
 
 /** Share of the routed experts the page cache must hold for exact decode to match staged slots. */
-export const CACHEABLE_FOR_EXACT = 0.6;
+export const CACHEABLE_FOR_EXACT = 0.75;
 
 /** I/O threads when streaming: an SSD reads fastest with many requests in flight (moe-30b, 4 GiB,
  * K=8: 3.5 tok/s with 4 threads, 4.0-4.8 with 32, 4.9-5.0 with 64; K=4: 5.7 with 2, 9.5 with 32;
@@ -98,8 +98,9 @@ export function autoStream(g: AutoStreamInput): AutoStream {
   );
   // The measured grid (docs/streaming.md#measured-grid, moe-30b, prerouter on): staged slots with
   // direct reads beat exact decode over the page cache at 4 GiB (18% of the routed experts
-  // cacheable: 1.28 vs 0.93 tok/s) and 8 GiB (41%: 1.70 vs 1.31) and tie at 12 GiB (64%: 1.89 vs
-  // 1.82), where exact pins nothing. Staged needs K slots, so the prediction of a layer fits at once.
+  // cacheable) and 8 GiB (41%); with 32 I/O threads also at 12 GiB (64%: 8.2-8.3 vs 6.4-6.6
+  // tok/s), about tie at 14 GiB (75%: 7.8-8.4 vs 7.5-7.6), and lose at 16 GiB (87%: 7.9-8.2 vs
+  // 9.3-9.9), where exact pins nothing. Staged needs K slots, so a layer's prediction fits at once.
   const cacheable = routed > 0 ? free / routed : 1;
   // Whole-layer prefill holds the layer it computes and the next one (direct: in two buffers).
   const layerBytes = g.experts * g.expertBytes;

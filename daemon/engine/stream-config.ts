@@ -21,7 +21,7 @@ const FIELDS = {
   decode_path: ((d?: AutoPath) =>
     oneOf(PATHS, {
       default: d,
-      doc: 'expert path of token generation; auto: staged slots with direct reads while the page cache could hold < 60% of the experts, else exact through it (the measured grid, docs/streaming.md)',
+      doc: 'expert path of token generation; auto: staged slots with direct reads while the page cache could hold < 75% of the experts, else exact through it (the measured grid, docs/streaming.md)',
     })) as Field<AutoPath>,
   slots: ((d?: number) =>
     int({

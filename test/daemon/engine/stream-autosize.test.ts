@@ -42,30 +42,40 @@ test('30B-A3B under 4 GiB: streams, staged direct decode (18% cacheable), whole-
   assert.match(a.reasons.join('\n'), /holds 18% of the routed experts/);
 });
 
-test('30B-A3B: 8 GiB stages 45 slots (41% cacheable), 12 GiB decodes exact (64%), 24 GiB holds the weights resident; 32 I/O threads whenever it streams, 2 resident', () => {
-  const at8 = autoStream({ ...M30, budgetBytes: 8 * GiB });
+test('30B-A3B: 8 and 12 GiB stage 45 and 75 slots (41%, 64% cacheable), 16 GiB decodes exact (87%), 24 GiB holds the weights resident; 32 I/O threads whenever it streams, 2 resident', () => {
   const layerSet = 127_401_984;
   const wholeBuffers = 2 * 128 * 2_654_208;
+  const at8 = autoStream({ ...M30, budgetBytes: 8 * GiB });
   assert.deepEqual([at8.decodePath, at8.ioMode, at8.prefillPath], ['staged', 'direct', 'whole-layer']);
   assert.equal(at8.slots, Math.floor((8 * GiB - GiB - 882_546_048 - wholeBuffers) / layerSet) - 1); // reserve 1 GiB
   assert.equal(at8.slots, 45);
   assert.equal(at8.plannedBytes, 46 * layerSet + wholeBuffers);
-  assert.match(at8.reasons.join('\n'), /holds 41% of the routed experts \(< 60%\)/);
+  assert.match(at8.reasons.join('\n'), /holds 41% of the routed experts \(< 75%\)/);
   const at12 = autoStream({ ...M30, budgetBytes: 12 * GiB });
+  assert.deepEqual([at12.decodePath, at12.ioMode, at12.prefillPath], ['staged', 'direct', 'whole-layer']);
+  assert.equal(at12.slots, Math.floor((12 * GiB - 1.5 * GiB - 882_546_048 - wholeBuffers) / layerSet) - 1); // reserve 1.5 GiB
+  assert.equal(at12.slots, 75);
+  assert.match(at12.reasons.join('\n'), /holds 64% of the routed experts \(< 75%\)/);
+  const at16 = autoStream({ ...M30, budgetBytes: 16 * GiB });
   assert.deepEqual(
-    [at12.decodePath, at12.ioMode, at12.prefillPath, at12.plannedBytes],
-    ['exact', 'page-cache', 'whole-layer', 0],
+    [at16.decodePath, at16.ioMode, at16.prefillPath, at16.plannedBytes, at16.prefillChunk],
+    ['exact', 'page-cache', 'whole-layer', 0, 512],
   );
-  assert.match(at12.reasons.join('\n'), /holds 64% of the routed experts: decode exact/);
+  assert.match(at16.reasons.join('\n'), /holds 87% of the routed experts: decode exact/);
   const at24 = autoStream({ ...M30, budgetBytes: 24 * GiB });
   assert.deepEqual(
     [at24.resident, at24.decodePath, at24.prefillPath, at24.plannedBytes, at24.prefillChunk],
     [true, 'exact', 'exact', M30.fileBytes, 512],
   );
-  assert.equal(at12.prefillChunk, 512, 'whole-layer prefill over the page cache too');
   assert.deepEqual(
-    [at8.ioThreads, at12.ioThreads, at24.ioThreads, autoStream({ ...M30, topK: 4, budgetBytes: 4 * GiB }).ioThreads],
-    [32, 32, 2, 32],
+    [
+      at8.ioThreads,
+      at12.ioThreads,
+      at16.ioThreads,
+      at24.ioThreads,
+      autoStream({ ...M30, topK: 4, budgetBytes: 4 * GiB }).ioThreads,
+    ],
+    [32, 32, 32, 2, 32],
   );
 });
 
