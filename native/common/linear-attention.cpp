@@ -12,10 +12,15 @@ namespace {
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// Eight partial sums (lanes i mod 8), added pairwise at the end: independent chains the compiler
+// vectorises, where one running sum is a chain of n dependent adds.
 float dot(const float* a, const float* b, int64_t n) {
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+  float p[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) p[l] += a[i + l] * b[i + l];
+  for (; i < n; ++i) p[i % 8] += a[i] * b[i];
+  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
 }
 
 // x ← x · rsqrt(mean(x²) + eps) · scale over n values (MLX's l2-norm of q and k).
