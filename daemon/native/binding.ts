@@ -236,6 +236,8 @@ export const PROFILE_STAGES = [
   'norms_residual',
   'attn_proj',
   'attention',
+  'linear_proj',
+  'linear_recurrence',
   'router',
   'expert_sort',
   'gate_up',

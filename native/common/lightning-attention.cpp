@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/lora.h"
 
@@ -115,9 +116,14 @@ void lightning_attention_block(const Model& m, const LinearAttnWeights& w, const
   const Dispatch& d = m.dispatch();
   const ExecCtx ctx = m.ctx();
   const int64_t H = c.k_heads, D = c.k_dim, HD = H * D;
-  // query_key_value gives per token [q heads | k heads | v heads], each head D wide.
+  // query_key_value gives per token [q heads | k heads | v heads], each head D wide; g_proj the
+  // output gate's input.
+  std::optional<StageScope> stage(std::in_place, s.profile, Stage::LinearProj);
   s.lin_qkv.resize(n * 3 * HD);
   run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+  s.lin_z.resize(n * HD);
+  run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+  stage.emplace(s.profile, Stage::LinearRecurrence);
   s.q.resize(n * HD);
   s.k.resize(n * HD);
   s.v.resize(n * HD);
@@ -145,8 +151,6 @@ void lightning_attention_block(const Model& m, const LinearAttnWeights& w, const
                  state, s, s.lin_y.data());
   // Group RMSNorm over each of norm_groups equal slices of [heads · D], times g_norm, times
   // sigmoid(g_proj(xn)).
-  s.lin_z.resize(n * HD);
-  run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
   const int64_t G = c.norm_groups, width = HD / G;
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t g = 0; g < G; ++g) {
@@ -159,6 +163,7 @@ void lightning_attention_block(const Model& m, const LinearAttnWeights& w, const
       for (int64_t i = 0; i < width; ++i) x[i] = x[i] * inv * wn[i] / (1.0f + std::exp(-z[i]));
     }
   }
+  stage.emplace(s.profile, Stage::LinearProj);
   run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/lora.h"
 
@@ -20,6 +21,25 @@ float dot(const float* a, const float* b, int64_t n) {
   for (; i + 8 <= n; i += 8)
     for (int l = 0; l < 8; ++l) p[l] += a[i + l] * b[i + l];
   for (; i < n; ++i) p[i % 8] += a[i] * b[i];
+  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+}
+
+// row ← a·row + d·k, returning the new row's dot with q, in one pass (eight partial sums, as dot).
+float decay_update_dot(float* __restrict row, float a, float d, const float* __restrict k, const float* __restrict q,
+                       int64_t n) {
+  float p[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) {
+      const float r = a * row[i + l] + d * k[i + l];
+      row[i + l] = r;
+      p[l] += r * q[i + l];
+    }
+  }
+  for (; i < n; ++i) {
+    row[i] = a * row[i] + d * k[i];
+    p[i % 8] += row[i] * q[i];
+  }
   return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
 }
 
@@ -50,12 +70,11 @@ void recurrent_head(const Layout& L, int64_t h, const float* qkv, const float* g
     const float a = std::exp(g[t * L.Hv + h]), b = beta[t * L.Hv + h];
     const float *q = L.q(qkv, t, h), *k = L.k(qkv, t, h), *v = L.v(qkv, t, h);
     float* yt = y + (t * L.Hv + h) * L.Dv;
+    // Two passes per row of S: (a·row)·k = a·(row·k), then the decay, update and q·row together.
     for (int64_t i = 0; i < L.Dv; ++i) {
       float* row = S + i * L.Dk;
-      for (int64_t j = 0; j < L.Dk; ++j) row[j] *= a;
-      const float d = b * (v[i] - dot(row, k, L.Dk));
-      for (int64_t j = 0; j < L.Dk; ++j) row[j] += d * k[j];
-      yt[i] = dot(row, q, L.Dk);
+      const float d = b * (v[i] - a * dot(row, k, L.Dk));
+      yt[i] = decay_update_dot(row, a, d, k, q, L.Dk);
     }
   }
 }
@@ -162,6 +181,7 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
   s.lin_z.resize(n * VD);
   s.lin_b.resize(n * L.Hv);
   s.lin_a.resize(n * L.Hv);
+  std::optional<StageScope> stage(std::in_place, s.profile, Stage::LinearProj);
   if (w.fused) {
     // qwen3_next: per k head [q Dk | k Dk | v r·Dv | z r·Dv] and [b r | a r].
     const int64_t group = 2 * L.Dk + 2 * r * L.Dv;
@@ -188,6 +208,7 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
     run_linear(m, w.b, xn, n, s.lin_b.data(), s, delta(LoraSlot::LinB));
     run_linear(m, w.a, xn, n, s.lin_a.data(), s, delta(LoraSlot::LinA));
   }
+  stage.emplace(s.profile, Stage::LinearRecurrence);
   s.lin_conv.resize(n * L.C);
   causal_conv_silu(w.conv.data(), L.C, c.conv_kernel, state, s.lin_qkv.data(), n, s.lin_conv.data());
   // q and k: unit RMS (eps 1e-6, as MLX), then q / Dk and k / √Dk, so q·k is the cosine / √Dk.
@@ -219,6 +240,7 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
     const float z = s.lin_z[i];
     s.lin_y[i] *= z / (1.0f + std::exp(-z));
   }
+  stage.emplace(s.profile, Stage::LinearProj);
   run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
 }
 

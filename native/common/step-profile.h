@@ -12,12 +12,14 @@ namespace bs {
 
 enum class Stage : uint8_t {
   Embed,
-  NormsResidual,  // the layers' input and post-attention norms and residual adds
-  AttnProj,       // q/k/v and o projections
-  Attention,      // q/k norms, RoPE, the KV write, attention over the cache
-  Router,         // router logits and top-k
-  ExpertSort,     // routed rows sorted by expert and their first-use checks
-  GateUp,         // the routed experts' gate and up matmuls
+  NormsResidual,     // the layers' input and post-attention norms and residual adds
+  AttnProj,          // q/k/v and o projections
+  Attention,         // q/k norms, RoPE, the KV write, attention over the cache
+  LinearProj,        // linear-attention layers' input and output projections
+  LinearRecurrence,  // their causal conv, q/k norms, recurrence over the state and output gate
+  Router,            // router logits and top-k
+  ExpertSort,        // routed rows sorted by expert and their first-use checks
+  GateUp,            // the routed experts' gate and up matmuls
   SiluMul,
   Down,
   Combine,   // weighted sum of the routed experts' outputs

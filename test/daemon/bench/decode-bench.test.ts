@@ -91,6 +91,7 @@ test('decode bench --breakdown: every stage of a decode step, its pool loops, an
     assert.ok(b.stages[name].ms > 0, name);
   }
   assert.equal(b.stages.dense_mlp.loops, 0);
+  for (const name of ['linear_proj', 'linear_recurrence'] as const) assert.equal(b.stages[name].loops, 0, name);
   const loops = Object.values(b.stages).reduce((a, s) => a + s.loops, 0);
   assert.ok(loops <= b.loops_per_token, 'the stages started at most every loop of the step');
   // The prefill's own: one forward step for the 6 tokens, the same stages, the last logits.
@@ -103,6 +104,26 @@ test('decode bench --breakdown: every stage of a decode step, its pool loops, an
   assert.ok(p.step_ms > 0 && psum <= p.step_ms + 1e-9, JSON.stringify(p));
   for (const name of ['attn_proj', 'attention', 'router', 'gate_up', 'down', 'lm_head'] as const) {
     assert.ok(p.stages[name].ms > 0, `prefill ${name}`);
+  }
+});
+
+test('decode bench --breakdown: linear-attention layers time their projections and recurrence apart', async (t) => {
+  for (const arch of ['qwen3_5_moe', 'bailing_moe_linear'] as const) {
+    const dir = synthTemp(t, { arch, seed: 2 });
+    const r = await runDecodeBench(
+      { model: dir, threads: 2, prompt: 5, gen: 3, seed: 3, breakdown: true },
+      fakeClock(),
+    );
+    for (const b of [r.breakdown, r.prefill_breakdown]) {
+      assert.ok(b, `${arch}: breakdown present`);
+      let sum = 0;
+      for (const s of Object.values(b.stages)) sum += s.ms;
+      assert.ok(sum <= b.step_ms + 1e-9, `${arch}: stages do not overlap`);
+      for (const name of ['linear_proj', 'linear_recurrence', 'attn_proj', 'attention'] as const) {
+        assert.ok(b.stages[name].ms > 0, `${arch} ${name}: ${JSON.stringify(b.stages[name])}`);
+      }
+      assert.ok(b.stages.linear_proj.loops > 0, `${arch}: the projections ran pool loops`);
+    }
   }
 });
 
