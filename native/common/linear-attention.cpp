@@ -5,43 +5,19 @@
 #include <optional>
 
 #include "common/lora.h"
+#include "common/row-math.h"
 
 namespace bs {
 
 namespace {
 
+using rows::decay_update_dot;
+using rows::dot;
+using rows::dots_2x2;
+using rows::scale_add_rows;
+
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-// Eight partial sums (lanes i mod 8), added pairwise at the end: independent chains the compiler
-// vectorises, where one running sum is a chain of n dependent adds.
-float dot(const float* a, const float* b, int64_t n) {
-  float p[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) p[l] += a[i + l] * b[i + l];
-  for (; i < n; ++i) p[i % 8] += a[i] * b[i];
-  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
-}
-
-// row ← a·row + d·k, returning the new row's dot with q, in one pass (eight partial sums, as dot).
-float decay_update_dot(float* __restrict row, float a, float d, const float* __restrict k, const float* __restrict q,
-                       int64_t n) {
-  float p[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int l = 0; l < 8; ++l) {
-      const float r = a * row[i + l] + d * k[i + l];
-      row[i + l] = r;
-      p[l] += r * q[i + l];
-    }
-  }
-  for (; i < n; ++i) {
-    row[i] = a * row[i] + d * k[i];
-    p[i % 8] += row[i] * q[i];
-  }
-  return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
-}
 
 // x ← x · rsqrt(mean(x²) + eps) · scale over n values (MLX's l2-norm of q and k).
 void rms_scale(float* x, int64_t n, float eps, float scale) {
@@ -82,59 +58,74 @@ void recurrent_head(const Layout& L, int64_t h, const float* qkv, const float* g
 // One block of n ≤ chunk tokens with the state at its start S0. With G the running sum of g:
 // u_i = β_i v_i − β_i e^{G_i} S0 k_i − Σ_{j<i} β_i e^{G_i−G_j} (k_i·k_j) u_j,
 // y_i = e^{G_i} S0 q_i + Σ_{j≤i} e^{G_i−G_j} (q_i·k_j) u_j, S = e^{G_n} S0 + Σ_j e^{G_n−G_j} u_j k_jᵀ.
-// work: G [chunk] + U [chunk, Dv].
+// S0's products for every token first (two rows of S against each token's k and q), then the
+// triangular part token by token, then the new state. work: G, e^G, c [chunk] each, the decays
+// e^{G_i−G_j} [chunk, chunk], U [chunk, Dv].
 void chunk_head(const Layout& L, int64_t h, const float* qkv, const float* g, const float* beta, int64_t n, float* S,
                 float* y, float* work, int64_t chunk) {
   float* G = work;
-  float* U = work + chunk;
+  float* eG = G + chunk;
+  float* c = eG + chunk;
+  float* D = c + chunk;
+  float* U = D + chunk * chunk;
   float acc = 0.0f;
   for (int64_t i = 0; i < n; ++i) G[i] = acc += g[i * L.Hv + h];
   for (int64_t i = 0; i < n; ++i) {
-    const float b = beta[i * L.Hv + h], gi = std::exp(G[i]);
-    const float *q = L.q(qkv, i, h), *k = L.k(qkv, i, h), *v = L.v(qkv, i, h);
-    float* u = U + i * L.Dv;
-    float* yi = y + (i * L.Hv + h) * L.Dv;
-    for (int64_t d = 0; d < L.Dv; ++d) {
-      const float* row = S + d * L.Dk;
-      u[d] = b * (v[d] - gi * dot(row, k, L.Dk));
-      yi[d] = gi * dot(row, q, L.Dk);
-    }
-    for (int64_t j = 0; j < i; ++j) {
-      const float c = b * std::exp(G[i] - G[j]) * dot(k, L.k(qkv, j, h), L.Dk);
-      const float* uj = U + j * L.Dv;
-      for (int64_t d = 0; d < L.Dv; ++d) u[d] -= c * uj[d];
-    }
-    for (int64_t j = 0; j <= i; ++j) {
-      const float c = std::exp(G[i] - G[j]) * dot(q, L.k(qkv, j, h), L.Dk);
-      const float* uj = U + j * L.Dv;
-      for (int64_t d = 0; d < L.Dv; ++d) yi[d] += c * uj[d];
+    eG[i] = std::exp(G[i]);
+    for (int64_t j = 0; j <= i; ++j) D[i * chunk + j] = std::exp(G[i] - G[j]);
+  }
+  const int64_t yrow = L.Hv * L.Dv, krow = L.C;  // token strides of y and of k in qkv
+  float* y0 = y + h * L.Dv;
+  const float* k0 = L.k(qkv, 0, h);
+  for (int64_t d = 0; d < L.Dv; d += 2) {
+    const float* r0 = S + d * L.Dk;
+    const float* r1 = d + 1 < L.Dv ? r0 + L.Dk : r0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float b = beta[i * L.Hv + h];
+      const float *q = L.q(qkv, i, h), *k = L.k(qkv, i, h), *v = L.v(qkv, i, h);
+      float p[4];
+      dots_2x2(r0, r1, k, q, L.Dk, p);
+      float* u = U + i * L.Dv;
+      u[d] = b * (v[d] - eG[i] * p[0]);
+      y0[i * yrow + d] = eG[i] * p[1];
+      if (d + 1 < L.Dv) {
+        u[d + 1] = b * (v[d + 1] - eG[i] * p[2]);
+        y0[i * yrow + d + 1] = eG[i] * p[3];
+      }
     }
   }
-  const float decay = std::exp(G[n - 1]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float b = beta[i * L.Hv + h];
+    const float *q = L.q(qkv, i, h), *k = L.k(qkv, i, h);
+    for (int64_t j = 0; j < i; ++j) c[j] = -(b * D[i * chunk + j] * dot(k, L.k(qkv, j, h), L.Dk));
+    scale_add_rows(U + i * L.Dv, 1.0f, c, U, L.Dv, i, L.Dv);
+    for (int64_t j = 0; j <= i; ++j) c[j] = D[i * chunk + j] * dot(q, L.k(qkv, j, h), L.Dk);
+    scale_add_rows(y0 + i * yrow, 1.0f, c, U, L.Dv, i + 1, L.Dv);
+  }
+  const float* last = D + (n - 1) * chunk;
   for (int64_t d = 0; d < L.Dv; ++d) {
-    float* row = S + d * L.Dk;
-    for (int64_t e = 0; e < L.Dk; ++e) row[e] *= decay;
-    for (int64_t j = 0; j < n; ++j) {
-      const float c = std::exp(G[n - 1] - G[j]) * U[j * L.Dv + d];
-      const float* kj = L.k(qkv, j, h);
-      for (int64_t e = 0; e < L.Dk; ++e) row[e] += c * kj[e];
-    }
+    for (int64_t j = 0; j < n; ++j) c[j] = last[j] * U[j * L.Dv + d];
+    scale_add_rows(S + d * L.Dk, eG[n - 1], c, k0, krow, n, L.Dk);
   }
 }
 
 }  // namespace
 
-void causal_conv_silu(const float* w, int64_t C, int64_t K, float* history, const float* x, int64_t n, float* out) {
+void causal_conv_silu(const ExecCtx& ctx, const float* w, int64_t C, int64_t K, float* history, const float* x,
+                      int64_t n, float* out) {
   // Row r of the virtual input: history row r for r < K-1, else x row r - (K-1).
   auto in = [&](int64_t r) { return r < K - 1 ? history + r * C : x + (r - (K - 1)) * C; };
-  for (int64_t t = 0; t < n; ++t) {
-    float* o = out + t * C;
-    for (int64_t c = 0; c < C; ++c) {
-      float s = 0.0f;
-      for (int64_t j = 0; j < K; ++j) s += w[c * K + j] * in(t + j)[c];
-      o[c] = s / (1.0f + std::exp(-s));
+  // Channels split across the threads (one exp per output: most of the work in decode).
+  ctx.parallel_for(C, [&](int64_t c0, int64_t c1) {
+    for (int64_t t = 0; t < n; ++t) {
+      float* o = out + t * C;
+      for (int64_t c = c0; c < c1; ++c) {
+        float s = 0.0f;
+        for (int64_t j = 0; j < K; ++j) s += w[c * K + j] * in(t + j)[c];
+        o[c] = s / (1.0f + std::exp(-s));
+      }
     }
-  }
+  });
   // The new history: the last K-1 rows of the input (shifting in place when n < K-1).
   for (int64_t r = 0; r < K - 1; ++r) {
     const int64_t src = n + r;
@@ -156,7 +147,7 @@ void gated_delta_rule(const ExecCtx& ctx, const LinearAttnConfig& c, const float
     });
     return;
   }
-  const int64_t per_head = chunk * (1 + L.Dv);
+  const int64_t per_head = chunk * (3 + chunk + L.Dv);
   s.lin_work.resize(L.Hv * per_head);
   float* work = s.lin_work.data();
   ctx.parallel_for(L.Hv, [&](int64_t b, int64_t e) {
@@ -210,7 +201,7 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
   }
   stage.emplace(s.profile, Stage::LinearRecurrence);
   s.lin_conv.resize(n * L.C);
-  causal_conv_silu(w.conv.data(), L.C, c.conv_kernel, state, s.lin_qkv.data(), n, s.lin_conv.data());
+  causal_conv_silu(m.ctx(), w.conv.data(), L.C, c.conv_kernel, state, s.lin_qkv.data(), n, s.lin_conv.data());
   // q and k: unit RMS (eps 1e-6, as MLX), then q / Dk and k / √Dk, so q·k is the cosine / √Dk.
   const float inv_dk = 1.0f / static_cast<float>(L.Dk), inv_sqrt_dk = 1.0f / std::sqrt(static_cast<float>(L.Dk));
   for (int64_t t = 0; t < n; ++t) {
@@ -236,10 +227,12 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
   m.dispatch()
       .pick(Op::RmsNorm)
       .rmsnorm(m.ctx(), s.lin_y.data(), w.norm.data(), n * L.Hv, L.Dv, cfg.rms_eps, s.lin_y.data());
-  for (int64_t i = 0; i < n * VD; ++i) {
-    const float z = s.lin_z[i];
-    s.lin_y[i] *= z / (1.0f + std::exp(-z));
-  }
+  m.ctx().parallel_for(n * VD, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float z = s.lin_z[i];
+      s.lin_y[i] *= z / (1.0f + std::exp(-z));
+    }
+  });
   stage.emplace(s.profile, Stage::LinearProj);
   run_linear(m, w.out, s.lin_y.data(), n, out, s, delta(LoraSlot::LinOut));
 }

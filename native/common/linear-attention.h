@@ -10,7 +10,8 @@ namespace bs {
 
 // out[t, c] = silu(Σ_j w[c, j] · in[t + j, c]) over in = (history [K-1, C] then x [n, C]); the
 // history becomes the last K-1 rows of in. w [C, K]: tap K-1 multiplies the current token.
-void causal_conv_silu(const float* w, int64_t C, int64_t K, float* history, const float* x, int64_t n, float* out);
+void causal_conv_silu(const ExecCtx& ctx, const float* w, int64_t C, int64_t K, float* history, const float* x,
+                      int64_t n, float* out);
 
 // The delta rule over n tokens of qkv [n, conv_dim] (q, k already L2-normalised and scaled),
 // log-decays g [n, v_heads] and betas [n, v_heads]: per v head h (q/k head h / (Hv/Hk)),

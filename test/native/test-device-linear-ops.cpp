@@ -145,7 +145,7 @@ void check_conv(bt::T& t, const bt::LinearOps& run) {
     const int64_t n = c % 3 == 0 ? 1 : 1 + static_cast<int64_t>(r.below(9));
     const std::vector<float> w = random(r, C * K), x = random(r, n * C, -3.0, 3.0);
     std::vector<float> hist = random(r, (K - 1) * C), hist_ref = hist, out(n * C), want(n * C);
-    bs::causal_conv_silu(w.data(), C, K, hist_ref.data(), x.data(), n, want.data());
+    bs::causal_conv_silu(bs::ExecCtx{}, w.data(), C, K, hist_ref.data(), x.data(), n, want.data());
     EXPECT(run.conv(w.data(), C, K, hist.data(), x.data(), n, out.data()) == bt::Launch::ok) << run.name;
     EXPECT(max_rel(out, want) < 1e-6) << run.name << " seed " << 900 + c << " C " << C << " K " << K << " n " << n
                                       << ": " << max_rel(out, want);
