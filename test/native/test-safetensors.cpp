@@ -1,6 +1,8 @@
-// Safetensors header validation on in-memory images: the valid layout and each malformed one.
+// Safetensors header validation on in-memory images: the valid layout and each malformed one;
+// the float conversions and the non-finite scan.
 #include <cstring>
 
+#include "common/dtype.h"
 #include "common/error.h"
 #include "common/safetensors.h"
 #include "fixtures.h"
@@ -170,5 +172,47 @@ TEST(float_conversions_round_trip) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if (((h >> 10) & 0x1f) == 0x1f) continue;
     EXPECT(bs::f32_to_f16(bs::f16_to_f32(static_cast<uint16_t>(h))) == h) << "f16 bits " << h;
+  }
+}
+
+TEST(first_non_finite_finds_the_first_all_ones_exponent) {
+  // By hand: the largest finite values pass; Inf and NaN are found at block edges (512 words).
+  std::vector<uint16_t> h(1500, 0x7bff);  // f16 max
+  auto f16_at = [&]() {
+    return bs::first_non_finite(reinterpret_cast<const uint8_t*>(h.data()), bs::DType::F16, h.size());
+  };
+  EXPECT(f16_at() == -1);
+  for (size_t at : {size_t(1499), size_t(1000), size_t(512), size_t(511), size_t(0)}) {
+    h[at] = at % 2 ? 0x7c00 : 0xfe01;  // +Inf, a negative NaN
+    EXPECT(f16_at() == static_cast<int64_t>(at)) << "f16 at " << at << ": " << f16_at();
+  }
+  const std::vector<uint16_t> bf = {0x7f7f, 0xff7f, 0x0001, 0x7f80};  // bf16 ±max, a subnormal, Inf
+  EXPECT(bs::first_non_finite(reinterpret_cast<const uint8_t*>(bf.data()), bs::DType::BF16, 4) == 3);
+  EXPECT(bs::first_non_finite(reinterpret_cast<const uint8_t*>(bf.data()), bs::DType::BF16, 3) == -1);
+  // The same bits as F16: 0x7f7f has every f16 exponent bit set.
+  EXPECT(bs::first_non_finite(reinterpret_cast<const uint8_t*>(bf.data()), bs::DType::F16, 4) == 0);
+  const std::vector<uint32_t> f32 = {0x7f7fffffu, 0x00000001u, 0xff800000u};
+  EXPECT(bs::first_non_finite(reinterpret_cast<const uint8_t*>(f32.data()), bs::DType::F32, 3) == 2);
+  EXPECT(bs::first_non_finite(reinterpret_cast<const uint8_t*>(f32.data()), bs::DType::I32, 3) == -1);
+  // Seeded: random finite words of each float type with one non-finite word at a random place.
+  bt::Rng rng(11);
+  for (int c = 0; c < 200; ++c) {
+    const bool wide = c % 3 == 0;
+    const bs::DType dt = wide ? bs::DType::F32 : c % 3 == 1 ? bs::DType::F16 : bs::DType::BF16;
+    const uint32_t mask = wide ? 0x7f800000u : dt == bs::DType::F16 ? 0x7c00u : 0x7f80u;
+    const size_t n = 1 + static_cast<size_t>(rng.below(3000));
+    const int64_t want = rng.below(4) == 0 ? -1 : rng.below(static_cast<int64_t>(n));
+    std::vector<uint32_t> w(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t x = static_cast<uint32_t>(rng.next());
+      if (!wide) x &= 0xffffu;
+      if ((x & mask) == mask) x &= ~(mask & ~(mask >> 1));  // clear the exponent's top bit
+      w[i] = x;
+    }
+    if (want >= 0) w[want] |= mask;
+    std::vector<uint8_t> bytes(n * (wide ? 4 : 2));
+    for (size_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * (wide ? 4 : 2), &w[i], wide ? 4 : 2);
+    const int64_t got = bs::first_non_finite(bytes.data(), dt, n);
+    EXPECT(got == want) << bs::dtype_name(dt) << " case " << c << " n " << n << ": want " << want << ", got " << got;
   }
 }
