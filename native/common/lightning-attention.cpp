@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common/lora.h"
+#include "common/row-math.h"
 
 namespace bs {
 
@@ -21,47 +22,39 @@ void recurrent_head(const Heads& L, int64_t h, float g, const float* q, const fl
   for (int64_t t = 0; t < n; ++t) {
     const float *qt = L.at(q, t, h), *kt = L.at(k, t, h), *vt = L.at(v, t, h);
     float* yt = y + (t * L.H + h) * L.D;
-    std::fill_n(yt, L.D, 0.0f);
     for (int64_t i = 0; i < L.D; ++i) {
       float* row = S + i * L.D;
       for (int64_t j = 0; j < L.D; ++j) row[j] = a * row[j] + kt[i] * vt[j];
-      for (int64_t j = 0; j < L.D; ++j) yt[j] += qt[i] * row[j];
     }
+    // y = Σ_i q_i · row_i over the updated rows, each output in a register across the sum.
+    std::fill_n(yt, L.D, 0.0f);
+    rows::scale_add_rows(yt, 1.0f, qt, S, L.D, L.D, L.D);
   }
 }
 
 // One block of n ≤ chunk tokens with the state at its start S0 (decay a = e^g, pw[t] = a^t):
 // y_i = a^{i+1} q_iᵀ S0 + Σ_{j≤i} a^{i−j} (q_i·k_j) v_j; S = a^n S0 + Σ_j a^{n−1−j} k_j v_jᵀ.
-// pw: [chunk + 1] scratch.
+// Each output row is summed in registers over the rows it adds (rows::scale_add_rows).
+// work: pw [chunk + 1], c [max(D, chunk)].
 void chunk_head(const Heads& L, int64_t h, float g, const float* q, const float* k, const float* v, int64_t n, float* S,
-                float* y, float* pw) {
+                float* y, float* work, int64_t chunk) {
+  float* pw = work;
+  float* c = work + chunk + 1;
   for (int64_t t = 0; t <= n; ++t) pw[t] = std::exp(g * static_cast<float>(t));
+  const int64_t tok = L.H * L.D;  // token stride of q, k, v and y
+  const float* v0 = L.at(v, 0, h);
   for (int64_t i = 0; i < n; ++i) {
     const float* qi = L.at(q, i, h);
     float* yi = y + (i * L.H + h) * L.D;
     std::fill_n(yi, L.D, 0.0f);
-    for (int64_t r = 0; r < L.D; ++r) {
-      const float c = pw[i + 1] * qi[r];
-      const float* row = S + r * L.D;
-      for (int64_t j = 0; j < L.D; ++j) yi[j] += c * row[j];
-    }
-    for (int64_t j = 0; j <= i; ++j) {
-      const float* kj = L.at(k, j, h);
-      float qk = 0.0f;
-      for (int64_t d = 0; d < L.D; ++d) qk += qi[d] * kj[d];
-      const float c = pw[i - j] * qk;
-      const float* vj = L.at(v, j, h);
-      for (int64_t d = 0; d < L.D; ++d) yi[d] += c * vj[d];
-    }
+    for (int64_t r = 0; r < L.D; ++r) c[r] = pw[i + 1] * qi[r];
+    rows::scale_add_rows(yi, 1.0f, c, S, L.D, L.D, L.D);
+    for (int64_t j = 0; j <= i; ++j) c[j] = pw[i - j] * rows::dot(qi, L.at(k, j, h), L.D);
+    rows::scale_add_rows(yi, 1.0f, c, v0, tok, i + 1, L.D);
   }
   for (int64_t r = 0; r < L.D; ++r) {
-    float* row = S + r * L.D;
-    for (int64_t d = 0; d < L.D; ++d) row[d] *= pw[n];
-    for (int64_t j = 0; j < n; ++j) {
-      const float c = pw[n - 1 - j] * L.at(k, j, h)[r];
-      const float* vj = L.at(v, j, h);
-      for (int64_t d = 0; d < L.D; ++d) row[d] += c * vj[d];
-    }
+    for (int64_t j = 0; j < n; ++j) c[j] = pw[n - 1 - j] * L.at(k, j, h)[r];
+    rows::scale_add_rows(S + r * L.D, pw[n], c, v0, tok, n, L.D);
   }
 }
 
@@ -94,7 +87,8 @@ void lightning_rule(const ExecCtx& ctx, int64_t heads, int64_t D, const float* l
     });
     return;
   }
-  s.lin_work.resize(heads * (chunk + 1));
+  const int64_t per_head = chunk + 1 + std::max(D, chunk);
+  s.lin_work.resize(heads * per_head);
   float* work = s.lin_work.data();
   ctx.parallel_for(heads, [&](int64_t b, int64_t e) {
     for (int64_t h = b; h < e; ++h) {
@@ -102,7 +96,7 @@ void lightning_rule(const ExecCtx& ctx, int64_t heads, int64_t D, const float* l
         const int64_t m = std::min(chunk, n - t0);
         const int64_t off = t0 * heads * D;
         chunk_head(L, h, log_decay[h], q + off, k + off, v + off, m, state + h * head_state, y + off,
-                   work + h * (chunk + 1));
+                   work + h * per_head, chunk);
       }
     }
   });
