@@ -120,7 +120,7 @@ export const modelFields = {
   ),
   prefault: optional(
     bool({
-      doc: 'map every weight page into the daemon on a background thread from load on (idle CPU time only), reading what the page cache lacks, so requests stop taking page faults (llama.cpp maps with MAP_POPULATE; models.status shows memory.weights_mapped): default true where the weights fit the memory budget (resident), false where experts stream from disk',
+      doc: 'map every weight page into the daemon on a background thread from load on (idle CPU time only), reading what the page cache lacks, then checking every routed expert for NaN/Inf weights, so requests stop taking page faults and first-use checks (llama.cpp maps with MAP_POPULATE; models.status shows memory.weights_mapped): default true where the weights fit the memory budget (resident), false where experts stream from disk',
     }),
   ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),

@@ -468,7 +468,12 @@ export interface ModelStatus {
     weight_file_bytes: number | null;
     weight_matrix_bytes: number | null;
     /** The weights' background mapping into the daemon (models.<name>.prefault; null when off). */
-    weights_mapped: { state: PrefaultStatus['state']; done_bytes: number; total_bytes: number } | null;
+    weights_mapped: {
+      state: PrefaultStatus['state'];
+      done_bytes: number;
+      total_bytes: number;
+      experts_checked: number;
+    } | null;
   };
   engine?: { arch: string; layers: number; experts: number; vocab_size: number; config_top_k: number };
   /** What the folder takes: ['text'] or ['text', 'image']. */
@@ -572,5 +577,7 @@ function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
 
 function prefaultOf(s: ServedModel | undefined): ModelStatus['memory']['weights_mapped'] {
   const p = s?.prefault?.();
-  return p ? { state: p.state, done_bytes: p.doneBytes, total_bytes: p.totalBytes } : null;
+  return p
+    ? { state: p.state, done_bytes: p.doneBytes, total_bytes: p.totalBytes, experts_checked: p.expertsChecked }
+    : null;
 }

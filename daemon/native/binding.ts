@@ -197,6 +197,9 @@ export interface PrefaultStatus {
   state: 'running' | 'mapped' | 'advised' | 'stopped';
   doneBytes: number;
   totalBytes: number;
+  /** Routed experts whose first-use finiteness check ran after the mapping (a corrupt one is
+   *  left to its first use, which reports it). */
+  expertsChecked: number;
 }
 
 export interface LoadedModel {

@@ -330,7 +330,22 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
       }
       if (lo) spans.emplace_back(lo, static_cast<uint64_t>(hi - lo));
     }
-    m->prefaulter = std::make_unique<Prefaulter>(std::move(spans));
+    // Then each routed expert's first-use finiteness check, on the same idle time, so requests
+    // skip it; a corrupt expert stays unchecked and its first use reports it.
+    const Model* model = m.get();
+    auto check_experts = [model](const std::atomic<bool>& stop, std::atomic<uint64_t>& done) {
+      for (const LayerWeights& lw : model->layers) {
+        if (!lw.is_moe || !lw.moe.expert_checked) continue;
+        for (int64_t e = 0; e < lw.moe.spec.n_experts && !stop.load(std::memory_order_relaxed); ++e) {
+          try {
+            check_expert_finite(lw.moe, e);
+            done.fetch_add(1, std::memory_order_relaxed);
+          } catch (const std::exception&) {
+          }
+        }
+      }
+    };
+    m->prefaulter = std::make_unique<Prefaulter>(std::move(spans), check_experts);
   }
   return m;
 }

@@ -117,7 +117,8 @@ struct MoeWeights {
   // The slices behind gate, up, down: {weight, scales, biases} each when quantised, {weight}
   // each when plain.
   std::vector<ExpertPart> expert_parts;
-  // Per expert: its slices were scanned for non-finite values (on first use, not at load).
+  // Per expert: its slices were scanned for non-finite values (on first use, or after a
+  // prefault has mapped the files; not at load).
   std::shared_ptr<std::atomic<bool>[]> expert_checked;
   bool has_shared = false;
   MlpWeights shared;

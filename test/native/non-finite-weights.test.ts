@@ -50,6 +50,21 @@ test('a NaN in an expert loads, then fails its first use naming the tensor and t
   assert.doesNotMatch(rpc.message, /Invalid params/);
 });
 
+test('prefault checks the experts after mapping them; a poisoned one is left to its first use', async (t) => {
+  const dir = synthTemp(t, { arch: 'qwen3_moe', seed: 4 });
+  poisonExperts(dir);
+  const model = await NativeModel.load(dir, { prefault: true });
+  t.after(() => model.dispose());
+  const st = await model.prefaultDone();
+  const { layers, experts } = model.summary;
+  // Layer 0's experts are all poisoned: the background pass checks every other layer's.
+  assert.ok(st && st.state !== 'running' && st.state !== 'stopped', JSON.stringify(st));
+  assert.equal(st.expertsChecked, (layers - 1) * experts, JSON.stringify(st));
+  const err = await failure((await model.createSession()).prefill([1, 2, 3]));
+  assert.ok(err instanceof EngineError, String(err));
+  assert.match(err.message, /tensor model\.layers\.0\.mlp\.switch_mlp\.down_proj\.scales holds a non-finite value/);
+});
+
 // An expert executor checks each expert where its bytes land (a slot, a layer buffer, or the
 // mapping after its reads were issued), never by faulting the mapping page by page first.
 const STREAMED: [string, LoadModelOptions][] = [

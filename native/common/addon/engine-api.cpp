@@ -115,6 +115,7 @@ Napi::Value ModelPrefault(const Napi::CallbackInfo& info) {
   o.Set("state", prefault_state_name(st.state));
   o.Set("doneBytes", static_cast<double>(st.done_bytes));
   o.Set("totalBytes", static_cast<double>(st.total_bytes));
+  o.Set("expertsChecked", static_cast<double>(st.after_done));
   return o;
 }
 

@@ -13,7 +13,7 @@ namespace {
 constexpr uint64_t kStep = 8ull << 20;
 }  // namespace
 
-Prefaulter::Prefaulter(std::vector<Span> spans) : spans_(std::move(spans)) {
+Prefaulter::Prefaulter(std::vector<Span> spans, After after) : spans_(std::move(spans)), after_(std::move(after)) {
   for (const Span& s : spans_) total_ += s.second;
   thread_ = std::thread([this] { run(); });
 }
@@ -47,12 +47,19 @@ void Prefaulter::run() {
       done_.fetch_add(n, std::memory_order_relaxed);
     }
   }
+  if (after_) {
+    after_(stop_, after_done_);
+    if (stop_.load(std::memory_order_relaxed)) {
+      state_.store(State::Stopped, std::memory_order_release);
+      return;
+    }
+  }
   state_.store(advised ? State::Advised : State::Mapped, std::memory_order_release);
 }
 
 Prefaulter::Status Prefaulter::status() const {
   const State st = state_.load(std::memory_order_acquire);
-  return {st, done_.load(std::memory_order_relaxed), total_};
+  return {st, done_.load(std::memory_order_relaxed), total_, after_done_.load(std::memory_order_relaxed)};
 }
 
 const char* prefault_state_name(Prefaulter::State s) {

@@ -280,6 +280,8 @@ test('prefault maps every weight page into the process in the background', {
   assert.equal(model.summary.prefault, true);
   const st = await model.prefaultDone();
   assert.ok(st && st.totalBytes > 0 && st.doneBytes === st.totalBytes, JSON.stringify(st));
+  // Then every routed expert's first-use check ran on the same thread (every layer is MoE).
+  assert.equal(st.expertsChecked, model.summary.layers * model.summary.experts, JSON.stringify(st));
   if (populateSupported()) {
     assert.equal(st.state, 'mapped');
     const eager = mappedPages(dir);
