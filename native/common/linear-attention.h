@@ -1,4 +1,4 @@
-// Gated DeltaNet (Qwen3-Next / Qwen3.5 linear-attention layers) on the scalar CPU path: the
+// Gated DeltaNet (Qwen3-Next / Qwen3.5 linear-attention layers) on the CPU path: the
 // depthwise causal conv with its history, the delta-rule recurrence per v head for decode and
 // its chunked form for prefill (the same result up to float32 rounding).
 #pragma once
