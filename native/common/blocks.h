@@ -59,8 +59,10 @@ void attention_block(const Model& m, const AttentionWeights& w, const float* xn,
                      void* v_cache, Scratch& s, float* out, const LayerLora* lora = nullptr);
 
 // out[n, hidden] = down(silu(gate(xn)) * up(xn)); `lora` adds its Gate/Up/Down slots.
+// `side` (nullable): one more linear of xn into side_out [n, side rows] (the shared expert's
+// scalar gate), in gate and up's parallel loop on a decode step.
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
-               const LayerLora* lora = nullptr);
+               const LayerLora* lora = nullptr, const Linear* side = nullptr, float* side_out = nullptr);
 
 // s.ids, s.weights [n, K] = the layer's router on xn through its routing function (K = routing_k).
 // The routing width a pass runs at: the session's (s.top_k) or, unset, the model's.

@@ -114,9 +114,13 @@ void lightning_attention_block(const Model& m, const LinearAttnWeights& w, const
   // output gate's input.
   std::optional<StageScope> stage(std::in_place, s.profile, Stage::LinearProj);
   s.lin_qkv.resize(n * 3 * HD);
-  run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
   s.lin_z.resize(n * HD);
-  run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+  const Linear* ls[2] = {&w.qkv, &w.z};
+  float* ys[2] = {s.lin_qkv.data(), s.lin_z.data()};
+  if (delta(LoraSlot::LinQkv) || delta(LoraSlot::LinZ) || !run_linears_fused(m, ls, 2, xn, n, ys, s)) {
+    run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+    run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+  }
   stage.emplace(s.profile, Stage::LinearRecurrence);
   s.q.resize(n * HD);
   s.k.resize(n * HD);

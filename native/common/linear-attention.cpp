@@ -178,8 +178,12 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
     const int64_t group = 2 * L.Dk + 2 * r * L.Dv;
     s.lin_proj.resize(n * L.Hk * group);
     s.lin_proj2.resize(n * L.Hk * 2 * r);
-    run_linear(m, w.qkvz, xn, n, s.lin_proj.data(), s, delta(LoraSlot::LinQkvz));
-    run_linear(m, w.ba, xn, n, s.lin_proj2.data(), s, delta(LoraSlot::LinBa));
+    const Linear* ls[2] = {&w.qkvz, &w.ba};
+    float* ys[2] = {s.lin_proj.data(), s.lin_proj2.data()};
+    if (delta(LoraSlot::LinQkvz) || delta(LoraSlot::LinBa) || !run_linears_fused(m, ls, 2, xn, n, ys, s)) {
+      run_linear(m, w.qkvz, xn, n, s.lin_proj.data(), s, delta(LoraSlot::LinQkvz));
+      run_linear(m, w.ba, xn, n, s.lin_proj2.data(), s, delta(LoraSlot::LinBa));
+    }
     for (int64_t t = 0; t < n; ++t) {
       float* qkv = s.lin_qkv.data() + t * L.C;
       for (int64_t kh = 0; kh < L.Hk; ++kh) {
@@ -194,10 +198,17 @@ void linear_attention_block(const Model& m, const LinearAttnWeights& w, const fl
       }
     }
   } else {
-    run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
-    run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
-    run_linear(m, w.b, xn, n, s.lin_b.data(), s, delta(LoraSlot::LinB));
-    run_linear(m, w.a, xn, n, s.lin_a.data(), s, delta(LoraSlot::LinA));
+    // A decode step runs the four in one parallel loop (b and a are Hv rows each).
+    const Linear* ls[4] = {&w.qkv, &w.z, &w.b, &w.a};
+    float* ys[4] = {s.lin_qkv.data(), s.lin_z.data(), s.lin_b.data(), s.lin_a.data()};
+    const bool adapted =
+        delta(LoraSlot::LinQkv) || delta(LoraSlot::LinZ) || delta(LoraSlot::LinB) || delta(LoraSlot::LinA);
+    if (adapted || !run_linears_fused(m, ls, 4, xn, n, ys, s)) {
+      run_linear(m, w.qkv, xn, n, s.lin_qkv.data(), s, delta(LoraSlot::LinQkv));
+      run_linear(m, w.z, xn, n, s.lin_z.data(), s, delta(LoraSlot::LinZ));
+      run_linear(m, w.b, xn, n, s.lin_b.data(), s, delta(LoraSlot::LinB));
+      run_linear(m, w.a, xn, n, s.lin_a.data(), s, delta(LoraSlot::LinA));
+    }
   }
   stage.emplace(s.profile, Stage::LinearRecurrence);
   s.lin_conv.resize(n * L.C);

@@ -36,13 +36,23 @@ void check_experts_finite(const MoeWeights& w, const std::vector<ExpertGroup>& g
 }  // namespace
 
 void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, Scratch& s, float* out,
-               const LayerLora* lora) {
+               const LayerLora* lora, const Linear* side, float* side_out) {
   const int64_t inter = w.gate.w.rows;
   auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   s.gate.resize(n * inter);
   s.up.resize(n * inter);
-  run_linear(m, w.gate, xn, n, s.gate.data(), s, delta(LoraSlot::Gate));
-  run_linear(m, w.up, xn, n, s.up.data(), s, delta(LoraSlot::Up));
+  // The side linear joins the loop only when its codes are laid out like gate's (an 8-bit
+  // gate beside 4-bit experts would split the loop into one per matrix).
+  const bool join = side && side->w.bits == w.gate.w.bits && side->w.group == w.gate.w.group;
+  const Linear* ls[3] = {&w.gate, &w.up, side};
+  float* ys[3] = {s.gate.data(), s.up.data(), side_out};
+  const bool adapted = delta(LoraSlot::Gate) || delta(LoraSlot::Up);
+  if (adapted || !run_linears_fused(m, ls, join ? 3 : 2, xn, n, ys, s)) {
+    run_linear(m, w.gate, xn, n, s.gate.data(), s, delta(LoraSlot::Gate));
+    run_linear(m, w.up, xn, n, s.up.data(), s, delta(LoraSlot::Up));
+    if (join) run_linear(m, *side, xn, n, side_out, s);
+  }
+  if (side && !join) run_linear(m, *side, xn, n, side_out, s);
   m.dispatch().pick(Op::SiluMul).silu_mul(m.ctx(), s.gate.data(), s.up.data(), n * inter, s.gate.data());
   run_linear(m, w.down, s.gate.data(), n, out, s, delta(LoraSlot::Down));
 }
@@ -117,10 +127,9 @@ void moe_experts(const Model& m, int64_t layer, const MoeWeights& w, const float
   {
     StageScope st(s.profile, Stage::DenseMlp);
     if (w.has_shared) {
-      mlp_block(m, w.shared, xn, n, s, out, lora);
+      if (w.shared_gated) s.shared_gate.resize(n);
+      mlp_block(m, w.shared, xn, n, s, out, lora, w.shared_gated ? &w.shared_gate : nullptr, s.shared_gate.data());
       if (w.shared_gated) {
-        s.shared_gate.resize(n);
-        run_linear(m, w.shared_gate, xn, n, s.shared_gate.data(), s);
         for (int64_t t = 0; t < n; ++t) {
           const float g = 1.0f / (1.0f + std::exp(-s.shared_gate[t]));
           for (int64_t i = 0; i < hidden; ++i) out[t * hidden + i] *= g;

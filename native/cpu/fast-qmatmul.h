@@ -191,17 +191,42 @@ struct FastQMatMul {
     const Act a = Acts::prepare(ctx, w0, x, m, Acts::use_ints(ctx, w0, max_run));
     constexpr int64_t kRB = Vec::kRowBlock;
     int64_t rb[Kernels::kMaxMulti], blocks[Kernels::kMaxMulti], first[Kernels::kMaxMulti + 1] = {0};
-    // Runs of a few tokens stream their experts' weights: blocks of about stream_grain over all
-    // matrices and runs (whole experts at moe-small's shapes on 2 threads; 128-row blocks of
-    // 8 experts ran gate/up at 25 GB/s from DRAM, whole experts 27-28).
-    int64_t total_rows = 0;
-    for (int j = 0; j < count; ++j) total_rows += ws[j]->rows * runs;
-    const int64_t target = Vec::stream_grain(ctx, total_rows, static_cast<int64_t>(w0.row_bytes()));
+    if (max_run <= Vec::kTile) {
+      // Runs of a few tokens stream the weights: the (matrix, run) segments in order as one row
+      // space cut into equal pieces of about stream_grain rows (whole experts at moe-small's
+      // shapes on 2 threads: 128-row blocks of 8 experts ran gate/up at 25 GB/s from DRAM,
+      // whole experts 27-28), so matrices of unlike sizes still split evenly over the threads.
+      for (int j = 0; j < count; ++j) first[j + 1] = first[j] + ws[j]->rows * runs;
+      const int64_t total = first[count], grain = Vec::stream_grain(ctx, total, static_cast<int64_t>(w0.row_bytes()));
+      const int64_t pieces = (total + grain - 1) / grain;
+      // Position p·total/pieces of the row space, moved down to a kRB boundary of its segment.
+      auto cut = [&](int64_t p) {
+        const int64_t c = p * total / pieces;
+        int j = 0;
+        while (j + 1 < count && c >= first[j + 1]) ++j;
+        const int64_t rows = ws[j]->rows, seg = first[j] + (c - first[j]) / rows * rows;
+        return seg + (c - seg) / kRB * kRB;
+      };
+      ctx.parallel_for(
+          pieces,
+          [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+              for (int64_t c = cut(p), end = cut(p + 1); c < end;) {
+                int j = 0;
+                while (c >= first[j + 1]) ++j;
+                const WeightMatrix& w = *ws[j];
+                const int64_t run = (c - first[j]) / w.rows, seg = first[j] + run * w.rows;
+                const int64_t r0 = c - seg, r1 = std::min(w.rows, end - seg);
+                qrows(w, run_ids[run], r0, r1, a, starts[run], starts[run + 1] - starts[run], ys[j], w.rows);
+                c = seg + r1;
+              }
+            }
+          },
+          1);
+      return;
+    }
     for (int j = 0; j < count; ++j) {
-      const int64_t nb = (ws[j]->rows + target - 1) / target;
-      rb[j] = max_run <= Vec::kTile
-                  ? ((ws[j]->rows + nb - 1) / nb + kRB - 1) / kRB * kRB
-                  : std::clamp<int64_t>(ws[j]->rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
+      rb[j] = std::clamp<int64_t>(ws[j]->rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
       blocks[j] = (ws[j]->rows + rb[j] - 1) / rb[j];
       first[j + 1] = first[j] + runs * blocks[j];
     }
