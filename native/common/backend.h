@@ -97,8 +97,8 @@ struct Kernels {
   void (*gather_matmul)(const ExecCtx&, const WeightMatrix& w, const int32_t* ids, const float* x, int64_t m,
                         float* y) = nullptr;
   // ys[j] = what gather_matmul(w[j], ids, x, m) gives, bit for bit, for j < count (≤ kMaxMulti):
-  // several matrices over the same activations (an expert's gate and up; q, k and v) in one
-  // parallel loop, the activations laid out once. Optional (null: separate calls); a fusion of
+  // several matrices over the same activations (an expert's gate and up; q, k and v; any mix
+  // of bits and groups) in one parallel loop. Optional (null: separate calls); a fusion of
   // GatherMatMul, so supports(GatherMatMul, w[j]) decides for each matrix.
   static constexpr int kMaxMulti = 4;
   void (*gather_matmul_multi)(const ExecCtx&, const WeightMatrix* const* w, int count, const int32_t* ids,

@@ -26,7 +26,7 @@ void run_linear(const Model& m, const Linear& l, const float* x, int64_t n, floa
 
 // One token through `count` quantised bias-free linears at once (q, k and v of a decode step)
 // when the kernel set fuses them (Kernels::gather_matmul_multi): one parallel loop instead of
-// `count`, the same bits. False, with nothing done, when it does not apply.
+// `count`, bit for bit what separate calls give. False, with nothing done, when it does not apply.
 bool run_linears_fused(const Model& m, const Linear* const* ls, int count, const float* x, int64_t n, float* const* ys,
                        Scratch& s);
 

@@ -41,18 +41,14 @@ void mlp_block(const Model& m, const MlpWeights& w, const float* xn, int64_t n, 
   auto delta = [&](LoraSlot slot) { return lora ? lora->get(slot) : nullptr; };
   s.gate.resize(n * inter);
   s.up.resize(n * inter);
-  // The side linear joins the loop only when its codes are laid out like gate's (an 8-bit
-  // gate beside 4-bit experts would split the loop into one per matrix).
-  const bool join = side && side->w.bits == w.gate.w.bits && side->w.group == w.gate.w.group;
   const Linear* ls[3] = {&w.gate, &w.up, side};
   float* ys[3] = {s.gate.data(), s.up.data(), side_out};
   const bool adapted = delta(LoraSlot::Gate) || delta(LoraSlot::Up);
-  if (adapted || !run_linears_fused(m, ls, join ? 3 : 2, xn, n, ys, s)) {
+  if (adapted || !run_linears_fused(m, ls, side ? 3 : 2, xn, n, ys, s)) {
     run_linear(m, w.gate, xn, n, s.gate.data(), s, delta(LoraSlot::Gate));
     run_linear(m, w.up, xn, n, s.up.data(), s, delta(LoraSlot::Up));
-    if (join) run_linear(m, *side, xn, n, side_out, s);
+    if (side) run_linear(m, *side, xn, n, side_out, s);
   }
-  if (side && !join) run_linear(m, *side, xn, n, side_out, s);
   m.dispatch().pick(Op::SiluMul).silu_mul(m.ctx(), s.gate.data(), s.up.data(), n * inter, s.gate.data());
   run_linear(m, w.down, s.gate.data(), n, out, s, delta(LoraSlot::Down));
 }

@@ -255,9 +255,10 @@ struct FastActivations {
     }
   }
 
-  // Lays out n tokens into the calling thread's scratch (valid until its next call). Rows
+  // Lays out n tokens into the calling thread's scratch `slot` (valid until its next call). Rows
   // equal to the previous one (the MoE block's copies of one token) are copied, not redone.
-  static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints) {
+  static Act prepare(const ExecCtx& ctx, const WeightMatrix& w, const float* x, int64_t n, bool ints,
+                     fast::Slot slot = fast::Slot::Act) {
     Act a;
     a.ints = ints;
     a.bytes = ctx.activation_bits / 8;
@@ -267,8 +268,8 @@ struct FastActivations {
     a.xs_stride = ints ? nch * L : nch * Codes::chunk_elems(w.bits);
     const int64_t U = unit_elems(w.bits), qbytes = a.q_stride = ints ? (w.cols + U - 1) / U * U * a.bytes : 0;
     const int64_t os = a.o_stride = ints && a.bytes == 2 ? (w.cols + 31) / 32 * kSplit : 0;  // per block at most kSplit
-    uint8_t* base = static_cast<uint8_t*>(fast::scratch(
-        fast::Slot::Act, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride) + 4 * (1 + 2 * os)))));
+    uint8_t* base = static_cast<uint8_t*>(
+        fast::scratch(slot, static_cast<size_t>(n * (qbytes + 4 * (a.xs_stride + a.g_stride) + 4 * (1 + 2 * os)))));
     int8_t* xq = reinterpret_cast<int8_t*>(base);
     float* xs = reinterpret_cast<float*>(base + n * qbytes);
     float* gs = xs + n * a.xs_stride;

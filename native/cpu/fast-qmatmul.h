@@ -166,8 +166,9 @@ struct FastQMatMul {
     gather_matmul_multi(ctx, ws, 1, ids, x, m, &y);
   }
 
-  // The same for several matrices whose activations are laid out alike (same cols, bits and
-  // group; else one call each): work items (matrix, run, block of rows) in one parallel loop.
+  // The same for several matrices over the same x: work items (matrix, run, block of rows) in
+  // one parallel loop, x laid out once per layout (bits, group) of the codes, two layouts at
+  // most (fast::Slot::Act and Act2 hold them; matrices of a third go to a call of their own).
   // A row's result does not depend on its block, so each ys[j] is gather_matmul's, bit for bit.
   static void gather_matmul_multi(const ExecCtx& ctx, const WeightMatrix* const* ws, int count, const int32_t* ids,
                                   const float* x, int64_t m, float* const* ys) {
@@ -176,35 +177,43 @@ struct FastQMatMul {
       gather_matmul_multi(ctx, ws + Kernels::kMaxMulti, count - Kernels::kMaxMulti, ids, x, m, ys + Kernels::kMaxMulti);
       return;
     }
-    const WeightMatrix& w0 = *ws[0];
-    for (int j = 1; j < count; ++j) {
-      if (ws[j]->cols != w0.cols || ws[j]->bits != w0.bits || ws[j]->group != w0.group) {
-        for (int i = 0; i < count; ++i) gather_matmul_multi(ctx, ws + i, 1, ids, x, m, ys + i);
-        return;
-      }
+    auto alike = [](const WeightMatrix* a, const WeightMatrix* b) {
+      return a->bits == b->bits && a->group == b->group;
+    };
+    const WeightMatrix* mw[Kernels::kMaxMulti];  // this call's matrices, then the rest's from `n`
+    float* my[Kernels::kMaxMulti];
+    int layout[Kernels::kMaxMulti], n = 0, rest = count;
+    const WeightMatrix* second = nullptr;
+    for (int j = 0; j < count; ++j) {
+      if (!second && !alike(ws[j], ws[0])) second = ws[j];
+      const int at = alike(ws[j], ws[0]) || alike(ws[j], second) ? n++ : --rest;
+      mw[at] = ws[j], my[at] = ys[j], layout[at] = alike(ws[j], ws[0]) ? 0 : 1;
     }
+    if (rest < count) gather_matmul_multi(ctx, mw + rest, count - rest, ids, x, m, my + rest);
     int64_t* starts = fast::scratch_of<int64_t>(fast::Slot::Runs, static_cast<size_t>(2 * m + 1));
     int32_t* run_ids = reinterpret_cast<int32_t*>(starts + m + 1);
     const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
     int64_t max_run = 0;
     for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
-    const Act a = Acts::prepare(ctx, w0, x, m, Acts::use_ints(ctx, w0, max_run));
+    Act acts[2];
+    acts[0] = Acts::prepare(ctx, *mw[0], x, m, Acts::use_ints(ctx, *mw[0], max_run), fast::Slot::Act);
+    if (second) acts[1] = Acts::prepare(ctx, *second, x, m, Acts::use_ints(ctx, *second, max_run), fast::Slot::Act2);
     constexpr int64_t kRB = Vec::kRowBlock;
-    int64_t rb[Kernels::kMaxMulti], blocks[Kernels::kMaxMulti], first[Kernels::kMaxMulti + 1] = {0};
+    int64_t first[Kernels::kMaxMulti + 1] = {0};
     if (max_run <= Vec::kTile) {
       // Runs of a few tokens stream the weights: the (matrix, run) segments in order as one row
       // space cut into equal pieces of about stream_grain rows (whole experts at moe-small's
       // shapes on 2 threads: 128-row blocks of 8 experts ran gate/up at 25 GB/s from DRAM,
       // whole experts 27-28), so matrices of unlike sizes still split evenly over the threads.
-      for (int j = 0; j < count; ++j) first[j + 1] = first[j] + ws[j]->rows * runs;
-      const int64_t total = first[count], grain = Vec::stream_grain(ctx, total, static_cast<int64_t>(w0.row_bytes()));
+      for (int j = 0; j < n; ++j) first[j + 1] = first[j] + mw[j]->rows * runs;
+      const int64_t total = first[n], grain = Vec::stream_grain(ctx, total, static_cast<int64_t>(mw[0]->row_bytes()));
       const int64_t pieces = (total + grain - 1) / grain;
       // Position p·total/pieces of the row space, moved down to a kRB boundary of its segment.
       auto cut = [&](int64_t p) {
         const int64_t c = p * total / pieces;
         int j = 0;
-        while (j + 1 < count && c >= first[j + 1]) ++j;
-        const int64_t rows = ws[j]->rows, seg = first[j] + (c - first[j]) / rows * rows;
+        while (j + 1 < n && c >= first[j + 1]) ++j;
+        const int64_t rows = mw[j]->rows, seg = first[j] + (c - first[j]) / rows * rows;
         return seg + (c - seg) / kRB * kRB;
       };
       ctx.parallel_for(
@@ -214,10 +223,11 @@ struct FastQMatMul {
               for (int64_t c = cut(p), end = cut(p + 1); c < end;) {
                 int j = 0;
                 while (c >= first[j + 1]) ++j;
-                const WeightMatrix& w = *ws[j];
+                const WeightMatrix& w = *mw[j];
                 const int64_t run = (c - first[j]) / w.rows, seg = first[j] + run * w.rows;
                 const int64_t r0 = c - seg, r1 = std::min(w.rows, end - seg);
-                qrows(w, run_ids[run], r0, r1, a, starts[run], starts[run + 1] - starts[run], ys[j], w.rows);
+                qrows(w, run_ids[run], r0, r1, acts[layout[j]], starts[run], starts[run + 1] - starts[run], my[j],
+                      w.rows);
                 c = seg + r1;
               }
             }
@@ -225,21 +235,22 @@ struct FastQMatMul {
           1);
       return;
     }
-    for (int j = 0; j < count; ++j) {
-      rb[j] = std::clamp<int64_t>(ws[j]->rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
-      blocks[j] = (ws[j]->rows + rb[j] - 1) / rb[j];
+    int64_t rb[Kernels::kMaxMulti], blocks[Kernels::kMaxMulti];
+    for (int j = 0; j < n; ++j) {
+      rb[j] = std::clamp<int64_t>(mw[j]->rows * runs / (8 * ctx.threads()) / kRB * kRB, kRB, 128);
+      blocks[j] = (mw[j]->rows + rb[j] - 1) / rb[j];
       first[j + 1] = first[j] + runs * blocks[j];
     }
     ctx.parallel_for(
-        first[count],
+        first[n],
         [&](int64_t i0, int64_t i1) {
           for (int64_t i = i0; i < i1; ++i) {
             int j = 0;
             while (i >= first[j + 1]) ++j;
-            const WeightMatrix& w = *ws[j];
+            const WeightMatrix& w = *mw[j];
             const int64_t k = i - first[j], run = k / blocks[j], r0 = (k % blocks[j]) * rb[j];
-            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb[j]), a, starts[run], starts[run + 1] - starts[run],
-                  ys[j], w.rows);
+            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb[j]), acts[layout[j]], starts[run],
+                  starts[run + 1] - starts[run], my[j], w.rows);
           }
         },
         1);

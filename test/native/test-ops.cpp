@@ -493,8 +493,9 @@ TEST(op_gather_matmul) {
 
 // gather_matmul_multi, the fused gate/up and q/k/v call: against the reference within the
 // gather's tolerance, and bit for bit what separate gather_matmul calls of the same kernel set
-// give (with 1 and 3 threads). Matrices alike (one layout of the activations) or not (fallback),
-// 1 to 6 of them (past kMaxMulti: split), decode (one token per expert) and runs of tokens.
+// give (with 1 and 3 threads). Matrices alike (one layout of the activations) or of up to four
+// (bits, group) layouts (a third is split off), 1 to 6 of them (past kMaxMulti: split), decode
+// (one token per expert) and runs of tokens.
 TEST(op_gather_matmul_multi) {
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(3500 + c);
@@ -506,9 +507,13 @@ TEST(op_gather_matmul_multi) {
     std::vector<bt::OwnedMatrix> ws;
     for (int j = 0; j < count; ++j) {
       const int64_t rows = std::vector<int64_t>{1, 7, 16, 33, 130}[r.below(5)];
-      ws.push_back(alike || j == 0 ? bt::random_affine(r, E, rows, cols, bits, group, bs::DType::BF16)
-                                   : random_weight(r, E, true));
-      if (!alike && ws[j].m.cols != cols) ws[j] = bt::random_affine(r, E, rows, cols, 4, 32, bs::DType::F16);
+      int g = group, b = bits;
+      if (!alike && j > 0) {
+        do g = 32 << r.below(3);
+        while (cols % g != 0);
+        b = r.below(2) ? 8 : 4;
+      }
+      ws.push_back(bt::random_affine(r, E, rows, cols, b, g, j % 2 ? bs::DType::F16 : bs::DType::BF16));
     }
     std::vector<int32_t> ids(m);
     for (int32_t& id : ids) id = static_cast<int32_t>(r.below(E));
