@@ -10,6 +10,7 @@
 #include "common/experts/streamer.h"
 #include "common/multimodal.h"
 #include "common/prerouter/heads.h"
+#include "common/state-buffer.h"
 
 namespace bs {
 
@@ -89,7 +90,7 @@ class Session {
   struct Snapshot {
     int64_t pos = -1;  // −1: dropped by a truncation, storage kept for the next one
     bool decode = false;
-    std::vector<float> state;
+    StateBuffer state;
   };
   // Routing of one MoE layer for one token: ids and weights [K].
   struct Routing {

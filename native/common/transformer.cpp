@@ -160,7 +160,7 @@ void Session::save_snapshot(bool decode) {
   slot->decode = decode;
   // On a device decoder the state stays there (hand_over brings it back).
   if (decoder_) decoder_->save_state(static_cast<int>(slot - snapshots_.data()));
-  else slot->state.assign(rec_.begin(), rec_.end());
+  else copy_state(model_->ctx(), rec_.data(), static_cast<int64_t>(rec_.size()), slot->state);
 }
 
 void Session::snapshot_after(int64_t n) {
