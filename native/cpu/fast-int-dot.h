@@ -1,7 +1,9 @@
-// The integer decode path of the fast quantised kernels: one token against 4- or 8-bit codes,
-// each chunk's exact Σ q·Q from byte dot products (the activation bytes: fast-activations.h).
+// The integer decode path of the fast quantised kernels: a token, or a run of a few (shorter
+// than the integer GEMM's minimum), against 4- or 8-bit codes, each chunk's exact Σ q·Q from
+// byte dot products (the activation bytes: fast-activations.h).
 #pragma once
 #include <algorithm>
+#include <type_traits>
 
 #include "cpu/fast-activations.h"
 #include "cpu/fast-codes.h"
@@ -16,6 +18,7 @@ struct FastIntDot {
   using I = typename V::I;
   static constexpr int L = V::L;
   static constexpr int64_t kPrefetchBytes = 4096;
+  static constexpr int kTokens = 4;  // tokens sharing each row's unpacked codes
   using Codes = FastCodes<V>;
   using Acts = FastActivations<V>;
   using Act = typename Acts::Act;
@@ -23,43 +26,56 @@ struct FastIntDot {
   template <int NR>
   using RowScalesN = typename Codes::template RowScalesN<NR>;
 
-  // R rows (same shape) against one token on the integer path: per chunk the activation
-  // bytes are loaded once for all R rows, and each row adds cvt(Σ q·Q) · scale · d (exact
-  // integer sums per chunk). The group-bias term Σ_g b_g·Σx_g joins the same accumulator, so
-  // each row costs one horizontal sum. Every row runs the same operations in the same order
-  // whatever R is, so a row's bits do not depend on how rows are grouped (or on threads).
-  template <int R, bool BCAST, int BITS, int BYTES>
+  // R rows (same shape) against T tokens on the integer path: per chunk each row's codes are
+  // loaded once for all T tokens and each token's activation bytes once for all R rows, and
+  // each (row, token) adds cvt(Σ q·Q) · scale · d (exact integer sums per chunk). The
+  // group-bias term Σ_g b_g·Σx_g joins the same accumulator, so each pair costs one horizontal
+  // sum. Every pair runs the same operations in the same order whatever R and T are, so its
+  // bits do not depend on how rows and tokens are grouped (or on threads).
+  template <int R, int T, bool BCAST, int BITS, int BYTES>
   static inline __attribute__((always_inline)) void qdot_int(const RowView& shape, const uint8_t* const* rows,
-                                                             const float* s, const float* b, const int8_t* xq,
-                                                             const float* dl, const float* gs, int64_t G,
-                                                             const uint8_t* pf_end, int64_t pf, float* out) {
+                                                             const float* s, const float* b, const int8_t* const* xq,
+                                                             const float* const* dl, const float* const* gs, int64_t G,
+                                                             const uint8_t* pf_end, int64_t pf, float* out,
+                                                             int64_t ldo) {
     // Row i's scales and biases are at s + i·G and b + i·G; the shape (and so each chunk's
-    // group index) is the same for every row.
+    // group index) is the same for every row. Token t's result for row i goes to out[t·ldo + i].
     const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
     const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
     constexpr int64_t U = Acts::unit_elems(BITS);  // activation bytes per plane of a unit
-    F acc[R];
+    F acc[R][T];
 #pragma GCC unroll 4
-    for (int i = 0; i < R; ++i) acc[i] = V::zero();
+    for (int i = 0; i < R; ++i) {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) acc[i][t] = V::zero();
+    }
     auto step = [&](int64_t c, bool part) __attribute__((always_inline)) {
       constexpr int N = BITS == 4 ? 2 * BYTES : BYTES;
-      I x[N];
       // Chunk c's bytes: 4-bit, the whole unit c; 8-bit, its place in unit c·C / U.
-      const int64_t e = c * C;
-      Acts::template load_act_bytes<N>(xq + e / U * BYTES * U + e % U, BITS == 4 ? 4 * L : U, x);
-      const F d = V::load(dl + c * L);
+      const int64_t e = c * C, at = e / U * BYTES * U + e % U;
       const int64_t g = e >> gshift;
+      I w[R];
+      F sc[R];
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
-        const I w = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
-        const F sc = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
-        I sum;
-        if constexpr (BITS == 4) {
-          sum = V::template isum<BYTES>(w, x);
-        } else {
-          sum = V::template isum8<BYTES>(w, x);
+        w[i] = part ? V::load_codes_part(rows[i] + c * 4 * L, tail) : V::load_codes(rows[i] + c * 4 * L);
+        sc[i] = BCAST ? V::set1(s[i * G + g]) : V::expand(s + i * G + g, lpg);
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        I x[N];
+        Acts::template load_act_bytes<N>(xq[t] + at, BITS == 4 ? 4 * L : U, x);
+        const F d = V::load(dl[t] + c * L);
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) {
+          I sum;
+          if constexpr (BITS == 4) {
+            sum = V::template isum<BYTES>(w[i], x);
+          } else {
+            sum = V::template isum8<BYTES>(w[i], x);
+          }
+          acc[i][t] = V::fma(V::cvt(sum), V::mul(sc[i], d), acc[i][t]);
         }
-        acc[i] = V::fma(V::cvt(sum), V::mul(sc, d), acc[i]);
       }
     };
     // Codes stream from DRAM once per token: fetch each cache line pf bytes ahead of the
@@ -80,10 +96,13 @@ struct FastIntDot {
     for (; c < nch; ++c) step(c, c >= full);
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
-      // gs is zero past G (to a multiple of L): what b holds there (the next row's) adds 0.
-      F bacc = V::zero();
-      for (int64_t k = 0; k < G; k += L) bacc = V::fma(V::load(b + i * G + k), V::load(gs + k), bacc);
-      out[i] = V::hsum(V::add(acc[i], bacc));
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        // gs is zero past G (to a multiple of L): what b holds there (the next row's) adds 0.
+        F bacc = V::zero();
+        for (int64_t k = 0; k < G; k += L) bacc = V::fma(V::load(b + i * G + k), V::load(gs[t] + k), bacc);
+        out[t * ldo + i] = V::hsum(V::add(acc[i][t], bacc));
+      }
     }
   }
 
@@ -96,7 +115,8 @@ struct FastIntDot {
     }
   }
 
-  // The integer path (one token per matrix): rows in fours sharing the activation loads.
+  // The integer path (one token, or a short run, per matrix): rows in fours sharing the
+  // activation loads, tokens in fours sharing the rows' unpacked codes.
   static void qrows_int(const WeightMatrix& w, int64_t mat, int64_t r0, int64_t r1, const Act& a, int64_t t0,
                         int64_t nt, float* y, int64_t ldy) {
     if (w.bits == 8) {  // up to V::kCodes8Bytes bytes (use_ints)
@@ -135,35 +155,52 @@ struct FastIntDot {
     warm_up(w.biases + sat, w.biases + send, 1024);
     RowScalesN<R> sc(w);
     const RowView shape{nullptr, nch, tail, nullptr, C, gshift, lpg};
-    for (int64_t tok = t0; tok < t0 + nt; ++tok) {
-      const int8_t* xq = a.xq + tok * qb;
-      const float* dl = a.dl + tok * a.xs_stride;
-      const float* gs = a.gsum + tok * a.g_stride;
+    // Tokens in fours (a run of a prefill chunk's tokens on one expert): each row block's
+    // codes are unpacked once for up to four tokens, so a short run needs no GEMM tile.
+    for (int64_t tok = t0; tok < t0 + nt; tok += kTokens) {
+      const int nt4 = static_cast<int>(std::min<int64_t>(kTokens, t0 + nt - tok));
+      const int8_t* xq[kTokens];
+      const float *dl[kTokens], *gs[kTokens];
+      for (int t = 0; t < nt4; ++t) {
+        xq[t] = a.xq + (tok + t) * qb;
+        dl[t] = a.dl + (tok + t) * a.xs_stride;
+        gs[t] = a.gsum + (tok + t) * a.g_stride;
+      }
       for (int64_t r = r0; r < r1; r += R) {
         const int n = static_cast<int>(std::min<int64_t>(R, r1 - r));
         const uint8_t* rows[R];
         sc.load(mat, r, n);
         for (int i = 0; i < n; ++i) rows[i] = w.w_row(mat, r + i);
         float* out = y + tok * ldy + r;
-        if (n == R) {
-          bcast ? qdot_int<R, true, BITS, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out)
-                : qdot_int<R, false, BITS, BYTES>(shape, rows, sc.s, sc.b, xq, dl, gs, G, pf_end, pf, out);
-        } else {
-          for (int i = 0; i < n; ++i) {
-            const float* si = sc.s + i * G;
-            const float* bi = sc.b + i * G;
-            bcast ? qdot_int<1, true, BITS, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i)
-                  : qdot_int<1, false, BITS, BYTES>(shape, rows + i, si, bi, xq, dl, gs, G, pf_end, pf, out + i);
+        auto run = [&](auto rt, auto tt, const uint8_t* const* rs, const float* si, const float* bi, float* o) {
+          constexpr int RR = decltype(rt)::value, TT = decltype(tt)::value;
+          bcast ? qdot_int<RR, TT, true, BITS, BYTES>(shape, rs, si, bi, xq, dl, gs, G, pf_end, pf, o, ldy)
+                : qdot_int<RR, TT, false, BITS, BYTES>(shape, rs, si, bi, xq, dl, gs, G, pf_end, pf, o, ldy);
+        };
+        auto tokens = [&](auto rt, const uint8_t* const* rs, const float* si, const float* bi, float* o) {
+          switch (nt4) {
+            case 1: run(rt, std::integral_constant<int, 1>{}, rs, si, bi, o); break;
+            case 2: run(rt, std::integral_constant<int, 2>{}, rs, si, bi, o); break;
+            case 3: run(rt, std::integral_constant<int, 3>{}, rs, si, bi, o); break;
+            default: run(rt, std::integral_constant<int, kTokens>{}, rs, si, bi, o); break;
           }
+        };
+        if (n == R) {
+          tokens(std::integral_constant<int, R>{}, rows, sc.s, sc.b, out);
+        } else {
+          for (int i = 0; i < n; ++i)
+            tokens(std::integral_constant<int, 1>{}, rows + i, sc.s + i * G, sc.b + i * G, out + i);
         }
         // Activations split_outliers took out: scale · code · x per row (the bias term's group
         // sums already hold them).
-        for (int32_t o = 0; a.on && o < a.on[tok]; ++o) {
-          const int64_t e = a.oi[tok * a.o_stride + o];
-          const float v = a.ov[tok * a.o_stride + o];
-          for (int i = 0; i < n; ++i) {
-            const int code = BITS == 8 ? rows[i][e] : (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
-            out[i] += sc.s[i * G + (e >> gshift)] * static_cast<float>(code) * v;
+        for (int t = 0; t < nt4; ++t) {
+          for (int32_t o = 0; a.on && o < a.on[tok + t]; ++o) {
+            const int64_t e = a.oi[(tok + t) * a.o_stride + o];
+            const float v = a.ov[(tok + t) * a.o_stride + o];
+            for (int i = 0; i < n; ++i) {
+              const int code = BITS == 8 ? rows[i][e] : (rows[i][e >> 1] >> ((e & 1) * 4)) & 15;
+              out[t * ldy + i] += sc.s[i * G + (e >> gshift)] * static_cast<float>(code) * v;
+            }
           }
         }
       }

@@ -1,5 +1,6 @@
 // --bench: times every op of every compiled kernel set at decode-sized shapes of a
 // Qwen3-30B-A3B layer (hidden 2048, expert 768, 32 q / 4 kv heads of 128).
+#include <algorithm>
 #include <memory>
 
 #include "cpu/thread-pool.h"
@@ -44,6 +45,8 @@ std::vector<BenchCase> bench_cases() {
   auto kv = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 4 * 128));
   auto runs = std::make_shared<std::vector<int32_t>>(128);
   for (int i = 0; i < 128; ++i) (*runs)[i] = (i / 16) * 2;
+  auto runs8 = std::make_shared<std::vector<int32_t>>(64);
+  for (int i = 0; i < 64; ++i) (*runs8)[i] = (i / 8) * 2;
   auto q = std::make_shared<std::vector<float>>(random_vec(r, 32 * 128));
   auto kv16 = std::make_shared<std::vector<uint16_t>>(1024 * 4 * 128);
   for (size_t i = 0; i < kv16->size(); ++i) (*kv16)[i] = bs::f32_to_f16((*kv)[i]);
@@ -89,6 +92,21 @@ std::vector<BenchCase> bench_cases() {
     for (int i = 0; i < 128; ++i) (*dram_runs)[i] = e[i / 16];
     return dram_runs->data();
   };
+  // A 128-token chunk of a 35B-A3B-shaped model (256 experts of 512 x 2048, K = 8): 1024
+  // (token, expert) pairs routed uniformly at random, sorted by expert, runs of ~4 tokens.
+  auto e256 = weights(random_affine(r, 256, 512, 2048, 4, 64, bs::DType::BF16));
+  auto pairs = std::make_shared<std::vector<int32_t>>();
+  for (int t = 0; t < 128; ++t) {
+    std::vector<int32_t> pick;
+    while (pick.size() < 8) {
+      const auto e = static_cast<int32_t>(r.below(256));
+      if (std::find(pick.begin(), pick.end(), e) == pick.end()) pick.push_back(e);
+    }
+    pairs->insert(pairs->end(), pick.begin(), pick.end());
+  }
+  std::sort(pairs->begin(), pairs->end());
+  auto xp = std::make_shared<std::vector<float>>(random_vec(r, 1024 * 2048));
+  auto yg = std::make_shared<std::vector<float>>(1024 * 512);
   for (const bs::Backend* b : bs::compiled_backends()) {
     if (!b->usable()) continue;
     const bs::Kernels& k = b->k;
@@ -141,6 +159,9 @@ std::vector<BenchCase> bench_cases() {
       add(bs::Op::QMatMul, &q4->m, "4-bit g64 2048x2048, 64 tokens" + b, double(q4->m.mat_bytes()), [=, &k] {
         k.qmatmul(bs::ExecCtx{nullptr, bits}, q4->m, 0, kv->data(), 64, y->data());
       });
+      add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 experts x 8 tokens 512x1024" + b, 8.0 * eg->m.mat_bytes(), [=, &k] {
+        k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg->m, runs8->data(), kv->data(), 64, y->data());
+      });
       add(bs::Op::GatherMatMul, &eg->m, "4-bit 8 experts x 16 tokens 512x1024 (moe-small gate)" + b,
           8.0 * eg->m.mat_bytes(), [=, &k] {
             k.gather_matmul(bs::ExecCtx{nullptr, bits}, eg->m, runs->data(), kv->data(), 128, y->data());
@@ -161,6 +182,9 @@ std::vector<BenchCase> bench_cases() {
         8.0 * eg->m.mat_bytes(), [=, &k] {
           k.gather_matmul(bs::ExecCtx{pool.get()}, eg_dram->m, next_dram_runs(), kv->data(), 128, y->data());
         });
+    add(bs::Op::GatherMatMul, &e256->m, "4-bit 1024 pairs over 256 experts 512x2048 (a 128-token chunk, K=8)",
+        double(e256->m.mat_bytes()) * 256,
+        [=, &k] { k.gather_matmul(ctx, e256->m, pairs->data(), xp->data(), 1024, yg->data()); });
     add(bs::Op::QMatVec, &q8->m, "8-bit g64 128x2048 (router)", double(q8->m.mat_bytes()),
         [=, &k] { k.qmatvec(ctx, q8->m, 0, x->data(), y->data()); });
     add(bs::Op::DenseMatMul, &dense->m, "bf16 128x2048 (router)", double(dense->m.mat_bytes()),

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iomanip>
 #include <sstream>
+#include <string>
 
 #include "common/backend.h"
 #include "cpu/thread-pool.h"
@@ -173,6 +175,45 @@ TEST(op_qmatvec_row_bits_do_not_depend_on_grouping) {
   }
 }
 
+// Runs shorter than the integer GEMM's minimum take the decode path in blocks of up to four
+// tokens sharing each row's unpacked codes: each token's row must give the bits the same set's
+// qmatvec gives that token alone (4- and 8-bit codes, partial chunks, rows alone and in fours,
+// one-byte activations on every set with an integer decode path, two-byte on those whose
+// prefill takes two). Each expert's run is 1-7 tokens.
+TEST(op_gather_matmul_token_blocks_match_single_tokens) {
+  const std::vector<std::string> int8_sets{"cpu-avx2", "cpu-avx512", "cpu-neon-dotprod", "cpu-neon-i8mm"};
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1450 + c);
+    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
+    const auto w =
+        bt::random_affine(r, 3, 1 + r.below(40), group * (1 + r.below(6)), code_bits, group, bs::DType::BF16);
+    std::vector<int32_t> ids;
+    for (int32_t e = 0; e < 3; ++e) ids.insert(ids.end(), r.below(8), e);
+    if (ids.empty()) ids.push_back(1);
+    const auto n = static_cast<int64_t>(ids.size());
+    const auto x = bt::random_vec(r, n * w.m.cols);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      const bool int8 = std::find(int8_sets.begin(), int8_sets.end(), b->name) != int8_sets.end();
+      if (!int8 || !b->usable() || !b->supports(Op::GatherMatMul, &w.m)) continue;
+      for (int bits : {8, 16}) {
+        if (bits == 16 && std::string(b->name) == "cpu-avx2") continue;  // its prefill takes floats at two bytes
+        const bs::ExecCtx ctx{nullptr, bits};
+        std::vector<float> y(n * w.m.rows), one(w.m.rows);
+        b->k.gather_matmul(ctx, w.m, ids.data(), x.data(), n, y.data());
+        for (int64_t tok = 0; tok < n; ++tok) {
+          b->k.qmatvec(ctx, w.m, ids[tok], x.data() + tok * w.m.cols, one.data());
+          for (int64_t i = 0; i < w.m.rows; ++i) {
+            EXPECT(std::memcmp(&y[tok * w.m.rows + i], &one[i], sizeof(float)) == 0)
+                << b->name << " " << bits << "-bit activations, seed " << 1450 + c << " " << describe(w.m) << " n " << n
+                << " token " << tok << " row " << i << ": " << std::setprecision(9) << y[tok * w.m.rows + i]
+                << " in a run vs " << one[i];
+          }
+        }
+      }
+    }
+  }
+}
+
 // The integer decode path scales activations per block of 32 (d = max|x| / (2^20 - 1)): an
 // activation 1000× the rest of its row (LLM activations have such outliers) must leave the
 // other terms within 1e-4 of their own Σ|w·x| (the outlier's term is left out of the bound).
@@ -319,7 +360,7 @@ TEST(op_qmatvec_block_maxima) {
 }
 
 // The prefill's integer GEMM (fast-int-gemm.h: two-byte activations here, one-byte ones in
-// op_qmatvec_8bit_activations; runs of ≥ 4 tokens, 4- and 8-bit codes, L rows per tile; cpu-avx512
+// op_qmatvec_8bit_activations; runs of ≥ 8 tokens, 4- and 8-bit codes, L rows per tile; cpu-avx512
 // and cpu-neon-dotprod, while cpu-avx2 runs these cases on its float GEMM): random shapes
 // with partial row tiles, tail chunks, every group, runs long and short in one gather, and
 // an activation 1000× its block in some tokens (split off and added back per row; its term
