@@ -2,7 +2,6 @@
 // grow: resize leaves their floats uninitialised and copy_state writes them over the pool, so a
 // new buffer's pages are first touched by every thread instead of zeroed, then copied, by one.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
