@@ -30,7 +30,7 @@ struct FastIntGemm {
   using Acts = FastActivations<V>;
   using Act = typename Acts::Act;
   static constexpr int kT = 4;              // tokens per register tile
-  static constexpr int64_t kMinTokens = 8;  // shorter runs take the token-blocked dot path (fast-int-dot.h)
+  static constexpr int64_t kMinTokens = Acts::kIntGemmMinTokens;
   static constexpr int64_t kAhead = 3;      // tiles of rows prefetched ahead
   // uint32 per tile word: [lo, hi] × L rows, or L rows of whole code words.
   template <bool SPLIT>
