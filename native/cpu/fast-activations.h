@@ -254,8 +254,7 @@ struct FastActivations {
   static bool use_ints(const ExecCtx& ctx, const WeightMatrix& w, int64_t max_run) {
     if constexpr (V::kIntDot) {
       const bool codes = w.bits == 4 || (w.bits == 8 && ctx.activation_bits <= 8 * V::kCodes8Bytes && w.cols % 32 == 0);
-      return codes &&
-             (max_run < kIntGemmMinTokens || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
+      return codes && (max_run < kIntGemmMinTokens || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
     } else {
       return false;
     }
