@@ -242,19 +242,20 @@ struct FastActivations {
   }
 
   // Runs of tokens on one matrix shorter than this take the integer decode path (fast-int-dot.h,
-  // four tokens at a time); longer ones the integer GEMM (fast-int-gemm.h) where V has it for
-  // the activation width: its tile costs about two tokens' dot products per row block.
+  // four tokens at a time) where the layout is integer; longer ones the integer GEMM
+  // (fast-int-gemm.h): its tile costs about two tokens' dot products per row block.
   static constexpr int64_t kIntGemmMinTokens = 8;
 
   // Whether n tokens of x against w take the integer path: 4-bit codes, or 8-bit ones with
-  // whole blocks of 32 and at most V::kCodes8Bytes activation bytes; when every run of tokens
-  // sharing a matrix (`max_run` the longest) is short enough for the decode path, or the
-  // activation bytes are ones V's integer prefill GEMM takes (V::kIntGemmBytes; other widths,
-  // and sets without it, take the float GEMM).
+  // whole blocks of 32 and at most V::kCodes8Bytes activation bytes; one token per matrix (decode;
+  // `max_run` is the longest run of tokens sharing a matrix), or any run whose activation
+  // bytes V's integer prefill GEMM takes (fast-int-gemm.h, V::kIntGemmBytes; other widths,
+  // and sets without it, take the float GEMM). Not "every run short": a call's grouping of
+  // runs (the staged path's waves) must not change a run's bits.
   static bool use_ints(const ExecCtx& ctx, const WeightMatrix& w, int64_t max_run) {
     if constexpr (V::kIntDot) {
       const bool codes = w.bits == 4 || (w.bits == 8 && ctx.activation_bits <= 8 * V::kCodes8Bytes && w.cols % 32 == 0);
-      return codes && (max_run < kIntGemmMinTokens || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
+      return codes && (max_run == 1 || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
     } else {
       return false;
     }
