@@ -246,16 +246,16 @@ struct FastActivations {
   // (fast-int-gemm.h): its tile costs about two tokens' dot products per row block.
   static constexpr int64_t kIntGemmMinTokens = 8;
 
-  // Whether n tokens of x against w take the integer path: 4-bit codes, or 8-bit ones with
-  // whole blocks of 32 and at most V::kCodes8Bytes activation bytes; one token per matrix (decode;
-  // `max_run` is the longest run of tokens sharing a matrix), or any run whose activation
-  // bytes V's integer prefill GEMM takes (fast-int-gemm.h, V::kIntGemmBytes; other widths,
-  // and sets without it, take the float GEMM). Not "every run short": a call's grouping of
-  // runs (the staged path's waves) must not change a run's bits.
-  static bool use_ints(const ExecCtx& ctx, const WeightMatrix& w, int64_t max_run) {
+  // Whether a run of n tokens sharing w takes the integer path: 4-bit codes, or 8-bit ones
+  // with whole blocks of 32 and at most V::kCodes8Bytes activation bytes; runs shorter than
+  // kIntGemmMinTokens at any width (the decode path), longer ones at up to V::kIntRunBytes
+  // activation bytes (the integer GEMM where V has it for the width, else the decode path;
+  // wider activations take the float GEMM: three bytes lost to it from 8 tokens on). Decided
+  // per run, so a call's grouping of runs (the staged path's waves) does not change its bits.
+  static bool use_ints(const ExecCtx& ctx, const WeightMatrix& w, int64_t n) {
     if constexpr (V::kIntDot) {
       const bool codes = w.bits == 4 || (w.bits == 8 && ctx.activation_bits <= 8 * V::kCodes8Bytes && w.cols % 32 == 0);
-      return codes && (max_run == 1 || (V::kIntGemm && ctx.activation_bits <= 8 * V::kIntGemmBytes));
+      return codes && (n < kIntGemmMinTokens || ctx.activation_bits <= 8 * V::kIntRunBytes);
     } else {
       return false;
     }

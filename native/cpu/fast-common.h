@@ -13,10 +13,10 @@ namespace bs::fast {
 // Per-thread scratch buffers, one per slot: at least `bytes` bytes, 16-byte aligned, valid
 // until the same thread asks for the same slot again; allocates only when a slot grows.
 // Decode kernels on pool workers use only the stack (what a worker would allocate must not
-// depend on which ranges it happened to claim); Act and Act2 hold laid-out activations (two
-// layouts of one x in a fused gather), Gemm is the prefill's per-thread tile, Lora the
-// caller's A·x of a LoRA delta.
-enum class Slot : int { Act, Act2, Runs, Gemm, Lora, Count };
+// depend on which ranges it happened to claim); Act, Act2 and their Ints hold laid-out
+// activations (a fused gather's two code layouts, each as floats and as integers where its
+// runs want both), Gemm is the prefill's per-thread tile, Lora the caller's A·x of a LoRA delta.
+enum class Slot : int { Act, Act2, ActInts, Act2Ints, Runs, Gemm, Lora, Count };
 void* scratch(Slot slot, size_t bytes);
 template <class T>
 T* scratch_of(Slot slot, size_t n) {

@@ -29,9 +29,9 @@ struct FastIntGemm {
   using Codes = FastCodes<V>;
   using Acts = FastActivations<V>;
   using Act = typename Acts::Act;
-  static constexpr int kT = 4;  // tokens per register tile
-  static constexpr int64_t kMinTokens = Acts::kIntGemmMinTokens;
-  static constexpr int64_t kAhead = 3;  // tiles of rows prefetched ahead
+  static constexpr int kT = 4;                                    // tokens per register tile
+  static constexpr int64_t kMinTokens = Acts::kIntGemmMinTokens;  // shorter runs: the decode path (use_ints)
+  static constexpr int64_t kAhead = 3;                            // tiles of rows prefetched ahead
   // uint32 per tile word: [lo, hi] × L rows, or L rows of whole code words.
   template <bool SPLIT>
   static constexpr int64_t kWordU32 = SPLIT ? 2 * L : L;

@@ -193,11 +193,29 @@ struct FastQMatMul {
     int64_t* starts = fast::scratch_of<int64_t>(fast::Slot::Runs, static_cast<size_t>(2 * m + 1));
     int32_t* run_ids = reinterpret_cast<int32_t*>(starts + m + 1);
     const int64_t runs = fast::id_runs(ids, m, starts, run_ids);
+    // Each run takes the layout its own length asks for (use_ints), x laid out in each layout
+    // some run of the call takes: acts[code layout][ints].
     int64_t max_run = 0;
-    for (int64_t i = 0; i < runs; ++i) max_run = std::max(max_run, starts[i + 1] - starts[i]);
-    Act acts[2];
-    acts[0] = Acts::prepare(ctx, *mw[0], x, m, Acts::use_ints(ctx, *mw[0], max_run), fast::Slot::Act);
-    if (second) acts[1] = Acts::prepare(ctx, *second, x, m, Acts::use_ints(ctx, *second, max_run), fast::Slot::Act2);
+    bool wants[2][2] = {};
+    for (int64_t i = 0; i < runs; ++i) {
+      const int64_t len = starts[i + 1] - starts[i];
+      max_run = std::max(max_run, len);
+      wants[0][Acts::use_ints(ctx, *mw[0], len)] = true;
+      if (second) wants[1][Acts::use_ints(ctx, *second, len)] = true;
+    }
+    constexpr fast::Slot kSlots[2][2] = {{fast::Slot::Act, fast::Slot::ActInts},
+                                         {fast::Slot::Act2, fast::Slot::Act2Ints}};
+    Act acts[2][2];
+    for (int g = 0; g < (second ? 2 : 1); ++g) {
+      for (int ints = 0; ints < 2; ++ints) {
+        if (wants[g][ints]) acts[g][ints] = Acts::prepare(ctx, g ? *second : *mw[0], x, m, ints, kSlots[g][ints]);
+      }
+    }
+    auto run_rows = [&](int j, int64_t run, int64_t r0, int64_t r1) {
+      const WeightMatrix& w = *mw[j];
+      const int64_t t0 = starts[run], nt = starts[run + 1] - t0;
+      qrows(w, run_ids[run], r0, r1, acts[layout[j]][Acts::use_ints(ctx, w, nt)], t0, nt, my[j], w.rows);
+    };
     constexpr int64_t kRB = Vec::kRowBlock;
     int64_t first[Kernels::kMaxMulti + 1] = {0};
     if (max_run <= Vec::kTile) {
@@ -225,9 +243,8 @@ struct FastQMatMul {
                 while (c >= first[j + 1]) ++j;
                 const WeightMatrix& w = *mw[j];
                 const int64_t run = (c - first[j]) / w.rows, seg = first[j] + run * w.rows;
-                const int64_t r0 = c - seg, r1 = std::min(w.rows, end - seg);
-                qrows(w, run_ids[run], r0, r1, acts[layout[j]], starts[run], starts[run + 1] - starts[run], my[j],
-                      w.rows);
+                const int64_t r1 = std::min(w.rows, end - seg);
+                run_rows(j, run, c - seg, r1);
                 c = seg + r1;
               }
             }
@@ -247,10 +264,8 @@ struct FastQMatMul {
           for (int64_t i = i0; i < i1; ++i) {
             int j = 0;
             while (i >= first[j + 1]) ++j;
-            const WeightMatrix& w = *mw[j];
             const int64_t k = i - first[j], run = k / blocks[j], r0 = (k % blocks[j]) * rb[j];
-            qrows(w, run_ids[run], r0, std::min(w.rows, r0 + rb[j]), acts[layout[j]], starts[run],
-                  starts[run + 1] - starts[run], my[j], w.rows);
+            run_rows(j, run, r0, std::min(mw[j]->rows, r0 + rb[j]));
           }
         },
         1);

@@ -11,6 +11,7 @@ struct NeonDot : Neon {
   static constexpr bool kIntDot = true;
   static constexpr bool kIntGemm = true;    // prefill: fast-int-gemm.h on sdot / udot
   static constexpr int kIntGemmBytes = 2;   // two- and one-byte activations
+  static constexpr int kIntRunBytes = 2;    // runs of any length on integers: the GEMM's widths
   static constexpr bool kRawTile8 = false;  // 8-bit prefill tiles as nibbles (sdot: s8 × s8)
   static constexpr int kCodes8Bytes = 2;    // 8-bit codes: integer paths for two- and one-byte activations
   static F cvt(I v) { return vcvtq_f32_s32(vreinterpretq_s32_u32(v)); }

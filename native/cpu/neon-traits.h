@@ -15,6 +15,7 @@ struct Neon {
   static constexpr int kStreamLocality = 3;  // L1 weight prefetch: the L2 hint is measured on x86 only
   static constexpr bool kIntGemm = false;
   static constexpr int kIntGemmBytes = 0;
+  static constexpr int kIntRunBytes = 0;
   static constexpr int kGemmT = 4, kGemmR = 6;  // prefill register tile: tokens × rows (32 registers)
   using F = float32x4_t;
   using I = uint32x4_t;

@@ -24,6 +24,7 @@ struct Avx512 {
   static constexpr int kStreamLocality = 1;     // as AVX2 (avx2-traits.h): L2 prefetch, measured
   static constexpr bool kIntGemm = true;        // prefill: fast-int-gemm.h on vpdpbusd
   static constexpr int kIntGemmBytes = 2;       // two- and one-byte activations
+  static constexpr int kIntRunBytes = 2;        // runs of any length on integers: the GEMM's widths
   static constexpr bool kRawTile8 = true;       // 8-bit prefill tiles hold whole codes (u8 for vpdpbusd)
   static constexpr int kCodes8Bytes = 2;        // 8-bit codes: integer paths for two- and one-byte activations
   static constexpr int kGemmT = 4, kGemmR = 6;  // prefill register tile: tokens × rows

@@ -117,6 +117,24 @@ Oracle matmul_oracle(const bs::WeightMatrix& w, const std::vector<int32_t>& mats
   return o;
 }
 
+// A prefill chunk's experts: E matrices of `code_bits` codes (1-40 rows, 1 to max_groups groups
+// of 32, 64 or 128 per row) and sorted ids giving expert e a run of min_run..max_run tokens.
+struct ExpertRuns {
+  bt::OwnedMatrix w;
+  std::vector<int32_t> ids;
+  std::vector<int64_t> starts{0};  // run e is ids[starts[e], starts[e + 1])
+};
+ExpertRuns random_expert_runs(bt::Rng& r, int32_t experts, int code_bits, int max_groups, int min_run, int max_run) {
+  const int group = 32 << r.below(3);
+  const int64_t rows = 1 + r.below(40), cols = group * (1 + r.below(max_groups));
+  ExpertRuns e{bt::random_affine(r, experts, rows, cols, code_bits, group, bs::DType::BF16), {}, {0}};
+  for (int32_t id = 0; id < experts; ++id) {
+    e.ids.insert(e.ids.end(), min_run + r.below(max_run - min_run + 1), id);
+    e.starts.push_back(static_cast<int64_t>(e.ids.size()));
+  }
+  return e;
+}
+
 }  // namespace
 
 TEST(op_qmatvec_and_qmatmul) {
@@ -178,25 +196,23 @@ TEST(op_qmatvec_row_bits_do_not_depend_on_grouping) {
 // Runs shorter than the integer GEMM's minimum take the decode path in blocks of up to four
 // tokens sharing each row's unpacked codes: each token's row must give the bits the same set's
 // qmatvec gives that token alone (4- and 8-bit codes, partial chunks, rows alone and in fours,
-// one-byte activations on every set with an integer decode path, two-byte on those whose
-// prefill takes two). Each expert's run is 1-7 tokens.
+// one-, two- and three-byte activations, every set with an integer decode path). Each
+// expert's run is 1-7 tokens.
 TEST(op_gather_matmul_token_blocks_match_single_tokens) {
   const std::vector<std::string> int8_sets{"cpu-avx2", "cpu-avx512", "cpu-neon-dotprod", "cpu-neon-i8mm"};
   for (int c = 0; c < kCases; ++c) {
     bt::Rng r(1450 + c);
-    const int group = 32 << r.below(3), code_bits = c % 2 ? 8 : 4;
-    const auto w =
-        bt::random_affine(r, 3, 1 + r.below(40), group * (1 + r.below(6)), code_bits, group, bs::DType::BF16);
-    std::vector<int32_t> ids;
-    for (int32_t e = 0; e < 3; ++e) ids.insert(ids.end(), r.below(8), e);
+    const int code_bits = c % 2 ? 8 : 4;
+    auto [w, ids, starts] = random_expert_runs(r, 3, code_bits, 6, 0, 7);
     if (ids.empty()) ids.push_back(1);
     const auto n = static_cast<int64_t>(ids.size());
     const auto x = bt::random_vec(r, n * w.m.cols);
     for (const bs::Backend* b : bs::compiled_backends()) {
       const bool int8 = std::find(int8_sets.begin(), int8_sets.end(), b->name) != int8_sets.end();
       if (!int8 || !b->usable() || !b->supports(Op::GatherMatMul, &w.m)) continue;
-      for (int bits : {8, 16}) {
-        if (bits == 16 && std::string(b->name) == "cpu-avx2") continue;  // its prefill takes floats at two bytes
+      for (int bits : {8, 16, 24}) {
+        // 8-bit codes take the integer paths up to two bytes, on cpu-avx2 one (use_ints).
+        if (code_bits == 8 && (bits == 24 || (bits == 16 && std::string(b->name) == "cpu-avx2"))) continue;
         const bs::ExecCtx ctx{nullptr, bits};
         std::vector<float> y(n * w.m.rows), one(w.m.rows);
         b->k.gather_matmul(ctx, w.m, ids.data(), x.data(), n, y.data());
@@ -207,6 +223,39 @@ TEST(op_gather_matmul_token_blocks_match_single_tokens) {
                 << b->name << " " << bits << "-bit activations, seed " << 1450 + c << " " << describe(w.m) << " n " << n
                 << " token " << tok << " row " << i << ": " << std::setprecision(9) << y[tok * w.m.rows + i]
                 << " in a run vs " << one[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+// A run's path (integers or floats, decode path or GEMM) follows from its own length, not from
+// the runs sharing its call (the exact path gathers a whole layer, the staged path waves of
+// experts): each run of a call mixing runs of 1-20 tokens gives the bits of a call of its own,
+// on every set, at one-, two- and three-byte activations, with 1 and 3 threads.
+TEST(op_gather_matmul_run_bits_do_not_depend_on_other_runs) {
+  bs::ThreadPool pool(3);
+  for (int c = 0; c < kCases; ++c) {
+    bt::Rng r(1480 + c);
+    const auto [w, ids, starts] = random_expert_runs(r, 4, c % 3 ? 4 : 8, 4, 1, 20);
+    const auto n = static_cast<int64_t>(ids.size());
+    const auto x = bt::random_vec(r, n * w.m.cols);
+    for (const bs::Backend* b : bs::compiled_backends()) {
+      if (!b->usable() || !b->supports(Op::GatherMatMul, &w.m)) continue;
+      for (int bits : {8, 16, 24}) {
+        for (bs::ThreadPool* p : {static_cast<bs::ThreadPool*>(nullptr), &pool}) {
+          const bs::ExecCtx ctx{p, bits};
+          std::vector<float> y(n * w.m.rows);
+          b->k.gather_matmul(ctx, w.m, ids.data(), x.data(), n, y.data());
+          for (size_t e = 0; e + 1 < starts.size(); ++e) {
+            const int64_t t0 = starts[e], nt = starts[e + 1] - t0;
+            std::vector<float> alone(nt * w.m.rows);
+            b->k.gather_matmul(ctx, w.m, ids.data() + t0, x.data() + t0 * w.m.cols, nt, alone.data());
+            EXPECT(std::memcmp(alone.data(), y.data() + t0 * w.m.rows, alone.size() * sizeof(float)) == 0)
+                << b->name << " " << bits << "-bit activations, " << (p ? 3 : 1) << " threads, seed " << 1480 + c << " "
+                << describe(w.m) << ": the run of expert " << e << " (" << nt
+                << " tokens) differs from a call of its own";
           }
         }
       }
