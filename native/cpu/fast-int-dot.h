@@ -40,9 +40,11 @@ struct FastIntDot {
                                                              int64_t ldo) {
     // Row i's scales and biases are at s + i·G and b + i·G; the shape (and so each chunk's
     // group index) is the same for every row. Token t's result for row i goes to out[t·ldo + i].
-    const int64_t nch = shape.nch, C = shape.C, full = shape.tail_bytes ? nch - 1 : nch;
+    const int64_t nch = shape.nch, full = shape.tail_bytes ? nch - 1 : nch;
     const int gshift = shape.gshift, lpg = shape.lanes_per_group, tail = shape.tail_bytes;
-    constexpr int64_t U = Acts::unit_elems(BITS);  // activation bytes per plane of a unit
+    // Chunk and unit sizes as constants, chunk offsets unsigned: shifts, not signed divisions,
+    // in the per-chunk address arithmetic.
+    constexpr uint64_t C = 32 / BITS * L, U = Acts::unit_elems(BITS);  // U: activation bytes per plane of a unit
     F acc[R][T];
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
@@ -52,8 +54,8 @@ struct FastIntDot {
     auto step = [&](int64_t c, bool part) __attribute__((always_inline)) {
       constexpr int N = BITS == 4 ? 2 * BYTES : BYTES;
       // Chunk c's bytes: 4-bit, the whole unit c; 8-bit, its place in unit c·C / U.
-      const int64_t e = c * C, at = e / U * BYTES * U + e % U;
-      const int64_t g = e >> gshift;
+      const uint64_t e = static_cast<uint64_t>(c) * C, at = e / U * BYTES * U + e % U;
+      const uint64_t g = e >> gshift;
       I w[R];
       F sc[R];
 #pragma GCC unroll 4
