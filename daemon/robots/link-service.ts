@@ -212,9 +212,14 @@ export class RobotLink extends Service {
     const simRobot = simSceneRobot(this.deps.base, topic);
     if (simRobot !== null) return this.onSimScene(simRobot, payload);
     const at = parseRobotTopic(this.deps.base, topic);
-    if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage) || payload.length === 0) return;
+    if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage)) return;
     const r = this.robots.get(at.robot);
     if (r?.entry.transport !== 'mqtt') return;
+    // An empty payload clears a retained message (availability, description); elsewhere it is malformed.
+    if (payload.length === 0) {
+      if (at.suffix === 'state' || at.suffix === 'events') this.invalid(at.robot, at.suffix, 'the payload is empty');
+      return;
+    }
     const m = decodeMessage(at.suffix as ControllerMessage, payload);
     if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
     if (at.suffix === 'description' && (m.value as { robot: string }).robot !== at.robot) {

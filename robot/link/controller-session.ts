@@ -31,6 +31,9 @@ export interface SessionListener {
   ): void;
 }
 
+/** Seconds a state's time may lie ahead of the estimated controller clock (the estimate errs by a delay). */
+export const FUTURE_LIMIT = 1;
+
 export class ControllerSession {
   readonly clock = new ClockSync();
   availability: Availability | null = null;
@@ -65,6 +68,10 @@ export class ControllerSession {
 
   onDescription(d: DescriptionMsg, now: number): void {
     const restarted = this.description !== null && this.description.session !== d.session;
+    // Calls still running are answered from the old session's last state (where the arm was
+    // last seen), so they are told before that state is dropped.
+    if (restarted)
+      this.listener?.lost('controller_restarted', `controller ${this.id} restarted (new session ${d.session})`, now);
     if (restarted || this.description === null) {
       this.clock.reset();
       this.latest = null;
@@ -73,9 +80,7 @@ export class ControllerSession {
     }
     this.description = d;
     this.mismatch = compareDescription(d, this.expected);
-    if (restarted)
-      this.listener?.lost('controller_restarted', `controller ${this.id} restarted (new session ${d.session})`, now);
-    else if (this.mismatch.length) this.listener?.lost('description_mismatch', this.mismatchMessage(), now);
+    if (!restarted && this.mismatch.length) this.listener?.lost('description_mismatch', this.mismatchMessage(), now);
   }
 
   onState(s: StateMsg, now: number): void {
@@ -84,6 +89,14 @@ export class ControllerSession {
     if (problems.length) {
       this.invalid++;
       this.lastInvalid = problems.join('; ');
+      return;
+    }
+    // A monotonic clock cannot report a sample from its future: such a state would also hide
+    // every real one behind it as reordered, and skew the clock estimate.
+    const tc = this.controllerTime(now);
+    if (tc !== null && s.time > tc + FUTURE_LIMIT) {
+      this.invalid++;
+      this.lastInvalid = `time: ${s.time} s is ${(s.time - tc).toFixed(3)} s ahead of the controller clock as estimated (${tc.toFixed(3)} s; limit ${FUTURE_LIMIT} s)`;
       return;
     }
     if (this.latest && s.seq <= this.latest.seq && s.time <= this.latest.time) return; // reordered or repeated

@@ -200,6 +200,7 @@ export class Executor implements SessionListener, MotionHost {
     for (const a of arms)
       this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
     const problem = this.session.problem(now);
+    const which = this.model.armNames.length === 1 ? 'the arm is' : arm === null ? 'every arm is' : `arm ${arm} is`;
     return new Promise((resolve) => {
       const finish = (status: OutcomeStatus, why: string | undefined, message: string) => {
         this.waiters.delete(`*${id}`);
@@ -208,7 +209,7 @@ export class Executor implements SessionListener, MotionHost {
           ok: status === 'ok',
           status,
           ...(why ? { reason: why } : {}),
-          message,
+          message: status === 'ok' ? `Stopped: ${which} at rest.` : `Stop sent, but not confirmed: ${message}.`,
         });
       };
       this.waiters.set(`*${id}`, {
@@ -221,7 +222,7 @@ export class Executor implements SessionListener, MotionHost {
       });
       // A controller reporting a fault (no_heartbeat included) still obeys stops.
       if (problem && problem.code !== 'stale_state' && problem.code !== 'controller_fault')
-        finish('unavailable', problem.code, `stop sent, but ${problem.message}`);
+        finish('unavailable', problem.code, problem.message);
     });
   }
 
@@ -304,7 +305,7 @@ export class Executor implements SessionListener, MotionHost {
       return true;
     });
     for (const w of [...this.waiters.values()])
-      if (now >= w.until) w.finish('failed', 'timeout', `no confirmation from the controller within ${w.timeout} s`);
+      if (now >= w.until) w.finish('failed', 'no_answer', `the controller did not confirm it within ${w.timeout} s`);
   }
 
   private async move(tool: ToolName, targets: ArmTargets[], rx: Received, progress: Progress): Promise<ToolOutcome> {

@@ -114,7 +114,13 @@ export function oneOf<const V extends string | number>(values: readonly V[], o: 
 
 /** Accepts anything (used for open sections whose owners validate later). */
 export function anything(doc?: string): Node<unknown> {
-  return { info: { kind: 'any', type: 'any', doc }, check: (v) => v };
+  return {
+    info: { kind: 'any', type: 'any', doc },
+    check(value, path, issues) {
+      if (value === undefined) issues.push({ path, rule: 'is required (any)', value });
+      return value;
+    },
+  };
 }
 
 /** Allows the value to be absent (no default). */

@@ -99,16 +99,24 @@ export function objectDistance(
   if (s.kind === 'box') d = segmentBoxDistance(e, pose, [s.size[0] / 2, s.size[1] / 2, s.size[2] / 2]) - r;
   else d = segmentCylinderDistance(e, pose, s.radius, s.height / 2) - r;
   if (d >= 0 || !isContainer(o)) return d;
-  return insideCavity(e, r, s, pose) ? 0 : d;
+  // Wholly in the cavity: clear. Else it reaches into the wall or floor by at most as far as it
+  // sticks out of the cavity (a touch of the floor is a touch, not the solid shape's depth).
+  const out = cavityProtrusion(e, r, s, pose);
+  return out <= 0 ? 0 : Math.max(d, -out);
 }
 
-/** Whether both capsule ends, and so the whole convex capsule, lie inside the container's cavity. */
-function insideCavity(e: Float64Array, r: number, s: Shape, pose: Transform): boolean {
+/**
+ * How far (m) the capsule sticks out of the container's cavity: the larger of its two ends'
+ * (the signed distance to a convex cavity is convex along the axis, so an end holds the maximum);
+ * ≤ 0 when it lies wholly inside.
+ */
+function cavityProtrusion(e: Float64Array, r: number, s: Shape, pose: Transform): number {
   const h = halfHeight(s, pose);
   // The cavity as a solid from the floor to far above the rim: centred, tall, shifted up.
   const reach = 10;
   cavityPose.set(pose);
   cavityPose[11] = pose[11] - h + CONTAINER_FLOOR + reach;
+  let out = -Infinity;
   for (const k of [0, 3]) {
     end.set(e.subarray(k, k + 3), 0);
     end.set(e.subarray(k, k + 3), 3);
@@ -116,7 +124,7 @@ function insideCavity(e: Float64Array, r: number, s: Shape, pose: Transform): bo
       s.kind === 'box'
         ? segmentBoxDistance(end, cavityPose, [s.size[0] / 2 - CONTAINER_WALL, s.size[1] / 2 - CONTAINER_WALL, reach])
         : segmentCylinderDistance(end, cavityPose, s.radius - CONTAINER_WALL, reach);
-    if (inside > -r) return false;
+    out = Math.max(out, inside + r);
   }
-  return true;
+  return out;
 }

@@ -106,6 +106,13 @@ test('sim.scene of a robot without a workcell is null; an invalid one is counted
     return r.invalid_messages > 0 ? true : undefined;
   }, 'the invalid sim/scene counted');
   assert.equal((await rig.rpc.call('sim.scene', { robot: 'arm1' })).result.scene, null);
+  // An empty state is malformed too (only retained topics are cleared by empty payloads).
+  const before = (await rig.rpc.call('robots.list')).result.robots[0].invalid_messages;
+  await c.publishAsync(`${rig.base}/robots/arm1/state`, '', { qos: 1 });
+  await waitFor(async () => {
+    const r = (await rig.rpc.call('robots.list')).result.robots[0];
+    return r.invalid_messages > before ? true : undefined;
+  }, 'the empty state counted');
   const bad = await rig.rpc.call('sim.scene', { robot: 'nope' });
   assert.equal(bad.error?.code, -32602);
 });

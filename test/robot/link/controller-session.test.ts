@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControllerSession, type SessionListener } from '../../../robot/link/controller-session.js';
+import { ControllerSession, FUTURE_LIMIT, type SessionListener } from '../../../robot/link/controller-session.js';
 import type { DescriptionMsg, EventMsg, StateMsg } from '../../../robot/link/protocol.js';
 
 const EXPECTED = { arms: [{ name: 'arm', joints: ['a', 'b'] }] };
@@ -83,6 +83,30 @@ test('states: forwarded when consistent with the description; reordered ones and
   );
   assert.equal(s.invalid, 1);
   assert.equal(s.lastInvalid, 'state.arms.arm.q: must have 2 entries (got 3)');
+});
+
+test('a state from the future of the estimated controller clock is dropped and counted; real ones keep coming', () => {
+  const { s, r } = online();
+  // Controller = daemon + 100; one-way estimate from the first state.
+  s.onState(state(0, 101), 1);
+  s.onState(state(1, 101.01), 1.01);
+  // One forged state 1000 s ahead with a far larger seq: taken as the newest, it would hide
+  // every real state as reordered until the controller's clock passed it.
+  s.onState(state(1_000_001, 1101.02), 1.02);
+  s.onState(state(2, 101.03), 1.03);
+  assert.ok(Math.abs(s.controllerTime(1.035)! - 101.035) < 1e-9, 'the estimate was not skewed');
+  assert.equal(s.problem(1.035), null);
+  // Up to FUTURE_LIMIT ahead still counts (the estimate errs by a delay).
+  s.onState(state(3, 101.04 + FUTURE_LIMIT), 1.04);
+  assert.deepEqual(
+    r.states.map((x) => x.seq),
+    [0, 1, 2, 3],
+  );
+  assert.equal(s.invalid, 1);
+  assert.equal(
+    s.lastInvalid,
+    'time: 1101.02 s is 1000.000 s ahead of the controller clock as estimated (101.020 s; limit 1 s)',
+  );
 });
 
 test('clock: the heartbeat echo gives a round-trip estimate; the state age counts from its sampling time', () => {

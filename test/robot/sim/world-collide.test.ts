@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONTACT_SLACK } from '../../../robot/sim/scene/world-collide.js';
 import { identity } from '../../../robot/math/transform.js';
+import { Prng } from '../../../robot/common/prng.js';
+import { objectDistance, uprightPose } from '../../../robot/sim/scene/world-shapes.js';
 import { BLOCK, down, object, pickScene, YamCell } from './world-fixtures.js';
 
 /** The yam gripper capsule's radius (configs/robots/yam.yaml). */
@@ -99,3 +101,35 @@ test('a container is hollow: the gripper reaches into the bowl, but not through 
   assert.match(faults(cell)[0]!, /^collision: link gripper hit bowl/);
   assert.ok(cell.tcp(cell.q())[7]! < 0.15 - 0.07 - 0.03, 'stopped outside the wall');
 });
+
+test('a capsule touching a container floor or wall: the distance is how far it reaches into the material', () => {
+  // Bowl of radius 7 cm and height 5 cm centred at z = 2.5 cm: floor top at 0.5 cm, wall 5 mm.
+  const shape = { kind: 'cylinder', radius: 0.07, height: 0.05 } as const;
+  const pose = uprightPose(0.3, 0.15, 0.025, 0);
+  const bowl = { shape, tags: ['container'] };
+  const r = 0.01;
+  const vertical = (bottom: number) => Float64Array.from([0.3, 0.15, bottom + r, 0.3, 0.15, 0.1]);
+  assert.equal(objectDistance(vertical(0.0055), r, bowl, pose), 0, 'wholly in the cavity');
+  near(objectDistance(vertical(0.0045), r, bowl, pose), -0.0005, 1e-9, '0.5 mm into the floor');
+  near(objectDistance(vertical(0.002), r, bowl, pose), -0.003, 1e-9, '3 mm into the floor');
+  // Horizontal at mid-height, its end 2 mm past the wall's inner face (6.5 cm from the axis).
+  const side = Float64Array.from([0.3, 0.15, 0.03, 0.3 + 0.065 + 0.002 - r, 0.15, 0.03]);
+  near(objectDistance(side, r, bowl, pose), -0.002, 1e-9, '2 mm into the wall');
+  // Never deeper than the solid cylinder, never clear where the solid one overlaps and the capsule
+  // leaves the cavity (seeded property).
+  const rng = new Prng(7);
+  for (let i = 0; i < 2000; i++) {
+    const p = () => [0.3 + (rng.next() - 0.5) * 0.2, 0.15 + (rng.next() - 0.5) * 0.2, rng.next() * 0.08] as const;
+    const e = Float64Array.from([...p(), ...p()]);
+    const rr = rng.next() * 0.02;
+    const solid = objectDistance(e, rr, { shape, tags: [] }, pose);
+    const d = objectDistance(e, rr, bowl, pose);
+    const input = `capsule ${[...e].map((v) => v.toFixed(4))} r ${rr.toFixed(4)}`;
+    if (solid >= 0) assert.equal(d, solid, input);
+    else assert.ok(d >= solid && d <= 0, `${input}: ${d} against the solid ${solid}`);
+  }
+});
+
+function near(got: number, want: number, tol: number, what: string): void {
+  assert.ok(Math.abs(got - want) <= tol, `${what}: ${got} m, expected ${want} m`);
+}

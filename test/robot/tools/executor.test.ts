@@ -127,12 +127,25 @@ test('stop mid-move wins at once: the move ends stopped, the arm comes to rest, 
   assert.match(busy.message, /arm arm is still moving; wait for its result or call stop/);
   const stop = await lb.outcome(lb.exec.execute(call('stop', {})));
   assert.equal(stop.status, 'ok', stop.message);
+  assert.equal(stop.message, 'Stopped: the arm is at rest.');
   assert.equal(lb.sent.at(-1)!.type, 'stop', 'the stop is published immediately');
   assert.equal(moveOutcome?.status, 'stopped');
   assert.equal(moveOutcome?.reached, false);
   assert.ok(Math.max(...stop.arms!.arm!.dq.map(Math.abs)) < 0.05, 'at rest');
   const next = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0, 0.02, 0) })));
   assert.equal(next.status, 'ok', next.message);
+});
+
+test('a stop the controller never confirms: failed with no_answer and a sentence saying so', async () => {
+  const lb = new Loopback('yam', {}, { stopTimeout: 1 });
+  await lb.run(0.3);
+  lb.downlink = false;
+  const t0 = lb.t;
+  const stop = await lb.outcome(lb.exec.execute(call('stop', {})));
+  assert.equal(stop.status, 'failed');
+  assert.equal(stop.reason, 'no_answer');
+  assert.equal(stop.message, 'Stop sent, but not confirmed: the controller did not confirm it within 1 s.');
+  assert.ok(lb.t - t0 >= 1 && lb.t - t0 < 1.1, `answered after ${lb.t - t0} s`);
 });
 
 test('stale state mid-move: failed within 500 ms of the last state, a stop is sent, no motion until states are fresh again', async () => {
@@ -241,9 +254,15 @@ test('controller offline mid-move: failed at once; restart (new session) likewis
   await lb.until(() => lb.session.latest!.arms.arm!.mode === 'hold', 3);
   const q = lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.02, 0, 0) }));
   await lb.run(0.3);
+  const last = lb.session.latest!;
   lb.session.onDescription({ ...lb.sim.description(lb.t), session: 'sim-2' }, lb.t);
   const r = await lb.outcome(q, 0.001);
   assert.equal(r.reason, 'controller_restarted');
+  // Answered from the old session's last state: where the arm was, and how far from the goal.
+  assert.deepEqual(r.arms!.arm!.q, [...last.arms.arm!.q]);
+  const gap = r.arms!.arm!.pose_error!.position_m;
+  assert.ok(gap > 0.001 && gap < 0.02, `pose error ${gap} m`);
+  assert.match(r.message, new RegExp(`The TCP is ${(gap * 1000).toFixed(1)} mm and`));
 });
 
 test('a description that differs from the robot config: refused with the difference named', async () => {

@@ -68,8 +68,10 @@ test('unknown keys get a suggestion when one is close, else the list of known ke
   );
 });
 
-test('anything passes values through; leaves() lists scalar paths of closed mappings only', () => {
+test('anything passes values through but must be there; leaves() lists scalar paths of closed mappings only', () => {
   assert.deepEqual(issuesOf(anything(), [1, { a: 2 }]), []);
+  assert.equal(formatIssue(issuesOf(obj({ call: anything() }), {})[0]!), 'call: is required (any), got nothing');
+  assert.deepEqual(issuesOf(obj({ call: optional(anything()) }), {}), []);
   const node = obj({ a: obj({ b: int(), c: record(int()) }), d: str(), e: list(int()) });
   assert.deepEqual(
     leaves(node).map((l) => l.path),
