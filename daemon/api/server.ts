@@ -177,7 +177,9 @@ export class ApiServer extends Service {
         err instanceof HttpError
           ? err
           : new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`, 'server_error');
-      if (e.status >= 500) this.log.error({ err, path: url.pathname }, 'route failed');
+      // A client that went away cancels its request: its business, not a server failure.
+      if (req.destroyed || res.destroyed) this.log.debug({ path: url.pathname, err: e.message }, 'client went away');
+      else if (e.status >= 500) this.log.error({ err, path: url.pathname }, 'route failed');
       const headers: Record<string, string> =
         e.status === 401 ? { 'www-authenticate': 'Bearer realm="brainstem"' } : {};
       if (e.status === 413) headers.connection = 'close';

@@ -70,7 +70,8 @@ function classify(err: unknown): Failure & { message: string } {
     return {
       status: 400,
       type: 'invalid_request_error',
-      code: `invalid_${err.rule}`,
+      // A reserved key is the code the body check gives it; other rules are invalid_<rule>.
+      code: err.rule === 'reserved_key' ? err.rule : `invalid_${err.rule}`,
       param: err.field,
       rpc: RpcCode.INVALID_PARAMS,
       message,

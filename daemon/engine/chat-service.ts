@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
 import { selectAdapter } from './adapters/select.js';
-import { type ChatEvent, type ChatResult, chatPrompt, parseChatRequest, runChat } from './chat.js';
+import { type ChatEvent, type ChatResult, chatPrompt, chatPromptAsync, parseChatRequest, runChat } from './chat.js';
 import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
 import { RequestError, numberField } from './request-error.js';
@@ -145,7 +145,7 @@ export class ChatService {
       const topK = parseExpertsPerToken(body.experts_per_token, lease.model.summary?.topK, ref.name);
       const vision = lease.model.vision;
       const req = parseChatRequest(body, lease.model.text, vision);
-      const rendered = chatPrompt(lease.model.text, req);
+      const rendered = await chatPromptAsync(lease.model.text, req);
       const spliced =
         vision && (req.images.length > 0 || rendered.includes(vision.ids.image))
           ? await spliceImages(vision, rendered, req.images)

@@ -82,7 +82,10 @@ export function parseChatRequest(body: unknown, model: TextModel, vision?: Visio
     toolChoice: parseToolChoice(body.tool_choice, tools),
     responseFormat: parseResponseFormat(body.response_format),
     sampling: resolveSampling(body, model.samplingDefaults, model.tokenizer.vocabSize),
-    maxTokens: numberField(body.max_completion_tokens ?? body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
+    maxTokens:
+      body.max_completion_tokens !== undefined && body.max_completion_tokens !== null
+        ? numberField(body.max_completion_tokens, 'max_completion_tokens', 1, 1e9, { integer: true })
+        : numberField(body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
     stop: stop as string[],
     templateKwargs: kwargs,
     images,
@@ -104,7 +107,13 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
   if (raw.type === 'text') return { kind: 'text' };
   if (raw.type === 'json_object')
     return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
-  if (raw.type === 'json_schema' && isRecord(raw.json_schema)) {
+  if (raw.type === 'json_schema') {
+    if (!isRecord(raw.json_schema))
+      throw new RequestError(
+        'response_format.json_schema',
+        'required',
+        `type "json_schema" needs a "json_schema" object with the "schema", got ${showValue(raw.json_schema)}`,
+      );
     const schemaRaw = raw.json_schema.schema;
     try {
       return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
@@ -116,7 +125,7 @@ function parseResponseFormat(raw: unknown): ResponseFormat {
   throw new RequestError(
     'response_format.type',
     'enum',
-    `must be "text", "json_object" or "json_schema" (with json_schema.schema), got ${showValue(raw.type)}`,
+    `must be "text", "json_object" or "json_schema", got ${showValue(raw.type)}`,
   );
 }
 
@@ -140,14 +149,21 @@ export interface ChatRunOptions {
 
 /** The request's prompt tokens: the chat template with its tools and the generation prompt. */
 export function chatPrompt(model: TextModel, req: ChatRequest): number[] {
-  return model.tokenizer.encode(
-    model.template.render({
-      messages: req.messages,
-      tools: req.tools.map((t) => t.openai),
-      addGenerationPrompt: true,
-      kwargs: req.templateKwargs,
-    }),
-  );
+  return model.tokenizer.encode(promptText(model, req));
+}
+
+/** chatPrompt, with long prompts encoded off the event loop (what a served request takes). */
+export function chatPromptAsync(model: TextModel, req: ChatRequest): Promise<number[]> {
+  return model.tokenizer.encodeAsync(promptText(model, req));
+}
+
+function promptText(model: TextModel, req: ChatRequest): string {
+  return model.template.render({
+    messages: req.messages,
+    tools: req.tools.map((t) => t.openai),
+    addGenerationPrompt: true,
+    kwargs: req.templateKwargs,
+  });
 }
 
 export async function* runChat(

@@ -110,6 +110,7 @@ export const loadNativeModel: ModelLoader = async (p, stage) => {
       adapters.clear();
       native.dispose();
       void vision?.dispose();
+      void text.tokenizer.close();
     },
   };
 };

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { isRecord } from '../../robot/common/validation/values.js';
 import { ByteStreamDecoder, type StreamDecoder, TextDiffStreamDecoder } from './detokenizer.js';
+import { TokenizerThread } from './tokenizer-thread.js';
 
 const utf8 = new TextEncoder();
 
@@ -28,6 +29,8 @@ const MEMO_MIN_CHARS = 2048;
 const MEMO_MIN_SECTION_CHARS = 64;
 /** Characters of sections remembered, least recently used first out (~ a few long prompts). */
 const MEMO_MAX_CHARS = 4_000_000;
+/** Uncached sections this long are encoded on a worker thread by encodeAsync. */
+const OFF_THREAD_CHARS = 32 * 1024;
 
 export class TokenizerLoadError extends Error {
   constructor(message: string) {
@@ -53,6 +56,8 @@ export class TextTokenizer {
   /** Recent sections' ids: a chat prompt re-encoded each turn shares all but its last messages. */
   private readonly memo = new Map<string, number[]>();
   private memoChars = 0;
+  /** Encodes long sections off the event loop (encodeAsync); null: everything here. */
+  private thread: TokenizerThread | null = null;
 
   constructor(tokenizerJson: unknown, tokenizerConfig: Record<string, unknown> = {}) {
     if (!isRecord(tokenizerJson) || !isRecord(tokenizerJson.model))
@@ -89,12 +94,22 @@ export class TextTokenizer {
     for (const list of this.byFirst.values()) list.sort((a, b) => b.length - a.length);
   }
 
-  /** Loads tokenizer.json (and tokenizer_config.json when present) from a model folder. */
-  static async fromDir(dir: string): Promise<TextTokenizer> {
+  /**
+   * Loads tokenizer.json (and tokenizer_config.json when present) from a model folder; with
+   * offThread, encodeAsync encodes long texts on a worker thread that loads the same folder.
+   */
+  static async fromDir(dir: string, o: { offThread?: boolean } = {}): Promise<TextTokenizer> {
     const json = await readJson(join(dir, 'tokenizer.json'));
     if (json === undefined) throw new TokenizerLoadError(`${join(dir, 'tokenizer.json')} not found`);
     const config = (await readJson(join(dir, 'tokenizer_config.json'))) ?? {};
-    return new TextTokenizer(json, isRecord(config) ? config : {});
+    const t = new TextTokenizer(json, isRecord(config) ? config : {});
+    if (o.offThread ?? true) t.thread = new TokenizerThread(dir);
+    return t;
+  }
+
+  /** Stops the worker thread, if one runs (a later encodeAsync starts it again). */
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 
   /** Token ids of `text`; special-token strings in it (e.g. `<|im_start|>`) become their ids. */
@@ -106,6 +121,28 @@ export class TextTokenizer {
       else for (const id of this.encodeSection(s)) ids.push(id);
     }
     return ids;
+  }
+
+  /**
+   * The ids encode() gives, with each uncached section of OFF_THREAD_CHARS or more encoded on
+   * the worker thread (here, should the thread fail), so the event loop runs meanwhile.
+   */
+  async encodeAsync(text: string): Promise<number[]> {
+    const thread = this.thread;
+    if (!thread || text.length < OFF_THREAD_CHARS) return this.encode(text);
+    const parts: Array<number | readonly number[]> = [];
+    for (const s of this.splitAt ? this.sections(text) : [text]) {
+      if (typeof s === 'number') parts.push(s);
+      else if (s.length < OFF_THREAD_CHARS || this.memo.has(s)) parts.push(this.encodeSection(s));
+      else {
+        const got = await thread.encode(s).then(
+          (a) => this.remember(s, copyOf(a)),
+          () => this.encodeSection(s),
+        );
+        parts.push(got);
+      }
+    }
+    return copyOf(parts);
   }
 
   private encodeWhole(text: string): number[] {
@@ -137,8 +174,11 @@ export class TextTokenizer {
       this.memo.set(s, hit);
       return hit;
     }
-    const ids = this.encodeWhole(s);
-    if (s.length >= MEMO_MIN_SECTION_CHARS) {
+    return this.remember(s, this.encodeWhole(s));
+  }
+
+  private remember(s: string, ids: number[]): number[] {
+    if (s.length >= MEMO_MIN_SECTION_CHARS && !this.memo.has(s)) {
       this.memo.set(s, ids);
       this.memoChars += s.length;
       for (const [k] of this.memo) {
@@ -202,6 +242,22 @@ function pieceBytes(piece: string): Uint8Array {
     else out.push(...utf8.encode(ch));
   }
   return Uint8Array.from(out);
+}
+
+/** The ids of parts (single ids and runs of them) in one new array: indexed writes into an array
+ *  of the final length, several times faster than push or Array.from for millions of ids. */
+function copyOf(parts: ArrayLike<number> | ReadonlyArray<number | readonly number[]>): number[] {
+  const run = (p: number | ArrayLike<number>) => (typeof p === 'number' ? 1 : p.length);
+  let n = 0;
+  for (let i = 0; i < parts.length; i++) n += run(parts[i]!);
+  const out = new Array<number>(n);
+  let k = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (typeof p === 'number') out[k++] = p;
+    else for (let j = 0; j < p.length; j++) out[k++] = p[j]!;
+  }
+  return out;
 }
 
 export async function readJson(path: string): Promise<unknown> {

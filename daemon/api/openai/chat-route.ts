@@ -20,6 +20,7 @@ function streamFlags(body: Record<string, unknown>): { stream: boolean; includeU
       `stream: must be true or false, got ${showValue(stream)}`,
       'invalid_request_error',
       'stream',
+      { code: 'invalid_type' },
     );
   if (
     opts !== undefined &&
@@ -31,6 +32,7 @@ function streamFlags(body: Record<string, unknown>): { stream: boolean; includeU
       `stream_options: must be {"include_usage": true|false}, got ${showValue(opts)}`,
       'invalid_request_error',
       'stream_options',
+      { code: 'invalid_type' },
     );
   }
   return { stream, includeUsage: isRecord(opts) && opts.include_usage === true };

@@ -95,8 +95,13 @@ export function chunkJson(
   };
 }
 
-/** The delta of one chat event (a whole tool call arrives in one chunk, arguments complete). */
-export function eventDelta(e: ChatEvent): Record<string, unknown> {
+/**
+ * The delta of one chat event (a whole tool call arrives in one chunk, arguments complete). A
+ * tool call's id goes to ids[index], so a reply that also carries the final message
+ * (completionJson(o, ids)) names each call as its delta did.
+ */
+export function eventDelta(e: ChatEvent, ids: string[] = []): Record<string, unknown> {
   if (e.type === 'content') return { content: e.text };
-  return { tool_calls: [{ index: e.index, ...toolCallJson(e.call) }] };
+  ids[e.index] ??= newId('call_');
+  return { tool_calls: [{ index: e.index, ...toolCallJson(e.call, ids[e.index]) }] };
 }

@@ -27,35 +27,37 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
         throw new RpcError(
           RpcCode.INVALID_PARAMS,
           `Invalid params: request_id: must be 1-128 printable ASCII characters without spaces, got ${showValue(rawId)}`,
-          { field: 'request_id', rule: 'pattern' },
+          { type: 'invalid_request_error', code: 'invalid_pattern', field: 'request_id', rule: 'pattern' },
         );
       }
       if (typeof stream !== 'boolean')
         throw new RpcError(
           RpcCode.INVALID_PARAMS,
           `Invalid params: stream: must be true or false, got ${showValue(stream)}`,
-          { field: 'stream', rule: 'type' },
+          { type: 'invalid_request_error', code: 'invalid_type', field: 'stream', rule: 'type' },
         );
       const key = `${ctx.connectionId}/${rawId}`;
       if (running.has(key))
         throw new RpcError(
           RpcCode.INVALID_PARAMS,
           `Invalid params: request_id: a chat with request_id ${showValue(rawId)} is already running on this connection`,
-          { field: 'request_id', rule: 'unique' },
+          { type: 'invalid_request_error', code: 'invalid_unique', field: 'request_id', rule: 'unique' },
         );
       const aborter = new AbortController();
       running.set(key, aborter);
       const signal = AbortSignal.any([ctx.signal, aborter.signal]);
       const gen = chat.run({ body, signal, onProgress: progressNotifier(ctx) });
+      // The streamed tool calls' ids, which the final message repeats.
+      const callIds: string[] = [];
       try {
         let step = await gen.next();
         while (!step.done) {
-          if (stream) ctx.notify(DELTA_NOTIFICATION, { request_id: rawId, delta: eventDelta(step.value) });
+          if (stream) ctx.notify(DELTA_NOTIFICATION, { request_id: rawId, delta: eventDelta(step.value, callIds) });
           step = await gen.next();
         }
         const o = step.value;
         if (o.result.finishReason === 'error' && o.result.error) throw outputFailure(o.result.error);
-        const choice = completionJson(o).choices[0]!;
+        const choice = completionJson(o, callIds).choices[0]!;
         return {
           request_id: rawId,
           id: o.id,

@@ -45,7 +45,8 @@ function editDistance(a: string, b: string): number {
 /** The rule and hint for a key outside `known`: a close name to try, else the list. */
 export function unknownKey(key: string, known: readonly string[]): { rule: string; hint: string } {
   const close = closest(key, known, (k) => Math.max(1, Math.floor(k.length / 4)));
-  return { rule: 'is not a known key', hint: close ? `did you mean "${close}"?` : `known: ${known.join(', ')}` };
+  const hint = close ? `did you mean "${close}"?` : known.length ? `known: ${known.join(', ')}` : 'this takes no keys';
+  return { rule: 'is not a known key', hint };
 }
 
 /** The first known name within `maxDistance(name)` edits of `name`, for a "did you mean" hint. */

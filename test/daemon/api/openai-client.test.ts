@@ -214,6 +214,17 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.match(e.message, /max_tokens: the constrained output needs at least \d+ tokens, got 3/),
   );
   await bad({ keep_alive: 'soon' }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'keep_alive'));
+  // Every bad field carries its invalid_<rule> code, the stream flags too.
+  await bad({ temperature: 'hot' }, OpenAI.BadRequestError, (e) => assert.equal(e.code, 'invalid_type'));
+  await bad({ stream: 'yes' }, OpenAI.BadRequestError, (e) => {
+    assert.deepEqual([e.param, e.code], ['stream', 'invalid_type']);
+  });
+  await bad({ stream: true, stream_options: { include_usage: 'y' } }, OpenAI.BadRequestError, (e) => {
+    assert.deepEqual([e.param, e.code], ['stream_options', 'invalid_type']);
+  });
+  await bad({ max_completion_tokens: 'x' }, OpenAI.BadRequestError, (e) => {
+    assert.deepEqual([e.param, e.code], ['max_completion_tokens', 'invalid_type']);
+  });
   await bad({ model: 'tiny:my-adapter' }, OpenAI.BadRequestError, (e) => {
     assert.equal(e.param, 'model');
     assert.match(e.message, /adapter "my-adapter" is not loaded for model "tiny" \(loaded: none\)/);

@@ -93,6 +93,35 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   );
   assert.equal(typeof silent.message.content, 'string');
 
+  // A forced tool call: the final message names it with the id its delta carried.
+  const toolsAt = c.notifications.length;
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: 'move',
+        parameters: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] },
+      },
+    },
+  ];
+  const called = (
+    await c.call(
+      'chat',
+      { model: 'tiny', messages: ASK, tools, tool_choice: 'required', max_tokens: 200, seed: 3, request_id: 'tool' },
+      60_000,
+    )
+  ).result;
+  const streamedIds = c.notifications
+    .slice(toolsAt)
+    .filter((n) => n.method === 'chat.delta' && n.params.delta.tool_calls)
+    .map((n) => n.params.delta.tool_calls[0].id);
+  assert.equal(called.finish_reason, 'tool_calls');
+  assert.ok(streamedIds.length > 0);
+  assert.deepEqual(
+    called.message.tool_calls.map((t: { id: string }) => t.id),
+    streamedIds,
+  );
+
   const status = (await c.call('models.status', { model: 'tiny' })).result;
   const m = status.models[0];
   assert.equal(m.state, 'loaded');

@@ -108,6 +108,24 @@ test('request parsing: model defaults under request values; bad fields are named
       /^response_format: a JSON response format cannot be combined/,
     ],
     [{ messages: ASK, max_tokens: 0 }, /^max_tokens: must be in \[1, /],
+    [
+      {
+        messages: [
+          ...ASK,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a": {"__proto__": 1}}' } }],
+          },
+        ],
+      },
+      /^messages\[1\]\.tool_calls\[0\]\.function\.arguments\.a\.__proto__: is a reserved key/,
+    ],
+    [{ messages: ASK, max_completion_tokens: 'x', max_tokens: 5 }, /^max_completion_tokens: must be a number, got "x"/],
+    [
+      { messages: ASK, response_format: { type: 'json_schema' } },
+      /^response_format\.json_schema: type "json_schema" needs a "json_schema" object with the "schema", got nothing/,
+    ],
   ];
   for (const [body, re] of bad)
     assert.throws(

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { TextTokenizer } from '../../../daemon/engine/tokenizer.js';
 import { TextDiffStreamDecoder } from '../../../daemon/engine/detokenizer.js';
 import { Prng } from '../../../robot/common/prng.js';
@@ -128,3 +130,48 @@ test('long texts are encoded section by section between added tokens, remembered
     model.remove();
   }
 });
+
+test('encodeAsync: long sections are encoded on a worker thread, with the ids encode gives, while the event loop runs', async () => {
+  const model = await synthTiny(2);
+  const tok = await TextTokenizer.fromDir(model.path);
+  try {
+    const r = new Prng(11);
+    const words = ['hello', ' the', ' world', ',', '\n', ' 0.25', ' é', '🙂', ' {"x": 1}'];
+    let body = '';
+    while (body.length < 80_000) body += words[r.nextU32() % words.length];
+    const text = `<|im_start|>user\n${body}<|im_end|>\n<|im_start|>assistant\n`;
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const ids = await tok.encodeAsync(text);
+    assert.ok(turned, 'the event loop turned while the long section was encoded');
+    assert.deepEqual(ids, new TextTokenizer(await readTokenizerJson(model.path)).encode(text));
+    // The section is remembered: the same prompt again (and the next turn) answers here.
+    turned = false;
+    setImmediate(() => (turned = true));
+    assert.deepEqual(await tok.encodeAsync(text), ids);
+    assert.equal(turned, false, 'a remembered section needs no thread');
+    // Short texts stay on this thread.
+    assert.deepEqual(await tok.encodeAsync('<|im_start|>hi'), tok.encode('<|im_start|>hi'));
+  } finally {
+    await tok.close();
+    model.remove();
+  }
+});
+
+test('encodeAsync: a worker that cannot load the folder falls back to encoding here', async () => {
+  const model = await synthTiny(2);
+  const tok = await TextTokenizer.fromDir(model.path);
+  try {
+    const text = 'abc '.repeat(10_000);
+    const want = new TextTokenizer(await readTokenizerJson(model.path)).encode(`${text} `);
+    rmSync(join(model.path, 'tokenizer.json'));
+    assert.deepEqual(await tok.encodeAsync(`${text} `), want);
+  } finally {
+    await tok.close();
+    model.remove();
+  }
+});
+
+async function readTokenizerJson(dir: string): Promise<unknown> {
+  return JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+}
