@@ -54,6 +54,24 @@ export function decodeDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'
   return { bytes: Buffer.from(b64, 'base64'), mime };
 }
 
+/** The size an image's header gives; refuses bytes that are not a PNG, JPEG, WebP or GIF (of `mime`, when given). */
+export async function imageHeader(bytes: Buffer, mime?: string): Promise<{ width: number; height: number }> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+  } catch (e) {
+    throw new ImageError('decode', `not a readable image: ${(e as Error).message}`);
+  }
+  const format: string | undefined = meta.format;
+  if (mime && FORMATS.get(mime) !== format)
+    throw new ImageError('mime', `declared ${mime} but the bytes are ${format ?? 'not an image'}`);
+  if (![...FORMATS.values()].includes(format ?? ''))
+    throw new ImageError('format', `image format ${format} is not accepted (png, jpeg, webp or gif)`);
+  const { width = 0, height = 0 } = meta;
+  if (width < 1 || height < 1) throw new ImageError('decode', 'the image has no size');
+  return { width, height };
+}
+
 export interface PreparedImage extends Patches {
   /** The decoded size and the size the patches were cut at. */
   width: number;
@@ -70,19 +88,7 @@ export async function prepareImage(
 ): Promise<PreparedImage> {
   if (bytes.length > limits.maxBytes)
     throw new ImageError('size', `the image has ${bytes.length} bytes, more than max_image_bytes ${limits.maxBytes}`);
-  let meta: Metadata;
-  try {
-    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  } catch (e) {
-    throw new ImageError('decode', `not a readable image: ${(e as Error).message}`);
-  }
-  const format: string | undefined = meta.format;
-  if (mime && FORMATS.get(mime) !== format)
-    throw new ImageError('mime', `declared ${mime} but the bytes are ${format ?? 'not an image'}`);
-  if (![...FORMATS.values()].includes(format ?? ''))
-    throw new ImageError('format', `image format ${format} is not accepted (png, jpeg, webp or gif)`);
-  const { width = 0, height = 0 } = meta;
-  if (width < 1 || height < 1) throw new ImageError('decode', 'the image has no size');
+  const { width, height } = await imageHeader(bytes, mime);
   if (width * height > limits.maxInputPixels)
     throw new ImageError(
       'pixels',

@@ -2,9 +2,12 @@
 // frame as a data URL in the JSON result or as a binary WebSocket message paired by `binary_id`.
 import { encodeBinary } from '../../../robot/link/camera-protocol.js';
 import { int, obj, oneOf, str } from '../../../robot/common/validation/builders.js';
+import { CAMERA_NAME_PATTERN } from '../../../robot/link/protocol-schemas.js';
 import type { RobotLink } from '../../robots/link-service.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 import { robotParam, servedRobot } from './robots.js';
+
+const CAMERA_NAME = new RegExp(CAMERA_NAME_PATTERN);
 
 export function registerCameraMethods(rpc: RpcRegistry, link: RobotLink): void {
   rpc.register(
@@ -22,7 +25,17 @@ export function registerCameraMethods(rpc: RpcRegistry, link: RobotLink): void {
     'robots.frame',
     obj({
       robot: robotParam,
-      camera: str({ nonEmpty: true, doc: 'camera name (robots.cameras)' }),
+      camera: str({
+        nonEmpty: true,
+        doc: 'camera name (robots.cameras)',
+        // A stream name such as front/depth is the camera front with kind depth.
+        rule: (c) =>
+          CAMERA_NAME.test(c)
+            ? undefined
+            : c.endsWith('/depth') && CAMERA_NAME.test(c.slice(0, -6))
+              ? `must be a camera name: for the depth stream give camera "${c.slice(0, -6)}" and kind "depth"`
+              : `must be a camera name (${CAMERA_NAME_PATTERN})`,
+      }),
       kind: oneOf(['color', 'depth'], { default: 'color', doc: 'the colour or the depth stream' }),
       format: oneOf(['data_url', 'binary'], {
         default: 'data_url',

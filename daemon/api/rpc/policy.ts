@@ -1,10 +1,13 @@
 // The policy.* JSON-RPC methods: start an episode (its events stream to the caller as
 // policy.event notifications), stop, pause, resume, operator feedback and confirmation, list, get.
+import { existsSync } from 'node:fs';
 import { anything, bool, int, list, obj, optional, str } from '../../../robot/common/validation/builders.js';
 import { readEvents } from '../../policy/episode/records.js';
 import { checkParams, providerParams } from '../../policy/episode/provider-spec.js';
 import { PolicyRequestError, type PolicyService } from '../../policy/episode/service.js';
+import { isFinal } from '../../policy/episode/types.js';
 import type { ContentPart } from '../../policy/providers/types.js';
+import { decodeDataUrl, ImageError, imageHeader } from '../../vision/image-input.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 
 export const EVENT_NOTIFICATION = 'policy.event';
@@ -15,6 +18,22 @@ const invalid = (err: unknown): never => {
   throw err;
 };
 
+/** Each reference image is a readable PNG, JPEG, WebP or GIF in a data URL (the daemon fetches nothing). */
+async function checkReferenceImages(refs: readonly { image_url?: string }[]): Promise<void> {
+  for (const [i, r] of refs.entries()) {
+    if (r.image_url === undefined) continue;
+    try {
+      // Bounded by the message size limit (server.max_message_bytes).
+      const { bytes, mime } = decodeDataUrl(r.image_url, { maxBytes: Number.POSITIVE_INFINITY });
+      await imageHeader(bytes, mime);
+    } catch (err) {
+      if (!(err instanceof ImageError)) throw err;
+      const field = `context.references[${i}].image_url`;
+      throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: ${field}: ${err.message}`, { field, rule: err.rule });
+    }
+  }
+}
+
 export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, dataDir: string): void {
   const id = str({ nonEmpty: true, doc: 'episode id (policy.start, policy.list)' });
   const episode = (i: string) => {
@@ -23,6 +42,16 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     } catch (err) {
       return invalid(err);
     }
+  };
+  // Operator controls of an episode that has ended would only rewrite its record.
+  const running = (i: string) => {
+    const e = episode(i);
+    if (isFinal(e.state))
+      throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: id: episode ${i} has ended (state ${e.state})`, {
+        field: 'id',
+        rule: 'running',
+      });
+    return e;
   };
 
   rpc.register(
@@ -44,11 +73,21 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
         obj({
           references: optional(
             list(
-              obj({
-                text: optional(str()),
-                image_url: optional(str({ nonEmpty: true, doc: 'a data: URL' })),
-                label: optional(str()),
-              }),
+              obj(
+                {
+                  text: optional(str()),
+                  image_url: optional(str({ nonEmpty: true, doc: 'a data:image/...;base64, URL' })),
+                  label: optional(str()),
+                },
+                {
+                  refine: (r, path, issues) => {
+                    if ((r.text === undefined) === (r.image_url === undefined))
+                      issues.push({ path, rule: 'must have exactly one of text and image_url', value: r });
+                    else if (r.label !== undefined && r.text !== undefined)
+                      issues.push({ path: `${path}.label`, rule: 'labels an image_url only', value: r.label });
+                  },
+                },
+              ),
               { maxItems: 200, doc: 'text and images the model sees first, never trimmed' },
             ),
           ),
@@ -63,6 +102,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
       detach: bool({ default: false, doc: 'keep running when this connection closes (default: the episode stops)' }),
     }),
     async (p, ctx) => {
+      await checkReferenceImages(p.context?.references ?? []);
       const references = p.context?.references?.map(
         (r, i): ContentPart =>
           r.image_url !== undefined
@@ -111,7 +151,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.pause',
     obj({ id }),
     ({ id: i }) => {
-      episode(i).operator.pause();
+      running(i).operator.pause();
       return policy.summary(i);
     },
     'pauses an episode before its next decision (the running call finishes)',
@@ -120,7 +160,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.resume',
     obj({ id }),
     ({ id: i }) => {
-      episode(i).operator.resume();
+      running(i).operator.resume();
       return policy.summary(i);
     },
     'resumes a paused episode',
@@ -129,7 +169,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     'policy.feedback',
     obj({ id, text: str({ nonEmpty: true, doc: 'operator words for the model' }) }),
     ({ id: i, text }) => {
-      episode(i).operator.addFeedback(text);
+      running(i).operator.addFeedback(text);
       return { id: i, queued: true };
     },
     'operator words that lead the next observation, marked as operator feedback',
@@ -169,11 +209,14 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     obj({ id, events: bool({ default: false, doc: 'include the recorded events' }) }),
     ({ id: i, events }) => {
       episode(i);
-      return {
-        ...policy.summary(i),
-        record: policy.recordDir(i),
-        ...(events ? { events: readEvents(dataDir, i) } : {}),
-      };
+      const record = policy.recordDir(i);
+      if (events && !existsSync(record))
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: id: the record of episode ${i} is gone (removed by the retention of policy.records)`,
+          { field: 'id', rule: 'recorded' },
+        );
+      return { ...policy.summary(i), record, ...(events ? { events: readEvents(dataDir, i) } : {}) };
     },
     'one episode: state, budget used, record folder, and its events when asked',
   );

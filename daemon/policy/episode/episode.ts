@@ -3,6 +3,7 @@
 // gives up, the budget is spent, or an operator stops it. Malformed or invalid calls go back to
 // the model as errors and are never executed.
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
+import { closest } from '../../../robot/common/validation/values.js';
 import { compileHistory, type Turn } from '../history.js';
 import { imagePlaceholder } from '../providers/openai-format.js';
 import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
@@ -31,6 +32,7 @@ export class Episode {
   readonly used: BudgetUsed = { decisions: 0, wall_s: 0, prompt_tokens: 0, completion_tokens: 0 };
   readonly startedAt: number;
   private seq = 0;
+  private ended = false;
   private readonly abort = new AbortController();
   private stopReason: string | null = null;
   private readonly tools: PolicyTool[];
@@ -55,8 +57,15 @@ export class Episode {
   }
 
   emit(type: EpisodeEvent['type'], fields: Record<string, unknown> = {}, images?: Observation['images']): void {
-    this.used.wall_s = Math.round((this.o.now() - this.startedAt) * 1000) / 1000;
+    if (this.ended) return; // `finished` is the last event
+    this.used.wall_s = this.elapsed();
     this.o.emit({ episode: this.o.id, seq: this.seq++, t: this.used.wall_s, type, ...fields }, images);
+    this.ended = type === 'finished';
+  }
+
+  /** Seconds since the start, to the millisecond (events' and commands' `t`). */
+  elapsed(): number {
+    return Math.round((this.o.now() - this.startedAt) * 1000) / 1000;
   }
 
   private set(state: EpisodeState): void {
@@ -141,6 +150,7 @@ export class Episode {
     }
     this.reason = final.reason;
     this.operator.closed = true;
+    this.operator.paused = false;
     this.set(final.state);
     this.emit('finished', { state: final.state, reason: final.reason, used: { ...this.used } });
     return final.state;
@@ -220,14 +230,22 @@ export class Episode {
   /** What comes of one decision: a rejection, a loop tool, a checked `done`, or an executed call. */
   private async act(d: Decision, turn: Turn): Promise<Step> {
     const n = this.used.decisions;
-    const reject = (tool: string | null, message: string): Step => {
+    // `closed`: the message already ends with what to do (the robot's validator's do).
+    const reject = (tool: string | null, message: string, closed = false): Step => {
       this.emit('request', { decision: n, tool, error: message });
-      return {
-        result: { tool, status: 'rejected', text: `Not executed: ${message} Reply with exactly one valid tool call.` },
-      };
+      const text = closed ? message : `Not executed: ${message} Reply with exactly one valid tool call.`;
+      return { result: { tool, status: 'rejected', text } };
     };
     if (!d.call.ok) return reject(null, d.call.message);
     const { name, arguments: args } = d.call;
+    const offered = this.tools.map((t) => t.name);
+    if (!offered.includes(name)) {
+      const near = closest(name.trim().toLowerCase(), offered, () => 2);
+      return reject(
+        name,
+        `unknown tool ${JSON.stringify(name)}; the tools are ${offered.join(', ')}${near ? ` (did you mean ${near}?)` : ''}.`,
+      );
+    }
     const loopTool = this.tools.find((t) => t.name === name && (name === 'give_up' || name === 'locate_point'));
     if (loopTool) {
       const problem = checkLoopToolArguments(loopTool, args);
@@ -250,7 +268,7 @@ export class Episode {
       return { result: { tool: name, status: a.status, text: a.text } };
     }
     const v = this.o.robot.validate({ name, arguments: args });
-    if (!v.ok) return reject(name, v.message);
+    if (!v.ok) return reject(name, v.message, true);
     this.emit('request', { decision: n, tool: name, arguments: args });
     if (v.call.tool === 'done') return this.checkDone(v.call.summary, turn);
     this.set('executing');

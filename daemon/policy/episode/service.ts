@@ -18,7 +18,7 @@ import { compileContextFiles, contextBase, contextRoots } from './context-files.
 import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
-import type { EpisodeEvent, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
+import type { EpisodeEvent, EpisodeOptions, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
 import { isFinal } from './types.js';
 import { linkFrames, linkScene } from './link-frames.js';
 import { robotFrames } from './robot-frames.js';
@@ -156,7 +156,7 @@ export class PolicyService extends Service {
       provider:
         req.provider.kind === 'scripted' ? { kind: 'scripted', lines: req.provider.lines!.length } : req.provider,
       check: req.check ?? { kind: 'none' },
-      budget,
+      budget: budgetJson(budget),
       started_at: startedAt,
     });
     const listeners = new Set<EventListener>(listener ? [listener] : []);
@@ -192,7 +192,7 @@ export class PolicyService extends Service {
       instruction: req.instruction,
       provider: provider.name,
       check: check.kind,
-      budget,
+      budget: budgetJson(budget),
       references: {
         parts: references.parts.length,
         images: references.parts.filter((r) => r.type === 'image').length,
@@ -266,7 +266,6 @@ export class PolicyService extends Service {
   summary(id: string): EpisodeSummary {
     const e = this.entries.get(id)!;
     const ep = e.episode;
-    const b = ep.o.budget;
     return {
       id,
       robot: ep.o.robot.id,
@@ -275,12 +274,7 @@ export class PolicyService extends Service {
       paused: ep.operator.paused,
       provider: e.provider,
       check: ep.o.check.kind,
-      budget: {
-        decisions: b.decisions,
-        wall_s: b.wallS,
-        prompt_tokens: b.promptTokens,
-        completion_tokens: b.completionTokens,
-      },
+      budget: budgetJson(ep.o.budget),
       used: { ...ep.used },
       ...(ep.reason ? { reason: ep.reason } : {}),
       started_at: e.startedAt,
@@ -299,7 +293,7 @@ export class PolicyService extends Service {
     const id = this.byRobot.get(robot);
     if (!id) return;
     const e = this.entries.get(id)!;
-    e.recorder.command(e.episode.used.wall_s, c.type, c.msg);
+    e.recorder.command(e.episode.elapsed(), c.type, c.msg);
   }
 
   private retain(current: string): void {
@@ -330,5 +324,15 @@ export function episodeRobot(r: RobotRuntime): EpisodeRobot {
     execute: (call, progress) => r.executor.execute(call, progress, r.executor.newId('call')),
     stop: (reason) => r.executor.stop(reason),
     frames: robotFrames(r.model, (arm) => r.session.latest?.arms[arm]?.q),
+  };
+}
+
+/** A budget as the API and the record spell it (snake_case, as `used`). */
+function budgetJson(b: EpisodeOptions['budget']) {
+  return {
+    decisions: b.decisions,
+    wall_s: b.wallS,
+    prompt_tokens: b.promptTokens,
+    completion_tokens: b.completionTokens,
   };
 }

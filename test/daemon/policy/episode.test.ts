@@ -3,7 +3,7 @@
 // counts are asserted, never times.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, TEST_TOKEN } from '../../helpers/daemon.js';
 import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
@@ -96,6 +96,15 @@ test('policy episodes on a simulated yam', async (t) => {
     const text = await runCli(['policy', 'report', id], { BRAINSTEM_DATA_DIR: rig.d.dataDir });
     assert.match(text.stdout, new RegExp(`episode ${id}: done`));
     assert.match(text.stdout, /move_to: ok ×2/);
+    // The record's budget is spelled as the API's; once retention removes the record, asking for
+    // its events is the caller's question about a gone record, not an internal error.
+    const meta = JSON.parse(readFileSync(join(dir, 'episode.json'), 'utf8'));
+    assert.deepEqual(Object.keys(meta.budget), ['decisions', 'wall_s', 'prompt_tokens', 'completion_tokens']);
+    rmSync(dir, { recursive: true });
+    const gone = await rig.rpc.call('policy.get', { id, events: true });
+    assert.equal(gone.error?.code, -32602);
+    assert.match(gone.error.message, new RegExp(`id: the record of episode ${id} is gone`));
+    assert.equal((await rig.rpc.call('policy.get', { id })).result.state, 'done');
   });
 
   await t.test('a done rejected by the scene check goes back to the model; the loop continues', async () => {
@@ -146,6 +155,10 @@ test('policy episodes on a simulated yam', async (t) => {
       ],
     );
     assert.equal(all.filter((e) => e.type === 'outcome' || e.type === 'progress').length, 0, 'nothing executed');
+    // An unknown tool is told the tools this episode offers; each rejection says once what to do.
+    assert.match(requests[3].error, /^unknown tool "fly"; the tools are move_to, .*, done, give_up\.$/);
+    const obs5 = all.find((e) => e.type === 'observation' && e.decision === 5);
+    assert.equal(obs5.text.match(/reply with/gi)?.length, 1, obs5.text);
     assert.ok(!existsSync(join(rig.d.dataDir, 'episodes', id, 'commands.jsonl')), 'no command sent');
     const obs2 = all.find((e) => e.type === 'observation' && e.decision === 2);
     assert.match(obs2.text, /"previous_result":\{"tool":null,"status":"rejected"/);
@@ -193,6 +206,17 @@ test('policy episodes on a simulated yam', async (t) => {
       assert.match(obs2.text, /operator: not in the bowl/);
       await rig.rpc.call('policy.confirm', { id, complete: true });
       assert.equal((await episodeFinished(rig, id)).state, 'done');
+      // An ended episode takes no operator controls: its record ends with `finished`.
+      for (const [method, extra] of [
+        ['policy.feedback', { text: 'late' }],
+        ['policy.pause', {}],
+        ['policy.resume', {}],
+      ] as const) {
+        const late = await rig.rpc.call(method, { id, ...extra });
+        assert.equal(late.error?.code, -32602, method);
+        assert.match(late.error.message, new RegExp(`id: episode ${id} has ended \\(state done\\)`));
+      }
+      assert.equal(episodeEvents(rig, id).at(-1).type, 'finished');
       const list = (await rig.rpc.call('policy.list')).result.episodes;
       assert.ok(list.some((e: any) => e.id === id && e.state === 'done' && e.check === 'operator'));
     },
@@ -211,6 +235,15 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.equal(end.state, 'stopped');
     assert.equal(end.reason, 'robot_stop');
     assert.equal(episodeEvents(rig, id).find((e) => e.type === 'outcome' && e.tool === 'move_to').status, 'stopped');
+    // Commands are timed when sent: the stop after the motion's start, not at the last event.
+    const commands = readFileSync(join(rig.d.dataDir, 'episodes', id, 'commands.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const started = episodeEvents(rig, id).find((e) => e.type === 'progress' && e.phase === 'started').t;
+    assert.equal(commands[0].type, 'trajectory');
+    assert.ok(commands.length > 1 && commands.slice(1).every((c) => c.type === 'stop'));
+    for (const c of commands.slice(1)) assert.ok(c.t > started, `stop at ${c.t} s, the motion started at ${started} s`);
     const s = await callTool(rig, 'arm1', 'get_state', {});
     assert.ok(Math.max(...s.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
   });
@@ -312,6 +345,16 @@ test('policy episodes on a simulated yam', async (t) => {
     );
     e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'operator', task: 'block_in_bowl' } });
     assert.match(e.message, /check\.task: is only for the scene check/);
+    // References: one of text or a data-URL image, whose bytes are an image; nothing fetched.
+    const refs = (references: object[]) => bad({ provider: { kind: 'scripted', lines }, context: { references } });
+    e = await refs([{ image_url: 'http://169.254.169.254/latest/meta-data/x.png' }]);
+    assert.match(e.message, /context\.references\[0\]\.image_url: http\(s\) image URLs are refused/);
+    e = await refs([{ text: 'ok' }, { image_url: 'data:image/png;base64,AAAA' }]);
+    assert.match(e.message, /context\.references\[1\]\.image_url: not a readable image/);
+    e = await refs([{}]);
+    assert.match(e.message, /context\.references\[0\]: must have exactly one of text and image_url/);
+    e = await refs([{ text: 't', image_url: 'data:image/png;base64,AAAA' }]);
+    assert.match(e.message, /context\.references\[0\]: must have exactly one of text and image_url/);
     assert.equal(
       (await rig.rpc.call('policy.list')).result.episodes.filter((x: any) => x.state === 'deciding').length,
       0,

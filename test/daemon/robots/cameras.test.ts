@@ -303,6 +303,13 @@ test('robots.frame names what is missing', async (t) => {
   );
   const bad = await rig.rpc.call('robots.frame', { robot: 'cam1', camera: 'wrist', format: 'gif' });
   assert.match(bad.error!.message, /format/);
+  // A stream name is not a camera name: the depth stream is asked for with kind.
+  const stream = await rig.rpc.call('robots.frame', { robot: 'cam1', camera: 'wrist/depth' });
+  assert.equal(stream.error?.code, -32602);
+  assert.match(
+    stream.error!.message,
+    /camera: must be a camera name: for the depth stream give camera "wrist" and kind "depth"/,
+  );
 });
 
 test('the simulator sends the frames its hook renders, numbered per stream, stamped with the time it was asked', async (t) => {
