@@ -58,11 +58,19 @@ export interface Timers {
   after(ms: number, fn: () => void): () => void;
 }
 
-const realTimers: Timers = {
+/** The longest delay setTimeout takes (2^31 − 1 ms, ~24.8 days); longer ones fire after 1 ms. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+export const realTimers: Timers = {
   now: () => performance.now(),
+  // A longer wait (keep_alive 720h) is a chain of the longest timeouts.
   after: (ms, fn) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
+    let t: NodeJS.Timeout;
+    const arm = (left: number) => {
+      t = setTimeout(() => (left > MAX_TIMEOUT_MS ? arm(left - MAX_TIMEOUT_MS) : fn()), Math.min(left, MAX_TIMEOUT_MS));
+      t.unref();
+    };
+    arm(ms);
     return () => clearTimeout(t);
   },
 };
@@ -76,6 +84,10 @@ class Slot {
   error?: string;
   keepAliveMs: number;
   cancelUnload?: () => void;
+  /** unload() calls waiting for their turn in the queue. */
+  unloadsPending = 0;
+  /** loadAdapter() calls under way: an unload waits for them. */
+  readonly adapterLoads = new Set<Promise<unknown>>();
   unloadAt?: number;
   loadedAt?: number;
   loadMs?: number;
@@ -176,9 +188,12 @@ export class ModelRegistry extends Service {
     const slot = this.slot(name);
     slot.keepAliveMs = o.keepAliveMs ?? slot.profile.keepAliveMs;
     this.holdLoaded(slot);
+    // Behind a pending unload, a load takes its turn after it and loads the model again.
+    const release = slot.unloadsPending > 0 ? await slot.queue.acquire(o.signal, { force: true }) : undefined;
     try {
       await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
     } finally {
+      release?.();
       this.afterUse(slot);
     }
     return this.modelStatus(slot);
@@ -188,9 +203,12 @@ export class ModelRegistry extends Service {
   async unload(name: string): Promise<ModelStatus> {
     const slot = this.slot(name);
     this.holdLoaded(slot);
-    const release = await slot.queue.acquire(undefined, { force: true });
+    slot.unloadsPending++;
+    const release = await slot.queue.acquire(undefined, { force: true }).finally(() => slot.unloadsPending--);
     try {
       if (slot.loading) await slot.loading.catch(() => undefined);
+      // An adapter load under way finishes first (its adapter is then remembered for the next load).
+      await Promise.allSettled(slot.adapterLoads);
       this.dispose(slot, 'unloaded on request');
     } finally {
       release();
@@ -210,14 +228,19 @@ export class ModelRegistry extends Service {
     if (slot.adapters.has(name))
       throw new AdapterError(`adapter "${name}" is already loaded for model "${model}"; unload it first`, 'name');
     this.holdLoaded(slot);
-    try {
+    const work = (async () => {
       const served = await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
       if (!served.adapters) throw new AdapterError(`model "${model}" takes no LoRA adapters`);
       const info = await served.adapters.load(name, source.path, source.format);
       slot.adapters.set(name, source);
       this.deps.log.info({ model, adapter: name, path: source.path, bytes: info.bytes }, 'adapter loaded');
       return info;
+    })();
+    slot.adapterLoads.add(work);
+    try {
+      return await work;
     } finally {
+      slot.adapterLoads.delete(work);
       this.afterUse(slot);
     }
   }

@@ -11,6 +11,7 @@ import {
   type LoadProgress,
   ModelNotFoundError,
   ModelRegistry,
+  realTimers,
   type Timers,
 } from '../../../daemon/engine/model-registry.js';
 import { BusyError, CancelledError } from '../../../daemon/engine/request-queue.js';
@@ -264,6 +265,19 @@ test('explicit load and unload: unload waits for the running request; concurrent
   assert.equal((await unloading).state, 'unloaded');
   assert.equal(loader.disposed, 1);
   assert.equal((await reg.unload('a')).state, 'unloaded', 'unloading an unloaded model is fine');
+  // A load sent while an unload waits for a running request comes after it: unloaded, then loaded again.
+  loader.gated = false;
+  const running = await reg.lease('a');
+  const order: string[] = [];
+  const unload2 = reg.unload('a').then((x) => (order.push(`unload ${x.state}`), x));
+  const load2 = reg.load('a').then((x) => (order.push(`load ${x.state}`), x));
+  await tick();
+  assert.deepEqual(order, [], 'both wait for the running request');
+  running.release();
+  await Promise.all([unload2, load2]);
+  assert.deepEqual(order, ['unload unloaded', 'load loaded']);
+  assert.equal(reg.statusOf('a').state, 'loaded');
+  assert.equal(loader.loads, 3);
   await reg.stop();
 });
 
@@ -279,4 +293,34 @@ test('stop refuses waiting requests, waits for the running one and unloads every
   await stopped;
   assert.equal(loader.disposed, 1);
   await assert.rejects(reg.lease('a'), CancelledError);
+});
+
+test('real timers: a wait past the 2^31 − 1 ms setTimeout takes (keep_alive 720h) fires at its time, not at once', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  let fired = 0;
+  const days30 = 30 * 24 * 3600 * 1000;
+  const cancel = realTimers.after(days30, () => fired++);
+  t.mock.timers.tick(1000);
+  assert.equal(fired, 0, 'not after a second');
+  t.mock.timers.tick(2 ** 31 - 1 - 1000);
+  assert.equal(fired, 0, 'not after the longest single timeout');
+  t.mock.timers.tick(days30 - (2 ** 31 - 1) - 1);
+  assert.equal(fired, 0, 'not a millisecond early');
+  t.mock.timers.tick(1);
+  assert.equal(fired, 1, 'at 30 days');
+  // Cancelled part-way through the chain: never fires.
+  const cancel2 = realTimers.after(days30, () => fired++);
+  t.mock.timers.tick(2 ** 31);
+  cancel2();
+  t.mock.timers.tick(days30);
+  assert.equal(fired, 1);
+  cancel();
+});
+
+test('real timers, real clock: a 30-day wait has not fired 50 ms later (setTimeout alone fires after 1 ms)', async () => {
+  let fired = false;
+  const cancel = realTimers.after(30 * 24 * 3600 * 1000, () => (fired = true));
+  await new Promise((r) => setTimeout(r, 50));
+  cancel();
+  assert.equal(fired, false);
 });

@@ -161,6 +161,22 @@ test('a model unloaded and loaded again gets its adapters back', async () => {
   );
   const reloaded = await chat({ model: 'tiny:cfg' });
   assert.equal(reloaded.result.message.content, first.result.message.content);
+  // An unload sent right behind an adapter load lets the load finish; the adapter comes back.
+  const [load, unload] = await Promise.all([
+    ws.call('adapters.load', { name: 'rt2', path: `${adapters.path}/rt` }, 60_000),
+    ws.call('models.unload', { model: 'tiny' }, 60_000),
+  ]);
+  assert.equal(load.error, undefined, JSON.stringify(load.error));
+  assert.equal(unload.result.state, 'unloaded');
+  const remembered = (await ws.call('adapters.list', {})).result.adapters;
+  assert.deepEqual(
+    remembered.map((a: any) => [a.name, a.loaded]),
+    [
+      ['cfg', false],
+      ['rt2', false],
+    ],
+  );
+  await ws.call('adapters.unload', { model: 'tiny', name: 'rt2' });
 });
 
 test('the adapter param and the model name must agree, and the param is a name', () => {
