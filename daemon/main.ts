@@ -19,6 +19,12 @@ program.parseAsync(process.argv).catch((err: unknown) => {
     process.stderr.write(`brainstem: ${err.message}\n`);
     process.exit(err.exitCode);
   }
+  // A file the command could not read or write: what and why, without a stack.
+  const fs = err as NodeJS.ErrnoException;
+  if (typeof fs?.code === 'string' && fs.syscall && fs.path) {
+    process.stderr.write(`brainstem: ${fs.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`brainstem: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 });

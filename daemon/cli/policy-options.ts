@@ -87,7 +87,14 @@ export function providerOf(o: ProviderOptions, flags = '--'): ProviderParams {
   return checked;
 }
 
+const PROVIDERS = ['scripted', 'openai', 'local'];
+
 function rawProvider(o: ProviderOptions, flags: string): Record<string, unknown> {
+  if (o.provider !== undefined && !PROVIDERS.includes(o.provider))
+    throw new CliError(
+      `${flags}provider: must be one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(o.provider)}`,
+      2,
+    );
   if (o.provider === 'scripted') {
     if (!o.script) throw new CliError(`${flags}script: is required with ${flags}provider scripted`, 2);
     let text: string;

@@ -125,6 +125,7 @@ export function registerPolicy(program: Command): void {
     .option('--json', 'print every event as a JSON line')
     .action(async (instruction: string, o: RunOptions) => {
       const check = checkOf(o);
+      const provider = providerOf(o); // the options are checked before the daemon is asked
       const config = loadConfig({ file: o.config });
       let finish: (state: FinalState) => void = () => undefined;
       const ended = new Promise<FinalState>((resolve) => (finish = resolve));
@@ -147,7 +148,7 @@ export function registerPolicy(program: Command): void {
         const params = {
           robot: o.robot,
           instruction,
-          provider: providerOf(o),
+          provider,
           check,
           budget: Object.fromEntries(Object.entries(budget).filter(([, v]) => v !== undefined)),
           ...(references ? { context: { references } } : {}),

@@ -1,6 +1,7 @@
 // `brainstem prerouter calibrate|eval`: train prerouter heads for a model on a text (the
 // model's own routing is the teacher) and measure their top-k recall on held-out text.
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
@@ -98,6 +99,17 @@ export function formatEval(r: EvalReport): string {
   );
 }
 
+/** Before minutes of training: the heads file's folder must exist and be writable. */
+function checkOutFolder(out: string): void {
+  const dir = dirname(resolve(out));
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    throw new CliError(`--out ${out}: cannot write into ${dir} (${(e as NodeJS.ErrnoException).code})`, 2);
+  }
+  if (!statSync(dir).isDirectory()) throw new CliError(`--out ${out}: ${dir} is not a folder`, 2);
+}
+
 function engineErrors<T>(p: Promise<T>): Promise<T> {
   return p.catch((err: unknown) => {
     if (err instanceof EngineError || err instanceof NativeLoadError) throw new CliError(err.message, 1);
@@ -124,6 +136,7 @@ export const registerPrerouter: CommandRegistrar = (program: Command) => {
     .option('--json', 'print JSON')
     .action(
       async (o: Record<string, string | undefined> & { model: string; text: string; out: string; json?: boolean }) => {
+        checkOutFolder(o.out);
         const tokens = await readTokens(o.model, o.text);
         const report = await engineErrors(
           runCalibration({

@@ -16,7 +16,7 @@ import {
   type SynthSpec,
 } from './synth-shapes.js';
 import { generationConfig, QWEN_REGULAR, qwenSpecialIds, regularVocabSize, synthTokenizer } from './tokenizer-synth.js';
-import { copyTokenizer, qwen3TokenizerDir } from './tokenizer-files.js';
+import { checkTokenizer, copyTokenizer, qwen3TokenizerDir } from './tokenizer-files.js';
 import { plainTensor, quantizedExperts, quantizedLinear, type QuantSpec } from './synth-weights.js';
 import { tensorByteLength, writeSafetensors, type TensorSource } from '../models/safetensors-writer.js';
 import { exportGguf, type GgufFileType } from './gguf-export.js';
@@ -204,6 +204,10 @@ export function synthModel(opts: SynthOptions): SynthResult {
       : undefined;
   const seed = opts.seed ?? 0;
   const dir = opts.out;
+  // A vision model's placeholder ids are those of the synthetic vocabulary unless a folder is named.
+  const tokenizer = vision ? (opts.tokenizer ?? 'synthetic') : opts.tokenizer;
+  const from = tokenizerSource(spec.vocabSize, tokenizer);
+  if (from) checkTokenizer(from, spec.vocabSize); // before anything is written
   prepareOut(dir, opts.force);
   mkdirSync(dir, { recursive: true });
   const files: SynthResult['files'] = [];
@@ -214,8 +218,7 @@ export function synthModel(opts: SynthOptions): SynthResult {
       : configJson(spec);
   writeJson(dir, 'config.json', config, 4, files);
   if (vision) files.push(...writeVisionTower(dir, vision, seed));
-  // A vision model's placeholder ids are those of the synthetic vocabulary unless a folder is named.
-  writeTokenizer(spec, vision ? (opts.tokenizer ?? 'synthetic') : opts.tokenizer, dir, files);
+  writeTokenizer(spec, tokenizer, dir, files);
 
   const tensors = planTensors(spec, seed).map((t) => (vl ? { ...t, name: VL_TENSOR_PREFIX + t.name } : t));
   const limit = opts.maxShardBytes ?? (opts.shape === 'tiny' ? TINY_SHARD_BYTES : MLX_SHARD_BYTES);

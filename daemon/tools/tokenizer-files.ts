@@ -32,9 +32,8 @@ export function tokenizerIdLimit(tokenizerJson: unknown, where: string): number 
   return limit;
 }
 
-/** Copies the tokenizer files of `from` into `to`; returns the names written. Throws when a file
- *  is missing or a token id is not below vocabSize (the embedding would have no row for it). */
-export function copyTokenizer(from: string, to: string, vocabSize: number): string[] {
+/** Throws unless `from` holds the tokenizer files with every token id below vocabSize. */
+export function checkTokenizer(from: string, vocabSize: number): void {
   for (const f of FILES) {
     if (!existsSync(join(from, f))) throw new Error(`--tokenizer ${from}: ${f} is missing`);
   }
@@ -45,6 +44,12 @@ export function copyTokenizer(from: string, to: string, vocabSize: number): stri
       `--tokenizer ${from}: token ids reach ${limit - 1}, past the model's vocab_size ${vocabSize}; pick a shape with a vocabulary of at least ${limit}`,
     );
   }
+}
+
+/** Copies the tokenizer files of `from` into `to`; returns the names written. Throws when a file
+ *  is missing or a token id is not below vocabSize (the embedding would have no row for it). */
+export function copyTokenizer(from: string, to: string, vocabSize: number): string[] {
+  checkTokenizer(from, vocabSize);
   const names = [...FILES, ...OPTIONAL.filter((f) => existsSync(join(from, f)))];
   for (const f of names) copyFileSync(join(from, f), join(to, f));
   return names;

@@ -1,7 +1,7 @@
 // The CLI as users run it: config check, bad configs (exit 2, no stack trace), doctor.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli } from '../../helpers/daemon.js';
@@ -67,6 +67,33 @@ test('start with an unusable data_dir exits 2 naming it', async (t) => {
     /cannot keep the generated token in data_dir .*brainstem\.yaml\/state: ENOTDIR .*set data_dir \(BRAINSTEM_DATA_DIR\)/,
   );
   noStack(r.stderr);
+});
+
+test('a file a command cannot write is named without a stack; bad option values exit 2 before any work', async (t) => {
+  const existing = file(t, 'x\n');
+  const creds = await runCli(['mqtt', 'credentials', '--out', existing]);
+  assert.equal(creds.code, 1);
+  assert.match(creds.stderr, /^brainstem: EEXIST: file already exists, mkdir '.*brainstem\.yaml'\n$/);
+  noStack(creds.stderr);
+  const provider = await runCli(['policy', 'run', 'do it', '--robot', 'yam', '--provider', 'bogus', '--model', 'm']);
+  assert.equal(provider.code, 2);
+  assert.match(provider.stderr, /--provider: must be one of scripted, openai, local, got "bogus"/);
+  const out = join(existing, '..', 'synth');
+  const synth = await runCli([
+    'models',
+    'synth',
+    '--arch',
+    'qwen3_moe',
+    '--shape',
+    'tiny',
+    '--tokenizer',
+    '/nonexistent',
+    '--out',
+    out,
+  ]);
+  assert.equal(synth.code, 1);
+  assert.match(synth.stderr, /--tokenizer \/nonexistent: tokenizer\.json is missing/);
+  assert.equal(existsSync(out), false, 'nothing written before the tokenizer was checked');
 });
 
 test('start on a port in use exits 1 naming the key to change', async (t) => {

@@ -108,6 +108,11 @@ test('prerouter commands reject bad input with exit code 2 and name the flag', a
       ['prerouter', 'eval', '--model', dir, '--heads', join(dir, 'none.safetensors'), '--text', text],
       /cannot open .*none\.safetensors/,
     ],
+    // Refused before any training, and without a stack.
+    [
+      ['prerouter', 'calibrate', '--model', dir, '--text', text, '--out', '/nonexistent/dir/h.safetensors'],
+      /^brainstem: --out \/nonexistent\/dir\/h\.safetensors: cannot write into \/nonexistent\/dir \(ENOENT\)\n$/,
+    ],
   ];
   for (const [args, re] of cases) {
     const r = await runCli(args, {}, { timeoutMs: 60_000 });
