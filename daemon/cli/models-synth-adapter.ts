@@ -73,7 +73,7 @@ export const registerModelsSynthAdapter: CommandRegistrar = (program: Command) =
         });
       } catch (e) {
         if (e instanceof CliError) throw e;
-        throw new CliError((e as Error).message, 1);
+        throw new CliError((e as Error).message, e instanceof RangeError ? 2 : 1);
       }
       const summary = {
         dir: result.dir,

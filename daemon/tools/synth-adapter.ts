@@ -90,7 +90,7 @@ export function synthAdapter(o: SynthAdapterOptions): SynthAdapterResult {
   const round = roundTo(dtype);
   const n = o.numLayers ?? cfg.layers;
   if (!Number.isInteger(n) || n < 1 || n > cfg.layers)
-    throw new RangeError(`numLayers must be in [1, ${cfg.layers}], got ${n}`);
+    throw new RangeError(`--num-layers must be in [1, ${cfg.layers}] (the model's layers), got ${n}`);
   const targets = expandTargets(o.targets ?? ['attention']);
   const layers = Array.from({ length: n }, (_, i) => cfg.layers - n + i);
   const mods = targetModules(cfg, targets, layers);

@@ -253,6 +253,10 @@ test('bench decode arms: alternated isolated runs, medians, comparison, memory l
   const badPath = await runCli(['bench', 'decode', '--model', dir, '--path', 'staged,fast']);
   assert.equal(badPath.code, 2);
   assert.match(badPath.stderr, /--path must be one of exact, staged, hot, whole-layer, got "fast"/);
+  // A routing width past the model's: a usage error naming the flag (the engine finds it at load).
+  const badK = await runCli(['bench', 'decode', '--model', dir, '--k', '99', '--prompt', '2', '--gen', '2']);
+  assert.equal(badK.code, 2, badK.stderr);
+  assert.match(badK.stderr, /--k: must be between 1 and \d+ for this model \(its experts per token\), got 99/);
 });
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {

@@ -52,6 +52,7 @@ test('synth-adapter writes each format and prints JSON; bad flags exit 2', () =>
     [['--rank', '0'], /--rank must be an integer in \[1, 4096\], got "0"/],
     [['--rms', '-1'], /--rms must be a positive number, got "-1"/],
     [['--targets', 'experts'], /--targets must be one of attention, mlp, shared, linear, all, self_attn\.q_proj/],
+    [['--num-layers', '99'], /--num-layers must be in \[1, \d+\] \(the model's layers\), got 99/],
   ];
   for (const [flags, want] of bad) {
     const r = run('models', 'synth-adapter', '--model', model, '--out', join(root, 'x'), ...flags);
