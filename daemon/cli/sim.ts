@@ -48,6 +48,18 @@ interface SimFlags {
   key?: string;
 }
 
+/** A broker URL mqtt.js can dial, else a usage error naming where it came from. */
+function brokerUrlCheck(url: string, source: string): void {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new CliError(`${source}: must be a broker URL such as mqtt://127.0.0.1:1883, got ${JSON.stringify(url)}`, 2);
+  }
+  if (!['mqtt:', 'mqtts:', 'ws:', 'wss:'].includes(protocol))
+    throw new CliError(`${source}: the scheme must be mqtt, mqtts, ws or wss, got ${JSON.stringify(url)}`, 2);
+}
+
 /** `<username>.sim-…` when the URL names an identity (brokers with brainstem's ACLs bind ids so). */
 function simClientId(url: string, robot: string): string {
   const rand = randomBytes(3).toString('hex');
@@ -114,9 +126,10 @@ export const registerSim: CommandRegistrar = (program: Command) => {
     )
     .option('--seed <n>', "seed for random faults and the scene's pose noise", '1')
     .option('--exit-on-stdin-close', 'stop when stdin closes (a parent process that started the sim has gone)')
-    .action(async (flags: SimFlags) => {
+    .action(async (flags: SimFlags, cmd: Command) => {
+      // As commander reports a missing required option: exit 1 with the usage.
+      if (flags.robot === undefined) cmd.error("error: required option '--robot <name|file>' not specified");
       const stop = stopSignal(flags.exitOnStdinClose === true);
-      if (flags.robot === undefined) throw new CliError("required option '--robot <name|file>' not specified", 2);
       if (flags.broker && flags.ws) throw new CliError('give --broker or --ws, not both', 2);
       let setup;
       let faults: Fault[];
@@ -154,6 +167,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       const cameraRate = flags.cameraRate === undefined ? null : cameraRateFlag(flags.cameraRate);
       const cameras = world && cameraRate !== 0 ? cameraHook(world, setup, cameraRate) : undefined;
       const where = flags.ws ?? flags.broker ?? process.env.BRAINSTEM_SIM_BROKER ?? 'mqtt://127.0.0.1:1883';
+      if (!flags.ws) brokerUrlCheck(where, flags.broker !== undefined ? '--broker' : '$BRAINSTEM_SIM_BROKER');
       const log = (line: string) => process.stderr.write(`brainstem sim [${id}] ${line}\n`);
       if (!flags.cert !== !flags.key) throw new CliError('give --cert and --key together', 2);
       let tls;

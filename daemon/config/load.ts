@@ -51,7 +51,9 @@ export function readYamlFile(file: string): Tree {
   try {
     doc = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new ConfigError(`config file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    // The parser's first line ends "at line L, column C:" before a code frame: keep the position, drop the colon.
+    const first = (err as Error).message.split('\n')[0]!.replace(/:\s*$/, '');
+    throw new ConfigError(`config file ${file} is not valid YAML: ${first}`);
   }
   if (doc === null || doc === undefined) return {};
   if (!isRecord(doc))

@@ -65,13 +65,20 @@ test('sim render refuses bad arguments by name; sim without a subcommand still n
       /--out must end in \.png, \.jpg or \.jpeg \(got ".*x\.gif"\)/,
     ],
     [['sim', 'render', '--scene', 'nosuch', '--camera', 'front', '--out', 'x.png'], /scene "nosuch"/],
-    [['sim'], /required option '--robot <name\|file>' not specified/],
+    [
+      ['sim', '--robot', 'yam', '--broker', 'notaurl'],
+      /--broker: must be a broker URL such as mqtt:\/\/127\.0\.0\.1:1883, got "notaurl"/,
+    ],
   ];
   for (const [args, message] of bad) {
     const r = await runCli(args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
   }
+  // A missing required option is reported as commander reports one elsewhere: exit 1 with the usage.
+  const missing = await runCli(['sim']);
+  assert.equal(missing.code, 1, missing.stderr);
+  assert.match(missing.stderr, /required option '--robot <name\|file>' not specified[\s\S]*Usage: brainstem sim/);
 });
 
 test('bench render prints a row per scene camera with render and encode percentiles', async () => {
