@@ -155,6 +155,12 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
         ...(p.images ? { images: p.images } : {}),
       });
     case 'local':
+      // A model the daemon does not serve is refused now, not at the first decision.
+      try {
+        c.chat.inputsOf(p.model);
+      } catch (err) {
+        throw new Error(`provider.model: ${(err as Error).message}`);
+      }
       return new LocalProvider({
         name,
         chat: c.chat,

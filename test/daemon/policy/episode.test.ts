@@ -332,6 +332,8 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.match(e.message, /api_key_env: must be one of policy\.api_key_envs \(none configured\), got "HOME"/);
     e = await bad({ provider: { kind: 'local', model: 'm', lines } });
     assert.match(e.message, /provider\.lines: is not an option of the local provider/);
+    e = await bad({ provider: { kind: 'local', model: 'nope' } });
+    assert.match(e.message, /provider\.model: model "nope" is not configured/);
     e = await bad({ provider: { kind: 'scripted', lines: ['{"name": '] } });
     assert.match(e.message, /script:1: not JSON/);
     e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'verifier' } });

@@ -181,6 +181,7 @@ test('a decision cancelled mid-generation is an aborted error, not a decision', 
 test('experts_per_token: the local provider decides at its K; the verifier may not narrow it; bad K is a request error', async () => {
   const bodies: Record<string, unknown>[] = [];
   const chat = {
+    inputsOf: () => ['text'],
     async *run(call: { body: Record<string, unknown> }) {
       bodies.push(call.body);
       yield { type: 'content', text: '' };
