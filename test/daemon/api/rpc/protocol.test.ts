@@ -62,6 +62,24 @@ test('malformed JSON is a parse error (-32700) with id null', async () => {
   assert.deepEqual(outcomes, ['(parse):false:-32700']);
 });
 
+test('a key given twice is -32600 naming it (JSON.parse would keep the last silently); nothing runs', async () => {
+  const { send, calls } = setup();
+  const r = await send('{"jsonrpc": "2.0", "id": 1, "method": "test.echo", "params": {"n": 2, "n": 9}}');
+  assert.equal(r.error.code, RpcCode.INVALID_REQUEST);
+  assert.match(r.error.message, /^Invalid Request: duplicate key "n" at position \d+: a key given twice is ambiguous$/);
+  assert.deepEqual(r.error.data, { field: '(message)', rule: 'duplicate_key' });
+  assert.equal(calls.length, 0);
+  // The same key in two objects (a batch's requests) is fine.
+  const ok = await send([
+    { jsonrpc: '2.0', id: 2, method: 'test.echo', params: { n: 1 } },
+    { jsonrpc: '2.0', id: 3, method: 'test.echo', params: { n: 2 } },
+  ]);
+  assert.deepEqual(
+    ok.map((x: any) => x.result.n),
+    [1, 2],
+  );
+});
+
 test('invalid request envelopes are -32600 naming the field', async () => {
   const { send } = setup();
   const cases: [unknown, string, unknown][] = [
