@@ -50,8 +50,10 @@ export async function answerLocatePoint(
   } catch (e) {
     return fail('error', `camera ${camera}'s depth image cannot be decoded: ${(e as Error).message}.`);
   }
-  const x = ((u + 0.5) * depth.width) / shown.width;
-  const y = ((v + 0.5) * depth.height) / shown.height;
+  // Pixel u's centre, scaled to the depth image; a fractional u past the last centre (639.9 of
+  // 640) stays in the last pixel.
+  const x = Math.min(((u + 0.5) * depth.width) / shown.width, depth.width - 0.5);
+  const y = Math.min(((v + 0.5) * depth.height) / shown.height, depth.height - 0.5);
   const r = locatePoint(depth, d.meta, x, y);
   if (!r.ok) return fail('error', `${r.reason}.`);
   const toTool = robotFrames.toolFrom(r.frame);

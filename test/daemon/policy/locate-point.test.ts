@@ -133,6 +133,10 @@ test('the episode answer maps the shown pixel onto the depth image and reports e
   // A colour image twice the depth's size: pixel (85, 29) centre → depth (42.75, 14.75).
   const big = JSON.parse((await ask(source(image, 10, { width: 128, height: 96 }), 85, 29)).text);
   near(big.point_xyz, [1 + (10.75 * 1.5) / 50, 0.5, 3 + (-9.25 * 1.5) / 50]);
+  // A fractional pixel inside the image past the last centre (63.9 of 64) is the last pixel's point.
+  const edge = await ask(source(image), 63.9, 47.9);
+  assert.equal(edge.status, 'ok', edge.text);
+  assert.deepEqual(JSON.parse(edge.text).point_xyz, JSON.parse((await ask(source(image), 63, 47)).text).point_xyz);
 
   const fails = [
     await ask(source(null), 1, 1),
