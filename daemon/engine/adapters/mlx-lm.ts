@@ -27,7 +27,13 @@ export async function readMlxLm(dir: string, layers: number, name: string): Prom
   const key = c.has('num_layers') ? 'num_layers' : 'lora_layers';
   const n = c.int(key, -1, 16);
   const first = n < 0 ? 0 : layers - n;
-  if (n > layers) c.fail(key, `must not exceed the model's ${layers} layers`);
+  if (n > layers)
+    c.fail(
+      key,
+      c.has(key)
+        ? `must not exceed the model's ${layers} layers`
+        : `is absent, so mlx-lm's default 16 applies, which exceeds the model's ${layers} layers (a PEFT adapter is format peft)`,
+    );
   const p = c.obj('lora_parameters');
   const rank = p.int('rank', 1, 8);
   const scale = p.num('scale', MLX_DEFAULT_SCALE);

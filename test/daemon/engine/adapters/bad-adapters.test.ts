@@ -129,6 +129,13 @@ const CONFIG_CASES: [string, string, RawTensor[], Record<string, unknown> | unde
     /fine_tune_type must be "lora" .*, got "dora"/,
   ],
   [
+    'mlx-lm without num_layers on a model of fewer than 16 layers',
+    'adapters.safetensors',
+    [],
+    { lora_parameters: { rank: 4, scale: 20 } },
+    /lora_layers is absent, so mlx-lm's default 16 applies, which exceeds the model's 4 layers \(a PEFT adapter is format peft\)/,
+  ],
+  [
     'mlx-lm layer before num_layers',
     'adapters.safetensors',
     [
