@@ -193,14 +193,29 @@ export class Executor implements SessionListener, MotionHost {
     arm: string | null = null,
   ): Promise<ToolOutcome> {
     const now = this.now();
-    const arms = arm === null ? this.model.armNames : [arm];
+    const asked = arm === null ? this.model.armNames : [arm];
+    // A motion was planned for its arms together (each checked against the others' paths):
+    // stopping one of them stops all of them, none is left moving unwatched.
+    const arms = [
+      ...new Set([
+        ...asked,
+        ...[...this.motions].filter((m) => m.arms.some((a) => asked.includes(a))).flatMap((m) => m.arms),
+      ]),
+    ];
     const id = this.sendStop(arms, reason, now);
     for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
     for (const c of this.planning) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
     for (const a of arms)
       this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
     const problem = this.session.problem(now);
-    const which = this.model.armNames.length === 1 ? 'the arm is' : arm === null ? 'every arm is' : `arm ${arm} is`;
+    const which =
+      this.model.armNames.length === 1
+        ? 'the arm is'
+        : arms.length === this.model.armNames.length
+          ? 'every arm is'
+          : arms.length === 1
+            ? `arm ${arms[0]} is`
+            : `arms ${arms.join(', ')} are`;
     return new Promise((resolve) => {
       const finish = (status: OutcomeStatus, why: string | undefined, message: string) => {
         this.waiters.delete(`*${id}`);

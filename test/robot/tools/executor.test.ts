@@ -78,6 +78,27 @@ test('dual-yam: both arms move together, one trajectory each with the same start
   assert.equal(a!.points.length, b!.points.length);
 });
 
+test('dual-yam: a stop of one arm of a two-arm motion stops both; neither is left moving unwatched', async () => {
+  const lb = new Loopback('dual-yam');
+  await lb.run(0.3);
+  const target = { left: lb.poseFromHere('left', 0.05, 0, -0.05), right: lb.poseFromHere('right', -0.05, 0, 0.1) };
+  const moving = lb.exec.execute(call('move_to', { target }));
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  await lb.run(0.3);
+  const stop = await lb.outcome(lb.exec.stop('user', undefined, 'left'));
+  assert.equal(stop.status, 'ok', stop.message);
+  assert.equal(stop.message, 'Stopped: every arm is at rest.');
+  assert.equal((lb.sent.at(-1)!.msg as { arm: string | null }).arm, null, 'one stop for both arms');
+  const o = await lb.outcome(moving);
+  assert.equal(o.status, 'stopped');
+  for (const a of ['left', 'right']) assert.ok(Math.max(...o.arms![a]!.dq.map(Math.abs)) < 0.05, `${a} at rest`);
+  const rest = [...lb.session.latest!.arms.right!.q];
+  await lb.run(1);
+  lb.session.latest!.arms.right!.q.forEach((q, j) =>
+    assert.ok(Math.abs(q - rest[j]!) < 1e-3, `right joint ${j} moved ${q - rest[j]!}`),
+  );
+});
+
 test('set_gripper: the gripper moves to the commanded opening; an arm without a gripper is refused', async () => {
   const lb = new Loopback('yam');
   await lb.run(0.3);
