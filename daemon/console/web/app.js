@@ -103,6 +103,8 @@ rpc.onOpen(() => {
     every(500, refreshScenes, showError),
     every(700, refreshPlans, showError),
     every(500, refreshCameras, showError),
+    // Episodes other clients start appear in the list (and stream here) within seconds.
+    every(3000, () => episodes.refreshList(), showError),
   ];
   episodes.start();
   models.start();

@@ -118,22 +118,32 @@ export class Episodes {
   async submit() {
     $('episode-error').textContent = '';
     const { id } = await this.rpc.call('policy.start', this.params());
+    this.watched.add(id); // its starter gets its events already
     this.events.set(id, this.events.get(id) ?? []);
+    await this.refreshList(); // first: select() reads a live episode of this run, not a record
     await this.select(id);
-    await this.refreshList();
   }
 
   /** On every connection: this run's episodes, watching the running ones. */
   async start() {
+    this.watched = new Set(); // a new connection watches nothing yet
     await this.refreshList().catch(this.onError);
-    for (const s of this.summaries.values())
-      if (!FINAL.has(s.state)) await this.rpc.call('policy.watch', { id: s.id }).catch(this.onError);
   }
 
   /** This run's episodes (policy.list), then earlier ones from their records (policy.records). */
   async refreshList() {
     const { episodes } = await this.rpc.call('policy.list');
-    for (const s of episodes) this.summaries.set(s.id, s);
+    for (const s of episodes) {
+      this.summaries.set(s.id, { ...this.summaries.get(s.id), ...s });
+      // Each running episode's events stream here once (watching again after a reconnect).
+      if (!FINAL.has(s.state) && !this.watched.has(s.id)) {
+        this.watched.add(s.id);
+        await this.rpc.call('policy.watch', { id: s.id }).catch((err) => {
+          this.watched.delete(s.id);
+          this.onError(err);
+        });
+      }
+    }
     const live = new Set(episodes.map((s) => s.id));
     const { episodes: records } = await this.rpc.call('policy.records', { limit: 50 });
     const past = records.filter((r) => !live.has(r.id)).map((r) => ({ ...r, past: true }));
@@ -156,7 +166,7 @@ export class Episodes {
   async selectRecord(id) {
     const r = await this.rpc.call('policy.record', { id });
     this.events.set(id, r.events);
-    this.setSummary({ ...r.episode, id, state: r.episode.state ?? 'unfinished' });
+    this.setSummary({ ...r.episode, id, state: r.episode.state ?? 'unfinished', past: true });
     this.render();
   }
 
@@ -183,13 +193,15 @@ export class Episodes {
     const b = s.budget ?? {};
     $('episode-budget').textContent =
       `decisions ${u.decisions ?? 0}/${b.decisions ?? '∞'} · ${(u.wall_s ?? 0).toFixed(1)}/${b.wall_s ?? '∞'} s · tokens ${u.prompt_tokens ?? 0}+${u.completion_tokens ?? 0}`;
-    const running = !FINAL.has(s.state);
+    // An earlier run's record is read-only, finished or not.
+    const running = !FINAL.has(s.state) && !s.past;
     for (const b2 of ['episode-pause', 'episode-resume', 'episode-stop', 'feedback-form']) $(b2).hidden = !running;
   }
 
   onEvent(e) {
     const list = this.events.get(e.episode) ?? [];
-    if (!list.some((x) => x.seq === e.seq)) list.push(e);
+    if (list.some((x) => x.seq === e.seq)) return;
+    list.push(e);
     this.events.set(e.episode, list);
     const s = this.summaries.get(e.episode);
     if (s) {
@@ -199,7 +211,7 @@ export class Episodes {
       if (e.type === 'paused' || e.type === 'resumed') s.paused = e.type === 'paused';
       this.setSummary(s);
     }
-    if (e.type === 'check_pending' && e.episode === this.selected) $('confirm-form').hidden = false;
+    if (e.episode === this.selected) this.showConfirm();
     if (e.type === 'finished' || e.type === 'started') this.refreshList().catch(this.onError);
     if (e.episode === this.selected) this.append(e);
   }
@@ -238,5 +250,14 @@ export class Episodes {
   render() {
     $('timeline').replaceChildren();
     for (const e of this.events.get(this.selected) ?? []) this.append(e);
+    this.showConfirm();
+  }
+
+  /** Confirm / Reject while the selected episode of this run waits for its operator check. */
+  showConfirm() {
+    const s = this.summaries.get(this.selected);
+    const events = this.events.get(this.selected) ?? [];
+    const last = events.findLast((e) => ['check_pending', 'check', 'finished'].includes(e.type));
+    $('confirm-form').hidden = !(s && !s.past && !FINAL.has(s.state) && last?.type === 'check_pending');
   }
 }

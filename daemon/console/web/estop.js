@@ -31,8 +31,12 @@
       ws.addEventListener('close', () => {
         view.connected = false;
         button.dataset.connected = 'false';
-        if (view.phase === 'idle' || view.phase === 'offline')
-          show('offline', 'E-stop not connected to the daemon (retrying every second; reload to log in again).');
+        // Whatever the last press showed, the line now says the e-stop is down (a stop in
+        // flight reports its own failure).
+        if (view.phase !== 'stopping' && view.phase !== 'offline') {
+          const last = view.phase === 'idle' ? '' : ` Last: ${status.textContent}`;
+          show('offline', `E-stop not connected to the daemon (retrying every second; reload to log in again).${last}`);
+        }
         ws = null;
         for (const p of pending.values()) p.reject(new Error('connection closed'));
         pending.clear();

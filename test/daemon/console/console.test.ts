@@ -150,6 +150,31 @@ test('operator console in Chromium', async (t) => {
     await c.page.waitForSelector('#episode-list [data-state=done]');
   });
 
+  await t.test(
+    'an operator check: Confirm / Reject shows for the waiting episode only, and again after a reload',
+    async () => {
+      await c.page.fill('#episode-form [name=instruction]', 'claim done, wait for me');
+      await c.page.selectOption('#episode-form [name=check]', 'operator');
+      await c.page.fill('#episode-form [name=lines]', JSON.stringify({ name: 'done', arguments: { summary: 'x' } }));
+      await c.page.check('#episode-form [name=detach]');
+      await c.page.click('#episode-form button[type=submit]');
+      await c.page.waitForSelector('#confirm-form:not([hidden])', { timeout: 30_000 });
+      // The state shown is the live one, not a record's "unfinished".
+      await pageValue(c, "document.querySelector('#episode-state').textContent === 'checking'", 'state checking');
+      const id = await c.page.evaluate('brainstemConsole.episodes.selected');
+      // Another, finished episode: no Confirm / Reject there.
+      await c.page.click('#episode-list [data-state=done]');
+      await pageValue(c, "document.querySelector('#confirm-form').hidden", 'the form hidden');
+      await c.page.reload();
+      await c.page.click(`#episode-list [data-id="${id}"]`);
+      await c.page.waitForSelector('#confirm-form:not([hidden])', { timeout: 10_000 });
+      await c.page.click('#confirm-form button[value=yes]');
+      await c.page.waitForSelector('#timeline li[data-type=finished]', { timeout: 30_000 });
+      assert.equal(await c.page.textContent('#episode-state'), 'done');
+      assert.equal(await c.page.evaluate("document.querySelector('#confirm-form').hidden"), true);
+    },
+  );
+
   await t.test('the models panel shows process sparklines from system.telemetry', async () => {
     await pageValue(
       c,
