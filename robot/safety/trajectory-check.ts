@@ -5,6 +5,7 @@
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
 // clearance; static obstacles of the setup for the TCP and every link capsule, with their own
 // clearance. Independent of any model; returns the earliest violation.
+import { apart } from '../common/format.js';
 import type {
   Box,
   HeldObject,
@@ -348,6 +349,7 @@ function part(link: string): string {
 
 export function describeViolation(v: SafetyViolation): string {
   const mm = (d: number): string => `${(d * 1000).toFixed(1)} mm`;
+  const gap = (x: { distance: number; clearance: number }) => apart(x.distance, x.clearance, 1000, ' mm', 1);
   switch (v.code) {
     case 'invalid-trajectory':
       return `arm "${v.arm}": invalid trajectory: ${v.message}`;
@@ -361,13 +363,13 @@ export function describeViolation(v: SafetyViolation): string {
     case 'table':
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
     case 'obstacle':
-      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from obstacle "${v.obstacle}", below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${gap(v)[0]} from obstacle "${v.obstacle}", below the clearance ${gap(v)[1]}`;
     case 'object':
-      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${mm(v.distance)} from object "${v.object}" (inside it), below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${gap(v)[0]} from object "${v.object}" (inside it), below the clearance ${gap(v)[1]}`;
     case 'self-collision':
       return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
     case 'arm-collision':
-      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${mm(v.distance)} apart at sample ${v.sample}, below the clearance ${mm(v.clearance)}`;
+      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${gap(v)[0]} apart at sample ${v.sample}, below the clearance ${gap(v)[1]}`;
   }
 }
 

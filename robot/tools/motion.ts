@@ -61,7 +61,11 @@ interface ArmRun {
 
 type Ending = { status: OutcomeStatus; reason?: string; message: string };
 
-/** Trajectory points from a plan's rows; positions to 0.1 µrad, rates to 1e-6 (shorter JSON, far below any tolerance). */
+/**
+ * Trajectory points from a plan's rows; positions to 1 nrad, rates to 1e-6 (shorter JSON). The
+ * positions' step bounds what a controller's third differences add to the planned jerk: 8·0.5e-9
+ * rad / (0.01 s)³ = 0.004 rad/s³ at 100 Hz (0.1 µrad added 0.4, past a 12 rad/s³ limit).
+ */
 export function trajectoryPoints(p: PlannedArm, rate: number): TrajectoryPoint[] {
   const n = p.joints.length;
   const points: TrajectoryPoint[] = new Array(p.count);
@@ -71,7 +75,7 @@ export function trajectoryPoints(p: PlannedArm, rate: number): TrajectoryPoint[]
       dq: number[] = new Array(n),
       ddq: number[] = new Array(n);
     for (let j = 0, k = i * n; j < n; j++, k++) {
-      q[j] = Math.round(p.q[k]! * 1e7) / 1e7;
+      q[j] = Math.round(p.q[k]! * 1e9) / 1e9;
       dq[j] = Math.round(p.dq[k]! * 1e6) / 1e6;
       ddq[j] = Math.round(p.ddq[k]! * 1e5) / 1e5;
     }

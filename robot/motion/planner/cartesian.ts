@@ -2,6 +2,7 @@
 // SLERP) solved by sequential IK from the measured joints → time scaling of every segment
 // (jerk-limited progress profile, α stretch), step i of all arms synchronised to the slowest,
 // resampled to the controller rate with a final hold → safety check of those references.
+import { apart } from '../../common/format.js';
 import { forwardKinematics } from '../../kinematics/forward.js';
 import { poseDistance } from '../../kinematics/pose-error.js';
 import { fromPose } from '../../math/quaternion.js';
@@ -104,11 +105,12 @@ function pathFailure(arm: CompiledArm, r: Exclude<PathResult, { code: 'ok' }>, s
   switch (r.code) {
     case 'unreachable': {
       const target = steps[r.target];
+      const [pos, posLimit] = apart(r.positionError, arm.robot.ik.acceptPosition, 1000, ' mm', 1);
+      const [rot, rotLimit] = apart(r.rotationError, arm.robot.ik.acceptRotation, 180 / Math.PI, '°', 2);
       return failure(
         'unreachable',
-        `arm "${name}" target ${target}: no IK solution at path sample ${r.sample} (IK ${r.ik}; residual ${(r.positionError * 1000).toFixed(1)} mm, ` +
-          `${((r.rotationError * 180) / Math.PI).toFixed(2)}°; accepted within ${(arm.robot.ik.acceptPosition * 1000).toFixed(1)} mm, ` +
-          `${((arm.robot.ik.acceptRotation * 180) / Math.PI).toFixed(2)}°)`,
+        `arm "${name}" target ${target}: no IK solution at path sample ${r.sample} (IK ${r.ik}; residual ${pos}, ` +
+          `${rot}; accepted within ${posLimit}, ${rotLimit})`,
         { arm: name, target, sample: r.sample, distance: r.positionError },
       );
     }

@@ -1,6 +1,7 @@
 // The executor against an in-memory simulated controller on a simulated clock: moves reach and
 // settle, a held arm stays put, grippers, plan-only checks, stop, busy, and every failure path.
 import { test } from 'node:test';
+import { loadArms } from '../../../robot/description/loader.js';
 import assert from 'node:assert/strict';
 import type { TrajectoryMsg } from '../../../robot/link/protocol.js';
 import { Loopback } from './loopback.js';
@@ -65,6 +66,27 @@ test('dual-yam: the left arm moves, the held right arm gets no trajectory and do
   assert.equal(o.arms!.right!.pose_error, undefined);
   for (const s of lb.states)
     s.arms.right!.q.forEach((q, j) => assert.equal(q, right0[j], `right joint ${j} moved at ${s.time}`));
+});
+
+test('the published positions keep every joint within its jerk limit by third differences', async () => {
+  const lb = new Loopback('yam');
+  await lb.run(0.3);
+  const o = await lb.outcome(lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.05, 0, 0) })));
+  assert.equal(o.status, 'ok', o.message);
+  const arms = loadArms('yam');
+  assert.ok(arms.ok);
+  const joints = arms.value.setup.arms[0]!.robot.joints;
+  for (const c of lb.trajectories()) {
+    const { points } = c.msg as { points: { t: number; q: number[] }[] };
+    for (let k = 3; k < points.length; k++) {
+      const dt = points[k]!.t - points[k - 1]!.t;
+      joints.forEach((jt, j) => {
+        const d3 = points[k]!.q[j]! - 3 * points[k - 1]!.q[j]! + 3 * points[k - 2]!.q[j]! - points[k - 3]!.q[j]!;
+        const jerk = Math.abs(d3) / dt ** 3;
+        assert.ok(jerk <= jt.limits.jerk, `${jt.name} at point ${k}: ${jerk} rad/s³ > ${jt.limits.jerk}`);
+      });
+    }
+  }
 });
 
 test('dual-yam: both arms move together, one trajectory each with the same start time', async () => {
