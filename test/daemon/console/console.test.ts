@@ -153,7 +153,8 @@ test('operator console in Chromium', async (t) => {
   await t.test(
     'an operator check: Confirm / Reject shows for the waiting episode only, and again after a reload',
     async () => {
-      await c.page.fill('#episode-form [name=instruction]', 'claim done, wait for me');
+      // A long instruction without spaces wraps; the page does not grow wider than the window.
+      await c.page.fill('#episode-form [name=instruction]', `claim done, wait for me ${'x'.repeat(1900)}`);
       await c.page.selectOption('#episode-form [name=check]', 'operator');
       await c.page.fill('#episode-form [name=lines]', JSON.stringify({ name: 'done', arguments: { summary: 'x' } }));
       await c.page.check('#episode-form [name=detach]');
@@ -161,6 +162,10 @@ test('operator console in Chromium', async (t) => {
       await c.page.waitForSelector('#confirm-form:not([hidden])', { timeout: 30_000 });
       // The state shown is the live one, not a record's "unfinished".
       await pageValue(c, "document.querySelector('#episode-state').textContent === 'checking'", 'state checking');
+      assert.ok(
+        await c.page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'),
+        'the long instruction wraps',
+      );
       const id = await c.page.evaluate('brainstemConsole.episodes.selected');
       // Another, finished episode: no Confirm / Reject there.
       await c.page.click('#episode-list [data-state=done]');

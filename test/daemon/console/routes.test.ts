@@ -98,6 +98,9 @@ test('console serving and login', async (t) => {
       assert.match(inline[0]![1]!, /type="importmap"/);
       const hash = createHash('sha256').update(inline[0]![2]!).digest('base64');
       assert.ok(r.headers.get('content-security-policy')!.includes(`'sha256-${hash}'`));
+      // An empty icon in the page: the browser asks for no /favicon.ico (a 401 without the token).
+      assert.match(html, /<link rel="icon" href="data:,">/);
+      assert.match(r.headers.get('content-security-policy')!, /img-src [^;]*data:/);
     },
   );
 
