@@ -377,11 +377,13 @@ export class Motion {
     const state = this.host.session.latest;
     const arms = armReports(model, state, model.armNames);
     let worst = { position: 0, rotation: 0 };
+    const each: string[] = [];
     for (const r of this.runs) {
       const rep = arms?.[r.planned.arm];
       if (!rep || !r.planned.goal) continue;
       const err = poseErrorTo(model, r.planned.arm, rep.q, r.planned.goal);
       worst = { position: Math.max(worst.position, err.position), rotation: Math.max(worst.rotation, err.rotation) };
+      each.push(`${mmText(err.position)} and ${degText(err.rotation)} (arm ${r.planned.arm})`);
       rep.pose_error = { position_m: round6(err.position), rotation_deg: round6((err.rotation * 180) / Math.PI) };
       rep.settled = r.settled;
     }
@@ -389,7 +391,9 @@ export class Motion {
     const took = round6(now - this.call.receivedAt);
     const message = ok
       ? `Reached the target${this.runs.length > 1 ? 's' : ''} (TCP ${mmText(worst.position)} and ${degText(worst.rotation)} from the goal) in ${took.toFixed(2)} s.`
-      : `Not reached: ${ending.message}. The TCP is ${mmText(worst.position)} and ${degText(worst.rotation)} from the goal.`;
+      : each.length > 1
+        ? `Not reached: ${ending.message}. The TCPs are ${each.join(', ')} from their goals.`
+        : `Not reached: ${ending.message}. The TCP is ${mmText(worst.position)} and ${degText(worst.rotation)} from the goal.`;
     this.resolve({
       call_id: this.call.id,
       tool: this.call.tool,

@@ -114,6 +114,11 @@ test('dual-yam: a stop of one arm of a two-arm motion stops both; neither is lef
   const o = await lb.outcome(moving);
   assert.equal(o.status, 'stopped');
   for (const a of ['left', 'right']) assert.ok(Math.max(...o.arms![a]!.dq.map(Math.abs)) < 0.05, `${a} at rest`);
+  // Each arm's distance from its goal, named.
+  assert.match(
+    o.message,
+    /^Not reached: stopped by a stop call\. The TCPs are [\d.]+ mm and [\d.]+° \(arm left\), [\d.]+ mm and [\d.]+° \(arm right\) from their goals\.$/,
+  );
   const rest = [...lb.session.latest!.arms.right!.q];
   await lb.run(1);
   lb.session.latest!.arms.right!.q.forEach((q, j) =>
