@@ -28,7 +28,10 @@ export interface ApiServerDeps {
   rpc: RpcRegistry;
   metrics: Metrics;
   /** Console logins (daemon/console): a session cookie from the same origin also opens /ws. */
-  sessions?: { upgradeAllowed(req: IncomingMessage): boolean };
+  sessions?: {
+    upgradeAllowed(req: IncomingMessage): boolean;
+    onRevoke(req: IncomingMessage, fn: () => void): () => void;
+  };
 }
 
 /** A further WebSocket endpoint (e.g. robot controllers on /controller): same token, same pings. */
@@ -207,6 +210,12 @@ export class ApiServer extends Service {
       this.log.debug({ conn: id, path: url.pathname }, 'WebSocket connected');
       this.alive.add(ws);
       ws.on('pong', () => this.alive.add(ws));
+      // A console page's connection ends with its login (logout).
+      if (byCookie)
+        ws.on(
+          'close',
+          this.deps.sessions!.onRevoke(req, () => ws.close(1008, 'logged out')),
+        );
       if (endpoint) return endpoint.accept(ws, req);
       new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'), {
         maxBatch: this.deps.config.max_batch_calls,

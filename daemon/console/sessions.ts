@@ -11,6 +11,8 @@ const MAX_SESSIONS = 256;
 export class ConsoleSessions {
   /** Session id → expiry (seconds on `now`'s clock). */
   private readonly sessions = new Map<string, number>();
+  /** Session id → what to call when it is revoked (its open WebSockets close). */
+  private readonly revoked = new Map<string, Set<() => void>>();
 
   constructor(
     readonly ttlS: number,
@@ -26,7 +28,24 @@ export class ConsoleSessions {
   }
 
   revoke(id: string | undefined): void {
-    if (id !== undefined) this.sessions.delete(id);
+    if (id === undefined) return;
+    this.sessions.delete(id);
+    const fns = this.revoked.get(id);
+    this.revoked.delete(id);
+    for (const fn of fns ?? []) fn();
+  }
+
+  /** Calls `fn` when the session `req` carries is revoked (logout); returns the unsubscribe. */
+  onRevoke(req: IncomingMessage, fn: () => void): () => void {
+    const id = ConsoleSessions.idOf(req);
+    if (id === undefined) return () => undefined;
+    const fns = this.revoked.get(id) ?? new Set();
+    this.revoked.set(id, fns);
+    fns.add(fn);
+    return () => {
+      fns.delete(fn);
+      if (fns.size === 0 && this.revoked.get(id) === fns) this.revoked.delete(id);
+    };
   }
 
   /** Whether `id` names a live session (an expired one is forgotten). */

@@ -155,9 +155,13 @@ test('console serving and login', async (t) => {
     assert.equal(host.length > 0, true);
   });
 
-  await t.test('logout revokes the session', async () => {
+  await t.test('logout revokes the session and closes its open WebSockets', async () => {
     const cookie = await sessionCookie(d);
+    const open = new WebSocket(`${d.api.url('ws')}/ws`, { headers: { cookie, origin } });
+    await new Promise((resolve, reject) => open.once('open', resolve).once('error', reject));
+    const closed = new Promise<number>((resolve) => open.once('close', (code) => resolve(code)));
     const r = await fetch(`${d.http}/console/logout`, { method: 'POST', redirect: 'manual', headers: { cookie } });
+    assert.equal(await closed, 1008, 'the page connection opened with that login is closed');
     assert.equal(r.status, 303);
     assert.match(r.headers.get('set-cookie')!, /Max-Age=0/);
     assert.equal(await upgrade(d, { cookie, origin }), 401);
