@@ -132,12 +132,13 @@ function reject(code: RejectCode, problem: string): ToolResult {
   return { ok: false, code, message: `Rejected: ${problem}. ${AFTER}` };
 }
 
-function unknownTool(name: string): string {
+/** The refusal of a tool name that is not one of `names` (the robot's tools; an episode adds its loop tools). */
+export function unknownTool(name: string, names: readonly string[] = TOOL_NAMES): string {
   const plain = name
     .normalize('NFKC')
     .replace(/[\u200b-\u200f\u2060\ufeff]/g, '')
     .trim()
     .toLowerCase();
-  const near = TOOL_NAMES.find((t) => t === plain) ?? closest(plain, TOOL_NAMES, () => 2);
-  return `unknown tool ${JSON.stringify(name)}; the tools are ${TOOL_NAMES.join(', ')}${near ? ` (did you mean ${near}?)` : ''}`;
+  const near = names.find((t) => t === plain) ?? closest(plain, names, () => 2);
+  return `unknown tool ${JSON.stringify(name)}; the tools are ${names.join(', ')}${near ? ` (did you mean ${near}?)` : ''}`;
 }

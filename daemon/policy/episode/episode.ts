@@ -3,7 +3,7 @@
 // gives up, the budget is spent, or an operator stops it. Malformed or invalid calls go back to
 // the model as errors and are never executed.
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
-import { closest } from '../../../robot/common/validation/values.js';
+import { unknownTool } from '../../../robot/tools/validate.js';
 import { compileHistory, type Turn } from '../history.js';
 import { imagePlaceholder } from '../providers/openai-format.js';
 import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
@@ -239,13 +239,7 @@ export class Episode {
     if (!d.call.ok) return reject(null, d.call.message);
     const { name, arguments: args } = d.call;
     const offered = this.tools.map((t) => t.name);
-    if (!offered.includes(name)) {
-      const near = closest(name.trim().toLowerCase(), offered, () => 2);
-      return reject(
-        name,
-        `unknown tool ${JSON.stringify(name)}; the tools are ${offered.join(', ')}${near ? ` (did you mean ${near}?)` : ''}.`,
-      );
-    }
+    if (!offered.includes(name)) return reject(name, `${unknownTool(name, offered)}.`);
     const loopTool = this.tools.find((t) => t.name === name && (name === 'give_up' || name === 'locate_point'));
     if (loopTool) {
       const problem = checkLoopToolArguments(loopTool, args);
