@@ -92,6 +92,7 @@ export class Episode {
     try {
       const promptBudget = (await o.provider.promptBudget?.(this.abort.signal)) ?? {};
       for (;;) {
+        if (this.operator.paused) this.set('paused');
         await this.operator.unpaused();
         if (this.stopReason !== null) throw new StopSignal();
         const over = this.overBudget();

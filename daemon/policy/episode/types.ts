@@ -14,6 +14,7 @@ export const EPISODE_STATES = [
   'deciding',
   'executing',
   'checking',
+  'paused',
   'done',
   'gave_up',
   'failed',

@@ -225,9 +225,27 @@ test('pause holds the next decision; resume continues', async () => {
     events.some((e) => e.type === 'decision'),
     false,
   );
+  assert.equal(ep.state, 'paused', 'the loop is held, not deciding');
   ep.operator.resume();
   assert.equal(await ep.finished, 'done');
   assert.deepEqual(robot.executed, ['get_state']);
+  const states = events.filter((e) => e.type === 'state').map((e) => e.state);
+  assert.deepEqual(states.slice(0, 2), ['paused', 'deciding']);
+});
+
+test('a pause during a call holds after it: the state says paused, not executing', async () => {
+  const inner = script(call('get_state', {}), call('done', { summary: 'a' }));
+  // The operator pauses while the model thinks about the first decision.
+  const provider: PolicyProvider = { name: 'p', decide: (req, s) => (ep.operator.pause(), inner.decide(req, s)) };
+  const { ep, events } = episode({ provider });
+  ep.start();
+  while (!events.some((e) => e.type === 'paused' || e.state === 'paused')) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(ep.state, 'paused');
+  ep.operator.resume();
+  assert.equal(await ep.finished, 'done');
+  const states = events.filter((e) => e.type === 'state').map((e) => e.state);
+  assert.deepEqual(states.slice(0, 3), ['deciding', 'executing', 'paused']);
 });
 
 test('operator feedback is the head of the next user turn, marked as such', async () => {
