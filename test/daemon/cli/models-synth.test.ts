@@ -28,13 +28,13 @@ test('options parse into synth options; bad values name the flag, the rule and t
     bits: '8',
     groupSize: '32',
     nGroup: '1',
-    mlpOnlyLayers: '1,2',
     shardMb: '0.25',
   });
   assert.deepEqual(
-    [opts.seed, opts.bits, opts.groupSize, opts.nGroup, opts.mlpOnlyLayers, opts.maxShardBytes, format, ggufType],
-    [7, 8, 32, 1, [1, 2], 262144, 'mlx', 'f16'],
+    [opts.seed, opts.bits, opts.groupSize, opts.nGroup, opts.maxShardBytes, format, ggufType],
+    [7, 8, 32, 1, 262144, 'mlx', 'f16'],
   );
+  assert.deepEqual(parseSynthOptions({ ...base, arch: 'qwen3_moe', mlpOnlyLayers: '1,2' }).opts.mlpOnlyLayers, [1, 2]);
   const bad: [Record<string, string>, RegExp][] = [
     [
       { arch: 'mistral' },
@@ -47,6 +47,15 @@ test('options parse into synth options; bad values name the flag, the rule and t
     [{ format: 'onnx' }, /--format must be one of mlx, gguf, got "onnx"/],
     [{ ggufType: 'q5_k' }, /--gguf-type must be one of f32, f16, q4_0, q8_0, got "q5_k"/],
     [{ shardMb: '0' }, /--shard-mb must be a positive number, got "0"/],
+    // A family's option given to another family would be ignored without a word.
+    [{ mlpOnlyLayers: '1' }, /--mlp-only-layers applies to qwen3_moe and qwen3_vl_moe only, not glm4_moe/],
+    [{ arch: 'qwen3_moe', nGroup: '4' }, /--n-group applies to glm4_moe and bailing_moe_linear only, not qwen3_moe/],
+    [{ arch: 'qwen3_next', topkGroup: '2' }, /--topk-group applies to .* only, not qwen3_next/],
+    [{ arch: 'llama', decoderSparseStep: '2' }, /--decoder-sparse-step applies to .* only, not llama/],
+    [
+      { arch: 'qwen3_moe', vision: true as never },
+      /--vision applies to qwen3_5_moe and qwen3_vl_moe only, not qwen3_moe/,
+    ],
   ];
   for (const [patch, message] of bad) assert.throws(() => parseSynthOptions({ ...base, ...patch }), message);
   assert.equal(parseSynthOptions({ ...base, tokenizer: '/some/dir' }).opts.tokenizer, '/some/dir');
