@@ -1,9 +1,10 @@
 // Secrets the daemon generates when the config leaves them empty (API token, embedded broker
 // password): created once, stored in data_dir with mode 0600, reused on later starts.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { leaves } from '../../robot/common/validation/builders.js';
+import { makeDirs } from '../util/make-dirs.js';
 import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
 
@@ -15,7 +16,7 @@ export interface Secret {
 }
 
 export function ensureDataDir(dataDir: string): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
 }
 
 /** Returns `configured` when set, else the value stored in data_dir/name (creating it once). */
@@ -26,7 +27,7 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
     const stored = readStored(file);
     if (stored) return { value: stored, file, generated: false };
     ensureDataDir(dataDir);
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(file), 0o700);
     // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
     const value = randomBytes(24).toString('base64url');
     writeFileSync(file, value + '\n', { mode: 0o600 });
