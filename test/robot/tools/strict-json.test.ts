@@ -25,6 +25,36 @@ test('agrees with JSON.parse on valid JSON (seeded, 2,000 values, compact and in
   }
 });
 
+test('accepts and refuses what JSON.parse does on mutated JSON, but for its own refusals (seeded, 5,000 texts)', () => {
+  const r = new Prng(11);
+  const alphabet = ' \t\n{}[]",:.eE+-0123456789\\uaZ';
+  for (let i = 0; i < 5000; i++) {
+    let text = JSON.stringify(randomValue(r, 0), null, i % 2 ? 1 : undefined) ?? 'null';
+    for (let k = r.int(3); k > 0; k--) {
+      const at = r.int(text.length + 1);
+      const op = r.int(3);
+      const c = alphabet[r.int(alphabet.length)]!;
+      text =
+        op === 0
+          ? text.slice(0, at) + c + text.slice(at)
+          : op === 1
+            ? text.slice(0, at) + text.slice(at + 1)
+            : text.slice(0, at);
+    }
+    let want: { ok: boolean; value?: unknown };
+    try {
+      want = { ok: true, value: JSON.parse(text) };
+    } catch {
+      want = { ok: false };
+    }
+    const got = parseStrictJson(text, 64);
+    if (!got.ok && /^duplicate key|numbers must be finite/.test(got.error)) continue;
+    const label = `case ${i} (seed 11): ${JSON.stringify(text)} → ${got.ok ? 'ok' : got.error}`;
+    assert.equal(got.ok, want.ok, label);
+    if (got.ok) assert.deepEqual(got.value, want.value, label);
+  }
+});
+
 test('errors say what is wrong and where', () => {
   const cases: [string, RegExp][] = [
     ['{"a":1,"a":2}', /^duplicate key "a" at position 7$/],

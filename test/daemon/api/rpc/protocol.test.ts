@@ -69,6 +69,12 @@ test('a key given twice is -32600 naming it (JSON.parse would keep the last sile
   assert.match(r.error.message, /^Invalid Request: duplicate key "n" at position \d+: a key given twice is ambiguous$/);
   assert.deepEqual(r.error.data, { field: '(message)', rule: 'duplicate_key' });
   assert.equal(calls.length, 0);
+  // Broken JSON stays a parse error even when a duplicate comes before the break.
+  const broken = await send('{"jsonrpc": "2.0", "id": 1, "id": 2, "method": ');
+  assert.equal(broken.error.code, RpcCode.PARSE_ERROR);
+  // A duplicate 40 levels down (deeper than model output may nest, within max_json_depth) is found.
+  const deep = `{"jsonrpc": "2.0", "id": 4, "method": "test.echo", "params": {"v": ${'['.repeat(40)}{"a": 1, "a": 2}${']'.repeat(40)}}}`;
+  assert.equal((await send(deep)).error.data.rule, 'duplicate_key');
   // The same key in two objects (a batch's requests) is fine.
   const ok = await send([
     { jsonrpc: '2.0', id: 2, method: 'test.echo', params: { n: 1 } },
