@@ -141,6 +141,29 @@ test('set_gripper: the gripper moves to the commanded opening; an arm without a 
   assert.equal(both.arms!.right!.gripper, 1);
 });
 
+test('dual-yam while the left arm moves: a right move is busy; the right gripper, a plan check and a repeated gripper command', async () => {
+  const lb = new Loopback('dual-yam');
+  await lb.run(0.3);
+  const moving = lb.exec.execute(
+    call('move_to', { target: { left: lb.poseFromHere('left', 0.05, 0, -0.05), right: null } }),
+  );
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  const move = await lb.exec.execute(
+    call('move_to', { target: { left: null, right: lb.poseFromHere('right', 0, 0.02, 0) } }),
+  );
+  assert.equal(move.status, 'busy', move.message);
+  const check = await lb.outcome(
+    lb.exec.execute(call('check_path', { poses: [{ left: null, right: lb.poseFromHere('right', 0, 0.02, 0) }] })),
+  );
+  assert.equal(check.status, 'ok', check.message);
+  const grip = lb.exec.execute(call('set_gripper', { positions: { left: null, right: 0.3 } }));
+  await lb.run(0.01);
+  const again = await lb.exec.execute(call('set_gripper', { positions: { left: null, right: 0.6 } }));
+  assert.equal(again.status, 'busy', 'the same gripper is still moving');
+  assert.equal((await lb.outcome(grip)).status, 'ok');
+  assert.equal((await lb.outcome(moving)).status, 'ok');
+});
+
 test('check_path plans without sending anything; unreachable and out-of-workspace poses are infeasible with the reason', async () => {
   const lb = new Loopback('yam');
   await lb.run(0.3);
