@@ -31,7 +31,7 @@ import {
 import { parsePayload } from '../../robot/link/controller-link.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
 import { simSceneRobot, simSceneTopic } from '../../robot/link/sim-scene.js';
-import type { Command, CommandSink, Planner } from '../../robot/tools/executor.js';
+import { idSource, type Command, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient } from '../mqtt/client.js';
@@ -91,6 +91,7 @@ export class RobotLink extends Service {
           registers: [deps.metrics],
         })
       : undefined;
+    const ids = idSource(this.session.slice(2));
     for (const entry of deps.config.serve) {
       const sink: CommandSink = (c, expiresIn) => {
         const why = this.send(entry.id, entry.transport, c, expiresIn);
@@ -107,7 +108,7 @@ export class RobotLink extends Service {
           deps.config,
           dir,
           this.now,
-          this.session.slice(2),
+          ids,
           sink,
           planner,
           new CameraStore(entry.id, limits, deps.log, (camera, outcome) =>

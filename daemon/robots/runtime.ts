@@ -7,7 +7,7 @@ import { ControllerSession } from '../../robot/link/controller-session.js';
 import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import type { TrajectoryMsg } from '../../robot/link/protocol.js';
 import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
-import { Executor, type CommandSink, type Planner } from '../../robot/tools/executor.js';
+import { Executor, type CommandSink, type IdSource, type Planner } from '../../robot/tools/executor.js';
 import { RobotModel } from '../../robot/tools/robot-model.js';
 import type { SceneSnapshot } from '../../robot/tools/plan-scene.js';
 import type { CameraStore } from './camera-store.js';
@@ -31,7 +31,7 @@ export class RobotRuntime {
     config: RobotsConfig,
     dir: string,
     now: () => number,
-    idPrefix: string,
+    ids: IdSource,
     sink: CommandSink,
     planner: Planner,
     /** Its camera streams. */
@@ -57,7 +57,7 @@ export class RobotRuntime {
       session: this.session,
       sink,
       now,
-      idPrefix,
+      ids,
       planner,
       options: { trackingLimit: entry.tracking_error_rad, expiry: config.command_expiry_ms / 1000 },
     });

@@ -45,10 +45,17 @@ export interface ExecutorDeps {
   /** Daemon clock (s, monotonic). */
   now: () => number;
   options?: Partial<ExecutorOptions>;
-  /** Prefix of command ids, unique per daemon run (the controller ignores repeated ids). */
-  idPrefix: string;
+  /** Call and command ids, unique per daemon run across its robots (a controller ignores repeated ids). */
+  ids: IdSource;
   /** Plans a motion (default: in this thread; the daemon plans in a worker thread). */
   planner?: Planner;
+}
+
+/** Makes `<kind>-<run>-<n>` ids; share one source among a daemon's executors so no two robots repeat one. */
+export type IdSource = (kind: string) => string;
+export function idSource(run: string): IdSource {
+  let n = 1;
+  return (kind) => `${kind}-${run}-${n++}`;
 }
 
 /** grasped: the arms whose gripper holds an object (their grasp envelope joins the safety check). */
@@ -91,7 +98,6 @@ export class Executor implements SessionListener, MotionHost {
   private readonly waiters = new Map<string, Waiter>();
   /** Arms whose gripper last finished closed on an object: plans carry their grasp envelope. */
   private readonly grasped = new Set<string>();
-  private next = 1;
   private lastPoll = -Infinity;
   /** Until then staleness is not judged: the daemon was busy and states are still queued. */
   private graceUntil = -Infinity;
@@ -111,7 +117,7 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   newId(prefix: string): string {
-    return `${prefix}-${this.deps.idPrefix}-${this.next++}`;
+    return this.deps.ids(prefix);
   }
 
   /** Arms with a motion or a gripper command in flight. */

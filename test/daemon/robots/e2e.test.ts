@@ -78,6 +78,10 @@ for (const transport of ['embedded', 'mosquitto', 'ws'] as Transport[]) {
     const outside = await callTool(rig, 'arm1', 'check_path', { poses: [{ pose_xyzquat: [1.5, 0, 0.3, 0, 0, 0, 1] }] });
     assert.equal(outside.reason, 'outside_workspace', outside.message);
 
+    // Call ids are unique across the daemon's robots, not only per robot.
+    const ids = [moved, chunk, dual, grip, check, far, outside].map((o) => o.call_id);
+    assert.equal(new Set(ids).size, ids.length, ids.join(' '));
+
     // Stop mid-move: robots.stop wins, the move reports stopped, the arm is at rest.
     const farther = await poseFromHere(rig, 'arm1', 'arm', 0.08, 0, 0);
     const mark = rig.rpc.notifications.length;

@@ -8,7 +8,7 @@ import { loadArms } from '../../../robot/description/loader.js';
 import { SimController, type SimOptions } from '../../../robot/sim/controller.js';
 import { simRobotFrom, type SimRobot } from '../../../robot/sim/robot.js';
 import type { SimWorld } from '../../../robot/sim/scene/world.js';
-import { Executor, type Command, type ExecutorOptions } from '../../../robot/tools/executor.js';
+import { Executor, idSource, type Command, type ExecutorOptions } from '../../../robot/tools/executor.js';
 import { RobotModel } from '../../../robot/tools/robot-model.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
 
@@ -57,7 +57,7 @@ export class Loopback {
       model: this.model,
       session: this.session,
       now: () => this.t,
-      idPrefix: 'test',
+      ids: idSource('test'),
       options: exec,
       sink: (c) => {
         this.sent.push(c);
