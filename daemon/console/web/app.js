@@ -19,9 +19,17 @@ addEventListener('error', (e) => showError(e.message));
 addEventListener('unhandledrejection', (e) => showError(e.reason));
 
 const conn = $('conn');
+// While the connection is down, what the panels show is the last known state: said on each.
+let lostAt = null;
 const rpc = new Rpc((state) => {
   conn.dataset.state = state;
   conn.textContent = { open: 'connected', connecting: 'connecting…', closed: 'disconnected' }[state];
+  if (state === 'open') lostAt = null;
+  else if (lostAt === null && state === 'closed') {
+    lostAt = new Date().toLocaleTimeString();
+    for (const r of robots.values()) robotCard(r.summary);
+    cameras.disconnected(lostAt);
+  }
 });
 const view = new View3d($('view3d'));
 const cameras = new Cameras($('camera-grid'));
@@ -40,8 +48,10 @@ function robotCard(r) {
   }
   const arms = r.arms.map((a) => a.name).join(', ');
   const problem = r.problem ? ` — ${r.problem.code}: ${r.problem.message}` : '';
-  card.dataset.ready = String(r.ready);
-  card.textContent = `${r.id} (${r.robot}, ${r.transport}) · arms: ${arms} · ${r.ready ? 'ready' : 'not ready'}${problem}${r.busy.length ? ` · moving: ${r.busy.join(', ')}` : ''}`;
+  card.dataset.ready = String(r.ready && lostAt === null);
+  card.dataset.stale = String(lostAt !== null);
+  const lost = lostAt === null ? '' : `disconnected from the daemon at ${lostAt}; last known: `;
+  card.textContent = `${lost}${r.id} (${r.robot}, ${r.transport}) · arms: ${arms} · ${r.ready ? 'ready' : 'not ready'}${problem}${r.busy.length ? ` · moving: ${r.busy.join(', ')}` : ''}`;
 }
 
 async function describe(id) {

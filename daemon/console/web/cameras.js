@@ -44,4 +44,12 @@ export class Cameras {
     }
     return cameras;
   }
+
+  /** The connection dropped at `at`: every frame shown is the last one received, and says so. */
+  disconnected(at) {
+    for (const t of this.tiles.values()) {
+      t.fig.classList.add('stale');
+      t.cap.textContent = `no new frames: disconnected from the daemon at ${at}; last: ${t.cap.textContent}`;
+    }
+  }
 }

@@ -218,4 +218,23 @@ test('operator console in Chromium', async (t) => {
       );
     },
   );
+
+  await t.test(
+    'with the connection down, the robot card and camera captions say they show the last known state',
+    async () => {
+      await pageValue(c, "document.querySelector('#robot-arm1')?.dataset.stale === 'false'", 'a live robot card');
+      // Drop the page's connection and keep it from reconnecting: the daemon going away, as the page sees it.
+      await c.page.evaluate('brainstemConsole.rpc.connect = () => {}; brainstemConsole.rpc.ws.close()');
+      await pageValue(c, "document.querySelector('#robot-arm1').dataset.stale === 'true'", 'the card marked');
+      const card = (await c.page.textContent('#robot-arm1'))!;
+      assert.match(card, /^disconnected from the daemon at .+; last known: arm1 \(yam, mqtt\)/);
+      assert.equal(await c.page.evaluate("document.querySelector('#robot-arm1').dataset.ready"), 'false');
+      const caption = (await c.page.textContent('#camera-grid figcaption'))!;
+      assert.match(caption, /^no new frames: disconnected from the daemon at .+; last: arm1 · /);
+      assert.equal(
+        await c.page.evaluate("document.querySelector('#camera-grid figure').classList.contains('stale')"),
+        true,
+      );
+    },
+  );
 });
