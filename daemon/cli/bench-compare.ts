@@ -32,10 +32,10 @@ interface RawOptions {
 }
 
 export const registerBenchCompare: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('compare')
     .description(
-      'Our engine vs llama.cpp (node-llama-cpp, or llama-bench built on this machine) on the same model: prefill/decode medians, ratios, roofline fractions',
+      'our engine vs llama.cpp (node-llama-cpp, or llama-bench built on this machine) on the same model: prefill/decode medians, ratios, roofline fractions',
     )
     .requiredOption('--model <dir>', 'model folder (MLX safetensors)')
     .option(

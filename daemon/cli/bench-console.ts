@@ -18,7 +18,7 @@ interface Options {
 }
 
 export const registerBenchConsole: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('console')
     .description(
       'operator console: bundle bytes (raw, gzip), first load (login → connected → arm drawn) and e-stop (Esc → arms at rest) in headless Chromium',

@@ -42,10 +42,10 @@ async function run(o: Options): Promise<void> {
 }
 
 export const registerBenchConstrained: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('constrained')
     .description(
-      'Constrained decoding cost: trie build and per-token mask time on a synthetic byte-level vocabulary with random logits',
+      'constrained decoding cost: trie build and per-token mask time on a synthetic byte-level vocabulary with random logits',
     )
     .option('--vocab <n>', 'vocabulary size', '152000')
     .option('--requests <n>', 'forced tool calls to generate', '5')

@@ -90,10 +90,10 @@ export function benchArms(o: RawOptions): BenchProfile[] {
 }
 
 export const registerBenchDecode: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('decode')
     .description(
-      'Prefill and decode speed, time to first token, memory, bytes read and expert-load stalls per token of a model folder',
+      'prefill and decode speed, time to first token, memory, bytes read and expert-load stalls per token of a model folder',
     )
     .requiredOption('--model <dir>', 'model folder (config.json + safetensors)')
     .option('--threads <n>', 'CPU threads for the kernels', '1')

@@ -30,7 +30,7 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
 }
 
 export const registerBenchIk: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('ik')
     .description('IK solve rate (≤ accept tolerances, inside limits), median and p99 µs per solve')
     .requiredOption('--robot <name>', 'robot config in configs/robots/')

@@ -27,10 +27,10 @@ function int(flag: string, v: string, lo: number, hi: number): number {
 }
 
 export const registerBenchLink: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('link')
     .description(
-      'Robot link: tool call → trajectory published (10-pose chunk, 6 joints); event-loop lag with two arms streaming state',
+      'robot link: tool call → trajectory published (10-pose chunk, 6 joints); event-loop lag with two arms streaming state',
     )
     .option('--calls <n>', 'timed tool calls (after 5 untimed)', '200')
     .option('--duration <s>', 'seconds of state streaming measured', '10')

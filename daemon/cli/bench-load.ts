@@ -19,10 +19,10 @@ interface Flags {
 }
 
 export const registerBenchLoad: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('load')
     .description(
-      'Heartbeat gaps, API latency, motion outcomes and RSS while WebSocket clients flood the API and MQTT sessions the broker with valid and invalid traffic',
+      'heartbeat gaps, API latency, motion outcomes and RSS while WebSocket clients flood the API and MQTT sessions the broker with valid and invalid traffic',
     )
     .option('--clients <n>', 'WebSocket clients', '200')
     .option('--duration <s>', 'seconds of flooding', '10')

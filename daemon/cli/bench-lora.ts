@@ -10,9 +10,9 @@ import { EngineError } from '../engine/native-model.js';
 import { NativeLoadError } from '../native/binding.js';
 
 export const registerBenchLora: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('lora')
-    .description('Decode speed with and without an unmerged LoRA adapter (interleaved), and its overhead')
+    .description('decode speed with and without an unmerged LoRA adapter (interleaved), and its overhead')
     .requiredOption('--model <dir>', 'model folder (config.json + safetensors)')
     .requiredOption('--adapter <dir>', 'LoRA adapter (PEFT, mlx-lm or Edge0)')
     .option('--threads <n>', 'CPU threads for the kernels', '1')

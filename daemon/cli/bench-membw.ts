@@ -32,9 +32,9 @@ export async function runMembw(maxThreads: number, mib: number, passes: number):
 }
 
 export const registerBenchMembw: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('membw')
-    .description('Memory read bandwidth with 1..N threads (native read loop)')
+    .description('memory read bandwidth with 1..N threads (native read loop)')
     .option('--threads <n>', 'largest thread count (default: available cores)')
     .option('--mib <n>', 'buffer size in MiB (well above the last-level cache)', '256')
     .option('--passes <n>', 'passes per thread count; the best is kept', '3')

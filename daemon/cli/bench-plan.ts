@@ -25,7 +25,7 @@ function integer(flag: string, value: string, min: number): number {
 }
 
 export const registerBenchPlan: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('plan')
     .description('µs to plan a Cartesian chunk end to end (median, p99) on seeded random chunks')
     .option('--robot <name>', 'robot or setup config in configs/robots/', 'ur5e')

@@ -23,10 +23,10 @@ interface Flags {
 }
 
 export const registerBenchPolicy: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('policy')
     .description(
-      'Policy episodes on a simulated yam with a served model: per decision the prompt, prefilled and decode tokens, time to the tool request, planning, motion and the daemon overhead',
+      'policy episodes on a simulated yam with a served model: per decision the prompt, prefilled and decode tokens, time to the tool request, planning, motion and the daemon overhead',
     )
     .option('--provider <kind>', 'provider (only local: a model this daemon serves)', 'local')
     .option('--model <dir>', 'model folder (e.g. from brainstem models synth)')

@@ -33,7 +33,7 @@ function resolution(value: string): { width: number; height: number } | null {
 }
 
 export const registerBenchRender: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('render')
     .description(
       `ms per camera frame, render and encode apart (p50, p99), for each shipped scene and camera (target ≤ ${RENDER_TARGET_MS} ms render)`,

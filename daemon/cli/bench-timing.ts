@@ -9,9 +9,9 @@ import { parseTimingCases } from '../bench/timing-cases.js';
 import { runTimingBench } from '../bench/timing-bench.js';
 
 export const registerBenchTiming: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks that print JSON')
+  group(program, 'bench')
     .command('timing')
-    .description('Time-scaling solver against a cases CSV (Ruckig 1-DOF, multi-joint or moving-start format)')
+    .description('time-scaling solver against a cases CSV (Ruckig 1-DOF, multi-joint or moving-start format)')
     .requiredOption('--cases <file>', 'CSV file of cases with reference durations')
     .option('--repeat <n>', 'solves per case between clock reads', '32')
     .option('--json', 'print JSON')

@@ -25,10 +25,10 @@ function parseSizes(raw: string): [number, number][] {
 }
 
 export const registerBenchVision: CommandRegistrar = (program: Command) => {
-  group(program, 'bench', 'Benchmarks (JSON with --json)')
+  group(program, 'bench')
     .command('vision')
     .description(
-      'Vision tower and spliced prefill per image size: preprocessing ms, encoder ms, image tokens, prefill tok/s',
+      'vision tower and spliced prefill per image size: preprocessing ms, encoder ms, image tokens, prefill tok/s',
     )
     .requiredOption('--model <dir>', 'a model folder with a vision tower (e.g. models synth --arch qwen3_vl_moe)')
     .option('--sizes <list>', 'image sizes WxH, comma-separated', '448x448,896x896,1280x720')

@@ -8,7 +8,7 @@ import { redactConfig } from '../config/secrets.js';
 import { group } from './group.js';
 
 export function registerConfigCheck(program: Command): void {
-  group(program, 'config', 'inspect and validate configuration')
+  group(program, 'config')
     .command('check')
     .description('validate a config file (merged over the defaults and BRAINSTEM_* variables)')
     .argument('<file>', 'YAML config file')

@@ -44,9 +44,9 @@ function printTable(r: MergeCheckResult): void {
 }
 
 export const registerLoraMergeCheck: CommandRegistrar = (program: Command) => {
-  group(program, 'lora', 'LoRA adapters: checks')
+  group(program, 'lora')
     .command('merge-check')
-    .description('How much of a LoRA survives merging into the int4 weights (per module and at the logits)')
+    .description('how much of a LoRA survives merging into the int4 weights (per module and at the logits)')
     .requiredOption('--model <dir>', 'model folder (MLX int4)')
     .requiredOption('--adapter <dir>', 'adapter folder or file (PEFT, mlx-lm or Edge0)')
     .option('--modules <list>', "comma-separated module paths or in-layer suffixes (default: all of the adapter's)")

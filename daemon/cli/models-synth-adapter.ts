@@ -32,9 +32,9 @@ function positive(flag: string, value: string): number {
 }
 
 export const registerModelsSynthAdapter: CommandRegistrar = (program: Command) => {
-  group(program, 'models', 'Model folders: synthesise, inspect')
+  group(program, 'models')
     .command('synth-adapter')
-    .description('Write a synthetic LoRA adapter for a model folder (PEFT, mlx-lm or Edge0 layout)')
+    .description('write a synthetic LoRA adapter for a model folder (PEFT, mlx-lm or Edge0 layout)')
     .requiredOption('--model <dir>', 'model folder the adapter is for (config.json gives the shapes)')
     .requiredOption('--out <dir>', 'output folder (must be empty unless --force)')
     .option('--format <format>', `layout: ${ADAPTER_FORMATS.join(' | ')}`, 'peft')

@@ -91,9 +91,9 @@ export function parseSynthOptions(o: RawOptions): {
 }
 
 export const registerModelsSynth: CommandRegistrar = (program: Command) => {
-  group(program, 'models', 'Model folders: synthesise, inspect')
+  group(program, 'models')
     .command('synth')
-    .description('Write a synthetic MoE model (random weights) in the mlx-community layout, or as GGUF')
+    .description('write a synthetic MoE model (random weights) in the mlx-community layout, or as GGUF')
     .requiredOption(
       '--arch <arch>',
       `architecture: ${SYNTH_ARCHS.join(' | ')} (qwen3_vl_moe adds an ONNX vision tower; qwen3_5_moe with --vision)`,

@@ -30,7 +30,7 @@ export function mosquittoConf(passwd: string, acl: string): string {
 }
 
 export function registerMqttCredentials(program: Command): void {
-  group(program, 'mqtt', 'MQTT broker identities')
+  group(program, 'mqtt')
     .command('credentials')
     .description('write a Mosquitto password file and ACL file for the daemon, each controller and observer')
     .requiredOption('-o, --out <dir>', 'directory for passwd, acl and brainstem.conf (created; passwd gets mode 0600)')

@@ -106,7 +106,7 @@ function line(e: EpisodeEvent): string | null {
 }
 
 export function registerPolicy(program: Command): void {
-  const policy = group(program, 'policy', 'policy episodes: a model drives a robot until the task is done and checked');
+  const policy = group(program, 'policy');
   const run = withProviderOptions(
     policy
       .command('run')

@@ -119,9 +119,9 @@ function engineErrors<T>(p: Promise<T>): Promise<T> {
 }
 
 export const registerPrerouter: CommandRegistrar = (program: Command) => {
-  const pr = group(program, 'prerouter', 'Prerouter heads: calibrate on a text, evaluate recall');
+  const pr = group(program, 'prerouter');
   pr.command('calibrate')
-    .description("Train prerouter heads (imitating each next layer's router one token ahead) on a text")
+    .description("train prerouter heads (imitating each next layer's router one token ahead) on a text")
     .requiredOption('--model <dir>', 'model folder')
     .requiredOption('--text <file>', 'UTF-8 text the model reads (its routing is the teacher)')
     .requiredOption('--out <file>', 'heads file to write (.safetensors, fp16)')
@@ -161,7 +161,7 @@ export const registerPrerouter: CommandRegistrar = (program: Command) => {
       },
     );
   pr.command('eval')
-    .description('Top-k recall of prerouter heads against the true router on a text')
+    .description('top-k recall of prerouter heads against the true router on a text')
     .requiredOption('--model <dir>', 'model folder')
     .requiredOption('--heads <file>', 'heads file (.safetensors)')
     .requiredOption('--text <file>', 'UTF-8 text (held out from calibration)')

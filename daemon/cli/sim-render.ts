@@ -62,10 +62,10 @@ const repeat = (v: string, acc: string[]) => [...acc, v];
 
 export const registerSimRender: CommandRegistrar = (program: Command) => {
   // `sim`'s own options stop at the subcommand, so `sim render --seed` reaches render.
-  group(program, 'sim', 'Simulated robot controller')
+  group(program, 'sim')
     .enablePositionalOptions()
     .command('render')
-    .description('Render one still image of a scene from one of its cameras (arms at home unless --joints)')
+    .description('render one still image of a scene from one of its cameras (arms at home unless --joints)')
     .requiredOption('--scene <name|file>', 'scene: a name under configs/scenes/ or a YAML file')
     .requiredOption('--camera <name>', "one of the scene's cameras")
     .requiredOption('--out <file>', 'image file: .png, or .jpg/.jpeg')

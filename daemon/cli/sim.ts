@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import type { CommandRegistrar } from './group.js';
+import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
 import { redactUrl } from '../config/secrets.js';
 import { readTlsFiles } from '../mqtt/tls.js';
@@ -83,9 +83,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
   // `sim` and `sim render` share --scene and --seed: commander leaves options after a subcommand
   // to it only when the program, and not just `sim`, has positional options.
   program.enablePositionalOptions();
-  program
-    .command('sim')
-    .description('Run a simulated robot controller that connects over MQTT (--broker) or the daemon WebSocket (--ws)')
+  group(program, 'sim')
     // Required, but checked in the action: commander would demand it of `sim render` too.
     .option('--robot <name|file>', 'robot: a name under configs/robots/ or a YAML/JSON file (required)')
     .option(
