@@ -61,6 +61,8 @@ export interface ArmSummary extends Partial<Record<MedianKey, number | null>> {
   cgroup_peak_bytes: number | null;
   samples: { decode_tok_s: number[]; blocked_ms_per_token: number[] };
   errors: string[];
+  /** A load option the engine refused in a run (every run then fails alike). */
+  refused?: { option: string; detail: string };
 }
 
 export interface ArmsResult extends Partial<Record<MedianKey, number | null>> {
@@ -104,6 +106,18 @@ const spawnNode: SpawnRun = (argv) =>
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+
+/** The worker's failure line (its last line on stderr), or the whole stderr when that is not one. */
+function workerFailure(stderr: string): { error?: string; option?: string; detail?: string } {
+  const text = stderr.trim();
+  try {
+    const f = JSON.parse(text.split('\n').pop()!) as { error?: unknown };
+    if (typeof f?.error === 'string') return f as { error: string };
+  } catch {
+    // not the worker's line (it died before writing one)
+  }
+  return text ? { error: text } : {};
+}
 
 function modelFiles(dir: string, prerouter: string | undefined): string[] {
   const files = readdirSync(dir)
@@ -161,7 +175,9 @@ export async function runArms(o: ArmsOptions, spawnRun: SpawnRun = spawnNode): P
           s.killed++;
           s.errors.push(`killed${oom ? ' by the OOM killer' : ` (${out.signal})`}`);
         } else {
-          s.errors.push(out.stderr.trim() || `exit ${out.code ?? out.signal}`);
+          const f = workerFailure(out.stderr);
+          s.errors.push(f.error ?? `exit ${out.code ?? out.signal}`);
+          if (f.option && f.detail) s.refused = { option: f.option, detail: f.detail };
         }
       }
     }

@@ -5,7 +5,7 @@
 // JSON with --json (or when piped), else a table.
 import type { Command } from 'commander';
 import { type CommandRegistrar, group } from './group.js';
-import { CliError, routingWidthError } from './exit.js';
+import { CliError, optionError } from './exit.js';
 import { activationBitsOption, intOption, printBench } from './bench-common.js';
 import { runDecodeBench, type BenchProfile } from '../bench/decode-bench.js';
 import { runArms } from '../bench/decode-bench-arms.js';
@@ -42,6 +42,9 @@ interface RawOptions {
   /** false with --no-prefault (commander's default for a --no- flag is true). */
   prefault?: boolean;
 }
+
+/** loadModel options the engine may refuse, by the flag that sets them here. */
+const LOAD_FLAGS = { topK: '--k' };
 
 const list = (v: string) =>
   v
@@ -170,12 +173,14 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
         const failed = r.arms.flatMap((a) =>
           a.errors.filter((e) => !e.startsWith('killed')).map((e) => `${a.arm}: ${e}`),
         );
-        if (failed.length > 0 && r.arms.every((a) => a.runs === a.errors.length))
-          throw routingWidthError(failed[0]!, '--k') ?? new CliError(failed[0]!, 1);
+        if (failed.length > 0 && r.arms.every((a) => a.runs === a.errors.length)) {
+          const refused = r.arms.find((a) => a.refused)?.refused;
+          throw (refused && optionError(refused, LOAD_FLAGS)) ?? new CliError(failed[0]!, 1);
+        }
         printBench(r, o.json);
       } catch (err) {
-        if (err instanceof EngineError || err instanceof NativeLoadError || err instanceof AdapterError)
-          throw routingWidthError(err.message, '--k') ?? new CliError(err.message, 1);
+        if (err instanceof EngineError) throw optionError(err, LOAD_FLAGS) ?? new CliError(err.message, 1);
+        if (err instanceof NativeLoadError || err instanceof AdapterError) throw new CliError(err.message, 1);
         throw err;
       }
     });

@@ -9,10 +9,11 @@ export class CliError extends Error {
   }
 }
 
-/** The engine's refusal of a routing width the model cannot take, as a usage error naming the flag that set it. */
-export function routingWidthError(message: string, flag: string): CliError | undefined {
-  const m = /topK \(routing width\) must be between 1 and (\d+) for this model, got (-?\d+)/.exec(message);
-  return m
-    ? new CliError(`${flag}: must be between 1 and ${m[1]} for this model (its experts per token), got ${m[2]}`, 2)
-    : undefined;
+/** A load option the engine refused (`err.option`), as a usage error naming the flag that set it. */
+export function optionError(
+  err: { option?: string | undefined; detail?: string | undefined },
+  flags: Record<string, string>,
+): CliError | undefined {
+  const flag = err.option === undefined ? undefined : flags[err.option];
+  return flag && err.detail ? new CliError(`${flag}: ${err.detail}`, 2) : undefined;
 }

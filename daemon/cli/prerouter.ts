@@ -4,7 +4,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
-import { CliError, routingWidthError } from './exit.js';
+import { CliError, optionError } from './exit.js';
 import { intOption } from './bench-common.js';
 import { runCalibration, runEval, type CalibrationReport, type EvalReport } from '../tools/prerouter-calibration.js';
 import { EngineError } from '../engine/native-model.js';
@@ -112,8 +112,8 @@ function checkOutFolder(out: string): void {
 
 function engineErrors<T>(p: Promise<T>): Promise<T> {
   return p.catch((err: unknown) => {
-    if (err instanceof EngineError || err instanceof NativeLoadError)
-      throw routingWidthError(err.message, '--top-k') ?? new CliError(err.message, 1);
+    if (err instanceof EngineError) throw optionError(err, { topK: '--top-k' }) ?? new CliError(err.message, 1);
+    if (err instanceof NativeLoadError) throw new CliError(err.message, 1);
     throw err;
   });
 }

@@ -9,7 +9,7 @@ import { formatDuration } from '../util/duration.js';
 import { AdapterNotFoundError, type AdapterInfo } from './adapters/adapter-manager.js';
 import { AdapterError } from './adapters/plan.js';
 import type { AdapterSource, ModelProfile } from './config.js';
-import type { PrefaultStatus } from '../native/binding.js';
+import type { NativeError, PrefaultStatus } from '../native/binding.js';
 import { BusyError, CancelledError, RequestQueue } from './request-queue.js';
 import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type ServedModel } from './served-model.js';
 import type { ServingMetrics } from './serving-metrics.js';
@@ -363,7 +363,11 @@ export class ModelRegistry extends Service {
       this.emit(slot);
       return served;
     } catch (err) {
-      const message = `model "${slot.name}" (${slot.profile.path}) failed to load: ${(err as Error).message}`;
+      const e = err as NativeError;
+      // A refused load option is named by the model setting that gave it (top_k, not topK).
+      const key = e.option === 'topK' ? 'top_k' : undefined;
+      const why = key && e.detail ? `${key}: ${e.detail}` : e.message;
+      const message = `model "${slot.name}" (${slot.profile.path}) failed to load: ${why}`;
       Object.assign(slot, { state: 'failed', stage: undefined, error: message });
       this.deps.log.error({ model: slot.name, err: (err as Error).message }, 'model failed to load');
       this.emit(slot);

@@ -13,6 +13,7 @@ import {
   type ModelHandle,
   type ModelSummary,
   type NativeAddon,
+  type NativeError,
   type SessionHandle,
   type SessionInfo,
   type StreamStats,
@@ -22,7 +23,12 @@ import {
 import type { AdapterRef, LogitsSource } from './prefix-cache.js';
 
 export class EngineError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** A refused load option as loadModel names it (`topK`), with the rule alone in `detail`. */
+    readonly option?: string,
+    readonly detail?: string,
+  ) {
     super(message);
     this.name = 'EngineError';
   }
@@ -32,7 +38,8 @@ async function call<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    throw new EngineError((err as Error).message);
+    const e = err as NativeError;
+    throw new EngineError(e.message, e.option, e.detail);
   }
 }
 

@@ -380,6 +380,12 @@ export interface MultimodalPrefill {
   positions?: Int32Array;
 }
 
+/** What a native promise rejects with: an Error, and for a refused load option its name and rule. */
+export interface NativeError extends Error {
+  option?: string;
+  detail?: string;
+}
+
 export interface NativeAddon {
   info(): NativeInfo;
   /** Maps the folder's safetensors read-only and checks every tensor against config.json. */

@@ -299,7 +299,8 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   m->top_k = c.router.top_k;
   if (opts.top_k != 0) {
     if (opts.top_k < 1 || opts.top_k > c.router.max_k()) {
-      fail("topK (routing width) must be between 1 and ", c.router.max_k(), " for this model, got ", opts.top_k);
+      fail_option("topK", "routing width", "must be between 1 and ", c.router.max_k(),
+                  " for this model (the experts a token can reach), got ", opts.top_k);
     }
     m->top_k = opts.top_k;
   }

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "common/error.h"
+
 namespace bs::addon {
 
 namespace {
@@ -22,6 +24,10 @@ class PromiseWorker : public Napi::AsyncWorker {
       work_();
     } catch (const std::bad_alloc&) {
       SetError("out of memory; use a smaller contextLength or model");
+    } catch (const Error& e) {
+      option_ = e.option;
+      detail_ = e.detail;
+      SetError(e.what());
     } catch (const std::exception& e) {
       SetError(e.what());
     } catch (...) {
@@ -42,10 +48,16 @@ class PromiseWorker : public Napi::AsyncWorker {
 
   void OnError(const Napi::Error& e) override {
     if (finally_) finally_();
-    deferred_.Reject(e.Value());
+    Napi::Object err = e.Value();
+    if (!option_.empty()) {
+      err.Set("option", option_);
+      err.Set("detail", detail_);
+    }
+    deferred_.Reject(err);
   }
 
  private:
+  std::string option_, detail_;
   Napi::Promise::Deferred deferred_;
   Work work_;
   Done done_;

@@ -18,7 +18,7 @@ before(async () => {
   const profile = { path: model.path, threads: 1, context_length: 1024 };
   d = await startTestDaemon({
     engine: { keep_alive: -1 },
-    models: { tiny: profile, narrow: { ...profile, top_k: 2 } },
+    models: { tiny: profile, narrow: { ...profile, top_k: 2 }, wide: { ...profile, top_k: 99 } },
   });
 });
 
@@ -69,4 +69,14 @@ test('bad experts_per_token values are refused with the field, the rule and the 
   assert.deepEqual([bad.error!.data.field, bad.error!.data.rule], ['experts_per_token', 'range']);
   const ok = await c.call('chat', { model: 'tiny', ...ASK, experts_per_token: 2, stream: false }, 60_000);
   assert.equal(ok.result.message.content, (await chat({ model: 'narrow', ...ASK })).json.choices[0].message.content);
+});
+
+test('a model whose top_k it cannot take fails to load naming the setting, the rule and the value', async () => {
+  const r = await chat({ model: 'wide', ...ASK });
+  assert.equal(r.status, 500, JSON.stringify(r.json));
+  assert.equal(r.json.error.code, 'model_load_failed');
+  assert.match(
+    r.json.error.message,
+    /^model "wide" \(.*\) failed to load: top_k: must be between 1 and 16 for this model \(the experts a token can reach\), got 99$/,
+  );
 });

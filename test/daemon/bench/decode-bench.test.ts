@@ -256,7 +256,27 @@ test('bench decode arms: alternated isolated runs, medians, comparison, memory l
   // A routing width past the model's: a usage error naming the flag (the engine finds it at load).
   const badK = await runCli(['bench', 'decode', '--model', dir, '--k', '99', '--prompt', '2', '--gen', '2']);
   assert.equal(badK.code, 2, badK.stderr);
-  assert.match(badK.stderr, /--k: must be between 1 and \d+ for this model \(its experts per token\), got 99/);
+  assert.match(badK.stderr, /--k: must be between 1 and \d+ for this model \(the experts a token can reach\), got 99/);
+  // The same from isolated runs (each in a child process): the child's refusal reaches the flag.
+  const badKRuns = await runCli([
+    'bench',
+    'decode',
+    '--model',
+    dir,
+    '--k',
+    '99',
+    '--prompt',
+    '2',
+    '--gen',
+    '2',
+    '--rounds',
+    '2',
+  ]);
+  assert.equal(badKRuns.code, 2, badKRuns.stderr);
+  assert.match(
+    badKRuns.stderr,
+    /--k: must be between 1 and \d+ for this model \(the experts a token can reach\), got 99/,
+  );
 });
 
 test('bench decode and bench membw print JSON; a bad folder is a readable error', async (t) => {

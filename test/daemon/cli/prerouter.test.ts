@@ -113,6 +113,11 @@ test('prerouter commands reject bad input with exit code 2 and name the flag', a
       ['prerouter', 'calibrate', '--model', dir, '--text', text, '--out', '/nonexistent/dir/h.safetensors'],
       /^brainstem: --out \/nonexistent\/dir\/h\.safetensors: cannot write into \/nonexistent\/dir \(ENOENT\)\n$/,
     ],
+    // A routing width the model cannot take, found by the engine at load, named by this flag.
+    [
+      [...base, '--top-k', '99'],
+      /^brainstem: --top-k: must be between 1 and 16 for this model \(the experts a token can reach\), got 99\n$/,
+    ],
   ];
   for (const [args, re] of cases) {
     const r = await runCli(args, {}, { timeoutMs: 60_000 });

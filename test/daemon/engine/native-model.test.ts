@@ -118,10 +118,14 @@ for (const arch of ARCHS) {
     await sw.decode(3);
     assert.equal(sw.info().expertsComputed - before, 6 * wide.summary.moeLayers);
     const max = arch === 'glm4_moe' ? 8 : 16; // glm tiny: topk_group 2 of 4 groups of 4 experts
-    await assert.rejects(
-      NativeModel.load(dir, { topK: max + 1 }),
-      new RegExp(`topK \\(routing width\\) must be between 1 and ${max} for this model, got ${max + 1}`),
-    );
+    // The refused option comes named, with its rule apart, for a caller to name its own flag.
+    const detail = `must be between 1 and ${max} for this model (the experts a token can reach), got ${max + 1}`;
+    await assert.rejects(NativeModel.load(dir, { topK: max + 1 }), {
+      name: 'EngineError',
+      message: `topK (routing width): ${detail}`,
+      option: 'topK',
+      detail,
+    });
   });
 }
 
