@@ -1,7 +1,7 @@
 // Chat messages (OpenAI shape) → prompt text through the model's Jinja chat template
 // (@huggingface/jinja), with tools, assistant tool calls, tool results and the generation prompt.
 import { Template } from '@huggingface/jinja';
-import { formatIssue } from '../../robot/common/validation/issue.js';
+import { issueRule } from '../../robot/common/validation/issue.js';
 import { prototypeKeyIssues } from '../../robot/common/validation/json-guard.js';
 import { isRecord, showValue } from '../../robot/common/validation/values.js';
 import { RequestError } from './request-error.js';
@@ -178,8 +178,7 @@ function toolCall(c: unknown, at: string): ChatToolCall {
     throw new RequestError(`${at}.function.arguments`, 'type', `must encode a JSON object, got ${showValue(args)}`);
   // Arguments sent as a string escape the body's reserved-key check: the same rule here.
   const reserved = prototypeKeyIssues(args, `${at}.function.arguments`, 1)[0];
-  if (reserved)
-    throw new RequestError(reserved.path, 'reserved_key', formatIssue(reserved).slice(reserved.path.length + 2));
+  if (reserved) throw new RequestError(reserved.path, 'reserved_key', issueRule(reserved));
   const out: ChatToolCall = { type: 'function', function: { name: f.name, arguments: args } };
   if (typeof c.id === 'string') out.id = c.id;
   return out;

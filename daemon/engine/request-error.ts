@@ -1,6 +1,6 @@
 // A request the engine cannot serve as given: names the field, the rule and the value, so the API
 // layer can answer 400 with a message the client can act on.
-import { formatIssue, type IssueError } from '../../robot/common/validation/issue.js';
+import { issueRule, type IssueError } from '../../robot/common/validation/issue.js';
 import { showValue } from '../../robot/common/validation/values.js';
 
 export class RequestError extends Error {
@@ -16,7 +16,7 @@ export class RequestError extends Error {
   /** A client schema that is not one (tools[i].function.parameters, response_format): rule "schema". */
   static fromSchemaIssue(e: IssueError): RequestError {
     const issue = e.issues[0]!;
-    return new RequestError(issue.path, 'schema', formatIssue(issue).slice(issue.path.length + 2));
+    return new RequestError(issue.path, 'schema', issueRule(issue));
   }
 }
 

@@ -21,8 +21,13 @@ export interface FormatOptions {
 /** One line per issue: `path: rule (hint), got value`. */
 export function formatIssue(issue: Issue, opts: FormatOptions = {}): string {
   const where = joinPath(opts.root ?? '', issue.path) || '(top level)';
+  return `${where}: ${issueRule(issue)}`;
+}
+
+/** The issue without its path: `rule (hint), got value` (for errors that carry the path apart). */
+export function issueRule(issue: Issue): string {
   const hint = issue.hint ? ` (${issue.hint})` : '';
-  return `${where}: ${issue.rule}${hint}, got ${showValue(issue.value)}`;
+  return `${issue.rule}${hint}, got ${showValue(issue.value)}`;
 }
 
 export function formatIssues(issues: readonly Issue[], opts: FormatOptions = {}): string {
