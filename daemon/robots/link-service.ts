@@ -17,7 +17,7 @@ import {
   DELIVERY,
   type HeartbeatMsg,
 } from '../../robot/link/protocol.js';
-import { decodeMessage } from '../../robot/link/protocol-validate.js';
+import { decodeMessage, type MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import {
   cameraFilter,
   CONTENT_TYPES,
@@ -120,7 +120,7 @@ export class RobotLink extends Service {
     this.ws = new WsControllers(
       {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
-        message: (robot, type, payload) => this.robots.get(robot)!.receive(type, payload, this.now()),
+        message: (robot, type, payload) => this.deliver(robot, type, payload, 'in an envelope'),
         scene: (robot, payload) => this.robots.get(robot)!.onSimScene(payload, this.now()),
         closed: (robot) => this.robots.get(robot)!.session.onAvailability('offline', this.now()),
         frame: (robot, f) =>
@@ -223,14 +223,20 @@ export class RobotLink extends Service {
     }
     const m = decodeMessage(at.suffix as ControllerMessage, payload);
     if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
-    if (at.suffix === 'description' && (m.value as { robot: string }).robot !== at.robot) {
-      return this.invalid(
-        at.robot,
-        at.suffix,
-        `description.robot is "${(m.value as { robot: string }).robot}" but it came on the topic of robot ${at.robot}`,
-      );
-    }
-    r.receive(at.suffix as ControllerMessage, m.value as never, this.now());
+    this.deliver(at.robot, at.suffix as ControllerMessage, m.value as never, 'on the topic');
+  }
+
+  /** Hands a valid message to its robot; a description naming another robot is invalid. */
+  private deliver(
+    robot: string,
+    kind: ControllerMessage,
+    value: MessageBySuffix[ControllerMessage],
+    via: 'on the topic' | 'in an envelope',
+  ): void {
+    const named = kind === 'description' ? (value as { robot: string }).robot : robot;
+    if (named !== robot)
+      return this.invalid(robot, kind, `description.robot is "${named}" but it came ${via} of robot ${robot}`);
+    this.robots.get(robot)!.receive(kind, value, this.now());
   }
 
   /**

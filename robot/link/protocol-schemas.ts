@@ -80,17 +80,12 @@ export const stateSchema: Schema = message({
       dq: vector,
       gripper: { type: ['number', 'null'], minimum: 0, maximum: 1 },
       mode: { type: 'string', enum: ['hold', 'follow', 'stop', 'fault'] },
-      trajectory: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
+      trajectory: { ...id, type: ['string', 'null'] },
       faults: { type: 'array', maxItems: 32, items: code },
     }),
   },
   faults: { type: 'array', maxItems: 32, items: code },
-  hb: {
-    type: ['object', 'null'],
-    properties: { seq, daemon_time: time, rx_time: time },
-    required: ['seq', 'daemon_time', 'rx_time'],
-    additionalProperties: false,
-  },
+  hb: { ...message({ seq, daemon_time: time, rx_time: time }), type: ['object', 'null'] },
 });
 
 const point: Schema = message(
@@ -115,7 +110,7 @@ export const stopSchema: Schema = message(
   {
     v: version,
     id,
-    arm: { type: ['string', 'null'], minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' },
+    arm: { ...name, type: ['string', 'null'] },
     time,
     reason: { type: 'string', maxLength: 256 },
   },
@@ -127,8 +122,8 @@ export const eventSchema: Schema = message(
     v: version,
     seq,
     time,
-    id: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
-    arm: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
+    id: { ...id, type: ['string', 'null'] },
+    arm: { ...name, type: ['string', 'null'] },
     command: { type: ['string', 'null'], enum: ['trajectory', 'gripper', 'stop', null] },
     event: { type: 'string', enum: ['accepted', 'rejected', 'started', 'finished', 'aborted', 'fault'] },
     reason: code,

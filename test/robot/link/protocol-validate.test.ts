@@ -320,6 +320,17 @@ const cases: Case[] = [
   ['heartbeat', 'timeout too long', (m) => ({ ...m, timeout: 100 }), 'heartbeat.timeout', /must be ≤ 60/],
   ['heartbeat', 'not an object', () => [1], 'heartbeat', /must be an object, not an array/],
   ['availability', 'other word', () => 'up', 'availability', /must be "online" or "offline", got "up"/],
+  // Ids and names have their types wherever they appear, null or not.
+  ['events', 'id with a space', (m) => ({ ...m, id: 't 1' }), 'events.id', /must match/],
+  ['events', 'arm with a slash', (m) => ({ ...m, arm: 'a/b' }), 'events.arm', /must match/],
+  [
+    'state',
+    'trajectory id with a space',
+    (m) => ((m.arms.main.trajectory = 't 1'), m),
+    'state.arms.main.trajectory',
+    /must match/,
+  ],
+  ['state', 'unknown hb field', (m) => ((m.hb.sq = 1), m), 'state.hb.sq', /is not a known field/],
 ];
 
 test('valid messages of every kind pass, vendor x_ fields are ignored', () => {
@@ -328,6 +339,10 @@ test('valid messages of every kind pass, vendor x_ fields are ignored', () => {
     assert.ok(r.ok, `${kind}: ${r.ok ? '' : r.message}`);
   }
   assert.ok(validateMessage('trajectory', { ...trajectory(), x_vendor: { a: 1 } }).ok);
+  assert.ok(validateMessage('state', { ...state(), hb: { ...state().hb, x_vendor: 1 } }).ok, 'x_ in hb');
+  const unattached = { ...event(), id: null, arm: null, command: null, event: 'fault', reason: 'estop' };
+  assert.ok(validateMessage('events', unattached).ok, 'null id and arm');
+  assert.ok(validateMessage('state', { ...state(), hb: null }).ok, 'hb null');
   const withDerivatives = trajectory();
   withDerivatives.points = withDerivatives.points.map((p) => ({ ...p, dq: [0, 0], ddq: [0, 0] }));
   assert.ok(validateMessage('trajectory', withDerivatives).ok);
