@@ -230,7 +230,7 @@ export class ModelRegistry extends Service {
     this.holdLoaded(slot);
     const work = (async () => {
       const served = await abortable(this.ensureLoaded(slot, o.onProgress), o.signal);
-      if (!served.adapters) throw new AdapterError(`model "${model}" takes no LoRA adapters`);
+      if (!served.adapters) throw new AdapterError(`model "${model}" takes no LoRA adapters`, 'model');
       const info = await served.adapters.load(name, source.path, source.format);
       slot.adapters.set(name, source);
       this.deps.log.info({ model, adapter: name, path: source.path, bytes: info.bytes }, 'adapter loaded');

@@ -21,11 +21,11 @@ export interface AdapterPlan extends AdapterSpec {
 }
 
 /** A bad adapter: the message names the file, tensor or config field, the rule and the value;
- *  `field` is the request field at fault (the adapter's `path`, or its `name`). */
+ *  `field` is the request field at fault (the adapter's `path`, its `name`, or the `model`). */
 export class AdapterError extends Error {
   constructor(
     message: string,
-    readonly field: 'path' | 'name' = 'path',
+    readonly field: 'path' | 'name' | 'model' = 'path',
   ) {
     super(message);
     this.name = 'AdapterError';

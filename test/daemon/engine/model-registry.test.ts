@@ -324,3 +324,13 @@ test('real timers, real clock: a 30-day wait has not fired 50 ms later (setTimeo
   cancel();
   assert.equal(fired, false);
 });
+
+test('an adapter for a model that takes none is refused naming the model field, not the file', async () => {
+  const { reg } = await setup();
+  await assert.rejects(reg.loadAdapter('a', 'style', { path: '/adapters/style', format: 'peft' } as never), {
+    name: 'AdapterError',
+    message: 'model "a" takes no LoRA adapters',
+    field: 'model',
+  });
+  await reg.stop();
+});
