@@ -128,7 +128,7 @@ export const registerBenchDecode: CommandRegistrar = (program: Command) => {
     )
     .option(
       '--no-prefault',
-      'leave the weights unmapped (default: mapped where they stay resident, waited for before the prefill)',
+      'leave the weights unmapped (default: mapped where they stay resident, waited for before the prefill; prefault, prefault_ms in the JSON)',
     )
     .option('--adapter <dir>', 'run with this LoRA adapter, unmerged (PEFT, mlx-lm or Edge0)')
     .option(

@@ -29,7 +29,7 @@ export const registerBenchPolicy: CommandRegistrar = (program: Command) => {
       'policy episodes on a simulated yam with a served model: per decision the prompt, prefilled and decode tokens, time to the tool request, planning, motion and the daemon overhead',
     )
     .option('--provider <kind>', 'provider (only local: a model this daemon serves)', 'local')
-    .option('--model <dir>', 'model folder (e.g. from brainstem models synth)')
+    .option('--model <dir>', 'model folder (e.g. from brainstem models synth); required')
     .option('--decisions <n>', 'decisions to make (episodes follow one another until then)', '24')
     .option('--threads <n>', 'CPU threads of the model (0 = one per core)', '0')
     .option('--context <n>', 'context length of the model (tokens)', '16384')

@@ -2,9 +2,10 @@
 // environment, exactly as `start` would. Exit 0 when valid, 2 with every problem listed.
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { loadConfig } from '../config/load.js';
+import { ConfigError, formatConfigIssues, loadConfig } from '../config/load.js';
 import { checkSecretStrength } from '../config/secret-strength.js';
-import { redactConfig } from '../config/secrets.js';
+import { redactConfig, storedSecret } from '../config/secrets.js';
+import { mqttIdentities } from '../mqtt/identities.js';
 import { group } from './group.js';
 
 export function registerConfigCheck(program: Command): void {
@@ -15,7 +16,15 @@ export function registerConfigCheck(program: Command): void {
     .option('--print', 'print the effective configuration (secrets masked)')
     .action((file: string, opts: { print?: boolean }) => {
       const config = loadConfig({ file });
-      for (const w of checkSecretStrength(config).warnings) process.stderr.write(`warning: ${w}\n`);
+      // The secrets stored in data_dir are checked as start checks them (nothing is generated here).
+      const token = config.server.token || storedSecret(config.data_dir, 'token');
+      const mqttPassword = config.mqtt.url === '' ? mqttIdentities(config, false)[0]!.password : '';
+      const strength = checkSecretStrength(config, {
+        ...(token ? { 'server.token': token } : {}),
+        ...(mqttPassword ? { 'mqtt.password': mqttPassword } : {}),
+      });
+      if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
+      for (const w of strength.warnings) process.stderr.write(`warning: ${w}\n`);
       process.stdout.write(opts.print ? stringify(redactConfig(config)) : `${file}: valid\n`);
     });
 }

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { group, type CommandRegistrar } from './group.js';
 import { CliError } from './exit.js';
+import { MQTT_SCHEMES } from '../config/schema.js';
 import { redactUrl } from '../config/secrets.js';
 import { readTlsFiles } from '../mqtt/tls.js';
 import { formatIssue } from '../../robot/common/validation/issue.js';
@@ -56,8 +57,10 @@ function brokerUrlCheck(url: string, source: string): void {
   } catch {
     throw new CliError(`${source}: must be a broker URL such as mqtt://127.0.0.1:1883, got ${JSON.stringify(url)}`, 2);
   }
-  if (!['mqtt:', 'mqtts:', 'ws:', 'wss:'].includes(protocol))
-    throw new CliError(`${source}: the scheme must be mqtt, mqtts, ws or wss, got ${JSON.stringify(url)}`, 2);
+  if (!MQTT_SCHEMES.includes(protocol)) {
+    const names = MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ');
+    throw new CliError(`${source}: the scheme must be one of ${names}, got ${JSON.stringify(url)}`, 2);
+  }
 }
 
 /** `<username>.sim-…` when the URL names an identity (brokers with brainstem's ACLs bind ids so). */
@@ -99,7 +102,7 @@ export const registerSim: CommandRegistrar = (program: Command) => {
       '--broker <url>',
       'MQTT broker URL, credentials in the URL (default $BRAINSTEM_SIM_BROKER, else mqtt://127.0.0.1:1883)',
     )
-    .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7300/controller')
+    .option('--ws <url>', 'daemon WebSocket URL, e.g. ws://127.0.0.1:7777/controller')
     .option('--token <token>', 'API token for --ws (default: $BRAINSTEM_TOKEN)')
     .option('--ca <file>', 'PEM CA of an mqtts:// broker (default: the system CAs)')
     .option('--cert <file>', 'PEM client certificate for an mqtts:// broker (with --key)')

@@ -10,7 +10,8 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 const port = (def: number, doc: string) => int({ min: 0, max: 65535, default: def, doc });
 
-const MQTT_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ws:', 'wss:'];
+/** The URL schemes mqtt.js dials (tcp and tls are its names for mqtt and mqtts). */
+export const MQTT_SCHEMES = ['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ws:', 'wss:'];
 
 function brokerUrlRule(s: string): string | undefined {
   if (s === '') return undefined;

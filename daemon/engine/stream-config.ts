@@ -16,12 +16,12 @@ const FIELDS = {
   prefill_path: ((d?: AutoPath) =>
     oneOf(PATHS, {
       default: d,
-      doc: 'expert path of prompt processing; auto: whole-layer when the weights do not fit the memory budget, else exact (see docs/streaming.md)',
+      doc: 'expert path of prompt processing; auto: whole-layer when the weights do not fit the memory budget and two whole layers fit beside the rest, else exact (see docs/streaming.md)',
     })) as Field<AutoPath>,
   decode_path: ((d?: AutoPath) =>
     oneOf(PATHS, {
       default: d,
-      doc: 'expert path of token generation; auto: staged slots with direct reads while the page cache could hold < 75% of the experts, else exact through it (the measured grid, docs/streaming.md)',
+      doc: 'expert path of token generation; auto: staged slots with direct reads while the page cache could hold < 75% of the experts and at least K slots fit, else exact through it (the measured grid, docs/streaming.md)',
     })) as Field<AutoPath>,
   slots: ((d?: number) =>
     int({

@@ -1,6 +1,6 @@
 // docs/cli.md and `brainstem --help` agree: the program is built from the same registrars as
-// daemon/main.ts and walked; every command has a section naming each of its options, and every
-// command documented there exists.
+// daemon/main.ts and walked; every command has a section with a table row per option that is its
+// help text and default verbatim, and every command documented there exists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -48,6 +48,22 @@ test('every CLI command has a section in docs/cli.md that names each of its opti
         new RegExp(`(?<![\\w-])${flag}(?![\\w-])`),
         `docs/cli.md: brainstem ${path} does not document ${flag}`,
       );
+    }
+  }
+});
+
+test("every option's row in docs/cli.md is its help text and default, verbatim", () => {
+  const docs = documented();
+  const esc = (t: string) => t.replace(/\|/g, '\\|');
+  for (const [path, cmd] of commands()) {
+    const lines = docs.get(path)!.split('\n');
+    for (const o of cmd.options) {
+      const d = o.defaultValue as unknown;
+      const none = d === undefined || d === false || (Array.isArray(d) && d.length === 0);
+      const row = `| \`${esc(o.flags)}\` | ${esc(o.description)} | ${none ? '' : `\`${String(d)}\``} |`;
+      const found = lines.find((l) => l.startsWith(`| \`${esc(o.flags)}\` |`));
+      assert.ok(found, `docs/cli.md: brainstem ${path} has no table row for ${o.flags}`);
+      assert.equal(found, row, `docs/cli.md: brainstem ${path} ${o.flags}: the row differs from the help`);
     }
   }
 });

@@ -69,6 +69,11 @@ test('sim render refuses bad arguments by name; sim without a subcommand still n
       ['sim', '--robot', 'yam', '--broker', 'notaurl'],
       /--broker: must be a broker URL such as mqtt:\/\/127\.0\.0\.1:1883, got "notaurl"/,
     ],
+    // The schemes the daemon's mqtt.url takes (its simulated controllers get that URL).
+    [
+      ['sim', '--robot', 'yam', '--broker', 'http://127.0.0.1:1883'],
+      /--broker: the scheme must be one of mqtt, mqtts, tcp, tls, ws, wss, got "http:\/\/127\.0\.0\.1:1883"/,
+    ],
   ];
   for (const [args, message] of bad) {
     const r = await runCli(args);
