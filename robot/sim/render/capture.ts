@@ -62,7 +62,7 @@ export async function captureCamera(
 
 /**
  * Which cameras are due at a time: each on its own grid of 1/rate periods from its first frame
- * (a camera with rate 0 only on request), or every camera at `rate` when one is given. A caller
+ * (a camera with rate 0 never: only a still render draws one), or every camera at `rate` when one is given. A caller
  * that falls behind gets one frame, and the grid skips the missed slots rather than queueing them.
  */
 export class CameraSchedule {
