@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RequestError } from '../engine/request-error.js';
 import type { ImageSink } from '../engine/chat-template.js';
-import { decodeDataUrl, ImageError, type ImageLimits, prepareImage } from './image-input.js';
+import { decodeDataUrl, ImageError, type ImageLimits, imageHeader, prepareImage } from './image-input.js';
 import { imageSize } from './image-size.js';
 import { cappedConfig, smartResize } from './preprocess.js';
 import { type ImageFeatures, type TowerOptions, VisionTower } from './vision-tower.js';
@@ -115,6 +115,14 @@ export class VisionRuntime {
     const hash = createHash('sha256').update(img.bytes).digest('hex');
     const hit = this.cache.get(hash);
     if (hit) {
+      // The same bytes passed every check before; only the declared type can differ now.
+      if (img.mime) {
+        try {
+          await imageHeader(img.bytes, img.mime);
+        } catch (e) {
+          throw requestError(img, e);
+        }
+      }
       this.stats.cacheHits++;
       this.cache.delete(hash);
       this.cache.set(hash, hit);
@@ -125,8 +133,7 @@ export class VisionRuntime {
     try {
       prepared = await prepareImage(img.bytes, this.tower.preprocessor, this.o.limits, img.mime);
     } catch (e) {
-      if (e instanceof ImageError) throw new RequestError(img.at, e.rule, e.message);
-      throw e;
+      throw requestError(img, e);
     }
     const t1 = this.clock();
     const features = await this.tower.encode(prepared);
@@ -157,4 +164,9 @@ export class VisionRuntime {
     this.cache.clear();
     await this.tower.dispose();
   }
+}
+
+/** An image refusal as the request error naming the image's place; anything else unchanged. */
+function requestError(img: RequestImage, e: unknown): unknown {
+  return e instanceof ImageError ? new RequestError(img.at, e.rule, e.message) : e;
 }

@@ -94,8 +94,16 @@ test('bad images are refused with 400 naming the part; the daemon keeps serving'
       return true;
     });
   }
-  const ok = await client.chat.completions.create(ask(await pattern(3)));
+  const png = await pattern(3);
+  const ok = await client.chat.completions.create(ask(png));
   assert.equal(ok.choices.length, 1);
+  // The same bytes again (now from the encoder's cache) but declared as another type: still refused.
+  const mislabelled = png.replace('data:image/png', 'data:image/jpeg');
+  await assert.rejects(client.chat.completions.create(ask(mislabelled)), (e: unknown) => {
+    assert.equal((e as InstanceType<typeof OpenAI.APIError>).status, 400);
+    assert.match((e as Error).message, /messages\[0\]\.content\[1\].*declared image\/jpeg but the bytes are png/);
+    return true;
+  });
 });
 
 test('a vision token typed into the text is a placeholder mismatch (400); a text-only model refuses images', async () => {
