@@ -22,7 +22,7 @@ export function loopTools(cameras: readonly string[]): PolicyTool[] {
   const tools: PolicyTool[] = [
     {
       name: 'give_up',
-      description: 'End the task as impossible or unsafe, with the evidence; the arm returns to rest.',
+      description: 'End the task as impossible or unsafe, with the evidence; the arms stay where they are.',
       parameters: {
         type: 'object',
         properties: {
