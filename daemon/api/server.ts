@@ -148,7 +148,11 @@ export class ApiServer extends Service {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
+    if (!url) {
+      this.deps.metrics.httpRequests.inc({ route: '(unmatched)', method: req.method ?? '', status: 400 });
+      return sendError(res, new HttpError(400, `the request target ${JSON.stringify(req.url)} is not a URL path`), {});
+    }
     const match = this.deps.routes.match(req.method ?? 'GET', url.pathname);
     const label = 'route' in match ? match.route.path : url.pathname === WS_PATH ? WS_PATH : '(unmatched)';
     res.on('finish', () =>
@@ -192,12 +196,13 @@ export class ApiServer extends Service {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const refuse = (status: number, reason: string) => {
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };
     socket.on('error', () => socket.destroy());
+    const url = requestUrl(req);
+    if (!url) return refuse(400, 'Bad Request');
     const byCookie = url.pathname === WS_PATH && this.deps.sessions?.upgradeAllowed(req) === true;
     if (!byCookie && !tokenMatches(presentedToken(req, url, true), this.deps.token)) {
       this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
@@ -226,5 +231,16 @@ export class ApiServer extends Service {
         backlog: this.backlog,
       });
     });
+  }
+}
+
+/** The request target as a URL: a path ("//x" included: origin-form is always a path) or an
+ *  absolute URL; null for anything else, which the caller answers with 400. */
+function requestUrl(req: IncomingMessage): URL | null {
+  const target = req.url ?? '/';
+  try {
+    return target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target);
+  } catch {
+    return null;
   }
 }

@@ -113,3 +113,33 @@ test('a chunked body without Content-Length is cut off at the limit with 413', a
   assert.match(((await r.json()) as any).error.message, /exceeds the limit of 4194304 bytes/);
   await stillServes(bystander);
 });
+
+/** Sends raw bytes to the API port and returns the status line of the reply. */
+async function rawStatus(request: string): Promise<string> {
+  const { connect } = await import('node:net');
+  const port = Number(new URL(d.http).port);
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => s.write(request));
+    let got = '';
+    s.on('data', (b) => {
+      got += b.toString();
+      if (got.includes('\r\n')) {
+        resolve(got.split('\r\n')[0]!);
+        s.destroy();
+      }
+    });
+    s.on('error', reject);
+  });
+}
+
+test('request targets that URL parsing refuses ("//", "*") get an answer, and the daemon keeps serving', async () => {
+  // "//" once threw in the upgrade listener (uncaught: the daemon stopped) and hung plain requests.
+  const upgrade =
+    'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+  assert.equal(await rawStatus(`GET // HTTP/1.1\r\nHost: x\r\n${upgrade}\r\n`), 'HTTP/1.1 401 Unauthorized');
+  // The router reads "//" as "/" (the public console page).
+  assert.equal(await rawStatus('GET // HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 200 OK');
+  assert.equal(await rawStatus('OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 400 Bad Request');
+  assert.equal(await rawStatus(`GET * HTTP/1.1\r\nHost: x\r\n${upgrade}\r\n`), 'HTTP/1.1 400 Bad Request');
+  await stillServes(bystander);
+});
