@@ -71,6 +71,16 @@ export class FileRoots {
    */
   async entry(path: string): Promise<{ real: string; folder: boolean }> {
     const real = await this.resolve(path);
+    try {
+      return await this.checkEntry(path, real);
+    } catch (e) {
+      if (e instanceof FileAccessError) throw e;
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      throw new FileAccessError(`${this.what} path ${resolve(path)} cannot be read (${code})`, 'not_regular', real);
+    }
+  }
+
+  private async checkEntry(path: string, real: string): Promise<{ real: string; folder: boolean }> {
     const s = await stat(real);
     if (s.isFile()) return { real, folder: false };
     if (!s.isDirectory()) throw this.notRegular(resolve(path), s);

@@ -4,7 +4,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { int, obj, str } from '../../../robot/common/validation/builders.js';
-import { EPISODE_ID, episodesDir } from '../../policy/episode/records.js';
+import { EPISODE_ID, episodesDir, parseEvents } from '../../policy/episode/records.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 
 const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(jpg|png)$/;
@@ -55,11 +55,8 @@ export function registerPolicyRecordMethods(rpc: RpcRegistry, dataDir: string): 
       const episode = await readJson(join(dir(i), 'episode.json'));
       if (!episode) throw notFound('id', `no record of episode ${i}`);
       const text = await readFile(join(dir(i), 'events.jsonl'), 'utf8').catch(() => '');
-      const events = text
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as unknown);
-      return { id: i, episode, events };
+      const { events, damaged } = parseEvents(text);
+      return { id: i, episode, events, ...(damaged ? { damaged_lines: damaged } : {}) };
     },
     'one recorded episode: its episode.json and every event of events.jsonl',
   );

@@ -125,12 +125,19 @@ export class AdapterManager {
   }
 }
 
-/** readAdapter, with a malformed safetensors file reported as the bad adapter it is. */
+/** readAdapter, with a malformed safetensors file, or a file of the adapter that cannot be opened
+ *  (adapter_config.json missing beside the weights), reported as the bad adapter it is. */
 async function readPlan(path: string, o: ReadAdapterOptions): Promise<AdapterPlan> {
   try {
     return await readAdapter(path, o);
   } catch (e) {
-    throw e instanceof SafetensorsError ? new AdapterError(e.message) : e;
+    if (e instanceof SafetensorsError) throw new AdapterError(e.message);
+    const io = e as NodeJS.ErrnoException;
+    if (io.code && io.path) {
+      const what = io.code === 'ENOENT' ? 'is missing' : `cannot be opened (${io.code})`;
+      throw new AdapterError(`${io.path} ${what}: the adapter at ${path} needs it`);
+    }
+    throw e;
   }
 }
 

@@ -63,12 +63,25 @@ export function readEpisodeMeta(dataDir: string, id: string): Record<string, unk
   return JSON.parse(readRecord(dataDir, id, 'episode.json')) as Record<string, unknown>;
 }
 
-/** An episode's events as recorded. */
+/** An episode's events as recorded (lines that do not parse are left out: see parseEvents). */
 export function readEvents(dataDir: string, id: string): EpisodeEvent[] {
-  return readRecord(dataDir, id, 'events.jsonl')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as EpisodeEvent);
+  return parseEvents(readRecord(dataDir, id, 'events.jsonl')).events;
+}
+
+/** The events of an events.jsonl text; `damaged` counts the lines that are not JSON (a line cut
+ *  off by a crash or a full disk while it was appended). */
+export function parseEvents(text: string): { events: EpisodeEvent[]; damaged: number } {
+  const events: EpisodeEvent[] = [];
+  let damaged = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      events.push(JSON.parse(line) as EpisodeEvent);
+    } catch {
+      damaged++;
+    }
+  }
+  return { events, damaged };
 }
 
 function size(path: string): number {

@@ -19,7 +19,6 @@ import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
 import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
 import type { EpisodeEvent, EpisodeOptions, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
-import { isFinal } from './types.js';
 import { linkFrames, linkScene } from './link-frames.js';
 import { robotFrames } from './robot-frames.js';
 
@@ -74,7 +73,11 @@ export class PolicyService extends Service {
   readonly name = 'policy';
   frames: FrameSource;
   scene: SceneTruth;
+  /** Ended episodes kept in memory (a property so tests can lower it). */
+  keepEnded = KEEP_ENDED;
   private readonly entries = new Map<string, Entry>();
+  /** Ended episodes' ids in the order they ended: the earliest ended are forgotten first. */
+  private readonly ended: string[] = [];
   private readonly byRobot = new Map<string, string>();
 
   constructor(private readonly deps: PolicyServiceDeps) {
@@ -123,9 +126,15 @@ export class PolicyService extends Service {
     let check;
     try {
       provider = await makeProvider(req.provider, ctx);
-      check = await makeCheck(req.check, ctx);
     } catch (err) {
       throw new PolicyRequestError('provider', (err as Error).message);
+    }
+    try {
+      check = await makeCheck(req.check, ctx);
+    } catch (err) {
+      // A verifier's provider: its messages name `provider.…`, which is check.provider here.
+      const m = (err as Error).message;
+      throw new PolicyRequestError('check.provider', m.startsWith('provider') ? `check.${m}` : `check.provider: ${m}`);
     }
     if (check.kind === 'scene') {
       const scene = await this.scene.predicates(req.robot);
@@ -203,6 +212,7 @@ export class PolicyService extends Service {
     void episode.finished.then((state) => {
       this.byRobot.delete(req.robot);
       this.deps.log.info({ episode: id, robot: req.robot, state, reason: episode.reason }, 'episode ended');
+      this.ended.push(id);
       this.forgetOld();
     });
     return id;
@@ -309,8 +319,7 @@ export class PolicyService extends Service {
   }
 
   private forgetOld(): void {
-    const ended = [...this.entries].filter(([, e]) => isFinal(e.episode.state));
-    for (const [id] of ended.slice(0, Math.max(0, ended.length - KEEP_ENDED))) this.entries.delete(id);
+    while (this.ended.length > this.keepEnded) this.entries.delete(this.ended.shift()!);
   }
 }
 

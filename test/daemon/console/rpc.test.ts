@@ -97,5 +97,9 @@ test('console RPCs on a daemon serving arm1 (yam) and duo (dual-yam) without con
     assert.equal(outside.error!.data.field, 'image');
     const missing = await rpc.call('policy.record', { id: 'ep-20250101-120000-000000' });
     assert.match(missing.error!.message, /no record of episode/);
+    // A line cut off (a crash while it was appended) is left out and counted, not an internal error.
+    writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify(events[0])}\n{"episode": "${id}", "seq": 1, "t"`);
+    const cut = await rpc.call('policy.record', { id });
+    assert.deepEqual([cut.result.events, cut.result.damaged_lines], [[events[0]], 1], JSON.stringify(cut));
   });
 });

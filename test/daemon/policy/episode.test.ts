@@ -334,6 +334,13 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.match(e.message, /provider\.lines: is not an option of the local provider/);
     e = await bad({ provider: { kind: 'local', model: 'nope' } });
     assert.match(e.message, /provider\.model: model "nope" is not configured/);
+    assert.equal(e.data.field, 'provider');
+    e = await bad({
+      provider: { kind: 'scripted', lines },
+      check: { kind: 'verifier', provider: { kind: 'local', model: 'nope' } },
+    });
+    assert.match(e.message, /check\.provider\.model: model "nope" is not configured/);
+    assert.equal(e.data.field, 'check.provider');
     e = await bad({ provider: { kind: 'scripted', lines: ['{"name": '] } });
     assert.match(e.message, /script:1: not JSON/);
     e = await bad({ provider: { kind: 'scripted', lines }, check: { kind: 'verifier' } });

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthAdapter } from '../../../../daemon/tools/synth-adapter.js';
 import { startTestDaemon, TEST_TOKEN, type TestDaemon } from '../../../helpers/daemon.js';
@@ -104,4 +104,21 @@ test('a malformed file inside the roots is a bad-file error that does not echo i
   assert.equal(r.error?.code, -32006, JSON.stringify(r));
   assert.match(r.error.message, /junk\.safetensors/);
   assert.doesNotMatch(r.error.message, /SECRET|JUNK/);
+});
+
+test('a PEFT folder without its adapter_config.json, and a folder the daemon cannot read, are bad files naming them', async () => {
+  const peft = join(roots.path, 'no-config');
+  synthAdapter({ model: model.path, out: peft, format: 'peft', rank: 4, alpha: 8, rms: 0.03, seed: 4 });
+  rmSync(join(peft, 'adapter_config.json'));
+  const r = await load('noconfig', peft);
+  assert.equal(r.error?.code, -32006, JSON.stringify(r));
+  assert.deepEqual([r.error.data.field, r.error.data.code], ['path', 'bad_file']);
+  assert.match(r.error.message, /adapter_config\.json is missing: the adapter at .*no-config needs it/);
+  // Root ignores permissions: the unreadable case is only checkable as another user.
+  if (process.getuid?.() === 0) return;
+  const locked = join(roots.path, 'locked');
+  mkdirSync(locked, { mode: 0o000 });
+  const l = await load('locked', locked);
+  assert.equal(l.error?.code, -32006, JSON.stringify(l));
+  assert.match(l.error.message, /adapter path .*locked cannot be read \(EACCES\)/);
 });
