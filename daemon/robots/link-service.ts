@@ -297,7 +297,20 @@ export class RobotLink extends Service {
   }
 
   private send(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
-    this.commandObserver?.(robot, c);
+    const why = this.publish(robot, transport, c, expiresIn);
+    // The observer (an episode's record) runs once the command is out: a failing one (a full
+    // disk) must never hold back a command, least of all a stop.
+    if (why === null && this.commandObserver) {
+      try {
+        this.commandObserver(robot, c);
+      } catch (err) {
+        this.deps.log.warn({ robot, command: c.type, err: (err as Error).message }, 'command observer failed');
+      }
+    }
+    return why;
+  }
+
+  private publish(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
     if (transport === 'ws') return this.ws.send(robot, c.type, c.msg);
     const { mqtt, base } = this.deps;
     if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';

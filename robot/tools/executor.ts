@@ -51,6 +51,13 @@ export interface ExecutorDeps {
   planner?: Planner;
 }
 
+/** Arms a call has claimed until it sends; `stopped` by a stop call, `lost` with the controller. */
+interface Claim {
+  arms: string[];
+  stopped: boolean;
+  lost?: { code: string; message: string };
+}
+
 /** Makes `<kind>-<run>-<n>` ids; share one source among a daemon's executors so no two robots repeat one. */
 export type IdSource = (kind: string) => string;
 export function idSource(run: string): IdSource {
@@ -92,7 +99,10 @@ export class Executor implements SessionListener, MotionHost {
   /** Calls waiting for a fresh state: resolved by the next fresh state or at `until`. */
   private freshWaiters: { until: number; resolve: () => void }[] = [];
   /** Motions being planned: their arms are taken. */
-  private readonly planning = new Set<{ arms: string[]; stopped: boolean }>();
+  /** Moves being planned and gripper commands waiting for a fresh state: a stop or a lost
+   *  controller meanwhile cancels them before anything is sent. */
+  private readonly planning = new Set<Claim>();
+  private readonly gripping = new Set<Claim>();
   private readonly planner: Planner;
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
@@ -210,7 +220,7 @@ export class Executor implements SessionListener, MotionHost {
     ];
     const id = this.sendStop(arms, reason, now);
     for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
-    for (const c of this.planning) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
+    for (const c of [...this.planning, ...this.gripping]) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
     for (const a of arms)
       this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
     const problem = this.session.problem(now);
@@ -274,17 +284,18 @@ export class Executor implements SessionListener, MotionHost {
 
   event(e: EventMsg, now: number): void {
     if (e.id === null) return;
+    // What a gripper holds follows the controller's word, also once no call waits for it (a
+    // stop or a timeout ended the call while the gripper went on closing).
+    if (e.command === 'gripper' && e.event === 'finished' && e.arm !== null) {
+      if (e.reason === 'grasped') this.grasped.add(e.arm);
+      else this.grasped.delete(e.arm);
+    }
     for (const m of this.motions) if (m.owns(e.id)) m.event(e, now);
     for (const w of [...this.waiters.values()]) {
       const arm = w.ids.get(e.id);
       if (arm === undefined) continue;
       if (e.event === 'finished') {
-        if (e.command === 'gripper') {
-          if (e.reason === 'grasped') {
-            this.grasped.add(arm);
-            w.grasped.add(arm);
-          } else this.grasped.delete(arm);
-        }
+        if (e.command === 'gripper' && e.reason === 'grasped') w.grasped.add(arm);
         w.pending.delete(e.id);
         if (w.pending.size === 0) w.doneAt = e.time;
       } else if (e.event === 'rejected' || e.event === 'aborted' || e.event === 'fault') {
@@ -298,6 +309,8 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   lost(code: string, message: string, now: number): void {
+    // A plan made from the old session's state is not sent to the new one (nor to none).
+    for (const c of [...this.planning, ...this.gripping]) c.lost ??= { code, message };
     for (const w of this.freshWaiters.splice(0)) w.resolve();
     for (const m of this.motions) m.lost(code, message, now);
     for (const w of [...this.waiters.values()]) w.finish('failed', code, message);
@@ -344,26 +357,44 @@ export class Executor implements SessionListener, MotionHost {
         : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
       return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
     }
+    // A closing gripper may yet grasp: the plan must know what the arm will carry.
+    const gripping = moving.find((a) => this.waiters.get(a)?.pending.size);
+    if (gripping)
+      return notMoved(
+        'busy',
+        'busy',
+        `the gripper of arm ${gripping} is still moving; wait for its result or call stop`,
+      );
     // The arms are claimed from here until the motion runs; a stop meanwhile cancels it.
-    const claim = { arms: moving, stopped: false };
+    const claim: Claim = { arms: moving, stopped: false };
     this.planning.add(claim);
+    const cancelled = (when: string) =>
+      claim.stopped
+        ? notMoved('stopped', 'stop', `a stop call came ${when}`)
+        : claim.lost
+          ? notMoved('unavailable', claim.lost.code, `${claim.lost.message} ${when}`)
+          : null;
     try {
       let problem = await this.usable();
-      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came first');
+      const first = cancelled('first');
+      if (first) return first;
       if (problem) return notMoved('unavailable', problem.code, problem.message);
-      for (const a of moving) {
+      for (const a of this.model.armNames) {
         const s = this.session.latest!.arms[a]!;
-        if (s.mode === 'fault')
+        if (s.mode === 'fault' && moving.includes(a))
           return notMoved(
             'unavailable',
             'fault',
             `arm ${a} has a latched fault (${s.faults.join(', ')}); call stop to clear it`,
           );
+        // Every arm must rest: the plan checks the moving arms against the others standing still.
         if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
+        if (s.mode === 'follow') return notMoved('busy', 'busy', `arm ${a} is still following a trajectory`);
       }
       const planned = await this.planner(this.measured(), targets, [...this.grasped]);
       const planMs = round6((this.now() - rx.at) * 1000);
-      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      const during = cancelled('while the motion was being planned');
+      if (during) return during;
       if (!planned.ok)
         return {
           ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`),
@@ -371,7 +402,8 @@ export class Executor implements SessionListener, MotionHost {
           timing_ms: { plan: planMs },
         };
       problem = await this.usable();
-      if (claim.stopped) return notMoved('stopped', 'stop', 'a stop call came while the motion was being planned');
+      const after = cancelled('while the motion was being planned');
+      if (after) return after;
       if (problem) return notMoved('unavailable', problem.code, problem.message, { timing_ms: { plan: planMs } });
       progress('planned', {
         duration_s: round6(planned.plan.duration),
@@ -426,13 +458,18 @@ export class Executor implements SessionListener, MotionHost {
     progress: Progress,
   ): Promise<ToolOutcome> {
     const arms = Object.entries(positions).filter((e): e is [string, number] => e[1] !== null);
-    const problem = await this.usable();
+    // Claimed while a stale state gets its chance to freshen: a stop meanwhile comes first.
+    const claim: Claim = { arms: arms.map(([a]) => a), stopped: false };
+    this.gripping.add(claim);
+    const problem = await this.usable().finally(() => this.gripping.delete(claim));
     const now = this.now();
     const noGripper = arms.find(([a]) => !this.model.arm(a).hasGripper);
     const busy = arms.find(([a]) => this.waiters.get(a)?.pending.size);
     const refuse = (status: OutcomeStatus, reason: string, message: string) =>
       Promise.resolve({ ...this.outcome('set_gripper', rx, status, reason, message), gripper: positions });
     if (noGripper) return refuse('infeasible', 'no_gripper', `Not done: arm ${noGripper[0]} has no gripper.`);
+    if (claim.stopped) return refuse('stopped', 'stop', 'Not done: a stop call came first.');
+    if (claim.lost) return refuse('unavailable', claim.lost.code, `Not done: ${claim.lost.message}.`);
     if (problem) return refuse('unavailable', problem.code, `Not done: ${problem.message}.`);
     if (busy)
       return refuse(

@@ -94,8 +94,16 @@ export class Motion {
   private settleBy = 0;
   private publishMs: number | undefined;
   /** Set while stop commands (a stop, or stop trajectories) bring the arms to rest before reporting `ending`. */
-  private stopping: { ids: Set<string>; smooth: boolean; until: number; ending: Ending; resting?: boolean } | null =
-    null;
+  private stopping: {
+    ids: Set<string>;
+    smooth: boolean;
+    until: number;
+    ending: Ending;
+    resting?: boolean;
+    /** Smooth stops: the ids accepted so far, and when an unaccepted one gives way to the controller's stop. */
+    accepted?: Set<string>;
+    answerBy?: number;
+  } | null = null;
   private finishedAt: number | null = null;
 
   constructor(
@@ -184,7 +192,8 @@ export class Motion {
         // A stop trajectory is finished near its end point; the report waits for the arms to rest.
         if (s.ids.size === 0 && s.smooth) s.resting = true;
         else if (s.ids.size === 0) this.end(s.ending, now);
-      } else if (s.smooth && ['rejected', 'aborted', 'fault'].includes(e.event)) this.hardStop(s.ending, now);
+      } else if (s.smooth && e.event === 'accepted') s.accepted?.add(e.id);
+      else if (s.smooth && ['rejected', 'aborted', 'fault'].includes(e.event)) this.hardStop(s.ending, now);
       return;
     }
     const r = this.runs.find((x) => x.id === e.id);
@@ -253,6 +262,10 @@ export class Motion {
   poll(now: number): void {
     if (this.finished) return;
     if (this.stopping) {
+      // A smooth stop nobody accepted (dropped on the way) must not leave the arms on their paths.
+      const s = this.stopping;
+      if (s.smooth && !s.resting && now >= s.answerBy! && [...s.ids].some((id) => !s.accepted!.has(id)))
+        return this.hardStop(s.ending, now);
       if (now >= this.stopping.until)
         this.end(
           {
@@ -366,7 +379,14 @@ export class Motion {
       ids.add(id);
     }
     this.progress('stopping', { reason: ending.reason, smooth: true });
-    this.stopping = { ids, smooth: true, until: now + this.host.options.stopTimeout, ending };
+    this.stopping = {
+      ids,
+      smooth: true,
+      until: now + this.host.options.stopTimeout,
+      ending,
+      accepted: new Set(),
+      answerBy: now + this.host.options.expiry + 1,
+    };
     return true;
   }
 
