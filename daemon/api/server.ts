@@ -131,8 +131,13 @@ export class ApiServer extends Service {
     const grace = setTimeout(() => {
       for (const ws of this.clients()) ws.terminate();
     }, 1000);
-    await closed;
+    // Whatever still holds a socket after that cannot hold the daemon's stop.
+    let late: NodeJS.Timeout | undefined;
+    const limit = new Promise<boolean>((resolve) => (late = setTimeout(() => resolve(false), 3000)));
+    if (!(await Promise.race([closed.then(() => true), limit])))
+      this.log.warn('API server: connections still open 3 s after the stop began; stopping anyway');
     clearTimeout(grace);
+    clearTimeout(late);
   }
 
   private pingAll(): void {
@@ -197,6 +202,8 @@ export class ApiServer extends Service {
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const refuse = (status: number, reason: string) => {
+      // Destroyed once the answer is out: a client that never closes its side keeps no socket.
+      socket.once('finish', () => socket.destroy());
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };

@@ -95,6 +95,11 @@ export class ChatService {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
+  /** Aborted when the daemon stops serving models. */
+  get stopping(): AbortSignal {
+    return this.registry.stoppingSignal;
+  }
+
   /** The model name replies carry: as the request gave it, or the only configured model. */
   modelName(raw: unknown): string {
     if (typeof raw === 'string' && raw !== '') return raw;

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { formatDuration } from '../util/duration.js';
+import { linkedSignal } from '../util/linked-signal.js';
 import { AdapterNotFoundError, type AdapterInfo } from './adapters/adapter-manager.js';
 import { AdapterError } from './adapters/plan.js';
 import type { AdapterSource, ModelProfile } from './config.js';
@@ -134,11 +135,18 @@ export class ModelRegistry extends Service {
     return [...this.slots.keys()];
   }
 
+  /** Aborted when the registry stops: a request waiting on its client (a stream's backpressure)
+   *  listens to it too, so a reader that stalls cannot hold the daemon's stop. */
+  get stoppingSignal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
   /** Waits for this model's turn, loads it if needed, and hands it over until release(). */
   async lease(name: string, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<Lease> {
     const slot = this.slot(name);
     if (this.status !== 'ready') throw new CancelledError('the daemon is not serving models (starting or stopping)');
-    const signal = o.signal ? AbortSignal.any([o.signal, this.stopping.signal]) : this.stopping.signal;
+    const link = o.signal ? linkedSignal(o.signal, this.stopping.signal) : undefined;
+    const signal = link?.signal ?? this.stopping.signal;
     const t0 = this.timers.now();
     this.holdLoaded(slot);
     const turn = slot.queue.acquire(signal);
@@ -147,6 +155,7 @@ export class ModelRegistry extends Service {
     try {
       release = await turn;
     } catch (err) {
+      link?.unlink();
       this.afterUse(slot);
       if (err instanceof BusyError) this.deps.metrics.requests.inc({ model: name, outcome: 'busy' });
       throw err;
@@ -157,6 +166,7 @@ export class ModelRegistry extends Service {
     try {
       served = await abortable(this.ensureLoaded(slot, o.onProgress), signal);
     } catch (err) {
+      link?.unlink();
       release();
       this.afterUse(slot);
       throw err;
@@ -173,6 +183,7 @@ export class ModelRegistry extends Service {
       release: (keepAliveMs) => {
         if (done) return;
         done = true;
+        link?.unlink();
         slot.keepAliveMs = keepAliveMs ?? slot.profile.keepAliveMs;
         release();
         this.afterUse(slot);

@@ -42,7 +42,8 @@ function streamFlags(body: Record<string, unknown>): { stream: boolean; includeU
 async function send(res: ServerResponse, data: unknown, signal: AbortSignal): Promise<void> {
   if (res.destroyed || res.writableEnded) return;
   if (res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) || signal.aborted) return;
-  await Promise.race([once(res, 'drain'), once(signal, 'abort')]);
+  // once() with { signal } drops its abort listener when drain comes (no listener per write).
+  await once(res, 'drain', { signal }).catch(() => undefined);
 }
 
 async function streamCompletion(
@@ -103,10 +104,18 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
       if (!isRecord(body)) throw new HttpError(400, `the request body must be a JSON object, got ${showValue(body)}`);
       const { stream, includeUsage } = streamFlags(body);
       const aborter = new AbortController();
+      // Writes stop waiting for a client that stopped reading when it goes or the daemon stops
+      // (the generation itself ends through its lease then, with an error, not as cancelled).
+      const writes = new AbortController();
       const onClose = () => {
-        if (!res.writableFinished) aborter.abort();
+        if (res.writableFinished) return;
+        aborter.abort();
+        writes.abort();
       };
       res.on('close', onClose);
+      const stopping = chat.stopping;
+      const onStop = () => writes.abort();
+      stopping.addEventListener('abort', onStop, { once: true });
       const head: ChunkHead = {
         id: newId('chatcmpl-'),
         created: Math.floor(Date.now() / 1000),
@@ -114,7 +123,7 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
       };
       const gen = chat.run({ body, signal: aborter.signal, id: head.id });
       try {
-        if (stream) return await streamCompletion(res, gen, head, includeUsage, aborter.signal);
+        if (stream) return await streamCompletion(res, gen, head, includeUsage, writes.signal);
         let step = await gen.next();
         while (!step.done) step = await gen.next();
         const o = step.value;
@@ -124,6 +133,7 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
         throw toHttpError(err);
       } finally {
         res.off('close', onClose);
+        stopping.removeEventListener('abort', onStop);
         // Ends the generator (and releases the model) if we left it early.
         await gen.return(undefined as never).catch(() => undefined);
       }

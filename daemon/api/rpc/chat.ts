@@ -9,6 +9,7 @@ import { completionJson, eventDelta, timingsJson, usageJson } from '../openai/fo
 import { outputFailure, toRpcError } from '../serving-errors.js';
 import { progressNotifier } from './models.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
+import { linkedSignal } from '../../util/linked-signal.js';
 
 export const DELTA_NOTIFICATION = 'chat.delta';
 
@@ -45,8 +46,9 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
         );
       const aborter = new AbortController();
       running.set(key, aborter);
-      const signal = AbortSignal.any([ctx.signal, aborter.signal]);
-      const gen = chat.run({ body, signal, onProgress: progressNotifier(ctx) });
+      // The connection's signal lives as long as the connection (months): linked by hand, unlinked below.
+      const link = linkedSignal(ctx.signal, aborter.signal);
+      const gen = chat.run({ body, signal: link.signal, onProgress: progressNotifier(ctx) });
       // The streamed tool calls' ids, which the final message repeats.
       const callIds: string[] = [];
       try {
@@ -82,6 +84,7 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
       } finally {
         running.delete(key);
         await gen.return(undefined as never).catch(() => undefined);
+        link.unlink();
       }
     },
     `an OpenAI chat-completions body (+ request_id, keep_alive, prompt_cache_key); streams ${DELTA_NOTIFICATION} notifications, resolves with message, finish_reason, usage, timings`,

@@ -144,6 +144,8 @@ export class PolicyService extends Service {
       if (problem) throw new PolicyRequestError('check', `robot ${req.robot}: ${problem}`);
     }
     const references = await this.references(req);
+    // The daemon began stopping while this start was being prepared: its stop would miss it.
+    if (this.status !== 'ready') throw new PolicyRequestError('robot', `the policy service is ${this.status}`);
     // A second start for the same robot while this one was being prepared.
     if (this.byRobot.has(req.robot))
       throw new PolicyRequestError('robot', `robot ${req.robot} already runs episode ${this.byRobot.get(req.robot)}`);
@@ -306,16 +308,21 @@ export class PolicyService extends Service {
     e.recorder.command(e.episode.elapsed(), c.type, c.msg);
   }
 
+  /** Old records past the limits go; a record that cannot be removed is logged, never fatal to the start. */
   private retain(current: string): void {
     const r = this.deps.config.records;
     const keep = new Set([current, ...this.byRobot.values()]);
-    const removed = applyRetention(
-      this.deps.dataDir,
-      { maxEpisodes: r.max_episodes, maxBytes: r.max_bytes, maxAgeDays: r.max_age_days },
-      keep,
-      Date.now(),
-    );
-    if (removed.length) this.deps.log.info({ removed }, 'removed old episode records');
+    try {
+      const removed = applyRetention(
+        this.deps.dataDir,
+        { maxEpisodes: r.max_episodes, maxBytes: r.max_bytes, maxAgeDays: r.max_age_days },
+        keep,
+        Date.now(),
+      );
+      if (removed.length) this.deps.log.info({ removed }, 'removed old episode records');
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'could not apply the retention of episode records');
+    }
   }
 
   private forgetOld(): void {

@@ -233,3 +233,23 @@ test('later parts can register methods that stream notifications', async () => {
   );
   await c.close();
 });
+
+test('a refused WebSocket upgrade whose client never closes its side does not hold the daemon’s stop', async () => {
+  const own = await startTestDaemon();
+  const { connect } = await import('node:net');
+  const socket = connect({ port: Number(new URL(own.http).port), host: '127.0.0.1', allowHalfOpen: true });
+  await new Promise((r) => socket.once('connect', r));
+  const answer = new Promise<string>((r) => socket.once('data', (b) => r(b.toString())));
+  socket.write(
+    'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+  );
+  assert.match(await answer, /^HTTP\/1\.1 401 Unauthorized/);
+  // The client keeps its side open; the server's side is closed once its answer is out.
+  const server = (own.api as unknown as { server: import('node:net').Server }).server;
+  await waitFor(
+    () => new Promise<true | undefined>((r) => server.getConnections((_e, n) => r(n === 0 ? true : undefined))),
+    'the refused socket closed on the server',
+  );
+  await own.stop();
+  socket.destroy();
+});

@@ -3,7 +3,7 @@
 // counts are asserted, never times.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, TEST_TOKEN } from '../../helpers/daemon.js';
 import { writeRuntimeInfo } from '../../../daemon/runtime-file.js';
@@ -319,6 +319,20 @@ test('policy episodes on a simulated yam', async (t) => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /robot: is not a served robot/);
   });
+
+  await t.test(
+    'a record the retention cannot read does not keep an episode from starting, nor the robot busy',
+    async () => {
+      // A dangling link where a record should be: sizing it throws (ENOENT).
+      const broken = join(rig.d.dataDir, 'episodes', 'ep-20200101-000000-aaaaaa');
+      symlinkSync(join(rig.d.dataDir, 'nowhere'), broken);
+      t.after(() => rmSync(broken, { force: true }));
+      for (let i = 0; i < 2; i++) {
+        const id = await start(rig, [call('done', { summary: 'nothing to do' })]);
+        assert.equal((await episodeFinished(rig, id)).state, 'done');
+      }
+    },
+  );
 
   await t.test('refused starts name the field: unknown robot, file scripts, unlisted key variables', async () => {
     const bad = async (params: object): Promise<any> =>
