@@ -103,6 +103,8 @@ export class Executor implements SessionListener, MotionHost {
    *  controller meanwhile cancels them before anything is sent. */
   private readonly planning = new Set<Claim>();
   private readonly gripping = new Set<Claim>();
+  /** Gripper command id → arm, kept past its call (an event may name no arm); the newest 256. */
+  private readonly gripperArms = new Map<string, string>();
   private readonly planner: Planner;
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
@@ -286,9 +288,10 @@ export class Executor implements SessionListener, MotionHost {
     if (e.id === null) return;
     // What a gripper holds follows the controller's word, also once no call waits for it (a
     // stop or a timeout ended the call while the gripper went on closing).
-    if (e.command === 'gripper' && e.event === 'finished' && e.arm !== null) {
-      if (e.reason === 'grasped') this.grasped.add(e.arm);
-      else this.grasped.delete(e.arm);
+    if (e.command === 'gripper' && e.event === 'finished') {
+      const arm = e.arm ?? this.gripperArms.get(e.id);
+      if (arm !== undefined && e.reason === 'grasped') this.grasped.add(arm);
+      else if (arm !== undefined) this.grasped.delete(arm);
     }
     for (const m of this.motions) if (m.owns(e.id)) m.event(e, now);
     for (const w of [...this.waiters.values()]) {
@@ -358,7 +361,9 @@ export class Executor implements SessionListener, MotionHost {
       return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
     }
     // A closing gripper may yet grasp: the plan must know what the arm will carry.
-    const gripping = moving.find((a) => this.waiters.get(a)?.pending.size);
+    const gripping = moving.find((a) =>
+      [...(this.waiters.get(a)?.pending ?? [])].some((id) => this.waiters.get(a)!.ids.get(id) === a),
+    );
     if (gripping)
       return notMoved(
         'busy',
@@ -379,6 +384,12 @@ export class Executor implements SessionListener, MotionHost {
       const first = cancelled('first');
       if (first) return first;
       if (problem) return notMoved('unavailable', problem.code, problem.message);
+      // A stop's `finished` may come before the state that shows its arm at rest: one more state.
+      if (this.model.armNames.some((a) => ['stop', 'follow'].includes(this.session.latest!.arms[a]!.mode))) {
+        await this.nextState();
+        const later = cancelled('first');
+        if (later) return later;
+      }
       for (const a of this.model.armNames) {
         const s = this.session.latest!.arms[a]!;
         if (s.mode === 'fault' && moving.includes(a))
@@ -418,6 +429,13 @@ export class Executor implements SessionListener, MotionHost {
     } finally {
       this.planning.delete(claim);
     }
+  }
+
+  /** Resolves on the next fresh state, or after the staleness limit. */
+  private nextState(): Promise<void> {
+    return new Promise<void>((resolve) =>
+      this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }),
+    );
   }
 
   /**
@@ -487,6 +505,8 @@ export class Executor implements SessionListener, MotionHost {
       );
       if (sent) return refuse('failed', 'link_down', `Not done: could not send the gripper command (${sent}).`);
       ids.set(id, arm);
+      this.gripperArms.set(id, arm);
+      if (this.gripperArms.size > 256) this.gripperArms.delete(this.gripperArms.keys().next().value!);
     }
     progress('sent', { grippers: Object.fromEntries([...ids].map(([id, arm]) => [arm, id])) });
     return new Promise((resolve) => {

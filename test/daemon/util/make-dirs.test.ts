@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,9 @@ test('creates each missing level with the mode; an existing folder is fine', (t)
   writeFileSync(join(root, 'file'), 'x');
   assert.throws(() => makeDirs(join(root, 'file', 'sub')), { code: 'ENOTDIR' });
   assert.equal(existsSync(join(root, 'file', 'sub')), false);
+  // A link to nothing is an error, not a folder made (mkdir would say EEXIST and succeed quietly).
+  symlinkSync(join(root, 'nowhere'), join(root, 'dangling'));
+  assert.throws(() => makeDirs(join(root, 'dangling')), { code: 'ENOENT' });
 });
 
 test('a folder under /proc is an ENOENT error at once (Node recursive mkdir spins there)', {

@@ -81,8 +81,8 @@ test('dual-yam: a move is busy while the other arm still follows a trajectory th
       Object.assign((p.arms as Record<string, object>).right!, { mode: 'follow', trajectory: 't-elsewhere' });
   };
   await lb.run(0.3);
-  const o = await lb.exec.execute(
-    call('move_to', { target: { left: lb.poseFromHere('left', 0.02, 0, 0), right: null } }),
+  const o = await lb.outcome(
+    lb.exec.execute(call('move_to', { target: { left: lb.poseFromHere('left', 0.02, 0, 0), right: null } })),
   );
   assert.equal(o.status, 'busy', o.message);
   assert.match(o.message, /arm right is still following a trajectory/);
@@ -115,4 +115,33 @@ test('a smooth stop that no controller accepts gives way to the controller’s o
     'the controller never saw the smooth stop',
   );
   assert.ok(Math.max(...o.arms!.arm!.dq.map(Math.abs)) < 0.05, 'at rest by the controller’s stop');
+});
+
+test('a grasp counts when the controller’s event names no arm (the command id says which)', async () => {
+  const lb = new Loopback('yam');
+  lb.edit = (type, p) => {
+    if (type === 'events' && p.command === 'gripper' && p.event === 'finished')
+      Object.assign(p, { reason: 'grasped', arm: null });
+  };
+  await lb.run(0.3);
+  const grip = await lb.outcome(lb.exec.execute(call('set_gripper', { gripper: 0 })));
+  assert.equal(grip.status, 'ok', grip.message);
+  const holding = await lb.outcome(lb.exec.execute(call('check_path', low)));
+  assert.equal(holding.status, 'infeasible', holding.message);
+});
+
+test('dual-yam: a move right after another arm’s motion ended on its stop is not refused for a state that lags', async () => {
+  const lb = new Loopback('dual-yam');
+  await lb.run(0.3);
+  const left = lb.exec.execute(
+    call('move_to', { target: { left: lb.poseFromHere('left', 0.05, 0, -0.05), right: null } }),
+  );
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  await lb.run(0.2);
+  void lb.exec.stop('user', undefined, 'left');
+  assert.equal((await lb.outcome(left)).status, 'stopped');
+  const right = await lb.outcome(
+    lb.exec.execute(call('move_to', { target: { left: null, right: lb.poseFromHere('right', 0, 0.02, 0) } })),
+  );
+  assert.equal(right.status, 'ok', right.message);
 });
