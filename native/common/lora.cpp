@@ -165,6 +165,8 @@ std::string expected_shape(int64_t a, int64_t b) { return "[" + std::to_string(a
 
 }  // namespace
 
+bool LoraAdapter::belongs_to(const Model& m) const { return model_id_ == m.id; }
+
 uint64_t LoraAdapter::bytes() const {
   uint64_t b = 0;
   for (const auto& m : modules_) b += m->a_bytes.size() + m->b_bytes.size();
@@ -180,7 +182,7 @@ std::shared_ptr<const LoraAdapter> load_lora(const Model& m, const LoraSpec& spe
 
   auto adapter = std::make_shared<LoraAdapter>();
   adapter->name_ = spec.name;
-  adapter->model_ = &m;
+  adapter->model_id_ = m.id;
   adapter->layers_.resize(static_cast<size_t>(m.cfg.n_layers));
   for (const LoraModuleSpec& ms : spec.modules) {
     const Target tg = resolve(m, ms, who);

@@ -53,7 +53,8 @@ struct LoraSpec {
 class LoraAdapter {
  public:
   const std::string& name() const { return name_; }
-  const Model* model() const { return model_; }
+  // Loaded for `m` (by its id: a freed model's address may come back as another's).
+  bool belongs_to(const Model& m) const;
   // Per-layer deltas; every layer has an entry (empty slots where the adapter has none).
   const LayerLora& layer(int64_t l) const { return layers_[static_cast<size_t>(l)]; }
   const std::vector<std::unique_ptr<LoraModule>>& modules() const { return modules_; }
@@ -63,7 +64,7 @@ class LoraAdapter {
  private:
   friend std::shared_ptr<const LoraAdapter> load_lora(const Model& m, const LoraSpec& spec);
   std::string name_;
-  const Model* model_ = nullptr;
+  uint64_t model_id_ = 0;
   std::vector<std::unique_ptr<LoraModule>> modules_;
   std::vector<LayerLora> layers_;
 };

@@ -182,6 +182,10 @@ class Model {
   // Forward passes of the sessions of one model run one at a time: they share the slot buffers.
   mutable std::mutex forward_mu;
 
+  // Unique per process (never reused, unlike the model's address once it is freed): what an
+  // adapter is checked against.
+  const uint64_t id;
+
   const Dispatch& dispatch() const { return dispatch_; }
   ExecCtx ctx() const { return ExecCtx{pool_.get(), activation_bits_}; }
   int threads() const { return threads_; }

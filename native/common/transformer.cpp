@@ -11,8 +11,13 @@
 
 namespace bs {
 
+namespace {
+std::atomic<uint64_t> next_model_id{1};
+}  // namespace
+
 Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bits)
-    : dispatch_(backend),
+    : id(next_model_id.fetch_add(1)),
+      dispatch_(backend),
       threads_(threads),
       kv_f16_(kv_f16),
       activation_bits_(activation_bits == 16 || activation_bits == 8 ? activation_bits : 24),  // the loader's three
@@ -171,7 +176,7 @@ void Session::snapshot_after(int64_t n) {
 }
 
 void Session::set_adapter(std::shared_ptr<const LoraAdapter> adapter) {
-  if (adapter && adapter->model() != model_.get()) {
+  if (adapter && !adapter->belongs_to(*model_)) {
     fail("adapter \"", adapter->name(), "\" was loaded for another model; load it for this session's model");
   }
   adapter_ = std::move(adapter);

@@ -459,7 +459,7 @@ int32_t CudaDecoder::append_greedy(const int32_t* tokens, int64_t n, const Devic
 
 int32_t CudaDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step, float* logits, bool head) {
   check_append(m_, "cuda", tokens, n, pos_, max_pos_, max_chunk_);
-  if (step.adapter && step.adapter->model() != &m_) fail("cuda decoder: the adapter was loaded for another model");
+  if (step.adapter && !step.adapter->belongs_to(m_)) fail("cuda decoder: the adapter was loaded for another model");
   if (m_.top_k > 0 && (step.top_k < 1 || step.top_k > m_.top_k))
     fail("cuda decoder: top_k must be 1 to ", m_.top_k, ", got ", step.top_k);
   if (m_.prerouter.get() != prerouter_) fail("cuda decoder: the model's prerouter changed after the decoder was made");

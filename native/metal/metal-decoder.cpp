@@ -411,7 +411,7 @@ int32_t MetalDecoder::append_greedy(const int32_t* tokens, int64_t n, const Devi
 void MetalDecoder::run(const int32_t* tokens, int64_t n, const DeviceStep& step, bool head, bool greedy) {
   const ModelConfig& cfg = m_.cfg;
   const int top_k = step.top_k;
-  if (step.adapter && step.adapter->model() != &m_) fail("metal decoder: the adapter was loaded for another model");
+  if (step.adapter && !step.adapter->belongs_to(m_)) fail("metal decoder: the adapter was loaded for another model");
   check_append(m_, "metal", tokens, n, pos_, max_pos_, max_chunk_);
   if (m_.top_k > 0 && (top_k < 1 || top_k > m_.top_k))
     fail("metal decoder: top_k must be 1 to ", m_.top_k, ", got ", top_k);

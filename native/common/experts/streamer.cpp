@@ -100,8 +100,9 @@ ExpertStreamer::ExpertStreamer(const Model& m, const StreamOptions& opts) : opts
   for (int64_t l = L - 2; l >= 0; --l) next_moe_[l] = layers_[l + 1] ? l + 1 : next_moe_[l + 1];
   const bool uses_hot = opts.prefill_path == ExpertPath::Hot || opts.decode_path == ExpertPath::Hot;
   const uint64_t per_layer = static_cast<uint64_t>(ordinal) * m.expert_bytes;
-  hot_slots_ = opts.cache_bytes > 0 && per_layer > 0 ? static_cast<int>(opts.cache_bytes / per_layer) : 2 * K;
-  hot_slots_ = std::min(hot_slots_, m.cfg.router.n_experts);
+  // Clamped before the cast: a budget of many GiB over small experts exceeds an int.
+  const uint64_t fit = opts.cache_bytes > 0 && per_layer > 0 ? opts.cache_bytes / per_layer : 2 * K;
+  hot_slots_ = static_cast<int>(std::min<uint64_t>(fit, static_cast<uint64_t>(m.cfg.router.n_experts)));
   if (uses_hot && hot_slots_ < 1) {
     fail("cacheBytes ", opts.cache_bytes, " holds less than one expert per MoE layer for the hot path (needs ≥ ",
          per_layer, " bytes: ", ordinal, " layers × ", m.expert_bytes, " bytes)");

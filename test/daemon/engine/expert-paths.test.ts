@@ -102,6 +102,12 @@ test('profile options are checked and reported in the summary', async (t) => {
     },
   );
   m.dispose();
+  // A budget of 2^31 + 5 experts per layer: every expert fits (the count was cast to an int
+  // first, which wrapped it negative: "holds less than one expert").
+  const perLayer = m.summary.expertBytes * m.summary.moeLayers;
+  const huge = await NativeModel.load(dir, { decodePath: 'hot', cacheBytes: perLayer * (2 ** 31 + 5) });
+  assert.equal(huge.summary.stream.hotSlots, 16);
+  huge.dispose();
   const bad: [Record<string, unknown>, RegExp][] = [
     [{ decodePath: 'fast' }, /option decodePath must be "exact", "staged", "hot" or "whole-layer", got "fast"/],
     [{ ioMode: 'mmap' }, /option ioMode must be "page-cache" or "direct", got "mmap"/],
