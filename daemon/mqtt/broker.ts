@@ -15,6 +15,8 @@ import { streamPair } from '../util/stream-pair.js';
 import { readTlsFiles } from './tls.js';
 import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
+/** The topics a retained message may be published on. */
+const RETAINED = /\/(availability|description)$/;
 export interface BrokerDeps {
   host: string;
   port: number;
@@ -131,9 +133,18 @@ export class EmbeddedBroker extends Service {
       },
       authorizePublish: (client, packet, done) => {
         const account = client ? logins.get(client) : undefined;
-        if (account && allowed(account.grants.publish, packet.topic)) return done(null);
+        // Only availability and descriptions are retained (protocol.md): any other retained
+        // message would be replayed later as new, and retained frames grow without bound.
+        const retainOk = !packet.retain || RETAINED.test(packet.topic);
+        if (account && retainOk && allowed(account.grants.publish, packet.topic)) return done(null);
         log.warn({ client: client?.id, username: account?.username, topic: packet.topic }, 'MQTT publish refused');
         done(new Error(`publish to ${packet.topic} not allowed`));
+      },
+      // Every delivery is checked against the login's grants: aedes stores a persistent session's
+      // refused filters too and would forward queued messages on them at the next connect.
+      authorizeForward: (client, packet) => {
+        const account = logins.get(client);
+        return account && allowed(account.grants.subscribe, packet.topic) ? packet : null;
       },
       authorizeSubscribe: (client, sub, done) => {
         const account = logins.get(client);

@@ -3,7 +3,7 @@
 // over client ids. Each identity now has its own secret and grants (daemon/mqtt/acl.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MqttClient } from 'mqtt';
+import { connect, type MqttClient } from 'mqtt';
 import { startTestDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
 import { within } from '../../helpers/wait.js';
@@ -141,4 +141,32 @@ test('the daemon and a controller still talk: state in, commands out', async () 
   assert.equal((await command).payload, trajectory);
   await yam.endAsync();
   await daemon.endAsync();
+});
+
+test('a persistent session keeps no refused filter: nothing of another robot is queued for it', async () => {
+  const clientId = `robot.yam.persist-${n++}`;
+  const opts = { clientId, clean: false };
+  const yam = await connectMqtt(d.mqttAs('robot.yam'), opts);
+  assert.deepEqual(await granted(yam, ['brainstem/robots/yam/trajectory', 'brainstem/#'], 1), [1, 128]);
+  await yam.endAsync();
+  // While it is away the daemon commands the other robot (QoS 1: queued for matching sessions).
+  const daemon = await connectMqtt(d.mqttEndpoint);
+  await daemon.publishAsync('brainstem/robots/other/trajectory', trajectory, { qos: 1 });
+  await daemon.publishAsync('brainstem/robots/yam/trajectory', trajectory, { qos: 1 });
+  await daemon.endAsync();
+  const seen: string[] = [];
+  // Messages of the stored session come right after CONNACK: the handler is there before it.
+  const creds = d.mqttAs('robot.yam');
+  const back = connect(creds.url, { username: creds.username, password: creds.password, ...opts, reconnectPeriod: 0 });
+  back.on('message', (topic) => seen.push(topic));
+  await within(new Promise((r) => back.once('connect', r)), 10_000, 'the reconnect');
+  await new Promise((r) => setTimeout(r, 500));
+  await back.endAsync();
+  assert.ok(!seen.includes('brainstem/robots/other/trajectory'), `another robot's command reached it: ${seen}`);
+});
+
+test('retained messages only on availability and description: a retained state or frame is refused', async () => {
+  const state = JSON.stringify({ v: 1, seq: 0, time: 0, arms: {}, faults: [], hb: null });
+  await refused('robot.yam', 'brainstem/robots/yam/state', state, true);
+  await refused('robot.yam', 'brainstem/robots/yam/cameras/front', 'frame', true);
 });
