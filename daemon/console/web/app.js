@@ -106,6 +106,8 @@ async function refreshCameras() {
 
 let timers = [];
 rpc.onOpen(() => {
+  // Errors of the time the connection was down are over.
+  $('page-error').hidden = true;
   for (const t of timers) clearInterval(t);
   robots.clear();
   timers = [

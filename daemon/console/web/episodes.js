@@ -172,8 +172,15 @@ export class Episodes {
 
   async select(id) {
     this.selected = id;
-    if (!this.summaries.has(id)) return this.selectRecord(id);
-    const got = await this.rpc.call('policy.get', { id, events: true });
+    const known = this.summaries.get(id);
+    if (!known || known.past) return this.selectRecord(id);
+    let got;
+    try {
+      got = await this.rpc.call('policy.get', { id, events: true });
+    } catch {
+      // The daemon keeps the last 50 ended episodes in memory; the record of an older one remains.
+      return this.selectRecord(id);
+    }
     // Recorded events first, then any notified since that the record did not have yet.
     const seen = new Set(got.events.map((e) => e.seq));
     this.events.set(id, [...got.events, ...(this.events.get(id) ?? []).filter((e) => !seen.has(e.seq))]);

@@ -4,6 +4,8 @@
 // module blocked. The page's state is read through its debug handles, never from pixels, except
 // the plot check (a canvas that is not one colour).
 import { test } from 'node:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { getChromium } from '../../helpers/browser.js';
 import { TEST_TOKEN } from '../../helpers/daemon.js';
@@ -179,6 +181,23 @@ test('operator console in Chromium', async (t) => {
       assert.equal(await c.page.evaluate("document.querySelector('#confirm-form').hidden"), true);
     },
   );
+
+  await t.test('a record of an earlier run opens read-only, again on a second click', async () => {
+    const id = 'ep-20250101-120000-abcdef';
+    const dir = join(rig.d.dataDir, 'episodes', id);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'episode.json'),
+      JSON.stringify({ id, robot: 'arm1', instruction: 'old task', state: 'done' }),
+    );
+    writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ episode: id, seq: 0, t: 0, type: 'started' })}\n`);
+    await c.page.evaluate('brainstemConsole.episodes.refreshList()');
+    for (let i = 0; i < 2; i++) {
+      await c.page.evaluate(`brainstemConsole.episodes.select(${JSON.stringify(id)})`);
+      assert.equal(await c.page.textContent('#episode-title'), `${id}: old task`, `click ${i + 1}`);
+      assert.equal(await c.page.evaluate("document.getElementById('episode-stop').hidden"), true, 'read-only');
+    }
+  });
 
   await t.test('the models panel shows process sparklines from system.telemetry', async () => {
     await pageValue(
