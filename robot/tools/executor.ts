@@ -361,9 +361,7 @@ export class Executor implements SessionListener, MotionHost {
       return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
     }
     // A closing gripper may yet grasp: the plan must know what the arm will carry.
-    const gripping = moving.find((a) =>
-      [...(this.waiters.get(a)?.pending ?? [])].some((id) => this.waiters.get(a)!.ids.get(id) === a),
-    );
+    const gripping = moving.find((a) => this.gripperPending(a));
     if (gripping)
       return notMoved(
         'busy',
@@ -431,6 +429,12 @@ export class Executor implements SessionListener, MotionHost {
     }
   }
 
+  /** Whether `arm`'s own gripper command (not another arm's of the same call) awaits `finished`. */
+  private gripperPending(arm: string): boolean {
+    const w = this.waiters.get(arm);
+    return w !== undefined && [...w.pending].some((id) => w.ids.get(id) === arm);
+  }
+
   /** Resolves on the next fresh state, or after the staleness limit. */
   private nextState(): Promise<void> {
     return new Promise<void>((resolve) =>
@@ -445,9 +449,7 @@ export class Executor implements SessionListener, MotionHost {
   private async usable(): Promise<LinkProblem | null> {
     const problem = this.session.problem(this.now());
     if (problem?.code !== 'stale_state') return problem;
-    await new Promise<void>((resolve) =>
-      this.freshWaiters.push({ until: this.now() + this.session.staleAfter, resolve }),
-    );
+    await this.nextState();
     return this.session.problem(this.now());
   }
 

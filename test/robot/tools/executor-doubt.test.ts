@@ -133,10 +133,9 @@ test('a grasp counts when the controller’s event names no arm (the command id 
 test('dual-yam: a move right after another arm’s motion ended on its stop is not refused for a state that lags', async () => {
   const lb = new Loopback('dual-yam');
   await lb.run(0.3);
-  const left = lb.exec.execute(
+  const { outcome: left } = await lb.started(
     call('move_to', { target: { left: lb.poseFromHere('left', 0.05, 0, -0.05), right: null } }),
   );
-  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
   await lb.run(0.2);
   void lb.exec.stop('user', undefined, 'left');
   assert.equal((await lb.outcome(left)).status, 'stopped');

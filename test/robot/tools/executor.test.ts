@@ -144,10 +144,9 @@ test('set_gripper: the gripper moves to the commanded opening; an arm without a 
 test('dual-yam while the left arm moves: a right move is busy; the right gripper, a plan check and a repeated gripper command', async () => {
   const lb = new Loopback('dual-yam');
   await lb.run(0.3);
-  const moving = lb.exec.execute(
+  const { outcome: moving } = await lb.started(
     call('move_to', { target: { left: lb.poseFromHere('left', 0.05, 0, -0.05), right: null } }),
   );
-  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
   const move = await lb.exec.execute(
     call('move_to', { target: { left: null, right: lb.poseFromHere('right', 0, 0.02, 0) } }),
   );

@@ -110,6 +110,13 @@ export class Loopback {
     return cond();
   }
 
+  /** Executes a call and steps until the controller has started a trajectory; `outcome` comes later. */
+  async started(reply: { name: string; arguments: object }): Promise<{ outcome: Promise<ToolOutcome> }> {
+    const outcome = this.exec.execute(reply);
+    await this.until(() => this.events.some((e) => e.event === 'started'), 2);
+    return { outcome };
+  }
+
   /** Runs until the outcome arrives (at most `max` s of simulated time). */
   async outcome(p: Promise<ToolOutcome>, max = 30): Promise<ToolOutcome> {
     let got: ToolOutcome | undefined;
