@@ -35,7 +35,7 @@ import { ServingMetrics } from './engine/serving-metrics.js';
 import { Logs } from './log.js';
 import type { Identity } from './mqtt/acl.js';
 import { EmbeddedBroker } from './mqtt/broker.js';
-import { mqttIdentities } from './mqtt/identities.js';
+import { identitySecrets, mqttIdentities } from './mqtt/identities.js';
 import { PolicyService } from './policy/episode/service.js';
 import { RobotLink } from './robots/link-service.js';
 import { SimChildren } from './robots/sim-children.js';
@@ -80,6 +80,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   const strength = checkSecretStrength(config, {
     'server.token': token.value,
     ...(embedded ? { 'mqtt.password': daemonIdentity.password } : {}),
+    ...identitySecrets(identities),
   });
   if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
   for (const w of strength.warnings) logs.get('daemon').warn(w);

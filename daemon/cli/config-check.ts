@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { ConfigError, formatConfigIssues, loadConfig } from '../config/load.js';
 import { checkSecretStrength } from '../config/secret-strength.js';
 import { redactConfig, storedSecret } from '../config/secrets.js';
-import { mqttIdentities } from '../mqtt/identities.js';
+import { identitySecrets, mqttIdentities } from '../mqtt/identities.js';
 import { group } from './group.js';
 
 export function registerConfigCheck(program: Command): void {
@@ -18,10 +18,12 @@ export function registerConfigCheck(program: Command): void {
       const config = loadConfig({ file });
       // The secrets stored in data_dir are checked as start checks them (nothing is generated here).
       const token = config.server.token || storedSecret(config.data_dir, 'token');
-      const mqttPassword = config.mqtt.url === '' ? mqttIdentities(config, false)[0]!.password : '';
+      const identities = mqttIdentities(config, false);
+      const mqttPassword = config.mqtt.url === '' ? identities[0]!.password : '';
       const strength = checkSecretStrength(config, {
         ...(token ? { 'server.token': token } : {}),
         ...(mqttPassword ? { 'mqtt.password': mqttPassword } : {}),
+        ...identitySecrets(identities),
       });
       if (strength.issues.length) throw new ConfigError(formatConfigIssues(strength.issues));
       for (const w of strength.warnings) process.stderr.write(`warning: ${w}\n`);

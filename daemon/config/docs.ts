@@ -30,10 +30,11 @@ into \`<data_dir>/mqtt-password\` (user \`mqtt.username\`). Printed configs mask
 
 **Secret length.** A generated secret has 32 characters. A configured (or stored) secret shorter
 than 16 characters (\`server.token\`, \`mqtt.password\`, the password in \`mqtt.url\`, any other
-secret key) is a config error (exit 2, naming the key and the rule, never the secret) when it can
+secret key, a controller's or observer's secret in \`<data_dir>/mqtt-identities/\`, named
+\`data_dir/mqtt-identities/<user>\`) is a config error (exit 2, naming the key and the rule, never the secret) when it can
 be tried from another machine: \`server.host\` for the token, \`mqtt.embedded.host\` (and
 \`mqtt.embedded.tls.host\` when a TLS listener is configured; embedded broker) or the host of
-\`mqtt.url\` (external broker) for the broker password, off loopback (anything but
+\`mqtt.url\` (external broker) for the broker's secrets, off loopback (anything but
 \`127.0.0.0/8\`, \`::1\`, \`localhost\` and \`*.localhost\`; \`0.0.0.0\` and \`::\` included). On
 loopback it is accepted with a warning (logged at start, printed by \`brainstem config check\`,
 which also judges the secrets already stored in data_dir).

@@ -7,6 +7,8 @@ import type { Issue } from '../../robot/common/validation/issue.js';
 import { daemonSchema, type Config } from './schema.js';
 
 export const MIN_SECRET_LENGTH = 16;
+/** Key prefix of the controllers' and observers' broker secrets, files under data_dir. */
+export const IDENTITY_FILES = 'data_dir/mqtt-identities/';
 
 /** 127.0.0.0/8, ::1 (also IPv4-mapped, bracketed) and localhost; wildcards and names are off loopback. */
 export function isLoopbackHost(host: string): boolean {
@@ -33,7 +35,7 @@ function brokerExposures(config: Config): Exposure[] {
 function exposuresOf(path: string, config: Config): Exposure[] {
   const server = { key: 'server.host', host: config.server.host };
   if (path.startsWith('server.')) return [server];
-  if (path.startsWith('mqtt.')) return brokerExposures(config);
+  if (path.startsWith('mqtt.') || path.startsWith(IDENTITY_FILES)) return brokerExposures(config);
   return [server, ...brokerExposures(config)];
 }
 
@@ -77,7 +79,9 @@ export function weakSecretIssue(w: WeakSecret & { offLoopback: Exposure }): Issu
     path: w.path,
     rule: `${subject} be at least ${MIN_SECRET_LENGTH} characters when ${w.offLoopback.key} (${w.offLoopback.host}) is off loopback; it has ${w.length}`,
     value: '***',
-    hint: 'leave it empty to have a long one generated, or use e.g. `openssl rand -base64 24`',
+    hint: w.path.startsWith('data_dir/')
+      ? 'delete that file to have a long one generated at the next start, or write e.g. `openssl rand -base64 24` into it'
+      : 'leave it empty to have a long one generated, or use e.g. `openssl rand -base64 24`',
   };
 }
 

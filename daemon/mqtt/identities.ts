@@ -5,6 +5,7 @@
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { resolveSecret, storedSecret } from '../config/secrets.js';
 import type { Config } from '../config/schema.js';
+import { IDENTITY_FILES } from '../config/secret-strength.js';
 import { controllerUsername, observerUsername, type Identity } from './acl.js';
 
 /** Where the secret of a non-daemon identity is kept, relative to data_dir. */
@@ -38,6 +39,13 @@ export function mqttIdentities(config: Config, create: boolean): Identity[] {
     if (r.transport === 'mqtt') add(controllerUsername(r.id), { kind: 'controller', robot: r.id });
   for (const name of config.mqtt.observers) add(observerUsername(name), { kind: 'observer', name });
   return [daemon, ...others];
+}
+
+/** The controllers' and observers' secrets keyed for checkSecretStrength (hand-written files are judged too). */
+export function identitySecrets(identities: Identity[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const i of identities) if (i.role.kind !== 'daemon') out[IDENTITY_FILES + i.username] = i.password;
+  return out;
 }
 
 /** A Mosquitto 2 password_file line: `$7$` = PBKDF2-HMAC-SHA512, 101 iterations, 12-byte salt, 64-byte hash. */

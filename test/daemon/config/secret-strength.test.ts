@@ -2,7 +2,7 @@
 // loopback, warned on loopback; generated and stored secrets are checked the same way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDaemon } from '../../../daemon/compose.js';
 import { ConfigError, loadConfig } from '../../../daemon/config/load.js';
@@ -131,4 +131,31 @@ test('CLI: config check judges the token stored in data_dir as start does (short
   writeFileSync(file, `data_dir: ${empty}\n`);
   assert.equal((await runCli(['config', 'check', file])).code, 0);
   assert.equal(existsSync(empty), false);
+});
+
+test("a hand-written controller's or observer's secret is judged like the others (start and config check)", async (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  mkdirSync(join(dir.path, 'mqtt-identities'));
+  writeFileSync(join(dir.path, 'mqtt-identities', 'observer.grafana'), 'pw12\n');
+  const yaml = (host: string) =>
+    `data_dir: ${dir.path}\nserver:\n  port: 0\nmqtt:\n  observers: [grafana]\n  embedded:\n    host: ${host}\n    port: 0\n`;
+  const config = load({
+    data_dir: dir.path,
+    server: { port: 0 },
+    mqtt: { observers: ['grafana'], embedded: { host: '0.0.0.0', port: 0 } },
+  });
+  const rule =
+    /data_dir\/mqtt-identities\/observer\.grafana: must be at least 16 characters when mqtt\.embedded\.host \(0\.0\.0\.0\) is off loopback; it has 4.*delete that file/s;
+  assert.throws(() => createDaemon(config, { logs: new Logs({ ...config.logging, level: 'silent' }) }), rule);
+  const file = join(dir.path, 'brainstem.yaml');
+  writeFileSync(file, yaml('0.0.0.0'));
+  const check = await runCli(['config', 'check', file]);
+  assert.equal(check.code, 2, check.stderr);
+  assert.match(check.stderr, rule);
+  assert.doesNotMatch(check.stderr, /pw12/);
+  writeFileSync(file, yaml('127.0.0.1'));
+  const onLoopback = await runCli(['config', 'check', file]);
+  assert.equal(onLoopback.code, 0, onLoopback.stderr);
+  assert.match(onLoopback.stderr, /warning: data_dir\/mqtt-identities\/observer\.grafana: a secret of 4 characters/);
 });
