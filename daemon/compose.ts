@@ -34,7 +34,7 @@ import { loadNativeModel } from './engine/served-model.js';
 import { ServingMetrics } from './engine/serving-metrics.js';
 import { Logs } from './log.js';
 import type { Identity } from './mqtt/acl.js';
-import { EmbeddedBroker } from './mqtt/broker.js';
+import { EmbeddedBroker, PACKET_OVERHEAD_BYTES } from './mqtt/broker.js';
 import { identitySecrets, mqttIdentities } from './mqtt/identities.js';
 import { PolicyService } from './policy/episode/service.js';
 import { RobotLink } from './robots/link-service.js';
@@ -93,6 +93,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         ...config.mqtt.embedded,
         base: config.mqtt.base,
         identities,
+        maxPacketBytes: config.robots.cameras.max_frame_bytes + PACKET_OVERHEAD_BYTES,
         log: logs.get('mqtt.broker'),
       })
     : undefined;

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { daemonUsernameProblem, mosquittoAcl } from '../mqtt/acl.js';
 import { identitySecretPath, mosquittoPasswordLine, mqttIdentities } from '../mqtt/identities.js';
+import { PACKET_OVERHEAD_BYTES } from '../mqtt/broker.js';
 import { CliError } from './exit.js';
 import { group } from './group.js';
 
@@ -17,7 +18,7 @@ import { group } from './group.js';
  * identity (the id becomes the username): no client can knock another identity's off by reusing
  * its id. The cost: one connection per identity at a time (a second one replaces the first).
  */
-export function mosquittoConf(passwd: string, acl: string): string {
+export function mosquittoConf(passwd: string, acl: string, maxPacketBytes: number): string {
   return [
     '# brainstem identities (written by `brainstem mqtt credentials`); docs/protocol.md, "Security".',
     'allow_anonymous false',
@@ -25,6 +26,8 @@ export function mosquittoConf(passwd: string, acl: string): string {
     `acl_file ${acl}`,
     '# Each client id is replaced by its username: no client id takeover across identities.',
     'use_username_as_clientid true',
+    '# A camera frame with its topic and header; a larger packet closes the connection.',
+    `max_packet_size ${maxPacketBytes}`,
     '',
   ].join('\n');
 }
@@ -53,7 +56,9 @@ export function registerMqttCredentials(program: Command): void {
       chmodSync(passwd, 0o600);
       writeFileSync(acl, mosquittoAcl(config.mqtt.base, identities));
       const conf = join(out, 'brainstem.conf');
-      writeFileSync(conf, mosquittoConf(passwd, acl));
+      // The whole packet: what the embedded broker allows after the fixed header, plus that header (≤ 5 bytes).
+      const text = mosquittoConf(passwd, acl, config.robots.cameras.max_frame_bytes + PACKET_OVERHEAD_BYTES + 5);
+      writeFileSync(conf, text);
       const where = (u: string) =>
         u === daemon.username
           ? 'mqtt.password or <data_dir>/mqtt-password'
@@ -61,7 +66,7 @@ export function registerMqttCredentials(program: Command): void {
       process.stdout.write(
         [
           `wrote ${passwd}, ${acl} and ${conf} for base ${config.mqtt.base}; in mosquitto.conf (or the directory of an include_dir):`,
-          ...mosquittoConf(passwd, acl)
+          ...text
             .split('\n')
             .filter((l) => l && !l.startsWith('#'))
             .map((l) => `  ${l}`),

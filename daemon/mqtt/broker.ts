@@ -12,11 +12,16 @@ import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
 import { streamPair } from '../util/stream-pair.js';
+import { limitPackets, type Refusal } from './packet-limit.js';
 import { readTlsFiles } from './tls.js';
 import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
 /** The topics a retained message may be published on. */
 const RETAINED = /\/(availability|description)$/;
+/** The largest CONNECT (client id, credentials, will), bytes after the fixed header. */
+const MAX_CONNECT_BYTES = 64 << 10;
+/** What a packet may carry beside its payload (topic, properties, packet id), bytes. */
+export const PACKET_OVERHEAD_BYTES = 64 << 10;
 export interface BrokerDeps {
   host: string;
   port: number;
@@ -25,6 +30,8 @@ export interface BrokerDeps {
   /** Topic base the grants are written for (mqtt.base). */
   base: string;
   identities: Identity[];
+  /** The largest packet after CONNECT (bytes after the fixed header): a larger one closes the connection. */
+  maxPacketBytes: number;
   log: Logger;
 }
 
@@ -161,10 +168,14 @@ export class EmbeddedBroker extends Service {
       log.debug({ client: client?.id, err: err.message }, 'MQTT connection error'),
     );
     this.aedes = aedes;
+    const { maxPacketBytes } = this.deps;
     const handle = (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
-      aedes.handle(socket);
+      const limit = (index: number) => (index === 0 ? MAX_CONNECT_BYTES : maxPacketBytes);
+      const refused = (r: Refusal) =>
+        log.warn({ remote: socket.remoteAddress, ...r }, 'MQTT connection closed: packet larger than allowed');
+      aedes.handle(limitPackets(socket, limit, refused));
     };
     this.server = createServer(handle);
     this.port = await listen(

@@ -14,6 +14,7 @@ import { waitFor } from '../../helpers/wait.js';
 const daemonOnly = (base: string, creds: { username: string; password: string }) => ({
   base,
   identities: [{ ...creds, role: { kind: 'daemon' as const } }],
+  maxPacketBytes: 1 << 20,
 });
 
 let d: TestDaemon;

@@ -11,6 +11,7 @@ import { getOwnMosquitto } from '../../helpers/mosquitto.js';
 import { connectMqtt, nextMessage } from '../../helpers/mqtt.js';
 import { RpcTestClient, waitRobotReady } from '../../helpers/rpc.js';
 import { tempDir } from '../../helpers/temp.js';
+import { within } from '../../helpers/wait.js';
 
 const BASE = 'lab';
 
@@ -137,4 +138,35 @@ test("Mosquitto with brainstem.conf binds client ids to identities: another iden
   const second = await login('robot.yam', secret('mqtt-identities/robot.yam'), 'robot.yam.other');
   t.after(() => second.endAsync());
   await closed;
+});
+
+test("Mosquitto with brainstem.conf's max_packet_size passes a largest camera frame and disconnects a larger packet", async (t) => {
+  const { out, run, secret } = await credentials(t, ['{id: yam, robot: yam}']);
+  const conf = readFileSync(join(out, 'brainstem.conf'), 'utf8');
+  const limit = conf.split('\n').filter((l) => l.startsWith('max_packet_size'));
+  // robots.cameras.max_frame_bytes (8 MiB) + 64 KiB for topic and properties + 5 header bytes.
+  assert.deepEqual(limit, [`max_packet_size ${(8 << 20) + (64 << 10) + 5}`]);
+  assert.match(run.stdout, /^ {2}max_packet_size \d+$/m);
+  const broker = await getOwnMosquitto(t, {
+    passwordFile: join(out, 'passwd'),
+    aclFile: join(out, 'acl'),
+    conf: `${limit[0]}\n`,
+  });
+  if (!broker) return;
+  t.after(() => broker.stop());
+  const yam = await connectMqtt({
+    url: broker.url,
+    username: 'robot.yam',
+    password: secret('mqtt-identities/robot.yam'),
+  });
+  const daemon = await connectMqtt({ url: broker.url, username: 'brainstem', password: secret('mqtt-password') });
+  t.after(() => Promise.all([yam, daemon].map((c) => c.endAsync(true))));
+  const topic = `${BASE}/robots/yam/cameras/wrist`;
+  await daemon.subscribeAsync(topic, { qos: 0 });
+  const seen = nextMessage(daemon, topic);
+  yam.publish(topic, Buffer.alloc(8 << 20, 0xff));
+  assert.equal((await seen).payload.length, 8 << 20);
+  const closed = new Promise<void>((resolve) => yam.once('close', () => resolve()));
+  yam.publish(topic, Buffer.alloc((8 << 20) + (64 << 10), 0xff));
+  await within(closed, 10_000, 'Mosquitto to disconnect the oversized publisher');
 });
