@@ -188,13 +188,13 @@ class Model {
 
   const Dispatch& dispatch() const { return dispatch_; }
   ExecCtx ctx() const { return ExecCtx{pool_.get(), activation_bits_}; }
-  int threads() const { return threads_; }
+  // The threads decoding: the caller plus the workers the system let the pool start.
+  int threads() const;
   bool kv_f16() const { return kv_f16_; }
   int activation_bits() const { return activation_bits_; }
 
  private:
   Dispatch dispatch_;
-  int threads_;
   bool kv_f16_;
   int activation_bits_;  // 8, 16 or 24
   std::unique_ptr<ThreadPool> pool_;

@@ -18,12 +18,13 @@ std::atomic<uint64_t> next_model_id{1};
 Model::Model(const Backend& backend, int threads, bool kv_f16, int activation_bits)
     : id(next_model_id.fetch_add(1)),
       dispatch_(backend),
-      threads_(threads),
       kv_f16_(kv_f16),
       activation_bits_(activation_bits == 16 || activation_bits == 8 ? activation_bits : 24),  // the loader's three
       pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {}
 
 Model::~Model() = default;
+
+int Model::threads() const { return pool_ ? pool_->size() : 1; }
 
 Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : model_(std::move(model)) {
   top_k_ = model_->top_k;

@@ -5,6 +5,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/error.h"
+#include "common/start-threads.h"
+
 namespace bs {
 
 namespace {
@@ -41,13 +44,12 @@ MembwResult measure_read_bandwidth(int threads, uint64_t bytes, int passes) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     const size_t chunk = (words + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        const size_t b = std::min(words, chunk * t), e = std::min(words, b + chunk);
-        sums[t] += sum_words(buf.data() + b, e - b);
-      });
-    }
+    const int started = start_threads(pool, threads, [&](int t) {
+      const size_t b = std::min(words, chunk * t), e = std::min(words, b + chunk);
+      sums[t] += sum_words(buf.data() + b, e - b);
+    });
     for (std::thread& th : pool) th.join();
+    if (started < threads) fail("could start only ", started, " of ", threads, " threads (thread or memory limit)");
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.seconds = std::min(r.seconds, s);
   }

@@ -1,5 +1,7 @@
 #include "cpu/thread-pool.h"
 
+#include "common/start-threads.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -37,7 +39,8 @@ __attribute__((noinline)) void prefault_stack() {
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this] { worker_loop(); });
+  // Threads the system refuses leave a smaller pool (size() says how many run), not an abort.
+  start_threads(workers_, std::max(1, threads) - 1, [this](int) { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {

@@ -2,9 +2,18 @@
 // exactly once. A helper that read the end of one loop and the next loop's n used to claim a
 // range past the old end with the new loop's function (an index run twice, then a caller
 // waiting forever for done == n).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <vector>
 
+#include "common/error.h"
+#include "common/io/io-pool.h"
+#include "cpu/membw.h"
 #include "cpu/thread-pool.h"
 #include "harness.h"
 
@@ -30,4 +39,59 @@ TEST(thread_pool_runs_every_index_once_across_loops_of_changing_size) {
       }
     }
   }
+}
+
+// Under an address-space limit that leaves room for a few thread stacks, the pools start what
+// they can (a thread refused while others run used to unwind past them: std::terminate) and the
+// bandwidth probe fails with an error. Runs in a child process so the limit stays there.
+TEST(threads_the_system_refuses_shrink_the_pools_instead_of_aborting) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The soft limit: what is mapped now plus `room` bytes.
+    const auto limit_to = [](rlim_t room) {
+      long pages = 0;
+      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+      }
+      rlimit limit{};
+      if (pages == 0 || getrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
+      limit.rlim_cur = std::min(limit.rlim_max, static_cast<rlim_t>(pages) * 4096 + room);
+      if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
+    };
+    limit_to(40u << 20);  // about four 8 MiB stacks
+    int code = 0;
+    try {
+      bs::ThreadPool pool(64);
+      if (pool.size() < 1 || pool.size() >= 64) code = 2;
+      std::atomic<int64_t> sum{0};
+      pool.parallel_for(
+          1000,
+          [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) sum.fetch_add(i, std::memory_order_relaxed);
+          },
+          8);
+      if (sum.load() != 499500) code = 3;
+    } catch (...) {
+      _exit(6);
+    }
+    limit_to(40u << 20);
+    try {
+      bs::IoPool io(16);  // 16 MiB of scratch first, then what room is left for stacks
+      if (io.threads() < 1 || io.threads() >= 16) code = 4;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  IoPool: %s\n", e.what());
+      _exit(7);
+    }
+    try {
+      bs::measure_read_bandwidth(64, 1 << 20, 1);
+      code = 5;
+    } catch (const bs::Error&) {
+    }
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child status " << status << " (exit " << WEXITSTATUS(status) << ", signal " << WTERMSIG(status) << ")";
 }

@@ -2,13 +2,20 @@
 
 #include <exception>
 
+#include "common/error.h"
+#include "common/start-threads.h"
+
 namespace bs {
 
 IoPool::IoPool(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
+  // Scratch is allocated here, where running out of memory is an error, not an abort in a thread.
+  for (int i = 0; i < threads; ++i) scratch_.push_back(std::make_unique<ReadScratch>());
+  // Threads the system refuses leave fewer I/O threads; none at all is an error (loads would never run).
+  const int running = start_threads(threads_, threads, [this](int i) { loop(*scratch_[i]); });
+  if (running == 0 && threads > 0) fail("could not start any of ", threads, " I/O threads (thread or memory limit)");
   // Threads that start late would touch their stacks (anonymous memory) in the middle of a decode.
   std::unique_lock<std::mutex> lk(mu_);
-  started_cv_.wait(lk, [&] { return started_ == threads; });
+  started_cv_.wait(lk, [&] { return started_ == running; });
 }
 
 IoPool::~IoPool() {
@@ -28,8 +35,7 @@ void IoPool::submit(Job job, bool urgent) {
   cv_.notify_one();
 }
 
-void IoPool::loop() {
-  ReadScratch scratch;
+void IoPool::loop(ReadScratch& scratch) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     ++started_;

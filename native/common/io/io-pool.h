@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,13 +27,14 @@ class IoPool {
   void submit(Job job, bool urgent);
 
  private:
-  void loop();
+  void loop(ReadScratch& scratch);
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable started_cv_;
   int started_ = 0;  // threads that reached their loop
   std::deque<Job> urgent_, background_;
   bool stop_ = false;
+  std::vector<std::unique_ptr<ReadScratch>> scratch_;  // one per thread
   std::vector<std::thread> threads_;
 };
 
