@@ -94,6 +94,8 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         base: config.mqtt.base,
         identities,
         maxPacketBytes: config.robots.cameras.max_frame_bytes + PACKET_OVERHEAD_BYTES,
+        // Bound late: the robot link is built below.
+        onOversize: (robot, r) => robots.oversizeOverMqtt(robot, r.declared),
         log: logs.get('mqtt.broker'),
       })
     : undefined;

@@ -32,6 +32,8 @@ export interface BrokerDeps {
   identities: Identity[];
   /** The largest packet after CONNECT (bytes after the fixed header): a larger one closes the connection. */
   maxPacketBytes: number;
+  /** A controller's connection was closed for a packet over the limit (a camera frame, as a rule). */
+  onOversize?: (robot: string, refusal: Refusal) => void;
   log: Logger;
 }
 
@@ -40,6 +42,7 @@ const digest = (s: string | Buffer) => createHash('sha256').update(s).digest();
 interface Account {
   username: string;
   password: Buffer;
+  role: Identity['role'];
   grants: Grants;
 }
 
@@ -110,7 +113,7 @@ export class EmbeddedBroker extends Service {
     const accounts = new Map<string, Account>(
       this.deps.identities.map((i) => [
         i.username,
-        { username: i.username, password: digest(i.password), grants: grantsFor(base, i.role) },
+        { username: i.username, password: digest(i.password), role: i.role, grants: grantsFor(base, i.role) },
       ]),
     );
     const logins = new WeakMap<Client, Account>();
@@ -168,14 +171,22 @@ export class EmbeddedBroker extends Service {
       log.debug({ client: client?.id, err: err.message }, 'MQTT connection error'),
     );
     this.aedes = aedes;
-    const { maxPacketBytes } = this.deps;
+    const { maxPacketBytes, onOversize } = this.deps;
     const handle = (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
       const limit = (index: number) => (index === 0 ? MAX_CONNECT_BYTES : maxPacketBytes);
-      const refused = (r: Refusal) =>
-        log.warn({ remote: socket.remoteAddress, ...r }, 'MQTT connection closed: packet larger than allowed');
-      aedes.handle(limitPackets(socket, limit, refused));
+      const guarded = limitPackets(socket, limit, (r) => {
+        // aedes keeps its client on the stream it serves (`conn.client`), not in its typings.
+        const client = (guarded as { client?: Client }).client;
+        const account = client ? logins.get(client) : undefined;
+        log.warn(
+          { remote: socket.remoteAddress, username: account?.username, ...r },
+          'MQTT connection closed: packet larger than allowed',
+        );
+        if (account?.role.kind === 'controller' && r.declared >= 0) onOversize?.(account.role.robot, r);
+      });
+      aedes.handle(guarded);
     };
     this.server = createServer(handle);
     this.port = await listen(

@@ -79,6 +79,15 @@ export class DaemonMqttClient extends Service {
     this.connectionHandlers.add(handler);
   }
 
+  /** Stops calling `handler` for messages (its filters stay subscribed). */
+  offMessage(handler: MqttMessageHandler): void {
+    this.messageHandlers.delete(handler);
+  }
+
+  offConnection(handler: (connected: boolean) => void): void {
+    this.connectionHandlers.delete(handler);
+  }
+
   protected override describe() {
     const detail = {
       url: this.shownUrl,

@@ -136,6 +136,17 @@ export class RobotLink extends Service {
     return this.deps.config.cameras.max_frame_bytes + MAX_BINARY_HEADER + 4;
   }
 
+  /**
+   * The embedded broker closed `robot`'s connection at a packet of `declared` bytes (its camera
+   * stream is unknown from the header alone): a drop for the robot, as over WebSocket.
+   */
+  oversizeOverMqtt(robot: string, declared: number): void {
+    const r = this.robots.get(robot);
+    if (r?.entry.transport !== 'mqtt') return;
+    const detail = `an MQTT packet of ${declared} bytes (more than robots.cameras.max_frame_bytes + 64 KiB): the broker closed the connection`;
+    r.cameras.drop(null, 'color', { code: 'oversize', detail }, this.now());
+  }
+
   /** The API server's handler for `/controller` sockets. */
   acceptController = (ws: WebSocket, req: IncomingMessage): void => this.ws.attach(ws, req.socket.remoteAddress);
 
@@ -155,14 +166,9 @@ export class RobotLink extends Service {
     if (mqttRobots.length) {
       const filters = Object.fromEntries(CONTROLLER_TOPICS.map((t) => [robotFilter(base, t), DELIVERY[t].qos]));
       filters[simSceneTopic(base, '+')] = 0;
-      mqtt.subscribe({ ...filters, [cameraFilter(base)]: 0 }, (topic, payload, packet) =>
-        this.onMqtt(topic, payload, packet),
-      );
-      mqtt.onConnection((up) => {
-        const now = this.now();
-        for (const r of mqttRobots) r.session.setTransportUp(up, now);
-      });
-      if (!mqtt.connected) for (const r of mqttRobots) r.session.setTransportUp(false, this.now());
+      mqtt.subscribe({ ...filters, [cameraFilter(base)]: 0 }, this.onMqtt);
+      mqtt.onConnection(this.onMqttConnection);
+      if (!mqtt.connected) this.onMqttConnection(false);
     }
     // Compiling the planner takes a while on first use: done in the background, ahead of calls.
     for (const name of new Set(config.serve.map((r) => r.robot))) void this.plans.warmUp(name, this.dir);
@@ -181,6 +187,9 @@ export class RobotLink extends Service {
   }
 
   protected async onStop(): Promise<void> {
+    // The same handlers are added again by a later start: a message is handled once.
+    this.deps.mqtt.offMessage(this.onMqtt);
+    this.deps.mqtt.offConnection(this.onMqttConnection);
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.ws.close();
@@ -207,7 +216,12 @@ export class RobotLink extends Service {
     for (const r of this.robots.values()) r.executor.poll(now);
   }
 
-  private onMqtt(topic: string, payload: Buffer, packet: IPublishPacket): void {
+  private readonly onMqttConnection = (up: boolean): void => {
+    const now = this.now();
+    for (const r of this.robots.values()) if (r.entry.transport === 'mqtt') r.session.setTransportUp(up, now);
+  };
+
+  private readonly onMqtt = (topic: string, payload: Buffer, packet: IPublishPacket): void => {
     const camera = parseCameraTopic(this.deps.base, topic);
     if (camera) return this.onCameraMqtt(camera, payload, packet);
     const simRobot = simSceneRobot(this.deps.base, topic);
@@ -224,7 +238,7 @@ export class RobotLink extends Service {
     const m = decodeMessage(at.suffix as ControllerMessage, payload);
     if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
     this.deliver(at.robot, at.suffix as ControllerMessage, m.value as never, 'on the topic');
-  }
+  };
 
   /** Hands a valid message to its robot; a description naming another robot is invalid. */
   private deliver(

@@ -24,6 +24,9 @@ export interface WsControllerHandlers {
   dropped(robot: string, problem: FrameProblem): void;
 }
 
+/** Distinct problems logged per controller socket. */
+export const MAX_WARNINGS = 32;
+
 export class WsControllers {
   /** Robot id → the socket that announced it last. */
   private readonly byRobot = new Map<string, WebSocket>();
@@ -36,11 +39,14 @@ export class WsControllers {
 
   attach(ws: WebSocket, remote: string | undefined): void {
     this.sockets.add(ws);
+    // One warning per kind of problem, and at most MAX_WARNINGS kinds: a controller sending ever
+    // new invalid envelopes cannot flood the log or grow this set without bound.
     const warned = new Set<string>();
     const warn = (key: string, msg: string, extra: Record<string, unknown>) => {
-      if (warned.has(key)) return;
+      if (warned.has(key) || warned.size > MAX_WARNINGS) return;
       warned.add(key);
-      this.log.warn({ remote, ...extra }, msg);
+      if (warned.size <= MAX_WARNINGS) return this.log.warn({ remote, ...extra }, msg);
+      this.log.warn({ remote }, `more than ${MAX_WARNINGS} kinds of problem from this controller: no more are logged`);
     };
     // A frame refused before its robot is known counts for every robot this socket serves.
     const droppedHere = (problem: FrameProblem) => {
