@@ -96,6 +96,7 @@ export class RobotRuntime {
     return {
       id: this.id,
       robot: this.entry.robot,
+      description: this.model.setup.summary,
       kind: this.kind,
       transport: this.entry.transport,
       arms: this.model.arms.map((a) => ({ name: a.name, joints: a.joints, gripper: a.hasGripper })),

@@ -98,6 +98,11 @@ export class Checker {
     return [v[0], v[1], v[2]];
   }
 
+  /** An optional non-empty string: '' when the key is absent. */
+  optionalString(obj: Obj, key: string, quantity: string): string {
+    return obj[key] === undefined ? '' : this.string(obj, key, quantity);
+  }
+
   string(obj: Obj, key: string, quantity: string, pattern?: RegExp, joint?: string): string {
     const v = obj[key];
     if (typeof v !== 'string' || v.length === 0) {

@@ -90,6 +90,7 @@ export function parseRobotConfig(raw: unknown, source: ConfigSource): Validated<
   const envelope = readHeld(c, raw.grasp_envelope, 'grasp_envelope');
   const description: RobotDescription = {
     name,
+    summary: c.optionalString(raw, 'description', 'description'),
     baseLink: built?.chain.baseLink ?? '',
     joints,
     links: built?.chain.links ?? [],

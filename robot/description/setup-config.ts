@@ -15,6 +15,7 @@ export const SINGLE_ARM = 'arm';
 export function singleArmSetup(robot: RobotDescription): SetupDescription {
   return {
     name: robot.name,
+    summary: robot.summary,
     arms: [{ name: SINGLE_ARM, robot, base: identity() }],
     minClearance: 0,
     workspace: robot.workspace,
@@ -91,6 +92,7 @@ export function parseSetupConfig(
   });
   const setup: SetupDescription = {
     name,
+    summary: c.optionalString(raw, 'description', 'description'),
     arms,
     minClearance: c.number(raw, 'min_clearance_m', 'min_clearance_m', { min: 0 }),
     workspace: readBox(c, raw, 'workspace') ?? { min: [0, 0, 0], max: [0, 0, 0] },

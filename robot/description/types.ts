@@ -125,6 +125,8 @@ export interface Plane {
 
 export interface RobotDescription {
   name: string;
+  /** The config's `description`: one line for people ('' when absent). */
+  summary: string;
   baseLink: string;
   joints: JointDescription[];
   links: LinkFrame[];
@@ -168,6 +170,8 @@ export interface HeldObject {
 /** Several arms sharing one world frame (e.g. a bimanual station). */
 export interface SetupDescription {
   name: string;
+  /** The config's `description`: one line for people ('' when absent). */
+  summary: string;
   arms: ArmPlacement[];
   minClearance: number;
   /** In the world frame. */

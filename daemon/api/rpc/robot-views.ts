@@ -73,6 +73,7 @@ export function registerRobotViewMethods(rpc: RpcRegistry, link: RobotLink): voi
         robot: id,
         kind: r.kind,
         setup: setup.name,
+        description: setup.summary,
         arms: setup.arms.map((a) => arm(a.name, a.base, a.robot)),
         table: setup.table,
         workspace: setup.workspace,

@@ -88,7 +88,7 @@ export function parseScene(raw: unknown, name: string, arms: ArmsLoader = shippe
   c.string(raw, 'name', 'name', NAME_PATTERN);
   const robot = c.string(raw, 'robot', 'robot');
   const setup = robot ? loadRobotArms(c, robot, arms) : undefined;
-  const description = raw.description === undefined ? '' : c.string(raw, 'description', 'description');
+  const description = c.optionalString(raw, 'description', 'description');
   const table = c.section(raw, 'table', '', true) ?? {};
   c.knownKeys(table, ['height_m', 'size_m', 'center_m', 'color'], 'table.');
   const scene: SceneDescription = {

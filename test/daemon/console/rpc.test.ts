@@ -26,6 +26,12 @@ test('console RPCs on a daemon serving arm1 (yam) and duo (dual-yam) without con
   await t.test('robots.describe: each arm with its base, joints (origin, axis, limits) and capsules', async () => {
     const r = (await rpc.call('robots.describe', { robot: 'duo' })).result;
     assert.equal(r.kind, 'setup');
+    assert.equal(r.description, 'Two I2RT YAM arms, shared world frame');
+    const listed = (await rpc.call('robots.list')).result.robots;
+    assert.deepEqual(
+      listed.map((x: any) => x.description),
+      ['I2RT YAM, 6 joints, linear gripper', 'Two I2RT YAM arms, shared world frame'],
+    );
     assert.deepEqual(
       r.arms.map((a: any) => a.name),
       ['left', 'right'],

@@ -41,6 +41,9 @@ test('every shipped config loads and validates', () => {
   assert.equal(panda.value.gripper!.jaw!.openWidth, panda.value.gripper!.max);
   const dual = loadSetup('dual-yam');
   assert.ok(dual.ok);
+  // The one line for people is kept, for robots and setups alike.
+  assert.equal(panda.value.summary, 'Franka Emika Panda, 7 joints, 855 mm reach');
+  assert.equal(dual.value.summary, 'Two I2RT YAM arms, shared world frame');
   assert.deepEqual(
     dual.value.arms.map((a) => [a.name, a.robot.name, a.base[7]]),
     [

@@ -59,6 +59,20 @@ test('a valid config parses, with defaults for the optional sections', () => {
   });
   assert.equal(d.baseLink, 'base');
   assert.deepEqual(d.home, [0, 0], 'home defaults to 0 clamped into the limits');
+  assert.equal(d.summary, '', 'no description: empty');
+});
+
+test('description: kept when a non-empty string, refused otherwise', () => {
+  const c = valid();
+  c.description = 'Two-link test arm';
+  const r = parseRobotConfig(c, { readText: () => undefined });
+  assert.ok(r.ok && r.value.summary === 'Two-link test arm');
+  assert.deepEqual(
+    messages((x) => {
+      x.description = 42;
+    }),
+    ['robot "arm": description: must be a non-empty string, got 42'],
+  );
 });
 
 test('every validation rule reports robot, joint, quantity, value and rule', () => {
