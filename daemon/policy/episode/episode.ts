@@ -35,7 +35,9 @@ export class Episode {
   private ended = false;
   private readonly abort = new AbortController();
   private stopReason: string | null = null;
-  private readonly tools: PolicyTool[];
+  private tools: PolicyTool[] = [];
+  /** The cameras `tools` was built for (locate_point names them), joined. */
+  private toolCameras: string | null = null;
   private readonly turns: Turn[] = [];
   private previous: ReturnType<typeof previousOf> | null = null;
   private stopped: Promise<ToolOutcome | null> = Promise.resolve(null);
@@ -45,9 +47,16 @@ export class Episode {
 
   constructor(readonly o: EpisodeOptions) {
     this.startedAt = o.now();
-    const cameras = o.frames.cameras(o.robot.id);
-    this.tools = policyTools(o.robot.arms, cameras).map((t) =>
-      t.name === 'done' ? { ...t, description: doneDescription(o.check) } : t,
+    this.refreshTools();
+  }
+
+  /** The tools follow the robot's cameras: one that sends its first frame later is offered from then on. */
+  private refreshTools(): void {
+    const cameras = this.o.frames.cameras(this.o.robot.id);
+    if (cameras.join('\n') === this.toolCameras) return;
+    this.toolCameras = cameras.join('\n');
+    this.tools = policyTools(this.o.robot.arms, cameras).map((t) =>
+      t.name === 'done' ? { ...t, description: doneDescription(this.o.check) } : t,
     );
   }
 
@@ -102,6 +111,7 @@ export class Episode {
         }
         this.set('deciding');
         const turn = await this.observe();
+        this.refreshTools();
         const compileStart = performance.now();
         const prompt = compileHistory(
           {

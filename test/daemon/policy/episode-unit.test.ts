@@ -215,6 +215,42 @@ test('the done description follows the check; locate_point answers unavailable',
   assert.equal(events.find((e) => e.type === 'outcome')!.status, 'unavailable');
 });
 
+test('a camera that sends its first frame after the start is offered to locate_point from the next decision', async () => {
+  const seen: any[] = [];
+  const inner = script(
+    call('locate_point', { camera: 'top', u: 1, v: 2 }),
+    call('locate_point', { camera: 'top', u: 1, v: 2 }),
+    call('done', { summary: 'a' }),
+  );
+  let cameras: string[] = [];
+  const { ep, events } = episode({
+    provider: {
+      name: 'spy',
+      decide: (req, s) => {
+        seen.push(req);
+        cameras = ['top']; // the camera's first frame arrives while the model thinks
+        return inner.decide(req, s);
+      },
+    },
+    frames: { cameras: () => cameras, latest: () => [] },
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'done');
+  const offered = seen.map((r) => r.tools.some((t: any) => t.name === 'locate_point'));
+  assert.deepEqual(offered, [false, true, true]);
+  assert.deepEqual(
+    events.filter((e) => e.tool === 'locate_point').map((e) => [e.type, e.status ?? e.error ?? null]),
+    [
+      [
+        'request',
+        'unknown tool "locate_point"; the tools are move_to, move_eef_chunk, check_path, set_gripper, get_state, stop, done, give_up.',
+      ],
+      ['request', null],
+      ['outcome', 'unavailable'],
+    ],
+  );
+});
+
 test('pause holds the next decision; resume continues', async () => {
   const { ep, robot, events } = episode({ provider: script(call('get_state', {}), call('done', { summary: 'a' })) });
   ep.operator.pause();
