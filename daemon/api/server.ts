@@ -30,7 +30,8 @@ export interface ApiServerDeps {
   /** Console logins (daemon/console): a session cookie from the same origin also opens /ws. */
   sessions?: {
     upgradeAllowed(req: IncomingMessage): boolean;
-    onRevoke(req: IncomingMessage, fn: () => void): () => void;
+    onRevoke(req: IncomingMessage, fn: (why: string) => void): () => void;
+    sweep(): void;
   };
 }
 
@@ -141,6 +142,8 @@ export class ApiServer extends Service {
   }
 
   private pingAll(): void {
+    // Console pages connected by a login that has since expired are closed here too.
+    this.deps.sessions?.sweep();
     for (const ws of this.clients()) {
       if (!this.alive.has(ws)) {
         this.log.info('WebSocket client missed a heartbeat: disconnecting');
@@ -222,11 +225,11 @@ export class ApiServer extends Service {
       this.log.debug({ conn: id, path: url.pathname }, 'WebSocket connected');
       this.alive.add(ws);
       ws.on('pong', () => this.alive.add(ws));
-      // A console page's connection ends with its login (logout).
+      // A console page's connection ends with its login (logout, expiry).
       if (byCookie)
         ws.on(
           'close',
-          this.deps.sessions!.onRevoke(req, () => ws.close(1008, 'logged out')),
+          this.deps.sessions!.onRevoke(req, (why) => ws.close(1008, why)),
         );
       if (endpoint) return endpoint.accept(ws, req);
       new RpcConnection(id, ws, this.deps.rpc, this.deps.metrics, this.deps.logs.get('api.rpc'), {

@@ -11,8 +11,8 @@ const MAX_SESSIONS = 256;
 export class ConsoleSessions {
   /** Session id → expiry (seconds on `now`'s clock). */
   private readonly sessions = new Map<string, number>();
-  /** Session id → what to call when it is revoked (its open WebSockets close). */
-  private readonly revoked = new Map<string, Set<() => void>>();
+  /** Session id → what to call when it ends (its open WebSockets close), with why. */
+  private readonly revoked = new Map<string, Set<(why: string) => void>>();
 
   constructor(
     readonly ttlS: number,
@@ -23,20 +23,29 @@ export class ConsoleSessions {
   create(): string {
     const id = randomBytes(32).toString('base64url');
     this.sessions.set(id, this.now() + this.ttlS);
-    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    if (this.sessions.size > MAX_SESSIONS) this.end(this.sessions.keys().next().value!, 'too many logins');
     return id;
   }
 
   revoke(id: string | undefined): void {
-    if (id === undefined) return;
+    if (id !== undefined) this.end(id, 'logged out');
+  }
+
+  /** Ends every expired session, closing its WebSockets (a page left open past its login). */
+  sweep(): void {
+    const now = this.now();
+    for (const [id, until] of this.sessions) if (until <= now) this.end(id, 'session expired');
+  }
+
+  private end(id: string, why: string): void {
     this.sessions.delete(id);
     const fns = this.revoked.get(id);
     this.revoked.delete(id);
-    for (const fn of fns ?? []) fn();
+    for (const fn of fns ?? []) fn(why);
   }
 
-  /** Calls `fn` when the session `req` carries is revoked (logout); returns the unsubscribe. */
-  onRevoke(req: IncomingMessage, fn: () => void): () => void {
+  /** Calls `fn` when the session `req` carries ends (logout, expiry); returns the unsubscribe. */
+  onRevoke(req: IncomingMessage, fn: (why: string) => void): () => void {
     const id = ConsoleSessions.idOf(req);
     if (id === undefined) return () => undefined;
     const fns = this.revoked.get(id) ?? new Set();
@@ -54,7 +63,7 @@ export class ConsoleSessions {
     const until = this.sessions.get(id);
     if (until === undefined) return false;
     if (until > this.now()) return true;
-    this.sessions.delete(id);
+    this.end(id, 'session expired');
     return false;
   }
 
