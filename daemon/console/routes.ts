@@ -10,26 +10,48 @@ import { type Asset, ConsoleFiles, type Page } from './assets.js';
 import { ConsoleSessions } from './sessions.js';
 
 const LOGIN_BODY_BYTES = 4096;
-/** Failed logins in LOGIN_WINDOW_MS after which every login waits (429): guessing is slowed. */
+/** Failed logins from one address in LOGIN_WINDOW_MS after which its logins wait (429). */
 export const MAX_FAILED_LOGINS = 10;
+/** Failed logins from all addresses together after which every login waits (guessing from many). */
+export const MAX_FAILED_LOGINS_ALL = 100;
 const LOGIN_WINDOW_MS = 10_000;
+/** Addresses remembered at once; the oldest is forgotten past it. */
+const MAX_ADDRESSES = 4096;
 
-/** The failed logins of the last window; while there are too many, logins are refused. */
+/**
+ * The failed logins of the last window, per address and all together: an address guessing
+ * slows itself, not the operator's logins from elsewhere; many addresses together slow everyone.
+ */
 class LoginLimiter {
-  private failures: number[] = [];
+  private readonly byAddress = new Map<string, number[]>();
+  private all: number[] = [];
 
   constructor(private readonly now: () => number) {}
 
-  /** Seconds to wait before the next login is heard, or 0. */
-  retryAfter(): number {
+  /** Seconds `address` waits before its next login is heard, with the limit that holds it, or 0. */
+  retryAfter(address: string): { wait: number; limit: number; who: string } | null {
     const t = this.now();
-    this.failures = this.failures.filter((f) => t - f < LOGIN_WINDOW_MS);
-    if (this.failures.length < MAX_FAILED_LOGINS) return 0;
-    return Math.ceil((this.failures[0]! + LOGIN_WINDOW_MS - t) / 1000);
+    const recent = (list: number[]) => list.filter((f) => t - f < LOGIN_WINDOW_MS);
+    this.all = recent(this.all);
+    const mine = recent(this.byAddress.get(address) ?? []);
+    if (mine.length) this.byAddress.set(address, mine);
+    else this.byAddress.delete(address);
+    // The wait lasts until the failure that filled the limit leaves the window.
+    const over = (list: number[], max: number) =>
+      list.length < max ? 0 : Math.ceil((list[list.length - max]! + LOGIN_WINDOW_MS - t) / 1000);
+    const own = over(mine, MAX_FAILED_LOGINS);
+    if (own > 0) return { wait: own, limit: MAX_FAILED_LOGINS, who: 'from this address' };
+    const everyone = over(this.all, MAX_FAILED_LOGINS_ALL);
+    return everyone > 0 ? { wait: everyone, limit: MAX_FAILED_LOGINS_ALL, who: 'from all addresses' } : null;
   }
 
-  failed(): void {
-    this.failures.push(this.now());
+  failed(address: string): void {
+    const t = this.now();
+    this.all.push(t);
+    const mine = this.byAddress.get(address) ?? [];
+    this.byAddress.delete(address); // re-inserted last: the map's order is oldest first
+    this.byAddress.set(address, [...mine, t]);
+    if (this.byAddress.size > MAX_ADDRESSES) this.byAddress.delete(this.byAddress.keys().next().value!);
   }
 }
 
@@ -155,18 +177,19 @@ export function registerConsoleRoutes(
     auth: false,
     handler: async (req, res) => {
       if (crossSite(req)) throw new HttpError(403, 'console login: Origin must be this host', 'permission_error');
-      const wait = limiter.retryAfter();
-      if (wait > 0)
+      const address = req.socket.remoteAddress ?? '';
+      const held = limiter.retryAfter(address);
+      if (held)
         throw new HttpError(
           429,
-          `console login: ${MAX_FAILED_LOGINS} wrong tokens within ${LOGIN_WINDOW_MS / 1000} s; try again in ${wait} s`,
+          `console login: ${held.limit} wrong tokens ${held.who} within ${LOGIN_WINDOW_MS / 1000} s; try again in ${held.wait} s`,
           'rate_limit_error',
           undefined,
-          { headers: { 'retry-after': String(wait) } },
+          { headers: { 'retry-after': String(held.wait) } },
         );
       const presented = formToken(await readBody(req, LOGIN_BODY_BYTES), req.headers['content-type']);
       if (!tokenMatches(presented, token)) {
-        limiter.failed();
+        limiter.failed(address);
         serve(req, res, files.get().failedLogin, 401, { 'cache-control': 'no-store' });
         return;
       }

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { WebSocket } from 'ws';
 import { HttpRoutes } from '../../../daemon/api/routes.js';
@@ -169,14 +170,50 @@ test('console serving and login', async (t) => {
   });
 });
 
-test('after 10 wrong tokens within 10 s every login waits (429 with Retry-After), the right token too', async (t) => {
+/** A form login sent from `local` (a 127.0.0.0/8 address): its status, Retry-After and body. */
+function loginFrom(
+  d: TestDaemon,
+  token: string,
+  local: string,
+): Promise<{ status: number; retry: string; body: string }> {
+  const body = new URLSearchParams({ token }).toString();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${d.http}/console/login`,
+      { method: 'POST', localAddress: local, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, retry: String(res.headers['retry-after'] ?? ''), body: text }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('10 wrong tokens from one address within 10 s hold that address (429, Retry-After), not the others; 100 from all hold everyone', async (t) => {
   const d = await startTestDaemon();
   t.after(() => d.stop());
-  for (let i = 0; i < 10; i++) assert.equal((await login(d, `wrong-${i}-0123456789abcdef`)).status, 401);
-  const r = await login(d, TEST_TOKEN);
-  assert.equal(r.status, 429);
-  assert.ok(Number(r.headers.get('retry-after')) >= 1);
-  assert.match(((await r.json()) as any).error.message, /10 wrong tokens within 10 s; try again in \d+ s/);
+  for (let i = 0; i < 10; i++)
+    assert.equal((await loginFrom(d, `wrong-${i}-0123456789abcdef`, '127.0.0.1')).status, 401);
+  const held = await loginFrom(d, TEST_TOKEN, '127.0.0.1');
+  assert.equal(held.status, 429);
+  assert.ok(Number(held.retry) >= 1);
+  assert.match(
+    JSON.parse(held.body).error.message,
+    /10 wrong tokens from this address within 10 s; try again in \d+ s/,
+  );
+  assert.equal((await loginFrom(d, TEST_TOKEN, '127.0.0.2')).status, 303, 'another address logs in');
+  // Nine more addresses fail ten times each: 100 failures in the window from all of them.
+  for (let a = 3; a <= 11; a++)
+    for (let i = 0; i < 10; i++)
+      assert.equal((await loginFrom(d, `wrong-${i}-0123456789abcdef`, `127.0.0.${a}`)).status, 401);
+  const everyone = await loginFrom(d, TEST_TOKEN, '127.0.0.12');
+  assert.equal(everyone.status, 429);
+  assert.match(JSON.parse(everyone.body).error.message, /100 wrong tokens from all addresses within 10 s/);
 });
 
 test('server.console.enabled false: no page, / needs the token like any route', async (t) => {
