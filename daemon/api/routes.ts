@@ -13,6 +13,8 @@ export interface RouteContext {
   authenticated: boolean;
   /** Deepest nesting a JSON body may have (server.max_json_depth); pass it to readJson. */
   maxJsonDepth: number;
+  /** How long a streamed reply waits for a client to read before giving up (server.http_stall_ms). */
+  stallMs: number;
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => void | Promise<void>;

@@ -186,6 +186,7 @@ export class ApiServer extends Service {
         maxBodyBytes: this.deps.config.max_message_bytes,
         authenticated,
         maxJsonDepth: this.deps.config.max_json_depth,
+        stallMs: this.deps.config.http_stall_ms,
       });
     } catch (err) {
       const e =

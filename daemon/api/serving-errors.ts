@@ -70,8 +70,14 @@ function classify(err: unknown): Failure & { message: string } {
     return {
       status: 400,
       type: 'invalid_request_error',
-      // A reserved key is the code the body check gives it; other rules are invalid_<rule>.
-      code: err.rule === 'reserved_key' ? err.rule : `invalid_${err.rule}`,
+      // A reserved key is the code the body check gives it, a prompt too long OpenAI's code;
+      // other rules are invalid_<rule>.
+      code:
+        err.rule === 'reserved_key'
+          ? err.rule
+          : err.rule === 'context'
+            ? 'context_length_exceeded'
+            : `invalid_${err.rule}`,
       param: err.field,
       rpc: RpcCode.INVALID_PARAMS,
       message,

@@ -85,6 +85,12 @@ export const daemonSchema = obj({
         default: 64,
         doc: 'deepest nesting of arrays and objects in a JSON-RPC message or HTTP JSON body (-32600 / HTTP 400 past it)',
       }),
+      http_stall_ms: int({
+        min: 100,
+        max: 3_600_000,
+        default: 60_000,
+        doc: 'how long a streamed HTTP reply waits for a client that stopped reading; then the request is cancelled (its model freed for the next) and the connection closed',
+      }),
       ws_pause_bytes: int({
         min: 1024,
         max: 1 << 30,

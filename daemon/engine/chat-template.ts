@@ -104,7 +104,7 @@ export function normalizeMessages(raw: unknown, images?: ImageSink): ChatMessage
       throw new RequestError(
         `${at}.role`,
         'enum',
-        `must be one of system, user, assistant, tool, got ${showValue(m.role)}`,
+        `must be one of system, developer (read as system), user, assistant, tool, got ${showValue(m.role)}`,
       );
     }
     const role = m.role === 'developer' ? 'system' : (m.role as ChatMessage['role']);

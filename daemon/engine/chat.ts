@@ -1,9 +1,8 @@
 // One chat completion, engine-independent: OpenAI-style request → template → tokens → generate
 // (constrained when tool_choice or response_format asks) → content deltas and tool calls.
 // The HTTP and WebSocket layers drive this and only translate its events and result.
-import { IssueError, formatIssues } from '../../robot/common/validation/issue.js';
-import { isRecord, showValue } from '../../robot/common/validation/values.js';
-import { type ChatMessage, normalizeMessages } from './chat-template.js';
+import { formatIssues } from '../../robot/common/validation/issue.js';
+import type { ChatRequest } from './chat-request.js';
 import type { ConstraintFactory } from './constrained/constraints.js';
 import { GrammarError } from './constrained/grammar.js';
 import {
@@ -14,33 +13,17 @@ import {
   type Usage,
   generate,
 } from './generate.js';
-import { type Schema, parseSchema } from './json-schema/schema.js';
+import type { Schema } from './json-schema/schema.js';
 import { validateJson } from './json-schema/validate.js';
 import type { AdapterRef, PrefixSession } from './prefix-cache.js';
-import { RequestError, numberField } from './request-error.js';
-import { type SamplingParams, Sampler, resolveSampling } from './sampler.js';
+import { RequestError } from './request-error.js';
+import { Sampler } from './sampler.js';
 import type { TextModel } from './text-config.js';
 import { ToolCallError } from './tool-calls/errors.js';
 import type { ToolCall } from './tool-calls/resolve.js';
 import { ToolCallStreamParser } from './tool-calls/stream-parser.js';
 import type { PromptImages } from '../vision/splice.js';
-import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
-import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
-
-export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
-
-export interface ChatRequest {
-  messages: ChatMessage[];
-  tools: ToolDef[];
-  toolChoice: ToolChoice;
-  responseFormat: ResponseFormat;
-  sampling: SamplingParams;
-  maxTokens?: number;
-  stop: string[];
-  templateKwargs: Record<string, unknown>;
-  /** Image parts in message order (each stands as one placeholder in its message's text). */
-  images: RequestImage[];
-}
+import type { ToolDef } from './tool-calls/tools.js';
 
 export type ChatEvent = { type: 'content'; text: string } | { type: 'tool_call'; call: ToolCall; index: number };
 
@@ -54,79 +37,6 @@ export interface ChatResult {
   error?: ToolCallError;
   usage: Usage;
   timings: Timings;
-}
-
-/** Reads an OpenAI chat-completions body (stream handling is the caller's). Image parts need
- *  `vision` (the model's vision side); without it they are refused. */
-export function parseChatRequest(body: unknown, model: TextModel, vision?: VisionRuntime): ChatRequest {
-  if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${showValue(body)}`);
-  if (body.n !== undefined && body.n !== null && body.n !== 1)
-    throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
-  const tools = parseTools(body.tools);
-  const stopRaw = body.stop ?? [];
-  const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
-  if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
-    throw new RequestError(
-      'stop',
-      'type',
-      `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`,
-    );
-  }
-  const kwargs = body.chat_template_kwargs ?? {};
-  if (!isRecord(kwargs))
-    throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
-  const images: RequestImage[] = [];
-  const req: ChatRequest = {
-    messages: normalizeMessages(body.messages, vision?.sink(images)),
-    tools,
-    toolChoice: parseToolChoice(body.tool_choice, tools),
-    responseFormat: parseResponseFormat(body.response_format),
-    sampling: resolveSampling(body, model.samplingDefaults, model.tokenizer.vocabSize),
-    maxTokens:
-      body.max_completion_tokens !== undefined && body.max_completion_tokens !== null
-        ? numberField(body.max_completion_tokens, 'max_completion_tokens', 1, 1e9, { integer: true })
-        : numberField(body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
-    stop: stop as string[],
-    templateKwargs: kwargs,
-    images,
-  };
-  const forced = req.toolChoice.kind === 'required' || req.toolChoice.kind === 'function';
-  if (forced && req.responseFormat.kind === 'json') {
-    throw new RequestError(
-      'response_format',
-      'conflict',
-      'a JSON response format cannot be combined with a required tool call',
-    );
-  }
-  return req;
-}
-
-function parseResponseFormat(raw: unknown): ResponseFormat {
-  if (raw === undefined || raw === null) return { kind: 'text' };
-  if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${showValue(raw)}`);
-  if (raw.type === 'text') return { kind: 'text' };
-  if (raw.type === 'json_object')
-    return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
-  if (raw.type === 'json_schema') {
-    if (!isRecord(raw.json_schema))
-      throw new RequestError(
-        'response_format.json_schema',
-        'required',
-        `type "json_schema" needs a "json_schema" object with the "schema", got ${showValue(raw.json_schema)}`,
-      );
-    const schemaRaw = raw.json_schema.schema;
-    try {
-      return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
-    } catch (e) {
-      if (e instanceof IssueError) throw RequestError.fromSchemaIssue(e);
-      throw e;
-    }
-  }
-  throw new RequestError(
-    'response_format.type',
-    'enum',
-    `must be "text", "json_object" or "json_schema", got ${showValue(raw.type)}`,
-  );
 }
 
 export interface ChatRunOptions {
@@ -204,6 +114,7 @@ export async function* runChat(
       } else if (ev.type === 'tool_call') {
         toolCalls.push(ev.call);
         yield { type: 'tool_call', call: ev.call, index: toolCalls.length - 1 };
+        if (!req.parallelToolCalls) stopper.abort(); // one call asked for: nothing after it is used
       } else {
         error = ev.error;
         stopper.abort();
@@ -242,11 +153,14 @@ export async function* runChat(
     await gen.return(undefined as never);
   }
   const result = step.value;
-  if (parser && !error && !o.signal?.aborted) yield* handle(parser.end());
+  // Cut by the length limit or a stop string, an unfinished call is returned as text.
+  if (parser && !error && !o.signal?.aborted)
+    yield* handle(parser.end(result.finishReason === 'length' || result.stopString !== undefined));
   let finishReason: ChatFinish = result.finishReason;
   if (error) finishReason = 'error';
   else if (o.signal?.aborted) finishReason = 'cancelled';
-  else if (toolCalls.length > 0 && result.finishReason === 'stop') finishReason = 'tool_calls';
+  else if (toolCalls.length > 0 && (result.finishReason === 'stop' || !req.parallelToolCalls))
+    finishReason = 'tool_calls';
   else if (req.responseFormat.kind === 'json' && result.finishReason === 'stop')
     error = checkJson(content, req.responseFormat.schema);
   if (error) finishReason = 'error';

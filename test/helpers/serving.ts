@@ -7,8 +7,9 @@ import { tempDir, type TempDir } from './temp.js';
 export interface TinyModel extends TempDir {
   /** logit_bias that bans every stop token: the output only ends at max_tokens or a cancel. */
   banStops: Record<string, number>;
-  /** Id of the `<tool_call>` token. */
+  /** Ids of the `<tool_call>` and `</tool_call>` tokens. */
   toolCallToken: number;
+  toolCallEndToken: number;
 }
 
 /** `models synth --arch qwen3_moe --shape tiny` into a temp dir (remove it when done). */
@@ -17,8 +18,15 @@ export async function synthTiny(seed = 1): Promise<TinyModel> {
   synthModel({ arch: 'qwen3_moe', shape: 'tiny', out: dir.path, seed, force: true });
   const text = await loadTextModel(dir.path);
   const toolCallToken = text.tokenizer.idOf('<tool_call>');
-  if (toolCallToken === undefined) throw new Error('the synthetic tokenizer has no <tool_call> token');
-  return { ...dir, toolCallToken, banStops: Object.fromEntries([...text.stopTokens].map((id) => [String(id), -100])) };
+  const toolCallEndToken = text.tokenizer.idOf('</tool_call>');
+  if (toolCallToken === undefined || toolCallEndToken === undefined)
+    throw new Error('the synthetic tokenizer has no <tool_call> or </tool_call> token');
+  return {
+    ...dir,
+    toolCallToken,
+    toolCallEndToken,
+    banStops: Object.fromEntries([...text.stopTokens].map((id) => [String(id), -100])),
+  };
 }
 
 export const WEATHER_TOOLS = [

@@ -38,21 +38,44 @@ function streamFlags(body: Record<string, unknown>): { stream: boolean; includeU
   return { stream, includeUsage: isRecord(opts) && opts.include_usage === true };
 }
 
-/** Writes one SSE event; waits for the socket to drain (a slow reader slows generation, not memory). */
-async function send(res: ServerResponse, data: unknown, signal: AbortSignal): Promise<void> {
+/** Where SSE events go: the response, and what to do with a client that stopped reading. */
+export interface EventSink {
+  res: ServerResponse;
+  /** Ends waiting: the client went away or the daemon stops. */
+  signal: AbortSignal;
+  stallMs: number;
+  /** The client read nothing for stallMs: cancel the request (its model's turn is freed). */
+  onStall: () => void;
+}
+
+/** Writes one SSE event; waits for the socket to drain (a slow reader slows generation, not
+ *  memory), at most stallMs: a client that stops reading must not hold a model's only turn. */
+export async function send(sink: EventSink, data: unknown): Promise<void> {
+  const { res, signal } = sink;
   if (res.destroyed || res.writableEnded) return;
   if (res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) || signal.aborted) return;
-  // once() with { signal } drops its abort listener when drain comes (no listener per write).
-  await once(res, 'drain', { signal }).catch(() => undefined);
+  // Only under backpressure: one timer and one listener per wait, both gone when it ends.
+  const wait = new AbortController();
+  const timer = setTimeout(() => wait.abort('stalled'), sink.stallMs);
+  const gone = () => wait.abort('gone');
+  signal.addEventListener('abort', gone, { once: true });
+  try {
+    await once(res, 'drain', { signal: wait.signal });
+  } catch {
+    if (wait.signal.reason === 'stalled') sink.onStall();
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', gone);
+  }
 }
 
 async function streamCompletion(
-  res: ServerResponse,
+  sink: EventSink,
   gen: AsyncGenerator<ChatEvent, ChatOutcome>,
   head: ChunkHead,
   includeUsage: boolean,
-  signal: AbortSignal,
 ): Promise<void> {
+  const { res } = sink;
   // The first step runs queueing, loading and prefill: errors there still get a status code.
   let step = await gen.next();
   res.writeHead(200, {
@@ -62,36 +85,34 @@ async function streamCompletion(
     'x-accel-buffering': 'no',
   });
   res.flushHeaders();
-  await send(res, chunkJson(head, { role: 'assistant', content: '' }), signal);
+  await send(sink, chunkJson(head, { role: 'assistant', content: '' }));
   try {
     while (!step.done) {
-      await send(res, chunkJson(head, eventDelta(step.value)), signal);
+      await send(sink, chunkJson(head, eventDelta(step.value)));
       step = await gen.next();
     }
     const o = step.value;
     if (o.result.finishReason === 'error' && o.result.error)
-      await send(res, { error: outputFailure(o.result.error).body() }, signal);
+      await send(sink, { error: outputFailure(o.result.error).body() });
     else {
       const totals = { usage: usageJson(o), timings: timingsJson(o) };
-      await send(res, chunkJson(head, {}, finishJson(o.result.finishReason), totals), signal);
+      // Usage once: on the finish chunk, or (include_usage, as OpenAI) only on the chunk after it.
+      const finishTotals = includeUsage ? { timings: totals.timings } : totals;
+      await send(sink, chunkJson(head, {}, finishJson(o.result.finishReason), finishTotals));
       if (includeUsage)
-        await send(
-          res,
-          {
-            id: head.id,
-            object: 'chat.completion.chunk',
-            created: head.created,
-            model: head.model,
-            choices: [],
-            ...totals,
-          },
-          signal,
-        );
+        await send(sink, {
+          id: head.id,
+          object: 'chat.completion.chunk',
+          created: head.created,
+          model: head.model,
+          choices: [],
+          ...totals,
+        });
     }
   } catch (err) {
-    await send(res, { error: toHttpError(err).body() }, signal);
+    await send(sink, { error: toHttpError(err).body() });
   }
-  await send(res, '[DONE]', signal);
+  await send(sink, '[DONE]');
   res.end();
 }
 
@@ -123,7 +144,15 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
       };
       const gen = chat.run({ body, signal: aborter.signal, id: head.id });
       try {
-        if (stream) return await streamCompletion(res, gen, head, includeUsage, writes.signal);
+        if (stream) {
+          const onStall = () => {
+            ctx.log.warn({ id: head.id }, 'chat stream: the client read nothing for server.http_stall_ms; cancelled');
+            onClose();
+            res.destroy();
+          };
+          const sink = { res, signal: writes.signal, stallMs: ctx.stallMs, onStall };
+          return await streamCompletion(sink, gen, head, includeUsage);
+        }
         let step = await gen.next();
         while (!step.done) step = await gen.next();
         const o = step.value;

@@ -31,6 +31,7 @@ export class ToolCallStreamParser {
   private inString = false;
   private escaped = false;
   private content = '';
+  private calls = 0;
   private events: ParserEvent[] = [];
 
   constructor(private readonly tools: readonly ToolDef[]) {}
@@ -43,16 +44,26 @@ export class ToolCallStreamParser {
     return this.drain();
   }
 
-  /** The output ended: releases held text or reports an unfinished call. */
-  end(): ParserEvent[] {
+  /**
+   * The output ended: releases held text or reports an unfinished call. `cut`: the length limit
+   * or a stop string ended it, so an unfinished call is the model's text, returned as content.
+   */
+  end(cut = false): ParserEvent[] {
     if (this.mode === 'text' || this.mode === 'after-bare') {
       this.content += this.held;
       this.held = '';
+    } else if (cut && this.mode !== 'failed') {
+      this.content += this.raw;
+      this.raw = this.body = this.held = '';
+      this.mode = 'text';
     } else if (this.mode !== 'failed') {
       const tag =
         this.mode === 'bare' ? `<function=...> is never closed by ${FN_CLOSE}` : `${OPEN} is never closed by ${CLOSE}`;
       this.fail(new ToolCallError('unclosed_tag', `the output ended inside a tool call: ${tag}`, this.raw));
     }
+    // After calls, whitespace alone at the end is layout too (the reply's content stays null).
+    if (this.calls > 0 && this.content.trim() === '') this.content = '';
+    this.flushContent();
     return this.drain();
   }
 
@@ -177,8 +188,11 @@ export class ToolCallStreamParser {
   private finish(parse: () => Parameters<typeof resolveCall>[0]): boolean {
     try {
       const call = resolveCall(parse(), this.tools, this.raw);
+      // Whitespace right before a call (between calls, after text) is layout, not content.
+      this.content = this.content.trimEnd();
       this.flushContent();
       this.events.push({ type: 'tool_call', call });
+      this.calls++;
       this.mode = 'text';
       this.raw = this.body = '';
       return true;
@@ -201,7 +215,12 @@ export class ToolCallStreamParser {
   }
 
   private drain(): ParserEvent[] {
+    // Trailing whitespace waits (dropped if a call follows), whatever the chunk boundaries.
+    const kept = this.content.trimEnd();
+    const tail = this.content.slice(kept.length);
+    this.content = kept;
     this.flushContent();
+    this.content = tail;
     const out = this.events;
     this.events = [];
     return out;

@@ -29,21 +29,27 @@ class StalledResponse extends EventEmitter {
   end() {
     this.writableEnded = true;
   }
+  destroy() {
+    this.destroyed = true;
+    this.emit('close');
+  }
 }
 
-test('a stream blocked on a client that stopped reading ends when the registry stops', async () => {
+/** The chat route over a generation that yields until `stopping` aborts, to a stalled response. */
+function stalledStream(stallMs: number) {
   const stopping = new AbortController();
-  let closed = false;
+  const state = { closed: false, done: false };
   const chat = {
     stopping: stopping.signal,
     modelName: () => 'm',
-    run: async function* () {
+    run: async function* (o: { signal: AbortSignal }) {
       try {
-        // As the real service: the registry's stop ends the generation (through its lease).
-        for (let i = 0; !stopping.signal.aborted; i++) yield { type: 'content', text: `token ${i}` };
+        // As the real service: the registry's stop (or the request's cancel) ends the generation.
+        for (let i = 0; !stopping.signal.aborted && !o.signal.aborted; i++)
+          yield { type: 'content', text: `token ${i}` };
         throw new Error('the daemon is stopping');
       } finally {
-        closed = true;
+        state.closed = true;
       }
     },
   } as unknown as ChatService;
@@ -54,6 +60,7 @@ test('a stream blocked on a client that stopped reading ends when the registry s
   const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
   const req = Object.assign(Readable.from([Buffer.from(body)]), { headers: {} }) as unknown as IncomingMessage;
   const res = new StalledResponse();
+  const warnings: string[] = [];
   const handled = Promise.resolve(
     match.route.handler(
       req,
@@ -61,20 +68,33 @@ test('a stream blocked on a client that stopped reading ends when the registry s
       {
         url: new URL('http://localhost/v1/chat/completions'),
         params: {},
-        log: { debug() {}, info() {}, warn() {}, error() {} } as never,
+        log: { debug() {}, info() {}, warn: (_o: unknown, m: string) => warnings.push(m), error() {} } as never,
         maxBodyBytes: 1 << 20,
         authenticated: true,
         maxJsonDepth: 64,
+        stallMs,
       } as never,
     ),
-  );
-  let done = false;
-  void handled.then(() => (done = true));
+  ).finally(() => (state.done = true));
+  return { stopping, state, res, handled, warnings };
+}
+
+test('a stream blocked on a client that stopped reading ends when the registry stops', async () => {
+  const { stopping, state, res, handled } = stalledStream(60_000);
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-  assert.equal(done, false, 'waiting for the client to read');
+  assert.equal(state.done, false, 'waiting for the client to read');
   assert.equal(res.writes, 1, 'one write, then the wait for drain');
   stopping.abort();
   await handled;
-  assert.ok(closed, 'the generation was closed');
+  assert.ok(state.closed, 'the generation was closed');
   assert.ok(res.writableEnded, 'the response was ended');
+});
+
+test('a client that reads nothing for http_stall_ms is cancelled: the generation closes and the connection goes', async () => {
+  const { state, res, handled, warnings } = stalledStream(20);
+  await handled;
+  assert.ok(state.closed, 'the generation was closed (the model is free)');
+  assert.ok(res.destroyed, 'the connection was closed');
+  assert.equal(res.writes, 1, 'nothing more was written to it');
+  assert.match(warnings.join('\n'), /the client read nothing for server\.http_stall_ms; cancelled/);
 });

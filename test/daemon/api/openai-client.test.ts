@@ -86,11 +86,15 @@ test('streaming chat: deltas add up to the non-streamed text, then a finish chun
   let text = '';
   const finishes: string[] = [];
   let usage: OpenAI.CompletionUsage | undefined;
+  let usages = 0;
   let chunks = 0;
   for await (const chunk of stream) {
     chunks++;
     assert.equal(chunk.object, 'chat.completion.chunk');
-    if (chunk.usage) usage = chunk.usage;
+    if (chunk.usage) {
+      usage = chunk.usage;
+      usages++;
+    }
     for (const c of chunk.choices) {
       text += c.delta.content ?? '';
       if (c.finish_reason) finishes.push(c.finish_reason);
@@ -99,6 +103,7 @@ test('streaming chat: deltas add up to the non-streamed text, then a finish chun
   assert.equal(text, whole.choices[0]!.message.content);
   assert.deepEqual(finishes, [whole.choices[0]!.finish_reason]);
   assert.equal(usage?.completion_tokens, whole.usage!.completion_tokens);
+  assert.equal(usages, 1, 'with include_usage, usage comes on one chunk only');
   assert.ok(chunks >= 3, `${chunks} chunks`);
 });
 
@@ -214,6 +219,11 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.match(e.message, /max_tokens: the constrained output needs at least \d+ tokens, got 3/),
   );
   await bad({ keep_alive: 'soon' }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'keep_alive'));
+  // A prompt longer than the context: OpenAI's code, so wrappers that look for it trim and retry.
+  await bad({ messages: [{ role: 'user', content: 'word '.repeat(5000) }] }, OpenAI.BadRequestError, (e) => {
+    assert.deepEqual([e.param, e.code], ['messages', 'context_length_exceeded']);
+    assert.match(e.message, /the prompt has \d+ tokens; the context holds 4096/);
+  });
   // Every bad field carries its invalid_<rule> code, the stream flags too.
   await bad({ temperature: 'hot' }, OpenAI.BadRequestError, (e) => assert.equal(e.code, 'invalid_type'));
   await bad({ stream: 'yes' }, OpenAI.BadRequestError, (e) => {
@@ -265,30 +275,44 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
     assert.match(e.message, /model "narrow" is busy: 0 requests already waiting \(queue_size 0\); retry later/);
     assert.equal(e.headers.get('retry-after'), '1');
   });
+  // A malformed body is refused before it queues: a 400 naming the field, not a 429 to retry.
+  await bad({ model: 'narrow', n: 2 }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'n'));
+  await bad({ model: 'narrow', logprobs: true }, OpenAI.BadRequestError, (e) => {
+    assert.deepEqual([e.param, e.code], ['logprobs', 'invalid_unsupported']);
+  });
   running.controller.abort();
   await waitFor(
     () => (d.models.statusOf('narrow').queue.active === 0 ? true : undefined),
     'the aborted stream to free the model',
   );
 
-  // <tool_call> forced as every token: the call is malformed, which is an error, not a text reply.
+  // </tool_call> forced as every token: a closing tag with no call is malformed output, an error.
+  const endId = String(model.toolCallEndToken);
+  await bad({ tools: WEATHER_TOOLS, logit_bias: { [endId]: 100 }, max_tokens: 20 }, OpenAI.InternalServerError, (e) => {
+    assert.equal(e.status, 500);
+    assert.equal(e.type, 'model_output_error');
+    assert.equal(e.code, 'unexpected_tag');
+    assert.match(e.error.raw, /^<\/tool_call>/);
+    assert.equal(e.headers.get('x-should-retry'), 'false');
+  });
+  // <tool_call> forced as every token until max_tokens: cut inside a call, the text is the reply
+  // and finish_reason "length" (as OpenAI), so the client can retry with a larger budget.
   const toolCallId = String(model.toolCallToken);
-  await bad(
-    { tools: WEATHER_TOOLS, logit_bias: { [toolCallId]: 100 }, max_tokens: 20 },
-    OpenAI.InternalServerError,
-    (e) => {
-      assert.equal(e.status, 500);
-      assert.equal(e.type, 'model_output_error');
-      assert.ok(['invalid_json', 'invalid_call', 'unclosed_tag'].includes(e.code), e.code);
-      assert.match(e.error.raw, /^<tool_call>/);
-      assert.equal(e.headers.get('x-should-retry'), 'false');
-    },
-  );
-  const s = await client.chat.completions.create({
+  const cut = await client.chat.completions.create({
     model: 'tiny',
     messages: ASK,
     tools: WEATHER_TOOLS,
     logit_bias: { [toolCallId]: 100 },
+    max_tokens: 5,
+  });
+  assert.equal(cut.choices[0]!.finish_reason, 'length');
+  assert.equal(cut.choices[0]!.message.content, '<tool_call>'.repeat(5));
+  assert.equal(cut.choices[0]!.message.tool_calls, undefined);
+  const s = await client.chat.completions.create({
+    model: 'tiny',
+    messages: ASK,
+    tools: WEATHER_TOOLS,
+    logit_bias: { [endId]: 100 },
     max_tokens: 20,
     stream: true,
   });

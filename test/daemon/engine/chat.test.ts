@@ -1,12 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  type ChatEvent,
-  type ChatRequest,
-  type ChatResult,
-  parseChatRequest,
-  runChat,
-} from '../../../daemon/engine/chat.js';
+import { type ChatEvent, type ChatResult, runChat } from '../../../daemon/engine/chat.js';
+import { type ChatRequest, parseChatRequest } from '../../../daemon/engine/chat-request.js';
 import { ConstraintFactory } from '../../../daemon/engine/constrained/constraints.js';
 import { validateJson } from '../../../daemon/engine/json-schema/validate.js';
 import { PrefixSession, type LogitsSource } from '../../../daemon/engine/prefix-cache.js';
@@ -108,6 +103,11 @@ test('request parsing: model defaults under request values; bad fields are named
       /^response_format: a JSON response format cannot be combined/,
     ],
     [{ messages: ASK, max_tokens: 0 }, /^max_tokens: must be in \[1, /],
+    [{ messages: ASK, logprobs: true }, /^logprobs: log probabilities are not returned by this server/],
+    [{ messages: ASK, top_logprobs: 2 }, /^top_logprobs: log probabilities are not returned/],
+    [{ messages: ASK, functions: [] }, /^functions: the legacy functions API is not supported: send `tools` instead/],
+    [{ messages: ASK, function_call: 'auto' }, /^function_call: the legacy functions API is not supported/],
+    [{ messages: ASK, parallel_tool_calls: 'no' }, /^parallel_tool_calls: must be true or false, got "no"/],
     [
       {
         messages: [
@@ -159,8 +159,50 @@ test('a tool call in the output becomes a tool_call event and finish reason "too
       },
     ],
   );
-  assert.equal(result.content, 'Checking.\n');
+  assert.equal(result.content, 'Checking.');
   assert.equal(result.finishReason, 'tool_calls');
+});
+
+test('parallel_tool_calls false: generation ends after the first call, finish reason "tool_calls"', async () => {
+  const two =
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>';
+  const both = await chat(new ScriptedLogitsSource(V, script(two)), { messages: ASK, tools: TOOLS });
+  assert.deepEqual([both.result.toolCalls.length, both.result.content], [2, '']);
+  const one = await chat(new ScriptedLogitsSource(V, script(two)), {
+    messages: ASK,
+    tools: TOOLS,
+    parallel_tool_calls: false,
+  });
+  assert.deepEqual(
+    one.result.toolCalls.map((c) => c.arguments),
+    [{ city: 'Paris' }],
+  );
+  assert.equal(one.result.finishReason, 'tool_calls');
+  assert.ok(one.result.usage.completionTokens < script(two).length, 'stopped after the first call');
+});
+
+test('a call cut by max_tokens or a stop string is returned as text with "length" / "stop"; one the model ended is an error', async () => {
+  const partial = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}';
+  const whole = `${partial}\n</tool_call>`;
+  const long = await chat(new ScriptedLogitsSource(V, script(whole)), {
+    messages: ASK,
+    tools: TOOLS,
+    max_tokens: script(partial).length,
+  });
+  assert.deepEqual([long.result.finishReason, long.result.toolCalls, long.result.error], ['length', [], undefined]);
+  assert.ok(
+    long.result.content.startsWith(partial) && whole.startsWith(long.result.content),
+    JSON.stringify(long.result.content),
+  );
+  const stopped = await chat(new ScriptedLogitsSource(V, script(whole)), {
+    messages: ASK,
+    tools: TOOLS,
+    stop: ['"Paris"'],
+  });
+  assert.deepEqual(
+    [stopped.result.finishReason, stopped.result.content, stopped.result.error],
+    ['stop', '<tool_call>\n{"name": "get_weather", "arguments": {"city": ', undefined],
+  );
 });
 
 test('a malformed call ends generation at once with a typed error, not text', async () => {

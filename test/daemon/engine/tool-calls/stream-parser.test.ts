@@ -45,11 +45,11 @@ interface Outcome {
   errors: string[];
 }
 
-function run(chunks: string[]): Outcome {
+function run(chunks: string[], cut = false): Outcome {
   const p = new ToolCallStreamParser(TOOLS);
   const events: ParserEvent[] = [];
   for (const c of chunks) events.push(...p.push(c));
-  events.push(...p.end());
+  events.push(...p.end(cut));
   const out: Outcome = { content: '', calls: [], errors: [] };
   for (const e of events) {
     if (e.type === 'content') out.content += e.text;
@@ -87,7 +87,7 @@ test('Hermes call with text around it, at every chunk boundary', () => {
   const text =
     'Moving now.\n<tool_call>\n{"name": "move_to", "arguments": {"target": [0.1, -0.2, 0.3], "note": "a } ] \\" </tool_call> <b"}}\n</tool_call>\nDone <b>.';
   assertEverySplit(text, {
-    content: 'Moving now.\n\nDone <b>.',
+    content: 'Moving now.\nDone <b>.', // the newline before the call is layout
     calls: [
       { name: 'move_to', arguments: { target: [0.1, -0.2, 0.3], note: 'a } ] " </tool_call> <b' }, format: 'hermes' },
     ],
@@ -112,7 +112,7 @@ test('Qwen3-Coder XML call: parameters coerced by the schema, at every chunk bou
   const text =
     'ok <tool_call>\n<function=move_to>\n<parameter=target>\n[0.5, 0, 1]\n</parameter>\n<parameter=speed>\n0.25\n</parameter>\n<parameter=note>\n  two\nlines  \n</parameter>\n<parameter=opts>\n{"safe": false}\n</parameter>\n</function>\n</tool_call>';
   assertEverySplit(text, {
-    content: 'ok ',
+    content: 'ok',
     calls: [
       {
         name: 'move_to',
@@ -362,5 +362,24 @@ test('seeded soups of tag and JSON fragments: the outcome never depends on the c
     ]) {
       assert.deepEqual(run(chunks), whole, `seed ${seed}: ${JSON.stringify(chunks)}`);
     }
+  }
+});
+
+test('two calls on separate lines: the whitespace between and around them is not content', () => {
+  const text =
+    '\n<tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 0}}\n</tool_call>\n<tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call>\n';
+  for (const chunks of splits(text)) {
+    const out = run(chunks);
+    assert.deepEqual([out.content, out.calls.length, out.errors], ['', 2, []], `chunks ${JSON.stringify(chunks)}`);
+  }
+});
+
+test('an unfinished call is an error when the model ended; its text is content when the output was cut', () => {
+  const text = 'Sure.\n<tool_call>\n{"name": "move_to", "arguments": {"tar';
+  for (const chunks of splits(text)) {
+    const ended = run(chunks);
+    assert.equal(ended.errors.length, 1, `chunks ${JSON.stringify(chunks)}`);
+    assert.match(ended.errors[0]!, /^unclosed_tag: /);
+    assert.deepEqual(run(chunks, true), { content: text, calls: [], errors: [] }, `chunks ${JSON.stringify(chunks)}`);
   }
 });

@@ -1,0 +1,136 @@
+// An OpenAI chat-completions body read into a ChatRequest. The checks that need no model run
+// first and alone before a request queues (parseChatShape): a malformed body is a 400 at once,
+// never a 429 or a model load first. Fields that would change the answer and are not
+// implemented are refused by name; others a client sends (user, store, metadata…) are ignored.
+import { IssueError } from '../../robot/common/validation/issue.js';
+import { isRecord, showValue } from '../../robot/common/validation/values.js';
+import { type ChatMessage, normalizeMessages } from './chat-template.js';
+import { type Schema, parseSchema } from './json-schema/schema.js';
+import { RequestError, numberField } from './request-error.js';
+import { type SamplingParams, resolveSampling } from './sampler.js';
+import type { TextModel } from './text-config.js';
+import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
+import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
+
+export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
+
+/** What a body asks for apart from its messages and sampling. */
+export interface ChatShape {
+  tools: ToolDef[];
+  toolChoice: ToolChoice;
+  responseFormat: ResponseFormat;
+  maxTokens?: number;
+  stop: string[];
+  templateKwargs: Record<string, unknown>;
+  /** false: generation ends after the first tool call (`parallel_tool_calls: false`). */
+  parallelToolCalls: boolean;
+}
+
+export interface ChatRequest extends ChatShape {
+  messages: ChatMessage[];
+  sampling: SamplingParams;
+  /** Image parts in message order (each stands as one placeholder in its message's text). */
+  images: RequestImage[];
+}
+
+/** Fields that would change the answer and that this server does not implement: refused, not ignored. */
+const UNSUPPORTED: Record<string, { when: (v: unknown) => boolean; why: string }> = {
+  logprobs: {
+    when: (v) => v === true,
+    why: 'log probabilities are not returned by this server; leave it unset or false',
+  },
+  top_logprobs: { when: (v) => v !== null, why: 'log probabilities are not returned by this server; leave it unset' },
+  functions: { when: (v) => v !== null, why: 'the legacy functions API is not supported: send `tools` instead' },
+  function_call: {
+    when: (v) => v !== null,
+    why: 'the legacy functions API is not supported: send `tool_choice` instead',
+  },
+};
+
+/** The model-free part of a body; throws RequestError naming the field. */
+export function parseChatShape(body: unknown): ChatShape {
+  if (!isRecord(body)) throw new RequestError('body', 'type', `must be a JSON object, got ${showValue(body)}`);
+  if (body.n !== undefined && body.n !== null && body.n !== 1)
+    throw new RequestError('n', 'enum', `only n = 1 is supported, got ${showValue(body.n)}`);
+  for (const [field, u] of Object.entries(UNSUPPORTED))
+    if (body[field] !== undefined && u.when(body[field])) throw new RequestError(field, 'unsupported', u.why);
+  const parallel = body.parallel_tool_calls ?? true;
+  if (typeof parallel !== 'boolean')
+    throw new RequestError('parallel_tool_calls', 'type', `must be true or false, got ${showValue(parallel)}`);
+  const tools = parseTools(body.tools);
+  const stopRaw = body.stop ?? [];
+  const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
+  if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
+    throw new RequestError(
+      'stop',
+      'type',
+      `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`,
+    );
+  }
+  const kwargs = body.chat_template_kwargs ?? {};
+  if (!isRecord(kwargs))
+    throw new RequestError('chat_template_kwargs', 'type', `must be an object, got ${showValue(kwargs)}`);
+  const shape: ChatShape = {
+    tools,
+    toolChoice: parseToolChoice(body.tool_choice, tools),
+    responseFormat: parseResponseFormat(body.response_format),
+    maxTokens:
+      body.max_completion_tokens !== undefined && body.max_completion_tokens !== null
+        ? numberField(body.max_completion_tokens, 'max_completion_tokens', 1, 1e9, { integer: true })
+        : numberField(body.max_tokens, 'max_tokens', 1, 1e9, { integer: true }),
+    stop: stop as string[],
+    templateKwargs: kwargs,
+    parallelToolCalls: parallel,
+  };
+  const forced = shape.toolChoice.kind === 'required' || shape.toolChoice.kind === 'function';
+  if (forced && shape.responseFormat.kind === 'json') {
+    throw new RequestError(
+      'response_format',
+      'conflict',
+      'a JSON response format cannot be combined with a required tool call',
+    );
+  }
+  return shape;
+}
+
+/** Reads an OpenAI chat-completions body (stream handling is the caller's). Image parts need
+ *  `vision` (the model's vision side); without it they are refused. */
+export function parseChatRequest(body: unknown, model: TextModel, vision?: VisionRuntime): ChatRequest {
+  const shape = parseChatShape(body);
+  const fields = body as Record<string, unknown>;
+  const images: RequestImage[] = [];
+  return {
+    ...shape,
+    messages: normalizeMessages(fields.messages, vision?.sink(images)),
+    sampling: resolveSampling(fields, model.samplingDefaults, model.tokenizer.vocabSize),
+    images,
+  };
+}
+
+function parseResponseFormat(raw: unknown): ResponseFormat {
+  if (raw === undefined || raw === null) return { kind: 'text' };
+  if (!isRecord(raw)) throw new RequestError('response_format', 'type', `must be an object, got ${showValue(raw)}`);
+  if (raw.type === 'text') return { kind: 'text' };
+  if (raw.type === 'json_object')
+    return { kind: 'json', schema: { types: ['object'], unsupported: [] }, raw: { type: 'object' } };
+  if (raw.type === 'json_schema') {
+    if (!isRecord(raw.json_schema))
+      throw new RequestError(
+        'response_format.json_schema',
+        'required',
+        `type "json_schema" needs a "json_schema" object with the "schema", got ${showValue(raw.json_schema)}`,
+      );
+    const schemaRaw = raw.json_schema.schema;
+    try {
+      return { kind: 'json', schema: parseSchema(schemaRaw, 'response_format.json_schema.schema'), raw: schemaRaw };
+    } catch (e) {
+      if (e instanceof IssueError) throw RequestError.fromSchemaIssue(e);
+      throw e;
+    }
+  }
+  throw new RequestError(
+    'response_format.type',
+    'enum',
+    `must be "text", "json_object" or "json_schema", got ${showValue(raw.type)}`,
+  );
+}
