@@ -1,0 +1,91 @@
+// The console in headless Chromium against a daemon serving a yam with no controller, its /ws
+// routed through the test (page.ts tapRpc) to count the page's requests: the 3-D view rebuilt
+// only when its description changes, and what a rebuild replaces disposed. Time is measured in
+// the page's own polls (sim.scene twice a second), never asserted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { getChromium } from '../../helpers/browser.js';
+import { startTestDaemon } from '../../helpers/daemon.js';
+import { waitFor } from '../../helpers/wait.js';
+import { logIn, openConsole, pageValue, tapRpc } from './page.js';
+
+test('console resilience on a daemon serving arm1 (yam) without a controller', async (t) => {
+  const browser = await getChromium(t);
+  if (!browser) return;
+  const d = await startTestDaemon({ robots: { serve: [{ id: 'arm1', robot: 'yam', transport: 'mqtt' }] } });
+  t.after(() => d.stop());
+  const runtime = d.robots.robot('arm1')!;
+  /** What a simulator of `scene` reports (no objects yet). */
+  const announce = (scene: string) => {
+    const collisions = { count: 0, last: null };
+    const msg = { v: 1 as const, scene, seed: 0, time: 0, objects: [], predicates: {}, tasks: {}, collisions };
+    runtime.simScene = { msg, at: d.robots.now() };
+  };
+  announce('a-lab-not-shipped');
+
+  const c = await openConsole(browser, d.http);
+  const tap = await tapRpc(c);
+  await logIn(c, d.http);
+  const count = (method: string) => tap.sent.filter((m) => m === method).length;
+  /** Resolves once the page has polled sim.scene `n` more times (every 500 ms). */
+  const scenePolls = (n: number) => {
+    const from = count('sim.scene');
+    return waitFor(() => count('sim.scene') >= from + n || undefined, `${n} sim.scene polls`, 30_000);
+  };
+
+  await t.test('a scene without a shipped layout is read once, not rebuilt every poll; a new scene is', async () => {
+    await pageValue(c, "brainstemConsole.view.pose('arm1', 'arm')", 'the arm in the 3-D view');
+    await scenePolls(2);
+    await c.page.evaluate("brainstemConsole.view.robots.get('arm1').group.userData.first = true");
+    const described = count('robots.describe');
+    await scenePolls(4);
+    assert.equal(count('robots.describe'), described, 'robots.describe read again');
+    assert.ok(described <= 2, `${described} robots.describe`);
+    assert.equal(
+      await c.page.evaluate("brainstemConsole.view.robots.get('arm1').group.userData.first"),
+      true,
+      'the view was rebuilt',
+    );
+    announce('yam-pick-place');
+    await pageValue(c, "brainstemConsole.view.robots.get('arm1').objects.size === 4", "the new scene's objects");
+  });
+
+  await t.test('a rebuild disposes the geometries and own materials it replaces; a new plan its old path', async () => {
+    const r = await c.page.evaluate(`(() => {
+      const view = brainstemConsole.view;
+      const old = view.robots.get('arm1');
+      const disposed = new Set();
+      const watch = (x) => x.addEventListener('dispose', () => disposed.add(x));
+      const geometries = new Set();
+      const capsule = new Set(); // LINK, the band colours, GHOST: shared by every build
+      const own = new Set(); // the table's, the objects', the obstacles'
+      old.group.traverse((o) => {
+        if (o.geometry) geometries.add(o.geometry);
+        if (o.material) (o.userData.link === undefined ? own : capsule).add(o.material);
+      });
+      for (const x of [...geometries, ...capsule, ...own]) watch(x);
+      view.addRobot(old.desc);
+      const n = (set) => [...set].filter((x) => disposed.has(x)).length;
+      const plan = (id) => ({ arm: { id, points: [{ t: 0, q: [0, 0, 0, 0, 0, 0] }, { t: 1, q: [0.2, 0, 0, 0, 0, 0] }] } });
+      view.setPlans('arm1', plan('p1'));
+      const ghost = view.robots.get('arm1').ghosts.get('arm');
+      const path = ghost.path.geometry;
+      watch(path);
+      view.setPlans('arm1', plan('p2'));
+      return {
+        geometries: [geometries.size, n(geometries)],
+        own: [own.size, n(own)],
+        capsule: [capsule.size, n(capsule)],
+        path: disposed.has(path) && ghost.path.geometry !== path,
+      };
+    })()`);
+    const { geometries, own, capsule, path } = r as Record<string, number[]> & { path: boolean };
+    assert.ok(geometries[0]! > 10 && own[0]! >= 5 && capsule[0]! >= 2, JSON.stringify(r));
+    assert.equal(geometries[1], geometries[0], `geometries disposed: ${JSON.stringify(r)}`);
+    assert.equal(own[1], own[0], `own materials disposed: ${JSON.stringify(r)}`);
+    assert.equal(capsule[1], 0, `shared materials kept: ${JSON.stringify(r)}`);
+    assert.equal(path, true, 'the old path disposed');
+  });
+
+  assert.deepEqual(c.errors, []);
+});
