@@ -1,7 +1,8 @@
 // The console in headless Chromium against a daemon serving a yam with no controller, its /ws
-// routed through the test (page.ts tapRpc) to count the page's requests: the 3-D view rebuilt
-// only when its description changes, and what a rebuild replaces disposed. Time is measured in
-// the page's own polls (sim.scene twice a second), never asserted.
+// routed through the test (page.ts tapRpc) to count the page's requests and hold some back: the
+// 3-D view rebuilt only when its description changes, and what a rebuild replaces disposed; a
+// poll never overlapping its own slow run. Time is measured in the page's own polls (sim.scene
+// twice a second), never asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getChromium } from '../../helpers/browser.js';
@@ -85,6 +86,17 @@ test('console resilience on a daemon serving arm1 (yam) without a controller', a
     assert.equal(own[1], own[0], `own materials disposed: ${JSON.stringify(r)}`);
     assert.equal(capsule[1], 0, `shared materials kept: ${JSON.stringify(r)}`);
     assert.equal(path, true, 'the old path disposed');
+  });
+
+  await t.test('a poll does not start again while its previous run waits for an answer', async () => {
+    tap.hold.add('robots.plans');
+    const from = count('robots.plans');
+    await waitFor(() => count('robots.plans') > from || undefined, 'a robots.plans request held');
+    await scenePolls(6); // over 2.5 s: three or more ticks of the 700 ms plans poll
+    assert.equal(count('robots.plans'), from + 1, 'robots.plans asked again while the first was pending');
+    tap.hold.delete('robots.plans');
+    tap.release();
+    await waitFor(() => count('robots.plans') > from + 1 || undefined, 'the plans poll going on after the answer');
   });
 
   assert.deepEqual(c.errors, []);
