@@ -1,8 +1,8 @@
 // The console in headless Chromium against a daemon serving a yam with no controller, its /ws
 // routed through the test (page.ts tapRpc) to count the page's requests and hold some back: the
 // 3-D view rebuilt only when its description changes, and what a rebuild replaces disposed; a
-// poll never overlapping its own slow run. Time is measured in the page's own polls (sim.scene
-// twice a second), never asserted.
+// poll never overlapping its own slow run; the e-stop saying so when no answer comes. Time is
+// measured in the page's own polls (sim.scene twice a second), never asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getChromium } from '../../helpers/browser.js';
@@ -99,5 +99,29 @@ test('console resilience on a daemon serving arm1 (yam) without a controller', a
     await waitFor(() => count('robots.plans') > from + 1 || undefined, 'the plans poll going on after the answer');
   });
 
+  await t.test('an e-stop press with no answer says the stop is not confirmed; STOP again retries', async () => {
+    await pageValue(c, 'globalThis.brainstemEstop?.connected', 'the e-stop connection');
+    await c.page.evaluate('brainstemEstop.timeoutMs = 300');
+    tap.hold.add('robots.stop');
+    await c.page.click('#estop');
+    await c.page.waitForSelector('#estop-status[data-phase=unconfirmed]', { timeout: 10_000 });
+    assert.equal(
+      await c.page.textContent('#estop-status'),
+      'STOP NOT CONFIRMED: no answer from the daemon in 0.3 s. Use the hardware stop; STOP retries.',
+    );
+    // The answer, when it comes late, replaces the line (this robot has no controller to confirm).
+    tap.hold.delete('robots.stop');
+    tap.release();
+    await c.page.waitForSelector('#estop-status[data-phase=problem]', { timeout: 10_000 });
+    assert.match((await c.page.textContent('#estop-status'))!, /^STOP SENT, CHECK: arm1: /);
+    await c.page.evaluate('brainstemEstop.timeoutMs = 60_000');
+    await c.page.click('#estop');
+    await pageValue(
+      c,
+      "brainstemEstop.presses === 2 && brainstemEstop.phase === 'problem'",
+      'the retried stop answered',
+    );
+    assert.equal(count('robots.stop'), 2);
+  });
   assert.deepEqual(c.errors, []);
 });
