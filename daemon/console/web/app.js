@@ -54,15 +54,17 @@ function robotCard(r) {
   card.textContent = `${lost}${r.id} (${r.robot}, ${r.transport}) · arms: ${arms} · ${r.ready ? 'ready' : 'not ready'}${problem}${r.busy.length ? ` · moving: ${r.busy.join(', ')}` : ''}`;
 }
 
+/** Reads the robot's description; the view is rebuilt only when it differs from the one drawn. */
 async function describe(id) {
   const d = await rpc.call('robots.describe', { robot: id });
-  view.addRobot(d);
-  robots.get(id).hasScene = d.scene !== null;
+  const drawn = view.robots.get(id)?.desc;
+  if (!drawn || JSON.stringify(drawn) !== JSON.stringify(d)) view.addRobot(d);
+  return d;
 }
 
 async function watchRobot(r) {
-  robots.set(r.id, { summary: r, hasScene: false });
-  await describe(r.id);
+  robots.set(r.id, { summary: r, sceneName: null });
+  robots.get(r.id).sceneName = (await describe(r.id)).scene?.name ?? null;
   const rate = Math.min(STATE_HZ_MAX, r.controller?.state_rate ?? 30);
   await rpc.call('robots.state', { robot: r.id, rate_hz: Math.max(1, Math.round(rate)) });
   plots.addRobot(r.id, view.robots.get(r.id).desc);
@@ -87,7 +89,13 @@ async function refreshScenes() {
   for (const id of robots.keys()) {
     const { scene } = await rpc.call('sim.scene', { robot: id });
     if (!scene) continue;
-    if (!robots.get(id).hasScene) await describe(id);
+    // The layout comes with robots.describe: read again when the simulator announces another
+    // scene (one not shipped has no layout, and stays undrawn rather than re-read every poll).
+    const r = robots.get(id);
+    if (scene.scene !== r.sceneName) {
+      await describe(id);
+      r.sceneName = scene.scene;
+    }
     view.setScene(id, scene);
   }
 }

@@ -124,10 +124,12 @@ export class Episodes {
     await this.select(id);
   }
 
-  /** On every connection: this run's episodes, watching the running ones. */
+  /** On every connection: this run's episodes, watching the running ones, and the selected one
+   *  read again (events of the time the connection was down were not notified here). */
   async start() {
     this.watched = new Set(); // a new connection watches nothing yet
     await this.refreshList().catch(this.onError);
+    if (this.selected) await this.select(this.selected).catch(this.onError);
   }
 
   /** This run's episodes (policy.list), then earlier ones from their records (policy.records). */

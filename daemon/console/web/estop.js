@@ -8,7 +8,9 @@
   let ws = null;
   let nextId = 1;
   let opened = null;
-  const view = { connected: false, phase: 'idle', result: null, presses: 0, lastMs: null };
+  // How long a press waits for the daemon's answer before saying the stop is not confirmed: past
+  // the daemon's own wait for the arms to rest (5 s), which it reports itself. Tests shorten it.
+  const view = { connected: false, phase: 'idle', result: null, presses: 0, lastMs: null, timeoutMs: 8000 };
   globalThis.brainstemEstop = view;
 
   function show(phase, text) {
@@ -80,17 +82,30 @@
   }
 
   async function stopAll() {
-    view.presses++;
+    const press = ++view.presses;
     const pressed = performance.now();
     show('stopping', 'Stopping every arm…');
+    // A connection that looks open but delivers nothing would leave the press waiting forever.
+    const silent = setTimeout(() => {
+      if (press !== view.presses) return;
+      const s = view.timeoutMs / 1000;
+      show(
+        'unconfirmed',
+        `STOP NOT CONFIRMED: no answer from the daemon in ${s} s. Use the hardware stop; STOP retries.`,
+      );
+    }, view.timeoutMs);
     try {
       const r = await call('robots.stop', {});
+      // Only the latest press is shown; its answer replaces a 'not confirmed' line if it comes late.
+      if (press !== view.presses) return;
       view.result = r;
       view.lastMs = performance.now() - pressed;
       const rest = r.stopped.every((s) => s.ok);
       show(rest ? 'rest' : 'problem', `${rest ? 'STOPPED' : 'STOP SENT, CHECK'}: ${describe(r.stopped)}`);
     } catch (err) {
-      show('problem', `Stop failed: ${err.message}. Use the hardware stop.`);
+      if (press === view.presses) show('problem', `Stop failed: ${err.message}. Use the hardware stop.`);
+    } finally {
+      clearTimeout(silent);
     }
   }
 

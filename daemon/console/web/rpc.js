@@ -77,9 +77,18 @@ export class Rpc {
   }
 }
 
-/** Calls `fn` now and every `ms` while the page is open; errors are shown by `onError`. */
+/** Calls `fn` now and every `ms` while the page is open; errors are shown by `onError`. A tick
+ *  while the previous run is still pending is skipped: slow replies must not pile up requests. */
 export function every(ms, fn, onError = (err) => console.warn(err)) {
-  const run = () => Promise.resolve().then(fn).catch(onError);
+  let running = false;
+  const run = () => {
+    if (running) return;
+    running = true;
+    Promise.resolve()
+      .then(fn)
+      .catch(onError)
+      .finally(() => (running = false));
+  };
   run();
   return setInterval(run, ms);
 }

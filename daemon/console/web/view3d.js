@@ -8,19 +8,35 @@ import { ArmModel, capsuleMesh, matrix } from './robot-model.js';
 
 const SPACING = 1.5;
 const rgb = (c) => new THREE.Color(c[0] / 255, c[1] / 255, c[2] / 255);
-const LINK = new THREE.MeshStandardMaterial({ color: 0x8aa4c8, roughness: 0.6 });
-const HIT = new THREE.MeshStandardMaterial({ color: 0xe04040, roughness: 0.6 });
+/** Materials every robot and rebuild uses: kept when what uses them is disposed. */
+const SHARED = new WeakSet();
+const shared = (m) => {
+  SHARED.add(m);
+  return m;
+};
+const LINK = shared(new THREE.MeshStandardMaterial({ color: 0x8aa4c8, roughness: 0.6 }));
+const HIT = shared(new THREE.MeshStandardMaterial({ color: 0xe04040, roughness: 0.6 }));
 const BAND = new Map();
 /** The link material for a clearance band colour (one material per colour). */
 const bandMaterial = (color) => {
-  if (!BAND.has(color)) BAND.set(color, new THREE.MeshStandardMaterial({ color, roughness: 0.6 }));
+  if (!BAND.has(color)) BAND.set(color, shared(new THREE.MeshStandardMaterial({ color, roughness: 0.6 })));
   return BAND.get(color);
 };
 /** Clearances are recomputed at most this often (ms): a drawing aid, not a check. */
 const CLEARANCE_MS = 100;
-const GHOST = new THREE.MeshBasicMaterial({ color: 0x40c0ff, transparent: true, opacity: 0.22, depthWrite: false });
-const PATH = new THREE.LineBasicMaterial({ color: 0x40c0ff });
-const FRUSTUM = new THREE.LineBasicMaterial({ color: 0xffc040 });
+const GHOST = shared(
+  new THREE.MeshBasicMaterial({ color: 0x40c0ff, transparent: true, opacity: 0.22, depthWrite: false }),
+);
+const PATH = shared(new THREE.LineBasicMaterial({ color: 0x40c0ff }));
+const FRUSTUM = shared(new THREE.LineBasicMaterial({ color: 0xffc040 }));
+
+/** Frees the GPU buffers of a subtree taken out of the scene (three keeps them until disposed). */
+function dispose(root) {
+  root.traverse((o) => {
+    o.geometry?.dispose();
+    if (o.material && !SHARED.has(o.material)) o.material.dispose();
+  });
+}
 
 function shapeMesh(shape, color) {
   const material = new THREE.MeshStandardMaterial({ color: rgb(color), roughness: 0.8 });
@@ -109,7 +125,9 @@ export class View3d {
 
   /** Adds (or rebuilds) a robot from its robots.describe result. */
   addRobot(desc) {
-    this.robots.get(desc.robot)?.group.removeFromParent();
+    const old = this.robots.get(desc.robot)?.group;
+    old?.removeFromParent();
+    if (old) dispose(old);
     const group = new THREE.Group();
     group.position.y = this.robots.has(desc.robot)
       ? this.robots.get(desc.robot).group.position.y
@@ -221,7 +239,10 @@ export class View3d {
       }
       g.model.setJoints(p.points[p.points.length - 1].q);
       pts.push(g.model.tcpWorld());
-      g.path?.removeFromParent();
+      if (g.path) {
+        g.path.removeFromParent();
+        dispose(g.path);
+      }
       g.path = new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), PATH);
       g.path.applyMatrix4(new THREE.Matrix4().copy(r.group.matrixWorld).invert());
       r.group.add(g.path);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { getChromium } from '../../helpers/browser.js';
 import { TEST_TOKEN } from '../../helpers/daemon.js';
-import { callTool, poseFromHere, startRig, waitReady } from '../robots/harness.js';
+import { callTool, episodeEvents, episodeFinished, poseFromHere, startRig, waitReady } from '../robots/harness.js';
 import { logIn, openConsole, pageValue } from './page.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -179,6 +179,40 @@ test('operator console in Chromium', async (t) => {
       await c.page.waitForSelector('#timeline li[data-type=finished]', { timeout: 30_000 });
       assert.equal(await c.page.textContent('#episode-state'), 'done');
       assert.equal(await c.page.evaluate("document.querySelector('#confirm-form').hidden"), true);
+    },
+  );
+
+  await t.test(
+    'after a reconnect the selected episode is read again: a done claimed while the page was down shows Confirm',
+    async () => {
+      const done = (summary: string) => JSON.stringify({ name: 'done', arguments: { summary } });
+      const started = await rig.rpc.call('policy.start', {
+        robot: 'arm1',
+        instruction: 'claim done twice',
+        provider: { kind: 'scripted', lines: [done('first'), done('second')] },
+        check: { kind: 'operator' },
+      });
+      const id = started.result.id as string;
+      const pending = () => episodeEvents(rig, id).filter((e) => e.type === 'check_pending').length;
+      await waitFor(() => pending() === 1 || undefined, 'the first claimed done');
+      // Paused, the episode waits after the rejection below instead of claiming done again.
+      await rig.rpc.call('policy.pause', { id });
+      await c.page.evaluate('brainstemConsole.episodes.refreshList()');
+      await c.page.evaluate(`brainstemConsole.episodes.select(${JSON.stringify(id)})`);
+      await c.page.waitForSelector('#confirm-form:not([hidden])', { timeout: 10_000 });
+      await c.page.click('#confirm-form button[value=no]');
+      await c.page.waitForSelector('#timeline li[data-type=check]', { timeout: 10_000 });
+      assert.equal(await c.page.evaluate("document.querySelector('#confirm-form').hidden"), true);
+      // The page's connection down (kept from reconnecting) while the episode claims done again.
+      await c.page.evaluate('brainstemConsole.rpc.connect = () => {}; brainstemConsole.rpc.ws.close()');
+      await pageValue(c, "document.getElementById('conn').dataset.state === 'closed'", 'the page disconnected');
+      await rig.rpc.call('policy.resume', { id });
+      await waitFor(() => pending() === 2 || undefined, 'the second claimed done');
+      await c.page.evaluate('delete brainstemConsole.rpc.connect; brainstemConsole.rpc.connect()');
+      await c.page.waitForSelector('#confirm-form:not([hidden])', { timeout: 10_000 });
+      assert.match((await c.page.textContent('#timeline'))!, /done claimed: second/);
+      await c.page.click('#confirm-form button[value=yes]');
+      assert.equal((await episodeFinished(rig, id)).state, 'done');
     },
   );
 

@@ -56,3 +56,35 @@ export function pageValue<T>(c: ConsolePage, expr: string, what: string, timeout
     100,
   );
 }
+
+/** The page's JSON-RPC requests on their way to the daemon (both the console's and the e-stop's socket). */
+export interface RpcTap {
+  /** Each request's method, in the order sent. */
+  sent: string[];
+  /** Requests of these methods are held back, as on a link that delivers nothing, until released. */
+  hold: Set<string>;
+  /** Passes the held requests on to the daemon. */
+  release(): void;
+}
+
+/** Routes the page's /ws through the test; call before the page opens it (before logIn). */
+export async function tapRpc(c: ConsolePage): Promise<RpcTap> {
+  const held: (() => void)[] = [];
+  const tap: RpcTap = {
+    sent: [],
+    hold: new Set(),
+    release: () => {
+      for (const send of held.splice(0)) send();
+    },
+  };
+  await c.page.context().routeWebSocket(/\/ws$/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((m) => {
+      const method = typeof m === 'string' ? (JSON.parse(m).method as string | undefined) : undefined;
+      if (method) tap.sent.push(method);
+      if (method && tap.hold.has(method)) held.push(() => server.send(m));
+      else server.send(m);
+    });
+  });
+  return tap;
+}
