@@ -10,7 +10,15 @@
   let opened = null;
   // How long a press waits for the daemon's answer before saying the stop is not confirmed: past
   // the daemon's own wait for the arms to rest (5 s), which it reports itself. Tests shorten it.
-  const view = { connected: false, phase: 'idle', result: null, presses: 0, lastMs: null, timeoutMs: 8000 };
+  const view = {
+    connected: false,
+    connections: 0,
+    phase: 'idle',
+    result: null,
+    presses: 0,
+    lastMs: null,
+    timeoutMs: 8000,
+  };
   globalThis.brainstemEstop = view;
 
   function show(phase, text) {
@@ -22,15 +30,26 @@
 
   function connect() {
     if (ws) return opened;
-    ws = new WebSocket(url);
+    const sock = new WebSocket(url);
+    ws = sock;
     opened = new Promise((resolve, reject) => {
-      ws.addEventListener('open', () => {
+      sock.addEventListener('open', () => {
+        view.connections++;
+        if (ws !== sock) return resolve();
         view.connected = true;
         button.dataset.connected = 'true';
         if (view.phase === 'offline') show('idle', '');
         resolve();
       });
-      ws.addEventListener('close', () => {
+      sock.addEventListener('close', () => {
+        // Only this socket's calls fail; a socket set aside after a silent press closes quietly.
+        for (const [id, p] of pending) {
+          if (p.sock !== sock) continue;
+          pending.delete(id);
+          p.reject(new Error('connection closed'));
+        }
+        reject(new Error('cannot reach the daemon'));
+        if (ws !== sock) return;
         view.connected = false;
         button.dataset.connected = 'false';
         // Whatever the last press showed, the line now says the e-stop is down (a stop in
@@ -40,14 +59,11 @@
           show('offline', `E-stop not connected to the daemon (retrying every second; reload to log in again).${last}`);
         }
         ws = null;
-        for (const p of pending.values()) p.reject(new Error('connection closed'));
-        pending.clear();
-        reject(new Error('cannot reach the daemon'));
         setTimeout(connect, 1000);
       });
     });
     opened.catch(() => undefined);
-    ws.addEventListener('message', (e) => {
+    sock.addEventListener('message', (e) => {
       if (typeof e.data !== 'string') return;
       let m;
       try {
@@ -67,10 +83,24 @@
   async function call(method, params) {
     await connect();
     const id = `estop-${nextId++}`;
+    const sock = ws;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      pending.set(id, { resolve, reject, sock });
+      sock.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     });
+  }
+
+  /**
+   * A connection that took a press and answered nothing may be half-open: the next press goes
+   * over a new one. The old stays open a minute for a late answer, then is closed.
+   */
+  function setAside() {
+    const old = ws;
+    if (!old) return;
+    ws = null;
+    opened = null;
+    setTimeout(() => old.close(), 60_000);
+    connect();
   }
 
   /** One line per robot: at rest, or why not. */
@@ -91,8 +121,9 @@
       const s = view.timeoutMs / 1000;
       show(
         'unconfirmed',
-        `STOP NOT CONFIRMED: no answer from the daemon in ${s} s. Use the hardware stop; STOP retries.`,
+        `STOP NOT CONFIRMED: no answer from the daemon in ${s} s. Use the hardware stop; STOP retries on a new connection.`,
       );
+      setAside();
     }, view.timeoutMs);
     try {
       const r = await call('robots.stop', {});

@@ -1,5 +1,8 @@
 // The page's JSON-RPC connection to /ws (authenticated by the session cookie): calls by id,
 // notifications by method, and reconnection with the open handlers run again each time.
+/** Close reasons of a console WebSocket whose login ended (daemon/console/sessions.ts). */
+const SESSION_ENDED = ['logged out', 'session expired', 'too many logins'];
+
 export class Rpc {
   constructor(onStatus) {
     this.url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
@@ -34,9 +37,11 @@ export class Rpc {
       for (const fn of this.openHandlers) fn();
     });
     ws.addEventListener('message', (e) => typeof e.data === 'string' && this.receive(e.data));
-    ws.addEventListener('close', () => {
+    ws.addEventListener('close', (e) => {
       for (const p of this.pending.values()) p.reject(new Error('connection closed'));
       this.pending.clear();
+      // The login ended (logout elsewhere, expiry): to the login page, not reconnecting forever.
+      if (e.code === 1008 && SESSION_ENDED.includes(e.reason)) return location.assign('/');
       this.onStatus('closed');
       this.delay = Math.min(this.delay * 2, 8000);
       setTimeout(() => this.connect(), this.delay);

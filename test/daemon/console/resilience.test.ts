@@ -107,8 +107,10 @@ test('console resilience on a daemon serving arm1 (yam) without a controller', a
     await c.page.waitForSelector('#estop-status[data-phase=unconfirmed]', { timeout: 10_000 });
     assert.equal(
       await c.page.textContent('#estop-status'),
-      'STOP NOT CONFIRMED: no answer from the daemon in 0.3 s. Use the hardware stop; STOP retries.',
+      'STOP NOT CONFIRMED: no answer from the daemon in 0.3 s. Use the hardware stop; STOP retries on a new connection.',
     );
+    // The silent connection is set aside (kept for a late answer) and a new one opened for the retry.
+    await pageValue(c, 'brainstemEstop.connections >= 2', 'a second e-stop connection');
     // The answer, when it comes late, replaces the line (this robot has no controller to confirm).
     tap.hold.delete('robots.stop');
     tap.release();
@@ -122,6 +124,13 @@ test('console resilience on a daemon serving arm1 (yam) without a controller', a
       'the retried stop answered',
     );
     assert.equal(count('robots.stop'), 2);
+  });
+
+  await t.test('a login that ends elsewhere (logout from another tab) takes the page to the login form', async () => {
+    const cookie = (await c.page.context().cookies()).map((k) => `${k.name}=${k.value}`).join('; ');
+    const out = await fetch(`${d.http}/console/logout`, { method: 'POST', redirect: 'manual', headers: { cookie } });
+    assert.equal(out.status, 303);
+    await c.page.waitForSelector('#token', { timeout: 10_000 });
   });
   assert.deepEqual(c.errors, []);
 });
