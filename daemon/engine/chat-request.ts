@@ -24,6 +24,8 @@ export interface ChatShape {
   templateKwargs: Record<string, unknown>;
   /** false: generation ends after the first tool call (`parallel_tool_calls: false`). */
   parallelToolCalls: boolean;
+  /** 'none': a thinking model's <think>…</think> stays in the content (llama.cpp's option). */
+  reasoningFormat: 'auto' | 'none';
 }
 
 export interface ChatRequest extends ChatShape {
@@ -57,6 +59,9 @@ export function parseChatShape(body: unknown): ChatShape {
   const parallel = body.parallel_tool_calls ?? true;
   if (typeof parallel !== 'boolean')
     throw new RequestError('parallel_tool_calls', 'type', `must be true or false, got ${showValue(parallel)}`);
+  const reasoningFormat = body.reasoning_format ?? 'auto';
+  if (reasoningFormat !== 'auto' && reasoningFormat !== 'none')
+    throw new RequestError('reasoning_format', 'enum', `must be "auto" or "none", got ${showValue(reasoningFormat)}`);
   const tools = parseTools(body.tools);
   const stopRaw = body.stop ?? [];
   const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
@@ -81,6 +86,7 @@ export function parseChatShape(body: unknown): ChatShape {
     stop: stop as string[],
     templateKwargs: kwargs,
     parallelToolCalls: parallel,
+    reasoningFormat,
   };
   const forced = shape.toolChoice.kind === 'required' || shape.toolChoice.kind === 'function';
   if (forced && shape.responseFormat.kind === 'json') {

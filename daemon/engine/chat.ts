@@ -22,15 +22,21 @@ import type { TextModel } from './text-config.js';
 import { ToolCallError } from './tool-calls/errors.js';
 import type { ToolCall } from './tool-calls/resolve.js';
 import { ToolCallStreamParser } from './tool-calls/stream-parser.js';
+import { type ReasoningPiece, ReasoningSplitter, promptOpensThinking } from './reasoning.js';
 import type { PromptImages } from '../vision/splice.js';
 import type { ToolDef } from './tool-calls/tools.js';
 
-export type ChatEvent = { type: 'content'; text: string } | { type: 'tool_call'; call: ToolCall; index: number };
+export type ChatEvent =
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool_call'; call: ToolCall; index: number };
 
 export type ChatFinish = TokenFinish | 'tool_calls' | 'error';
 
 export interface ChatResult {
   content: string;
+  /** A thinking model's reasoning (between <think> and </think>), apart from the content. */
+  reasoning: string;
   toolCalls: ToolCall[];
   finishReason: ChatFinish;
   /** Why the output was rejected (finishReason 'error'). */
@@ -103,8 +109,14 @@ export async function* runChat(
   const stopper = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
   const parser = parseCalls ? new ToolCallStreamParser(callable) : undefined;
+  // Constrained output is the grammar's from its first token: no reasoning to split off.
+  const splitter =
+    req.reasoningFormat === 'none' || constraint
+      ? undefined
+      : new ReasoningSplitter(promptOpensThinking(model.tokenizer.decode(prompt.slice(-8))));
   const toolCalls: ToolCall[] = [];
   let content = '';
+  let reasoning = '';
   let error: ToolCallError | undefined;
   const handle = function* (events: ReturnType<ToolCallStreamParser['push']>): Generator<ChatEvent> {
     for (const ev of events) {
@@ -118,6 +130,19 @@ export async function* runChat(
       } else {
         error = ev.error;
         stopper.abort();
+      }
+    }
+  };
+  // Generated text → reasoning, and the answer → tool-call parser (when calls are parsed) or content.
+  const feed = function* (pieces: ReasoningPiece[]): Generator<ChatEvent> {
+    for (const p of pieces) {
+      if (p.type === 'reasoning') {
+        reasoning += p.text;
+        yield { type: 'reasoning', text: p.text };
+      } else if (parser) yield* handle(parser.push(p.text));
+      else {
+        content += p.text;
+        yield { type: 'content', text: p.text };
       }
     }
   };
@@ -141,11 +166,7 @@ export async function* runChat(
   try {
     step = await gen.next();
     while (!step.done) {
-      if (parser) yield* handle(parser.push(step.value));
-      else {
-        content += step.value;
-        yield { type: 'content', text: step.value };
-      }
+      yield* feed(splitter ? splitter.push(step.value) : [{ type: 'content', text: step.value }]);
       step = await gen.next();
     }
   } finally {
@@ -153,6 +174,7 @@ export async function* runChat(
     await gen.return(undefined as never);
   }
   const result = step.value;
+  if (splitter && !error) yield* feed(splitter.end());
   // Cut by the length limit or a stop string, an unfinished call is returned as text.
   if (parser && !error && !o.signal?.aborted)
     yield* handle(parser.end(result.finishReason === 'length' || result.stopString !== undefined));
@@ -164,7 +186,7 @@ export async function* runChat(
   else if (req.responseFormat.kind === 'json' && result.finishReason === 'stop')
     error = checkJson(content, req.responseFormat.schema);
   if (error) finishReason = 'error';
-  return { content, toolCalls, finishReason, error, usage: result.usage, timings: result.timings };
+  return { content, reasoning, toolCalls, finishReason, error, usage: result.usage, timings: result.timings };
 }
 
 function buildConstraint(

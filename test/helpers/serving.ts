@@ -10,6 +10,8 @@ export interface TinyModel extends TempDir {
   /** Ids of the `<tool_call>` and `</tool_call>` tokens. */
   toolCallToken: number;
   toolCallEndToken: number;
+  /** Id of the `<think>` token. */
+  thinkToken: number;
 }
 
 /** `models synth --arch qwen3_moe --shape tiny` into a temp dir (remove it when done). */
@@ -19,12 +21,14 @@ export async function synthTiny(seed = 1): Promise<TinyModel> {
   const text = await loadTextModel(dir.path);
   const toolCallToken = text.tokenizer.idOf('<tool_call>');
   const toolCallEndToken = text.tokenizer.idOf('</tool_call>');
-  if (toolCallToken === undefined || toolCallEndToken === undefined)
-    throw new Error('the synthetic tokenizer has no <tool_call> or </tool_call> token');
+  const thinkToken = text.tokenizer.idOf('<think>');
+  if (toolCallToken === undefined || toolCallEndToken === undefined || thinkToken === undefined)
+    throw new Error('the synthetic tokenizer has no <tool_call>, </tool_call> or <think> token');
   return {
     ...dir,
     toolCallToken,
     toolCallEndToken,
+    thinkToken,
     banStops: Object.fromEntries([...text.stopTokens].map((id) => [String(id), -100])),
   };
 }

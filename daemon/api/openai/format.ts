@@ -62,6 +62,7 @@ export function completionJson(o: ChatOutcome, toolCallIds: string[] = []) {
         message: {
           role: 'assistant',
           content: calls.length > 0 && o.result.content === '' ? null : o.result.content,
+          ...(o.result.reasoning ? { reasoning_content: o.result.reasoning } : {}),
           ...(calls.length ? { tool_calls: calls } : {}),
         },
         logprobs: null,
@@ -102,6 +103,7 @@ export function chunkJson(
  */
 export function eventDelta(e: ChatEvent, ids: string[] = []): Record<string, unknown> {
   if (e.type === 'content') return { content: e.text };
+  if (e.type === 'reasoning') return { reasoning_content: e.text };
   ids[e.index] ??= newId('call_');
   return { tool_calls: [{ index: e.index, ...toolCallJson(e.call, ids[e.index]) }] };
 }

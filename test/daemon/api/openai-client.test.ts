@@ -107,6 +107,28 @@ test('streaming chat: deltas add up to the non-streamed text, then a finish chun
   assert.ok(chunks >= 3, `${chunks} chunks`);
 });
 
+test('reasoning: what follows an opening <think> comes as reasoning_content, in the message and in stream deltas', async () => {
+  // <think> forced as every token: the output opens its reasoning and never closes it.
+  const body = {
+    model: 'tiny',
+    messages: ASK,
+    logit_bias: { [String(model.thinkToken)]: 100 },
+    max_tokens: 4,
+  };
+  const whole = await client.chat.completions.create(body);
+  const message = whole.choices[0]!.message as { content: string | null; reasoning_content?: string };
+  assert.deepEqual([message.content, message.reasoning_content], ['', '<think>'.repeat(3)]);
+  let streamed = '';
+  for await (const chunk of await client.chat.completions.create({ ...body, stream: true })) {
+    const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+    assert.ok(!delta?.content, 'no content in this stream');
+    streamed += delta?.reasoning_content ?? '';
+  }
+  assert.equal(streamed, '<think>'.repeat(3));
+  const raw = await client.chat.completions.create({ ...body, reasoning_format: 'none' } as never);
+  assert.equal(raw.choices[0]!.message.content, '<think>'.repeat(4));
+});
+
 test('tool_choice "required": the random-weight model always calls a given tool with valid arguments', async () => {
   for (let seed = 1; seed <= 4; seed++) {
     const r = await client.chat.completions.create({

@@ -163,6 +163,40 @@ test('a tool call in the output becomes a tool_call event and finish reason "too
   assert.equal(result.finishReason, 'tool_calls');
 });
 
+test('a thinking model: <think>…</think> is reasoning, a call inside it is not run; reasoning_format none keeps it in the content', async () => {
+  const out =
+    '<think>\nMaybe <tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call> first? No.\n</think>\n\nChecking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+  const { events, result } = await chat(new ScriptedLogitsSource(V, script(out)), { messages: ASK, tools: TOOLS });
+  assert.equal(
+    result.reasoning,
+    '\nMaybe <tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call> first? No.\n',
+  );
+  assert.equal(
+    events
+      .filter((e) => e.type === 'reasoning')
+      .map((e) => (e as { text: string }).text)
+      .join(''),
+    result.reasoning,
+  );
+  assert.equal(result.content, 'Checking.');
+  assert.deepEqual(
+    result.toolCalls.map((c) => c.name),
+    ['get_weather'],
+  );
+  assert.equal(result.finishReason, 'tool_calls');
+  const raw = await chat(new ScriptedLogitsSource(V, script(out)), {
+    messages: ASK,
+    tools: TOOLS,
+    reasoning_format: 'none',
+  });
+  assert.equal(raw.result.reasoning, '');
+  assert.deepEqual(
+    raw.result.toolCalls.map((c) => c.name),
+    ['set_gripper', 'get_weather'],
+    'without the split, the thought-of call is parsed too (the old behaviour, on request)',
+  );
+});
+
 test('parallel_tool_calls false: generation ends after the first call, finish reason "tool_calls"', async () => {
   const two =
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>';
