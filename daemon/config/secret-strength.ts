@@ -79,9 +79,11 @@ export function weakSecretIssue(w: WeakSecret & { offLoopback: Exposure }): Issu
     path: w.path,
     rule: `${subject} be at least ${MIN_SECRET_LENGTH} characters when ${w.offLoopback.key} (${w.offLoopback.host}) is off loopback; it has ${w.length}`,
     value: '***',
-    hint: w.path.startsWith('data_dir/')
-      ? 'delete that file to have a long one generated at the next start, or write e.g. `openssl rand -base64 24` into it'
-      : 'leave it empty to have a long one generated, or use e.g. `openssl rand -base64 24`',
+    hint: !w.path.startsWith('data_dir/')
+      ? 'leave it empty to have a long one generated, or use e.g. `openssl rand -base64 24`'
+      : w.offLoopback.key === 'mqtt.url'
+        ? 'delete that file, run `brainstem mqtt credentials` to generate a long one, and reload Mosquitto'
+        : 'delete that file to have a long one generated at the next start, or write e.g. `openssl rand -base64 24` into it',
   };
 }
 

@@ -212,6 +212,19 @@ export function registerConsoleRoutes(
       res.end();
     },
   });
+  // Whether this browser's login is still live (a page whose reconnect is refused asks, then goes
+  // to the login form); before the file routes, which would take the path.
+  routes.add({
+    method: 'GET',
+    path: '/console/session',
+    auth: false,
+    handler: (req, res) => {
+      if (!sessions.valid(ConsoleSessions.idOf(req)))
+        throw new HttpError(401, 'console session: not logged in, or the login ended', 'authentication_error');
+      res.writeHead(204, { 'cache-control': 'no-store' });
+      res.end();
+    },
+  });
   for (const path of ['/console/:file', '/console/vendor/:file']) {
     routes.add({
       method: 'GET',

@@ -4,7 +4,7 @@
 // implemented are refused by name; others a client sends (user, store, metadata…) are ignored.
 import { IssueError } from '../../robot/common/validation/issue.js';
 import { isRecord, showValue } from '../../robot/common/validation/values.js';
-import { type ChatMessage, normalizeMessages } from './chat-template.js';
+import { type ChatMessage, type ImageSink, normalizeMessages } from './chat-template.js';
 import { type Schema, parseSchema } from './json-schema/schema.js';
 import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, resolveSampling } from './sampler.js';
@@ -48,6 +48,20 @@ const UNSUPPORTED: Record<string, { when: (v: unknown) => boolean; why: string }
     why: 'the legacy functions API is not supported: send `tool_choice` instead',
   },
 };
+
+/** Image parts accepted unread: whether the model takes images is known once it is leased. */
+const ANY_IMAGES: ImageSink = { placeholder: '', add: () => undefined };
+
+/**
+ * Every check of a body that needs no model, run before it queues: the shape, the messages
+ * (image parts aside) and the sampling fields (logit_bias ids aside). Throws RequestError.
+ */
+export function preflightChatBody(body: unknown): void {
+  parseChatShape(body);
+  const fields = body as Record<string, unknown>;
+  normalizeMessages(fields.messages, ANY_IMAGES);
+  resolveSampling(fields);
+}
 
 /** The model-free part of a body; throws RequestError naming the field. */
 export function parseChatShape(body: unknown): ChatShape {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
 import { selectAdapter } from './adapters/select.js';
 import { type ChatEvent, type ChatResult, chatPrompt, chatPromptAsync, runChat } from './chat.js';
-import { parseChatRequest, parseChatShape } from './chat-request.js';
+import { parseChatRequest, preflightChatBody } from './chat-request.js';
 import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
 import { RequestError, numberField } from './request-error.js';
@@ -144,7 +144,7 @@ export class ChatService {
     const key = body.prompt_cache_key;
     if (key !== undefined && key !== null && typeof key !== 'string')
       throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
-    parseChatShape(body); // a malformed body is refused before it queues or loads a model
+    preflightChatBody(body); // a malformed body is refused before it queues or loads a model
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {

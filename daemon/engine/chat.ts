@@ -118,15 +118,20 @@ export async function* runChat(
   let content = '';
   let reasoning = '';
   let error: ToolCallError | undefined;
+  let oneCallDone = false;
   const handle = function* (events: ReturnType<ToolCallStreamParser['push']>): Generator<ChatEvent> {
     for (const ev of events) {
+      if (oneCallDone) return; // parallel_tool_calls false: what follows the call is not used
       if (ev.type === 'content') {
         content += ev.text;
         yield ev;
       } else if (ev.type === 'tool_call') {
         toolCalls.push(ev.call);
         yield { type: 'tool_call', call: ev.call, index: toolCalls.length - 1 };
-        if (!req.parallelToolCalls) stopper.abort(); // one call asked for: nothing after it is used
+        if (!req.parallelToolCalls) {
+          oneCallDone = true;
+          stopper.abort();
+        }
       } else {
         error = ev.error;
         stopper.abort();

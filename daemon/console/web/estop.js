@@ -35,11 +35,11 @@
     opened = new Promise((resolve, reject) => {
       sock.addEventListener('open', () => {
         view.connections++;
-        if (ws !== sock) return resolve();
+        if (ws !== sock) return resolve(sock);
         view.connected = true;
         button.dataset.connected = 'true';
         if (view.phase === 'offline') show('idle', '');
-        resolve();
+        resolve(sock);
       });
       sock.addEventListener('close', () => {
         // Only this socket's calls fail; a socket set aside after a silent press closes quietly.
@@ -81,12 +81,18 @@
   }
 
   async function call(method, params) {
-    await connect();
+    // The socket this call waited for: a press set aside meanwhile must not move it to another.
+    const sock = await connect();
+    if (sock.readyState !== WebSocket.OPEN) throw new Error('the connection closed before the stop was sent');
     const id = `estop-${nextId++}`;
-    const sock = ws;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, sock });
-      sock.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      try {
+        sock.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      } catch (err) {
+        pending.delete(id);
+        reject(err);
+      }
     });
   }
 

@@ -31,7 +31,9 @@ export class Rpc {
     const ws = new WebSocket(this.url);
     this.ws = ws;
     this.onStatus('connecting');
+    let opened = false;
     ws.addEventListener('open', () => {
+      opened = true;
       this.delay = 500;
       this.onStatus('open');
       for (const fn of this.openHandlers) fn();
@@ -42,10 +44,21 @@ export class Rpc {
       this.pending.clear();
       // The login ended (logout elsewhere, expiry): to the login page, not reconnecting forever.
       if (e.code === 1008 && SESSION_ENDED.includes(e.reason)) return location.assign('/');
+      // Refused before it opened: the login may have ended while the page was away (a restart).
+      if (!opened) this.checkSession();
       this.onStatus('closed');
       this.delay = Math.min(this.delay * 2, 8000);
       setTimeout(() => this.connect(), this.delay);
     });
+  }
+
+  async checkSession() {
+    try {
+      const r = await fetch('/console/session', { cache: 'no-store' });
+      if (r.status === 401) location.assign('/');
+    } catch {
+      // The daemon is down: keep retrying the connection.
+    }
   }
 
   receive(text) {

@@ -299,6 +299,10 @@ test('errors: 400 naming the field, 401, 404 model_not_found, 429 busy, 500 for 
   });
   // A malformed body is refused before it queues: a 400 naming the field, not a 429 to retry.
   await bad({ model: 'narrow', n: 2 }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'n'));
+  await bad({ model: 'narrow', messages: [] }, OpenAI.BadRequestError, (e) => assert.equal(e.param, 'messages'));
+  await bad({ model: 'narrow', temperature: 'hot' }, OpenAI.BadRequestError, (e) =>
+    assert.equal(e.param, 'temperature'),
+  );
   await bad({ model: 'narrow', logprobs: true }, OpenAI.BadRequestError, (e) => {
     assert.deepEqual([e.param, e.code], ['logprobs', 'invalid_unsupported']);
   });

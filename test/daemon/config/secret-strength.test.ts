@@ -158,4 +158,15 @@ test("a hand-written controller's or observer's secret is judged like the others
   const onLoopback = await runCli(['config', 'check', file]);
   assert.equal(onLoopback.code, 0, onLoopback.stderr);
   assert.match(onLoopback.stderr, /warning: data_dir\/mqtt-identities\/observer\.grafana: a secret of 4 characters/);
+  // With an external broker nothing is generated at start: the hint says how to renew it there.
+  writeFileSync(
+    file,
+    `data_dir: ${dir.path}\nmqtt:\n  observers: [grafana]\n  url: mqtt://u:${'p'.repeat(20)}@broker.example:1883\n`,
+  );
+  const external = await runCli(['config', 'check', file]);
+  assert.equal(external.code, 2, external.stderr);
+  assert.match(
+    external.stderr,
+    /observer\.grafana: must be at least 16 .*mqtt\.url \(broker\.example\).*run `brainstem mqtt credentials`/s,
+  );
 });

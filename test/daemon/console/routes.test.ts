@@ -158,6 +158,9 @@ test('console serving and login', async (t) => {
 
   await t.test('logout revokes the session and closes its open WebSockets', async () => {
     const cookie = await sessionCookie(d);
+    const session = () => fetch(`${d.http}/console/session`, { headers: { cookie } });
+    assert.equal((await session()).status, 204, 'a live login');
+    assert.equal((await fetch(`${d.http}/console/session`)).status, 401, 'no cookie');
     const open = new WebSocket(`${d.api.url('ws')}/ws`, { headers: { cookie, origin } });
     await new Promise((resolve, reject) => open.once('open', resolve).once('error', reject));
     const closed = new Promise<number>((resolve) => open.once('close', (code) => resolve(code)));
@@ -166,6 +169,7 @@ test('console serving and login', async (t) => {
     assert.equal(r.status, 303);
     assert.match(r.headers.get('set-cookie')!, /Max-Age=0/);
     assert.equal(await upgrade(d, { cookie, origin }), 401);
+    assert.equal((await session()).status, 401, 'the login ended');
     assert.doesNotMatch(await (await fetch(`${d.http}/`, { headers: { cookie } })).text(), /id="estop"/);
   });
 });
