@@ -372,6 +372,9 @@ export class ModelRegistry extends Service {
         'model loaded',
       );
       this.emit(slot);
+      // Whoever asked may have given up meanwhile (their afterUse skipped the loading model): start the keep-alive.
+      slot.loading = undefined;
+      this.afterUse(slot);
       return served;
     } catch (err) {
       const e = err as NativeError;

@@ -202,8 +202,8 @@ test('the queue: one runs, queue_size wait in order, one more is busy; an abort 
   await reg.stop();
 });
 
-test('a request that gives up while the model loads leaves; the load still completes', async () => {
-  const { reg, loader } = await setup();
+test('a request that gives up while the model loads leaves; the load still completes and the keep-alive unloads it', async () => {
+  const { reg, loader, timers } = await setup();
   loader.gated = true;
   const ac = new AbortController();
   const leasing = reg.lease('a', { signal: ac.signal });
@@ -214,6 +214,24 @@ test('a request that gives up while the model loads leaves; the load still compl
   loader.open();
   await tick();
   assert.equal(reg.statusOf('a').state, 'loaded');
+  assert.equal(timers.live, 1, 'the keep-alive starts when the abandoned load completes');
+  timers.advance(300_000);
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 1);
+
+  // The same for models.load with a signal that aborts.
+  const ac2 = new AbortController();
+  const loading = reg.load('a', { keepAliveMs: 60_000, signal: ac2.signal });
+  await tick();
+  ac2.abort();
+  await assert.rejects(loading, CancelledError);
+  loader.open();
+  await tick();
+  assert.equal(reg.statusOf('a').state, 'loaded');
+  assert.equal(timers.live, 1);
+  timers.advance(60_000);
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 2);
   await reg.stop();
 });
 
