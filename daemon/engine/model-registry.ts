@@ -564,15 +564,18 @@ function adapterStatuses(slot: Slot): AdapterStatus[] {
   });
 }
 
-/** Loads every adapter the slot remembers into a fresh load; a bad one fails the load, naming it. */
+/** Loads every adapter the slot remembers into a fresh load; a bad one fails the load, naming it.
+ *  An adapters.unload that comes while one loads wins: it is dropped again (or its failure ignored). */
 async function loadAdapters(slot: Slot, served: ServedModel): Promise<void> {
   for (const [name, src] of slot.adapters) {
     if (!served.adapters) throw new Error(`adapter "${name}" is configured but this model takes no LoRA adapters`);
     try {
       await served.adapters.load(name, src.path, src.format);
     } catch (err) {
+      if (slot.adapters.get(name) !== src) continue;
       throw new Error(`adapter "${name}" (${src.path}): ${(err as Error).message}`);
     }
+    if (slot.adapters.get(name) !== src) served.adapters.unload(name);
   }
 }
 

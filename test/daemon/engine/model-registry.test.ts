@@ -5,6 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import {
+  type AdapterInfo,
+  type AdapterManager,
+  AdapterNotFoundError,
+} from '../../../daemon/engine/adapters/adapter-manager.js';
+import { AdapterError } from '../../../daemon/engine/adapters/plan.js';
 import type { ModelProfile } from '../../../daemon/engine/config.js';
 import { ConstraintFactory } from '../../../daemon/engine/constrained/constraints.js';
 import {
@@ -51,11 +57,48 @@ class FakeSession extends HashLogitsSource implements EngineSession {
   dispose(): void {}
 }
 
-/** A loader whose loads wait for `open()` (or fail with `fail()`), counting loads and disposals. */
+/** An adapter manager whose loads wait for `open()` while `gated` (the registry's view of AdapterManager). */
+class FakeAdapters {
+  gated = false;
+  readonly gates: (() => void)[] = [];
+  private readonly entries = new Map<string, AdapterInfo>();
+  async load(name: string, path: string): Promise<AdapterInfo> {
+    if (this.entries.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
+    if (this.gated) await new Promise<void>((open) => this.gates.push(open));
+    const info: AdapterInfo = {
+      name,
+      id: `${name}-1`,
+      format: 'peft',
+      source: path,
+      modules: 1,
+      ranks: [8],
+      bytes: 64,
+    };
+    this.entries.set(name, info);
+    return info;
+  }
+  unload(name: string): AdapterInfo {
+    const info = this.entries.get(name);
+    if (!info) throw new AdapterNotFoundError(name, [...this.entries.keys()]);
+    this.entries.delete(name);
+    return info;
+  }
+  has = (name: string) => this.entries.has(name);
+  list = () => [...this.entries.values()];
+  open(): void {
+    this.gates.shift()!();
+  }
+}
+
+/** A loader whose loads wait for `open()` (or fail with `fail()`), counting loads and disposals;
+ *  with `adapters` set, each load gets a FakeAdapters (the latest in `manager`). */
 class GatedLoader {
   loads = 0;
   disposed = 0;
   gated = false;
+  adapters = false;
+  adapterGated = false;
+  manager?: FakeAdapters;
   private gates: { open: () => void; fail: (e: Error) => void }[] = [];
   readonly load: ModelLoader = async (_p, stage) => {
     this.loads++;
@@ -63,7 +106,12 @@ class GatedLoader {
     if (this.gated) await new Promise<void>((open, fail) => this.gates.push({ open, fail }));
     stage('weights');
     stage('session');
+    if (this.adapters) {
+      this.manager = new FakeAdapters();
+      this.manager.gated = this.adapterGated;
+    }
     const served: ServedModel = {
+      ...(this.adapters ? { adapters: this.manager as unknown as AdapterManager } : {}),
       text,
       constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
       contextLength: 256,
@@ -350,5 +398,34 @@ test('an adapter for a model that takes none is refused naming the model field, 
     message: 'model "a" takes no LoRA adapters',
     field: 'model',
   });
+  await reg.stop();
+});
+
+test('an adapter unloaded while a model load loads it stays unloaded: not left resident and hidden', async () => {
+  const { reg, loader } = await setup();
+  loader.adapters = true;
+  const src = { path: '/adapters/style' } as never;
+  await reg.loadAdapter('a', 'style', src);
+  await reg.unload('a');
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', false]],
+  );
+  loader.adapterGated = true;
+  const leasing = reg.lease('a');
+  while (loader.manager?.gates.length !== 1) await tick();
+  assert.deepEqual(reg.unloadAdapter('a', 'style').loaded, false);
+  loader.manager.open();
+  const lease = await leasing;
+  assert.deepEqual(reg.adapterStatus('a'), []);
+  assert.equal(loader.manager.has('style'), false, 'not resident in the new load');
+  lease.release();
+  assert.throws(() => reg.unloadAdapter('a', 'style'), AdapterNotFoundError);
+  loader.manager.gated = false;
+  assert.equal((await reg.loadAdapter('a', 'style', src)).name, 'style', 'it can be loaded again');
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', true]],
+  );
   await reg.stop();
 });
