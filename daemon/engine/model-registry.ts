@@ -402,10 +402,11 @@ export class ModelRegistry extends Service {
     slot.unloadAt = undefined;
   }
 
-  /** After a turn: once the queue is idle, start the keep-alive (0 = unload now, negative = never). */
+  /** After a turn: once the queue is idle and no adapter loads, start the keep-alive (0 = unload
+   *  now, negative = never). An adapter load in flight calls this again when it ends. */
   private afterUse(slot: Slot): void {
     this.updateQueueMetrics(slot);
-    if (!slot.queue.idle || !slot.served || slot.loading) return;
+    if (!slot.queue.idle || !slot.served || slot.loading || slot.adapterLoads.size > 0) return;
     this.holdLoaded(slot);
     const ms = slot.keepAliveMs;
     if (ms === 0) this.dispose(slot, 'keep_alive 0');
@@ -414,7 +415,8 @@ export class ModelRegistry extends Service {
       slot.cancelUnload = this.timers.after(ms, () => {
         slot.cancelUnload = undefined;
         slot.unloadAt = undefined;
-        if (slot.queue.idle && !slot.loading) this.dispose(slot, `idle for keep_alive ${formatDuration(ms)}`);
+        if (slot.queue.idle && !slot.loading && slot.adapterLoads.size === 0)
+          this.dispose(slot, `idle for keep_alive ${formatDuration(ms)}`);
       });
     }
   }

@@ -61,10 +61,13 @@ class FakeSession extends HashLogitsSource implements EngineSession {
 class FakeAdapters {
   gated = false;
   readonly gates: (() => void)[] = [];
+  /** The model was disposed: a load then fails as the engine's would. */
+  dead = false;
   private readonly entries = new Map<string, AdapterInfo>();
   async load(name: string, path: string): Promise<AdapterInfo> {
     if (this.entries.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
     if (this.gated) await new Promise<void>((open) => this.gates.push(open));
+    if (this.dead) throw new AdapterError('loadAdapter: the model was disposed');
     const info: AdapterInfo = {
       name,
       id: `${name}-1`,
@@ -106,17 +109,21 @@ class GatedLoader {
     if (this.gated) await new Promise<void>((open, fail) => this.gates.push({ open, fail }));
     stage('weights');
     stage('session');
-    if (this.adapters) {
-      this.manager = new FakeAdapters();
-      this.manager.gated = this.adapterGated;
+    const manager = this.adapters ? new FakeAdapters() : undefined;
+    if (manager) {
+      manager.gated = this.adapterGated;
+      this.manager = manager;
     }
     const served: ServedModel = {
-      ...(this.adapters ? { adapters: this.manager as unknown as AdapterManager } : {}),
+      ...(manager ? { adapters: manager as unknown as AdapterManager } : {}),
       text,
       constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
       contextLength: 256,
       createSession: async () => new FakeSession(text.tokenizer.vocabSize),
-      dispose: () => void this.disposed++,
+      dispose: () => {
+        this.disposed++;
+        if (manager) manager.dead = true;
+      },
     };
     return served;
   };
@@ -427,5 +434,40 @@ test('an adapter unloaded while a model load loads it stays unloaded: not left r
     reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
     [['style', true]],
   );
+  await reg.stop();
+});
+
+test('keep_alive 0 and the idle timer wait for an adapter load under way, then unload', async () => {
+  const { reg, loader, timers } = await setup();
+  loader.adapters = true;
+  (await reg.lease('a')).release();
+  loader.manager!.gated = true;
+  const adding = reg.loadAdapter('a', 'style', { path: '/adapters/style' } as never);
+  while (loader.manager!.gates.length !== 1) await tick();
+  (await reg.lease('a')).release(1000);
+  timers.advance(1000);
+  assert.equal(reg.statusOf('a').state, 'loaded', 'the idle timer does not unload under the adapter load');
+  (await reg.lease('a')).release(0);
+  assert.equal(reg.statusOf('a').state, 'loaded', 'nor does keep_alive 0');
+  assert.equal(loader.disposed, 0);
+  loader.manager!.open();
+  assert.equal((await adding).name, 'style');
+  assert.equal(reg.statusOf('a').state, 'unloaded', 'keep_alive 0 applies once the adapter has loaded');
+  assert.equal(loader.disposed, 1);
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', false]],
+    'remembered for the next load',
+  );
+  await reg.stop();
+});
+
+test('keep_alive 0 configured: adapters.load on an unloaded model loads the model, then the adapter, then unloads', async () => {
+  const { reg, loader } = await setup({ a: profile({ keepAliveMs: 0 }) });
+  loader.adapters = true;
+  const info = await reg.loadAdapter('a', 'style', { path: '/adapters/style' } as never);
+  assert.equal(info.name, 'style');
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 1);
   await reg.stop();
 });
