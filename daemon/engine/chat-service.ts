@@ -148,7 +148,7 @@ export class ChatService {
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {
-      const adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
+      let adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
       const topK = parseExpertsPerToken(body.experts_per_token, lease.model.summary?.topK, ref.name);
       const vision = lease.model.vision;
       const req = parseChatRequest(body, lease.model.text, vision);
@@ -162,6 +162,9 @@ export class ChatService {
       const streamBefore = session.engine.streamStats?.();
       let result: ChatResult;
       try {
+        // adapters.unload may have come during the awaits since the choice (it does not wait for the
+        // queue): answer as for a request that came after it, not with the engine's refusal.
+        if (adapter?.isDisposed) adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
         result = yield* runChat(lease.model.text, session.session, req, {
           constraints: lease.model.constraints,
           signal: lease.signal,

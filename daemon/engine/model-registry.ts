@@ -372,6 +372,9 @@ export class ModelRegistry extends Service {
         'model loaded',
       );
       this.emit(slot);
+      // Whoever asked may have given up meanwhile (their afterUse skipped the loading model): start the keep-alive.
+      slot.loading = undefined;
+      this.afterUse(slot);
       return served;
     } catch (err) {
       const e = err as NativeError;
@@ -399,10 +402,11 @@ export class ModelRegistry extends Service {
     slot.unloadAt = undefined;
   }
 
-  /** After a turn: once the queue is idle, start the keep-alive (0 = unload now, negative = never). */
+  /** After a turn: once the queue is idle and no adapter loads, start the keep-alive (0 = unload
+   *  now, negative = never). An adapter load in flight calls this again when it ends. */
   private afterUse(slot: Slot): void {
     this.updateQueueMetrics(slot);
-    if (!slot.queue.idle || !slot.served || slot.loading) return;
+    if (!slot.queue.idle || !slot.served || slot.loading || slot.adapterLoads.size > 0) return;
     this.holdLoaded(slot);
     const ms = slot.keepAliveMs;
     if (ms === 0) this.dispose(slot, 'keep_alive 0');
@@ -411,7 +415,8 @@ export class ModelRegistry extends Service {
       slot.cancelUnload = this.timers.after(ms, () => {
         slot.cancelUnload = undefined;
         slot.unloadAt = undefined;
-        if (slot.queue.idle && !slot.loading) this.dispose(slot, `idle for keep_alive ${formatDuration(ms)}`);
+        if (slot.queue.idle && !slot.loading && slot.adapterLoads.size === 0)
+          this.dispose(slot, `idle for keep_alive ${formatDuration(ms)}`);
       });
     }
   }
@@ -561,15 +566,18 @@ function adapterStatuses(slot: Slot): AdapterStatus[] {
   });
 }
 
-/** Loads every adapter the slot remembers into a fresh load; a bad one fails the load, naming it. */
+/** Loads every adapter the slot remembers into a fresh load; a bad one fails the load, naming it.
+ *  An adapters.unload that comes while one loads wins: it is dropped again (or its failure ignored). */
 async function loadAdapters(slot: Slot, served: ServedModel): Promise<void> {
   for (const [name, src] of slot.adapters) {
     if (!served.adapters) throw new Error(`adapter "${name}" is configured but this model takes no LoRA adapters`);
     try {
       await served.adapters.load(name, src.path, src.format);
     } catch (err) {
+      if (slot.adapters.get(name) !== src) continue;
       throw new Error(`adapter "${name}" (${src.path}): ${(err as Error).message}`);
     }
+    if (slot.adapters.get(name) !== src) served.adapters.unload(name);
   }
 }
 

@@ -3,10 +3,11 @@
 // constrain the output to the tool schemas; the episode's prompt_cache_key keeps its session, so
 // each decision prefills only the new turns (usage.prefilledTokens says how many).
 import type { ChatOutcome, ChatService } from '../../engine/chat-service.js';
-import { CancelledError } from '../../engine/request-queue.js';
+import { BusyError, CancelledError } from '../../engine/request-queue.js';
 import { RequestError } from '../../engine/request-error.js';
 import type { PolicyTool } from '../tools.js';
 import { decisionOf, toOpenAiMessages, toOpenAiTools } from './openai-format.js';
+import { DEFAULT_RETRY, type RetryOptions, retryDelay } from './retry.js';
 import {
   type Decision,
   type DecisionLimits,
@@ -29,24 +30,27 @@ export interface LocalProviderOptions {
   name?: string;
   /** ms clock for timings (default performance.now). */
   clock?: () => number;
+  /** Backoff while the model's queue is full (BusyError), as the openai provider's for 429
+   *  (maxRetries, baseDelayMs, maxDelayMs, random, sleep; maxRetryAfterMs is unused). */
+  retry?: Partial<RetryOptions>;
 }
 
 export class LocalProvider implements PolicyProvider {
   readonly name: string;
   private readonly clock: () => number;
+  private readonly retry: RetryOptions;
   private calls = 0;
 
   constructor(private readonly o: LocalProviderOptions) {
     this.name = o.name ?? 'local';
     this.clock = o.clock ?? (() => performance.now());
+    this.retry = { ...DEFAULT_RETRY, ...o.retry };
   }
 
   /** The model's context and an exact counter (its chat template and tokenizer; images as their
    *  placeholder for text-only models, as one token per merged patch for vision models). */
   async promptBudget(signal: AbortSignal): Promise<PromptBudget> {
-    const counter = await this.o.chat.promptCounter(this.o.model, signal).catch((e) => {
-      throw this.failure(e);
-    });
+    const { value: counter } = await this.whenFree(signal, () => this.o.chat.promptCounter(this.o.model, signal));
     return {
       contextTokens: counter.contextLength,
       count: (messages, tools) => {
@@ -61,21 +65,21 @@ export class LocalProvider implements PolicyProvider {
 
   async decide(req: DecisionRequest, signal: AbortSignal): Promise<Decision> {
     const started = this.clock();
-    const gen = this.o.chat.run({ body: this.body(req.messages, req.tools, req.limits), signal });
-    let o: ChatOutcome;
-    try {
-      let step = await gen.next();
-      while (!step.done) step = await gen.next();
-      o = step.value;
-    } catch (err) {
-      throw signal.aborted ? new ProviderError(this.name, 'aborted', 'cancelled', { attempts: 1 }) : this.failure(err);
-    } finally {
-      await gen.return(undefined as never).catch(() => undefined);
-    }
+    const body = this.body(req.messages, req.tools, req.limits);
+    const { value: o, attempts } = await this.whenFree(signal, async (): Promise<ChatOutcome> => {
+      const gen = this.o.chat.run({ body, signal });
+      try {
+        let step = await gen.next();
+        while (!step.done) step = await gen.next();
+        return step.value;
+      } finally {
+        await gen.return(undefined as never).catch(() => undefined);
+      }
+    });
     const r = o.result;
     // The chat service ends a cancelled request with what it had: no decision comes of it.
     if (signal.aborted || r.finishReason === 'cancelled')
-      throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts: 1 });
+      throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts });
     const bad = r.finishReason === 'error' && r.error;
     const reply = bad
       ? { content: r.error!.raw, toolCalls: [], finishReason: 'error', problem: r.error!.message }
@@ -99,7 +103,7 @@ export class LocalProvider implements PolicyProvider {
       },
       {
         totalMs: this.clock() - started,
-        attempts: 1,
+        attempts,
         queueMs: o.queuedMs + o.loadMs,
         prefillMs: r.timings.prefillMs,
         decodeMs: r.timings.decodeMs,
@@ -123,10 +127,32 @@ export class LocalProvider implements PolicyProvider {
     };
   }
 
-  private failure(err: unknown): ProviderError {
-    if (err instanceof RequestError) return new ProviderError(this.name, 'request', err.message, { attempts: 1 });
-    if (err instanceof CancelledError) return new ProviderError(this.name, 'aborted', err.message, { attempts: 1 });
-    return new ProviderError(this.name, 'model', err instanceof Error ? err.message : String(err), { attempts: 1 });
+  /** Runs `call`, again after a backoff while the model's queue is full (chat traffic on the same
+   *  model): busy is a wait, not the model failing. Other errors become ProviderErrors at once. */
+  private async whenFree<T>(signal: AbortSignal, call: () => Promise<T>): Promise<{ value: T; attempts: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { value: await call(), attempts: attempt };
+      } catch (err) {
+        if (signal.aborted) throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts: attempt });
+        if (!(err instanceof BusyError)) throw this.failure(err, attempt);
+        if (attempt > this.retry.maxRetries) {
+          const tail = attempt > 1 ? ` (gave up after ${attempt} attempts)` : '';
+          throw new ProviderError(this.name, 'busy', `${err.message}${tail}`, { attempts: attempt });
+        }
+      }
+      try {
+        await this.retry.sleep(retryDelay(attempt, undefined, this.retry), signal);
+      } catch {
+        throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts: attempt });
+      }
+    }
+  }
+
+  private failure(err: unknown, attempts = 1): ProviderError {
+    if (err instanceof RequestError) return new ProviderError(this.name, 'request', err.message, { attempts });
+    if (err instanceof CancelledError) return new ProviderError(this.name, 'aborted', err.message, { attempts });
+    return new ProviderError(this.name, 'model', err instanceof Error ? err.message : String(err), { attempts });
   }
 
   /** Whether the model has a vision tower (then observations and references go as images). */

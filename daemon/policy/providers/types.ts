@@ -107,8 +107,9 @@ export interface PolicyProvider {
 }
 
 /** http: the server refused; timeout / network: no answer; request: the request cannot be served as
- *  given; model: the model failed; script: the scripted provider's file; aborted: the caller cancelled. */
-export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'request' | 'model' | 'script' | 'aborted';
+ *  given; model: the model failed; busy: the local model's queue stayed full through every retry;
+ *  script: the scripted provider's file; aborted: the caller cancelled. */
+export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'request' | 'model' | 'busy' | 'script' | 'aborted';
 
 /** A decision that could not be obtained (not a malformed one: those are decisions). */
 export class ProviderError extends Error {

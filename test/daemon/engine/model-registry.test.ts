@@ -5,6 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import {
+  type AdapterInfo,
+  type AdapterManager,
+  AdapterNotFoundError,
+} from '../../../daemon/engine/adapters/adapter-manager.js';
+import { AdapterError } from '../../../daemon/engine/adapters/plan.js';
 import type { ModelProfile } from '../../../daemon/engine/config.js';
 import { ConstraintFactory } from '../../../daemon/engine/constrained/constraints.js';
 import {
@@ -51,11 +57,51 @@ class FakeSession extends HashLogitsSource implements EngineSession {
   dispose(): void {}
 }
 
-/** A loader whose loads wait for `open()` (or fail with `fail()`), counting loads and disposals. */
+/** An adapter manager whose loads wait for `open()` while `gated` (the registry's view of AdapterManager). */
+class FakeAdapters {
+  gated = false;
+  readonly gates: (() => void)[] = [];
+  /** The model was disposed: a load then fails as the engine's would. */
+  dead = false;
+  private readonly entries = new Map<string, AdapterInfo>();
+  async load(name: string, path: string): Promise<AdapterInfo> {
+    if (this.entries.has(name)) throw new AdapterError(`adapter "${name}" is already loaded; unload it first`, 'name');
+    if (this.gated) await new Promise<void>((open) => this.gates.push(open));
+    if (this.dead) throw new AdapterError('loadAdapter: the model was disposed');
+    const info: AdapterInfo = {
+      name,
+      id: `${name}-1`,
+      format: 'peft',
+      source: path,
+      modules: 1,
+      ranks: [8],
+      bytes: 64,
+    };
+    this.entries.set(name, info);
+    return info;
+  }
+  unload(name: string): AdapterInfo {
+    const info = this.entries.get(name);
+    if (!info) throw new AdapterNotFoundError(name, [...this.entries.keys()]);
+    this.entries.delete(name);
+    return info;
+  }
+  has = (name: string) => this.entries.has(name);
+  list = () => [...this.entries.values()];
+  open(): void {
+    this.gates.shift()!();
+  }
+}
+
+/** A loader whose loads wait for `open()` (or fail with `fail()`), counting loads and disposals;
+ *  with `adapters` set, each load gets a FakeAdapters (the latest in `manager`). */
 class GatedLoader {
   loads = 0;
   disposed = 0;
   gated = false;
+  adapters = false;
+  adapterGated = false;
+  manager?: FakeAdapters;
   private gates: { open: () => void; fail: (e: Error) => void }[] = [];
   readonly load: ModelLoader = async (_p, stage) => {
     this.loads++;
@@ -63,12 +109,21 @@ class GatedLoader {
     if (this.gated) await new Promise<void>((open, fail) => this.gates.push({ open, fail }));
     stage('weights');
     stage('session');
+    const manager = this.adapters ? new FakeAdapters() : undefined;
+    if (manager) {
+      manager.gated = this.adapterGated;
+      this.manager = manager;
+    }
     const served: ServedModel = {
+      ...(manager ? { adapters: manager as unknown as AdapterManager } : {}),
       text,
       constraints: new ConstraintFactory(text.tokenizer, text.stopTokens),
       contextLength: 256,
       createSession: async () => new FakeSession(text.tokenizer.vocabSize),
-      dispose: () => void this.disposed++,
+      dispose: () => {
+        this.disposed++;
+        if (manager) manager.dead = true;
+      },
     };
     return served;
   };
@@ -202,8 +257,8 @@ test('the queue: one runs, queue_size wait in order, one more is busy; an abort 
   await reg.stop();
 });
 
-test('a request that gives up while the model loads leaves; the load still completes', async () => {
-  const { reg, loader } = await setup();
+test('a request that gives up while the model loads leaves; the load still completes and the keep-alive unloads it', async () => {
+  const { reg, loader, timers } = await setup();
   loader.gated = true;
   const ac = new AbortController();
   const leasing = reg.lease('a', { signal: ac.signal });
@@ -214,6 +269,24 @@ test('a request that gives up while the model loads leaves; the load still compl
   loader.open();
   await tick();
   assert.equal(reg.statusOf('a').state, 'loaded');
+  assert.equal(timers.live, 1, 'the keep-alive starts when the abandoned load completes');
+  timers.advance(300_000);
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 1);
+
+  // The same for models.load with a signal that aborts.
+  const ac2 = new AbortController();
+  const loading = reg.load('a', { keepAliveMs: 60_000, signal: ac2.signal });
+  await tick();
+  ac2.abort();
+  await assert.rejects(loading, CancelledError);
+  loader.open();
+  await tick();
+  assert.equal(reg.statusOf('a').state, 'loaded');
+  assert.equal(timers.live, 1);
+  timers.advance(60_000);
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 2);
   await reg.stop();
 });
 
@@ -332,5 +405,69 @@ test('an adapter for a model that takes none is refused naming the model field, 
     message: 'model "a" takes no LoRA adapters',
     field: 'model',
   });
+  await reg.stop();
+});
+
+test('an adapter unloaded while a model load loads it stays unloaded: not left resident and hidden', async () => {
+  const { reg, loader } = await setup();
+  loader.adapters = true;
+  const src = { path: '/adapters/style' } as never;
+  await reg.loadAdapter('a', 'style', src);
+  await reg.unload('a');
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', false]],
+  );
+  loader.adapterGated = true;
+  const leasing = reg.lease('a');
+  while (loader.manager?.gates.length !== 1) await tick();
+  assert.deepEqual(reg.unloadAdapter('a', 'style').loaded, false);
+  loader.manager.open();
+  const lease = await leasing;
+  assert.deepEqual(reg.adapterStatus('a'), []);
+  assert.equal(loader.manager.has('style'), false, 'not resident in the new load');
+  lease.release();
+  assert.throws(() => reg.unloadAdapter('a', 'style'), AdapterNotFoundError);
+  loader.manager.gated = false;
+  assert.equal((await reg.loadAdapter('a', 'style', src)).name, 'style', 'it can be loaded again');
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', true]],
+  );
+  await reg.stop();
+});
+
+test('keep_alive 0 and the idle timer wait for an adapter load under way, then unload', async () => {
+  const { reg, loader, timers } = await setup();
+  loader.adapters = true;
+  (await reg.lease('a')).release();
+  loader.manager!.gated = true;
+  const adding = reg.loadAdapter('a', 'style', { path: '/adapters/style' } as never);
+  while (loader.manager!.gates.length !== 1) await tick();
+  (await reg.lease('a')).release(1000);
+  timers.advance(1000);
+  assert.equal(reg.statusOf('a').state, 'loaded', 'the idle timer does not unload under the adapter load');
+  (await reg.lease('a')).release(0);
+  assert.equal(reg.statusOf('a').state, 'loaded', 'nor does keep_alive 0');
+  assert.equal(loader.disposed, 0);
+  loader.manager!.open();
+  assert.equal((await adding).name, 'style');
+  assert.equal(reg.statusOf('a').state, 'unloaded', 'keep_alive 0 applies once the adapter has loaded');
+  assert.equal(loader.disposed, 1);
+  assert.deepEqual(
+    reg.adapterStatus('a').map((a) => [a.name, a.loaded]),
+    [['style', false]],
+    'remembered for the next load',
+  );
+  await reg.stop();
+});
+
+test('keep_alive 0 configured: adapters.load on an unloaded model loads the model, then the adapter, then unloads', async () => {
+  const { reg, loader } = await setup({ a: profile({ keepAliveMs: 0 }) });
+  loader.adapters = true;
+  const info = await reg.loadAdapter('a', 'style', { path: '/adapters/style' } as never);
+  assert.equal(info.name, 'style');
+  assert.equal(reg.statusOf('a').state, 'unloaded');
+  assert.equal(loader.disposed, 1);
   await reg.stop();
 });

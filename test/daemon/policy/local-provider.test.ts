@@ -44,6 +44,8 @@ before(async () => {
     models: {
       tiny: { path: model.path, threads: 1, context_length: 4096, keep_alive: -1 },
       vl: { path: vl.path, threads: 1, context_length: 4096, keep_alive: -1 },
+      // No room to wait: a request while another runs is busy.
+      solo: { path: model.path, threads: 1, context_length: 4096, keep_alive: -1, queue_size: 0 },
     },
   });
 });
@@ -221,4 +223,45 @@ test('experts_per_token: the local provider decides at its K; the verifier may n
       e.kind === 'request' &&
       /experts_per_token: must be in \[1, 4\], got 9/.test(e.message),
   );
+});
+
+test('a model busy with other requests is asked again after a backoff; after the last retry the failure says busy', async (t) => {
+  const go = { messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'go' }] }], tools };
+  // Chat traffic holds the model's only turn; the provider's second backoff ends it.
+  let held = await d.models.lease('solo');
+  // A failing check must not leave the turn held (the daemon's stop would wait for it).
+  t.after(() => held.release());
+  const waits: number[] = [];
+  const sleep = async (ms: number) => {
+    waits.push(ms);
+    if (waits.length === 2) held.release();
+  };
+  const p = new LocalProvider({ chat: d.chat, model: 'solo', retry: { sleep, random: () => 0 } });
+  const dec = await p.decide({ ...go, limits: { maxTokens: 60, seed: 1 } }, signal);
+  assert.ok(dec.call.ok, JSON.stringify(dec.call));
+  assert.equal(dec.timing.attempts, 3);
+  assert.deepEqual(waits, [500, 1000], 'the backoff doubles (equal jitter, random 0: half of each step)');
+
+  held = await d.models.lease('solo');
+  waits.length = 0;
+  const patient = new LocalProvider({
+    chat: d.chat,
+    model: 'solo',
+    retry: { maxRetries: 2, sleep: async (ms) => void waits.push(ms), random: () => 0 },
+  });
+  await assert.rejects(
+    patient.decide(go, signal),
+    (e: unknown) =>
+      e instanceof ProviderError &&
+      e.kind === 'busy' &&
+      e.details.attempts === 3 &&
+      /^local provider: model "solo" is busy: .*\(gave up after 3 attempts\)$/.test(e.message),
+  );
+  assert.deepEqual(waits, [500, 1000]);
+  // promptBudget takes the model's turn too: busy is waited for there as well.
+  waits.length = 0;
+  await assert.rejects(patient.promptBudget(signal), (e: unknown) => e instanceof ProviderError && e.kind === 'busy');
+  assert.equal(waits.length, 2);
+  held.release();
+  assert.equal((await patient.promptBudget(signal)).contextTokens, 4096);
 });
