@@ -167,6 +167,40 @@ test('console panels on a daemon serving arm1 (yam) and duo (dual-yam) without c
     await frustumNear('arm1', 'wrist', expected('yam', { arm: BENT }, 'arm/link_6', pose), 'the wrist bent');
   });
 
+  await t.test('a controller clock that goes back (a restart) starts the plot series afresh and says so', async () => {
+    /** robots.state of arm1 at controller times from `t0`, `n` of them 0.1 s apart. */
+    const states = (t0: number, n: number) =>
+      c.page.evaluate(`for (let i = 0; i < ${n}; i++)
+        brainstemConsole.plots.sample({ robot: 'arm1', controller_time: ${t0} + i * 0.1,
+          arms: { arm: { q: [0.1 * i, 0, 0, 0, 0, 0], dq: [1, 0, 0, 0, 0, 0] } } })`);
+    const plan = Array.from({ length: 10 }, (_, i) => ({ t: i * 0.1, q: [0.1 * i, 0, 0, 0, 0, 0] }));
+    await c.page.evaluate(
+      `brainstemConsole.plots.setPlans('arm1', { plans: { arm: { id: 'before', start_time: 100, duration_s: 0.9, points: ${JSON.stringify(plan)} } } })`,
+    );
+    await states(100, 10);
+    const xs = '(brainstemConsole.plots.charts[0]?.data[0] ?? [])';
+    await pageValue(c, `document.getElementById('plot-info').textContent.startsWith('last plan before')`, 'the plan');
+    await pageValue(c, `${xs}.length >= 10`, 'the first series charted');
+    await states(0.5, 6);
+    // Charted on the new clock: the 6 new states only (x relative to the newest, 0.5 s back to 0).
+    const shown = await pageValue<number[]>(c, `${xs}.length === 6 && Array.from(${xs})`, 'the new series charted');
+    assert.ok(Math.abs(shown[0]! + 0.5) < 1e-9 && Math.abs(shown[5]!) < 1e-9, JSON.stringify(shown));
+    assert.deepEqual(
+      await c.page.evaluate("brainstemConsole.plots.samples.get('arm1/arm').map((s) => s.t)"),
+      Array.from({ length: 6 }, (_, i) => 0.5 + i * 0.1),
+    );
+    const note = await c.page.textContent('.plot-note');
+    assert.match(
+      note!,
+      /^controller clock restarted at .+ \(went back from 100\.90 s to 0\.50 s\): the series started afresh$/,
+    );
+    assert.equal(await c.page.evaluate("document.querySelector('.plot-note').hidden"), false);
+    // The plan of the old clock is not drawn on the new one.
+    assert.equal(await c.page.textContent('#plot-info'), 'no plan since the controller clock restarted');
+    await states(1.1, 3);
+    await pageValue(c, `${xs}.length === 9`, 'the new series growing');
+  });
+
   assert.deepEqual(c.errors, []);
   assert.deepEqual(c.offsite, []);
 });
