@@ -5,6 +5,8 @@
 // latest metadata.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { getChromium } from '../../helpers/browser.js';
 import { startTestDaemon } from '../../helpers/daemon.js';
@@ -200,6 +202,83 @@ test('console panels on a daemon serving arm1 (yam) and duo (dual-yam) without c
     await states(1.1, 3);
     await pageValue(c, `${xs}.length === 9`, 'the new series growing');
   });
+
+  await t.test(
+    'a long episode: the last 200 events and 24 images shown and kept, the earlier ones counted',
+    async () => {
+      const id = 'ep-20250101-120000-0a0b0c';
+      const dir = join(d.dataDir, 'episodes', id);
+      mkdirSync(join(dir, 'images'), { recursive: true });
+      writeFileSync(
+        join(dir, 'episode.json'),
+        JSON.stringify({ id, robot: 'arm1', instruction: 'long', state: 'done' }),
+      );
+      const png = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#284' } })
+        .png()
+        .toBuffer();
+      /** Event `seq`: every fifth an observation with an image (written to the record). */
+      const event = (seq: number) => {
+        if (seq % 5 !== 2) return { episode: id, seq, t: seq / 10, type: 'progress', tool: 'move_to', phase: 'moving' };
+        writeFileSync(join(dir, 'images', `o${seq}-front.png`), png);
+        return { episode: id, seq, t: seq / 10, type: 'observation', decision: seq, images: [`o${seq}-front.png`] };
+      };
+      const events = Array.from({ length: 1000 }, (_, i) => event(i));
+      writeFileSync(join(dir, 'events.jsonl'), `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+      await c.page.evaluate('brainstemConsole.episodes.refreshList()');
+      await c.page.evaluate(`brainstemConsole.episodes.select(${JSON.stringify(id)})`);
+      /** What the page holds and shows of the episode. */
+      const held = () =>
+        c.page.evaluate(`(() => {
+        const ep = brainstemConsole.episodes;
+        const lines = [...document.querySelectorAll('#timeline > li[data-seq]')].map((li) => Number(li.dataset.seq));
+        return {
+          kept: ep.events.get(${JSON.stringify(id)}).map((e) => e.seq),
+          lines,
+          first: lines[0],
+          note: document.querySelector('#timeline > li.earlier')?.textContent,
+          imgs: [...document.querySelectorAll('#timeline img.thumb')].map((i) => i.alt),
+          loaded: document.querySelectorAll('#timeline img.thumb[src^="data:image/png"]').length,
+          thumbs: [...ep.thumbs.keys()],
+        };
+      })()`) as Promise<any>;
+      const newest = (n: number, upTo: number) =>
+        Array.from({ length: n }, (_, i) => `o${upTo - 5 * (n - 1 - i)}-front.png`);
+      await pageValue(
+        c,
+        'document.querySelectorAll(\'#timeline img.thumb[src^="data:image/png"]\').length === 24',
+        'thumbnails',
+      );
+      let h = await held();
+      assert.deepEqual(
+        h.lines,
+        Array.from({ length: 200 }, (_, i) => 800 + i),
+      );
+      assert.deepEqual(h.kept, h.lines);
+      assert.equal(h.note, '800 earlier events not shown');
+      assert.deepEqual(h.imgs, newest(24, 997), 'the newest 24 of the 40 observations shown');
+      assert.deepEqual(
+        h.thumbs,
+        h.imgs.map((i: string) => `${id}/${i}`),
+      );
+      // Notified events: the oldest shown go, images beyond the newest 24 are released.
+      const more = Array.from({ length: 100 }, (_, i) => event(1000 + i));
+      await c.page.evaluate(`for (const e of ${JSON.stringify(more)}) brainstemConsole.episodes.onEvent(e)`);
+      await c.page.evaluate(`brainstemConsole.episodes.onEvent(${JSON.stringify(event(3))})`); // one already gone
+      h = await held();
+      assert.deepEqual(
+        h.lines,
+        Array.from({ length: 200 }, (_, i) => 900 + i),
+      );
+      assert.deepEqual(h.kept, h.lines);
+      assert.equal(h.note, '900 earlier events not shown');
+      assert.deepEqual(h.imgs, newest(24, 1097));
+      assert.deepEqual(
+        h.thumbs,
+        h.imgs.map((i: string) => `${id}/${i}`),
+      );
+      assert.match((await c.page.textContent('#timeline li[data-seq="902"]'))!, /\[o902-front\.png\]/);
+    },
+  );
 
   assert.deepEqual(c.errors, []);
   assert.deepEqual(c.offsite, []);
