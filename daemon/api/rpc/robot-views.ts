@@ -50,6 +50,12 @@ function sceneLayout(name: string | undefined): Record<string, unknown> | null {
     table: s.table,
     objects: s.objects.map((o) => ({ name: o.name, shape: o.shape, color: o.color, tags: o.tags })),
     obstacles: s.obstacles.map(obstacle),
+    // Where each camera is fixed: a link-mounted one's metadata says only its pose at capture.
+    cameras: s.cameras.map((c) => ({
+      name: c.name,
+      mount: c.mount.kind === 'world' ? 'world' : { arm: c.mount.arm, link: c.mount.link },
+      pose: tf(c.pose),
+    })),
   };
 }
 

@@ -1,7 +1,12 @@
 // Policy episodes: a start form, this run's episodes (policy.list), and the selected one's
 // timeline (policy.get events, then policy.event notifications), budget, feedback, pause /
-// resume / stop and the operator confirmation of a pending done.
+// resume / stop and the operator confirmation of a pending done. A long episode is shown by its
+// last MAX_EVENTS events and last MAX_THUMBS images: the page keeps no more of it.
 const $ = (id) => document.getElementById(id);
+/** Events kept (and shown) per episode; the earlier ones are counted. */
+const MAX_EVENTS = 200;
+/** Observation images shown (and kept): the newest ones; older observations name their images. */
+const MAX_THUMBS = 24;
 const FINAL = new Set(['done', 'gave_up', 'budget_exhausted', 'stopped', 'failed']);
 const short = (v, n = 400) => {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
@@ -41,11 +46,23 @@ function describe(e) {
   }
 }
 
+/** An observation image not shown: its name. */
+function unshown(image) {
+  const span = document.createElement('span');
+  span.className = 'thumb-unshown';
+  span.textContent = ` [${image}]`;
+  return span;
+}
+
 export class Episodes {
   constructor(rpc, onError) {
     this.rpc = rpc;
     this.onError = onError;
     this.events = new Map();
+    /** Per episode: how many earlier events are not kept, and the last seq among them. */
+    this.earlier = new Map();
+    /** Thumbnails shown, by `${episode}/${image}`: policy.image data URLs (released when not shown). */
+    this.thumbs = new Map();
     this.summaries = new Map();
     this.selected = null;
     this.form = $('episode-form');
@@ -115,6 +132,17 @@ export class Episodes {
     };
   }
 
+  /** An episode's events from the first given, keeping the last MAX_EVENTS. */
+  keep(id, list, earlier = { count: 0, seq: -Infinity }) {
+    const over = list.length - MAX_EVENTS;
+    if (over > 0) {
+      const gone = list.splice(0, over);
+      earlier = { count: earlier.count + over, seq: Math.max(earlier.seq, gone[gone.length - 1].seq ?? -Infinity) };
+    }
+    this.events.set(id, list);
+    this.earlier.set(id, earlier);
+  }
+
   async submit() {
     $('episode-error').textContent = '';
     const { id } = await this.rpc.call('policy.start', this.params());
@@ -167,7 +195,7 @@ export class Episodes {
   /** A recorded episode of an earlier run: read-only, from its record. */
   async selectRecord(id) {
     const r = await this.rpc.call('policy.record', { id });
-    this.events.set(id, r.events);
+    this.keep(id, r.events);
     this.setSummary({ ...r.episode, id, state: r.episode.state ?? 'unfinished', past: true });
     this.render();
   }
@@ -185,7 +213,7 @@ export class Episodes {
     }
     // Recorded events first, then any notified since that the record did not have yet.
     const seen = new Set(got.events.map((e) => e.seq));
-    this.events.set(id, [...got.events, ...(this.events.get(id) ?? []).filter((e) => !seen.has(e.seq))]);
+    this.keep(id, [...got.events, ...(this.events.get(id) ?? []).filter((e) => !seen.has(e.seq))]);
     this.setSummary(got);
     this.render();
   }
@@ -209,9 +237,10 @@ export class Episodes {
 
   onEvent(e) {
     const list = this.events.get(e.episode) ?? [];
-    if (list.some((x) => x.seq === e.seq)) return;
+    const earlier = this.earlier.get(e.episode);
+    if (e.seq <= earlier?.seq || list.some((x) => x.seq === e.seq)) return;
     list.push(e);
-    this.events.set(e.episode, list);
+    this.keep(e.episode, list, earlier);
     const s = this.summaries.get(e.episode);
     if (s) {
       if (e.type === 'state') s.state = e.state;
@@ -222,18 +251,48 @@ export class Episodes {
     }
     if (e.episode === this.selected) this.showConfirm();
     if (e.type === 'finished' || e.type === 'started') this.refreshList().catch(this.onError);
-    if (e.episode === this.selected) this.append(e);
+    if (e.episode === this.selected) {
+      this.append(e, true);
+      this.bound();
+    } else if (e.type === 'finished') {
+      // Read again (policy.get) if it is selected later.
+      this.events.delete(e.episode);
+      this.earlier.delete(e.episode);
+    }
   }
 
-  append(e) {
+  append(e, images) {
     const li = document.createElement('li');
     li.dataset.type = e.type;
+    li.dataset.seq = String(e.seq);
     if (e.status) li.dataset.status = e.status;
     const t = document.createElement('time');
     t.textContent = `${(e.t ?? 0).toFixed(2)} s`;
     li.append(t, document.createTextNode(` ${describe(e)}`));
-    if (e.type === 'observation') for (const image of e.images ?? []) li.append(this.thumbnail(e.episode, image));
+    if (e.type === 'observation')
+      for (const image of e.images ?? []) li.append(images ? this.thumbnail(e.episode, image) : unshown(image));
     $('timeline').append(li);
+  }
+
+  /** The timeline within its bounds: the last MAX_EVENTS lines, MAX_THUMBS images, the rest counted. */
+  bound() {
+    const timeline = $('timeline');
+    const lines = timeline.querySelectorAll(':scope > li[data-seq]');
+    for (let i = 0; i < lines.length - MAX_EVENTS; i++) lines[i].remove();
+    const imgs = [...timeline.querySelectorAll('img.thumb')];
+    for (const img of imgs.slice(0, Math.max(0, imgs.length - MAX_THUMBS))) img.replaceWith(unshown(img.alt));
+    // Only the images on the page are kept.
+    const shown = new Set([...timeline.querySelectorAll('img.thumb')].map((img) => img.dataset.key));
+    for (const key of this.thumbs.keys()) if (!shown.has(key)) this.thumbs.delete(key);
+    const count = this.earlier.get(this.selected)?.count ?? 0;
+    let note = timeline.querySelector(':scope > li.earlier');
+    if (count > 0 && !note) {
+      note = document.createElement('li');
+      note.className = 'earlier';
+      timeline.prepend(note);
+    }
+    if (note) note.textContent = `${count} earlier event${count === 1 ? '' : 's'} not shown`;
+    note?.toggleAttribute('hidden', count === 0);
   }
 
   /** An observation image of the record, fetched once (policy.image). */
@@ -243,7 +302,7 @@ export class Episodes {
     img.alt = image;
     img.title = image;
     const key = `${id}/${image}`;
-    this.thumbs ??= new Map();
+    img.dataset.key = key;
     if (!this.thumbs.has(key))
       this.thumbs.set(
         key,
@@ -258,7 +317,17 @@ export class Episodes {
 
   render() {
     $('timeline').replaceChildren();
-    for (const e of this.events.get(this.selected) ?? []) this.append(e);
+    const events = this.events.get(this.selected) ?? [];
+    // Images are fetched for the newest observations only.
+    const withImages = new Set();
+    let images = 0;
+    for (let i = events.length - 1; i >= 0 && images < MAX_THUMBS; i--)
+      if (events[i].type === 'observation' && events[i].images?.length) {
+        withImages.add(events[i]);
+        images += events[i].images.length;
+      }
+    for (const e of events) this.append(e, withImages.has(e));
+    this.bound();
     this.showConfirm();
   }
 

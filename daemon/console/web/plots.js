@@ -1,7 +1,8 @@
 // Trajectory plots (uPlot): for the chosen arm and quantity (position, velocity, acceleration,
 // jerk or tracking error), one chart per joint of the last plan against the measured values
 // (robots.state, kept for WINDOW_S) and the joint's limits, on the controller's clock. The
-// info line gives each joint's largest tracking error and the settle time after the plan.
+// info line gives each joint's largest tracking error and the settle time after the plan. A
+// controller clock that goes back (a restarted controller) starts the arm's series afresh.
 import uPlot from '/console/vendor/uPlot.esm.js';
 
 const WINDOW_S = 30;
@@ -50,7 +51,14 @@ export class Plots {
     this.descs = new Map();
     this.samples = new Map();
     this.plans = new Map();
+    /** Per arm: how many times its controller clock went back, and the last time it did. */
+    this.clocks = new Map();
+    this.restarts = new Map();
     this.charts = [];
+    this.note = document.createElement('p');
+    this.note.className = 'plot-note';
+    this.note.hidden = true;
+    box.before(this.note);
     this.key = '';
     robotSelect.addEventListener('change', () => this.fillArms());
     armSelect.addEventListener('change', () => this.redraw(true));
@@ -76,7 +84,14 @@ export class Plots {
     for (const [arm, a] of Object.entries(s.arms)) {
       const key = `${s.robot}/${arm}`;
       const list = this.samples.get(key) ?? [];
-      if (list.length && list[list.length - 1].t >= s.controller_time) continue;
+      const last = list[list.length - 1];
+      if (last?.t === s.controller_time) continue;
+      if (last && s.controller_time < last.t) {
+        // A restarted controller counts from 0 again: what came before is on another clock.
+        list.length = 0;
+        this.clocks.set(key, (this.clocks.get(key) ?? 0) + 1);
+        this.restarts.set(key, { at: new Date().toLocaleTimeString(), from: last.t, to: s.controller_time });
+      }
       list.push({ t: s.controller_time, q: a.q, dq: a.dq });
       while (list.length && list[0].t < s.controller_time - WINDOW_S) list.shift();
       this.samples.set(key, list);
@@ -88,8 +103,14 @@ export class Plots {
       const key = `${robot}/${arm}`;
       if (this.plans.get(key)?.id === plan.id) continue;
       differentiate(plan.points, 'ddq', 'jerk');
-      this.plans.set(key, plan);
+      this.plans.set(key, { ...plan, clock: this.clocks.get(key) ?? 0 });
     }
+  }
+
+  /** The arm's last plan if it is timed on the controller's present clock (not one before a restart). */
+  plan(key) {
+    const plan = this.plans.get(key);
+    return plan && plan.clock === (this.clocks.get(key) ?? 0) ? plan : null;
   }
 
   /** Joint j's series for the quantity: [x, plan, measured, lower limit, upper limit]. */
@@ -97,7 +118,7 @@ export class Plots {
     const measured = this.samples.get(key) ?? [];
     differentiate(measured, 'dq', 'ddq');
     differentiate(measured, 'ddq', 'jerk');
-    const plan = this.plans.get(key);
+    const plan = this.plan(key);
     const now = measured.length ? measured[measured.length - 1].t : 0;
     const planTimes = plan ? plan.points.map((p) => plan.start_time + p.t).filter((t) => t >= now - WINDOW_S) : [];
     const q = QUANTITIES[quantity];
@@ -126,7 +147,7 @@ export class Plots {
   /** Each joint's largest |plan − measured| and the settle time after the plan's end, or null. */
   tracking(key, arm) {
     const measured = this.samples.get(key) ?? [];
-    const plan = this.plans.get(key);
+    const plan = this.plan(key);
     if (!plan) return null;
     const errors = arm.joints.map((_, j) => {
       let err = 0;
@@ -181,11 +202,20 @@ export class Plots {
       this.key = `${key}/${quantity}`;
     }
     arm.joints.forEach((joint, j) => this.charts[j].setData(this.data(key, joint, j, quantity)));
-    const plan = this.plans.get(key);
+    const plan = this.plan(key);
     const tr = this.tracking(key, arm);
+    const restart = this.restarts.get(key);
+    const measured = this.samples.get(key) ?? [];
+    // Said until the new series fills the window.
+    this.note.hidden = !restart || measured[measured.length - 1].t - measured[0].t > WINDOW_S;
+    this.note.textContent = restart
+      ? `controller clock restarted at ${restart.at} (went back from ${restart.from.toFixed(2)} s to ${restart.to.toFixed(2)} s): the series started afresh`
+      : '';
     this.info.textContent = plan
       ? `last plan ${plan.id}: ${plan.duration_s.toFixed(2)} s, ${plan.points.length} points; settle ${tr.settle === null ? '–' : `${tr.settle.toFixed(2)} s`} after its end; largest tracking error (rad): ${arm.joints.map((jt, j) => `${jt.name} ${tr.errors[j].toFixed(4)}`).join(', ')}`
-      : 'no plan sent yet';
+      : this.plans.has(key)
+        ? 'no plan since the controller clock restarted'
+        : 'no plan sent yet';
     this.rendered = (this.rendered ?? 0) + 1;
   }
 }

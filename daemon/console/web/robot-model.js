@@ -69,7 +69,7 @@ export class ArmModel {
     });
   }
 
-  /** The frame object a link is fixed to and its offset, for things mounted on a link (cameras). */
+  /** A new object fixed to link `name` (it moves with the link), for things mounted there; null if none. */
   linkFrame(name) {
     const link = this.links.get(name);
     if (!link) return null;

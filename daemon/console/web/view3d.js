@@ -64,7 +64,8 @@ function obstacleMesh(o) {
   return m;
 }
 
-function frustum(meta) {
+/** A camera's frustum from its intrinsics; `pose` is 7 numbers (xyz, quaternion) or a 12-number transform. */
+function frustum(meta, pose) {
   const { fx, fy, cx, cy } = meta.intrinsics;
   const d = 0.12;
   const corner = (u, v) => new THREE.Vector3(((u - cx) / fx) * d, ((v - cy) / fy) * d, d);
@@ -72,10 +73,35 @@ function frustum(meta) {
   const o = new THREE.Vector3();
   const pts = [o, c[0], o, c[1], o, c[2], o, c[3], c[0], c[1], c[1], c[2], c[2], c[3], c[3], c[0]];
   const lines = new THREE.LineSegments(new THREE.BufferGeometry().setFromPoints(pts), FRUSTUM);
-  const [x, y, z, qx, qy, qz, qw] = meta.extrinsics.pose;
-  lines.position.set(x, y, z);
-  lines.quaternion.set(qx, qy, qz, qw);
+  if (pose.length === 12) matrix(pose).decompose(lines.position, lines.quaternion, lines.scale);
+  else {
+    const [x, y, z, qx, qy, qz, qw] = pose;
+    lines.position.set(x, y, z);
+    lines.quaternion.set(qx, qy, qz, qw).normalize();
+  }
   return lines;
+}
+
+/**
+ * Where a camera is fixed: the scene's link mount for a simulated one (its metadata gives the
+ * world pose at capture, which would lag the link), else its metadata's extrinsics.
+ */
+function cameraMount(r, camera) {
+  const m = r.desc.scene?.cameras?.find((s) => s.name === camera.name);
+  if (m && m.mount !== 'world' && r.arms.get(m.mount.arm)?.links.has(m.mount.link))
+    return { frame: `${m.mount.arm}/${m.mount.link}`, pose: m.pose };
+  return camera.meta.extrinsics;
+}
+
+/** The object a frame names: `world`, `<arm>/<link>`, or a `<link>` only one arm has; else null. */
+function frameObject(r, frame) {
+  if (frame === 'world') return r.group;
+  const slash = frame.indexOf('/');
+  const link = slash < 0 ? frame : frame.slice(slash + 1);
+  const owners = [...r.arms].filter(
+    ([name, arm]) => (slash < 0 || name === frame.slice(0, slash)) && arm.links.has(link),
+  );
+  return owners.length === 1 ? owners[0][1].linkFrame(link) : null;
 }
 
 export class View3d {
@@ -271,17 +297,31 @@ export class View3d {
     this.dirty();
   }
 
-  /** robots.cameras: a frustum per colour stream with intrinsics and extrinsics. */
+  /**
+   * robots.cameras: a frustum per colour stream with intrinsics and a mount, redrawn when its
+   * metadata changes (a world pose at capture moves with each frame); one fixed to a link is in
+   * the link's frame, so it follows every state update.
+   */
   setCameras(robot, cameras) {
     const r = this.robots.get(robot);
     if (!r) return;
     for (const c of cameras) {
       const meta = c.meta;
-      if (c.kind !== 'color' || !meta?.intrinsics || !meta.extrinsics || r.frusta.has(c.name)) continue;
-      let parent = meta.extrinsics.frame === 'world' ? r.group : null;
-      for (const arm of parent ? [] : r.arms.values()) parent ??= arm.linkFrame(meta.extrinsics.frame);
+      const mount = c.kind === 'color' && meta?.intrinsics ? cameraMount(r, c) : null;
+      if (!mount) continue;
+      const key = JSON.stringify([mount, meta.intrinsics, meta.width, meta.height]);
+      const old = r.frusta.get(c.name);
+      if (old?.userData.key === key) continue;
+      if (old) {
+        // A link's holder was made for this frustum alone.
+        (old.parent === r.group ? old : old.parent)?.removeFromParent();
+        dispose(old);
+        r.frusta.delete(c.name);
+      }
+      const parent = frameObject(r, mount.frame);
       if (!parent) continue;
-      const f = frustum(meta);
+      const f = frustum(meta, mount.pose);
+      f.userData.key = key;
       parent.add(f);
       r.frusta.set(c.name, f);
     }
