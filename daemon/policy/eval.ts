@@ -103,6 +103,7 @@ async function runOne(w: Workcell, req: EvalRequest, instruction: string, i: num
     );
     const stop = () => policy.stopIfRunning(episode, 'operator');
     req.signal?.addEventListener('abort', stop);
+    if (req.signal?.aborted) stop(); // aborted while the episode started: the listener came too late
     const end = await finished.finally(() => req.signal?.removeEventListener('abort', stop));
     const verdict = await sceneVerdict({ task: req.task }, policy.scene, WORKCELL_ROBOT);
     return {

@@ -7,7 +7,8 @@ import { int, obj, str } from '../../../robot/common/validation/builders.js';
 import { EPISODE_ID, episodesDir, parseEvents } from '../../policy/episode/records.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 
-const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\.(jpg|png)$/;
+// d<decision>-<camera>.<ext>; camera names may hold dots (protocol-schemas), never a path.
+const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(jpg|png)$/;
 
 const notFound = (field: string, message: string) =>
   new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: ${field}: ${message}`, { field, rule: 'must name a record' });

@@ -7,7 +7,7 @@ import { unknownTool } from '../../../robot/tools/validate.js';
 import { compileHistory, type Turn } from '../history.js';
 import { imagePlaceholder } from '../providers/openai-format.js';
 import { checkLoopToolArguments, policyTools, type PolicyTool } from '../tools.js';
-import { ProviderError, type Decision } from '../providers/types.js';
+import type { Decision } from '../providers/types.js';
 import { doneDescription, runCheck } from './checks.js';
 import { OperatorChannel } from './operator.js';
 import { answerLocatePoint } from './locate.js';
@@ -132,6 +132,8 @@ export class Episode {
         const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
         this.count(d, prompt.dropped.summarisedTurns, promptMs);
         turn.reply = d.message;
+        // A decision that arrives after a stop is never acted on.
+        if (this.stopReason !== null) throw new StopSignal();
         const step = await this.act(d, turn);
         turn.result = step.result;
         this.previous = step.previous ?? previousOf(step.result.tool, step.result.status, step.result.text);
@@ -142,10 +144,10 @@ export class Episode {
         }
       }
     } catch (err) {
+      // Stopped only by a stop (which also sends the arms one); a provider cancelled by anything
+      // else (its model unloaded, the server stopping) fails the episode.
       if (this.stopReason !== null || err instanceof StopSignal)
         final = { state: 'stopped', reason: this.stopReason ?? 'stopped' };
-      else if (err instanceof ProviderError && err.kind === 'aborted')
-        final = { state: 'stopped', reason: err.message };
       else final = { state: 'failed', reason: (err as Error).message };
     }
     if (final.state === 'stopped') {

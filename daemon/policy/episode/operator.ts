@@ -11,6 +11,7 @@ export class OperatorChannel {
   private confirmWaiter: ((r: CheckResult) => void) | null = null;
   /** Set once the episode has ended: controls are no-ops. */
   closed = false;
+  private released = false;
 
   constructor(private readonly emit: (type: OperatorEvent, fields?: Record<string, unknown>) => void) {}
 
@@ -37,14 +38,15 @@ export class OperatorChannel {
     return this.feedback.splice(0);
   }
 
-  /** Resolves at once unless paused; else on resume or release. */
+  /** Resolves at once unless paused (and not released); else on resume or release. */
   async unpaused(): Promise<void> {
-    if (this.paused) await new Promise<void>((r) => (this.resumeWaiter = r));
+    if (this.paused && !this.released) await new Promise<void>((r) => (this.resumeWaiter = r));
     this.resumeWaiter = null;
   }
 
-  /** Wakes a paused loop (a stop). */
+  /** Wakes a paused loop, and lets every later wait through (a stop: the loop must reach its end). */
   release(): void {
+    this.released = true;
     this.resumeWaiter?.();
   }
 
@@ -60,6 +62,7 @@ export class OperatorChannel {
   /** Waits for policy.confirm; rejects with `abortError` when the episode is stopped meanwhile. */
   awaitConfirm(signal: AbortSignal, abortError: () => Error): Promise<CheckResult> {
     return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(abortError());
       this.confirmWaiter = resolve;
       signal.addEventListener(
         'abort',

@@ -2,7 +2,16 @@
 // end), events.jsonl (every event), states.jsonl (the measured state at each observation),
 // commands.jsonl (every trajectory, gripper and stop command sent to the robot) and images/.
 // Retention removes the oldest records past a count, a total size or an age.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Observation } from './observation.js';
 import type { EpisodeEvent } from './types.js';
@@ -23,7 +32,7 @@ export class EpisodeRecorder {
   constructor(dataDir: string, id: string, start: Record<string, unknown>) {
     this.dir = join(episodesDir(dataDir), id);
     mkdirSync(join(this.dir, 'images'), { recursive: true });
-    writeFileSync(join(this.dir, 'episode.json'), `${JSON.stringify({ id, ...start }, null, 2)}\n`);
+    writeJsonAtomic(join(this.dir, 'episode.json'), { id, ...start });
   }
 
   event(e: EpisodeEvent, images?: Observation['images']): void {
@@ -33,7 +42,7 @@ export class EpisodeRecorder {
     if (e.type === 'finished') {
       const file = join(this.dir, 'episode.json');
       const start = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      writeFileSync(file, `${JSON.stringify({ ...start, state: e.state, reason: e.reason, used: e.used }, null, 2)}\n`);
+      writeJsonAtomic(file, { ...start, state: e.state, reason: e.reason, used: e.used });
     }
   }
 
@@ -44,6 +53,13 @@ export class EpisodeRecorder {
   private line(file: string, value: unknown): void {
     appendFileSync(join(this.dir, file), `${JSON.stringify(value)}\n`);
   }
+}
+
+/** Written beside and renamed over: a crash or a full disk leaves the old file whole, never a cut one. */
+function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(tmp, file);
 }
 
 /** A file of an episode's record; throws a readable error when there is no such record. */
@@ -96,7 +112,10 @@ export interface Retention {
   maxAgeDays: number;
 }
 
-/** Removes the oldest records past the limits, never those in `keep`; returns the ids removed. */
+/**
+ * Removes the oldest records past the limits, never those in `keep` (running episodes), whose
+ * bytes do not count either; returns the ids removed.
+ */
 export function applyRetention(dataDir: string, r: Retention, keep: ReadonlySet<string>, nowMs: number): string[] {
   const root = episodesDir(dataDir);
   let ids: string[];
@@ -107,15 +126,18 @@ export function applyRetention(dataDir: string, r: Retention, keep: ReadonlySet<
   } catch {
     return [];
   }
-  const entries = ids.map((id) => {
-    const p = join(root, id);
-    return { id, path: p, bytes: size(p), mtime: statSync(p).mtimeMs };
-  });
+  // Running episodes' bytes do not count: still growing, they alone could pass max_bytes and send
+  // every finished record without bringing the total under it.
+  const entries = ids
+    .filter((id) => !keep.has(id))
+    .map((id) => {
+      const p = join(root, id);
+      return { id, path: p, bytes: size(p), mtime: statSync(p).mtimeMs };
+    });
   let total = entries.reduce((n, e) => n + e.bytes, 0);
-  let count = entries.length;
+  let count = ids.length;
   const removed: string[] = [];
   for (const e of entries) {
-    if (keep.has(e.id)) continue;
     const old = nowMs - e.mtime > r.maxAgeDays * 86_400_000;
     if (!old && count <= r.maxEpisodes && total <= r.maxBytes) continue;
     rmSync(e.path, { recursive: true, force: true });

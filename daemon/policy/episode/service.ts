@@ -92,8 +92,9 @@ export class PolicyService extends Service {
 
   /** Every running episode ends as stopped, its arms at rest. */
   protected async onStop(): Promise<void> {
-    this.deps.link.commandObserver = null;
+    // The observer goes after the stops: their stop commands belong in the records too.
     await Promise.all([...this.byRobot.values()].map((id) => this.entries.get(id)!.episode.stop('daemon_stop')));
+    this.deps.link.commandObserver = null;
   }
 
   protected override describe() {

@@ -78,8 +78,16 @@ export class LocalProvider implements PolicyProvider {
     });
     const r = o.result;
     // The chat service ends a cancelled request with what it had: no decision comes of it.
-    if (signal.aborted || r.finishReason === 'cancelled')
-      throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts });
+    if (signal.aborted) throw new ProviderError(this.name, 'aborted', 'cancelled', { attempts });
+    if (r.finishReason === 'cancelled')
+      throw new ProviderError(
+        this.name,
+        'model',
+        'the model server cancelled the request (model unloaded or stopping)',
+        {
+          attempts,
+        },
+      );
     const bad = r.finishReason === 'error' && r.error;
     const reply = bad
       ? { content: r.error!.raw, toolCalls: [], finishReason: 'error', problem: r.error!.message }

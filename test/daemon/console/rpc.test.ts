@@ -98,6 +98,9 @@ test('console RPCs on a daemon serving arm1 (yam) and duo (dual-yam) without con
     assert.deepEqual(rec.events, events);
     const img = (await rpc.call('policy.image', { id, image: 'd1-front.jpg' })).result;
     assert.equal(img.data_url, 'data:image/jpeg;base64,/9j/2Q==');
+    // Camera names may hold dots: their images are readable too.
+    writeFileSync(join(dir, 'images', 'd1-cam.left.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0xd9]));
+    assert.equal((await rpc.call('policy.image', { id, image: 'd1-cam.left.jpg' })).result.data_url, img.data_url);
     const outside = await rpc.call('policy.image', { id, image: '../episode.json' });
     assert.equal(outside.error!.code, -32602);
     assert.equal(outside.error!.data.field, 'image');

@@ -348,6 +348,58 @@ test('a stop while the model thinks cancels the call, stops the arm and ends as 
   assert.deepEqual([end.type, end.state, end.reason], ['finished', 'stopped', 'operator']);
 });
 
+test('a decision that arrives after a stop is not acted on', async () => {
+  let ep!: Episode;
+  const provider: PolicyProvider = {
+    name: 'late',
+    decide: async () => {
+      void ep.stop('operator'); // the stop lands while the answer is on its way
+      return script(call('move_to', { target: { pose_xyzquat: [0.3, 0, 0.2, 0, 0, 0, 1] } })).decide(
+        { messages: [], tools: [] },
+        new AbortController().signal,
+      );
+    },
+  };
+  const run = episode({ provider });
+  ep = run.ep;
+  ep.start();
+  assert.equal(await ep.finished, 'stopped');
+  assert.deepEqual(run.robot.executed, [], 'the move was never executed');
+  assert.deepEqual(run.robot.stops, ['policy_operator']);
+});
+
+test('a stop while paused before the first decision ends the episode (the pause does not hold it)', async () => {
+  let budgetAsked!: () => void;
+  const asked = new Promise<void>((r) => (budgetAsked = r));
+  let answer!: () => void;
+  const provider: PolicyProvider = {
+    name: 'slow-budget',
+    promptBudget: () => {
+      budgetAsked();
+      return new Promise((resolve) => (answer = () => resolve({})));
+    },
+    decide: () => Promise.reject(new Error('never asked')),
+  };
+  const { ep } = episode({ provider });
+  ep.start();
+  await asked;
+  ep.operator.pause();
+  const stopping = ep.stop('operator');
+  answer(); // the loop reaches its pause check after the stop released it
+  assert.equal(await stopping, 'stopped');
+});
+
+test('a provider cancelled by something other than a stop fails the episode (no stop was sent)', async () => {
+  const provider: PolicyProvider = {
+    name: 'gone',
+    decide: () => Promise.reject(new ProviderError('gone', 'aborted', 'cancelled')),
+  };
+  const { ep, robot } = episode({ provider });
+  ep.start();
+  assert.equal(await ep.finished, 'failed');
+  assert.deepEqual(robot.stops, []);
+});
+
 test('a provider failure ends the episode as failed with its reason', async () => {
   const { ep } = episode({ provider: script(call('get_state', {})) });
   ep.start();
@@ -372,6 +424,35 @@ test('retention removes the oldest records past the count, never a kept one', ()
     assert.deepEqual(removed, [ids[1], ids[2]]);
     assert.deepEqual(readdirSync(join(dir.path, 'episodes')).sort(), [ids[0], ids[3]]);
     assert.ok(existsSync(join(dir.path, 'episodes', ids[0]!)));
+    // A running record over max_bytes on its own does not send the finished ones.
+    writeFileSync(join(dir.path, 'episodes', ids[0]!, 'events.jsonl'), 'x'.repeat(4096));
+    const bytes = applyRetention(
+      dir.path,
+      { maxEpisodes: 10, maxBytes: 1024, maxAgeDays: 30 },
+      new Set([ids[0]!]),
+      Date.now(),
+    );
+    assert.deepEqual(bytes, []);
+  } finally {
+    dir.remove();
+  }
+});
+
+test('episode.json is replaced whole at the end (written beside, renamed over): no .tmp left', () => {
+  const dir = tempDir('brainstem-rec-');
+  try {
+    const rec = new EpisodeRecorder(dir.path, 'ep-20260101-000000-abcdef', { robot: 'arm1' });
+    rec.event({
+      episode: 'ep-20260101-000000-abcdef',
+      seq: 0,
+      t: 1,
+      type: 'finished',
+      state: 'done',
+      reason: 'ok',
+      used: {},
+    });
+    assert.deepEqual(readdirSync(rec.dir).sort(), ['episode.json', 'events.jsonl', 'images']);
+    assert.equal(JSON.parse(readFileSync(join(rec.dir, 'episode.json'), 'utf8')).state, 'done');
   } finally {
     dir.remove();
   }

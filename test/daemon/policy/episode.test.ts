@@ -424,5 +424,11 @@ test('policy episodes on a simulated yam', async (t) => {
     const rest = episodeEvents(rig, id).findLast((e) => e.type === 'outcome' && e.tool === 'stop');
     assert.equal(rest.status, 'ok', rest.message);
     assert.ok(Math.max(...rest.outcome.arms.arm.dq.map(Math.abs)) < 0.05, 'at rest');
+    // The stop sent at shutdown is in the record with the commands before it.
+    const commands = readFileSync(join(rig.d.dataDir, 'episodes', id, 'commands.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).type);
+    assert.deepEqual(commands, ['trajectory', 'stop']);
   });
 });
