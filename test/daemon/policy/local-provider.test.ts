@@ -165,7 +165,7 @@ test('a prompt over the context is a request error naming it; an unknown model n
   );
 });
 
-test('a decision cancelled mid-generation is an aborted error, not a decision', async () => {
+test('a decision cancelled mid-generation is no decision: aborted when the caller cancelled, a model failure otherwise', async () => {
   // The chat service answers a cancel with the output so far and finish reason "cancelled".
   const chat = {
     async *run() {
@@ -174,9 +174,17 @@ test('a decision cancelled mid-generation is an aborted error, not a decision', 
     },
   } as unknown as ChatService;
   const p = new LocalProvider({ chat, model: 'tiny' });
+  const ask = { messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'go' }] }], tools };
+  const cancelled = new AbortController();
+  cancelled.abort();
   await assert.rejects(
-    p.decide({ messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], tools }, signal),
+    p.decide(ask, cancelled.signal),
     (e: unknown) => e instanceof ProviderError && e.kind === 'aborted',
+  );
+  // Cancelled by the server (the model unloaded, the daemon stopping): not the episode's stop.
+  await assert.rejects(
+    p.decide(ask, signal),
+    (e: unknown) => e instanceof ProviderError && e.kind === 'model' && /model server cancelled/.test(e.message),
   );
 });
 
