@@ -54,13 +54,15 @@ const ANY_IMAGES: ImageSink = { placeholder: '', add: () => undefined };
 
 /**
  * Every check of a body that needs no model, run before it queues: the shape, the messages
- * (image parts aside) and the sampling fields (logit_bias ids aside). Throws RequestError.
+ * (image parts aside) and the sampling fields (logit_bias ids aside); returns the shape for
+ * parseChatRequest. Throws RequestError.
  */
-export function preflightChatBody(body: unknown): void {
-  parseChatShape(body);
+export function preflightChatBody(body: unknown): ChatShape {
+  const shape = parseChatShape(body);
   const fields = body as Record<string, unknown>;
   normalizeMessages(fields.messages, ANY_IMAGES);
   resolveSampling(fields);
+  return shape;
 }
 
 /** The model-free part of a body; throws RequestError naming the field. */
@@ -114,9 +116,14 @@ export function parseChatShape(body: unknown): ChatShape {
 }
 
 /** Reads an OpenAI chat-completions body (stream handling is the caller's). Image parts need
- *  `vision` (the model's vision side); without it they are refused. */
-export function parseChatRequest(body: unknown, model: TextModel, vision?: VisionRuntime): ChatRequest {
-  const shape = parseChatShape(body);
+ *  `vision` (the model's vision side); without it they are refused. `shape`: the body's, already
+ *  parsed by preflightChatBody (tools' schemas are compiled once). */
+export function parseChatRequest(
+  body: unknown,
+  model: TextModel,
+  vision?: VisionRuntime,
+  shape: ChatShape = parseChatShape(body),
+): ChatRequest {
   const fields = body as Record<string, unknown>;
   const images: RequestImage[] = [];
   return {

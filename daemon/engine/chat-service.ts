@@ -144,14 +144,14 @@ export class ChatService {
     const key = body.prompt_cache_key;
     if (key !== undefined && key !== null && typeof key !== 'string')
       throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
-    preflightChatBody(body); // a malformed body is refused before it queues or loads a model
+    const shape = preflightChatBody(body); // a malformed body is refused before it queues or loads a model
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {
       let adapter = selectAdapter(lease.model.adapters, ref, body.adapter);
       const topK = parseExpertsPerToken(body.experts_per_token, lease.model.summary?.topK, ref.name);
       const vision = lease.model.vision;
-      const req = parseChatRequest(body, lease.model.text, vision);
+      const req = parseChatRequest(body, lease.model.text, vision, shape);
       const rendered = await chatPromptAsync(lease.model.text, req);
       const spliced =
         vision && (req.images.length > 0 || rendered.includes(vision.ids.image))

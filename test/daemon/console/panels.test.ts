@@ -111,18 +111,18 @@ test('console panels on a daemon serving arm1 (yam) and duo (dual-yam) without c
     frame('duo', 'lwrist', { frame: 'left/link_6', pose: onLink });
     frame('duo', 'rwrist', { frame: 'right/link_4', pose: onLink });
     frame('arm1', 'wrist6', { frame: 'link_6', pose: onLink });
-    const duoHome = { left: HOME, right: HOME };
-    await setJoints('duo', duoHome);
-    await setJoints('arm1', { arm: HOME });
-    await frustumNear('duo', 'lwrist', expected('dual-yam', duoHome, 'left/link_6', onLink), 'left wrist at home');
-    await frustumNear('duo', 'rwrist', expected('dual-yam', duoHome, 'right/link_4', onLink), 'right link_4 at home');
-    await frustumNear('arm1', 'wrist6', expected('yam', { arm: HOME }, 'link_6', onLink), 'yam wrist at home');
-    const duoBent = { left: BENT, right: HOME };
-    await setJoints('duo', duoBent);
-    await setJoints('arm1', { arm: BENT });
-    await frustumNear('duo', 'lwrist', expected('dual-yam', duoBent, 'left/link_6', onLink), 'left wrist bent');
-    await frustumNear('duo', 'rwrist', expected('dual-yam', duoBent, 'right/link_4', onLink), 'right arm still');
-    await frustumNear('arm1', 'wrist6', expected('yam', { arm: BENT }, 'link_6', onLink), 'yam wrist bent');
+    // At home, then with the left arm (and arm1) bent: each frustum moves with its own link only.
+    for (const [pose, left, arm] of [
+      ['home', HOME, HOME],
+      ['bent', BENT, BENT],
+    ] as const) {
+      const duo = { left, right: HOME };
+      await setJoints('duo', duo);
+      await setJoints('arm1', { arm });
+      await frustumNear('duo', 'lwrist', expected('dual-yam', duo, 'left/link_6', onLink), `left wrist ${pose}`);
+      await frustumNear('duo', 'rwrist', expected('dual-yam', duo, 'right/link_4', onLink), `right link_4, ${pose}`);
+      await frustumNear('arm1', 'wrist6', expected('yam', { arm }, 'link_6', onLink), `yam wrist ${pose}`);
+    }
   });
 
   await t.test('a frame that names no single link is not drawn; a world pose follows the latest frame', async () => {

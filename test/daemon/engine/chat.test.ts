@@ -169,7 +169,7 @@ test('a thinking model: <think>…</think> is reasoning, a call inside it is not
   const { events, result } = await chat(new ScriptedLogitsSource(V, script(out)), { messages: ASK, tools: TOOLS });
   assert.equal(
     result.reasoning,
-    '\nMaybe <tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call> first? No.\n',
+    'Maybe <tool_call>\n{"name": "set_gripper", "arguments": {"gripper": 1}}\n</tool_call> first? No.',
   );
   assert.equal(
     events

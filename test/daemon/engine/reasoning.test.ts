@@ -34,13 +34,17 @@ const CASES: [string, boolean, { reasoning: string; content: string }][] = [
   [
     '<think>\nI could <tool_call>{"name": "x"}</tool_call> </thi\n</think>\n\n<tool_call>y</tool_call>',
     false,
-    { reasoning: '\nI could <tool_call>{"name": "x"}</tool_call> </thi\n', content: '<tool_call>y</tool_call>' },
+    { reasoning: 'I could <tool_call>{"name": "x"}</tool_call> </thi', content: '<tool_call>y</tool_call>' },
   ],
   ['  \n<think>a</think>b c', false, { reasoning: 'a', content: 'b c' }],
   ['Hi <think>not at the start</think>', false, { reasoning: '', content: 'Hi <think>not at the start</think>' }],
   ['<thinking>no', false, { reasoning: '', content: '<thinking>no' }],
   ['<thi', false, { reasoning: '', content: '<thi' }],
   ['<think>cut off mid-thought </th', false, { reasoning: 'cut off mid-thought </th', content: '' }],
+  // The reasoning's two ends are trimmed; whitespace inside it is kept.
+  ['<think>\n \n  one\n\n two \n\n</think>x', false, { reasoning: 'one\n\n two', content: 'x' }],
+  ['\n  step one\n  \n', true, { reasoning: 'step one', content: '' }],
+  ['<think> \n </think>\n', false, { reasoning: '', content: '' }],
   ['opened by the prompt</think>\nanswer', true, { reasoning: 'opened by the prompt', content: 'answer' }],
   ['', false, { reasoning: '', content: '' }],
   ['<think></think>', false, { reasoning: '', content: '' }],
