@@ -25,6 +25,7 @@ export async function runDaemon(configFile?: string): Promise<number> {
     );
   const native = tryLoadNative();
   if (native.error) log.warn(`${native.error}; the API and MQTT run without the inference engine`);
+  await native.addon?.probeDevices().catch((err) => log.warn({ err }, 'the GPU probe failed'));
 
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
   process.on('uncaughtException', (err) => {

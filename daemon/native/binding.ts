@@ -388,6 +388,9 @@ export interface NativeError extends Error {
 
 export interface NativeAddon {
   info(): NativeInfo;
+  /** Runs the GPU probes info() reads (CUDA's smoke test included) off the JS thread; they are
+   *  cached, so info() after it is cheap. Resolves at once on a CPU-only build. */
+  probeDevices(): Promise<void>;
   /** Maps the folder's safetensors read-only and checks every tensor against config.json. */
   loadModel(dir: string, opts?: LoadModelOptions): Promise<LoadedModel>;
   /** Sessions created earlier keep the mappings alive until they are disposed. */

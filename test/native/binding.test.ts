@@ -31,6 +31,16 @@ test('GPU devices are always listed: compiled or not, usable only with a device'
   }
 });
 
+test('probeDevices resolves, and info() after it reports the same devices', async () => {
+  const addon = loadNative();
+  const before = addon.info().backends.map((b) => [b.name, b.compiled, b.usable]);
+  assert.equal(await addon.probeDevices(), undefined);
+  assert.deepEqual(
+    addon.info().backends.map((b) => [b.name, b.compiled, b.usable]),
+    before,
+  );
+});
+
 test('argmax picks the first maximum of a Float32Array and rejects anything else', () => {
   const { argmax } = loadNative();
   const x = new Float32Array(151936).fill(-1);

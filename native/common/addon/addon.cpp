@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/addon/async.h"
 #include "common/addon/exports.h"
 #include "common/backend.h"
 #include "common/cpu-features.h"
@@ -72,8 +73,24 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// The GPU probes (driver, device and the smoke test backend auto runs), cached once run, on a
+// worker thread: the first info() would otherwise run them on the JS thread (seconds on a Jetson).
+Napi::Value ProbeDevices(const Napi::CallbackInfo& info) {
+  return bs::addon::run_async(
+      info.Env(),
+      [] {
+        bs::best_backend();
+        bs::metal::describe();
+#ifdef BRAINSTEM_WITH_CUDA
+        bs::cuda::describe();
+#endif
+      },
+      [](Napi::Env env) { return env.Undefined(); });
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
+  exports.Set("probeDevices", Napi::Function::New(env, ProbeDevices, "probeDevices"));
   bs::addon::register_engine(env, exports);
   bs::addon::register_bench(env, exports);
   bs::addon::register_prerouter(env, exports);
