@@ -80,27 +80,39 @@ int open_regular(const std::string& path, int extra, uint64_t* size) {
   return fd;
 }
 
+void check_unshrunk(int fd, const std::string& path, uint64_t size) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail("cannot stat ", path, ": ", std::strerror(errno));
+  if (static_cast<uint64_t>(st.st_size) < size) {
+    fail("model file ", path, " shrank from ", size, " to ", static_cast<uint64_t>(st.st_size),
+         " bytes since the model was loaded (truncated or rewritten?); reload the model");
+  }
+}
+
 std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
   uint64_t size = 0;
   const int fd = open_regular(path, 0, &size);
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
+  f->fd_ = fd;
   f->size_ = static_cast<size_t>(size);
   if (f->size_ > 0) {
     void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-      const int e = errno;
-      ::close(fd);
-      fail("cannot mmap ", path, " (", f->size_, " bytes): ", std::strerror(e));
+      fail("cannot mmap ", path, " (", f->size_, " bytes): ", std::strerror(errno));  // ~MappedFile closes fd
     }
     f->data_ = static_cast<const uint8_t*>(p);
     register_immutable(p, f->size_);
   }
-  ::close(fd);  // the mapping keeps the file referenced
   return f;
 }
 
+void MappedFile::check_size() const {
+  if (fd_ >= 0) check_unshrunk(fd_, path_, size_);
+}
+
 MappedFile::~MappedFile() {
+  if (fd_ >= 0) ::close(fd_);
   if (!data_) return;
   unregister_immutable(data_);
   ::munmap(const_cast<uint8_t*>(data_), size_);

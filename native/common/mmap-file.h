@@ -12,6 +12,9 @@ namespace bs {
 // non-blocking, so a FIFO or device swapped in after the daemon's checks fails here at once
 // instead of blocking a worker thread; `extra` adds flags such as O_DIRECT; `size` gets its bytes.
 int open_regular(const std::string& path, int extra = 0, uint64_t* size = nullptr);
+// Throws bs::Error when the file open as `fd` is now shorter than `size`, its bytes at load: its
+// mapping would fault (SIGBUS) past the new end.
+void check_unshrunk(int fd, const std::string& path, uint64_t size);
 
 class MappedFile {
  public:
@@ -24,10 +27,13 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Throws bs::Error when the file shrank since it was mapped (see check_unshrunk).
+  void check_size() const;
 
  private:
   MappedFile() = default;
   std::string path_;
+  int fd_ = -1;  // kept open: fstat sees the mapped file even after a rename over its path
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -62,8 +62,9 @@ void read_decoder_config(const ConfigReader& r, ModelConfig& c) {
   if (c.head_dim % 2 != 0 || c.head_dim < 2) r.error("head_dim", "must be even and ≥ 2 (RoPE pairs dims)");
   c.rms_eps = static_cast<float>(r.number("rms_norm_eps", 0.0));
   // Qwen3.5 keeps RoPE under rope_parameters.
-  c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 0.0)
-                                                                  : r.sub("rope_parameters").number("rope_theta", 0.0);
+  // > 1: frequencies theta^(-2i/d) must fall with i (yarn's correction divides by log theta).
+  c.rope_theta = r.has("rope_theta") || !r.has("rope_parameters") ? r.number("rope_theta", 1.0)
+                                                                  : r.sub("rope_parameters").number("rope_theta", 1.0);
   // Archs with RoPE over the whole head read rope_scaling once rot_dims is known (read_rope_scaling).
   const bool scaled = c.arch == "llama" || c.arch == "qwen3" || c.arch == "qwen3_moe";
   if (r.has("rope_scaling") && c.mrope_section.empty() && !scaled) {
@@ -238,6 +239,24 @@ void load_fused(TensorLoader& t, const std::string& mlp, int64_t E, int64_t I, i
   out.down.n_mats = 1;  // expert 0's, like gate and up: the experts run one at a time
 }
 
+// A linear-attention layer's state grows with v_heads·v_dim·k_dim, which small weight files do
+// not bound (real models: a few MiB a layer), so each session would zero-fill whatever it says.
+void check_state_size(const ModelConfig& c, const std::string& config_path) {
+  const LinearAttnConfig& la = c.linear;
+  const double floats =
+      static_cast<double>(la.v_heads) * static_cast<double>(la.v_dim) * static_cast<double>(la.k_dim) +
+      std::max<double>(0, la.conv_kernel - 1) * (2.0 * la.k_heads * la.k_dim + 1.0 * la.v_heads * la.v_dim);
+  constexpr double kMaxFloats = double{1 << 26};  // 256 MiB of float32 per layer
+  if (floats > kMaxFloats) {
+    fail(config_path, ": a linear-attention layer's recurrent state would be ",
+         static_cast<uint64_t>(floats * 4 / (1 << 20)),
+         " MiB (value heads × value head dim × key head dim floats, from ",
+         la.lightning ? "hidden_size and num_attention_heads"
+                      : "linear_num_value_heads, linear_value_head_dim and linear_key_head_dim",
+         "), over the 256 MiB per layer this engine allows");
+  }
+}
+
 }  // namespace
 
 void load_routed_experts(const ModelConfig& c, TensorLoader& t, const std::string& mlp_prefix, MoeWeights& out,
@@ -278,6 +297,7 @@ std::shared_ptr<Model> load_model(const std::string& dir, const LoadOptions& opt
   ModelConfig& c = m->cfg;
   c.arch = arch.model_type;
   arch.read_config(r, c);
+  check_state_size(c, config_path);
   const QuantConfig quant = QuantConfig::from_config(config, config_path);
   m->store = WeightStore::open(dir);
   TensorLoader t(*m->store, quant, arch.model_type);

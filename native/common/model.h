@@ -190,6 +190,9 @@ class Model {
   ExecCtx ctx() const { return ExecCtx{pool_.get(), activation_bits_}; }
   // The threads decoding: the caller plus the workers the system let the pool start.
   int threads() const;
+  // Before a forward pass: throws bs::Error when a weight or heads file shrank since it was
+  // mapped (reading it would kill the process with SIGBUS; explicit expert reads only fail).
+  void check_files() const;
   bool kv_f16() const { return kv_f16_; }
   int activation_bits() const { return activation_bits_; }
 

@@ -18,10 +18,10 @@ uint64_t nonneg_int(const Json& v, const std::string& where) {
 }
 }  // namespace
 
+// Exact for every accepted tensor: the header check bounds the product by the file's bytes.
 int64_t TensorInfo::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  const size_t es = dtype_size(dtype);
+  return es == 0 ? 0 : static_cast<int64_t>(nbytes / es);
 }
 
 std::string shape_to_string(const std::vector<int64_t>& shape) {
@@ -41,6 +41,10 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   f->map_ = MappedFile::open(path);
   f->parse_image(f->map_->data(), f->map_->size());
   return f;
+}
+
+void SafetensorsFile::check_size() const {
+  if (map_) map_->check_size();
 }
 
 std::unique_ptr<SafetensorsFile> SafetensorsFile::parse(const uint8_t* data, size_t size, const std::string& path) {
@@ -93,15 +97,20 @@ void SafetensorsFile::parse_image(const uint8_t* data, size_t size) {
     }
     if (!shape->is_array()) fail(where, ": shape must be an array, got ", shape->brief());
     // Bytes = shape product × dtype size, capped so neither step wraps (2^62 bytes is past any file).
+    // A zero dimension means no bytes whatever the others; a product that merely wraps to 0 must not.
     uint64_t want = dtype_size(t.dtype);
-    bool overflow = false;
+    bool overflow = false, empty = false;
     for (size_t i = 0; i < shape->items().size(); ++i) {
       const uint64_t d = nonneg_int(shape->items()[i], where + ": shape[" + std::to_string(i) + "]");
       t.shape.push_back(static_cast<int64_t>(d));
-      if (d != 0 && want > (1ull << 62) / d) overflow = true;
-      want *= d;
+      if (d == 0) empty = true;
+      else if (want > (1ull << 62) / d) overflow = true;
+      if (!overflow) want *= d;
     }
-    if (want == 0) overflow = false;  // a zero dimension: no bytes, whatever the other dimensions
+    if (empty) {
+      overflow = false;
+      want = 0;
+    }
     if (!offs->is_array() || offs->items().size() != 2) {
       fail(where, ": data_offsets must be [begin, end], got ", offs->brief());
     }

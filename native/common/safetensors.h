@@ -39,6 +39,8 @@ class SafetensorsFile {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
   size_t size() const { return size_; }
+  // Throws bs::Error when the mapped file shrank since it was opened (an in-memory image never).
+  void check_size() const;
 
  private:
   void parse_image(const uint8_t* data, size_t size);

@@ -23,6 +23,7 @@ bool Session::device_append(const int32_t* tokens, int64_t n, float* logits, int
     hand_over(true);
     return false;
   }
+  model_->check_files();  // device decoders read mapped weights too (uploads, streamed experts)
   const int64_t n_past = n_past_, chunk = model_->prefill_chunk;
   DeviceStep step{top_k_, adapter_, greedy_vocab};
   ExpertStreamer* streamer = model_->streamer.get();  // a decoder on streamed slots drives it too

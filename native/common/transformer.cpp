@@ -26,6 +26,11 @@ Model::~Model() = default;
 
 int Model::threads() const { return pool_ ? pool_->size() : 1; }
 
+void Model::check_files() const {
+  if (store) store->check_sizes();
+  if (prerouter) prerouter->check_size();
+}
+
 Session::Session(std::shared_ptr<const Model> model, int64_t context_length) : model_(std::move(model)) {
   top_k_ = model_->top_k;
   ctx_len_ = context_length > 0 ? context_length : model_->cfg.max_positions;
@@ -280,6 +285,7 @@ void Session::moe_layer(int64_t l, int64_t n, bool predict, const LayerLora* lor
 
 void Session::forward_chunk(const int32_t* tokens, int64_t n, float* logits) {
   const Model& m = *model_;
+  m.check_files();  // before any state changes: a shrunk file fails the chunk untouched
   const ModelConfig& c = m.cfg;
   const Dispatch& d = m.dispatch();
   const ExecCtx ctx = m.ctx();

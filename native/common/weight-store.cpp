@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 namespace bs {
 
+constexpr size_t kMaxTextFile = size_t{64} << 20;
+
 std::string read_text_file(const std::string& path) {
   const int fd = open_regular(path);
   std::string text;
@@ -30,6 +32,11 @@ std::string read_text_file(const std::string& path) {
     }
     if (got == 0) break;
     text.append(buf, static_cast<size_t>(got));
+    // config.json and index files are kilobytes: a huge one is a wrong file, not read into memory.
+    if (text.size() > kMaxTextFile) {
+      ::close(fd);
+      fail(path, " is over ", kMaxTextFile >> 20, " MiB; it cannot be a model's JSON file");
+    }
   }
   ::close(fd);
   return text;
@@ -47,6 +54,10 @@ void WeightStore::add_file(const std::string& path) {
     if (!inserted) fail("tensor ", t.name, " appears in both ", *it->second->file, " and ", path);
     total_bytes_ += t.nbytes;
   }
+}
+
+void WeightStore::check_sizes() const {
+  for (const auto& f : files_) f->check_size();
 }
 
 std::unique_ptr<WeightStore> WeightStore::open(const std::string& dir) {

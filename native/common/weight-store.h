@@ -20,6 +20,8 @@ class WeightStore {
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
   size_t tensor_count() const { return by_name_.size(); }
   uint64_t total_bytes() const { return total_bytes_; }
+  // Throws bs::Error naming the first weight file that shrank since it was mapped.
+  void check_sizes() const;
 
  private:
   void add_file(const std::string& path);

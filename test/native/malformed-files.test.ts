@@ -78,6 +78,15 @@ const corpus: [string, Edit, RegExp][] = [
     new RegExp(`tensor ${K}: shape \\[64, 17\\] of U32 needs 4352 bytes but data_offsets \\[\\d+, \\d+\\] hold 4096`),
   ],
   [
+    'a shape whose byte count wraps to 0 (2^50 × 2^14 × 4 bytes = 2^66)',
+    (d) =>
+      editHeader(kShard(d), (h) => {
+        h[K]!.shape = [2 ** 50, 2 ** 14];
+        h[K]!.data_offsets = [0, 0];
+      }),
+    new RegExp(`tensor ${K}: shape \\[1125899906842624, 16384\\] of U32 needs more than 2\\^62 bytes`),
+  ],
+  [
     'bad JSON in the header',
     (d) => {
       const b = readFileSync(kShard(d));
@@ -197,6 +206,16 @@ const corpus: [string, Edit, RegExp][] = [
     /maps tensor no\.such\.tensor to model-00001-of-00004\.safetensors but that shard has no such tensor/,
   ],
   ['empty weights file', (d) => writeFileSync(kShard(d), ''), /file is 0 bytes/],
+  [
+    'a rope_theta of 1 (no falling frequencies; yarn divides by its log)',
+    (d) => editJson(config(d), (c) => (c.rope_theta = 1)),
+    /config\.json: field rope_theta must be a finite number > 1, got 1/,
+  ],
+  [
+    'a 65 MiB config.json',
+    (d) => truncateSync(config(d), 65 << 20),
+    /config\.json is over 64 MiB; it cannot be a model's JSON file/,
+  ],
 ];
 
 test('every malformed model folder is rejected with its own clear error', async (t) => {
@@ -254,4 +273,31 @@ test('a missing glm4_moe correction bias is named', async (t) => {
     NativeModel.load(dir),
     new RegExp(`missing tensor ${bias.replace(/\./g, '\\.')}, which the glm4_moe architecture needs`),
   );
+});
+
+// Values each small weight tensors do not bound: a product that would take GiBs per session, a
+// section sum that would wrap a 32-bit int.
+test('config values that would blow up a session or wrap a sum are refused by name', async (t) => {
+  const cases: [string, 'qwen3_next' | 'qwen3_5_moe', (c: Record<string, unknown>) => void, RegExp][] = [
+    [
+      'linear head dims of 16384',
+      'qwen3_next',
+      (c) => (c.linear_key_head_dim = c.linear_value_head_dim = 16384),
+      /recurrent state would be \d+ MiB \(.*linear_value_head_dim and linear_key_head_dim\), over the 256 MiB per layer/,
+    ],
+    [
+      'mrope sections of 2^31 - 1',
+      'qwen3_5_moe',
+      (c) => {
+        const rope = (c.text_config as Record<string, Record<string, unknown>>).rope_parameters!;
+        rope.mrope_section = [2147483647, 2147483647, 2];
+      },
+      /field mrope_section must list sections in \[0, 1048576\] frequency slots/,
+    ],
+  ];
+  for (const [name, arch, edit, want] of cases) {
+    const dir = synthTemp(t, { arch, seed: 4 });
+    editJson(config(dir), edit);
+    await assert.rejects(NativeModel.load(dir), (e: Error) => e instanceof EngineError && want.test(e.message), name);
+  }
 });

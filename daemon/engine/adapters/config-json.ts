@@ -4,6 +4,7 @@ import { jsonSyntax, openRegular } from '../../util/file-roots.js';
 import { AdapterError } from './plan.js';
 
 const show = (v: unknown) => JSON.stringify(v) ?? String(v);
+const MAX_BYTES = 16 << 20;
 
 export class ConfigJson {
   constructor(
@@ -14,6 +15,12 @@ export class ConfigJson {
 
   static async read(file: string): Promise<ConfigJson> {
     const fh = await openRegular(file);
+    // Adapter configs are kilobytes: a huge file is the wrong file, not read into memory.
+    const { size } = await fh.stat();
+    if (size > MAX_BYTES) {
+      await fh.close();
+      throw new AdapterError(`${file}: is ${size} bytes, over the ${MAX_BYTES >> 20} MiB a config may take`);
+    }
     let raw: unknown;
     try {
       raw = JSON.parse(await fh.readFile('utf8'));

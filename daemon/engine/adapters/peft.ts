@@ -9,8 +9,11 @@ import { exists } from '../../util/file-roots.js';
 import { readSafetensorsHeader, type TensorInfo } from '../../models/safetensors-reader.js';
 import { ConfigJson } from './config-json.js';
 import { AdapterError, layerOf, pairRank, pairTensors, plannedModule, type AdapterPlan } from './plan.js';
+import { PatternTimeout, matchInWorker } from '../../util/regex-match.js';
 
 const PREFIX = 'base_model.model.';
+/** Time all of an adapter's patterns may take to match its module names. */
+const PATTERN_MS = 2000;
 
 function regex(source: string, what: string, file: string): RegExp {
   try {
@@ -22,18 +25,27 @@ function regex(source: string, what: string, file: string): RegExp {
   }
 }
 
+/** A rank_pattern / alpha_pattern key as the regex PEFT's get_pattern_key tests a module name with. */
+const keySource = (k: string) => `^(.*\\.)?(${k})$`;
+
 /** The first pattern key matching `module` (PEFT get_pattern_key), or undefined. */
 export function patternKey(keys: readonly string[], module: string, file: string, field: string): string | undefined {
-  return keys.find((k) => regex(`^(.*\\.)?(${k})$`, `${field} key ${JSON.stringify(k)}`, file).test(module));
+  return keys.find((k) => regex(keySource(k), `${field} key ${JSON.stringify(k)}`, file).test(module));
 }
 
-/** Which modules target_modules (+ layers_to_transform) selects, as PEFT's check_target_module_exists. */
-function targetSelector(c: ConfigJson): (module: string) => boolean {
+/** target_modules as a regex source, when it is one (PEFT fullmatches a string against the name). */
+function targetSource(c: ConfigJson): string | undefined {
   const target = c.raw.target_modules;
-  let byName: (m: string) => boolean;
+  return typeof target === 'string' && target !== 'all-linear' ? `^(?:${target})$` : undefined;
+}
+
+/** Which modules target_modules (+ layers_to_transform) selects, as PEFT's check_target_module_exists;
+ *  `byRegex[i]`: whether module i matches a regex target_modules. */
+function targetSelector(c: ConfigJson, byRegex: boolean[] | undefined): (module: string, i: number) => boolean {
+  const target = c.raw.target_modules;
+  let byName: (m: string, i: number) => boolean;
   if (typeof target === 'string') {
-    const re = target === 'all-linear' ? undefined : regex(`^(?:${target})$`, 'target_modules', c.file);
-    byName = (m) => !re || re.test(m);
+    byName = (_, i) => !byRegex || byRegex[i]!;
   } else if (Array.isArray(target) && target.every((t) => typeof t === 'string')) {
     byName = (m) => target.some((t) => m === t || m.endsWith(`.${t}`));
   } else {
@@ -45,7 +57,44 @@ function targetSelector(c: ConfigJson): (module: string) => boolean {
   if (!Array.isArray(layers) || !layers.every((l) => Number.isInteger(l) && l >= 0)) {
     c.fail('layers_to_transform', 'must be a layer index or a list of them');
   }
-  return (m) => byName(m) && layers.includes(layerOf(m) ?? -1);
+  return (m, i) => byName(m, i) && layers.includes(layerOf(m) ?? -1);
+}
+
+/**
+ * The config's patterns (a regex target_modules, rank_pattern and alpha_pattern keys) tested against
+ * every module name in a worker with a time limit; syntax is checked here first, naming the field.
+ */
+async function matchPatterns(
+  c: ConfigJson,
+  modules: string[],
+  keys: Record<'rank_pattern' | 'alpha_pattern', string[]>,
+) {
+  const named: [string, string][] = [];
+  const target = targetSource(c);
+  if (target !== undefined) named.push(['target_modules', target]);
+  const offset = { rank_pattern: 0, alpha_pattern: 0 };
+  for (const field of ['rank_pattern', 'alpha_pattern'] as const) {
+    offset[field] = named.length;
+    for (const k of keys[field]) named.push([`${field} key ${JSON.stringify(k)}`, keySource(k)]);
+  }
+  for (const [what, source] of named) regex(source, what, c.file);
+  let matches: boolean[][];
+  try {
+    matches = await matchInWorker(
+      named.map(([, source]) => source),
+      modules,
+      PATTERN_MS,
+    );
+  } catch (err) {
+    if (!(err instanceof PatternTimeout)) throw err;
+    throw new AdapterError(
+      `${c.file}: ${named[err.pattern]![0]} took over ${err.ms} ms to match ${modules.length} module name${modules.length === 1 ? '' : 's'} (a pattern that backtracks catastrophically); simplify it`,
+    );
+  }
+  /** The first key of `field` matching module i (PEFT get_pattern_key), or undefined. */
+  const firstKey = (field: keyof typeof offset, i: number) =>
+    keys[field].find((_, j) => matches[offset[field] + j]![i]);
+  return { target: target === undefined ? undefined : matches[0]!, firstKey };
 }
 
 function refuse(c: ConfigJson): void {
@@ -92,7 +141,6 @@ export async function readPeft(dir: string, layers: number, name: string): Promi
   const rslora = c.bool('use_rslora', false);
   const ranks = c.numberMap('rank_pattern');
   const alphas = c.numberMap('alpha_pattern');
-  const selects = targetSelector(c);
   const file = join(dir, 'adapter_model.safetensors');
   if (!(await exists(file))) {
     const bin = (await exists(join(dir, 'adapter_model.bin')))
@@ -108,20 +156,16 @@ export async function readPeft(dir: string, layers: number, name: string): Promi
   };
   const pairs = pairTensors(st.tensors.values(), '.lora_A.weight', '.lora_B.weight', moduleOf, unexpected(file));
   if (pairs.length === 0) throw new AdapterError(`${file}: has no LoRA tensors`);
-  const modules = pairs.map((p) => {
+  const patterns = await matchPatterns(
+    c,
+    pairs.map((p) => p.module),
+    { rank_pattern: ranks.map(([k]) => k), alpha_pattern: alphas.map(([k]) => k) },
+  );
+  const selects = targetSelector(c, patterns.target);
+  const modules = pairs.map((p, i) => {
     const rank = pairRank(p, false, file);
-    const rk = patternKey(
-      ranks.map(([k]) => k),
-      p.module,
-      c.file,
-      'rank_pattern',
-    );
-    const ak = patternKey(
-      alphas.map(([k]) => k),
-      p.module,
-      c.file,
-      'alpha_pattern',
-    );
+    const rk = patterns.firstKey('rank_pattern', i);
+    const ak = patterns.firstKey('alpha_pattern', i);
     const rm = rk === undefined ? r : ranks.find(([k]) => k === rk)![1];
     const am = ak === undefined ? alpha : alphas.find(([k]) => k === ak)![1];
     if (!Number.isInteger(rm) || rm < 1) c.fail('rank_pattern', `must map to integers ≥ 1 (key ${JSON.stringify(rk)})`);
@@ -131,7 +175,7 @@ export async function readPeft(dir: string, layers: number, name: string): Promi
         `${file}: tensor ${p.a!.name} has rank ${rank} (shape [${p.a!.shape.join(', ')}]) but adapter_config.json gives ${from} for ${p.module}`,
       );
     }
-    if (!selects(p.module)) {
+    if (!selects(p.module, i)) {
       throw new AdapterError(
         `${file}: tensor ${p.a!.name} targets ${p.module}, which adapter_config.json target_modules ${JSON.stringify(c.raw.target_modules)}${c.has('layers_to_transform') ? ` / layers_to_transform ${JSON.stringify(c.raw.layers_to_transform)}` : ''} does not select`,
       );

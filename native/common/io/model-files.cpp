@@ -166,14 +166,7 @@ void drop_page_cache(const std::string& path) {
 }
 
 void ModelFiles::check_sizes() const {
-  for (const File& f : files_) {
-    struct stat st;
-    if (::fstat(f.fd, &st) != 0) fail("cannot stat ", f.path, ": ", std::strerror(errno));
-    if (static_cast<uint64_t>(st.st_size) < f.size) {
-      fail("model file ", f.path, " shrank from ", f.size, " to ", static_cast<uint64_t>(st.st_size),
-           " bytes since the model was loaded (truncated or rewritten?); reload the model");
-    }
-  }
+  for (const File& f : files_) check_unshrunk(f.fd, f.path, f.size);
 }
 
 }  // namespace bs

@@ -32,7 +32,10 @@ const char* mrope_key(const ConfigReader& text) {
 
 void read_mrope(const ConfigReader& rs, ModelConfig& cfg) {
   cfg.mrope_section.clear();
-  for (int64_t s : rs.int_list("mrope_section")) cfg.mrope_section.push_back(static_cast<int>(s));
+  for (int64_t s : rs.int_list("mrope_section")) {
+    if (s < 0 || s > (1 << 20)) rs.error("mrope_section", "must list sections in [0, 1048576] frequency slots");
+    cfg.mrope_section.push_back(static_cast<int>(s));
+  }
   cfg.mrope_interleaved = rs.boolean("mrope_interleaved", false);
   if (cfg.mrope_section.size() != 3) rs.error("mrope_section", "must list 3 sections (time, height, width)");
 }

@@ -191,6 +191,10 @@ std::unique_ptr<Prerouter> Prerouter::from_file(const Model& m, const std::strin
   return p;
 }
 
+void Prerouter::check_size() const {
+  if (file_) file_->check_size();
+}
+
 const PrerouterHead* Prerouter::head(int64_t owner) const {
   if (owner < 0 || owner >= static_cast<int64_t>(by_layer_.size()) || by_layer_[owner] < 0) return nullptr;
   return &heads_[by_layer_[owner]];

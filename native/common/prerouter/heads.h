@@ -50,6 +50,8 @@ class Prerouter {
   const PrerouterHead* head(int64_t owner) const;
   std::vector<int64_t> owners() const;
   const std::string& source() const { return source_; }
+  // Throws bs::Error when the heads file shrank since it was mapped (no file: never).
+  void check_size() const;
 
   // logits[E] of layer owner+1 for the next token. cur / prev: k expert ids each, or nullptr
   // when unknown (the one-hot part stays zero).

@@ -2,6 +2,8 @@
 // found: unsupported features (DoRA, bias, modules_to_save), config/tensor disagreements (rank,
 // target_modules, num_layers, keys), half pairs, and — checked natively against the loaded model —
 // modules it does not have, shape mismatches, routed experts, routers and wrong dtypes.
+import { truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AdapterManager } from '../../../../daemon/engine/adapters/adapter-manager.js';
@@ -121,6 +123,21 @@ const CONFIG_CASES: [string, string, RawTensor[], Record<string, unknown> | unde
     peftConfig({ target_modules: '(?P<x>q_proj' }),
     /target_modules is not a regular expression this engine can run/,
   ],
+  // Tested in a worker with a time limit: on the main thread these would hold the daemon for minutes.
+  [
+    'a target_modules regex that backtracks catastrophically',
+    'adapter_model.safetensors',
+    peft(Q),
+    peftConfig({ target_modules: '(.|.)*(.|.)*(.|.)*(.|.)*(.|.)*z' }),
+    /target_modules took over 2000 ms to match 1 module name \(a pattern that backtracks catastrophically\); simplify it/,
+  ],
+  [
+    'a rank_pattern key that backtracks catastrophically',
+    'adapter_model.safetensors',
+    peft(Q),
+    peftConfig({ rank_pattern: { q: 4, '(.|.)*(.|.)*(.|.)*(.|.)*(.|.)*z': 2 } }),
+    /rank_pattern key "\(\.\|\.\)\*.*z" took over 2000 ms/,
+  ],
   [
     'mlx-lm DoRA',
     'adapters.safetensors',
@@ -205,6 +222,15 @@ for (const [name, file, tensors, config, want] of CONFIG_CASES) {
     );
   });
 }
+
+test('a 17 MiB adapter_config.json is refused unread', async (t) => {
+  const dir = writeAdapterDir(t, 'adapter_model.safetensors', peft(Q), peftConfig());
+  truncateSync(join(dir, 'adapter_config.json'), 17 << 20);
+  await assert.rejects(
+    readAdapter(dir, { layers: 4 }),
+    /adapter_config\.json: is 17825792 bytes, over the 16 MiB a config may take/,
+  );
+});
 
 test('a folder with no adapter in it says what it looked for', async (t) => {
   const dir = tempDir('bs-empty-');
