@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { compileContext } from '../policy/context/compile.js';
-import { readEvents } from '../policy/episode/records.js';
+import { readEpisodeMeta, readEvents } from '../policy/episode/records.js';
 import { episodeReport, reportText } from '../policy/episode/report.js';
 import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
 import { DaemonRpc } from './daemon-rpc.js';
@@ -182,12 +182,14 @@ export function registerPolicy(program: Command): void {
     .action((id: string, o: { config?: string; json?: boolean }) => {
       const config = loadConfig({ file: o.config });
       let events: EpisodeEvent[];
+      let meta: Record<string, unknown>;
       try {
         events = readEvents(config.data_dir, id);
+        meta = readEpisodeMeta(config.data_dir, id);
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
-      const r = episodeReport(events);
+      const r = episodeReport(events, meta);
       process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : reportText(r));
     });
   registerPolicyEval(policy);

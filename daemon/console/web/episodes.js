@@ -7,7 +7,8 @@ const $ = (id) => document.getElementById(id);
 const MAX_EVENTS = 200;
 /** Observation images shown (and kept): the newest ones; older observations name their images. */
 const MAX_THUMBS = 24;
-const FINAL = new Set(['done', 'gave_up', 'budget_exhausted', 'stopped', 'failed']);
+// interrupted: a record the daemon stopped in, marked at its next start (never a live episode's state).
+const FINAL = new Set(['done', 'gave_up', 'budget_exhausted', 'stopped', 'failed', 'interrupted']);
 const short = (v, n = 400) => {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return s.length > n ? `${s.slice(0, n)}…` : s;
@@ -226,6 +227,7 @@ export class Episodes {
     const state = $('episode-state');
     state.textContent = s.paused ? `${s.state} (paused)` : s.state;
     state.dataset.state = s.state;
+    state.title = s.reason ?? '';
     const u = s.used ?? {};
     const b = s.budget ?? {};
     $('episode-budget').textContent =

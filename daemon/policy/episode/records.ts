@@ -1,17 +1,9 @@
 // Episode records under <data_dir>/episodes/<id>/: episode.json (the start and, once ended, the
 // end), events.jsonl (every event), states.jsonl (the measured state at each observation),
 // commands.jsonl (every trajectory, gripper and stop command sent to the robot) and images/.
-// Retention removes the oldest records past a count, a total size or an age.
-import {
-  appendFileSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+// Retention (retention.ts) and the marking of interrupted records (interrupted.ts) walk them.
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Observation } from './observation.js';
 import type { EpisodeEvent } from './types.js';
@@ -55,11 +47,18 @@ export class EpisodeRecorder {
   }
 }
 
+const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
 /** Written beside and renamed over: a crash or a full disk leaves the old file whole, never a cut one. */
 function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeFileSync(`${file}.tmp`, jsonText(value));
+  renameSync(`${file}.tmp`, file);
+}
+
+/** writeJsonAtomic without holding the event loop (records of other daemon runs). */
+export async function replaceJson(file: string, value: unknown): Promise<void> {
+  await writeFile(`${file}.tmp`, jsonText(value));
+  await rename(`${file}.tmp`, file);
 }
 
 /** A file of an episode's record; throws a readable error when there is no such record. */
@@ -100,50 +99,27 @@ export function parseEvents(text: string): { events: EpisodeEvent[]; damaged: nu
   return { events, damaged };
 }
 
-function size(path: string): number {
-  const s = statSync(path);
-  if (!s.isDirectory()) return s.size;
-  return readdirSync(path).reduce((n, f) => n + size(join(path, f)), 0);
+/** The ids of the records under <data_dir>/episodes, oldest first; none when there is no such folder. */
+export async function recordIds(dataDir: string): Promise<string[]> {
+  const names = await readdir(episodesDir(dataDir)).catch(() => [] as string[]);
+  return names.filter((f) => EPISODE_ID.test(f)).sort();
 }
 
-export interface Retention {
-  maxEpisodes: number;
-  maxBytes: number;
-  maxAgeDays: number;
-}
-
-/**
- * Removes the oldest records past the limits, never those in `keep` (running episodes), whose
- * bytes do not count either; returns the ids removed.
- */
-export function applyRetention(dataDir: string, r: Retention, keep: ReadonlySet<string>, nowMs: number): string[] {
-  const root = episodesDir(dataDir);
-  let ids: string[];
-  try {
-    ids = readdirSync(root)
-      .filter((f) => EPISODE_ID.test(f))
-      .sort();
-  } catch {
-    return [];
+/** The bytes of the files under a record's folder and the newest file's modification time (ms). */
+export async function recordFiles(path: string): Promise<{ bytes: number; newestMs: number }> {
+  let bytes = 0;
+  let newestMs = 0;
+  for (const d of await readdir(path, { withFileTypes: true })) {
+    const p = join(path, d.name);
+    if (d.isDirectory()) {
+      const sub = await recordFiles(p);
+      bytes += sub.bytes;
+      newestMs = Math.max(newestMs, sub.newestMs);
+    } else {
+      const s = await stat(p);
+      bytes += s.size;
+      newestMs = Math.max(newestMs, s.mtimeMs);
+    }
   }
-  // Running episodes' bytes do not count: still growing, they alone could pass max_bytes and send
-  // every finished record without bringing the total under it.
-  const entries = ids
-    .filter((id) => !keep.has(id))
-    .map((id) => {
-      const p = join(root, id);
-      return { id, path: p, bytes: size(p), mtime: statSync(p).mtimeMs };
-    });
-  let total = entries.reduce((n, e) => n + e.bytes, 0);
-  let count = ids.length;
-  const removed: string[] = [];
-  for (const e of entries) {
-    const old = nowMs - e.mtime > r.maxAgeDays * 86_400_000;
-    if (!old && count <= r.maxEpisodes && total <= r.maxBytes) continue;
-    rmSync(e.path, { recursive: true, force: true });
-    removed.push(e.id);
-    total -= e.bytes;
-    count--;
-  }
-  return removed;
+  return { bytes, newestMs };
 }

@@ -19,7 +19,9 @@ export interface EpisodeReport {
   failures: { decision: number; tool: string | null; kind: string; message: string }[];
 }
 
-export function episodeReport(events: readonly EpisodeEvent[]): EpisodeReport {
+/** `meta`: the record's episode.json, whose end stands where no `finished` event was recorded (an
+ *  episode the daemon stopped in, marked `interrupted` at its next start). */
+export function episodeReport(events: readonly EpisodeEvent[], meta: Record<string, unknown> = {}): EpisodeReport {
   const started = events.find((e) => e.type === 'started');
   const finished = events.findLast((e) => e.type === 'finished');
   const last = events.findLast((e) => e.type === 'decision');
@@ -30,8 +32,8 @@ export function episodeReport(events: readonly EpisodeEvent[]): EpisodeReport {
     instruction: (started?.instruction as string) ?? null,
     provider: (started?.provider as string) ?? null,
     check: (started?.check as string) ?? null,
-    state: (finished?.state as string) ?? 'running (no end recorded)',
-    reason: (finished?.reason as string) ?? null,
+    state: (finished?.state as string) ?? (meta.state as string) ?? 'running (no end recorded)',
+    reason: (finished?.reason as string) ?? (meta.reason as string) ?? null,
     decisions: used.decisions ?? 0,
     wall_s: used.wall_s ?? events.at(-1)?.t ?? 0,
     tokens: { prompt: used.prompt_tokens ?? 0, completion: used.completion_tokens ?? 0 },
@@ -61,8 +63,8 @@ export function episodeReport(events: readonly EpisodeEvent[]): EpisodeReport {
       if (!e.complete) r.failures.push({ decision, tool: 'done', kind: 'check_rejected', message: e.reason as string });
     } else if (e.type === 'request' && tool === 'give_up') tally('give_up', 'ok');
   }
-  if (r.state === 'failed')
-    r.failures.push({ decision: r.decisions, tool: null, kind: 'episode_failed', message: r.reason ?? '' });
+  if (r.state === 'failed' || r.state === 'interrupted')
+    r.failures.push({ decision: r.decisions, tool: null, kind: `episode_${r.state}`, message: r.reason ?? '' });
   return r;
 }
 

@@ -17,7 +17,8 @@ import { sceneSpecProblem } from './checks.js';
 import { compileContextFiles, contextBase, contextRoots } from './context-files.js';
 import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
-import { applyRetention, EpisodeRecorder, newEpisodeId } from './records.js';
+import { EpisodeRecorder, newEpisodeId } from './records.js';
+import { RecordUpkeep } from './record-upkeep.js';
 import type { EpisodeEvent, EpisodeOptions, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
 import { linkFrames, linkScene } from './link-frames.js';
 import { robotFrames } from './robot-frames.js';
@@ -79,14 +80,19 @@ export class PolicyService extends Service {
   /** Ended episodes' ids in the order they ended: the earliest ended are forgotten first. */
   private readonly ended: string[] = [];
   private readonly byRobot = new Map<string, string>();
+  private readonly records: RecordUpkeep;
 
   constructor(private readonly deps: PolicyServiceDeps) {
     super();
     this.frames = deps.frames ?? linkFrames(deps.link);
     this.scene = deps.scene ?? linkScene(deps.link);
+    const running = { has: (id: string) => [...this.byRobot.values()].includes(id) };
+    this.records = new RecordUpkeep(deps.dataDir, deps.config.records, running, deps.log);
   }
 
   protected async onStart(): Promise<void> {
+    // Before the first episode can start, so no record of this run is among them.
+    await this.records.markInterrupted();
     this.deps.link.commandObserver = (robot, c) => this.onCommand(robot, c);
   }
 
@@ -95,6 +101,7 @@ export class PolicyService extends Service {
     // The observer goes after the stops: their stop commands belong in the records too.
     await Promise.all([...this.byRobot.values()].map((id) => this.entries.get(id)!.episode.stop('daemon_stop')));
     this.deps.link.commandObserver = null;
+    await this.records.idle();
   }
 
   protected override describe() {
@@ -198,7 +205,8 @@ export class PolicyService extends Service {
     });
     this.entries.set(id, { episode, recorder, listeners, provider: provider.name, startedAt });
     this.byRobot.set(req.robot, id);
-    this.retain(id);
+    // Old records past the limits go, in the background: a start never waits for the walk.
+    this.records.retain();
     episode.emit('started', {
       robot: req.robot,
       instruction: req.instruction,
@@ -307,23 +315,6 @@ export class PolicyService extends Service {
     if (!id) return;
     const e = this.entries.get(id)!;
     e.recorder.command(e.episode.elapsed(), c.type, c.msg);
-  }
-
-  /** Old records past the limits go; a record that cannot be removed is logged, never fatal to the start. */
-  private retain(current: string): void {
-    const r = this.deps.config.records;
-    const keep = new Set([current, ...this.byRobot.values()]);
-    try {
-      const removed = applyRetention(
-        this.deps.dataDir,
-        { maxEpisodes: r.max_episodes, maxBytes: r.max_bytes, maxAgeDays: r.max_age_days },
-        keep,
-        Date.now(),
-      );
-      if (removed.length) this.deps.log.info({ removed }, 'removed old episode records');
-    } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message }, 'could not apply the retention of episode records');
-    }
   }
 
   private forgetOld(): void {

@@ -25,6 +25,9 @@ export type EpisodeState = (typeof EPISODE_STATES)[number];
 export type FinalState = 'done' | 'gave_up' | 'failed' | 'stopped' | 'budget_exhausted';
 export const FINAL_STATES: readonly FinalState[] = ['done', 'gave_up', 'failed', 'stopped', 'budget_exhausted'];
 export const isFinal = (s: EpisodeState): s is FinalState => (FINAL_STATES as readonly string[]).includes(s);
+/** A record's end state: its episode's final state, or `interrupted` when the daemon stopped while
+ *  the episode ran (no episode reaches it; interrupted.ts marks such records at the next start). */
+export type RecordEndState = FinalState | 'interrupted';
 
 /** One camera's latest frame: encoded bytes (JPEG or PNG), its size and capture time (s, daemon clock). */
 export interface Frame {

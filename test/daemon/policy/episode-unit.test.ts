@@ -11,7 +11,8 @@ import { identity } from '../../../robot/math/transform.js';
 import type { ToolOutcome } from '../../../robot/tools/outcome.js';
 import { sceneVerdict } from '../../../daemon/policy/episode/checks.js';
 import { Episode, type EpisodeOptions } from '../../../daemon/policy/episode/episode.js';
-import { applyRetention, EpisodeRecorder, newEpisodeId } from '../../../daemon/policy/episode/records.js';
+import { EpisodeRecorder, newEpisodeId } from '../../../daemon/policy/episode/records.js';
+import { applyRetention } from '../../../daemon/policy/episode/retention.js';
 import { parseScript, ScriptedProvider } from '../../../daemon/policy/providers/scripted.js';
 import { ProviderError, type PolicyProvider } from '../../../daemon/policy/providers/types.js';
 import type { EpisodeEvent, EpisodeRobot, Frame } from '../../../daemon/policy/episode/types.js';
@@ -407,7 +408,7 @@ test('a provider failure ends the episode as failed with its reason', async () =
   assert.match(ep.reason!, /all 1 decisions are used/);
 });
 
-test('retention removes the oldest records past the count, never a kept one', () => {
+test('retention removes the oldest records past the count, never a kept one', async () => {
   const dir = tempDir('brainstem-ret-');
   try {
     const ids = [1, 2, 3, 4].map((i) => newEpisodeId(new Date(Date.UTC(2026, 0, 1, 0, 0, i)), 'abcdef'));
@@ -415,7 +416,7 @@ test('retention removes the oldest records past the count, never a kept one', ()
       mkdirSync(join(dir.path, 'episodes', id), { recursive: true });
       writeFileSync(join(dir.path, 'episodes', id, 'events.jsonl'), '{}\n');
     }
-    const removed = applyRetention(
+    const removed = await applyRetention(
       dir.path,
       { maxEpisodes: 2, maxBytes: 1 << 30, maxAgeDays: 30 },
       new Set([ids[0]!]),
@@ -426,7 +427,7 @@ test('retention removes the oldest records past the count, never a kept one', ()
     assert.ok(existsSync(join(dir.path, 'episodes', ids[0]!)));
     // A running record over max_bytes on its own does not send the finished ones.
     writeFileSync(join(dir.path, 'episodes', ids[0]!, 'events.jsonl'), 'x'.repeat(4096));
-    const bytes = applyRetention(
+    const bytes = await applyRetention(
       dir.path,
       { maxEpisodes: 10, maxBytes: 1024, maxAgeDays: 30 },
       new Set([ids[0]!]),
