@@ -43,7 +43,7 @@ export class ControllerSession {
   latest: StateMsg | null = null;
   /** Daemon time the newest state arrived. */
   latestAt = -Infinity;
-  /** Messages that were dropped because they contradict the description (last reason). */
+  /** Messages dropped as invalid: against the description, out of time order, or naming no command sent (last reason). */
   invalid = 0;
   lastInvalid: string | null = null;
   listener: SessionListener | null = null;
