@@ -1,7 +1,8 @@
 // One robot's camera streams (a camera's colour or depth images): the latest good frame and a
 // ring of recent ones, bounded by count and bytes, the observed rate and age, and the frames
 // dropped by reason. A dropped frame never displaces a good one; drops are logged at most once
-// per LOG_INTERVAL_S per stream and reason.
+// per LOG_INTERVAL_S per stream and reason. Only a good frame opens a stream, and a stream idle
+// for IDLE_STREAM_S gives its slot to a new one: bad frames under made-up names take no slot.
 import { CONTENT_TYPES, type CameraKind, type CameraMeta } from '../../robot/link/camera-protocol.js';
 import { checkImage, type FrameProblem, type FrameProblemCode } from '../../robot/link/image-header.js';
 import type { Logger } from '../log.js';
@@ -25,6 +26,8 @@ export interface StoredFrame {
 export type DropCounts = Partial<Record<FrameProblemCode, number>>;
 
 const LOG_INTERVAL_S = 10;
+/** Seconds without a good frame after which a stream's slot may go to a new stream. */
+export const IDLE_STREAM_S = 60;
 /** Weight of the newest interval in the rate's moving average. */
 const RATE_ALPHA = 0.25;
 
@@ -38,8 +41,6 @@ class CameraStream {
   readonly dropped: DropCounts = {};
   /** Moving average of the seconds between good frames. */
   interval: number | null = null;
-  /** The MQTT 3.1.1 sidecar waiting for its image; `invalid` when it was refused (its image goes too). */
-  pending: CameraMeta | 'invalid' | null = null;
 
   constructor(
     readonly camera: string,
@@ -62,8 +63,13 @@ export class CameraStore {
   private readonly streams = new Map<string, CameraStream>();
   /** Drops that name no stream (an unreadable header, a frame cut off by the transport). */
   readonly unattributed: DropCounts = {};
-  /** Last warning per stream and reason (bounded: streams × reasons). */
+  /** Last warning per stream and reason (bounded: streams × reasons, plus one per reason unattributed). */
   private readonly logged = new Map<string, { at: number; suppressed: number }>();
+  /**
+   * MQTT 3.1.1 sidecars waiting for their image by stream key (`invalid`: refused, its image goes
+   * too); at most max_streams, the oldest go first, so sidecars alone open no stream.
+   */
+  private readonly sidecars = new Map<string, CameraMeta | 'invalid'>();
 
   constructor(
     readonly robot: string,
@@ -84,16 +90,19 @@ export class CameraStore {
     image: Buffer,
     now: number,
   ): FrameProblem | null {
-    const s = this.stream(camera, kind);
-    const problem: FrameProblem | null = !s
-      ? { code: 'too_many_streams', detail: `more than ${this.limits.maxStreams} camera streams: ${camera}` }
-      : image.length > this.limits.maxFrameBytes
+    const bad: FrameProblem | null =
+      image.length > this.limits.maxFrameBytes
         ? { code: 'oversize', detail: `${image.length} bytes > ${this.limits.maxFrameBytes}` }
         : 'code' in meta
           ? meta
           : checkImage(image, meta);
-    if (!s || problem) {
-      this.drop(camera, kind, problem!, now);
+    const s = bad ? undefined : this.slot(camera, kind, now);
+    if (!s) {
+      const problem: FrameProblem = bad ?? {
+        code: 'too_many_streams',
+        detail: `${streamKey(camera, kind)}: all ${this.limits.maxStreams} stream slots had a good frame within ${IDLE_STREAM_S} s`,
+      };
+      this.drop(camera, kind, problem, now);
       return problem;
     }
     const good = meta as CameraMeta; // a problem was returned above
@@ -118,9 +127,9 @@ export class CameraStore {
     return null;
   }
 
-  /** Counts and logs a dropped frame; `camera` null when it cannot be told. */
+  /** Counts and logs a dropped frame; unattributed when `camera` is null or its stream has no good frame yet. */
   drop(camera: string | null, kind: CameraKind, problem: FrameProblem, now: number): void {
-    const s = camera === null ? undefined : this.stream(camera, kind);
+    const s = camera === null ? undefined : this.streams.get(streamKey(camera, kind));
     const counts = s?.dropped ?? this.unattributed;
     counts[problem.code] = (counts[problem.code] ?? 0) + 1;
     this.count(s ? s.camera : '', problem.code);
@@ -145,15 +154,17 @@ export class CameraStore {
 
   /** An MQTT 3.1.1 sidecar: the metadata of the next image on its topic (invalid: drop that image). */
   sidecar(camera: string, kind: CameraKind, meta: CameraMeta | 'invalid'): void {
-    const s = this.stream(camera, kind);
-    if (s) s.pending = meta;
+    const key = streamKey(camera, kind);
+    this.sidecars.delete(key);
+    this.sidecars.set(key, meta);
+    if (this.sidecars.size > this.limits.maxStreams) this.sidecars.delete(this.sidecars.keys().next().value!);
   }
 
   /** Takes the sidecar waiting for this stream's image. */
   takeSidecar(camera: string, kind: CameraKind): CameraMeta | 'invalid' | null {
-    const s = this.streams.get(streamKey(camera, kind));
-    const meta = s?.pending ?? null;
-    if (s) s.pending = null;
+    const key = streamKey(camera, kind);
+    const meta = this.sidecars.get(key) ?? null;
+    this.sidecars.delete(key);
     return meta;
   }
 
@@ -200,13 +211,27 @@ export class CameraStore {
     );
   }
 
-  private stream(camera: string, kind: CameraKind): CameraStream | undefined {
+  /** The stream for a good frame: its own, else a free slot (idle streams give theirs up), else none. */
+  private slot(camera: string, kind: CameraKind, now: number): CameraStream | undefined {
     const key = streamKey(camera, kind);
-    let s = this.streams.get(key);
-    if (!s && this.streams.size < this.limits.maxStreams) {
-      s = new CameraStream(camera, kind);
-      this.streams.set(key, s);
+    const s = this.streams.get(key);
+    if (s) return s;
+    if (this.streams.size >= this.limits.maxStreams) this.evictIdle(now);
+    if (this.streams.size >= this.limits.maxStreams) return undefined;
+    const fresh = new CameraStream(camera, kind);
+    this.streams.set(key, fresh);
+    return fresh;
+  }
+
+  private evictIdle(now: number): void {
+    for (const [key, s] of this.streams) {
+      if (now - s.latest!.receivedAt <= IDLE_STREAM_S) continue;
+      this.streams.delete(key);
+      for (const k of this.logged.keys()) if (k.startsWith(`${key}|`)) this.logged.delete(k);
+      this.log.info(
+        { robot: this.robot, camera: key, idle_s: now - s.latest!.receivedAt },
+        'camera stream idle: slot freed',
+      );
     }
-    return s;
   }
 }

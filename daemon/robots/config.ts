@@ -111,7 +111,7 @@ export const robotsSchema = obj(
           min: 1,
           max: 256,
           default: 16,
-          doc: "camera streams (a camera's colour or depth images) a robot may have; frames of further ones are dropped",
+          doc: "camera streams (a camera's colour or depth images) a robot may have; only a good frame opens one, one without a good frame for 60 s gives its slot to a new one; frames of further ones are dropped",
         }),
       },
       { doc: 'camera frames controllers send (docs/protocol.md, "Camera frames")' },

@@ -25,7 +25,7 @@ export interface SessionListener {
   event(e: EventMsg, now: number): void;
   /** The controller went away or restarted: whatever it was doing is no longer known. */
   lost(
-    code: 'offline' | 'controller_restarted' | 'link_down' | 'description_mismatch',
+    code: 'offline' | 'controller_restarted' | 'link_down' | 'description_mismatch' | 'clock_jump',
     message: string,
     now: number,
   ): void;
@@ -43,7 +43,7 @@ export class ControllerSession {
   latest: StateMsg | null = null;
   /** Daemon time the newest state arrived. */
   latestAt = -Infinity;
-  /** Messages that were dropped because they contradict the description (last reason). */
+  /** Messages dropped as invalid: against the description, out of time order, or naming no command sent (last reason). */
   invalid = 0;
   lastInvalid: string | null = null;
   listener: SessionListener | null = null;
@@ -52,7 +52,7 @@ export class ControllerSession {
 
   /**
    * staleAfter: seconds after which the newest state no longer counts as current (the
-   * newer of its arrival and, with a round-trip clock estimate, its sampling time).
+   * newer of its arrival and its sampling time on the estimated controller clock).
    */
   constructor(
     readonly id: string,
@@ -72,12 +72,7 @@ export class ControllerSession {
     // last seen), so they are told before that state is dropped.
     if (restarted)
       this.listener?.lost('controller_restarted', `controller ${this.id} restarted (new session ${d.session})`, now);
-    if (restarted || this.description === null) {
-      this.clock.reset();
-      this.latest = null;
-      this.latestAt = -Infinity;
-      this.lastHbSeq = -1;
-    }
+    if (restarted || this.description === null) this.forget();
     this.description = d;
     this.mismatch = compareDescription(d, this.expected);
     if (!restarted && this.mismatch.length) this.listener?.lost('description_mismatch', this.mismatchMessage(), now);
@@ -99,7 +94,22 @@ export class ControllerSession {
       this.lastInvalid = `time: ${s.time} s is ${(s.time - tc).toFixed(3)} s ahead of the controller clock as estimated (${tc.toFixed(3)} s; limit ${FUTURE_LIMIT} s)`;
       return;
     }
-    if (this.latest && s.seq <= this.latest.seq && s.time <= this.latest.time) return; // reordered or repeated
+    const last = this.latest;
+    if (last && s.time <= last.time) {
+      if (s.seq <= last.seq) return; // reordered or repeated
+      this.invalid++;
+      if (s.time === last.time) {
+        // A hung driver republishing its last sample: not new, so the newest state ages on.
+        this.lastInvalid = `time: ${s.time} s repeats the newest state's time with seq rising (${last.seq} → ${s.seq}): the controller's samples stopped`;
+        return;
+      }
+      // A clock that went back: its times and the estimate built on them no longer hold.
+      this.lastInvalid = `time: ${s.time} s is before the newest state's ${last.time} s with seq rising (${last.seq} → ${s.seq}): the controller's clock is not monotonic`;
+      this.forget();
+      const why = `the clock of controller ${this.id} went back (state time ${last.time} s → ${s.time} s, seq ${last.seq} → ${s.seq})`;
+      this.listener?.lost('clock_jump', why, now);
+      return;
+    }
     // One round trip per heartbeat: later states echoing the same one add nothing new.
     if (s.hb && s.hb.seq !== this.lastHbSeq) {
       this.lastHbSeq = s.hb.seq;
@@ -132,13 +142,15 @@ export class ControllerSession {
     return e ? now + e.offset : null;
   }
 
-  /** Seconds since the newest state: since it arrived, or since it was sampled when that is later known. */
+  /**
+   * Seconds since the newest state: since it arrived, or since it was sampled (on the estimated
+   * controller clock) when that is longer: a state delayed on the way is older than its arrival.
+   */
   stateAge(now: number): number {
     if (!this.latest) return Infinity;
-    let age = now - this.latestAt;
     const e = this.clock.estimate(now);
-    if (e?.source === 'round_trip') age = Math.max(age, now - (this.latest.time - e.offset));
-    return age;
+    const age = now - this.latestAt;
+    return e ? Math.max(age, now - (this.latest.time - e.offset)) : age;
   }
 
   /** Why no command may be sent now, or null when the controller is online, matching and fresh. */
@@ -161,6 +173,14 @@ export class ControllerSession {
     if (this.latest.faults.length)
       return { code: 'controller_fault', message: `controller ${this.id} reports ${this.latest.faults.join(', ')}` };
     return null;
+  }
+
+  /** Drops the state and the clock estimate (a new session or a clock that went back). */
+  private forget(): void {
+    this.clock.reset();
+    this.latest = null;
+    this.latestAt = -Infinity;
+    this.lastHbSeq = -1;
   }
 
   private mismatchMessage(): string {

@@ -9,6 +9,7 @@ import type { EventMsg, GripperMsg, StateMsg, StopMsg, TrajectoryMsg } from '../
 import { Motion, type MotionHost, type MotionOptions, type Progress } from './motion.js';
 import { armReports, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
 import { planCartesianMotion, type PlanResult } from './plan.js';
+import { GraspRecord } from './grasp-record.js';
 import type { RobotModel } from './robot-model.js';
 import type { ToolName } from './schemas.js';
 import { ToolValidator, type ArmTargets, type ToolCall } from './validate.js';
@@ -103,13 +104,11 @@ export class Executor implements SessionListener, MotionHost {
    *  controller meanwhile cancels them before anything is sent. */
   private readonly planning = new Set<Claim>();
   private readonly gripping = new Set<Claim>();
-  /** Gripper command id → arm, kept past its call (an event may name no arm); the newest 256. */
-  private readonly gripperArms = new Map<string, string>();
   private readonly planner: Planner;
   /** Gripper commands and stops waiting for their `finished`, by arm ('*' for stops). */
   private readonly waiters = new Map<string, Waiter>();
   /** Arms whose gripper last finished closed on an object: plans carry their grasp envelope. */
-  private readonly grasped = new Set<string>();
+  private readonly grasps: GraspRecord;
   private lastPoll = -Infinity;
   /** Until then staleness is not judged: the daemon was busy and states are still queued. */
   private graceUntil = -Infinity;
@@ -119,6 +118,7 @@ export class Executor implements SessionListener, MotionHost {
     this.session = deps.session;
     this.options = { ...DEFAULT_EXECUTOR_OPTIONS, ...deps.options };
     this.validator = new ToolValidator(deps.model.armNames);
+    this.grasps = new GraspRecord(deps.model.armNames);
     this.planner =
       deps.planner ?? ((start, targets, grasped) => planCartesianMotion(deps.model, start, targets, grasped));
     deps.session.listener = this;
@@ -288,10 +288,11 @@ export class Executor implements SessionListener, MotionHost {
     if (e.id === null) return;
     // What a gripper holds follows the controller's word, also once no call waits for it (a
     // stop or a timeout ended the call while the gripper went on closing).
-    if (e.command === 'gripper' && e.event === 'finished') {
-      const arm = e.arm ?? this.gripperArms.get(e.id);
-      if (arm !== undefined && e.reason === 'grasped') this.grasped.add(arm);
-      else if (arm !== undefined) this.grasped.delete(arm);
+    const unknown = this.grasps.event(e);
+    if (unknown) {
+      this.session.invalid++;
+      this.session.lastInvalid = unknown;
+      return;
     }
     for (const m of this.motions) if (m.owns(e.id)) m.event(e, now);
     for (const w of [...this.waiters.values()]) {
@@ -312,6 +313,7 @@ export class Executor implements SessionListener, MotionHost {
   }
 
   lost(code: string, message: string, now: number): void {
+    if (code === 'controller_restarted') this.grasps.reset();
     // A plan made from the old session's state is not sent to the new one (nor to none).
     for (const c of [...this.planning, ...this.gripping]) c.lost ??= { code, message };
     for (const w of this.freshWaiters.splice(0)) w.resolve();
@@ -400,7 +402,7 @@ export class Executor implements SessionListener, MotionHost {
         if (s.mode === 'stop') return notMoved('busy', 'stopping', `arm ${a} is still braking to rest`);
         if (s.mode === 'follow') return notMoved('busy', 'busy', `arm ${a} is still following a trajectory`);
       }
-      const planned = await this.planner(this.measured(), targets, [...this.grasped]);
+      const planned = await this.planner(this.measured(), targets, this.grasps.grasped());
       const planMs = round6((this.now() - rx.at) * 1000);
       const during = cancelled('while the motion was being planned');
       if (during) return during;
@@ -456,7 +458,7 @@ export class Executor implements SessionListener, MotionHost {
   private async checkPath(targets: ArmTargets[], rx: Received): Promise<ToolOutcome> {
     const problem = await this.usable();
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
-    const planned = await this.planner(this.measured(), targets, [...this.grasped]);
+    const planned = await this.planner(this.measured(), targets, this.grasps.grasped());
     if (!planned.ok)
       return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
     const p = planned.plan;
@@ -507,8 +509,7 @@ export class Executor implements SessionListener, MotionHost {
       );
       if (sent) return refuse('failed', 'link_down', `Not done: could not send the gripper command (${sent}).`);
       ids.set(id, arm);
-      this.gripperArms.set(id, arm);
-      if (this.gripperArms.size > 256) this.gripperArms.delete(this.gripperArms.keys().next().value!);
+      this.grasps.sent(id, arm);
     }
     progress('sent', { grippers: Object.fromEntries([...ids].map(([id, arm]) => [arm, id])) });
     return new Promise((resolve) => {

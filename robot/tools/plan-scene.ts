@@ -39,6 +39,7 @@ export function planScene(
   for (const o of snap.msg.objects) {
     if (!o.shape) continue;
     const pose = fromPose(o.pose.slice(0, 3), o.pose.slice(3));
+    // heldBy names only arms of the model that have measured joints.
     const by = holder.get(o.name);
     const arm = by === undefined ? undefined : scene.arms[by];
     const q = by === undefined ? undefined : start[by];
@@ -61,12 +62,14 @@ function heldBy(
   start: Record<string, readonly number[]>,
   grasped: readonly string[],
 ): Map<string, string> {
+  // Only the model's arms, as own keys of `start`: a name like `constructor` must not reach model.arm().
+  const arms = model.armNames.filter((a) => grasped.includes(a) && Object.hasOwn(start, a));
   const out = new Map<string, string>();
-  for (const o of snap.msg.objects) if (o.held_by !== null && grasped.includes(o.held_by)) out.set(o.name, o.held_by);
+  for (const o of snap.msg.objects) if (o.held_by !== null && arms.includes(o.held_by)) out.set(o.name, o.held_by);
   const named = new Set(out.values());
-  for (const arm of grasped) {
-    const q = start[arm];
-    if (named.has(arm) || !q) continue;
+  for (const arm of arms) {
+    const q = start[arm]!;
+    if (named.has(arm)) continue;
     const tcp = forwardKinematics(model.arm(arm).chain, q, new Float64Array(12));
     let best: { name: string; d: number } | undefined;
     for (const o of snap.msg.objects) {

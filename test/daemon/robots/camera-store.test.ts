@@ -3,13 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../daemon/log.js';
-import { CameraStore, type CameraLimits } from '../../../daemon/robots/camera-store.js';
+import { CameraStore, IDLE_STREAM_S, type CameraLimits } from '../../../daemon/robots/camera-store.js';
 import type { CameraMeta } from '../../../robot/link/camera-protocol.js';
-import { solidImage } from '../../helpers/images.js';
+import { depthPng, solidImage } from '../../helpers/images.js';
 
 function capture(): { log: Logger; warnings: Record<string, unknown>[] } {
   const warnings: Record<string, unknown>[] = [];
-  const log = { warn: (o: Record<string, unknown>) => warnings.push(o) } as unknown as Logger;
+  const log = { warn: (o: Record<string, unknown>) => warnings.push(o), info: () => undefined } as unknown as Logger;
   return { log, warnings };
 }
 
@@ -76,8 +76,9 @@ test('corrupt, oversized, wrongly typed and meta-less frames are counted; the la
 test('streams beyond max_streams are dropped, unattributed', async () => {
   const store = new CameraStore('r1', LIMITS, capture().log);
   const jpeg = await solidImage('jpeg', 8, 6);
+  const png = await depthPng(8, 6);
   store.accept('a', 'color', meta(0), jpeg, 0);
-  store.accept('a', 'depth', meta(0), jpeg, 0); // wrong format, but the stream exists
+  store.accept('a', 'depth', { ...meta(0), kind: 'depth', encoding: 'png' }, png, 0);
   assert.equal(store.accept('b', 'color', meta(0), jpeg, 0)?.code, 'too_many_streams');
   assert.deepEqual(store.unattributed, { too_many_streams: 1 });
   assert.deepEqual(
@@ -87,6 +88,48 @@ test('streams beyond max_streams are dropped, unattributed', async () => {
       ['a', 'depth'],
     ],
   );
+});
+
+test('bad frames and sidecars under any number of names take no stream slot', async () => {
+  const { log, warnings } = capture();
+  const store = new CameraStore('r1', LIMITS, log);
+  const jpeg = await solidImage('jpeg', 8, 6);
+  for (let i = 0; i < 20; i++) {
+    store.accept(`junk${i}`, 'color', meta(i), jpeg.subarray(0, 50), 0);
+    store.accept(`big${i}`, 'color', meta(i), Buffer.alloc(LIMITS.maxFrameBytes + 1, 0xff), 0);
+    store.accept(`png${i}`, 'depth', { ...meta(i), kind: 'depth' }, jpeg, 0);
+    store.sidecar(`side${i}`, 'color', meta(i));
+  }
+  assert.deepEqual(store.list(0), []);
+  assert.deepEqual(store.unattributed, { corrupt: 20, oversize: 20, depth_format: 20 });
+  assert.equal(warnings.length, 3, 'logged once per reason');
+  assert.equal(warnings[0]!.camera, 'junk0');
+  // The real cameras still get their streams, a sidecar still pairs with its image.
+  assert.equal(store.accept('wrist', 'color', meta(1), jpeg, 1), null);
+  store.sidecar('front', 'color', meta(2));
+  assert.deepEqual(store.takeSidecar('front', 'color'), meta(2));
+  assert.equal(store.accept('front', 'color', meta(2), jpeg, 1), null);
+  assert.deepEqual(
+    store.list(1).map((s) => s.name),
+    ['wrist', 'front'],
+  );
+  assert.equal(store.takeSidecar('side0', 'color'), null, 'only the newest max_streams sidecars wait');
+});
+
+test(`a stream without a good frame for ${IDLE_STREAM_S} s gives its slot to a new one`, async () => {
+  const { log } = capture();
+  const store = new CameraStore('r1', LIMITS, log);
+  const jpeg = await solidImage('jpeg', 8, 6);
+  store.accept('a', 'color', meta(0), jpeg, 0);
+  store.accept('b', 'color', meta(0), jpeg, 0);
+  store.accept('a', 'color', meta(1), jpeg, 30);
+  assert.equal(store.accept('c', 'color', meta(0), jpeg, IDLE_STREAM_S)?.code, 'too_many_streams');
+  assert.equal(store.accept('c', 'color', meta(1), jpeg, IDLE_STREAM_S + 1), null);
+  assert.deepEqual(
+    store.list(IDLE_STREAM_S + 1).map((s) => s.name),
+    ['a', 'c'],
+  );
+  assert.equal(store.frame('b', 'color'), undefined);
 });
 
 test('rate: 1 / the moving average of intervals, lower while a gap lasts; age from the daemon clock', async () => {

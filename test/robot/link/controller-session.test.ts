@@ -142,3 +142,57 @@ test('going offline, a restart (new session) and a mismatching description are r
   s.onState(state(0, 200), 5);
   assert.equal(r.states.length, 1, 'no state is used while the description differs');
 });
+
+test('a state whose time stopped is not new: a hung driver republishing its last sample goes stale', () => {
+  const { s, r } = online();
+  s.onState(state(0, 100), 1);
+  // 5 s of states every 10 ms with seq rising and the same time, no heartbeat echo (one-way clock).
+  for (let i = 1; i <= 500; i++) s.onState(state(i, 100), 1 + i * 0.01);
+  assert.deepEqual(
+    r.states.map((x) => x.seq),
+    [0],
+  );
+  assert.ok(Math.abs(s.stateAge(6) - 5) < 1e-9, `age ${s.stateAge(6)}`);
+  assert.equal(s.problem(6)!.code, 'stale_state');
+  assert.equal(s.invalid, 500);
+  assert.equal(
+    s.lastInvalid,
+    "time: 100 s repeats the newest state's time with seq rising (0 → 500): the controller's samples stopped",
+  );
+  // Samples that move on again (the controller's clock ran on meanwhile) count at once.
+  s.onState(state(501, 105.01), 6.01);
+  assert.equal(s.problem(6.01), null);
+});
+
+test('one-way clock: a state delayed on the way is as old as its sampling time says', () => {
+  const { s } = online();
+  // Controller = daemon + 100; the first state arrives at once, the second 0.45 s late.
+  s.onState(state(0, 101), 1);
+  s.onState(state(1, 101.05), 1.5);
+  assert.equal(s.clockEstimate(1.5)!.source, 'one_way');
+  assert.ok(Math.abs(s.stateAge(1.5) - 0.45) < 1e-9, `age ${s.stateAge(1.5)}`);
+  assert.equal(s.problem(1.5)!.code, 'stale_state');
+});
+
+test('a state time going back with seq rising drops the state and the clock estimate and reports clock_jump', () => {
+  const { s, r } = online();
+  s.onState(state(0, 100), 1);
+  s.onState(state(1, 100.01), 1.01);
+  s.onState(state(2, 40), 1.02);
+  assert.deepEqual(r.lostCodes, ['clock_jump']);
+  assert.equal(s.latest, null);
+  assert.equal(s.clockEstimate(1.02), null);
+  assert.equal(s.problem(1.02)!.code, 'no_state');
+  assert.equal(
+    s.lastInvalid,
+    "time: 40 s is before the newest state's 100.01 s with seq rising (1 → 2): the controller's clock is not monotonic",
+  );
+  // The states after it build a new estimate on the new clock.
+  s.onState(state(3, 40.01), 1.03);
+  assert.ok(Math.abs(s.controllerTime(1.03)! - 40.01) < 1e-9);
+  assert.equal(s.problem(1.03), null);
+  assert.deepEqual(
+    r.states.map((x) => x.seq),
+    [0, 1, 3],
+  );
+});

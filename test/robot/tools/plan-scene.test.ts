@@ -58,3 +58,11 @@ test('no grasp, or nothing within reach of the TCP: every object is checked wher
   assert.equal(none.arms.arm!.held, undefined);
   assert.deepEqual(names(none), ['far']);
 });
+
+test('a grasped name that is no arm of the model (an Object prototype key included) carries nothing', () => {
+  for (const bogus of ['constructor', 'toString', '__proto__', 'nope']) {
+    const s = planScene(model, { msg: scene(bogus), grippers: { arm: 0.5 } }, { arm: q }, [bogus]);
+    assert.equal(s.arms.arm!.held, undefined, bogus);
+    assert.deepEqual(names(s), ['beside', 'far', 'red'], bogus);
+  }
+});
