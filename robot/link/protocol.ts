@@ -201,6 +201,12 @@ export const DAEMON_TOPICS: readonly RobotTopic[] = ['trajectory', 'gripper', 's
 
 export const ROBOT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$';
 
+/**
+ * The largest message but a camera image or its sidecar (bytes): a receiver drops a larger one
+ * before parsing it, and the embedded broker retains nothing larger.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
 export interface Delivery {
   qos: 0 | 1;
   retain: boolean;
