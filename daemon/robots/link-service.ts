@@ -15,6 +15,8 @@ import {
   robotFilter,
   robotTopic,
   DELIVERY,
+  MAX_MESSAGE_BYTES,
+  oversize,
   type HeartbeatMsg,
 } from '../../robot/link/protocol.js';
 import { decodeMessage, type MessageBySuffix } from '../../robot/link/protocol-validate.js';
@@ -126,6 +128,7 @@ export class RobotLink extends Service {
         frame: (robot, f) =>
           this.robots.get(robot)!.cameras.accept(f.camera, f.meta.kind ?? 'color', f.meta, f.image, this.now()),
         dropped: (robot, problem) => this.robots.get(robot)!.cameras.drop(null, 'color', problem, this.now()),
+        invalid: (robot, message) => this.invalid(robot, 'envelope', message),
       },
       deps.log,
     );
@@ -230,6 +233,7 @@ export class RobotLink extends Service {
     if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage)) return;
     const r = this.robots.get(at.robot);
     if (r?.entry.transport !== 'mqtt') return;
+    if (payload.length > MAX_MESSAGE_BYTES) return this.invalid(at.robot, at.suffix, oversize(payload.length));
     // An empty payload clears a retained message (availability, description); elsewhere it is malformed.
     if (payload.length === 0) {
       if (at.suffix === 'state' || at.suffix === 'events') this.invalid(at.robot, at.suffix, 'the payload is empty');
@@ -294,6 +298,7 @@ export class RobotLink extends Service {
   private onSimScene(robot: string, payload: Buffer): void {
     const r = this.robots.get(robot);
     if (r?.entry.transport !== 'mqtt') return;
+    if (payload.length > MAX_MESSAGE_BYTES) return this.invalid(robot, 'sim/scene', oversize(payload.length));
     const m = decodeMessage('sim_scene', payload);
     if (!m.ok) return this.invalid(robot, 'sim/scene', m.message);
     r.onSimScene(m.value, this.now());

@@ -8,6 +8,7 @@ import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import { decodeCameraFrame, type CameraFrame } from '../../robot/link/camera-protocol.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
 import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
+import { MAX_MESSAGE_BYTES, oversize } from '../../robot/link/protocol.js';
 import type { ControllerMessage } from './runtime.js';
 
 export interface WsControllerHandlers {
@@ -22,6 +23,8 @@ export interface WsControllerHandlers {
   frame(robot: string, frame: CameraFrame): void;
   /** A camera frame refused before its camera could be told (unreadable header, too large for the socket). */
   dropped(robot: string, problem: FrameProblem): void;
+  /** A text envelope refused unread (too large), counted for each robot its socket serves. */
+  invalid(robot: string, message: string): void;
 }
 
 /** WebSocket close code for a socket that broke a rule of the link (RFC 6455: policy violation). */
@@ -65,6 +68,17 @@ export class WsControllers {
             robot: frame.value.robot,
           });
         return this.on.frame(frame.value.robot, frame.value);
+      }
+      // A text envelope is bounded like an MQTT message: a frame-sized one is not parsed.
+      const bytes = Array.isArray(data)
+        ? data.reduce((n, b) => n + b.length, 0)
+        : Buffer.isBuffer(data)
+          ? data.length
+          : data.byteLength;
+      if (bytes > MAX_MESSAGE_BYTES) {
+        const why = `envelope: ${oversize(bytes)}`;
+        for (const [robot, s] of this.byRobot) if (s === ws) this.on.invalid(robot, why);
+        return warn('oversize', 'oversized envelope from a controller: dropped unread', { err: why });
       }
       const env = decodeEnvelope(data.toString(), 'controller');
       if (!env.ok)

@@ -28,6 +28,7 @@ test('a second socket cannot take over a robot served by an open socket', async 
       },
       frame: () => undefined,
       dropped: () => undefined,
+      invalid: () => undefined,
     },
     pino({ level: 'silent' }),
   );
