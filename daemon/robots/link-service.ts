@@ -18,6 +18,7 @@ import {
   MAX_MESSAGE_BYTES,
   oversize,
   type HeartbeatMsg,
+  type StopMsg,
 } from '../../robot/link/protocol.js';
 import { decodeMessage, type MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import {
@@ -70,6 +71,8 @@ export class RobotLink extends Service {
   private timers: NodeJS.Timeout[] = [];
   private hbSeq = 0;
   private readonly invalidLogged = new Set<string>();
+  /** Per robot, the stop that could not go out while the MQTT link was down: sent first on reconnection. */
+  private readonly pendingStops = new Map<string, StopMsg>();
   /** Sees every command sent to a controller (the policy service records an episode's). */
   commandObserver: ((robot: string, c: Command) => void) | null = null;
 
@@ -119,6 +122,12 @@ export class RobotLink extends Service {
         ),
       );
     }
+    // A trajectory or gripper command left unacknowledged by a lost link is never resent: the
+    // motion it belonged to was abandoned, and mqtt.js would resend it before the stop.
+    deps.mqtt.dropOnDisconnect((topic) => {
+      const suffix = parseRobotTopic(deps.base, topic)?.suffix;
+      return suffix === 'trajectory' || suffix === 'gripper';
+    });
     this.ws = new WsControllers(
       {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
@@ -220,6 +229,11 @@ export class RobotLink extends Service {
   }
 
   private readonly onMqttConnection = (up: boolean): void => {
+    if (up)
+      for (const [robot, msg] of this.pendingStops) {
+        this.pendingStops.delete(robot);
+        this.send(robot, 'mqtt', { type: 'stop', msg }, null);
+      }
     const now = this.now();
     for (const r of this.robots.values()) if (r.entry.transport === 'mqtt') r.session.setTransportUp(up, now);
   };
@@ -332,7 +346,14 @@ export class RobotLink extends Service {
   private publish(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
     if (transport === 'ws') return this.ws.send(robot, c.type, c.msg);
     const { mqtt, base } = this.deps;
-    if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';
+    if (!mqtt.connected) {
+      // The arms may still follow what was sent before the link went down: the stop is kept
+      // (one per robot, every arm when two differ) for the reconnection.
+      const prior = c.type === 'stop' ? this.pendingStops.get(robot) : undefined;
+      if (c.type === 'stop')
+        this.pendingStops.set(robot, prior && prior.arm !== c.msg.arm ? { ...c.msg, arm: null } : c.msg);
+      return 'the daemon is not connected to the MQTT broker';
+    }
     const v5 = mqtt.protocol === '5' ? { properties: mqtt5Properties(c.msg.id, expiresIn ?? undefined) } : {};
     mqtt
       .publish(robotTopic(base, robot, c.type), JSON.stringify(c.msg), { ...DELIVERY[c.type], ...v5 })
