@@ -4,7 +4,7 @@
 // observers read. `$` topics ($SYS)
 // are granted to nobody. The embedded broker enforces these grants; `mosquittoAcl` writes them
 // for an external Mosquitto.
-import { cameraFilter } from '../../robot/link/camera-protocol.js';
+import { cameraGrants } from '../../robot/link/camera-protocol.js';
 import { CONTROLLER_TOPICS, DAEMON_TOPICS, daemonTopics, robotFilter, robotTopic } from '../../robot/link/protocol.js';
 import { simSceneTopic } from '../../robot/link/sim-scene.js';
 
@@ -21,6 +21,8 @@ export interface Grants {
   publish: string[];
   /** Topic filters the identity may subscribe within. */
   subscribe: string[];
+  /** The exact topics the identity may publish a retained message on (no filters). */
+  retain: string[];
 }
 
 export const controllerUsername = (robot: string) => `robot.${robot}`;
@@ -44,12 +46,13 @@ export function grantsFor(base: string, role: Role): Grants {
       return {
         publish: [...DAEMON_TOPICS.map((t) => robotFilter(base, t)), daemon.heartbeat, daemon.availability],
         subscribe: [`${base}/#`],
+        retain: [daemon.availability],
       };
     case 'controller':
       return {
         publish: [
           ...CONTROLLER_TOPICS.map((t) => robotTopic(base, role.robot, t)),
-          cameraFilter(base, role.robot),
+          ...cameraGrants(base, role.robot),
           simSceneTopic(base, role.robot),
         ],
         subscribe: [
@@ -57,9 +60,10 @@ export function grantsFor(base: string, role: Role): Grants {
           daemon.heartbeat,
           daemon.availability,
         ],
+        retain: [robotTopic(base, role.robot, 'availability'), robotTopic(base, role.robot, 'description')],
       };
     case 'observer':
-      return { publish: [], subscribe: [`${base}/#`] };
+      return { publish: [], subscribe: [`${base}/#`], retain: [] };
   }
 }
 

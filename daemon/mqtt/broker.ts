@@ -10,14 +10,13 @@ import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
+import { MAX_MESSAGE_BYTES } from '../../robot/link/protocol.js';
 import { dialHost } from '../util/net.js';
 import { streamPair } from '../util/stream-pair.js';
 import { limitPackets, type Refusal } from './packet-limit.js';
 import { readTlsFiles } from './tls.js';
 import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from './acl.js';
 
-/** The topics a retained message may be published on. */
-const RETAINED = /\/(availability|description)$/;
 /** The largest CONNECT (client id, credentials, will), bytes after the fixed header. */
 const MAX_CONNECT_BYTES = 64 << 10;
 /** What a packet may carry beside its payload (topic, properties, packet id), bytes. */
@@ -143,12 +142,16 @@ export class EmbeddedBroker extends Service {
       },
       authorizePublish: (client, packet, done) => {
         const account = client ? logins.get(client) : undefined;
-        // Only availability and descriptions are retained (protocol.md): any other retained
-        // message would be replayed later as new, and retained frames grow without bound.
-        const retainOk = !packet.retain || RETAINED.test(packet.topic);
-        if (account && retainOk && allowed(account.grants.publish, packet.topic)) return done(null);
-        log.warn({ client: client?.id, username: account?.username, topic: packet.topic }, 'MQTT publish refused');
-        done(new Error(`publish to ${packet.topic} not allowed`));
+        const why = !account
+          ? 'not logged in'
+          : !allowed(account.grants.publish, packet.topic)
+            ? 'topic not granted'
+            : packet.retain
+              ? retainProblem(account.grants, packet.topic, packet.payload)
+              : undefined;
+        if (why === undefined) return done(null);
+        log.warn({ client: client?.id, username: account?.username, topic: packet.topic, why }, 'MQTT publish refused');
+        done(new Error(`publish to ${packet.topic} not allowed: ${why}`));
       },
       // Every delivery is checked against the login's grants: aedes stores a persistent session's
       // refused filters too and would forward queued messages on them at the next connect.
@@ -221,6 +224,18 @@ export class EmbeddedBroker extends Service {
     this.tlsServer = undefined;
     this.tlsPort = undefined;
   }
+}
+
+/**
+ * Why a retained publish is refused, or undefined. Only an identity's own availability and
+ * description are retained (protocol.md): any other would be replayed later as new, and every
+ * retained topic is kept in memory and sent to each new subscriber.
+ */
+function retainProblem(grants: Grants, topic: string, payload: Buffer | string): string | undefined {
+  if (!grants.retain.includes(topic)) return `retain is allowed only on ${grants.retain.join(', ') || 'no topic'}`;
+  const bytes = Buffer.byteLength(payload);
+  if (bytes > MAX_MESSAGE_BYTES) return `a retained payload must be at most ${MAX_MESSAGE_BYTES} bytes, got ${bytes}`;
+  return undefined;
 }
 
 /** Listens on host:port and resolves the bound port; a failure names the setting to change. */

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, MqttClient } from 'mqtt';
+import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, MqttClient, Store } from 'mqtt';
 import type { MqttConfig } from '../config/schema.js';
 import { redactUrl } from '../config/secrets.js';
 import type { Logger } from '../log.js';
@@ -35,6 +35,21 @@ const OFFLINE_PUBLISH_WAIT_MS = 2_000;
 
 export type MqttMessageHandler = (topic: string, payload: Buffer, packet: IPublishPacket) => void;
 
+/** mqtt.js's in-memory outgoing store, also keeping the topic of each stored publish by message id. */
+class TopicStore extends Store {
+  readonly topics = new Map<number, string>();
+
+  override put(...[packet, cb]: Parameters<Store['put']>): this {
+    if (packet.cmd === 'publish' && packet.messageId !== undefined) this.topics.set(packet.messageId, packet.topic);
+    return super.put(packet, cb);
+  }
+
+  override del(...[packet, cb]: Parameters<Store['del']>): this {
+    if (packet.messageId !== undefined) this.topics.delete(packet.messageId);
+    return super.del(packet, cb);
+  }
+}
+
 export class DaemonMqttClient extends Service {
   readonly name = 'mqtt-client';
   private client?: MqttClient;
@@ -47,6 +62,7 @@ export class DaemonMqttClient extends Service {
   private readonly subscriptions = new Map<string, 0 | 1>();
   private readonly messageHandlers = new Set<MqttMessageHandler>();
   private readonly connectionHandlers = new Set<(connected: boolean) => void>();
+  private readonly dropped: ((topic: string) => boolean)[] = [];
 
   constructor(private readonly deps: MqttClientDeps) {
     super();
@@ -88,6 +104,14 @@ export class DaemonMqttClient extends Service {
     this.connectionHandlers.delete(handler);
   }
 
+  /**
+   * Unacknowledged QoS 1 messages on topics `pick` takes are dropped when the connection is lost
+   * (their publish rejects): mqtt.js would resend them on reconnection, before anything else.
+   */
+  dropOnDisconnect(pick: (topic: string) => boolean): void {
+    this.dropped.push(pick);
+  }
+
   protected override describe() {
     const detail = {
       url: this.shownUrl,
@@ -107,6 +131,7 @@ export class DaemonMqttClient extends Service {
     this.version = this.deps.embedded || config.protocol === '3.1.1' ? 4 : 5;
     const fromUrl = new URL(url);
     const username = fromUrl.username ? decodeURIComponent(fromUrl.username) : config.username;
+    const outgoing = new TopicStore();
     const opts: IClientOptions = {
       protocolVersion: this.version,
       // `<username>.…`: a broker with brainstem's ACLs binds client ids to identities this way.
@@ -116,6 +141,7 @@ export class DaemonMqttClient extends Service {
       connectTimeout: FIRST_CONNECT_WAIT_MS,
       reconnectPeriod: config.reconnect.min_ms,
       reconnectOnConnackError: true,
+      outgoingStore: outgoing,
       will: { topic, payload: Buffer.from(AVAILABILITY_OFFLINE), qos: 1, retain: true },
       // Credentials inside mqtt.url win over mqtt.username/password.
       ...(fromUrl.username
@@ -169,6 +195,10 @@ export class DaemonMqttClient extends Service {
       }
       log.warn({ url: redactUrl(url), err: err.message }, 'MQTT error');
       settle();
+    });
+    client.on('close', () => {
+      for (const [id, topic] of outgoing.topics)
+        if (this.dropped.some((pick) => pick(topic))) client.removeOutgoingMessage(id);
     });
     client.on('offline', () => {
       log.warn({ url: redactUrl(url) }, 'MQTT connection lost');

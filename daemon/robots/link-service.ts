@@ -4,7 +4,6 @@
 // executor, and polls the executors (staleness, deadlines) every POLL_MS.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { IPublishPacket } from 'mqtt';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { ROBOTS_DIR } from '../../robot/description/loader.js';
@@ -16,34 +15,27 @@ import {
   robotTopic,
   DELIVERY,
   type HeartbeatMsg,
+  type StopMsg,
 } from '../../robot/link/protocol.js';
-import { decodeMessage, type MessageBySuffix } from '../../robot/link/protocol-validate.js';
-import {
-  cameraFilter,
-  CONTENT_TYPES,
-  MAX_BINARY_HEADER,
-  metaFromUserProperties,
-  parseCameraTopic,
-  validateCameraMeta,
-  type CameraMeta,
-  type CameraTopic,
-} from '../../robot/link/camera-protocol.js';
-import { parsePayload } from '../../robot/link/controller-link.js';
-import type { FrameProblem } from '../../robot/link/image-header.js';
-import { simSceneRobot, simSceneTopic } from '../../robot/link/sim-scene.js';
+import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
+import { cameraFilter, MAX_BINARY_HEADER } from '../../robot/link/camera-protocol.js';
+import { simSceneTopic } from '../../robot/link/sim-scene.js';
 import { idSource, type Command, type CommandSink, type Planner } from '../../robot/tools/executor.js';
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
-import type { DaemonMqttClient } from '../mqtt/client.js';
+import type { DaemonMqttClient, MqttMessageHandler } from '../mqtt/client.js';
 import { Service } from '../service.js';
 import { CameraStore } from './camera-store.js';
 import type { RobotsConfig } from './config.js';
 import { RobotRuntime, type ControllerMessage } from './runtime.js';
 import { WsControllers } from './ws-controllers.js';
+import { CONTROLLER_TOPICS, MqttInbound } from './mqtt-inbound.js';
 
 /** Executor poll period: staleness is noticed within stale_ms + this. */
 const POLL_MS = 20;
-const CONTROLLER_TOPICS: ControllerMessage[] = ['availability', 'description', 'state', 'events'];
+/** The stop reason at shutdown, and how long the link waits for those stops to be confirmed. */
+const SHUTDOWN_REASON = 'daemon_stop';
+const SHUTDOWN_STOP_WAIT_MS = 2000;
 
 export interface RobotLinkDeps {
   config: RobotsConfig;
@@ -68,6 +60,9 @@ export class RobotLink extends Service {
   private timers: NodeJS.Timeout[] = [];
   private hbSeq = 0;
   private readonly invalidLogged = new Set<string>();
+  /** Per robot, the stop that could not go out while the MQTT link was down: sent first on reconnection. */
+  private readonly pendingStops = new Map<string, StopMsg>();
+  private readonly onMqtt: MqttMessageHandler;
   /** Sees every command sent to a controller (the policy service records an episode's). */
   commandObserver: ((robot: string, c: Command) => void) | null = null;
 
@@ -117,6 +112,19 @@ export class RobotLink extends Service {
         ),
       );
     }
+    this.onMqtt = new MqttInbound({
+      base: deps.base,
+      robot: (id) => (this.robots.get(id)?.entry.transport === 'mqtt' ? this.robots.get(id) : undefined),
+      now: this.now,
+      invalid: (robot, suffix, message) => this.invalid(robot, suffix, message),
+      deliver: (robot, kind, value, via) => this.deliver(robot, kind, value, via),
+    }).handle;
+    // A trajectory or gripper command left unacknowledged by a lost link is never resent: the
+    // motion it belonged to was abandoned, and mqtt.js would resend it before the stop.
+    deps.mqtt.dropOnDisconnect((topic) => {
+      const suffix = parseRobotTopic(deps.base, topic)?.suffix;
+      return suffix === 'trajectory' || suffix === 'gripper';
+    });
     this.ws = new WsControllers(
       {
         accepts: (robot) => this.robots.get(robot)?.entry.transport === 'ws',
@@ -126,6 +134,7 @@ export class RobotLink extends Service {
         frame: (robot, f) =>
           this.robots.get(robot)!.cameras.accept(f.camera, f.meta.kind ?? 'color', f.meta, f.image, this.now()),
         dropped: (robot, problem) => this.robots.get(robot)!.cameras.drop(null, 'color', problem, this.now()),
+        invalid: (robot, message) => this.invalid(robot, 'envelope', message),
       },
       deps.log,
     );
@@ -187,6 +196,7 @@ export class RobotLink extends Service {
   }
 
   protected async onStop(): Promise<void> {
+    await this.stopMotions();
     // The same handlers are added again by a later start: a message is handled once.
     this.deps.mqtt.offMessage(this.onMqtt);
     this.deps.mqtt.offConnection(this.onMqttConnection);
@@ -194,6 +204,23 @@ export class RobotLink extends Service {
     this.timers = [];
     this.ws.close();
     await this.plans.close();
+  }
+
+  /**
+   * Stops every robot with busy arms (motions of RPC calls too; episodes were stopped before)
+   * and waits a bounded time for the stops to be confirmed; whatever still waits then is ended,
+   * so no call outlives the link.
+   */
+  private async stopMotions(): Promise<void> {
+    const busy = [...this.robots.values()].filter((r) => r.executor.busyArms().length > 0);
+    if (busy.length === 0) return;
+    const stops = busy.map((r) => r.executor.stop(SHUTDOWN_REASON));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_STOP_WAIT_MS)));
+    await Promise.race([Promise.all(stops), bound]);
+    clearTimeout(timer);
+    const now = this.now();
+    for (const r of busy) r.executor.lost(SHUTDOWN_REASON, 'the daemon is stopping', now);
   }
 
   private heartbeat(): void {
@@ -217,27 +244,13 @@ export class RobotLink extends Service {
   }
 
   private readonly onMqttConnection = (up: boolean): void => {
+    if (up)
+      for (const [robot, msg] of this.pendingStops) {
+        this.pendingStops.delete(robot);
+        this.send(robot, 'mqtt', { type: 'stop', msg }, null);
+      }
     const now = this.now();
     for (const r of this.robots.values()) if (r.entry.transport === 'mqtt') r.session.setTransportUp(up, now);
-  };
-
-  private readonly onMqtt = (topic: string, payload: Buffer, packet: IPublishPacket): void => {
-    const camera = parseCameraTopic(this.deps.base, topic);
-    if (camera) return this.onCameraMqtt(camera, payload, packet);
-    const simRobot = simSceneRobot(this.deps.base, topic);
-    if (simRobot !== null) return this.onSimScene(simRobot, payload);
-    const at = parseRobotTopic(this.deps.base, topic);
-    if (!at || !CONTROLLER_TOPICS.includes(at.suffix as ControllerMessage)) return;
-    const r = this.robots.get(at.robot);
-    if (r?.entry.transport !== 'mqtt') return;
-    // An empty payload clears a retained message (availability, description); elsewhere it is malformed.
-    if (payload.length === 0) {
-      if (at.suffix === 'state' || at.suffix === 'events') this.invalid(at.robot, at.suffix, 'the payload is empty');
-      return;
-    }
-    const m = decodeMessage(at.suffix as ControllerMessage, payload);
-    if (!m.ok) return this.invalid(at.robot, at.suffix, m.message);
-    this.deliver(at.robot, at.suffix as ControllerMessage, m.value as never, 'on the topic');
   };
 
   /** Hands a valid message to its robot; a description naming another robot is invalid. */
@@ -251,52 +264,6 @@ export class RobotLink extends Service {
     if (named !== robot)
       return this.invalid(robot, kind, `description.robot is "${named}" but it came ${via} of robot ${robot}`);
     this.robots.get(robot)!.receive(kind, value, this.now());
-  }
-
-  /**
-   * A camera image or sidecar over MQTT. The image's metadata: its MQTT 5 user properties, else
-   * the sidecar that came just before it on `<topic>/meta` (MQTT keeps one client's order).
-   */
-  private onCameraMqtt(at: CameraTopic, payload: Buffer, packet: IPublishPacket): void {
-    const r = this.robots.get(at.robot);
-    if (r?.entry.transport !== 'mqtt') return;
-    const now = this.now();
-    const store = r.cameras;
-    if (at.meta) {
-      const m =
-        payload.length > MAX_BINARY_HEADER
-          ? validateCameraMeta(`(${payload.length} bytes)`)
-          : validateCameraMeta(parsePayload(payload.toString('utf8')), at.kind);
-      if (!m.ok) store.drop(at.camera, at.kind, { code: 'invalid_meta', detail: m.message }, now);
-      return store.sidecar(at.camera, at.kind, m.ok ? m.value : 'invalid');
-    }
-    const props = packet.properties;
-    let meta: CameraMeta | FrameProblem;
-    if (props?.userProperties) {
-      const m = validateCameraMeta(metaFromUserProperties(props.userProperties), at.kind);
-      meta = m.ok ? m.value : { code: 'invalid_meta', detail: m.message };
-      if (m.ok && props.contentType !== undefined && props.contentType !== CONTENT_TYPES[m.value.encoding])
-        meta = {
-          code: 'wrong_encoding',
-          detail: `MQTT content type "${props.contentType}" but meta.encoding "${m.value.encoding}"`,
-        };
-    } else {
-      const side = store.takeSidecar(at.camera, at.kind);
-      if (side === 'invalid') return; // counted with its sidecar
-      meta = side ?? {
-        code: 'no_meta',
-        detail: 'no MQTT 5 user properties and no sidecar on <topic>/meta before the image',
-      };
-    }
-    store.accept(at.camera, at.kind, meta, payload, now);
-  }
-
-  private onSimScene(robot: string, payload: Buffer): void {
-    const r = this.robots.get(robot);
-    if (r?.entry.transport !== 'mqtt') return;
-    const m = decodeMessage('sim_scene', payload);
-    if (!m.ok) return this.invalid(robot, 'sim/scene', m.message);
-    r.onSimScene(m.value, this.now());
   }
 
   /** Invalid controller messages are counted and logged once per robot and topic. */
@@ -327,7 +294,14 @@ export class RobotLink extends Service {
   private publish(robot: string, transport: 'mqtt' | 'ws', c: Command, expiresIn: number | null): string | null {
     if (transport === 'ws') return this.ws.send(robot, c.type, c.msg);
     const { mqtt, base } = this.deps;
-    if (!mqtt.connected) return 'the daemon is not connected to the MQTT broker';
+    if (!mqtt.connected) {
+      // The arms may still follow what was sent before the link went down: the stop is kept
+      // (one per robot, every arm when two differ) for the reconnection.
+      const prior = c.type === 'stop' ? this.pendingStops.get(robot) : undefined;
+      if (c.type === 'stop')
+        this.pendingStops.set(robot, prior && prior.arm !== c.msg.arm ? { ...c.msg, arm: null } : c.msg);
+      return 'the daemon is not connected to the MQTT broker';
+    }
     const v5 = mqtt.protocol === '5' ? { properties: mqtt5Properties(c.msg.id, expiresIn ?? undefined) } : {};
     mqtt
       .publish(robotTopic(base, robot, c.type), JSON.stringify(c.msg), { ...DELIVERY[c.type], ...v5 })

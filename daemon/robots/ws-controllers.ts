@@ -8,6 +8,7 @@ import type { MessageBySuffix } from '../../robot/link/protocol-validate.js';
 import { decodeCameraFrame, type CameraFrame } from '../../robot/link/camera-protocol.js';
 import type { FrameProblem } from '../../robot/link/image-header.js';
 import type { SimSceneMsg } from '../../robot/link/sim-scene.js';
+import { MAX_MESSAGE_BYTES, oversize } from '../../robot/link/protocol.js';
 import type { ControllerMessage } from './runtime.js';
 
 export interface WsControllerHandlers {
@@ -22,7 +23,12 @@ export interface WsControllerHandlers {
   frame(robot: string, frame: CameraFrame): void;
   /** A camera frame refused before its camera could be told (unreadable header, too large for the socket). */
   dropped(robot: string, problem: FrameProblem): void;
+  /** A text envelope refused unread (too large), counted for each robot its socket serves. */
+  invalid(robot: string, message: string): void;
 }
+
+/** WebSocket close code for a socket that broke a rule of the link (RFC 6455: policy violation). */
+export const WS_POLICY_VIOLATION = 1008;
 
 /** Distinct problems logged per controller socket. */
 export const MAX_WARNINGS = 32;
@@ -63,6 +69,17 @@ export class WsControllers {
           });
         return this.on.frame(frame.value.robot, frame.value);
       }
+      // A text envelope is bounded like an MQTT message: a frame-sized one is not parsed.
+      const bytes = Array.isArray(data)
+        ? data.reduce((n, b) => n + b.length, 0)
+        : Buffer.isBuffer(data)
+          ? data.length
+          : data.byteLength;
+      if (bytes > MAX_MESSAGE_BYTES) {
+        const why = `envelope: ${oversize(bytes)}`;
+        for (const [robot, s] of this.byRobot) if (s === ws) this.on.invalid(robot, why);
+        return warn('oversize', 'oversized envelope from a controller: dropped unread', { err: why });
+      }
       const env = decodeEnvelope(data.toString(), 'controller');
       if (!env.ok)
         return warn(`invalid:${env.message.slice(0, 60)}`, 'invalid envelope from a controller: ignored', {
@@ -73,7 +90,15 @@ export class WsControllers {
         return warn(`robot:${robot}`, 'controller announced a robot that is not served over WebSocket: ignored', {
           robot,
         });
-      if (this.byRobot.get(robot) !== ws) {
+      const holder = this.byRobot.get(robot);
+      if (holder !== ws) {
+        // One socket per robot: another socket's envelope would redirect the robot's commands
+        // (stops included) away from the controller that runs it. Refused until that socket closes.
+        if (holder && holder.readyState === holder.OPEN) {
+          warn(`taken:${robot}`, 'controller WebSocket refused: its robot is served by another open socket', { robot });
+          return ws.close(WS_POLICY_VIOLATION, `robot ${robot}: served by another open socket (one socket per robot)`);
+        }
+        if (holder) this.release(robot);
         this.byRobot.set(robot, ws);
         this.log.info({ robot, remote }, 'controller connected over WebSocket');
       }
@@ -86,18 +111,20 @@ export class WsControllers {
     });
     ws.once('close', () => {
       this.sockets.delete(ws);
-      for (const [robot, s] of this.byRobot) {
-        if (s !== ws) continue;
-        this.byRobot.delete(robot);
-        this.log.info({ robot }, 'controller WebSocket closed');
-        this.on.closed(robot);
-      }
+      for (const [robot, s] of this.byRobot) if (s === ws) this.release(robot);
     });
     ws.on('error', (err: Error & { code?: string }) => {
       // ws closes the socket (1009) on a message above maxPayload without reading it.
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') droppedHere({ code: 'oversize', detail: err.message });
       this.log.debug({ err: err.message }, 'controller WebSocket error');
     });
+  }
+
+  /** The robot's socket is gone (closed, or closing when another socket announced the robot): offline. */
+  private release(robot: string): void {
+    this.byRobot.delete(robot);
+    this.log.info({ robot }, 'controller WebSocket closed');
+    this.on.closed(robot);
   }
 
   /** Sends one command envelope to the socket serving `robot`; returns why not, or null. */

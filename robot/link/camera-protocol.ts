@@ -43,8 +43,8 @@ export function cameraTopic(base: string, robot: string, camera: string, kind: C
 export const cameraMetaTopic = (base: string, robot: string, camera: string, kind: CameraKind = 'color') =>
   `${cameraTopic(base, robot, camera, kind)}/meta`;
 
-/** Every camera topic of one robot (a controller's publish grant), or of every robot (the daemon's subscription). */
-export const cameraFilter = (base: string, robot = '+') => `${base}/robots/${robot}/cameras/#`;
+/** Every camera topic of every robot (the daemon's subscription). */
+export const cameraFilter = (base: string) => `${base}/robots/+/cameras/#`;
 
 export interface CameraTopic {
   robot: string;
@@ -60,6 +60,10 @@ const CAMERA_TOPIC_LEVELS = new Map<string, { kind: CameraKind; meta: boolean }>
   ['depth', { kind: 'depth', meta: false }],
   ['depth/meta', { kind: 'depth', meta: true }],
 ]);
+
+/** A controller's publish grants for its cameras: exactly the four topic shapes, no deeper topic. */
+export const cameraGrants = (base: string, robot: string) =>
+  [...CAMERA_TOPIC_LEVELS.keys()].map((rest) => `${base}/robots/${robot}/cameras/+${rest ? `/${rest}` : ''}`);
 
 const ROBOT_ID = new RegExp(ROBOT_ID_PATTERN);
 const CAMERA_NAME = new RegExp(CAMERA_NAME_PATTERN);

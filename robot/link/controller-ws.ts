@@ -94,12 +94,12 @@ export class ControllerWs implements ControllerLink {
       this.on.down(`the daemon refused the WebSocket: HTTP ${res.statusCode}`),
     );
     ws.on('error', (err) => this.on.down(err.message));
-    ws.on('close', () => {
+    ws.on('close', (code, reason) => {
       if (this.ws !== ws) return;
       this.ws = null;
       // The daemon's socket closing is its last will: the controller stops at once.
       this.on.message('daemon_availability', 'offline');
-      this.on.down('connection closed');
+      this.on.down(reason.length ? `connection closed (${code}: ${reason.toString()})` : 'connection closed');
       if (this.stopped) return;
       this.retry = setTimeout(
         () => {

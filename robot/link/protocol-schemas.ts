@@ -5,6 +5,8 @@ import { ROBOT_ID_PATTERN } from './protocol.js';
 
 export const MAX_JOINTS = 64;
 export const MAX_POINTS = 100_000;
+/** Arms of one robot: a description lists at most this many, a state reports at most this many. */
+export const MAX_ARMS = 16;
 
 export const version: Schema = { type: 'integer', const: 1, description: 'Protocol version' };
 export const time: Schema = { type: 'number', description: 'Seconds on the named clock' };
@@ -52,7 +54,7 @@ export const descriptionSchema: Schema = message({
   arms: {
     type: 'array',
     minItems: 1,
-    maxItems: 16,
+    maxItems: MAX_ARMS,
     items: message(
       {
         name,
@@ -74,6 +76,7 @@ export const stateSchema: Schema = message({
   arms: {
     type: 'object',
     minProperties: 1,
+    maxProperties: MAX_ARMS,
     propertyNames: name,
     additionalProperties: message({
       q: vector,

@@ -201,6 +201,16 @@ export const DAEMON_TOPICS: readonly RobotTopic[] = ['trajectory', 'gripper', 's
 
 export const ROBOT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$';
 
+/**
+ * The largest message a controller sends but a camera image (bytes; over WebSocket: the whole
+ * envelope): the daemon drops a larger one before parsing it, the embedded broker retains none.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+/** Why a message over MAX_MESSAGE_BYTES is dropped unread. */
+export const oversize = (bytes: number) =>
+  `the message is ${bytes} bytes: a message other than a camera image must be at most ${MAX_MESSAGE_BYTES} bytes`;
+
 export interface Delivery {
   qos: 0 | 1;
   retain: boolean;

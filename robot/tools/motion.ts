@@ -305,10 +305,9 @@ export class Motion {
   lost(code: string, message: string, now: number): void {
     if (this.finished) return;
     this.host.sendStop(this.arms, code, now);
-    this.end(
-      { status: 'failed', reason: code, message: `${message}; the motion was abandoned (a stop was sent)` },
-      now,
-    );
+    // Without the daemon's link the stop waits for the reconnection (the link service keeps it).
+    const stop = code === 'link_down' ? 'a stop goes out first when the link is back' : 'a stop was sent';
+    this.end({ status: 'failed', reason: code, message: `${message}; the motion was abandoned (${stop})` }, now);
   }
 
   /** A stop call took over: report once its stop has brought the arms to rest. */

@@ -116,7 +116,8 @@ function toIssue(e: ErrorObject, path: string): Issue {
     case 'maxItems':
       return { path, rule: itemsRule(e.keyword, p.limit), value: e.data };
     case 'minProperties':
-      return { path, rule: fieldsRule(p.limit), value: e.data };
+    case 'maxProperties':
+      return { path, rule: fieldsRule(e.keyword, p.limit), value: e.data };
     case 'uniqueItems': {
       // Ajv names the two equal items in either order; the later one repeats the earlier.
       const later = Math.max(p.i, p.j);

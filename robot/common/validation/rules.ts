@@ -49,7 +49,8 @@ export const patternRule = (pattern: string): string => `must match ${pattern}`;
 export const itemsRule = (keyword: 'minItems' | 'maxItems', limit: number): string =>
   `must have ${keyword === 'minItems' ? 'at least' : 'at most'} ${plural(limit, 'item')}`;
 
-export const fieldsRule = (limit: number): string => `must have at least ${plural(limit, 'field')}`;
+export const fieldsRule = (keyword: 'minProperties' | 'maxProperties', limit: number): string =>
+  `must have ${keyword === 'minProperties' ? 'at least' : 'at most'} ${plural(limit, 'field')}`;
 
 export const REQUIRED = 'is required';
 export const UNIQUE = 'must not repeat an earlier item';

@@ -38,22 +38,37 @@ async function granted(c: MqttClient, filters: string[], qos: 0 | 1): Promise<nu
 
 /**
  * `who` publishes `payload` on `topic`: the broker drops the connection, and a daemon-side
- * sniffer sees the marker sent afterwards, not the attack (other traffic, e.g. heartbeats, aside).
+ * sniffer of `watch` sees the marker sent afterwards on `markerTopic`, not the attack (other
+ * traffic, e.g. heartbeats, aside).
  */
-async function refused(who: string, topic: string, payload: string, retain = false): Promise<void> {
+async function refused(
+  who: string,
+  topic: string,
+  payload: string,
+  retain = false,
+  markerTopic = topic,
+  watch = topic,
+): Promise<void> {
   const sniffer = await connectMqtt(d.mqttEndpoint);
   try {
-    await sniffer.subscribeAsync(topic, { qos: 1 });
-    const first = nextMessage(sniffer, topic, (m) => !m.retain && [payload, 'marker'].includes(m.payload));
+    await sniffer.subscribeAsync(watch, { qos: 1 });
+    const seen = (m: { topic: string; payload: string; retain: boolean }) =>
+      !m.retain &&
+      ((m.topic === topic && m.payload === payload) || (m.topic === markerTopic && m.payload === 'marker'));
+    const first = new Promise<string>((resolve) =>
+      sniffer.on('message', (t, p, packet) => {
+        if (seen({ topic: t, payload: p.toString(), retain: packet.retain })) resolve(p.toString());
+      }),
+    );
     const attacker = await as(who);
     const gone = closed(attacker);
     attacker.publish(topic, payload, { qos: 0, retain });
     await gone;
     attacker.end(true);
     // The daemon may publish anywhere it is granted; elsewhere a controller sends the marker.
-    const marker = await markerSender(topic);
-    marker.client.publish(topic, 'marker', { qos: 1 });
-    assert.equal((await first).payload, 'marker', `${who} must not publish on ${topic}`);
+    const marker = await markerSender(markerTopic);
+    marker.client.publish(markerTopic, 'marker', { qos: 1 });
+    assert.equal(await within(first, 10_000, 'the marker'), 'marker', `${who} must not publish on ${topic}`);
     await marker.client.endAsync();
   } finally {
     await sniffer.endAsync();
@@ -169,4 +184,30 @@ test('retained messages only on availability and description: a retained state o
   const state = JSON.stringify({ v: 1, seq: 0, time: 0, arms: {}, faults: [], hb: null });
   await refused('robot.yam', 'brainstem/robots/yam/state', state, true);
   await refused('robot.yam', 'brainstem/robots/yam/cameras/front', 'frame', true);
+});
+
+test('retained only on the exact availability and description topics of its identity, and at most 256 KiB', async () => {
+  // A suffix check let `cameras/<any>/availability` be retained: each kept forever, replayed on subscribe.
+  const cameras = 'brainstem/robots/yam/cameras/#';
+  for (const topic of ['brainstem/robots/yam/cameras/c1/availability', 'brainstem/robots/yam/cameras/c2/description'])
+    await refused('robot.yam', topic, 'x'.repeat(512), true, 'brainstem/robots/yam/cameras/c1', cameras);
+  // Deeper camera topics are not granted at all, retained or not.
+  await refused(
+    'robot.yam',
+    'brainstem/robots/yam/cameras/c1/x/y',
+    'x',
+    false,
+    'brainstem/robots/yam/cameras/c1',
+    cameras,
+  );
+  const big = JSON.stringify({ v: 1, x_pad: 'x'.repeat(256 * 1024) });
+  await refused('robot.yam', 'brainstem/robots/yam/description', big, true);
+  // Its own availability, within the bound, is still retained.
+  const yam = await as('robot.yam');
+  await yam.publishAsync('brainstem/robots/yam/availability', 'online', { qos: 1, retain: true });
+  await yam.endAsync();
+  const reader = await connectMqtt(d.mqttEndpoint);
+  const m = await nextMessage(reader, 'brainstem/robots/yam/availability');
+  await reader.endAsync();
+  assert.deepEqual(m, { topic: 'brainstem/robots/yam/availability', payload: 'online', retain: true });
 });

@@ -76,6 +76,15 @@ test('Mosquitto with the generated password and ACL files enforces the identitie
   await refused(app, `${BASE}/daemon/heartbeat`, sniffer);
   // Camera frames: a controller publishes its own robot's, observers read them.
   await refused(other, `${BASE}/robots/yam/cameras/wrist`, yam);
+  // Only the four camera topic shapes: Mosquitto cannot refuse a retain by topic, so a deeper
+  // topic (`cameras/<any>/availability`, retained for ever) is refused outright.
+  const deeper = new Promise<string>((resolve) =>
+    sniffer.on('message', (topic, p) => ['attack', 'marker'].includes(p.toString()) && resolve(topic)),
+  );
+  await sniffer.subscribeAsync(`${BASE}/robots/yam/cameras/#`, { qos: 1 });
+  await yam.publishAsync(`${BASE}/robots/yam/cameras/c1/availability`, 'attack', { qos: 1, retain: true });
+  await yam.publishAsync(`${BASE}/robots/yam/cameras/c1`, 'marker', { qos: 1 });
+  assert.equal(await within(deeper, 10_000, 'a camera message'), `${BASE}/robots/yam/cameras/c1`, 'deeper: refused');
   const frameTopic = `${BASE}/robots/yam/cameras/wrist/meta`;
   const frame = nextMessage(app, frameTopic);
   await app.subscribeAsync(frameTopic, { qos: 1 });

@@ -26,6 +26,7 @@ test('a controller sending 200 different invalid envelopes gets MAX_WARNINGS war
       closed: () => undefined,
       frame: () => undefined,
       dropped: () => undefined,
+      invalid: () => undefined,
     },
     pino({ level: 'warn' }, sink),
   );

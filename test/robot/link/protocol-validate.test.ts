@@ -139,6 +139,13 @@ const cases: Case[] = [
   ['state', 'no arms', (m) => ({ ...m, arms: {} }), 'state.arms', /must have at least 1 field/],
   [
     'state',
+    'more arms than a description lists',
+    (m) => ({ ...m, arms: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`a${i}`, m.arms.main])) }),
+    'state.arms',
+    /must have at most 16 fields/,
+  ],
+  [
+    'state',
     'bad arm name',
     (m) => ({ ...m, arms: { 'a b': m.arms.main } }),
     'state.arms["a b"]',
