@@ -18,6 +18,7 @@ import { registerCameraRoutes } from './api/camera-routes.js';
 import { registerSystemMethods } from './api/rpc/system.js';
 import { registerStatusRoutes } from './api/status-routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
+import { AuthLimiter } from './api/auth-limiter.js';
 import { registerRobotViewMethods } from './api/rpc/robot-views.js';
 import { registerMetricsMethod } from './api/rpc/metrics-snapshot.js';
 import { registerPolicyRecordMethods } from './api/rpc/policy-records.js';
@@ -86,8 +87,19 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
   for (const w of strength.warnings) logs.get('daemon').warn(w);
 
   const sessions = config.server.console.enabled ? new ConsoleSessions(config.server.console.session_ttl_s) : undefined;
-  const api = new ApiServer({ config: config.server, token: token.value, logs, routes, rpc, metrics, sessions });
-  if (sessions) registerConsoleRoutes(routes, token.value, sessions, logs.get('console'));
+  // One budget of wrong tokens per address, whether guessed by Bearer, ?token= or console login.
+  const limiter = new AuthLimiter();
+  const api = new ApiServer({
+    config: config.server,
+    token: token.value,
+    logs,
+    routes,
+    rpc,
+    metrics,
+    sessions,
+    limiter,
+  });
+  if (sessions) registerConsoleRoutes(routes, token.value, sessions, logs.get('console'), { limiter });
   const broker = embedded
     ? new EmbeddedBroker({
         ...config.mqtt.embedded,

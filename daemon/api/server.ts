@@ -1,6 +1,7 @@
 // The one HTTP server: registered routes (token-protected unless marked public, checked before
 // routing) and the JSON-RPC WebSocket endpoint /ws (upgrade refused with 401 without the token
-// or, on /ws only, a console session cookie from the same origin).
+// or, on /ws only, a console session cookie from the same origin). Requests under a Host name
+// that is not the daemon's are refused (421), and wrong tokens are rate limited (429).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -9,7 +10,9 @@ import type { ServerConfig } from '../config/schema.js';
 import type { Logger, Logs } from '../log.js';
 import { Service } from '../service.js';
 import { dialHost } from '../util/net.js';
-import { presentedToken, tokenMatches, unauthorized } from './auth.js';
+import { presentedToken, unauthorized } from './auth.js';
+import { AuthLimiter } from './auth-limiter.js';
+import { HostCheck } from './host-check.js';
 import { HttpError, sendError } from './http.js';
 import type { Metrics } from './metrics.js';
 import type { HttpRoutes } from './routes.js';
@@ -17,6 +20,7 @@ import { RpcConnection } from './rpc/connection.js';
 import { ServerBacklog } from './rpc/backlog.js';
 import { LoopShare } from './rpc/loop-share.js';
 import type { RpcRegistry } from './rpc/registry.js';
+import { SubscriptionBudget } from './rpc/subscriptions.js';
 
 export const WS_PATH = '/ws';
 
@@ -33,6 +37,8 @@ export interface ApiServerDeps {
     onRevoke(req: IncomingMessage, fn: (why: string) => void): () => void;
     sweep(): void;
   };
+  /** Wrong-token attempts; shared with the console's login so both draw on one budget. */
+  limiter?: AuthLimiter;
 }
 
 /** A further WebSocket endpoint (e.g. robot controllers on /controller): same token, same pings. */
@@ -51,6 +57,9 @@ export class ApiServer extends Service {
   private nextConn = 1;
   private readonly share = new LoopShare();
   private readonly backlog: ServerBacklog;
+  private readonly subscriptions: SubscriptionBudget;
+  private readonly hosts: HostCheck;
+  private readonly limiter: AuthLimiter;
   /** Resolved once listening: asking the socket on every health call costs a syscall. */
   private port?: number;
   private readonly log: Logger;
@@ -59,6 +68,9 @@ export class ApiServer extends Service {
     super();
     this.log = deps.logs.get('api.http');
     this.backlog = new ServerBacklog(deps.config.ws_total_buffered_bytes);
+    this.subscriptions = new SubscriptionBudget(deps.config.max_subscriptions, deps.config.max_subscriptions_total);
+    this.hosts = new HostCheck(deps.config.host, deps.config.allowed_hosts);
+    this.limiter = deps.limiter ?? new AuthLimiter();
   }
 
   /** Bound address once started (port resolved when config asked for 0). */
@@ -94,7 +106,7 @@ export class ApiServer extends Service {
     // Sizes, not the client list: health is called per flood message (bench load: 200 clients).
     let ws = this.wss?.clients.size ?? 0;
     for (const e of this.endpoints.values()) ws += e.wss.clients.size;
-    return { detail: { url: this.url(), ws_clients: ws } };
+    return { detail: { url: this.url(), ws_clients: ws, ws_subscriptions: this.subscriptions.live } };
   }
 
   protected async onStart(): Promise<void> {
@@ -166,8 +178,9 @@ export class ApiServer extends Service {
     res.on('finish', () =>
       this.deps.metrics.httpRequests.inc({ route: label, method: req.method ?? '', status: res.statusCode }),
     );
-    const authenticated = tokenMatches(presentedToken(req, url, false), this.deps.token);
     try {
+      if (!this.hosts.allows(req.headers.host)) throw HostCheck.refusal(req.headers.host);
+      const authenticated = this.limiter.check(req, presentedToken(req, url, false), this.deps.token, 'API token');
       // Auth before routing: without the token only routes marked public exist (no 404/405 oracle).
       const isPublic = 'route' in match && match.route.auth === false;
       if (!isPublic && !authenticated) throw unauthorized(url);
@@ -205,17 +218,29 @@ export class ApiServer extends Service {
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const refuse = (status: number, reason: string) => {
+    const refuse = (status: number, reason: string, headers = '') => {
       // Destroyed once the answer is out: a client that never closes its side keeps no socket.
       socket.once('finish', () => socket.destroy());
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`);
       this.deps.metrics.httpRequests.inc({ route: WS_PATH, method: 'UPGRADE', status });
     };
     socket.on('error', () => socket.destroy());
     const url = requestUrl(req);
     if (!url) return refuse(400, 'Bad Request');
+    if (!this.hosts.allows(req.headers.host)) {
+      this.log.warn({ remote: req.socket.remoteAddress, host: req.headers.host }, 'WebSocket refused: foreign Host');
+      return refuse(421, 'Misdirected Request');
+    }
     const byCookie = url.pathname === WS_PATH && this.deps.sessions?.upgradeAllowed(req) === true;
-    if (!byCookie && !tokenMatches(presentedToken(req, url, true), this.deps.token)) {
+    let tokenOk: boolean;
+    try {
+      tokenOk = byCookie || this.limiter.check(req, presentedToken(req, url, true), this.deps.token, 'WebSocket token');
+    } catch (err) {
+      const wait = (err as HttpError).more.headers?.['retry-after'];
+      this.log.warn({ remote: req.socket.remoteAddress }, `WebSocket refused: ${(err as Error).message}`);
+      return refuse(429, 'Too Many Requests', `Retry-After: ${wait}\r\n`);
+    }
+    if (!tokenOk) {
       this.log.warn({ remote: req.socket.remoteAddress }, 'WebSocket refused: missing or wrong token');
       return refuse(401, 'Unauthorized');
     }
@@ -240,6 +265,7 @@ export class ApiServer extends Service {
         maxBufferedBytes: this.deps.config.ws_max_buffered_bytes,
         share: this.share,
         backlog: this.backlog,
+        subscriptions: this.subscriptions,
       });
     });
   }

@@ -27,6 +27,12 @@ function brokerUrlRule(s: string): string | undefined {
   return undefined;
 }
 
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+
+function hostNameRule(s: string): string | undefined {
+  return HOST_NAME.test(s) ? undefined : 'must be a host name like robot-pc.lan (letters, digits, - and .; no port)';
+}
+
 function topicBaseRule(s: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters refused
   if (/[+#\u0000]/.test(s)) return 'must not contain MQTT wildcards (+, #) or NUL';
@@ -56,6 +62,9 @@ export const daemonSchema = obj({
     {
       host: str({ nonEmpty: true, default: '127.0.0.1', doc: 'HTTP/WebSocket bind address' }),
       port: port(7777, 'HTTP/WebSocket port (0 picks a free port, written to <data_dir>/daemon.json)'),
+      allowed_hosts: list(str({ nonEmpty: true, rule: hostNameRule }), {
+        doc: 'DNS names clients may use in the Host header besides loopback names, IP addresses (when server.host is off loopback), server.host and the machine hostname; other names are refused with 421 (DNS rebinding)',
+      }),
       token: str({
         default: '',
         secret: true,
@@ -78,6 +87,18 @@ export const daemonSchema = obj({
         max: 100_000,
         default: 1000,
         doc: 'most calls in one JSON-RPC batch; a longer batch is refused whole with -32600',
+      }),
+      max_subscriptions: int({
+        min: 1,
+        max: 10_000,
+        default: 16,
+        doc: 'live subscriptions (system.subscribe, robots.state) one WebSocket client may hold; one more is -32600',
+      }),
+      max_subscriptions_total: int({
+        min: 1,
+        max: 100_000,
+        default: 256,
+        doc: 'live subscriptions of all WebSocket clients together; one more is -32600',
       }),
       max_json_depth: int({
         min: 2,
@@ -130,6 +151,12 @@ export const daemonSchema = obj({
             path: `${path}.ws_pause_bytes`,
             rule: `must be <= ${path}.ws_max_buffered_bytes (${v.ws_max_buffered_bytes})`,
             value: v.ws_pause_bytes,
+          });
+        if (v.max_subscriptions > v.max_subscriptions_total)
+          issues.push({
+            path: `${path}.max_subscriptions`,
+            rule: `must be <= ${path}.max_subscriptions_total (${v.max_subscriptions_total})`,
+            value: v.max_subscriptions,
           });
         if (v.ws_max_buffered_bytes > v.ws_total_buffered_bytes)
           issues.push({

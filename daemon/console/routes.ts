@@ -3,6 +3,7 @@
 // POST /console/logout, and the fixed files under /console/. Data flow over /ws only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenMatches } from '../api/auth.js';
+import { AuthLimiter } from '../api/auth-limiter.js';
 import { HttpError, readBody } from '../api/http.js';
 import type { HttpRoutes } from '../api/routes.js';
 import type { Logger } from '../log.js';
@@ -10,50 +11,6 @@ import { type Asset, ConsoleFiles, type Page } from './assets.js';
 import { ConsoleSessions } from './sessions.js';
 
 const LOGIN_BODY_BYTES = 4096;
-/** Failed logins from one address in LOGIN_WINDOW_MS after which its logins wait (429). */
-export const MAX_FAILED_LOGINS = 10;
-/** Failed logins from all addresses together after which every login waits (guessing from many). */
-export const MAX_FAILED_LOGINS_ALL = 100;
-const LOGIN_WINDOW_MS = 10_000;
-/** Addresses remembered at once; the oldest is forgotten past it. */
-const MAX_ADDRESSES = 4096;
-
-/**
- * The failed logins of the last window, per address and all together: an address guessing
- * slows itself, not the operator's logins from elsewhere; many addresses together slow everyone.
- */
-class LoginLimiter {
-  private readonly byAddress = new Map<string, number[]>();
-  private all: number[] = [];
-
-  constructor(private readonly now: () => number) {}
-
-  /** Seconds `address` waits before its next login is heard, with the limit that holds it, or 0. */
-  retryAfter(address: string): { wait: number; limit: number; who: string } | null {
-    const t = this.now();
-    const recent = (list: number[]) => list.filter((f) => t - f < LOGIN_WINDOW_MS);
-    this.all = recent(this.all);
-    const mine = recent(this.byAddress.get(address) ?? []);
-    if (mine.length) this.byAddress.set(address, mine);
-    else this.byAddress.delete(address);
-    // The wait lasts until the failure that filled the limit leaves the window.
-    const over = (list: number[], max: number) =>
-      list.length < max ? 0 : Math.ceil((list[list.length - max]! + LOGIN_WINDOW_MS - t) / 1000);
-    const own = over(mine, MAX_FAILED_LOGINS);
-    if (own > 0) return { wait: own, limit: MAX_FAILED_LOGINS, who: 'from this address' };
-    const everyone = over(this.all, MAX_FAILED_LOGINS_ALL);
-    return everyone > 0 ? { wait: everyone, limit: MAX_FAILED_LOGINS_ALL, who: 'from all addresses' } : null;
-  }
-
-  failed(address: string): void {
-    const t = this.now();
-    this.all.push(t);
-    const mine = this.byAddress.get(address) ?? [];
-    this.byAddress.delete(address); // re-inserted last: the map's order is oldest first
-    this.byAddress.set(address, [...mine, t]);
-    if (this.byAddress.size > MAX_ADDRESSES) this.byAddress.delete(this.byAddress.keys().next().value!);
-  }
-}
 
 /** A Host header fit to go into the CSP (anything else: the page gets 'self' only). */
 const SAFE_HOST = /^[A-Za-z0-9.\-[\]:]{1,255}$/;
@@ -136,7 +93,7 @@ export function registerConsoleRoutes(
   token: string,
   sessions: ConsoleSessions,
   log: Logger,
-  opts: { now?: () => number; webDir?: string } = {},
+  opts: { limiter?: AuthLimiter; webDir?: string } = {},
 ): void {
   const files = new ConsoleFiles(opts.webDir);
   const problem = files.problem();
@@ -153,7 +110,8 @@ export function registerConsoleRoutes(
     });
     return;
   }
-  const limiter = new LoginLimiter(opts.now ?? (() => performance.now()));
+  // Shared with the API server's token checks: one budget of guesses per address.
+  const limiter = opts.limiter ?? new AuthLimiter();
   const serve = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -178,16 +136,14 @@ export function registerConsoleRoutes(
     handler: async (req, res) => {
       if (crossSite(req)) throw new HttpError(403, 'console login: Origin must be this host', 'permission_error');
       const address = req.socket.remoteAddress ?? '';
-      const held = limiter.retryAfter(address);
-      if (held)
-        throw new HttpError(
-          429,
-          `console login: ${held.limit} wrong tokens ${held.who} within ${LOGIN_WINDOW_MS / 1000} s; try again in ${held.wait} s`,
-          'rate_limit_error',
-          undefined,
-          { headers: { 'retry-after': String(held.wait) } },
-        );
+      const holdOff = () => {
+        const refused = limiter.refusal(address, 'console login');
+        if (refused) throw refused;
+      };
+      holdOff();
       const presented = formToken(await readBody(req, LOGIN_BODY_BYTES), req.headers['content-type']);
+      // Again once the body is in: logins sent together all passed the first check.
+      holdOff();
       if (!tokenMatches(presented, token)) {
         limiter.failed(address);
         serve(req, res, files.get().failedLogin, 401, { 'cache-control': 'no-store' });

@@ -1,6 +1,7 @@
 // A JSON-RPC 2.0 WebSocket test client: calls by id, raw frames, and notification waiting.
 import { WebSocket, type ClientOptions } from 'ws';
 import type { RpcContext } from '../../daemon/api/rpc/registry.js';
+import { ConnectionHooks, SubscriptionBudget } from '../../daemon/api/rpc/subscriptions.js';
 import { waitFor, within } from './wait.js';
 
 export interface RpcReply {
@@ -131,15 +132,19 @@ export function refusedStatus(url: string, headers: Record<string, string> = {})
 export const parsed = (reply: unknown): unknown =>
   Buffer.isBuffer(reply) ? JSON.parse(reply.toString('utf8')) : reply;
 
-/** A connection context for calling handleMessage without a socket. */
-export function testRpcContext(): RpcContext {
+/** A connection context for calling handleMessage without a socket; its close hooks are `hooks`. */
+export function testRpcContext(
+  hooks = new ConnectionHooks(new SubscriptionBudget(16, 256)),
+  notify: RpcContext['notify'] = () => true,
+): RpcContext {
   return {
     connectionId: 't',
-    notify: () => true,
+    notify,
     sendBinary: () => true,
     bufferedAmount: 0,
     signal: new AbortController().signal,
-    onClose: () => undefined,
+    onClose: (fn) => hooks.add(fn),
+    subscribe: (stop) => hooks.subscribe(stop),
   };
 }
 

@@ -9,7 +9,8 @@ import type { Metrics } from '../metrics.js';
 import type { BacklogHolder, ServerBacklog } from './backlog.js';
 import type { LoopShare } from './loop-share.js';
 import { handleMessage, type DispatchHooks, type MessageLimits } from './protocol.js';
-import { RpcCode, type RpcContext, type RpcRegistry } from './registry.js';
+import { RpcCode, RpcError, type RpcContext, type RpcRegistry } from './registry.js';
+import { ConnectionHooks, type SubscriptionBudget } from './subscriptions.js';
 
 export interface ConnectionLimits extends MessageLimits {
   /** Unsent or unanswered bytes above which the socket is not read (server.ws_pause_bytes). */
@@ -20,6 +21,8 @@ export interface ConnectionLimits extends MessageLimits {
   share: LoopShare;
   /** The backlog of all connections (server.ws_total_buffered_bytes). */
   backlog: ServerBacklog;
+  /** Live subscriptions of all connections (server.max_subscriptions, server.max_subscriptions_total). */
+  subscriptions: SubscriptionBudget;
 }
 
 /** Policy violation: the client does not read its replies. */
@@ -29,7 +32,7 @@ const CLOSE_GRACE_MS = 1000;
 
 export class RpcConnection implements RpcContext, BacklogHolder {
   private readonly abort = new AbortController();
-  private readonly cleanups: (() => void)[] = [];
+  private readonly cleanups: ConnectionHooks;
   private readonly hooks: DispatchHooks;
   private paused = false;
   private closing = false;
@@ -51,6 +54,7 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     private readonly log: Logger,
     private readonly limits: ConnectionLimits,
   ) {
+    this.cleanups = new ConnectionHooks(limits.subscriptions);
     this.hooks = {
       log,
       limits,
@@ -89,9 +93,17 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     return this.write(data, true);
   }
 
-  onClose(fn: () => void): void {
-    if (this.abort.signal.aborted) fn();
-    else this.cleanups.push(fn);
+  onClose(fn: () => void): () => void {
+    if (!this.abort.signal.aborted) return this.cleanups.add(fn);
+    fn();
+    return () => undefined;
+  }
+
+  subscribe(stop: () => void): () => void {
+    // A call that ran on after the close: nothing would end the subscription.
+    if (this.abort.signal.aborted)
+      throw new RpcError(RpcCode.INVALID_REQUEST, 'Invalid Request: the connection closed');
+    return this.cleanups.subscribe(stop);
   }
 
   private send(msg: unknown): boolean {
@@ -233,13 +245,7 @@ export class RpcConnection implements RpcContext, BacklogHolder {
     this.tracked = false;
     this.abort.abort();
     for (const wake of [...this.sleepers.splice(0), ...this.batchWaiters.splice(0)]) wake();
-    for (const fn of this.cleanups.splice(0)) {
-      try {
-        fn();
-      } catch (err) {
-        this.log.error({ conn: this.connectionId, err }, 'connection cleanup failed');
-      }
-    }
+    this.cleanups.close((err) => this.log.error({ conn: this.connectionId, err }, 'connection cleanup failed'));
   }
 }
 

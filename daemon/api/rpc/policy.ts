@@ -188,15 +188,45 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
     },
     'answers the operator check of a pending done',
   );
+  // Watches live on their connection: `${connection}/${episode}` → unwatch. One per pair, so a
+  // repeat watch (a page re-listing after a reconnect) does not send each event twice.
+  const watches = new Map<string, () => void>();
   rpc.register(
     'policy.watch',
     obj({ id }),
     ({ id: i }, ctx) => {
       episode(i);
-      ctx.onClose(policy.listen(i, (e) => ctx.notify(EVENT_NOTIFICATION, e)));
+      const key = `${ctx.connectionId}/${i}`;
+      if (!watches.has(key)) {
+        const unlisten = policy.listen(i, (e) => ctx.notify(EVENT_NOTIFICATION, e));
+        let unhook: () => void = () => undefined;
+        const unwatch = () => {
+          unlisten();
+          unhook();
+          watches.delete(key);
+        };
+        watches.set(key, unwatch);
+        unhook = ctx.onClose(unwatch);
+      }
       return { ...policy.summary(i), notification: EVENT_NOTIFICATION };
     },
-    `streams an episode's further events to this connection as ${EVENT_NOTIFICATION} notifications (until it closes)`,
+    `streams an episode's further events to this connection as ${EVENT_NOTIFICATION} notifications until policy.unwatch or it closes; watching again changes nothing`,
+  );
+  rpc.register(
+    'policy.unwatch',
+    obj({ id }),
+    ({ id: i }, ctx) => {
+      const unwatch = watches.get(`${ctx.connectionId}/${i}`);
+      if (!unwatch)
+        throw new RpcError(
+          RpcCode.INVALID_PARAMS,
+          `Invalid params: id: is not an episode this connection watches (policy.watch), got ${JSON.stringify(i)}`,
+          { field: 'id', rule: 'must be watched by this connection' },
+        );
+      unwatch();
+      return { id: i, watching: false };
+    },
+    'ends a policy.watch of this connection (the episode runs on)',
   );
   rpc.register(
     'policy.list',

@@ -35,8 +35,14 @@ export interface RpcContext {
   readonly bufferedAmount: number;
   /** Aborted when the connection closes. */
   readonly signal: AbortSignal;
-  /** Runs `fn` once when the connection closes (subscriptions clean up here). */
-  onClose(fn: () => void): void;
+  /** Runs `fn` once when the connection closes; the returned function cancels that (call it when done earlier). */
+  onClose(fn: () => void): () => void;
+  /**
+   * Opens a subscription: -32600 past server.max_subscriptions (this connection) or
+   * server.max_subscriptions_total (all); `stop` runs if the connection closes first. The returned
+   * end() frees the slot: call it from `stop` and on unsubscribe.
+   */
+  subscribe(stop: () => void): () => void;
 }
 
 export type RpcHandler<P> = (params: P, ctx: RpcContext) => unknown;

@@ -104,6 +104,8 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?
     obj({ robot, rate_hz: int({ min: 1, max: 500, default: 10, doc: 'notifications per second' }) }),
     ({ robot: id, rate_hz }, ctx) => {
       const r = robotOf(id);
+      // After the robot check, before the timer: a refused subscription starts nothing.
+      const end = ctx.subscribe(() => stop());
       const subscription = `robot-state-${next++}`;
       let seq = 0;
       const timer = setInterval(() => {
@@ -130,9 +132,9 @@ export function registerRobotMethods(rpc: RpcRegistry, link: RobotLink, stopped?
       const stop = () => {
         clearInterval(timer);
         subs.delete(`${ctx.connectionId}/${subscription}`);
+        end();
       };
       subs.set(`${ctx.connectionId}/${subscription}`, stop);
-      ctx.onClose(stop);
       return { subscription, robot: id, rate_hz, notification: STATE_NOTIFICATION };
     },
     `streams ${STATE_NOTIFICATION} notifications at rate_hz until robots.unsubscribe or the connection closes`,

@@ -30,6 +30,8 @@ export function registerSystemMethods({ rpc, health, info }: SystemDeps): void {
     'system.subscribe',
     obj({ interval_ms: int({ min: 100, max: 3_600_000, default: 1000, doc: 'time between notifications' }) }),
     ({ interval_ms }, ctx) => {
+      // First: a refused subscription starts nothing.
+      const end = ctx.subscribe(() => stop());
       const id = `telemetry-${next++}`;
       const sampler = new TelemetrySampler();
       let seq = 0;
@@ -48,9 +50,9 @@ export function registerSystemMethods({ rpc, health, info }: SystemDeps): void {
         clearInterval(timer);
         sampler.close();
         subs.delete(`${ctx.connectionId}/${id}`);
+        end();
       };
       subs.set(`${ctx.connectionId}/${id}`, stop);
-      ctx.onClose(stop);
       return { subscription: id, interval_ms, notification: TELEMETRY_NOTIFICATION };
     },
     `sends ${TELEMETRY_NOTIFICATION} notifications every interval_ms until unsubscribed or closed`,

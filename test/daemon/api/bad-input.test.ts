@@ -136,10 +136,10 @@ test('request targets that URL parsing refuses ("//", "*") get an answer, and th
   // "//" once threw in the upgrade listener (uncaught: the daemon stopped) and hung plain requests.
   const upgrade =
     'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
-  assert.equal(await rawStatus(`GET // HTTP/1.1\r\nHost: x\r\n${upgrade}\r\n`), 'HTTP/1.1 401 Unauthorized');
+  assert.equal(await rawStatus(`GET // HTTP/1.1\r\nHost: localhost\r\n${upgrade}\r\n`), 'HTTP/1.1 401 Unauthorized');
   // The router reads "//" as "/" (the public console page).
-  assert.equal(await rawStatus('GET // HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 200 OK');
-  assert.equal(await rawStatus('OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 400 Bad Request');
-  assert.equal(await rawStatus(`GET * HTTP/1.1\r\nHost: x\r\n${upgrade}\r\n`), 'HTTP/1.1 400 Bad Request');
+  assert.equal(await rawStatus('GET // HTTP/1.1\r\nHost: localhost\r\n\r\n'), 'HTTP/1.1 200 OK');
+  assert.equal(await rawStatus('OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n'), 'HTTP/1.1 400 Bad Request');
+  assert.equal(await rawStatus(`GET * HTTP/1.1\r\nHost: localhost\r\n${upgrade}\r\n`), 'HTTP/1.1 400 Bad Request');
   await stillServes(bystander);
 });

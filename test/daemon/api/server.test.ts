@@ -241,7 +241,7 @@ test('a refused WebSocket upgrade whose client never closes its side does not ho
   await new Promise((r) => socket.once('connect', r));
   const answer = new Promise<string>((r) => socket.once('data', (b) => r(b.toString())));
   socket.write(
-    'GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    'GET /ws HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
   );
   assert.match(await answer, /^HTTP\/1\.1 401 Unauthorized/);
   // The client keeps its side open; the server's side is closed once its answer is out.

@@ -501,3 +501,18 @@ test('server limits: defaults, and ws_pause_bytes ≤ ws_max_buffered_bytes ≤ 
     /server\.ws_max_buffered_bytes: must be <= server\.ws_total_buffered_bytes \(8388608\), got 16777216/,
   );
 });
+
+test('server subscription caps and allowed_hosts: defaults, and bad values named with rule and value', () => {
+  const c = loadConfig({ env: {} });
+  assert.deepEqual([c.server.max_subscriptions, c.server.max_subscriptions_total], [16, 256]);
+  assert.deepEqual(c.server.allowed_hosts, []);
+  const caps = configError(() => loadConfig({ env: { BRAINSTEM_SERVER_MAX_SUBSCRIPTIONS_TOTAL: '8' } }));
+  assert.match(caps, /server\.max_subscriptions: must be <= server\.max_subscriptions_total \(8\), got 16/);
+  const host = configError(() =>
+    loadConfig({ env: {}, overrides: [{ server: { allowed_hosts: ['ok.lan', 'pc.lan:80'] } }] }),
+  );
+  assert.match(
+    host,
+    /server\.allowed_hosts\[1\]: must be a host name like robot-pc\.lan \(letters, digits, - and \.; no port\), got "pc\.lan:80"/,
+  );
+});

@@ -12,6 +12,7 @@ import { ServerBacklog } from '../../../../daemon/api/rpc/backlog.js';
 import { CLOSE_BACKLOG, RpcConnection } from '../../../../daemon/api/rpc/connection.js';
 import { LoopShare } from '../../../../daemon/api/rpc/loop-share.js';
 import { RpcRegistry } from '../../../../daemon/api/rpc/registry.js';
+import { SubscriptionBudget } from '../../../../daemon/api/rpc/subscriptions.js';
 import { int, obj, str } from '../../../../robot/common/validation/builders.js';
 
 /** A socket that never writes anything out until `flush()`, like a client that does not read. */
@@ -79,6 +80,7 @@ function connect(
     maxDepth: 64,
     share: new LoopShare(),
     backlog,
+    subscriptions: new SubscriptionBudget(16, 256),
     ...limits,
   });
   return { ws, conn };
