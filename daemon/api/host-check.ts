@@ -30,6 +30,25 @@ export class HostCheck {
     return this.names.has(name);
   }
 
+  /**
+   * Whether a WebSocket upgrade's Origin may open it: none (not a browser), the daemon's own
+   * (Origin's host:port is the Host header) or one of `allowedOrigins`.
+   */
+  static originAllowed(
+    origin: string | undefined,
+    host: string | undefined,
+    allowedOrigins: readonly string[],
+  ): boolean {
+    if (origin === undefined) return true;
+    const o = origin.toLowerCase();
+    if (allowedOrigins.some((a) => a.toLowerCase() === o)) return true;
+    try {
+      return host !== undefined && new URL(o).host === host.toLowerCase();
+    } catch {
+      return false; // "null" (sandboxed pages, files) and other non-URLs
+    }
+  }
+
   /** The 421 for a Host header that is not one of this daemon's names. */
   static refusal(header: string | undefined): HttpError {
     return new HttpError(

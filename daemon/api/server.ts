@@ -231,6 +231,15 @@ export class ApiServer extends Service {
       this.log.warn({ remote: req.socket.remoteAddress, host: req.headers.host }, 'WebSocket refused: foreign Host');
       return refuse(421, 'Misdirected Request');
     }
+    // Browsers send Origin with every upgrade: another site's page may neither guess the token nor
+    // spend the shared wrong-token budget (which would lock out local apps), so it is not counted.
+    if (!HostCheck.originAllowed(req.headers.origin, req.headers.host, this.deps.config.allowed_origins)) {
+      this.log.warn(
+        { remote: req.socket.remoteAddress, origin: req.headers.origin },
+        'WebSocket refused: foreign Origin',
+      );
+      return refuse(403, 'Forbidden');
+    }
     const byCookie = url.pathname === WS_PATH && this.deps.sessions?.upgradeAllowed(req) === true;
     let tokenOk: boolean;
     try {

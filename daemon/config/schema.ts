@@ -33,6 +33,14 @@ function hostNameRule(s: string): string | undefined {
   return HOST_NAME.test(s) ? undefined : 'must be a host name like robot-pc.lan (letters, digits, - and .; no port)';
 }
 
+const ORIGIN = /^https?:\/\/[^/?#@\s]+$/i;
+
+function originRule(s: string): string | undefined {
+  return ORIGIN.test(s)
+    ? undefined
+    : 'must be a browser origin like http://robot-pc.lan:3000 (scheme, host, port; no path)';
+}
+
 function topicBaseRule(s: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters refused
   if (/[+#\u0000]/.test(s)) return 'must not contain MQTT wildcards (+, #) or NUL';
@@ -64,6 +72,9 @@ export const daemonSchema = obj({
       port: port(7777, 'HTTP/WebSocket port (0 picks a free port, written to <data_dir>/daemon.json)'),
       allowed_hosts: list(str({ nonEmpty: true, rule: hostNameRule }), {
         doc: 'DNS names clients may use in the Host header besides loopback names, IP addresses (when server.host is off loopback), server.host and the machine hostname; other names are refused with 421 (DNS rebinding)',
+      }),
+      allowed_origins: list(str({ nonEmpty: true, rule: originRule }), {
+        doc: "browser origins whose pages may open WebSocket endpoints besides the daemon's own (the console); another origin's upgrade is refused with 403 before its token is checked, so a page the operator visits can neither guess tokens nor spend the token rate limit",
       }),
       token: str({
         default: '',

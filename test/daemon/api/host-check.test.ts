@@ -1,6 +1,7 @@
 // DNS rebinding: requests and WebSocket upgrades under a Host name that is not the daemon's are
 // refused with 421 before anything else (a rebound page would pass the Origin == Host checks);
 // loopback names, IP addresses off loopback, server.host, the hostname and allowed_hosts pass.
+// Upgrades from another site's page (a foreign Origin) are 403, uncounted by the token limiter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HostCheck } from '../../../daemon/api/host-check.js';
@@ -8,6 +9,7 @@ import { HttpRoutes } from '../../../daemon/api/routes.js';
 import { registerConsoleRoutes } from '../../../daemon/console/routes.js';
 import { ConsoleSessions } from '../../../daemon/console/sessions.js';
 import { pino } from 'pino';
+import { WebSocket } from 'ws';
 import { API_TOKEN, httpTo, startApiServer } from '../../helpers/api-server.js';
 import { refusedStatus } from '../../helpers/rpc.js';
 
@@ -64,4 +66,32 @@ test('a foreign Host is 421 on every route, the console login and WebSocket upgr
 
   for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `robot-pc.lan:${port}`])
     assert.equal((await httpTo(port, '/health', { headers: { host, ...auth } })).status, 200, host);
+});
+
+test('which Origins may open a WebSocket: none, the daemon’s own, or server.allowed_origins', () => {
+  const allowed = ['http://robot-pc.lan:3000'];
+  const ok = (origin: string | undefined, host = 'localhost:7777') => HostCheck.originAllowed(origin, host, allowed);
+  for (const o of [undefined, 'http://localhost:7777', 'HTTP://LOCALHOST:7777', 'http://robot-pc.lan:3000'])
+    assert.ok(ok(o), String(o));
+  for (const o of ['http://evil.example', 'http://localhost:3000', 'https://robot-pc.lan:3000', 'null', 'junk'])
+    assert.equal(ok(o), false, o);
+  assert.equal(HostCheck.originAllowed('http://localhost:7777', undefined, allowed), false, 'an Origin without a Host');
+});
+
+test('a foreign Origin’s upgrades are 403 and never spend the wrong-token budget', async (t) => {
+  const { api, port } = await startApiServer({ allowed_origins: ['http://app.localhost:3000'] });
+  t.after(() => api.stop());
+  const ws = (token: string) => `ws://127.0.0.1:${port}/ws?token=${token}`;
+  // More wrong tokens than the per-address limit (10), from a page of another site.
+  for (let i = 0; i < 12; i++)
+    assert.equal(await refusedStatus(ws(`guess-${i}`), { origin: 'http://evil.example' }), 403);
+  // A local app (no Origin) and the allowed origin still get in with the token.
+  for (const headers of [{}, { origin: 'http://app.localhost:3000' }]) {
+    const client = new WebSocket(ws(API_TOKEN), { headers });
+    await new Promise<void>((resolve, reject) => {
+      client.once('open', () => resolve());
+      client.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)));
+    });
+    client.close();
+  }
 });
