@@ -6,13 +6,17 @@ import { DEFAULT_DEPTH_SCALE, type FrameMeta } from '../../robot/link/camera-pro
 import { fromPose, quatNormalize } from '../../robot/math/quaternion.js';
 import { transformPoint } from '../../robot/math/transform.js';
 
-/** A decoded depth image: row-major readings, `scale` metres per unit, 0 = no reading. */
+/** A depth image of width × height; `data` holds the row-major readings of `window` only. */
 export interface DepthImage {
   width: number;
   height: number;
+  window: { left: number; top: number; width: number; height: number };
   data: Uint16Array;
   scale: number;
 }
+
+/** Larger depth frames are refused: no depth camera sends them, and a decode would stall. */
+export const MAX_DEPTH_PIXELS = 4096 * 4096;
 
 export type Located =
   | { ok: true; point: [number, number, number]; frame: string; depth_m: number; fallback: boolean }
@@ -42,7 +46,7 @@ export function locatePoint(
   if (e?.pose.length !== 7) return { ok: false, reason: 'the depth image has no extrinsics (pose of the camera)' };
   const i = Math.floor(x);
   const j = Math.floor(y);
-  let units = depth.data[j * width + i]!;
+  let units = reading(depth, i, j);
   const fallback = units === 0;
   if (fallback) {
     units = windowMedian(depth, i, j);
@@ -63,7 +67,7 @@ function windowMedian(d: DepthImage, i: number, j: number): number {
   const seen: number[] = [];
   for (let y = Math.max(0, j - r); y <= Math.min(d.height - 1, j + r); y++)
     for (let x = Math.max(0, i - r); x <= Math.min(d.width - 1, i + r); x++) {
-      const u = d.data[y * d.width + x]!;
+      const u = reading(d, x, y);
       if (u > 0) seen.push(u);
     }
   if (seen.length === 0) return 0;
@@ -72,15 +76,49 @@ function windowMedian(d: DepthImage, i: number, j: number): number {
   return seen.length % 2 ? seen[m]! : (seen[m - 1]! + seen[m]!) / 2;
 }
 
-/** A 16-bit grayscale PNG of depth units, decoded; throws when it is not one. */
-export async function decodeDepth(png: Uint8Array, depthScale = DEFAULT_DEPTH_SCALE): Promise<DepthImage> {
+/** The reading at pixel (i, j); 0 (no reading) outside the decoded window. */
+function reading(d: DepthImage, i: number, j: number): number {
+  const { left, top, width, height } = d.window;
+  const [x, y] = [i - left, j - top];
+  return x >= 0 && x < width && y >= 0 && y < height ? d.data[y * width + x]! : 0;
+}
+
+/** The size of a depth PNG from its header; throws above MAX_DEPTH_PIXELS. */
+export async function depthSize(png: Uint8Array): Promise<{ width: number; height: number }> {
+  const { width, height } = await sharp(png, { limitInputPixels: false }).metadata();
+  if (!width || !height) throw new Error('depth image has no size');
+  if (width * height > MAX_DEPTH_PIXELS)
+    throw new Error(`depth image is ${width}×${height} = ${width * height} pixels, more than ${MAX_DEPTH_PIXELS}`);
+  return { width, height };
+}
+
+/**
+ * A 16-bit grayscale PNG of depth units, decoded whole or, given pixel `around`, only the
+ * FALLBACK_WINDOW around it (all locatePoint reads); throws when it is not one.
+ */
+export async function decodeDepth(
+  png: Uint8Array,
+  depthScale = DEFAULT_DEPTH_SCALE,
+  around?: [number, number],
+): Promise<DepthImage> {
+  const size = await depthSize(png);
+  const r = Math.floor(FALLBACK_WINDOW / 2);
+  // A pixel outside is clamped in: locatePoint reports it from the full size.
+  const i = Math.min(Math.max(0, around?.[0] ?? 0), size.width - 1);
+  const j = Math.min(Math.max(0, around?.[1] ?? 0), size.height - 1);
+  const [left, top] = [Math.max(0, i - r), Math.max(0, j - r)];
+  const window = around
+    ? { left, top, width: Math.min(size.width, i + r + 1) - left, height: Math.min(size.height, j + r + 1) - top }
+    : { left: 0, top: 0, ...size };
   // grey16 keeps all 16 bits; decoding without it would give 8-bit values widened back to 16.
-  const { data, info } = await sharp(png)
+  const { data, info } = await sharp(png, { limitInputPixels: MAX_DEPTH_PIXELS, sequentialRead: true })
+    .extract(window)
     .toColourspace('grey16')
     .raw({ depth: 'ushort' })
     .toBuffer({ resolveWithObject: true });
   if (info.channels !== 1) throw new Error(`depth image has ${info.channels} channels, not 1`);
-  const words = new Uint16Array(info.width * info.height);
-  for (let n = 0; n < words.length; n++) words[n] = data.readUInt16LE(n * 2);
-  return { width: info.width, height: info.height, data: words, scale: depthScale };
+  // sharp's 16-bit raw output is in host byte order, as Uint16Array reads it.
+  const bytes = data.byteOffset % 2 ? Buffer.from(data) : data;
+  const words = new Uint16Array(bytes.buffer, bytes.byteOffset, info.width * info.height);
+  return { ...size, window, data: words, scale: depthScale };
 }

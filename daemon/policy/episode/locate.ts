@@ -1,7 +1,7 @@
 // The episode's answer to locate_point {camera, u, v}: the pixel of the image as the model was
 // shown it, mapped onto the camera's latest depth frame, back-projected (../locate-point.ts) into
 // the camera's calibration frame and carried into the frame of the robot's tool poses.
-import { decodeDepth, locatePoint } from '../locate-point.js';
+import { decodeDepth, depthSize, locatePoint } from '../locate-point.js';
 import { shownSize } from './observation.js';
 import { invert, transformPoint } from '../../../robot/math/transform.js';
 import type { RobotFrames } from './robot-frames.js';
@@ -45,15 +45,18 @@ export async function answerLocatePoint(
   if (u >= shown.width || v >= shown.height)
     return fail('error', `pixel (${u}, ${v}) is outside camera ${camera}'s image (${shown.width}×${shown.height}).`);
   let depth: Awaited<ReturnType<typeof decodeDepth>>;
+  let x: number;
+  let y: number;
   try {
-    depth = await decodeDepth(d.png, d.meta.depth_scale);
+    const size = await depthSize(d.png);
+    // Pixel u's centre, scaled to the depth image; a fractional u past the last centre (639.9 of
+    // 640) stays in the last pixel.
+    x = Math.min(((u + 0.5) * size.width) / shown.width, size.width - 0.5);
+    y = Math.min(((v + 0.5) * size.height) / shown.height, size.height - 0.5);
+    depth = await decodeDepth(d.png, d.meta.depth_scale, [Math.floor(x), Math.floor(y)]);
   } catch (e) {
     return fail('error', `camera ${camera}'s depth image cannot be decoded: ${(e as Error).message}.`);
   }
-  // Pixel u's centre, scaled to the depth image; a fractional u past the last centre (639.9 of
-  // 640) stays in the last pixel.
-  const x = Math.min(((u + 0.5) * depth.width) / shown.width, depth.width - 0.5);
-  const y = Math.min(((v + 0.5) * depth.height) / shown.height, depth.height - 0.5);
   const r = locatePoint(depth, d.meta, x, y);
   if (!r.ok) return fail('error', `${r.reason}.`);
   const toTool = robotFrames.toolFrom(r.frame);
