@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseDuration } from '../util/duration.js';
 import { selectAdapter } from './adapters/select.js';
-import { type ChatEvent, type ChatResult, chatPrompt, chatPromptAsync, runChat } from './chat.js';
+import { type ChatEvent, type ChatResult, chatPrompt, chatPromptAsync, checkContext, runChat } from './chat.js';
 import { parseChatRequest, preflightChatBody } from './chat-request.js';
 import { showValue } from '../../robot/common/validation/values.js';
 import { CancelledError } from './request-queue.js';
@@ -16,10 +16,26 @@ import type { ServingMetrics } from './serving-metrics.js';
 import { splicePrompt } from '../vision/splice.js';
 import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
 
-/** Encodes the request's images (bad ones → 400) and splices them into the rendered prompt. */
-async function spliceImages(vision: VisionRuntime, rendered: number[], images: RequestImage[]) {
+/**
+ * Encodes the request's images (bad ones → 400) and splices them into the rendered prompt. The
+ * prompt's size is checked first from the images' headers, so an over-long request runs no tower,
+ * and an aborted request (client gone) stops between images.
+ */
+export async function spliceImages(
+  vision: VisionRuntime,
+  rendered: number[],
+  images: RequestImage[],
+  o: { contextLength: number; signal?: AbortSignal },
+) {
+  checkContext(
+    images.reduce((n, img) => n + vision.tokensFor(img) - 1, rendered.length),
+    o.contextLength,
+  );
   const encoded = [];
-  for (const img of images) encoded.push(await vision.encode(img));
+  for (const img of images) {
+    if (o.signal?.aborted) throw new CancelledError();
+    encoded.push(await vision.encode(img));
+  }
   return splicePrompt(rendered, encoded, vision.ids, vision.tower.preprocessor.mergeSize);
 }
 
@@ -155,7 +171,10 @@ export class ChatService {
       const rendered = await chatPromptAsync(lease.model.text, req);
       const spliced =
         vision && (req.images.length > 0 || rendered.includes(vision.ids.image))
-          ? await spliceImages(vision, rendered, req.images)
+          ? await spliceImages(vision, rendered, req.images, {
+              contextLength: lease.model.contextLength,
+              signal: lease.signal,
+            })
           : undefined;
       const prompt = spliced?.prompt ?? rendered;
       const session = await lease.sessions.take(spliced?.images.keys ?? prompt, key ?? undefined, adapter, topK);

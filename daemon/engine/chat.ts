@@ -82,6 +82,12 @@ function promptText(model: TextModel, req: ChatRequest): string {
   });
 }
 
+/** Refuses a prompt of `tokens` that leaves no room to generate in a context of `context`. */
+export function checkContext(tokens: number, context: number): void {
+  if (tokens >= context)
+    throw new RequestError('messages', 'context', `the prompt has ${tokens} tokens; the context holds ${context}`);
+}
+
 export async function* runChat(
   model: TextModel,
   session: PrefixSession,
@@ -97,12 +103,7 @@ export async function* runChat(
   const parseCalls = callable.length > 0 && choice.kind !== 'none' && req.responseFormat.kind === 'text';
   const prompt = o.prompt ?? chatPrompt(model, req);
   const context = o.contextLength ?? model.maxContext ?? Infinity;
-  if (prompt.length >= context)
-    throw new RequestError(
-      'messages',
-      'context',
-      `the prompt has ${prompt.length} tokens; the context holds ${context}`,
-    );
+  checkContext(prompt.length, context);
   const maxTokens = Math.min(req.maxTokens ?? Infinity, context - prompt.length, 1 << 20);
   const constraint = buildConstraint(req, callable, o.constraints, forced);
   // A malformed tool call stops generation at once: nothing after it can make it valid.

@@ -137,3 +137,22 @@ test('WebSocket chat takes the same image parts; a bad image is invalid params a
     await ws.close();
   }
 });
+
+test('images whose tokens cannot fit the context are refused before the tower runs any of them', async () => {
+  const before = d.models.statusOf('vl').vision!.images_encoded;
+  // Nine distinct 512² images (256 tokens each from their headers) in a context of 2048.
+  const content: OpenAI.ChatCompletionContentPart[] = [{ type: 'text', text: 'Compare these.' }];
+  for (let i = 0; i < 9; i++) {
+    const png = await sharp({ create: { width: 512, height: 512, channels: 3, background: { r: i, g: 9, b: 9 } } })
+      .png()
+      .toBuffer();
+    content.push({ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } });
+  }
+  const body = { ...ask(''), messages: [{ role: 'user' as const, content }] };
+  await assert.rejects(client.chat.completions.create(body), (e: unknown) => {
+    assert.equal((e as InstanceType<typeof OpenAI.APIError>).status, 400);
+    assert.match((e as Error).message, /the prompt has \d{4} tokens; the context holds 2048/);
+    return true;
+  });
+  assert.equal(d.models.statusOf('vl').vision!.images_encoded, before, 'no image was encoded');
+});
