@@ -9,9 +9,12 @@ function roundHalfEven(x: number): number {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
-/** The config with max_pixels lowered to `maxPixels` (0: unchanged; never below min_pixels). */
+/** The config with max_pixels lowered to `maxPixels` (0: unchanged); the daemon's cap wins, so
+ *  min_pixels comes down with it. */
 export function cappedConfig(c: PreprocessorConfig, maxPixels: number): PreprocessorConfig {
-  return maxPixels > 0 ? { ...c, maxPixels: Math.max(c.minPixels, Math.min(c.maxPixels, maxPixels)) } : c;
+  if (maxPixels <= 0) return c;
+  const max = Math.min(c.maxPixels, maxPixels);
+  return { ...c, maxPixels: max, minPixels: Math.min(c.minPixels, max) };
 }
 
 /** Output [height, width]: multiples of patch·merge, area within [minPixels, maxPixels]. */

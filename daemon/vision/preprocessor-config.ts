@@ -19,6 +19,10 @@ export interface PreprocessorConfig {
   std: [number, number, number];
 }
 
+/** Upper bounds on a folder's values: beyond them one image would cost unbounded memory or time
+ *  (max_pixels 2^26 is 16× Qwen3-VL's 4096²). */
+export const PREPROCESSOR_BOUNDS = { patch_size: 64, merge_size: 8, temporal_patch_size: 16, max_pixels: 1 << 26 };
+
 export class PreprocessorConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -46,9 +50,11 @@ export function parsePreprocessorConfig(raw: unknown, where = 'preprocessor_conf
       throw new PreprocessorConfigError(`${where}: ${key} must be a number ≥ ${min}, got ${JSON.stringify(v)}`);
     return x;
   };
-  const int = (key: string, v: unknown, fallback?: number): number => {
+  const int = (key: keyof typeof PREPROCESSOR_BOUNDS | 'min_pixels', v: unknown, fallback: number): number => {
     const x = num(key, v, 1, fallback);
     if (!Number.isInteger(x)) throw new PreprocessorConfigError(`${where}: ${key} must be an integer, got ${x}`);
+    const max = key === 'min_pixels' ? Infinity : PREPROCESSOR_BOUNDS[key];
+    if (x > max) throw new PreprocessorConfigError(`${where}: ${key} must be at most ${max}, got ${x}`);
     return x;
   };
   const triple = (key: string, v: unknown, fallback: number): [number, number, number] => {
@@ -71,5 +77,10 @@ export function parsePreprocessorConfig(raw: unknown, where = 'preprocessor_conf
   };
   if (cfg.minPixels > cfg.maxPixels)
     throw new PreprocessorConfigError(`${where}: min_pixels ${cfg.minPixels} exceeds max_pixels ${cfg.maxPixels}`);
+  const f = cfg.patchSize * cfg.mergeSize;
+  if (f * f > cfg.maxPixels)
+    throw new PreprocessorConfigError(
+      `${where}: max_pixels ${cfg.maxPixels} is below one merged patch, (patch_size·merge_size)² = ${f * f}`,
+    );
   return cfg;
 }
