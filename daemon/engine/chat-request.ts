@@ -9,7 +9,8 @@ import { type Schema, parseSchema } from './json-schema/schema.js';
 import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, resolveSampling } from './sampler.js';
 import type { TextModel } from './text-config.js';
-import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
+import { type RequestImage, requestImage, type VisionRuntime } from '../vision/vision-runtime.js';
+import type { ImageLimits } from '../vision/image-input.js';
 import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
 
 export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
@@ -49,18 +50,22 @@ const UNSUPPORTED: Record<string, { when: (v: unknown) => boolean; why: string }
   },
 };
 
-/** Image parts accepted unread: whether the model takes images is known once it is leased. */
-const ANY_IMAGES: ImageSink = { placeholder: '', add: () => undefined };
+/** Image parts checked as far as no model is needed; whether the model takes images is known once
+ *  it is leased. */
+const imageChecks = (limits: Pick<ImageLimits, 'maxBytes'>): ImageSink => ({
+  placeholder: '',
+  add: (url, at) => void requestImage(url, at, limits),
+});
 
 /**
  * Every check of a body that needs no model, run before it queues: the shape, the messages
- * (image parts aside) and the sampling fields (logit_bias ids aside); returns the shape for
- * parseChatRequest. Throws RequestError.
+ * (image parts: data URL, base64, byte limit, MIME against the bytes' signature) and the sampling
+ * fields (logit_bias ids aside); returns the shape for parseChatRequest. Throws RequestError.
  */
-export function preflightChatBody(body: unknown): ChatShape {
+export function preflightChatBody(body: unknown, imageLimits: Pick<ImageLimits, 'maxBytes'>): ChatShape {
   const shape = parseChatShape(body);
   const fields = body as Record<string, unknown>;
-  normalizeMessages(fields.messages, ANY_IMAGES);
+  normalizeMessages(fields.messages, imageChecks(imageLimits));
   resolveSampling(fields);
   return shape;
 }

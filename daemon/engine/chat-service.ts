@@ -14,6 +14,7 @@ import { EngineError } from './native-model.js';
 import type { LoadProgress, ModelRegistry } from './model-registry.js';
 import type { ServingMetrics } from './serving-metrics.js';
 import { splicePrompt } from '../vision/splice.js';
+import { DEFAULT_VISION } from '../vision/config.js';
 import type { RequestImage, VisionRuntime } from '../vision/vision-runtime.js';
 
 /**
@@ -160,7 +161,8 @@ export class ChatService {
     const key = body.prompt_cache_key;
     if (key !== undefined && key !== null && typeof key !== 'string')
       throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
-    const shape = preflightChatBody(body); // a malformed body is refused before it queues or loads a model
+    // A malformed body (bad images too) is refused before it queues or loads a model.
+    const shape = preflightChatBody(body, this.registry.imageLimitsOf(ref.name) ?? DEFAULT_VISION.limits);
     const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
     let outcome = 'failed';
     try {

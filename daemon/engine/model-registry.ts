@@ -16,6 +16,8 @@ import { LOAD_STAGES, ModelLoadError, type LoadStage, type ModelLoader, type Ser
 import type { ServingMetrics } from './serving-metrics.js';
 import { SessionPool } from './session-pool.js';
 import { describeModelFolder } from '../vision/model-folder.js';
+import { DEFAULT_VISION } from '../vision/config.js';
+import type { ImageLimits } from '../vision/image-input.js';
 import { type VisionStatus, visionStatus } from '../vision/vision-status.js';
 
 export type ModelState = 'unloaded' | 'loading' | 'loaded' | 'failed';
@@ -270,6 +272,12 @@ export class ModelRegistry extends Service {
   /** The model's adapters: resident ones while it is loaded, else those its next load gets. */
   adapterStatus(model: string): AdapterStatus[] {
     return adapterStatuses(this.slot(model));
+  }
+
+  /** The image limits of model `name` (engine.vision's), without loading it; undefined for an unknown name. */
+  imageLimitsOf(name: string): ImageLimits | undefined {
+    const slot = this.slots.get(name);
+    return slot && (slot.profile.vision ?? DEFAULT_VISION).limits;
   }
 
   statusOf(name: string): ModelStatus {

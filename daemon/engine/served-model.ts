@@ -15,9 +15,7 @@ import type { EngineSession } from './session-pool.js';
 import { loadTextModel, type TextModel } from './text-config.js';
 import { describeModelFolder } from '../vision/model-folder.js';
 import { VisionRuntime } from '../vision/vision-runtime.js';
-import { visionOptions, visionSchema } from '../vision/config.js';
-
-const DEFAULT_VISION = visionOptions(visionSchema.check({}, 'engine.vision', [])!);
+import { DEFAULT_VISION } from '../vision/config.js';
 
 export interface ServedModel {
   readonly text: TextModel;

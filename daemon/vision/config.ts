@@ -54,3 +54,6 @@ export function visionOptions(v: VisionConfig): VisionOptions {
     cacheImages: v.cache_images,
   };
 }
+
+/** engine.vision with every default: for profiles made without a config (tests, tools). */
+export const DEFAULT_VISION = visionOptions(visionSchema.check({}, 'engine.vision', [])!);

@@ -4,6 +4,7 @@
 import sharp, { type Metadata } from 'sharp';
 import { cappedConfig, type Patches, patchify, smartResize } from './preprocess.js';
 import type { PreprocessorConfig } from './preprocessor-config.js';
+import { imageFormat } from './image-size.js';
 
 export class ImageError extends Error {
   constructor(
@@ -52,6 +53,23 @@ export function decodeDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'
     throw new ImageError('size', `the image is larger than max_image_bytes ${limits.maxBytes}`);
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) throw new ImageError('base64', 'the data URL payload is not valid base64');
   return { bytes: Buffer.from(b64, 'base64'), mime };
+}
+
+/**
+ * decodeDataUrl, then the checks that need no model and no decoding: the byte limit and the
+ * declared MIME against the bytes' signature. What a request runs before it queues.
+ */
+export function checkDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'>): DecodedUrl {
+  const d = decodeDataUrl(url, limits);
+  if (d.bytes.length > limits.maxBytes)
+    throw new ImageError('size', `the image has ${d.bytes.length} bytes, more than max_image_bytes ${limits.maxBytes}`);
+  const format = imageFormat(d.bytes);
+  if (FORMATS.get(d.mime) !== format)
+    throw new ImageError(
+      'mime',
+      `declared ${d.mime} but the bytes are ${format ?? 'not a png, jpeg, webp or gif image'}`,
+    );
+  return d;
 }
 
 /** The size an image's header gives; refuses bytes that are not a PNG, JPEG, WebP or GIF (of `mime`, when given). */

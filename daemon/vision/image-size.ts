@@ -1,6 +1,7 @@
 // An encoded image's pixel size read from its header alone (synchronously, no decoding), for
 // counting a prompt's image tokens before the images are preprocessed: PNG IHDR, JPEG SOFn,
-// GIF logical screen, WebP VP8 / VP8L / VP8X. undefined when the header is not understood.
+// GIF logical screen, WebP VP8 / VP8L / VP8X. undefined when the header is not understood. And the
+// format from the signature, so a request's declared MIME is checked before it queues.
 export function imageSize(b: Uint8Array): { width: number; height: number } | undefined {
   const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   if (buf.length >= 24 && buf.readUInt32BE(0) === 0x89504e47 && buf.toString('latin1', 12, 16) === 'IHDR')
@@ -27,5 +28,15 @@ export function imageSize(b: Uint8Array): { width: number; height: number } | un
       return { width: buf.readUInt16BE(at + 7), height: buf.readUInt16BE(at + 5) };
     at += 2 + buf.readUInt16BE(at + 2);
   }
+  return undefined;
+}
+
+/** The format an encoded image's signature names (sharp's names), without decoding. */
+export function imageFormat(b: Uint8Array): 'png' | 'jpeg' | 'gif' | 'webp' | undefined {
+  const sig = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1', 0, 12);
+  if (sig.startsWith('\x89PNG')) return 'png';
+  if (sig.startsWith('\xff\xd8\xff')) return 'jpeg';
+  if (sig.startsWith('GIF8')) return 'gif';
+  if (sig.startsWith('RIFF') && sig.slice(8) === 'WEBP') return 'webp';
   return undefined;
 }

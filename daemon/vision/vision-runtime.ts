@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RequestError } from '../engine/request-error.js';
 import type { ImageSink } from '../engine/chat-template.js';
-import { decodeDataUrl, ImageError, type ImageLimits, imageHeader, prepareImage } from './image-input.js';
+import { checkDataUrl, ImageError, type ImageLimits, imageHeader, prepareImage } from './image-input.js';
 import { imageSize } from './image-size.js';
 import { cappedConfig, smartResize } from './preprocess.js';
 import { type ImageFeatures, type TowerOptions, VisionTower } from './vision-tower.js';
@@ -17,6 +17,16 @@ export interface RequestImage {
   mime: string;
   /** Where it came from in the request, for messages. */
   at: string;
+}
+
+/** An image part's data URL, checked as far as no model is needed; bad → RequestError naming `at`. */
+export function requestImage(url: unknown, at: string, limits: Pick<ImageLimits, 'maxBytes'>): RequestImage {
+  try {
+    return { ...checkDataUrl(url, limits), at };
+  } catch (e) {
+    if (e instanceof ImageError) throw new RequestError(at, e.rule, e.message);
+    throw e;
+  }
 }
 
 export interface EncodedImage extends ImageFeatures {
@@ -85,14 +95,7 @@ export class VisionRuntime {
   sink(into: RequestImage[]): ImageSink {
     return {
       placeholder: VisionRuntime.PLACEHOLDER,
-      add: (url, at) => {
-        try {
-          into.push({ ...decodeDataUrl(url, this.o.limits), at });
-        } catch (e) {
-          if (e instanceof ImageError) throw new RequestError(at, e.rule, e.message);
-          throw e;
-        }
-      },
+      add: (url, at) => into.push(requestImage(url, at, this.o.limits)),
     };
   }
 
