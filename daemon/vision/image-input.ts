@@ -85,7 +85,8 @@ export async function imageHeader(bytes: Buffer, mime?: string): Promise<{ width
     throw new ImageError('mime', `declared ${mime} but the bytes are ${format ?? 'not an image'}`);
   if (![...FORMATS.values()].includes(format ?? ''))
     throw new ImageError('format', `image format ${format} is not accepted (png, jpeg, webp or gif)`);
-  const { width = 0, height = 0 } = meta;
+  // The size as shown: EXIF orientations 5–8 turn the stored image a quarter turn.
+  const { width = 0, height = 0 } = meta.autoOrient ?? meta;
   if (width < 1 || height < 1) throw new ImageError('decode', 'the image has no size');
   return { width, height };
 }
@@ -121,7 +122,10 @@ export async function prepareImage(
   }
   let rgb: Buffer;
   try {
-    let img = sharp(bytes, { failOn: 'truncated', limitInputPixels: limits.maxInputPixels, pages: 1 }).removeAlpha();
+    // Upright by EXIF, and transparency over white as vLLM composites it (not black).
+    let img = sharp(bytes, { failOn: 'truncated', limitInputPixels: limits.maxInputPixels, pages: 1 })
+      .autoOrient()
+      .flatten({ background: '#ffffff' });
     if (size[0] !== height || size[1] !== width) img = img.resize(size[1], size[0], { fit: 'fill', kernel: 'cubic' });
     rgb = await img.toColourspace('srgb').raw().toBuffer();
   } catch (e) {
