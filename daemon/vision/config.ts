@@ -20,7 +20,7 @@ export const visionSchema = obj(
       min: 0,
       max: 1 << 28,
       default: 0,
-      doc: "images are downscaled to at most this many pixels before patching (0 = the model's preprocessor_config.json max_pixels)",
+      doc: "images are downscaled to at most this many pixels before patching (0 = the model's preprocessor_config.json max_pixels); below its min_pixels it lowers that too",
     }),
     max_input_pixels: int({
       min: 1,
