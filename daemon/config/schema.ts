@@ -121,7 +121,7 @@ export const daemonSchema = obj({
         min: 100,
         max: 3_600_000,
         default: 60_000,
-        doc: 'how long a streamed HTTP reply waits for a client that stopped reading; then the request is cancelled (its model freed for the next) and the connection closed',
+        doc: 'how long a streamed HTTP reply may wait for its client to read, in all (a client that stopped reading, or one that reads a little now and then); then the request is cancelled (its model freed for the next) and the connection closed',
       }),
       ws_pause_bytes: int({
         min: 1024,

@@ -36,6 +36,8 @@ export interface ChatRequest extends ChatShape {
   images: RequestImage[];
 }
 
+const MAX_STOP_LENGTH = 1024;
+
 /** Fields that would change the answer and that this server does not implement: refused, not ignored. */
 const UNSUPPORTED: Record<string, { when: (v: unknown) => boolean; why: string }> = {
   logprobs: {
@@ -86,11 +88,16 @@ export function parseChatShape(body: unknown): ChatShape {
   const tools = parseTools(body.tools);
   const stopRaw = body.stop ?? [];
   const stop = typeof stopRaw === 'string' ? [stopRaw] : stopRaw;
-  if (!Array.isArray(stop) || stop.length > 16 || stop.some((s) => typeof s !== 'string' || s === '')) {
+  // Each is matched against the output at every token: long ones would cost the event loop per token.
+  if (
+    !Array.isArray(stop) ||
+    stop.length > 16 ||
+    stop.some((s) => typeof s !== 'string' || s === '' || s.length > MAX_STOP_LENGTH)
+  ) {
     throw new RequestError(
       'stop',
       'type',
-      `must be a non-empty string or an array of at most 16 of them, got ${showValue(stopRaw)}`,
+      `must be a non-empty string of at most ${MAX_STOP_LENGTH} characters or an array of at most 16 of them, got ${showValue(stopRaw)}`,
     );
   }
   const kwargs = body.chat_template_kwargs ?? {};

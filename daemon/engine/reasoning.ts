@@ -17,7 +17,11 @@ export function promptOpensThinking(promptTail: string): boolean {
 export class ReasoningSplitter {
   /** start: only whitespace or part of `<think>` so far; after: the whitespace after `</think>`. */
   private mode: 'start' | 'thinking' | 'after' | 'content';
+  /** start: the part of `<think>` seen; thinking: the longest suffix that may begin `</think>`. */
   private held = '';
+  /** The whitespace before `held`: emitted only once text follows it (each character once, so a
+   *  model stuck on whitespace costs linear time). */
+  private ws = '';
   private out: ReasoningPiece[] = [];
   /** Whether any reasoning text has been emitted (the whitespace before it is dropped). */
   private reasoned = false;
@@ -29,14 +33,14 @@ export class ReasoningSplitter {
 
   push(chunk: string): ReasoningPiece[] {
     for (const ch of chunk) this.step(ch);
-    if (this.mode === 'thinking') this.emitThinking();
     return this.take();
   }
 
   /** The output ended: what is held is released as what it was part of. */
   end(): ReasoningPiece[] {
-    if (this.mode === 'start') this.emit('content', this.held);
-    else if (this.mode === 'thinking') this.emit('reasoning', this.held.trimEnd());
+    if (this.mode === 'start') this.emit('content', this.ws + this.held);
+    else if (this.mode === 'thinking') this.emit('reasoning', (this.ws + this.held).trimEnd());
+    this.ws = '';
     this.held = '';
     return this.take();
   }
@@ -45,25 +49,41 @@ export class ReasoningSplitter {
     switch (this.mode) {
       case 'content':
         return this.emit('content', ch);
-      case 'start': {
+      case 'start':
+        if (this.held === '' && /\s/.test(ch)) {
+          this.ws += ch;
+          return;
+        }
         this.held += ch;
-        const t = this.held.trimStart();
-        if (t === OPEN) {
+        if (this.held === OPEN) {
           this.mode = 'thinking';
+          this.ws = '';
           this.held = '';
-        } else if (!OPEN.startsWith(t)) {
+        } else if (!OPEN.startsWith(this.held)) {
           this.mode = 'content';
-          this.emit('content', this.held);
+          this.emit('content', this.ws + this.held);
+          this.ws = '';
           this.held = '';
         }
         return;
-      }
       case 'thinking':
         this.held += ch;
-        if (this.held.endsWith(CLOSE)) {
-          this.emit('reasoning', this.held.slice(0, -CLOSE.length).trimEnd());
-          this.held = '';
+        if (this.held === CLOSE) {
+          // The whitespace before `</think>` ends the reasoning: dropped.
           this.mode = 'after';
+          this.ws = '';
+          this.held = '';
+          return;
+        }
+        // What can no longer begin `</think>` leaves `held`: whitespace waits, text goes out.
+        while (!CLOSE.startsWith(this.held)) {
+          const c = this.held[0]!;
+          this.held = this.held.slice(1);
+          if (/\s/.test(c)) this.ws += c;
+          else {
+            this.emit('reasoning', this.ws + c);
+            this.ws = '';
+          }
         }
         return;
       case 'after':
@@ -71,15 +91,6 @@ export class ReasoningSplitter {
         this.mode = 'content';
         return this.emit('content', ch);
     }
-  }
-
-  /** Releases reasoning text that cannot be the start of `</think>`, nor whitespace before it. */
-  private emitThinking(): void {
-    let keep = Math.min(this.held.length, CLOSE.length - 1);
-    while (keep > 0 && !CLOSE.startsWith(this.held.slice(-keep))) keep--;
-    while (keep < this.held.length && /\s/.test(this.held[this.held.length - keep - 1]!)) keep++;
-    this.emit('reasoning', this.held.slice(0, this.held.length - keep));
-    this.held = this.held.slice(this.held.length - keep);
   }
 
   private emit(type: ReasoningPiece['type'], text: string): void {

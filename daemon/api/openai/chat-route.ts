@@ -43,20 +43,24 @@ export interface EventSink {
   res: ServerResponse;
   /** Ends waiting: the client went away or the daemon stops. */
   signal: AbortSignal;
+  /** Milliseconds the reply may wait for the client to read, in all (a trickle reader included). */
   stallMs: number;
-  /** The client read nothing for stallMs: cancel the request (its model's turn is freed). */
+  /** Milliseconds waited so far (updated by send). */
+  blockedMs?: number;
+  /** The waits reached stallMs: cancel the request (its model's turn is freed). */
   onStall: () => void;
 }
 
 /** Writes one SSE event; waits for the socket to drain (a slow reader slows generation, not
- *  memory), at most stallMs: a client that stops reading must not hold a model's only turn. */
+ *  memory), stallMs in all: a client that reads little or nothing must not hold a model's turn. */
 export async function send(sink: EventSink, data: unknown): Promise<void> {
   const { res, signal } = sink;
   if (res.destroyed || res.writableEnded) return;
   if (res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`) || signal.aborted) return;
   // Only under backpressure: one timer and one listener per wait, both gone when it ends.
   const wait = new AbortController();
-  const timer = setTimeout(() => wait.abort('stalled'), sink.stallMs);
+  const started = performance.now();
+  const timer = setTimeout(() => wait.abort('stalled'), Math.max(0, sink.stallMs - (sink.blockedMs ?? 0)));
   const gone = () => wait.abort('gone');
   signal.addEventListener('abort', gone, { once: true });
   try {
@@ -66,6 +70,7 @@ export async function send(sink: EventSink, data: unknown): Promise<void> {
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', gone);
+    sink.blockedMs = (sink.blockedMs ?? 0) + performance.now() - started;
   }
 }
 
@@ -146,7 +151,10 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
       try {
         if (stream) {
           const onStall = () => {
-            ctx.log.warn({ id: head.id }, 'chat stream: the client read nothing for server.http_stall_ms; cancelled');
+            ctx.log.warn(
+              { id: head.id },
+              'chat stream: the client kept the reply waiting for server.http_stall_ms in all; cancelled',
+            );
             onClose();
             res.destroy();
           };

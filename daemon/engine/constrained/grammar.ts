@@ -43,6 +43,9 @@ export class GrammarError extends Error {
   }
 }
 
+/** The whole grammar is over its size budget: not one type's failure, so never folded into another. */
+class GrammarTooLarge extends GrammarError {}
+
 export interface GrammarLimits {
   /** Nesting depth of values whose schema says nothing (any JSON value). */
   anyDepth: number;
@@ -53,6 +56,11 @@ export interface GrammarLimits {
 }
 
 const DEFAULT_LIMITS: GrammarLimits = { anyDepth: 2, freeObjectProps: 8, freeKeyLength: 32 };
+// Each mask walks the vocabulary once per live thread, and threads grow with alternatives: a
+// client's schema may not make one token cost seconds (anyOf of 20k numbers: 30 s a mask).
+const MAX_NODES = 8192;
+const MAX_ALTERNATIVES = 64;
+const MAX_ENUM = 1024;
 const utf8 = new TextEncoder();
 
 /** Builds grammar nodes; node ids are unique within one builder (they key the mask cache). */
@@ -64,16 +72,25 @@ export class GrammarBuilder {
 
   lit(text: string | Uint8Array): Node {
     const bytes = typeof text === 'string' ? utf8.encode(text) : text;
-    return { kind: 'lit', id: this.nextId++, minLen: bytes.length, bytes };
+    return { kind: 'lit', id: this.id(), minLen: bytes.length, bytes };
   }
 
   seq(items: Node[]): Node {
-    return { kind: 'seq', id: this.nextId++, minLen: items.reduce((s, n) => s + n.minLen, 0), items };
+    return { kind: 'seq', id: this.id(), minLen: items.reduce((s, n) => s + n.minLen, 0), items };
   }
 
   alt(options: Node[]): Node {
     if (options.length === 1) return options[0];
-    return { kind: 'alt', id: this.nextId++, minLen: Math.min(...options.map((o) => o.minLen)), options };
+    return { kind: 'alt', id: this.id(), minLen: options.reduce((m, o) => Math.min(m, o.minLen), Infinity), options };
+  }
+
+  private id(): number {
+    if (this.nextId >= MAX_NODES)
+      throw new GrammarTooLarge(
+        '$',
+        `the schema needs more than ${MAX_NODES} grammar nodes for constrained decoding; simplify it`,
+      );
+    return this.nextId++;
   }
 
   /** The grammar for values valid against `schema`; throws GrammarError for parts it cannot express. */
@@ -95,10 +112,22 @@ export class GrammarBuilder {
         );
       }
       const key = s.anyOf ? 'anyOf' : 'oneOf';
+      if (alternatives.length > MAX_ALTERNATIVES)
+        throw new GrammarError(
+          `${path}.${key}`,
+          `constrained decoding takes at most ${MAX_ALTERNATIVES} alternatives, got ${alternatives.length}`,
+        );
       return this.alt(alternatives.map((sub, i) => this.schema(sub, `${path}.${key}[${i}]`)));
     }
     if (s.enum) {
-      const ok = s.enum.filter((v) => validateJson(v, s).length === 0);
+      if (s.enum.length > MAX_ENUM)
+        throw new GrammarError(
+          `${path}.enum`,
+          `constrained decoding takes at most ${MAX_ENUM} values, got ${s.enum.length}`,
+        );
+      // Checked against the rest of the schema: against `s` itself each check would rescan the enum.
+      const rest: Schema = { ...s, enum: undefined };
+      const ok = s.enum.filter((v) => validateJson(v, rest).length === 0);
       if (ok.length === 0) throw new GrammarError(path, 'no enum value satisfies the rest of the schema');
       return this.alt(ok.map((v) => this.lit(canonicalJson(v))));
     }
@@ -110,7 +139,7 @@ export class GrammarBuilder {
       try {
         nodes.push(this.typed(t, s, path));
       } catch (e) {
-        if (!(e instanceof GrammarError)) throw e;
+        if (!(e instanceof GrammarError) || e instanceof GrammarTooLarge) throw e;
         errors.push(e.message);
       }
     }

@@ -35,7 +35,7 @@ export class GrammarMasker {
   constructor(
     readonly trie: TokenTrie,
     readonly root: Node,
-    private readonly maxCacheBytes = 64 << 20,
+    private readonly maxCacheBytes = 16 << 20,
   ) {
     this.matcher = new Matcher(trie.maxDepth);
     const single = new Set<number>();
@@ -69,6 +69,7 @@ export class GrammarMasker {
     }
     this.stats.misses++;
     const entry = this.walk(state);
+    entry.bytes += 2 * key.length; // the key is kept too (UTF-16), and can be larger than the mask
     this.cache.set(key, entry);
     this.cacheBytes += entry.bytes;
     for (const [k, e] of this.cache) {

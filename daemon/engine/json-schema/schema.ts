@@ -1,5 +1,6 @@
 // The JSON Schema subset tool arguments and response formats use, parsed once into a typed form
 // that both the validator and the constrained-decoding grammar read.
+import { linearRegExp } from '../../util/linear-regex.js';
 import { IssueError, keyPath } from '../../../robot/common/validation/issue.js';
 import { isRecord } from '../../../robot/common/validation/values.js';
 
@@ -114,11 +115,9 @@ export function parseSchema(raw: unknown, path = '$'): Schema {
   s.maxLength = count(raw, 'maxLength', path);
   if (raw.pattern !== undefined) {
     if (typeof raw.pattern !== 'string') throw malformed(`${path}.pattern`, 'must be a string', raw.pattern);
-    try {
-      s.pattern = new RegExp(raw.pattern, 'u');
-    } catch (e) {
-      throw malformed(`${path}.pattern`, `must be a valid regular expression (${(e as Error).message})`, raw.pattern);
-    }
+    const re = linearRegExp(raw.pattern);
+    if (typeof re === 'string') throw malformed(`${path}.pattern`, re, raw.pattern);
+    s.pattern = re;
   }
   parseBounds(raw, s, path);
   if (raw.items !== undefined) {

@@ -36,7 +36,7 @@ class StalledResponse extends EventEmitter {
 }
 
 /** The chat route over a generation that yields until `stopping` aborts, to a stalled response. */
-function stalledStream(stallMs: number) {
+function stalledStream(stallMs: number, res = new StalledResponse()) {
   const stopping = new AbortController();
   const state = { closed: false, done: false };
   const chat = {
@@ -59,7 +59,6 @@ function stalledStream(stallMs: number) {
   assert.ok('route' in match);
   const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
   const req = Object.assign(Readable.from([Buffer.from(body)]), { headers: {} }) as unknown as IncomingMessage;
-  const res = new StalledResponse();
   const warnings: string[] = [];
   const handled = Promise.resolve(
     match.route.handler(
@@ -96,5 +95,25 @@ test('a client that reads nothing for http_stall_ms is cancelled: the generation
   assert.ok(state.closed, 'the generation was closed (the model is free)');
   assert.ok(res.destroyed, 'the connection was closed');
   assert.equal(res.writes, 1, 'nothing more was written to it');
-  assert.match(warnings.join('\n'), /the client read nothing for server\.http_stall_ms; cancelled/);
+  assert.match(warnings.join('\n'), /the client kept the reply waiting for server\.http_stall_ms in all; cancelled/);
+});
+
+/** A client that reads a little now and then: each write waits a few milliseconds for drain. */
+class TrickleResponse extends StalledResponse {
+  override write() {
+    this.writes++;
+    setTimeout(() => this.emit('drain'), 5);
+    return false;
+  }
+}
+
+test('a client that reads a trickle is cancelled once its waits add up to http_stall_ms', {
+  timeout: 10_000,
+}, async () => {
+  const { state, res, handled, warnings } = stalledStream(40, new TrickleResponse());
+  await handled;
+  assert.ok(state.closed, 'the generation was closed (the model is free)');
+  assert.ok(res.destroyed, 'the connection was closed');
+  assert.ok(res.writes > 1, `each wait alone was short: ${res.writes} writes`);
+  assert.match(warnings.join('\n'), /kept the reply waiting for server\.http_stall_ms in all/);
 });

@@ -147,7 +147,11 @@ test('console serving and login', async (t) => {
   await t.test('the cookie opens /ws from the same origin only, never /controller nor HTTP routes', async () => {
     const cookie = await sessionCookie(d);
     assert.equal(await upgrade(d, { cookie, origin }), 101);
-    assert.equal(await upgrade(d, { cookie, origin: 'http://evil.example' }), 401);
+    assert.equal(
+      await upgrade(d, { cookie, origin: 'http://evil.example' }),
+      403,
+      'another site: refused before any credential',
+    );
     assert.equal(await upgrade(d, { cookie }), 401, 'no Origin: not a browser page of this host');
     assert.equal(await upgrade(d, { origin }), 401);
     assert.equal(await upgrade(d, { cookie, origin }, '/controller'), 401);

@@ -72,7 +72,7 @@ test('request parsing: model defaults under request values; bad fields are named
   assert.deepEqual(req.toolChoice, { kind: 'none' });
   const bad: Array<[Record<string, unknown>, RegExp]> = [
     [{ messages: ASK, n: 2 }, /^n: only n = 1 is supported/],
-    [{ messages: ASK, stop: [''] }, /^stop: must be a non-empty string or an array/],
+    [{ messages: ASK, stop: [''] }, /^stop: must be a non-empty string of at most 1024 characters or an array/],
     [
       { messages: ASK, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'fly' } } },
       /^tool_choice\.function\.name: no tool named "fly" in tools \(get_weather, set_gripper\)/,
@@ -122,6 +122,7 @@ test('request parsing: model defaults under request values; bad fields are named
       /^messages\[1\]\.tool_calls\[0\]\.function\.arguments\.a\.__proto__: is a reserved key/,
     ],
     [{ messages: ASK, max_completion_tokens: 'x', max_tokens: 5 }, /^max_completion_tokens: must be a number, got "x"/],
+    [{ messages: ASK, stop: ['ok', 'x'.repeat(1025)] }, /^stop: must be a non-empty string of at most 1024 characters/],
     [
       { messages: ASK, response_format: { type: 'json_schema' } },
       /^response_format\.json_schema: type "json_schema" needs a "json_schema" object with the "schema", got nothing/,

@@ -45,6 +45,13 @@ const CASES: [string, boolean, { reasoning: string; content: string }][] = [
   ['<think>\n \n  one\n\n two \n\n</think>x', false, { reasoning: 'one\n\n two', content: 'x' }],
   ['\n  step one\n  \n', true, { reasoning: 'step one', content: '' }],
   ['<think> \n </think>\n', false, { reasoning: '', content: '' }],
+  // Long whitespace runs (a model stuck on spaces) are held once, not rescanned per character.
+  [
+    `${' '.repeat(30)}<think>${' '.repeat(30)}a${' '.repeat(30)}b${' '.repeat(30)}</think> c`,
+    false,
+    { reasoning: `a${' '.repeat(30)}b`, content: 'c' },
+  ],
+  [`${' '.repeat(30)}x`, false, { reasoning: '', content: `${' '.repeat(30)}x` }],
   ['opened by the prompt</think>\nanswer', true, { reasoning: 'opened by the prompt', content: 'answer' }],
   ['', false, { reasoning: '', content: '' }],
   ['<think></think>', false, { reasoning: '', content: '' }],

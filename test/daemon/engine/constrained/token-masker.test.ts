@@ -330,3 +330,48 @@ test('schemas constrained decoding cannot express are clear errors naming the pa
       JSON.stringify(raw),
     );
 });
+
+test('schemas that would make grammars or masks explode are refused by size, naming the part', () => {
+  const refused = (schema: unknown, want: RegExp) =>
+    assert.throws(
+      () => new GrammarBuilder().schema(parseSchema(schema)),
+      (e: unknown) => e instanceof GrammarError && want.test(e.message),
+      JSON.stringify(schema).slice(0, 80),
+    );
+  refused(
+    { enum: Array.from({ length: 1025 }, (_, i) => i) },
+    /^\$\.enum: constrained decoding takes at most 1024 values, got 1025$/,
+  );
+  refused(
+    { anyOf: Array.from({ length: 65 }, (_, i) => ({ type: 'number', minimum: i })) },
+    /^\$\.anyOf: constrained decoding takes at most 64 alternatives, got 65$/,
+  );
+  const wide = {
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`k${i}`, { type: 'boolean' }])),
+  };
+  refused(wide, /^\$: the schema needs more than 8192 grammar nodes for constrained decoding; simplify it$/);
+  // The largest enum allowed builds (each value checked against the rest of the schema once).
+  const ok = new GrammarBuilder().schema(
+    parseSchema({ type: 'integer', enum: Array.from({ length: 1024 }, (_, i) => i) }),
+  );
+  assert.equal(ok.kind, 'alt');
+});
+
+test('client patterns run in linear time; those that cannot are refused naming the rule', { timeout: 20_000 }, () => {
+  // ^(a+)+$ on 40 a's and a "!" backtracks for hours in a backtracking engine.
+  const s = parseSchema({ type: 'string', pattern: '^(a+)+$' });
+  assert.equal(validateJson(`${'a'.repeat(40)}!`, s).length, 1);
+  assert.equal(validateJson('a'.repeat(40), s).length, 0);
+  for (const [pattern, want] of [
+    ['^(?=a)a$', /must run in linear time: no lookahead, lookbehind or backreferences/],
+    ['(a)\\1', /must run in linear time/],
+    ['^\\p{L}+$', /must not use \\p\{…\}, \\u\{…\} or characters past U\+FFFF/],
+    ['(', /must be a valid regular expression/],
+  ] as const)
+    assert.throws(
+      () => parseSchema({ pattern }),
+      (e: Error) => want.test(e.message),
+      pattern,
+    );
+});
