@@ -23,7 +23,11 @@ export class ByteStreamDecoder implements StreamDecoder {
   }
 }
 
-/** Other vocabularies: decode a short window of ids and emit what it adds, unless it ends in U+FFFD. */
+/**
+ * Other vocabularies: decode a short window of ids and emit what it adds, unless it ends in U+FFFD.
+ * A window that has added nothing (or only U+FFFD) for MAX_PENDING tokens is let go, so a model
+ * stuck on invalid bytes or empty tokens costs O(n), not O(n²) in re-decoding.
+ */
 export class TextDiffStreamDecoder implements StreamDecoder {
   private readonly ids: number[] = [];
   private prefix = 0;
@@ -43,9 +47,13 @@ export class TextDiffStreamDecoder implements StreamDecoder {
   private emit(final: boolean): string {
     const before = this.decode(this.ids.slice(this.prefix, this.read));
     const after = this.decode(this.ids.slice(this.prefix));
-    if (after.length <= before.length || (!final && after.endsWith('\uFFFD'))) return '';
+    // A UTF-8 character spans at most 4 byte-fallback tokens: longer waits will not complete one.
+    const stuck = this.ids.length - this.read > MAX_PENDING;
+    if (!final && !stuck && (after.length <= before.length || after.endsWith('\uFFFD'))) return '';
     this.prefix = this.read;
     this.read = this.ids.length;
-    return after.slice(before.length);
+    return after.length > before.length ? after.slice(before.length) : '';
   }
 }
+
+const MAX_PENDING = 8;

@@ -86,6 +86,25 @@ test('diff decoder (non-byte-level vocabularies) waits while the text ends in U+
   assert.equal(d.flush(), '');
 });
 
+test('diff decoder: tokens that add nothing or only U+FFFD cost linear work, and their text still comes out', () => {
+  // Each id alone decodes to U+FFFD (id 4) or to nothing (id 0); a quadratic decoder re-decodes
+  // every pending id per push (2000²/2 = 2M ids), a windowed one a bounded few per push.
+  for (const [id, each] of [
+    [4, '\uFFFD'],
+    [0, ''],
+  ] as const) {
+    let work = 0;
+    const decode = (ids: number[]): string => {
+      work += ids.length;
+      return ids.map((i) => (i === 4 ? '\uFFFD' : i === 1 ? 'x' : '')).join('');
+    };
+    const d = new TextDiffStreamDecoder(decode);
+    const out = Array.from({ length: 2000 }, () => d.push(id)).join('') + d.push(1) + d.flush();
+    assert.equal(out, `${each.repeat(2000)}x`, `id ${id}`);
+    assert.ok(work < 2000 * 40, `id ${id}: ${work} ids decoded for 2001 pushes`);
+  }
+});
+
 test('a tokenizer.json without a model is a clear load error', () => {
   assert.throws(() => new TextTokenizer({ version: '1.0' }), /tokenizer\.json has no "model" object/);
 });
