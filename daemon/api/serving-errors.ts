@@ -83,8 +83,8 @@ function classify(err: unknown): Failure & { message: string } {
       message,
     };
   // A path outside the roots or missing is the caller's mistake; a file that is there but unusable
-  // (a FIFO, a malformed adapter) is its own application error.
-  if (err instanceof FileAccessError && err.problem !== 'not_regular')
+  // (a FIFO, an oversized or malformed file) is its own application error.
+  if (err instanceof FileAccessError && (err.problem === 'outside' || err.problem === 'missing'))
     return {
       status: 400,
       type: 'invalid_request_error',

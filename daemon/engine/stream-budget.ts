@@ -6,7 +6,9 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { SafetensorsModel } from '../models/safetensors-reader.js';
 import { findMemoryHierarchy } from '../util/cgroup.js';
+import { readRegularTextSync } from '../util/file-roots.js';
 import { autoStream, type AutoStream, type ModelGeometry } from './stream-autosize.js';
+import { MODEL_TEXT_MAX_BYTES } from './tokenizer.js';
 
 export interface MemoryBudget {
   bytes: number;
@@ -54,7 +56,10 @@ const ROUTED = /layers\.(\d+)\.mlp\.(?:switch_mlp|experts)\./;
 
 /** A model folder's geometry; `topK` overrides the config's num_experts_per_tok. */
 export function modelGeometry(dir: string, topK?: number): ModelGeometry {
-  const raw = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+  const raw = JSON.parse(readRegularTextSync(join(dir, 'config.json'), MODEL_TEXT_MAX_BYTES)) as Record<
+    string,
+    unknown
+  >;
   const cfg = { ...raw, ...((raw.text_config as Record<string, unknown> | undefined) ?? {}) };
   const experts = Number(cfg.num_experts ?? cfg.n_routed_experts ?? 0);
   const st = SafetensorsModel.open(dir);

@@ -1,12 +1,11 @@
 // What a model folder says about text: stop tokens (eos_token_id may be a list, in
 // generation_config.json and config.json; eos_token in tokenizer_config.json), sampling defaults
 // (generation_config.json) and the chat template (chat_template.jinja or tokenizer_config.json).
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatTemplate } from './chat-template.js';
 import { isRecord } from '../../robot/common/validation/values.js';
 import type { SamplingParams } from './sampler.js';
-import { TextTokenizer, TokenizerLoadError, readJson } from './tokenizer.js';
+import { TextTokenizer, TokenizerLoadError, readJson, readModelText } from './tokenizer.js';
 
 export interface TextModel {
   tokenizer: TextTokenizer;
@@ -25,10 +24,7 @@ export async function loadTextModel(dir: string): Promise<TextModel> {
   const genConfig = asRecord(await readJson(join(dir, 'generation_config.json')));
   const config = asRecord(await readJson(join(dir, 'config.json')));
   const sources = new Map<string, string>();
-  const jinja = await readFile(join(dir, 'chat_template.jinja'), 'utf8').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return undefined;
-    throw e;
-  });
+  const jinja = await readModelText(join(dir, 'chat_template.jinja'));
   if (jinja !== undefined) sources.set('default', jinja);
   const ct = tokConfig.chat_template;
   if (typeof ct === 'string' && !sources.has('default')) sources.set('default', ct);

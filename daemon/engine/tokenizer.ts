@@ -1,9 +1,9 @@
 // Text ↔ token ids over a Hugging Face tokenizer.json (@huggingface/tokenizers), plus the raw
 // bytes of each token (byte-level BPE) for streaming detokenisation and constrained decoding.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { isRecord } from '../../robot/common/validation/values.js';
+import { readRegularText } from '../util/file-roots.js';
 import { ByteStreamDecoder, type StreamDecoder, TextDiffStreamDecoder } from './detokenizer.js';
 import { TokenizerThread } from './tokenizer-thread.js';
 
@@ -260,17 +260,26 @@ function copyOf(parts: ArrayLike<number> | ReadonlyArray<number | readonly numbe
   return out;
 }
 
+/** Model-folder JSON and templates (Qwen3's tokenizer.json is 11 MiB); the native loader's cap too. */
+export const MODEL_TEXT_MAX_BYTES = 64 << 20;
+
+/** A model folder's JSON file, or undefined when it is absent. */
 export async function readJson(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
+  const text = await readModelText(path);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new TokenizerLoadError(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** A model folder's text file (regular, at most MODEL_TEXT_MAX_BYTES), or undefined when absent. */
+export async function readModelText(path: string): Promise<string | undefined> {
+  try {
+    return await readRegularText(path, MODEL_TEXT_MAX_BYTES);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
   }
 }

@@ -1,12 +1,12 @@
 // Files the daemon reads at a client's or the config's word (model folders, LoRA adapters): only
 // inside configured roots, only regular files and folders, symlinks resolved (a link out of the
 // roots is outside), checked through fs.promises so a FIFO or a device never blocks the event loop.
-import { constants, type Stats, closeSync, fstatSync, openSync } from 'node:fs';
+import { constants, type Stats, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { access, type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-/** outside: not under any root; missing: no such file; not_regular: a FIFO, socket, device… */
-export type FileProblem = 'outside' | 'missing' | 'not_regular';
+/** outside: not under any root; missing: no such file; not_regular: a FIFO, socket, device…; too_large: over a read cap */
+export type FileProblem = 'outside' | 'missing' | 'not_regular' | 'too_large';
 
 export class FileAccessError extends Error {
   constructor(
@@ -146,6 +146,49 @@ export async function openRegular(path: string): Promise<FileHandle> {
   if (s.isFile()) return fh;
   await fh.close();
   throw new FileAccessError(`${path} is ${fileKind(s)}, not a regular file`, 'not_regular', path);
+}
+
+/**
+ * A regular file's UTF-8 text, refused (too_large) when it holds more than maxBytes: a wrong or
+ * hostile file is not read into memory, nor one that grows while it is read.
+ */
+export async function readRegularText(path: string, maxBytes: number): Promise<string> {
+  const fh = await openRegular(path);
+  try {
+    const buf = sizedBuffer(path, (await fh.stat()).size, maxBytes);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = (await fh.read(buf, n, buf.length - n, n)).bytesRead;
+    return textOf(path, buf, n);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** readRegularText for start-up paths that are synchronous. */
+export function readRegularTextSync(path: string, maxBytes: number): string {
+  const fd = openRegularSync(path);
+  try {
+    const buf = sizedBuffer(path, fstatSync(fd).size, maxBytes);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
+    return textOf(path, buf, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One byte of room past the size fstat saw: filling it means the file grew meanwhile. */
+function sizedBuffer(path: string, size: number, maxBytes: number): Buffer {
+  if (size > maxBytes)
+    throw new FileAccessError(`${path} is ${size} bytes, over the ${mib(maxBytes)} it may take`, 'too_large', path);
+  return Buffer.allocUnsafe(size + 1);
+}
+
+const mib = (n: number): string => (n % 2 ** 20 === 0 ? `${n / 2 ** 20} MiB` : `${n} bytes`);
+
+function textOf(path: string, buf: Buffer, n: number): string {
+  if (n === buf.length) throw new FileAccessError(`${path} grew while it was read`, 'too_large', path);
+  return buf.toString('utf8', 0, n);
 }
 
 /** A JSON.parse failure without the text it quotes (the file may not be what it claims). */

@@ -1,10 +1,12 @@
 // What a model folder holds for its inputs: text only, or text + vision (a vision_config and
 // multimodal RoPE sections in config.json, an onnx/vision_encoder*.onnx and a preprocessor_config.json). Read from the
 // files alone (doctor and models.list report it without loading the model).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isRecord } from '../../robot/common/validation/values.js';
+import { MODEL_TEXT_MAX_BYTES } from '../engine/tokenizer.js';
 import { mropeParams } from '../models/mrope-params.js';
+import { readRegularTextSync } from '../util/file-roots.js';
 import { findVisionEncoder } from './vision-tower.js';
 
 export interface FolderInputs {
@@ -24,7 +26,7 @@ export interface FolderInputs {
 export function describeModelFolder(dir: string): FolderInputs {
   let config: Record<string, unknown> = {};
   try {
-    const raw = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    const raw = JSON.parse(readRegularTextSync(join(dir, 'config.json'), MODEL_TEXT_MAX_BYTES));
     if (isRecord(raw)) config = raw;
   } catch {
     return { inputs: ['text'], arch: null };

@@ -1,9 +1,10 @@
 // preprocessor_config.json of a Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 folder, read into one
 // typed shape. size.{shortest_edge,longest_edge} are the min/max pixel AREA (min_pixels /
 // max_pixels, which older files name directly and which win when present).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRecord } from '../../robot/common/validation/values.js';
+import { MODEL_TEXT_MAX_BYTES } from '../engine/tokenizer.js';
+import { readRegularTextSync } from '../util/file-roots.js';
 
 export interface PreprocessorConfig {
   patchSize: number;
@@ -34,7 +35,7 @@ export function readPreprocessorConfig(dir: string): PreprocessorConfig {
   const path = join(dir, 'preprocessor_config.json');
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(readRegularTextSync(path, MODEL_TEXT_MAX_BYTES));
   } catch (e) {
     throw new PreprocessorConfigError(`${path}: cannot read (${(e as Error).message})`);
   }

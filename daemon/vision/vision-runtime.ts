@@ -2,9 +2,10 @@
 // cache of encoded images by content hash, so a repeated image is neither preprocessed nor
 // re-encoded (its prefill is reused by the prefix cache, whose keys carry the same hash).
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RequestError } from '../engine/request-error.js';
+import { MODEL_TEXT_MAX_BYTES } from '../engine/tokenizer.js';
+import { readRegularTextSync } from '../util/file-roots.js';
 import type { ImageSink } from '../engine/chat-template.js';
 import { checkDataUrl, ImageError, type ImageLimits, imageHeader, prepareImage } from './image-input.js';
 import { imageSize } from './image-size.js';
@@ -71,7 +72,10 @@ export class VisionRuntime {
     idOf: (token: string) => number | undefined,
     clock = () => performance.now(),
   ): Promise<VisionRuntime> {
-    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    const config = JSON.parse(readRegularTextSync(join(dir, 'config.json'), MODEL_TEXT_MAX_BYTES)) as Record<
+      string,
+      unknown
+    >;
     const id = (key: string): number => {
       const v = config[key];
       if (!Number.isInteger(v))

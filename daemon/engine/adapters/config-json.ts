@@ -1,6 +1,6 @@
 // Typed reads of an adapter's JSON config: each accessor names the file, the key, the rule and
 // the value it found, so a bad adapter_config.json gets a message a user can act on.
-import { jsonSyntax, openRegular } from '../../util/file-roots.js';
+import { jsonSyntax, readRegularText } from '../../util/file-roots.js';
 import { AdapterError } from './plan.js';
 
 const show = (v: unknown) => JSON.stringify(v) ?? String(v);
@@ -14,20 +14,13 @@ export class ConfigJson {
   ) {}
 
   static async read(file: string): Promise<ConfigJson> {
-    const fh = await openRegular(file);
     // Adapter configs are kilobytes: a huge file is the wrong file, not read into memory.
-    const { size } = await fh.stat();
-    if (size > MAX_BYTES) {
-      await fh.close();
-      throw new AdapterError(`${file}: is ${size} bytes, over the ${MAX_BYTES >> 20} MiB a config may take`);
-    }
+    const text = await readRegularText(file, MAX_BYTES);
     let raw: unknown;
     try {
-      raw = JSON.parse(await fh.readFile('utf8'));
+      raw = JSON.parse(text);
     } catch (e) {
       throw new AdapterError(`${file}: cannot read it as JSON (${jsonSyntax(e)})`);
-    } finally {
-      await fh.close();
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new AdapterError(`${file}: must be a JSON object, got ${show(raw)}`);

@@ -4,13 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../../daemon/config/load.js';
 import { servedModels } from '../../../daemon/engine/demo-model.js';
 import { loadNativeModel, ModelLoadError } from '../../../daemon/engine/served-model.js';
 import { loadTextModel } from '../../../daemon/engine/text-config.js';
-import { FileAccessError, FileRoots } from '../../../daemon/util/file-roots.js';
+import { FileAccessError, FileRoots, readRegularText, readRegularTextSync } from '../../../daemon/util/file-roots.js';
 import { synthModel } from '../../../daemon/tools/synth.js';
 import { tempDir } from '../../helpers/temp.js';
 
@@ -106,4 +106,30 @@ test('special token ids outside the tokenizer are refused, naming the file, the 
       new RegExp(`${file}: ${key} ${vocab + 7} is not a token id below ${vocab}`),
     );
   }
+});
+
+test('model-folder text files are read only when regular and at most 64 MiB, naming the file and its size', async (t) => {
+  const dir = tempDir('bs-text-caps-');
+  t.after(() => dir.remove());
+  synthModel({ arch: 'qwen3_moe', shape: 'tiny', out: dir.path, seed: 1, force: true });
+  const tooLarge = (name: string, bytes: number) => (e: unknown) =>
+    e instanceof FileAccessError &&
+    e.problem === 'too_large' &&
+    e.message.endsWith(`${name} is ${bytes} bytes, over the 64 MiB it may take`);
+  // A FIFO template would have blocked a thread-pool thread until a writer came.
+  execFileSync('mkfifo', [join(dir.path, 'chat_template.jinja')]);
+  await assert.rejects(loadTextModel(dir.path), /chat_template\.jinja is a FIFO, not a regular file/);
+  execFileSync('rm', [join(dir.path, 'chat_template.jinja')]);
+  truncateSync(join(dir.path, 'tokenizer.json'), (64 << 20) + 1);
+  await assert.rejects(loadTextModel(dir.path), tooLarge('tokenizer.json', (64 << 20) + 1));
+
+  // Exactly at the cap is read; one byte over is not (the sync reader shares the rule).
+  const file = join(dir.path, 'probe.txt');
+  writeFileSync(file, 'x'.repeat(1 << 20));
+  assert.equal((await readRegularText(file, 1 << 20)).length, 1 << 20);
+  assert.equal(readRegularTextSync(file, 1 << 20).length, 1 << 20);
+  assert.throws(
+    () => readRegularTextSync(file, (1 << 20) - 1),
+    (e: unknown) => e instanceof FileAccessError && e.problem === 'too_large',
+  );
 });

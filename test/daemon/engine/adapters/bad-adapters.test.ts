@@ -228,7 +228,7 @@ test('a 17 MiB adapter_config.json is refused unread', async (t) => {
   truncateSync(join(dir, 'adapter_config.json'), 17 << 20);
   await assert.rejects(
     readAdapter(dir, { layers: 4 }),
-    /adapter_config\.json: is 17825792 bytes, over the 16 MiB a config may take/,
+    /adapter_config\.json is 17825792 bytes, over the 16 MiB it may take/,
   );
 });
 
