@@ -6,7 +6,7 @@
 // a command sink and the clock, and calls poll() often.
 import type { ControllerSession, LinkProblem, SessionListener } from '../link/controller-session.js';
 import type { EventMsg, GripperMsg, StateMsg, StopMsg, TrajectoryMsg } from '../link/protocol.js';
-import { Motion, type MotionHost, type MotionOptions, type Progress } from './motion.js';
+import { Motion, type MotionHost, type MotionOptions, type Progress, stoppedBy } from './motion.js';
 import { armReports, round6, type OutcomeStatus, type ToolOutcome } from './outcome.js';
 import { planCartesianMotion, type PlanResult } from './plan.js';
 import { GraspRecord } from './grasp-record.js';
@@ -221,10 +221,10 @@ export class Executor implements SessionListener, MotionHost {
       ]),
     ];
     const id = this.sendStop(arms, reason, now);
-    for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, now);
+    for (const m of this.motions) if (m.arms.some((a) => arms.includes(a))) m.interrupt(id, reason, now);
     for (const c of [...this.planning, ...this.gripping]) if (c.arms.some((a) => arms.includes(a))) c.stopped = true;
     for (const a of arms)
-      this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was stopped by a stop call`);
+      this.waiters.get(a)?.finish('stopped', 'stop', `the gripper of arm ${a} was ${stoppedBy(reason)}`);
     const problem = this.session.problem(now);
     const which =
       this.model.armNames.length === 1

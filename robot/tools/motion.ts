@@ -59,6 +59,15 @@ interface ArmRun {
   settled: boolean;
 }
 
+/** An outcome's words for who stopped a motion, from the stop's reason code (policy_<reason> for an episode's). */
+export function stoppedBy(reason: string): string {
+  const own = reason.replace(/^policy_/, '');
+  if (own === 'daemon_stop') return 'stopped because the daemon is stopping';
+  if (own === 'client_disconnected') return 'stopped because its caller disconnected';
+  if (own !== reason && own !== 'robot_stop') return `stopped as its policy episode was stopped (${own})`;
+  return 'stopped by a stop call';
+}
+
 type Ending = { status: OutcomeStatus; reason?: string; message: string };
 
 /**
@@ -310,14 +319,14 @@ export class Motion {
     this.end({ status: 'failed', reason: code, message: `${message}; the motion was abandoned (${stop})` }, now);
   }
 
-  /** A stop call took over: report once its stop has brought the arms to rest. */
-  interrupt(stopId: string, now: number): void {
+  /** A stop (of `reason`) took over: report once it has brought the arms to rest. */
+  interrupt(stopId: string, reason: string, now: number): void {
     if (this.finished) return;
     this.stopping = {
       ids: new Set([stopId]),
       smooth: false,
       until: now + this.host.options.stopTimeout,
-      ending: { status: 'stopped', reason: 'stop', message: 'stopped by a stop call' },
+      ending: { status: 'stopped', reason: 'stop', message: stoppedBy(reason) },
     };
   }
 

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { loadArms } from '../../../robot/description/loader.js';
 import assert from 'node:assert/strict';
 import type { TrajectoryMsg } from '../../../robot/link/protocol.js';
+import { stoppedBy } from '../../../robot/tools/motion.js';
 import { Loopback } from './loopback.js';
 
 const call = (name: string, args: object) => ({ name, arguments: args });
@@ -124,6 +125,24 @@ test('dual-yam: a stop of one arm of a two-arm motion stops both; neither is lef
   lb.session.latest!.arms.right!.q.forEach((q, j) =>
     assert.ok(Math.abs(q - rest[j]!) < 1e-3, `right joint ${j} moved ${q - rest[j]!}`),
   );
+});
+
+test('a stop says who sent it: the daemon stopping, a caller gone, an episode, or a stop call', async () => {
+  assert.equal(stoppedBy('user'), 'stopped by a stop call');
+  assert.equal(stoppedBy('policy_robot_stop'), 'stopped by a stop call');
+  assert.equal(stoppedBy('policy_daemon_stop'), 'stopped because the daemon is stopping');
+  assert.equal(stoppedBy('client_disconnected'), 'stopped because its caller disconnected');
+  assert.equal(stoppedBy('policy_operator'), 'stopped as its policy episode was stopped (operator)');
+  const lb = new Loopback('yam');
+  await lb.run(0.3);
+  const moving = lb.exec.execute(call('move_to', { target: lb.poseFromHere('arm', 0.04, 0.03, -0.03) }));
+  await lb.until(() => lb.events.some((e) => e.event === 'started'), 2);
+  await lb.run(0.2);
+  const stop = await lb.outcome(lb.exec.stop('daemon_stop'));
+  assert.equal(stop.status, 'ok', stop.message);
+  const o = await lb.outcome(moving);
+  assert.equal(o.status, 'stopped', o.message);
+  assert.match(o.message, /^Not reached: stopped because the daemon is stopping\. The TCP is /);
 });
 
 test('set_gripper: the gripper moves to the commanded opening; an arm without a gripper is refused', async () => {
