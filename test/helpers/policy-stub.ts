@@ -2,16 +2,34 @@
 // events the test emits to the listeners the methods registered.
 import type { PolicyService } from '../../daemon/policy/episode/service.js';
 
-/** A policy service with every id a running episode, whose listeners the test calls. */
+/**
+ * A policy service with every id a running episode, whose listeners the test calls; policy.start
+ * starts ep-1, ep-2, … that run until `end(id)` and are stopped through `stopped`.
+ */
 export function stubPolicy() {
   const listeners = new Set<(e: unknown) => void>();
+  const ends = new Map<string, () => void>();
+  const finished = new Map<string, Promise<string>>();
+  const stopped: string[] = [];
+  const running = (id: string) => {
+    if (!finished.has(id)) finished.set(id, new Promise((resolve) => ends.set(id, () => resolve('done'))));
+    return finished.get(id)!;
+  };
   const policy = {
-    episode: () => ({ state: 'deciding' }),
+    episode: (id: string) => ({ state: 'deciding', finished: running(id) }),
+    startEpisode: async () => `ep-${finished.size + 1}`,
+    stopIfRunning: (id: string) => void stopped.push(id),
     listen: (_id: string, l: (e: unknown) => void) => {
       listeners.add(l);
       return () => listeners.delete(l);
     },
     summary: (id: string) => ({ id, state: 'deciding' }),
   } as unknown as PolicyService;
-  return { policy, listeners, emit: (e: unknown) => listeners.forEach((l) => l(e)) };
+  return {
+    policy,
+    listeners,
+    stopped,
+    emit: (e: unknown) => listeners.forEach((l) => l(e)),
+    end: (id: string) => ends.get(id)?.(),
+  };
 }

@@ -132,7 +132,11 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
           (e) => ctx.notify(EVENT_NOTIFICATION, e),
         )
         .catch(invalid);
-      if (!p.detach) ctx.onClose(() => policy.stopIfRunning(started, 'client_disconnected'));
+      if (!p.detach) {
+        // The hook goes with the episode's end: a long-lived connection keeps none per ended episode.
+        const unhook = ctx.onClose(() => policy.stopIfRunning(started, 'client_disconnected'));
+        void policy.episode(started).finished.then(unhook);
+      }
       return { id: started, notification: EVENT_NOTIFICATION };
     },
     `starts an episode; ${EVENT_NOTIFICATION} notifications stream its events to this connection; unless detach, closing the connection stops it`,

@@ -1,6 +1,7 @@
 // Subscriptions and watches hand back their close hook when they end: a subscribe/unsubscribe
 // loop leaves a connection as it was (each hook held a telemetry sampler), and a repeat
-// policy.watch adds no second listener. Driven through the real method handlers.
+// policy.watch adds no second listener, and an ended episode's policy.start hook is gone. Driven
+// through the real method handlers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -76,4 +77,21 @@ test('a repeat policy.watch adds no listener; policy.unwatch removes it and its 
     'Invalid params: id: is not an episode this connection watches (policy.watch), got "ep-1"',
   );
   assert.deepEqual(again.error.data, { field: 'id', rule: 'must be watched by this connection' });
+});
+
+test('policy.start holds a close hook only while its episode runs; closing stops the running one', async () => {
+  const { hooks, end, stopped, call } = setup();
+  const start = async () =>
+    (await call('policy.start', { robot: 'arm1', instruction: 'tidy', provider: { kind: 'scripted', lines: [] } }))
+      .result.id as string;
+  for (let i = 0; i < 50; i++) {
+    const id = await start();
+    assert.equal(hooks.size, 1, `episode ${id} running`);
+    end(id);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(hooks.size, 0, `episode ${id} ended`);
+  }
+  const last = await start();
+  hooks.close((err) => assert.fail(String(err)));
+  assert.deepEqual(stopped, [last]);
 });
