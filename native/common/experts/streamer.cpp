@@ -147,7 +147,6 @@ SlotCache& ExpertStreamer::hot(Layer& L) {
 }
 
 void ExpertStreamer::begin_forward() {
-  files_->check_sizes();
   uint64_t reads = 0;
   if (process_storage_reads(reads)) {
     hint_gate_step(hints_, reads);

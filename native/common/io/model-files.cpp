@@ -165,8 +165,4 @@ void drop_page_cache(const std::string& path) {
 #endif
 }
 
-void ModelFiles::check_sizes() const {
-  for (const File& f : files_) check_unshrunk(f.fd, f.path, f.size);
-}
-
 }  // namespace bs

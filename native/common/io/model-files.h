@@ -45,8 +45,6 @@ class ModelFiles {
   void warm(int f, uint64_t offset, uint64_t len, ReadScratch& s, const std::string& what) const;
   // Asks the OS to start reading the range in the background (POSIX_FADV_WILLNEED); no error.
   void willneed(int f, uint64_t offset, uint64_t len) const;
-  // Throws bs::Error when a file is now shorter than at load (its mapping would fault).
-  void check_sizes() const;
 
  private:
   struct File {
