@@ -71,7 +71,7 @@ export const engineSchema = obj(
     queue_per_client: int({
       ...QUEUE,
       default: 2,
-      doc: 'of those, how many one client may hold (an HTTP connection, a WebSocket connection, a policy episode); its next one is refused as busy (HTTP 429) while other clients still queue; at or above queue_size it has no effect',
+      doc: "a client's share of those (an HTTP or WebSocket connection, a policy episode): a client may go past it while there is room, but once the queue is full a client under its share takes the place of the newest request of the client furthest over it (refused as busy, HTTP 429); at or above queue_size it has no effect",
     }),
     threads: int({ ...THREADS, default: 0, doc: 'CPU threads per model for the kernels (0 = one per core)' }),
     context_length: int({

@@ -92,6 +92,23 @@ export class FairLanes<T> {
     return false;
   }
 
+  /** The client with the most items waiting (the first such in arrival order), if any. */
+  heaviest(): { client: string; count: number } | undefined {
+    let best: { client: string; count: number } | undefined;
+    for (const [client, count] of this.counts) if (!best || count > best.count) best = { client, count };
+    return best;
+  }
+
+  /** Takes out and returns `client`'s newest item. */
+  popNewest(client: string): T | undefined {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const seg = this.segments[i]!;
+      const item = 'lanes' in seg ? seg.lanes.get(client)?.at(-1) : undefined;
+      if (item !== undefined) return this.remove(item) ? item : undefined;
+    }
+    return undefined;
+  }
+
   /** Empties the line, returning everything in it. */
   drain(): T[] {
     const all = this.segments.flatMap((s) => ('barrier' in s ? [s.barrier] : [...s.lanes.values()].flat()));

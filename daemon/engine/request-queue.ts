@@ -64,9 +64,9 @@ export class RequestQueue {
 
   /**
    * Resolves with a release function once it is this caller's turn. `client` names the caller for
-   * the per-client limit and the round-robin (absent: one shared anonymous client). `force` skips
-   * both limits and waits in strict order behind everything queued (explicit unloads must not be
-   * refused). Rejects BusyError when full, CancelledError when `signal` aborts first.
+   * its share and the round-robin (absent: one shared anonymous client). `force` skips both limits
+   * and waits in strict order behind everything queued (explicit unloads must not be refused).
+   * Rejects BusyError when full, CancelledError when `signal` aborts first.
    */
   acquire(signal?: AbortSignal, opts: { force?: boolean; client?: string } = {}): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(new CancelledError());
@@ -75,11 +75,10 @@ export class RequestQueue {
       this.running = true;
       return Promise.resolve(this.releaser(client));
     }
-    if (!opts.force && this.waiters.size >= this.capacity)
-      return Promise.reject(new BusyError(this.model, this.waiters.size, this.capacity));
-    const own = this.waiters.countOf(client);
-    if (!opts.force && own >= this.perClient)
-      return Promise.reject(new BusyError(this.model, own, this.perClient, 'queue_per_client'));
+    if (!opts.force && this.waiters.size >= this.capacity) {
+      const refused = this.makeRoom(client);
+      if (refused) return Promise.reject(refused);
+    }
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         this.waiters.remove(waiter);
@@ -91,7 +90,10 @@ export class RequestQueue {
           signal?.removeEventListener('abort', onAbort);
           resolve(release);
         },
-        fail: reject,
+        fail: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       if (opts.force) this.waiters.pushBarrier(waiter);
@@ -103,6 +105,25 @@ export class RequestQueue {
   whenIdle(fn: () => void): void {
     if (this.idle) fn();
     else this.idleListeners.push(fn);
+  }
+
+  /**
+   * The queue is full. A client may go past its share while there is room, so one app alone can
+   * use the whole queue; a client under its share then takes the place of the newest request of the
+   * client furthest over it, which is refused as busy. Returns the caller's refusal, if any.
+   */
+  private makeRoom(client: string): BusyError | null {
+    const own = this.waiters.countOf(client);
+    const full = new BusyError(this.model, this.waiters.size, this.capacity);
+    // A client alone in the queue finds it full, not its share.
+    if (own >= this.perClient)
+      return own === this.waiters.size ? full : new BusyError(this.model, own, this.perClient, 'queue_per_client');
+    const over = this.waiters.heaviest();
+    if (!over || over.count <= this.perClient) return full;
+    this.waiters
+      .popNewest(over.client)!
+      .fail(new BusyError(this.model, over.count, this.perClient, 'queue_per_client'));
+    return null;
   }
 
   /** Refuses every waiter (the daemon is stopping). */

@@ -39,33 +39,45 @@ function harness(capacity: number, perClient: number) {
   };
 }
 
-test('a client past queue_per_client is refused naming the key and value; another client still queues', async () => {
-  const { q, order, add, drain } = harness(8, 2);
+test('one client alone may fill the queue; another client under its share takes the place of its newest request', async () => {
+  const { q, order, add, drain } = harness(3, 1);
+  const refusals: BusyError[] = [];
   void add('a0', 'a');
-  void add('a1', 'a');
-  void add('a2', 'a');
+  for (const name of ['a1', 'a2', 'a3']) add(name, 'a').catch((e: BusyError) => refusals.push(e));
+  assert.equal(q.waiting, 3, 'past its share while there is room');
+  void add('b1', 'b');
+  await tick();
+  assert.deepEqual(
+    refusals.map((e) => [e.limit, e.message]),
+    [
+      [
+        'queue_per_client',
+        'model "m" is busy for this client: it already has 3 requests waiting (queue_per_client 1); retry later',
+      ],
+    ],
+    "a's newest (a3) gave its place to b",
+  );
+  // Full again: a, over its share, is refused at once; so is c once nobody is over it.
   await assert.rejects(
     q.acquire(undefined, { client: 'a' }),
     (e: unknown) =>
-      e instanceof BusyError &&
-      e.limit === 'queue_per_client' &&
-      [e.waiting, e.capacity].join() === '2,2' &&
-      e.message ===
-        'model "m" is busy for this client: it already has 2 requests waiting (queue_per_client 2); retry later',
+      e instanceof BusyError && e.limit === 'queue_per_client' && [e.waiting, e.capacity].join() === '2,1',
   );
-  void add('b1', 'b');
-  assert.equal(q.waiting, 3, 'the refused request takes no place');
+  void add('c1', 'c');
+  await tick();
+  assert.equal(refusals.length, 2, 'a2 gave its place to c');
+  await assert.rejects(q.acquire(undefined, { client: 'd' }), /3 requests already waiting \(queue_size 3\)/);
   await drain();
-  assert.deepEqual(order, ['a0', 'b1', 'a1', 'a2'], 'the running client yields its next turn to b');
+  assert.deepEqual(order, ['a0', 'b1', 'c1', 'a1'], 'a, whose turn just ended, goes after the others');
 });
 
-test('the whole queue full still answers with queue_size first', async () => {
+test('the whole queue full with every client within its share answers with queue_size', async () => {
   const { q, add, drain } = harness(2, 1);
   void add('a0', 'a');
   void add('a1', 'a');
   void add('b1', 'b');
-  await assert.rejects(q.acquire(undefined, { client: 'a' }), /2 requests already waiting \(queue_size 2\)/);
   await assert.rejects(q.acquire(undefined, { client: 'c' }), (e: unknown) => (e as BusyError).limit === 'queue_size');
+  await assert.rejects(q.acquire(undefined, { client: 'a' }), /queue_per_client 1/);
   await drain();
 });
 
@@ -91,19 +103,21 @@ test('a client that queued later is not starved by one with many waiters, after 
 });
 
 test("an aborted waiter frees its client's place, and the round-robin skips it", async () => {
-  const { q, order, add, drain } = harness(8, 2);
+  const { q, order, add, drain } = harness(2, 1);
   void add('b0', 'b');
   const ac = new AbortController();
   const a1 = add('a1', 'a', ac.signal);
   void add('a2', 'a');
-  await assert.rejects(q.acquire(undefined, { client: 'a' }), /queue_per_client 2/);
+  await assert.rejects(q.acquire(undefined, { client: 'a' }), /queue_size 2/, 'a alone fills the queue');
   ac.abort();
   await assert.rejects(a1, CancelledError);
   assert.equal(q.waiting, 1);
-  void add('a3', 'a');
+  const a3 = add('a3', 'a');
+  assert.equal(q.waiting, 2);
   void add('c1', 'c');
+  await assert.rejects(a3, /queue_per_client 1/, 'a3, the newest of a (over its share), gave its place to c1');
   await drain();
-  assert.deepEqual(order, ['b0', 'a2', 'c1', 'a3']);
+  assert.deepEqual(order, ['b0', 'a2', 'c1']);
 });
 
 test('a forced turn waits behind everything queued before it and ahead of what comes after', async () => {
@@ -132,7 +146,7 @@ test('an aborted forced turn joins the rounds it separated', async () => {
   assert.deepEqual(order, ['x', 'a1', 'b1', 'a2']);
 });
 
-test('seeded random clients: per-client bound, FIFO per client, no client granted twice while another waits its first turn', async () => {
+test('seeded random clients: room while under queue_size, the newest of the furthest over its share displaced, FIFO per client, round-robin', async () => {
   for (let seed = 1; seed <= 20; seed++) {
     const r = new Prng(seed);
     const [cap, per] = [1 + r.int(6), 1 + r.int(3)];
@@ -145,6 +159,8 @@ test('seeded random clients: per-client bound, FIFO per client, no client grante
     const granted: { n: number; client: string }[] = [];
     let running: (() => void) | undefined;
     let id = 0;
+    /** The requests an arrival may displace (one of them must go, before the next step). */
+    let displaceable = new Set<number>();
     const where = (msg: string) => `seed ${seed} (queue_size ${cap}, queue_per_client ${per}): ${msg}`;
     for (let step = 0; step < 80; step++) {
       const op = r.int(4);
@@ -152,8 +168,19 @@ test('seeded random clients: per-client bound, FIFO per client, no client grante
         const n = id++;
         const client = clients[r.int(clients.length)]!;
         const ac = new AbortController();
-        const own = [...waiting.values()].filter((w) => w.client === client).length;
-        const busy = running !== undefined && (q.waiting >= cap || own >= per);
+        const count = (c: string) => [...waiting.values()].filter((w) => w.client === c).length;
+        const own = count(client);
+        const most = Math.max(0, ...clients.map(count));
+        // Full: a client under its share displaces the newest request of a client with the most, if over its share.
+        const full = running !== undefined && waiting.size >= cap;
+        const busy = full && (own >= per || most <= per);
+        displaceable = new Set(
+          full && !busy
+            ? clients
+                .filter((c) => count(c) === most)
+                .map((c) => Math.max(...[...waiting].filter(([, w]) => w.client === c).map(([k]) => k)))
+            : [],
+        );
         if (running !== undefined && !busy) waiting.set(n, { client, ac, ahead: own, others: new Map() });
         void q.acquire(ac.signal, { client }).then(
           (release) => {
@@ -167,10 +194,12 @@ test('seeded random clients: per-client bound, FIFO per client, no client grante
             running = release;
           },
           (e: unknown) => {
+            const displaced = e instanceof BusyError && displaceable.has(n);
             assert.ok(
-              busy ? e instanceof BusyError : e instanceof CancelledError,
+              busy || displaced ? e instanceof BusyError : e instanceof CancelledError,
               where(`${n}: ${(e as Error).message}`),
             );
+            if (displaced) displaceable.clear();
             waiting.delete(n);
           },
         );
@@ -184,9 +213,13 @@ test('seeded random clients: per-client bound, FIFO per client, no client grante
         if (keys.length) waiting.get(keys[r.int(keys.length)]!)!.ac.abort();
       }
       await tick();
-      const counts = clients.map((c) => [...waiting.values()].filter((w) => w.client === c).length);
+      assert.equal(
+        displaceable.size,
+        0,
+        where(`step ${step}: a request was admitted into a full queue without displacing one`),
+      );
+      assert.equal(q.waiting, waiting.size, where('the queue and the model disagree on who waits'));
       assert.ok(q.waiting <= cap, where(`${q.waiting} waiting`));
-      assert.ok(Math.max(...counts) <= per, where(`a client holds ${counts} places`));
     }
     for (const c of clients) {
       const mine = granted.filter((g) => g.client === c).map((g) => g.n);
