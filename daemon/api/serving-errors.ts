@@ -129,7 +129,8 @@ function classify(err: unknown): Failure & { message: string } {
       code: 'busy',
       rpc: ServingRpcCode.BUSY,
       headers: { 'retry-after': '1' },
-      extra: { waiting: err.waiting, queue_size: err.capacity },
+      // The limit that refused it: queue_size (the whole queue) or queue_per_client (this client's share).
+      extra: { waiting: err.waiting, [err.limit]: err.capacity },
       message,
     };
   }

@@ -91,6 +91,9 @@ export interface ChatCall {
   onProgress?: (p: LoadProgress) => void;
   /** The completion id (streams send it before the outcome exists); default a fresh one. */
   id?: string;
+  /** Who asks, for the model queue's per-client limit and round-robin (an HTTP or WebSocket
+   *  connection, a policy episode); absent: one shared anonymous client. */
+  client?: string;
 }
 
 export interface ChatOutcome {
@@ -135,9 +138,10 @@ export class ChatService {
   async promptCounter(
     model: unknown,
     signal?: AbortSignal,
+    client?: string,
   ): Promise<{ contextLength: number; count(body: Record<string, unknown>): number }> {
     const ref = parseModelRef(model, this.registry.names());
-    const lease = await this.registry.lease(ref.name, { signal });
+    const lease = await this.registry.lease(ref.name, { signal, client });
     const { text, contextLength } = lease.model;
     lease.release();
     const { vision } = lease.model;
@@ -163,7 +167,11 @@ export class ChatService {
       throw new RequestError('prompt_cache_key', 'type', `must be a string, got ${showValue(key)}`);
     // A malformed body (bad images too) is refused before it queues or loads a model.
     const shape = preflightChatBody(body, this.registry.imageLimitsOf(ref.name) ?? DEFAULT_VISION.limits);
-    const lease = await this.registry.lease(ref.name, { signal: call.signal, onProgress: call.onProgress });
+    const lease = await this.registry.lease(ref.name, {
+      signal: call.signal,
+      onProgress: call.onProgress,
+      client: call.client,
+    });
     let outcome = 'failed';
     try {
       let adapter = selectAdapter(lease.model.adapters, ref, body.adapter);

@@ -66,7 +66,12 @@ export const engineSchema = obj(
     queue_size: int({
       ...QUEUE,
       default: 8,
-      doc: 'requests that may wait per model (FIFO) while one runs; one more is refused as busy (HTTP 429)',
+      doc: 'requests that may wait per model while one runs (turns go round-robin between clients, FIFO within one); one more is refused as busy (HTTP 429)',
+    }),
+    queue_per_client: int({
+      ...QUEUE,
+      default: 2,
+      doc: "a client's share of those (an HTTP or WebSocket connection, a policy episode): a client may go past it while there is room, but once the queue is full a client under its share takes the place of the newest request of the client furthest over it (refused as busy, HTTP 429); at or above queue_size it has no effect",
     }),
     threads: int({ ...THREADS, default: 0, doc: 'CPU threads per model for the kernels (0 = one per core)' }),
     context_length: int({
@@ -125,6 +130,7 @@ export const modelFields = {
   ),
   keep_alive: optional(duration({ doc: 'keep-alive of this model' })),
   queue_size: optional(int({ ...QUEUE, doc: 'waiting requests for this model' })),
+  queue_per_client: optional(int({ ...QUEUE, doc: 'waiting requests per client for this model' })),
   sessions: optional(int({ ...SESSIONS, doc: 'KV-cache sessions for this model' })),
   ...streamModelFields,
   adapters: optional(
@@ -186,6 +192,8 @@ export interface ModelProfile {
   prefault?: boolean;
   keepAliveMs: number;
   queueSize: number;
+  /** Waiting requests one client may hold (absent: queueSize, no limit per client). */
+  queuePerClient?: number;
   sessions: number;
   /** Expert streaming: paths per phase, slots, hot cache, I/O, prerouter (absent: the engine's plain exact path). */
   stream?: StreamProfile;
@@ -226,6 +234,7 @@ export function resolveProfile(
     ...(m.prefault !== undefined ? { prefault: m.prefault } : {}),
     keepAliveMs: durationMs(m.keep_alive ?? e.keep_alive),
     queueSize: m.queue_size ?? e.queue_size,
+    queuePerClient: m.queue_per_client ?? e.queue_per_client,
     sessions: m.sessions ?? e.sessions,
     stream: resolveStream(m, e),
     vision: visionOptions(e.vision),

@@ -1,7 +1,8 @@
 // The model registry service: configured models by name, each loaded on first use (or by
-// models.load), served one request at a time through a bounded FIFO queue, and unloaded after
-// an idle keep-alive (the last request's keep_alive, else the model's; Ollama-like). Progress is emitted as
-// events; /health reports a loading model as not ready for that model only.
+// models.load), served one request at a time through a bounded queue that is fair between clients,
+// and unloaded after an idle keep-alive (the last request's keep_alive, else the model's;
+// Ollama-like). Progress is emitted as events; /health reports a loading model as not ready for
+// that model only.
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
@@ -103,7 +104,7 @@ class Slot {
     readonly profile: ModelProfile,
   ) {
     this.keepAliveMs = profile.keepAliveMs;
-    this.queue = new RequestQueue(name, profile.queueSize);
+    this.queue = new RequestQueue(name, profile.queueSize, profile.queuePerClient ?? profile.queueSize);
     this.adapters = new Map(Object.entries(profile.adapters ?? {}));
   }
 }
@@ -143,15 +144,19 @@ export class ModelRegistry extends Service {
     return this.stopping.signal;
   }
 
-  /** Waits for this model's turn, loads it if needed, and hands it over until release(). */
-  async lease(name: string, o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<Lease> {
+  /** Waits for this model's turn, loads it if needed, and hands it over until release(). `client`
+   *  names the caller for the queue's per-client limit and round-robin (see RequestQueue.acquire). */
+  async lease(
+    name: string,
+    o: { signal?: AbortSignal; onProgress?: (p: LoadProgress) => void; client?: string } = {},
+  ): Promise<Lease> {
     const slot = this.slot(name);
     if (this.status !== 'ready') throw new CancelledError('the daemon is not serving models (starting or stopping)');
     const link = o.signal ? linkedSignal(o.signal, this.stopping.signal) : undefined;
     const signal = link?.signal ?? this.stopping.signal;
     const t0 = this.timers.now();
     this.holdLoaded(slot);
-    const turn = slot.queue.acquire(signal);
+    const turn = slot.queue.acquire(signal, { client: o.client });
     this.updateQueueMetrics(slot);
     let release: () => void;
     try {

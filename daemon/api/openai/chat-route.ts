@@ -147,7 +147,9 @@ export function registerChatRoute(routes: HttpRoutes, chat: ChatService): void {
         created: Math.floor(Date.now() / 1000),
         model: chat.modelName(body.model),
       };
-      const gen = chat.run({ body, signal: aborter.signal, id: head.id });
+      // The connection is the client: every app shares the one token and loopback apps one address.
+      const client = `http:${req.socket?.remoteAddress}:${req.socket?.remotePort}`;
+      const gen = chat.run({ body, signal: aborter.signal, id: head.id, client });
       try {
         if (stream) {
           const onStall = () => {

@@ -48,7 +48,9 @@ export function registerChatMethods(rpc: RpcRegistry, chat: ChatService): void {
       running.set(key, aborter);
       // The connection's signal lives as long as the connection (months): linked by hand, unlinked below.
       const link = linkedSignal(ctx.signal, aborter.signal);
-      const gen = chat.run({ body, signal: link.signal, onProgress: progressNotifier(ctx) });
+      // The connection is the client: one app's socket, however many chats it multiplexes.
+      const client = `ws:${ctx.connectionId}`;
+      const gen = chat.run({ body, signal: link.signal, onProgress: progressNotifier(ctx), client });
       // The streamed tool calls' ids, which the final message repeats.
       const callIds: string[] = [];
       try {

@@ -39,18 +39,23 @@ export class LocalProvider implements PolicyProvider {
   readonly name: string;
   private readonly clock: () => number;
   private readonly retry: RetryOptions;
+  /** The episode (its cache key) is the client: one decision at a time, queued fairly against apps. */
+  private readonly client: string;
   private calls = 0;
 
   constructor(private readonly o: LocalProviderOptions) {
     this.name = o.name ?? 'local';
     this.clock = o.clock ?? (() => performance.now());
     this.retry = { ...DEFAULT_RETRY, ...o.retry };
+    this.client = `policy:${o.cacheKey ?? this.name}`;
   }
 
   /** The model's context and an exact counter (its chat template and tokenizer; images as their
    *  placeholder for text-only models, as one token per merged patch for vision models). */
   async promptBudget(signal: AbortSignal): Promise<PromptBudget> {
-    const { value: counter } = await this.whenFree(signal, () => this.o.chat.promptCounter(this.o.model, signal));
+    const { value: counter } = await this.whenFree(signal, () =>
+      this.o.chat.promptCounter(this.o.model, signal, this.client),
+    );
     return {
       contextTokens: counter.contextLength,
       count: (messages, tools) => {
@@ -67,7 +72,7 @@ export class LocalProvider implements PolicyProvider {
     const started = this.clock();
     const body = this.body(req.messages, req.tools, req.limits);
     const { value: o, attempts } = await this.whenFree(signal, async (): Promise<ChatOutcome> => {
-      const gen = this.o.chat.run({ body, signal });
+      const gen = this.o.chat.run({ body, signal, client: this.client });
       try {
         let step = await gen.next();
         while (!step.done) step = await gen.next();

@@ -48,6 +48,7 @@ test('defaults come from configs/brainstem.yaml', () => {
   assert.deepEqual(c.engine, {
     keep_alive: '5m',
     queue_size: 8,
+    queue_per_client: 2,
     threads: 0,
     context_length: 0,
     sessions: 4,
@@ -360,6 +361,7 @@ test('models: a path and optional profile keys; keep_alive stays as written (dur
       prefault: undefined,
       keep_alive: '1h30m',
       queue_size: undefined,
+      queue_per_client: undefined,
       sessions: undefined,
       prefill_path: undefined,
       decode_path: undefined,
