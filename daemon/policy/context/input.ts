@@ -39,9 +39,11 @@ function path(v: unknown, field: string): string {
   return v as string;
 }
 
+/** Frames per second, as options.videoFps allows: one frame per 1000 s up to 1000 per second. */
 function rate(v: unknown, field: string): number | undefined {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) fail(field, 'expected a frame rate > 0', v);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 1e-3 || v > 1000)
+    fail(field, 'expected a frame rate in [0.001, 1000]', v);
   return v as number;
 }
 

@@ -50,15 +50,24 @@ export function nearestFrame(times: readonly number[], t: number, tolerance: num
   return times.length > 0 && Math.abs(times[best]! - t) <= tolerance + EPS ? best : -1;
 }
 
-/** Frames with the largest change in each window [start, start + windowS), start = t0 + k·strideS. */
+/**
+ * Frames with the largest change in each window [start, start + windowS), start = t0 + k·strideS.
+ * Windows with no frame are skipped over, so the work follows the frames, not the time span (two
+ * frames 1e10 s apart are two windows, not 1e10).
+ */
 export function windowCandidates(times: readonly number[], change: readonly number[], o: KeyframeSelectionOptions) {
   const picked = new Set<number>();
   const t0 = times[0]!;
   const tLast = times[times.length - 1]!;
   let lo = 0;
   for (let k = 0; t0 + k * o.strideS <= tLast + EPS; k++) {
-    const start = t0 + k * o.strideS;
+    let start = t0 + k * o.strideS;
     while (lo < times.length && times[lo]! < start - EPS) lo++;
+    if (lo < times.length && times[lo]! >= start + o.windowS - EPS) {
+      // The first window that may hold times[lo], one early for rounding.
+      k = Math.max(k, Math.floor((times[lo]! - t0 - o.windowS) / o.strideS));
+      start = t0 + k * o.strideS;
+    }
     let best = -1;
     for (let i = lo; i < times.length && times[i]! < start + o.windowS - EPS; i++)
       if (i > 0 && change[i]! >= o.minChange && (best < 0 || change[i]! > change[best]!)) best = i;

@@ -122,7 +122,7 @@ test('input shape: unknown fields, bad names, fps and timestamps both or neither
   );
   assert.throws(
     () => checkContextInput(v({ kind: 'frames', dir: 'x', fps: 0 })),
-    /source\.fps: expected a frame rate > 0, got 0/,
+    /source\.fps: expected a frame rate in \[0\.001, 1000\], got 0/,
   );
   assert.throws(
     () => checkContextInput(v({ kind: 'video', path: 'x', timestamps: 't' })),

@@ -1,9 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ActionSample } from '../../../daemon/policy/context/action-log.js';
+import { Prng } from '../../../robot/common/prng.js';
 import { thinSamples } from '../../../daemon/policy/context/align.js';
 import { actionEvents, stageOf } from '../../../daemon/policy/context/events.js';
-import { nearestFrame, selectKeyframes, thumbDistance } from '../../../daemon/policy/context/keyframes.js';
+import {
+  nearestFrame,
+  selectKeyframes,
+  thumbDistance,
+  windowCandidates,
+} from '../../../daemon/policy/context/keyframes.js';
 import {
   type ActionEvent,
   DEFAULT_CONTEXT_OPTIONS,
@@ -232,4 +238,47 @@ test('property (seeded): thinning keeps each arm’s ends, both sides of command
       assert.ok([...buckets.values()].every(Boolean), `empty bucket, ${where}`);
     }
   }
+});
+
+/** The window scan as specified: every window start from t0 by strideS up to the last frame. */
+function naiveCandidates(times: number[], change: number[], o: KeyframeSelectionOptions): number[] {
+  const picked = new Set<number>();
+  for (let k = 0; times[0]! + k * o.strideS <= times.at(-1)! + 1e-9; k++) {
+    const start = times[0]! + k * o.strideS;
+    let best = -1;
+    times.forEach((t, i) => {
+      if (i > 0 && t >= start - 1e-9 && t < start + o.windowS - 1e-9 && change[i]! >= o.minChange)
+        if (best < 0 || change[i]! > change[best]!) best = i;
+    });
+    if (best >= 0) picked.add(best);
+  }
+  return [...picked].sort((a, b) => a - b);
+}
+
+test('property (seeded): windows with no frame are skipped, picking the same candidates as the full scan', () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    const r = new Prng(seed);
+    const n = 2 + r.int(12);
+    // Gappy timelines: bursts of frames separated by long empty stretches.
+    const times: number[] = [r.int(5)];
+    for (let i = 1; i < n; i++) times.push(times[i - 1]! + (r.int(3) === 0 ? 20 + r.int(200) : 0.1 + r.int(20) / 10));
+    const change = times.map(() => r.int(100) / 100);
+    const o = {
+      ...DEFAULT_CONTEXT_OPTIONS,
+      windowS: [0.5, 1, 2, 3.3][r.int(4)]!,
+      strideS: [0.25, 1, 1.5][r.int(3)]!,
+      minChange: 0.1,
+    };
+    assert.deepEqual(
+      windowCandidates(times, change, o),
+      naiveCandidates(times, change, o),
+      `seed ${seed}: times ${JSON.stringify(times)} change ${JSON.stringify(change)} window ${o.windowS} stride ${o.strideS}`,
+    );
+  }
+});
+
+test('two frames 1e10 s apart are two windows, not 1e10 (the scan follows the frames)', () => {
+  const o = { ...DEFAULT_CONTEXT_OPTIONS, windowS: 2, strideS: 1, minChange: 0 };
+  assert.deepEqual(windowCandidates([0, 1e10], [0, 0.5], o), [1]);
+  assert.deepEqual(windowCandidates([0, 1, 1e15, 1e15 + 0.5], [0, 0.2, 0.9, 0.3], o), [1, 2]);
 });
