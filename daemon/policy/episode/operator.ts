@@ -63,15 +63,16 @@ export class OperatorChannel {
   awaitConfirm(signal: AbortSignal, abortError: () => Error): Promise<CheckResult> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(abortError());
-      this.confirmWaiter = resolve;
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.confirmWaiter = null;
-          reject(abortError());
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        this.confirmWaiter = null;
+        reject(abortError());
+      };
+      // The listener goes with the answer: an episode's signal sees one check per `done`.
+      this.confirmWaiter = (r) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
