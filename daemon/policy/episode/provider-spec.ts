@@ -42,7 +42,10 @@ export const providerParams = obj(
     ),
     timeout_ms: optional(int({ min: 1, max: 3_600_000, doc: 'openai: longest wait for one answer' })),
     max_retries: optional(int({ min: 0, max: 100, doc: 'openai: retries on 429/5xx/timeouts' })),
-    context_tokens: optional(int({ min: 256, doc: "openai: the model's context, for the history policy" })),
+    // 1024 of them stay free for the reply (compileHistory): a smaller context fails every decision.
+    context_tokens: optional(
+      int({ min: 2048, doc: "openai: the model's context, for the history policy (1024 stay free for the reply)" }),
+    ),
     images: optional(oneOf(['url', 'text'], { doc: 'openai: text = images as placeholders' })),
     experts_per_token: optional(
       int({

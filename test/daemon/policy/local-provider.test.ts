@@ -222,6 +222,18 @@ test('experts_per_token: the local provider decides at its K; the verifier may n
     openai,
   );
   assert.match(openai[0]!.rule, /is not an option of the openai provider/);
+  // 1024 tokens stay free for the reply: a context of 1100 left the prompt none (every decision failed).
+  const small: Issue[] = [];
+  providerParams.check(
+    { kind: 'openai', base_url: 'http://x/v1', model: 'm', context_tokens: 1100 },
+    'provider',
+    small,
+  );
+  assert.deepEqual(
+    small.map((i) => [i.path, i.value]),
+    [['provider.context_tokens', 1100]],
+  );
+  assert.match(small[0]!.rule, /2048/);
 
   const wide = new LocalProvider({ chat: d.chat, model: 'tiny', expertsPerToken: 9 });
   await assert.rejects(
