@@ -16,7 +16,7 @@ export const policySchema = obj(
           min: 1,
           max: 86_400,
           default: 1800,
-          doc: 'longest episode in seconds, checked before each decision; policy.start budget.wall_s overrides',
+          doc: 'longest episode in seconds, checked before each decision and cancelling a model call or check under way (never a motion); policy.start budget.wall_s overrides',
         }),
         prompt_tokens: int({
           min: 0,

@@ -15,6 +15,7 @@ import { buildObservation, outcomeText, previousOf, type Observation } from './o
 import { systemPrompt } from './prompt.js';
 import type { BudgetUsed, EpisodeEvent, EpisodeOptions, EpisodeState, FinalState } from './types.js';
 import { isFinal } from './types.js';
+import { linkedSignal } from '../../util/linked-signal.js';
 
 /** `previous`: the short account for the next observation (default: the result's status and text). */
 type Step = {
@@ -35,6 +36,8 @@ export class Episode {
   private ended = false;
   private readonly abort = new AbortController();
   private stopReason: string | null = null;
+  /** What the wall budget cut short, once it has (the episode then ends budget_exhausted). */
+  private wallOut: string | null = null;
   private tools: PolicyTool[] = [];
   /** The cameras `tools` was built for (locate_point names them), joined. */
   private toolCameras: string | null = null;
@@ -129,7 +132,9 @@ export class Episode {
         );
         const promptMs = performance.now() - compileStart;
         this.forgetOldImages();
-        const d = await o.provider.decide({ messages: prompt.messages, tools: this.tools }, this.abort.signal);
+        const d = await this.inWallTime((signal) =>
+          o.provider.decide({ messages: prompt.messages, tools: this.tools }, signal),
+        );
         this.count(d, prompt.dropped.summarisedTurns, promptMs);
         turn.reply = d.message;
         // A decision that arrives after a stop is never acted on.
@@ -144,10 +149,16 @@ export class Episode {
         }
       }
     } catch (err) {
-      // Stopped only by a stop (which also sends the arms one); a provider cancelled by anything
-      // else (its model unloaded, the server stopping) fails the episode.
-      if (this.stopReason !== null || err instanceof StopSignal)
-        final = { state: 'stopped', reason: this.stopReason ?? 'stopped' };
+      // Stopped only by a stop (which also sends the arms one); a model call or check cut at the
+      // wall budget exhausts it; a provider cancelled by anything else (its model unloaded, the
+      // server stopping) fails the episode.
+      if (this.stopReason !== null) final = { state: 'stopped', reason: this.stopReason };
+      else if (this.wallOut)
+        final = {
+          state: 'budget_exhausted',
+          reason: `the episode ran ${this.o.budget.wallS} s (${this.wallOut} cancelled)`,
+        };
+      else if (err instanceof StopSignal) final = { state: 'stopped', reason: 'stopped' };
       else final = { state: 'failed', reason: (err as Error).message };
     }
     if (final.state === 'stopped') {
@@ -167,6 +178,31 @@ export class Episode {
     this.set(final.state);
     this.emit('finished', { state: final.state, reason: final.reason, used: { ...this.used } });
     return final.state;
+  }
+
+  /**
+   * Runs a model call or a completion check under a signal that a stop aborts and the wall budget
+   * too: a remote provider's timeout × retries must not hold the robot for hours past wall_s.
+   */
+  private async inWallTime<T>(
+    call: (signal: AbortSignal) => Promise<T>,
+    what = 'the model call under way was',
+  ): Promise<T> {
+    const left = this.o.budget.wallS - (this.o.now() - this.startedAt);
+    const wall = new AbortController();
+    const timer = Number.isFinite(left)
+      ? setTimeout(() => {
+          this.wallOut = what;
+          wall.abort();
+        }, Math.max(0, left) * 1000)
+      : undefined;
+    const { signal, unlink } = linkedSignal(this.abort.signal, wall.signal);
+    try {
+      return await call(signal);
+    } finally {
+      clearTimeout(timer);
+      unlink();
+    }
   }
 
   private overBudget(): string | null {
@@ -302,16 +338,20 @@ export class Episode {
     const spec = o.check;
     if (spec.kind === 'operator')
       this.emit('check_pending', { decision: this.used.decisions, kind: 'operator', summary });
-    const r = await runCheck(spec, {
-      robot: o.robot.id,
-      instruction: o.instruction,
-      summary,
-      observation: this.lastObservation?.parts ?? turn.observation,
-      references: o.references ?? [],
-      operator: (signal) => this.operator.awaitConfirm(signal, () => new StopSignal()),
-      scene: o.scene,
-      signal: this.abort.signal,
-    });
+    const r = await this.inWallTime(
+      (signal) =>
+        runCheck(spec, {
+          robot: o.robot.id,
+          instruction: o.instruction,
+          summary,
+          observation: this.lastObservation?.parts ?? turn.observation,
+          references: o.references ?? [],
+          operator: (signal) => this.operator.awaitConfirm(signal, () => new StopSignal()),
+          scene: o.scene,
+          signal,
+        }),
+      `the ${spec.kind} check under way was`,
+    );
     this.emit('check', {
       decision: this.used.decisions,
       kind: spec.kind,

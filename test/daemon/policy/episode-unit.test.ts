@@ -317,6 +317,50 @@ test('the wall-time budget on an injected clock ends the episode before the next
   assert.match(ep.reason!, /ran 100 s/);
 });
 
+test('the wall budget cancels a model call under way: budget_exhausted, no stop sent (nothing moved)', async () => {
+  let cancelled = 0;
+  const provider: PolicyProvider = {
+    name: 'hang',
+    decide: (_req, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener(
+          'abort',
+          () => (cancelled++, reject(new ProviderError('hang', 'aborted', 'cancelled'))),
+        ),
+      ),
+  };
+  const clock = () => performance.now() / 1000;
+  const { ep, robot, events } = episode({
+    provider,
+    now: clock,
+    budget: { decisions: 10, wallS: 0.05, promptTokens: 0, completionTokens: 0 },
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'budget_exhausted');
+  assert.equal(ep.reason, 'the episode ran 0.05 s (the model call under way was cancelled)');
+  assert.deepEqual([cancelled, robot.stops.length], [1, 0]);
+  assert.equal(events.at(-1)!.state, 'budget_exhausted');
+});
+
+test('the wall budget cuts a verifier check under way the same way', async () => {
+  const hang: PolicyProvider = {
+    name: 'v',
+    decide: (_req, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new ProviderError('v', 'aborted', 'cancelled'))),
+      ),
+  };
+  const { ep } = episode({
+    provider: script(call('done', { summary: 'a' })),
+    check: { kind: 'verifier', provider: hang },
+    now: () => performance.now() / 1000,
+    budget: { decisions: 10, wallS: 0.05, promptTokens: 0, completionTokens: 0 },
+  });
+  ep.start();
+  assert.equal(await ep.finished, 'budget_exhausted');
+  assert.equal(ep.reason, 'the episode ran 0.05 s (the verifier check under way was cancelled)');
+});
+
 test('a token budget ends the episode before the decision that would exceed it', async () => {
   const { ep } = episode({
     provider: script(...Array(5).fill(call('get_state', {}))),
