@@ -33,6 +33,7 @@ import { servedModels } from './engine/demo-model.js';
 import { ModelRegistry } from './engine/model-registry.js';
 import { loadNativeModel } from './engine/served-model.js';
 import { ServingMetrics } from './engine/serving-metrics.js';
+import { visionOptions } from './vision/config.js';
 import { Logs } from './log.js';
 import type { Identity } from './mqtt/acl.js';
 import { EmbeddedBroker, PACKET_OVERHEAD_BYTES } from './mqtt/broker.js';
@@ -159,7 +160,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     log: logs.get('policy'),
   });
   registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
-  registerPolicyMethods(rpc, policy, config.data_dir);
+  registerPolicyMethods(rpc, policy, config.data_dir, visionOptions(config.engine.vision).limits);
   registerCameraMethods(rpc, robots);
   registerRobotViewMethods(rpc, robots);
   registerMetricsMethod(rpc, metrics.registry);

@@ -39,7 +39,7 @@ async function gradient(width: number, height: number): Promise<Buffer> {
 
 export async function runVisionBench(o: VisionBenchOptions) {
   const text = await loadTextModel(o.model);
-  const limits = { maxPixels: 0, maxInputPixels: 1 << 30, maxBytes: 1 << 30 };
+  const limits = { maxPixels: 0, maxInputPixels: 1 << 30, maxBytes: 1 << 30, maxImages: 1024 };
   const vision = await VisionRuntime.load(
     o.model,
     { threads: o.towerThreads, provider: 'auto', limits, cacheImages: 0 },

@@ -10,7 +10,7 @@ import { RequestError, numberField } from './request-error.js';
 import { type SamplingParams, resolveSampling } from './sampler.js';
 import type { TextModel } from './text-config.js';
 import { type RequestImage, requestImage, type VisionRuntime } from '../vision/vision-runtime.js';
-import type { ImageLimits } from '../vision/image-input.js';
+import type { PreflightLimits } from '../vision/image-input.js';
 import { type ToolChoice, type ToolDef, parseToolChoice, parseTools } from './tool-calls/tools.js';
 
 export type ResponseFormat = { kind: 'text' } | { kind: 'json'; schema: Schema; raw: unknown };
@@ -52,19 +52,33 @@ const UNSUPPORTED: Record<string, { when: (v: unknown) => boolean; why: string }
   },
 };
 
-/** Image parts checked as far as no model is needed; whether the model takes images is known once
- *  it is leased. */
-const imageChecks = (limits: Pick<ImageLimits, 'maxBytes'>): ImageSink => ({
-  placeholder: '',
-  add: (url, at) => void requestImage(url, at, limits),
-});
+/** Image parts checked as far as no model is needed, and counted (each is encoded before the first
+ *  token, so the context alone does not bound the work); whether the model takes images is known
+ *  once it is leased. */
+function imageChecks(limits: PreflightLimits): ImageSink {
+  let n = 0;
+  return {
+    placeholder: '',
+    add: (url, at) => {
+      n++;
+      if (limits.maxImages !== undefined && n > limits.maxImages)
+        throw new RequestError(
+          at,
+          'max_images',
+          `the request has more than engine.vision.max_images ${limits.maxImages} images (this is image ${n})`,
+        );
+      requestImage(url, at, limits);
+    },
+  };
+}
 
 /**
- * Every check of a body that needs no model, run before it queues: the shape, the messages
- * (image parts: data URL, base64, byte limit, MIME against the bytes' signature) and the sampling
- * fields (logit_bias ids aside); returns the shape for parseChatRequest. Throws RequestError.
+ * Every check of a body that needs no model, run before it queues: the shape, the messages (image
+ * parts: how many, data URL, base64, byte limit, MIME against the bytes' signature, the header's
+ * pixels) and the sampling fields (logit_bias ids aside); returns the shape for parseChatRequest.
+ * Throws RequestError.
  */
-export function preflightChatBody(body: unknown, imageLimits: Pick<ImageLimits, 'maxBytes'>): ChatShape {
+export function preflightChatBody(body: unknown, imageLimits: PreflightLimits): ChatShape {
   const shape = parseChatShape(body);
   const fields = body as Record<string, unknown>;
   normalizeMessages(fields.messages, imageChecks(imageLimits));

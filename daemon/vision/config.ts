@@ -26,13 +26,19 @@ export const visionSchema = obj(
       min: 1,
       max: 1 << 30,
       default: 40_000_000,
-      doc: 'images whose header declares more pixels are refused (HTTP 400) before decoding',
+      doc: 'images (chat image parts, policy.start reference images) whose header declares more pixels are refused (HTTP 400) before decoding',
     }),
     max_image_bytes: int({
       min: 1,
       max: 1 << 30,
       default: 20 * 1024 * 1024,
-      doc: 'largest encoded image accepted per image part, in bytes (HTTP 400 above)',
+      doc: 'largest encoded image accepted per image part or policy.start reference image, in bytes (HTTP 400 above)',
+    }),
+    max_images: int({
+      min: 1,
+      max: 1024,
+      default: 64,
+      doc: "most images one request may carry (HTTP 400 above): each is decoded and encoded before the first token, whatever the context; also the most image references of a policy.start. 64 holds a policy episode's local-model prompt: up to 48 compiled goal and keyframe images (the context compiler's cap) and policy.keep_images camera frames",
     }),
     cache_images: int({
       min: 0,
@@ -50,7 +56,12 @@ export function visionOptions(v: VisionConfig): VisionOptions {
   return {
     threads: v.threads,
     provider: v.provider,
-    limits: { maxPixels: v.max_pixels, maxInputPixels: v.max_input_pixels, maxBytes: v.max_image_bytes },
+    limits: {
+      maxPixels: v.max_pixels,
+      maxInputPixels: v.max_input_pixels,
+      maxBytes: v.max_image_bytes,
+      maxImages: v.max_images,
+    },
     cacheImages: v.cache_images,
   };
 }

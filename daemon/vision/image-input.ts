@@ -4,7 +4,7 @@
 import sharp, { type Metadata } from 'sharp';
 import { cappedConfig, type Patches, patchify, smartResize } from './preprocess.js';
 import type { PreprocessorConfig } from './preprocessor-config.js';
-import { imageFormat } from './image-size.js';
+import { imageFormat, imageSize } from './image-size.js';
 
 export class ImageError extends Error {
   constructor(
@@ -23,7 +23,13 @@ export interface ImageLimits {
   maxBytes: number;
   /** Downscale to at most this many pixels (0: the preprocessor's max_pixels). */
   maxPixels: number;
+  /** Refuse a request (chat body, policy.start) with more images than this. */
+  maxImages: number;
 }
+
+/** What is checked of an image before a request queues; an absent limit is not checked. */
+export type PreflightLimits = Pick<ImageLimits, 'maxBytes'> &
+  Partial<Pick<ImageLimits, 'maxInputPixels' | 'maxImages'>>;
 
 const FORMATS = new Map([
   ['image/png', 'png'],
@@ -48,18 +54,26 @@ export function decodeDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'
   const mime = m[1].toLowerCase();
   if (!FORMATS.has(mime))
     throw new ImageError('mime', `MIME type ${mime} is not an image type (png, jpeg, webp or gif)`);
-  const b64 = url.slice(m[0].length);
+  // MIME base64 breaks lines every 76 characters: ASCII whitespace is dropped, as atob() does, so
+  // the byte bound counts base64 characters only.
+  const payload = url.slice(m[0].length);
+  const b64 = payload.replace(/[\t\n\f\r ]+/g, '');
   if (b64.length > (limits.maxBytes * 4) / 3 + 4)
     throw new ImageError('size', `the image is larger than max_image_bytes ${limits.maxBytes}`);
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) throw new ImageError('base64', 'the data URL payload is not valid base64');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) {
+    const bad = /[^A-Za-z0-9+/=\t\n\f\r ]/.exec(payload);
+    const what = bad ? `${JSON.stringify(bad[0])} at payload character ${bad.index}` : '"=" padding before its end';
+    throw new ImageError('base64', `the data URL payload is not valid base64: ${what}`);
+  }
   return { bytes: Buffer.from(b64, 'base64'), mime };
 }
 
 /**
- * decodeDataUrl, then the checks that need no model and no decoding: the byte limit and the
- * declared MIME against the bytes' signature. What a request runs before it queues.
+ * decodeDataUrl, then the checks that need no model and no decoding: the byte limit, the declared
+ * MIME against the bytes' signature and the pixels the header declares (when it is understood).
+ * What a chat request runs before it queues and policy.start on its reference images.
  */
-export function checkDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'>): DecodedUrl {
+export function checkDataUrl(url: unknown, limits: PreflightLimits): DecodedUrl {
   const d = decodeDataUrl(url, limits);
   if (d.bytes.length > limits.maxBytes)
     throw new ImageError('size', `the image has ${d.bytes.length} bytes, more than max_image_bytes ${limits.maxBytes}`);
@@ -69,7 +83,19 @@ export function checkDataUrl(url: unknown, limits: Pick<ImageLimits, 'maxBytes'>
       'mime',
       `declared ${d.mime} but the bytes are ${format ?? 'not a png, jpeg, webp or gif image'}`,
     );
+  // A header imageSize does not understand is checked when the image is decoded.
+  const size = imageSize(d.bytes);
+  if (size && limits.maxInputPixels !== undefined) checkPixels(size, limits.maxInputPixels);
   return d;
+}
+
+/** Refuses a size of more than `maxInputPixels` pixels. */
+export function checkPixels({ width, height }: { width: number; height: number }, maxInputPixels: number): void {
+  if (width * height > maxInputPixels)
+    throw new ImageError(
+      'pixels',
+      `the image is ${width}×${height} = ${width * height} pixels, more than max_input_pixels ${maxInputPixels}`,
+    );
 }
 
 /** The size an image's header gives; refuses bytes that are not a PNG, JPEG, WebP or GIF (of `mime`, when given). */
@@ -102,17 +128,13 @@ export interface PreparedImage extends Patches {
 export async function prepareImage(
   bytes: Buffer,
   cfg: PreprocessorConfig,
-  limits: ImageLimits,
+  limits: Omit<ImageLimits, 'maxImages'>,
   mime?: string,
 ): Promise<PreparedImage> {
   if (bytes.length > limits.maxBytes)
     throw new ImageError('size', `the image has ${bytes.length} bytes, more than max_image_bytes ${limits.maxBytes}`);
   const { width, height } = await imageHeader(bytes, mime);
-  if (width * height > limits.maxInputPixels)
-    throw new ImageError(
-      'pixels',
-      `the image is ${width}×${height} = ${width * height} pixels, more than max_input_pixels ${limits.maxInputPixels}`,
-    );
+  checkPixels({ width, height }, limits.maxInputPixels);
   const capped = cappedConfig(cfg, limits.maxPixels);
   let size: [number, number];
   try {

@@ -7,7 +7,14 @@ import { RequestError } from '../engine/request-error.js';
 import { MODEL_TEXT_MAX_BYTES } from '../engine/tokenizer.js';
 import { readRegularTextSync } from '../util/file-roots.js';
 import type { ImageSink } from '../engine/chat-template.js';
-import { checkDataUrl, ImageError, type ImageLimits, imageHeader, prepareImage } from './image-input.js';
+import {
+  checkDataUrl,
+  ImageError,
+  type ImageLimits,
+  imageHeader,
+  type PreflightLimits,
+  prepareImage,
+} from './image-input.js';
 import { imageSize } from './image-size.js';
 import { cappedConfig, smartResize } from './preprocess.js';
 import { type ImageFeatures, type TowerOptions, VisionTower } from './vision-tower.js';
@@ -21,7 +28,7 @@ export interface RequestImage {
 }
 
 /** An image part's data URL, checked as far as no model is needed; bad → RequestError naming `at`. */
-export function requestImage(url: unknown, at: string, limits: Pick<ImageLimits, 'maxBytes'>): RequestImage {
+export function requestImage(url: unknown, at: string, limits: PreflightLimits): RequestImage {
   try {
     return { ...checkDataUrl(url, limits), at };
   } catch (e) {

@@ -1,13 +1,15 @@
 // A policy service stand-in for the policy.* transport: every id is a running episode whose
 // events the test emits to the listeners the methods registered.
-import type { PolicyService } from '../../daemon/policy/episode/service.js';
+import type { PolicyService, StartRequest } from '../../daemon/policy/episode/service.js';
 
 /**
  * A policy service with every id a running episode, whose listeners the test calls; policy.start
- * starts ep-1, ep-2, … that run until `end(id)` and are stopped through `stopped`.
+ * keeps its requests in `started` and starts ep-1, ep-2, … that run until `end(id)`; the
+ * connection-close stops land in `stopped`.
  */
 export function stubPolicy() {
   const listeners = new Set<(e: unknown) => void>();
+  const started: StartRequest[] = [];
   const ends = new Map<string, () => void>();
   const finished = new Map<string, Promise<string>>();
   const stopped: string[] = [];
@@ -17,7 +19,7 @@ export function stubPolicy() {
   };
   const policy = {
     episode: (id: string) => ({ state: 'deciding', finished: running(id) }),
-    startEpisode: async () => `ep-${finished.size + 1}`,
+    startEpisode: async (req: StartRequest) => `ep-${started.push(req)}`,
     stopIfRunning: (id: string) => void stopped.push(id),
     listen: (_id: string, l: (e: unknown) => void) => {
       listeners.add(l);
@@ -28,6 +30,7 @@ export function stubPolicy() {
   return {
     policy,
     listeners,
+    started,
     stopped,
     emit: (e: unknown) => listeners.forEach((l) => l(e)),
     end: (id: string) => ends.get(id)?.(),

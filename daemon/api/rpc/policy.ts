@@ -7,7 +7,8 @@ import { checkParams, providerParams } from '../../policy/episode/provider-spec.
 import { PolicyRequestError, type PolicyService } from '../../policy/episode/service.js';
 import { isFinal } from '../../policy/episode/types.js';
 import type { ContentPart } from '../../policy/providers/types.js';
-import { decodeDataUrl, ImageError, imageHeader } from '../../vision/image-input.js';
+import { DEFAULT_VISION } from '../../vision/config.js';
+import { checkDataUrl, checkPixels, ImageError, type ImageLimits, imageHeader } from '../../vision/image-input.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 
 export const EVENT_NOTIFICATION = 'policy.event';
@@ -18,23 +19,38 @@ const invalid = (err: unknown): never => {
   throw err;
 };
 
-/** Each reference image is a readable PNG, JPEG, WebP or GIF in a data URL (the daemon fetches nothing). */
-async function checkReferenceImages(refs: readonly { image_url?: string }[]): Promise<void> {
-  for (const [i, r] of refs.entries()) {
-    if (r.image_url === undefined) continue;
+const refused = (field: string, rule: string, message: string): RpcError =>
+  new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: ${field}: ${message}`, { field, rule });
+
+/** Reference images are held to engine.vision's limits as chat image parts are, by the same check
+ *  (count, data URL, base64, max_image_bytes, MIME, header pixels), and must be readable. */
+async function checkReferenceImages(refs: readonly { image_url?: string }[], limits: ImageLimits): Promise<void> {
+  const images = [...refs.entries()].filter(([, r]) => r.image_url !== undefined);
+  if (images.length > limits.maxImages)
+    throw refused(
+      'context.references',
+      'max_images',
+      `${images.length} images, more than engine.vision.max_images ${limits.maxImages}`,
+    );
+  for (const [i, r] of images) {
     try {
-      // Bounded by the message size limit (server.max_message_bytes).
-      const { bytes, mime } = decodeDataUrl(r.image_url, { maxBytes: Number.POSITIVE_INFINITY });
-      await imageHeader(bytes, mime);
+      const { bytes, mime } = checkDataUrl(r.image_url, limits);
+      // The header's own size, also where checkDataUrl's reader does not understand it.
+      checkPixels(await imageHeader(bytes, mime), limits.maxInputPixels);
     } catch (err) {
       if (!(err instanceof ImageError)) throw err;
-      const field = `context.references[${i}].image_url`;
-      throw new RpcError(RpcCode.INVALID_PARAMS, `Invalid params: ${field}: ${err.message}`, { field, rule: err.rule });
+      throw refused(`context.references[${i}].image_url`, err.rule, err.message);
     }
   }
 }
 
-export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, dataDir: string): void {
+/** `imageLimits`: engine.vision's, which reference images are held to. */
+export function registerPolicyMethods(
+  rpc: RpcRegistry,
+  policy: PolicyService,
+  dataDir: string,
+  imageLimits: ImageLimits = DEFAULT_VISION.limits,
+): void {
   const id = str({ nonEmpty: true, doc: 'episode id (policy.start, policy.list)' });
   const episode = (i: string) => {
     try {
@@ -102,7 +118,7 @@ export function registerPolicyMethods(rpc: RpcRegistry, policy: PolicyService, d
       detach: bool({ default: false, doc: 'keep running when this connection closes (default: the episode stops)' }),
     }),
     async (p, ctx) => {
-      await checkReferenceImages(p.context?.references ?? []);
+      await checkReferenceImages(p.context?.references ?? [], imageLimits);
       const references = p.context?.references?.map(
         (r, i): ContentPart =>
           r.image_url !== undefined

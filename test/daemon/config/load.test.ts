@@ -67,6 +67,7 @@ test('defaults come from configs/brainstem.yaml', () => {
       max_pixels: 0,
       max_input_pixels: 40_000_000,
       max_image_bytes: 20 * 1024 * 1024,
+      max_images: 64,
       cache_images: 16,
     },
   });

@@ -1,5 +1,5 @@
-// ChatService refuses a bad image part before the request queues or loads its model, with the
-// model's own engine.vision limits.
+// ChatService refuses a bad image part, or one image too many, before the request queues or loads
+// its model, with the model's own engine.vision limits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -26,7 +26,10 @@ test('a bad image is a 400 before the model loads; the limits are the model prof
     keepAliveMs: -1,
     queueSize: 4,
     sessions: 1,
-    vision: { ...DEFAULT_VISION, limits: { ...DEFAULT_VISION.limits, maxBytes: 1024 } },
+    vision: {
+      ...DEFAULT_VISION,
+      limits: { ...DEFAULT_VISION.limits, maxBytes: 1024, maxImages: 2, maxInputPixels: 255 },
+    },
   };
   const metrics = new ServingMetrics(new Registry());
   const registry = new ModelRegistry({ models: { vl: profile }, loader, metrics, log: pino({ level: 'silent' }) });
@@ -37,21 +40,28 @@ test('a bad image is a 400 before the model loads; the limits are the model prof
     .png()
     .toBuffer();
   const jpeg = await sharp(png).jpeg().toBuffer();
-  const ask = (url: string) =>
+  const ask = (...urls: string[]) =>
     chat.run({
       body: {
         model: 'vl',
-        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+        messages: [{ role: 'user', content: urls.map((url) => ({ type: 'image_url', image_url: { url } })) }],
       },
     });
-  const cases: [string, RegExp][] = [
-    [`data:image/png;base64,${jpeg.toString('base64')}`, /declared image\/png but the bytes are jpeg/],
-    [`data:image/png;base64,${Buffer.concat([png, Buffer.alloc(2000)]).toString('base64')}`, /max_image_bytes 1024/],
+  const small = await sharp(png).resize(15, 17).png().toBuffer();
+  const cases: [string[], number, RegExp][] = [
+    [[`data:image/png;base64,${jpeg.toString('base64')}`], 0, /declared image\/png but the bytes are jpeg/],
+    [
+      [`data:image/png;base64,${Buffer.concat([png, Buffer.alloc(2000)]).toString('base64')}`],
+      0,
+      /max_image_bytes 1024/,
+    ],
+    [[`data:image/png;base64,${png.toString('base64')}`], 0, /16×16 = 256 pixels, more than max_input_pixels 255/],
+    [Array(3).fill(`data:image/png;base64,${small.toString('base64')}`), 2, /engine\.vision\.max_images 2 images/],
   ];
-  for (const [url, message] of cases)
-    await assert.rejects(ask(url).next(), (e: unknown) => {
+  for (const [urls, k, message] of cases)
+    await assert.rejects(ask(...urls).next(), (e: unknown) => {
       assert.ok(e instanceof RequestError, String(e));
-      assert.equal(e.field, 'messages[0].content[0].image_url.url');
+      assert.equal(e.field, `messages[0].content[${k}].image_url.url`);
       assert.match(e.message, message);
       return true;
     });

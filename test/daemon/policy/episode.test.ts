@@ -373,7 +373,7 @@ test('policy episodes on a simulated yam', async (t) => {
     e = await refs([{ image_url: 'http://169.254.169.254/latest/meta-data/x.png' }]);
     assert.match(e.message, /context\.references\[0\]\.image_url: http\(s\) image URLs are refused/);
     e = await refs([{ text: 'ok' }, { image_url: 'data:image/png;base64,AAAA' }]);
-    assert.match(e.message, /context\.references\[1\]\.image_url: not a readable image/);
+    assert.match(e.message, /context\.references\[1\]\.image_url: declared image\/png but the bytes are not a png/);
     e = await refs([{}]);
     assert.match(e.message, /context\.references\[0\]: must have exactly one of text and image_url/);
     e = await refs([{ text: 't', image_url: 'data:image/png;base64,AAAA' }]);
