@@ -159,7 +159,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     log: logs.get('policy'),
   });
   registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
-  registerPolicyMethods(rpc, policy, config.data_dir);
+  registerPolicyMethods(rpc, policy);
   registerCameraMethods(rpc, robots);
   registerRobotViewMethods(rpc, robots);
   registerMetricsMethod(rpc, metrics.registry);
