@@ -160,7 +160,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
     log: logs.get('policy'),
   });
   registerRobotMethods(rpc, robots, (id) => policy.robotStopped(id));
-  registerPolicyMethods(rpc, policy, config.data_dir, visionOptions(config.engine.vision).limits);
+  registerPolicyMethods(rpc, policy, visionOptions(config.engine.vision).limits);
   registerCameraMethods(rpc, robots);
   registerRobotViewMethods(rpc, robots);
   registerMetricsMethod(rpc, metrics.registry);

@@ -9,7 +9,7 @@ import { loadScene } from '../../robot/sim/scene/scene-config.js';
 import { loadConfig } from '../config/load.js';
 import { readEpisodeMeta, readEvents } from '../policy/episode/records.js';
 import { evalTable, runEval } from '../policy/eval.js';
-import { replayEpisode, replayText, type ReplaySource } from '../policy/replay.js';
+import { replayedEvent, replayEpisode, replayText, type ReplaySource } from '../policy/replay.js';
 import { workcellLayer } from '../policy/workcell.js';
 import { CliError } from './exit.js';
 import { positive, providerOf, withProviderOptions, type ProviderOptions } from './policy-options.js';
@@ -118,7 +118,8 @@ export function registerPolicyReplay(policy: Command): void {
       const dataDir = loadConfig({ file: o.config }).data_dir;
       let src: ReplaySource;
       try {
-        src = { id, meta: readEpisodeMeta(dataDir, id) as ReplaySource['meta'], events: readEvents(dataDir, id) };
+        const meta = readEpisodeMeta(dataDir, id) as ReplaySource['meta'];
+        src = { id, meta, events: await readEvents(dataDir, id, replayedEvent) };
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }

@@ -6,8 +6,8 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { compileContext } from '../policy/context/compile.js';
-import { readEpisodeMeta, readEvents } from '../policy/episode/records.js';
-import { episodeReport, reportText } from '../policy/episode/report.js';
+import { readEpisodeMeta, recordEvents } from '../policy/episode/records.js';
+import { type EpisodeReport, reportText, streamedReport } from '../policy/episode/report.js';
 import type { EpisodeEvent, FinalState } from '../policy/episode/types.js';
 import { DaemonRpc } from './daemon-rpc.js';
 import { CliError } from './exit.js';
@@ -98,6 +98,8 @@ function line(e: EpisodeEvent): string | null {
       return `${d} done claimed: waiting for policy.confirm`;
     case 'check':
       return `${d} check ${e.complete ? 'confirmed' : 'rejected'}: ${e.reason as string}`;
+    case 'record_limit':
+      return `record: ${e.message as string}`;
     case 'finished':
       return `${e.state as string}: ${e.reason as string}`;
     default:
@@ -179,17 +181,15 @@ export function registerPolicy(program: Command): void {
     .argument('<id>', 'episode id (ep-…)')
     .option('-c, --config <file>', 'config file merged over configs/brainstem.yaml (finds data_dir)')
     .option('--json', 'print the report as JSON')
-    .action((id: string, o: { config?: string; json?: boolean }) => {
+    .action(async (id: string, o: { config?: string; json?: boolean }) => {
       const config = loadConfig({ file: o.config });
-      let events: EpisodeEvent[];
-      let meta: Record<string, unknown>;
+      let r: EpisodeReport;
       try {
-        events = readEvents(config.data_dir, id);
-        meta = readEpisodeMeta(config.data_dir, id);
+        // The events stream through the tally: a long record is hundreds of MB.
+        r = await streamedReport(recordEvents(config.data_dir, id), readEpisodeMeta(config.data_dir, id));
       } catch (err) {
         throw new CliError((err as Error).message, 2);
       }
-      const r = episodeReport(events, meta);
       process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : reportText(r));
     });
   registerPolicyEval(policy);

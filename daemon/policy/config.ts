@@ -67,7 +67,7 @@ export const policySchema = obj(
         max_bytes: int({
           min: 1 << 20,
           default: 2 * 1024 ** 3,
-          doc: 'largest total size of the episode records (bytes); the oldest go first',
+          doc: 'largest total size of the episode records (bytes); the oldest go first. A running record, not counted, saves no more images past half of it (its events go on)',
         }),
         max_age_days: int({ min: 1, max: 3650, default: 30, doc: 'episode records older than this are removed' }),
       },

@@ -37,14 +37,28 @@ export interface ReplaySource {
   events: EpisodeEvent[];
 }
 
-/** The tool calls that were executed (requests without an error), with their recorded outcomes. */
-function recordedCalls(events: EpisodeEvent[]): Omit<ReplayCall, 'replayed' | 'match'>[] {
+/** The events replay reads: a record's others (observations, progress, decisions: most of a long
+ *  record's bytes) are never held (readEvents' `keep`). */
+export const replayedEvent = (e: EpisodeEvent): boolean =>
+  e.type === 'request' || e.type === 'outcome' || e.type === 'check';
+
+/** The tool calls that were executed (requests without an error), with their recorded outcomes.
+ *  Outcomes and checks are indexed once by decision and tool: a find per request was quadratic in
+ *  a long episode's events. The first outcome of a decision and tool stands, as find gave it. */
+export function recordedCalls(events: readonly EpisodeEvent[]): Omit<ReplayCall, 'replayed' | 'match'>[] {
+  const outcomes = new Map<string, EpisodeEvent>();
+  const checks = new Map<unknown, EpisodeEvent>();
+  for (const e of events) {
+    const key = JSON.stringify([e.decision, e.tool]);
+    if (e.type === 'outcome' && !outcomes.has(key)) outcomes.set(key, e);
+    if (e.type === 'check' && !checks.has(e.decision)) checks.set(e.decision, e);
+  }
   return events
     .filter((e) => e.type === 'request' && e.error === undefined)
     .map((r) => {
-      const o = events.find((e) => e.type === 'outcome' && e.decision === r.decision && e.tool === r.tool);
+      const o = outcomes.get(JSON.stringify([r.decision, r.tool]));
       // A done has no outcome event: its check says what came of it.
-      const c = events.find((e) => e.type === 'check' && e.decision === r.decision && r.tool === 'done');
+      const c = r.tool === 'done' ? checks.get(r.decision) : undefined;
       const recorded = o
         ? { status: o.status as string, reason: (o.reason as string | undefined) ?? null }
         : c

@@ -1,10 +1,12 @@
 // Episode records on disk, of this daemon run and earlier ones: policy.records lists them (newest
 // first), policy.record reads one (episode.json and its events), policy.image returns one of its
-// observation images as a data URL (the console's timeline thumbnails). Reads are asynchronous.
+// observation images as a data URL (the console's timeline thumbnails). Reads are asynchronous,
+// and events come a page at a time (event-page.ts): a long record is hundreds of MB.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { int, obj, str } from '../../../robot/common/validation/builders.js';
-import { EPISODE_ID, episodesDir, parseEvents } from '../../policy/episode/records.js';
+import { pageParams, readEventPage } from '../../policy/episode/event-page.js';
+import { EPISODE_ID, episodesDir } from '../../policy/episode/records.js';
 import { RpcCode, RpcError, type RpcRegistry } from './registry.js';
 
 // d<decision>-<camera>.<ext>; camera names may hold dots (protocol-schemas), never a path.
@@ -51,15 +53,13 @@ export function registerPolicyRecordMethods(rpc: RpcRegistry, dataDir: string): 
 
   rpc.register(
     'policy.record',
-    obj({ id }),
-    async ({ id: i }) => {
+    obj({ id, ...pageParams }),
+    async ({ id: i, ...paging }) => {
       const episode = await readJson(join(dir(i), 'episode.json'));
       if (!episode) throw notFound('id', `no record of episode ${i}`);
-      const text = await readFile(join(dir(i), 'events.jsonl'), 'utf8').catch(() => '');
-      const { events, damaged } = parseEvents(text);
-      return { id: i, episode, events, ...(damaged ? { damaged_lines: damaged } : {}) };
+      return { id: i, episode, ...(await readEventPage(join(dir(i), 'events.jsonl'), paging)) };
     },
-    'one recorded episode: its episode.json and every event of events.jsonl',
+    'one recorded episode: its episode.json and a page of its events (next_after_seq when more follow)',
   );
 
   rpc.register(

@@ -1,8 +1,9 @@
 // The policy.* JSON-RPC methods: start an episode (its events stream to the caller as
 // policy.event notifications), stop, pause, resume, operator feedback and confirmation, list, get.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { anything, bool, int, list, obj, optional, str } from '../../../robot/common/validation/builders.js';
-import { readEvents } from '../../policy/episode/records.js';
+import { pageParams, readEventPage } from '../../policy/episode/event-page.js';
 import { checkParams, providerParams } from '../../policy/episode/provider-spec.js';
 import { PolicyRequestError, type PolicyService } from '../../policy/episode/service.js';
 import { isFinal } from '../../policy/episode/types.js';
@@ -48,7 +49,6 @@ async function checkReferenceImages(refs: readonly { image_url?: string }[], lim
 export function registerPolicyMethods(
   rpc: RpcRegistry,
   policy: PolicyService,
-  dataDir: string,
   imageLimits: ImageLimits = DEFAULT_VISION.limits,
 ): void {
   const id = str({ nonEmpty: true, doc: 'episode id (policy.start, policy.list)' });
@@ -256,8 +256,8 @@ export function registerPolicyMethods(
   );
   rpc.register(
     'policy.get',
-    obj({ id, events: bool({ default: false, doc: 'include the recorded events' }) }),
-    ({ id: i, events }) => {
+    obj({ id, events: bool({ default: false, doc: 'include a page of the recorded events' }), ...pageParams }),
+    async ({ id: i, events, ...paging }) => {
       episode(i);
       const record = policy.recordDir(i);
       if (events && !existsSync(record))
@@ -266,8 +266,10 @@ export function registerPolicyMethods(
           `Invalid params: id: the record of episode ${i} is gone (removed by the retention of policy.records)`,
           { field: 'id', rule: 'recorded' },
         );
-      return { ...policy.summary(i), record, ...(events ? { events: readEvents(dataDir, i) } : {}) };
+      const summary = policy.summary(i); // before the read: the episode may be forgotten meanwhile
+      const page = events ? await readEventPage(join(record, 'events.jsonl'), paging) : {};
+      return { ...summary, record, ...page };
     },
-    'one episode: state, budget used, record folder, and its events when asked',
+    'one episode: state, budget used, record folder, and a page of its events when asked (next_after_seq when more follow)',
   );
 }

@@ -40,11 +40,19 @@ function describe(e) {
       return `check ${e.kind}: ${e.complete ? 'complete' : 'not complete'}${e.reason ? ` (${e.reason})` : ''}`;
     case 'feedback':
       return `operator: ${e.text}`;
+    case 'record_limit':
+      return `record: ${e.message}`;
     case 'finished':
       return `finished: ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
     default:
       return e.type;
   }
+}
+
+/** The events before a page of the last ones (seqs count from 0, one per event): not kept. */
+function earlierThan(events) {
+  const first = events[0]?.seq ?? 0;
+  return { count: first, seq: first - 1 };
 }
 
 /** An observation image not shown: its name. */
@@ -195,8 +203,8 @@ export class Episodes {
 
   /** A recorded episode of an earlier run: read-only, from its record. */
   async selectRecord(id) {
-    const r = await this.rpc.call('policy.record', { id });
-    this.keep(id, r.events);
+    const r = await this.rpc.call('policy.record', { id, last: true, limit: MAX_EVENTS });
+    this.keep(id, r.events, earlierThan(r.events));
     this.setSummary({ ...r.episode, id, state: r.episode.state ?? 'unfinished', past: true });
     this.render();
   }
@@ -207,14 +215,17 @@ export class Episodes {
     if (!known || known.past) return this.selectRecord(id);
     let got;
     try {
-      got = await this.rpc.call('policy.get', { id, events: true });
+      // The last MAX_EVENTS only: the page keeps no more, and a long record is hundreds of MB.
+      got = await this.rpc.call('policy.get', { id, events: true, last: true, limit: MAX_EVENTS });
     } catch {
       // The daemon keeps the last 50 ended episodes in memory; the record of an older one remains.
       return this.selectRecord(id);
     }
     // Recorded events first, then any notified since that the record did not have yet.
     const seen = new Set(got.events.map((e) => e.seq));
-    this.keep(id, [...got.events, ...(this.events.get(id) ?? []).filter((e) => !seen.has(e.seq))]);
+    const first = got.events[0]?.seq ?? Number.NEGATIVE_INFINITY;
+    const notified = (this.events.get(id) ?? []).filter((e) => !seen.has(e.seq) && e.seq > first);
+    this.keep(id, [...got.events, ...notified], earlierThan(got.events));
     this.setSummary(got);
     this.render();
   }

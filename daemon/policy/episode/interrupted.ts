@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mapLimit } from '../../util/map-limit.js';
-import { episodesDir, parseEvents, recordFiles, recordIds, replaceJson } from './records.js';
+import { linesBackward } from './event-lines.js';
+import { episodesDir, recordFiles, recordIds, replaceJson } from './records.js';
 import type { RunningRecords } from './retention.js';
 import type { RecordEndState } from './types.js';
 
@@ -12,6 +13,13 @@ export const INTERRUPTED_REASON = 'the daemon stopped while the episode ran';
 
 /** Records read at once. */
 const READ_CONCURRENCY = 8;
+
+/** Longest events.jsonl line read for its `used` (a decision's, with the model's raw output);
+ *  longer ones are passed over. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** Bytes read from the end of events.jsonl for the last `used`: past them the record is marked
+ *  without one (progress events of one long move are far fewer). */
+const MAX_SCAN_BYTES = 64 * 1024 * 1024;
 
 export interface InterruptedMarking {
   marked: string[];
@@ -66,8 +74,23 @@ async function markOne(dir: string, id: string, running: RunningRecords, nowMs: 
   return true;
 }
 
-/** The `used` of the last event that carries one (each decision does); none without events. */
-async function lastUsed(file: string): Promise<unknown> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return parseEvents(text).events.findLast((e) => e.used !== undefined)?.used;
+/** The `used` of the last event that carries one (each decision does); none without events. The
+ *  file is read backward from its end until that event, MAX_SCAN_BYTES at most: a long unfinished
+ *  record is hundreds of MB, records are read 8 at a time, and episodes wait for the marking. */
+export async function lastUsed(file: string): Promise<unknown> {
+  try {
+    for await (const line of linesBackward(file, MAX_LINE_BYTES, MAX_SCAN_BYTES)) {
+      // Only lines that name `used` are parsed (most are progress, outcomes, observations).
+      if (typeof line !== 'string' || !line.includes('"used"')) continue;
+      try {
+        const used = (JSON.parse(line) as { used?: unknown }).used;
+        if (used !== undefined) return used;
+      } catch {
+        // a line cut off by a crash: the one before it may carry it
+      }
+    }
+  } catch {
+    // no events.jsonl, or one that cannot be read: the record is marked without `used`
+  }
+  return undefined;
 }

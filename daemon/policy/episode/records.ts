@@ -2,9 +2,10 @@
 // end), events.jsonl (every event), states.jsonl (the measured state at each observation),
 // commands.jsonl (every trajectory, gripper and stop command sent to the robot) and images/.
 // Retention (retention.ts) and the marking of interrupted records (interrupted.ts) walk them.
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { eventsOf } from './event-page.js';
 import type { Observation } from './observation.js';
 import type { EpisodeEvent } from './types.js';
 
@@ -18,24 +19,69 @@ export function newEpisodeId(date: Date, random: string): string {
   return `ep-${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${random}`;
 }
 
+/** Past `bytes` a running record saves no more images (`rule` says where the cap comes from). */
+export interface ImageCap {
+  bytes: number;
+  rule: string;
+}
+
+/** Half of policy.records.max_bytes: retention leaves a running record alone, so without a cap
+ *  one long episode (a frame per camera per decision) outgrew the total many times over. */
+export const imageCapOf = (maxBytes: number): ImageCap => ({
+  bytes: Math.floor(maxBytes / 2),
+  rule: `half of policy.records.max_bytes (${maxBytes})`,
+});
+
+/** What the recorder says once, at the observation whose images it did not save. */
+export interface ImagesStopped {
+  decision: unknown;
+  bytes: number;
+  max_bytes: number;
+  message: string;
+}
+
 export class EpisodeRecorder {
   readonly dir: string;
+  /** Bytes written to the record so far (episode.json's first version, lines and images). */
+  private bytes = 0;
+  private imagesStopped = false;
 
-  constructor(dataDir: string, id: string, start: Record<string, unknown>) {
+  constructor(
+    dataDir: string,
+    id: string,
+    start: Record<string, unknown>,
+    private readonly cap: ImageCap = { bytes: Number.POSITIVE_INFINITY, rule: 'no cap' },
+  ) {
     this.dir = join(episodesDir(dataDir), id);
     mkdirSync(join(this.dir, 'images'), { recursive: true });
-    writeJsonAtomic(join(this.dir, 'episode.json'), { id, ...start });
+    this.bytes += writeJsonAtomic(join(this.dir, 'episode.json'), { id, ...start });
   }
 
-  event(e: EpisodeEvent, images?: Observation['images']): void {
-    for (const img of images ?? []) writeFileSync(join(this.dir, 'images', img.id), img.bytes);
+  /** Records an event and its images; returns what to tell of the images once it stops saving them. */
+  event(e: EpisodeEvent, images?: Observation['images']): ImagesStopped | undefined {
+    const imageBytes = (images ?? []).reduce((n, img) => n + img.bytes.byteLength, 0);
+    let stopped: ImagesStopped | undefined;
+    if (imageBytes > 0 && !this.imagesStopped && this.bytes + imageBytes > this.cap.bytes) {
+      this.imagesStopped = true;
+      stopped = {
+        decision: e.decision,
+        bytes: this.bytes,
+        max_bytes: this.cap.bytes,
+        message: `images are no longer saved: the record has ${this.bytes} bytes and this observation's ${imageBytes} would pass ${this.cap.bytes}, ${this.cap.rule}; events are still written`,
+      };
+    }
+    const saved = imageBytes > 0 && !this.imagesStopped;
+    if (saved) for (const img of images ?? []) writeFileSync(join(this.dir, 'images', img.id), img.bytes);
+    if (saved) this.bytes += imageBytes;
     if (e.type === 'observation') this.line('states.jsonl', { decision: e.decision, t: e.t, arms: e.state });
-    this.line('events.jsonl', e);
+    // The observation still names its images (as sent to the model): the line says they are not on disk.
+    this.line('events.jsonl', imageBytes > 0 && !saved ? { ...e, images_saved: false } : e);
     if (e.type === 'finished') {
       const file = join(this.dir, 'episode.json');
       const start = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
       writeJsonAtomic(file, { ...start, state: e.state, reason: e.reason, used: e.used });
     }
+    return stopped;
   }
 
   command(t: number, type: string, msg: unknown): void {
@@ -43,16 +89,21 @@ export class EpisodeRecorder {
   }
 
   private line(file: string, value: unknown): void {
-    appendFileSync(join(this.dir, file), `${JSON.stringify(value)}\n`);
+    const text = `${JSON.stringify(value)}\n`;
+    appendFileSync(join(this.dir, file), text);
+    this.bytes += Buffer.byteLength(text);
   }
 }
 
 const jsonText = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
-/** Written beside and renamed over: a crash or a full disk leaves the old file whole, never a cut one. */
-function writeJsonAtomic(file: string, value: unknown): void {
-  writeFileSync(`${file}.tmp`, jsonText(value));
+/** Written beside and renamed over: a crash or a full disk leaves the old file whole, never a cut
+ *  one. Returns the bytes written. */
+function writeJsonAtomic(file: string, value: unknown): number {
+  const text = jsonText(value);
+  writeFileSync(`${file}.tmp`, text);
   renameSync(`${file}.tmp`, file);
+  return Buffer.byteLength(text);
 }
 
 /** writeJsonAtomic without holding the event loop (records of other daemon runs). */
@@ -61,42 +112,35 @@ export async function replaceJson(file: string, value: unknown): Promise<void> {
   await rename(`${file}.tmp`, file);
 }
 
-/** A file of an episode's record; throws a readable error when there is no such record. */
-function readRecord(dataDir: string, id: string, name: string): string {
+/** The path of a file of an episode's record; throws a readable error when there is no such record. */
+function recordFile(dataDir: string, id: string, name: string): string {
   if (!EPISODE_ID.test(id))
     throw new Error(`episode id: must look like ep-20260101-120000-abcdef, got ${JSON.stringify(id)}`);
   const file = join(episodesDir(dataDir), id, name);
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    throw new Error(`episode ${id}: no record at ${file}`);
-  }
+  if (!existsSync(file)) throw new Error(`episode ${id}: no record at ${file}`);
+  return file;
 }
 
 /** An episode's episode.json (the start and, once ended, the end). */
 export function readEpisodeMeta(dataDir: string, id: string): Record<string, unknown> {
-  return JSON.parse(readRecord(dataDir, id, 'episode.json')) as Record<string, unknown>;
+  return JSON.parse(readFileSync(recordFile(dataDir, id, 'episode.json'), 'utf8')) as Record<string, unknown>;
 }
 
-/** An episode's events as recorded (lines that do not parse are left out: see parseEvents). */
-export function readEvents(dataDir: string, id: string): EpisodeEvent[] {
-  return parseEvents(readRecord(dataDir, id, 'events.jsonl')).events;
-}
-
-/** The events of an events.jsonl text; `damaged` counts the lines that are not JSON (a line cut
- *  off by a crash or a full disk while it was appended). */
-export function parseEvents(text: string): { events: EpisodeEvent[]; damaged: number } {
+/** An episode's events as recorded, read a line at a time (lines that are not JSON, cut off by a
+ *  crash or a full disk, are left out); `keep` picks the events held, so the rest are never all in memory. */
+export async function readEvents(
+  dataDir: string,
+  id: string,
+  keep: (e: EpisodeEvent) => boolean = () => true,
+): Promise<EpisodeEvent[]> {
   const events: EpisodeEvent[] = [];
-  let damaged = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      events.push(JSON.parse(line) as EpisodeEvent);
-    } catch {
-      damaged++;
-    }
-  }
-  return { events, damaged };
+  for await (const e of recordEvents(dataDir, id)) if (keep(e)) events.push(e);
+  return events;
+}
+
+/** An episode's events one at a time (see readEvents). */
+export function recordEvents(dataDir: string, id: string): AsyncGenerator<EpisodeEvent> {
+  return eventsOf(recordFile(dataDir, id, 'events.jsonl'));
 }
 
 /** The ids of the records under <data_dir>/episodes, oldest first; none when there is no such folder. */

@@ -17,7 +17,7 @@ import { sceneSpecProblem } from './checks.js';
 import { compileContextFiles, contextBase, contextRoots } from './context-files.js';
 import { Episode } from './episode.js';
 import { makeCheck, makeProvider, type CheckParams, type ProviderParams } from './provider-spec.js';
-import { EpisodeRecorder, newEpisodeId } from './records.js';
+import { EpisodeRecorder, imageCapOf, type ImagesStopped, newEpisodeId } from './records.js';
 import { RecordUpkeep } from './record-upkeep.js';
 import type { EpisodeEvent, EpisodeOptions, EpisodeRobot, EpisodeSummary, FrameSource, SceneTruth } from './types.js';
 import { linkFrames, linkScene } from './link-frames.js';
@@ -167,17 +167,22 @@ export class PolicyService extends Service {
     };
     const startedAt = new Date().toISOString();
     const sim = runtime.simScene?.msg;
-    const recorder = new EpisodeRecorder(this.deps.dataDir, id, {
-      robot: req.robot,
-      robot_config: runtime.entry.robot,
-      ...(sim ? { sim: { scene: sim.scene, seed: sim.seed } } : {}),
-      instruction: req.instruction,
-      provider:
-        req.provider.kind === 'scripted' ? { kind: 'scripted', lines: req.provider.lines!.length } : req.provider,
-      check: req.check ?? { kind: 'none' },
-      budget: budgetJson(budget),
-      started_at: startedAt,
-    });
+    const recorder = new EpisodeRecorder(
+      this.deps.dataDir,
+      id,
+      {
+        robot: req.robot,
+        robot_config: runtime.entry.robot,
+        ...(sim ? { sim: { scene: sim.scene, seed: sim.seed } } : {}),
+        instruction: req.instruction,
+        provider:
+          req.provider.kind === 'scripted' ? { kind: 'scripted', lines: req.provider.lines!.length } : req.provider,
+        check: req.check ?? { kind: 'none' },
+        budget: budgetJson(budget),
+        started_at: startedAt,
+      },
+      imageCapOf(c.records.max_bytes),
+    );
     const listeners = new Set<EventListener>(listener ? [listener] : []);
     const episode = new Episode({
       id,
@@ -195,12 +200,15 @@ export class PolicyService extends Service {
       summaryBlock: c.summary_block,
       ...(references.parts.length ? { references: references.parts } : {}),
       emit: (e, images) => {
+        let stopped: ImagesStopped | undefined;
         try {
-          recorder.event(e, images);
+          stopped = recorder.event(e, images);
         } catch (err) {
           this.deps.log.warn({ episode: id, err: (err as Error).message }, 'could not record an episode event');
         }
         for (const l of listeners) l(e);
+        // After the observation's listeners: the note follows it, in seq order, everywhere.
+        if (stopped) episode.emit('record_limit', { ...stopped });
       },
     });
     this.entries.set(id, { episode, recorder, listeners, provider: provider.name, startedAt });

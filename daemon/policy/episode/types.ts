@@ -122,6 +122,7 @@ export type EventType =
   | 'feedback'
   | 'paused'
   | 'resumed'
+  | 'record_limit'
   | 'finished';
 
 /** What an episode reports of itself (policy.get, policy.list). */

@@ -19,7 +19,7 @@ test('subscriptions are capped per connection and daemon-wide; ending one frees 
   const rpc = new RpcRegistry();
   registerSystemMethods({ rpc, health: () => ({ status: 'ready' }) as DaemonHealth, info: () => ({}) });
   const stub = stubPolicy();
-  registerPolicyMethods(rpc, stub.policy, '/nonexistent');
+  registerPolicyMethods(rpc, stub.policy);
   const { api } = await startApiServer({ max_subscriptions: 3, max_subscriptions_total: 4 }, { rpc });
   t.after(() => api.stop());
   const ws = `${api.url('ws')}/ws`;

@@ -71,7 +71,7 @@ test('a record left without an end is marked interrupted when the policy service
     logs.join('\n'),
   );
 
-  const report = episodeReport(readEvents(dir.path, cut), meta);
+  const report = episodeReport(await readEvents(dir.path, cut), meta);
   assert.equal(report.state, 'interrupted');
   assert.deepEqual(report.failures.at(-1), {
     decision: 1,

@@ -28,7 +28,7 @@ const url = (bytes: Buffer, eol = '') =>
 function setup(limits: Partial<ImageLimits>) {
   const rpc = new RpcRegistry();
   const stub = stubPolicy();
-  registerPolicyMethods(rpc, stub.policy, '/nonexistent', { ...DEFAULT_VISION.limits, ...limits });
+  registerPolicyMethods(rpc, stub.policy, { ...DEFAULT_VISION.limits, ...limits });
   const ctx = testRpcContext(new ConnectionHooks(new SubscriptionBudget(4, 8)), () => true);
   const start = async (references: object[]) =>
     parsed(

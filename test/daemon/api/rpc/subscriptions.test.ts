@@ -19,7 +19,7 @@ function setup() {
   const health = () => ({ status: 'ready', ready: true, services: {} }) as DaemonHealth;
   registerSystemMethods({ rpc, health, info: () => ({}) });
   const stub = stubPolicy();
-  registerPolicyMethods(rpc, stub.policy, '/nonexistent');
+  registerPolicyMethods(rpc, stub.policy);
   const budget = new SubscriptionBudget(4, 8);
   const hooks = new ConnectionHooks(budget);
   const notified: unknown[] = [];
