@@ -107,6 +107,13 @@ export function parseReply(content: string, calls: readonly RawToolCall[], newId
   );
   if (!found.ok) return { ok: false, code: found.code, message: found.message };
   const { name, args, id } = found.call;
+  // Absent arguments are {}; null, an array or a scalar is a malformed call, never run as {}.
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))
+    return {
+      ok: false,
+      code: 'arguments',
+      message: `arguments must be a JSON object ({...}), got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}`,
+    };
   return { ok: true, id: id ?? newId(), name, arguments: args ?? {} };
 }
 
