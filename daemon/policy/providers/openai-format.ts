@@ -132,6 +132,15 @@ export function assistantMessage(
   };
 }
 
+/** Most characters of a model's output kept in `raw` (events.jsonl, policy.event) and the history. */
+export const RECORDED_OUTPUT_CHARS = 16 * 1024;
+
+/** `text` cut to RECORDED_OUTPUT_CHARS, saying so and how long it was. */
+export function clipOutput(text: string): string {
+  if (text.length <= RECORDED_OUTPUT_CHARS) return text;
+  return `${text.slice(0, RECORDED_OUTPUT_CHARS)}… [truncated: ${text.length} characters, the first ${RECORDED_OUTPUT_CHARS} kept]`;
+}
+
 export interface Reply {
   content: string;
   toolCalls: RawToolCall[];
@@ -149,14 +158,20 @@ export function decisionOf(
   newId: () => string,
 ): Decision {
   let call = parseReply(reply.content, reply.toolCalls, newId);
-  if (!call.ok && reply.problem) call = { ...call, message: reply.problem };
+  if (!call.ok && reply.problem) call = { ...call, message: clipOutput(reply.problem) };
+  let message = assistantMessage(reply.content, reply.toolCalls, call);
+  // The history re-sends this message with every prompt: its text is clipped, and a call whose
+  // arguments alone pass the limit goes as clipped text (cut JSON is no call).
+  if ((message.toolCall?.arguments.length ?? 0) > RECORDED_OUTPUT_CHARS)
+    message = { role: 'assistant', text: clipOutput(rawText(reply.content, reply.toolCalls)) };
+  else message.text = clipOutput(message.text);
   return {
     ...head,
-    raw: rawText(reply.content, reply.toolCalls),
+    raw: clipOutput(rawText(reply.content, reply.toolCalls)),
     content: reply.content,
     toolCalls: reply.toolCalls,
     call,
-    message: assistantMessage(reply.content, reply.toolCalls, call),
+    message,
     finishReason: reply.finishReason,
     usage,
     timing,
