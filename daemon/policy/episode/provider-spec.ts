@@ -14,13 +14,23 @@ import type { Issue } from '../../../robot/common/validation/issue.js';
 import type { ChatService } from '../../engine/chat-service.js';
 import { LocalProvider } from '../providers/local.js';
 import { OpenAiProvider } from '../providers/openai.js';
+import { baseUrlProblem, redactUrl } from '../providers/provider-url.js';
 import { parseScript, ScriptedProvider } from '../providers/scripted.js';
 import type { PolicyProvider } from '../providers/types.js';
 import type { CheckSpec } from './checks.js';
 
 const FIELDS_BY_KIND: Record<string, string[]> = {
   scripted: ['lines'],
-  openai: ['base_url', 'model', 'api_key_env', 'timeout_ms', 'max_retries', 'context_tokens', 'images'],
+  openai: [
+    'base_url',
+    'model',
+    'api_key_env',
+    'timeout_ms',
+    'max_retries',
+    'max_response_bytes',
+    'context_tokens',
+    'images',
+  ],
   local: ['model', 'experts_per_token'],
 };
 
@@ -33,7 +43,12 @@ export const providerParams = obj(
         doc: 'scripted: the JSONL lines themselves (the CLI sends its --script file so)',
       }),
     ),
-    base_url: optional(str({ nonEmpty: true, doc: 'openai: the API root up to and including /v1' })),
+    base_url: optional(
+      str({
+        nonEmpty: true,
+        doc: 'openai: the API root up to and including /v1 (http or https; no user name, password, query or fragment)',
+      }),
+    ),
     model: optional(
       str({ nonEmpty: true, doc: 'openai: the model name; local: a served model (name or name:adapter)' }),
     ),
@@ -42,6 +57,13 @@ export const providerParams = obj(
     ),
     timeout_ms: optional(int({ min: 1, max: 3_600_000, doc: 'openai: longest wait for one answer' })),
     max_retries: optional(int({ min: 0, max: 100, doc: 'openai: retries on 429/5xx/timeouts' })),
+    max_response_bytes: optional(
+      int({
+        min: 1024,
+        max: 268_435_456,
+        doc: 'openai: largest answer read (default 16 MiB); a larger one fails the decision, not retried',
+      }),
+    ),
     // 1024 of them stay free for the reply (compileHistory): a smaller context fails every decision.
     context_tokens: optional(
       int({ min: 2048, doc: "openai: the model's context, for the history policy (1024 stay free for the reply)" }),
@@ -71,6 +93,9 @@ export const providerParams = obj(
           issues.push({ path: `${path}.${k}`, rule: `is required ${why}`, value: undefined });
       };
       if (v.kind === 'scripted') need('lines', 'for the scripted provider');
+      // The value shown redacted: a rejected URL may hold the key.
+      const urlProblem = v.base_url === undefined ? null : baseUrlProblem(v.base_url);
+      if (urlProblem) issues.push({ path: `${path}.base_url`, rule: urlProblem, value: redactUrl(v.base_url!) });
       if (v.kind === 'openai') {
         need('base_url', 'for the openai provider');
         need('model', 'for the openai provider');
@@ -154,6 +179,7 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
         ...(p.api_key_env ? { apiKeyEnv: p.api_key_env } : {}),
         ...(p.timeout_ms ? { timeoutMs: p.timeout_ms } : {}),
         ...(p.max_retries !== undefined ? { retry: { maxRetries: p.max_retries } } : {}),
+        ...(p.max_response_bytes ? { maxResponseBytes: p.max_response_bytes } : {}),
         ...(p.context_tokens ? { contextTokens: p.context_tokens } : {}),
         ...(p.images ? { images: p.images } : {}),
       });

@@ -107,6 +107,13 @@ export function parseReply(content: string, calls: readonly RawToolCall[], newId
   );
   if (!found.ok) return { ok: false, code: found.code, message: found.message };
   const { name, args, id } = found.call;
+  // Absent arguments are {}; null, an array or a scalar is a malformed call, never run as {}.
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)))
+    return {
+      ok: false,
+      code: 'arguments',
+      message: `arguments must be a JSON object ({...}), got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}`,
+    };
   return { ok: true, id: id ?? newId(), name, arguments: args ?? {} };
 }
 
@@ -123,6 +130,15 @@ export function assistantMessage(
     text: native ? content : '',
     toolCall: native ?? { id: call.id, name: call.name, arguments: JSON.stringify(call.arguments) },
   };
+}
+
+/** Most characters of a model's output kept in `raw` (events.jsonl, policy.event) and the history. */
+export const RECORDED_OUTPUT_CHARS = 16 * 1024;
+
+/** `text` cut to RECORDED_OUTPUT_CHARS, saying so and how long it was. */
+export function clipOutput(text: string): string {
+  if (text.length <= RECORDED_OUTPUT_CHARS) return text;
+  return `${text.slice(0, RECORDED_OUTPUT_CHARS)}… [truncated: ${text.length} characters, the first ${RECORDED_OUTPUT_CHARS} kept]`;
 }
 
 export interface Reply {
@@ -142,14 +158,20 @@ export function decisionOf(
   newId: () => string,
 ): Decision {
   let call = parseReply(reply.content, reply.toolCalls, newId);
-  if (!call.ok && reply.problem) call = { ...call, message: reply.problem };
+  if (!call.ok && reply.problem) call = { ...call, message: clipOutput(reply.problem) };
+  let message = assistantMessage(reply.content, reply.toolCalls, call);
+  // The history re-sends this message with every prompt: its text is clipped, and a call whose
+  // arguments alone pass the limit goes as clipped text (cut JSON is no call).
+  if ((message.toolCall?.arguments.length ?? 0) > RECORDED_OUTPUT_CHARS)
+    message = { role: 'assistant', text: clipOutput(rawText(reply.content, reply.toolCalls)) };
+  else message.text = clipOutput(message.text);
   return {
     ...head,
-    raw: rawText(reply.content, reply.toolCalls),
+    raw: clipOutput(rawText(reply.content, reply.toolCalls)),
     content: reply.content,
     toolCalls: reply.toolCalls,
     call,
-    message: assistantMessage(reply.content, reply.toolCalls, call),
+    message,
     finishReason: reply.finishReason,
     usage,
     timing,

@@ -1,14 +1,18 @@
 // The `openai` provider: any OpenAI-compatible /v1/chat/completions (a hosted model, vLLM,
 // llama-server, another brainstem). One non-streamed request per decision with the tools and
 // tool_choice "required"; images as data URLs; retries on 429, 5xx, timeouts and dropped
-// connections with backoff (Retry-After first), never on another 4xx.
+// connections with backoff (Retry-After first), never on another 4xx, a redirect (never followed:
+// it would re-post the prompt elsewhere) or an answer over the byte cap (read no further).
 import { isRecord } from '../../../robot/common/validation/values.js';
-import { decisionOf, type Reply, toOpenAiMessages, toOpenAiTools } from './openai-format.js';
+import { estimateTokens } from '../tokens.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readBounded, showBytes } from './bounded-body.js';
+import { decisionOf, type Reply, rawText, toOpenAiMessages, toOpenAiTools } from './openai-format.js';
+import { baseUrlProblem, fetchFailure, redactUrl } from './provider-url.js';
+import { reportedUsage } from './reported-usage.js';
 import { DEFAULT_RETRY, type RetryOptions, retryAfterMs, retryDelay, retryableStatus } from './retry.js';
 import {
   type Decision,
   type DecisionRequest,
-  type DecisionUsage,
   type PolicyProvider,
   type PromptBudget,
   ProviderError,
@@ -25,6 +29,8 @@ export interface OpenAiProviderOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Longest wait for one answer, ms (default 120 000). */
   timeoutMs?: number;
+  /** Largest answer body read, bytes (default 16 MiB): past it the request fails, not retried. */
+  maxResponseBytes?: number;
   retry?: Partial<RetryOptions>;
   /** 'text' for a text-only model: images become placeholders (default 'url'). */
   images?: 'url' | 'text';
@@ -37,12 +43,21 @@ export interface OpenAiProviderOptions {
   fetch?: typeof fetch;
 }
 
+/** Which attempt of which decision: its start, number and the prompt's estimate (for missing usage). */
+interface At {
+  started: number;
+  attempt: number;
+  prompt: () => number;
+}
+
 /** A failed attempt with `retry` may succeed when asked again (after the server's Retry-After, if it gave one). */
 type Attempt = { ok: true; decision: Decision } | { ok: false; error: ProviderError; retry?: { afterMs?: number } };
 
 export class OpenAiProvider implements PolicyProvider {
   readonly name: string;
   private readonly url: string;
+  /** The URL as messages show it (no credentials or query). */
+  private readonly shown: string;
   private readonly headers: Record<string, string>;
   private readonly retry: RetryOptions;
   private readonly clock: () => number;
@@ -51,19 +66,23 @@ export class OpenAiProvider implements PolicyProvider {
 
   constructor(private readonly o: OpenAiProviderOptions) {
     this.name = o.name ?? 'openai';
-    const protocol = URL.canParse(o.baseUrl) ? new URL(o.baseUrl).protocol : '';
-    if (protocol !== 'http:' && protocol !== 'https:')
-      throw new ProviderError(
-        this.name,
-        'request',
-        `baseUrl: must be an http(s) URL, got ${JSON.stringify(o.baseUrl)}`,
-      );
+    const problem = baseUrlProblem(o.baseUrl);
+    if (problem)
+      throw new ProviderError(this.name, 'request', `baseUrl: ${problem}, got ${JSON.stringify(redactUrl(o.baseUrl))}`);
     this.url = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.shown = redactUrl(this.url);
     this.headers = { 'content-type': 'application/json' };
     if (o.apiKeyEnv !== undefined) {
       const key = (o.env ?? process.env)[o.apiKeyEnv];
       if (!key)
         throw new ProviderError(this.name, 'request', `apiKeyEnv: the environment variable ${o.apiKeyEnv} is not set`);
+      // fetch would refuse it at every decision, quoting the key in its message.
+      if (!validHeader(`Bearer ${key}`))
+        throw new ProviderError(
+          this.name,
+          'request',
+          `apiKeyEnv: the value of ${o.apiKeyEnv} cannot be sent in a header (a line break or a non-Latin-1 character?)`,
+        );
       this.headers.authorization = `Bearer ${key}`;
     }
     this.retry = { ...DEFAULT_RETRY, ...o.retry };
@@ -88,8 +107,11 @@ export class OpenAiProvider implements PolicyProvider {
       ...(l.temperature !== undefined ? { temperature: l.temperature } : {}),
       ...(l.seed !== undefined ? { seed: l.seed } : {}),
     });
+    // For a server that reports no usage: estimated once, when needed.
+    let promptTokens: number | undefined;
+    const prompt = () => (promptTokens ??= estimateTokens(req.messages, req.tools));
     for (let attempt = 1; ; attempt++) {
-      const r = await this.attempt(body, signal, started, attempt);
+      const r = await this.attempt(body, signal, { started, attempt, prompt });
       if (r.ok) return r.decision;
       if (!r.retry || attempt > this.retry.maxRetries) throw this.final(r.error, attempt, r.retry !== undefined);
       const wait = retryDelay(attempt, r.retry.afterMs, this.retry);
@@ -106,32 +128,62 @@ export class OpenAiProvider implements PolicyProvider {
   }
 
   /** One request and its answer. */
-  private async attempt(body: string, signal: AbortSignal, started: number, attempt: number): Promise<Attempt> {
+  private async attempt(body: string, signal: AbortSignal, at: At): Promise<Attempt> {
+    const { started, attempt } = at;
     if (signal.aborted) throw this.aborted(attempt - 1);
     const timeoutMs = this.o.timeoutMs ?? 120_000;
+    const cap = this.o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const timer = new AbortController();
     const t = setTimeout(() => timer.abort(), timeoutMs);
     let res: Response;
-    let text: string;
+    let read: Awaited<ReturnType<typeof readBounded>>;
     try {
       res = await this.fetch(this.url, {
         method: 'POST',
         headers: this.headers,
         body,
+        // Followed, a redirect would re-post the prompt to wherever the server points.
+        redirect: 'manual',
         signal: AbortSignal.any([signal, timer.signal]),
       });
-      text = await res.text();
+      if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
+        await res.body?.cancel().catch(() => undefined);
+        return { ok: false, error: this.redirected(res) };
+      }
+      read = await readBounded(res, cap);
     } catch (err) {
       if (signal.aborted) throw this.aborted(attempt);
-      const error = timer.signal.aborted
-        ? new ProviderError(this.name, 'timeout', `POST ${this.url}: no answer within ${timeoutMs} ms`)
-        : new ProviderError(this.name, 'network', `POST ${this.url}: ${causeOf(err)}`);
-      return { ok: false, error, retry: {} };
+      if (timer.signal.aborted)
+        return {
+          ok: false,
+          error: new ProviderError(this.name, 'timeout', `POST ${this.shown}: no answer within ${timeoutMs} ms`),
+          retry: {},
+        };
+      // fetch throws a bare TypeError (no cause) for a request it will not send, e.g. a URL with
+      // credentials; a network failure is a TypeError with the socket error as its cause.
+      if (err instanceof TypeError && err.cause === undefined)
+        return {
+          ok: false,
+          error: new ProviderError(this.name, 'request', `POST ${this.shown}: ${fetchFailure(err)}`),
+        };
+      return {
+        ok: false,
+        error: new ProviderError(this.name, 'network', `POST ${this.shown}: ${fetchFailure(err)}`),
+        retry: {},
+      };
     } finally {
       clearTimeout(t);
     }
+    if (!read.ok) {
+      const why = `the answer (HTTP ${res.status}) is larger than max_response_bytes, ${showBytes(cap)}; the rest was not read`;
+      return {
+        ok: false,
+        error: new ProviderError(this.name, 'http', `POST ${this.shown}: ${why}`, { status: res.status }),
+      };
+    }
+    const text = read.text;
     const json = parseJson(text);
-    if (res.ok) return { ok: true, decision: this.decision(json, started, attempt) };
+    if (res.ok) return { ok: true, decision: this.decision(json, at) };
     const err = isRecord(json) && isRecord(json.error) ? json.error : {};
     // brainstem answers output that failed its own tool-call check this way: a decision, not a failure.
     if (err.type === 'model_output_error' && typeof err.raw === 'string')
@@ -140,13 +192,13 @@ export class OpenAiProvider implements PolicyProvider {
         decision: decisionOf(
           this.head(),
           { content: err.raw, toolCalls: [], finishReason: 'error', problem: String(err.message ?? '') },
-          { promptTokens: 0, completionTokens: 0 },
+          reportedUsage(isRecord(json) ? json.usage : undefined, { prompt: at.prompt, reply: err.raw }),
           { totalMs: this.clock() - started, attempts: attempt },
           () => this.newId(),
         ),
       };
     const what = typeof err.message === 'string' ? err.message : text.slice(0, 200);
-    const error = new ProviderError(this.name, 'http', `POST ${this.url}: HTTP ${res.status}: ${what}`, {
+    const error = new ProviderError(this.name, 'http', `POST ${this.shown}: HTTP ${res.status}: ${what}`, {
       status: res.status,
     });
     if (!retryableStatus(res.status, res.headers)) return { ok: false, error };
@@ -154,10 +206,11 @@ export class OpenAiProvider implements PolicyProvider {
     return { ok: false, error, retry: afterMs === undefined ? {} : { afterMs } };
   }
 
-  private decision(json: unknown, started: number, attempts: number): Decision {
+  private decision(json: unknown, at: At): Decision {
+    const { started, attempt: attempts } = at;
     const choice = isRecord(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
     if (!isRecord(choice) || !isRecord(choice.message))
-      throw new ProviderError(this.name, 'http', `POST ${this.url}: the answer has no choices[0].message`, {
+      throw new ProviderError(this.name, 'http', `POST ${this.shown}: the answer has no choices[0].message`, {
         attempts,
       });
     const m = choice.message;
@@ -172,7 +225,10 @@ export class OpenAiProvider implements PolicyProvider {
     return decisionOf(
       this.head(),
       reply,
-      usageOf(json),
+      reportedUsage(isRecord(json) ? json.usage : undefined, {
+        prompt: at.prompt,
+        reply: rawText(reply.content, reply.toolCalls),
+      }),
       {
         totalMs: this.clock() - started,
         attempts,
@@ -203,7 +259,14 @@ export class OpenAiProvider implements PolicyProvider {
   }
 
   private aborted(attempts: number): ProviderError {
-    return new ProviderError(this.name, 'aborted', `POST ${this.url}: cancelled`, { attempts });
+    return new ProviderError(this.name, 'aborted', `POST ${this.shown}: cancelled`, { attempts });
+  }
+
+  private redirected(res: Response): ProviderError {
+    const to = res.headers.get('location') ?? '';
+    const where = URL.canParse(to, this.url) ? redactUrl(new URL(to, this.url).href) : redactUrl(to);
+    const why = `HTTP ${res.status}: redirects are not followed (to ${where}); set base_url to the API root itself`;
+    return new ProviderError(this.name, 'http', `POST ${this.shown}: ${why}`, { status: res.status });
   }
 
   private final(e: ProviderError, attempts: number, retried: boolean): ProviderError {
@@ -215,18 +278,6 @@ export class OpenAiProvider implements PolicyProvider {
   }
 }
 
-function usageOf(json: unknown): DecisionUsage {
-  const u = isRecord(json) && isRecord(json.usage) ? json.usage : {};
-  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  const usage: DecisionUsage = { promptTokens: n(u.prompt_tokens), completionTokens: n(u.completion_tokens) };
-  const cached = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details.cached_tokens : undefined;
-  if (typeof cached === 'number') {
-    usage.cachedTokens = cached;
-    usage.prefilledTokens = usage.promptTokens - cached;
-  }
-  return usage;
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -235,7 +286,11 @@ function parseJson(text: string): unknown {
   }
 }
 
-function causeOf(err: unknown): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  return e.cause?.code ?? e.cause?.message ?? e.message;
+function validHeader(value: string): boolean {
+  try {
+    new Headers({ authorization: value });
+    return true;
+  } catch {
+    return false;
+  }
 }

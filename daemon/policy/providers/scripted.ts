@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { parseStrictJson } from '../../../robot/tools/strict-json.js';
 import { isRecord, showValue } from '../../../robot/common/validation/values.js';
 import { CHARS_PER_TOKEN, estimateTokens } from '../tokens.js';
-import { decisionOf, type Reply } from './openai-format.js';
+import { decisionOf, rawText, type Reply } from './openai-format.js';
 import { type Decision, type DecisionRequest, type PolicyProvider, ProviderError } from './types.js';
 
 export type ScriptEntry =
@@ -127,7 +127,7 @@ export class ScriptedProvider implements PolicyProvider {
       { totalMs: 0, attempts: 1 },
       () => `call_script_${e.line}`,
     );
-    d.usage.completionTokens = Math.ceil(d.raw.length / CHARS_PER_TOKEN);
+    d.usage.completionTokens = Math.ceil(rawText(reply.content, reply.toolCalls).length / CHARS_PER_TOKEN);
     d.timing.totalMs = this.clock() - started;
     return d;
   }

@@ -2,7 +2,7 @@
 // tool results paired with their calls, unpaired ones as user text; one reply read as one call.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseReply, toOpenAiMessages } from '../../../daemon/policy/providers/openai-format.js';
+import { decisionOf, parseReply, toOpenAiMessages } from '../../../daemon/policy/providers/openai-format.js';
 import type { PolicyMessage } from '../../../daemon/policy/providers/types.js';
 import { checkLoopToolArguments, loopTools, policyTools } from '../../../daemon/policy/tools.js';
 import { TOOL_NAMES } from '../../../robot/tools/schemas.js';
@@ -86,6 +86,47 @@ test('a reply is one call: several native calls or prose are refused with the re
     arguments: {},
   });
   assert.equal(parseReply('Sure! {"name": "stop"}', [], id).ok, false);
+});
+
+test('arguments that are not an object (null, an array, a number) are a malformed call, not a call with {}', () => {
+  const id = () => 'new';
+  const native = (args: string) => parseReply('', [{ id: 'a', name: 'get_state', arguments: args }], id);
+  for (const [args, what] of [
+    ['null', 'null'],
+    ['[]', 'an array'],
+    ['[{"gripper": 1}]', 'an array'],
+    ['7', 'a number'],
+    ['true', 'a boolean'],
+  ])
+    assert.deepEqual(native(args), {
+      ok: false,
+      code: 'arguments',
+      message: `arguments must be a JSON object ({...}), got ${what}`,
+    });
+  assert.deepEqual(parseReply('{"name": "get_state", "arguments": null}', [], id), {
+    ok: false,
+    code: 'arguments',
+    message: 'arguments must be a JSON object ({...}), got null',
+  });
+  // Absent or empty arguments stay {}.
+  for (const args of ['', '{}'])
+    assert.deepEqual(native(args), { ok: true, id: 'a', name: 'get_state', arguments: {} });
+  assert.deepEqual(parseReply('{"name": "get_state"}', [], id), {
+    ok: true,
+    id: 'new',
+    name: 'get_state',
+    arguments: {},
+  });
+  // The decision is malformed and its history message keeps the text as the model wrote it.
+  const d = decisionOf(
+    { provider: 'p', model: 'm' },
+    { content: '', toolCalls: [{ id: 'a', name: 'get_state', arguments: 'null' }], finishReason: 'tool_calls' },
+    { promptTokens: 0, completionTokens: 0 },
+    { totalMs: 0, attempts: 1 },
+    id,
+  );
+  assert.equal(d.call.ok, false);
+  assert.deepEqual(d.message, { role: 'assistant', text: '{"name":"get_state","arguments":null}' });
 });
 
 test('policy tools: the robot’s seven, give_up, and locate_point over the named cameras', () => {
