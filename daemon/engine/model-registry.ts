@@ -318,6 +318,8 @@ export class ModelRegistry extends Service {
     );
     for (const slot of this.slots.values()) {
       if (slot.loading) await slot.loading.catch(() => undefined);
+      // As unload: an adapter load under way ends before the model goes (none lands on a disposed one).
+      await Promise.allSettled(slot.adapterLoads);
       this.dispose(slot, 'daemon stopping');
     }
   }

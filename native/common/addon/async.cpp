@@ -35,29 +35,44 @@ class PromiseWorker : public Napi::AsyncWorker {
     }
   }
 
+  // A completion also runs while a worker thread's environment is torn down: JS cannot run then,
+  // so Resolve/Reject throw, and an exception escaping here aborts the whole process.
   void OnOK() override {
-    if (finally_) finally_();
+    run_finally();
     try {
-      deferred_.Resolve(done_(Env()));
-    } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
-    } catch (const std::exception& e) {
-      deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
+      try {
+        deferred_.Resolve(done_(Env()));
+      } catch (const Napi::Error& e) {
+        deferred_.Reject(e.Value());
+      } catch (const std::exception& e) {
+        deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
+      }
+    } catch (...) {
     }
   }
 
   void OnError(const Napi::Error& e) override {
-    if (finally_) finally_();
-    Napi::Object err = e.Value();
-    if (!option_.empty()) {
-      err.Set("option", option_);
-      err.Set("detail", detail_);
+    run_finally();
+    try {
+      Napi::Object err = e.Value();
+      if (!option_.empty()) {
+        err.Set("option", option_);
+        err.Set("detail", detail_);
+      }
+      deferred_.Reject(err);
+    } catch (...) {
     }
-    deferred_.Reject(err);
   }
 
  private:
   std::string option_, detail_;
+  void run_finally() noexcept {
+    try {
+      if (finally_) finally_();
+    } catch (...) {
+    }
+  }
+
   Napi::Promise::Deferred deferred_;
   Work work_;
   Done done_;

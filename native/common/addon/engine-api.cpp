@@ -17,6 +17,9 @@ namespace bs::addon {
 
 namespace {
 
+// engine.context_length's maximum (daemon/engine/config.ts CONTEXT): no session holds more tokens.
+constexpr size_t kMaxPrefillTokens = size_t{1} << 24;
+
 Napi::Object summary(Napi::Env env, const Model& m, int64_t context_length) {
   const ModelConfig& c = m.cfg;
   Napi::Object o = Napi::Object::New(env);
@@ -224,6 +227,12 @@ Napi::Value Prefill(const Napi::CallbackInfo& info) {
     return rejected(env, "prefill: tokens must be an Int32Array of token ids");
   }
   Napi::Int32Array arr = info[1].As<Napi::Int32Array>();
+  // Refused before the copy: no context holds more (engine.context_length's maximum), and a copy of
+  // hundreds of millions of ids on the JS thread could fail with bad_alloc there.
+  if (arr.ElementLength() > kMaxPrefillTokens) {
+    return rejected(env, "prefill: tokens holds " + std::to_string(arr.ElementLength()) +
+                             " ids, more than any context (" + std::to_string(kMaxPrefillTokens) + ")");
+  }
   auto tokens = std::make_shared<std::vector<int32_t>>(arr.Data(), arr.Data() + arr.ElementLength());
   auto logits = std::make_shared<std::vector<float>>();
   auto mm = std::make_shared<MultimodalArgs>();

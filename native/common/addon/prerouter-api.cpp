@@ -32,15 +32,19 @@ class Progress {
       const int64_t every = std::max<int64_t>(1, total / 200);
       if (done % every != 0 && done != total) return;
       auto* ev = new ProgressEvent{phase, double(done), double(total), double(owner), loss};
-      const napi_status st = tsfn_.BlockingCall(ev, [](Napi::Env env, Napi::Function fn, ProgressEvent* e) {
-        Napi::Object o = Napi::Object::New(env);
-        o.Set("phase", e->phase);
-        o.Set("done", e->done);
-        o.Set("total", e->total);
-        o.Set("owner", e->owner < 0 ? env.Null() : Napi::Number::New(env, e->owner));
-        o.Set("loss", e->loss);
-        delete e;
-        fn.Call({o});
+      const napi_status st = tsfn_.BlockingCall(ev, [](Napi::Env env, Napi::Function fn, ProgressEvent* raw) {
+        const std::unique_ptr<ProgressEvent> e(raw);
+        // Progress is advisory: a throwing callback, or an environment being torn down, ends here.
+        try {
+          Napi::Object o = Napi::Object::New(env);
+          o.Set("phase", e->phase);
+          o.Set("done", e->done);
+          o.Set("total", e->total);
+          o.Set("owner", e->owner < 0 ? env.Null() : Napi::Number::New(env, e->owner));
+          o.Set("loss", e->loss);
+          fn.Call({o});
+        } catch (...) {
+        }
       });
       if (st != napi_ok) delete ev;
     };
