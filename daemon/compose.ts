@@ -36,7 +36,7 @@ import { ServingMetrics } from './engine/serving-metrics.js';
 import { visionOptions } from './vision/config.js';
 import { Logs } from './log.js';
 import type { Identity } from './mqtt/acl.js';
-import { EmbeddedBroker, PACKET_OVERHEAD_BYTES } from './mqtt/broker.js';
+import { EmbeddedBroker, maxPacketBytes } from './mqtt/broker.js';
 import { identitySecrets, mqttIdentities } from './mqtt/identities.js';
 import { PolicyService } from './policy/episode/service.js';
 import { RobotLink } from './robots/link-service.js';
@@ -106,7 +106,7 @@ export function createDaemon(config: Config, opts: { logs?: Logs } = {}): Daemon
         ...config.mqtt.embedded,
         base: config.mqtt.base,
         identities,
-        maxPacketBytes: config.robots.cameras.max_frame_bytes + PACKET_OVERHEAD_BYTES,
+        maxPacketBytes: maxPacketBytes(config.robots.cameras.max_frame_bytes),
         // Bound late: the robot link is built below.
         onOversize: (robot, r) => robots.oversizeOverMqtt(robot, r.declared),
         log: logs.get('mqtt.broker'),

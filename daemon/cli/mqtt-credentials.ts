@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { daemonUsernameProblem, mosquittoAcl } from '../mqtt/acl.js';
 import { identitySecretPath, mosquittoPasswordLine, mqttIdentities } from '../mqtt/identities.js';
-import { PACKET_OVERHEAD_BYTES } from '../mqtt/broker.js';
+import { maxPacketBytes } from '../mqtt/broker.js';
 import { CliError } from './exit.js';
 import { group } from './group.js';
 
@@ -26,7 +26,7 @@ export function mosquittoConf(passwd: string, acl: string, maxPacketBytes: numbe
     `acl_file ${acl}`,
     '# Each client id is replaced by its username: no client id takeover across identities.',
     'use_username_as_clientid true',
-    '# A camera frame with its topic and header; a larger packet closes the connection.',
+    '# A camera frame or the largest trajectory with its topic and header; a larger packet closes the connection.',
     `max_packet_size ${maxPacketBytes}`,
     '',
   ].join('\n');
@@ -57,7 +57,7 @@ export function registerMqttCredentials(program: Command): void {
       writeFileSync(acl, mosquittoAcl(config.mqtt.base, identities));
       const conf = join(out, 'brainstem.conf');
       // The whole packet: what the embedded broker allows after the fixed header, plus that header (≤ 5 bytes).
-      const text = mosquittoConf(passwd, acl, config.robots.cameras.max_frame_bytes + PACKET_OVERHEAD_BYTES + 5);
+      const text = mosquittoConf(passwd, acl, maxPacketBytes(config.robots.cameras.max_frame_bytes) + 5);
       writeFileSync(conf, text);
       const where = (u: string) =>
         u === daemon.username

@@ -11,6 +11,7 @@ import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from '../log.js';
 import { Service } from '../service.js';
 import { MAX_MESSAGE_BYTES } from '../../robot/link/protocol.js';
+import { MAX_TRAJECTORY_BYTES } from '../../robot/link/protocol-schemas.js';
 import { dialHost } from '../util/net.js';
 import { streamPair } from '../util/stream-pair.js';
 import { limitPackets, type Refusal } from './packet-limit.js';
@@ -21,6 +22,11 @@ import { allowed, clientIdOwner, grantsFor, type Grants, type Identity } from '.
 const MAX_CONNECT_BYTES = 64 << 10;
 /** What a packet may carry beside its payload (topic, properties, packet id), bytes. */
 export const PACKET_OVERHEAD_BYTES = 64 << 10;
+
+/** Largest packet after the fixed header: a camera frame or the largest trajectory the planner allows, with overhead. */
+export function maxPacketBytes(maxFrameBytes: number): number {
+  return Math.max(maxFrameBytes, MAX_TRAJECTORY_BYTES) + PACKET_OVERHEAD_BYTES;
+}
 export interface BrokerDeps {
   host: string;
   port: number;

@@ -4,7 +4,15 @@ import type { Schema } from '../common/validation/json-schema.js';
 import { ROBOT_ID_PATTERN } from './protocol.js';
 
 export const MAX_JOINTS = 64;
+/** Points of one trajectory message: the schema's bound, and the planner's (robot/motion/planner/references.ts). */
 export const MAX_POINTS = 100_000;
+/**
+ * Bytes of one trajectory message as JSON: the daemon plans nothing larger (a bound from the
+ * points' rounding, robot/link/trajectory-size.ts), and its MQTT packet limit (embedded broker,
+ * generated Mosquitto max_packet_size) is at least this plus 64 KiB. 100,000 points of 6 joints
+ * with dq and ddq are ~20 MB, past the default 8 MiB + 64 KiB packet: the bytes bind first.
+ */
+export const MAX_TRAJECTORY_BYTES = 8 << 20;
 /** Arms of one robot: a description lists at most this many, a state reports at most this many. */
 export const MAX_ARMS = 16;
 

@@ -22,10 +22,20 @@ export interface ExecutorOptions extends MotionOptions {
 export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
   trackingLimit: 0.12,
   startLead: 0.05,
+  // Serialising (JSON.stringify ~37 ms/MiB), parsing (~22 ms/MiB) and the controller's checks
+  // (~7 ms/MiB, docs/benchmarks.md) of a trajectory, on the shared 2-core VM: ~65 ms/MiB,
+  // rounded up; the size is the planner's upper bound.
+  startLeadPerMiB: 0.08,
+  // Two reference ticks at 100 Hz; a few control periods of a real controller (the simulator's is 1 ms).
+  startSkew: 0.02,
   expiry: 0.5,
   stopTimeout: 5,
   gripperTimeout: 5,
 };
+
+/** A size refusal names the tool whose motion is too long for one message (the planner does not know it). */
+const sized = (tool: ToolName, r: { code: string; message: string }) =>
+  r.code === 'too_long' || r.code === 'too_large' ? `${tool}: ${r.message}` : r.message;
 
 /** The stop reason sent when a call's client disconnects while the call runs. */
 export const DISCONNECT_REASON = 'client_disconnected';
@@ -408,7 +418,7 @@ export class Executor implements SessionListener, MotionHost {
       if (during) return during;
       if (!planned.ok)
         return {
-          ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${planned.message}.`),
+          ...this.outcome(tool, rx, 'infeasible', planned.code, `Not moved: ${sized(tool, planned)}.`),
           reached: false,
           timing_ms: { plan: planMs },
         };
@@ -460,7 +470,13 @@ export class Executor implements SessionListener, MotionHost {
     if (problem) return this.outcome('check_path', rx, 'unavailable', problem.code, `Cannot plan: ${problem.message}.`);
     const planned = await this.planner(this.measured(), targets, this.grasps.grasped());
     if (!planned.ok)
-      return this.outcome('check_path', rx, 'infeasible', planned.code, `Not feasible: ${planned.message}.`);
+      return this.outcome(
+        'check_path',
+        rx,
+        'infeasible',
+        planned.code,
+        `Not feasible: ${sized('check_path', planned)}.`,
+      );
     const p = planned.plan;
     return {
       ...this.outcome(

@@ -11,12 +11,11 @@ import { armReports, degText, mmText, round6, type OutcomeStatus, type ToolOutco
 import { planStopFrom, poseErrorTo, type MotionPlan, type PlannedArm } from './plan.js';
 import type { RobotModel } from './robot-model.js';
 import type { ToolName } from './schemas.js';
+import { startLeadFor, startSkew, type StartOptions } from './motion-start.js';
 
-export interface MotionOptions {
+export interface MotionOptions extends StartOptions {
   /** Largest |measured − reference| before the motion is stopped (rad). */
   trackingLimit: number;
-  /** Delay from publishing to the trajectories' common start (s). */
-  startLead: number;
   /** A command not taken by the controller within this time after sending is expired (s). */
   expiry: number;
   /** Longest wait for a stop to bring the arms to rest before reporting anyway (s). */
@@ -151,10 +150,13 @@ export class Motion {
     return this.runs.some((r) => r.id === id) || this.stopping?.ids.has(id) === true;
   }
 
-  /** Publishes every arm's trajectory with one common start time. */
+  /**
+   * Publishes every arm's trajectory with one common start time. Every arm's points are built
+   * first and the lead grows with the messages' size, so the last arm's message is admitted
+   * before start_time (a controller would shift a late one alone).
+   */
   start(now: number): void {
-    const tc = this.host.session.controllerTime(now);
-    if (tc === null)
+    if (this.host.session.controllerTime(now) === null)
       return this.end(
         {
           status: 'unavailable',
@@ -163,26 +165,33 @@ export class Motion {
         },
         now,
       );
+    const points = this.runs.map((r) => trajectoryPoints(r.planned, this.plan.rate));
     const { startLead, expiry } = this.host.options;
-    this.startC = tc + startLead;
-    this.answerBy = now + expiry + 1;
-    this.settleBy = now + startLead + this.motionSpan();
-    for (const r of this.runs) {
+    const { lead } = startLeadFor(this.plan.arms, this.plan.rate, this.host.options);
+    // The clock after building: that time is spent already.
+    const at = this.host.now();
+    const tc = this.host.session.controllerTime(at)!;
+    this.startC = tc + lead;
+    // The allowance for the messages' size holds for their expiry too (they take as long to arrive).
+    const expiresAt = tc + expiry + (lead - startLead);
+    this.answerBy = at + expiry + (lead - startLead) + 1;
+    this.settleBy = at + lead + this.motionSpan();
+    for (const [i, r] of this.runs.entries()) {
       const p = r.planned;
       const problem = this.host.sendTrajectory({
         v: 1,
         id: r.id,
         arm: p.arm,
         joints: p.joints,
-        time: now,
+        time: at,
         start_time: this.startC,
-        expires_at: tc + expiry,
-        points: trajectoryPoints(p, this.plan.rate),
+        expires_at: expiresAt,
+        points: points[i]!,
       });
       if (problem)
         return this.halt(
           { status: 'failed', reason: 'link_down', message: `could not send the trajectory: ${problem}` },
-          now,
+          at,
         );
     }
     this.publishMs = round6((this.host.now() - this.call.receivedAt) * 1000);
@@ -216,6 +225,7 @@ export class Motion {
       // A late start (shifted by the controller) moves the settling deadline with it.
       this.settleBy = Math.max(this.settleBy, now + this.motionSpan());
       this.progress('started', { arm });
+      this.watchSkew(e.time, now);
     } else if (e.event === 'finished') {
       r.finished = true;
       this.progress('finished', { arm });
@@ -247,6 +257,7 @@ export class Motion {
     if (this.stopping?.resting && this.runs.every((r) => this.atRest(s, r.planned.arm)))
       return this.end(this.stopping.ending, now);
     if (this.finished || this.stopping) return;
+    if (this.watchSkew(s.time, now)) return;
     for (const r of this.runs) {
       const a = s.arms[r.planned.arm];
       if (!a) continue;
@@ -328,6 +339,21 @@ export class Motion {
       until: now + this.host.options.stopTimeout,
       ending: { status: 'stopped', reason: 'stop', message: stoppedBy(reason) },
     };
+  }
+
+  /**
+   * The arms of one motion must start together: the arm-vs-arm check assumed it. A late one
+   * (its message admitted after start_time, shifted by the controller) stops the motion.
+   */
+  private watchSkew(tc: number, now: number): boolean {
+    if (this.stopping) return false;
+    const skew = startSkew(
+      this.runs.map((r) => ({ arm: r.planned.arm, startedAt: r.startedAt })),
+      tc,
+      this.host.options.startSkew,
+    );
+    if (skew) this.halt({ status: 'failed', reason: 'start_skew', message: `${skew}: motion stopped` }, now);
+    return skew !== null;
   }
 
   /** Stops the arms with the controller's stop, then reports `ending` when they rest. */

@@ -33,6 +33,7 @@ export function planCartesian(setup: CompiledSetup, request: CartesianRequest): 
     setup.arms.map((arm, a) => ({ segments: paths[a], limits: arm.rateLimits, tcp: arm.robot.tcpSpeed })),
     { rate: setup.rate, hold: setup.hold },
   );
+  if (!timing.ok && timing.code === 'too_long') return failure('too-long', timing.message);
   if (!timing.ok) {
     const arm = setup.arms[timing.arm]?.name;
     return failure('timing', `time scaling failed (${timing.code}): ${timing.message}`, {

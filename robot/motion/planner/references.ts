@@ -3,6 +3,8 @@
 import { type SafetyViolation, checkTrajectories } from '../../safety/trajectory-check.js';
 import type { CompiledSetup } from './compiled.js';
 import { failure } from './validate.js';
+import { MAX_POINTS, MAX_TRAJECTORY_BYTES } from '../../link/protocol-schemas.js';
+import { trajectoryBytesBound } from '../../link/trajectory-size.js';
 import type { ArmReferences, PlanFailure, PlanResult, PlanSummary } from './types.js';
 
 /** Positions, velocities, accelerations of one arm at ticks i / rate (count × dof). */
@@ -26,6 +28,8 @@ export function finish(
   summary: Omit<PlanSummary, 'samples' | 'minSelfDistance' | 'minArmDistance'>,
 ): PlanResult {
   const count = samples[0].count;
+  const size = sizeProblem(setup, samples, duration);
+  if (size) return size;
   const t = new Float64Array(count);
   for (let i = 0; i < count; i++) t[i] = i / setup.rate;
   const arms: ArmReferences[] = setup.arms.map((arm, a) => ({
@@ -101,4 +105,23 @@ function fromViolation(v: SafetyViolation, message: string): PlanFailure {
         limit: v.clearance,
       });
   }
+}
+
+/** What is planned must fit one trajectory message per arm: points (the schema) and bytes (the broker's packet). */
+function sizeProblem(setup: CompiledSetup, samples: ArmSamples[], duration: number): PlanFailure | null {
+  const count = samples[0].count;
+  const lasts = `the motion would last ${duration.toFixed(2)} s`;
+  if (count > MAX_POINTS)
+    return failure('too-long', `${lasts}, ${count} points at ${setup.rate} Hz, more than a trajectory's ${MAX_POINTS}`);
+  for (const [a, arm] of setup.arms.entries()) {
+    const s = samples[a];
+    const bytes = trajectoryBytesBound(count, arm.dof, setup.rate, s.q, s.qd, s.qdd);
+    if (bytes > MAX_TRAJECTORY_BYTES)
+      return failure(
+        'too-large',
+        `${lasts}, ${count} points: arm ${arm.name}'s trajectory could take ${(bytes / 2 ** 20).toFixed(2)} MiB, more than a message's ${MAX_TRAJECTORY_BYTES / 2 ** 20} MiB`,
+        { arm: arm.name, value: bytes, limit: MAX_TRAJECTORY_BYTES },
+      );
+  }
+  return null;
 }

@@ -82,6 +82,8 @@ export type PlanCode =
   | 'unreachable' // IK failed along the path (target and sample index, residuals)
   | 'joint-jump' // neighbouring path samples on different IK branches
   | 'timing' // time scaling failed (message from the timing layer)
+  | 'too-long' // more points than a trajectory message may carry (MAX_POINTS)
+  | 'too-large' // a trajectory message could exceed MAX_TRAJECTORY_BYTES
   | 'internal-error' // a bug caught at the API boundary: nothing is planned
   | SafetyViolation['code']; // the final references failed a safety check
 

@@ -7,6 +7,7 @@ import { limitRatios, stretchFactor } from './limit-ratios.js';
 import { type JointPath, type TcpLimits, type TimedSegment, timePath } from './path-scaling.js';
 import { type SampledTrajectory, resampleSegments } from './resample.js';
 import { stretchSegment, synchroniseArms } from './dual-arm.js';
+import { MAX_POINTS } from '../../link/protocol-schemas.js';
 
 export interface ArmTimingRequest {
   segments: JointPath[];
@@ -29,7 +30,13 @@ export type TimingPlanResult =
   | { ok: true; arms: ArmTiming[]; duration: number; extraStretch: number }
   | {
       ok: false;
-      code: 'invalid_path' | 'invalid_limits' | 'invalid_options' | 'segment_count_mismatch' | 'limits_exceeded';
+      code:
+        | 'invalid_path'
+        | 'invalid_limits'
+        | 'invalid_options'
+        | 'segment_count_mismatch'
+        | 'limits_exceeded'
+        | 'too_long';
       arm: number;
       segment: number;
       message: string;
@@ -37,8 +44,6 @@ export type TimingPlanResult =
 
 /** Largest number of re-stretches of the resampled references before giving up. */
 const MAX_RESTRETCH = 4;
-/** Longest trajectory planned, in ticks (about 2.8 h at 100 Hz): beyond it something is wrong. */
-const MAX_TICKS = 1_000_000;
 /** Consecutive segments must join: last sample of one = first of the next (rad or m). */
 const JOIN_TOLERANCE = 1e-9;
 
@@ -85,13 +90,17 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
   // Stretching keeps every segment's path and progress samples, so their splines carry over.
   const curvatures: (Float64Array | undefined)[][] = timed.map(() => []);
   for (let round = 0; ; round++) {
-    const ticks = timed[0].reduce((sum, seg) => sum + seg.duration, 0) * opts.rate;
-    if (!(ticks <= MAX_TICKS)) {
+    // A message carries at most MAX_POINTS points: refuse before resampling (the planner's
+    // finish() checks the exact count with the hold).
+    const duration = timed[0].reduce((sum, seg) => sum + seg.duration, 0);
+    if (!(duration * opts.rate < MAX_POINTS)) {
+      const s = duration.toFixed(2);
+      const points = Math.ceil(duration * opts.rate);
       return fail(
-        'limits_exceeded',
+        'too_long',
         -1,
         -1,
-        `the motion would last ${ticks / opts.rate} s, more than ${MAX_TICKS} ticks at ${opts.rate} Hz`,
+        `the motion would last ${s} s, ${points} points at ${opts.rate} Hz, more than a trajectory's ${MAX_POINTS}`,
       );
     }
     const trajectories = timed.map((segs, a) => resampleSegments(segs, opts.rate, opts.hold, curvatures[a]));

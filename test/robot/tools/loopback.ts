@@ -31,6 +31,11 @@ export class Loopback {
   downlink = true;
   /** Edits each message of the simulated controller before the daemon side sees it. */
   edit?: (type: string, payload: Record<string, unknown>) => void;
+  /** Seconds the daemon spends handing over a command of this many JSON bytes: the clock runs on meanwhile. */
+  sendCost?: (bytes: number) => number;
+  /** Seconds a command takes to reach the simulated controller (0 or none: at once). */
+  delay?: (c: Command) => number;
+  private inFlight: { at: number; type: Command['type']; payload: unknown }[] = [];
   private hbSeq = 0;
   private lastHb = -Infinity;
 
@@ -61,7 +66,11 @@ export class Loopback {
       options: exec,
       sink: (c) => {
         this.sent.push(c);
-        if (this.downlink) this.sim.receive(this.t + OFFSET, c.type, JSON.parse(JSON.stringify(c.msg)));
+        const text = JSON.stringify(c.msg);
+        if (this.sendCost) this.t = Math.round((this.t + this.sendCost(text.length)) * 1e6) / 1e6;
+        const d = this.delay?.(c) ?? 0;
+        if (this.downlink && d > 0) this.inFlight.push({ at: this.t + d, type: c.type, payload: JSON.parse(text) });
+        else if (this.downlink) this.sim.receive(this.t + OFFSET, c.type, JSON.parse(text));
         return null;
       },
     });
@@ -89,6 +98,10 @@ export class Loopback {
           period: 0.1,
           timeout: 0.5,
         });
+      }
+      for (const m of this.inFlight.filter((x) => x.at <= this.t + 1e-9)) {
+        this.inFlight.splice(this.inFlight.indexOf(m), 1);
+        this.sim.receive(this.t + OFFSET, m.type, m.payload);
       }
       this.sim.tick(this.t + OFFSET);
       for (const m of this.sim.drain(this.t + OFFSET)) {
