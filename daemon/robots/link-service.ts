@@ -24,6 +24,7 @@ import { idSource, type Command, type CommandSink, type Planner } from '../../ro
 import { PlanThread } from '../../robot/tools/plan-thread.js';
 import type { Logger } from '../log.js';
 import type { DaemonMqttClient, MqttMessageHandler } from '../mqtt/client.js';
+import { maxPacketBytes } from '../mqtt/broker.js';
 import { Service } from '../service.js';
 import { CameraStore } from './camera-store.js';
 import type { RobotsConfig } from './config.js';
@@ -152,7 +153,8 @@ export class RobotLink extends Service {
   oversizeOverMqtt(robot: string, declared: number): void {
     const r = this.robots.get(robot);
     if (r?.entry.transport !== 'mqtt') return;
-    const detail = `an MQTT packet of ${declared} bytes (more than robots.cameras.max_frame_bytes + 64 KiB): the broker closed the connection`;
+    const limit = maxPacketBytes(this.deps.config.cameras.max_frame_bytes);
+    const detail = `an MQTT packet of ${declared} bytes (more than the broker's ${limit}: the larger of robots.cameras.max_frame_bytes and a trajectory's 8 MiB, + 64 KiB): the broker closed the connection`;
     r.cameras.drop(null, 'color', { code: 'oversize', detail }, this.now());
   }
 
