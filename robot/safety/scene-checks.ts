@@ -1,5 +1,6 @@
-// Checks of one sample against the scene: the TCP and link capsules against the setup's and the
-// simulated scene's obstacles, and a held object against workspace, table, obstacles and the other arm.
+// Checks of one sample against the scene: the TCP and link capsules against the workspace box,
+// the table plane (with the start allowance), the setup's and the simulated scene's obstacles,
+// and a held object against workspace, table, obstacles and the other arm.
 import type { HeldObject } from '../description/types.js';
 import { heldLink, heldNearest } from './held-object.js';
 import { obstacleDistance } from './obstacle-distance.js';
@@ -7,8 +8,55 @@ import { obstacleSolid } from '../sim/scene/geometry.js';
 import { REST_SLACK, heldBodyBottom, heldBodyDepth } from './scene-bodies.js';
 import { segmentDistance } from './segment-distance.js';
 import { type ArmSafetyModel, type SafetyEnvelope, type SafetyViolation, pointOutside } from './trajectory-check.js';
+import { START_DEPTH_LIMIT, type StartAllowance } from './start-allowance.js';
+import { startNote } from './joint-limits.js';
 
 const tcpPoint = new Float64Array(3);
+/** A part's reach past the workspace box [0] and below the table plane [1] (m, ≤ 0 inside). */
+const reach = new Float64Array(2);
+
+function reachOf(env: SafetyEnvelope, x: number, y: number, z: number, r: number): void {
+  const { min, max } = env.workspace;
+  const out = Math.max(min[0] + r - x, x + r - max[0], min[1] + r - y, y + r - max[1], min[2] + r - z, z + r - max[2]);
+  const n = env.table.normal;
+  reach[0] = Math.max(reach[0], out);
+  reach[1] = Math.max(reach[1], env.table.offset + r - (n[0] * x + n[1] * y + n[2] * z));
+}
+
+/**
+ * The TCP's, then the first capsule's, reach past the workspace box or the table plane at sample
+ * k that `allow` (items: 2 per part, the TCP first) does not tolerate.
+ */
+export function boundaryHit(
+  arm: ArmSafetyModel,
+  tcp: Float64Array,
+  env: SafetyEnvelope,
+  k: number,
+  allow: StartAllowance,
+): SafetyViolation | undefined {
+  const c = arm.capsules;
+  for (let p = 0; p <= c.count; p++) {
+    reach[0] = reach[1] = -Infinity;
+    if (p === 0) reachOf(env, tcp[3], tcp[7], tcp[11], 0);
+    else
+      for (let e = (p - 1) * 6; e < p * 6; e += 3)
+        reachOf(env, c.world[e], c.world[e + 1], c.world[e + 2], c.radius[p - 1]);
+    for (let w = 0; w < 2; w++) {
+      const d = reach[w];
+      const verdict = allow.admit(2 * p + w, k, d > 0, d, START_DEPTH_LIMIT);
+      if (verdict === 'clear' || verdict === 'tolerated') continue;
+      return {
+        code: w === 0 ? 'workspace' : 'table',
+        arm: arm.name,
+        link: p === 0 ? 'tcp' : c.links[p - 1],
+        sample: k,
+        distance: d,
+        ...startNote(verdict, allow.allowed[2 * p + w], START_DEPTH_LIMIT),
+      };
+    }
+  }
+  return undefined;
+}
 
 /** The TCP's, then the first capsule's, obstacle closer than the clearance at sample k. */
 export function obstacleHit(

@@ -4,7 +4,9 @@
 // definition time scaling uses); workspace box and table plane for the TCP and every link capsule;
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
 // clearance; static obstacles of the setup for the TCP and every link capsule, with their own
-// clearance. Independent of any model; returns the earliest violation.
+// clearance. Sample 0 is the measured state: a joint-limit, workspace, table, self or arm-arm
+// violation there is tolerated while the path makes it no worse (start-allowance.ts).
+// Independent of any model; returns the earliest violation.
 import { apart } from '../common/format.js';
 import type {
   Box,
@@ -19,10 +21,11 @@ import type {
 import type { Transform } from '../math/transform.js';
 import { KinematicChain } from '../kinematics/chain.js';
 import { forwardKinematics } from '../kinematics/forward.js';
-import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { LinkCapsules, capsulesApart } from './link-capsules.js';
 import { placeHeld } from './held-object.js';
-import { heldArmDistance, heldOutside, heldTableDepth, obstacleHit } from './scene-checks.js';
+import { boundaryHit, heldArmDistance, heldOutside, heldTableDepth, obstacleHit } from './scene-checks.js';
+import { jointLimitViolation, startNote } from './joint-limits.js';
+import { START_DEPTH_LIMIT, StartAllowance } from './start-allowance.js';
 import { type HeldBody, type SceneBody, heldBodyDepth, heldBodyHit, objectHit } from './scene-bodies.js';
 import { segmentDistance } from './segment-distance.js';
 
@@ -46,6 +49,13 @@ export interface SafetyEnvelope {
   graspTolerance?: number;
 }
 
+/**
+ * A violation that concerns the start: `bound` when sample 0 is already further outside than a
+ * path may start (the arm needs an operator); `tolerated` when the item started outside and the
+ * path takes it further out than the depth tolerated until then.
+ */
+export type StartNote = { bound: number } | { tolerated: number };
+
 export type SafetyViolation =
   | { code: 'invalid-trajectory'; arm: string; message: string }
   | {
@@ -55,11 +65,19 @@ export type SafetyViolation =
       sample: number;
       value: number;
       limit: number;
+      start?: StartNote;
     }
   /** distance: how far the TCP or capsule reaches past the boundary (m). */
-  | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number }
+  | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number; start?: StartNote }
   /** distance: capsule surface distance, ≤ 0 when they overlap (m). */
-  | { code: 'self-collision'; arm: string; links: [string, string]; sample: number; distance: number }
+  | {
+      code: 'self-collision';
+      arm: string;
+      links: [string, string];
+      sample: number;
+      distance: number;
+      start?: StartNote;
+    }
   /** distance: surface distance of the TCP or capsule to the obstacle, ≤ 0 when they overlap (m). */
   | {
       code: 'obstacle';
@@ -87,6 +105,7 @@ export type SafetyViolation =
       sample: number;
       distance: number;
       clearance: number;
+      start?: StartNote;
     };
 
 export type SafetyResult =
@@ -101,6 +120,8 @@ export class ArmSafetyModel {
   /** Capsule index pairs checked for self-collision (different, non-adjacent frames, not ignored). */
   readonly selfPairs: [number, number][];
   readonly jaw: Jaw | null;
+  /** How far outside a joint limit a path may start (rad or m): the settle tolerance. */
+  readonly startTolerance: number;
   /** The gripper's opening during the plan (m; set per plan from the measured gripper). */
   opening = 0;
   /** The scene object the gripper holds (set per plan); `held` is then its bounding capsule. */
@@ -118,6 +139,7 @@ export class ArmSafetyModel {
     this.chain = new KinematicChain(robot, { base });
     this.limits = robot.joints.map((j) => j.limits);
     this.jaw = robot.gripper?.jaw ?? null;
+    this.startTolerance = robot.settle.positionTolerance;
     this.capsules = new LinkCapsules(this.chain, robot.capsules);
     const ignored = new Set(robot.selfCollisionIgnore.flatMap(([a, b]) => [`${a}\0${b}`, `${b}\0${a}`]));
     const c = this.capsules;
@@ -130,9 +152,6 @@ export class ArmSafetyModel {
     }
   }
 }
-
-/** Slack for floating-point noise when comparing against a limit. */
-const LIMIT_SLACK = 1e-9;
 
 export function checkTrajectories(
   arms: ArmSafetyModel[],
@@ -158,6 +177,10 @@ export function checkTrajectories(
   const heldWorld = arms.map(() => new Float64Array(6));
   // How deep each grasped object's envelope starts below the table (the object rested on it): never deeper.
   const heldStart = arms.map(() => 0);
+  // What each check tolerates of a violation present at sample 0 (start-allowance.ts).
+  const boxAllow = arms.map((arm) => new StartAllowance(2 * (arm.capsules.count + 1)));
+  const selfAllow = arms.map((arm) => new StartAllowance(arm.selfPairs.length));
+  const armAllow = arms.map((a) => arms.map((b) => new StartAllowance(a.capsules.count * b.capsules.count + 1)));
   let minSelf = Infinity,
     minArm = Infinity;
   for (let k = 0; k < count; k++) {
@@ -169,16 +192,9 @@ export function checkTrajectories(
       if (v?.sample === k) return fail(v);
       forwardKinematics(arm.chain, q, tcp, frames[a], k * n);
       arm.capsules.place(frames[a]);
-      const outside = pointOutside(env, tcp[3], tcp[7], tcp[11], 0);
-      if (outside)
-        return fail({ code: outside.code, arm: arm.name, link: 'tcp', sample: k, distance: outside.distance });
+      const outside = boundaryHit(arm, tcp, env, k, boxAllow[a]);
+      if (outside) return fail(outside);
       const c = arm.capsules;
-      for (let i = 0; i < c.count; i++) {
-        for (let e = i * 6; e < i * 6 + 6; e += 3) {
-          const o = pointOutside(env, c.world[e], c.world[e + 1], c.world[e + 2], c.radius[i]);
-          if (o) return fail({ code: o.code, arm: arm.name, link: c.links[i], sample: k, distance: o.distance });
-        }
-      }
       const hit = obstacleHit(arm, tcp, env, k) ?? objectHit(arm, tcp, env, k);
       if (hit) return fail(hit);
       if (arm.held) {
@@ -192,21 +208,28 @@ export function checkTrajectories(
           heldBodyHit(arm, tcp, heldWorld[a], env, k);
         if (v) return fail(v);
       }
-      // A pair provably farther apart than the minimum so far changes neither it nor the verdict.
+      // A pair provably farther apart than the minimum so far (and than touching: a tolerated
+      // start overlap may have taken the minimum below 0) is clear and changes neither.
       const pairs = arm.selfPairs;
+      const allow = selfAllow[a];
       for (let p = 0; p < pairs.length; p++) {
         const i = pairs[p][0],
           j = pairs[p][1];
-        if (capsulesApart(c, i, c, j, minSelf)) continue;
+        if (capsulesApart(c, i, c, j, Math.max(minSelf, 0))) {
+          allow.clear(p);
+          continue;
+        }
         const d = segmentDistance(c.world, i * 6, i * 6 + 3, c.world, j * 6, j * 6 + 3) - c.radius[i] - c.radius[j];
         minSelf = Math.min(minSelf, d);
-        if (d <= 0)
+        const verdict = allow.admit(p, k, d <= 0, -d, START_DEPTH_LIMIT);
+        if (verdict === 'worse' || verdict === 'beyond')
           return fail({
             code: 'self-collision',
             arm: arm.name,
             links: [c.links[i], c.links[j]],
             sample: k,
             distance: d,
+            ...startNote(verdict, allow.allowed[p], START_DEPTH_LIMIT),
           });
       }
     }
@@ -214,36 +237,38 @@ export function checkTrajectories(
       for (let b = a + 1; b < arms.length; b++) {
         const ca = arms[a].capsules,
           cb = arms[b].capsules;
+        const allow = armAllow[a][b];
+        const clearance = env.minClearance;
+        const judge = (item: number, links: [string, string], d: number): SafetyResult | undefined => {
+          minArm = Math.min(minArm, d);
+          const verdict = allow.admit(item, k, d < clearance, clearance - d, START_DEPTH_LIMIT);
+          if (verdict === 'clear' || verdict === 'tolerated') return undefined;
+          return fail({
+            code: 'arm-collision',
+            arms: [arms[a].name, arms[b].name],
+            links,
+            sample: k,
+            distance: d,
+            clearance,
+            ...startNote(verdict, allow.allowed[item], START_DEPTH_LIMIT),
+          });
+        };
         for (let i = 0; i < ca.count; i++) {
           for (let j = 0; j < cb.count; j++) {
-            if (capsulesApart(ca, i, cb, j, minArm)) continue;
+            if (capsulesApart(ca, i, cb, j, Math.max(minArm, clearance))) {
+              allow.clear(i * cb.count + j);
+              continue;
+            }
             const d =
               segmentDistance(ca.world, i * 6, i * 6 + 3, cb.world, j * 6, j * 6 + 3) - ca.radius[i] - cb.radius[j];
-            minArm = Math.min(minArm, d);
-            if (d < env.minClearance) {
-              return fail({
-                code: 'arm-collision',
-                arms: [arms[a].name, arms[b].name],
-                links: [ca.links[i], cb.links[j]],
-                sample: k,
-                distance: d,
-                clearance: env.minClearance,
-              });
-            }
+            const bad = judge(i * cb.count + j, [ca.links[i], cb.links[j]], d);
+            if (bad) return bad;
           }
         }
         if (arms[a].held || arms[b].held) {
           const { links, distance } = heldArmDistance(arms[a], heldWorld[a], arms[b], heldWorld[b]);
-          minArm = Math.min(minArm, distance);
-          if (distance < env.minClearance)
-            return fail({
-              code: 'arm-collision',
-              arms: [arms[a].name, arms[b].name],
-              links,
-              sample: k,
-              distance,
-              clearance: env.minClearance,
-            });
+          const bad = judge(ca.count * cb.count, links, distance);
+          if (bad) return bad;
         }
       }
     }
@@ -265,59 +290,6 @@ function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<
   for (let i = 0; i < t.q.length; i++)
     if (!Number.isFinite(t.q[i])) return `q has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
   return undefined;
-}
-
-const rates = newColumnRates();
-
-type JointViolation = Extract<SafetyViolation, { joint: string }>;
-
-/**
- * The earliest sample (lowest joint on a tie) where a joint leaves its position limits or the
- * velocity, acceleration or jerk of the divided differences ending there exceeds its limit.
- */
-function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): JointViolation | undefined {
-  const n = arm.chain.dof;
-  const count = t.times.length;
-  let first: JointViolation | undefined;
-  for (let j = 0; j < n; j++) {
-    const lim = arm.limits[j];
-    const joint = arm.chain.jointNames[j];
-    const { velocity, acceleration, jerk } = columnRates(t.times, t.q, n, j, count, rates);
-    // Only samples before the earliest violation so far can change the answer.
-    const end = first ? first.sample : count;
-    for (let k = 0; k < end; k++) {
-      const x = t.q[k * n + j];
-      let v: JointViolation | undefined;
-      // NaN (too few samples before k) compares false.
-      if (x < lim.lower - LIMIT_SLACK || x > lim.upper + LIMIT_SLACK)
-        v = {
-          code: 'joint-position',
-          arm: arm.name,
-          joint,
-          sample: k,
-          value: x,
-          limit: x < lim.lower ? lim.lower : lim.upper,
-        };
-      else if (Math.abs(velocity[k]) > lim.velocity * (1 + LIMIT_SLACK))
-        v = { code: 'joint-velocity', arm: arm.name, joint, sample: k, value: velocity[k], limit: lim.velocity };
-      else if (Math.abs(acceleration[k]) > lim.acceleration * (1 + LIMIT_SLACK))
-        v = {
-          code: 'joint-acceleration',
-          arm: arm.name,
-          joint,
-          sample: k,
-          value: acceleration[k],
-          limit: lim.acceleration,
-        };
-      else if (Math.abs(jerk[k]) > lim.jerk * (1 + LIMIT_SLACK))
-        v = { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk[k], limit: lim.jerk };
-      if (v) {
-        first = v;
-        break;
-      }
-    }
-  }
-  return first;
 }
 
 /** Whether a ball of radius r at p leaves the workspace box or crosses the table plane. */
@@ -347,29 +319,53 @@ function part(link: string): string {
   return link.startsWith('held:') ? `held object "${link.slice(5)}"` : `link "${link}"`;
 }
 
+/** A distance in mm with 1 decimal, more (up to 4) where that would read 0.0. */
+function mm(d: number): string {
+  let k = 1;
+  while (k < 4 && Number((d * 1000).toFixed(k)) === 0) k++;
+  return `${(d * 1000).toFixed(k)} mm`;
+}
+
+/** A joint position with the decimals (5 to 10) that tell it apart from the limit it passed. */
+function position(value: number, limit: number): string {
+  let k = 5;
+  while (k < 10 && value.toFixed(k) === limit.toFixed(k)) k++;
+  return value.toFixed(k);
+}
+
+/** What a message adds when the violation concerns the start (StartNote); unit 'rad' or 'mm'. */
+function startText(start: StartNote | undefined, unit: 'rad' | 'mm'): string {
+  if (!start) return '';
+  const amount = (x: number) =>
+    unit === 'mm' ? mm(x) : `${x < 1e-3 ? x.toExponential(1) : Number(x.toPrecision(3))} rad`;
+  if ('bound' in start)
+    return `; the arm starts there, more than the ${amount(start.bound)} a path may start past a limit: it is outside its limits and needs an operator to bring it back`;
+  return ` (it started ${amount(start.tolerated)} past it: a path may start past a limit only if it never goes further)`;
+}
+
 export function describeViolation(v: SafetyViolation): string {
-  const mm = (d: number): string => `${(d * 1000).toFixed(1)} mm`;
   const gap = (x: { distance: number; clearance: number }) => apart(x.distance, x.clearance, 1000, ' mm', 1);
   switch (v.code) {
     case 'invalid-trajectory':
       return `arm "${v.arm}": invalid trajectory: ${v.message}`;
     case 'joint-position':
+      return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: position ${position(v.value, v.limit)} exceeds the limit ${v.limit}${startText(v.start, 'rad')}`;
     case 'joint-velocity':
     case 'joint-acceleration':
     case 'joint-jerk':
       return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
     case 'workspace':
-      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box${startText(v.start, 'mm')}`;
     case 'table':
-      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane`;
+      return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} below the table plane${startText(v.start, 'mm')}`;
     case 'obstacle':
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${gap(v)[0]} from obstacle "${v.obstacle}", below the clearance ${gap(v)[1]}`;
     case 'object':
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample} is ${gap(v)[0]} from object "${v.object}" (inside it), below the clearance ${gap(v)[1]}`;
     case 'self-collision':
-      return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})`;
+      return `arm "${v.arm}" links "${v.links[0]}" and "${v.links[1]}" collide at sample ${v.sample} (distance ${mm(v.distance)})${startText(v.start, 'mm')}`;
     case 'arm-collision':
-      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${gap(v)[0]} apart at sample ${v.sample}, below the clearance ${gap(v)[1]}`;
+      return `arm "${v.arms[0]}" ${part(v.links[0])} and arm "${v.arms[1]}" ${part(v.links[1])} are ${gap(v)[0]} apart at sample ${v.sample}, below the clearance ${gap(v)[1]}${startText(v.start, 'mm')}`;
   }
 }
 

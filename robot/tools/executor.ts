@@ -1,7 +1,9 @@
 // Runs a robot's tool calls: a model reply is validated (robot/tools/validate), a motion is
 // planned from the measured joints and followed to its outcome (motion.ts), grippers are set,
 // state is reported. One motion per arm at a time (in a multi-arm setup: while any arm moves,
-// since plans are checked against the other arms standing still); `stop` is never queued: it
+// since plans are checked against the other arms standing still). A plan is checked against what
+// every gripper holds when it is made, so no gripper is set while any motion is planned or runs,
+// and no motion is planned while any gripper moves or is about to be set; `stop` is never queued: it
 // is published at once and takes over whatever runs. Pure: the daemon feeds it the session,
 // a command sink and the clock, and calls poll() often.
 import type { ControllerSession, LinkProblem, SessionListener } from '../link/controller-session.js';
@@ -65,6 +67,8 @@ export interface ExecutorDeps {
 /** Arms a call has claimed until it sends; `stopped` by a stop call, `lost` with the controller. */
 interface Claim {
   arms: string[];
+  /** The move's call (planning claims): named when it keeps a gripper call waiting. */
+  call?: { id: string; tool: ToolName };
   stopped: boolean;
   lost?: { code: string; message: string };
 }
@@ -372,16 +376,17 @@ export class Executor implements SessionListener, MotionHost {
         : `arm ${busy.join(', ')} is moving and the plan assumes the other arms stand still`;
       return notMoved('busy', 'busy', `${why}; wait for its result or call stop`);
     }
-    // A closing gripper may yet grasp: the plan must know what the arm will carry.
-    const gripping = moving.find((a) => this.gripperPending(a));
+    // A closing gripper may yet grasp: the plan must know what every arm will carry (a moving
+    // arm's own load, and the other arms' envelopes it is checked against).
+    const gripping = this.grippersBusy();
     if (gripping)
       return notMoved(
         'busy',
         'busy',
-        `the gripper of arm ${gripping} is still moving; wait for its result or call stop`,
+        `the gripper of arm ${gripping} is still moving; a plan is checked against what each gripper holds, so wait for its result or call stop`,
       );
     // The arms are claimed from here until the motion runs; a stop meanwhile cancels it.
-    const claim: Claim = { arms: moving, stopped: false };
+    const claim: Claim = { arms: moving, stopped: false, call: { id: rx.id, tool } };
     this.planning.add(claim);
     const cancelled = (when: string) =>
       claim.stopped
@@ -445,6 +450,11 @@ export class Executor implements SessionListener, MotionHost {
   private gripperPending(arm: string): boolean {
     const w = this.waiters.get(arm);
     return w !== undefined && [...w.pending].some((id) => w.ids.get(id) === arm);
+  }
+
+  /** An arm whose gripper command awaits `finished` or is about to be sent (a set_gripper waiting for a fresh state). */
+  private grippersBusy(): string | undefined {
+    return this.model.armNames.find((a) => this.gripperPending(a)) ?? [...this.gripping].flatMap((c) => c.arms)[0];
   }
 
   /** Resolves on the next fresh state, or after the staleness limit. */
@@ -514,6 +524,15 @@ export class Executor implements SessionListener, MotionHost {
         'busy',
         'busy',
         `Not done: the gripper of arm ${busy[0]} is still moving; wait for it or call stop.`,
+      );
+    // Any motion under way was checked against what each gripper holds now (its own arm's load and
+    // the other arms' envelopes): a grasp mid-path would be carried along an unchecked path.
+    const motion = [...this.planning][0];
+    if (motion)
+      return refuse(
+        'busy',
+        'busy',
+        `Not done: arm ${motion.arms.join(', ')} is still moving or being planned (${motion.call ? `${motion.call.tool} ${motion.call.id}` : 'a motion'}); no gripper is set while a motion runs, since its path was checked against what each gripper holds now; wait for its result or call stop.`,
       );
     const tc = this.session.controllerTime(now)!;
     const ids = new Map<string, string>();

@@ -160,7 +160,7 @@ test('set_gripper: the gripper moves to the commanded opening; an arm without a 
   assert.equal(both.arms!.right!.gripper, 1);
 });
 
-test('dual-yam while the left arm moves: a right move is busy; the right gripper, a plan check and a repeated gripper command', async () => {
+test('dual-yam while the left arm moves: a right move and the right gripper are busy; a plan check runs; a repeated gripper command is busy', async () => {
   const lb = new Loopback('dual-yam');
   await lb.run(0.3);
   const { outcome: moving } = await lb.started(
@@ -174,12 +174,19 @@ test('dual-yam while the left arm moves: a right move is busy; the right gripper
     lb.exec.execute(call('check_path', { poses: [{ left: null, right: lb.poseFromHere('right', 0, 0.02, 0) }] })),
   );
   assert.equal(check.status, 'ok', check.message);
+  // The left path was checked against what the right gripper holds now.
+  const early = await lb.exec.execute(call('set_gripper', { positions: { left: null, right: 0.3 } }));
+  assert.deepEqual([early.status, early.reason], ['busy', 'busy']);
+  assert.match(
+    early.message,
+    /^Not done: arm left is still moving or being planned \(move_to call-test-\d+\); no gripper is set while a motion runs/,
+  );
+  assert.equal((await lb.outcome(moving)).status, 'ok');
   const grip = lb.exec.execute(call('set_gripper', { positions: { left: null, right: 0.3 } }));
   await lb.run(0.01);
   const again = await lb.exec.execute(call('set_gripper', { positions: { left: null, right: 0.6 } }));
   assert.equal(again.status, 'busy', 'the same gripper is still moving');
   assert.equal((await lb.outcome(grip)).status, 'ok');
-  assert.equal((await lb.outcome(moving)).status, 'ok');
 });
 
 test('check_path plans without sending anything; unreachable and out-of-workspace poses are infeasible with the reason', async () => {
