@@ -13,6 +13,7 @@ export class Rpc {
     this.next = 1;
     this.ws = null;
     this.delay = 500;
+    this.retry = undefined;
   }
 
   /** `fn(params)` for every notification `method`. */
@@ -28,8 +29,16 @@ export class Rpc {
   }
 
   connect() {
+    // One connection at a time: a reconnect timer still pending, or a socket still open, is
+    // superseded (a stale timer opened a second socket and left calls on one still connecting).
+    clearTimeout(this.retry);
+    const old = this.ws;
     const ws = new WebSocket(this.url);
     this.ws = ws;
+    if (old && old.readyState <= WebSocket.OPEN) {
+      old.close();
+      this.failPending(); // every call in flight went out on the old socket
+    }
     this.onStatus('connecting');
     let opened = false;
     ws.addEventListener('open', () => {
@@ -40,16 +49,21 @@ export class Rpc {
     });
     ws.addEventListener('message', (e) => typeof e.data === 'string' && this.receive(e.data));
     ws.addEventListener('close', (e) => {
-      for (const p of this.pending.values()) p.reject(new Error('connection closed'));
-      this.pending.clear();
+      if (this.ws !== ws) return; // superseded: the newer socket owns the calls and the status
+      this.failPending();
       // The login ended (logout elsewhere, expiry): to the login page, not reconnecting forever.
       if (e.code === 1008 && SESSION_ENDED.includes(e.reason)) return location.assign('/');
       // Refused before it opened: the login may have ended while the page was away (a restart).
       if (!opened) this.checkSession();
       this.onStatus('closed');
       this.delay = Math.min(this.delay * 2, 8000);
-      setTimeout(() => this.connect(), this.delay);
+      this.retry = setTimeout(() => this.connect(), this.delay);
     });
+  }
+
+  failPending() {
+    for (const p of this.pending.values()) p.reject(new Error('connection closed'));
+    this.pending.clear();
   }
 
   async checkSession() {
