@@ -95,8 +95,11 @@ export class RobotLink extends Service {
           this.robots.get(entry.id)!.plans.set(c.msg.arm, { msg: c.msg, at: this.now() });
         return why;
       };
-      const planner: Planner = (start, targets, grasped) =>
-        this.plans.plan(entry.robot, dir, start, targets, grasped, this.robots.get(entry.id)?.sceneSnapshot());
+      // The worker plans with this runtime's model, compiled once at start-up (never re-read).
+      const planner: Planner = (start, targets, grasped) => {
+        const r = this.robots.get(entry.id)!;
+        return this.plans.plan(entry.id, r.model.setup, start, targets, grasped, r.sceneSnapshot());
+      };
       this.robots.set(
         entry.id,
         new RobotRuntime(
@@ -182,7 +185,7 @@ export class RobotLink extends Service {
       if (!mqtt.connected) this.onMqttConnection(false);
     }
     // Compiling the planner takes a while on first use: done in the background, ahead of calls.
-    for (const name of new Set(config.serve.map((r) => r.robot))) void this.plans.warmUp(name, this.dir);
+    for (const r of this.robots.values()) void this.plans.warmUp(r.id, r.model.setup);
     this.timers = [
       setInterval(() => this.heartbeat(), config.heartbeat.period_ms),
       setInterval(() => this.poll(), POLL_MS),

@@ -1,9 +1,11 @@
 // Joint limits of one arm's sampled trajectory: position (with the start allowance: sample 0 is
 // the measured state and may sit a little outside a limit the path then leads back from), and
 // velocity, acceleration and jerk from the divided differences of the timed samples
-// (robot/math/divided-differences.ts, the same definition time scaling uses).
+// (robot/math/divided-differences.ts, the same definition time scaling uses), then the sent dq,
+// ddq and differences of ddq (sent-rates.ts).
 import { columnRates, newColumnRates } from '../math/divided-differences.js';
 import { StartAllowance, type StartVerdict } from './start-allowance.js';
+import { sentRateViolation } from './sent-rates.js';
 import type { ArmSafetyModel, JointTrajectory, SafetyViolation, StartNote } from './trajectory-check.js';
 
 /** Slack for floating-point noise when comparing against a limit. */
@@ -22,7 +24,7 @@ export function startNote(verdict: StartVerdict, allowed: number, bound: number)
 /**
  * The earliest sample (lowest joint on a tie) where a joint leaves its position limits (beyond
  * what the start allowance tolerates) or the velocity, acceleration or jerk of the divided
- * differences ending there exceeds its limit.
+ * differences ending there, or of the sent dq / ddq (sent-rates.ts), exceeds its limit.
  */
 export function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): JointViolation | undefined {
   const n = arm.chain.dof;
@@ -64,6 +66,7 @@ export function jointLimitViolation(arm: ArmSafetyModel, t: JointTrajectory): Jo
         };
       else if (Math.abs(jerk[k]) > lim.jerk * (1 + LIMIT_SLACK))
         v = { code: 'joint-jerk', arm: arm.name, joint, sample: k, value: jerk[k], limit: lim.jerk };
+      else v = sentRateViolation(arm, t, j, k);
       if (v) {
         first = v;
         break;

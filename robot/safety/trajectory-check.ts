@@ -1,7 +1,7 @@
 // Safety checks on the final sampled joint trajectories (what is sent is what is checked), for
 // one arm or several synchronised arms: joint position limits; velocity, acceleration and jerk
 // from the divided differences of the timed samples (robot/math/divided-differences.ts, the same
-// definition time scaling uses); workspace box and table plane for the TCP and every link capsule;
+// definition time scaling uses) and of the sent dq, ddq when given (sent-rates.ts); workspace box and table plane for the TCP and every link capsule;
 // self-collision of non-adjacent link capsules; arm-against-arm capsule distance with a minimum
 // clearance; static obstacles of the setup for the TCP and every link capsule, with their own
 // clearance. Sample 0 is the measured state: a joint-limit, workspace, table, self or arm-arm
@@ -28,11 +28,15 @@ import { jointLimitViolation, startNote } from './joint-limits.js';
 import { START_DEPTH_LIMIT, StartAllowance } from './start-allowance.js';
 import { type HeldBody, type SceneBody, heldBodyDepth, heldBodyHit, objectHit } from './scene-bodies.js';
 import { segmentDistance } from './segment-distance.js';
+import { sourceText } from './sent-rates.js';
 
 /** count samples at strictly increasing times (s); q is count × dof, row-major. */
 export interface JointTrajectory {
   times: ArrayLike<number>;
   q: ArrayLike<number>;
+  /** The velocities and accelerations sent with q (count × dof), checked against the limits (sent-rates.ts). */
+  dq?: ArrayLike<number>;
+  ddq?: ArrayLike<number>;
 }
 
 /** Workspace and table in the arms' common output frame, and the arm–arm clearance (m). */
@@ -66,6 +70,8 @@ export type SafetyViolation =
       value: number;
       limit: number;
       start?: StartNote;
+      /** Where a rate came from: the sent dq, ddq or differences of ddq; absent: divided differences of q. */
+      source?: 'dq' | 'ddq' | 'ddq-difference';
     }
   /** distance: how far the TCP or capsule reaches past the boundary (m). */
   | { code: 'workspace' | 'table'; arm: string; link: string; sample: number; distance: number; start?: StartNote }
@@ -287,8 +293,17 @@ function validate(arm: ArmSafetyModel, t: JointTrajectory, reference: ArrayLike<
     if (t.times[k] !== reference[k])
       return `sample ${k} is at ${t.times[k]} s, the first arm's at ${reference[k]} s: arms must be synchronised`;
   }
-  for (let i = 0; i < t.q.length; i++)
-    if (!Number.isFinite(t.q[i])) return `q has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
+  for (const [name, x] of [
+    ['q', t.q],
+    ['dq', t.dq],
+    ['ddq', t.ddq],
+  ] as const) {
+    if (!x) continue;
+    if (x.length !== count * arm.chain.dof)
+      return `${name} has ${x.length} values, expected ${count} samples × ${arm.chain.dof} joints`;
+    for (let i = 0; i < x.length; i++)
+      if (!Number.isFinite(x[i])) return `${name} has a non-finite value at sample ${Math.floor(i / arm.chain.dof)}`;
+  }
   return undefined;
 }
 
@@ -353,7 +368,7 @@ export function describeViolation(v: SafetyViolation): string {
     case 'joint-velocity':
     case 'joint-acceleration':
     case 'joint-jerk':
-      return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
+      return `arm "${v.arm}" joint "${v.joint}" at sample ${v.sample}: ${v.code.slice(6)}${sourceText(v.source, v.sample)} ${v.value.toPrecision(6)} exceeds the limit ${v.limit}`;
     case 'workspace':
       return `arm "${v.arm}" ${part(v.link)} at sample ${v.sample}: ${mm(v.distance)} outside the workspace box${startText(v.start, 'mm')}`;
     case 'table':

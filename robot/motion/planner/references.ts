@@ -44,7 +44,7 @@ export function finish(
   }));
   const check = checkTrajectories(
     setup.arms.map((a) => a.safety),
-    arms.map((r) => ({ times: t, q: r.q })),
+    arms.map((r) => ({ times: t, q: r.q, dq: r.dq, ddq: r.ddq })),
     setup.envelope,
   );
   if (!check.ok) return fromViolation(check.violation, check.message);

@@ -55,6 +55,56 @@ export function limitRatios(
   return r;
 }
 
+/**
+ * Ratios of the sent rates at a fixed rate: |dq| / velocity, |ddq| / acceleration and
+ * |ddq[k] − ddq[k−1]|·rate / jerk. The last is the jerk averaged over one tick, not three as
+ * in the third divided difference of q: the exact ddq of a spline path, q''(s)·ṡ² + q'(s)·s̈,
+ * changes with the spline's q''' and q'', which the progress limits do not bound, so the
+ * three-tick average can hide a one-tick peak over the limit (the controller may check it).
+ */
+export function sentRatios(
+  qd: ArrayLike<number>,
+  qdd: ArrayLike<number>,
+  count: number,
+  joints: number,
+  rate: number,
+  limits: readonly RateLimits[],
+): LimitRatios {
+  const r: LimitRatios = { velocity: 0, acceleration: 0, jerk: 0, joint: -1, sample: -1 };
+  let worst = 0;
+  for (let k = 0; k < count; k++) {
+    for (let j = 0; j < joints; j++) {
+      const lim = limits[j],
+        i = k * joints + j;
+      const rv = Math.abs(qd[i]) / lim.velocity;
+      const ra = Math.abs(qdd[i]) / lim.acceleration;
+      const rj = k > 0 ? (Math.abs(qdd[i] - qdd[i - joints]) * rate) / lim.jerk : 0;
+      r.velocity = Math.max(r.velocity, rv);
+      r.acceleration = Math.max(r.acceleration, ra);
+      r.jerk = Math.max(r.jerk, rj);
+      const weighted = Math.max(rv, Math.sqrt(ra), Math.cbrt(rj));
+      if (weighted > worst) {
+        worst = weighted;
+        r.joint = j;
+        r.sample = k;
+      }
+    }
+  }
+  return r;
+}
+
+/** The larger of two ratio sets per quantity; joint and sample from the one needing the larger stretch. */
+export function worseRatios(a: LimitRatios, b: LimitRatios): LimitRatios {
+  const at = stretchFactor(b) > stretchFactor(a) ? b : a;
+  return {
+    velocity: Math.max(a.velocity, b.velocity),
+    acceleration: Math.max(a.acceleration, b.acceleration),
+    jerk: Math.max(a.jerk, b.jerk),
+    joint: at.joint,
+    sample: at.sample,
+  };
+}
+
 /** α = 1.001·max(1, r_v, √r_a, ∛r_j) when any ratio exceeds 1, else 1. */
 export function stretchFactor(r: LimitRatios): number {
   const m = Math.max(r.velocity, Math.sqrt(r.acceleration), Math.cbrt(r.jerk));

@@ -1,9 +1,10 @@
 // Timing of a whole request for one or two arms: every segment time-scaled, dual-arm segments
 // synchronised, everything resampled to the controller rate with a final hold. What is sent is
-// what is checked: the resampled references are differenced again and, if a joint rate still
-// exceeds its limit (sparse samples), all segments of all arms are stretched together.
+// what is checked: the resampled references are differenced again, their dq, ddq and one-tick
+// differences of ddq are compared too (what a controller may enforce), and if a joint rate still
+// exceeds its limit (sparse samples, spline curvature), all segments of all arms are stretched together.
 import type { RateLimits } from './joint-move.js';
-import { limitRatios, stretchFactor } from './limit-ratios.js';
+import { limitRatios, sentRatios, stretchFactor, worseRatios } from './limit-ratios.js';
 import { type JointPath, type TcpLimits, type TimedSegment, timePath } from './path-scaling.js';
 import { type SampledTrajectory, resampleSegments } from './resample.js';
 import { stretchSegment, synchroniseArms } from './dual-arm.js';
@@ -123,7 +124,7 @@ export function planTiming(request: readonly ArmTimingRequest[], opts: TimingOpt
         'limits_exceeded',
         worstArm,
         -1,
-        `arm ${worstArm} joint ${r.joint} at tick ${r.sample}: finite-difference rates exceed limits ` +
+        `arm ${worstArm} joint ${r.joint} at tick ${r.sample}: the references' rates exceed limits ` +
           `(velocity ×${r.velocity.toPrecision(4)}, acceleration ×${r.acceleration.toPrecision(4)}, ` +
           `jerk ×${r.jerk.toPrecision(4)}) after ${MAX_RESTRETCH} stretches`,
       );
@@ -152,7 +153,8 @@ let ticks = new Float64Array(0);
 function tickRatios(traj: SampledTrajectory, limits: readonly RateLimits[]) {
   if (ticks.length < traj.count) ticks = new Float64Array(2 * traj.count);
   for (let i = 0; i < traj.count; i++) ticks[i] = i / traj.rate;
-  return limitRatios(ticks, traj.q, traj.count, traj.joints, limits);
+  const differenced = limitRatios(ticks, traj.q, traj.count, traj.joints, limits);
+  return worseRatios(differenced, sentRatios(traj.qd, traj.qdd, traj.count, traj.joints, traj.rate, limits));
 }
 
 function fail(

@@ -140,10 +140,11 @@ test('re-target from a moving state ends exactly at the new goal; a state beyond
   );
   assert.equal(referencesViolation(plan, models(UR5E), planner.hold, { ur5e: START }), '');
   assert.deepEqual(row(plan.arms[0].q, plan.arms[0].count - 1, 6), goal);
-  // 4 rad/s on a π rad/s joint: the first reference step already exceeds the velocity limit.
+  // 4 rad/s on a π rad/s joint: the first reference (the state, sent as dq) already exceeds the velocity limit.
   const fast = planner.planStop({ state: { ur5e: { q: START, dq: [4, 0, 0, 0, 0, 0] } } });
   assert.ok(
-    !fast.ok && fast.code === 'joint-velocity' && fast.joint === 'shoulder_pan' && fast.sample === 1,
+    !fast.ok && fast.code === 'joint-velocity' && fast.joint === 'shoulder_pan' && fast.sample === 0,
     JSON.stringify(fast),
   );
+  assert.match(fast.message, /sample 0: velocity \(the sent dq\) 4\.00000 exceeds the limit 3\.14159/);
 });
