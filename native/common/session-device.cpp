@@ -99,6 +99,12 @@ void Session::restore_on_device(int64_t n) {
       const MultimodalChunk part = in ? multimodal_chunk(*in, len, done, m) : MultimodalChunk{};
       step.mm = in ? &part : nullptr;
       step.rope_shift = rope_shift(n_past_);
+      // Each replayed chunk, as each host forward: a shrunk file fails it, the state back at the snapshot.
+      try {
+        model_->check_files();
+      } catch (const Error& e) {
+        throw DecoderInputError(e.what());
+      }
       decoder_->append(replay_.data() + done, m, step, nullptr);
       n_past_ += m;
       tokens_.insert(tokens_.end(), replay_.data() + done, replay_.data() + done + m);
