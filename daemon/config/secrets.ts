@@ -30,15 +30,33 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
     makeDirs(dirname(file), 0o700);
     // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
     const value = randomBytes(24).toString('base64url');
-    writeFileSync(file, value + '\n', { mode: 0o600 });
-    chmodSync(file, 0o600);
-    return { value, file, generated: true };
+    const kept = storeOnce(file, value);
+    return { value: kept, file, generated: kept === value };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError(
       `cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`,
     );
   }
+}
+
+/**
+ * Writes `value` unless the file appeared since it was read: two processes generating at once
+ * would otherwise each use their own value and one of them would be refused later. Returns the
+ * value that was kept.
+ */
+export function storeOnce(file: string, value: string): string {
+  try {
+    writeFileSync(file, value + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const winner = readStored(file);
+    if (winner) return winner;
+    // An empty file left behind (e.g. a full disk) is replaced, as before.
+    writeFileSync(file, value + '\n', { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  return value;
 }
 
 /** The value generated earlier in data_dir/name, if any (never creates one). */
