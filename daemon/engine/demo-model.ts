@@ -2,7 +2,7 @@
 // engine.demo_model is on), a tiny random-weight qwen3_moe generated once under data_dir on first
 // use, so the whole path runs on a fresh machine. Its output is gibberish by construction.
 import { existsSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { configPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { synthModel } from '../tools/synth.js';
