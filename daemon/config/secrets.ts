@@ -7,6 +7,10 @@ import { leaves } from '../../robot/common/validation/builders.js';
 import { makeDirs } from '../util/make-dirs.js';
 import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
+import { redactUrl } from './url-secrets.js';
+
+// Kept here too: callers import it from the secrets module.
+export { redactUrl };
 
 export interface Secret {
   value: string;
@@ -70,18 +74,6 @@ function readStored(file: string): string | undefined {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
-  }
-}
-
-/** mqtt://user:secret@host → mqtt://user:***@host (for logs and printed configs). */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
   }
 }
 
