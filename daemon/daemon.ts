@@ -1,5 +1,6 @@
 // The daemon: starts its services in order, stops them in reverse (every one of them, even
-// when some fail), reports aggregate health, and turns SIGINT/SIGTERM into a clean stop.
+// when some fail, hang or outlive a deadline), reports aggregate health, and turns SIGINT/SIGTERM
+// into a clean stop (a second signal exits at once).
 import type { Logger } from './log.js';
 import type { Service, ServiceHealth } from './service.js';
 
@@ -17,6 +18,18 @@ export interface StopResult {
   errors: { service: string; message: string }[];
 }
 
+/** How long a shutdown may wait: a hung service must not keep the others running. */
+export interface StopDeadlines {
+  /** Per service unless it sets its own `stopTimeoutMs` (default 10 s). */
+  serviceMs?: number;
+  /** The whole shutdown (default 30 s); services left when it passes are not waited for. */
+  totalMs?: number;
+  now?: () => number;
+}
+
+export const DEFAULT_SERVICE_STOP_MS = 10_000;
+export const DEFAULT_TOTAL_STOP_MS = 30_000;
+
 export class Daemon {
   private state: DaemonState = 'idle';
   private stopping?: Promise<StopResult>;
@@ -24,6 +37,7 @@ export class Daemon {
   constructor(
     readonly services: readonly Service[],
     private readonly log: Logger,
+    private readonly deadlines: StopDeadlines = {},
   ) {}
 
   get currentState(): DaemonState {
@@ -60,9 +74,17 @@ export class Daemon {
   private async stopAll(): Promise<StopResult> {
     this.state = 'stopping';
     const errors: StopResult['errors'] = [];
+    const now = this.deadlines.now ?? Date.now;
+    const end = now() + (this.deadlines.totalMs ?? DEFAULT_TOTAL_STOP_MS);
     for (const s of [...this.services].reverse()) {
+      const own = s.stopTimeoutMs ?? this.deadlines.serviceMs ?? DEFAULT_SERVICE_STOP_MS;
+      const ms = Math.max(0, Math.min(own, end - now()));
       try {
-        await s.stop();
+        if (!(await finishesWithin(s.stop(), ms))) {
+          const message = `did not stop within ${ms} ms (${ms < own ? 'shutdown deadline' : 'service deadline'}); left behind`;
+          errors.push({ service: s.name, message });
+          this.log.error({ service: s.name, timeout_ms: ms }, `service ${message}`);
+        }
       } catch (err) {
         errors.push({ service: s.name, message: (err as Error).message });
         this.log.error({ service: s.name, err: (err as Error).message }, 'service failed to stop');
@@ -85,6 +107,20 @@ export class Daemon {
   }
 }
 
+/** True when `p` settles within `ms` (rejections pass through). The timer stays referenced: the
+ * deadline must fire even when nothing else keeps the process alive. */
+async function finishesWithin(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface SignalSource {
   on(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
   off(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown;
@@ -92,7 +128,8 @@ export interface SignalSource {
 
 /**
  * Resolves with the exit code once a SIGINT/SIGTERM stop finishes: 0 when every service
- * stopped cleanly, 1 otherwise. A second SIGINT calls `forceExit(130)` without waiting.
+ * stopped cleanly, 1 otherwise. A second signal calls `forceExit` without waiting: 130 after
+ * SIGINT, 143 after SIGTERM (a service manager's repeated SIGTERM must not be ignored).
  */
 export function stopOnSignals(
   daemon: Daemon,
@@ -104,10 +141,8 @@ export function stopOnSignals(
     let signalled = false;
     const onSignal = (signal: 'SIGINT' | 'SIGTERM') => () => {
       if (signalled) {
-        if (signal === 'SIGINT') {
-          log.warn('second SIGINT: exiting without waiting for services');
-          forceExit(130);
-        }
+        log.warn(`second ${signal}: exiting without waiting for services`);
+        forceExit(signal === 'SIGINT' ? 130 : 143);
         return;
       }
       signalled = true;

@@ -11,6 +11,8 @@ export interface ServiceHealth {
 
 export abstract class Service {
   abstract readonly name: string;
+  /** How long the daemon waits for stop() before moving on; unset: the daemon's default. */
+  readonly stopTimeoutMs?: number;
   private state: ServiceStatus = 'stopped';
   private failureReason?: string;
   private queue: Promise<void> = Promise.resolve();

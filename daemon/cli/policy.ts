@@ -144,7 +144,13 @@ export function registerPolicy(program: Command): void {
       });
       const budget = { decisions: positive('--decisions', o.decisions), wall_s: positive('--wall-s', o.wallS) };
       const references = o.context ? await referencesOf(o.context) : undefined;
-      const onSignal = () => void (id ? rpc.call('policy.stop', { id }) : rpc.close());
+      // Before policy.start answers there is no id to stop: closing the connection stops whatever began.
+      const interrupted = new CliError(
+        'interrupted (Ctrl-C) before the daemon answered policy.start; the connection is closed, which stops the episode if it had begun',
+        130,
+      );
+      const onSignal = () =>
+        void (id ? rpc.call('policy.stop', { id }).catch(() => undefined) : rpc.close(interrupted));
       process.once('SIGINT', onSignal);
       try {
         const params = {

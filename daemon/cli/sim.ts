@@ -55,11 +55,14 @@ function brokerUrlCheck(url: string, source: string): void {
   try {
     protocol = new URL(url).protocol;
   } catch {
-    throw new CliError(`${source}: must be a broker URL such as mqtt://127.0.0.1:1883, got ${JSON.stringify(url)}`, 2);
+    throw new CliError(
+      `${source}: must be a broker URL such as mqtt://127.0.0.1:1883, got ${JSON.stringify(redactUrl(url))}`,
+      2,
+    );
   }
   if (!MQTT_SCHEMES.includes(protocol)) {
     const names = MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ');
-    throw new CliError(`${source}: the scheme must be one of ${names}, got ${JSON.stringify(url)}`, 2);
+    throw new CliError(`${source}: the scheme must be one of ${names}, got ${JSON.stringify(redactUrl(url))}`, 2);
   }
 }
 

@@ -6,8 +6,10 @@ import { stopOnSignals } from '../daemon.js';
 import { WS_PATH } from '../api/server.js';
 import { Logs } from '../log.js';
 import { tryLoadNative } from '../native/binding.js';
-import { removeRuntimeInfo, writeRuntimeInfo } from '../runtime-file.js';
-import { redactUrl } from '../config/secrets.js';
+import { removeRuntimeInfo, runtimeFile, writeRuntimeInfo } from '../runtime-file.js';
+import { acquireLock, LockedError, releaseLock } from '../runtime-lock.js';
+import { ConfigError } from '../config/load.js';
+import { ensureDataDir, redactUrl } from '../config/secrets.js';
 import { VERSION } from '../version.js';
 import { CliError } from './exit.js';
 
@@ -23,6 +25,23 @@ export async function runDaemon(configFile?: string): Promise<number> {
       { token_file: token.file },
       `${token.generated ? 'generated an API token' : 'API token'} in ${token.file}`,
     );
+  // Only a generated secret creates data_dir; daemon.json and the lock need it in every setup.
+  try {
+    ensureDataDir(config.data_dir);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(
+      `cannot create data_dir ${config.data_dir}: ${e.code ?? e.message} on ${e.path ?? config.data_dir}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`,
+    );
+  }
+  try {
+    acquireLock(config.data_dir);
+  } catch (err) {
+    if (err instanceof LockedError) throw new CliError(`cannot start: ${err.message}`, 1);
+    throw err;
+  }
+  // Sync, so it also runs on process.exit from the uncaught-exception and forced-exit paths.
+  process.on('exit', () => cleanupOnExit(config.data_dir));
   const native = tryLoadNative();
   if (native.error) log.warn(`${native.error}; the API and MQTT run without the inference engine`);
   await native.addon?.probeDevices().catch((err) => log.warn({ err }, 'the GPU probe failed'));
@@ -38,7 +57,19 @@ export async function runDaemon(configFile?: string): Promise<number> {
   } catch (err) {
     throw new CliError(`could not start: ${(err as Error).message}`, 1);
   }
-  if (daemon.currentState === 'running') {
+  try {
+    if (daemon.currentState === 'running') announce();
+  } catch (err) {
+    // Every service is running: stop them before giving up rather than exit under them.
+    log.error({ err }, `cannot write ${runtimeFile(config.data_dir)}: stopping`);
+    await daemon.stop();
+    throw new CliError(`cannot write ${runtimeFile(config.data_dir)}: ${(err as Error).message}`, 1);
+  }
+  const code = await stopped;
+  cleanupOnExit(config.data_dir);
+  return code;
+
+  function announce(): void {
     writeRuntimeInfo(config.data_dir, {
       pid: process.pid,
       version: VERSION,
@@ -50,9 +81,12 @@ export async function runDaemon(configFile?: string): Promise<number> {
       ...(token.file ? { token_file: token.file } : {}),
     });
   }
-  const code = await stopped;
-  removeRuntimeInfo(config.data_dir);
-  return code;
+}
+
+/** Removes daemon.json and the lock when they are this process's (both checks are by pid). */
+export function cleanupOnExit(dataDir: string): void {
+  removeRuntimeInfo(dataDir);
+  releaseLock(dataDir);
 }
 
 export function registerStart(program: Command): void {

@@ -17,7 +17,8 @@ The daemon reads one YAML configuration, merged from (later wins):
 3. environment variables: \`BRAINSTEM_\` + the upper-cased dotted path with dots as underscores
    (\`server.port\` → \`BRAINSTEM_SERVER_PORT\`); numbers and booleans are parsed for typed keys.
    A misspelt variable in a known section (\`BRAINSTEM_SERVER_PROT\`) is an error, not ignored.
-   Keys inside lists and free mappings (\`robots.serve\`, \`models\`, \`logging.levels\`) have no variables.
+   Keys inside lists and free mappings (\`robots.serve\`, \`models\`, \`logging.levels\`) have no variables;
+   a \`BRAINSTEM_MODELS_…\` variable is an error saying so (set models in a config file).
 
 Unknown keys are errors (with a "did you mean" suggestion). Check a file with
 \`brainstem config check FILE\`.
@@ -26,7 +27,8 @@ Unknown keys are errors (with a "did you mean" suggestion). Check a file with
 token at first start, stores it in \`<data_dir>/token\` (mode 0600) and logs the file's path; local
 tools read it from there (\`curl -H "Authorization: Bearer $(cat ~/.brainstem/token)" ...\`).
 With the embedded broker and \`mqtt.password\` empty, the broker password is generated the same way
-into \`<data_dir>/mqtt-password\` (user \`mqtt.username\`). Printed configs mask both.
+into \`<data_dir>/mqtt-password\` (user \`mqtt.username\`). Printed configs mask both; config errors
+show a secret key's value as its length only (\`<hidden, 9 characters>\`) and URLs with the password masked.
 
 **Secret length.** A generated secret has 32 characters. A configured (or stored) secret shorter
 than 16 characters (\`server.token\`, \`mqtt.password\`, the password in \`mqtt.url\`, any other

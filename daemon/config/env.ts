@@ -30,7 +30,8 @@ function parse(node: Node<unknown>, raw: string): unknown {
 
 /**
  * Collects overrides for every scalar key. Variables that start like a closed section
- * (BRAINSTEM_SERVER_...) but name no key are reported, so typos do not pass silently.
+ * (BRAINSTEM_SERVER_...) but name no key are reported, so typos do not pass silently; so are
+ * those under a section of names (BRAINSTEM_MODELS_...), which only a config file can set.
  */
 export function envOverrides(
   schema: Node<unknown>,
@@ -41,6 +42,10 @@ export function envOverrides(
   const closed = Object.entries(schema.info.fields ?? {})
     .filter(([, n]) => n.info.fields)
     .map(([k]) => envName(k) + '_');
+  // Mappings of names (models) and lists have no fixed keys to name in a variable.
+  const whole = Object.entries(schema.info.fields ?? {})
+    .filter(([, n]) => !n.info.fields && ['mapping', 'list', 'any'].includes(n.info.kind))
+    .map(([k]) => ({ key: k, prefix: envName(k) + '_' }));
   const overrides: EnvOverride[] = [];
   const issues: Issue[] = [];
   for (const [name, raw] of Object.entries(env)) {
@@ -56,6 +61,14 @@ export function envOverrides(
         rule: `is not a known configuration variable (known: ${near.join(', ')})`,
         value: raw,
       });
+    } else {
+      const section = whole.find((w) => name.startsWith(w.prefix));
+      if (section)
+        issues.push({
+          path: name,
+          rule: `cannot be set from the environment: ${section.key} is a ${schema.info.fields![section.key]!.info.type}, set it in a config file (-c)`,
+          value: raw,
+        });
     }
   }
   return { overrides, issues };

@@ -6,11 +6,13 @@ import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../util/repo-root.js';
 import { formatIssue, type Issue } from '../../robot/common/validation/issue.js';
+import { leaves } from '../../robot/common/validation/builders.js';
 import { isPrototypeKey, PROTOTYPE_KEY_RULE } from '../../robot/common/validation/json-guard.js';
 import { isRecord } from '../../robot/common/validation/values.js';
-import { envOverrides } from './env.js';
+import { ENV_PREFIX, envOverrides } from './env.js';
 import { daemonSchema, type Config } from './schema.js';
 import { checkSecretStrength } from './secret-strength.js';
+import { shownValue } from './url-secrets.js';
 
 export const defaultConfigFile = join(repoRoot, 'configs', 'brainstem.yaml');
 
@@ -106,10 +108,24 @@ function originOf(path: string, origins: Map<string, string>): string | undefine
   return undefined;
 }
 
+let secretPaths: Set<string> | undefined;
+
+/** A config issue safe to print: the value of a `secret` key hidden, URL passwords masked. */
+export function redactIssue(issue: Issue): Issue {
+  secretPaths ??= new Set(
+    leaves(daemonSchema)
+      .filter(({ node }) => node.info.secret)
+      .map(({ path }) => path),
+  );
+  // An unknown BRAINSTEM_* variable may be a misspelt secret (BRAINSTEM_SERVER_TOKN).
+  const secret = secretPaths.has(issue.path) || issue.path.startsWith(ENV_PREFIX);
+  return { ...issue, value: shownValue(issue.value, secret) };
+}
+
 export function formatConfigIssues(issues: Issue[], origins: Map<string, string> = new Map()): string {
   const lines = issues.map((i) => {
     const from = originOf(i.path, origins);
-    return `  - ${formatIssue(i)}${from ? ` (from ${from})` : ''}`;
+    return `  - ${formatIssue(redactIssue(i))}${from ? ` (from ${from})` : ''}`;
   });
   const n = issues.length;
   return `invalid configuration (${n} problem${n === 1 ? '' : 's'}):\n${lines.join('\n')}`;
@@ -117,6 +133,11 @@ export function formatConfigIssues(issues: Issue[], origins: Map<string, string>
 
 export function expandHome(p: string): string {
   return p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
+}
+
+/** A configured path as the daemon opens it: `~` expanded, relative ones from `cwd`. */
+export function configPath(p: string, cwd = process.cwd()): string {
+  return resolve(cwd, expandHome(p));
 }
 
 export function loadConfig(opts: LoadOptions = {}): Config {
@@ -137,7 +158,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const config = daemonSchema.check(tree, '', issues);
   if (config && issues.length === 0) issues.push(...checkSecretStrength(config).issues);
   if (issues.length > 0 || !config) throw new ConfigError(formatConfigIssues(issues, origins));
-  config.data_dir = resolve(opts.cwd ?? process.cwd(), expandHome(config.data_dir));
+  config.data_dir = configPath(config.data_dir, opts.cwd);
   return deepFreeze(config);
 }
 

@@ -5,6 +5,7 @@ import { ROBOT_ID_PATTERN } from '../../robot/link/protocol.js';
 import { daemonUsernameProblem } from '../mqtt/acl.js';
 import type { Issue } from '../../robot/common/validation/issue.js';
 import { sections } from './sections.js';
+import { urlCredentials } from './url-secrets.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -24,6 +25,7 @@ function brokerUrlRule(s: string): string | undefined {
   if (!MQTT_SCHEMES.includes(u.protocol))
     return `must use one of the schemes ${MQTT_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`;
   if (!u.hostname) return 'must name a host';
+  if (!urlCredentials(u)) return 'must percent-encode its user name and password (write % as %25)';
   return undefined;
 }
 

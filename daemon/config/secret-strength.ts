@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { leaves } from '../../robot/common/validation/builders.js';
 import type { Issue } from '../../robot/common/validation/issue.js';
 import { daemonSchema, type Config } from './schema.js';
+import { urlCredentials } from './url-secrets.js';
 
 export const MIN_SECRET_LENGTH = 16;
 /** Key prefix of the controllers' and observers' broker secrets, files under data_dir. */
@@ -61,7 +62,9 @@ export function weakSecrets(config: Config, resolved: Record<string, string> = {
     const v = valueAt(config, path);
     if (node.info.secret && typeof v === 'string') values.set(path, v);
   }
-  if (config.mqtt.url !== '') values.set('mqtt.url', decodeURIComponent(new URL(config.mqtt.url).password));
+  // A URL that does not parse or decode is mqtt.url's rule to report, not a crash here.
+  const fromUrl = URL.canParse(config.mqtt.url) ? urlCredentials(new URL(config.mqtt.url)) : undefined;
+  if (fromUrl) values.set('mqtt.url', fromUrl.password);
   for (const [path, v] of Object.entries(resolved)) values.set(path, v);
   const weak: WeakSecret[] = [];
   for (const [path, v] of values) {

@@ -7,6 +7,10 @@ import { leaves } from '../../robot/common/validation/builders.js';
 import { makeDirs } from '../util/make-dirs.js';
 import { ConfigError } from './load.js';
 import { daemonSchema, type Config } from './schema.js';
+import { redactUrl } from './url-secrets.js';
+
+// Kept here too: callers import it from the secrets module.
+export { redactUrl };
 
 export interface Secret {
   value: string;
@@ -30,15 +34,33 @@ export function resolveSecret(configured: string, dataDir: string, name: string)
     makeDirs(dirname(file), 0o700);
     // 24 random bytes → 32 URL-safe characters: fits headers, query strings and MQTT passwords.
     const value = randomBytes(24).toString('base64url');
-    writeFileSync(file, value + '\n', { mode: 0o600 });
-    chmodSync(file, 0o600);
-    return { value, file, generated: true };
+    const kept = storeOnce(file, value);
+    return { value: kept, file, generated: kept === value };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError(
       `cannot keep the generated ${name} in data_dir ${dataDir}: ${e.code ?? e.message} on ${e.path ?? file}; set data_dir (BRAINSTEM_DATA_DIR) to a writable directory`,
     );
   }
+}
+
+/**
+ * Writes `value` unless the file appeared since it was read: two processes generating at once
+ * would otherwise each use their own value and one of them would be refused later. Returns the
+ * value that was kept.
+ */
+export function storeOnce(file: string, value: string): string {
+  try {
+    writeFileSync(file, value + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const winner = readStored(file);
+    if (winner) return winner;
+    // An empty file left behind (e.g. a full disk) is replaced, as before.
+    writeFileSync(file, value + '\n', { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  return value;
 }
 
 /** The value generated earlier in data_dir/name, if any (never creates one). */
@@ -52,18 +74,6 @@ function readStored(file: string): string | undefined {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
-  }
-}
-
-/** mqtt://user:secret@host → mqtt://user:***@host (for logs and printed configs). */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
   }
 }
 

@@ -7,6 +7,7 @@ import { detectJetson, type JetsonInfo, type ReadText, readText } from './jetson
 import { recommendProfile, type EngineProfile } from './profile.js';
 import { memoryBudget, modelGeometry } from '../engine/stream-budget.js';
 import { describeVision, type VisionReport } from './vision.js';
+import { configPath } from '../config/load.js';
 
 export interface CpuReport {
   vendor: string;
@@ -86,7 +87,10 @@ export async function gatherDoctorReport(
   dataDir: string,
   probe: DoctorProbe = systemProbe,
   models: Record<string, { path: string }> = {},
+  cwd = process.cwd(),
 ): Promise<DoctorReport> {
+  // The folders `start` would open: `~` expanded, relative paths from the working directory.
+  const folders = Object.fromEntries(Object.entries(models).map(([n, m]) => [n, { path: configPath(m.path, cwd) }]));
   const jetson = probe.platform === 'linux' ? detectJetson(probe.readText) : undefined;
   const [cpu, mem, fsSize, layout, blocks] = await Promise.all([
     probe.cpu(),
@@ -98,7 +102,7 @@ export async function gatherDoctorReport(
   const native = probe.native();
   const info = native.addon?.info();
   const budget = memoryBudget(mem.total);
-  const modelProfiles = Object.entries(models).map(([name, m]) => {
+  const modelProfiles = Object.entries(folders).map(([name, m]) => {
     try {
       return recommendProfile(budget, name, modelGeometry(m.path));
     } catch (e) {
@@ -121,6 +125,6 @@ export async function gatherDoctorReport(
       : { built: false, backends: [], error: native.error },
     recommended_profile: recommendProfile(budget),
     model_profiles: modelProfiles,
-    vision: await describeVision(models),
+    vision: await describeVision(folders),
   };
 }

@@ -2,8 +2,8 @@
 // engine.demo_model is on), a tiny random-weight qwen3_moe generated once under data_dir on first
 // use, so the whole path runs on a fresh machine. Its output is gibberish by construction.
 import { existsSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { expandHome } from '../config/load.js';
+import { basename, dirname, join } from 'node:path';
+import { configPath } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { synthModel } from '../tools/synth.js';
 import { resolveProfile, type FileRootsConfig, type ModelProfile } from './config.js';
@@ -35,7 +35,7 @@ export interface ServedModels {
 }
 
 export function servedModels(config: Config, cwd = process.cwd()): ServedModels {
-  const at = (p: string) => resolve(cwd, expandHome(p));
+  const at = (p: string) => configPath(p, cwd);
   const entries = Object.entries(config.models);
   const roots = fileRoots(config, at);
   if (entries.length > 0) {

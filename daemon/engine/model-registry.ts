@@ -473,7 +473,12 @@ export class ModelRegistry extends Service {
       unload_at: slot.unloadAt === undefined ? null : new Date(slot.unloadAt).toISOString(),
       loaded_at: slot.loadedAt === undefined ? null : new Date(slot.loadedAt).toISOString(),
       load_ms: slot.loadMs === undefined ? null : Math.round(slot.loadMs),
-      queue: { active: slot.queue.active, waiting: slot.queue.waiting, capacity: slot.queue.capacity },
+      queue: {
+        active: slot.queue.active,
+        waiting: slot.queue.waiting,
+        capacity: slot.queue.capacity,
+        per_client: slot.queue.perClient,
+      },
       sessions: pool
         ? { count: pool.sessions, in_use: pool.inUse, cached_tokens: pool.tokens }
         : { count: 0, in_use: 0, cached_tokens: [] },
@@ -515,7 +520,8 @@ export interface ModelStatus {
   unload_at: string | null;
   loaded_at: string | null;
   load_ms: number | null;
-  queue: { active: number; waiting: number; capacity: number };
+  /** capacity: queue_size; per_client: queue_per_client (each client's share while the queue is full). */
+  queue: { active: number; waiting: number; capacity: number; per_client: number };
   sessions: { count: number; in_use: number; cached_tokens: number[] };
   adapters: AdapterStatus[];
   memory: {

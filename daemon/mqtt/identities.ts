@@ -6,6 +6,7 @@ import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { resolveSecret, storedSecret } from '../config/secrets.js';
 import type { Config } from '../config/schema.js';
 import { IDENTITY_FILES } from '../config/secret-strength.js';
+import { urlCredentials } from '../config/url-secrets.js';
 import { controllerUsername, observerUsername, type Identity } from './acl.js';
 
 /** Where the secret of a non-daemon identity is kept, relative to data_dir. */
@@ -18,13 +19,10 @@ export const identitySecretPath = (username: string) => `mqtt-identities/${usern
 export function mqttIdentities(config: Config, create: boolean): Identity[] {
   const secret = (configured: string, name: string) =>
     configured || (create ? resolveSecret('', config.data_dir, name).value : storedSecret(config.data_dir, name));
-  const fromUrl = config.mqtt.url ? new URL(config.mqtt.url) : undefined;
+  // loadConfig refused a URL that does not parse or decode; one built by hand has no identity in it.
+  const fromUrl = URL.canParse(config.mqtt.url) ? urlCredentials(new URL(config.mqtt.url)) : undefined;
   const daemon: Identity = fromUrl?.username
-    ? {
-        username: decodeURIComponent(fromUrl.username),
-        password: decodeURIComponent(fromUrl.password),
-        role: { kind: 'daemon' },
-      }
+    ? { username: fromUrl.username, password: fromUrl.password, role: { kind: 'daemon' } }
     : {
         username: config.mqtt.username,
         password: secret(config.mqtt.password, 'mqtt-password') ?? '',

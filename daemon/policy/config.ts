@@ -1,6 +1,7 @@
 // The `policy:` config section: episode defaults (budget, images, history) and how long episode
 // records are kept under <data_dir>/episodes.
 import { int, list, obj, str, type Infer } from '../../robot/common/validation/builders.js';
+import { grantProblem } from './providers/api-key-grants.js';
 
 export const policySchema = obj(
   {
@@ -31,8 +32,8 @@ export const policySchema = obj(
       },
       { doc: 'Default episode budget: the episode ends as budget_exhausted when one is spent' },
     ),
-    api_key_envs: list(str({ nonEmpty: true }), {
-      doc: "environment variables an openai provider of policy.start may name as its api_key_env (the daemon sends that variable's value to the provider's base_url); empty = none",
+    api_key_envs: list(str({ nonEmpty: true, rule: grantProblem }), {
+      doc: 'environment variables an openai provider of policy.start may name as its api_key_env: NAME (the daemon sends its value to any base_url the client names) or NAME=URL (only to base URLs at or under URL, e.g. OPENAI_API_KEY=https://api.openai.com/v1); empty = none',
     }),
     context_roots: list(str({ nonEmpty: true }), {
       doc: 'folders the file paths of a policy.start context (goal images, demonstration videos, frame folders, action logs) may be read from, besides <data_dir>/context (where relative paths start); symlinks resolved must stay inside; "~" = home, relative = from the working directory',

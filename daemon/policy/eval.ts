@@ -121,7 +121,7 @@ async function runOne(w: Workcell, req: EvalRequest, instruction: string, i: num
 
 function aggregate(runs: EvalRun[]): EvalResult['aggregate'] {
   const n = runs.length;
-  const mean = (k: keyof BudgetUsed) => (n ? runs.reduce((s, r) => s + r[k], 0) / n : 0);
+  const mean = (k: keyof BudgetUsed) => (n ? runs.reduce((s, r) => s + (r[k] ?? 0), 0) / n : 0);
   const successes = runs.filter((r) => r.success).length;
   return {
     runs: n,

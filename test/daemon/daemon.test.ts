@@ -155,24 +155,28 @@ test('a failed stop gives exit code 1', async () => {
   assert.equal(await done, 1);
 });
 
-test('a second SIGINT forces exit 130 while a stop hangs; a second SIGTERM does not', async () => {
-  const events: string[] = [];
-  const slow = new (class extends Recorder {
-    protected override onStop() {
-      events.push('stop slow');
-      return new Promise<void>(() => undefined); // never finishes
-    }
-  })('slow', events);
-  const daemon = new Daemon([slow], log);
-  await daemon.start();
-  const proc = new FakeProcess();
-  const exits: number[] = [];
-  void stopOnSignals(daemon, log, proc, (c) => exits.push(c));
-  proc.emit('SIGINT');
-  proc.emit('SIGTERM');
-  assert.deepEqual(exits, []);
-  proc.emit('SIGINT');
-  assert.deepEqual(exits, [130]);
-  await new Promise((r) => setImmediate(r));
-  assert.deepEqual(events, ['start slow', 'stop slow'], 'the stop had begun and was still pending');
+test('a second SIGINT forces exit 130 and a second SIGTERM 143 while a stop hangs', async () => {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    const events: string[] = [];
+    const slow = new (class extends Recorder {
+      protected override onStop() {
+        events.push('stop slow');
+        return new Promise<void>(() => undefined); // never finishes
+      }
+    })('slow', events);
+    const daemon = new Daemon([slow], log, { serviceMs: 20 }); // the deadline ends the test's hang
+    await daemon.start();
+    const proc = new FakeProcess();
+    const exits: number[] = [];
+    void stopOnSignals(daemon, log, proc, (c) => exits.push(c));
+    proc.emit(signal === 'SIGINT' ? 'SIGTERM' : 'SIGINT');
+    assert.deepEqual(exits, []);
+    proc.emit(signal);
+    assert.deepEqual(exits, [code], signal);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(events, ['start slow', 'stop slow'], 'the stop had begun and was still pending');
+  }
 });

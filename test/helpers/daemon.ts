@@ -158,21 +158,23 @@ export async function spawnTestDaemon(
     await exited;
     dir.remove();
   };
+  // env may name another data_dir (e.g. one nothing has created yet); the temp dir stays for cleanup.
+  const dataDir = env.BRAINSTEM_DATA_DIR ?? dir.path;
   try {
     const runtime = await waitFor(
       () => {
         if (child.exitCode !== null)
           throw new Error(`daemon exited with ${child.exitCode} before it was ready:\n${stderr}\n${stdout}`);
-        const r = readRuntimeInfo(dir.path);
+        const r = readRuntimeInfo(dataDir);
         return r?.pid === child.pid ? r : undefined;
       },
       'the child daemon to write daemon.json',
       20_000,
     );
-    const read = (name: string) => readFileSync(join(dir.path, name), 'utf8').trim();
+    const read = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
     return {
       child,
-      dataDir: dir.path,
+      dataDir,
       runtime,
       token: env.BRAINSTEM_SERVER_TOKEN ?? read('token'),
       mqttPassword: env.BRAINSTEM_MQTT_PASSWORD ?? (runtime.mqtt_embedded ? read('mqtt-password') : ''),

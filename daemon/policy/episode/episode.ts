@@ -264,6 +264,7 @@ export class Episode {
     u.decisions++;
     u.prompt_tokens += d.usage.promptTokens;
     u.completion_tokens += d.usage.completionTokens;
+    if (d.usage.estimated) u.estimated_decisions = (u.estimated_decisions ?? 0) + 1;
     this.emit('decision', {
       decision: u.decisions,
       raw: d.raw,

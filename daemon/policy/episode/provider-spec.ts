@@ -13,6 +13,7 @@ import {
 import type { Issue } from '../../../robot/common/validation/issue.js';
 import type { ChatService } from '../../engine/chat-service.js';
 import { LocalProvider } from '../providers/local.js';
+import { keyRefusal, parseGrants } from '../providers/api-key-grants.js';
 import { OpenAiProvider } from '../providers/openai.js';
 import { baseUrlProblem, redactUrl } from '../providers/provider-url.js';
 import { parseScript, ScriptedProvider } from '../providers/scripted.js';
@@ -166,12 +167,11 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
   switch (p.kind) {
     case 'scripted':
       return new ScriptedProvider('script', parseScript(p.lines!.join('\n'), 'script', name), { name });
-    case 'openai':
-      // The daemon sends that variable's value to base_url: only variables the config allows.
-      if (p.api_key_env !== undefined && !c.apiKeyEnvs.includes(p.api_key_env))
-        throw new Error(
-          `provider.api_key_env: must be one of policy.api_key_envs (${c.apiKeyEnvs.join(', ') || 'none configured'}), got ${JSON.stringify(p.api_key_env)}`,
-        );
+    case 'openai': {
+      // The daemon sends that variable's value to base_url: only variables, and URLs, the config allows.
+      const refused =
+        p.api_key_env === undefined ? null : keyRefusal(parseGrants(c.apiKeyEnvs), p.api_key_env, p.base_url!);
+      if (refused) throw new Error(`provider.api_key_env: ${refused}`);
       return new OpenAiProvider({
         name,
         baseUrl: p.base_url!,
@@ -183,6 +183,7 @@ export async function makeProvider(p: ProviderParams, c: ProviderContext): Promi
         ...(p.context_tokens ? { contextTokens: p.context_tokens } : {}),
         ...(p.images ? { images: p.images } : {}),
       });
+    }
     case 'local':
       // A model the daemon does not serve is refused now, not at the first decision.
       try {

@@ -2,9 +2,10 @@
 // end), events.jsonl (every event), states.jsonl (the measured state at each observation),
 // commands.jsonl (every trajectory, gripper and stop command sent to the robot) and images/.
 // Retention (retention.ts) and the marking of interrupted records (interrupted.ts) walk them.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirs } from '../../util/make-dirs.js';
 import { eventsOf } from './event-page.js';
 import type { Observation } from './observation.js';
 import type { EpisodeEvent } from './types.js';
@@ -53,7 +54,8 @@ export class EpisodeRecorder {
     private readonly cap: ImageCap = { bytes: Number.POSITIVE_INFINITY, rule: 'no cap' },
   ) {
     this.dir = join(episodesDir(dataDir), id);
-    mkdirSync(join(this.dir, 'images'), { recursive: true });
+    // 0700 like every folder the daemon makes in data_dir (which this may be the first to create).
+    makeDirs(join(this.dir, 'images'), 0o700);
     this.bytes += writeJsonAtomic(join(this.dir, 'episode.json'), { id, ...start });
   }
 

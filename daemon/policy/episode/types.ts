@@ -97,6 +97,8 @@ export interface BudgetUsed {
   wall_s: number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Decisions whose token counts are the chars/4 estimate (the server reported none); absent when 0. */
+  estimated_decisions?: number;
 }
 
 /** One line of events.jsonl and one policy.event notification. */

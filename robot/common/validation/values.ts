@@ -12,9 +12,15 @@ export function typeName(v: unknown): string {
   return typeof v;
 }
 
+/** A value already put in words for messages (a hidden secret's `<hidden, 9 characters>`): printed as is. */
+export class Shown {
+  constructor(readonly text: string) {}
+}
+
 /** A short printable form of any value: JSON, numbers as written (NaN, ±Infinity), `nothing` for undefined. */
 export function showValue(v: unknown): string {
   if (v === undefined) return 'nothing';
+  if (v instanceof Shown) return v.text;
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   let text: string;
   try {

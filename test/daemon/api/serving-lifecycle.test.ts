@@ -125,7 +125,7 @@ test('WebSocket: models.list, models.load with progress, chat with deltas and a 
   const status = (await c.call('models.status', { model: 'tiny' })).result;
   const m = status.models[0];
   assert.equal(m.state, 'loaded');
-  assert.deepEqual(m.queue, { active: 0, waiting: 0, capacity: 8 });
+  assert.deepEqual(m.queue, { active: 0, waiting: 0, capacity: 8, per_client: 2 });
   assert.equal(m.sessions.in_use, 0);
   assert.ok(m.memory.kv_cache_bytes > 0 && m.memory.weight_file_bytes > 1_000_000, JSON.stringify(m.memory));
   // Resident, so its weights are mapped in the background (models.<name>.prefault unset).

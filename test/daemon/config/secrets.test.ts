@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../../daemon/config/load.js';
-import { redactConfig, redactUrl, resolveSecret } from '../../../daemon/config/secrets.js';
+import { redactConfig, redactUrl, resolveSecret, storeOnce } from '../../../daemon/config/secrets.js';
 import { tempDir } from '../../helpers/temp.js';
 
 test('an empty secret is generated once, stored with mode 0600 and reused', (t) => {
@@ -34,6 +34,17 @@ test('an empty stored secret file is replaced', (t) => {
   const s = resolveSecret('', dir.path, 'token');
   assert.equal(s.generated, true);
   assert.notEqual(s.value, '');
+});
+
+test('a secret another process stored first is adopted, not overwritten', (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const file = join(dir.path, 'token');
+  assert.equal(storeOnce(file, 'first-value'), 'first-value');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  // The race: a second process read "no file" before the first wrote; it must use the winner.
+  assert.equal(storeOnce(file, 'second-value'), 'first-value');
+  assert.equal(readFileSync(file, 'utf8'), 'first-value\n');
 });
 
 test('redaction masks secrets and URL passwords only', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Systeminformation } from 'systeminformation';
+import { homedir } from 'node:os';
 import { describeDisks, mountOf } from '../../../daemon/doctor/disks.js';
 import { formatDoctorReport } from '../../../daemon/doctor/format.js';
 import { recommendProfile } from '../../../daemon/doctor/profile.js';
@@ -204,4 +205,17 @@ test('a plain x86 server: no P/E split, not unified, backends listed', async () 
   assert.equal(r.memory.unified, false);
   assert.equal(r.disks.data_dir.nvme, true);
   assert.match(formatDoctorReport(r), /cpu {4}compiled: yes, usable: yes/);
+});
+
+test('model paths are read as start reads them: ~ expanded, relative ones from the working directory', async () => {
+  const models = { rel: { path: 'no-such-model' }, home: { path: '~/no-such-brainstem-model' } };
+  const r = await gatherDoctorReport('/home/u/.brainstem', probe({}), models, '/srv/work');
+  const errors = Object.fromEntries(r.model_profiles.map((p) => [p.model, 'error' in p ? p.error : '']));
+  assert.match(errors.rel!, /\/srv\/work\/no-such-model\/config\.json/);
+  assert.match(errors.home!, new RegExp(`${homedir()}/no-such-brainstem-model/config\\.json`));
+  assert.doesNotMatch(errors.home!, /~/);
+  assert.deepEqual(
+    r.vision.models.map((m) => m.path),
+    ['/srv/work/no-such-model', `${homedir()}/no-such-brainstem-model`],
+  );
 });

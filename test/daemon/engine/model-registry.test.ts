@@ -248,10 +248,10 @@ test('the queue: one runs, queue_size wait in order, one more is busy; an abort 
   assert.equal(await depth(), 0);
   const third = reg.lease('a');
   await tick();
-  assert.deepEqual(reg.statusOf('a').queue, { active: 1, waiting: 1, capacity: 1 });
+  assert.deepEqual(reg.statusOf('a').queue, { active: 1, waiting: 1, capacity: 1, per_client: 1 });
   first.release();
   (await third).release();
-  assert.deepEqual(reg.statusOf('a').queue, { active: 0, waiting: 0, capacity: 1 });
+  assert.deepEqual(reg.statusOf('a').queue, { active: 0, waiting: 0, capacity: 1, per_client: 1 });
   const busy = (await metrics.requests.get()).values.find((v) => v.labels.outcome === 'busy');
   assert.equal(busy?.value, 1);
   await reg.stop();

@@ -370,6 +370,8 @@ test('a token budget ends the episode before the decision that would exceed it',
   assert.equal(await ep.finished, 'budget_exhausted');
   assert.match(ep.reason!, /completion tokens used \(budget 20\)/);
   assert.ok(ep.used.completion_tokens >= 20 && ep.used.decisions < 5);
+  // A script reports no usage: every decision's tokens are the estimate, and `used` says so.
+  assert.equal(ep.used.estimated_decisions, ep.used.decisions);
 });
 
 test('a stop while the model thinks cancels the call, stops the arm and ends as stopped', async () => {

@@ -3,7 +3,7 @@
 // it, and retention walks the records without holding the event loop.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatService } from '../../../daemon/engine/chat-service.js';
 import type { Logger } from '../../../daemon/log.js';
@@ -131,4 +131,17 @@ test('retention walks without holding the event loop: age by the given clock, th
   const expected = ids.slice(0, 15).filter((ep) => ep !== running);
   assert.deepEqual(removed, expected);
   assert.deepEqual(readdirSync(episodesDir(dir.path)).sort(), [running, ...ids.slice(15)]);
+});
+
+test('a record is the first to create data_dir: every folder it makes is 0700', (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const dataDir = join(dir.path, 'state');
+  new EpisodeRecorder(dataDir, 'ep-20260101-000000-abcdef', { task: 't' });
+  for (const p of [
+    dataDir,
+    join(dataDir, 'episodes'),
+    join(dataDir, 'episodes', 'ep-20260101-000000-abcdef', 'images'),
+  ])
+    assert.equal(statSync(p).mode & 0o777, 0o700, p);
 });
